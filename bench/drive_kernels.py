@@ -1,0 +1,115 @@
+"""Interleaves weft, PyTorch and TensorFlow kernel timings and prints a comparison table.
+
+    python3 drive_kernels.py --weft BUILD/bench/bench_kernels [--rounds 5] [--peak 150]
+
+Starts every implementation once as a --serve process (bench_kernels, peers_kernels.py --impl
+torch, and one peers_kernels.py --impl tf per thread count, since TF fixes its pools at start-up),
+then for each round and each (case, threads) asks each implementation in turn for one timing,
+rotating the order every round. This machine's speed drifts up to 2x within a minute, so
+timings of one case are taken seconds apart and compared as ratios of medians over the rounds.
+Run it through run_kernels.sh, which installs the peers and passes --openblas.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+CASES = [
+    "matmul 256 256 256",
+    "matmul 512 512 512",
+    "matmul 1024 1024 1024",
+    "conv2d 64 28 28 1 3 3 32 SAME",
+    "conv2d 32 32 32 64 3 3 64 SAME",
+]
+
+
+class Server:
+    """One --serve process: a case line in, a JSON line out."""
+
+    def __init__(self, name, argv, env=None):
+        self.name = name
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     text=True, env=env, bufsize=1)
+
+    def ask(self, line):
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+        out = self.proc.stdout.readline()
+        if not out:
+            raise RuntimeError(f"{self.name} exited (code {self.proc.poll()}) on {line!r}")
+        result = json.loads(out)
+        if "error" in result:
+            raise RuntimeError(f"{self.name}: {result['error']} on {line!r}")
+        return result
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--weft", required=True, help="path to bench_kernels")
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--threads", default="1,2")
+    p.add_argument("--peak", type=float, default=150.0, help="peak GFLOP/s per core")
+    p.add_argument("--min-time", type=float, default=0.3, help="seconds of timed runs per measurement")
+    p.add_argument("--torch-python", default="/usr/bin/python3")
+    p.add_argument("--tf-python", default=os.path.join(HERE, ".venv", "bin", "python"))
+    p.add_argument("--openblas", help="folder with OpenBLAS's libblas.so.3 for torch (Debian's torch links "
+                   "reference BLAS otherwise)")
+    p.add_argument("--json", help="also write every measurement here, one JSON line each")
+    args = p.parse_args()
+    threads = [int(t) for t in args.threads.split(",")]
+    common = ["--serve", f"--peak={args.peak}", f"--min-time={args.min_time}"]
+    peers = os.path.join(HERE, "peers_kernels.py")
+
+    torch_env = dict(os.environ)
+    if args.openblas:
+        torch_env["LD_LIBRARY_PATH"] = args.openblas + os.pathsep + torch_env.get("LD_LIBRARY_PATH", "")
+    servers = {"weft": Server("weft", [args.weft] + common),
+               "torch": Server("torch", [args.torch_python, peers, "--impl", "torch"] + common, env=torch_env)}
+    tf_servers = {t: Server(f"tf/{t}", [args.tf_python, peers, "--impl", "tf", "--threads", str(t)] + common)
+                  for t in threads}
+    impls = ["weft", "torch", "tf"]
+    results = {}  # (case, threads, impl) -> [gflops per round]
+    log = open(args.json, "w") if args.json else None
+    try:
+        for r in range(args.rounds):
+            order = impls[r % 3:] + impls[:r % 3]
+            for case in CASES:
+                for t in threads:
+                    for impl in order:
+                        server = tf_servers[t] if impl == "tf" else servers[impl]
+                        res = server.ask(f"{case} {t}")
+                        results.setdefault((case, t, impl), []).append(res["gflops"])
+                        if log:
+                            log.write(json.dumps(dict(res, round=r)) + "\n")
+            print(f"round {r + 1}/{args.rounds} done", file=sys.stderr, flush=True)
+    finally:
+        for s in list(servers.values()) + list(tf_servers.values()):
+            s.close()
+        if log:
+            log.close()
+
+    med = {k: statistics.median(v) for k, v in results.items()}
+    head = (f"{'op':<7} {'shape':<24} {'thr':>3} {'weft GF/s':>10} {'torch GF/s':>10} {'tf GF/s':>9} "
+            f"{'weft/torch':>10} {'weft/tf':>8} {'weft peak':>9}")
+    print(f"medians of {args.rounds} interleaved rounds; peak = {args.peak:g} GFLOP/s per core x threads")
+    print(head)
+    print("-" * len(head))
+    for case in CASES:
+        op, dims = case.split()[0], case.split()[1:]
+        shape = "x".join(d for d in dims if d.isdigit()) + ("" if op == "matmul" else " " + dims[-1])
+        for t in threads:
+            w, pt, tf = med[(case, t, "weft")], med[(case, t, "torch")], med[(case, t, "tf")]
+            print(f"{op:<7} {shape:<24} {t:>3} {w:>10.1f} {pt:>10.1f} {tf:>9.1f} {w / pt:>10.2f} {w / tf:>8.2f} "
+                  f"{w / (args.peak * t):>9.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,186 @@
+// bench_kernels: times MatMul and Conv2D through a weft Session at 1 and 2 intra-op threads and
+// prints one JSON line per (case, threads):
+//
+//   {"impl":"weft","op":"matmul","shape":"512x512x512","threads":1,"ms":1.93,"gflops":139.1,"peak_frac":0.93}
+//
+//   bench_kernels                      all default cases at 1 and 2 threads
+//   bench_kernels --peak=150           peak GFLOP/s per core for peak_frac (default 150: an AVX-512
+//                                      core with two 512-bit FMA units at ~2.3 GHz does 2 x 16 x 2
+//                                      float32 FLOP/cycle = 64 x 2.3 = 147 GFLOP/s)
+//   bench_kernels --min-time=0.5       seconds of timed runs per case (at least 5 runs)
+//   bench_kernels --serve              reads cases from stdin, one per line, answers each with a
+//                                      JSON line (bench/drive_kernels.py interleaves it with peers):
+//                                        matmul M K N THREADS
+//                                        conv2d N H W C KH KW O SAME|VALID THREADS
+//
+// Each case builds its graph once (inputs are Placeholders fed every run, so nothing is folded)
+// and one Session per thread count; a run is Session::Run fetching the result, after 2 warm-up
+// runs. Reported time: the median run.
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "graph/session.h"
+#include "ops/framework.h"
+#include "ops/math.h"
+#include "ops/nn.h"
+
+namespace {
+
+using namespace weft;
+
+struct Case {
+  std::string op;             // "matmul" or "conv2d"
+  std::vector<int64_t> dims;  // matmul: M K N; conv2d: N H W C KH KW O
+  std::string padding = "SAME";
+
+  std::string Shape() const {
+    std::string s;
+    for (int64_t d : dims) s += (s.empty() ? "" : "x") + std::to_string(d);
+    return op == "conv2d" ? s + "_" + padding : s;
+  }
+  // Multiply-adds count as 2 FLOP.
+  double Flops() const {
+    if (op == "matmul") return 2.0 * dims[0] * dims[1] * dims[2];
+    int64_t n = dims[0], h = dims[1], w = dims[2], c = dims[3], kh = dims[4], kw = dims[5], o = dims[6];
+    int64_t oh = padding == "SAME" ? h : h - kh + 1, ow = padding == "SAME" ? w : w - kw + 1;
+    return 2.0 * n * oh * ow * o * kh * kw * c;
+  }
+};
+
+Tensor RandomTensor(TensorShape shape, uint64_t seed) {
+  Tensor t(DType::kFloat32, std::move(shape));
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  float* p = t.data<float>();
+  for (int64_t i = 0; i < t.num_elements(); ++i) p[i] = dist(gen);
+  return t;
+}
+
+// One case: its graph, fed values and a Session per thread count (built on first use).
+class Bench {
+ public:
+  explicit Bench(const Case& c) : case_(c), s_(Scope::Root(&g_)) {
+    const auto& d = c.dims;
+    if (c.op == "matmul") {
+      a_value_ = RandomTensor({d[0], d[1]}, 1);
+      b_value_ = RandomTensor({d[1], d[2]}, 2);
+    } else {
+      a_value_ = RandomTensor({d[0], d[1], d[2], d[3]}, 1);  // NHWC
+      b_value_ = RandomTensor({d[4], d[5], d[3], d[6]}, 2);  // HWIO
+    }
+    a_ = ops::Placeholder(s_.WithOpName("a"), DType::kFloat32, a_value_.shape());
+    b_ = ops::Placeholder(s_.WithOpName("b"), DType::kFloat32, b_value_.shape());
+    y_ = c.op == "matmul" ? ops::MatMul(s_, a_, b_) : ops::Conv2D(s_, a_, b_, {1, 1}, c.padding);
+  }
+
+  // Median milliseconds of one Run at `threads` intra-op threads.
+  double Time(int threads, double min_seconds) {
+    auto& sess = sessions_[threads];
+    if (!sess) {
+      SessionOptions opts;
+      opts.intra_op_threads = threads;
+      opts.inter_op_threads = 1;
+      sess = std::make_unique<Session>(&g_, opts);
+    }
+    auto run = [&] { sess->Run({{a_, a_value_}, {b_, b_value_}}, {y_}); };
+    run();
+    run();
+    std::vector<double> ms;
+    auto start = std::chrono::steady_clock::now();
+    while (ms.size() < 5 || std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < min_seconds) {
+      auto t0 = std::chrono::steady_clock::now();
+      run();
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
+    return ms[ms.size() / 2];
+  }
+
+ private:
+  Case case_;
+  Graph g_;
+  Scope s_;
+  Tensor a_value_, b_value_;
+  Output a_, b_, y_;
+  std::map<int, std::unique_ptr<Session>> sessions_;
+};
+
+std::string Report(const Case& c, int threads, double ms, double peak_per_core) {
+  double gflops = c.Flops() / (ms * 1e-3) / 1e9;
+  return fmt::format(R"({{"impl":"weft","op":"{}","shape":"{}","threads":{},"ms":{:.4f},"gflops":{:.2f},"peak_frac":{:.3f}}})",
+                     c.op, c.Shape(), threads, ms, gflops, gflops / (peak_per_core * threads));
+}
+
+// "matmul M K N T" or "conv2d N H W C KH KW O PAD T"; returns false on a malformed line.
+bool ParseCase(const std::string& line, Case* c, int* threads) {
+  std::istringstream in(line);
+  if (!(in >> c->op)) return false;
+  size_t n = c->op == "matmul" ? 3 : c->op == "conv2d" ? 7 : 0;
+  if (n == 0) return false;
+  c->dims.assign(n, 0);
+  for (auto& d : c->dims) {
+    if (!(in >> d) || d <= 0) return false;
+  }
+  if (c->op == "conv2d" && !(in >> c->padding && (c->padding == "SAME" || c->padding == "VALID"))) return false;
+  return static_cast<bool>(in >> *threads) && *threads > 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  double peak = 150.0, min_time = 0.5;
+  bool serve = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--peak=", 0) == 0) {
+      peak = std::stod(a.substr(7));
+    } else if (a.rfind("--min-time=", 0) == 0) {
+      min_time = std::stod(a.substr(11));
+    } else if (a == "--serve") {
+      serve = true;
+    } else {
+      std::cerr << "usage: bench_kernels [--peak=GFLOPS_PER_CORE] [--min-time=SECONDS] [--serve]\n";
+      return 2;
+    }
+  }
+  std::map<std::string, std::unique_ptr<Bench>> benches;  // by case, so sessions are reused
+  auto measure = [&](const Case& c, int threads) {
+    auto& b = benches[c.Shape() + c.op];
+    if (!b) b = std::make_unique<Bench>(c);
+    return Report(c, threads, b->Time(threads, min_time), peak);
+  };
+  try {
+    if (serve) {
+      std::string line;
+      while (std::getline(std::cin, line)) {
+        Case c;
+        int threads = 0;
+        if (!ParseCase(line, &c, &threads)) {
+          std::cout << R"({"error":"bad case line"})" << std::endl;
+          continue;
+        }
+        std::cout << measure(c, threads) << std::endl;
+      }
+      return 0;
+    }
+    std::vector<Case> cases = {
+        {"matmul", {256, 256, 256}},         {"matmul", {512, 512, 512}},
+        {"matmul", {1024, 1024, 1024}},      {"conv2d", {64, 28, 28, 1, 3, 3, 32}, "SAME"},
+        {"conv2d", {32, 32, 32, 64, 3, 3, 64}, "SAME"},
+    };
+    for (const Case& c : cases) {
+      for (int threads : {1, 2}) std::cout << measure(c, threads) << std::endl;
+    }
+  } catch (const weft::Error& e) {
+    std::cerr << "bench_kernels: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the benchmark peers (never needed by the tests):
+#   - PyTorch: Debian's python3-torch 1.13 for /usr/bin/python3 (apt-get).
+#   - OpenBLAS (OpenMP build) unpacked into bench/.cache/openblas: Debian's torch links netlib's
+#     reference BLAS (~1.5 GFLOP/s), so the peer run points LD_LIBRARY_PATH at OpenBLAS instead.
+#   - TensorFlow: PyPI tensorflow-cpu in the bench-only venv bench/.venv.
+# Idempotent: each step is skipped when its result is already present.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+cache="$here/.cache"
+mkdir -p "$cache"
+
+if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+  echo "[setup] apt-get install python3-torch" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-torch >&2
+fi
+
+if ! ls "$cache"/openblas/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3 >/dev/null 2>&1; then
+  echo "[setup] unpacking libopenblas0-openmp into $cache/openblas" >&2
+  (cd "$cache" && rm -f libopenblas0-openmp_*.deb && apt-get download -q libopenblas0-openmp >&2 \
+     && dpkg -x libopenblas0-openmp_*.deb openblas)
+fi
+
+if ! "$here/.venv/bin/python" -c 'import tensorflow' 2>/dev/null; then
+  echo "[setup] creating $here/.venv with tensorflow-cpu" >&2
+  /usr/bin/python3 -m venv "$here/.venv"
+  "$here/.venv/bin/pip" install -q tensorflow-cpu >&2
+fi
+echo "[setup] peers ready" >&2

@@ -1,0 +1,45 @@
+#include "core/threadpool.h"
+
+#include <algorithm>
+#include <thread>
+
+namespace weft {
+
+ThreadPool::ThreadPool(int num_threads, std::string name)
+    : num_threads_(std::max(1, num_threads)),
+      name_(std::move(name)),
+      pool_(std::make_unique<Eigen::ThreadPool>(num_threads_)),
+      device_(std::make_unique<Eigen::ThreadPoolDevice>(pool_.get(), num_threads_)) {}
+
+ThreadPool::~ThreadPool() {
+  device_.reset();
+  pool_.reset();  // Eigen's pool joins its threads after draining the queues
+}
+
+void ThreadPool::Schedule(std::function<void()> fn) { pool_->Schedule(std::move(fn)); }
+
+bool ThreadPool::InPool() const { return pool_->CurrentThreadId() >= 0; }
+
+void ThreadPool::ParallelFor(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  const int64_t blocks = std::min<int64_t>(n, num_threads_);
+  if (blocks <= 1) {
+    fn(0, n);
+    return;
+  }
+  Eigen::Barrier barrier(static_cast<unsigned>(blocks - 1));
+  const int64_t per = (n + blocks - 1) / blocks;
+  for (int64_t b = 1; b < blocks; ++b) {
+    const int64_t begin = b * per, end = std::min(n, begin + per);
+    pool_->Schedule([&, begin, end] {
+      if (begin < end) fn(begin, end);
+      barrier.Notify();
+    });
+  }
+  fn(0, std::min(n, per));
+  barrier.Wait();
+}
+
+int HardwareThreads() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+}  // namespace weft

@@ -1,0 +1,49 @@
+// A fixed pool of worker threads (Eigen's non-blocking work-stealing pool underneath) and the
+// Eigen device that runs tensor expressions on it.
+//
+//   ThreadPool pool(2, "inter-op");
+//   pool.Schedule([] { ... });                  // fire and forget
+//   pool.ParallelFor(n, [&](int64_t begin, int64_t end) { ... });   // blocks until done
+//
+// Thread-safe. The destructor waits for scheduled work to finish.
+#pragma once
+
+#define EIGEN_USE_THREADS
+#include <unsupported/Eigen/CXX11/Tensor>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace weft {
+
+class ThreadPool {
+ public:
+  explicit ThreadPool(int num_threads, std::string name = "weft");
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int num_threads() const { return num_threads_; }
+  const std::string& name() const { return name_; }
+  void Schedule(std::function<void()> fn);
+  // Splits [0, n) into about one block per thread and runs fn(begin, end) on each; the calling
+  // thread takes part. Runs inline when n is small or the pool has one thread.
+  void ParallelFor(int64_t n, const std::function<void(int64_t, int64_t)>& fn);
+  // True when called from one of this pool's threads.
+  bool InPool() const;
+
+  // Device for Eigen tensor expressions: `out.device(pool.eigen_device()) = a + b;`
+  const Eigen::ThreadPoolDevice& eigen_device() const { return *device_; }
+
+ private:
+  int num_threads_;
+  std::string name_;
+  std::unique_ptr<Eigen::ThreadPool> pool_;
+  std::unique_ptr<Eigen::ThreadPoolDevice> device_;
+};
+
+// Number of hardware threads (at least 1).
+int HardwareThreads();
+
+}  // namespace weft

@@ -1,0 +1,275 @@
+#include "graph/executor.h"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <map>
+
+namespace weft {
+
+namespace {
+
+struct Item {
+  Node* node = nullptr;
+  std::unique_ptr<OpKernel> kernel;
+  int initial_pending = 0;
+  bool cheap = false;
+  std::vector<std::pair<int, int>> data_out;  // (dst item, dst input) per output, flattened below
+  std::vector<std::vector<std::pair<int, int>>> out_by_output;  // [output] -> (dst item, dst input)
+  std::vector<int> control_out;                                 // dst items
+  std::vector<bool> input_is_ref;
+};
+
+}  // namespace
+
+struct Executor::Impl {
+  std::unique_ptr<Graph> graph;
+  DeviceContext device;
+  ThreadPool* inter_op;
+  std::vector<Item> items;
+  std::vector<int> roots;
+
+  struct Step {
+    Impl* impl;
+    ExecutorArgs args;
+    std::unique_ptr<CancellationManager> own_cm;
+    CancellationManager* cm;
+    std::vector<std::vector<Tensor>> inputs;
+    std::unique_ptr<std::atomic<int>[]> pending;
+    std::atomic<int64_t> outstanding{0};
+    std::mutex mu;
+    Status status;  // first error
+    std::atomic<bool> aborted{false};
+    std::function<void(Status)> done;
+  };
+
+  void Abort(Step* step, Status s) {
+    {
+      std::lock_guard<std::mutex> l(step->mu);
+      if (!step->status.ok()) return;
+      step->status = s;
+    }
+    step->aborted.store(true);
+    step->cm->StartCancel(s);
+  }
+
+  // Runs one node (and, inline, what becomes ready after it); `ready` holds inline work.
+  void Process(Step* step, int id);
+  // Delivers outputs of item `id`; appends newly ready items to `ready`.
+  void Propagate(Step* step, int id, std::vector<Tensor>& outputs, std::deque<int>& ready);
+  // Schedules expensive ready items on the pool and returns the ones to run inline.
+  void Finish(Step* step, int id, std::deque<int>& ready);
+  void Schedule(Step* step, int id) {
+    inter_op->Schedule([this, step, id] { Process(step, id); });
+  }
+  void NodeDone(Step* step) {
+    if (step->outstanding.fetch_sub(1) == 1) {
+      Status s;
+      {
+        std::lock_guard<std::mutex> l(step->mu);
+        s = step->status;
+      }
+      auto done = std::move(step->done);
+      delete step;
+      done(s);
+    }
+  }
+  Status Wrap(const Node& n, const Status& s) {
+    if (s.message().find(n.Describe()) != std::string::npos) return s;  // already names the node
+    return s.WithContext(n.Describe());
+  }
+};
+
+std::unique_ptr<Executor> Executor::Create(std::unique_ptr<Graph> graph, DeviceContext device, ThreadPool* inter_op) {
+  auto impl = std::make_unique<Impl>();
+  impl->device = std::move(device);
+  impl->inter_op = inter_op;
+  const std::vector<Node*> order = TopologicalOrder(graph->nodes());  // throws on cycles
+  std::map<const Node*, int> index;
+  for (size_t i = 0; i < order.size(); ++i) index[order[i]] = static_cast<int>(i);
+  impl->items.resize(order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    Node* n = order[i];
+    Item& it = impl->items[i];
+    it.node = n;
+    it.kernel = KernelRegistry::Global().Create(*n, impl->device.device_type);
+    it.cheap = n->def().cheap;
+    it.initial_pending = n->num_inputs() + static_cast<int>(n->control_inputs().size());
+    it.out_by_output.resize(n->num_outputs());
+    for (const auto& [dst, in] : n->out_edges()) {
+      if (in < 0) {
+        it.control_out.push_back(index.at(dst));
+      } else {
+        it.out_by_output[dst->input(in).index].emplace_back(index.at(dst), in);
+      }
+    }
+    int k = 0;
+    it.input_is_ref.assign(n->num_inputs(), false);
+    for (const ArgDef& a : n->def().inputs) {
+      const int count = a.number_attr.empty() ? 1 : n->attr<int>(a.number_attr);
+      for (int j = 0; j < count && k < n->num_inputs(); ++j) it.input_is_ref[k++] = a.is_ref;
+    }
+    if (it.initial_pending == 0) impl->roots.push_back(static_cast<int>(i));
+  }
+  impl->graph = std::move(graph);
+  return std::unique_ptr<Executor>(new Executor(std::move(impl)));
+}
+
+Executor::Executor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Executor::~Executor() = default;
+const Graph& Executor::graph() const { return *impl_->graph; }
+
+void Executor::RunAsync(const ExecutorArgs& args, std::function<void(Status)> done) {
+  Impl* impl = impl_.get();
+  auto* step = new Impl::Step();
+  step->impl = impl;
+  step->args = args;
+  if (args.cancellation == nullptr) step->own_cm = std::make_unique<CancellationManager>();
+  step->cm = args.cancellation ? args.cancellation : step->own_cm.get();
+  step->done = std::move(done);
+  const size_t n = impl->items.size();
+  step->inputs.resize(n);
+  step->pending.reset(new std::atomic<int>[n]);
+  for (size_t i = 0; i < n; ++i) {
+    step->inputs[i].resize(impl->items[i].node->num_inputs());
+    step->pending[i].store(impl->items[i].initial_pending);
+  }
+  if (impl->roots.empty()) {
+    auto d = std::move(step->done);
+    delete step;
+    d(Status::OK());
+    return;
+  }
+  step->outstanding.store(static_cast<int64_t>(impl->roots.size()));
+  for (size_t i = 1; i < impl->roots.size(); ++i) impl->Schedule(step, impl->roots[i]);
+  impl->Process(step, impl->roots[0]);
+}
+
+Status Executor::Run(const ExecutorArgs& args) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool finished = false;
+  Status result;
+  RunAsync(args, [&](Status s) {
+    std::lock_guard<std::mutex> l(mu);
+    result = std::move(s);
+    finished = true;
+    cv.notify_all();
+  });
+  std::unique_lock<std::mutex> l(mu);
+  cv.wait(l, [&] { return finished; });
+  return result;
+}
+
+void Executor::Impl::Propagate(Step* step, int id, std::vector<Tensor>& outputs, std::deque<int>& ready) {
+  const Item& it = items[id];
+  for (size_t o = 0; o < it.out_by_output.size(); ++o) {
+    const auto& dsts = it.out_by_output[o];
+    for (size_t k = 0; k < dsts.size(); ++k) {
+      const auto [dst, in] = dsts[k];
+      if (!outputs[o].IsInitialized() && !items[dst].input_is_ref[in]) {
+        Abort(step, errors::Internal("{} produced no output {} (needed by {})", it.node->Describe(), o,
+                                     items[dst].node->Describe()));
+        return;
+      }
+      // The last consumer takes the tensor; others share the buffer.
+      step->inputs[dst][in] = (k + 1 == dsts.size()) ? std::move(outputs[o]) : outputs[o];
+    }
+  }
+  for (const auto& dsts : it.out_by_output) {
+    for (const auto& [dst, in] : dsts) {
+      if (step->pending[dst].fetch_sub(1, std::memory_order_acq_rel) == 1) ready.push_back(dst);
+    }
+  }
+  for (int dst : it.control_out) {
+    if (step->pending[dst].fetch_sub(1, std::memory_order_acq_rel) == 1) ready.push_back(dst);
+  }
+}
+
+void Executor::Impl::Finish(Step* step, int id, std::deque<int>& ready) {
+  // Keep cheap items and the last expensive one inline; schedule the other expensive ones.
+  step->outstanding.fetch_add(static_cast<int64_t>(ready.size()));
+  std::deque<int> inline_items;
+  int last_expensive = -1;
+  for (int r : ready) {
+    if (items[r].cheap) {
+      inline_items.push_back(r);
+    } else {
+      if (last_expensive >= 0) Schedule(step, last_expensive);
+      last_expensive = r;
+    }
+  }
+  if (last_expensive >= 0) inline_items.push_back(last_expensive);
+  ready.swap(inline_items);
+  (void)id;
+}
+
+void Executor::Impl::Process(Step* step, int first) {
+  std::deque<int> work{first};
+  while (!work.empty()) {
+    const int id = work.front();
+    work.pop_front();
+    Item& it = items[id];
+    if (!step->aborted.load() && step->cm->IsCancelled()) Abort(step, step->cm->status());
+    if (step->aborted.load()) {
+      NodeDone(step);
+      continue;
+    }
+    auto ctx = std::make_unique<OpKernelContext>(*it.node, device, std::move(step->inputs[id]), step->args.step_id,
+                                                 step->args.frame, step->args.rendezvous, step->cm);
+    if (it.kernel->is_async()) {
+      auto* async = static_cast<AsyncOpKernel*>(it.kernel.get());
+      OpKernelContext* raw = ctx.release();
+      auto on_done = [this, step, id, raw](Status s) {
+        std::unique_ptr<OpKernelContext> owned(raw);
+        std::deque<int> ready;
+        if (!s.ok()) {
+          Abort(step, Wrap(*items[id].node, s));
+        } else if (!step->aborted.load()) {
+          Propagate(step, id, owned->outputs(), ready);
+        }
+        owned.reset();
+        Finish(step, id, ready);
+        for (size_t k = 0; k + 1 < ready.size(); ++k) Schedule(step, ready[k]);
+        if (!ready.empty()) {
+          const int last = ready.back();
+          Schedule(step, last);  // never run a node inline inside another kernel's callback
+        }
+        NodeDone(step);
+      };
+      try {
+        async->ComputeAsync(raw, std::move(on_done));
+      } catch (const Error& e) {
+        // A kernel that throws before taking ownership of `done` fails the step here.
+        Abort(step, Wrap(*it.node, e.status()));
+        delete raw;
+        NodeDone(step);
+      }
+      continue;
+    }
+    Status status;
+    try {
+      it.kernel->Compute(ctx.get());
+    } catch (const Error& e) {
+      status = Wrap(*it.node, e.status());
+    } catch (const std::bad_alloc&) {
+      status = errors::ResourceExhausted("{}: out of memory", it.node->Describe());
+    } catch (const std::exception& e) {
+      status = errors::Internal("{}: {}", it.node->Describe(), e.what());
+    }
+    std::deque<int> ready;
+    if (!status.ok()) {
+      Abort(step, status);
+    } else {
+      Propagate(step, id, ctx->outputs(), ready);
+    }
+    ctx.reset();
+    Finish(step, id, ready);
+    for (int r : ready) work.push_back(r);
+    NodeDone(step);
+  }
+}
+
+}  // namespace weft

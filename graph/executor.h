@@ -1,0 +1,46 @@
+// The dataflow executor: runs one compiled graph (one device's partition) per step. Nodes
+// whose inputs are ready run in parallel on the inter-op pool; cheap ones run inline; async
+// kernels complete through a callback. The first error (or a cancellation from outside)
+// aborts the step: no new node starts, pending async kernels are cancelled through the step's
+// CancellationManager, and `done` is called once, after every started node has finished.
+//
+//   auto exec = Executor::Create(std::move(graph), device);   // creates kernels, checks cycles
+//   CallFrame frame{{x_value}, {}};
+//   Status s = exec->Run({.step_id = 1, .frame = &frame});
+//
+// Thread-safe: several steps may run at once.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "ops/kernel.h"
+
+namespace weft {
+
+struct ExecutorArgs {
+  int64_t step_id = 0;
+  CallFrame* frame = nullptr;               // not owned
+  Rendezvous* rendezvous = nullptr;         // not owned
+  CancellationManager* cancellation = nullptr;  // not owned; null: the executor makes one per step
+};
+
+class Executor {
+ public:
+  // Takes the graph (kernels keep references into it). `device.intra_op` and `inter_op` must
+  // outlive the executor. Throws NotFound for a node without a kernel, InvalidArgument for a cycle.
+  static std::unique_ptr<Executor> Create(std::unique_ptr<Graph> graph, DeviceContext device, ThreadPool* inter_op);
+  ~Executor();
+
+  void RunAsync(const ExecutorArgs& args, std::function<void(Status)> done);
+  Status Run(const ExecutorArgs& args);  // blocks until the step finishes
+  const Graph& graph() const;
+
+ private:
+  struct Impl;
+  explicit Executor(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace weft

@@ -1,0 +1,298 @@
+#include "graph/graph_io.h"
+
+#include <fmt/format.h>
+#include <zlib.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace weft {
+
+namespace {
+
+constexpr char kMagic[8] = {'W', 'E', 'F', 'T', 'G', 'R', 'F', '\n'};
+
+class Writer {
+ public:
+  template <typename T> void Pod(T v) { out_.append(reinterpret_cast<const char*>(&v), sizeof(T)); }
+  void Str(std::string_view s) {
+    Pod<uint32_t>(static_cast<uint32_t>(s.size()));
+    out_.append(s);
+  }
+  void Shape(const TensorShape& s) {
+    Pod<uint8_t>(s.unknown_rank());
+    Pod<uint32_t>(s.unknown_rank() ? 0 : s.rank());
+    if (!s.unknown_rank()) for (int64_t d : s.dims()) Pod<int64_t>(d);
+  }
+  std::string& out() { return out_; }
+
+ private:
+  std::string out_;
+};
+
+class Reader {
+ public:
+  Reader(std::string_view in, std::string_view source) : in_(in), source_(source) {}
+  template <typename T> T Pod(std::string_view what) {
+    Need(sizeof(T), what);
+    T v;
+    std::memcpy(&v, in_.data() + pos_, sizeof(T));
+    pos_ += sizeof(T);
+    return v;
+  }
+  std::string Str(std::string_view what) {
+    const uint32_t n = Pod<uint32_t>(what);
+    Need(n, what);
+    std::string s(in_.substr(pos_, n));
+    pos_ += n;
+    return s;
+  }
+  TensorShape Shape(std::string_view what) {
+    const bool unknown = Pod<uint8_t>(what) != 0;
+    const uint32_t rank = Pod<uint32_t>(what);
+    if (unknown) return TensorShape::Unknown();
+    if (rank > 64) Fail(fmt::format("{}: rank {} is not plausible", what, rank));
+    std::vector<int64_t> dims(rank);
+    for (auto& d : dims) {
+      d = Pod<int64_t>(what);
+      if (d < -1) Fail(fmt::format("{}: negative dimension {}", what, d));
+    }
+    return TensorShape(dims);
+  }
+  const char* Bytes(size_t n, std::string_view what) {
+    Need(n, what);
+    const char* p = in_.data() + pos_;
+    pos_ += n;
+    return p;
+  }
+  size_t pos() const { return pos_; }
+  [[noreturn]] void Fail(const std::string& msg) const {
+    throw Error(errors::DataLoss("graph file '{}': {} (at byte {})", source_, msg, pos_));
+  }
+
+ private:
+  void Need(size_t n, std::string_view what) const {
+    if (in_.size() - pos_ < n) Fail(fmt::format("truncated while reading {}", what));
+  }
+  std::string_view in_;
+  std::string_view source_;
+  size_t pos_ = 0;
+};
+
+void WriteAttr(Writer& w, const AttrValue& v) {
+  w.Pod<uint8_t>(static_cast<uint8_t>(v.index()));
+  std::visit(
+      [&](const auto& x) {
+        using X = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<X, bool>) w.Pod<uint8_t>(x);
+        else if constexpr (std::is_same_v<X, int64_t>) w.Pod<int64_t>(x);
+        else if constexpr (std::is_same_v<X, double>) w.Pod<double>(x);
+        else if constexpr (std::is_same_v<X, std::string>) w.Str(x);
+        else if constexpr (std::is_same_v<X, DType>) w.Pod<uint8_t>(static_cast<uint8_t>(x));
+        else if constexpr (std::is_same_v<X, TensorShape>) w.Shape(x);
+        else if constexpr (std::is_same_v<X, std::vector<int64_t>>) {
+          w.Pod<uint32_t>(static_cast<uint32_t>(x.size()));
+          for (int64_t i : x) w.Pod<int64_t>(i);
+        } else if constexpr (std::is_same_v<X, std::vector<double>>) {
+          w.Pod<uint32_t>(static_cast<uint32_t>(x.size()));
+          for (double d : x) w.Pod<double>(d);
+        } else if constexpr (std::is_same_v<X, Tensor>) {
+          w.Pod<uint8_t>(static_cast<uint8_t>(x.dtype()));
+          w.Shape(x.shape());
+          w.Pod<uint64_t>(x.bytes());
+          w.out().append(static_cast<const char*>(x.raw_data()), x.bytes());
+        }
+      },
+      v);
+}
+
+DType ReadDType(Reader& r, std::string_view what) {
+  const uint8_t t = r.Pod<uint8_t>(what);
+  if (t == 0 || t > static_cast<uint8_t>(DType::kBFloat16)) r.Fail(fmt::format("{}: bad dtype code {}", what, t));
+  return static_cast<DType>(t);
+}
+
+AttrValue ReadAttr(Reader& r, const std::string& what) {
+  const uint8_t tag = r.Pod<uint8_t>(what);
+  switch (tag) {
+    case 0: return r.Pod<uint8_t>(what) != 0;
+    case 1: return r.Pod<int64_t>(what);
+    case 2: return r.Pod<double>(what);
+    case 3: return r.Str(what);
+    case 4: return ReadDType(r, what);
+    case 5: return r.Shape(what);
+    case 6: {
+      const uint32_t n = r.Pod<uint32_t>(what);
+      std::vector<int64_t> v;
+      for (uint32_t i = 0; i < n; ++i) v.push_back(r.Pod<int64_t>(what));
+      return v;
+    }
+    case 7: {
+      const uint32_t n = r.Pod<uint32_t>(what);
+      std::vector<double> v;
+      for (uint32_t i = 0; i < n; ++i) v.push_back(r.Pod<double>(what));
+      return v;
+    }
+    case 8: {
+      const DType dt = ReadDType(r, what);
+      const TensorShape shape = r.Shape(what);
+      const uint64_t bytes = r.Pod<uint64_t>(what);
+      if (!shape.IsFullyDefined()) r.Fail(fmt::format("{}: tensor with unknown shape", what));
+      int64_t n = 0;
+      try {
+        n = shape.num_elements();
+      } catch (const Error&) {
+        r.Fail(fmt::format("{}: tensor shape {} is too large", what, shape.ToString()));
+      }
+      if (bytes != static_cast<uint64_t>(n) * DTypeSize(dt)) {
+        r.Fail(fmt::format("{}: {} bytes for a {}{} tensor", what, bytes, DTypeName(dt), shape.ToString()));
+      }
+      const char* p = r.Bytes(bytes, what);
+      Tensor t(dt, shape);
+      if (bytes) std::memcpy(t.raw_data(), p, bytes);
+      return t;
+    }
+    default: r.Fail(fmt::format("{}: unknown attr tag {}", what, tag));
+  }
+}
+
+}  // namespace
+
+std::string SerializeGraph(const Graph& g) {
+  Writer w;
+  w.out().append(kMagic, sizeof(kMagic));
+  w.Pod<uint32_t>(kGraphFormatVersion);
+  w.Pod<int64_t>(g.seed());
+  const std::vector<Node*> order = TopologicalOrder(g.nodes());
+  w.Pod<uint32_t>(static_cast<uint32_t>(order.size()));
+  for (const Node* n : order) {
+    w.Str(n->name());
+    w.Str(n->op());
+    w.Str(n->requested_device());
+    w.Pod<uint32_t>(static_cast<uint32_t>(n->num_inputs()));
+    for (const Output& in : n->inputs()) {
+      w.Str(in.node->name());
+      w.Pod<uint32_t>(static_cast<uint32_t>(in.index));
+    }
+    w.Pod<uint32_t>(static_cast<uint32_t>(n->control_inputs().size()));
+    for (const Node* c : n->control_inputs()) w.Str(c->name());
+    w.Pod<uint32_t>(static_cast<uint32_t>(n->attrs().size()));
+    for (const auto& [name, value] : n->attrs()) {
+      w.Str(name);
+      WriteAttr(w, value);
+    }
+  }
+  const uint32_t crc = static_cast<uint32_t>(
+      crc32(0L, reinterpret_cast<const Bytef*>(w.out().data()), static_cast<uInt>(w.out().size())));
+  w.Pod<uint32_t>(crc);
+  return std::move(w.out());
+}
+
+std::unique_ptr<Graph> ParseGraph(std::string_view bytes, std::string_view source) {
+  Reader r(bytes, source);
+  const char* magic = r.Bytes(sizeof(kMagic), "magic");
+  if (std::memcmp(magic, kMagic, sizeof(kMagic)) != 0) r.Fail("not a weft graph file (bad magic)");
+  const uint32_t version = r.Pod<uint32_t>("version");
+  if (version != kGraphFormatVersion) {
+    r.Fail(fmt::format("format version {} is not supported (this build reads version {})", version, kGraphFormatVersion));
+  }
+  if (bytes.size() < sizeof(kMagic) + 8) r.Fail("truncated");
+  const std::string_view body = bytes.substr(0, bytes.size() - 4);
+  uint32_t stored;
+  std::memcpy(&stored, bytes.data() + bytes.size() - 4, 4);
+  const uint32_t crc = static_cast<uint32_t>(crc32(0L, reinterpret_cast<const Bytef*>(body.data()), static_cast<uInt>(body.size())));
+  if (crc != stored) {
+    throw Error(errors::DataLoss("graph file '{}': checksum mismatch (file damaged or truncated)", source));
+  }
+  Reader br(body, source);
+  br.Bytes(sizeof(kMagic) + 4, "header");
+  auto g = std::make_unique<Graph>();
+  g->set_seed(br.Pod<int64_t>("seed"));
+  const uint32_t count = br.Pod<uint32_t>("node count");
+  for (uint32_t k = 0; k < count; ++k) {
+    NodeSpec spec;
+    spec.name = br.Str("node name");
+    const std::string what = fmt::format("node '{}'", spec.name);
+    spec.op = br.Str(what);
+    spec.device = br.Str(what);
+    const uint32_t n_in = br.Pod<uint32_t>(what);
+    for (uint32_t i = 0; i < n_in; ++i) {
+      const std::string src = br.Str(what);
+      const uint32_t index = br.Pod<uint32_t>(what);
+      Node* s = g->FindNode(src);
+      if (s == nullptr) br.Fail(fmt::format("{}: input {} names unknown node '{}' (or the graph has a cycle)", what, i, src));
+      if (static_cast<int>(index) >= s->num_outputs()) br.Fail(fmt::format("{}: input {} is {}:{}, which does not exist", what, i, src, index));
+      spec.inputs.emplace_back(s, static_cast<int>(index));
+    }
+    const uint32_t n_ctrl = br.Pod<uint32_t>(what);
+    for (uint32_t i = 0; i < n_ctrl; ++i) {
+      const std::string src = br.Str(what);
+      Node* s = g->FindNode(src);
+      if (s == nullptr) br.Fail(fmt::format("{}: control input names unknown node '{}'", what, src));
+      spec.control_inputs.push_back(s);
+    }
+    const uint32_t n_attr = br.Pod<uint32_t>(what);
+    for (uint32_t i = 0; i < n_attr; ++i) {
+      std::string name = br.Str(what);
+      spec.attrs[name] = ReadAttr(br, fmt::format("{} attr '{}'", what, name));
+    }
+    g->AddNode(std::move(spec));  // validates op, attrs, types and shapes
+  }
+  if (br.pos() != body.size()) br.Fail("trailing bytes after the last node");
+  return g;
+}
+
+void SaveGraph(const Graph& g, const std::string& path) {
+  const std::string bytes = SerializeGraph(g);
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw Error(errors::NotFound("cannot write graph file '{}'", tmp));
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!f) throw Error(errors::DataLoss("writing graph file '{}' failed", tmp));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    throw Error(errors::Internal("cannot rename '{}' to '{}'", tmp, path));
+  }
+}
+
+std::unique_ptr<Graph> LoadGraph(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw Error(errors::NotFound("cannot open graph file '{}'", path));
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ParseGraph(ss.str(), path);
+}
+
+namespace {
+std::string DotEscape(std::string_view s) {
+  std::string r;
+  for (char c : s) {
+    if (c == '"' || c == '\\') r += '\\';
+    r += c;
+  }
+  return r;
+}
+}  // namespace
+
+std::string ToDot(const Graph& g) {
+  std::string out = "digraph weft {\n  rankdir=TB;\n  node [shape=box, style=rounded, fontname=\"Helvetica\"];\n";
+  for (const Node* n : g.nodes()) {
+    std::string label = DotEscape(n->name()) + "\\n" + DotEscape(n->op());
+    const std::string& dev = n->assigned_device().empty() ? n->requested_device() : n->assigned_device();
+    if (!dev.empty()) label += "\\n" + DotEscape(dev);
+    out += fmt::format("  n{} [label=\"{}\"];\n", n->id(), label);
+  }
+  for (const Node* n : g.nodes()) {
+    for (const Output& in : n->inputs()) {
+      out += fmt::format("  n{} -> n{} [label=\"{}{}\"];\n", in.node->id(), n->id(), DTypeName(in.dtype()),
+                         in.shape().ToString());
+    }
+    for (const Node* c : n->control_inputs()) out += fmt::format("  n{} -> n{} [style=dashed];\n", c->id(), n->id());
+  }
+  return out + "}\n";
+}
+
+}  // namespace weft

@@ -1,0 +1,29 @@
+// Graph passes run by Session when it compiles a signature.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "core/threadpool.h"
+#include "graph/graph.h"
+
+namespace weft {
+
+// Builds the graph a step runs: the nodes `fetches` and `targets` need, with each fed output
+// replaced by an `_Arg` node (index = position in feeds) and each fetch written by a `_Retval`
+// node (index = position in fetches). Throws NotFound naming a Placeholder that is needed but
+// not fed.
+std::unique_ptr<Graph> PruneForStep(const Graph& g, const std::vector<Output>& feeds,
+                                    const std::vector<Output>& fetches, const std::vector<Node*>& targets);
+
+// Replaces stateless nodes whose inputs are all constants by Const nodes holding their value
+// (computed with the CPU kernels). Skips outputs larger than `max_bytes`. Returns the number folded.
+// Shape/Size/Rank of tensors whose shape is fully known at build time fold too. `pool` runs the
+// kernels (not owned).
+int FoldConstants(Graph* g, ThreadPool* pool, size_t max_bytes = 10 << 20);
+
+// Merges stateless nodes with the same op, inputs, control inputs, attrs and device. Returns
+// the number removed.
+int EliminateCommonSubexpressions(Graph* g);
+
+}  // namespace weft

@@ -1,0 +1,67 @@
+// Session: runs a graph. Each distinct (feeds, fetches, targets) signature is compiled once
+// (prune, constant folding, CSE, kernels) and cached; every Run gets a fresh step id.
+//
+//   Session sess(&g);
+//   sess.Run({}, {}, {init});                                   // run the initializers
+//   auto out = sess.Run({{x, x_value}}, {loss, w});             // feeds, fetches
+//   float l = out[0].scalar<float>()();
+//
+// Errors throw weft::Error: a missing feed names the placeholder, a feed of the wrong dtype or
+// shape names both, a kernel failure names the node. Thread-safe: Run may be called from
+// several threads; the graph must not change while a Run is compiling.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "graph/executor.h"
+
+namespace weft {
+
+struct SessionOptions {
+  int inter_op_threads = 0;  // 0: hardware threads
+  int intra_op_threads = 0;  // 0: hardware threads
+  bool constant_folding = true;
+  bool cse = true;
+};
+
+class Session {
+ public:
+  explicit Session(Graph* graph, SessionOptions options = {});  // graph: not owned
+  ~Session();
+
+  std::vector<Tensor> Run(const std::vector<std::pair<Output, Tensor>>& feeds, const std::vector<Output>& fetches,
+                          const std::vector<Node*>& targets = {});
+  // By tensor name ("x:0", "x") for feeds and fetches and node name for targets.
+  std::vector<Tensor> Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
+                          const std::vector<std::string>& fetches, const std::vector<std::string>& targets);
+
+  // Cancels the running steps (they fail with `why`, Cancelled by default); later Runs work.
+  void Cancel(Status why = {});
+
+  VarStore& vars() { return vars_; }
+  Graph* graph() const { return graph_; }
+  // Number of compiled signatures in the cache (for tests).
+  size_t num_compiled() const;
+  int64_t last_step_id() const { return next_step_id_.load() - 1; }
+
+ private:
+  struct Compiled;
+  std::shared_ptr<Compiled> Compile(const std::vector<Output>& feeds, const std::vector<Output>& fetches,
+                                    const std::vector<Node*>& targets);
+
+  Graph* graph_;
+  SessionOptions options_;
+  std::unique_ptr<ThreadPool> inter_op_, intra_op_;
+  VarStore vars_;
+  mutable std::mutex mu_;
+  std::map<std::string, std::shared_ptr<Compiled>> cache_;
+  std::atomic<int64_t> next_step_id_{1};
+  std::map<int64_t, CancellationManager*> running_;
+};
+
+}  // namespace weft

@@ -1,0 +1,38 @@
+#include "ops/all_ops.h"
+
+#include "ops/kernel.h"
+#include "ops/op_def.h"
+
+namespace weft {
+
+OpRegistry& OpRegistry::Global() {
+  static OpRegistry* registry = [] {
+    auto* r = new OpRegistry();  // never destroyed: nodes point at its OpDefs
+    RegisterFrameworkOps(*r);
+    RegisterStateOps(*r);
+    RegisterMathOps(*r);
+    RegisterArrayOps(*r);
+    RegisterNnOps(*r);
+    RegisterRandomOps(*r);
+    RegisterOptimizerOps(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+KernelRegistry& KernelRegistry::Global() {
+  static KernelRegistry* registry = [] {
+    auto* r = new KernelRegistry();
+    RegisterFrameworkKernels(*r);
+    RegisterStateKernels(*r);
+    RegisterMathKernels(*r);
+    RegisterArrayKernels(*r);
+    RegisterNnKernels(*r);
+    RegisterRandomKernels(*r);
+    RegisterOptimizerKernels(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+}  // namespace weft

@@ -1,0 +1,27 @@
+// Registration entry points, one per op family (ops/<family>.cc) and kernel family
+// (ops/kernels/cpu/<family>.cc). OpRegistry::Global() and KernelRegistry::Global() call them
+// once; nothing else should.
+#pragma once
+
+namespace weft {
+
+class OpRegistry;
+class KernelRegistry;
+
+void RegisterFrameworkOps(OpRegistry& r);   // _Arg, _Retval, Const, Placeholder, Identity, NoOp, StopGradient
+void RegisterStateOps(OpRegistry& r);       // Variable, Assign, AssignAdd, AssignSub
+void RegisterMathOps(OpRegistry& r);        // elementwise, comparisons, Cast, AddN, Select, reductions, MatMul
+void RegisterArrayOps(OpRegistry& r);       // Reshape, Transpose, Concat, Slice, Gather, ...
+void RegisterNnOps(OpRegistry& r);          // activations, softmax, losses, conv, pooling, batch norm
+void RegisterRandomOps(OpRegistry& r);      // RandomUniform, RandomNormal, TruncatedNormal, Dropout
+void RegisterOptimizerOps(OpRegistry& r);   // ApplyGradientDescent, ApplyMomentum, ApplyAdam
+
+void RegisterFrameworkKernels(KernelRegistry& r);
+void RegisterStateKernels(KernelRegistry& r);
+void RegisterMathKernels(KernelRegistry& r);
+void RegisterArrayKernels(KernelRegistry& r);
+void RegisterNnKernels(KernelRegistry& r);
+void RegisterRandomKernels(KernelRegistry& r);
+void RegisterOptimizerKernels(KernelRegistry& r);
+
+}  // namespace weft

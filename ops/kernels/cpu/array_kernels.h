@@ -1,0 +1,66 @@
+// Private to the array op family (ops/array.cc and ops/kernels/cpu/array*.cc): the strided copy
+// every data-movement kernel is built on, and the index arithmetic that the shape functions and
+// the kernels must agree on (Reshape's -1, StridedSlice's masks).
+//
+//   // Transpose of a [2,3] float matrix: read with strides {1,3}, write densely.
+//   StridedCopy(in.raw_data(), {1, 3}, out.raw_data(), {2, 1}, {3, 2}, sizeof(float), pool);
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <string_view>
+
+#include "core/shape.h"
+#include "core/tensor.h"
+
+namespace weft {
+
+class KernelRegistry;
+class Node;
+class ThreadPool;
+
+// Slice, StridedSlice(+Grad), Gather(+Grad), Pad (ops/kernels/cpu/array_index.cc).
+void RegisterArrayIndexKernels(KernelRegistry& r);
+
+// For every index i in the box [0, dims):
+//   dst[sum_k i_k * dst_strides[k]] = src[sum_k i_k * src_strides[k]]
+// Strides are in elements of `elem_size` bytes and may be zero or negative (src). REQUIRES: all
+// addressed elements lie inside their buffers. Splits the work over `pool` (may be null) when
+// large. Never throws.
+void StridedCopy(const void* src, const std::vector<int64_t>& src_strides, void* dst,
+                 const std::vector<int64_t>& dst_strides, const std::vector<int64_t>& dims, size_t elem_size,
+                 ThreadPool* pool);
+
+// A rank-1 int32/int64 tensor as int64 values; `what` names it in errors ("Fill: dims").
+std::vector<int64_t> ReadIntVector(const Tensor& t, std::string_view what);
+// A shape given as a tensor of dims (Fill, BroadcastTo, the gradient ops): throws
+// InvalidArgument on negative dims or more elements than TensorShape::kMaxElements.
+TensorShape ReadShape(const Tensor& t, std::string_view what);
+
+// Row-major strides (in elements) of `dims`.
+std::vector<int64_t> DenseStrides(const std::vector<int64_t>& dims);
+
+// The shape Reshape produces from a tensor of `in` (dims may be unknown, -1) and the requested
+// `target` (at most one -1 = inferred). Throws InvalidArgument naming both shapes when the
+// element counts cannot match, on two -1s, on negative or overflowing dims. Unknown input
+// dims leave the -1 unknown in the result.
+TensorShape ResolveReshape(const TensorShape& in, const std::vector<int64_t>& target);
+
+// StridedSlice's attrs, as the op declares them.
+struct StridedSliceAttrs {
+  std::vector<int64_t> begin, end, strides;
+  int64_t begin_mask = 0, end_mask = 0, shrink_axis_mask = 0;
+  static StridedSliceAttrs FromNode(const Node& node);
+};
+
+// Where a strided slice reads, per input dim k: elements begin[k] + j * step[k] for j < size[k].
+// out_dims is the output shape (size without the shrunk axes). Unknown input dims (-1) give
+// unknown sizes (and begin unknown); only the shape function passes them.
+struct StridedSliceSpec {
+  std::vector<int64_t> begin, size, step;
+  std::vector<int64_t> out_dims;
+};
+StridedSliceSpec ComputeStridedSlice(const std::vector<int64_t>& in_dims, const StridedSliceAttrs& a);
+
+}  // namespace weft

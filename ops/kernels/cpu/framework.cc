@@ -1,0 +1,79 @@
+#include "ops/all_ops.h"
+#include "ops/kernel.h"
+
+namespace weft {
+namespace {
+
+class ArgOp : public OpKernel {
+ public:
+  explicit ArgOp(const Node& n) : OpKernel(n), index_(n.attr<int64_t>("index")) {}
+  void Compute(OpKernelContext* ctx) override {
+    CallFrame* f = ctx->call_frame();
+    if (f == nullptr || index_ >= static_cast<int64_t>(f->args.size())) {
+      throw Error(errors::Internal("step has no argument {}", index_));
+    }
+    ctx->set_output(0, f->args[index_]);
+  }
+
+ private:
+  int64_t index_;
+};
+
+class RetvalOp : public OpKernel {
+ public:
+  explicit RetvalOp(const Node& n) : OpKernel(n), index_(n.attr<int64_t>("index")) {}
+  void Compute(OpKernelContext* ctx) override {
+    CallFrame* f = ctx->call_frame();
+    if (f == nullptr || index_ >= static_cast<int64_t>(f->rets.size())) {
+      throw Error(errors::Internal("step has no result slot {}", index_));
+    }
+    f->rets[index_] = ctx->input(0);
+  }
+
+ private:
+  int64_t index_;
+};
+
+class ConstOp : public OpKernel {
+ public:
+  explicit ConstOp(const Node& n) : OpKernel(n), value_(n.attr<Tensor>("value")) {}
+  void Compute(OpKernelContext* ctx) override { ctx->set_output(0, value_); }
+
+ private:
+  Tensor value_;  // shared read-only with consumers: kernels never write their inputs
+};
+
+class PlaceholderOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext*) override {
+    throw Error(errors::InvalidArgument("placeholder '{}' ({}{}) must be fed", node().name(),
+                                        DTypeName(node().output_dtype(0)), node().output_shape(0).ToString()));
+  }
+};
+
+class IdentityOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override { ctx->set_output(0, ctx->input(0)); }
+};
+
+class NoOpKernel : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext*) override {}
+};
+
+}  // namespace
+
+void RegisterFrameworkKernels(KernelRegistry& r) {
+  RegisterUntyped<ArgOp>(r, "_Arg");
+  RegisterUntyped<RetvalOp>(r, "_Retval");
+  RegisterUntyped<ConstOp>(r, "Const");
+  RegisterUntyped<PlaceholderOp>(r, "Placeholder");
+  RegisterUntyped<IdentityOp>(r, "Identity");
+  RegisterUntyped<IdentityOp>(r, "StopGradient");
+  RegisterUntyped<NoOpKernel>(r, "NoOp");
+}
+
+}  // namespace weft

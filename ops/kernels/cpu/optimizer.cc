@@ -1,0 +1,149 @@
+// CPU kernels of the optimizer updates (ops/optimizer.cc). Each locks the variables it updates
+// (std::scoped_lock: all at once, deadlock-free), checks they are initialized and shaped like
+// var, updates the storage in place with Eigen on the intra-op pool, and outputs a copy of var
+// (a snapshot: later updates do not change a fetched result).
+#include <mutex>
+
+#include "ops/all_ops.h"
+#include "ops/kernel.h"
+
+namespace weft {
+
+namespace {
+
+// The name of the variable behind ref input i (its shared_name or node name).
+std::string VarName(const Node& node, int i) {
+  const Node* src = node.input(i).node;
+  std::string shared = src->has_attr("shared_name") ? src->attr<std::string>("shared_name") : "";
+  return shared.empty() ? src->name() : shared;
+}
+
+// Ref input i, checked: initialized, of dtype T, and (for i > 0) shaped like var (ref input 0).
+// REQUIRES: the variable's mutex is held.
+template <typename T>
+Tensor& CheckedVar(OpKernelContext* ctx, Var* v, int i, const Tensor* like) {
+  const Node& node = ctx->node();
+  const std::string& arg = node.def().inputs.at(i).name;
+  if (!v->value.IsInitialized()) {
+    throw Error(errors::FailedPrecondition("{} '{}' (variable '{}') is uninitialized; run its initializer first", arg,
+                                           node.input(i).node->name(), VarName(node, i)));
+  }
+  WEFT_REQUIRE(v->value.dtype() == DTypeOf<T>(), "{} (variable '{}') holds {} but the update is {}", arg,
+               VarName(node, i), v->value.DebugString(), DTypeName(DTypeOf<T>()));
+  if (like != nullptr) {
+    WEFT_REQUIRE(v->value.shape() == like->shape(), "{} (variable '{}') shape {} differs from var shape {}", arg,
+                 VarName(node, i), v->value.shape().ToString(), like->shape().ToString());
+  }
+  return v->value;
+}
+
+// Input i, checked to be a scalar; returns its value.
+template <typename T>
+T Scalar(OpKernelContext* ctx, int i) {
+  const Tensor& t = ctx->input(i);
+  WEFT_REQUIRE(t.rank() == 0, "{} must be a scalar, got shape {}", ctx->node().def().inputs.at(i).name,
+               t.shape().ToString());
+  return t.scalar<T>()();
+}
+
+// Input i (a gradient), checked to have var's shape.
+const Tensor& Grad(OpKernelContext* ctx, int i, const Tensor& var) {
+  const Tensor& g = ctx->input(i);
+  WEFT_REQUIRE(g.shape() == var.shape(), "{} shape {} differs from var '{}' shape {}",
+               ctx->node().def().inputs.at(i).name, g.shape().ToString(), VarName(ctx->node(), 0),
+               var.shape().ToString());
+  return g;
+}
+
+// Distinct variables (an update reading and writing the same storage twice is a graph bug, and
+// locking one mutex twice would deadlock).
+void RequireDistinct(OpKernelContext* ctx, const std::vector<Var*>& vars) {
+  for (size_t i = 0; i < vars.size(); ++i) {
+    for (size_t j = i + 1; j < vars.size(); ++j) {
+      WEFT_REQUIRE(vars[i] != vars[j], "{} and {} are the same variable '{}'", ctx->node().def().inputs.at(i).name,
+                   ctx->node().def().inputs.at(j).name, VarName(ctx->node(), static_cast<int>(i)));
+    }
+  }
+}
+
+// var -= lr * grad
+template <typename T>
+class ApplyGradientDescentOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    T lr = Scalar<T>(ctx, 1);
+    Var* v = ctx->var(0);
+    std::lock_guard<std::mutex> lock(v->mu);
+    Tensor& var = CheckedVar<T>(ctx, v, 0, nullptr);
+    const Tensor& grad = Grad(ctx, 2, var);
+    var.flat<T>().device(ctx->eigen_device()) -= grad.flat<T>() * lr;
+    ctx->set_output(0, var.Clone(ctx->allocator()));
+  }
+};
+
+// accum = momentum * accum + grad
+// var -= lr * accum                              (use_nesterov = false)
+// var -= lr * grad + lr * momentum * accum       (use_nesterov = true)
+template <typename T>
+class ApplyMomentumOp : public OpKernel {
+ public:
+  explicit ApplyMomentumOp(const Node& node) : OpKernel(node), nesterov_(node.attr<bool>("use_nesterov")) {}
+  void Compute(OpKernelContext* ctx) override {
+    T lr = Scalar<T>(ctx, 2), momentum = Scalar<T>(ctx, 4);
+    Var *v = ctx->var(0), *a = ctx->var(1);
+    RequireDistinct(ctx, {v, a});
+    std::scoped_lock lock(v->mu, a->mu);
+    Tensor& var = CheckedVar<T>(ctx, v, 0, nullptr);
+    auto accum = CheckedVar<T>(ctx, a, 1, &var).template flat<T>();
+    auto grad = Grad(ctx, 3, var).template flat<T>();
+    const auto& d = ctx->eigen_device();
+    accum.device(d) = accum * momentum + grad;
+    if (nesterov_) {
+      var.flat<T>().device(d) -= grad * lr + accum * (momentum * lr);
+    } else {
+      var.flat<T>().device(d) -= accum * lr;
+    }
+    ctx->set_output(0, var.Clone(ctx->allocator()));
+  }
+
+ private:
+  bool nesterov_;
+};
+
+// lr_t = lr * sqrt(1 - beta2_power) / (1 - beta1_power)
+// m = m + (grad - m) * (1 - beta1)
+// v = v + (grad^2 - v) * (1 - beta2)
+// var -= lr_t * m / (sqrt(v) + epsilon)
+template <typename T>
+class ApplyAdamOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    T beta1_power = Scalar<T>(ctx, 3), beta2_power = Scalar<T>(ctx, 4), lr = Scalar<T>(ctx, 5);
+    T beta1 = Scalar<T>(ctx, 6), beta2 = Scalar<T>(ctx, 7), epsilon = Scalar<T>(ctx, 8);
+    Var *vv = ctx->var(0), *mv = ctx->var(1), *sv = ctx->var(2);
+    RequireDistinct(ctx, {vv, mv, sv});
+    std::scoped_lock lock(vv->mu, mv->mu, sv->mu);
+    Tensor& var = CheckedVar<T>(ctx, vv, 0, nullptr);
+    auto m = CheckedVar<T>(ctx, mv, 1, &var).template flat<T>();
+    auto v = CheckedVar<T>(ctx, sv, 2, &var).template flat<T>();
+    auto grad = Grad(ctx, 9, var).template flat<T>();
+    const auto& d = ctx->eigen_device();
+    T lr_t = lr * std::sqrt(T(1) - beta2_power) / (T(1) - beta1_power);
+    m.device(d) += (grad - m) * (T(1) - beta1);
+    v.device(d) += (grad.square() - v) * (T(1) - beta2);
+    var.flat<T>().device(d) -= (m * lr_t) / (v.sqrt() + epsilon);
+    ctx->set_output(0, var.Clone(ctx->allocator()));
+  }
+};
+
+}  // namespace
+
+void RegisterOptimizerKernels(KernelRegistry& r) {
+  RegisterTyped<ApplyGradientDescentOp, float, double>(r, "ApplyGradientDescent");
+  RegisterTyped<ApplyMomentumOp, float, double>(r, "ApplyMomentum");
+  RegisterTyped<ApplyAdamOp, float, double>(r, "ApplyAdam");
+}
+
+}  // namespace weft

@@ -1,0 +1,239 @@
+// MaxPool / AvgPool and their gradients over NHWC input.
+//
+// Shape key: N = batch, IH/IW = input height/width, C = channels, KH/KW = window,
+// OH/OW = output height/width. Every loop keeps the channel loop innermost: NHWC makes the C
+// values of a pixel contiguous, so those loops vectorize.
+//
+// As in TensorFlow: SAME padding never takes part in a max (padding is -inf), an average divides
+// by the number of in-bounds elements of its window, and MaxPoolGrad routes each gradient to the
+// first maximum of its window (row-major order), so ties go to one element.
+#include <algorithm>
+#include <limits>
+
+#include "ops/all_ops.h"
+#include "ops/kernel.h"
+#include "ops/kernels/cpu/nn_kernels.h"
+
+namespace weft {
+namespace {
+
+struct PoolAttrs {
+  std::vector<int64_t> ksize, strides;
+  bool same;
+  explicit PoolAttrs(const Node& node)
+      : ksize(CheckPair(node.attr<std::vector<int64_t>>("ksize"), "ksize")),
+        strides(CheckPair(node.attr<std::vector<int64_t>>("strides"), "strides")),
+        same(ParsePadding(node.attr<std::string>("padding"))) {}
+
+  Conv2DGeometry Geometry(const TensorShape& input) const {
+    WEFT_REQUIRE(input.rank() == 4, "input must be rank 4 (NHWC), got shape {}", input.ToString());
+    return MakeGeometry(input.dim(0), input.dim(1), input.dim(2), input.dim(3), ksize[0], ksize[1], strides,
+                        {1, 1}, same);
+  }
+};
+
+// The in-bounds window rows [h0, h1) and cols [w0, w1) of output pixel (oh, ow).
+struct Span {
+  int64_t h0, h1, w0, w1;
+};
+Span WindowOf(const Conv2DGeometry& g, int64_t oh, int64_t ow) {
+  const int64_t hs = oh * g.sh - g.pad_top, ws = ow * g.sw - g.pad_left;
+  return {std::max<int64_t>(hs, 0), std::min(hs + g.kh, g.ih), std::max<int64_t>(ws, 0), std::min(ws + g.kw, g.iw)};
+}
+
+void CheckGradShape(const Conv2DGeometry& g, const TensorShape& grad) {
+  const TensorShape want({g.n, g.oh, g.ow, g.c});
+  WEFT_REQUIRE(grad == want, "grad has shape {}, expected the pooled shape {}", grad.ToString(), want.ToString());
+}
+
+template <typename T>
+class MaxPoolOp : public OpKernel {
+ public:
+  explicit MaxPoolOp(const Node& node) : OpKernel(node), a_(node) {}
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& input = ctx->input(0);
+    const Conv2DGeometry g = a_.Geometry(input.shape());
+    Tensor* out = ctx->allocate_output(0, TensorShape({g.n, g.oh, g.ow, g.c}));
+    if (out->num_elements() == 0) return;
+    const T* x = input.data<T>();
+    T* y = out->data<T>();
+    ctx->intra_op_pool()->ParallelFor(g.n * g.oh, [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        const int64_t n = r / g.oh, oh = r % g.oh;
+        for (int64_t ow = 0; ow < g.ow; ++ow) {
+          const Span s = WindowOf(g, oh, ow);
+          T* yp = y + (r * g.ow + ow) * g.c;
+          std::fill(yp, yp + g.c, -std::numeric_limits<T>::infinity());
+          for (int64_t ih = s.h0; ih < s.h1; ++ih) {
+            for (int64_t iw = s.w0; iw < s.w1; ++iw) {
+              const T* xp = x + ((n * g.ih + ih) * g.iw + iw) * g.c;
+              for (int64_t c = 0; c < g.c; ++c) yp[c] = std::max(yp[c], xp[c]);
+            }
+          }
+        }
+      }
+    });
+  }
+
+ private:
+  PoolAttrs a_;
+};
+
+// Inputs: orig_input [N,IH,IW,C], orig_output [N,OH,OW,C], grad [N,OH,OW,C]. Parallel over
+// images: windows of one image overlap, windows of different images do not.
+template <typename T>
+class MaxPoolGradOp : public OpKernel {
+ public:
+  explicit MaxPoolGradOp(const Node& node) : OpKernel(node), a_(node) {}
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& input = ctx->input(0);
+    const Tensor& grad = ctx->input(2);
+    const Conv2DGeometry g = a_.Geometry(input.shape());
+    CheckGradShape(g, ctx->input(1).shape());
+    CheckGradShape(g, grad.shape());
+    Tensor* out = ctx->allocate_output(0, input.shape());
+    if (out->num_elements() == 0) return;
+    const T* x = input.data<T>();
+    const T* dy = grad.data<T>();
+    T* dx = out->data<T>();
+    const int64_t image = g.ih * g.iw * g.c;
+    ctx->intra_op_pool()->ParallelFor(g.n, [&](int64_t b, int64_t e) {
+      std::vector<T> best(g.c);
+      std::vector<int64_t> where(g.c);  // offset of the max within the image
+      for (int64_t n = b; n < e; ++n) {
+        const T* xi = x + n * image;
+        T* dxi = dx + n * image;
+        std::fill(dxi, dxi + image, T(0));
+        for (int64_t oh = 0; oh < g.oh; ++oh) {
+          for (int64_t ow = 0; ow < g.ow; ++ow) {
+            const Span s = WindowOf(g, oh, ow);
+            if (s.h0 >= s.h1 || s.w0 >= s.w1) continue;
+            const int64_t first = (s.h0 * g.iw + s.w0) * g.c;
+            for (int64_t c = 0; c < g.c; ++c) {
+              best[c] = xi[first + c];
+              where[c] = first + c;
+            }
+            for (int64_t ih = s.h0; ih < s.h1; ++ih) {
+              for (int64_t iw = s.w0; iw < s.w1; ++iw) {
+                const int64_t off = (ih * g.iw + iw) * g.c;
+                for (int64_t c = 0; c < g.c; ++c) {
+                  if (xi[off + c] > best[c]) {
+                    best[c] = xi[off + c];
+                    where[c] = off + c;
+                  }
+                }
+              }
+            }
+            const T* dyp = dy + ((n * g.oh + oh) * g.ow + ow) * g.c;
+            for (int64_t c = 0; c < g.c; ++c) dxi[where[c]] += dyp[c];
+          }
+        }
+      }
+    });
+  }
+
+ private:
+  PoolAttrs a_;
+};
+
+template <typename T>
+class AvgPoolOp : public OpKernel {
+ public:
+  explicit AvgPoolOp(const Node& node) : OpKernel(node), a_(node) {}
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& input = ctx->input(0);
+    const Conv2DGeometry g = a_.Geometry(input.shape());
+    Tensor* out = ctx->allocate_output(0, TensorShape({g.n, g.oh, g.ow, g.c}));
+    if (out->num_elements() == 0) return;
+    const T* x = input.data<T>();
+    T* y = out->data<T>();
+    ctx->intra_op_pool()->ParallelFor(g.n * g.oh, [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        const int64_t n = r / g.oh, oh = r % g.oh;
+        for (int64_t ow = 0; ow < g.ow; ++ow) {
+          const Span s = WindowOf(g, oh, ow);
+          T* yp = y + (r * g.ow + ow) * g.c;
+          std::fill(yp, yp + g.c, T(0));
+          for (int64_t ih = s.h0; ih < s.h1; ++ih) {
+            for (int64_t iw = s.w0; iw < s.w1; ++iw) {
+              const T* xp = x + ((n * g.ih + ih) * g.iw + iw) * g.c;
+              for (int64_t c = 0; c < g.c; ++c) yp[c] += xp[c];
+            }
+          }
+          const int64_t count = (s.h1 - s.h0) * (s.w1 - s.w0);
+          if (count > 0) {
+            const T inv = T(1) / static_cast<T>(count);
+            for (int64_t c = 0; c < g.c; ++c) yp[c] *= inv;
+          }
+        }
+      }
+    });
+  }
+
+ private:
+  PoolAttrs a_;
+};
+
+// Inputs: orig_input_shape (int32 [4]), grad [N,OH,OW,C]. Each window spreads its gradient
+// evenly over its in-bounds elements. Parallel over images.
+template <typename T>
+class AvgPoolGradOp : public OpKernel {
+ public:
+  explicit AvgPoolGradOp(const Node& node) : OpKernel(node), a_(node) {}
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& shape_t = ctx->input(0);
+    WEFT_REQUIRE(shape_t.rank() == 1 && shape_t.num_elements() == 4,
+                 "orig_input_shape must be a vector of 4 dims, got {}", shape_t.DebugString());
+    std::vector<int64_t> dims(4);
+    for (int i = 0; i < 4; ++i) {
+      dims[i] = shape_t.ElementAsInt64(i);
+      WEFT_REQUIRE(dims[i] >= 0, "orig_input_shape has a negative dim: {}", shape_t.ValuesString());
+    }
+    const TensorShape in_shape(dims);
+    const Tensor& grad = ctx->input(1);
+    const Conv2DGeometry g = a_.Geometry(in_shape);
+    CheckGradShape(g, grad.shape());
+    Tensor* out = ctx->allocate_output(0, in_shape);
+    if (out->num_elements() == 0) return;
+    const T* dy = grad.data<T>();
+    T* dx = out->data<T>();
+    const int64_t image = g.ih * g.iw * g.c;
+    ctx->intra_op_pool()->ParallelFor(g.n, [&](int64_t b, int64_t e) {
+      std::vector<T> share(g.c);
+      for (int64_t n = b; n < e; ++n) {
+        T* dxi = dx + n * image;
+        std::fill(dxi, dxi + image, T(0));
+        for (int64_t oh = 0; oh < g.oh; ++oh) {
+          for (int64_t ow = 0; ow < g.ow; ++ow) {
+            const Span s = WindowOf(g, oh, ow);
+            const int64_t count = (s.h1 - s.h0) * (s.w1 - s.w0);
+            if (count <= 0) continue;
+            const T inv = T(1) / static_cast<T>(count);
+            const T* dyp = dy + ((n * g.oh + oh) * g.ow + ow) * g.c;
+            for (int64_t c = 0; c < g.c; ++c) share[c] = dyp[c] * inv;
+            for (int64_t ih = s.h0; ih < s.h1; ++ih) {
+              for (int64_t iw = s.w0; iw < s.w1; ++iw) {
+                T* dxp = dxi + (ih * g.iw + iw) * g.c;
+                for (int64_t c = 0; c < g.c; ++c) dxp[c] += share[c];
+              }
+            }
+          }
+        }
+      }
+    });
+  }
+
+ private:
+  PoolAttrs a_;
+};
+
+}  // namespace
+
+void RegisterPoolKernels(KernelRegistry& r) {
+  RegisterTyped<MaxPoolOp, float, double>(r, "MaxPool");
+  RegisterTyped<MaxPoolGradOp, float, double>(r, "MaxPoolGrad");
+  RegisterTyped<AvgPoolOp, float, double>(r, "AvgPool");
+  RegisterTyped<AvgPoolGradOp, float, double>(r, "AvgPoolGrad");
+}
+
+}  // namespace weft

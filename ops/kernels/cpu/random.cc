@@ -1,0 +1,211 @@
+// CPU kernels of the random ops (ops/random.cc).
+//
+// Generator: Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", the
+// generator TF uses), keyed on the op's (seed, seed2). Element i of the k-th value the kernel
+// produces reads the counter block (k + i, draw); so every element is computed independently
+// (ParallelFor over elements gives the same values at any thread count) and a run only has to
+// reserve a range of k under the mutex. A fresh kernel (a fresh Session) starts at k = 0, hence
+// the same sequence; each run continues where the previous one stopped.
+#include <array>
+#include <cmath>
+#include <mutex>
+#include <random>
+
+#include "ops/all_ops.h"
+#include "ops/kernel.h"
+
+namespace weft {
+
+namespace {
+
+class Philox {
+ public:
+  using Block = std::array<uint32_t, 4>;
+
+  explicit Philox(uint64_t key) : key_{static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32)} {}
+
+  // Four 32-bit random words for (index, draw); `stream` separates independent uses of one key.
+  Block operator()(uint64_t index, uint32_t draw, uint32_t stream = 0) const {
+    Block c = {static_cast<uint32_t>(index), static_cast<uint32_t>(index >> 32), draw, stream};
+    std::array<uint32_t, 2> k = key_;
+    for (int round = 0; round < 10; ++round) {
+      uint64_t p0 = uint64_t{kMul0} * c[0], p1 = uint64_t{kMul1} * c[2];
+      c = {static_cast<uint32_t>(p1 >> 32) ^ c[1] ^ k[0], static_cast<uint32_t>(p1),
+           static_cast<uint32_t>(p0 >> 32) ^ c[3] ^ k[1], static_cast<uint32_t>(p0)};
+      k[0] += kWeyl0;
+      k[1] += kWeyl1;
+    }
+    return c;
+  }
+
+ private:
+  static constexpr uint32_t kMul0 = 0xD2511F53, kMul1 = 0xCD9E8D57;
+  static constexpr uint32_t kWeyl0 = 0x9E3779B9, kWeyl1 = 0xBB67AE85;
+  std::array<uint32_t, 2> key_;
+};
+
+uint64_t SplitMix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// Uniform in [0, 1) with all the mantissa bits of T.
+template <typename T> T Uniform01(const Philox::Block& b, int word);
+template <> float Uniform01<float>(const Philox::Block& b, int word) { return (b[word] >> 8) * 0x1p-24f; }
+template <> double Uniform01<double>(const Philox::Block& b, int word) {
+  uint64_t bits = (uint64_t{b[word]} << 32) | b[word + 1];
+  return (bits >> 11) * 0x1p-53;
+}
+
+// One standard normal per block (Box-Muller on two uniforms; 1 - u keeps log's argument > 0).
+template <typename T> T StandardNormal(const Philox::Block& b) {
+  constexpr int kStep = sizeof(T) == 4 ? 1 : 2;  // a double uniform takes two words
+  T u1 = T(1) - Uniform01<T>(b, 0), u2 = Uniform01<T>(b, kStep);
+  return std::sqrt(T(-2) * std::log(u1)) * std::cos(T(2 * M_PI) * u2);
+}
+
+// The generator of one kernel: the key and the next unused element index, under a mutex.
+class RandomState {
+ public:
+  explicit RandomState(const Node& node) {
+    uint64_t seed = static_cast<uint64_t>(node.attr<int64_t>("seed"));
+    uint64_t seed2 = static_cast<uint64_t>(node.attr<int64_t>("seed2"));
+    if (seed == 0 && seed2 == 0) {  // unseeded (e.g. built without the ops:: builder): nondeterministic
+      std::random_device rd;
+      seed = (uint64_t{rd()} << 32) | rd();
+      seed2 = (uint64_t{rd()} << 32) | rd();
+    }
+    key_ = SplitMix64(seed ^ SplitMix64(seed2));
+  }
+  Philox philox() const { return Philox(key_); }
+  // Reserves n element indices for one run; returns the first.
+  uint64_t Reserve(int64_t n) {
+    std::lock_guard<std::mutex> lock(mu_);
+    uint64_t first = next_;
+    next_ += static_cast<uint64_t>(n);
+    return first;
+  }
+
+ private:
+  uint64_t key_ = 0;
+  std::mutex mu_;
+  uint64_t next_ = 0;
+};
+
+// Fills out[i] = f(philox, base + i) for every element, in parallel.
+template <typename T, typename F>
+void Generate(OpKernelContext* ctx, RandomState& state, Tensor* out, F f) {
+  int64_t n = out->num_elements();
+  if (n == 0) return;
+  uint64_t base = state.Reserve(n);
+  Philox philox = state.philox();
+  T* p = out->data<T>();
+  auto fill = [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) p[i] = f(philox, base + static_cast<uint64_t>(i));
+  };
+  if (ctx->intra_op_pool() != nullptr && n >= 4096) {
+    ctx->intra_op_pool()->ParallelFor(n, fill);
+  } else {
+    fill(0, n);
+  }
+}
+
+template <typename T>
+class RandomUniformOp : public OpKernel {
+ public:
+  explicit RandomUniformOp(const Node& node)
+      : OpKernel(node), state_(node), shape_(node.attr<TensorShape>("shape")),
+        lo_(node.attr<double>("minval")), hi_(node.attr<double>("maxval")) {}
+  void Compute(OpKernelContext* ctx) override {
+    Tensor* out = ctx->allocate_output(0, shape_);
+    T lo = static_cast<T>(lo_), range = static_cast<T>(hi_ - lo_);
+    Generate<T>(ctx, state_, out, [&](const Philox& g, uint64_t i) {
+      T v = lo + range * Uniform01<T>(g(i, 0), 0);
+      return v < static_cast<T>(hi_) || range == T(0) ? v : lo;  // rounding can reach maxval
+    });
+  }
+
+ private:
+  RandomState state_;
+  TensorShape shape_;
+  double lo_, hi_;
+};
+
+template <typename T>
+class RandomNormalOp : public OpKernel {
+ public:
+  explicit RandomNormalOp(const Node& node)
+      : OpKernel(node), state_(node), shape_(node.attr<TensorShape>("shape")),
+        mean_(node.attr<double>("mean")), stddev_(node.attr<double>("stddev")) {}
+  void Compute(OpKernelContext* ctx) override {
+    Tensor* out = ctx->allocate_output(0, shape_);
+    T mean = static_cast<T>(mean_), stddev = static_cast<T>(stddev_);
+    Generate<T>(ctx, state_, out,
+                [&](const Philox& g, uint64_t i) { return mean + stddev * StandardNormal<T>(g(i, 0)); });
+  }
+
+ private:
+  RandomState state_;
+  TensorShape shape_;
+  double mean_, stddev_;
+};
+
+template <typename T>
+class TruncatedNormalOp : public OpKernel {
+ public:
+  explicit TruncatedNormalOp(const Node& node)
+      : OpKernel(node), state_(node), shape_(node.attr<TensorShape>("shape")),
+        mean_(node.attr<double>("mean")), stddev_(node.attr<double>("stddev")) {}
+  void Compute(OpKernelContext* ctx) override {
+    Tensor* out = ctx->allocate_output(0, shape_);
+    T mean = static_cast<T>(mean_), stddev = static_cast<T>(stddev_);
+    Generate<T>(ctx, state_, out, [&](const Philox& g, uint64_t i) {
+      // Rejection: each element redraws from its own counter sequence (draw = 0, 1, ...); a draw
+      // is rejected with probability 0.0455, so more than a few draws almost never happen.
+      T z = StandardNormal<T>(g(i, 0));
+      for (uint32_t draw = 1; std::abs(z) > T(2); ++draw) z = StandardNormal<T>(g(i, draw));
+      return mean + stddev * z;
+    });
+  }
+
+ private:
+  RandomState state_;
+  TensorShape shape_;
+  double mean_, stddev_;
+};
+
+// output = x * mask, mask = (u >= rate) / (1 - rate) with u uniform in [0, 1).
+template <typename T>
+class DropoutOp : public OpKernel {
+ public:
+  explicit DropoutOp(const Node& node) : OpKernel(node), state_(node), rate_(node.attr<double>("rate")) {
+    WEFT_REQUIRE(rate_ >= 0.0 && rate_ < 1.0, "rate must be in [0, 1), got {}", rate_);
+  }
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    // Copies of the outputs (they share the buffers): allocating one output may move the other.
+    Tensor y = *ctx->allocate_output(0, x.shape());
+    Tensor mask = *ctx->allocate_output(1, x.shape());
+    T rate = static_cast<T>(rate_), scale = static_cast<T>(1.0 / (1.0 - rate_));
+    Generate<T>(ctx, state_, &mask,
+                [&](const Philox& g, uint64_t i) { return Uniform01<T>(g(i, 0), 0) >= rate ? scale : T(0); });
+    y.flat<T>().device(ctx->eigen_device()) = x.flat<T>() * mask.flat<T>();
+  }
+
+ private:
+  RandomState state_;
+  double rate_;
+};
+
+}  // namespace
+
+void RegisterRandomKernels(KernelRegistry& r) {
+  RegisterTyped<RandomUniformOp, float, double>(r, "RandomUniform", "dtype");
+  RegisterTyped<RandomNormalOp, float, double>(r, "RandomNormal", "dtype");
+  RegisterTyped<TruncatedNormalOp, float, double>(r, "TruncatedNormal", "dtype");
+  RegisterTyped<DropoutOp, float, double>(r, "Dropout");
+}
+
+}  // namespace weft

@@ -1,0 +1,37 @@
+// Builder functions for the neural-network ops (NHWC layouts; declared in ops/nn.cc).
+#pragma once
+
+#include "graph/scope.h"
+
+namespace weft::ops {
+
+Output BiasAdd(const Scope& s, Output x, Output bias);
+Output Relu(const Scope& s, Output x);
+Output Relu6(const Scope& s, Output x);
+Output LeakyRelu(const Scope& s, Output x, double alpha = 0.2);
+Output Elu(const Scope& s, Output x);
+Output Sigmoid(const Scope& s, Output x);
+Output Tanh(const Scope& s, Output x);
+Output Softplus(const Scope& s, Output x);
+Output Softmax(const Scope& s, Output logits);     // over the last axis
+Output LogSoftmax(const Scope& s, Output logits);  // over the last axis
+// Returns {loss [batch], backprop [batch, classes]}.
+std::vector<Output> SoftmaxCrossEntropyWithLogits(const Scope& s, Output logits, Output labels);
+std::vector<Output> SparseSoftmaxCrossEntropyWithLogits(const Scope& s, Output logits, Output labels);
+
+// input NHWC, filter HWIO; padding "SAME" or "VALID"; strides and dilations for (H, W).
+Output Conv2D(const Scope& s, Output input, Output filter, std::vector<int64_t> strides = {1, 1},
+              std::string padding = "VALID", std::vector<int64_t> dilations = {1, 1});
+// filter H x W x C x multiplier; output channels C * multiplier.
+Output DepthwiseConv2D(const Scope& s, Output input, Output filter, std::vector<int64_t> strides = {1, 1},
+                       std::string padding = "VALID", std::vector<int64_t> dilations = {1, 1});
+Output MaxPool(const Scope& s, Output input, std::vector<int64_t> ksize, std::vector<int64_t> strides,
+               std::string padding = "VALID");
+Output AvgPool(const Scope& s, Output input, std::vector<int64_t> ksize, std::vector<int64_t> strides,
+               std::string padding = "VALID");
+// Normalizes over N, H, W per channel (last axis). Returns {y, batch_mean, batch_variance} in
+// training mode, {y, mean, variance} (the inputs) in inference mode.
+std::vector<Output> FusedBatchNorm(const Scope& s, Output x, Output scale, Output offset, Output mean,
+                                   Output variance, double epsilon = 1e-3, bool is_training = true);
+
+}  // namespace weft::ops

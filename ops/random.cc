@@ -1,0 +1,143 @@
+// Random ops. Every random op carries two seeds (TF's scheme):
+//   - op seed 0 and graph seed set:  seed = graph seed, seed2 = Graph::NextOpSeed()
+//   - op seed set:                   seed = graph seed (or kDefaultGraphSeed), seed2 = op seed
+//   - both 0:                        a random (seed, seed2) drawn when the node is built
+// so a seeded graph builds the same ops with the same seeds, and a fresh Session of it produces
+// the same values. The kernels (ops/kernels/cpu/random.cc) use a counter-based generator keyed on
+// (seed, seed2): successive runs of one kernel continue the stream, in parallel and reproducibly.
+//
+// Dropout is one op with two outputs, the result and the scaled keep mask
+// (1 / (1 - rate) where kept, 0 where dropped); its gradient reuses that mask, so the backward
+// pass sees exactly the mask of the forward pass of the same step.
+#include "ops/random.h"
+
+#include <random>
+
+#include "ops/all_ops.h"
+#include "ops/math.h"
+
+namespace weft {
+
+namespace {
+
+constexpr int64_t kDefaultGraphSeed = 87654321;  // TF's DEFAULT_GRAPH_SEED
+
+void RandomShape(InferenceContext& c) {
+  TensorShape shape = c.attr<TensorShape>("shape");
+  WEFT_REQUIRE(shape.IsFullyDefined(), "attr shape must be fully defined, got {}", shape.ToString());
+  c.set_output(0, shape);
+}
+
+void RandomUniformShape(InferenceContext& c) {
+  double lo = c.attr<double>("minval"), hi = c.attr<double>("maxval");
+  WEFT_REQUIRE(lo <= hi, "minval must be <= maxval, got minval={} maxval={}", lo, hi);
+  RandomShape(c);
+}
+
+void RandomNormalShape(InferenceContext& c) {
+  double stddev = c.attr<double>("stddev");
+  WEFT_REQUIRE(stddev >= 0, "stddev must be >= 0, got {}", stddev);
+  RandomShape(c);
+}
+
+void DropoutShape(InferenceContext& c) {
+  double rate = c.attr<double>("rate");
+  WEFT_REQUIRE(rate >= 0.0 && rate < 1.0, "rate must be in [0, 1), got {}", rate);
+  c.set_output(0, c.input(0));
+  c.set_output(1, c.input(0));
+}
+
+// y = x * mask  (mask = keep / (1 - rate)):  dx = dy * mask
+std::vector<Output> DropoutGrad(const Scope& s, const Node& op, const std::vector<Output>& dy) {
+  Output mask(const_cast<Node*>(&op), 1);
+  return {ops::Mul(s, dy[0], mask)};
+}
+
+const std::vector<DType> kRandomTypes = {DType::kFloat32, DType::kFloat64};
+
+}  // namespace
+
+void RegisterRandomOps(OpRegistry& r) {
+  r.Register("RandomUniform").Output("output", "dtype")
+      .TypeAttr("dtype", kRandomTypes, DType::kFloat32)
+      .Attr("shape", AttrType::kShape)
+      .Attr("minval", AttrValue(0.0)).Attr("maxval", AttrValue(1.0))
+      .Attr("seed", 0).Attr("seed2", 0)
+      .Shape(RandomUniformShape).NoGradient().Stateful()
+      .Doc("Uniform values in [minval, maxval) of the given shape.");
+  r.Register("RandomNormal").Output("output", "dtype")
+      .TypeAttr("dtype", kRandomTypes, DType::kFloat32)
+      .Attr("shape", AttrType::kShape)
+      .Attr("mean", AttrValue(0.0)).Attr("stddev", AttrValue(1.0))
+      .Attr("seed", 0).Attr("seed2", 0)
+      .Shape(RandomNormalShape).NoGradient().Stateful()
+      .Doc("Normal values with the given mean and standard deviation.");
+  r.Register("TruncatedNormal").Output("output", "dtype")
+      .TypeAttr("dtype", kRandomTypes, DType::kFloat32)
+      .Attr("shape", AttrType::kShape)
+      .Attr("mean", AttrValue(0.0)).Attr("stddev", AttrValue(1.0))
+      .Attr("seed", 0).Attr("seed2", 0)
+      .Shape(RandomNormalShape).NoGradient().Stateful()
+      .Doc("Normal values redrawn while more than 2 standard deviations from the mean.");
+  r.Register("Dropout").Input("x", "T").Output("output", "T").Output("mask", "T")
+      .TypeAttr("T", kRandomTypes)
+      .Attr("rate", AttrType::kFloat)
+      .Attr("seed", 0).Attr("seed2", 0)
+      .Shape(DropoutShape).Grad(DropoutGrad).Stateful()
+      .Doc("Zeroes each element with probability rate and scales the rest by 1 / (1 - rate); "
+           "output 1 is the scaled keep mask (output = x * mask).");
+}
+
+namespace ops {
+
+namespace {
+
+// The (seed, seed2) attrs of a new random op; see the top of this file.
+AttrMap Seeds(const Scope& s, int64_t op_seed) {
+  int64_t graph_seed = s.graph()->seed();
+  int64_t seed = 0, seed2 = 0;
+  if (op_seed != 0) {
+    seed = graph_seed != 0 ? graph_seed : kDefaultGraphSeed;
+    seed2 = op_seed;
+  } else if (graph_seed != 0) {
+    seed = graph_seed;
+    seed2 = s.graph()->NextOpSeed();
+  } else {
+    std::random_device rd;
+    auto draw = [&] { return static_cast<int64_t>((uint64_t{rd()} << 31) ^ rd()) & 0x7fffffffffffffff; };
+    while (seed == 0) seed = draw();
+    seed2 = draw();
+  }
+  return {{"seed", seed}, {"seed2", seed2}};
+}
+
+Output RandomOp(const Scope& s, std::string_view op, TensorShape shape, DType dtype, const char* a, double va,
+                const char* b, double vb, int64_t seed) {
+  AttrMap attrs = Seeds(s, seed);
+  attrs["shape"] = std::move(shape);
+  attrs["dtype"] = dtype;
+  attrs[a] = va;
+  attrs[b] = vb;
+  return s.Op(op, {}, std::move(attrs));
+}
+
+}  // namespace
+
+Output RandomUniform(const Scope& s, TensorShape shape, DType dtype, double minval, double maxval, int64_t seed) {
+  return RandomOp(s, "RandomUniform", std::move(shape), dtype, "minval", minval, "maxval", maxval, seed);
+}
+Output RandomNormal(const Scope& s, TensorShape shape, DType dtype, double mean, double stddev, int64_t seed) {
+  return RandomOp(s, "RandomNormal", std::move(shape), dtype, "mean", mean, "stddev", stddev, seed);
+}
+Output TruncatedNormal(const Scope& s, TensorShape shape, DType dtype, double mean, double stddev, int64_t seed) {
+  return RandomOp(s, "TruncatedNormal", std::move(shape), dtype, "mean", mean, "stddev", stddev, seed);
+}
+Output Dropout(const Scope& s, Output x, double rate, int64_t seed) {
+  AttrMap attrs = Seeds(s, seed);
+  attrs["rate"] = rate;
+  return s.Op("Dropout", {x}, std::move(attrs));
+}
+
+}  // namespace ops
+
+}  // namespace weft

@@ -1,0 +1,52 @@
+// The one op-test harness: run an op on the CPU, compare with a naive reference, check its
+// gradient by finite differences in float64, and check that bad input gives a clear error.
+//
+//   Tensor a = T<float>({1, 2, 3, 4}, {2, 2});
+//   auto out = RunOp("MatMul", {a, a}, {{"transpose_b", true}});
+//   ExpectNear(out[0], T<float>({5, 11, 11, 25}, {2, 2}));
+//   CheckGradient("MatMul", {Rand({2, 3}), Rand({3, 4})});          // float64, all inputs
+//   ExpectOpError("MatMul", {Rand({2, 3}), Rand({2, 3})}, {}, Code::kInvalidArgument, "[2,3]");
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "graph/session.h"
+
+namespace weft::test {
+
+// A tensor of dtype T from values (converted) and a shape (default: a vector).
+template <typename T>
+Tensor T_(const std::vector<double>& values, TensorShape shape);
+template <typename T>
+Tensor T(const std::vector<double>& values, std::vector<int64_t> dims = {-2}) {
+  if (dims.size() == 1 && dims[0] == -2) dims = {static_cast<int64_t>(values.size())};
+  return T_<T>(values, TensorShape(dims));
+}
+// Uniform random float64 values in [lo, hi) from a fixed seed (deterministic across runs).
+Tensor Rand(std::vector<int64_t> dims, double lo = -1.0, double hi = 1.0, uint64_t seed = 1,
+            DType dtype = DType::kFloat64);
+
+// Builds a graph with one Placeholder per input (fed with `inputs`), adds `op` with `attrs`, and
+// fetches every output. Throws weft::Error as the Session does (from building or running).
+// `num_list_inputs` is not needed: list args take the inputs left after the fixed ones.
+std::vector<Tensor> RunOp(std::string_view op, const std::vector<Tensor>& inputs, const AttrMap& attrs = {});
+
+// Compares dtype, shape and values (|got - want| <= atol + rtol * |want|); NaNs must match.
+void ExpectNear(const Tensor& got, const Tensor& want, double atol = 1e-5, double rtol = 1e-5);
+void ExpectEqual(const Tensor& got, const Tensor& want);  // exact, any dtype
+
+// Finite-difference gradient check of `op` in float64: for each input index in `wrt` (default:
+// every floating input), compares the symbolic gradient of sum(w_k * y_k) over all float outputs
+// (random fixed weights w) with central differences (step `delta`). Inputs must be float64 where
+// checked. Reports the op, input, element and both values on a mismatch.
+void CheckGradient(std::string_view op, const std::vector<Tensor>& inputs, const AttrMap& attrs = {},
+                   std::vector<int> wrt = {}, double tol = 1e-6, double delta = 1e-6);
+
+// Expects RunOp to throw an Error with `code` whose message contains `substr`.
+void ExpectOpError(std::string_view op, const std::vector<Tensor>& inputs, const AttrMap& attrs, Code code,
+                   std::string_view substr);
+
+}  // namespace weft::test
