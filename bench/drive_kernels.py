@@ -69,6 +69,10 @@ def main():
     peers = os.path.join(HERE, "peers_kernels.py")
 
     torch_env = dict(os.environ)
+    # OpenMP's default barrier spins; on this shared 2-core host, when another process holds one
+    # core, a spinning barrier waits out whole scheduler slices (torch at 2 threads measured 2-20
+    # GFLOP/s instead of ~130). PASSIVE parks waiting threads, as Eigen's pool (weft, TF) does.
+    torch_env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     if args.openblas:
         torch_env["LD_LIBRARY_PATH"] = args.openblas + os.pathsep + torch_env.get("LD_LIBRARY_PATH", "")
     servers = {"weft": Server("weft", [args.weft] + common),

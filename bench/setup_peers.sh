@@ -12,11 +12,13 @@ mkdir -p "$cache"
 
 if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
   echo "[setup] apt-get install python3-torch" >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-torch >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-torch >&2 \
+    || { apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-torch >&2; }
 fi
 
 if ! ls "$cache"/openblas/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3 >/dev/null 2>&1; then
   echo "[setup] unpacking libopenblas0-openmp into $cache/openblas" >&2
+  # apt-get download writes to the current folder (as root it warns that _apt cannot access it).
   (cd "$cache" && rm -f libopenblas0-openmp_*.deb && apt-get download -q libopenblas0-openmp >&2 \
      && dpkg -x libopenblas0-openmp_*.deb openblas)
 fi

@@ -8,7 +8,7 @@
 // Thread-safe. The destructor waits for scheduled work to finish.
 #pragma once
 
-#define EIGEN_USE_THREADS
+// EIGEN_USE_THREADS is defined for the whole build (meson.build), so every TU sees the same Eigen.
 #include <unsupported/Eigen/CXX11/Tensor>
 
 #include <functional>
@@ -26,6 +26,7 @@ class ThreadPool {
 
   int num_threads() const { return num_threads_; }
   const std::string& name() const { return name_; }
+  // Runs fn on a pool thread (or, when the pool's queue is contended or full, inline).
   void Schedule(std::function<void()> fn);
   // Splits [0, n) into about one block per thread and runs fn(begin, end) on each; the calling
   // thread takes part. Runs inline when n is small or the pool has one thread.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <queue>
 #include <set>
 
 namespace weft {
@@ -334,23 +335,27 @@ std::unique_ptr<Graph> Graph::Clone() const {
 }
 
 std::vector<Node*> TopologicalOrder(const std::vector<Node*>& nodes) {
+  // Kahn's algorithm taking the smallest ready id first, so the order is deterministic and equals
+  // id order whenever that is already topological (always, unless edges were added afterwards).
   std::set<const Node*> in_set(nodes.begin(), nodes.end());
   std::map<const Node*, int> pending;
-  std::vector<Node*> ready, order;
+  auto later = [](const Node* a, const Node* b) { return a->id() > b->id(); };
+  std::priority_queue<Node*, std::vector<Node*>, decltype(later)> ready(later);
+  std::vector<Node*> order;
   for (Node* n : nodes) {
     int count = 0;
     for (const Output& o : n->inputs()) count += in_set.count(o.node);
     for (Node* c : n->control_inputs()) count += in_set.count(c);
     pending[n] = count;
-    if (count == 0) ready.push_back(n);
+    if (count == 0) ready.push(n);
   }
   while (!ready.empty()) {
-    Node* n = ready.back();
-    ready.pop_back();
+    Node* n = ready.top();
+    ready.pop();
     order.push_back(n);
     for (const auto& [dst, idx] : n->out_edges()) {
       if (!in_set.count(dst)) continue;
-      if (--pending[dst] == 0) ready.push_back(dst);
+      if (--pending[dst] == 0) ready.push(dst);
     }
   }
   if (order.size() != nodes.size()) {

@@ -125,6 +125,8 @@ std::optional<std::vector<Tensor>> Evaluate(const Node* n, ThreadPool* pool) {
   DeviceContext device;
   device.intra_op = pool;
   try {
+    // Async kernels wait on something outside the graph (a peer, a timer): never run them here.
+    if (KernelRegistry::Global().Create(*n, "CPU")->is_async()) return std::nullopt;
     auto exec = Executor::Create(std::move(g), device, pool);
     CallFrame frame;
     frame.rets.resize(n->num_outputs());

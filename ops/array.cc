@@ -183,12 +183,16 @@ void GatherShape(InferenceContext& c) {
 void PadShape(InferenceContext& c) {
   const auto pad = c.attr<std::vector<int64_t>>("paddings");
   WEFT_REQUIRE(pad.size() % 2 == 0, "Pad: paddings {} must hold (before, after) pairs", Ints(pad));
-  const TensorShape in = c.WithRank(c.input(0), static_cast<int>(pad.size() / 2), "Pad: x (one pair of paddings per dim)");
+  const TensorShape in =
+      c.WithRank(c.input(0), static_cast<int>(pad.size() / 2), "Pad: x (one pair of paddings per dim)");
   std::vector<int64_t> dims;
   for (int k = 0; k < in.rank(); ++k) {
-    WEFT_REQUIRE(pad[2 * k] >= 0 && pad[2 * k + 1] >= 0, "Pad: paddings {} must be non-negative", Ints(pad));
+    WEFT_REQUIRE(pad[2 * k] >= 0 && pad[2 * k + 1] >= 0 && pad[2 * k] <= TensorShape::kMaxElements &&
+                     pad[2 * k + 1] <= TensorShape::kMaxElements,
+                 "Pad: paddings {} must be non-negative (and not huge)", Ints(pad));
     dims.push_back(in.dim(k) < 0 ? -1 : in.dim(k) + pad[2 * k] + pad[2 * k + 1]);
   }
+  if (TensorShape(dims).IsFullyDefined()) TensorShape(dims).num_elements();  // rejects overflowing results now
   c.set_output(0, TensorShape(dims));
 }
 
@@ -198,8 +202,11 @@ void TileShape(InferenceContext& c) {
   std::vector<int64_t> dims;
   for (int k = 0; k < in.rank(); ++k) {
     WEFT_REQUIRE(m[k] >= 0, "Tile: negative multiple in {}", Ints(m));
+    WEFT_REQUIRE(in.dim(k) <= 0 || m[k] <= TensorShape::kMaxElements / in.dim(k),
+                 "Tile: shape {} tiled by {} is too large", in.ToString(), Ints(m));
     dims.push_back(m[k] == 0 ? 0 : (in.dim(k) < 0 ? -1 : in.dim(k) * m[k]));
   }
+  if (TensorShape(dims).IsFullyDefined()) TensorShape(dims).num_elements();  // rejects overflowing results now
   c.set_output(0, TensorShape(dims));
 }
 
@@ -263,17 +270,18 @@ std::vector<Output> TransposeGrad(const Scope& s, const Node& op, const std::vec
   return {ops::Transpose(s, dy[0], inv)};
 }
 
-// y = concat(x_0..x_n-1, axis):  dx_i = the slice of dy where x_i went
+// y = concat(x_0..x_n-1, axis):  dx_i = the slice of dy where x_i went (found from the run-time
+// shapes, so the forward inputs themselves need not stay alive)
 std::vector<Output> ConcatGrad(const Scope& s, const Node& op, const std::vector<Output>& dy) {
   std::vector<Output> inputs = {dy[0]};
-  for (const Output& x : op.inputs()) inputs.push_back(x);
+  for (const Output& x : op.inputs()) inputs.push_back(ShapeOf(s, x));
   Node* n = s.AddNode("ConcatGrad", inputs, {{"axis", op.attr<int64_t>("axis")}});
   std::vector<Output> dx;
   for (int i = 0; i < n->num_outputs(); ++i) dx.emplace_back(n, i);
   return dx;
 }
 
-// ConcatGrad(dy, values) splits dy:  d(dy) = concat(d outputs), values get none
+// ConcatGrad(dy, shapes) splits dy:  d(dy) = concat(d outputs), shapes get none
 std::vector<Output> ConcatGradGrad(const Scope& s, const Node& op, const std::vector<Output>& dy) {
   std::vector<Output> dx(op.num_inputs());
   dx[0] = ops::Concat(s, dy, op.attr<int64_t>("axis"));
@@ -394,7 +402,8 @@ void RegisterArrayOps(OpRegistry& r) {
   r.Register("Transpose").Input("x", "T").Output("y", "T").TypeAttr("T", kAnyType).Attr("perm", AttrType::kIntList)
       .Shape(TransposeShape).Grad(TransposeGrad)
       .Doc("Permutes the dims: output dim k is input dim perm[k].");
-  r.Register("ExpandDims").Input("input", "T").Output("output", "T").TypeAttr("T", kAnyType).Attr("axis", AttrType::kInt)
+  r.Register("ExpandDims").Input("input", "T").Output("output", "T").TypeAttr("T", kAnyType)
+      .Attr("axis", AttrType::kInt)
       .Shape(ExpandDimsShape).Grad(ReshapeGrad).Cheap()
       .Doc("Inserts a dim of size 1 at `axis` (in [-rank-1, rank]); shares the buffer.");
   r.Register("Squeeze").Input("input", "T").Output("output", "T").TypeAttr("T", kAnyType)
@@ -403,11 +412,13 @@ void RegisterArrayOps(OpRegistry& r) {
   r.Register("Concat").InputList("values", "T", "N").Output("output", "T").TypeAttr("T", kAnyType)
       .Attr("axis", AttrType::kInt).Shape(ConcatShape).Grad(ConcatGrad)
       .Doc("Joins the inputs along `axis`; all other dims must match.");
-  r.Register("ConcatGrad").Input("dy", "T").InputList("values", "T", "N").OutputList("output", "T", "N")
+  r.Register("ConcatGrad").Input("dy", "T").InputList("shapes", "int64", "N").OutputList("output", "T", "N")
       .TypeAttr("T", kAnyType).Attr("axis", AttrType::kInt)
-      .Shape([](InferenceContext& c) { for (int i = 0; i + 1 < c.num_inputs(); ++i) c.set_output(i, c.input(i + 1)); })
+      .Shape([](InferenceContext& c) {
+        for (int i = 0; i + 1 < c.num_inputs(); ++i) c.set_output(i, c.InputAsShape(i + 1));
+      })
       .Grad(ConcatGradGrad)
-      .Doc("Concat's gradient: splits dy along `axis` into pieces shaped like `values` (only their shapes are read).");
+      .Doc("Concat's gradient: splits dy along `axis` into pieces of the given shapes (the forward inputs').");
   r.Register("Split").Input("value", "T").OutputList("output", "T", "num_split").TypeAttr("T", kAnyType)
       .Attr("axis", AttrType::kInt).Shape(SplitShape).Grad(SplitGrad)
       .Doc("Splits the input along `axis` into `num_split` equal parts.");
@@ -450,7 +461,8 @@ void RegisterArrayOps(OpRegistry& r) {
       .NoGradient().Doc("Zeros with the shape and dtype of x.");
   r.Register("OnesLike").Input("x", "T").Output("y", "T").TypeAttr("T", kAllTypes).Shape(UnchangedShape)
       .NoGradient().Doc("Ones with the shape and dtype of x.");
-  r.Register("OneHot").Input("indices", "TI").Output("output", "dtype").TypeAttr("TI", {DType::kUInt8, DType::kInt32, DType::kInt64})
+  r.Register("OneHot").Input("indices", "TI").Output("output", "dtype")
+      .TypeAttr("TI", {DType::kUInt8, DType::kInt32, DType::kInt64})
       .TypeAttr("dtype", kAllTypes, DType::kFloat32).Attr("depth", AttrType::kInt).Attr("on_value", AttrValue(1.0))
       .Attr("off_value", AttrValue(0.0)).Attr("axis", -1).Shape(OneHotShape).NoGradient()
       .Doc("on_value where the new `axis` dim (of size depth) equals the index, off_value elsewhere "

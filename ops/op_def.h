@@ -77,8 +77,11 @@ class OpDefBuilder {
   OpDefBuilder& Attr(std::string name, AttrType type);            // required
   OpDefBuilder& Attr(std::string name, AttrValue default_value);  // optional with default
   OpDefBuilder& Attr(std::string name, const char* default_value) { return Attr(std::move(name), AttrValue(std::string(default_value))); }
+  OpDefBuilder& Attr(std::string name, bool default_value) { return Attr(std::move(name), AttrValue(default_value)); }
   OpDefBuilder& Attr(std::string name, int default_value) { return Attr(std::move(name), AttrValue(int64_t{default_value})); }
+  OpDefBuilder& Attr(std::string name, int64_t default_value) { return Attr(std::move(name), AttrValue(default_value)); }
   OpDefBuilder& Attr(std::string name, float default_value) { return Attr(std::move(name), AttrValue(double{default_value})); }
+  OpDefBuilder& Attr(std::string name, double default_value) { return Attr(std::move(name), AttrValue(default_value)); }
   OpDefBuilder& Shape(ShapeFn fn);
   OpDefBuilder& Grad(GradFn fn);
   OpDefBuilder& NoGradient();

@@ -47,7 +47,7 @@ void RegisterOptimizerOps(OpRegistry& r) {
       .RefInput("var", "T").RefInput("accum", "T").Input("lr", "T").Input("grad", "T").Input("momentum", "T")
       .Output("out", "T")
       .TypeAttr("T", kOptimizerTypes)
-      .Attr("use_nesterov", AttrValue(false))  // AttrValue: a bare `false` would pick the int overload
+      .Attr("use_nesterov", false)
       .Shape(MomentumShape).Stateful()
       .Doc("accum = momentum * accum + grad; var -= lr * accum, or with use_nesterov "
            "var -= lr * (grad + momentum * accum); in place, outputs the updated var.");

@@ -20,7 +20,19 @@
 
 using namespace weft;
 
+// Every weft call reports problems by throwing weft::Error (code + a message naming the node).
+static int Run();
+
 int main() {
+  try {
+    return Run();
+  } catch (const Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+}
+
+static int Run() {
   // Training data, generated here with a fixed seed: x uniform in [-1, 1], y = 2x - 1 + noise.
   const int64_t n = 256;
   std::mt19937 gen(42);

@@ -25,7 +25,7 @@ using namespace weft;
 
 namespace {
 
-// Two interleaved spirals (classes 0 and 1), 1.25 turns each, with a little noise.
+// Two interleaved spirals (classes 0 and 1), 1.75 turns each, with a little noise.
 void MakeSpirals(int64_t n, Tensor* points, Tensor* labels) {
   std::mt19937 gen(1);
   std::normal_distribution<float> noise(0.0f, 0.03f);
@@ -34,7 +34,7 @@ void MakeSpirals(int64_t n, Tensor* points, Tensor* labels) {
   for (int64_t i = 0; i < n; ++i) {
     int c = static_cast<int>(i % 2);
     float t = 0.1f + 0.9f * static_cast<float>(i / 2) / static_cast<float>(n / 2);  // radius
-    float angle = 2.5f * static_cast<float>(M_PI) * t + static_cast<float>(M_PI) * c;
+    float angle = 3.5f * static_cast<float>(M_PI) * t + static_cast<float>(M_PI) * c;
     xy.push_back(t * std::cos(angle) + noise(gen));
     xy.push_back(t * std::sin(angle) + noise(gen));
     cls.push_back(c);
@@ -67,7 +67,19 @@ Output Dense(const Scope& scope, Output x, int64_t in, int64_t out, Params* p, b
 
 }  // namespace
 
+// Every weft call reports problems by throwing weft::Error (code + a message naming the node).
+static int Run();
+
 int main() {
+  try {
+    return Run();
+  } catch (const Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+}
+
+static int Run() {
   Tensor points, labels;
   MakeSpirals(400, &points, &labels);
 
@@ -107,8 +119,8 @@ int main() {
   Session sess(&g);
   sess.Run({}, {}, {init});
   const std::vector<std::pair<Output, Tensor>> feeds = {{x, points}, {y, labels}};
-  for (int step = 0; step <= 2000; ++step) {
-    if (step % 200 == 0) {
+  for (int step = 0; step <= 1000; ++step) {
+    if (step % 100 == 0) {
       std::vector<Tensor> out = sess.Run(feeds, {loss, accuracy});
       std::printf("step %4d  loss %.4f  accuracy %.3f\n", step, out[0].scalar<float>()(), out[1].scalar<float>()());
     }

@@ -279,7 +279,9 @@ TEST_CASE("Gather") {
   const Tensor p = Rand({4, 3});
   const Tensor idx = T<int32_t>({3, 0, 3, 1}, {2, 2});
   ExpectEqual(Run1("Gather", {p, idx}),
-              Make({2, 2, 3}, [&](const Dims& i) { return At(p, {static_cast<int64_t>(At(idx, {i[0], i[1]})), i[2]}); }));
+              Make({2, 2, 3}, [&](const Dims& i) {
+                return At(p, {static_cast<int64_t>(At(idx, {i[0], i[1]})), i[2]});
+              }));
   ExpectEqual(Run1("Gather", {p, T<int64_t>({2, 0})}, {{"axis", int64_t{-1}}}),
               Make({4, 2}, [&](const Dims& i) { return At(p, {i[0], i[1] == 0 ? 2 : 0}); }));
   ExpectEqual(Run1("Gather", {Iota<uint8_t>({5}), T<int64_t>({4}, {})}), T<uint8_t>({4}, {}));
@@ -305,11 +307,14 @@ TEST_CASE("Pad") {
               }));
   ExpectEqual(Run1("Pad", {Iota<int32_t>({0})}, {{"paddings", Ints{1, 1}}}), T<int32_t>({0, 0}));
   ExpectEqual(Run1("Pad", {T<bool>({1}, {})}, {{"paddings", Ints{}}}), T<bool>({1}, {}));
-  ExpectEqual(Run1("Pad", {T<uint8_t>({7})}, {{"paddings", Ints{0, 2}}, {"constant_value", 1.0}}), T<uint8_t>({7, 1, 1}));
+  ExpectEqual(Run1("Pad", {T<uint8_t>({7})}, {{"paddings", Ints{0, 2}}, {"constant_value", 1.0}}),
+              T<uint8_t>({7, 1, 1}));
   CheckGradient("Pad", {Rand({2, 3})}, {{"paddings", pad}});
   CheckGradient("Pad", {Rand({2, 2})}, {{"paddings", Ints{0, 0, 3, 0}}});
   ExpectOpError("Pad", {x}, {{"paddings", Ints{1, 1}}}, kInvalid, "rank 1");
   ExpectOpError("Pad", {x}, {{"paddings", Ints{0, -1, 0, 0}}}, kInvalid, "non-negative");
+  ExpectOpError("Pad", {x}, {{"paddings", Ints{0, 1LL << 62, 0, 0}}}, kInvalid, "not huge");
+  ExpectOpError("Pad", {x}, {{"paddings", Ints{0, 1LL << 30, 0, 1LL << 30}}}, kInvalid, "too many elements");
 }
 
 // ---- Tile, BroadcastTo, fills
@@ -321,10 +326,12 @@ TEST_CASE("Tile") {
   ExpectEqual(Run1("Tile", {x}, {{"multiples", Ints{1, 0}}}), Make({2, 0}, nullptr));
   ExpectEqual(Run1("Tile", {T<int32_t>({4}, {})}, {{"multiples", Ints{}}}), T<int32_t>({4}, {}));
   ExpectEqual(Run1("Tile", {T<bool>({1, 0})}, {{"multiples", Ints{2}}}), T<bool>({1, 0, 1, 0}));
-  CheckGradient("Tile", {Rand({2, 3})}, {{"multiples", Ints{2, 3}}});
-  CheckGradient("Tile", {Rand({3, 1, 2})}, {{"multiples", Ints{1, 4, 2}}});
   ExpectOpError("Tile", {x}, {{"multiples", Ints{2}}}, kInvalid, "rank 1");
   ExpectOpError("Tile", {x}, {{"multiples", Ints{1, -1}}}, kInvalid, "negative multiple");
+  ExpectOpError("Tile", {x}, {{"multiples", Ints{1LL << 40, 1LL << 40}}}, kInvalid, "too many elements");
+  ExpectOpError("Tile", {x}, {{"multiples", Ints{1LL << 60, 1}}}, kInvalid, "too large");
+  CheckGradient("Tile", {Rand({2, 3})}, {{"multiples", Ints{2, 3}}});
+  CheckGradient("Tile", {Rand({3, 1, 2})}, {{"multiples", Ints{1, 4, 2}}});
 }
 
 TEST_CASE("BroadcastTo") {
@@ -342,7 +349,6 @@ TEST_CASE("Fill, ZerosLike, OnesLike") {
   ExpectEqual(Run1("Fill", {T<int32_t>({2, 3}), T<float>({7}, {})}), T<float>(std::vector<double>(6, 7), {2, 3}));
   ExpectEqual(Run1("Fill", {T<int64_t>({0, 3}), T<bool>({1}, {})}), T<bool>({}, {0, 3}));
   ExpectEqual(Run1("Fill", {T<int32_t>({}, {0}), T<uint8_t>({4}, {})}), T<uint8_t>({4}, {}));
-  CheckGradient("Fill", {T<int32_t>({2, 2}), Rand({})});
   ExpectOpError("Fill", {T<int32_t>({2, -3}), T<float>({1}, {})}, {}, kInvalid, "negative dimension -3");
   ExpectOpError("Fill", {T<int64_t>({1LL << 40, 1LL << 40}), T<float>({1}, {})}, {}, kInvalid, "too many elements");
   ExpectOpError("Fill", {T<int32_t>({2}), T<float>({1, 2})}, {}, kInvalid, "value");
@@ -352,6 +358,7 @@ TEST_CASE("Fill, ZerosLike, OnesLike") {
   ExpectEqual(Run1("OnesLike", {T<bool>({0, 0})}), T<bool>({1, 1}));
   ExpectEqual(Run1("ZerosLike", {T<int64_t>({5}, {})}), T<int64_t>({0}, {}));
   ExpectEqual(Run1("OnesLike", {T<uint8_t>({5, 6})}), T<uint8_t>({1, 1}));
+  CheckGradient("Fill", {T<int32_t>({2, 2}), Rand({})});
 }
 
 TEST_CASE("OneHot") {
@@ -364,7 +371,8 @@ TEST_CASE("OneHot") {
   const Tensor idx2 = T<int64_t>({1, 0, 2, 1}, {2, 2});
   ExpectEqual(Run1("OneHot", {idx2}, {{"depth", int64_t{3}}, {"axis", int64_t{1}}, {"dtype", DType::kFloat64}}),
               Make({2, 3, 2}, [&](const Dims& i) { return At(idx2, {i[0], i[2]}) == i[1] ? 1.0 : 0.0; }));
-  ExpectEqual(Run1("OneHot", {T<uint8_t>({}, {0})}, {{"depth", int64_t{2}}, {"dtype", DType::kBool}}), T<bool>({}, {0, 2}));
+  ExpectEqual(Run1("OneHot", {T<uint8_t>({}, {0})}, {{"depth", int64_t{2}}, {"dtype", DType::kBool}}),
+              T<bool>({}, {0, 2}));
   ExpectOpError("OneHot", {idx}, {{"depth", int64_t{3}}, {"axis", int64_t{2}}}, kInvalid, "axis 2 out of range");
 }
 
@@ -408,8 +416,8 @@ TEST_CASE("gradients with dims unknown at build time") {
       {"StridedSlice", {Rand({4, 3})}, {{"begin", Ints{-1}}, {"end", Ints{0}}, {"strides", Ints{-2}}}, {0}},
       {"Gather", {Rand({4, 2}), T<int32_t>({3, 3, 0})}, {}, {0}},
       {"Pad", {Rand({2, 3})}, {{"paddings", Ints{1, 0, 0, 2}}}, {0}},
-      {"Tile", {Rand({2, 3})}, {{"multiples", Ints{2, 2}}}, {0}},
       {"BroadcastTo", {Rand({3, 1}), T<int32_t>({2, 3, 4})}, {}, {0}},
+      {"Tile", {Rand({2, 3})}, {{"multiples", Ints{2, 2}}}, {0}},
   };
   for (const Case& c : cases) {
     INFO("op " << c.op);
@@ -423,11 +431,52 @@ TEST_CASE("gradients with dims unknown at build time") {
 TEST_CASE("second-order helpers") {
   CheckGradient("StridedSliceGrad", {T<int32_t>({4, 3}), Rand({2, 3})},
                 {{"begin", Ints{3}}, {"end", Ints{0}}, {"strides", Ints{-2}}}, {1});
-  CheckGradient("ConcatGrad", {Rand({2, 5}), Rand({2, 2}), Rand({2, 3})}, {{"axis", int64_t{1}}}, {0});
+  CheckGradient("ConcatGrad", {Rand({2, 5}), T<int64_t>({2, 2}), T<int64_t>({2, 3})}, {{"axis", int64_t{1}}});
+  ExpectOpError("ConcatGrad", {Rand({2, 5}), T<int64_t>({2, 2}), T<int64_t>({2, 2})}, {{"axis", int64_t{1}}}, kInvalid,
+                "shapes add up to 4 on axis 1 but dy has shape [2,5]");
+  ExpectOpError("ConcatGrad", {Rand({2, 5}), T<int64_t>({3, 2}), T<int64_t>({2, 3})}, {{"axis", int64_t{1}}}, kInvalid,
+                "shapes[0] = [3,2] does not fit dy of shape [2,5]");
   ExpectOpError("StridedSliceGrad", {T<int32_t>({4, 3}), Rand({3, 3})},
                 {{"begin", Ints{3}}, {"end", Ints{0}}, {"strides", Ints{-2}}}, kInvalid, "dy has shape [3,3]");
   ExpectOpError("GatherGrad", {Rand({2, 3}), T<int32_t>({1, 4}), T<int32_t>({4, 3})}, {}, kInvalid,
                 "indices[1] = 4 is out of range [0, 4)");
+}
+
+// Sizes above the kernels' 64 KiB threshold take the tiled and parallel copy paths.
+TEST_CASE("large tensors match the reference") {
+  const Tensor x = Rand({67, 130, 3});
+  ExpectEqual(Run1("Transpose", {x}, {{"perm", Ints{1, 2, 0}}}),
+              Make({130, 3, 67}, [&](const Dims& i) { return At(x, {i[2], i[0], i[1]}); }));
+  ExpectEqual(Run1("Transpose", {Cast<float>(x)}, {{"perm", Ints{2, 1, 0}}}),
+              Cast<float>(Make({3, 130, 67}, [&](const Dims& i) { return At(x, {i[2], i[1], i[0]}); })));
+  ExpectEqual(Run1("Concat", {x, x}, {{"axis", int64_t{1}}}),
+              Make({67, 260, 3}, [&](const Dims& i) { return At(x, {i[0], i[1] % 130, i[2]}); }));
+  ExpectEqual(Run1("Tile", {x}, {{"multiples", Ints{1, 2, 2}}}),
+              Make({67, 260, 6}, [&](const Dims& i) { return At(x, {i[0], i[1] % 130, i[2] % 3}); }));
+  ExpectEqual(Run1("StridedSlice", {x}, {{"begin", Ints{-1, 0}}, {"end", Ints{0, 130}}, {"strides", Ints{-1, 1}},
+                                         {"end_mask", int64_t{1}}}),
+              Make({67, 130, 3}, [&](const Dims& i) { return At(x, {66 - i[0], i[1], i[2]}); }));
+  std::vector<double> idx;
+  for (int i = 0; i < 500; ++i) idx.push_back((i * 37) % 67);
+  ExpectEqual(Run1("Gather", {x, T<int32_t>(idx)}),
+              Make({500, 130, 3}, [&](const Dims& i) { return At(x, {static_cast<int64_t>(idx[i[0]]), i[1], i[2]}); }));
+}
+
+// Reshape, ExpandDims and Squeeze return views of their input, not copies.
+TEST_CASE("reshapes share the input buffer") {
+  Graph g;
+  Scope s = Scope::Root(&g);
+  Output x = ops::Placeholder(s, DType::kFloat32, TensorShape({2, 3}));
+  Output r = ops::Reshape(s, x, {3, 2});
+  Output e = ops::ExpandDims(s, r, 0);
+  Output q = ops::Squeeze(s, e);
+  Session sess(&g);
+  const Tensor value = Iota<float>({2, 3});
+  const std::vector<Tensor> out = sess.Run({{x, value}}, {r, e, q});
+  CHECK(out[0].shape() == TensorShape({3, 2}));
+  CHECK(out[1].shape() == TensorShape({1, 3, 2}));
+  CHECK(out[2].shape() == TensorShape({3, 2}));
+  for (const Tensor& t : out) CHECK(t.SharesBufferWith(value));
 }
 
 }  // namespace

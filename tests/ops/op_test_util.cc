@@ -174,10 +174,10 @@ void ExpectOpError(std::string_view op, const std::vector<Tensor>& inputs, const
   try {
     RunOp(op, inputs, attrs);
   } catch (const Error& e) {
-    INFO("error: " << e.what());
-    CHECK_MESSAGE(e.code() == code, op << ": expected " << CodeName(code) << ", got " << e.what());
+    INFO("error: " << std::string(e.what()));
+    CHECK_MESSAGE(e.code() == code, op << ": expected " << CodeName(code) << ", got " << std::string(e.what()));
     CHECK_MESSAGE(std::string(e.what()).find(substr) != std::string::npos,
-                  op << ": message lacks '" << substr << "': " << e.what());
+                  op << ": message lacks '" << substr << "': " << std::string(e.what()));
     return;
   }
   FAIL_CHECK(op << ": expected a " << CodeName(code) << " error containing '" << substr << "', got success");

@@ -18,12 +18,12 @@
 namespace weft::test {
 
 // A tensor of dtype T from values (converted) and a shape (default: a vector).
-template <typename T>
+template <typename E>
 Tensor T_(const std::vector<double>& values, TensorShape shape);
-template <typename T>
+template <typename E>
 Tensor T(const std::vector<double>& values, std::vector<int64_t> dims = {-2}) {
   if (dims.size() == 1 && dims[0] == -2) dims = {static_cast<int64_t>(values.size())};
-  return T_<T>(values, TensorShape(dims));
+  return T_<E>(values, TensorShape(dims));
 }
 // Uniform random float64 values in [lo, hi) from a fixed seed (deterministic across runs).
 Tensor Rand(std::vector<int64_t> dims, double lo = -1.0, double hi = 1.0, uint64_t seed = 1,

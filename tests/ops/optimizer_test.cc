@@ -40,15 +40,18 @@ TEST_CASE("ApplyGradientDescent: var -= lr * grad over several steps") {
     Output upd = ops::ApplyGradientDescent(f.s, v, f.Scalar(0.1, dt), f.Vec(grad, dt));
     Session sess(&f.g);
     sess.Run({}, {}, f.inits);
+    // A read of the variable shares its storage; the update must not change what was read.
+    Tensor read = sess.Run({}, {v})[0];
     std::vector<Tensor> fetched;
     for (int step = 0; step < 4; ++step) {
       fetched.push_back(sess.Run({}, {upd})[0]);
       for (size_t i = 0; i < var.size(); ++i) var[i] -= 0.1 * grad[i];
       ExpectNear(fetched.back(), AsType(var, dt), Tol(dt), Tol(dt));
     }
-    // The variable holds the result; earlier fetches are snapshots, not aliases.
+    // The variable holds the result; earlier fetches keep their values (updates copy on write).
     ExpectNear(sess.Run({}, {v})[0], AsType(var, dt), Tol(dt), Tol(dt));
     CHECK(fetched[0].ElementAsDouble(0) == doctest::Approx(1.0 - 0.03).epsilon(1e-6));
+    ExpectNear(read, AsType({1.0, -2.0, 0.5}, dt));
   }
 }
 

@@ -84,7 +84,7 @@ void StridedCopy(const void* src, const std::vector<int64_t>& src_strides, void*
     D.pop_back(), S.pop_back(), T.pop_back();
   }
   const bool rows = (sn == 1 && dn == 1) || m == 1;  // each row is one contiguous run or one strided run
-  const int64_t tile = rows ? m : kTile;
+  const int64_t tile = rows ? std::max<int64_t>(1, (m + 63) / 64) : kTile;  // rows: at most 64 blocks
   const int64_t blocks = (m + tile - 1) / tile;
   int64_t outer = 1;
   for (int64_t d : D) outer *= d;
@@ -350,7 +350,8 @@ class ConcatOp : public OpKernel {
   const int64_t axis_;
 };
 
-// Concat's gradient: splits dy (input 0) along `axis` into pieces shaped like inputs 1..N.
+// Concat's gradient: splits dy (input 0) along `axis` into pieces of the shapes given by
+// inputs 1..N (the forward inputs' run-time shapes).
 class ConcatGradOp : public OpKernel {
  public:
   explicit ConcatGradOp(const Node& n) : OpKernel(n), axis_(n.attr<int64_t>("axis")) {}
@@ -360,15 +361,15 @@ class ConcatGradOp : public OpKernel {
     std::vector<int64_t> sizes;
     int64_t total = 0;
     for (int i = 1; i < ctx->num_inputs(); ++i) {
-      const Tensor& xi = ctx->input(i);
-      bool ok = xi.rank() == dy.rank();
-      for (int k = 0; ok && k < dy.rank(); ++k) ok = k == axis || xi.dim(k) == dy.dim(k);
-      WEFT_REQUIRE(ok, "ConcatGrad: value {} has shape {}, incompatible with dy {} on axis {}", i - 1,
-                   xi.shape().ToString(), dy.shape().ToString(), axis_);
-      sizes.push_back(xi.dim(axis));
-      total += xi.dim(axis);
+      const std::vector<int64_t> si = ReadIntVector(ctx->input(i), "ConcatGrad: shapes");
+      bool ok = static_cast<int>(si.size()) == dy.rank() && si[axis] >= 0;
+      for (int k = 0; ok && k < dy.rank(); ++k) ok = k == axis || si[k] == dy.dim(k);
+      WEFT_REQUIRE(ok, "ConcatGrad: shapes[{}] = [{}] does not fit dy of shape {} on axis {}", i - 1,
+                   fmt::join(si, ","), dy.shape().ToString(), axis_);
+      sizes.push_back(si[axis]);
+      total += si[axis];
     }
-    WEFT_REQUIRE(total == dy.dim(axis), "ConcatGrad: values add up to {} on axis {} but dy has shape {}", total,
+    WEFT_REQUIRE(total == dy.dim(axis), "ConcatGrad: shapes add up to {} on axis {} but dy has shape {}", total,
                  axis_, dy.shape().ToString());
     SplitInto(ctx, dy, axis, sizes);
   }

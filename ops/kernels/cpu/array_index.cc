@@ -185,7 +185,8 @@ class PadOp : public OpKernel {
     std::vector<int64_t> dims(r), begin(r);
     for (int k = 0; k < r; ++k) {
       const int64_t before = paddings_[2 * k], after = paddings_[2 * k + 1];
-      WEFT_REQUIRE(before >= 0 && after >= 0 && before <= TensorShape::kMaxElements && after <= TensorShape::kMaxElements,
+      WEFT_REQUIRE(before >= 0 && after >= 0 && before <= TensorShape::kMaxElements &&
+                       after <= TensorShape::kMaxElements,
                    "Pad: paddings [{}] must be non-negative (and not huge)", fmt::join(paddings_, ","));
       begin[k] = before;
       dims[k] = x.dim(k) + before + after;

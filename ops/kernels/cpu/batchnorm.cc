@@ -17,7 +17,8 @@ namespace {
 using Idx = Eigen::DenseIndex;
 
 // Checks x (rank >= 2, channels last) and the per-channel vectors; returns {M, C}.
-std::pair<int64_t, int64_t> CheckBatchNorm(const Tensor& x, std::initializer_list<std::pair<const char*, const Tensor*>> vecs) {
+std::pair<int64_t, int64_t> CheckBatchNorm(const Tensor& x,
+                                           std::initializer_list<std::pair<const char*, const Tensor*>> vecs) {
   WEFT_REQUIRE(x.rank() >= 2, "x must have rank at least 2 (channels last), got shape {}", x.shape().ToString());
   const int64_t C = x.dim(x.rank() - 1);
   for (const auto& [name, t] : vecs) {
@@ -149,10 +150,12 @@ class FusedBatchNormGradOp : public OpKernel {
     }
     if (M == 0) return;
     auto DX = dx->shaped<T, 2>({M, C});
+    // Named maps: the expressions below refer to them.
+    auto K1 = k1.vec<T>(), K2 = k2.vec<T>(), K3 = k3.vec<T>(), MU = mean.vec<T>();
     if (is_training_) {
-      DX.device(d) = DY * k1.vec<T>().reshape(one_by_c).broadcast(bcast) +
-                     (X - mean.vec<T>().reshape(one_by_c).broadcast(bcast)) * k2.vec<T>().reshape(one_by_c).broadcast(bcast) +
-                     k3.vec<T>().reshape(one_by_c).broadcast(bcast);
+      DX.device(d) = DY * K1.reshape(one_by_c).broadcast(bcast) +
+                     (X - MU.reshape(one_by_c).broadcast(bcast)) * K2.reshape(one_by_c).broadcast(bcast) +
+                     K3.reshape(one_by_c).broadcast(bcast);
     } else {
       DX.device(d) = DY * k1.vec<T>().reshape(one_by_c).broadcast(bcast);
     }

@@ -15,7 +15,9 @@
 // Thread-safety: a BroadcastPlan is an immutable value.
 #pragma once
 
+#ifndef EIGEN_USE_THREADS
 #define EIGEN_USE_THREADS
+#endif
 #include <unsupported/Eigen/CXX11/Tensor>
 
 #include <algorithm>

@@ -49,25 +49,69 @@ bool IsPointwise(const Conv2DGeometry& g) {
   return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pad_top == 0 && g.pad_left == 0;
 }
 
+// Copies n values; short runs (a pixel of a few channels) as a plain loop, not a memcpy call.
+template <typename T>
+inline void CopyValues(T* dst, const T* src, int64_t n) {
+  if (n <= 8) {
+    for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
+  } else {
+    std::memcpy(dst, src, n * sizeof(T));
+  }
+}
+
+// Output pixel r = (n, oh, ow) of the whole batch, advanced without divisions (64-bit division
+// per pixel would cost more than the copy).
+struct Pixel {
+  int64_t n, oh, ow;
+  Pixel(const Conv2DGeometry& g, int64_t r) : n(r / (g.oh * g.ow)), oh((r / g.ow) % g.oh), ow(r % g.ow) {}
+  void Next(const Conv2DGeometry& g) {
+    if (++ow == g.ow) {
+      ow = 0;
+      if (++oh == g.oh) {
+        oh = 0;
+        ++n;
+      }
+    }
+  }
+};
+
+// Writes the K = KH*KW*C patch of output pixel p to dst. A filter row whose taps all fall
+// inside the input (dilation 1) is one contiguous copy.
+template <typename T>
+inline void Im2ColPixel(const Conv2DGeometry& g, const T* in, const Pixel& p, T* dst) {
+  const int64_t row_len = g.kw * g.c;
+  const int64_t iw0 = p.ow * g.sw - g.pad_left;
+  const bool row_inside = g.dw == 1 && iw0 >= 0 && iw0 + g.kw <= g.iw;
+  for (int64_t kh = 0; kh < g.kh; ++kh) {
+    const int64_t ih = p.oh * g.sh - g.pad_top + kh * g.dh;
+    if (ih < 0 || ih >= g.ih) {
+      std::fill(dst, dst + row_len, T(0));
+      dst += row_len;
+      continue;
+    }
+    const T* src = in + (p.n * g.ih + ih) * g.iw * g.c;
+    if (row_inside) {
+      CopyValues(dst, src + iw0 * g.c, row_len);
+      dst += row_len;
+      continue;
+    }
+    for (int64_t kw = 0; kw < g.kw; ++kw, dst += g.c) {
+      const int64_t iw = iw0 + kw * g.dw;
+      if (iw < 0 || iw >= g.iw) {
+        std::fill(dst, dst + g.c, T(0));
+      } else {
+        CopyValues(dst, src + iw * g.c, g.c);
+      }
+    }
+  }
+}
+
 // Fills col rows [r0, r1) (row r = output pixel r of the whole batch) starting at `col`.
 template <typename T>
 void Im2Col(const Conv2DGeometry& g, const T* in, int64_t r0, int64_t r1, T* col) {
   const int64_t K = g.kh * g.kw * g.c;
-  for (int64_t r = r0; r < r1; ++r) {
-    const int64_t n = r / (g.oh * g.ow), oh = (r / g.ow) % g.oh, ow = r % g.ow;
-    T* dst = col + (r - r0) * K;
-    for (int64_t kh = 0; kh < g.kh; ++kh) {
-      const int64_t ih = oh * g.sh - g.pad_top + kh * g.dh;
-      for (int64_t kw = 0; kw < g.kw; ++kw, dst += g.c) {
-        const int64_t iw = ow * g.sw - g.pad_left + kw * g.dw;
-        if (ih < 0 || ih >= g.ih || iw < 0 || iw >= g.iw) {
-          std::fill(dst, dst + g.c, T(0));
-        } else {
-          std::memcpy(dst, in + ((n * g.ih + ih) * g.iw + iw) * g.c, g.c * sizeof(T));
-        }
-      }
-    }
-  }
+  Pixel p(g, r0);
+  for (int64_t r = r0; r < r1; ++r, p.Next(g)) Im2ColPixel(g, in, p, col + (r - r0) * K);
 }
 
 // Adds the patches of images [n0, n1) (col holds their rows, from image n0) into `in`, which
@@ -125,7 +169,8 @@ Conv2DGeometry CheckConv(const ConvAttrs& a, const TensorShape& input, const Ten
   WEFT_REQUIRE(filter.rank() == 4, "filter must be rank 4, got shape {}", filter.ToString());
   WEFT_REQUIRE(filter.dim(0) > 0 && filter.dim(1) > 0, "filter window must be non-empty, got filter {}",
                filter.ToString());
-  WEFT_REQUIRE(input.dim(3) == filter.dim(2), "input channels {} differ from filter in-channels {}: input {} vs filter {}",
+  WEFT_REQUIRE(input.dim(3) == filter.dim(2),
+               "input channels {} differ from filter in-channels {}: input {} vs filter {}",
                input.dim(3), filter.dim(2), input.ToString(), filter.ToString());
   Conv2DGeometry g = MakeGeometry(input.dim(0), input.dim(1), input.dim(2), input.dim(3), filter.dim(0),
                                   filter.dim(1), a.strides, a.dilations, a.same);

@@ -31,7 +31,7 @@ class BinaryOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     const Tensor& a = ctx->input(0);
     const Tensor& b = ctx->input(1);
-    const BroadcastPlan p = BroadcastPlan::Make(a.shape(), b.shape(), node().op());
+    const BroadcastPlan p = BroadcastPlan::Make(a.shape(), b.shape(), "inputs");
     if constexpr (requires { F::Validate(a, b); }) F::Validate(a, b);
     Tensor* out = ctx->allocate_output(0, p.out_shape);
     if (out->num_elements() == 0) return;
@@ -64,7 +64,7 @@ struct IntDivF : ei::binary_op_base<T, T> {
   static void Validate(const Tensor& /*a*/, const Tensor& b) {
     const T* p = b.data<T>();
     for (int64_t i = 0, n = b.num_elements(); i < n; ++i) {
-      WEFT_REQUIRE(p[i] != T(0), "Div: integer division by zero (divisor {} is 0 at flat index {})",
+      WEFT_REQUIRE(p[i] != T(0), "integer division by zero (divisor {} is 0 at flat index {})",
                    b.shape().ToString(), i);
     }
   }
@@ -87,7 +87,7 @@ struct IntPowF : ei::binary_op_base<T, T> {
     if constexpr (std::is_signed_v<T>) {
       const T* p = b.data<T>();
       for (int64_t i = 0, n = b.num_elements(); i < n; ++i) {
-        WEFT_REQUIRE(p[i] >= 0, "Pow: integers to negative integer powers are not allowed (exponent {} at flat index {})",
+        WEFT_REQUIRE(p[i] >= 0, "integers to negative integer powers are not allowed (exponent {} at flat index {})",
                      static_cast<int64_t>(p[i]), i);
       }
     }
@@ -178,11 +178,11 @@ class SelectOp : public OpKernel {
     const Tensor& cond = ctx->input(0);
     const Tensor& a = ctx->input(1);
     const Tensor& b = ctx->input(2);
-    WEFT_REQUIRE(a.shape() == b.shape(), "Select: a {} and b {} must have the same shape", a.shape().ToString(),
+    WEFT_REQUIRE(a.shape() == b.shape(), "a {} and b {} must have the same shape", a.shape().ToString(),
                  b.shape().ToString());
     const bool rows = cond.rank() == 1 && a.rank() > 1;
     WEFT_REQUIRE(cond.shape() == a.shape() || cond.rank() == 0 || (rows && cond.dim(0) == a.dim(0)),
-                 "Select: cond {} must have the shape of a {}, be a scalar, or be a vector of length dim 0 of a",
+                 "cond {} must have the shape of a {}, be a scalar, or be a vector of length dim 0 of a",
                  cond.shape().ToString(), a.shape().ToString());
     if (cond.rank() == 0 && a.rank() != 0) {
       ctx->set_output(0, cond.data<bool>()[0] ? a : b);
@@ -236,7 +236,7 @@ class AddNOp : public OpKernel {
     const int n = ctx->num_inputs();
     const Tensor& x0 = ctx->input(0);
     for (int i = 1; i < n; ++i) {
-      WEFT_REQUIRE(ctx->input(i).shape() == x0.shape(), "AddN: input {} has shape {} but input 0 has {}", i,
+      WEFT_REQUIRE(ctx->input(i).shape() == x0.shape(), "input {} has shape {} but input 0 has {}", i,
                    ctx->input(i).shape().ToString(), x0.shape().ToString());
     }
     if (n == 1) {

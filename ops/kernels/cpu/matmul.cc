@@ -33,11 +33,11 @@ class MatMulOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     const Tensor& a = ctx->input(0);
     const Tensor& b = ctx->input(1);
-    WEFT_REQUIRE(a.rank() == 2 && b.rank() == 2, "MatMul: a {} and b {} must be matrices", a.shape().ToString(),
+    WEFT_REQUIRE(a.rank() == 2 && b.rank() == 2, "a {} and b {} must be matrices", a.shape().ToString(),
                  b.shape().ToString());
     const int64_t m = a.dim(ta_ ? 1 : 0), k = a.dim(ta_ ? 0 : 1);
     const int64_t kb = b.dim(tb_ ? 1 : 0), n = b.dim(tb_ ? 0 : 1);
-    WEFT_REQUIRE(k == kb, "MatMul: inner dimensions differ: a {}{} and b {}{} ({} vs {})", a.shape().ToString(),
+    WEFT_REQUIRE(k == kb, "inner dimensions differ: a {}{} and b {}{} ({} vs {})", a.shape().ToString(),
                  ta_ ? " (transposed)" : "", b.shape().ToString(), tb_ ? " (transposed)" : "", k, kb);
     Tensor* out = ctx->allocate_output(0, TensorShape({m, n}));
     if (m * n == 0) return;
@@ -66,17 +66,17 @@ class BatchMatMulOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     const Tensor& a = ctx->input(0);
     const Tensor& b = ctx->input(1);
-    WEFT_REQUIRE(a.rank() >= 2 && b.rank() >= 2, "BatchMatMul: a {} and b {} must have rank >= 2",
+    WEFT_REQUIRE(a.rank() >= 2 && b.rank() >= 2, "a {} and b {} must have rank >= 2",
                  a.shape().ToString(), b.shape().ToString());
     const int ra = a.rank(), rb = b.rank();
     const int64_t ar = a.dim(ra - 2), ac = a.dim(ra - 1), br = b.dim(rb - 2), bc = b.dim(rb - 1);
     const int64_t m = adj_x_ ? ac : ar, k = adj_x_ ? ar : ac;
     const int64_t kb = adj_y_ ? bc : br, n = adj_y_ ? br : bc;
-    WEFT_REQUIRE(k == kb, "BatchMatMul: inner dimensions differ: a {}{} and b {}{} ({} vs {})", a.shape().ToString(),
+    WEFT_REQUIRE(k == kb, "inner dimensions differ: a {}{} and b {}{} ({} vs {})", a.shape().ToString(),
                  adj_x_ ? " (adj_x)" : "", b.shape().ToString(), adj_y_ ? " (adj_y)" : "", k, kb);
     std::vector<int64_t> a_batch(a.shape().dims().begin(), a.shape().dims().end() - 2);
     std::vector<int64_t> b_batch(b.shape().dims().begin(), b.shape().dims().end() - 2);
-    const BroadcastPlan plan = BroadcastPlan::Make(TensorShape(a_batch), TensorShape(b_batch), "BatchMatMul batch dims");
+    const BroadcastPlan plan = BroadcastPlan::Make(TensorShape(a_batch), TensorShape(b_batch), "batch dims");
     std::vector<int64_t> out_dims = plan.out_shape.dims();
     out_dims.push_back(m);
     out_dims.push_back(n);

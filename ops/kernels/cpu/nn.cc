@@ -6,6 +6,7 @@
 // Elementwise kernels are Eigen expressions on the intra-op pool; row-wise kernels (softmax,
 // losses) run one row at a time with Eigen arrays, parallel over rows.
 #include <cmath>
+#include <mutex>
 
 #include "ops/all_ops.h"
 #include "ops/kernel.h"
@@ -168,6 +169,8 @@ template <typename T> using SoftplusGradOp = BinaryKernel<T, SoftplusGradFn>;
 
 // ---- BiasAdd: y[..., c] = x[..., c] + bias[c];  BiasAddGrad: db[c] = sum of dy[..., c].
 
+// Both run as direct loops over [rows, C] blocks: Eigen's broadcast and column reduction cost
+// several times a plain pass over memory here.
 template <typename T>
 class BiasAddOp : public OpKernel {
  public:
@@ -180,10 +183,17 @@ class BiasAddOp : public OpKernel {
                  bias.shape().ToString());
     Tensor* y = ctx->allocate_output(0, x.shape());
     if (x.num_elements() == 0) return;
-    const int64_t C = bias.dim(0), rows = x.num_elements() / C;
-    y->shaped<T, 2>({rows, C}).device(ctx->eigen_device()) =
-        x.shaped<T, 2>({rows, C}) + bias.vec<T>().reshape(Eigen::DSizes<Idx, 2>(1, C)).broadcast(
-                                        Eigen::array<Idx, 2>{rows, 1});
+    const int64_t C = bias.dim(0);
+    const T* xp = x.data<T>();
+    const T* bp = bias.data<T>();
+    T* yp = y->data<T>();
+    ctx->intra_op_pool()->ParallelFor(x.num_elements() / C, [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        const T* xr = xp + r * C;
+        T* yr = yp + r * C;
+        for (int64_t c = 0; c < C; ++c) yr[c] = xr[c] + bp[c];
+      }
+    });
   }
 };
 
@@ -197,8 +207,19 @@ class BiasAddGradOp : public OpKernel {
     const int64_t C = dy.dim(dy.rank() - 1);
     Tensor* db = ctx->allocate_output(0, TensorShape({C}));
     if (C == 0) return;
-    const int64_t rows = dy.num_elements() / C;
-    db->vec<T>().device(ctx->eigen_device()) = dy.shaped<T, 2>({rows, C}).sum(Eigen::array<Idx, 1>{0});
+    T* out = db->data<T>();
+    std::fill(out, out + C, T(0));
+    const T* dp = dy.data<T>();
+    std::mutex mu;  // guards `out` while the blocks add their partial sums
+    ctx->intra_op_pool()->ParallelFor(dy.num_elements() / C, [&](int64_t b, int64_t e) {
+      std::vector<T> part(C, T(0));
+      for (int64_t r = b; r < e; ++r) {
+        const T* dr = dp + r * C;
+        for (int64_t c = 0; c < C; ++c) part[c] += dr[c];
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      for (int64_t c = 0; c < C; ++c) out[c] += part[c];
+    });
   }
 };
 

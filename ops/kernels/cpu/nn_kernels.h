@@ -37,11 +37,11 @@ inline std::vector<int64_t> CheckPair(const std::vector<int64_t>& v, const char*
 
 // One spatial dim of a windowed op (conv, pool), as TensorFlow computes it, with the effective
 // window k_eff = (k - 1) * dilation + 1:
-//   VALID: out = (in - k_eff + stride) / stride, no padding;
+//   VALID: out = (in - k_eff + stride) / stride (may be 0), no padding;
 //   SAME:  out = ceil(in / stride), pad_total = max((out - 1) * stride + k_eff - in, 0),
 //          pad_before = pad_total / 2 (the extra one, if odd, goes after).
-// An unknown `in` (-1) gives an unknown `out`. A window larger than the input under VALID is
-// InvalidArgument.
+// An unknown `in` (-1) gives an unknown `out`. Under VALID, in - k_eff + stride < 0 is
+// InvalidArgument (as in TF).
 struct Window {
   int64_t out = -1;
   int64_t pad_before = 0;
@@ -55,8 +55,9 @@ inline Window ComputeWindow(int64_t in, int64_t k, int64_t stride, int64_t dilat
     const int64_t pad_total = std::max<int64_t>((w.out - 1) * stride + k_eff - in, 0);
     w.pad_before = pad_total / 2;
   } else {
-    WEFT_REQUIRE(in + 1 >= k_eff, "VALID window of effective size {} (size {}, dilation {}) does not fit input dim {}",
-                 k_eff, k, dilation, in);
+    WEFT_REQUIRE(in - k_eff + stride >= 0,
+                 "VALID window of effective size {} (size {}, dilation {}, stride {}) does not fit input dim {}", k_eff,
+                 k, dilation, stride, in);
     w.out = (in - k_eff + stride) / stride;
   }
   return w;

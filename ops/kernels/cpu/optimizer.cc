@@ -1,11 +1,13 @@
 // CPU kernels of the optimizer updates (ops/optimizer.cc). Each locks the variables it updates
 // (std::scoped_lock: all at once, deadlock-free), checks they are initialized and shaped like
-// var, updates the storage in place with Eigen on the intra-op pool, and outputs a copy of var
-// (a snapshot: later updates do not change a fetched result).
+// var, and updates the storage with Eigen on the intra-op pool; the output is var's new value.
+//
+// Updates are copy-on-write (ops/kernels/cpu/var_update.h).
 #include <mutex>
 
 #include "ops/all_ops.h"
 #include "ops/kernel.h"
+#include "ops/kernels/cpu/var_update.h"
 
 namespace weft {
 
@@ -18,7 +20,8 @@ std::string VarName(const Node& node, int i) {
   return shared.empty() ? src->name() : shared;
 }
 
-// Ref input i, checked: initialized, of dtype T, and (for i > 0) shaped like var (ref input 0).
+// Ref input i, checked: initialized, of dtype T, and (for i > 0) shaped like var (ref input 0);
+// made the sole owner of its buffer (see the top of this file), so it can be updated in place.
 // REQUIRES: the variable's mutex is held.
 template <typename T>
 Tensor& CheckedVar(OpKernelContext* ctx, Var* v, int i, const Tensor* like) {
@@ -34,7 +37,7 @@ Tensor& CheckedVar(OpKernelContext* ctx, Var* v, int i, const Tensor* like) {
     WEFT_REQUIRE(v->value.shape() == like->shape(), "{} (variable '{}') shape {} differs from var shape {}", arg,
                  VarName(node, i), v->value.shape().ToString(), like->shape().ToString());
   }
-  return v->value;
+  return MutableVarValue(v, ctx->allocator());
 }
 
 // Input i, checked to be a scalar; returns its value.
@@ -78,7 +81,7 @@ class ApplyGradientDescentOp : public OpKernel {
     Tensor& var = CheckedVar<T>(ctx, v, 0, nullptr);
     const Tensor& grad = Grad(ctx, 2, var);
     var.flat<T>().device(ctx->eigen_device()) -= grad.flat<T>() * lr;
-    ctx->set_output(0, var.Clone(ctx->allocator()));
+    ctx->set_output(0, var);
   }
 };
 
@@ -104,7 +107,7 @@ class ApplyMomentumOp : public OpKernel {
     } else {
       var.flat<T>().device(d) -= accum * lr;
     }
-    ctx->set_output(0, var.Clone(ctx->allocator()));
+    ctx->set_output(0, var);
   }
 
  private:
@@ -134,7 +137,7 @@ class ApplyAdamOp : public OpKernel {
     m.device(d) += (grad - m) * (T(1) - beta1);
     v.device(d) += (grad.square() - v) * (T(1) - beta2);
     var.flat<T>().device(d) -= (m * lr_t) / (v.sqrt() + epsilon);
-    ctx->set_output(0, var.Clone(ctx->allocator()));
+    ctx->set_output(0, var);
   }
 };
 

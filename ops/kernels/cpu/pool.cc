@@ -97,9 +97,12 @@ class MaxPoolGradOp : public OpKernel {
     const T* dy = grad.data<T>();
     T* dx = out->data<T>();
     const int64_t image = g.ih * g.iw * g.c;
+    // Per window: the running max and the window tap (int32, so the compare-and-blend loop over
+    // channels vectorizes) that holds it, then the gradient added at each channel's winning tap.
     ctx->intra_op_pool()->ParallelFor(g.n, [&](int64_t b, int64_t e) {
       std::vector<T> best(g.c);
-      std::vector<int64_t> where(g.c);  // offset of the max within the image
+      std::vector<int32_t> tap(g.c);
+      std::vector<int64_t> tap_offset(g.kh * g.kw);
       for (int64_t n = b; n < e; ++n) {
         const T* xi = x + n * image;
         T* dxi = dx + n * image;
@@ -107,25 +110,31 @@ class MaxPoolGradOp : public OpKernel {
         for (int64_t oh = 0; oh < g.oh; ++oh) {
           for (int64_t ow = 0; ow < g.ow; ++ow) {
             const Span s = WindowOf(g, oh, ow);
-            if (s.h0 >= s.h1 || s.w0 >= s.w1) continue;
-            const int64_t first = (s.h0 * g.iw + s.w0) * g.c;
+            int32_t taps = 0;
+            for (int64_t ih = s.h0; ih < s.h1; ++ih)
+              for (int64_t iw = s.w0; iw < s.w1; ++iw) tap_offset[taps++] = (ih * g.iw + iw) * g.c;
+            if (taps == 0) continue;
+            const T* first = xi + tap_offset[0];
+            T* bp = best.data();
+            int32_t* tp = tap.data();
             for (int64_t c = 0; c < g.c; ++c) {
-              best[c] = xi[first + c];
-              where[c] = first + c;
+              bp[c] = first[c];
+              tp[c] = 0;
             }
-            for (int64_t ih = s.h0; ih < s.h1; ++ih) {
-              for (int64_t iw = s.w0; iw < s.w1; ++iw) {
-                const int64_t off = (ih * g.iw + iw) * g.c;
-                for (int64_t c = 0; c < g.c; ++c) {
-                  if (xi[off + c] > best[c]) {
-                    best[c] = xi[off + c];
-                    where[c] = off + c;
-                  }
-                }
+            for (int32_t t = 1; t < taps; ++t) {
+              const T* xp = xi + tap_offset[t];
+              for (int64_t c = 0; c < g.c; ++c) {
+                const bool greater = xp[c] > bp[c];
+                bp[c] = greater ? xp[c] : bp[c];
+                tp[c] = greater ? t : tp[c];
               }
             }
+            // A masked add per tap rather than a scatter: it vectorizes.
             const T* dyp = dy + ((n * g.oh + oh) * g.ow + ow) * g.c;
-            for (int64_t c = 0; c < g.c; ++c) dxi[where[c]] += dyp[c];
+            for (int32_t t = 0; t < taps; ++t) {
+              T* dxp = dxi + tap_offset[t];
+              for (int64_t c = 0; c < g.c; ++c) dxp[c] += tp[c] == t ? dyp[c] : T(0);
+            }
           }
         }
       }

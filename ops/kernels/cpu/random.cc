@@ -1,11 +1,12 @@
 // CPU kernels of the random ops (ops/random.cc).
 //
 // Generator: Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", the
-// generator TF uses), keyed on the op's (seed, seed2). Element i of the k-th value the kernel
-// produces reads the counter block (k + i, draw); so every element is computed independently
-// (ParallelFor over elements gives the same values at any thread count) and a run only has to
-// reserve a range of k under the mutex. A fresh kernel (a fresh Session) starts at k = 0, hence
-// the same sequence; each run continues where the previous one stopped.
+// generator TF uses), keyed on the op's (seed, seed2). The kernel's e-th value (counting over
+// all its runs) is a function of e alone: it reads words of counter block e / kPer (kPer values
+// per 128-bit block: 4 float32 uniforms, 2 float64 uniforms, ...; TruncatedNormal redraws from
+// blocks (e, draw)). So ParallelFor over elements gives the same values at any thread count,
+// and a run only has to reserve its range of e under the mutex. A fresh kernel (a fresh
+// Session) starts at e = 0, hence the same sequence; each run continues where the last stopped.
 #include <array>
 #include <cmath>
 #include <mutex>
@@ -51,20 +52,39 @@ uint64_t SplitMix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// Uniform in [0, 1) with all the mantissa bits of T.
-template <typename T> T Uniform01(const Philox::Block& b, int word);
-template <> float Uniform01<float>(const Philox::Block& b, int word) { return (b[word] >> 8) * 0x1p-24f; }
-template <> double Uniform01<double>(const Philox::Block& b, int word) {
-  uint64_t bits = (uint64_t{b[word]} << 32) | b[word + 1];
-  return (bits >> 11) * 0x1p-53;
-}
+// Uniform in [0, 1) with all the mantissa bits of T, from 1 (float) or 2 (double) words.
+template <typename T> T Uniform01(const uint32_t* w);
+template <> float Uniform01<float>(const uint32_t* w) { return (w[0] >> 8) * 0x1p-24f; }
+template <> double Uniform01<double>(const uint32_t* w) { return ((uint64_t{w[0]} << 32 | w[1]) >> 11) * 0x1p-53; }
+template <typename T> constexpr int kWords = sizeof(T) == 4 ? 1 : 2;  // words per uniform
 
-// One standard normal per block (Box-Muller on two uniforms; 1 - u keeps log's argument > 0).
-template <typename T> T StandardNormal(const Philox::Block& b) {
-  constexpr int kStep = sizeof(T) == 4 ? 1 : 2;  // a double uniform takes two words
-  T u1 = T(1) - Uniform01<T>(b, 0), u2 = Uniform01<T>(b, kStep);
+// A standard normal from two uniforms (Box-Muller; 1 - u keeps log's argument > 0).
+template <typename T> T StandardNormal(const uint32_t* w) {
+  T u1 = T(1) - Uniform01<T>(w), u2 = Uniform01<T>(w + kWords<T>);
   return std::sqrt(T(-2) * std::log(u1)) * std::cos(T(2 * M_PI) * u2);
 }
+
+// The words of element e of a stream: kPer consecutive elements share Philox block e / kPer,
+// so a loop over consecutive elements computes each block once.
+template <int kPer>
+class BlockReader {
+ public:
+  explicit BlockReader(const Philox& g) : g_(g) {}
+  const Philox& philox() const { return g_; }
+  const uint32_t* operator()(uint64_t e) {
+    uint64_t b = e / kPer;
+    if (b != index_) {
+      block_ = g_(b, 0);
+      index_ = b;
+    }
+    return block_.data() + (e % kPer) * (4 / kPer);
+  }
+
+ private:
+  const Philox& g_;
+  Philox::Block block_{};
+  uint64_t index_ = ~uint64_t{0};
+};
 
 // The generator of one kernel: the key and the next unused element index, under a mutex.
 class RandomState {
@@ -94,8 +114,9 @@ class RandomState {
   uint64_t next_ = 0;
 };
 
-// Fills out[i] = f(philox, base + i) for every element, in parallel.
-template <typename T, typename F>
+// Fills out[i] = f(reader, base + i) for every element, in parallel (a reader per block of
+// elements; kPer elements per Philox block).
+template <typename T, int kPer, typename F>
 void Generate(OpKernelContext* ctx, RandomState& state, Tensor* out, F f) {
   int64_t n = out->num_elements();
   if (n == 0) return;
@@ -103,7 +124,8 @@ void Generate(OpKernelContext* ctx, RandomState& state, Tensor* out, F f) {
   Philox philox = state.philox();
   T* p = out->data<T>();
   auto fill = [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) p[i] = f(philox, base + static_cast<uint64_t>(i));
+    BlockReader<kPer> reader(philox);
+    for (int64_t i = begin; i < end; ++i) p[i] = f(reader, base + static_cast<uint64_t>(i));
   };
   if (ctx->intra_op_pool() != nullptr && n >= 4096) {
     ctx->intra_op_pool()->ParallelFor(n, fill);
@@ -121,8 +143,8 @@ class RandomUniformOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     Tensor* out = ctx->allocate_output(0, shape_);
     T lo = static_cast<T>(lo_), range = static_cast<T>(hi_ - lo_);
-    Generate<T>(ctx, state_, out, [&](const Philox& g, uint64_t i) {
-      T v = lo + range * Uniform01<T>(g(i, 0), 0);
+    Generate<T, 4 / kWords<T>>(ctx, state_, out, [&](auto& words, uint64_t i) {
+      T v = lo + range * Uniform01<T>(words(i));
       return v < static_cast<T>(hi_) || range == T(0) ? v : lo;  // rounding can reach maxval
     });
   }
@@ -142,8 +164,8 @@ class RandomNormalOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     Tensor* out = ctx->allocate_output(0, shape_);
     T mean = static_cast<T>(mean_), stddev = static_cast<T>(stddev_);
-    Generate<T>(ctx, state_, out,
-                [&](const Philox& g, uint64_t i) { return mean + stddev * StandardNormal<T>(g(i, 0)); });
+    Generate<T, 2 / kWords<T>>(ctx, state_, out,
+                               [&](auto& words, uint64_t i) { return mean + stddev * StandardNormal<T>(words(i)); });
   }
 
  private:
@@ -161,11 +183,11 @@ class TruncatedNormalOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     Tensor* out = ctx->allocate_output(0, shape_);
     T mean = static_cast<T>(mean_), stddev = static_cast<T>(stddev_);
-    Generate<T>(ctx, state_, out, [&](const Philox& g, uint64_t i) {
-      // Rejection: each element redraws from its own counter sequence (draw = 0, 1, ...); a draw
-      // is rejected with probability 0.0455, so more than a few draws almost never happen.
-      T z = StandardNormal<T>(g(i, 0));
-      for (uint32_t draw = 1; std::abs(z) > T(2); ++draw) z = StandardNormal<T>(g(i, draw));
+    Generate<T, 1>(ctx, state_, out, [&](auto& words, uint64_t i) {
+      // Rejection: each element redraws from its own blocks (i, draw = 1, 2, ...); a draw is
+      // rejected with probability 0.0455, so more than a few draws almost never happen.
+      T z = StandardNormal<T>(words(i));
+      for (uint32_t draw = 1; std::abs(z) > T(2); ++draw) z = StandardNormal<T>(words.philox()(i, draw).data());
       return mean + stddev * z;
     });
   }
@@ -189,8 +211,8 @@ class DropoutOp : public OpKernel {
     Tensor y = *ctx->allocate_output(0, x.shape());
     Tensor mask = *ctx->allocate_output(1, x.shape());
     T rate = static_cast<T>(rate_), scale = static_cast<T>(1.0 / (1.0 - rate_));
-    Generate<T>(ctx, state_, &mask,
-                [&](const Philox& g, uint64_t i) { return Uniform01<T>(g(i, 0), 0) >= rate ? scale : T(0); });
+    Generate<T, 4 / kWords<T>>(ctx, state_, &mask,
+                               [&](auto& words, uint64_t i) { return Uniform01<T>(words(i)) >= rate ? scale : T(0); });
     y.flat<T>().device(ctx->eigen_device()) = x.flat<T>() * mask.flat<T>();
   }
 

@@ -23,11 +23,11 @@ template <int N> using Dims = Eigen::array<Index, N>;
 
 // Which axes of `shape` `axis` names (empty = all); negative axes count from the end.
 // Throws InvalidArgument on an out-of-range or repeated axis.
-std::vector<bool> ReducedMask(const TensorShape& shape, const std::vector<int64_t>& axis, std::string_view op) {
+std::vector<bool> ReducedMask(const TensorShape& shape, const std::vector<int64_t>& axis) {
   std::vector<bool> mask(shape.rank(), axis.empty());
   for (int64_t a : axis) {
-    const int c = shape.CanonicalAxis(a, op);
-    WEFT_REQUIRE(!mask[c], "{}: axis {} listed twice in axis attr for input shape {}", op, a, shape.ToString());
+    const int c = shape.CanonicalAxis(a, "axis");
+    WEFT_REQUIRE(!mask[c], "axis {} is listed twice in axis attr for input shape {}", a, shape.ToString());
     mask[c] = true;
   }
   return mask;
@@ -104,7 +104,7 @@ class ReduceOp : public OpKernel {
 
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
-    const std::vector<bool> mask = ReducedMask(x.shape(), axis_, node().op());
+    const std::vector<bool> mask = ReducedMask(x.shape(), axis_);
     std::vector<int64_t> out_dims;
     int64_t count = 1;
     for (int i = 0; i < x.rank(); ++i) {
@@ -115,12 +115,16 @@ class ReduceOp : public OpKernel {
         if (keep_dims_) out_dims.push_back(1);
       }
     }
+    if (count == 1 && x.num_elements() > 0) {  // only size-1 axes reduced: same values, new shape
+      ctx->set_output(0, x.Reshaped(TensorShape(out_dims)));
+      return;
+    }
     Tensor* out = ctx->allocate_output(0, TensorShape(out_dims));
     ReduceInto<T, Reducer>(ctx, x, Groups(x.shape(), mask), out);
     if constexpr (kMean) {
       if (out->num_elements() == 0) return;
       if constexpr (std::is_integral_v<T>) {
-        WEFT_REQUIRE(count > 0, "Mean: integer mean over zero elements (input {}, axis [{}])", x.shape().ToString(),
+        WEFT_REQUIRE(count > 0, "integer mean over zero elements (input {}, axis [{}])", x.shape().ToString(),
                      fmt::join(axis_, ","));
         out->flat<T>().device(ctx->eigen_device()) = out->flat<T>() / static_cast<T>(count);
       } else {
@@ -149,7 +153,7 @@ class ArgOp : public OpKernel {
 
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
-    const int axis = x.shape().CanonicalAxis(axis_, node().op());
+    const int axis = x.shape().CanonicalAxis(axis_, "axis");
     const int64_t r = x.dim(axis);
     int64_t p = 1, s = 1;
     std::vector<int64_t> out_dims;
@@ -158,7 +162,7 @@ class ArgOp : public OpKernel {
       if (i > axis) s *= x.dim(i);
       if (i != axis) out_dims.push_back(x.dim(i));
     }
-    WEFT_REQUIRE(r > 0, "{}: axis {} of input {} is empty", node().op(), axis_, x.shape().ToString());
+    WEFT_REQUIRE(r > 0, "axis {} of input {} is empty", axis_, x.shape().ToString());
     Tensor* out = ctx->allocate_output(0, TensorShape(out_dims));
     if (out->num_elements() == 0) return;
     Dispatch<int32_t, int64_t>(out->dtype(), "output_type", [&](auto tag) {
@@ -196,7 +200,7 @@ class SumToShapeOp : public OpKernel {
   using OpKernel::OpKernel;
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
-    const std::vector<int64_t> target = ReadDims(ctx->input(1), "SumToShape: shape");
+    const std::vector<int64_t> target = ReadDims(ctx->input(1), "shape");
     const int rx = x.rank(), rt = static_cast<int>(target.size());
     const TensorShape target_shape(target);
     bool ok = rt <= rx;
@@ -210,7 +214,7 @@ class SumToShapeOp : public OpKernel {
         mask[i] = true;
       }
     }
-    WEFT_REQUIRE(ok, "SumToShape: cannot sum {} down to {} (it does not broadcast to {})", x.shape().ToString(),
+    WEFT_REQUIRE(ok, "cannot sum {} down to {} (it does not broadcast to {})", x.shape().ToString(),
                  target_shape.ToString(), x.shape().ToString());
     if (x.shape() == target_shape) {
       ctx->set_output(0, x);
@@ -229,10 +233,9 @@ class ReducedShapeOp : public OpKernel {
   explicit ReducedShapeOp(const Node& node) : OpKernel(node), axis_(node.attr<std::vector<int64_t>>("axis")) {}
   void Compute(OpKernelContext* ctx) override {
     const Tensor& in = ctx->input(0);
-    const std::vector<int64_t> dims = ReadDims(in, "ReducedShape: shape");
+    const std::vector<int64_t> dims = ReadDims(in, "shape");
     // Only the rank matters for the axis check; unknown (-1) entries cannot occur at run time.
-    const std::vector<bool> mask = ReducedMask(TensorShape::UnknownOfRank(static_cast<int>(dims.size())), axis_,
-                                               "ReducedShape");
+    const std::vector<bool> mask = ReducedMask(TensorShape::UnknownOfRank(static_cast<int>(dims.size())), axis_);
     Tensor* out = ctx->allocate_output(0, in.shape());
     T* o = out->data<T>();
     for (size_t i = 0; i < dims.size(); ++i) o[i] = mask[i] ? T(1) : static_cast<T>(dims[i]);

@@ -2,6 +2,7 @@
 
 #include "ops/all_ops.h"
 #include "ops/kernel.h"
+#include "ops/kernels/cpu/var_update.h"
 
 namespace weft {
 namespace {
@@ -57,7 +58,8 @@ class AssignOp : public OpKernel {
                    value.shape().ToString(), node().input(0).node->name(), declared.ToString());
     }
     if (v->value.IsInitialized() && v->value.shape() == value.shape() && v->value.dtype() == value.dtype()) {
-      if (value.bytes()) std::memcpy(v->value.raw_data(), value.raw_data(), value.bytes());  // in place
+      Tensor& dst = MutableVarValue(v, ctx->allocator());
+      if (value.bytes()) std::memcpy(dst.raw_data(), value.raw_data(), value.bytes());
     } else {
       v->value = value.Clone(ctx->allocator());
     }
@@ -82,7 +84,7 @@ class AssignUpdateOp : public OpKernel {
     }
     WEFT_REQUIRE(v->value.shape() == value.shape(), "update of shape {} for variable '{}' of shape {}",
                  value.shape().ToString(), node().input(0).node->name(), v->value.shape().ToString());
-    auto var = v->value.flat<T>();
+    auto var = MutableVarValue(v, ctx->allocator()).flat<T>();
     if constexpr (kAdd) {
       var.device(ctx->eigen_device()) += value.flat<T>();
     } else {
