@@ -16,9 +16,20 @@ ThreadPool::~ThreadPool() {
   pool_.reset();  // Eigen's pool joins its threads after draining the queues
 }
 
-void ThreadPool::Schedule(std::function<void()> fn) { pool_->Schedule(std::move(fn)); }
+namespace {
+thread_local const ThreadPool* current_pool = nullptr;  // the pool whose task this thread runs
+}  // namespace
 
-bool ThreadPool::InPool() const { return pool_->CurrentThreadId() >= 0; }
+void ThreadPool::Schedule(std::function<void()> fn) {
+  pool_->Schedule([this, fn = std::move(fn)] {
+    const ThreadPool* outer = current_pool;
+    current_pool = this;
+    fn();
+    current_pool = outer;
+  });
+}
+
+bool ThreadPool::InPool() const { return current_pool == this; }
 
 void ThreadPool::ParallelFor(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;

@@ -31,7 +31,7 @@ class ThreadPool {
   // Splits [0, n) into about one block per thread and runs fn(begin, end) on each; the calling
   // thread takes part. Runs inline when n is small or the pool has one thread.
   void ParallelFor(int64_t n, const std::function<void(int64_t, int64_t)>& fn);
-  // True when called from one of this pool's threads.
+  // True when called from inside a task given to this pool's Schedule.
   bool InPool() const;
 
   // Device for Eigen tensor expressions: `out.device(pool.eigen_device()) = a + b;`

@@ -370,6 +370,48 @@ TEST_CASE("BatchMatMul: adjoints and broadcast batch dims") {
   }
 }
 
+TEST_CASE("large inputs: kernels split over the intra-op pool agree with the references") {
+  // Big enough that the elementwise loops, integer reductions, ArgMax and GEMM blocks run in
+  // several pieces on the 2-thread pool (row pieces start mid-way through the outer dims).
+  const Tensor a = Rand({4, 7, 2000}, 0.5, 2.0, 101), b = Rand({7, 1}, 0.5, 2.0, 102);
+  ExpectNear(RunOp("Add", {a, b})[0], RefBinary<double>(a, b, [](double x, double y) { return x + y; }), 1e-12);
+  ExpectNear(RunOp("Div", {As<float>(a), As<float>(b)})[0],
+             As<float>(RefBinary<double>(a, b, [](double x, double y) { return x / y; })), 1e-5, 1e-5);
+  const Tensor c = Rand({7, 2000}, 0.5, 2.0, 103);
+  ExpectEqual(RunOp("Less", {a, c})[0], RefBinary<double, bool>(a, c, [](double x, double y) { return x < y; }));
+  const Tensor ia = As<int32_t>(Rand({4, 7, 2000}, -100, 100, 104)), ib = As<int32_t>(Rand({2000}, 1, 50, 105));
+  ExpectEqual(RunOp("Mul", {ia, ia})[0], RefBinary<int32_t>(ia, ia, [](int32_t x, int32_t y) { return x * y; }));
+  ExpectEqual(RunOp("Div", {ia, ib})[0], RefBinary<int32_t>(ia, ib, [](int32_t x, int32_t y) { return x / y; }));
+  ExpectEqual(RunOp("Cast", {a}, {{"DstT", DType::kInt32}})[0], As<int32_t>(a));
+  const Tensor ir = As<int32_t>(Rand({4, 300, 1500}, -100, 100, 106));
+  for (const std::vector<int64_t>& axis : std::vector<std::vector<int64_t>>{{1}, {2}, {0, 2}}) {
+    for (const char* op : {"Sum", "Max", "Min"}) {
+      INFO(op << " axis " << axis.size());
+      ExpectEqual(RunOp(op, {ir}, {{"axis", axis}})[0], RefReduce<int32_t>(ir, axis, false, op));
+    }
+  }
+  const Tensor x = Rand({300, 200}, -1, 1, 107);
+  for (int64_t axis : {0, 1}) {
+    const Tensor got = RunOp("ArgMax", {x}, {{"axis", axis}})[0];
+    const Tensor mx = RefReduce<double>(x, {axis}, false, "Max");
+    for (int64_t i = 0; i < got.num_elements(); ++i) {
+      const int64_t at = got.data<int64_t>()[i];
+      CHECK(x.data<double>()[axis == 0 ? at * 200 + i : i * 200 + at] == mx.data<double>()[i]);
+    }
+  }
+  for (auto [m, k, n] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{{40, 300, 200}, {200, 100, 120}}) {
+    for (bool ta : {false, true}) {
+      for (bool tb : {false, true}) {
+        const Tensor ma = Rand(ta ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k}, -1, 1, 108);
+        const Tensor mb = Rand(tb ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n}, -1, 1, 109);
+        INFO("m k n " << m << " " << k << " " << n << " ta " << ta << " tb " << tb);
+        ExpectNear(RunOp("MatMul", {ma, mb}, {{"transpose_a", ta}, {"transpose_b", tb}})[0],
+                   RefMatMul(ma, mb, ta, tb), 1e-10, 1e-10);
+      }
+    }
+  }
+}
+
 TEST_CASE("gradients of elementwise ops, with broadcasting") {
   for (const auto& [sa, sb] : std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>{
            {{2, 3}, {2, 3}}, {{2, 3}, {3}}, {{2, 1}, {1, 3}}, {{}, {2, 3}}, {{2, 3, 1}, {4}}}) {

@@ -1,31 +1,28 @@
 // Numpy-style broadcasting of two operands for CPU kernels, with the dims collapsed so that the
-// general path runs as a low-rank Eigen broadcast.
+// general path is one strided loop whose innermost dim is contiguous (vectorizable).
 //
 //   BroadcastPlan p = BroadcastPlan::Make(a.shape(), b.shape(), "Add");   // throws if they don't broadcast
 //   Tensor* out = ctx->allocate_output(0, p.out_shape);
-//   if (p.same_shape) { ...flat op... }
-//   else BinaryBroadcast<T, T>(ctx->eigen_device(), p, a, b, out, Eigen::internal::scalar_sum_op<T>());
+//   BinaryBroadcast<T, T>(ctx->intra_op_pool(), p, a, b, out, std::plus<T>());
 //
 // Collapsing: both shapes are right-aligned (padded with leading 1s); output dims of size 1 are
 // dropped, and adjacent dims that broadcast the same way (neither operand broadcasts / only a
 // broadcasts / only b broadcasts) are merged. [2,3,4]+[4] becomes out [6,4], a [6,4], b [1,4];
-// [2,1]+[1,3] becomes out [2,3], a [2,1], b [1,3]. Real programs collapse to rank <= 3; the Eigen
-// path handles rank <= 5 and an index loop handles the rest.
+// [2,1]+[1,3] becomes out [2,3], a [2,1], b [1,3]. BinaryBroadcast then runs one row loop per
+// collapsed outer index (deliberately not an Eigen broadcast expression: those cost minutes of
+// compile time per rank x functor x dtype, and are no faster).
 //
 // Thread-safety: a BroadcastPlan is an immutable value.
 #pragma once
 
-#ifndef EIGEN_USE_THREADS
-#define EIGEN_USE_THREADS
-#endif
-#include <unsupported/Eigen/CXX11/Tensor>
-
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <string_view>
 #include <vector>
 
 #include "core/tensor.h"
+#include "core/threadpool.h"
 
 namespace weft {
 
@@ -111,60 +108,85 @@ struct BroadcastPlan {
   }
 };
 
-namespace broadcast_internal {
-
-template <int R>
-Eigen::array<Eigen::DenseIndex, R> ToArray(const std::vector<int64_t>& v) {
-  Eigen::array<Eigen::DenseIndex, R> a;
-  for (int i = 0; i < R; ++i) a[i] = v[i];
-  return a;
-}
-
-template <int R, typename T, typename OutT, typename F>
-void BroadcastRank(const Eigen::ThreadPoolDevice& d, const BroadcastPlan& p, const Tensor& a, const Tensor& b,
-                   Tensor* out, const F& f) {
-  auto ta = a.shaped<T, R>(p.a_dims);
-  auto tb = b.shaped<T, R>(p.b_dims);
-  auto to = out->shaped<OutT, R>(p.out_dims);
-  const auto ba = ToArray<R>(p.a_bcast), bb = ToArray<R>(p.b_bcast);
-  const bool a_full = p.a_dims == p.out_dims, b_full = p.b_dims == p.out_dims;
-  // Skipping the broadcast() of an operand that already has the output shape keeps its
-  // evaluation a plain (vectorised) load.
-  if (a_full) {
-    to.device(d) = ta.binaryExpr(tb.broadcast(bb), f);
-  } else if (b_full) {
-    to.device(d) = ta.broadcast(ba).binaryExpr(tb, f);
-  } else {
-    to.device(d) = ta.broadcast(ba).binaryExpr(tb.broadcast(bb), f);
+// Runs fn(begin, end) over [0, n) on `pool`, or inline when the whole job is under ~32K units of
+// work (n * unit_cost) or the pool has one thread.
+inline void ParallelForCost(ThreadPool* pool, int64_t n, int64_t unit_cost,
+                            const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  if (pool == nullptr || pool->num_threads() <= 1 || n < 2 || n * unit_cost < (int64_t{1} << 15)) {
+    fn(0, n);
+    return;
   }
+  pool->ParallelFor(n, fn);
 }
 
-}  // namespace broadcast_internal
-
-// out = f(a, b) with broadcasting along `p` (any collapsed rank). `out` must have p.out_shape.
-// F is an Eigen-style binary functor (Eigen::internal::scalar_sum_op<T>, ...) returning OutT.
+// out[i] = f(a[i * sa], b[i * sb]) for i in [0, n), with sa, sb in {0, 1}: the innermost loop of
+// every elementwise binary kernel. The three stride cases are separate loops so the compiler
+// vectorizes each.
 template <typename T, typename OutT, typename F>
-void BinaryBroadcast(const Eigen::ThreadPoolDevice& d, const BroadcastPlan& p, const Tensor& a, const Tensor& b,
-                     Tensor* out, const F& f) {
-  if (out->num_elements() == 0) return;
-  using namespace broadcast_internal;
-  switch (p.rank()) {
-    case 1: return BroadcastRank<1, T, OutT>(d, p, a, b, out, f);
-    case 2: return BroadcastRank<2, T, OutT>(d, p, a, b, out, f);
-    case 3: return BroadcastRank<3, T, OutT>(d, p, a, b, out, f);
-    case 4: return BroadcastRank<4, T, OutT>(d, p, a, b, out, f);
-    case 5: return BroadcastRank<5, T, OutT>(d, p, a, b, out, f);
-    default: break;
+inline void BinaryRow(const T* a, const T* b, OutT* out, int64_t n, bool a_step, bool b_step, const F& f) {
+  if (a_step && b_step) {
+    for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
+  } else if (a_step) {
+    const T bv = b[0];
+    for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], bv);
+  } else if (b_step) {
+    const T av = a[0];
+    for (int64_t i = 0; i < n; ++i) out[i] = f(av, b[i]);
+  } else {
+    const OutT v = f(a[0], b[0]);
+    for (int64_t i = 0; i < n; ++i) out[i] = v;
   }
+}
+
+// out = f(a, b) with broadcasting along `p` (any collapsed rank, including the same-shape and
+// scalar cases). `out` must have p.out_shape. A plain strided loop over the collapsed dims: the
+// innermost dim is one BinaryRow, the outer rows are split over `pool`. F is any binary functor
+// (scalar operator()) returning OutT.
+template <typename T, typename OutT, typename F>
+void BinaryBroadcast(ThreadPool* pool, const BroadcastPlan& p, const Tensor& a, const Tensor& b, Tensor* out,
+                     const F& f) {
+  const int64_t total = out->num_elements();
+  if (total == 0) return;
   const T* pa = a.data<T>();
   const T* pb = b.data<T>();
   OutT* po = out->data<OutT>();
-  const int64_t n = out->num_elements();
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t oa, ob;
-    p.Offsets(i, &oa, &ob);
-    po[i] = f(pa[oa], pb[ob]);
+  const int r = p.rank();
+  // Flat cases: one row of `total` elements, split into chunks.
+  if (p.same_shape || p.a_is_scalar || p.b_is_scalar || r == 1) {
+    const bool a_step = p.same_shape || (!p.a_is_scalar && p.a_strides[r - 1] != 0);
+    const bool b_step = p.same_shape || (!p.b_is_scalar && p.b_strides[r - 1] != 0);
+    constexpr int64_t kChunk = 4096;
+    ParallelForCost(pool, (total + kChunk - 1) / kChunk, kChunk, [&](int64_t begin, int64_t end) {
+      const int64_t lo = begin * kChunk, hi = std::min(total, end * kChunk);
+      BinaryRow(pa + (a_step ? lo : 0), pb + (b_step ? lo : 0), po + lo, hi - lo, a_step, b_step, f);
+    });
+    return;
   }
+  const int64_t inner = p.out_dims[r - 1];
+  const bool a_step = p.a_strides[r - 1] != 0, b_step = p.b_strides[r - 1] != 0;
+  ParallelForCost(pool, total / inner, inner, [&](int64_t begin, int64_t end) {
+    // Multi-index of row `begin` over the outer dims, then stepped like an odometer.
+    std::vector<int64_t> idx(r - 1, 0);
+    int64_t oa = 0, ob = 0;
+    for (int64_t rest = begin, k = r - 2; k >= 0; --k) {
+      idx[k] = rest % p.out_dims[k];
+      rest /= p.out_dims[k];
+      oa += idx[k] * p.a_strides[k];
+      ob += idx[k] * p.b_strides[k];
+    }
+    for (int64_t row = begin; row < end; ++row) {
+      BinaryRow(pa + oa, pb + ob, po + row * inner, inner, a_step, b_step, f);
+      for (int k = r - 2; k >= 0; --k) {
+        oa += p.a_strides[k];
+        ob += p.b_strides[k];
+        if (++idx[k] < p.out_dims[k]) break;
+        oa -= idx[k] * p.a_strides[k];
+        ob -= idx[k] * p.b_strides[k];
+        idx[k] = 0;
+      }
+    }
+  });
 }
 
 }  // namespace weft

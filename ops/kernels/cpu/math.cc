@@ -1,10 +1,7 @@
-// CPU kernels for the elementwise math ops: unary and binary arithmetic (numpy broadcasting),
-// comparisons, logical ops, Select, Cast and AddN. Reductions are in reduce.cc, products in
-// matmul.cc.
-//
-// Binary ops take one of four paths: same shape (flat vectorised Eigen expression), either operand
-// a single element (the other's flat expression with the scalar bound), or the general collapsed
-// N-d broadcast (broadcast.h).
+// CPU kernels for the elementwise math ops other than the binary ones: unary arithmetic, Select,
+// Cast and AddN, plus RegisterMathKernels, which registers the whole family. Binary arithmetic is
+// in math_binary.cc, comparisons and logical ops in math_compare.cc, reductions in reduce.cc,
+// products in matmul.cc.
 #include <type_traits>
 
 #include "ops/all_ops.h"
@@ -14,112 +11,6 @@
 
 namespace weft {
 namespace {
-
-namespace ei = Eigen::internal;
-
-// ---- binary ops -----------------------------------------------------------------------------
-
-// F: an Eigen binary functor (derived from binary_op_base, so bind1st_op/bind2nd_op work). If it
-// has `static void Validate(const Tensor& a, const Tensor& b)`, that runs first (e.g. the integer
-// division-by-zero check).
-template <typename T, typename F>
-class BinaryOp : public OpKernel {
- public:
-  using OpKernel::OpKernel;
-  using OutT = typename F::result_type;
-
-  void Compute(OpKernelContext* ctx) override {
-    const Tensor& a = ctx->input(0);
-    const Tensor& b = ctx->input(1);
-    const BroadcastPlan p = BroadcastPlan::Make(a.shape(), b.shape(), "inputs");
-    if constexpr (requires { F::Validate(a, b); }) F::Validate(a, b);
-    Tensor* out = ctx->allocate_output(0, p.out_shape);
-    if (out->num_elements() == 0) return;
-    const auto& d = ctx->eigen_device();
-    auto o = out->flat<OutT>();
-    if (p.same_shape) {
-      o.device(d) = a.flat<T>().binaryExpr(b.flat<T>(), F());
-    } else if (p.a_is_scalar) {
-      o.device(d) = b.flat<T>().unaryExpr(ei::bind1st_op<F>(a.data<T>()[0]));
-    } else if (p.b_is_scalar) {
-      o.device(d) = a.flat<T>().unaryExpr(ei::bind2nd_op<F>(b.data<T>()[0]));
-    } else {
-      BinaryBroadcast<T, OutT>(d, p, a, b, out, F());
-    }
-  }
-};
-
-// Integer division truncating toward zero; the kernel rejects zero divisors first, and
-// MIN / -1 wraps instead of trapping.
-template <typename T>
-struct IntDivF : ei::binary_op_base<T, T> {
-  using result_type = T;
-  T operator()(const T& a, const T& b) const {
-    if constexpr (std::is_signed_v<T>) {
-      using U = std::make_unsigned_t<T>;
-      if (b == T(-1)) return static_cast<T>(U(0) - static_cast<U>(a));
-    }
-    return static_cast<T>(a / b);
-  }
-  static void Validate(const Tensor& /*a*/, const Tensor& b) {
-    const T* p = b.data<T>();
-    for (int64_t i = 0, n = b.num_elements(); i < n; ++i) {
-      WEFT_REQUIRE(p[i] != T(0), "integer division by zero (divisor {} is 0 at flat index {})",
-                   b.shape().ToString(), i);
-    }
-  }
-};
-
-// Integer power by repeated squaring (wraps on overflow); negative exponents are rejected.
-template <typename T>
-struct IntPowF : ei::binary_op_base<T, T> {
-  using result_type = T;
-  T operator()(const T& a, const T& b) const {
-    using U = std::make_unsigned_t<T>;
-    U base = static_cast<U>(a), r = 1;
-    for (auto e = static_cast<U>(b); e != 0; e >>= 1) {
-      if (e & 1) r = static_cast<U>(r * base);
-      base = static_cast<U>(base * base);
-    }
-    return static_cast<T>(r);
-  }
-  static void Validate(const Tensor& /*a*/, const Tensor& b) {
-    if constexpr (std::is_signed_v<T>) {
-      const T* p = b.data<T>();
-      for (int64_t i = 0, n = b.num_elements(); i < n; ++i) {
-        WEFT_REQUIRE(p[i] >= 0, "integers to negative integer powers are not allowed (exponent {} at flat index {})",
-                     static_cast<int64_t>(p[i]), i);
-      }
-    }
-  }
-};
-
-struct LogicalAndF : ei::binary_op_base<bool, bool> {
-  using result_type = bool;
-  bool operator()(const bool& a, const bool& b) const { return a && b; }
-};
-struct LogicalOrF : ei::binary_op_base<bool, bool> {
-  using result_type = bool;
-  bool operator()(const bool& a, const bool& b) const { return a || b; }
-};
-
-template <typename T> using AddOp = BinaryOp<T, ei::scalar_sum_op<T, T>>;
-template <typename T> using SubOp = BinaryOp<T, ei::scalar_difference_op<T, T>>;
-template <typename T> using MulOp = BinaryOp<T, ei::scalar_product_op<T, T>>;
-template <typename T>
-using DivOp = BinaryOp<T, std::conditional_t<std::is_integral_v<T>, IntDivF<T>, ei::scalar_quotient_op<T, T>>>;
-template <typename T>
-using PowOp = BinaryOp<T, std::conditional_t<std::is_integral_v<T>, IntPowF<T>, ei::scalar_pow_op<T, T>>>;
-template <typename T> using MaximumOp = BinaryOp<T, ei::scalar_max_op<T, T>>;
-template <typename T> using MinimumOp = BinaryOp<T, ei::scalar_min_op<T, T>>;
-template <typename T> using EqualOp = BinaryOp<T, ei::scalar_cmp_op<T, T, ei::cmp_EQ>>;
-template <typename T> using NotEqualOp = BinaryOp<T, ei::scalar_cmp_op<T, T, ei::cmp_NEQ>>;
-template <typename T> using LessOp = BinaryOp<T, ei::scalar_cmp_op<T, T, ei::cmp_LT>>;
-template <typename T> using LessEqualOp = BinaryOp<T, ei::scalar_cmp_op<T, T, ei::cmp_LE>>;
-template <typename T> using GreaterOp = BinaryOp<T, ei::scalar_cmp_op<T, T, ei::cmp_GT>>;
-template <typename T> using GreaterEqualOp = BinaryOp<T, ei::scalar_cmp_op<T, T, ei::cmp_GE>>;
-using LogicalAndOp = BinaryOp<bool, LogicalAndF>;
-using LogicalOrOp = BinaryOp<bool, LogicalOrF>;
 
 // ---- unary ops ------------------------------------------------------------------------------
 
@@ -189,16 +80,21 @@ class SelectOp : public OpKernel {
       return;
     }
     Tensor* out = ctx->allocate_output(0, a.shape());
-    if (a.num_elements() == 0) return;
-    const auto& d = ctx->eigen_device();
-    if (cond.shape() == a.shape()) {
-      out->flat<T>().device(d) = cond.flat<bool>().select(a.flat<T>(), b.flat<T>());
-    } else {
-      const int64_t n = a.dim(0), m = a.num_elements() / n;
-      const Eigen::array<Eigen::DenseIndex, 2> bc{1, m};
-      out->shaped<T, 2>({n, m}).device(d) =
-          cond.shaped<bool, 2>({n, 1}).broadcast(bc).select(a.shaped<T, 2>({n, m}), b.shaped<T, 2>({n, m}));
-    }
+    const int64_t total = a.num_elements();
+    if (total == 0) return;
+    const bool* c = cond.data<bool>();
+    const T* pa = a.data<T>();
+    const T* pb = b.data<T>();
+    T* po = out->data<T>();
+    // Per-element cond, or one cond per row of m elements.
+    const int64_t m = cond.shape() == a.shape() ? 1 : total / a.dim(0);
+    ParallelForCost(ctx->intra_op_pool(), total, 1, [&](int64_t begin, int64_t end) {
+      if (m == 1) {
+        for (int64_t i = begin; i < end; ++i) po[i] = c[i] ? pa[i] : pb[i];
+      } else {
+        for (int64_t i = begin; i < end; ++i) po[i] = c[i / m] ? pa[i] : pb[i];
+      }
+    });
   }
 };
 
@@ -216,12 +112,15 @@ class CastOp : public OpKernel {
     }
     Tensor* y = ctx->allocate_output(0, x.shape());
     if (x.num_elements() == 0) return;
-    const auto& d = ctx->eigen_device();
     Dispatch<WEFT_ALL_TYPES>(x.dtype(), "Cast source", [&](auto src) {
       using S = typename decltype(src)::type;
       Dispatch<WEFT_ALL_TYPES>(dst, "Cast destination", [&](auto dt) {
         using D = typename decltype(dt)::type;
-        y->flat<D>().device(d) = x.flat<S>().template cast<D>();
+        const S* in = x.data<S>();
+        D* o = y->data<D>();
+        ParallelForCost(ctx->intra_op_pool(), x.num_elements(), 1, [&](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i) o[i] = static_cast<D>(in[i]);
+        });
       });
     });
   }
@@ -258,13 +157,8 @@ class AddNOp : public OpKernel {
 }  // namespace
 
 void RegisterMathKernels(KernelRegistry& r) {
-  RegisterTyped<AddOp, WEFT_NUMBER_TYPES>(r, "Add");
-  RegisterTyped<SubOp, WEFT_NUMBER_TYPES>(r, "Sub");
-  RegisterTyped<MulOp, WEFT_NUMBER_TYPES>(r, "Mul");
-  RegisterTyped<DivOp, WEFT_NUMBER_TYPES>(r, "Div");
-  RegisterTyped<PowOp, float, double, int32_t, int64_t>(r, "Pow");
-  RegisterTyped<MaximumOp, WEFT_NUMBER_TYPES>(r, "Maximum");
-  RegisterTyped<MinimumOp, WEFT_NUMBER_TYPES>(r, "Minimum");
+  RegisterMathBinaryKernels(r);
+  RegisterMathCompareKernels(r);
 
   RegisterTyped<NegOp, float, double, int32_t, int64_t>(r, "Neg");
   RegisterTyped<AbsOp, float, double, int32_t, int64_t>(r, "Abs");
@@ -275,15 +169,6 @@ void RegisterMathKernels(KernelRegistry& r) {
   RegisterTyped<ReciprocalOp, WEFT_FLOAT_TYPES>(r, "Reciprocal");
   RegisterTyped<ExpOp, WEFT_FLOAT_TYPES>(r, "Exp");
   RegisterTyped<LogOp, WEFT_FLOAT_TYPES>(r, "Log");
-
-  RegisterTyped<EqualOp, WEFT_ALL_TYPES>(r, "Equal");
-  RegisterTyped<NotEqualOp, WEFT_ALL_TYPES>(r, "NotEqual");
-  RegisterTyped<LessOp, WEFT_NUMBER_TYPES>(r, "Less");
-  RegisterTyped<LessEqualOp, WEFT_NUMBER_TYPES>(r, "LessEqual");
-  RegisterTyped<GreaterOp, WEFT_NUMBER_TYPES>(r, "Greater");
-  RegisterTyped<GreaterEqualOp, WEFT_NUMBER_TYPES>(r, "GreaterEqual");
-  RegisterUntyped<LogicalAndOp>(r, "LogicalAnd");
-  RegisterUntyped<LogicalOrOp>(r, "LogicalOr");
   RegisterUntyped<LogicalNotOp>(r, "LogicalNot");
 
   RegisterTyped<SelectOp, WEFT_ALL_TYPES>(r, "Select");

@@ -2,17 +2,22 @@
 // and the gradient helpers SumToShape and ReducedShape.
 //
 // Shape key: the input is viewed as alternating groups of kept and reduced dims (adjacent dims of
-// one kind merged, size-1 dims dropped). Each reduced group is one Eigen reduction of a
-// [P, R, S] view over R (P = product of the dims before it, S = after), innermost group first;
-// [P, R] and [R, S] are the fast inner / outer cases and [R] alone is a full (multi-threaded)
-// reduction. Reductions over the last or first axes are therefore a single Eigen pass.
+// one kind merged, size-1 dims dropped). Each reduced group is one reduction of a [P, R, S] view
+// over R (P = product of the dims before it, S = after), innermost group first. For float/double
+// that is one Eigen reduction on the thread-pool device ([P, R] and [R, S] are the fast inner /
+// outer cases and [R] alone is a full multi-threaded reduction); integer types and ArgMax/ArgMin
+// use plain loops split over the pool (each Eigen device reduction is an expensive instantiation,
+// and integer reductions are rare). Reductions over the last or first axes are a single pass.
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "ops/all_ops.h"
 #include "ops/kernel.h"
+#include "ops/kernels/cpu/broadcast.h"
 #include "ops/kernels/cpu/math_kernels.h"
 
 namespace weft {
@@ -47,6 +52,39 @@ std::vector<std::pair<int64_t, bool>> Groups(const TensorShape& shape, const std
   return g;
 }
 
+// out[i, j] = reduction over k of in[i, k, j] for the [p, r, s] view, with the Eigen reducer's
+// scalar interface (initialize / reduce / finalize), split over the pool.
+template <typename T, typename Reducer>
+void LoopReduce(ThreadPool* pool, const T* in, T* out, int64_t p, int64_t r, int64_t s) {
+  const Reducer red;
+  if (s == 1) {
+    ParallelForCost(pool, p, r, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        T acc = red.initialize();
+        const T* x = in + i * r;
+        for (int64_t k = 0; k < r; ++k) red.reduce(x[k], &acc);
+        out[i] = red.finalize(acc);
+      }
+    });
+    return;
+  }
+  // Units of (row i, chunk of up to kChunk columns); each accumulates across r in place.
+  constexpr int64_t kChunk = 1024;
+  const int64_t chunks = (s + kChunk - 1) / kChunk;
+  ParallelForCost(pool, p * chunks, r * std::min(s, kChunk), [&](int64_t begin, int64_t end) {
+    for (int64_t u = begin; u < end; ++u) {
+      const int64_t i = u / chunks, lo = (u % chunks) * kChunk, hi = std::min(s, lo + kChunk);
+      T* o = out + i * s;
+      for (int64_t j = lo; j < hi; ++j) o[j] = red.initialize();
+      for (int64_t k = 0; k < r; ++k) {
+        const T* x = in + (i * r + k) * s;
+        for (int64_t j = lo; j < hi; ++j) red.reduce(x[j], &o[j]);
+      }
+      for (int64_t j = lo; j < hi; ++j) o[j] = red.finalize(o[j]);
+    }
+  });
+}
+
 // Reduces `in` over the reduced groups into `out` (whose element count is the product of the
 // kept groups). Intermediate passes allocate temporaries.
 template <typename T, typename Reducer>
@@ -59,7 +97,7 @@ void ReduceInto(OpKernelContext* ctx, const Tensor& in, std::vector<std::pair<in
     return false;
   };
   if (!has_reduced()) {  // nothing to reduce: a copy
-    if (out->num_elements() > 0) out->flat<T>().device(d) = in.flat<T>();
+    std::copy_n(in.data<T>(), in.num_elements(), out->data<T>());
     return;
   }
   while (true) {
@@ -78,7 +116,9 @@ void ReduceInto(OpKernelContext* ctx, const Tensor& in, std::vector<std::pair<in
     Tensor next = last ? *out : Tensor(in.dtype(), TensorShape({p * s}), ctx->allocator());
     if (p * s > 0) {
       if (r == 0) {
-        next.flat<T>().setConstant(Reducer().initialize());
+        std::fill_n(next.data<T>(), p * s, Reducer().initialize());
+      } else if constexpr (!std::is_floating_point_v<T>) {
+        LoopReduce<T, Reducer>(ctx->intra_op_pool(), cur.data<T>(), next.data<T>(), p, r, s);
       } else if (p == 1 && s == 1) {
         next.shaped<T, 0>({}).device(d) = cur.flat<T>().reduce(Dims<1>{0}, Reducer());
       } else if (s == 1) {
@@ -126,7 +166,8 @@ class ReduceOp : public OpKernel {
       if constexpr (std::is_integral_v<T>) {
         WEFT_REQUIRE(count > 0, "integer mean over zero elements (input {}, axis [{}])", x.shape().ToString(),
                      fmt::join(axis_, ","));
-        out->flat<T>().device(ctx->eigen_device()) = out->flat<T>() / static_cast<T>(count);
+        T* o = out->data<T>();
+        for (int64_t i = 0, n = out->num_elements(); i < n; ++i) o[i] = static_cast<T>(o[i] / static_cast<T>(count));
       } else {
         out->flat<T>().device(ctx->eigen_device()) = out->flat<T>() * static_cast<T>(1.0 / static_cast<double>(count));
       }
@@ -167,13 +208,25 @@ class ArgOp : public OpKernel {
     if (out->num_elements() == 0) return;
     Dispatch<int32_t, int64_t>(out->dtype(), "output_type", [&](auto tag) {
       using Out = typename decltype(tag)::type;
-      auto in = x.shaped<T, 3>({p, r, s});
-      auto o = out->shaped<Out, 2>({p, s});
-      if constexpr (kMax) {
-        o.device(ctx->eigen_device()) = in.argmax(1).template cast<Out>();
-      } else {
-        o.device(ctx->eigen_device()) = in.argmin(1).template cast<Out>();
-      }
+      const T* in = x.data<T>();
+      Out* o = out->data<Out>();
+      // Per (i, j) of the [p, r, s] view: the first k with the extreme value (strictly better
+      // values replace it, so ties keep the smallest index).
+      ParallelForCost(ctx->intra_op_pool(), p * s, r, [&](int64_t begin, int64_t end) {
+        for (int64_t u = begin; u < end; ++u) {
+          const T* v = in + (u / s) * r * s + u % s;
+          T best = v[0];
+          int64_t at = 0;
+          for (int64_t k = 1; k < r; ++k) {
+            const T c = v[k * s];
+            if (kMax ? c > best : c < best) {
+              best = c;
+              at = k;
+            }
+          }
+          o[u] = static_cast<Out>(at);
+        }
+      });
     });
   }
 
