@@ -16,7 +16,6 @@ struct Item {
   std::unique_ptr<OpKernel> kernel;
   int initial_pending = 0;
   bool cheap = false;
-  std::vector<std::pair<int, int>> data_out;  // (dst item, dst input) per output, flattened below
   std::vector<std::vector<std::pair<int, int>>> out_by_output;  // [output] -> (dst item, dst input)
   std::vector<int> control_out;                                 // dst items
   std::vector<bool> input_is_ref;
@@ -60,7 +59,7 @@ struct Executor::Impl {
   // Delivers outputs of item `id`; appends newly ready items to `ready`.
   void Propagate(Step* step, int id, std::vector<Tensor>& outputs, std::deque<int>& ready);
   // Schedules expensive ready items on the pool and returns the ones to run inline.
-  void Finish(Step* step, int id, std::deque<int>& ready);
+  void Finish(Step* step, std::deque<int>& ready);
   void Schedule(Step* step, int id) {
     inter_op->Schedule([this, step, id] { Process(step, id); });
   }
@@ -188,7 +187,7 @@ void Executor::Impl::Propagate(Step* step, int id, std::vector<Tensor>& outputs,
   }
 }
 
-void Executor::Impl::Finish(Step* step, int id, std::deque<int>& ready) {
+void Executor::Impl::Finish(Step* step, std::deque<int>& ready) {
   // Keep cheap items and the last expensive one inline; schedule the other expensive ones.
   step->outstanding.fetch_add(static_cast<int64_t>(ready.size()));
   std::deque<int> inline_items;
@@ -203,7 +202,6 @@ void Executor::Impl::Finish(Step* step, int id, std::deque<int>& ready) {
   }
   if (last_expensive >= 0) inline_items.push_back(last_expensive);
   ready.swap(inline_items);
-  (void)id;
 }
 
 void Executor::Impl::Process(Step* step, int first) {
@@ -231,12 +229,8 @@ void Executor::Impl::Process(Step* step, int first) {
           Propagate(step, id, owned->outputs(), ready);
         }
         owned.reset();
-        Finish(step, id, ready);
-        for (size_t k = 0; k + 1 < ready.size(); ++k) Schedule(step, ready[k]);
-        if (!ready.empty()) {
-          const int last = ready.back();
-          Schedule(step, last);  // never run a node inline inside another kernel's callback
-        }
+        Finish(step, ready);
+        for (int r : ready) Schedule(step, r);  // never run nodes inline inside a kernel's callback
         NodeDone(step);
       };
       try {
@@ -266,7 +260,7 @@ void Executor::Impl::Process(Step* step, int first) {
       Propagate(step, id, ctx->outputs(), ready);
     }
     ctx.reset();
-    Finish(step, id, ready);
+    Finish(step, ready);
     for (int r : ready) work.push_back(r);
     NodeDone(step);
   }
