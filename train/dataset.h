@@ -1,0 +1,98 @@
+// Input pipelines in the style of tf.data: a Dataset is an immutable, cheap-to-copy description of
+// a stream of elements; each element is a std::vector<Tensor> of components (e.g. {image, label}).
+//
+//   using weft::train::Dataset;
+//   Dataset ds = Dataset::FromTensors({images, labels})     // float32[N,28,28,1], int32[N]
+//                    .Shuffle(/*seed=*/42)                   // whole-set shuffle, new order per epoch
+//                    .Batch(64)                              // {float32[64,28,28,1], int32[64]}
+//                    .Prefetch(2);                           // a background thread stays 2 batches ahead
+//   for (int epoch = 0; epoch < 3; ++epoch) {
+//     auto it = ds.MakeIterator();                          // each iterator is a new epoch
+//     std::vector<Tensor> batch;
+//     while (it->Next(&batch)) { /* feed batch[0], batch[1] */ }
+//   }
+//
+// Fast path: over FromTensors, the Shuffle, Shard, Take and Repeat stages pass row indices instead
+// of tensors, and Batch copies the selected rows straight into the batch tensors (one memcpy per row
+// and component), so a shuffled epoch costs no per-element allocations.
+//
+// Threading: a Dataset may be shared and iterated from any number of threads; an Iterator is for
+// one thread at a time. Map functions may be called from a Prefetch thread.
+// Errors: bad arguments throw InvalidArgument when the transformation is built; problems found
+// while iterating (a Batch of unequal shapes, an exception from a Map function) surface from Next().
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace weft::train {
+
+using Element = std::vector<Tensor>;
+using MapFn = std::function<Element(Element)>;
+
+// Cardinality() values for streams without a known finite length.
+inline constexpr int64_t kInfiniteCardinality = -1;
+inline constexpr int64_t kUnknownCardinality = -2;
+
+class Iterator {
+ public:
+  virtual ~Iterator() = default;
+  // Stores the next element in *out and returns true, or returns false at the end of the stream
+  // (and keeps returning false). Errors from upstream stages are thrown here.
+  virtual bool Next(Element* out) = 0;
+};
+
+namespace internal {
+class DatasetNode;
+}
+
+class Dataset {
+ public:
+  // An empty description; MakeIterator on it throws FailedPrecondition. Assign a real one.
+  Dataset() = default;
+
+  // Element i is {components[0][i], components[1][i], ...}. Every component needs rank >= 1 and the
+  // same dim 0 (else InvalidArgument naming the shapes). The dataset shares the components' buffers
+  // (no copy): do not write into them while the dataset is in use. Elements it yields are copies.
+  static Dataset FromTensors(std::vector<Tensor> components);
+
+  // Random order from a buffer of `buffer_size` elements (-1: the whole stream, a uniform
+  // permutation). Epoch k (the k-th iterator made from this stage) uses the order given by
+  // (seed, k) when `reshuffle_each_iteration`, else the same order as epoch 0 every time.
+  Dataset Shuffle(uint64_t seed, int64_t buffer_size = -1, bool reshuffle_each_iteration = true) const;
+  // Stacks `batch_size` consecutive elements along a new dim 0. Each component must have the same
+  // dtype and shape in every element of a batch. The last, smaller batch is kept unless
+  // `drop_remainder`.
+  Dataset Batch(int64_t batch_size, bool drop_remainder = false) const;
+  // The stream `count` times over (-1: forever). Each pass is a new epoch for upstream Shuffles.
+  Dataset Repeat(int64_t count = -1) const;
+  // Elements index, index + num_shards, index + 2*num_shards, ... (REQUIRES 0 <= index < num_shards).
+  Dataset Shard(int64_t num_shards, int64_t index) const;
+  // Applies `fn` to every element.
+  Dataset Map(MapFn fn) const;
+  // At most the first `n` elements (-1: all).
+  Dataset Take(int64_t n) const;
+  // Runs the upstream stages on a background thread that keeps up to `buffer_size` (>= 1) elements
+  // ready. Destroying the iterator stops and joins the thread; an exception thrown upstream is
+  // rethrown from Next() after the elements produced before it.
+  Dataset Prefetch(int64_t buffer_size) const;
+
+  // Number of elements, kInfiniteCardinality (-1) or kUnknownCardinality (-2).
+  int64_t Cardinality() const;
+  // A new pass over the data (a new epoch for Shuffle stages).
+  std::unique_ptr<Iterator> MakeIterator() const;
+  // The stages, e.g. "FromTensors(60000) -> Shuffle(seed=1) -> Batch(64)".
+  std::string DebugString() const;
+
+ private:
+  explicit Dataset(std::shared_ptr<const internal::DatasetNode> node) : node_(std::move(node)) {}
+  const internal::DatasetNode& node(const char* what) const;
+  std::shared_ptr<const internal::DatasetNode> node_;
+};
+
+}  // namespace weft::train
