@@ -36,10 +36,9 @@ install_missing
 case "$mode" in
   run)
     build "$BUILD_DIR"
-    echo "== examples/cpp/linear_regression"
-    "$BUILD_DIR/examples/cpp/linear_regression"
-    echo "== examples/cpp/mlp"
-    "$BUILD_DIR/examples/cpp/mlp"
+    # The talks' Keras CNN, one epoch on Fashion-MNIST, then evaluated on the test split.
+    echo "== weft-zoo train mnist_cnn --epochs 1"
+    "$BUILD_DIR/zoo/weft-zoo" train mnist_cnn --epochs 1
     ;;
   test)
     build "$BUILD_DIR"

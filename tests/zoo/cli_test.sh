@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# weft-zoo end to end on synthetic data: list, describe, train with checkpoints and resume
+# (compared with an uninterrupted run), evaluate, bench --json, and the errors of bad use.
+#   tests/zoo/cli_test.sh path/to/weft-zoo
+set -euo pipefail
+zoo="$1"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+expect() {  # expect STATUS PATTERN -- command...: the exit status and a pattern in its output
+  local want="$1" pattern="$2"; shift 3
+  local out status=0
+  out="$("$@" 2>&1)" || status=$?
+  [ "$status" -eq "$want" ] || fail "'$*' exited $status, expected $want: $out"
+  grep -q -- "$pattern" <<<"$out" || fail "'$*' output lacks '$pattern': $out"
+}
+field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
+
+expect 0 "mnist_cnn" -- "$zoo" list
+[ "$("$zoo" list | wc -l)" -eq 5 ] || fail "list should show 5 models"
+expect 0 "Total params: 347,146" -- "$zoo" describe mnist_cnn
+expect 0 "Total params: 274,442" -- "$zoo" describe resnet20 --data synthetic
+
+common=(--data synthetic --batch-size 50 --steps-per-epoch 8 --threads 1 --quiet)
+# Two epochs straight, and one epoch + a resumed second: same steps, same final state.
+"$zoo" train mlp "${common[@]}" --epochs 2 --summary "$tmp/straight.json" >/dev/null
+"$zoo" train mlp "${common[@]}" --epochs 1 --checkpoint-dir "$tmp/ckpt" >/dev/null
+ls "$tmp/ckpt"/ckpt-8.weft >/dev/null || fail "no checkpoint after epoch 1"
+expect 0 "resumed from .*ckpt-8.weft (step 8, epoch 1)" -- \
+  "$zoo" train mlp "${common[@]}" --epochs 2 --checkpoint-dir "$tmp/ckpt" --resume --summary "$tmp/resumed.json"
+[ "$(field "$tmp/resumed.json" steps)" = 16 ] || fail "resumed run should end at step 16"
+for k in test_loss test_accuracy train_loss; do
+  [ "$(field "$tmp/straight.json" $k)" = "$(field "$tmp/resumed.json" $k)" ] \
+    || fail "$k differs: straight $(field "$tmp/straight.json" $k), resumed $(field "$tmp/resumed.json" $k)"
+done
+for k in model epochs test_accuracy test_loss images_per_second wall_seconds; do
+  field "$tmp/straight.json" $k >/dev/null || fail "summary lacks $k"
+done
+acc="$(field "$tmp/straight.json" test_accuracy)"
+python3 -c "import sys; sys.exit(0 if float('$acc') > 0.5 else 1)" || fail "mlp did not learn: accuracy $acc"
+
+expect 0 "at step 16: test_loss" -- "$zoo" evaluate mlp --data synthetic --checkpoint "$tmp/ckpt/ckpt-16.weft"
+expect 0 '"images_per_second"' -- "$zoo" bench mnist_cnn --batch-size 16 --threads 1 --warmup 1 --seconds 0.3 --json
+
+# A corrupted checkpoint is reported, naming the file; so is a missing one.
+cp "$tmp/ckpt/ckpt-16.weft" "$tmp/bad.weft"
+printf '\xff' | dd of="$tmp/bad.weft" bs=1 seek=200 conv=notrunc status=none
+expect 1 "DataLoss.*bad.weft" -- "$zoo" evaluate mlp --data synthetic --checkpoint "$tmp/bad.weft"
+expect 1 "nothere.weft" -- "$zoo" evaluate mlp --data synthetic --checkpoint "$tmp/nothere.weft"
+
+# Usage errors exit 2 and say what was wrong; unknown models list the known ones.
+expect 2 "unknown command 'fly'" -- "$zoo" fly
+expect 2 "unknown option '--epoch'" -- "$zoo" train mlp --epoch 3
+expect 2 "--epochs needs an integer >= 1" -- "$zoo" train mlp --epochs zero
+expect 2 "--resume needs --checkpoint-dir" -- "$zoo" train mlp --resume
+expect 2 "--data must be" -- "$zoo" train mlp --data cifar
+expect 1 "unknown model 'alexnet' (known: mlp, mnist_cnn" -- "$zoo" describe alexnet
+expect 1 "in '/nowhere'" -- "$zoo" train mlp --data mnist:/nowhere --quiet
+echo "weft-zoo CLI: all checks passed"

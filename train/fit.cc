@@ -1,0 +1,212 @@
+// The training loop: Fit, Evaluate, Predict and TrainOnBatch over the compiled graph.
+#include <chrono>
+#include <cstring>
+
+#include "train/callbacks.h"
+#include "train/dataset.h"
+#include "train/model_internal.h"
+#include "train/progress.h"
+
+namespace weft::train {
+namespace {
+
+// Converts numeric arrays on the host (Keras accepts uint8 images and integer labels of any width).
+Tensor CastOnHost(const Tensor& t, DType to, const char* what) {
+  if (t.dtype() == to) return t;
+  Tensor out(to, t.shape());
+  Dispatch<WEFT_NUMBER_TYPES>(t.dtype(), what, [&](auto from) {
+    using F = typename decltype(from)::type;
+    Dispatch<float, int32_t>(to, what, [&](auto dst) {
+      using D = typename decltype(dst)::type;
+      const F* src = t.data<F>();
+      D* o = out.data<D>();
+      for (int64_t i = 0; i < t.num_elements(); ++i) o[i] = static_cast<D>(src[i]);
+    });
+  });
+  return out;
+}
+
+// Running means of a step's logs, weighted by batch size.
+struct Averager {
+  std::map<std::string, double> sum;
+  int64_t samples = 0;
+  void Add(const Logs& logs, int64_t n) {
+    for (const auto& [k, v] : logs) sum[k] += v * static_cast<double>(n);
+    samples += n;
+  }
+  Logs Mean() const {
+    Logs out;
+    for (const auto& [k, v] : sum) out[k] = samples > 0 ? v / static_cast<double>(samples) : 0.0;
+    return out;
+  }
+};
+
+}  // namespace
+
+// Checks x (and y) against the compiled model and converts their dtypes; names both shapes on a mismatch.
+static void PrepareArrays(const std::string& model, const TensorShape& input, const Output& y_ph, Tensor* x,
+                          Tensor* y, const char* what) {
+  WEFT_REQUIRE(x->shape().rank() == input.rank(), "Model '{}'.{}: x has shape {} but the model's input is {}",
+               model, what, x->shape().ToString(), input.ToString());
+  for (int i = 1; i < input.rank(); ++i) {
+    WEFT_REQUIRE(input.dim(i) < 0 || input.dim(i) == x->shape().dim(i),
+                 "Model '{}'.{}: x has shape {} but the model's input is {}", model, what, x->shape().ToString(),
+                 input.ToString());
+  }
+  *x = CastOnHost(*x, DType::kFloat32, "model input x");
+  if (y == nullptr) return;
+  WEFT_REQUIRE(y->shape().rank() >= 1 && y->shape().dim(0) == x->shape().dim(0),
+               "Model '{}'.{}: x has {} examples ({}) but y has shape {}", model, what, x->shape().dim(0),
+               x->shape().ToString(), y->shape().ToString());
+  const TensorShape& want = y_ph.shape();
+  bool ok = want.rank() < 0 || want.rank() == y->shape().rank();
+  for (int i = 1; ok && i < want.rank(); ++i) ok = want.dim(i) < 0 || want.dim(i) == y->shape().dim(i);
+  WEFT_REQUIRE(ok, "Model '{}'.{}: y has shape {} but the loss expects labels of shape {}", model, what,
+               y->shape().ToString(), want.ToString());
+  *y = CastOnHost(*y, y_ph.dtype(), "model labels y");
+}
+
+Logs Model::TrainOnBatch(const Tensor& x, const Tensor& y) {
+  RequireCompiled("TrainOnBatch");
+  const float lr = static_cast<float>((*c_->options.optimizer.learning_rate)(step_));
+  std::vector<Output> fetches = {c_->loss};
+  fetches.insert(fetches.end(), c_->metrics.begin(), c_->metrics.end());
+  std::vector<Tensor> out =
+      session_->Run({{c_->x, x}, {c_->y, y}, {c_->lr, Tensor::Scalar<float>(lr)}}, fetches, {c_->train});
+  ++step_;
+  Logs logs = {{"loss", out[0].scalar<float>()()}};
+  for (size_t i = 0; i < c_->metric_names.size(); ++i) logs[c_->metric_names[i]] = out[i + 1].scalar<float>()();
+  return logs;
+}
+
+History Model::Fit(const Tensor& x_in, const Tensor& y_in, FitOptions o) {
+  RequireCompiled("Fit");
+  WEFT_REQUIRE(o.batch_size > 0, "Model '{}'.Fit: batch_size must be positive, got {}", name_, o.batch_size);
+  Tensor x = x_in, y = y_in;
+  PrepareArrays(name_, input_shape(), c_->y, &x, &y, "Fit");
+  Tensor vx, vy;
+  if (o.validation_x != nullptr) {
+    WEFT_REQUIRE(o.validation_y != nullptr, "Model '{}'.Fit: validation_x given without validation_y", name_);
+    vx = *o.validation_x;
+    vy = *o.validation_y;
+    PrepareArrays(name_, input_shape(), c_->y, &vx, &vy, "Fit (validation data)");
+    o.validation_x = &vx;
+    o.validation_y = &vy;
+  }
+  History h;
+  RunEpochs(nullptr, &x, &y, o, &h);
+  return h;
+}
+
+History Model::Fit(const Dataset& data, FitOptions o) {
+  RequireCompiled("Fit");
+  History h;
+  RunEpochs(&data, nullptr, nullptr, o, &h);
+  return h;
+}
+
+void Model::RunEpochs(const Dataset* fixed, const Tensor* x, const Tensor* y, FitOptions& o, History* h) {
+  WEFT_REQUIRE(o.epochs >= 0 && o.initial_epoch >= 0, "Model '{}'.Fit: epochs ({}) and initial_epoch ({}) must be >= 0",
+               name_, o.epochs, o.initial_epoch);
+  stop_training_ = false;
+  for (auto& cb : o.callbacks) cb->OnTrainBegin(*this);
+  for (int epoch = o.initial_epoch; epoch < o.epochs && !stop_training_; ++epoch) {
+    for (auto& cb : o.callbacks) cb->OnEpochBegin(*this, epoch);
+    Dataset data;
+    if (fixed != nullptr) {
+      data = *fixed;
+    } else {
+      // A fresh order per epoch from (seed, epoch): a resumed run sees the same batches.
+      data = Dataset::FromTensors({*x, *y});
+      if (o.shuffle) data = data.Shuffle(o.shuffle_seed * 1000003u + static_cast<uint64_t>(epoch), -1, false);
+      data = data.Batch(o.batch_size);
+    }
+    int64_t total = data.Cardinality();
+    if (o.steps_per_epoch > 0) total = total >= 0 ? std::min(total, o.steps_per_epoch) : o.steps_per_epoch;
+    if (o.verbose > 0) std::printf("Epoch %d/%d\n", epoch + 1, o.epochs);
+    ProgressBar bar(total);
+    std::unique_ptr<Iterator> it = data.Prefetch(2).MakeIterator();
+    Averager avg;
+    int64_t steps = 0;
+    Element batch;
+    while ((o.steps_per_epoch < 0 || steps < o.steps_per_epoch) && it->Next(&batch)) {
+      WEFT_REQUIRE(batch.size() == 2, "Model '{}'.Fit: data elements must be {{x, y}}, got {} components", name_,
+                   batch.size());
+      Tensor bx = batch[0], by = batch[1];
+      if (fixed != nullptr) PrepareArrays(name_, input_shape(), c_->y, &bx, &by, "Fit");
+      const int64_t n = bx.shape().dim(0);
+      Logs logs = TrainOnBatch(bx, by);
+      avg.Add(logs, n);
+      ++steps;
+      for (auto& cb : o.callbacks) cb->OnBatchEnd(*this, steps - 1, logs);
+      if (o.verbose > 0) bar.Update(steps, avg.samples, avg.Mean());
+      if (stop_training_) break;
+    }
+    Logs logs = avg.Mean();
+    if (o.validation_x != nullptr) {
+      for (const auto& [k, v] : Evaluate(*o.validation_x, *o.validation_y, o.batch_size)) logs["val_" + k] = v;
+    }
+    if (o.verbose > 0) bar.Finish(steps, avg.samples, logs);
+    h->epochs.push_back(epoch);
+    for (const auto& [k, v] : logs) h->history[k].push_back(v);
+    for (auto& cb : o.callbacks) cb->OnEpochEnd(*this, epoch, logs);
+  }
+  for (auto& cb : o.callbacks) cb->OnTrainEnd(*this);
+}
+
+Logs Model::Evaluate(const Tensor& x_in, const Tensor& y_in, int64_t batch_size) {
+  RequireCompiled("Evaluate");
+  WEFT_REQUIRE(batch_size > 0, "Model '{}'.Evaluate: batch_size must be positive, got {}", name_, batch_size);
+  Tensor x = x_in, y = y_in;
+  PrepareArrays(name_, input_shape(), c_->y, &x, &y, "Evaluate");
+  return EvaluateBatches(Dataset::FromTensors({x, y}).Batch(batch_size));
+}
+
+Logs Model::Evaluate(const Dataset& data) {
+  RequireCompiled("Evaluate");
+  return EvaluateBatches(data);
+}
+
+Logs Model::EvaluateBatches(const Dataset& data) {
+  std::vector<Output> fetches = {c_->eval_loss};
+  fetches.insert(fetches.end(), c_->eval_metrics.begin(), c_->eval_metrics.end());
+  std::unique_ptr<Iterator> it = data.Prefetch(2).MakeIterator();
+  Averager avg;
+  Element batch;
+  while (it->Next(&batch)) {
+    WEFT_REQUIRE(batch.size() == 2, "Model '{}'.Evaluate: data elements must be {{x, y}}, got {} components", name_,
+                 batch.size());
+    Tensor bx = batch[0], by = batch[1];
+    PrepareArrays(name_, input_shape(), c_->y, &bx, &by, "Evaluate");
+    std::vector<Tensor> out = session_->Run({{c_->x, bx}, {c_->y, by}}, fetches);
+    Logs logs = {{"loss", out[0].scalar<float>()()}};
+    for (size_t i = 0; i < c_->metric_names.size(); ++i) logs[c_->metric_names[i]] = out[i + 1].scalar<float>()();
+    avg.Add(logs, bx.shape().dim(0));
+  }
+  return avg.Mean();
+}
+
+Tensor Model::Predict(const Tensor& x_in, int64_t batch_size) {
+  RequireCompiled("Predict");
+  WEFT_REQUIRE(batch_size > 0, "Model '{}'.Predict: batch_size must be positive, got {}", name_, batch_size);
+  Tensor x = x_in;
+  PrepareArrays(name_, input_shape(), c_->y, &x, nullptr, "Predict");
+  const int64_t n = x.shape().dim(0);
+  std::vector<int64_t> dims = {n};
+  for (int i = 1; i < output_shape().rank(); ++i) dims.push_back(output_shape().dim(i));
+  Tensor result(DType::kFloat32, TensorShape(dims));
+  std::unique_ptr<Iterator> it = Dataset::FromTensors({x}).Batch(batch_size).Prefetch(2).MakeIterator();
+  Element batch;
+  int64_t done = 0;
+  char* dst = static_cast<char*>(result.raw_data());
+  while (it->Next(&batch)) {
+    Tensor out = session_->Run({{c_->x, batch[0]}}, {c_->pred})[0];
+    std::memcpy(dst, out.raw_data(), out.bytes());
+    dst += out.bytes();
+    done += out.shape().dim(0);
+  }
+  WEFT_REQUIRE(done == n, "Model '{}'.Predict: produced {} rows for {} inputs", name_, done, n);
+  return result;
+}
+
+}  // namespace weft::train

@@ -1,0 +1,155 @@
+// Layers and symbolic tensors: the pieces models are made of (Keras' functional API in C++).
+//
+//   using namespace weft::train;
+//   Sym x = Input({28, 28, 1});                              // shape without the batch dim
+//   Sym h = Conv2D(32, 3, {.activation = "relu"})(x);        // shape (None, 26, 26, 32)
+//   Sym y = Dense(10)(Flatten()(MaxPool2D(2)(h)));
+//   Model model({x}, {y});                                   // train/model.h
+//
+// Applying a layer to symbolic tensors records the call and computes the output shape at
+// once (a mismatch is reported there, naming the layer and the shapes); the first call also
+// declares the layer's weights. The graph is built later, when the model compiles: each
+// layer's Call adds ordinary graph nodes. A layer applied twice shares its weights.
+//
+// Thread-safety: layers and models are built from one thread.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/scope.h"
+#include "train/initializers.h"
+
+namespace weft::train {
+
+class Layer;
+struct SymNode;
+using Sym = std::shared_ptr<const SymNode>;
+
+// A symbolic tensor: the output of a layer call (or of Input) before any graph exists.
+struct SymNode {
+  std::shared_ptr<Layer> layer;  // null for an Input
+  std::vector<Sym> inputs;  // the call's arguments
+  TensorShape shape;        // with the batch dim (-1)
+  std::string name;         // the Input's name, or the layer's name
+};
+
+// A model input of per-example shape `shape` (the batch dim is added in front).
+Sym Input(TensorShape shape, std::string name = "input");
+
+// A weight a layer declares; the model creates the variable.
+struct Weight {
+  std::string name;  // within the layer: "kernel", "bias", "moving_mean", ...
+  TensorShape shape;
+  Initializer init;
+  bool trainable = true;
+  double l2 = 0.0;  // kernel_regularizer l2: adds l2 * sum(w^2) to the loss
+};
+
+// What a layer's Call sees: where to add nodes, the variables of its weights, the mode, and
+// where to put state updates that the training step must run (batch-norm moving averages).
+struct CallContext {
+  Scope scope;                      // names "layer_name/..."
+  bool training = false;
+  std::vector<Output> weights;      // one per declared weight, in declaration order
+  std::vector<Output>* updates = nullptr;  // training only
+};
+
+class Layer : public std::enable_shared_from_this<Layer> {
+ public:
+  explicit Layer(std::string type) : type_(std::move(type)) {}
+  virtual ~Layer() = default;
+
+  // Records a call on symbolic inputs: builds the weights on the first call, checks the
+  // shapes and returns the symbolic output. Throws InvalidArgument naming the layer.
+  Sym operator()(const Sym& x);
+  Sym operator()(const std::vector<Sym>& xs);
+
+  const std::string& type() const { return type_; }  // "Conv2D"
+  const std::string& name() const { return name_; }  // "conv2d_1" (unique within a model)
+  void set_name(std::string n) { name_ = std::move(n); }
+  const std::vector<Weight>& weights() const { return weights_; }
+  bool built() const { return built_; }
+  int64_t CountParams(bool trainable) const;
+
+  // Adds this layer's forward computation to the graph.
+  virtual Output Call(CallContext& ctx, const std::vector<Output>& inputs) const = 0;
+
+ protected:
+  // Declares the weights for these input shapes (called once; shapes include the batch dim).
+  // Output shapes need no code of their own: they come from the ops' shape functions, by
+  // running Call on placeholders in a scratch graph.
+  virtual void Build(const std::vector<TensorShape>& input_shapes) {}
+  virtual int num_inputs() const { return 1; }  // -1: two or more
+  void AddWeight(std::string name, TensorShape shape, Initializer init, bool trainable = true, double l2 = 0.0);
+  // "Conv2D 'conv2d': " for messages.
+  std::string Describe() const;
+
+ private:
+  std::string type_, name_;
+  std::vector<Weight> weights_;
+  bool built_ = false;
+};
+
+// A shared layer that can be called like Keras' layers: `Dense(10)(x)`.
+class LayerPtr : public std::shared_ptr<Layer> {
+ public:
+  LayerPtr() = default;
+  template <typename L>
+  LayerPtr(std::shared_ptr<L> p) : std::shared_ptr<Layer>(std::move(p)) {}  // NOLINT: implicit on purpose
+  Sym operator()(const Sym& x) const { return (**this)(x); }
+  Sym operator()(const std::vector<Sym>& xs) const { return (**this)(xs); }
+};
+
+// Applies a named activation ("relu", "softmax", "sigmoid", "tanh", "linear" or "").
+Output ApplyActivation(const Scope& s, const std::string& activation, Output x);
+void CheckActivation(const std::string& activation);
+
+// ---- The layers -------------------------------------------------------------------------
+
+struct DenseOptions {
+  std::string activation;  // "" = linear
+  bool use_bias = true;
+  Initializer kernel_initializer = GlorotUniform();
+  Initializer bias_initializer = Zeros();
+  double kernel_l2 = 0.0;
+};
+// y = activation(x @ kernel + bias) over the last axis (inputs of rank 2).
+LayerPtr Dense(int64_t units, DenseOptions options = {});
+
+struct Conv2DOptions {
+  std::vector<int64_t> strides = {1, 1};
+  std::string padding = "valid";  // "valid" or "same"
+  std::string activation;
+  bool use_bias = true;
+  Initializer kernel_initializer = GlorotUniform();
+  Initializer bias_initializer = Zeros();
+  double kernel_l2 = 0.0;
+};
+// NHWC convolution with a (kh, kw, in_channels, filters) kernel.
+LayerPtr Conv2D(int64_t filters, std::vector<int64_t> kernel_size, Conv2DOptions options = {});
+inline LayerPtr Conv2D(int64_t filters, int64_t kernel_size, Conv2DOptions options = {}) {
+  return Conv2D(filters, std::vector<int64_t>{kernel_size, kernel_size}, std::move(options));
+}
+
+// Pools over (pool, pool) windows; strides default to the pool size.
+LayerPtr MaxPool2D(std::vector<int64_t> pool_size = {2, 2}, std::vector<int64_t> strides = {},
+                   std::string padding = "valid");
+inline LayerPtr MaxPool2D(int64_t pool) { return MaxPool2D({pool, pool}); }
+LayerPtr AvgPool2D(std::vector<int64_t> pool_size = {2, 2}, std::vector<int64_t> strides = {},
+                   std::string padding = "valid");
+inline LayerPtr AvgPool2D(int64_t pool) { return AvgPool2D({pool, pool}); }
+LayerPtr GlobalAveragePooling2D();
+LayerPtr Flatten();
+// Zeroes a fraction `rate` of the inputs in training (scaling the rest); identity otherwise.
+LayerPtr Dropout(double rate, int64_t seed = 0);
+// Per-channel (last axis) normalization: batch statistics in training, moving averages
+// otherwise; moving = momentum * moving + (1 - momentum) * batch.
+LayerPtr BatchNormalization(double momentum = 0.99, double epsilon = 1e-3);
+LayerPtr Activation(std::string activation);
+LayerPtr ReLU();
+// Element-wise sum of two or more inputs of the same shape (residual connections).
+LayerPtr Add();
+
+}  // namespace weft::train

@@ -1,0 +1,104 @@
+// The layers that are not convolutional: Dense, Flatten, Activation, ReLU, Dropout, Add.
+#include "ops/array.h"
+#include "ops/math.h"
+#include "ops/nn.h"
+#include "ops/random.h"
+#include "train/layer.h"
+
+namespace weft::train {
+namespace {
+
+class DenseLayer : public Layer {
+ public:
+  DenseLayer(int64_t units, DenseOptions o) : Layer("Dense"), units_(units), o_(std::move(o)) {
+    WEFT_REQUIRE(units > 0, "Dense: units must be positive, got {}", units);
+    CheckActivation(o_.activation);
+  }
+  void Build(const std::vector<TensorShape>& in) override {
+    WEFT_REQUIRE(in[0].rank() == 2 && in[0].dim(1) > 0,
+                 "{}: expects inputs of shape (batch, features) with known features, got {} (use Flatten first)",
+                 Describe(), in[0].ToString());
+    AddWeight("kernel", {in[0].dim(1), units_}, o_.kernel_initializer, true, o_.kernel_l2);
+    if (o_.use_bias) AddWeight("bias", {units_}, o_.bias_initializer);
+  }
+  Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
+    Output y = ops::MatMul(ctx.scope, in[0], ctx.weights[0]);
+    if (o_.use_bias) y = ops::BiasAdd(ctx.scope, y, ctx.weights[1]);
+    return ApplyActivation(ctx.scope, o_.activation, y);
+  }
+
+ private:
+  int64_t units_;
+  DenseOptions o_;
+};
+
+class FlattenLayer : public Layer {
+ public:
+  FlattenLayer() : Layer("Flatten") {}
+  Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
+    const TensorShape& shape = in[0].shape();
+    WEFT_REQUIRE(shape.rank() >= 1, "{}: needs inputs of known rank, got {}", Describe(), shape.ToString());
+    int64_t features = 1;
+    for (int i = 1; i < shape.rank(); ++i) {
+      WEFT_REQUIRE(shape.dim(i) >= 0, "{}: needs known non-batch dims, got {}", Describe(), shape.ToString());
+      features *= shape.dim(i);
+    }
+    return ops::Reshape(ctx.scope, in[0], std::vector<int64_t>{-1, features});
+  }
+};
+
+class ActivationLayer : public Layer {
+ public:
+  explicit ActivationLayer(std::string a, std::string type = "Activation") : Layer(std::move(type)), a_(std::move(a)) {
+    CheckActivation(a_);
+  }
+  Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
+    return ApplyActivation(ctx.scope, a_, in[0]);
+  }
+
+ private:
+  std::string a_;
+};
+
+class DropoutLayer : public Layer {
+ public:
+  DropoutLayer(double rate, int64_t seed) : Layer("Dropout"), rate_(rate), seed_(seed) {
+    WEFT_REQUIRE(rate >= 0.0 && rate < 1.0, "Dropout: rate must be in [0, 1), got {}", rate);
+  }
+  Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
+    if (!ctx.training || rate_ == 0.0) return in[0];
+    return ops::Dropout(ctx.scope, in[0], rate_, seed_);
+  }
+
+ private:
+  double rate_;
+  int64_t seed_;
+};
+
+class AddLayer : public Layer {
+ public:
+  AddLayer() : Layer("Add") {}
+  int num_inputs() const override { return -1; }
+  Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
+    for (size_t i = 1; i < in.size(); ++i) {
+      const TensorShape& a = in[0].shape();
+      const TensorShape& b = in[i].shape();
+      bool same = a.rank() == b.rank();
+      for (int d = 0; same && d < a.rank(); ++d) same = a.dim(d) == b.dim(d) || a.dim(d) < 0 || b.dim(d) < 0;
+      WEFT_REQUIRE(same, "{}: inputs must have the same shape, got {} and {}", Describe(), a.ToString(),
+                   b.ToString());
+    }
+    return in.size() == 2 ? ops::Add(ctx.scope, in[0], in[1]) : ops::AddN(ctx.scope, in);
+  }
+};
+
+}  // namespace
+
+LayerPtr Dense(int64_t units, DenseOptions options) { return std::make_shared<DenseLayer>(units, std::move(options)); }
+LayerPtr Flatten() { return std::make_shared<FlattenLayer>(); }
+LayerPtr Activation(std::string activation) { return std::make_shared<ActivationLayer>(std::move(activation)); }
+LayerPtr ReLU() { return std::make_shared<ActivationLayer>("relu", "ReLU"); }
+LayerPtr Dropout(double rate, int64_t seed) { return std::make_shared<DropoutLayer>(rate, seed); }
+LayerPtr Add() { return std::make_shared<AddLayer>(); }
+
+}  // namespace weft::train

@@ -1,0 +1,145 @@
+// Models: a graph of layer calls from inputs to an output, compiled into one weft graph and
+// trained Keras-style.
+//
+//   using namespace weft::train;
+//   Sequential model({28, 28, 1}, {Conv2D(32, 3, {.activation = "relu"}), MaxPool2D(2), Flatten(),
+//                                  Dense(64, {.activation = "relu"}), Dense(10)});
+//   model.Summary(std::cout);
+//   model.Compile({.loss = SparseCategoricalCrossentropy(true), .optimizer = SGD(0.05, 0.9),
+//                  .metrics = {"accuracy"}});
+//   History h = model.Fit(x_train, y_train, {.batch_size = 64, .epochs = 1});
+//   Logs test = model.Evaluate(x_test, y_test);          // {"loss": ..., "accuracy": ...}
+//
+// Compile builds one graph: the variables with their initializers, the training forward pass,
+// the loss (plus L2 terms), Gradients, the optimizer's update ops and the step counter, and an
+// inference forward pass sharing the variables (Dropout off, BatchNormalization on its moving
+// averages) for Evaluate and Predict. Fit, Evaluate and Predict take one input and one label
+// array; Fit and Evaluate also take a Dataset of {x, y} batches.
+//
+// Thread-safety: a Model is used from one thread (Stop may be called from any).
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "graph/session.h"
+#include "train/layer.h"
+#include "train/losses.h"
+#include "train/optimizers.h"
+
+namespace weft::train {
+
+class Callback;
+class Dataset;
+using Logs = std::map<std::string, double>;
+
+struct CompileOptions {
+  Loss loss = SparseCategoricalCrossentropy();
+  Optimizer optimizer = SGD();
+  std::vector<std::string> metrics;
+  SessionOptions session;  // threads
+  int64_t seed = 0;        // graph seed: with it, initial weights and dropout are reproducible
+};
+
+struct FitOptions {
+  int64_t batch_size = 32;
+  int epochs = 1;
+  int initial_epoch = 0;         // epochs before it are taken as done (resume)
+  int64_t steps_per_epoch = -1;  // -1: the whole data set each epoch
+  bool shuffle = true;
+  uint64_t shuffle_seed = 0;     // epoch e's order is a function of (shuffle_seed, e)
+  const Tensor* validation_x = nullptr;  // not owned; evaluated after each epoch ("val_" logs)
+  const Tensor* validation_y = nullptr;
+  std::vector<std::shared_ptr<Callback>> callbacks;
+  int verbose = 1;               // 0 silent, 1 progress bar (plain lines when not a terminal)
+};
+
+struct History {
+  std::vector<int> epochs;
+  std::map<std::string, std::vector<double>> history;  // "loss", "accuracy", "val_loss", ...
+};
+
+class Model {
+ public:
+  // A model from symbolic inputs to one symbolic output (one input for now).
+  Model(std::vector<Sym> inputs, std::vector<Sym> outputs, std::string name = "model");
+  virtual ~Model();
+
+  const std::string& name() const { return name_; }
+  // The distinct layers in call order (names unique within the model).
+  const std::vector<LayerPtr>& layers() const { return layers_; }
+  LayerPtr GetLayer(const std::string& name) const;
+  TensorShape input_shape() const;   // with the batch dim
+  TensorShape output_shape() const;  // with the batch dim
+  int64_t CountParams() const;
+  // Keras' summary table: layer (type), output shape, parameter count, and totals.
+  void Summary(std::ostream& os) const;
+
+  void Compile(CompileOptions options);
+  bool compiled() const { return session_ != nullptr; }
+
+  History Fit(const Tensor& x, const Tensor& y, FitOptions options = {});
+  // Batches of {x, y}; an epoch is one pass over `data` (or steps_per_epoch batches).
+  History Fit(const Dataset& data, FitOptions options = {});
+  // Mean loss and metrics over the data, in inference mode.
+  Logs Evaluate(const Tensor& x, const Tensor& y, int64_t batch_size = 32);
+  Logs Evaluate(const Dataset& data);
+  Tensor Predict(const Tensor& x, int64_t batch_size = 32);
+  // One training step on one batch; returns the batch's loss and metrics.
+  Logs TrainOnBatch(const Tensor& x, const Tensor& y);
+
+  // Every variable of the compiled model (weights, optimizer slots, the step counter) in one
+  // checkpoint file (train/checkpoint.h). Load checks that each is present with its shape.
+  void SaveWeights(const std::string& path);
+  void LoadWeights(const std::string& path);
+  // Names of the checkpointed variables ("dense/kernel", "dense/kernel/momentum", "step").
+  std::vector<std::string> VariableNames() const;
+
+  int64_t step() const { return step_; }  // training steps taken (restored by LoadWeights)
+  // Asks Fit to stop after the current batch (EarlyStopping, Ctrl-C handlers).
+  void StopTraining() { stop_training_ = true; }
+  bool stop_requested() const { return stop_training_; }
+  Session* session() { return session_.get(); }
+  Graph* graph() { return graph_.get(); }
+
+ protected:
+  Model() = default;
+  void Init(std::vector<Sym> inputs, std::vector<Sym> outputs, std::string name);
+
+ private:
+  struct Compiled;
+  // Builds the forward pass of every recorded layer call in `scope`.
+  Output Forward(const Scope& scope, Output x, bool training, std::vector<Output>* updates);
+  void RunEpochs(const Dataset* fixed, const Tensor* x, const Tensor* y, FitOptions& o, History* h);
+  void RequireCompiled(const char* what) const;
+  Logs EvaluateBatches(const Dataset& data);
+
+  std::string name_;
+  std::vector<Sym> inputs_, outputs_;
+  std::vector<Sym> calls_;  // layer calls in topological order
+  std::vector<LayerPtr> layers_;
+  std::map<const Layer*, std::vector<Output>> layer_vars_;
+  std::unique_ptr<Graph> graph_;
+  std::unique_ptr<Session> session_;
+  std::unique_ptr<Compiled> c_;
+  int64_t step_ = 0;
+  std::atomic<bool> stop_training_{false};
+};
+
+// A linear stack of layers on one input of per-example shape `input_shape`.
+class Sequential : public Model {
+ public:
+  Sequential(TensorShape input_shape, std::vector<LayerPtr> layers, std::string name = "sequential");
+  // Appends a layer (before Compile).
+  void Add(LayerPtr layer);
+
+ private:
+  std::vector<LayerPtr> stack_;
+  TensorShape input_shape_;
+};
+
+}  // namespace weft::train

@@ -1,0 +1,23 @@
+// The compiled graph's handles, shared by model.cc (which builds them) and fit.cc (which runs
+// them). Not part of the public API.
+#pragma once
+
+#include "train/model.h"
+
+namespace weft::train {
+
+struct Model::Compiled {
+  CompileOptions options;
+  Output x, y, lr;                   // placeholders: inputs, labels, learning rate
+  Output loss;                       // training pass: mean loss + L2 terms
+  std::vector<Output> metrics;       // training pass: batch means, in metric_names order
+  std::vector<std::string> metric_names;
+  Node* train = nullptr;             // updates every variable and the step counter
+  Output pred;                       // inference pass output
+  Output eval_loss;                  // inference pass: mean loss + L2 terms
+  std::vector<Output> eval_metrics;  // inference pass
+  Output step;                       // int64 step counter variable
+  std::vector<Output> variables;     // everything a checkpoint holds
+};
+
+}  // namespace weft::train

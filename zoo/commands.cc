@@ -1,0 +1,386 @@
+#include "zoo/commands.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "train/callbacks.h"
+#include "train/checkpoint.h"
+#include "zoo/models.h"
+
+namespace weft::zoo {
+namespace {
+
+using train::ArrayData;
+using train::Model;
+
+constexpr int kClasses = 10;
+
+// ---- Flags -------------------------------------------------------------------------------
+
+const std::set<std::string> kTrainFlags = {"data", "epochs", "batch-size", "optimizer", "lr", "schedule",
+                                           "warmup-steps", "steps-per-epoch", "threads", "seed",
+                                           "checkpoint-dir", "summary"};
+
+// Rows [begin, end) of an [N, ...] tensor, copied.
+Tensor Rows(const Tensor& t, int64_t begin, int64_t end) {
+  std::vector<int64_t> dims = {end - begin};
+  for (int i = 1; i < t.shape().rank(); ++i) dims.push_back(t.shape().dim(i));
+  Tensor out(t.dtype(), TensorShape(dims));
+  const size_t row = t.shape().dim(0) > 0 ? t.bytes() / static_cast<size_t>(t.shape().dim(0)) : 0;
+  std::memcpy(out.raw_data(), static_cast<const char*>(t.raw_data()) + row * static_cast<size_t>(begin), out.bytes());
+  return out;
+}
+
+TensorShape ExampleShape(const Tensor& x) {
+  std::vector<int64_t> dims;
+  for (int i = 1; i < x.shape().rank(); ++i) dims.push_back(x.shape().dim(i));
+  return TensorShape(dims);
+}
+
+int DefaultThreads() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+SessionOptions Threads(const Flags& f) {
+  const int threads = static_cast<int>(f.Int("threads", DefaultThreads(), 1));
+  SessionOptions o;
+  o.inter_op_threads = threads;
+  o.intra_op_threads = threads;
+  return o;
+}
+
+train::Optimizer MakeOptimizer(const Flags& f, int64_t total_steps) {
+  const std::string name = f.Str("optimizer", "momentum");
+  if (name != "sgd" && name != "momentum" && name != "adam") {
+    throw UsageError(fmt::format("--optimizer must be sgd, momentum or adam, got '{}'", name));
+  }
+  const double lr = f.Float("lr", name == "adam" ? 0.001 : 0.05);
+  const std::string schedule = f.Str("schedule", "constant");
+  const int64_t warmup = f.Int("warmup-steps", 0);
+  train::Schedule s;
+  if (schedule == "constant") {
+    s = train::ConstantLR(lr);
+  } else if (schedule == "cosine") {
+    s = train::CosineDecay(lr, std::max<int64_t>(1, total_steps - warmup));
+  } else if (schedule == "step") {  // x0.1 at 50% and 75% of training, as the ResNet papers do
+    s = train::StepDecay(lr, std::max<int64_t>(1, (total_steps - warmup) / 2), 0.1);
+  } else {
+    throw UsageError(fmt::format("--schedule must be constant, cosine or step, got '{}'", schedule));
+  }
+  if (warmup > 0) s = train::LinearWarmup(s, warmup);
+  if (name == "adam") return train::Adam(s);
+  return train::SGD(s, name == "momentum" ? 0.9 : 0.0);
+}
+
+std::unique_ptr<Model> BuildCompiled(const ZooModel& zm, const TensorShape& example, const train::Optimizer& opt,
+                                     const SessionOptions& session, int64_t seed) {
+  std::unique_ptr<Model> model = zm.build(example, kClasses);
+  train::CompileOptions co;
+  co.loss = train::SparseCategoricalCrossentropy(/*from_logits=*/true);
+  co.optimizer = opt;
+  co.metrics = {"accuracy"};
+  co.session = session;
+  co.seed = seed;
+  model->Compile(co);
+  return model;
+}
+
+// ---- Ctrl-C: the first one stops training after the current step ---------------------------
+
+std::atomic<Model*> g_interruptible{nullptr};
+
+void OnSigint(int) {
+  Model* m = g_interruptible.load();
+  if (m != nullptr) m->StopTraining();
+  std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the program
+}
+
+// Saves a checkpoint named by step after every epoch and keeps the last three.
+class EpochCheckpoint : public train::Callback {
+ public:
+  explicit EpochCheckpoint(std::string dir) : dir_(std::move(dir)) {}
+  void OnEpochEnd(Model& model, int epoch, const train::Logs& logs) override {
+    model.SaveWeights(train::CheckpointPath(dir_, model.step()));
+    train::PruneCheckpoints(dir_, 3);
+  }
+
+ private:
+  std::string dir_;
+};
+
+std::string JsonNumber(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : "null"; }
+
+// ---- Commands ----------------------------------------------------------------------------
+
+int List() {
+  for (const ZooModel& m : ZooModels()) std::printf("%-10s %s\n", m.name.c_str(), m.description.c_str());
+  return 0;
+}
+
+int Describe(const std::vector<std::string>& args) {
+  Flags f(args, {"data"}, {});
+  if (f.positional().size() != 1) throw UsageError("describe takes one MODEL");
+  const ZooModel& zm = FindZooModel(f.positional()[0]);
+  const std::string data = f.Str("data", "fashion-mnist");
+  const TensorShape example = data == "synthetic" ? zm.synthetic_shape : TensorShape({28, 28, 1});
+  std::printf("%s: %s\n", zm.name.c_str(), zm.description.c_str());
+  zm.build(example, kClasses)->Summary(std::cout);
+  return 0;
+}
+
+int Train(const std::vector<std::string>& args) {
+  Flags f(args, kTrainFlags, {"resume", "quiet"});
+  if (f.positional().size() != 1) throw UsageError("train takes one MODEL");
+  const auto wall_start = std::chrono::steady_clock::now();
+  const ZooModel& zm = FindZooModel(f.positional()[0]);
+  const int epochs = static_cast<int>(f.Int("epochs", 1, 1));
+  const int64_t batch = f.Int("batch-size", 64, 1);
+  const int64_t seed = f.Int("seed", 1, 1);
+  const bool quiet = f.Has("quiet");
+  const std::string ckpt_dir = f.Str("checkpoint-dir", "");
+  if (f.Has("resume") && ckpt_dir.empty()) throw UsageError("--resume needs --checkpoint-dir");
+
+  ArrayData train_data, test_data;
+  LoadZooData(f.Str("data", "fashion-mnist"), zm.synthetic_shape, &train_data, &test_data);
+  const int64_t n = train_data.x.shape().dim(0);
+  int64_t steps_per_epoch = (n + batch - 1) / batch;
+  if (f.Has("steps-per-epoch")) steps_per_epoch = std::min(steps_per_epoch, f.Int("steps-per-epoch", 0, 1));
+
+  const train::Optimizer opt = MakeOptimizer(f, steps_per_epoch * epochs);
+  std::unique_ptr<Model> model = BuildCompiled(zm, ExampleShape(train_data.x), opt, Threads(f), seed);
+  if (!quiet) model->Summary(std::cout);
+
+  int initial_epoch = 0;
+  if (f.Has("resume")) {
+    const std::string latest = train::LatestCheckpoint(ckpt_dir);
+    if (latest.empty()) {
+      std::printf("no checkpoint in %s: starting from scratch\n", ckpt_dir.c_str());
+    } else {
+      model->LoadWeights(latest);
+      if (model->step() % steps_per_epoch != 0) {
+        throw Error(errors::FailedPrecondition(
+            "checkpoint {} is at step {}, not at an epoch boundary of {} steps (was --batch-size or "
+            "--steps-per-epoch changed?)",
+            latest, model->step(), steps_per_epoch));
+      }
+      initial_epoch = static_cast<int>(model->step() / steps_per_epoch);
+      std::printf("resumed from %s (step %lld, epoch %d)\n", latest.c_str(), static_cast<long long>(model->step()),
+                  initial_epoch);
+    }
+  }
+  train::FitOptions fo;
+  fo.batch_size = batch;
+  fo.epochs = epochs;
+  fo.initial_epoch = initial_epoch;
+  fo.steps_per_epoch = f.Has("steps-per-epoch") ? steps_per_epoch : -1;
+  fo.shuffle_seed = static_cast<uint64_t>(seed);
+  fo.verbose = quiet ? 0 : 1;
+  if (!ckpt_dir.empty()) {
+    std::filesystem::create_directories(ckpt_dir);
+    fo.callbacks.push_back(std::make_shared<EpochCheckpoint>(ckpt_dir));
+  }
+  g_interruptible = model.get();
+  std::signal(SIGINT, OnSigint);
+  const int64_t step_before = model->step();
+  const auto train_start = std::chrono::steady_clock::now();
+  train::History h = model->Fit(train_data.x, train_data.y, fo);
+  const double train_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - train_start).count();
+  g_interruptible = nullptr;
+  std::signal(SIGINT, SIG_DFL);
+  const int64_t steps_done = model->step() - step_before;
+  const int64_t images = steps_done / steps_per_epoch * std::min(n, steps_per_epoch * batch) +
+                         steps_done % steps_per_epoch * batch;
+
+  train::Logs test = model->Evaluate(test_data.x, test_data.y, 256);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  const double ips = train_seconds > 0 ? static_cast<double>(images) / train_seconds : 0.0;
+  std::printf("test_loss: %.4f - test_accuracy: %.4f - %.0f img/s training - %.1f s\n", test["loss"],
+              test["accuracy"], ips, wall);
+  if (model->stop_requested()) std::printf("training stopped early (interrupted)\n");
+  if (f.Has("summary")) {
+    const std::string path = f.Str("summary", "");
+    std::ofstream out(path);
+    if (!out) throw Error(errors::NotFound("cannot write the summary file '{}'", path));
+    auto last = [&](const char* k) { return h.history.count(k) ? h.history[k].back() : NAN; };
+    out << fmt::format(
+        "{{\"model\": \"{}\", \"epochs\": {}, \"steps\": {}, \"batch_size\": {}, \"optimizer\": \"{}\", "
+        "\"threads\": {}, \"train_loss\": {}, \"train_accuracy\": {}, \"test_loss\": {}, \"test_accuracy\": {}, "
+        "\"images_per_second\": {}, \"wall_seconds\": {}}}\n",
+        zm.name, model->step() / steps_per_epoch, model->step(), batch, opt.ToString(), Threads(f).intra_op_threads,
+        JsonNumber(last("loss")), JsonNumber(last("accuracy")), JsonNumber(test["loss"]),
+        JsonNumber(test["accuracy"]), JsonNumber(ips), JsonNumber(wall));
+  }
+  return 0;
+}
+
+int Evaluate(const std::vector<std::string>& args) {
+  Flags f(args, {"checkpoint", "data", "batch-size", "threads"}, {});
+  if (f.positional().size() != 1) throw UsageError("evaluate takes one MODEL");
+  if (!f.Has("checkpoint")) throw UsageError("evaluate needs --checkpoint PATH");
+  const ZooModel& zm = FindZooModel(f.positional()[0]);
+  ArrayData train_data, test_data;
+  LoadZooData(f.Str("data", "fashion-mnist"), zm.synthetic_shape, &train_data, &test_data);
+  std::unique_ptr<Model> model = BuildCompiled(zm, ExampleShape(test_data.x), train::SGD(), Threads(f), 1);
+  model->LoadWeights(f.Str("checkpoint", ""));
+  train::Logs test = model->Evaluate(test_data.x, test_data.y, f.Int("batch-size", 256, 1));
+  std::printf("%s at step %lld: test_loss: %.4f - test_accuracy: %.4f\n", zm.name.c_str(),
+              static_cast<long long>(model->step()), test["loss"], test["accuracy"]);
+  return 0;
+}
+
+int Bench(const std::vector<std::string>& args) {
+  Flags f(args, {"batch-size", "threads", "warmup", "seconds", "data"}, {"json"});
+  if (f.positional().size() != 1) throw UsageError("bench takes one MODEL");
+  const ZooModel& zm = FindZooModel(f.positional()[0]);
+  const int64_t batch = f.Int("batch-size", 64, 1);
+  const int64_t warmup = f.Int("warmup", 10, 0);
+  const double seconds = f.Float("seconds", 3.0);
+  const SessionOptions session = Threads(f);
+  const TensorShape example = f.Str("data", "") == "synthetic" || zm.name == "resnet20" ? zm.synthetic_shape
+                                                                                         : TensorShape({28, 28, 1});
+  constexpr int kBatches = 8;
+  ArrayData data = train::Synthetic(batch * kBatches, example, kClasses, 1);
+  std::vector<std::pair<Tensor, Tensor>> batches;
+  for (int i = 0; i < kBatches; ++i) {
+    batches.emplace_back(Rows(data.x, i * batch, (i + 1) * batch), Rows(data.y, i * batch, (i + 1) * batch));
+  }
+  std::unique_ptr<Model> model = BuildCompiled(zm, example, train::SGD(0.01, 0.9), session, 1);
+  int64_t step = 0;
+  auto run = [&] {
+    const auto& [x, y] = batches[static_cast<size_t>(step++ % kBatches)];
+    model->TrainOnBatch(x, y);
+  };
+  for (int64_t i = 0; i < warmup; ++i) run();
+  // Windows of at least 0.25 s; the median window is the figure (robust to this machine's drift).
+  std::vector<double> rates;
+  const auto start = std::chrono::steady_clock::now();
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < seconds ||
+         rates.size() < 3) {
+    const auto w0 = std::chrono::steady_clock::now();
+    int64_t steps = 0;
+    double dt = 0;
+    do {
+      run();
+      ++steps;
+      dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+    } while (dt < 0.25);
+    rates.push_back(static_cast<double>(steps * batch) / dt);
+  }
+  std::sort(rates.begin(), rates.end());
+  const double median = rates[rates.size() / 2];
+  if (f.Has("json")) {
+    std::printf("{\"model\": \"%s\", \"batch_size\": %lld, \"threads\": %d, \"images_per_second\": %.1f, "
+                "\"step_ms\": %.3f, \"windows\": %zu}\n",
+                zm.name.c_str(), static_cast<long long>(batch), session.intra_op_threads, median,
+                1000.0 * static_cast<double>(batch) / median, rates.size());
+  } else {
+    std::printf("%s: batch %lld, %d threads: %.0f images/s (%.2f ms/step, median of %zu windows)\n",
+                zm.name.c_str(), static_cast<long long>(batch), session.intra_op_threads, median,
+                1000.0 * static_cast<double>(batch) / median, rates.size());
+  }
+  return 0;
+}
+
+}  // namespace
+
+Flags::Flags(const std::vector<std::string>& args, const std::set<std::string>& valued,
+             const std::set<std::string>& boolean) {
+  for (size_t i = 1; i < args.size(); ++i) {  // args[0] is the command
+    const std::string& a = args[i];
+    if (a.rfind("--", 0) != 0) {
+      positional_.push_back(a);
+      continue;
+    }
+    const size_t eq = a.find('=');
+    const bool inline_value = eq != std::string::npos;
+    const std::string name = inline_value ? a.substr(2, eq - 2) : a.substr(2);
+    std::string value = inline_value ? a.substr(eq + 1) : std::string();
+    if (boolean.count(name)) {
+      if (inline_value) throw UsageError(fmt::format("--{} takes no value", name));
+      values_.insert_or_assign(name, std::string(1, '1'));
+    } else if (valued.count(name)) {
+      if (!inline_value) {
+        if (i + 1 >= args.size()) throw UsageError(fmt::format("--{} needs a value", name));
+        value = args[++i];
+      }
+      values_[name] = value;
+    } else {
+      std::string known;
+      for (const auto& k : valued) known += " --" + k;
+      for (const auto& k : boolean) known += " --" + k;
+      throw UsageError(fmt::format("unknown option '{}' for '{}' (options:{})", a, args[0], known));
+    }
+  }
+}
+
+std::string Flags::Str(const std::string& name, const std::string& fallback) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? fallback : it->second;
+}
+
+int64_t Flags::Int(const std::string& name, int64_t fallback, int64_t min) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  size_t used = 0;
+  int64_t v = 0;
+  try {
+    v = std::stoll(it->second, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != it->second.size() || it->second.empty() || v < min) {
+    throw UsageError(fmt::format("--{} needs an integer >= {}, got '{}'", name, min, it->second));
+  }
+  return v;
+}
+
+double Flags::Float(const std::string& name, double fallback) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(it->second, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != it->second.size() || it->second.empty() || !std::isfinite(v) || v < 0) {
+    throw UsageError(fmt::format("--{} needs a number >= 0, got '{}'", name, it->second));
+  }
+  return v;
+}
+
+void LoadZooData(const std::string& spec, const TensorShape& synthetic_shape, ArrayData* train_data,
+                 ArrayData* test_data) {
+  if (spec == "fashion-mnist") {
+    *train_data = train::FashionMnist(true);
+    *test_data = train::FashionMnist(false);
+  } else if (spec.rfind("mnist:", 0) == 0 && spec.size() > 6) {
+    *train_data = train::Mnist(spec.substr(6), true);
+    *test_data = train::Mnist(spec.substr(6), false);
+  } else if (spec == "synthetic") {
+    constexpr int64_t kTrain = 10000, kTest = 2000;
+    ArrayData all = train::Synthetic(kTrain + kTest, synthetic_shape, kClasses, 1);
+    *train_data = {Rows(all.x, 0, kTrain), Rows(all.y, 0, kTrain)};
+    *test_data = {Rows(all.x, kTrain, kTrain + kTest), Rows(all.y, kTrain, kTrain + kTest)};
+  } else {
+    throw UsageError(fmt::format("--data must be fashion-mnist, mnist:DIR or synthetic, got '{}'", spec));
+  }
+}
+
+int RunCommand(const std::vector<std::string>& args) {
+  const std::string& cmd = args.at(0);
+  if (cmd == "list") return List();
+  if (cmd == "describe") return Describe(args);
+  if (cmd == "train") return Train(args);
+  if (cmd == "evaluate") return Evaluate(args);
+  if (cmd == "bench") return Bench(args);
+  throw UsageError(fmt::format("unknown command '{}' (commands: list, describe, train, evaluate, bench)", cmd));
+}
+
+}  // namespace weft::zoo

@@ -1,0 +1,59 @@
+// weft-zoo: list, describe, train, evaluate and benchmark the zoo's models.
+//
+//   weft-zoo list
+//   weft-zoo describe mnist_cnn
+//   weft-zoo train mnist_cnn --epochs 1 --optimizer momentum --lr 0.05 --batch-size 64
+//   weft-zoo train mnist_cnn --checkpoint-dir ckpt --epochs 2 --resume --summary run.json
+//   weft-zoo evaluate mnist_cnn --checkpoint ckpt/ckpt-938.weft
+//   weft-zoo bench mnist_cnn --batch-size 64 --threads 2 --json
+//
+// Exit status: 0 on success, 1 when weft reports an error, 2 on a usage error.
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "zoo/commands.h"
+
+namespace {
+
+const char* kUsage = R"(usage: weft-zoo COMMAND [MODEL] [options]
+
+commands:
+  list                      the models
+  describe MODEL            the model's layers, output shapes and parameter counts
+  train MODEL               train, then evaluate on the test split
+      --data D              fashion-mnist (default) | mnist:DIR | synthetic
+      --epochs N            (default 1)          --batch-size N     (default 64)
+      --optimizer O         sgd | momentum (default) | adam
+      --lr X                (default 0.05 for sgd/momentum, 0.001 for adam)
+      --schedule S          constant (default) | cosine | step   --warmup-steps N (default 0)
+      --steps-per-epoch N   --threads N (default: all cores)     --seed N (default 1)
+      --checkpoint-dir DIR  save after every epoch   --resume  continue from DIR's latest checkpoint
+      --summary FILE        write a JSON summary     --quiet   no progress output
+  evaluate MODEL --checkpoint PATH [--data D] [--batch-size N] [--threads N]
+  bench MODEL [--batch-size N] [--threads N] [--warmup N] [--seconds S] [--json]
+                            steady-state training images/s on synthetic data
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+    std::fputs(kUsage, args.empty() ? stderr : stdout);
+    return args.empty() ? 2 : 0;
+  }
+  try {
+    return weft::zoo::RunCommand(args);
+  } catch (const weft::zoo::UsageError& e) {
+    std::fprintf(stderr, "weft-zoo: %s\n(run 'weft-zoo --help' for usage)\n", e.what());
+    return 2;
+  } catch (const weft::Error& e) {
+    std::fprintf(stderr, "weft-zoo: error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "weft-zoo: error: %s\n", e.what());
+    return 1;
+  }
+}
