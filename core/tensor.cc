@@ -11,6 +11,20 @@ Tensor::Tensor(DType dtype, TensorShape shape, Allocator* allocator) : dtype_(dt
   buffer_ = std::make_shared<Buffer>(allocator, bytes);
 }
 
+Tensor Tensor::FromBuffer(DType dtype, TensorShape shape, std::shared_ptr<Buffer> buffer) {
+  WEFT_REQUIRE(dtype != DType::kInvalid && buffer != nullptr, "Tensor::FromBuffer: needs a dtype and a buffer");
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.num_elements_ = t.shape_.num_elements();
+  WEFT_REQUIRE(t.bytes() <= buffer->size(), "Tensor::FromBuffer: {} needs {} bytes, the buffer has {}",
+               t.DebugString(), t.bytes(), buffer->size());
+  WEFT_REQUIRE(reinterpret_cast<uintptr_t>(buffer->data()) % kTensorAlignment == 0,
+               "Tensor::FromBuffer: the buffer at {} is not aligned to {} bytes", buffer->data(), kTensorAlignment);
+  t.buffer_ = std::move(buffer);
+  return t;
+}
+
 Tensor Tensor::Zeros(DType dtype, TensorShape shape) {
   Tensor t(dtype, std::move(shape));
   if (t.bytes()) std::memset(t.raw_data(), 0, t.bytes());

@@ -11,6 +11,7 @@
 #include <unsupported/Eigen/CXX11/Tensor>
 
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -24,20 +25,32 @@ namespace weft {
 class Buffer {
  public:
   Buffer(Allocator* allocator, size_t bytes)  // allocator: not owned, must outlive the buffer
-      : allocator_(allocator), data_(allocator->Allocate(bytes)), bytes_(bytes) {}
-  ~Buffer() { allocator_->Deallocate(data_, bytes_); }
+      : allocator_(allocator), data_(allocator->Allocate(bytes)), bytes_(bytes), kind_(allocator->kind()) {}
+  // Memory someone else owns (a numpy array, a registered region): `release` runs once, when the
+  // last tensor lets go. REQUIRES: data aligned to kTensorAlignment.
+  Buffer(void* data, size_t bytes, MemoryKind kind, std::function<void()> release)
+      : allocator_(nullptr), data_(data), bytes_(bytes), kind_(kind), release_(std::move(release)) {}
+  ~Buffer() {
+    if (allocator_ != nullptr) {
+      allocator_->Deallocate(data_, bytes_);
+    } else if (release_) {
+      release_();
+    }
+  }
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
   void* data() const { return data_; }
   size_t size() const { return bytes_; }
-  Allocator* allocator() const { return allocator_; }
-  MemoryKind kind() const { return allocator_->kind(); }
+  Allocator* allocator() const { return allocator_; }  // null for external memory
+  MemoryKind kind() const { return kind_; }
 
  private:
   Allocator* allocator_;
   void* data_;
   size_t bytes_;
+  MemoryKind kind_;
+  std::function<void()> release_;
 };
 
 template <typename T, int N>
@@ -69,6 +82,9 @@ class Tensor {
   }
   // A zero-filled tensor.
   static Tensor Zeros(DType dtype, TensorShape shape);
+  // A tensor over an existing buffer (which must hold at least the shape's bytes and be aligned
+  // to kTensorAlignment); throws InvalidArgument otherwise.
+  static Tensor FromBuffer(DType dtype, TensorShape shape, std::shared_ptr<Buffer> buffer);
 
   bool IsInitialized() const { return dtype_ != DType::kInvalid; }
   DType dtype() const { return dtype_; }

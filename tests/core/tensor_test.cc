@@ -52,3 +52,24 @@ TEST_CASE("the CPU allocator keeps statistics") {
   }
   CHECK(CpuAllocator()->Stats().bytes_in_use == before);
 }
+
+TEST_CASE("tensors over external memory release it once, when the last reference goes") {
+  alignas(64) static float storage[16];
+  int released = 0;
+  {
+    auto buffer = std::make_shared<Buffer>(storage, sizeof(storage), MemoryKind::kHost, [&] { ++released; });
+    Tensor t = Tensor::FromBuffer(DType::kFloat32, {4, 4}, buffer);
+    buffer.reset();
+    t.flat<float>()(5) = 2.5f;
+    CHECK(storage[5] == 2.5f);
+    Tensor view = t.Reshaped({16});
+    t = Tensor();
+    CHECK(released == 0);
+    CHECK(view.buffer()->allocator() == nullptr);
+  }
+  CHECK(released == 1);
+  auto small = std::make_shared<Buffer>(storage, 8, MemoryKind::kHost, nullptr);
+  CHECK_THROWS_WITH_AS(Tensor::FromBuffer(DType::kFloat32, {4}, small), doctest::Contains("needs 16 bytes"), Error);
+  auto misaligned = std::make_shared<Buffer>(storage + 1, 32, MemoryKind::kHost, nullptr);
+  CHECK_THROWS_WITH_AS(Tensor::FromBuffer(DType::kFloat32, {2}, misaligned), doctest::Contains("aligned"), Error);
+}
