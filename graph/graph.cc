@@ -25,6 +25,7 @@ void ResolveTypes(const OpDef& def, const NodeSpec& spec, AttrMap& attrs, std::v
                   std::vector<DType>& out_types) {
   // Unknown attrs and attr types.
   for (auto& [name, value] : attrs) {
+    if (name.starts_with('_')) continue;  // framework attrs ("_colocate_with"), not part of the op's schema
     const AttrDef* a = def.FindAttr(name);
     WEFT_REQUIRE(a != nullptr, "unknown attr '{}' for op {}", name, def.name);
     AttrType got = TypeOf(value);

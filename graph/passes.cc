@@ -116,7 +116,12 @@ std::optional<Tensor> StaticShapeValue(const Node* n) {
 std::optional<std::vector<Tensor>> Evaluate(const Node* n, ThreadPool* pool) {
   auto g = std::make_unique<Graph>();
   std::vector<Output> ins;
-  for (const Output& in : n->inputs()) ins.emplace_back(g->CopyNode(*in.node, {}, {}), in.index);
+  std::map<const Node*, Node*> copies;  // an input used twice (x + x) is copied once
+  for (const Output& in : n->inputs()) {
+    Node*& c = copies[in.node];
+    if (c == nullptr) c = g->CopyNode(*in.node, {}, {});
+    ins.emplace_back(c, in.index);
+  }
   Node* copy = g->CopyNode(*n, ins, {});
   for (int i = 0; i < n->num_outputs(); ++i) {
     NodeSpec spec{fmt::format("_retval_{}", i), "_Retval", {Output(copy, i)}, {}, {{"index", int64_t{i}}}, ""};

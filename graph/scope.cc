@@ -49,6 +49,12 @@ Scope Scope::WithNoControlDependencies() const {
   return s;
 }
 
+Scope Scope::WithColocation(const Output& other) const {
+  Scope s = *this;
+  s.colocate_with_ = other.node->name();
+  return s;
+}
+
 Node* Scope::AddNode(std::string_view op, std::vector<Output> inputs, AttrMap attrs) const {
   WEFT_REQUIRE(graph_ != nullptr, "Scope has no graph (use Scope::Root(&graph))");
   NodeSpec spec;
@@ -57,6 +63,7 @@ Node* Scope::AddNode(std::string_view op, std::vector<Output> inputs, AttrMap at
   spec.inputs = std::move(inputs);
   spec.control_inputs = control_deps_;
   spec.attrs = std::move(attrs);
+  if (!colocate_with_.empty()) spec.attrs["_colocate_with"] = colocate_with_;
   spec.device = device_;
   return graph_->AddNode(std::move(spec));
 }

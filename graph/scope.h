@@ -29,6 +29,9 @@ class Scope {
   Scope WithControlDependencies(const std::vector<Output>& deps) const;
   Scope WithControlDependencies(const std::vector<Node*>& deps) const;
   Scope WithNoControlDependencies() const;
+  // Nodes added through the returned scope are placed on the device of `other`'s node
+  // (a colocation group: graph/placer.h).
+  Scope WithColocation(const Output& other) const;
 
   Graph* graph() const { return graph_; }
   const std::string& device() const { return device_; }
@@ -49,6 +52,7 @@ class Scope {
   std::string op_name_;
   std::string device_;
   std::vector<Node*> control_deps_;
+  std::string colocate_with_;
 };
 
 }  // namespace weft

@@ -2,19 +2,34 @@
 
 #include <fmt/format.h>
 
+#include <condition_variable>
+
+#include "distributed/rendezvous.h"
+#include "graph/partition.h"
 #include "graph/passes.h"
+#include "graph/placer.h"
 
 namespace weft {
+namespace {
+
+// An abort caused by another device's failure says less than the failure itself.
+bool IsSecondary(const Status& s) { return s.code() == Code::kCancelled || s.code() == Code::kAborted; }
+
+}  // namespace
 
 struct Session::Compiled {
-  std::unique_ptr<Executor> executor;
+  struct Part {
+    std::string device;
+    std::unique_ptr<Executor> executor;
+  };
+  std::vector<Part> parts;
 };
 
 Session::Session(Graph* graph, SessionOptions options) : graph_(graph), options_(options) {
   const int inter = options_.inter_op_threads > 0 ? options_.inter_op_threads : HardwareThreads();
   const int intra = options_.intra_op_threads > 0 ? options_.intra_op_threads : HardwareThreads();
   inter_op_ = std::make_unique<ThreadPool>(inter, "inter-op");
-  intra_op_ = std::make_unique<ThreadPool>(intra, "intra-op");
+  devices_ = DeviceSet::LocalCpus(options_.num_cpu_devices, intra);
 }
 
 Session::~Session() {
@@ -41,15 +56,58 @@ std::shared_ptr<Session::Compiled> Session::Compile(const std::vector<Output>& f
     if (it != cache_.end()) return it->second;
   }
   std::unique_ptr<Graph> g = PruneForStep(*graph_, feeds, fetches, targets);
-  if (options_.constant_folding) FoldConstants(g.get(), intra_op_.get());
+  if (options_.constant_folding) FoldConstants(g.get(), devices_.client()->intra_op());
   if (options_.cse) EliminateCommonSubexpressions(g.get());
-  DeviceContext device;
-  device.intra_op = intra_op_.get();
-  device.vars = &vars_;
+  Place(g.get(), devices_, {.soft_placement = options_.soft_placement});
   auto compiled = std::make_shared<Compiled>();
-  compiled->executor = Executor::Create(std::move(g), std::move(device), inter_op_.get());
+  for (auto& [device_name, part] : Partition(*g, devices_)) {
+    const Device* d = devices_.Find(device_name);
+    DeviceContext device;
+    device.device_type = d->type();
+    device.device_name = d->name();
+    device.intra_op = d->intra_op();
+    device.vars = &vars_;
+    compiled->parts.push_back({device_name, Executor::Create(std::move(part), std::move(device), inter_op_.get())});
+  }
   std::lock_guard<std::mutex> l(mu_);
   return cache_.emplace(key, std::move(compiled)).first->second;
+}
+
+std::vector<std::pair<std::string, const Graph*>> Session::Partitions(const std::vector<Output>& feeds,
+                                                                      const std::vector<Output>& fetches,
+                                                                      const std::vector<Node*>& targets) {
+  std::vector<std::pair<std::string, const Graph*>> out;
+  for (const auto& part : Compile(feeds, fetches, targets)->parts) out.emplace_back(part.device, &part.executor->graph());
+  return out;
+}
+
+// Runs every partition of the step at once; the first failure aborts the rendezvous (so Recvs
+// waiting for a device that failed complete with its error) and cancels the other partitions.
+Status Session::RunPartitions(const Compiled& compiled, int64_t step_id, CallFrame* frame, CancellationManager* cm) {
+  LocalRendezvous rendezvous;
+  if (compiled.parts.size() == 1) {
+    return compiled.parts[0].executor->Run(
+        {.step_id = step_id, .frame = frame, .rendezvous = &rendezvous, .cancellation = cm});
+  }
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t pending = compiled.parts.size();
+  Status first;
+  for (const auto& part : compiled.parts) {
+    part.executor->RunAsync({.step_id = step_id, .frame = frame, .rendezvous = &rendezvous, .cancellation = cm},
+                            [&](Status s) {
+                              if (!s.ok()) {
+                                rendezvous.StartAbort(s);
+                                cm->StartCancel(s);
+                              }
+                              std::lock_guard<std::mutex> l(mu);
+                              if (!s.ok() && (first.ok() || (IsSecondary(first) && !IsSecondary(s)))) first = s;
+                              if (--pending == 0) cv.notify_all();
+                            });
+  }
+  std::unique_lock<std::mutex> l(mu);
+  cv.wait(l, [&] { return pending == 0; });
+  return first;
 }
 
 std::vector<Tensor> Session::Run(const std::vector<std::pair<Output, Tensor>>& feeds, const std::vector<Output>& fetches,
@@ -80,7 +138,7 @@ std::vector<Tensor> Session::Run(const std::vector<std::pair<Output, Tensor>>& f
     std::lock_guard<std::mutex> l(mu_);
     running_[step_id] = &cm;
   }
-  Status status = compiled->executor->Run({.step_id = step_id, .frame = &frame, .rendezvous = nullptr, .cancellation = &cm});
+  Status status = RunPartitions(*compiled, step_id, &frame, &cm);
   {
     std::lock_guard<std::mutex> l(mu_);
     running_.erase(step_id);

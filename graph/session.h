@@ -1,5 +1,8 @@
 // Session: runs a graph. Each distinct (feeds, fetches, targets) signature is compiled once
-// (prune, constant folding, CSE, kernels) and cached; every Run gets a fresh step id.
+// (prune, constant folding, CSE, placement on the session's devices, partitioning into one graph
+// per device joined by _Send/_Recv pairs, kernels) and cached; every Run gets a fresh step id and
+// a fresh rendezvous, and runs all the step's partitions at once. The first error on any device
+// aborts the step everywhere (pending Recvs fail with it) and is the one reported.
 //
 //   Session sess(&g);
 //   sess.Run({}, {}, {init});                                   // run the initializers
@@ -18,15 +21,18 @@
 #include <utility>
 #include <vector>
 
+#include "graph/device.h"
 #include "graph/executor.h"
 
 namespace weft {
 
 struct SessionOptions {
   int inter_op_threads = 0;  // 0: hardware threads
-  int intra_op_threads = 0;  // 0: hardware threads
+  int intra_op_threads = 0;  // 0: hardware threads (split among the CPU devices)
   bool constant_folding = true;
   bool cse = true;
+  int num_cpu_devices = 1;     // CPU:0 .. CPU:n-1 (virtual devices: each a parallel replica)
+  bool soft_placement = true;  // a node whose requested device cannot run it goes elsewhere
 };
 
 class Session {
@@ -44,6 +50,11 @@ class Session {
   void Cancel(Status why = {});
 
   VarStore& vars() { return vars_; }
+  const DeviceSet& devices() const { return devices_; }
+  // The partitions the signature compiles to, by device (for tests, DOT export and tools).
+  std::vector<std::pair<std::string, const Graph*>> Partitions(const std::vector<Output>& feeds,
+                                                               const std::vector<Output>& fetches,
+                                                               const std::vector<Node*>& targets = {});
   Graph* graph() const { return graph_; }
   // Number of compiled signatures in the cache (for tests).
   size_t num_compiled() const;
@@ -53,10 +64,12 @@ class Session {
   struct Compiled;
   std::shared_ptr<Compiled> Compile(const std::vector<Output>& feeds, const std::vector<Output>& fetches,
                                     const std::vector<Node*>& targets);
+  Status RunPartitions(const Compiled& compiled, int64_t step_id, CallFrame* frame, CancellationManager* cm);
 
   Graph* graph_;
   SessionOptions options_;
-  std::unique_ptr<ThreadPool> inter_op_, intra_op_;
+  std::unique_ptr<ThreadPool> inter_op_;
+  DeviceSet devices_;
   VarStore vars_;
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<Compiled>> cache_;

@@ -15,6 +15,7 @@ OpRegistry& OpRegistry::Global() {
     RegisterNnOps(*r);
     RegisterRandomOps(*r);
     RegisterOptimizerOps(*r);
+    RegisterSendRecvOps(*r);
     return r;
   }();
   return *registry;
@@ -30,6 +31,7 @@ KernelRegistry& KernelRegistry::Global() {
     RegisterNnKernels(*r);
     RegisterRandomKernels(*r);
     RegisterOptimizerKernels(*r);
+    RegisterSendRecvKernels(*r);
     return r;
   }();
   return *registry;

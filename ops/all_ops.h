@@ -15,6 +15,7 @@ void RegisterArrayOps(OpRegistry& r);       // Reshape, Transpose, Concat, Slice
 void RegisterNnOps(OpRegistry& r);          // activations, softmax, losses, conv, pooling, batch norm
 void RegisterRandomOps(OpRegistry& r);      // RandomUniform, RandomNormal, TruncatedNormal, Dropout
 void RegisterOptimizerOps(OpRegistry& r);   // ApplyGradientDescent, ApplyMomentum, ApplyAdam
+void RegisterSendRecvOps(OpRegistry& r);    // _Send, _Recv (inserted by the partitioner)
 
 void RegisterFrameworkKernels(KernelRegistry& r);
 void RegisterStateKernels(KernelRegistry& r);
@@ -23,5 +24,6 @@ void RegisterArrayKernels(KernelRegistry& r);
 void RegisterNnKernels(KernelRegistry& r);
 void RegisterRandomKernels(KernelRegistry& r);
 void RegisterOptimizerKernels(KernelRegistry& r);
+void RegisterSendRecvKernels(KernelRegistry& r);
 
 }  // namespace weft

@@ -1,0 +1,82 @@
+// The rendezvous: where a Send and its Recv meet. A step's partitions (one per device, and later
+// one per process) exchange tensors through it under a key that names both ends:
+//
+//   "/job:localhost/replica:0/task:0/device:CPU:0;1;/job:localhost/replica:0/task:0/device:CPU:1;dense/MatMul:0;0:0"
+//    src_device                                  ;src_incarnation;dst_device ;tensor_name ;frame:iter
+//
+//   LocalRendezvous r;                                  // one per step
+//   r.Send(key, {}, tensor, /*is_dead=*/false);          // never blocks
+//   r.RecvAsync(key, {}, [](const Status& s, const Tensor& t, bool dead) { ... });
+//   r.StartAbort(errors::Aborted("step 7 failed on CPU:1"));   // every pending and later Recv fails
+//
+// Each key is used by exactly one Send and one Recv per step (the partitioner guarantees it);
+// whichever comes first waits for the other. Thread-safe. Callbacks run exactly once, on the
+// thread that completes the pair (the Send's, the Recv's or StartAbort's), never under a lock.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "core/status.h"
+#include "core/tensor.h"
+
+namespace weft {
+
+// The five parts of a key; Parse checks the form and names the key when it is wrong.
+struct RendezvousKey {
+  std::string src_device;
+  uint64_t src_incarnation = 0;
+  std::string dst_device;
+  std::string tensor_name;
+  int64_t frame_id = 0, iter_id = 0;
+
+  std::string ToString() const;
+  static RendezvousKey Parse(const std::string& key);
+};
+
+// What the two sides may tell each other (extended by device transports later).
+struct RendezvousArgs {
+  MemoryKind memory = MemoryKind::kHost;  // where the sender's tensor / the receiver's buffer lives
+};
+
+class Rendezvous {
+ public:
+  using DoneCallback = std::function<void(const Status& status, const Tensor& value, bool is_dead)>;
+  virtual ~Rendezvous() = default;
+
+  // Hands `value` over under `key`; never blocks. Errors: a second Send of one key in a step
+  // (AlreadyExists), or the rendezvous was aborted (that status).
+  virtual Status Send(const std::string& key, const RendezvousArgs& args, const Tensor& value, bool is_dead) = 0;
+  // Calls `done` once the value of `key` is there (or with the abort status).
+  virtual void RecvAsync(const std::string& key, const RendezvousArgs& args, DoneCallback done) = 0;
+  // Fails every pending and future Recv (and later Sends) with `status` (not OK). Idempotent:
+  // the first status wins.
+  virtual void StartAbort(const Status& status) = 0;
+};
+
+// In-process hand-over: the receiver gets the sender's buffer (no copy).
+class LocalRendezvous : public Rendezvous {
+ public:
+  LocalRendezvous() = default;
+  ~LocalRendezvous() override;
+  Status Send(const std::string& key, const RendezvousArgs& args, const Tensor& value, bool is_dead) override;
+  void RecvAsync(const std::string& key, const RendezvousArgs& args, DoneCallback done) override;
+  void StartAbort(const Status& status) override;
+  // Keys sent and not received yet, or received and not sent (for tests and leak checks).
+  size_t num_pending() const;
+
+ private:
+  struct Item {
+    bool has_value = false;
+    Tensor value;
+    bool is_dead = false;
+    DoneCallback waiter;  // set when the Recv came first
+  };
+  mutable std::mutex mu_;
+  std::map<std::string, Item> items_;
+  Status aborted_;
+};
+
+}  // namespace weft

@@ -1,0 +1,33 @@
+// The partitioner: cuts a placed graph into one graph per device, joined by _Send/_Recv pairs.
+//
+//   std::map<std::string, std::unique_ptr<Graph>> parts = Partition(graph, devices);
+//   // parts["/job:localhost/replica:0/task:0/device:CPU:1"] holds that device's nodes
+//
+// Every data edge from device A to device B becomes A: _Send -> B: _Recv; there is one pair per
+// (tensor, destination device) however many consumers the tensor has on B. A control edge
+// from A to B becomes a pair carrying a dummy scalar (A: Const with the control input ->
+// _Send; B: _Recv -> control input of the consumer), one per (source node, destination).
+// Each pair's attrs spell its rendezvous key (distributed/rendezvous.h):
+// send_device;send_device_incarnation;recv_device;tensor_name;0:0, and the pair is named
+// after the tensor ("_send/dense/MatMul_0/to_CPU_1", "_recv/..."). Nodes keep their names.
+// REQUIRES: every node has an assigned device (graph/placer.h) that `devices` knows.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "graph/device.h"
+#include "graph/graph.h"
+
+namespace weft {
+
+std::map<std::string, std::unique_ptr<Graph>> Partition(const Graph& graph, const DeviceSet& devices);
+
+// The Send/Recv pairs of a partitioning, for tests and DOT: (send node, recv node, key).
+struct SendRecvPair {
+  std::string send_device, recv_device, tensor_name, key;
+};
+std::vector<SendRecvPair> SendRecvPairs(const std::map<std::string, std::unique_ptr<Graph>>& parts);
+
+}  // namespace weft
