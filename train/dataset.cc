@@ -193,7 +193,7 @@ class PassThroughNode : public DatasetNode {
  public:
   using DatasetNode::DatasetNode;
   const SourceNode* RowSource() const override { return upstream_->RowSource(); }
-  std::unique_ptr<IndexStream> MakeIndexStream() const override { return MakeIndices(); }
+  std::unique_ptr<IndexStream> MakeIndexStream() const override { return RowSource() ? MakeIndices() : nullptr; }
   std::unique_ptr<Iterator> MakeIterator() const override {
     if (const SourceNode* s = RowSource()) return std::make_unique<internal::RowIterator>(s, MakeIndices());
     return MakeElements();
