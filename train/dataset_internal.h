@@ -44,7 +44,6 @@ class DatasetNode {
   std::shared_ptr<const DatasetNode> upstream_;
 };
 
-
 using NodePtr = std::shared_ptr<const DatasetNode>;
 
 // FromTensors: element i is row i of every component. Serves rows by index, one at a time or
