@@ -4,57 +4,19 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
-#include <cstring>
-#include <deque>
-#include <exception>
 #include <limits>
-#include <mutex>
-#include <thread>
 #include <type_traits>
 
+#include "train/dataset_internal.h"
+
 namespace weft::train {
-namespace internal {
-
-// Row indices into the FromTensors source behind a stage, in stream order (the fast path).
-class IndexStream {
- public:
-  virtual ~IndexStream() = default;
-  virtual bool Next(int64_t* index) = 0;
-};
-
-class SourceNode;
-
-// One stage of a pipeline. Immutable after construction except for Shuffle's epoch counter.
-class DatasetNode {
- public:
-  explicit DatasetNode(std::shared_ptr<const DatasetNode> upstream = nullptr) : upstream_(std::move(upstream)) {}
-  virtual ~DatasetNode() = default;
-
-  virtual std::unique_ptr<Iterator> MakeIterator() const = 0;
-  virtual int64_t Cardinality() const = 0;
-  virtual std::string Describe() const = 0;  // this stage alone
-  // The FromTensors source whose rows this stage's elements are, or nullptr; when non-null,
-  // MakeIndexStream gives the row index of each element in order.
-  virtual const SourceNode* RowSource() const { return nullptr; }
-  virtual std::unique_ptr<IndexStream> MakeIndexStream() const { return nullptr; }
-
-  std::string DebugString() const {
-    return upstream_ ? upstream_->DebugString() + " -> " + Describe() : Describe();
-  }
-
- protected:
-  std::shared_ptr<const DatasetNode> upstream_;
-};
-
-}  // namespace internal
 
 namespace {
 
 using internal::DatasetNode;
 using internal::IndexStream;
 using internal::SourceNode;
-using NodePtr = std::shared_ptr<const DatasetNode>;
+using internal::NodePtr;
 
 // Stages that reorder, drop or repeat elements without looking inside them are written once over
 // Item = int64_t (row indices, the fast path) and Item = Element.
@@ -91,95 +53,6 @@ class Rng {
 
 namespace internal {
 
-// FromTensors: element i is row i of every component. Serves rows by index, one at a time or
-// gathered into a batch.
-class SourceNode : public DatasetNode {
- public:
-  explicit SourceNode(std::vector<Tensor> components) : components_(std::move(components)) {
-    WEFT_REQUIRE(!components_.empty(), "Dataset::FromTensors: needs at least one component tensor");
-    std::string shapes;
-    for (const Tensor& t : components_) shapes += (shapes.empty() ? "" : ", ") + t.DebugString();
-    for (size_t c = 0; c < components_.size(); ++c) {
-      const Tensor& t = components_[c];
-      WEFT_REQUIRE(t.IsInitialized(), "Dataset::FromTensors: component {} is an uninitialized tensor", c);
-      WEFT_REQUIRE(t.rank() >= 1, "Dataset::FromTensors: component {} is a scalar ({}); components are sliced "
-                   "along dim 0 and need rank >= 1 (all: {})", c, t.DebugString(), shapes);
-      WEFT_REQUIRE(t.dim(0) == components_[0].dim(0), "Dataset::FromTensors: components differ in dim 0: {}",
-                   shapes);
-      WEFT_REQUIRE(t.memory_kind() != MemoryKind::kDevice,
-                   "Dataset::FromTensors: component {} ({}) is in device memory; pass host tensors", c,
-                   t.DebugString());
-      std::vector<int64_t> dims(t.shape().dims().begin() + 1, t.shape().dims().end());
-      row_shapes_.emplace_back(dims);
-      row_bytes_.push_back(static_cast<size_t>(row_shapes_.back().num_elements()) * DTypeSize(t.dtype()));
-    }
-    rows_ = components_[0].dim(0);
-  }
-
-  int64_t rows() const { return rows_; }
-
-  // Copies rows idx[0..n) of every component into *out: as [n, ...] tensors when `batched`, else
-  // (n == 1) as tensors of the row shape.
-  void Gather(const int64_t* idx, int64_t n, bool batched, Element* out) const {
-    out->resize(components_.size());
-    for (size_t c = 0; c < components_.size(); ++c) {
-      TensorShape shape = row_shapes_[c];
-      if (batched) {
-        std::vector<int64_t> dims{n};
-        dims.insert(dims.end(), shape.dims().begin(), shape.dims().end());
-        shape = TensorShape(std::move(dims));
-      }
-      Tensor t(components_[c].dtype(), std::move(shape));
-      const size_t rb = row_bytes_[c];
-      if (rb) {
-        auto* dst = static_cast<char*>(t.raw_data());
-        const auto* src = static_cast<const char*>(components_[c].raw_data());
-        for (int64_t j = 0; j < n; ++j) std::memcpy(dst + j * rb, src + idx[j] * rb, rb);
-      }
-      (*out)[c] = std::move(t);
-    }
-  }
-
-  std::unique_ptr<Iterator> MakeIterator() const override;
-  int64_t Cardinality() const override { return rows_; }
-  std::string Describe() const override { return fmt::format("FromTensors({})", rows_); }
-  const SourceNode* RowSource() const override { return this; }
-  std::unique_ptr<IndexStream> MakeIndexStream() const override {
-    class Range : public IndexStream {
-     public:
-      explicit Range(int64_t n) : n_(n) {}
-      bool Next(int64_t* index) override { return i_ < n_ ? (*index = i_++, true) : false; }
-
-     private:
-      int64_t i_ = 0, n_;
-    };
-    return std::make_unique<Range>(rows_);
-  }
-
- private:
-  std::vector<Tensor> components_;
-  std::vector<TensorShape> row_shapes_;
-  std::vector<size_t> row_bytes_;
-  int64_t rows_ = 0;
-};
-
-// Elements of a row-index stream, one copied row at a time.
-class RowIterator : public Iterator {
- public:
-  RowIterator(const SourceNode* source, std::unique_ptr<IndexStream> indices)
-      : source_(source), indices_(std::move(indices)) {}
-  bool Next(Element* out) override {
-    int64_t i;
-    if (!indices_->Next(&i)) return false;
-    source_->Gather(&i, 1, /*batched=*/false, out);
-    return true;
-  }
-
- private:
-  const SourceNode* source_;  // not owned; Dataset::MakeIterator keeps the pipeline's nodes alive
-  std::unique_ptr<IndexStream> indices_;
-};
-
 std::unique_ptr<Iterator> SourceNode::MakeIterator() const {
   return std::make_unique<RowIterator>(this, MakeIndexStream());
 }
@@ -193,7 +66,7 @@ class PassThroughNode : public DatasetNode {
  public:
   using DatasetNode::DatasetNode;
   const SourceNode* RowSource() const override { return upstream_->RowSource(); }
-  std::unique_ptr<IndexStream> MakeIndexStream() const override { return MakeIndices(); }
+  std::unique_ptr<IndexStream> MakeIndexStream() const override { return RowSource() ? MakeIndices() : nullptr; }
   std::unique_ptr<Iterator> MakeIterator() const override {
     if (const SourceNode* s = RowSource()) return std::make_unique<internal::RowIterator>(s, MakeIndices());
     return MakeElements();
@@ -400,204 +273,6 @@ class TakeNode : public PassThroughNode {
   int64_t n_;
 };
 
-// Batch over a row source: gathers the next batch_size indices' rows straight into the batch.
-class GatherBatchIterator : public Iterator {
- public:
-  GatherBatchIterator(const SourceNode* source, std::unique_ptr<IndexStream> indices, int64_t batch_size, bool drop)
-      : source_(source), indices_(std::move(indices)), batch_size_(batch_size), drop_(drop) {
-    idx_.reserve(static_cast<size_t>(std::min<int64_t>(batch_size, 1 << 20)));
-  }
-  bool Next(Element* out) override {
-    idx_.clear();
-    int64_t i;
-    while (static_cast<int64_t>(idx_.size()) < batch_size_ && indices_->Next(&i)) idx_.push_back(i);
-    if (idx_.empty() || (drop_ && static_cast<int64_t>(idx_.size()) < batch_size_)) return false;
-    source_->Gather(idx_.data(), static_cast<int64_t>(idx_.size()), /*batched=*/true, out);
-    return true;
-  }
-
- private:
-  const SourceNode* source_;
-  std::unique_ptr<IndexStream> indices_;
-  int64_t batch_size_;
-  bool drop_;
-  std::vector<int64_t> idx_;
-};
-
-// Batch over any elements: collects them, checks they agree, and stacks each component.
-class StackBatchIterator : public Iterator {
- public:
-  StackBatchIterator(std::unique_ptr<Iterator> up, int64_t batch_size, bool drop)
-      : up_(std::move(up)), batch_size_(batch_size), drop_(drop) {}
-  bool Next(Element* out) override {
-    items_.clear();
-    Element e;
-    while (static_cast<int64_t>(items_.size()) < batch_size_ && up_->Next(&e)) items_.push_back(std::move(e));
-    const int64_t n = static_cast<int64_t>(items_.size());
-    if (n == 0 || (drop_ && n < batch_size_)) return false;
-    const Element& first = items_[0];
-    for (int64_t j = 1; j < n; ++j) {
-      WEFT_REQUIRE(items_[j].size() == first.size(), "Dataset::Batch: element {} of batch {} has {} components but "
-                   "element 0 has {}", j, batches_, items_[j].size(), first.size());
-      for (size_t c = 0; c < first.size(); ++c) {
-        const Tensor& t = items_[j][c];
-        WEFT_REQUIRE(t.dtype() == first[c].dtype() && t.shape() == first[c].shape(),
-                     "Dataset::Batch: component {} of element {} in batch {} is {} but element 0's is {}; batched "
-                     "elements need equal dtypes and shapes", c, j, batches_, t.DebugString(),
-                     first[c].DebugString());
-      }
-    }
-    out->resize(first.size());
-    for (size_t c = 0; c < first.size(); ++c) {
-      WEFT_REQUIRE(first[c].IsInitialized(), "Dataset::Batch: component {} of batch {} is an uninitialized tensor", c,
-                   batches_);
-      std::vector<int64_t> dims{n};
-      dims.insert(dims.end(), first[c].shape().dims().begin(), first[c].shape().dims().end());
-      Tensor t(first[c].dtype(), TensorShape(std::move(dims)));
-      const size_t rb = first[c].bytes();
-      for (int64_t j = 0; j < n; ++j) {
-        if (rb) std::memcpy(static_cast<char*>(t.raw_data()) + j * rb, items_[j][c].raw_data(), rb);
-      }
-      (*out)[c] = std::move(t);
-    }
-    ++batches_;
-    return true;
-  }
-
- private:
-  std::unique_ptr<Iterator> up_;
-  int64_t batch_size_;
-  bool drop_;
-  int64_t batches_ = 0;
-  std::vector<Element> items_;
-};
-
-class BatchNode : public DatasetNode {
- public:
-  BatchNode(NodePtr up, int64_t batch_size, bool drop)
-      : DatasetNode(std::move(up)), batch_size_(batch_size), drop_(drop) {}
-  std::unique_ptr<Iterator> MakeIterator() const override {
-    if (const SourceNode* s = upstream_->RowSource()) {
-      return std::make_unique<GatherBatchIterator>(s, upstream_->MakeIndexStream(), batch_size_, drop_);
-    }
-    return std::make_unique<StackBatchIterator>(upstream_->MakeIterator(), batch_size_, drop_);
-  }
-  int64_t Cardinality() const override {
-    const int64_t c = upstream_->Cardinality();
-    if (c < 0) return c;
-    return drop_ ? c / batch_size_ : (c + batch_size_ - 1) / batch_size_;
-  }
-  std::string Describe() const override {
-    return fmt::format("Batch({}{})", batch_size_, drop_ ? ", drop_remainder" : "");
-  }
-
- private:
-  int64_t batch_size_;
-  bool drop_;
-};
-
-class MapNode : public DatasetNode {
- public:
-  MapNode(NodePtr up, MapFn fn) : DatasetNode(std::move(up)), fn_(std::move(fn)) {}
-  std::unique_ptr<Iterator> MakeIterator() const override {
-    class It : public Iterator {
-     public:
-      It(std::unique_ptr<Iterator> up, const MapFn* fn) : up_(std::move(up)), fn_(fn) {}
-      bool Next(Element* out) override {
-        Element e;
-        if (!up_->Next(&e)) return false;
-        *out = (*fn_)(std::move(e));
-        return true;
-      }
-
-     private:
-      std::unique_ptr<Iterator> up_;
-      const MapFn* fn_;
-    };
-    return std::make_unique<It>(upstream_->MakeIterator(), &fn_);
-  }
-  int64_t Cardinality() const override { return upstream_->Cardinality(); }
-  std::string Describe() const override { return "Map"; }
-
- private:
-  MapFn fn_;
-};
-
-// Runs the upstream iterator on its own thread, up to `capacity` elements ahead of the consumer.
-class PrefetchIterator : public Iterator {
- public:
-  PrefetchIterator(std::unique_ptr<Iterator> up, size_t capacity) : up_(std::move(up)), capacity_(capacity) {
-    thread_ = std::thread([this] { Produce(); });
-  }
-  ~PrefetchIterator() override {
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      stop_ = true;
-    }
-    not_full_.notify_all();
-    thread_.join();  // waits at most for the upstream Next() in progress
-  }
-  bool Next(Element* out) override {
-    std::unique_lock<std::mutex> l(mu_);
-    not_empty_.wait(l, [&] { return !queue_.empty() || finished_; });
-    if (!queue_.empty()) {
-      *out = std::move(queue_.front());
-      queue_.pop_front();
-      not_full_.notify_one();
-      return true;
-    }
-    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));  // once; then the stream has ended
-    return false;
-  }
-
- private:
-  void Produce() {
-    try {
-      for (;;) {
-        {
-          std::unique_lock<std::mutex> l(mu_);
-          not_full_.wait(l, [&] { return stop_ || queue_.size() < capacity_; });
-          if (stop_) break;
-        }
-        Element e;
-        const bool more = up_->Next(&e);
-        std::lock_guard<std::mutex> l(mu_);
-        if (!more) break;
-        queue_.push_back(std::move(e));
-        not_empty_.notify_one();
-      }
-    } catch (...) {
-      std::lock_guard<std::mutex> l(mu_);
-      error_ = std::current_exception();
-    }
-    std::lock_guard<std::mutex> l(mu_);
-    finished_ = true;
-    not_empty_.notify_all();
-  }
-
-  std::unique_ptr<Iterator> up_;  // used only by the producer thread
-  const size_t capacity_;
-  std::mutex mu_;
-  std::condition_variable not_empty_, not_full_;
-  std::deque<Element> queue_;
-  bool stop_ = false, finished_ = false;
-  std::exception_ptr error_;
-  std::thread thread_;  // last: starts after the members above exist
-};
-
-class PrefetchNode : public DatasetNode {
- public:
-  PrefetchNode(NodePtr up, int64_t buffer_size) : DatasetNode(std::move(up)), buffer_size_(buffer_size) {}
-  std::unique_ptr<Iterator> MakeIterator() const override {
-    return std::make_unique<PrefetchIterator>(upstream_->MakeIterator(), static_cast<size_t>(buffer_size_));
-  }
-  int64_t Cardinality() const override { return upstream_->Cardinality(); }
-  std::string Describe() const override { return fmt::format("Prefetch({})", buffer_size_); }
-
- private:
-  int64_t buffer_size_;
-};
-
 }  // namespace
 
 const internal::DatasetNode& Dataset::node(const char* what) const {
@@ -625,7 +300,7 @@ Dataset Dataset::Shuffle(uint64_t seed, int64_t buffer_size, bool reshuffle_each
 Dataset Dataset::Batch(int64_t batch_size, bool drop_remainder) const {
   node("Batch");
   WEFT_REQUIRE(batch_size >= 1, "Dataset::Batch: batch_size must be >= 1, got {}", batch_size);
-  return Dataset(std::make_shared<BatchNode>(node_, batch_size, drop_remainder));
+  return Dataset(internal::NewBatchNode(node_, batch_size, drop_remainder));
 }
 
 Dataset Dataset::Repeat(int64_t count) const {
@@ -645,7 +320,7 @@ Dataset Dataset::Shard(int64_t num_shards, int64_t index) const {
 Dataset Dataset::Map(MapFn fn) const {
   node("Map");
   WEFT_REQUIRE(static_cast<bool>(fn), "Dataset::Map: the function is empty");
-  return Dataset(std::make_shared<MapNode>(node_, std::move(fn)));
+  return Dataset(internal::NewMapNode(node_, std::move(fn)));
 }
 
 Dataset Dataset::Take(int64_t n) const {
@@ -657,7 +332,7 @@ Dataset Dataset::Take(int64_t n) const {
 Dataset Dataset::Prefetch(int64_t buffer_size) const {
   node("Prefetch");
   WEFT_REQUIRE(buffer_size >= 1, "Dataset::Prefetch: buffer_size must be >= 1, got {}", buffer_size);
-  return Dataset(std::make_shared<PrefetchNode>(node_, buffer_size));
+  return Dataset(internal::NewPrefetchNode(node_, buffer_size));
 }
 
 int64_t Dataset::Cardinality() const { return node("Cardinality").Cardinality(); }

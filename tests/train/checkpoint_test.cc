@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <random>
 
 #include "core/crc32c.h"
 #include "ops/kernel.h"
@@ -173,6 +174,27 @@ TEST_CASE("truncation at every offset is DataLoss, never a crash; trailing bytes
   auto [code, msg] = ErrorOf([&] { LoadCheckpoint(path); });
   CHECK(code == Code::kDataLoss);
   CHECK(Contains(msg, "1 unexpected bytes"));
+}
+
+TEST_CASE("random corruption (several bytes, cut and extended files) is always DataLoss") {
+  TempDir dir("fuzz");
+  const std::string path = dir.File("c.weft");
+  SaveCheckpoint(path, Sample());
+  const std::string good = ReadBytes(path);
+  std::mt19937 rng(1);
+  for (int round = 0; round < 300; ++round) {
+    CAPTURE(round);
+    std::string bad = good;
+    for (int k = 0, flips = 1 + static_cast<int>(rng() % 4); k < flips; ++k) {
+      bad[rng() % bad.size()] = static_cast<char>(rng());
+    }
+    if (rng() % 3 == 0) bad.resize(rng() % bad.size());
+    if (rng() % 5 == 0) bad += std::string(rng() % 64, static_cast<char>(rng()));
+    if (bad == good) continue;
+    WriteBytes(path, bad);
+    auto [code, msg] = ErrorOf([&] { LoadCheckpoint(path); });
+    CHECK_MESSAGE(code == Code::kDataLoss, msg);
+  }
 }
 
 TEST_CASE("garbage with valid CRCs: absurd lengths are refused before allocating") {

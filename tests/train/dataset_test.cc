@@ -195,6 +195,22 @@ TEST_CASE("Batch stacks along a new dim 0, keeping or dropping the remainder") {
   CHECK(CodeOf([] { Range(4).Batch(0); }, "batch_size") == Code::kInvalidArgument);
 }
 
+TEST_CASE("the FromTensors -> Shuffle -> Batch fast path allocates only the batches") {
+  Dataset src = Range(1000);
+  auto allocs_per_epoch = [](const Dataset& ds) {
+    auto it = ds.MakeIterator();
+    Element e;
+    const int64_t before = CpuAllocator()->Stats().num_allocs;
+    int64_t batches = 0;
+    while (it->Next(&e)) ++batches;
+    CHECK(batches == 16);
+    return CpuAllocator()->Stats().num_allocs - before;
+  };
+  CHECK(allocs_per_epoch(src.Shuffle(1).Batch(64)) == 2 * 16);  // one tensor per component and batch
+  CHECK(allocs_per_epoch(src.Shuffle(1).Shard(1, 0).Repeat(1).Take(-1).Batch(64)) == 2 * 16);
+  CHECK(allocs_per_epoch(Opaque(src).Shuffle(1).Batch(64)) >= 2 * 1000);  // per element: the general path
+}
+
 TEST_CASE("Batch of elements with unequal shapes is an error naming both") {
   Dataset ragged = Range(4).Map([](Element e) {
     const int32_t i = e[1].data<int32_t>()[0];
@@ -406,6 +422,9 @@ TEST_CASE("FashionMnist loads into [0,1] floats and int32 labels; one shuffled e
     CHECK(rows == 60000);
     MESSAGE("epoch " << epoch << ": " << batches << " shuffled batches of 64 in " << us / 1000 << " ms, "
                      << us / batches << " us per batch (checksum " << checksum << ")");
-    CHECK(us / batches < 1000);  // the budget: well under 1 ms per batch
+    // The budget is well under 1 ms per batch (about 30 us on an idle machine); the bound here is
+    // loose so sanitizer builds on a busy CI machine pass. The fast path itself is checked exactly by
+    // "the FromTensors -> Shuffle -> Batch fast path allocates only the batches".
+    CHECK(us / batches < 10000);
   }
 }
