@@ -16,6 +16,7 @@ OpRegistry& OpRegistry::Global() {
     RegisterRandomOps(*r);
     RegisterOptimizerOps(*r);
     RegisterSendRecvOps(*r);
+    RegisterCollectiveOps(*r);
     return r;
   }();
   return *registry;
@@ -32,6 +33,7 @@ KernelRegistry& KernelRegistry::Global() {
     RegisterRandomKernels(*r);
     RegisterOptimizerKernels(*r);
     RegisterSendRecvKernels(*r);
+    RegisterCollectiveKernels(*r);
     return r;
   }();
   return *registry;

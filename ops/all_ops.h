@@ -16,6 +16,7 @@ void RegisterNnOps(OpRegistry& r);          // activations, softmax, losses, con
 void RegisterRandomOps(OpRegistry& r);      // RandomUniform, RandomNormal, TruncatedNormal, Dropout
 void RegisterOptimizerOps(OpRegistry& r);   // ApplyGradientDescent, ApplyMomentum, ApplyAdam
 void RegisterSendRecvOps(OpRegistry& r);    // _Send, _Recv (inserted by the partitioner)
+void RegisterCollectiveOps(OpRegistry& r);  // CollectiveReduce
 
 void RegisterFrameworkKernels(KernelRegistry& r);
 void RegisterStateKernels(KernelRegistry& r);
@@ -25,5 +26,6 @@ void RegisterNnKernels(KernelRegistry& r);
 void RegisterRandomKernels(KernelRegistry& r);
 void RegisterOptimizerKernels(KernelRegistry& r);
 void RegisterSendRecvKernels(KernelRegistry& r);
+void RegisterCollectiveKernels(KernelRegistry& r);
 
 }  // namespace weft

@@ -2,6 +2,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "distributed/strategy.h"
 #include "train/callbacks.h"
 #include "train/dataset.h"
 #include "train/model_internal.h"
@@ -71,8 +72,19 @@ Logs Model::TrainOnBatch(const Tensor& x, const Tensor& y) {
   const float lr = static_cast<float>((*c_->options.optimizer.learning_rate)(step_));
   std::vector<Output> fetches = {c_->loss};
   fetches.insert(fetches.end(), c_->metrics.begin(), c_->metrics.end());
-  std::vector<Tensor> out =
-      session_->Run({{c_->x, x}, {c_->y, y}, {c_->lr, Tensor::Scalar<float>(lr)}}, fetches, {c_->train});
+  std::vector<std::pair<Output, Tensor>> feeds = {{c_->lr, Tensor::Scalar<float>(lr)}};
+  if (c_->xs.size() == 1) {
+    feeds.emplace_back(c_->x, x);
+    feeds.emplace_back(c_->y, y);
+  } else {  // a replicated step: each replica gets its slice of the global batch
+    std::vector<std::vector<Tensor>> parts = strategy_->SplitBatch({x, y});
+    for (size_t r = 0; r < parts.size(); ++r) {
+      feeds.emplace_back(c_->xs[r], parts[r][0]);
+      feeds.emplace_back(c_->ys[r], parts[r][1]);
+    }
+    feeds.emplace_back(c_->global_batch, Tensor::Scalar<float>(static_cast<float>(x.shape().dim(0))));
+  }
+  std::vector<Tensor> out = session_->Run(feeds, fetches, {c_->train});
   ++step_;
   Logs logs = {{"loss", out[0].scalar<float>()()}};
   for (size_t i = 0; i < c_->metric_names.size(); ++i) logs[c_->metric_names[i]] = out[i + 1].scalar<float>()();

@@ -10,6 +10,7 @@
 #include "ops/math.h"
 #include "ops/state.h"
 #include "train/checkpoint.h"
+#include "distributed/strategy.h"
 #include "train/model_internal.h"
 
 namespace weft::train {
@@ -60,6 +61,7 @@ void Model::Init(std::vector<Sym> inputs, std::vector<Sym> outputs, std::string 
                outputs.size());
   WEFT_REQUIRE(inputs[0]->layer == nullptr, "Model '{}': the input must come from Input()", name);
   name_ = std::move(name);
+  strategy_ = Strategy::Current();
   inputs_ = std::move(inputs);
   outputs_ = std::move(outputs);
   calls_.clear();
@@ -138,102 +140,16 @@ void Model::Summary(std::ostream& os) const {
   os << "Non-trainable params: " << Thousands(frozen) << "\n" << rule << "\n";
 }
 
-Output Model::Forward(const Scope& scope, Output x, bool training, std::vector<Output>* updates) {
+Output Model::Forward(const Scope& scope, Output x, bool training, const LayerVars& vars,
+                      std::vector<Output>* updates) const {
   std::map<const SymNode*, Output> values = {{inputs_[0].get(), x}};
   for (const Sym& call : calls_) {
-    CallContext ctx{scope.NewSubScope(call->layer->name()), training, layer_vars_.at(call->layer.get()), updates};
+    CallContext ctx{scope.NewSubScope(call->layer->name()), training, vars.at(call->layer.get()), updates};
     std::vector<Output> in;
     for (const Sym& s : call->inputs) in.push_back(values.at(s.get()));
     values[call.get()] = call->layer->Call(ctx, in);
   }
   return values.at(outputs_[0].get());
-}
-
-void Model::Compile(CompileOptions o) {
-  for (const std::string& m : o.metrics) CanonicalMetricName(m);
-  session_.reset();
-  graph_ = std::make_unique<Graph>();
-  graph_->set_seed(o.seed);
-  c_ = std::make_unique<Compiled>();
-  Scope root = Scope::Root(graph_.get());
-  std::vector<Output> inits;
-  auto make_var = [&](const std::string& name, const TensorShape& shape, Output initial_value_or_none,
-                      const Initializer* init) {
-    Output v = ops::Variable(root.WithOpName(name), shape, DType::kFloat32);
-    Scope is = root.NewSubScope(name + "/init");
-    inits.push_back(ops::Assign(is, v, init ? init->Build(is, shape) : initial_value_or_none));
-    c_->variables.push_back(v);
-    return v;
-  };
-
-  // Weights, in layer order; the trainable ones get gradients.
-  layer_vars_.clear();
-  std::vector<Output> trainable;
-  std::vector<std::pair<Output, double>> l2_terms;
-  for (const LayerPtr& layer : layers_) {
-    std::vector<Output>& vars = layer_vars_[layer.get()];
-    for (const Weight& w : layer->weights()) {
-      Output v = make_var(layer->name() + "/" + w.name, w.shape, Output{}, &w.init);
-      vars.push_back(v);
-      if (w.trainable) trainable.push_back(v);
-      if (w.l2 > 0.0) l2_terms.emplace_back(v, w.l2);
-    }
-  }
-  c_->step = ops::Variable(root.WithOpName("step"), TensorShape{}, DType::kInt64);
-  inits.push_back(ops::Assign(root.WithOpName("step/init"), c_->step, ops::Const(root, int64_t{0})));
-  c_->variables.push_back(c_->step);
-
-  // The training pass: loss (+ L2), metrics, gradients, updates.
-  c_->x = ops::Placeholder(root.WithOpName("x"), DType::kFloat32, input_shape());
-  c_->y = ops::Placeholder(root.WithOpName("y"), o.loss.label_dtype(), o.loss.LabelShape(output_shape()));
-  c_->lr = ops::Placeholder(root.WithOpName("learning_rate"), DType::kFloat32, TensorShape{});
-  std::vector<Output> updates;
-  Output pred = Forward(root, c_->x, /*training=*/true, &updates);
-  Scope ls = root.NewSubScope("loss");
-  Output loss = ops::Mean(ls, o.loss.Build(ls, c_->y, pred));
-  for (const auto& [w, l2] : l2_terms) {
-    loss = ops::Add(ls, loss, ops::Mul(ls, ops::ScalarLike(ls, DType::kFloat32, l2), ops::Sum(ls, ops::Square(ls, w))));
-  }
-  c_->loss = loss;
-  c_->metric_names.clear();
-  for (const std::string& m : o.metrics) {
-    c_->metric_names.push_back(CanonicalMetricName(m));
-    Scope ms = root.NewSubScope("metrics");
-    c_->metrics.push_back(ops::Mean(ms, BuildMetric(ms, m, o.loss, c_->y, pred)));
-  }
-  std::vector<Output> grads = Gradients(root, {loss}, trainable);
-  for (size_t i = 0; i < grads.size(); ++i) {
-    WEFT_REQUIRE(grads[i].valid(), "Model '{}': the loss does not depend on the trainable variable '{}'", name_,
-                 trainable[i].node->name());
-  }
-  Scope opt = root.NewSubScope("optimizer");
-  auto make_slot = [&](const Output& var, const std::string& slot) {
-    return make_var(var.node->name() + "/" + slot, var.shape(),
-                    ops::Const(opt, Tensor::Zeros(DType::kFloat32, var.shape())), nullptr);
-  };
-  std::vector<Output> applies = o.optimizer.Apply(opt, trainable, grads, c_->lr, c_->step, make_slot);
-  applies.insert(applies.end(), updates.begin(), updates.end());
-  Output increment = ops::AssignAdd(opt.WithControlDependencies(applies), c_->step, ops::Const(opt, int64_t{1}));
-  c_->train = ops::Group(root.WithOpName("train"), {increment});
-
-  // The inference pass, sharing the variables.
-  Scope is = root.NewSubScope("inference");
-  c_->pred = Forward(is, c_->x, /*training=*/false, nullptr);
-  Scope es = is.NewSubScope("loss");
-  c_->eval_loss = ops::Mean(es, o.loss.Build(es, c_->y, c_->pred));
-  for (const auto& [w, l2] : l2_terms) {
-    c_->eval_loss = ops::Add(es, c_->eval_loss,
-                             ops::Mul(es, ops::ScalarLike(es, DType::kFloat32, l2), ops::Sum(es, ops::Square(es, w))));
-  }
-  for (const std::string& m : o.metrics) {
-    Scope ms = is.NewSubScope("metrics");
-    c_->eval_metrics.push_back(ops::Mean(ms, BuildMetric(ms, m, o.loss, c_->y, c_->pred)));
-  }
-  Node* init = ops::Group(root.WithOpName("init"), inits);
-  c_->options = o;
-  session_ = std::make_unique<Session>(graph_.get(), o.session);
-  session_->Run({}, {}, {init});
-  step_ = 0;
 }
 
 void Model::RequireCompiled(const char* what) const {
@@ -255,6 +171,7 @@ void Model::SaveWeights(const std::string& path) {
 void Model::LoadWeights(const std::string& path) {
   RequireCompiled("LoadWeights");
   RestoreVariables(path, session_->vars(), VariableNames());
+  if (c_->sync_mirrors != nullptr) session_->Run({}, {}, {c_->sync_mirrors});  // copy 0 -> every replica
   step_ = session_->Run({}, {c_->step})[0].scalar<int64_t>()();
 }
 

@@ -16,6 +16,10 @@
 // averages) for Evaluate and Predict. Fit, Evaluate and Predict take one input and one label
 // array; Fit and Evaluate also take a Dataset of {x, y} batches.
 //
+// Created inside a distribution strategy's scope (distributed/strategy.h), the model mirrors its
+// variables over the strategy's devices and Compile builds a replicated step: Fit's batch_size
+// is then the global batch, split across the replicas. The strategy must outlive the model.
+//
 // Thread-safety: a Model is used from one thread (Stop may be called from any).
 #pragma once
 
@@ -30,6 +34,10 @@
 #include "train/layer.h"
 #include "train/losses.h"
 #include "train/optimizers.h"
+
+namespace weft {
+class Strategy;
+}
 
 namespace weft::train {
 
@@ -112,8 +120,11 @@ class Model {
 
  private:
   struct Compiled;
-  // Builds the forward pass of every recorded layer call in `scope`.
-  Output Forward(const Scope& scope, Output x, bool training, std::vector<Output>* updates);
+  using LayerVars = std::map<const Layer*, std::vector<Output>>;
+  // Builds the forward pass of every recorded layer call in `scope` over the variables `vars`.
+  Output Forward(const Scope& scope, Output x, bool training, const LayerVars& vars,
+                 std::vector<Output>* updates) const;
+  void BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Output>* inits);
   void RunEpochs(const Dataset* fixed, const Tensor* x, const Tensor* y, FitOptions& o, History* h);
   void RequireCompiled(const char* what) const;
   Logs EvaluateBatches(const Dataset& data);
@@ -122,7 +133,7 @@ class Model {
   std::vector<Sym> inputs_, outputs_;
   std::vector<Sym> calls_;  // layer calls in topological order
   std::vector<LayerPtr> layers_;
-  std::map<const Layer*, std::vector<Output>> layer_vars_;
+  const Strategy* strategy_ = nullptr;  // the scope the model was created in (not owned)
   std::unique_ptr<Graph> graph_;
   std::unique_ptr<Session> session_;
   std::unique_ptr<Compiled> c_;

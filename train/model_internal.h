@@ -8,7 +8,10 @@ namespace weft::train {
 
 struct Model::Compiled {
   CompileOptions options;
-  Output x, y, lr;                   // placeholders: inputs, labels, learning rate
+  Output x, y, lr;                   // placeholders: inputs, labels, learning rate (replica 0's x, y)
+  std::vector<Output> xs, ys;        // per replica (xs[0] == x); one entry without a strategy
+  Output global_batch;               // float32 scalar: examples in the global batch (replicated steps)
+  Node* sync_mirrors = nullptr;      // copies replica 0's variables to the other replicas' copies
   Output loss;                       // training pass: mean loss + L2 terms
   std::vector<Output> metrics;       // training pass: batch means, in metric_names order
   std::vector<std::string> metric_names;

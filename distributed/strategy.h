@@ -1,0 +1,104 @@
+// Distribution strategies: how a model's variables and computation spread over devices.
+//
+//   MirroredStrategy strategy(2);                 // CPU:0 and CPU:1 of this process
+//   {
+//     auto scope = strategy.scope();              // like `with strategy.scope():`
+//     Sequential model(...);                      // variables created in the scope are mirrored
+//     model.Compile(...);                         // builds one replicated training step
+//   }
+//   model.Fit(x, y, {.batch_size = 128});         // the global batch, split across replicas
+//
+// OneDeviceStrategy: everything on one device. MirroredStrategy: one copy of every variable per
+// replica device, equal initial values; each replica computes its slice of the global batch;
+// gradients are summed across replicas by a CollectiveReduce (ops/collective.cc) and every
+// replica applies the same update to its copy, so the copies stay bit-identical.
+// CentralStorageStrategy: variables on one device, computation replicated; gradients are sent to
+// the variables' device (Send/Recv pairs do the carrying) and summed there, one update.
+//
+// Strategy::Current() is the innermost scope on this thread. Thread-safety: a strategy is
+// immutable after construction; scopes are per thread.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "graph/scope.h"
+
+namespace weft {
+
+class Strategy {
+ public:
+  virtual ~Strategy();
+  virtual std::string name() const = 0;  // "MirroredStrategy"
+  // The replica devices (full names), one per replica.
+  const std::vector<std::string>& devices() const { return devices_; }
+  int num_replicas_in_sync() const { return static_cast<int>(devices_.size()); }
+  // True: a variable has one component per replica. False: one variable on variable_device().
+  virtual bool mirrored() const = 0;
+  virtual std::string variable_device() const { return devices_.front(); }
+  // How many CPU devices a session must have for this strategy's devices to exist.
+  int num_cpu_devices() const;
+
+  // RAII: while alive, Strategy::Current() on this thread is this strategy.
+  class ScopeGuard {
+   public:
+    explicit ScopeGuard(const Strategy* s);
+    ~ScopeGuard();
+    ScopeGuard(const ScopeGuard&) = delete;
+    ScopeGuard& operator=(const ScopeGuard&) = delete;
+
+   private:
+    const Strategy* previous_;
+  };
+  [[nodiscard]] ScopeGuard scope() const { return ScopeGuard(this); }
+  static const Strategy* Current();
+
+  // Calls fn once per replica with a scope pinned to the replica's device; returns the results.
+  std::vector<Output> Run(const Scope& s, const std::function<Output(const Scope& replica_scope, int replica)>& fn) const;
+  enum class ReduceOp { kSum, kMean };
+  // Combines per-replica values on the first replica's device.
+  Output Reduce(const Scope& s, ReduceOp op, const std::vector<Output>& per_replica) const;
+  // Splits a global batch (every component along dim 0) into num_replicas parts whose sizes
+  // differ by at most one. Throws InvalidArgument when the batch has fewer rows than replicas.
+  std::vector<std::vector<Tensor>> SplitBatch(const std::vector<Tensor>& global) const;
+
+ protected:
+  explicit Strategy(std::vector<std::string> devices);
+
+ private:
+  std::vector<std::string> devices_;
+};
+
+// "/job:localhost/replica:0/task:0/device:CPU:<i>" for i < n.
+std::vector<std::string> LocalCpuDevices(int n);
+
+class OneDeviceStrategy : public Strategy {
+ public:
+  explicit OneDeviceStrategy(const std::string& device = "/device:CPU:0");
+  std::string name() const override { return "OneDeviceStrategy"; }
+  bool mirrored() const override { return true; }
+};
+
+class MirroredStrategy : public Strategy {
+ public:
+  explicit MirroredStrategy(std::vector<std::string> devices);
+  explicit MirroredStrategy(int num_cpu_devices = 2) : MirroredStrategy(LocalCpuDevices(num_cpu_devices)) {}
+  std::string name() const override { return "MirroredStrategy"; }
+  bool mirrored() const override { return true; }
+};
+
+class CentralStorageStrategy : public Strategy {
+ public:
+  explicit CentralStorageStrategy(std::vector<std::string> compute_devices,
+                                  std::string variable_device = "/job:localhost/replica:0/task:0/device:CPU:0");
+  explicit CentralStorageStrategy(int num_cpu_devices = 2) : CentralStorageStrategy(LocalCpuDevices(num_cpu_devices)) {}
+  std::string name() const override { return "CentralStorageStrategy"; }
+  bool mirrored() const override { return false; }
+  std::string variable_device() const override { return variable_device_; }
+
+ private:
+  std::string variable_device_;
+};
+
+}  // namespace weft

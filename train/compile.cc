@@ -1,0 +1,204 @@
+// Model::Compile: the one graph a model trains and evaluates with, replicated over the
+// strategy's devices when the model was created in a strategy's scope.
+//
+// R = replicas (1 without a strategy). Per replica r, on its device: placeholders x_r, y_r (the
+// r-th slice of the global batch), the forward pass over replica r's variables, the loss scaled
+// as sum(per-example loss) / global batch (plus L2 / R), and Gradients. Mirrored: each gradient
+// is all-reduced (CollectiveReduce, sum) and every replica applies it to its own copy. Central
+// storage: one variable on the variable device; the gradients are summed there (AddN) and
+// applied once. Without a strategy this is the plain single-device step (Mean loss).
+#include "distributed/strategy.h"
+#include "graph/gradients.h"
+#include "ops/framework.h"
+#include "ops/math.h"
+#include "ops/state.h"
+#include "train/model_internal.h"
+
+namespace weft::train {
+
+void Model::Compile(CompileOptions o) {
+  for (const std::string& m : o.metrics) CanonicalMetricName(m);
+  const Strategy* current = Strategy::Current();
+  if (current != nullptr && current != strategy_) {
+    throw Error(errors::InvalidArgument(
+        "Model '{}' was created outside {}.scope() and is compiled inside it: its variables would not be "
+        "distributed. Create the model inside the strategy's scope.",
+        name_, current->name()));
+  }
+  if (strategy_ != nullptr) o.session.num_cpu_devices = std::max(o.session.num_cpu_devices, strategy_->num_cpu_devices());
+  session_.reset();
+  graph_ = std::make_unique<Graph>();
+  graph_->set_seed(o.seed);
+  c_ = std::make_unique<Compiled>();
+  c_->options = o;
+  Scope root = Scope::Root(graph_.get());
+  std::vector<Output> inits;
+  BuildReplicas(o, root, &inits);
+  Node* init = ops::Group(root.WithOpName("init"), inits);
+  session_ = std::make_unique<Session>(graph_.get(), o.session);
+  session_->Run({}, {}, {init});
+  step_ = 0;
+}
+
+void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Output>* inits) {
+  const int replicas = strategy_ != nullptr ? strategy_->num_replicas_in_sync() : 1;
+  const bool mirrored = strategy_ == nullptr || strategy_->mirrored();
+  auto device = [&](int r) { return strategy_ != nullptr ? strategy_->devices()[static_cast<size_t>(r)] : ""; };
+  auto replica_scope = [&](const Scope& s, int r) {
+    return (r == 0 ? s : s.NewSubScope("replica_" + std::to_string(r))).WithDevice(device(r));
+  };
+  auto var_name = [&](const std::string& base, int r) {
+    return r == 0 ? base : base + "/replica_" + std::to_string(r);
+  };
+  // A variable (replica r's copy) with its initializer; copies r > 0 start from copy 0's value.
+  std::vector<Output> mirror_syncs;
+  std::map<const Node*, Output> initialized;  // variable -> its value after initialization
+  auto make_var = [&](const Scope& s, const std::string& name, const TensorShape& shape, const Output& copy_of,
+                      const std::function<Output(const Scope&)>& initial) {
+    Output v = ops::Variable(s.WithOpName(name), shape, DType::kFloat32);
+    Scope is = s.NewSubScope(name + "/init");
+    if (copy_of.valid()) {
+      inits->push_back(ops::Assign(is, v, ops::Identity(is, initialized.at(copy_of.node))));
+      mirror_syncs.push_back(ops::Assign(s.NewSubScope(name + "/sync"), v, ops::Identity(s, copy_of)));
+    } else {
+      initialized[v.node] = ops::Assign(is, v, initial(is));
+      inits->push_back(initialized[v.node]);
+      c_->variables.push_back(v);  // checkpoints hold copy 0
+    }
+    return v;
+  };
+  // Weights of every layer, per replica ("dense/kernel", "dense/kernel/replica_1", ...).
+  std::vector<LayerVars> vars(static_cast<size_t>(replicas));
+  std::vector<std::vector<Output>> trainable(static_cast<size_t>(replicas));
+  std::vector<std::vector<std::pair<Output, double>>> l2(static_cast<size_t>(replicas));
+  const Scope var_root = strategy_ != nullptr && !mirrored ? root.WithDevice(strategy_->variable_device()) : root;
+  for (const LayerPtr& layer : layers_) {
+    for (LayerVars& v : vars) v[layer.get()];  // layers without weights too
+    for (const Weight& w : layer->weights()) {
+      const std::string name = layer->name() + "/" + w.name;
+      Output first;
+      for (int r = 0; r < replicas; ++r) {
+        Output v;
+        if (r == 0 || mirrored) {
+          v = make_var(mirrored ? root.WithDevice(device(r)) : var_root, var_name(name, r), w.shape, first,
+                       [&](const Scope& is) { return w.init.Build(is, w.shape); });
+        } else {
+          v = first;  // central storage: every replica reads the one variable
+        }
+        if (r == 0) first = v;
+        vars[static_cast<size_t>(r)][layer.get()].push_back(v);
+        if (w.trainable) trainable[static_cast<size_t>(r)].push_back(v);
+        if (w.l2 > 0.0) l2[static_cast<size_t>(r)].emplace_back(v, w.l2);
+      }
+    }
+  }
+  const Scope client = root.WithDevice(device(0));
+  c_->step = ops::Variable(client.WithOpName("step"), TensorShape{}, DType::kInt64);
+  inits->push_back(ops::Assign(client.WithOpName("step/init"), c_->step, ops::Const(client, int64_t{0})));
+  c_->variables.push_back(c_->step);
+  c_->lr = ops::Placeholder(client.WithOpName("learning_rate"), DType::kFloat32, TensorShape{});
+  if (replicas > 1) c_->global_batch = ops::Placeholder(client.WithOpName("global_batch_size"), DType::kFloat32, {});
+
+  // The training pass of each replica.
+  std::vector<Output> losses, applies;
+  std::vector<std::vector<Output>> metrics(o.metrics.size());
+  std::vector<std::vector<Output>> grads(static_cast<size_t>(replicas));
+  for (int r = 0; r < replicas; ++r) {
+    const Scope rs = replica_scope(root, r);
+    const size_t ri = static_cast<size_t>(r);
+    Output x = ops::Placeholder(rs.WithOpName("x"), DType::kFloat32, input_shape());
+    Output y = ops::Placeholder(rs.WithOpName("y"), o.loss.label_dtype(), o.loss.LabelShape(output_shape()));
+    c_->xs.push_back(x);
+    c_->ys.push_back(y);
+    std::vector<Output> updates;
+    Output pred = Forward(rs, x, /*training=*/true, vars[ri], &updates);
+    applies.insert(applies.end(), updates.begin(), updates.end());
+    Scope ls = rs.NewSubScope("loss");
+    Output per_example = o.loss.Build(ls, y, pred);
+    // Mean over the global batch: each replica contributes sum / global_batch.
+    Output loss = replicas == 1 ? ops::Mean(ls, per_example)
+                                : ops::Div(ls, ops::Sum(ls, per_example), c_->global_batch);
+    for (const auto& [w, coef] : l2[ri]) {
+      loss = ops::Add(ls, loss, ops::Mul(ls, ops::ScalarLike(ls, DType::kFloat32, coef / replicas),
+                                         ops::Sum(ls, ops::Square(ls, w))));
+    }
+    losses.push_back(loss);
+    for (size_t m = 0; m < o.metrics.size(); ++m) {
+      Scope ms = rs.NewSubScope("metrics");
+      Output v = BuildMetric(ms, o.metrics[m], o.loss, y, pred);
+      metrics[m].push_back(replicas == 1 ? ops::Mean(ms, v) : ops::Div(ms, ops::Sum(ms, v), c_->global_batch));
+    }
+    grads[ri] = Gradients(rs, {loss}, trainable[ri]);
+    for (size_t i = 0; i < grads[ri].size(); ++i) {
+      WEFT_REQUIRE(grads[ri][i].valid(), "Model '{}': the loss does not depend on the trainable variable '{}'", name_,
+                   trainable[ri][i].node->name());
+    }
+  }
+  c_->x = c_->xs[0];
+  c_->y = c_->ys[0];
+  c_->loss = replicas == 1 ? losses[0] : ops::AddN(client.NewSubScope("loss"), losses);
+  c_->metric_names.clear();
+  for (size_t m = 0; m < o.metrics.size(); ++m) {
+    c_->metric_names.push_back(CanonicalMetricName(o.metrics[m]));
+    c_->metrics.push_back(replicas == 1 ? metrics[m][0] : ops::AddN(client.NewSubScope("metrics"), metrics[m]));
+  }
+
+  // Updates: all-reduced per replica (mirrored), or summed on the variables' device (central).
+  const int num_vars = static_cast<int>(trainable[0].size());
+  for (int r = 0; r < (mirrored ? replicas : 1); ++r) {
+    const size_t ri = static_cast<size_t>(r);
+    const Scope os = (mirrored ? replica_scope(root, r) : var_root).NewSubScope("optimizer");
+    std::vector<Output> g(static_cast<size_t>(num_vars));
+    for (int k = 0; k < num_vars; ++k) {
+      const size_t ki = static_cast<size_t>(k);
+      if (replicas == 1) {
+        g[ki] = grads[0][ki];
+      } else if (mirrored) {
+        g[ki] = os.WithOpName("all_reduce").Op(
+            "CollectiveReduce", {grads[ri][ki]},
+            {{"group_size", int64_t{replicas}}, {"group_key", int64_t{1}}, {"instance_key", int64_t{k + 1}},
+             {"rank", int64_t{r}}, {"merge_op", std::string("Add")}, {"final_op", std::string("Id")}});
+      } else {
+        std::vector<Output> per_replica;
+        for (int q = 0; q < replicas; ++q) per_replica.push_back(grads[static_cast<size_t>(q)][ki]);
+        g[ki] = ops::AddN(os, per_replica);
+      }
+    }
+    auto make_slot = [&](const Output& var, const std::string& slot) {
+      // Slots follow their variable's copy: "dense/kernel/momentum", "dense/kernel/replica_1/momentum".
+      const std::string base = var.node->name();
+      const bool replica_copy = base.find("/replica_") != std::string::npos;
+      Output slot_of_first;
+      if (replica_copy) {
+        const std::string first_name = base.substr(0, base.rfind("/replica_")) + "/" + slot;
+        slot_of_first = Output(graph_->FindNode(first_name), 0);
+      }
+      const Scope vs = mirrored ? root.WithDevice(device(r)) : var_root;
+      return make_var(vs, base + "/" + slot, var.shape(), slot_of_first, [&](const Scope& is) {
+        return ops::Const(is, Tensor::Zeros(DType::kFloat32, var.shape()));
+      });
+    };
+    std::vector<Output> a = o.optimizer.Apply(os, trainable[ri], g, c_->lr, c_->step, make_slot);
+    applies.insert(applies.end(), a.begin(), a.end());
+  }
+  Output increment = ops::AssignAdd(client.NewSubScope("optimizer").WithControlDependencies(applies), c_->step,
+                                    ops::Const(client, int64_t{1}));
+  c_->train = ops::Group(root.WithOpName("train"), {increment});
+  if (!mirror_syncs.empty()) c_->sync_mirrors = ops::Group(root.WithOpName("sync_mirrors"), mirror_syncs);
+
+  // The inference pass (Evaluate, Predict): replica 0's variables on replica 0's device.
+  Scope is = root.NewSubScope("inference").WithDevice(device(0));
+  c_->pred = Forward(is, c_->x, /*training=*/false, vars[0], nullptr);
+  Scope es = is.NewSubScope("loss");
+  c_->eval_loss = ops::Mean(es, o.loss.Build(es, c_->y, c_->pred));
+  for (const auto& [w, coef] : l2[0]) {
+    c_->eval_loss = ops::Add(es, c_->eval_loss, ops::Mul(es, ops::ScalarLike(es, DType::kFloat32, coef),
+                                                         ops::Sum(es, ops::Square(es, w))));
+  }
+  for (const std::string& m : o.metrics) {
+    Scope ms = is.NewSubScope("metrics");
+    c_->eval_metrics.push_back(ops::Mean(ms, BuildMetric(ms, m, o.loss, c_->y, c_->pred)));
+  }
+}
+
+}  // namespace weft::train
