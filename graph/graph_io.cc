@@ -1,10 +1,13 @@
 #include "graph/graph_io.h"
 
+#include "core/device_name.h"
+
 #include <fmt/format.h>
 #include <zlib.h>
 
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <fstream>
 #include <sstream>
 
@@ -291,6 +294,63 @@ std::string ToDot(const Graph& g) {
                          in.shape().ToString());
     }
     for (const Node* c : n->control_inputs()) out += fmt::format("  n{} -> n{} [style=dashed];\n", c->id(), n->id());
+  }
+  return out + "}\n";
+}
+
+namespace {
+
+// "/job:localhost/replica:0/task:0/device:CPU:1" -> "CPU:1" (keeps the task when it is not 0).
+std::string ShortDeviceName(const std::string& full) {
+  const DeviceName d = DeviceName::Parse(full);
+  std::string s = d.type && d.id ? fmt::format("{}:{}", *d.type, *d.id) : full;
+  if (d.task && *d.task != 0) s = fmt::format("{}/task:{}/{}", d.job.value_or("?"), *d.task, s);
+  return s;
+}
+
+}  // namespace
+
+std::string PartitionsToDot(const std::vector<std::pair<std::string, const Graph*>>& parts) {
+  std::string out = "digraph weft {\n  rankdir=TB;\n  compound=true;\n"
+                    "  node [shape=box, style=rounded, fontname=\"Helvetica\"];\n";
+  std::map<std::string, std::string> send_by_key;  // key -> node id
+  std::vector<std::pair<std::string, std::string>> recvs;  // (key, node id)
+  for (size_t p = 0; p < parts.size(); ++p) {
+    const auto& [device, g] = parts[p];
+    out += fmt::format("  subgraph cluster_{} {{\n    label=\"{}\";\n    style=filled;\n    color=\"#eef2f8\";\n", p,
+                       DotEscape(ShortDeviceName(device)));
+    for (const Node* n : g->nodes()) {
+      const std::string id = fmt::format("p{}n{}", p, n->id());
+      const bool pair_end = n->op() == "_Send" || n->op() == "_Recv";
+      out += fmt::format("    {} [label=\"{}\\n{}\"{}];\n", id, DotEscape(n->name()), DotEscape(n->op()),
+                         pair_end ? ", shape=cds, style=filled, fillcolor=\"#ffe6b3\"" : "");
+      if (pair_end) {
+        const std::string key = fmt::format("{};{};{}", ShortDeviceName(n->attr<std::string>("send_device")),
+                                            ShortDeviceName(n->attr<std::string>("recv_device")),
+                                            n->attr<std::string>("tensor_name"));
+        if (n->op() == "_Send") {
+          send_by_key[key] = id;
+        } else {
+          recvs.emplace_back(key, id);
+        }
+      }
+    }
+    for (const Node* n : g->nodes()) {
+      for (const Output& in : n->inputs()) {
+        out += fmt::format("    p{}n{} -> p{}n{} [label=\"{}{}\"];\n", p, in.node->id(), p, n->id(),
+                           DTypeName(in.dtype()), in.shape().ToString());
+      }
+      for (const Node* c : n->control_inputs()) {
+        out += fmt::format("    p{}n{} -> p{}n{} [style=dashed];\n", p, c->id(), p, n->id());
+      }
+    }
+    out += "  }\n";
+  }
+  for (const auto& [key, recv] : recvs) {
+    auto it = send_by_key.find(key);
+    if (it == send_by_key.end()) continue;  // the sender lives in another process
+    out += fmt::format("  {} -> {} [style=\"dashed,bold\", color=\"#c05000\", label=\"{}\"];\n", it->second, recv,
+                       DotEscape(key));
   }
   return out + "}\n";
 }

@@ -26,5 +26,9 @@ std::unique_ptr<Graph> LoadGraph(const std::string& path);
 
 // One box per node ("name\nOp"), data edges labelled with dtype and shape, control edges dashed.
 std::string ToDot(const Graph& g);
+// A partitioned graph (Session::Partitions): one cluster per device; each _Send/_Recv pair is a
+// bold dashed edge between the clusters labelled with its rendezvous key (device names shortened
+// to "CPU:1").
+std::string PartitionsToDot(const std::vector<std::pair<std::string, const Graph*>>& parts);
 
 }  // namespace weft

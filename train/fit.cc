@@ -67,6 +67,19 @@ static void PrepareArrays(const std::string& model, const TensorShape& input, co
   *y = CastOnHost(*y, y_ph.dtype(), "model labels y");
 }
 
+std::vector<std::pair<std::string, const Graph*>> Model::TrainStepPartitions() {
+  RequireCompiled("TrainStepPartitions");
+  std::vector<Output> feeds = {c_->lr};
+  for (size_t r = 0; r < c_->xs.size(); ++r) {
+    feeds.push_back(c_->xs[r]);
+    feeds.push_back(c_->ys[r]);
+  }
+  if (c_->global_batch.valid()) feeds.push_back(c_->global_batch);
+  std::vector<Output> fetches = {c_->loss};
+  fetches.insert(fetches.end(), c_->metrics.begin(), c_->metrics.end());
+  return session_->Partitions(feeds, fetches, {c_->train});
+}
+
 Logs Model::TrainOnBatch(const Tensor& x, const Tensor& y) {
   RequireCompiled("TrainOnBatch");
   const float lr = static_cast<float>((*c_->options.optimizer.learning_rate)(step_));

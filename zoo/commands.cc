@@ -8,8 +8,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <thread>
 
+#include "distributed/strategy.h"
+#include "graph/graph_io.h"
 #include "train/callbacks.h"
 #include "train/checkpoint.h"
 #include "zoo/models.h"
@@ -26,7 +29,21 @@ constexpr int kClasses = 10;
 
 const std::set<std::string> kTrainFlags = {"data", "epochs", "batch-size", "optimizer", "lr", "schedule",
                                            "warmup-steps", "steps-per-epoch", "threads", "seed",
-                                           "checkpoint-dir", "summary"};
+                                           "checkpoint-dir", "summary", "strategy", "devices"};
+
+// --strategy none|one_device|mirrored|central_storage and --devices N (N > 1 alone means mirrored).
+std::unique_ptr<Strategy> MakeStrategy(const Flags& f) {
+  const int devices = static_cast<int>(f.Int("devices", 1, 1));
+  const std::string name = f.Str("strategy", devices > 1 ? "mirrored" : "none");
+  if (name == "none") {
+    if (devices > 1) throw UsageError("--devices > 1 needs a strategy (mirrored, central_storage)");
+    return nullptr;
+  }
+  if (name == "one_device") return std::make_unique<OneDeviceStrategy>("/device:CPU:0");
+  if (name == "mirrored") return std::make_unique<MirroredStrategy>(devices);
+  if (name == "central_storage") return std::make_unique<CentralStorageStrategy>(devices);
+  throw UsageError(fmt::format("--strategy must be none, one_device, mirrored or central_storage, got '{}'", name));
+}
 
 // Rows [begin, end) of an [N, ...] tensor, copied.
 Tensor Rows(const Tensor& t, int64_t begin, int64_t end) {
@@ -78,7 +95,9 @@ train::Optimizer MakeOptimizer(const Flags& f, int64_t total_steps) {
 }
 
 std::unique_ptr<Model> BuildCompiled(const ZooModel& zm, const TensorShape& example, const train::Optimizer& opt,
-                                     const SessionOptions& session, int64_t seed) {
+                                     const SessionOptions& session, int64_t seed, const Strategy* strategy = nullptr) {
+  std::optional<Strategy::ScopeGuard> scope;
+  if (strategy != nullptr) scope.emplace(strategy);
   std::unique_ptr<Model> model = zm.build(example, kClasses);
   train::CompileOptions co;
   co.loss = train::SparseCategoricalCrossentropy(/*from_logits=*/true);
@@ -152,7 +171,12 @@ int Train(const std::vector<std::string>& args) {
   if (f.Has("steps-per-epoch")) steps_per_epoch = std::min(steps_per_epoch, f.Int("steps-per-epoch", 0, 1));
 
   const train::Optimizer opt = MakeOptimizer(f, steps_per_epoch * epochs);
-  std::unique_ptr<Model> model = BuildCompiled(zm, ExampleShape(train_data.x), opt, Threads(f), seed);
+  std::unique_ptr<Strategy> strategy = MakeStrategy(f);
+  std::unique_ptr<Model> model = BuildCompiled(zm, ExampleShape(train_data.x), opt, Threads(f), seed, strategy.get());
+  if (!quiet && strategy) {
+    std::printf("%s over %d replicas (global batch %lld)\n", strategy->name().c_str(), strategy->num_replicas_in_sync(),
+                static_cast<long long>(batch));
+  }
   if (!quiet) model->Summary(std::cout);
 
   int initial_epoch = 0;
@@ -234,7 +258,7 @@ int Evaluate(const std::vector<std::string>& args) {
 }
 
 int Bench(const std::vector<std::string>& args) {
-  Flags f(args, {"batch-size", "threads", "warmup", "seconds", "data"}, {"json"});
+  Flags f(args, {"batch-size", "threads", "warmup", "seconds", "data", "strategy", "devices"}, {"json"});
   if (f.positional().size() != 1) throw UsageError("bench takes one MODEL");
   const ZooModel& zm = FindZooModel(f.positional()[0]);
   const int64_t batch = f.Int("batch-size", 64, 1);
@@ -249,7 +273,8 @@ int Bench(const std::vector<std::string>& args) {
   for (int i = 0; i < kBatches; ++i) {
     batches.emplace_back(Rows(data.x, i * batch, (i + 1) * batch), Rows(data.y, i * batch, (i + 1) * batch));
   }
-  std::unique_ptr<Model> model = BuildCompiled(zm, example, train::SGD(0.01, 0.9), session, 1);
+  std::unique_ptr<Strategy> strategy = MakeStrategy(f);
+  std::unique_ptr<Model> model = BuildCompiled(zm, example, train::SGD(0.01, 0.9), session, 1, strategy.get());
   int64_t step = 0;
   auto run = [&] {
     const auto& [x, y] = batches[static_cast<size_t>(step++ % kBatches)];
@@ -274,9 +299,10 @@ int Bench(const std::vector<std::string>& args) {
   std::sort(rates.begin(), rates.end());
   const double median = rates[rates.size() / 2];
   if (f.Has("json")) {
-    std::printf("{\"model\": \"%s\", \"batch_size\": %lld, \"threads\": %d, \"images_per_second\": %.1f, "
-                "\"step_ms\": %.3f, \"windows\": %zu}\n",
-                zm.name.c_str(), static_cast<long long>(batch), session.intra_op_threads, median,
+    std::printf("{\"model\": \"%s\", \"batch_size\": %lld, \"threads\": %d, \"strategy\": \"%s\", "
+                "\"replicas\": %d, \"images_per_second\": %.1f, \"step_ms\": %.3f, \"windows\": %zu}\n",
+                zm.name.c_str(), static_cast<long long>(batch), session.intra_op_threads,
+                strategy ? strategy->name().c_str() : "none", strategy ? strategy->num_replicas_in_sync() : 1, median,
                 1000.0 * static_cast<double>(batch) / median, rates.size());
   } else {
     std::printf("%s: batch %lld, %d threads: %.0f images/s (%.2f ms/step, median of %zu windows)\n",
@@ -286,12 +312,57 @@ int Bench(const std::vector<std::string>& args) {
   return 0;
 }
 
+// DOT of the model's training step (optionally per device, with the Send/Recv pairs), or a PNG
+// drawn by graphviz's `dot`.
+int GraphCommand(const std::vector<std::string>& args) {
+  Flags f(args, {"devices", "strategy", "o", "data"}, {"partitioned"});
+  if (f.positional().size() != 1) throw UsageError("graph takes one MODEL");
+  if (!f.Has("o")) throw UsageError("graph needs -o FILE.dot or -o FILE.png");
+  const ZooModel& zm = FindZooModel(f.positional()[0]);
+  const TensorShape example = f.Str("data", "") == "synthetic" ? zm.synthetic_shape : TensorShape({28, 28, 1});
+  std::unique_ptr<Strategy> strategy = MakeStrategy(f);
+  SessionOptions session;
+  session.inter_op_threads = session.intra_op_threads = 1;
+  std::unique_ptr<Model> model = BuildCompiled(zm, example, train::SGD(0.01, 0.9), session, 1, strategy.get());
+  const auto parts = model->TrainStepPartitions();
+  std::string dot;
+  if (f.Has("partitioned")) {
+    dot = PartitionsToDot(parts);
+  } else {
+    dot = ToDot(*model->graph());
+  }
+  const std::string out = f.Str("o", "");
+  const bool png = out.size() > 4 && out.substr(out.size() - 4) == ".png";
+  const std::string dot_path = png ? out + ".dot" : out;
+  {
+    std::ofstream file(dot_path);
+    if (!file) throw Error(errors::NotFound("cannot write '{}'", dot_path));
+    file << dot;
+  }
+  if (png) {
+    if (std::system("command -v dot >/dev/null 2>&1") != 0) {
+      throw Error(errors::FailedPrecondition("drawing {} needs graphviz's `dot` (apt-get install graphviz); the DOT "
+                                             "text is in {}", out, dot_path));
+    }
+    const std::string cmd = fmt::format("dot -Tpng '{}' -o '{}'", dot_path, out);
+    if (std::system(cmd.c_str()) != 0) throw Error(errors::Internal("'{}' failed", cmd));
+    std::remove(dot_path.c_str());
+  }
+  int sends = 0;
+  for (const auto& [d, g] : parts) {
+    for (Node* n : g->nodes()) sends += n->op() == "_Send";
+  }
+  std::printf("%s: training step on %zu device(s), %d Send/Recv pair(s) -> %s\n", zm.name.c_str(), parts.size(), sends,
+              out.c_str());
+  return 0;
+}
+
 }  // namespace
 
 Flags::Flags(const std::vector<std::string>& args, const std::set<std::string>& valued,
              const std::set<std::string>& boolean) {
   for (size_t i = 1; i < args.size(); ++i) {  // args[0] is the command
-    const std::string& a = args[i];
+    const std::string a = args[i] == "-o" ? "--o" : args[i];  // the one short option: -o FILE
     if (a.rfind("--", 0) != 0) {
       positional_.push_back(a);
       continue;
@@ -380,7 +451,8 @@ int RunCommand(const std::vector<std::string>& args) {
   if (cmd == "train") return Train(args);
   if (cmd == "evaluate") return Evaluate(args);
   if (cmd == "bench") return Bench(args);
-  throw UsageError(fmt::format("unknown command '{}' (commands: list, describe, train, evaluate, bench)", cmd));
+  if (cmd == "graph") return GraphCommand(args);
+  throw UsageError(fmt::format("unknown command '{}' (commands: list, describe, train, evaluate, bench, graph)", cmd));
 }
 
 }  // namespace weft::zoo

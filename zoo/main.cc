@@ -6,6 +6,8 @@
 //   weft-zoo train mnist_cnn --checkpoint-dir ckpt --epochs 2 --resume --summary run.json
 //   weft-zoo evaluate mnist_cnn --checkpoint ckpt/ckpt-938.weft
 //   weft-zoo bench mnist_cnn --batch-size 64 --threads 2 --json
+//   weft-zoo train mnist_cnn --strategy mirrored --devices 2 --batch-size 128
+//   weft-zoo graph mnist_cnn --devices 2 --partitioned -o mnist_cnn.png
 //
 // Exit status: 0 on success, 1 when weft reports an error, 2 on a usage error.
 #include <csignal>
@@ -31,9 +33,15 @@ commands:
       --steps-per-epoch N   --threads N (default: all cores)     --seed N (default 1)
       --checkpoint-dir DIR  save after every epoch   --resume  continue from DIR's latest checkpoint
       --summary FILE        write a JSON summary     --quiet   no progress output
+      --strategy S          none (default) | one_device | mirrored | central_storage
+      --devices N           CPU devices to replicate over (N > 1 alone means mirrored)
   evaluate MODEL --checkpoint PATH [--data D] [--batch-size N] [--threads N]
   bench MODEL [--batch-size N] [--threads N] [--warmup N] [--seconds S] [--json]
+              [--strategy S] [--devices N]
                             steady-state training images/s on synthetic data
+  graph MODEL -o FILE.dot|FILE.png [--devices N] [--strategy S] [--partitioned]
+                            the training step's graph; --partitioned: one cluster per device
+                            with the Send/Recv pairs (PNG through graphviz's dot)
 )";
 
 }  // namespace
