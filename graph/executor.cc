@@ -56,6 +56,7 @@ struct Executor::Impl {
 
   // Runs one node (and, inline, what becomes ready after it); `ready` holds inline work.
   void Process(Step* step, int id);
+  void Record(StepTrace* trace, const Node& node, int64_t start_us, const Status& s) const;
   // Delivers outputs of item `id`; appends newly ready items to `ready`.
   void Propagate(Step* step, int id, std::vector<Tensor>& outputs, std::deque<int>& ready);
   // Schedules expensive ready items on the pool and returns the ones to run inline.
@@ -204,6 +205,26 @@ void Executor::Impl::Finish(Step* step, std::deque<int>& ready) {
   ready.swap(inline_items);
 }
 
+// One trace event for a kernel that ran from start_us until now; Send/Recv carry their key.
+void Executor::Impl::Record(StepTrace* trace, const Node& node, int64_t start_us, const Status& s) const {
+  TraceEvent e;
+  e.name = node.name();
+  e.op = node.op();
+  e.device = device.device_name;
+  e.start_us = start_us;
+  e.end_us = trace->NowMicros();
+  e.thread = CurrentThreadId();
+  if (node.op() == "_Send" || node.op() == "_Recv") {
+    e.detail = fmt::format("{};{};{}", node.attr<std::string>("send_device"), node.attr<std::string>("recv_device"),
+                           node.attr<std::string>("tensor_name"));
+  } else if (node.op() == "CollectiveReduce") {
+    e.detail = fmt::format("instance {} rank {} of {}", node.attr<int64_t>("instance_key"), node.attr<int64_t>("rank"),
+                           node.attr<int64_t>("group_size"));
+  }
+  if (!s.ok()) e.detail += (e.detail.empty() ? "" : "; ") + s.ToString();
+  trace->Add(std::move(e));
+}
+
 void Executor::Impl::Process(Step* step, int first) {
   std::deque<int> work{first};
   while (!work.empty()) {
@@ -217,10 +238,13 @@ void Executor::Impl::Process(Step* step, int first) {
     }
     auto ctx = std::make_unique<OpKernelContext>(*it.node, device, std::move(step->inputs[id]), step->args.step_id,
                                                  step->args.frame, step->args.rendezvous, step->cm);
+    StepTrace* trace = step->args.trace;
+    const int64_t start_us = trace != nullptr ? trace->NowMicros() : 0;
     if (it.kernel->is_async()) {
       auto* async = static_cast<AsyncOpKernel*>(it.kernel.get());
       OpKernelContext* raw = ctx.release();
-      auto on_done = [this, step, id, raw](Status s) {
+      auto on_done = [this, step, id, raw, start_us](Status s) {
+        if (step->args.trace != nullptr) Record(step->args.trace, *items[id].node, start_us, s);
         std::unique_ptr<OpKernelContext> owned(raw);
         std::deque<int> ready;
         if (!s.ok()) {
@@ -253,6 +277,7 @@ void Executor::Impl::Process(Step* step, int first) {
     } catch (const std::exception& e) {
       status = errors::Internal("{}: {}", it.node->Describe(), e.what());
     }
+    if (trace != nullptr) Record(trace, *it.node, start_us, status);
     std::deque<int> ready;
     if (!status.ok()) {
       Abort(step, status);

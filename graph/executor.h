@@ -15,6 +15,7 @@
 #include <memory>
 #include <vector>
 
+#include "graph/step_trace.h"
 #include "ops/kernel.h"
 
 namespace weft {
@@ -24,6 +25,7 @@ struct ExecutorArgs {
   CallFrame* frame = nullptr;               // not owned
   Rendezvous* rendezvous = nullptr;         // not owned
   CancellationManager* cancellation = nullptr;  // not owned; null: the executor makes one per step
+  StepTrace* trace = nullptr;               // not owned; when set, every kernel's run is recorded
 };
 
 class Executor {

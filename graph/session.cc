@@ -83,18 +83,19 @@ std::vector<std::pair<std::string, const Graph*>> Session::Partitions(const std:
 
 // Runs every partition of the step at once; the first failure aborts the rendezvous (so Recvs
 // waiting for a device that failed complete with its error) and cancels the other partitions.
-Status Session::RunPartitions(const Compiled& compiled, int64_t step_id, CallFrame* frame, CancellationManager* cm) {
+Status Session::RunPartitions(const Compiled& compiled, int64_t step_id, CallFrame* frame, CancellationManager* cm,
+                              StepTrace* trace) {
   LocalRendezvous rendezvous;
   if (compiled.parts.size() == 1) {
     return compiled.parts[0].executor->Run(
-        {.step_id = step_id, .frame = frame, .rendezvous = &rendezvous, .cancellation = cm});
+        {.step_id = step_id, .frame = frame, .rendezvous = &rendezvous, .cancellation = cm, .trace = trace});
   }
   std::mutex mu;
   std::condition_variable cv;
   size_t pending = compiled.parts.size();
   Status first;
   for (const auto& part : compiled.parts) {
-    part.executor->RunAsync({.step_id = step_id, .frame = frame, .rendezvous = &rendezvous, .cancellation = cm},
+    part.executor->RunAsync({.step_id = step_id, .frame = frame, .rendezvous = &rendezvous, .cancellation = cm, .trace = trace},
                             [&](Status s) {
                               if (!s.ok()) {
                                 rendezvous.StartAbort(s);
@@ -111,7 +112,7 @@ Status Session::RunPartitions(const Compiled& compiled, int64_t step_id, CallFra
 }
 
 std::vector<Tensor> Session::Run(const std::vector<std::pair<Output, Tensor>>& feeds, const std::vector<Output>& fetches,
-                                 const std::vector<Node*>& targets) {
+                                 const std::vector<Node*>& targets, StepTrace* trace) {
   std::vector<Output> feed_outputs;
   CallFrame frame;
   for (const auto& [out, value] : feeds) {
@@ -138,7 +139,7 @@ std::vector<Tensor> Session::Run(const std::vector<std::pair<Output, Tensor>>& f
     std::lock_guard<std::mutex> l(mu_);
     running_[step_id] = &cm;
   }
-  Status status = RunPartitions(*compiled, step_id, &frame, &cm);
+  Status status = RunPartitions(*compiled, step_id, &frame, &cm, trace);
   {
     std::lock_guard<std::mutex> l(mu_);
     running_.erase(step_id);

@@ -40,8 +40,9 @@ class Session {
   explicit Session(Graph* graph, SessionOptions options = {});  // graph: not owned
   ~Session();
 
+  // With `trace`, every kernel of this step is recorded there (graph/step_trace.h).
   std::vector<Tensor> Run(const std::vector<std::pair<Output, Tensor>>& feeds, const std::vector<Output>& fetches,
-                          const std::vector<Node*>& targets = {});
+                          const std::vector<Node*>& targets = {}, StepTrace* trace = nullptr);
   // By tensor name ("x:0", "x") for feeds and fetches and node name for targets.
   std::vector<Tensor> Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
                           const std::vector<std::string>& fetches, const std::vector<std::string>& targets);
@@ -64,7 +65,8 @@ class Session {
   struct Compiled;
   std::shared_ptr<Compiled> Compile(const std::vector<Output>& feeds, const std::vector<Output>& fetches,
                                     const std::vector<Node*>& targets);
-  Status RunPartitions(const Compiled& compiled, int64_t step_id, CallFrame* frame, CancellationManager* cm);
+  Status RunPartitions(const Compiled& compiled, int64_t step_id, CallFrame* frame, CancellationManager* cm,
+                       StepTrace* trace);
 
   Graph* graph_;
   SessionOptions options_;

@@ -1,6 +1,7 @@
 // The training loop: Fit, Evaluate, Predict and TrainOnBatch over the compiled graph.
 #include <chrono>
 #include <cstring>
+#include <utility>
 
 #include "distributed/strategy.h"
 #include "train/callbacks.h"
@@ -97,7 +98,8 @@ Logs Model::TrainOnBatch(const Tensor& x, const Tensor& y) {
     }
     feeds.emplace_back(c_->global_batch, Tensor::Scalar<float>(static_cast<float>(x.shape().dim(0))));
   }
-  std::vector<Tensor> out = session_->Run(feeds, fetches, {c_->train});
+  StepTrace* trace = std::exchange(trace_next_, nullptr);
+  std::vector<Tensor> out = session_->Run(feeds, fetches, {c_->train}, trace);
   ++step_;
   Logs logs = {{"loss", out[0].scalar<float>()()}};
   for (size_t i = 0; i < c_->metric_names.size(); ++i) logs[c_->metric_names[i]] = out[i + 1].scalar<float>()();

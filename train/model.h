@@ -99,6 +99,8 @@ class Model {
   Tensor Predict(const Tensor& x, int64_t batch_size = 32);
   // One training step on one batch; returns the batch's loss and metrics.
   Logs TrainOnBatch(const Tensor& x, const Tensor& y);
+  // Records the next training step's kernels in `trace` (graph/step_trace.h; not owned).
+  void TraceNextStep(StepTrace* trace) { trace_next_ = trace; }
 
   // Every variable of the compiled model (weights, optimizer slots, the step counter) in one
   // checkpoint file (train/checkpoint.h). Load checks that each is present with its shape.
@@ -142,6 +144,7 @@ class Model {
   std::unique_ptr<Compiled> c_;
   int64_t step_ = 0;
   std::atomic<bool> stop_training_{false};
+  StepTrace* trace_next_ = nullptr;
 };
 
 // A linear stack of layers on one input of per-example shape `input_shape`.

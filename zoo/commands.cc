@@ -13,6 +13,7 @@
 
 #include "distributed/strategy.h"
 #include "graph/graph_io.h"
+#include "graph/step_trace.h"
 #include "train/callbacks.h"
 #include "train/checkpoint.h"
 #include "zoo/models.h"
@@ -29,7 +30,7 @@ constexpr int kClasses = 10;
 
 const std::set<std::string> kTrainFlags = {"data", "epochs", "batch-size", "optimizer", "lr", "schedule",
                                            "warmup-steps", "steps-per-epoch", "threads", "seed",
-                                           "checkpoint-dir", "summary", "strategy", "devices"};
+                                           "checkpoint-dir", "summary", "strategy", "devices", "trace"};
 
 // --strategy none|one_device|mirrored|central_storage and --devices N (N > 1 alone means mirrored).
 std::unique_ptr<Strategy> MakeStrategy(const Flags& f) {
@@ -132,6 +133,29 @@ class EpochCheckpoint : public train::Callback {
   std::string dir_;
 };
 
+// Records the training step with index `target` (counting from 0; later than the first, which
+// compiles) and writes it as a Chrome trace.
+class TraceOneStep : public train::Callback {
+ public:
+  TraceOneStep(std::string path, int64_t target) : path_(std::move(path)), target_(target) {}
+  void OnBatchEnd(Model& model, int64_t batch, const train::Logs& logs) override {
+    if (done_) return;
+    if (batch + 1 == target_) model.TraceNextStep(&trace_);
+    if (batch == target_) {
+      trace_.Write(path_);
+      std::printf("\ntrace of step %lld (%zu kernels) written to %s\n", static_cast<long long>(batch + 1),
+                  trace_.events().size(), path_.c_str());
+      done_ = true;
+    }
+  }
+
+ private:
+  std::string path_;
+  int64_t target_;
+  StepTrace trace_;
+  bool done_ = false;
+};
+
 std::string JsonNumber(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : "null"; }
 
 // ---- Commands ----------------------------------------------------------------------------
@@ -207,6 +231,9 @@ int Train(const std::vector<std::string>& args) {
   if (!ckpt_dir.empty()) {
     std::filesystem::create_directories(ckpt_dir);
     fo.callbacks.push_back(std::make_shared<EpochCheckpoint>(ckpt_dir));
+  }
+  if (f.Has("trace")) {
+    fo.callbacks.push_back(std::make_shared<TraceOneStep>(f.Str("trace", ""), std::min<int64_t>(9, steps_per_epoch - 1)));
   }
   g_interruptible = model.get();
   std::signal(SIGINT, OnSigint);

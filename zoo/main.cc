@@ -35,6 +35,7 @@ commands:
       --summary FILE        write a JSON summary     --quiet   no progress output
       --strategy S          none (default) | one_device | mirrored | central_storage
       --devices N           CPU devices to replicate over (N > 1 alone means mirrored)
+      --trace FILE          write a Chrome trace (chrome://tracing, Perfetto) of the 10th step
   evaluate MODEL --checkpoint PATH [--data D] [--batch-size N] [--threads N]
   bench MODEL [--batch-size N] [--threads N] [--warmup N] [--seconds S] [--json]
               [--strategy S] [--devices N]

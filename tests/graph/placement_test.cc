@@ -160,3 +160,30 @@ TEST_CASE("placement: conflicts and impossible requests are clear errors; soft p
     CHECK(c.node->assigned_device() == kCpu0);  // unconstrained nodes go to the default device
   }
 }
+
+TEST_CASE("step trace: every kernel of the step, per device, Send/Recv with their keys, as Chrome JSON") {
+  Model pinned(true);
+  Session sess(&pinned.g, Devices(2));
+  sess.Run({}, {}, {pinned.init});
+  StepTrace trace;
+  sess.Run({{pinned.x, Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, {2, 3})}}, {pinned.loss}, {}, &trace);
+  std::set<std::string> devices, ops;
+  bool recv_key = false;
+  for (const TraceEvent& e : trace.events()) {
+    devices.insert(e.device);
+    ops.insert(e.op);
+    CHECK(e.end_us >= e.start_us);
+    if (e.op == "_Recv") recv_key = recv_key || e.detail.find(";MatMul:0") != std::string::npos;
+  }
+  CHECK(devices == std::set<std::string>{kCpu0, kCpu1});
+  CHECK(ops.count("MatMul") == 1);
+  CHECK(ops.count("_Send") == 1);
+  CHECK(recv_key);
+  const std::string json = trace.ToChromeJson();
+  CHECK(json.find("\"traceEvents\"") != std::string::npos);
+  CHECK(json.find("\"ph\": \"X\"") != std::string::npos);
+  CHECK(json.find("{\"name\": \"CPU:1\"}") != std::string::npos);
+  // Untraced steps record nothing.
+  sess.Run({{pinned.x, Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, {2, 3})}}, {pinned.loss});
+  CHECK(trace.events().size() > 0);
+}

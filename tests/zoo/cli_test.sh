@@ -42,6 +42,16 @@ python3 -c "import sys; sys.exit(0 if float('$acc') > 0.5 else 1)" || fail "mlp 
 expect 0 "at step 16: test_loss" -- "$zoo" evaluate mlp --data synthetic --checkpoint "$tmp/ckpt/ckpt-16.weft"
 expect 0 '"images_per_second"' -- "$zoo" bench mnist_cnn --batch-size 16 --threads 1 --warmup 1 --seconds 0.3 --json
 
+# Distribution: mirrored over 2 CPU devices trains; the partitioned graph and a step trace.
+expect 0 "MirroredStrategy over 2 replicas" -- "$zoo" train mlp --data synthetic --batch-size 64 --steps-per-epoch 12 \
+  --threads 2 --devices 2 --trace "$tmp/trace.json"
+python3 -c "import json,sys; e=json.load(open(sys.argv[1]))['traceEvents']; \
+  assert any(x.get('cat') == 'CollectiveReduce' for x in e), 'no collective in the trace'" "$tmp/trace.json" \
+  || fail "trace lacks the all-reduce"
+expect 0 "on 2 device(s), 10 Send/Recv pair(s)" -- "$zoo" graph mnist_cnn --devices 2 --partitioned -o "$tmp/g.dot"
+grep -q "cluster_1" "$tmp/g.dot" || fail "no second device cluster in the DOT"
+expect 2 "needs a strategy" -- "$zoo" train mlp --devices 2 --strategy none
+
 # A corrupted checkpoint is reported, naming the file; so is a missing one.
 cp "$tmp/ckpt/ckpt-16.weft" "$tmp/bad.weft"
 printf '\xff' | dd of="$tmp/bad.weft" bs=1 seek=200 conv=notrunc status=none
