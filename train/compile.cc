@@ -7,6 +7,7 @@
 // is all-reduced (CollectiveReduce, sum) and every replica applies it to its own copy. Central
 // storage: one variable on the variable device; the gradients are summed there (AddN) and
 // applied once. Without a strategy this is the plain single-device step (Mean loss).
+#include "core/device_name.h"
 #include "distributed/strategy.h"
 #include "graph/gradients.h"
 #include "ops/framework.h"
@@ -26,6 +27,13 @@ void Model::Compile(CompileOptions o) {
         name_, current->name()));
   }
   if (strategy_ != nullptr) o.session.num_cpu_devices = std::max(o.session.num_cpu_devices, strategy_->num_cpu_devices());
+  for (const LayerPtr& layer : layers_) {  // model parallelism: the devices the layers are pinned to
+    if (layer->device().empty()) continue;
+    WEFT_REQUIRE(strategy_ == nullptr, "Model '{}': layer '{}' is pinned to '{}'; pinned layers and a distribution "
+                 "strategy do not mix (the strategy places every replica)", name_, layer->name(), layer->device());
+    const DeviceName d = DeviceName::Parse(layer->device());
+    if (d.id) o.session.num_cpu_devices = std::max(o.session.num_cpu_devices, *d.id + 1);
+  }
   session_.reset();
   graph_ = std::make_unique<Graph>();
   graph_->set_seed(o.seed);
@@ -80,7 +88,9 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
       for (int r = 0; r < replicas; ++r) {
         Output v;
         if (r == 0 || mirrored) {
-          v = make_var(mirrored ? root.WithDevice(device(r)) : var_root, var_name(name, r), w.shape, first,
+          Scope vs = mirrored ? root.WithDevice(device(r)) : var_root;
+          if (strategy_ == nullptr && !layer->device().empty()) vs = vs.WithDevice(layer->device());
+          v = make_var(vs, var_name(name, r), w.shape, first,
                        [&](const Scope& is) { return w.init.Build(is, w.shape); });
         } else {
           v = first;  // central storage: every replica reads the one variable

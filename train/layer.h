@@ -70,6 +70,13 @@ class Layer : public std::enable_shared_from_this<Layer> {
   const std::string& name() const { return name_; }  // "conv2d_1" (unique within a model)
   void set_name(std::string n) { name_ = std::move(n); }
   const std::vector<Weight>& weights() const { return weights_; }
+  // Pins the layer (its weights and its computation) to a device, e.g. "/device:CPU:1" (model
+  // parallelism; the partitioner inserts the Send/Recv pairs between the layers' devices).
+  Layer& set_device(std::string device) {
+    device_ = std::move(device);
+    return *this;
+  }
+  const std::string& device() const { return device_; }
   bool built() const { return built_; }
   int64_t CountParams(bool trainable) const;
 
@@ -87,7 +94,7 @@ class Layer : public std::enable_shared_from_this<Layer> {
   std::string Describe() const;
 
  private:
-  std::string type_, name_;
+  std::string type_, name_, device_;
   std::vector<Weight> weights_;
   bool built_ = false;
 };
@@ -100,6 +107,11 @@ class LayerPtr : public std::shared_ptr<Layer> {
   LayerPtr(std::shared_ptr<L> p) : std::shared_ptr<Layer>(std::move(p)) {}  // NOLINT: implicit on purpose
   Sym operator()(const Sym& x) const { return (**this)(x); }
   Sym operator()(const std::vector<Sym>& xs) const { return (**this)(xs); }
+  // Pins the layer to a device: Dense(64).OnDevice("/device:CPU:1").
+  LayerPtr OnDevice(std::string device) const {
+    (*this)->set_device(std::move(device));
+    return *this;
+  }
 };
 
 // Applies a named activation ("relu", "softmax", "sigmoid", "tanh", "linear" or "").

@@ -144,7 +144,9 @@ Output Model::Forward(const Scope& scope, Output x, bool training, const LayerVa
                       std::vector<Output>* updates) const {
   std::map<const SymNode*, Output> values = {{inputs_[0].get(), x}};
   for (const Sym& call : calls_) {
-    CallContext ctx{scope.NewSubScope(call->layer->name()), training, vars.at(call->layer.get()), updates};
+    Scope ls = scope.NewSubScope(call->layer->name());
+    if (!call->layer->device().empty()) ls = ls.WithDevice(call->layer->device());
+    CallContext ctx{ls, training, vars.at(call->layer.get()), updates};
     std::vector<Output> in;
     for (const Sym& s : call->inputs) in.push_back(values.at(s.get()));
     values[call.get()] = call->layer->Call(ctx, in);

@@ -145,3 +145,38 @@ TEST_CASE("strategies: loading weights into a mirrored model fills every copy") 
   CHECK(std::memcmp(a.raw_data(), b.raw_data(), a.bytes()) == 0);
   std::filesystem::remove(path);
 }
+
+TEST_CASE("model parallelism: layers pinned to two devices train like one device") {
+  static const ArrayData data = Synthetic(64 * 10, {28, 28, 1}, 10, 5);
+  auto build = [](bool pinned) {
+    auto on = [&](LayerPtr l, const char* d) { return pinned ? l.OnDevice(d) : l; };
+    auto m = std::make_unique<Sequential>(
+        TensorShape({28, 28, 1}),
+        std::vector<LayerPtr>{on(Conv2D(8, 3, {.activation = "relu"}), "/device:CPU:0"), on(MaxPool2D(2), "/device:CPU:0"),
+                              on(Flatten(), "/device:CPU:0"), on(Dense(16, {.activation = "relu"}), "/device:CPU:1"),
+                              on(Dense(10), "/device:CPU:1")});
+    m->Compile(Options());
+    FitOptions fo;
+    fo.batch_size = 64;
+    fo.verbose = 0;
+    m->Fit(data.x, data.y, fo);
+    return m;
+  };
+  auto plain = build(false), pinned = build(true);
+  const auto parts = pinned->TrainStepPartitions();
+  REQUIRE(parts.size() == 2);
+  int sends = 0;
+  for (const auto& [d, g] : parts) {
+    for (Node* n : g->nodes()) sends += n->op() == "_Send";
+  }
+  CHECK(sends >= 2);  // activations forward, their gradient back (and the step's control edges)
+  CHECK(pinned->session()->vars().Find("dense/kernel") != nullptr);
+  for (const std::string& name : plain->VariableNames()) {
+    CAPTURE(name);
+    CHECK(MaxRelativeDifference(Value(*plain, name), Value(*pinned, name)) < 1e-5);
+  }
+  MirroredStrategy mirrored(2);
+  auto scope = mirrored.scope();
+  Sequential mixed({4}, {Dense(2).OnDevice("/device:CPU:1")});
+  CHECK_THROWS_WITH_AS(mixed.Compile(Options()), doctest::Contains("do not mix"), Error);
+}
