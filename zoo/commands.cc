@@ -421,36 +421,35 @@ std::string Flags::Str(const std::string& name, const std::string& fallback) con
   return it == values_.end() ? fallback : it->second;
 }
 
-int64_t Flags::Int(const std::string& name, int64_t fallback, int64_t min) const {
-  auto it = values_.find(name);
-  if (it == values_.end()) return fallback;
+// Parses a whole flag value with `parse` (std::stoll / std::stod); a value that is not a number
+// of that kind, has trailing text or is below `min` is a UsageError naming the flag.
+template <typename T, typename Parse>
+T ParseNumber(const std::string& name, const std::string& text, T min, const char* kind, Parse parse) {
   size_t used = 0;
-  int64_t v = 0;
+  T v{};
   try {
-    v = std::stoll(it->second, &used);
+    v = parse(text, &used);
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used != it->second.size() || it->second.empty() || v < min) {
-    throw UsageError(fmt::format("--{} needs an integer >= {}, got '{}'", name, min, it->second));
+  if (used == 0 || used != text.size() || !std::isfinite(static_cast<double>(v)) || v < min) {
+    throw UsageError(fmt::format("--{} needs {} >= {}, got '{}'", name, kind, min, text));
   }
   return v;
+}
+
+int64_t Flags::Int(const std::string& name, int64_t fallback, int64_t min) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  return ParseNumber<int64_t>(name, it->second, min, "an integer",
+                              [](const std::string& t, size_t* used) { return std::stoll(t, used); });
 }
 
 double Flags::Float(const std::string& name, double fallback) const {
   auto it = values_.find(name);
   if (it == values_.end()) return fallback;
-  size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(it->second, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != it->second.size() || it->second.empty() || !std::isfinite(v) || v < 0) {
-    throw UsageError(fmt::format("--{} needs a number >= 0, got '{}'", name, it->second));
-  }
-  return v;
+  return ParseNumber<double>(name, it->second, 0.0, "a number",
+                             [](const std::string& t, size_t* used) { return std::stod(t, used); });
 }
 
 void LoadZooData(const std::string& spec, const TensorShape& synthetic_shape, ArrayData* train_data,
