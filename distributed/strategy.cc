@@ -95,6 +95,16 @@ std::vector<std::vector<Tensor>> Strategy::SplitBatch(const std::vector<Tensor>&
   return parts;
 }
 
+train::Dataset Strategy::ExperimentalDistributeDataset(const train::Dataset& global_batches) const {
+  return global_batches.Map([this](train::Element global) {
+    train::Element flat;
+    for (std::vector<Tensor>& replica : SplitBatch(global)) {
+      for (Tensor& t : replica) flat.push_back(std::move(t));
+    }
+    return flat;
+  });
+}
+
 std::vector<std::string> LocalCpuDevices(int n) {
   WEFT_REQUIRE(n >= 1, "need at least one device, asked for {}", n);
   std::vector<std::string> out;

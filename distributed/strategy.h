@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "graph/scope.h"
+#include "train/dataset.h"
 
 namespace weft {
 
@@ -62,6 +63,9 @@ class Strategy {
   // Splits a global batch (every component along dim 0) into num_replicas parts whose sizes
   // differ by at most one. Throws InvalidArgument when the batch has fewer rows than replicas.
   std::vector<std::vector<Tensor>> SplitBatch(const std::vector<Tensor>& global) const;
+  // A dataset of global batches {x, y, ...} as per-replica parts {x_0, y_0, x_1, y_1, ...}
+  // (tf.distribute's experimental_distribute_dataset; Model::Fit splits batches itself).
+  train::Dataset ExperimentalDistributeDataset(const train::Dataset& global_batches) const;
 
  protected:
   explicit Strategy(std::vector<std::string> devices);

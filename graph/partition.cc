@@ -25,11 +25,19 @@ const Device& DeviceOf(const Node& n, const DeviceSet& devices) {
   return *d;
 }
 
-AttrMap PairAttrs(const Device& src, const Device& dst, const std::string& tensor_name) {
+AttrMap PairAttrs(const Device& src, const Device& dst, const std::string& tensor_name, bool host_memory) {
   return {{"tensor_name", tensor_name},
           {"send_device", src.name()},
           {"send_device_incarnation", static_cast<int64_t>(src.incarnation())},
-          {"recv_device", dst.name()}};
+          {"recv_device", dst.name()},
+          {"_host_memory", host_memory}};
+}
+
+// Tensors that stay in host memory whatever the device (TF's convention, which the GPU backend
+// follows): int32 values (shapes, indices, sizes) and the step's fetches (_Retval reads them on
+// the host). Marked on the pair so a device transport knows no device copy is wanted.
+bool HostMemory(DType dtype, const Node& consumer) {
+  return dtype == DType::kInt32 || dtype == DType::kInt64 || consumer.op() == "_Retval";
 }
 
 }  // namespace
@@ -49,22 +57,21 @@ std::map<std::string, std::unique_ptr<Graph>> Partition(const Graph& graph, cons
   std::map<std::pair<const Node*, std::string>, Node*> control_recvs;
 
   auto add_pair = [&](const Device& src, const Device& dst, Output src_value, const std::string& tensor_name,
-                      DType dtype, const TensorShape& shape, const std::vector<Node*>& send_controls) {
+                      DType dtype, const TensorShape& shape, bool host_memory) {
     const std::string base = NameSafe(tensor_name) + "/to_" + ShortDevice(dst);
     Graph& gs = part(src);
     NodeSpec send;
     send.name = gs.UniqueName("_send/" + base);
     send.op = "_Send";
     send.inputs = {src_value};
-    send.control_inputs = send_controls;
-    send.attrs = PairAttrs(src, dst, tensor_name);
+    send.attrs = PairAttrs(src, dst, tensor_name, host_memory);
     send.device = src.name();
     gs.AddNode(std::move(send))->set_assigned_device(src.name());
     Graph& gd = part(dst);
     NodeSpec recv;
     recv.name = gd.UniqueName("_recv/" + NameSafe(tensor_name) + "/from_" + ShortDevice(src));
     recv.op = "_Recv";
-    recv.attrs = PairAttrs(src, dst, tensor_name);
+    recv.attrs = PairAttrs(src, dst, tensor_name, host_memory);
     recv.attrs["tensor_type"] = dtype;
     recv.attrs["shape"] = shape;
     recv.device = dst.name();
@@ -85,7 +92,8 @@ std::map<std::string, std::unique_ptr<Graph>> Partition(const Graph& graph, cons
       auto key = std::make_pair(in, dev.name());
       auto it = recvs.find(key);
       if (it == recvs.end()) {
-        Node* r = add_pair(src, dev, Output(copy.at(in.node), in.index), in.name(), in.dtype(), in.shape(), {});
+        Node* r = add_pair(src, dev, Output(copy.at(in.node), in.index), in.name(), in.dtype(), in.shape(),
+                           HostMemory(in.dtype(), *n));
         it = recvs.emplace(key, Output(r, 0)).first;
       }
       inputs.push_back(it->second);
@@ -110,7 +118,7 @@ std::map<std::string, std::unique_ptr<Graph>> Partition(const Graph& graph, cons
         dummy.device = src.name();
         Node* d = gs.AddNode(std::move(dummy));
         d->set_assigned_device(src.name());
-        Node* r = add_pair(src, dev, Output(d, 0), c->name() + "/_control", DType::kFloat32, TensorShape{}, {});
+        Node* r = add_pair(src, dev, Output(d, 0), c->name() + "/_control", DType::kFloat32, TensorShape{}, true);
         it = control_recvs.emplace(key, r).first;
       }
       controls.push_back(it->second);
@@ -133,7 +141,7 @@ std::vector<SendRecvPair> SendRecvPairs(const std::map<std::string, std::unique_
       k.src_incarnation = static_cast<uint64_t>(n->attr<int64_t>("send_device_incarnation"));
       k.dst_device = n->attr<std::string>("recv_device");
       k.tensor_name = n->attr<std::string>("tensor_name");
-      pairs.push_back({k.src_device, k.dst_device, k.tensor_name, k.ToString()});
+      pairs.push_back({k.src_device, k.dst_device, k.tensor_name, k.ToString(), n->attr<bool>("_host_memory")});
     }
   }
   return pairs;

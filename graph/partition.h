@@ -10,6 +10,9 @@
 // Each pair's attrs spell its rendezvous key (distributed/rendezvous.h):
 // send_device;send_device_incarnation;recv_device;tensor_name;0:0, and the pair is named
 // after the tensor ("_send/dense/MatMul_0/to_CPU_1", "_recv/..."). Nodes keep their names.
+// Pairs carrying values that live in host memory whatever the device (int32/int64 shapes and
+// indices, fetched results, control dummies) have attr `_host_memory` = true, for device
+// transports (the GPU backend copies only the others).
 // REQUIRES: every node has an assigned device (graph/placer.h) that `devices` knows.
 #pragma once
 
@@ -27,6 +30,7 @@ std::map<std::string, std::unique_ptr<Graph>> Partition(const Graph& graph, cons
 // The Send/Recv pairs of a partitioning, for tests and DOT: (send node, recv node, key).
 struct SendRecvPair {
   std::string send_device, recv_device, tensor_name, key;
+  bool host_memory = false;
 };
 std::vector<SendRecvPair> SendRecvPairs(const std::map<std::string, std::unique_ptr<Graph>>& parts);
 

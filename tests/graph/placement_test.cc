@@ -104,6 +104,7 @@ TEST_CASE("partition: one pair per tensor and destination; control edges get a p
     CHECK(p.send_device == kCpu0);
     CHECK(p.recv_device == kCpu1);
     CHECK(p.key.find(";" + p.tensor_name + ";0:0") != std::string::npos);
+    CHECK(p.host_memory == (p.tensor_name == "e/_control"));  // a float activation goes by device memory
   }
   CHECK(names == std::set<std::string>{"a:0", "e/_control"});
   Session sess(&g, Devices(2));

@@ -10,6 +10,7 @@
 #include "ops/framework.h"
 #include "ops/kernel.h"
 #include "ops/math.h"
+#include "train/dataset.h"
 #include "train/datasets.h"
 #include "train/model.h"
 #include "zoo/models.h"
@@ -125,6 +126,17 @@ TEST_CASE("strategies: run, reduce and batch splitting in the graph API") {
   CHECK_THROWS_WITH_AS(s.SplitBatch({Tensor::FromVector<float>({1}, {1})}), doctest::Contains("cannot be split"),
                        Error);
   CHECK_THROWS_WITH_AS(MirroredStrategy({"/device:CPU:0", "/device:CPU:0"}), doctest::Contains("listed twice"), Error);
+
+  Dataset global = Dataset::FromTensors({Tensor::FromVector<float>({0, 1, 2, 3, 4, 5, 6}, {7})}).Batch(4);
+  auto it = s.ExperimentalDistributeDataset(global).MakeIterator();
+  Element e;
+  REQUIRE(it->Next(&e));
+  REQUIRE(e.size() == 2);  // replica 0's part, replica 1's part
+  CHECK(e[0].ToVector<float>() == std::vector<float>{0, 1});
+  CHECK(e[1].ToVector<float>() == std::vector<float>{2, 3});
+  REQUIRE(it->Next(&e));
+  CHECK(e[0].ToVector<float>() == std::vector<float>{4, 5});
+  CHECK(e[1].ToVector<float>() == std::vector<float>{6});
 }
 
 TEST_CASE("strategies: loading weights into a mirrored model fills every copy") {
