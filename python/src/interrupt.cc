@@ -7,6 +7,7 @@
 // run there anyway.
 #include <chrono>
 #include <condition_variable>
+#include <atomic>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -20,9 +21,23 @@ struct Job {
   std::function<void()> work;
   std::mutex mu;
   std::condition_variable cv;
-  bool done = false;
+  bool done = false;             // guarded by mu
+  std::atomic<bool> finished{false};  // the same, readable without the lock (for the short spin)
   std::exception_ptr error;
 };
+
+// Short steps (a Session.run of a small graph takes microseconds) would otherwise pay two thread
+// wake-ups; both sides spin this long before sleeping.
+constexpr auto kSpin = std::chrono::microseconds(50);
+
+template <typename Pred> bool SpinFor(Pred pred) {
+  const auto until = std::chrono::steady_clock::now() + kSpin;
+  do {
+    if (pred()) return true;
+    std::this_thread::yield();  // let the thread that does the work run (cores may be few)
+  } while (std::chrono::steady_clock::now() < until);
+  return pred();
+}
 
 // Threads that run jobs; they are never joined (detached, idle ones wait on the queue).
 class Workers {
@@ -30,6 +45,8 @@ class Workers {
   void Submit(std::shared_ptr<Job> job) {
     std::lock_guard<std::mutex> l(mu_);
     queue_.push_back(std::move(job));
+    queued_.store(queue_.size());
+    if (spinning_ > 0) return;  // a worker is polling the queue and will take it
     if (idle_ > 0) {
       --idle_;  // claimed: counts threads not yet given a job
       cv_.notify_one();
@@ -45,6 +62,7 @@ class Workers {
       cv_.wait(l, [&] { return !queue_.empty(); });
       std::shared_ptr<Job> job = std::move(queue_.front());
       queue_.pop_front();
+      queued_.store(queue_.size());
       l.unlock();
       try {
         job->work();
@@ -54,10 +72,18 @@ class Workers {
       {
         std::lock_guard<std::mutex> jl(job->mu);
         job->done = true;
+        job->finished.store(true);
       }
       job->cv.notify_all();
       job.reset();
       l.lock();
+      // Poll briefly for the next job (the caller's next step) before sleeping.
+      ++spinning_;
+      l.unlock();
+      SpinFor([&] { return queued_.load() > 0; });
+      l.lock();
+      --spinning_;
+      if (!queue_.empty()) continue;  // take it without counting as idle
       ++idle_;
     }
   }
@@ -65,7 +91,9 @@ class Workers {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::shared_ptr<Job>> queue_;
-  int idle_ = 0;
+  std::atomic<size_t> queued_{0};
+  int idle_ = 0;      // sleeping on cv_ and not yet claimed
+  int spinning_ = 0;  // polling queued_
 };
 
 Workers& GlobalWorkers() {
@@ -89,6 +117,7 @@ void RunInterruptibleVoid(const std::function<void()>& work, const std::function
   {
     py::gil_scoped_release nogil;
     GlobalWorkers().Submit(job);
+    SpinFor([&] { return job->finished.load(); });
     std::unique_lock<std::mutex> l(job->mu);
     while (!job->done) {
       if (job->cv.wait_for(l, std::chrono::milliseconds(50), [&] { return job->done; })) break;
