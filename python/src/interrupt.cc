@@ -121,12 +121,13 @@ void RunInterruptibleVoid(const std::function<void()>& work, const std::function
     std::unique_lock<std::mutex> l(job->mu);
     while (!job->done) {
       if (job->cv.wait_for(l, std::chrono::milliseconds(50), [&] { return job->done; })) break;
-      if (interrupted) continue;  // cancelled: wait for the work to wind down
       l.unlock();
-      {
+      if (!interrupted) {
         py::gil_scoped_acquire gil;
         if (PyErr_CheckSignals() != 0) interrupted.emplace();  // fetches the raised exception
       }
+      // Cancel again on every tick until the work ends: a cancel that arrives before the step
+      // has started (still compiling, or Fit not yet in its loop) would otherwise be lost.
       if (interrupted) cancel();
       l.lock();
     }
