@@ -44,6 +44,7 @@ class Graph(_weft.Graph):
         self._device_stack = []
         self._control_stack = []
         self._variables = []  # weak references to the Variables made in this graph
+        self._initializer_names = []  # every variable's initializer, even of Variables no longer referenced
 
     @classmethod
     def load(cls, path):
@@ -112,6 +113,7 @@ class Graph(_weft.Graph):
 
     def _track_variable(self, var):
         self._variables.append(weakref.ref(var))
+        self._initializer_names.append(var.initializer.name)
 
     def _live_variables(self):
         alive = [r() for r in self._variables]
@@ -277,7 +279,7 @@ class Variable(Tensor):
 
 
 def global_variables():
-    """Every Variable of the default graph still referenced from Python."""
+    """The Variables of the default graph that Python still refers to (the graph holds them weakly)."""
     return get_default_graph()._live_variables()
 
 
@@ -303,8 +305,10 @@ def variables_initializer(var_list, name="init"):
 
 
 def global_variables_initializer():
-    """An operation that initializes every variable of the default graph."""
-    return variables_initializer(global_variables())
+    """An operation that initializes every variable made in the default graph (also those no
+    Python object refers to any more, e.g. ``x @ weft.Variable(...)``)."""
+    g = get_default_graph()
+    return group(*[g.get_operation_by_name(n) for n in g._initializer_names], name="init")
 
 
 # ---- graph files ------------------------------------------------------------------------------

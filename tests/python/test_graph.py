@@ -130,3 +130,10 @@ def test_reductions_and_array_ops(graph, sess):
 def test_tensor_has_no_truth_value(graph):
     with pytest.raises(TypeError, match="truth value"):
         bool(weft.constant(1.0))
+
+
+def test_initializer_covers_unreferenced_variables(graph, sess):
+    x = weft.placeholder(weft.float32, shape=(1, 2))
+    y = x @ weft.Variable(np.ones((2, 1), np.float32), name="anon")  # no Python reference kept
+    sess.run(weft.global_variables_initializer())
+    np.testing.assert_array_equal(sess.run(y, feed_dict={x: [[1.0, 2.0]]}), [[3.0]])

@@ -149,7 +149,7 @@ class Model:
         if verbose:
             steps = -(-len(x) // batch_size)
             elapsed = time.time() - start
-            line = "%d/%d - %.0fs %.0fms/step" % (steps, steps, elapsed, 1000 * elapsed / max(steps, 1))
+            line = "%d/%d [%s] - %.0fs %.0fms/step" % (steps, steps, "=" * 30, elapsed, 1000 * elapsed / max(steps, 1))
             print(line + "".join(" - %s: %.4f" % (k, logs[k]) for k in keys))
             sys.stdout.flush()
         if return_dict:
