@@ -86,5 +86,6 @@ void InitGraph(py::module_& m);
 void InitSession(py::module_& m);
 void InitKeras(py::module_& m);
 void InitKerasModel(py::module_& m);
+void InitNumpyAllocator(py::module_& m);
 
 }  // namespace weft::python

@@ -15,7 +15,7 @@ py::object ShapeToPython(const TensorShape& s) {
   if (s.unknown_rank()) return py::none();
   py::tuple t(s.rank());
   for (int i = 0; i < s.rank(); ++i) t[i] = s.dim(i) < 0 ? py::object(py::none()) : py::object(py::int_(s.dim(i)));
-  return std::move(t);
+  return t;
 }
 
 TensorShape ShapeFromPython(const py::handle& h) {

@@ -60,7 +60,7 @@ std::vector<Sym> Syms(const py::object& o) {
 py::object ShapeTuple(const TensorShape& s) {
   py::tuple t(s.rank());
   for (int i = 0; i < s.rank(); ++i) t[i] = s.dim(i) < 0 ? py::object(py::none()) : py::object(py::int_(s.dim(i)));
-  return std::move(t);
+  return t;
 }
 
 // C's stdout (the progress bar) and Python's sys.stdout share one file: keep them in order.

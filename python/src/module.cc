@@ -11,6 +11,7 @@ PYBIND11_MODULE(_weft, m) {
   InitInterrupt();
   InitErrors(m);
   InitTensors(m);
+  InitNumpyAllocator(m);
   InitGraph(m);
   InitSession(m);
   py::module_ keras = m.def_submodule("keras", "The C++ training API (train/).");

@@ -34,6 +34,13 @@ except ImportError as _e:  # pragma: no cover - a set-up problem, explained
         "weft's C++ extension (weft._weft) was not found or did not load (%s). Build it with ./build.sh "
         "(which also writes .venv/lib/python3.*/site-packages/weft.pth) and use .venv/bin/python." % _e) from _e
 
+import os as _os  # noqa: E402
+
+# numpy arrays made from now on have 64-byte-aligned data, so weft can use them without a copy
+# (numpy's default alignment is 16). Set WEFT_NUMPY_ALLOCATOR=0 to keep numpy's allocator.
+if _os.environ.get("WEFT_NUMPY_ALLOCATOR", "1") != "0":
+    _weft._install_numpy_allocator()
+
 from . import errors  # noqa: E402
 from .framework import (  # noqa: E402,F401
     DType, float32, float64, int32, int64, uint8, bool_, float16, bfloat16, as_dtype,

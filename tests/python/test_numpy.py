@@ -89,3 +89,23 @@ def test_dtype_objects():
     assert str(weft.int64) == "int64"
     with pytest.raises(weft.errors.InvalidArgumentError, match="complex64"):
         _weft._tensor_roundtrip(np.zeros(3, np.complex64))
+
+
+def test_arrays_made_after_import_are_aligned_and_shared():
+    # weft installs a 64-byte-aligned numpy allocator (NEP 49), so ordinary arrays are fed in place.
+    for n in (1, 100, 100000):
+        a = np.ones(n, np.float32)
+        assert a.ctypes.data % 64 == 0
+        assert _weft._tensor_shares_input(a)
+    b = np.arange(10.0)
+    b.resize(5000, refcheck=False)  # realloc keeps the alignment and the values
+    assert b.ctypes.data % 64 == 0 and b[9] == 9.0
+
+
+def test_feeding_an_array_does_not_copy_it(graph, sess):
+    # A tensor over the fed array: the Reshape output shares the buffer, the result is a copy.
+    x = weft.placeholder(weft.float32, shape=(None,))
+    a = np.arange(6, dtype=np.float32)
+    out = sess.run(weft.reshape(x, [2, 3]), feed_dict={x: a})
+    np.testing.assert_array_equal(out, a.reshape(2, 3))
+    assert not np.shares_memory(out, a)
