@@ -89,8 +89,12 @@ def main():
     zoo = os.path.join(args.build_dir, "zoo", "weft-zoo")
     ratios = []
     for i in range(args.repeats):
-        z = zoo_fit_ips(zoo, args.threads)
-        py = python_fit_ips(x, y, args.threads)
+        if i % 2 == 0:  # alternate which one goes first
+            z = zoo_fit_ips(zoo, args.threads)
+            py = python_fit_ips(x, y, args.threads)
+        else:
+            py = python_fit_ips(x, y, args.threads)
+            z = zoo_fit_ips(zoo, args.threads)
         ratios.append(py / z)
         print("fit epoch %d: weft-zoo %.0f img/s, Python %.0f img/s, Python/C++ %.3f" % (i + 1, z, py, py / z))
         sys.stdout.flush()

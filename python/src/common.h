@@ -1,6 +1,6 @@
 // Shared pieces of the `weft._weft` extension: the handles Python holds (a graph shared by its
 // tensors and operations), numpy conversion, and the interruptible call that runs C++ work with
-// the GIL released while the calling thread watches for Ctrl-C.
+// the GIL released while Ctrl-C stays effective.
 //
 //   py::array a = TensorToNumpy(t);            // zero-copy when t's buffer is not shared
 //   Tensor t = NumpyToTensor(a);               // zero-copy when C-contiguous, a weft dtype, 64-byte aligned
@@ -60,10 +60,11 @@ Tensor NumpyToTensor(const py::handle& value, std::optional<DType> dtype = std::
 
 // ---- running C++ work (interrupt.cc) ---------------------------------------------------------
 
-// Runs `work` on a helper thread with the GIL released; the calling thread waits, checking for
-// signals every 50 ms. When a signal handler raises (KeyboardInterrupt), calls `cancel`, waits for
-// `work` to end (its error, if any, is dropped) and rethrows the Python exception. Otherwise
-// returns work's result or rethrows its exception. Call with the GIL held.
+// Runs `work` with the GIL released, on the calling thread. On the main thread, a SIGINT during
+// the call runs `cancel` (from a watcher thread, repeated every 50 ms until `work` ends); then the
+// Python exception the signal handler raises (KeyboardInterrupt) is thrown and work's own error
+// dropped. Otherwise returns work's result or rethrows its exception. Call with the GIL held.
+// See interrupt.cc.
 void RunInterruptibleVoid(const std::function<void()>& work, const std::function<void()>& cancel);
 
 template <typename F>

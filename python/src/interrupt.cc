@@ -1,14 +1,28 @@
-// Running C++ work with the GIL released while the Python main thread stays responsive to Ctrl-C.
+// Running C++ work with the GIL released while Ctrl-C stays effective.
 //
-// Python runs signal handlers only on its main thread, between bytecodes or in PyErr_CheckSignals.
-// So the work runs on a helper thread (from a small pool that lives for the process) and the main
-// thread waits on a condition variable, waking every 50 ms to run the handlers. Calls from other
-// threads (Python threads, or a Python callback running inside fit) run inline: no handler could
-// run there anyway.
-#include <chrono>
-#include <condition_variable>
+// Python runs signal handlers only on its main thread, between bytecodes or in PyErr_CheckSignals,
+// so a long C++ call would otherwise hold Ctrl-C back until it ends. The work runs inline on the
+// calling thread (no thread hand-off: a Session.run of a small graph costs microseconds, and a
+// hand-off costs a scheduler wake-up, which under load is milliseconds). For its duration a
+// SIGINT handler is installed that
+//   1. chains to the previous handler (Python's, which records the signal for PyErr_CheckSignals),
+//   2. wakes a watcher thread through an eventfd (async-signal-safe); the watcher calls the call's
+//      `cancel` (Session::Cancel, Model::StopTraining) and repeats it every 50 ms until the call
+//      ends, so a cancel that lands before the step has started is not lost.
+// When the work returns, the previous handler is put back and PyErr_CheckSignals raises the
+// KeyboardInterrupt; the work's own error (Cancelled) is dropped.
+//
+// Only the main thread does this, and only when Python handles SIGINT (the default); calls from
+// other threads, nested calls (a Python callback inside fit calling Session.run) and processes
+// where SIGINT is SIG_DFL / SIG_IGN simply run the work with the GIL released.
+#include <pthread.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 #include <atomic>
-#include <deque>
+#include <cerrno>
+#include <chrono>
 #include <mutex>
 #include <thread>
 
@@ -17,123 +31,103 @@
 namespace weft::python {
 namespace {
 
-struct Job {
-  std::function<void()> work;
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false;             // guarded by mu
-  std::atomic<bool> finished{false};  // the same, readable without the lock (for the short spin)
-  std::exception_ptr error;
-};
-
-// Short steps (a Session.run of a small graph takes microseconds) would otherwise pay two thread
-// wake-ups; both sides spin this long before sleeping.
-constexpr auto kSpin = std::chrono::microseconds(50);
-
-template <typename Pred> bool SpinFor(Pred pred) {
-  const auto until = std::chrono::steady_clock::now() + kSpin;
-  do {
-    if (pred()) return true;
-    std::this_thread::yield();  // let the thread that does the work run (cores may be few)
-  } while (std::chrono::steady_clock::now() < until);
-  return pred();
-}
-
-// Threads that run jobs; they are never joined (detached, idle ones wait on the queue).
-class Workers {
- public:
-  void Submit(std::shared_ptr<Job> job) {
-    std::lock_guard<std::mutex> l(mu_);
-    queue_.push_back(std::move(job));
-    queued_.store(queue_.size());
-    if (spinning_ > 0) return;  // a worker is polling the queue and will take it
-    if (idle_ > 0) {
-      --idle_;  // claimed: counts threads not yet given a job
-      cv_.notify_one();
-    } else {
-      std::thread([this] { Loop(); }).detach();
-    }
-  }
-
- private:
-  void Loop() {
-    std::unique_lock<std::mutex> l(mu_);
-    for (;;) {
-      cv_.wait(l, [&] { return !queue_.empty(); });
-      std::shared_ptr<Job> job = std::move(queue_.front());
-      queue_.pop_front();
-      queued_.store(queue_.size());
-      l.unlock();
-      try {
-        job->work();
-      } catch (...) {
-        job->error = std::current_exception();
-      }
-      {
-        std::lock_guard<std::mutex> jl(job->mu);
-        job->done = true;
-        job->finished.store(true);
-      }
-      job->cv.notify_all();
-      job.reset();
-      l.lock();
-      // Poll briefly for the next job (the caller's next step) before sleeping.
-      ++spinning_;
-      l.unlock();
-      SpinFor([&] { return queued_.load() > 0; });
-      l.lock();
-      --spinning_;
-      if (!queue_.empty()) continue;  // take it without counting as idle
-      ++idle_;
-    }
-  }
-
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::shared_ptr<Job>> queue_;
-  std::atomic<size_t> queued_{0};
-  int idle_ = 0;      // sleeping on cv_ and not yet claimed
-  int spinning_ = 0;  // polling queued_
-};
-
-Workers& GlobalWorkers() {
-  static Workers* w = new Workers;  // leaked on purpose: its threads outlive static destruction
-  return *w;
-}
-
+std::mutex g_mu;                                   // guards g_cancel
+const std::function<void()>* g_cancel = nullptr;   // the running call's cancel (main thread's frame)
+std::atomic<bool> g_interrupted{false};
+int g_wake_fd = -1;
+struct sigaction g_previous;  // the handler to chain to and restore (written before ours is installed)
+int g_depth = 0;              // main-thread calls in progress (nesting)
 unsigned long g_main_thread = 0;
+
+extern "C" void OnSigint(int sig, siginfo_t* info, void* context) {
+  g_interrupted.store(true);
+  const uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = write(g_wake_fd, &one, sizeof one);
+  if ((g_previous.sa_flags & SA_SIGINFO) != 0) {
+    if (g_previous.sa_sigaction != nullptr) g_previous.sa_sigaction(sig, info, context);
+  } else if (g_previous.sa_handler != SIG_DFL && g_previous.sa_handler != SIG_IGN) {
+    g_previous.sa_handler(sig);
+  }
+}
+
+void Watcher() {
+  for (;;) {
+    uint64_t v;
+    if (read(g_wake_fd, &v, sizeof v) < 0) {
+      if (errno == EINTR) continue;
+      return;  // the eventfd is gone: nothing left to watch
+    }
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> l(g_mu);
+        if (g_cancel == nullptr || !g_interrupted.load()) break;
+        (*g_cancel)();
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+}
+
+void StartWatcher() {
+  g_wake_fd = eventfd(0, EFD_CLOEXEC);
+  if (g_wake_fd < 0) throw Error(errors::Internal("eventfd failed (errno {}): Ctrl-C handling unavailable", errno));
+  // The watcher never takes SIGINT itself (it would only interrupt its read).
+  sigset_t block, old;
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &block, &old);
+  std::thread(Watcher).detach();
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+bool PythonHandlesSigint(struct sigaction* current) {
+  if (sigaction(SIGINT, nullptr, current) != 0) return false;
+  if ((current->sa_flags & SA_SIGINFO) != 0) return current->sa_sigaction != nullptr;
+  return current->sa_handler != SIG_DFL && current->sa_handler != SIG_IGN;
+}
 
 }  // namespace
 
 void RunInterruptibleVoid(const std::function<void()>& work, const std::function<void()>& cancel) {
-  if (PyThread_get_thread_ident() != g_main_thread) {
+  struct sigaction current;
+  if (PyThread_get_thread_ident() != g_main_thread || g_depth > 0 || !PythonHandlesSigint(&current)) {
     py::gil_scoped_release nogil;
     work();
     return;
   }
-  auto job = std::make_shared<Job>();
-  job->work = work;
-  std::optional<py::error_already_set> interrupted;
+  static std::once_flag started;
+  std::call_once(started, StartWatcher);
+  {
+    std::lock_guard<std::mutex> l(g_mu);
+    g_cancel = &cancel;
+    g_interrupted.store(false);
+  }
+  g_previous = current;
+  struct sigaction ours = {};
+  ours.sa_sigaction = OnSigint;
+  ours.sa_flags = SA_SIGINFO | (current.sa_flags & (SA_RESTART | SA_ONSTACK));
+  sigemptyset(&ours.sa_mask);
+  sigaction(SIGINT, &ours, nullptr);
+  ++g_depth;
+  std::exception_ptr error;
   {
     py::gil_scoped_release nogil;
-    GlobalWorkers().Submit(job);
-    SpinFor([&] { return job->finished.load(); });
-    std::unique_lock<std::mutex> l(job->mu);
-    while (!job->done) {
-      if (job->cv.wait_for(l, std::chrono::milliseconds(50), [&] { return job->done; })) break;
-      l.unlock();
-      if (!interrupted) {
-        py::gil_scoped_acquire gil;
-        if (PyErr_CheckSignals() != 0) interrupted.emplace();  // fetches the raised exception
-      }
-      // Cancel again on every tick until the work ends: a cancel that arrives before the step
-      // has started (still compiling, or Fit not yet in its loop) would otherwise be lost.
-      if (interrupted) cancel();
-      l.lock();
+    try {
+      work();
+    } catch (...) {
+      error = std::current_exception();
     }
   }
-  if (interrupted) throw std::move(*interrupted);  // the work's own error (Cancelled) is dropped
-  if (job->error) std::rethrow_exception(job->error);
+  --g_depth;
+  sigaction(SIGINT, &g_previous, nullptr);
+  {
+    std::lock_guard<std::mutex> l(g_mu);
+    g_cancel = nullptr;
+  }
+  if (g_interrupted.exchange(false) && PyErr_CheckSignals() != 0) {
+    throw py::error_already_set();  // KeyboardInterrupt (or whatever the handler raised)
+  }
+  if (error) std::rethrow_exception(error);
 }
 
 void InitInterrupt() {
