@@ -7,13 +7,13 @@ namespace weft::python {
 
 py::dtype NumpyDType(DType dt) {
   switch (dt) {
-    case DType::kFloat32: return py::dtype("float32");
-    case DType::kFloat64: return py::dtype("float64");
-    case DType::kInt32: return py::dtype("int32");
-    case DType::kInt64: return py::dtype("int64");
-    case DType::kUInt8: return py::dtype("uint8");
-    case DType::kBool: return py::dtype("bool");
-    case DType::kFloat16: return py::dtype("float16");
+    case DType::kFloat32: return py::dtype::of<float>();
+    case DType::kFloat64: return py::dtype::of<double>();
+    case DType::kInt32: return py::dtype::of<int32_t>();
+    case DType::kInt64: return py::dtype::of<int64_t>();
+    case DType::kUInt8: return py::dtype::of<uint8_t>();
+    case DType::kBool: return py::dtype::of<bool>();
+    case DType::kFloat16: return py::dtype(23);  // NPY_HALF
     default: break;
   }
   throw Error(errors::Unimplemented("dtype {} has no numpy equivalent", DTypeName(dt)));
@@ -22,8 +22,7 @@ py::dtype NumpyDType(DType dt) {
 DType FromNumpyDType(const py::dtype& dt) {
   const char kind = dt.kind();
   const py::ssize_t size = dt.itemsize();
-  const std::string byteorder = py::str(dt.attr("byteorder"));
-  WEFT_REQUIRE(byteorder != ">", "numpy dtype {} is big-endian: convert it with .astype(its native form) first",
+  WEFT_REQUIRE(dt.byteorder() != '>', "numpy dtype {} is big-endian: convert it with .astype(its native form) first",
                std::string(py::str(py::handle(dt))));
   if (kind == 'f' && size == 4) return DType::kFloat32;
   if (kind == 'f' && size == 8) return DType::kFloat64;
@@ -79,14 +78,15 @@ py::array TensorToNumpy(const Tensor& t) {
 }
 
 Tensor NumpyToTensor(const py::handle& value, std::optional<DType> dtype) {
-  py::module_ np = py::module_::import("numpy");
   py::array arr;
-  if (py::isinstance<py::array>(value) || py::isinstance(value, np.attr("generic"))) {
-    arr = np.attr("asarray")(value);
-  } else if (dtype.has_value()) {
-    arr = np.attr("asarray")(value, NumpyDType(*dtype));
+  if (py::isinstance<py::array>(value)) {
+    arr = py::reinterpret_borrow<py::array>(value);
   } else {
-    arr = np.attr("asarray")(value);
+    // numpy scalars keep their dtype; Python values take `dtype` when given.
+    static py::handle generic = py::object(py::module_::import("numpy").attr("generic")).release();  // kept for the process
+    const bool keep = py::isinstance(value, generic) || !dtype.has_value();
+    arr = keep ? py::array(py::reinterpret_borrow<py::object>(value))
+               : py::array(py::reinterpret_borrow<py::object>(value)).attr("astype")(NumpyDType(*dtype));
   }
   const DType dt = FromNumpyDType(arr.dtype());
   std::vector<int64_t> dims(arr.shape(), arr.shape() + arr.ndim());
@@ -107,7 +107,8 @@ Tensor NumpyToTensor(const py::handle& value, std::optional<DType> dtype) {
   }
   Tensor t(dt, shape);
   if (t.bytes() > 0) {
-    py::array c = np.attr("ascontiguousarray")(arr);
+    py::array c = py::array::ensure(arr, py::array::c_style);
+    if (!c) throw py::error_already_set();
     std::memcpy(t.raw_data(), c.data(), t.bytes());
   }
   return t;
