@@ -6,6 +6,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 FIT_SCRIPT = r"""
 import sys, time
 import numpy as np
@@ -19,10 +21,16 @@ model = keras.Sequential([layers.Conv2D(32, 3, activation="relu", input_shape=(2
                           layers.MaxPooling2D(), layers.Flatten(), layers.Dense(10)])
 model.compile(loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), optimizer="sgd",
               metrics=["accuracy"])
+
+class Slow(keras.callbacks.Callback):  # Python code runs between steps: the signal may land in it
+    def on_train_batch_end(self, batch, logs=None):
+        time.sleep(0.002)
+
+callbacks = [Slow()] if "--with-callback" in sys.argv else []
 print("READY", flush=True)
 start = time.time()
 try:
-    model.fit(x, y, batch_size=64, epochs=1000, verbose=0)
+    model.fit(x, y, batch_size=64, epochs=1000, verbose=0, callbacks=callbacks)
     print("fit ended without an interrupt", flush=True)
     sys.exit(3)
 except KeyboardInterrupt:
@@ -56,8 +64,9 @@ with weft.Session(inter_op_threads=1, intra_op_threads=1) as sess:
 """
 
 
-def run_and_interrupt(script, delay):
-    p = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def run_and_interrupt(script, delay, *args):
+    p = subprocess.Popen([sys.executable, "-c", script, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
     try:
         line = p.stdout.readline()
         assert line.strip() == "READY", line + p.stderr.read()
@@ -72,8 +81,9 @@ def run_and_interrupt(script, delay):
     return p.returncode, out, err, time.time() - sent
 
 
-def test_sigint_during_fit_leaves_the_model_usable():
-    code, out, err, _ = run_and_interrupt(FIT_SCRIPT, 1.0)
+@pytest.mark.parametrize("args", [(), ("--with-callback",)], ids=["cpp", "python_callback"])
+def test_sigint_during_fit_leaves_the_model_usable(args):
+    code, out, err, _ = run_and_interrupt(FIT_SCRIPT, 1.0, *args)
     assert code == 0, out + err
     assert "INTERRUPTED" in out and "EVALUATED" in out and "FIT AGAIN ok" in out, out + err
     secs = float(out.split("INTERRUPTED after ")[1].split("s")[0])
