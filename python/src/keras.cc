@@ -89,7 +89,9 @@ void InitKeras(py::module_& k) {
         return "<KerasTensor shape=" + s.sym->shape.ToString() + " name='" + s.sym->name + "'>";
       });
   k.def("Input", [](const py::object& shape, const std::string& name) {
-    return PySym{train::Input(TensorShape(shape.cast<std::vector<int64_t>>()), name)};
+    std::vector<int64_t> dims;
+    for (const py::handle& d : shape) dims.push_back(d.is_none() ? TensorShape::kUnknownDim : d.cast<int64_t>());
+    return PySym{train::Input(TensorShape(dims), name)};
   }, py::arg("shape"), py::arg("name") = "input",
      "A model input of per-example `shape` (the batch dim is added in front), for the functional API:\n"
      "    x = keras.Input(shape=(28, 28, 1)); y = layers.Dense(10)(layers.Flatten()(x)); keras.Model(x, y)");

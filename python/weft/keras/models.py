@@ -232,7 +232,7 @@ class Sequential(Model):
             if shape is None:
                 raise ValueError("this Sequential model has no input shape yet: pass input_shape=(...) to its first "
                                  "layer (or start with InputLayer(input_shape=...)), or call fit with data first")
-            self._cpp = _weft.keras.Sequential(list(shape), self._layers, self._name)
+            self._cpp = _weft.keras.Sequential([-1 if d is None else int(d) for d in shape], self._layers, self._name)
         return self._cpp
 
 
