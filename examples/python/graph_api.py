@@ -4,6 +4,9 @@
 
 Learns to tell two Fashion-MNIST classes apart (T-shirt/top vs trouser) from raw pixels.
 """
+import os
+import tempfile
+
 import numpy as np
 import weft
 from weft import keras
@@ -47,5 +50,9 @@ with weft.Session(graph) as sess:
             sess.run(train, feed_dict={x: x_train[batch], y: y_train[batch], lr: 0.5})
         l, a = sess.run([loss, accuracy], feed_dict={x: x_test, y: y_test})
         print("epoch %d: test loss %.4f, test accuracy %.4f" % (epoch + 1, l, a))
-    graph.save("/tmp/weft_logreg.weftgraph")
-    print("graph saved to /tmp/weft_logreg.weftgraph (%d nodes); `weft.Graph.load` reads it back" % graph.num_nodes)
+
+# The graph as a file (and back), and as a picture: `dot -Tpng logreg.dot -o logreg.png`.
+path = os.path.join(tempfile.gettempdir(), "weft_logreg.weftgraph")
+graph.save(path)
+print("graph saved to %s: %d nodes, read back: %d nodes, DOT: %d lines" %
+      (path, graph.num_nodes, weft.Graph.load(path).num_nodes, len(graph.to_dot().splitlines())))

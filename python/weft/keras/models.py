@@ -21,6 +21,8 @@ Input = _weft.keras.Input
 def _metric_name(m):
     if isinstance(m, str):
         return m
+    if isinstance(m, type):  # a class given instead of an instance
+        m = m()
     name = getattr(m, "name", None) or type(m).__name__
     # SparseCategoricalAccuracy -> sparse_categorical_accuracy
     return "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
