@@ -7,7 +7,6 @@ import argparse
 import time
 
 import numpy as np
-import weft
 from weft import keras
 from weft.keras import layers
 

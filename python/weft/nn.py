@@ -3,7 +3,7 @@
     h = weft.nn.relu(weft.nn.conv2d(x, w, strides=1, padding="SAME") + b)
     loss = weft.reduce_mean(weft.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=h))
 """
-from .framework import Tensor, convert_to_tensor, int64
+from .framework import Tensor, convert_to_tensor
 from .ops import raw_ops, sigmoid, tanh, cast  # noqa: F401  (re-exported as weft.nn.sigmoid, ...)
 
 

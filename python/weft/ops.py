@@ -9,8 +9,8 @@ import types
 import numpy as np
 
 from . import _weft
-from .framework import (Tensor, Operation, Variable, as_dtype, constant, convert_to_tensor, get_default_graph,
-                        group, int32, int64, float32, _numpy_value)
+from .framework import (Tensor, Operation, as_dtype, constant, convert_to_tensor, get_default_graph,
+                        int32, int64, float32, _numpy_value)
 
 # ---- generated raw ops ------------------------------------------------------------------------
 
@@ -140,7 +140,6 @@ for _py, _op in _UNARY.items():
     globals()[_py] = _unary(_op, _py)
 for _py, _op in _BINARY.items():
     globals()[_py] = _binary(_op, _py)
-subtract = globals()["subtract"]
 
 
 def where(condition, x, y, name=None):
@@ -370,7 +369,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients"):
     if grad_ys is not None:
         grad_ys = [grad_ys] if not isinstance(grad_ys, (list, tuple)) else list(grad_ys)
         for y, gy in zip(ys, grad_ys):
-            gys.append(ones_like(y) if gy is None else convert_to_tensor(gy, y.dtype if not isinstance(gy, Tensor) else None))
+            gys.append(raw_ops.OnesLike(y) if gy is None else convert_to_tensor(gy, y.dtype if not isinstance(gy, Tensor) else None))
     g = get_default_graph()
     prefix = "/".join(g._name_stack + ([name] if name and name != "gradients" else []))
     return _weft._gradients(ys, xs, gys, prefix)

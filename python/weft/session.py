@@ -8,7 +8,6 @@
 The GIL is released while a step runs; Ctrl-C cancels the step and raises KeyboardInterrupt (the
 session and its variables stay usable).
 """
-import collections
 
 from . import _weft
 from .framework import Graph, Operation, Tensor, get_default_graph
@@ -130,4 +129,3 @@ class _DefaultSession:
 
 InteractiveSession = Session
 __all__ = ["Session", "get_default_session"]
-_ = collections

@@ -59,3 +59,9 @@ def test_conv2d_gradient(graph, sess):
     got = sess.run(dx, feed_dict={x: x0})
     want = numeric_grad(lambda v: sess.run(y, feed_dict={x: v}), x0)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_grad_ys_none_means_ones(graph, sess):
+    x = weft.placeholder(weft.float64, shape=(2,))
+    (dx,) = weft.gradients([x * 3.0], [x], grad_ys=[None])
+    np.testing.assert_allclose(sess.run(dx, feed_dict={x: np.zeros(2)}), [3.0, 3.0])

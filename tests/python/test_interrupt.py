@@ -1,6 +1,5 @@
 """Ctrl-C: SIGINT during fit (or Session.run) stops the step promptly with KeyboardInterrupt, and
 the model / session stays usable. Runs the training in a subprocess and signals it."""
-import os
 import signal
 import subprocess
 import sys
