@@ -2,6 +2,9 @@
 # weft's one set-up script. On a fresh Debian 12 machine (as root, or with sudo available):
 #   ./build.sh run    install what is missing, build, run the main job
 #   ./build.sh test   install what is missing, build, run every test (also under ASan + UBSan)
+# Both also make the Python set-up: a venv in .venv (Debian's python3) with the pinned packages of
+# python/requirements.txt, the weft extension built for it, and .venv/.../weft.pth so that
+# `.venv/bin/python -c "import weft"` works from any directory.
 # Environment: BUILD_DIR (default build), JOBS (default: nproc).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -11,7 +14,7 @@ JOBS="${JOBS:-$(nproc)}"
 
 # Debian packages the build and the tests need (nothing else is installed by hand).
 packages=(g++ meson ninja-build pkg-config libeigen3-dev libfmt-dev doctest-dev zlib1g-dev
-          dataset-fashion-mnist graphviz)
+          dataset-fashion-mnist graphviz pybind11-dev python3-dev python3-venv)
 
 install_missing() {
   local missing=()
@@ -26,6 +29,25 @@ install_missing() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+# The venv the Python package is built for and tested with; re-installs when requirements change.
+setup_venv() {
+  [ -x .venv/bin/python ] || /usr/bin/python3 -m venv .venv
+  local stamp=.venv/.weft-requirements
+  if ! cmp -s python/requirements.txt "$stamp"; then
+    echo "== pip install -r python/requirements.txt (into .venv)"
+    .venv/bin/python -m pip install -q --disable-pip-version-check -r python/requirements.txt
+    cp python/requirements.txt "$stamp"
+  fi
+}
+
+# Puts python/ (the package) and $BUILD_DIR/python (the extension) on the venv's path.
+register_python() {
+  compgen -G "$BUILD_DIR/python/weft/_weft*.so" >/dev/null || return 0
+  local site
+  site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  printf '%s\n%s\n' "$PWD/python" "$(cd "$BUILD_DIR" && pwd)/python" > "$site/weft.pth"
+}
+
 build() {  # build DIR [meson options...]
   local dir="$1"; shift
   [ -f "$dir/build.ninja" ] || meson setup "$dir" "$@" >/dev/null
@@ -33,18 +55,24 @@ build() {  # build DIR [meson options...]
 }
 
 install_missing
+setup_venv
 case "$mode" in
   run)
-    build "$BUILD_DIR"
+    build "$BUILD_DIR" -Dpython_exe="$PWD/.venv/bin/python"
+    register_python
     # The talks' Keras CNN, one epoch on Fashion-MNIST, then evaluated on the test split.
     echo "== weft-zoo train mnist_cnn --epochs 1"
     "$BUILD_DIR/zoo/weft-zoo" train mnist_cnn --epochs 1
     ;;
   test)
-    build "$BUILD_DIR"
+    build "$BUILD_DIR" -Dpython_exe="$PWD/.venv/bin/python"
+    register_python
     meson test -C "$BUILD_DIR" --print-errorlogs --num-processes "$JOBS"
+    # The Python package (tests/python), with the venv's interpreter.
+    .venv/bin/python -m pytest -q tests/python
     # The op, graph and core suites again under AddressSanitizer + UndefinedBehaviorSanitizer.
-    build "$BUILD_DIR-asan" -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized -Dnative=true
+    build "$BUILD_DIR-asan" -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized -Dnative=true \
+      -Dpython=disabled
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
       meson test -C "$BUILD_DIR-asan" --print-errorlogs --num-processes "$JOBS" --timeout-multiplier 4
     ;;

@@ -1,0 +1,276 @@
+// weft.keras building blocks: layers (the C++ train::Layer objects, made by their factory
+// functions with Keras' argument names), symbolic inputs, losses, optimizers, learning-rate
+// schedules, initializers and the MNIST-format data loaders.
+#include "train/datasets.h"
+#include "train/idx.h"
+#include "train/initializers.h"
+#include "train/layer.h"
+#include "train/losses.h"
+#include "train/optimizers.h"
+
+#include "keras_common.h"
+
+namespace weft::python {
+namespace {
+
+using namespace weft::train;
+
+py::object ShapeTuple(const TensorShape& s) {
+  if (s.unknown_rank()) return py::none();
+  py::tuple t(s.rank());
+  for (int i = 0; i < s.rank(); ++i) t[i] = s.dim(i) < 0 ? py::object(py::none()) : py::object(py::int_(s.dim(i)));
+  return t;
+}
+
+// Keras accepts an int or a pair for sizes: 3 -> {3, 3}.
+std::vector<int64_t> Pair(const py::handle& h, const char* what) {
+  if (py::isinstance<py::int_>(h)) return {h.cast<int64_t>(), h.cast<int64_t>()};
+  std::vector<int64_t> v;
+  for (const py::handle& x : h) v.push_back(x.cast<int64_t>());
+  WEFT_REQUIRE(v.size() == 2, "{} must be an int or a pair of ints, got {}", what, std::string(py::repr(h)));
+  return v;
+}
+
+// None, a name ("relu"), or a callable with a known __name__ (weft.nn.relu, tf.nn.relu).
+std::string ActivationName(const py::handle& h) {
+  if (h.is_none()) return "";
+  if (py::isinstance<py::str>(h)) return h.cast<std::string>();
+  if (py::hasattr(h, "__name__")) return py::str(h.attr("__name__")).cast<std::string>();
+  throw Error(errors::InvalidArgument("activation must be None, a name such as 'relu', or weft.nn.relu; got {}",
+                                      std::string(py::repr(h))));
+}
+
+Initializer InitializerArg(const py::handle& h, const char* what) {
+  if (py::isinstance<py::str>(h)) return InitializerByName(h.cast<std::string>());
+  if (py::isinstance<Initializer>(h)) return h.cast<Initializer>();
+  throw Error(errors::InvalidArgument("{} must be a name ('glorot_uniform', 'zeros', ...) or a "
+                                      "weft.keras.initializers object; got {}", what, std::string(py::repr(h))));
+}
+
+// kernel_regularizer: None, a number, or weft.keras.regularizers.l2(x) (anything with an `l2`).
+double L2Arg(const py::handle& h) {
+  if (h.is_none()) return 0.0;
+  if (py::hasattr(h, "l2")) return h.attr("l2").cast<double>();
+  return h.cast<double>();
+}
+
+// Sets the Keras extras every layer factory takes: a name and the Sequential input shape.
+// Returns the Python object (which carries `_input_shape`).
+py::object Finish(LayerPtr layer, const py::object& name, const py::object& input_shape) {
+  if (!name.is_none()) layer->set_name(name.cast<std::string>());
+  py::object obj = py::cast(std::shared_ptr<Layer>(layer));
+  if (!input_shape.is_none()) obj.attr("_input_shape") = py::tuple(input_shape);
+  return obj;
+}
+
+Schedule ScheduleArg(const py::handle& h) {
+  if (py::isinstance<PySchedule>(h)) return h.cast<const PySchedule&>().schedule;
+  return ConstantLR(h.cast<double>());
+}
+
+py::tuple MnistSplitToNumpy(const std::string& dir, bool train) {
+  MnistSplit s = LoadMnist(dir, train);
+  return py::make_tuple(TensorToNumpy(std::exchange(s.images, Tensor())), TensorToNumpy(std::exchange(s.labels, Tensor())));
+}
+
+constexpr const char* kCommonArgs =
+    "\n\nname: the layer's name (default: Keras' scheme, e.g. 'conv2d', 'conv2d_1').\n"
+    "input_shape: per-example input shape (no batch dim) when this is the first layer of a Sequential.";
+
+}  // namespace
+
+void InitKeras(py::module_& k) {
+  // ---- symbolic tensors and layers -----------------------------------------------------------
+  py::class_<PySym>(k, "KerasTensor", "A symbolic tensor of the functional API: a layer call's output or an Input.")
+      .def_property_readonly("shape", [](const PySym& s) { return ShapeTuple(s.sym->shape); },
+                             "Shape with the batch dim (None).")
+      .def_property_readonly("name", [](const PySym& s) { return s.sym->name; })
+      .def("__repr__", [](const PySym& s) {
+        return "<KerasTensor shape=" + s.sym->shape.ToString() + " name='" + s.sym->name + "'>";
+      });
+  k.def("Input", [](const py::object& shape, const std::string& name) {
+    std::vector<int64_t> dims;
+    for (const py::handle& d : shape) dims.push_back(d.is_none() ? TensorShape::kUnknownDim : d.cast<int64_t>());
+    return PySym{train::Input(TensorShape(dims), name)};
+  }, py::arg("shape"), py::arg("name") = "input",
+     "A model input of per-example `shape` (the batch dim is added in front), for the functional API:\n"
+     "    x = keras.Input(shape=(28, 28, 1)); y = layers.Dense(10)(layers.Flatten()(x)); keras.Model(x, y)");
+
+  py::class_<Layer, std::shared_ptr<Layer>>(k, "Layer", py::dynamic_attr(),
+                                            "A layer (train/layer.h); call it on KerasTensors to build a model.")
+      .def("__call__", [](Layer& l, const PySym& x) { return PySym{l(x.sym)}; }, py::arg("inputs"))
+      .def("__call__", [](Layer& l, const std::vector<PySym>& xs) {
+        std::vector<Sym> syms;
+        for (const PySym& s : xs) syms.push_back(s.sym);
+        return PySym{l(syms)};
+      }, py::arg("inputs"))
+      .def_property("name", &Layer::name, &Layer::set_name)
+      .def_property_readonly("type", &Layer::type, "The layer class's Keras name (\"Conv2D\").")
+      .def_property_readonly("built", &Layer::built)
+      .def_property_readonly("weights", [](const Layer& l) {
+        py::list out;
+        for (const Weight& w : l.weights()) out.append(py::make_tuple(w.name, ShapeTuple(w.shape), w.trainable));
+        return out;
+      }, "(name, shape, trainable) of each declared weight (after the layer is built).")
+      .def("count_params", [](const Layer& l) { return l.CountParams(true) + l.CountParams(false); })
+      .def("__repr__", [](const Layer& l) {
+        return "<weft.keras.layers." + l.type() + " '" + (l.name().empty() ? std::string("(unnamed)") : l.name()) + "'>";
+      });
+
+  py::module_ layers = k.def_submodule("layers", "Keras layers.");
+  layers.def("Dense", [](int64_t units, const py::object& activation, bool use_bias, const py::object& kernel_initializer,
+                         const py::object& bias_initializer, const py::object& kernel_regularizer, const py::object& name,
+                         const py::object& input_shape) {
+    DenseOptions o;
+    o.activation = ActivationName(activation);
+    o.use_bias = use_bias;
+    o.kernel_initializer = InitializerArg(kernel_initializer, "kernel_initializer");
+    o.bias_initializer = InitializerArg(bias_initializer, "bias_initializer");
+    o.kernel_l2 = L2Arg(kernel_regularizer);
+    return Finish(Dense(units, o), name, input_shape);
+  }, py::arg("units"), py::arg("activation") = py::none(), py::arg("use_bias") = true,
+     py::arg("kernel_initializer") = "glorot_uniform", py::arg("bias_initializer") = "zeros",
+     py::arg("kernel_regularizer") = py::none(), py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
+     (std::string("Densely connected layer: activation(inputs @ kernel + bias) over the last axis (rank-2 inputs).\n\n"
+                  "units: output size. activation: None (linear), 'relu', 'softmax', 'sigmoid', 'tanh' or weft.nn.relu...\n"
+                  "kernel_initializer / bias_initializer: a name or weft.keras.initializers object.\n"
+                  "kernel_regularizer: weft.keras.regularizers.l2(x) (adds x * sum(kernel**2) to the loss).") + kCommonArgs).c_str());
+  layers.def("Conv2D", [](int64_t filters, const py::object& kernel_size, const py::object& strides,
+                          const std::string& padding, const py::object& activation, bool use_bias,
+                          const py::object& kernel_initializer, const py::object& bias_initializer,
+                          const py::object& kernel_regularizer, const py::object& name, const py::object& input_shape) {
+    Conv2DOptions o;
+    o.strides = Pair(strides, "Conv2D strides");
+    o.padding = padding;
+    o.activation = ActivationName(activation);
+    o.use_bias = use_bias;
+    o.kernel_initializer = InitializerArg(kernel_initializer, "kernel_initializer");
+    o.bias_initializer = InitializerArg(bias_initializer, "bias_initializer");
+    o.kernel_l2 = L2Arg(kernel_regularizer);
+    return Finish(Conv2D(filters, Pair(kernel_size, "Conv2D kernel_size"), o), name, input_shape);
+  }, py::arg("filters"), py::arg("kernel_size"), py::arg("strides") = py::make_tuple(1, 1), py::arg("padding") = "valid",
+     py::arg("activation") = py::none(), py::arg("use_bias") = true, py::arg("kernel_initializer") = "glorot_uniform",
+     py::arg("bias_initializer") = "zeros", py::arg("kernel_regularizer") = py::none(), py::arg("name") = py::none(),
+     py::arg("input_shape") = py::none(),
+     (std::string("2-D convolution over NHWC inputs (batch, height, width, channels) with a\n"
+                  "(kh, kw, in_channels, filters) kernel.\n\n"
+                  "filters: number of output channels.\n"
+                  "kernel_size: an int (square) or (kh, kw).\n"
+                  "strides: an int or (sh, sw). padding: 'valid' (no padding) or 'same'.\n"
+                  "activation: None (linear), 'relu', 'softmax', 'sigmoid', 'tanh' or weft.nn.relu...\n"
+                  "use_bias, kernel_initializer, bias_initializer, kernel_regularizer: as for Dense.\n\n"
+                  "Example: Conv2D(32, (3, 3), activation='relu', input_shape=(28, 28, 1))") + kCommonArgs).c_str());
+  auto pool = [&](const char* keras_name, const char* alias, LayerPtr (*make)(std::vector<int64_t>, std::vector<int64_t>, std::string),
+                  const char* doc) {
+    auto f = [make](const py::object& pool_size, const py::object& strides, const std::string& padding,
+                    const py::object& name, const py::object& input_shape) {
+      std::vector<int64_t> s = strides.is_none() ? std::vector<int64_t>{} : Pair(strides, "pooling strides");
+      return Finish(make(Pair(pool_size, "pool_size"), s, padding), name, input_shape);
+    };
+    const std::string d = std::string(doc) +
+        "\n\npool_size: an int or (ph, pw), default (2, 2).\nstrides: an int or a pair; None = pool_size.\n"
+        "padding: 'valid' or 'same'." + kCommonArgs;
+    for (const char* n : {keras_name, alias}) {
+      layers.def(n, f, py::arg("pool_size") = py::make_tuple(2, 2), py::arg("strides") = py::none(),
+                 py::arg("padding") = "valid", py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
+                 d.c_str());
+    }
+  };
+  pool("MaxPooling2D", "MaxPool2D", &MaxPool2D, "Max over pool_size windows of NHWC inputs.");
+  pool("AveragePooling2D", "AvgPool2D", &AvgPool2D, "Mean over pool_size windows of NHWC inputs.");
+  layers.def("GlobalAveragePooling2D", [](const py::object& name, const py::object& input_shape) {
+    return Finish(GlobalAveragePooling2D(), name, input_shape);
+  }, py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
+     (std::string("Mean over height and width: (batch, h, w, c) -> (batch, c).") + kCommonArgs).c_str());
+  layers.def("Flatten", [](const py::object& name, const py::object& input_shape) {
+    return Finish(Flatten(), name, input_shape);
+  }, py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
+     (std::string("Flattens each example: (batch, d1, d2, ...) -> (batch, d1 * d2 * ...).") + kCommonArgs).c_str());
+  layers.def("Dropout", [](double rate, int64_t seed, const py::object& name, const py::object& input_shape) {
+    return Finish(Dropout(rate, seed), name, input_shape);
+  }, py::arg("rate"), py::arg("seed") = 0, py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
+     (std::string("Zeroes a fraction `rate` of the inputs while training (scaling the rest by 1/(1-rate));\n"
+                  "identity in evaluate/predict. seed: 0 = from the graph seed.") + kCommonArgs).c_str());
+  layers.def("BatchNormalization", [](double momentum, double epsilon, const py::object& name, const py::object& input_shape) {
+    return Finish(BatchNormalization(momentum, epsilon), name, input_shape);
+  }, py::arg("momentum") = 0.99, py::arg("epsilon") = 1e-3, py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
+     (std::string("Per-channel (last axis) normalization: batch statistics while training, moving averages\n"
+                  "otherwise; moving = momentum * moving + (1 - momentum) * batch.") + kCommonArgs).c_str());
+  layers.def("Activation", [](const py::object& activation, const py::object& name, const py::object& input_shape) {
+    return Finish(Activation(ActivationName(activation)), name, input_shape);
+  }, py::arg("activation"), py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
+     (std::string("Applies an activation: 'relu', 'softmax', 'sigmoid', 'tanh', 'linear'.") + kCommonArgs).c_str());
+  layers.def("ReLU", [](const py::object& name, const py::object& input_shape) {
+    return Finish(ReLU(), name, input_shape);
+  }, py::arg("name") = py::none(), py::arg("input_shape") = py::none(), "max(x, 0).");
+  layers.def("Add", [](const py::object& name) { return Finish(Add(), name, py::none()); },
+             py::arg("name") = py::none(),
+             "Element-wise sum of two or more inputs of one shape: layers.Add()([a, b]) (residual connections).");
+
+  // ---- losses ---------------------------------------------------------------------------------
+  py::class_<Loss>(k, "Loss", "A loss (train/losses.h): pass it to Model.compile(loss=...).")
+      .def_property_readonly("name", &Loss::name)
+      .def_readonly("from_logits", &Loss::from_logits)
+      .def("__repr__", [](const Loss& l) { return "<weft.keras.losses." + l.name() + (l.from_logits ? " from_logits>" : ">"); });
+  py::module_ losses = k.def_submodule("losses", "Keras losses.");
+  losses.def("SparseCategoricalCrossentropy", [](bool from_logits) { return SparseCategoricalCrossentropy(from_logits); },
+             py::arg("from_logits") = false,
+             "Cross-entropy of integer class labels (batch,) against predictions (batch, classes).\n"
+             "from_logits: True when the model's last layer has no softmax.");
+  losses.def("CategoricalCrossentropy", [](bool from_logits) { return CategoricalCrossentropy(from_logits); },
+             py::arg("from_logits") = false, "Cross-entropy of one-hot labels (batch, classes).");
+  losses.def("MeanSquaredError", [] { return MeanSquaredError(); }, "Mean of (y - pred)**2 per example.");
+  losses.def("get", [](const std::string& name) { return LossByName(name); }, py::arg("name"),
+             "A loss by Keras name: 'sparse_categorical_crossentropy', 'categorical_crossentropy', 'mse'.");
+
+  // ---- optimizers and schedules ---------------------------------------------------------------
+  py::class_<PySchedule>(k, "LearningRateSchedule", "A learning rate as a function of the step.")
+      .def("__call__", [](const PySchedule& s, int64_t step) { return (*s.schedule)(step); }, py::arg("step"))
+      .def("__repr__", [](const PySchedule& s) { return s.schedule->ToString(); });
+  py::module_ sched = k.def_submodule("schedules", "Learning-rate schedules.");
+  sched.def("Constant", [](double lr) { return PySchedule{ConstantLR(lr)}; }, py::arg("learning_rate"));
+  sched.def("StepDecay", [](double lr, int64_t step_size, double gamma) { return PySchedule{StepDecay(lr, step_size, gamma)}; },
+            py::arg("initial_learning_rate"), py::arg("step_size"), py::arg("gamma") = 0.1,
+            "initial_learning_rate * gamma ** (step // step_size).");
+  sched.def("CosineDecay", [](double lr, int64_t decay_steps, double alpha) { return PySchedule{CosineDecay(lr, decay_steps, alpha)}; },
+            py::arg("initial_learning_rate"), py::arg("decay_steps"), py::arg("alpha") = 0.0,
+            "Cosine decay from initial_learning_rate to alpha * initial_learning_rate over decay_steps.");
+  sched.def("LinearWarmup", [](const py::object& after, int64_t warmup_steps) {
+    return PySchedule{LinearWarmup(ScheduleArg(after), warmup_steps)};
+  }, py::arg("after"), py::arg("warmup_steps"), "Rises linearly over warmup_steps, then follows `after`.");
+
+  py::class_<Optimizer>(k, "Optimizer", "An optimizer (train/optimizers.h): pass it to Model.compile(optimizer=...).")
+      .def_readonly("momentum", &Optimizer::momentum)
+      .def_readonly("nesterov", &Optimizer::nesterov)
+      .def("learning_rate_at", [](const Optimizer& o, int64_t step) { return (*o.learning_rate)(step); }, py::arg("step"))
+      .def("__repr__", &Optimizer::ToString);
+  py::module_ opt = k.def_submodule("optimizers", "Keras optimizers.");
+  opt.def("SGD", [](const py::object& lr, double momentum, bool nesterov) { return SGD(ScheduleArg(lr), momentum, nesterov); },
+          py::arg("learning_rate") = 0.01, py::arg("momentum") = 0.0, py::arg("nesterov") = false,
+          "Stochastic gradient descent: accum = momentum * accum + grad; var -= lr * accum.\n"
+          "learning_rate: a number or a schedule (weft.keras.optimizers.schedules).");
+  opt.def("Adam", [](const py::object& lr, double b1, double b2, double eps) { return Adam(ScheduleArg(lr), b1, b2, eps); },
+          py::arg("learning_rate") = 0.001, py::arg("beta_1") = 0.9, py::arg("beta_2") = 0.999, py::arg("epsilon") = 1e-7,
+          "Adam with Keras' defaults. learning_rate: a number or a schedule.");
+  opt.def("get", [](const std::string& name) { return OptimizerByName(name); }, py::arg("name"),
+          "An optimizer by name with its default learning rate: 'sgd', 'adam', 'momentum'.");
+
+  // ---- initializers -----------------------------------------------------------------------------
+  py::class_<Initializer>(k, "Initializer", "A weight initializer (train/initializers.h).")
+      .def("__repr__", &Initializer::ToString);
+  py::module_ init = k.def_submodule("initializers", "Keras initializers.");
+  init.def("Zeros", [] { return Zeros(); });
+  init.def("Ones", [] { return Ones(); });
+  init.def("Constant", [](double v) { return Constant(v); }, py::arg("value") = 0.0);
+  init.def("GlorotUniform", [](int64_t seed) { return GlorotUniform(seed); }, py::arg("seed") = 0);
+  init.def("GlorotNormal", [](int64_t seed) { return GlorotNormal(seed); }, py::arg("seed") = 0);
+  init.def("HeNormal", [](int64_t seed) { return HeNormal(seed); }, py::arg("seed") = 0);
+  init.def("HeUniform", [](int64_t seed) { return HeUniform(seed); }, py::arg("seed") = 0);
+
+  // ---- data -------------------------------------------------------------------------------------
+  k.def("_load_mnist_dir", &MnistSplitToNumpy, py::arg("directory"), py::arg("train"),
+        "(images uint8 [N, rows, cols], labels uint8 [N]) from MNIST-format IDX files in `directory`.");
+  k.attr("FASHION_MNIST_DIR") = kFashionMnistDir;
+}
+
+}  // namespace weft::python

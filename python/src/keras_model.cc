@@ -1,0 +1,232 @@
+// weft.keras models: the C++ train::Model / train::Sequential with compile, fit, evaluate,
+// predict, weights files and callbacks (built-in C++ ones, and Python ones called through a
+// trampoline that takes the GIL). fit/evaluate/predict release the GIL; Ctrl-C stops the step
+// (Model::StopTraining + Session::Cancel) and raises KeyboardInterrupt, leaving the model usable.
+#include <cstdio>
+#include <sstream>
+
+#include "train/callbacks.h"
+#include "train/model.h"
+
+#include "keras_common.h"
+
+namespace weft::python {
+namespace {
+
+using namespace weft::train;
+
+py::dict LogsToDict(const Logs& logs) {
+  py::dict d;
+  for (const auto& [k, v] : logs) d[py::str(k)] = v;
+  return d;
+}
+
+// Calls a weft.keras.callbacks.Callback's Keras methods from the training thread.
+class PyCallback : public Callback {
+ public:
+  explicit PyCallback(py::object cb) : cb_(std::move(cb)) {}
+  ~PyCallback() override {
+    py::gil_scoped_acquire gil;
+    cb_ = py::object();
+  }
+  void OnTrainBegin(Model&) override { Call("on_train_begin", {}); }
+  void OnEpochBegin(Model&, int epoch) override { Call("on_epoch_begin", epoch, {}); }
+  void OnBatchEnd(Model&, int64_t batch, const Logs& logs) override { Call("on_train_batch_end", batch, logs); }
+  void OnEpochEnd(Model&, int epoch, const Logs& logs) override { Call("on_epoch_end", epoch, logs); }
+  void OnTrainEnd(Model&) override { Call("on_train_end", {}); }
+
+ private:
+  void Call(const char* method, const Logs& logs) {
+    py::gil_scoped_acquire gil;
+    cb_.attr(method)(LogsToDict(logs));
+  }
+  void Call(const char* method, int64_t index, const Logs& logs) {
+    py::gil_scoped_acquire gil;
+    cb_.attr(method)(index, LogsToDict(logs));
+  }
+  py::object cb_;
+};
+
+std::vector<Sym> Syms(const py::object& o) {
+  std::vector<Sym> out;
+  if (py::isinstance<PySym>(o)) {
+    out.push_back(o.cast<const PySym&>().sym);
+  } else {
+    for (const py::handle& h : o) out.push_back(h.cast<const PySym&>().sym);
+  }
+  return out;
+}
+
+py::object ShapeTuple(const TensorShape& s) {
+  py::tuple t(s.rank());
+  for (int i = 0; i < s.rank(); ++i) t[i] = s.dim(i) < 0 ? py::object(py::none()) : py::object(py::int_(s.dim(i)));
+  return t;
+}
+
+// C's stdout (the progress bar) and Python's sys.stdout share one file: keep them in order.
+void FlushPythonStdout() {
+  py::object out = py::module_::import("sys").attr("stdout");
+  if (!out.is_none() && py::hasattr(out, "flush")) out.attr("flush")();
+}
+
+void Cancel(Model& m) {
+  m.StopTraining();
+  if (m.session() != nullptr) m.session()->Cancel();
+}
+
+}  // namespace
+
+void InitKerasModel(py::module_& k) {
+  py::class_<Callback, std::shared_ptr<Callback>>(k, "CppCallback", "A callback implemented in C++ (train/callbacks.h).");
+  py::class_<ModelCheckpoint, Callback, std::shared_ptr<ModelCheckpoint>>(k, "ModelCheckpoint",
+      "Saves the model's weights after each epoch to `filepath` ('{epoch}' is replaced by the 1-based\n"
+      "epoch); with save_best_only, only when `monitor` improves (mode 'min', 'max' or 'auto').")
+      .def(py::init<std::string, std::string, bool, std::string>(), py::arg("filepath"), py::arg("monitor") = "val_loss",
+           py::arg("save_best_only") = false, py::arg("mode") = "auto")
+      .def_property_readonly("last_saved", &ModelCheckpoint::last_saved);
+  py::class_<EarlyStopping, Callback, std::shared_ptr<EarlyStopping>>(k, "EarlyStopping",
+      "Stops training when `monitor` has not improved by more than min_delta for `patience` epochs;\n"
+      "restore_best_weights puts back the best epoch's weights.")
+      .def(py::init([](const std::string& monitor, double min_delta, int patience, const std::string& mode,
+                       bool restore_best_weights) {
+             return std::make_shared<EarlyStopping>(monitor, patience, min_delta, mode, restore_best_weights);
+           }),
+           py::arg("monitor") = "val_loss", py::arg("min_delta") = 0.0, py::arg("patience") = 0,
+           py::arg("mode") = "auto", py::arg("restore_best_weights") = false)
+      .def_property_readonly("stopped_epoch", &EarlyStopping::stopped_epoch);
+  py::class_<CSVLogger, Callback, std::shared_ptr<CSVLogger>>(k, "CSVLogger",
+      "Writes one CSV row per epoch ('epoch' and the logs); append continues an existing file.")
+      .def(py::init<std::string, bool>(), py::arg("filename"), py::arg("append") = false);
+
+  py::class_<Model, std::shared_ptr<Model>>(k, "Model", "A model from symbolic inputs to an output (train/model.h).")
+      .def(py::init([](const py::object& inputs, const py::object& outputs, const std::string& name) {
+             return std::make_shared<Model>(Syms(inputs), Syms(outputs), name);
+           }),
+           py::arg("inputs"), py::arg("outputs"), py::arg("name") = "model")
+      .def_property_readonly("name", &Model::name)
+      .def_property_readonly("layers", [](const Model& m) {
+        std::vector<std::shared_ptr<Layer>> out(m.layers().begin(), m.layers().end());
+        return out;
+      })
+      .def("get_layer", [](const Model& m, const std::string& name) { return std::shared_ptr<Layer>(m.GetLayer(name)); },
+           py::arg("name"))
+      .def_property_readonly("input_shape", [](const Model& m) { return ShapeTuple(m.input_shape()); })
+      .def_property_readonly("output_shape", [](const Model& m) { return ShapeTuple(m.output_shape()); })
+      .def("count_params", &Model::CountParams)
+      .def("summary_text", [](const Model& m) {
+        std::ostringstream os;
+        m.Summary(os);
+        return os.str();
+      })
+      .def("compile", [](Model& m, const Loss& loss, const Optimizer& optimizer, const std::vector<std::string>& metrics,
+                         int inter_op_threads, int intra_op_threads, int64_t seed) {
+             CompileOptions o;
+             o.loss = loss;
+             o.optimizer = optimizer;
+             o.metrics = metrics;
+             o.session.inter_op_threads = inter_op_threads;
+             o.session.intra_op_threads = intra_op_threads;
+             o.seed = seed;
+             py::gil_scoped_release nogil;
+             m.Compile(o);
+           },
+           py::arg("loss"), py::arg("optimizer"), py::arg("metrics"), py::arg("inter_op_threads") = 0,
+           py::arg("intra_op_threads") = 0, py::arg("seed") = 0)
+      .def_property_readonly("compiled", &Model::compiled)
+      .def("fit",
+           [](Model& m, const py::object& x, const py::object& y, int64_t batch_size, int epochs, int initial_epoch,
+              int64_t steps_per_epoch, bool shuffle, uint64_t shuffle_seed, const py::object& validation_x,
+              const py::object& validation_y, const py::list& callbacks, int verbose) {
+             FitOptions o;
+             o.batch_size = batch_size;
+             o.epochs = epochs;
+             o.initial_epoch = initial_epoch;
+             o.steps_per_epoch = steps_per_epoch;
+             o.shuffle = shuffle;
+             o.shuffle_seed = shuffle_seed;
+             o.verbose = verbose;
+             Tensor tx = NumpyToTensor(x), ty = NumpyToTensor(y), vx, vy;
+             if (!validation_x.is_none()) {
+               vx = NumpyToTensor(validation_x);
+               vy = NumpyToTensor(validation_y);
+               o.validation_x = &vx;
+               o.validation_y = &vy;
+             }
+             for (const py::handle& cb : callbacks) {
+               if (py::isinstance<Callback>(cb)) {
+                 o.callbacks.push_back(cb.cast<std::shared_ptr<Callback>>());
+               } else {
+                 o.callbacks.push_back(std::make_shared<PyCallback>(py::reinterpret_borrow<py::object>(cb)));
+               }
+             }
+             FlushPythonStdout();
+             History h = RunInterruptible([&] {
+               History r = m.Fit(tx, ty, o);
+               std::fflush(stdout);
+               return r;
+             }, [&] { Cancel(m); });
+             py::dict history;
+             for (const auto& [k, v] : h.history) history[py::str(k)] = py::cast(v);
+             return py::make_tuple(py::cast(h.epochs), history);
+           },
+           py::arg("x"), py::arg("y"), py::arg("batch_size") = 32, py::arg("epochs") = 1, py::arg("initial_epoch") = 0,
+           py::arg("steps_per_epoch") = -1, py::arg("shuffle") = true, py::arg("shuffle_seed") = 0,
+           py::arg("validation_x") = py::none(), py::arg("validation_y") = py::none(),
+           py::arg("callbacks") = py::list(), py::arg("verbose") = 1,
+           "Model::Fit; returns (epochs, history dict).")
+      .def("evaluate",
+           [](Model& m, const py::object& x, const py::object& y, int64_t batch_size) {
+             Tensor tx = NumpyToTensor(x), ty = NumpyToTensor(y);
+             Logs logs = RunInterruptible([&] { return m.Evaluate(tx, ty, batch_size); }, [&] { Cancel(m); });
+             return LogsToDict(logs);
+           }, py::arg("x"), py::arg("y"), py::arg("batch_size") = 32, "Model::Evaluate: mean loss and metrics.")
+      .def("predict",
+           [](Model& m, const py::object& x, int64_t batch_size) {
+             Tensor tx = NumpyToTensor(x);
+             Tensor out = RunInterruptible([&] { return m.Predict(tx, batch_size); }, [&] { Cancel(m); });
+             return TensorToNumpy(std::exchange(out, Tensor()));
+           }, py::arg("x"), py::arg("batch_size") = 32, "Model::Predict: the outputs for every row of x.")
+      .def("train_on_batch",
+           [](Model& m, const py::object& x, const py::object& y) {
+             Tensor tx = NumpyToTensor(x), ty = NumpyToTensor(y);
+             return LogsToDict(RunInterruptible([&] { return m.TrainOnBatch(tx, ty); }, [&] { Cancel(m); }));
+           }, py::arg("x"), py::arg("y"))
+      .def("save_weights", [](Model& m, const std::string& path) {
+        py::gil_scoped_release nogil;
+        m.SaveWeights(path);
+      }, py::arg("filepath"), "Writes every variable (weights, optimizer slots, step) to a checkpoint file.")
+      .def("load_weights", [](Model& m, const std::string& path) {
+        py::gil_scoped_release nogil;
+        m.LoadWeights(path);
+      }, py::arg("filepath"), "Reads a checkpoint written by save_weights (each variable must match in dtype and shape).")
+      .def("get_weights", [](Model& m) {
+        WEFT_REQUIRE(m.compiled(), "Model '{}'.get_weights: compile the model first", m.name());
+        std::vector<std::string> names;
+        for (const LayerPtr& l : m.layers()) {
+          for (const Weight& w : l->weights()) names.push_back(l->name() + "/" + w.name);
+        }
+        std::vector<Tensor> values;
+        {
+          py::gil_scoped_release nogil;
+          values = m.session()->Run(std::vector<std::pair<std::string, Tensor>>{}, names, {});
+        }
+        py::list out;
+        for (Tensor& t : values) out.append(TensorToNumpy(std::exchange(t, Tensor())));
+        return out;
+      }, "The layers' weights (kernels, biases, batch-norm statistics) as numpy arrays, in layer order.")
+      .def_property_readonly("variable_names", &Model::VariableNames)
+      .def_property_readonly("step", &Model::step, "Training steps taken (restored by load_weights).")
+      .def("stop_training", &Model::StopTraining, "Asks fit to stop after the current step.")
+      .def_property_readonly("stop_requested", &Model::stop_requested);
+
+  py::class_<Sequential, Model, std::shared_ptr<Sequential>>(k, "Sequential", "A linear stack of layers.")
+      .def(py::init([](const std::vector<int64_t>& input_shape, const std::vector<std::shared_ptr<Layer>>& layers,
+                       const std::string& name) {
+             std::vector<LayerPtr> ls(layers.begin(), layers.end());
+             return std::make_shared<Sequential>(TensorShape(input_shape), ls, name);
+           }),
+           py::arg("input_shape"), py::arg("layers"), py::arg("name") = "sequential")
+      .def("add", [](Sequential& s, const std::shared_ptr<Layer>& l) { s.Add(l); }, py::arg("layer"));
+}
+
+}  // namespace weft::python

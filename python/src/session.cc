@@ -1,0 +1,73 @@
+// weft.Session: runs a graph from Python. Feeds and fetches are numpy arrays (zero-copy where the
+// dtype and layout allow); the GIL is released while the step runs and Ctrl-C cancels it.
+#include "graph/session.h"
+
+#include "common.h"
+
+namespace weft::python {
+namespace {
+
+struct PySession {
+  py::object graph;  // keeps the graph alive while the session runs it
+  std::unique_ptr<Session> session;
+
+  Session& get() {
+    if (!session) throw Error(errors::FailedPrecondition("the session is closed"));
+    return *session;
+  }
+};
+
+}  // namespace
+
+void InitSession(py::module_& m) {
+  py::class_<PySession>(m, "Session", "Runs a graph (graph/session.h).")
+      .def(py::init([](py::object graph, int inter_op_threads, int intra_op_threads, bool constant_folding, bool cse) {
+             SessionOptions o;
+             o.inter_op_threads = inter_op_threads;
+             o.intra_op_threads = intra_op_threads;
+             o.constant_folding = constant_folding;
+             o.cse = cse;
+             Graph* g = graph.cast<Graph*>();
+             return PySession{graph, std::make_unique<Session>(g, o)};
+           }),
+           py::arg("graph"), py::arg("inter_op_threads") = 0, py::arg("intra_op_threads") = 0,
+           py::arg("constant_folding") = true, py::arg("cse") = true,
+           "A session over `graph`; 0 threads means one per hardware thread.")
+      .def_property_readonly("graph", [](const PySession& s) { return s.graph; })
+      .def("_run",
+           [](PySession& self, const std::vector<std::pair<PyTensor, py::object>>& feeds,
+              const std::vector<PyTensor>& fetches, const std::vector<PyOperation>& targets) {
+             Session& sess = self.get();
+             Graph* g = self.graph.cast<Graph*>();
+             std::vector<std::pair<Output, Tensor>> feed_tensors;
+             feed_tensors.reserve(feeds.size());
+             for (const auto& [t, value] : feeds) {
+               WEFT_REQUIRE(t.graph.cast<Graph*>() == g, "feed {} is a tensor of another graph", t.out.name());
+               feed_tensors.emplace_back(t.out, NumpyToTensor(value, t.out.dtype()));
+             }
+             std::vector<Output> fetch_outputs;
+             for (const PyTensor& t : fetches) {
+               WEFT_REQUIRE(t.graph.cast<Graph*>() == g, "fetch {} is a tensor of another graph", t.out.name());
+               fetch_outputs.push_back(t.out);
+             }
+             std::vector<Node*> target_nodes;
+             for (const PyOperation& o : targets) {
+               WEFT_REQUIRE(o.graph.cast<Graph*>() == g, "target {} is an operation of another graph", o.node->name());
+               target_nodes.push_back(o.node);
+             }
+             std::vector<Tensor> out = RunInterruptible(
+                 [&] { return sess.Run(feed_tensors, fetch_outputs, target_nodes); }, [&] { sess.Cancel(); });
+             feed_tensors.clear();  // the fed arrays' buffers are no longer shared with the results
+             py::list result;
+             for (Tensor& t : out) result.append(TensorToNumpy(std::exchange(t, Tensor())));
+             return result;
+           },
+           py::arg("feeds"), py::arg("fetches"), py::arg("targets"))
+      .def("cancel", [](PySession& self) { self.get().Cancel(); }, "Cancels the running steps (they fail with CancelledError).")
+      .def("close", [](PySession& self) { self.session.reset(); }, "Frees the session's variables and compiled steps.")
+      .def_property_readonly("closed", [](const PySession& s) { return !s.session; })
+      .def_property_readonly("num_compiled", [](PySession& s) { return s.get().num_compiled(); },
+                             "Distinct (feeds, fetches, targets) signatures compiled so far.");
+}
+
+}  // namespace weft::python

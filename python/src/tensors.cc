@@ -1,0 +1,143 @@
+// dtypes and numpy arrays <-> Tensors (zero-copy both ways where dtype, layout and alignment allow).
+#include <cstring>
+
+#include "common.h"
+
+namespace weft::python {
+
+py::dtype NumpyDType(DType dt) {
+  switch (dt) {
+    case DType::kFloat32: return py::dtype::of<float>();
+    case DType::kFloat64: return py::dtype::of<double>();
+    case DType::kInt32: return py::dtype::of<int32_t>();
+    case DType::kInt64: return py::dtype::of<int64_t>();
+    case DType::kUInt8: return py::dtype::of<uint8_t>();
+    case DType::kBool: return py::dtype::of<bool>();
+    case DType::kFloat16: return py::dtype(23);  // NPY_HALF
+    default: break;
+  }
+  throw Error(errors::Unimplemented("dtype {} has no numpy equivalent", DTypeName(dt)));
+}
+
+DType FromNumpyDType(const py::dtype& dt) {
+  const char kind = dt.kind();
+  const py::ssize_t size = dt.itemsize();
+  WEFT_REQUIRE(dt.byteorder() != '>', "numpy dtype {} is big-endian: convert it with .astype(its native form) first",
+               std::string(py::str(py::handle(dt))));
+  if (kind == 'f' && size == 4) return DType::kFloat32;
+  if (kind == 'f' && size == 8) return DType::kFloat64;
+  if (kind == 'f' && size == 2) return DType::kFloat16;
+  if (kind == 'i' && size == 4) return DType::kInt32;
+  if (kind == 'i' && size == 8) return DType::kInt64;
+  if (kind == 'u' && size == 1) return DType::kUInt8;
+  if (kind == 'b' && size == 1) return DType::kBool;
+  throw Error(errors::InvalidArgument(
+      "numpy dtype {} has no weft dtype (weft has float32, float64, int32, int64, uint8, bool, float16)",
+      std::string(py::str(py::handle(dt)))));
+}
+
+DType ToDType(const py::handle& h) {
+  if (py::isinstance<DType>(h)) return h.cast<DType>();
+  if (py::isinstance<py::str>(h)) {
+    const std::string s = h.cast<std::string>();
+    if (s == "float") return DType::kFloat32;  // as TF reads "float"
+    if (s == "double") return DType::kFloat64;
+    if (s == "int") return DType::kInt32;
+    return ParseDType(s);
+  }
+  if (h.is(py::type::of(py::bool_()))) return DType::kBool;
+  if (h.is(py::type::of(py::float_()))) return DType::kFloat32;
+  if (h.is(py::type::of(py::int_()))) return DType::kInt32;
+  try {
+    return FromNumpyDType(py::dtype::from_args(py::reinterpret_borrow<py::object>(h)));
+  } catch (py::error_already_set&) {
+    throw Error(errors::InvalidArgument("not a dtype: {}", std::string(py::repr(h))));
+  }
+}
+
+py::array TensorToNumpy(const Tensor& t) {
+  WEFT_REQUIRE(t.IsInitialized(), "cannot convert an uninitialized tensor to numpy");
+  if (t.memory_kind() == MemoryKind::kDevice) {
+    throw Error(errors::Unimplemented("tensor {} is in device memory: copy it to the host first", t.DebugString()));
+  }
+  const py::dtype dt = NumpyDType(t.dtype());
+  std::vector<py::ssize_t> shape;
+  for (int i = 0; i < t.rank(); ++i) shape.push_back(t.dim(i));
+  const std::shared_ptr<Buffer>& buf = t.buffer();
+  // Shared only when nobody else holds the buffer: a variable's storage, a constant or a fed
+  // array would otherwise change under the caller (or the caller could change them). Memory
+  // weft did not allocate (a fed numpy array passed through) is copied too.
+  if (t.num_elements() > 0 && buf && buf.use_count() == 1 && buf->allocator() != nullptr) {
+    auto* keep = new std::shared_ptr<Buffer>(buf);
+    py::capsule base(keep, [](void* p) { delete static_cast<std::shared_ptr<Buffer>*>(p); });
+    return py::array(dt, shape, {}, t.raw_data(), base);
+  }
+  py::array out(dt, shape);
+  if (t.bytes() > 0) std::memcpy(out.mutable_data(), t.raw_data(), t.bytes());
+  return out;
+}
+
+Tensor NumpyToTensor(const py::handle& value, std::optional<DType> dtype) {
+  py::array arr;
+  if (py::isinstance<py::array>(value)) {
+    arr = py::reinterpret_borrow<py::array>(value);
+  } else {
+    // numpy scalars keep their dtype; Python values take `dtype` when given.
+    static py::handle generic = py::object(py::module_::import("numpy").attr("generic")).release();  // kept for the process
+    const bool keep = py::isinstance(value, generic) || !dtype.has_value();
+    arr = keep ? py::array(py::reinterpret_borrow<py::object>(value))
+               : py::array(py::reinterpret_borrow<py::object>(value)).attr("astype")(NumpyDType(*dtype));
+  }
+  const DType dt = FromNumpyDType(arr.dtype());
+  std::vector<int64_t> dims(arr.shape(), arr.shape() + arr.ndim());
+  TensorShape shape(dims);
+  const bool contiguous = (arr.flags() & py::array::c_style) != 0;
+  const auto addr = reinterpret_cast<uintptr_t>(arr.data());
+  if (contiguous && arr.nbytes() > 0 && addr % kTensorAlignment == 0) {
+    // The tensor keeps the array alive; the last tensor to let go drops the reference (any thread).
+    void* data = const_cast<void*>(arr.data());
+    const auto bytes = static_cast<size_t>(arr.nbytes());
+    PyObject* ref = arr.release().ptr();
+    auto release = [ref] {
+      if (!Py_IsInitialized() || _Py_IsFinalizing()) return;  // the interpreter is gone: nothing to free
+      py::gil_scoped_acquire gil;
+      Py_DECREF(ref);
+    };
+    return Tensor::FromBuffer(dt, shape, std::make_shared<Buffer>(data, bytes, MemoryKind::kHost, release));
+  }
+  Tensor t(dt, shape);
+  if (t.bytes() > 0) {
+    py::array c = py::array::ensure(arr, py::array::c_style);
+    if (!c) throw py::error_already_set();
+    std::memcpy(t.raw_data(), c.data(), t.bytes());
+  }
+  return t;
+}
+
+void InitTensors(py::module_& m) {
+  py::enum_<DType>(m, "DType", "weft's element types (core/dtype.h).")
+      .value("float32", DType::kFloat32)
+      .value("float64", DType::kFloat64)
+      .value("int32", DType::kInt32)
+      .value("int64", DType::kInt64)
+      .value("uint8", DType::kUInt8)
+      .value("bool", DType::kBool)
+      .value("float16", DType::kFloat16)
+      .value("bfloat16", DType::kBFloat16)
+      .def_property_readonly("size", [](DType d) { return DTypeSize(d); }, "Bytes per element.")
+      .def_property_readonly("is_floating", [](DType d) { return IsFloating(d); })
+      .def_property_readonly("is_integer", [](DType d) { return IsInteger(d); })
+      .def_property_readonly("as_numpy_dtype", [](DType d) { return NumpyDType(d); }, "The numpy dtype.")
+      .def("__str__", [](DType d) { return std::string(DTypeName(d)); })
+      .def("__repr__", [](DType d) { return "weft." + std::string(DTypeName(d)); });
+  m.def("as_dtype", [](const py::handle& h) { return ToDType(h); }, py::arg("type_value"),
+        "The weft DType of a name (\"float32\"), a numpy dtype or type, or a DType.");
+  m.def("_tensor_roundtrip", [](const py::handle& a) { return TensorToNumpy(NumpyToTensor(a)); }, py::arg("array"),
+        "numpy -> weft Tensor -> numpy, each step zero-copy where it can be (for tests).");
+  m.def("_tensor_shares_input", [](const py::array& a) {
+    Tensor t = NumpyToTensor(a);
+    return t.raw_data() == a.data();
+  }, py::arg("array"), "Whether the Tensor made from `array` shares its memory (for tests).");
+}
+
+}  // namespace weft::python

@@ -1,0 +1,57 @@
+"""weft: a small dataflow-graph deep-learning framework (C++20), from Python.
+
+Graph API (TensorFlow 1 style)::
+
+    import numpy as np, weft
+    x = weft.placeholder(weft.float32, shape=(None, 3), name="x")
+    w = weft.Variable(np.ones((3, 1), np.float32), name="w")
+    loss = weft.reduce_mean(weft.square(x @ w))
+    dw, = weft.gradients(loss, [w])
+    with weft.Session() as sess:
+        sess.run(weft.global_variables_initializer())
+        print(sess.run([loss, dw], feed_dict={x: np.ones((4, 3), np.float32)}))
+
+Keras-like API::
+
+    from weft import keras
+    model = keras.Sequential([keras.layers.Dense(10, input_shape=(784,))])
+    model.compile(loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  optimizer=keras.optimizers.SGD(0.1), metrics=["accuracy"])
+    model.fit(x, y, batch_size=64, epochs=1)
+
+Errors are ``weft.errors.*`` exceptions carrying the C++ message. See docs/python.md.
+"""
+import pkgutil as _pkgutil
+
+# The package is python/weft/ (these files) plus the built extension in <build>/python/weft/;
+# both directories are on sys.path (the venv's weft.pth, written by build.sh).
+__path__ = _pkgutil.extend_path(__path__, __name__)
+
+try:
+    from . import _weft
+except ImportError as _e:  # pragma: no cover - a set-up problem, explained
+    raise ImportError(
+        "weft's C++ extension (weft._weft) was not found or did not load (%s). Build it with ./build.sh "
+        "(which also writes .venv/lib/python3.*/site-packages/weft.pth) and use .venv/bin/python." % _e) from _e
+
+import os as _os  # noqa: E402
+
+# numpy arrays made from now on have 64-byte-aligned data, so weft can use them without a copy
+# (numpy's default alignment is 16). Set WEFT_NUMPY_ALLOCATOR=0 to keep numpy's allocator.
+if _os.environ.get("WEFT_NUMPY_ALLOCATOR", "1") != "0":
+    _weft._install_numpy_allocator()
+
+from . import errors  # noqa: E402
+from .framework import (  # noqa: E402,F401
+    DType, float32, float64, int32, int64, uint8, bool_, float16, bfloat16, as_dtype,
+    Graph, Tensor, Operation, Variable, get_default_graph, reset_default_graph, name_scope, device,
+    control_dependencies, constant, placeholder, convert_to_tensor, global_variables, trainable_variables,
+    global_variables_initializer, variables_initializer, group, load_graph, save_graph, graph_to_dot)
+from .ops import *  # noqa: E402,F401,F403
+from .ops import raw_ops, gradients, slice, pow, abs  # noqa: E402,F401
+from .session import Session, InteractiveSession, get_default_session  # noqa: E402,F401
+from . import nn  # noqa: E402,F401
+from . import keras  # noqa: E402,F401
+
+bool = bool_  # weft.bool, as tf.bool (shadows the builtin only inside this namespace)
+__version__ = "0.1.0"

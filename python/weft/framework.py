@@ -1,0 +1,328 @@
+"""Graphs, tensors, variables and the context managers of the graph API (TF1 style).
+
+    g = weft.Graph()
+    with g.as_default(), weft.name_scope("layer"), weft.device("/device:CPU:0"):
+        x = weft.placeholder(weft.float32, shape=(None, 3), name="x")      # "layer/x:0"
+        w = weft.Variable(np.zeros((3, 1), np.float32), name="w")
+        y = x @ w                                                          # MatMul, shape (None, 1)
+"""
+import contextlib
+import weakref
+
+import numpy as np
+
+from . import _weft
+
+DType = _weft.DType
+_DTYPE_NAMES = {v: k for k, v in DType.__members__.items()}
+DType.__str__ = lambda d: _DTYPE_NAMES[d]
+DType.__repr__ = lambda d: "weft." + _DTYPE_NAMES[d]
+float32 = DType.float32
+float64 = DType.float64
+int32 = DType.int32
+int64 = DType.int64
+uint8 = DType.uint8
+bool_ = DType.bool
+float16 = DType.float16
+bfloat16 = DType.bfloat16
+as_dtype = _weft.as_dtype
+
+Tensor = _weft.Tensor
+Operation = _weft.Operation
+
+
+class Graph(_weft.Graph):
+    """A dataflow graph: nodes (operations) joined by tensors. Build into it with ``as_default()``.
+
+    ``Graph.load(path)`` reads a graph file, ``save(path)`` writes one and ``to_dot()`` returns
+    Graphviz text. Name scopes, device specs and control dependencies are per graph.
+    """
+
+    def __init__(self, path=None, serialized=None):
+        super().__init__(path=path, serialized=serialized)
+        self._name_stack = []
+        self._device_stack = []
+        self._control_stack = []
+        self._variables = []  # weak references to the Variables made in this graph
+        self._initializer_names = []  # every variable's initializer, even of Variables no longer referenced
+
+    @classmethod
+    def load(cls, path):
+        """Reads a graph file written by ``save`` (validated as it is rebuilt)."""
+        return cls(path=path)
+
+    @classmethod
+    def from_bytes(cls, data):
+        """Rebuilds a graph from ``serialize()``'d bytes."""
+        return cls(serialized=data)
+
+    @contextlib.contextmanager
+    def as_default(self):
+        """Makes this the graph new operations go to, inside the ``with`` block."""
+        _graph_stack.append(self)
+        try:
+            yield self
+        finally:
+            _graph_stack.pop()
+
+    @contextlib.contextmanager
+    def name_scope(self, name):
+        """Prefixes the names of operations made inside with ``name/`` (nests; None or "" resets)."""
+        saved = self._name_stack
+        if name:
+            self._name_stack = saved + [name.rstrip("/")]
+        else:
+            self._name_stack = []
+        try:
+            yield "/".join(self._name_stack) + "/" if self._name_stack else ""
+        finally:
+            self._name_stack = saved
+
+    @contextlib.contextmanager
+    def device(self, spec):
+        """Records ``spec`` ("/device:CPU:0", "/job:worker/task:1") on operations made inside;
+        an inner spec overrides the fields it sets. ``None`` clears it."""
+        if spec is not None:
+            _weft.merge_device("", spec)  # validates now, naming the bad spec
+        saved = self._device_stack
+        self._device_stack = saved + [spec] if spec is not None else []
+        try:
+            yield
+        finally:
+            self._device_stack = saved
+
+    @contextlib.contextmanager
+    def control_dependencies(self, control_inputs):
+        """Operations made inside run after ``control_inputs`` (operations or tensors).
+        ``None`` clears the dependencies of enclosing blocks."""
+        saved = self._control_stack
+        if control_inputs is None:
+            self._control_stack = []
+        else:
+            self._control_stack = saved + [_as_operation(c) for c in control_inputs]
+        try:
+            yield
+        finally:
+            self._control_stack = saved
+
+    def create_op(self, op_type, inputs, attrs=None, name=None):
+        """Adds an operation of registered op ``op_type``. ``inputs``: tensors (a list for a list
+        argument). Returns the Operation; errors name the node, op, shapes and dtypes."""
+        return self._add_op(op_type, list(inputs), dict(attrs or {}), name or "", "/".join(self._name_stack),
+                            [d for d in self._device_stack], list(self._control_stack))
+
+    def _track_variable(self, var):
+        self._variables.append(weakref.ref(var))
+        self._initializer_names.append(var.initializer.name)
+
+    def _live_variables(self):
+        alive = [r() for r in self._variables]
+        return [v for v in alive if v is not None]
+
+    def __repr__(self):
+        return "<weft.Graph with %d nodes>" % self.num_nodes
+
+
+_graph_stack = []
+_global_graph = [None]
+
+
+def get_default_graph():
+    """The graph new operations go to: the innermost ``as_default()`` one, else a global graph."""
+    if _graph_stack:
+        return _graph_stack[-1]
+    if _global_graph[0] is None:
+        _global_graph[0] = Graph()
+    return _global_graph[0]
+
+
+def reset_default_graph():
+    """Replaces the global default graph with a new, empty one."""
+    if _graph_stack:
+        raise AssertionError("reset_default_graph inside a Graph.as_default() block")
+    _global_graph[0] = Graph()
+
+
+def name_scope(name):
+    """``with weft.name_scope("layer"):`` prefixes names of new operations with "layer/"."""
+    return get_default_graph().name_scope(name)
+
+
+def device(spec):
+    """``with weft.device("/device:CPU:0"):`` records the device spec on new operations."""
+    return get_default_graph().device(spec)
+
+
+def control_dependencies(control_inputs):
+    """``with weft.control_dependencies([op]):`` new operations run after ``op``."""
+    return get_default_graph().control_dependencies(control_inputs)
+
+
+def _as_operation(x):
+    if isinstance(x, Operation):
+        return x
+    if isinstance(x, Tensor):
+        return x.op
+    raise TypeError("expected an Operation or a Tensor, got %r" % (x,))
+
+
+# ---- values -> tensors ------------------------------------------------------------------------
+
+def _numpy_value(value, dtype=None):
+    """A numpy array for ``value``: Python floats become float32 and ints int32 (as in TF) unless
+    ``dtype`` is given; numpy arrays keep their dtype unless ``dtype`` is given."""
+    if dtype is not None:
+        return np.asarray(value, dtype=as_dtype(dtype).as_numpy_dtype)
+    if isinstance(value, (np.ndarray, np.generic)):
+        return np.asarray(value)
+    arr = np.asarray(value)
+    if arr.dtype == np.float64:
+        return arr.astype(np.float32)
+    if arr.dtype == np.int64:
+        if arr.size and (arr.max() > np.iinfo(np.int32).max or arr.min() < np.iinfo(np.int32).min):
+            return arr
+        return arr.astype(np.int32)
+    return arr
+
+
+def constant(value, dtype=None, shape=None, name="Const"):
+    """A constant tensor from a Python value or numpy array (copied into the graph).
+
+    dtype: the element type (default: from the value; Python floats give float32, ints int32).
+    shape: when given, a scalar value is broadcast to it, else the value is reshaped to it.
+    """
+    arr = _numpy_value(value, dtype)
+    if shape is not None:
+        shape = tuple(shape)
+        arr = np.broadcast_to(arr, shape) if arr.size == 1 else arr.reshape(shape)
+        arr = np.ascontiguousarray(arr)
+    g = get_default_graph()
+    return g.create_op("Const", [], {"value": arr, "dtype": as_dtype(arr.dtype)}, name).outputs[0]
+
+
+def placeholder(dtype, shape=None, name=None):
+    """A value fed at run time: ``sess.run(y, feed_dict={x: array})``.
+
+    shape: a tuple with None for dims that vary (e.g. the batch), or None for any shape.
+    """
+    return get_default_graph().create_op("Placeholder", [], {"dtype": as_dtype(dtype), "shape": shape},
+                                         name or "Placeholder").outputs[0]
+
+
+def convert_to_tensor(value, dtype=None, name=None):
+    """``value`` as a Tensor: tensors and variables as they are (dtype checked), anything else
+    as a constant of ``dtype``."""
+    if isinstance(value, Tensor):
+        if dtype is not None and value.dtype != as_dtype(dtype):
+            raise _weft_error("InvalidArgument", "tensor %s has dtype %s, expected %s" %
+                              (value.name, value.dtype, as_dtype(dtype)))
+        return value
+    return constant(value, dtype=dtype, name=name or "Const")
+
+
+def _weft_error(code, message):
+    from .errors import error_class
+    return error_class(code)(message, code)
+
+
+# ---- variables --------------------------------------------------------------------------------
+
+class Variable(Tensor):
+    """A mutable tensor that lives in the session across steps (TF1 style).
+
+        w = weft.Variable(np.zeros((3, 1), np.float32), name="w")
+        sess.run(weft.global_variables_initializer())   # runs w.initializer
+        sess.run(w.assign_add(np.ones((3, 1), np.float32)))
+
+    initial_value: a tensor, a numpy array / Python value, or a callable returning one.
+    The variable reads as a Tensor (its value) wherever a tensor is expected.
+    """
+
+    def __init__(self, initial_value, trainable=True, name=None, dtype=None, shape=None):
+        g = get_default_graph()
+        if callable(initial_value):
+            initial_value = initial_value()
+        base = name or "Variable"
+        init = initial_value if isinstance(initial_value, Tensor) else \
+            convert_to_tensor(initial_value, dtype=dtype, name=base + "/initial_value")
+        if dtype is not None and init.dtype != as_dtype(dtype):
+            raise _weft_error("InvalidArgument", "Variable '%s': initial value %s is %s, not %s" %
+                              (base, init.name, init.dtype, as_dtype(dtype)))
+        var_shape = init.shape if shape is None else tuple(shape)
+        with g.control_dependencies(None):
+            op = g.create_op("Variable", [], {"dtype": init.dtype, "shape": var_shape}, base)
+            Tensor.__init__(self, op.outputs[0])
+            # The initializer sits next to the variable: "<variable>/Assign".
+            self.initializer = g._add_op("Assign", [self, init], {}, op.name + "/Assign", "",
+                                         list(g._device_stack), [])
+        self.initial_value = init
+        self.trainable = trainable
+        g._track_variable(self)
+
+    def assign(self, value, name=None):
+        """An operation's output that sets the variable to ``value`` (copied) when run."""
+        return self.graph.create_op("Assign", [self, convert_to_tensor(value, self.dtype)], {}, name).outputs[0]
+
+    def assign_add(self, value, name=None):
+        """Adds ``value`` in place when run; returns the new value."""
+        return self.graph.create_op("AssignAdd", [self, convert_to_tensor(value, self.dtype)], {}, name).outputs[0]
+
+    def assign_sub(self, value, name=None):
+        """Subtracts ``value`` in place when run; returns the new value."""
+        return self.graph.create_op("AssignSub", [self, convert_to_tensor(value, self.dtype)], {}, name).outputs[0]
+
+    def value(self):
+        return Tensor(self)
+
+    def __repr__(self):
+        return "<weft.Variable '%s' shape=%s dtype=%s>" % (self.op.name, self.shape, self.dtype)
+
+
+def global_variables():
+    """The Variables of the default graph that Python still refers to (the graph holds them weakly)."""
+    return get_default_graph()._live_variables()
+
+
+def trainable_variables():
+    """The trainable Variables of the default graph."""
+    return [v for v in global_variables() if v.trainable]
+
+
+def group(*inputs, name=None):
+    """One operation that runs after all of ``inputs`` (operations or tensors)."""
+    g = get_default_graph()
+    flat = []
+    for i in inputs:
+        flat.extend(i if isinstance(i, (list, tuple)) else [i])
+    with g.control_dependencies(None):
+        return g._add_op("NoOp", [], {}, name or "group_deps", "/".join(g._name_stack), list(g._device_stack),
+                         [_as_operation(i) for i in flat])
+
+
+def variables_initializer(var_list, name="init"):
+    """An operation that runs the initializers of ``var_list``."""
+    return group(*[v.initializer for v in var_list], name=name)
+
+
+def global_variables_initializer():
+    """An operation that initializes every variable made in the default graph (also those no
+    Python object refers to any more, e.g. ``x @ weft.Variable(...)``)."""
+    g = get_default_graph()
+    return group(*[g.get_operation_by_name(n) for n in g._initializer_names], name="init")
+
+
+# ---- graph files ------------------------------------------------------------------------------
+
+def load_graph(path):
+    """A Graph read from a graph file (``Graph.save``); errors name the file and node."""
+    return Graph.load(path)
+
+
+def save_graph(graph, path):
+    """Writes ``graph`` (default: the default graph) to ``path``."""
+    (graph or get_default_graph()).save(path)
+
+
+def graph_to_dot(graph=None):
+    """Graphviz text for ``graph`` (default: the default graph)."""
+    return (graph or get_default_graph()).to_dot()

@@ -1,0 +1,27 @@
+import numpy as np
+import pytest
+
+import weft
+
+
+@pytest.fixture
+def graph():
+    """A fresh graph as the default graph for the test."""
+    g = weft.Graph()
+    with g.as_default():
+        yield g
+
+
+@pytest.fixture
+def sess(graph):
+    with weft.Session(graph, inter_op_threads=2, intra_op_threads=2) as s:
+        yield s
+
+
+def aligned_empty(shape, dtype, offset=0):
+    """A C-contiguous array whose data starts `offset` bytes after a 64-byte boundary."""
+    dtype = np.dtype(dtype)
+    n = int(np.prod(shape)) * dtype.itemsize
+    raw = np.zeros(n + 128, np.uint8)
+    start = (-raw.ctypes.data) % 64 + offset
+    return raw[start:start + n].view(dtype).reshape(shape)
