@@ -88,5 +88,6 @@ void InitSession(py::module_& m);
 void InitKeras(py::module_& m);
 void InitKerasModel(py::module_& m);
 void InitNumpyAllocator(py::module_& m);
+void InitDistribute(py::module_& m);
 
 }  // namespace weft::python

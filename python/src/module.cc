@@ -17,4 +17,6 @@ PYBIND11_MODULE(_weft, m) {
   py::module_ keras = m.def_submodule("keras", "The C++ training API (train/).");
   InitKeras(keras);
   InitKerasModel(keras);
+  py::module_ distribute = m.def_submodule("distribute", "Distribution strategies (distributed/strategy.h).");
+  InitDistribute(distribute);
 }

@@ -10,6 +10,7 @@ EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "pyth
 
 @pytest.mark.parametrize("script,expect", [
     ("mnist_cnn.py", "Epoch 3/3"),
+    ("mnist_cnn_mirrored.py", "Epoch 3/3"),
     ("graph_api.py", "epoch 3: test loss"),
 ])
 def test_example_runs(script, expect, tmp_path):

@@ -5,12 +5,14 @@ built from ``add()`` calls and gets its input shape from the first layer's ``inp
 as Keras does, from the data at the first ``fit``), ``compile`` arguments as objects or strings,
 and Keras' return values (History, [loss, metric...]). Training itself is the C++ loop.
 """
+import contextlib
 import sys
 import time
 
 import numpy as np
 
 from .. import _weft
+from .. import distribute as _distribute
 from . import losses as _losses, optimizers as _optimizers
 from .callbacks import Callback, History
 from .layers import InputLayer
@@ -37,10 +39,23 @@ class Model:
         self._compile_args = None
         self._metric_names = []
         self.history = None
+        # The strategy whose scope the model is created in (weft.distribute); the C++ model is
+        # built inside that scope even when that happens later (a Sequential built at fit).
+        self._strategy = _distribute.get_strategy()
         if inputs is not None or outputs is not None:
             if inputs is None or outputs is None:
                 raise ValueError("Model(inputs, outputs) needs both")
             self._cpp = _weft.keras.Model(inputs, outputs, name or "model")
+
+    def _in_strategy(self):
+        """A context that re-enters the model's strategy scope when it is not the current one."""
+        if self._strategy is None or _distribute.get_strategy() is self._strategy:
+            return contextlib.nullcontext()
+        return self._strategy.scope()
+
+    @property
+    def distribute_strategy(self):
+        return self._strategy
 
     # ---- building ----------------------------------------------------------------------------
     def _build(self, x=None):
@@ -234,7 +249,9 @@ class Sequential(Model):
             if shape is None:
                 raise ValueError("this Sequential model has no input shape yet: pass input_shape=(...) to its first "
                                  "layer (or start with InputLayer(input_shape=...)), or call fit with data first")
-            self._cpp = _weft.keras.Sequential([-1 if d is None else int(d) for d in shape], self._layers, self._name)
+            with self._in_strategy():
+                self._cpp = _weft.keras.Sequential([-1 if d is None else int(d) for d in shape], self._layers,
+                                                   self._name)
         return self._cpp
 
 
