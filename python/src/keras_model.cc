@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "graph/graph_io.h"
 #include "train/callbacks.h"
 #include "train/model.h"
 
@@ -113,6 +114,11 @@ void InitKerasModel(py::module_& k) {
       .def_property_readonly("input_shape", [](const Model& m) { return ShapeTuple(m.input_shape()); })
       .def_property_readonly("output_shape", [](const Model& m) { return ShapeTuple(m.output_shape()); })
       .def("count_params", &Model::CountParams)
+      .def("train_step_dot", [](Model& m, bool partitioned) {
+             return partitioned ? PartitionsToDot(m.TrainStepPartitions()) : ToDot(*m.graph());
+           },
+           py::arg("partitioned") = true,
+           "DOT text of the compiled training step; partitioned: one cluster per device with the Send/Recv pairs.")
       .def("summary_text", [](const Model& m) {
         std::ostringstream os;
         m.Summary(os);

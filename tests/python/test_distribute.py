@@ -68,3 +68,10 @@ def test_model_created_outside_the_scope_is_an_error():
         assert weft.distribute.get_strategy() is strategy
         with pytest.raises(weft.errors.InvalidArgumentError, match="created outside MirroredStrategy.scope"):
             model.compile(loss="mse", optimizer="sgd")
+
+
+def test_partitioned_graph_from_python(tmp_path):
+    model = train(weft.distribute.MirroredStrategy(["/device:CPU:0", "/device:CPU:1"]), steps=1)
+    dot = model.plot_graph(tmp_path / "step.dot")
+    assert "cluster_1" in dot and "_Send" in dot and "CollectiveReduce" in dot
+    assert (tmp_path / "step.dot").read_text() == dot

@@ -212,6 +212,22 @@ class Model:
         """Training steps taken so far (restored by load_weights)."""
         return self._build().step
 
+    def plot_graph(self, path=None, partitioned=True):
+        """The compiled training step as DOT text (one cluster per device with the Send/Recv pairs
+        when ``partitioned``); with ``path`` ending in .dot it is written there, with .png drawn by
+        graphviz's ``dot`` (as ``weft-zoo graph`` does)."""
+        dot = self._compiled(None, "plot_graph").train_step_dot(partitioned)
+        if path is None:
+            return dot
+        path = str(path)
+        if path.endswith(".png"):
+            import subprocess
+            subprocess.run(["dot", "-Tpng", "-o", path], input=dot, text=True, check=True)
+        else:
+            with open(path, "w") as f:
+                f.write(dot)
+        return dot
+
     def __repr__(self):
         return "<weft.keras.%s '%s'>" % (type(self).__name__, self.name if self._cpp is not None else "(not built)")
 
