@@ -11,6 +11,7 @@
 // 1x1 filters with stride 1 and no padding skip im2col: the input itself is the col matrix.
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "ops/all_ops.h"
 #include "ops/kernel.h"
@@ -139,6 +140,182 @@ void Col2Im(const Conv2DGeometry& g, const T* col, int64_t n0, int64_t n1, T* in
   }
 }
 
+// ---- Direct kernels for few input channels (C <= kDirectMaxChannels). With K = KH*KW*C as
+// small as 9 (a 3x3 filter on one channel), im2col + GEMM spends its time copying patches and
+// packing GEMM panels for a product with almost no depth; these loops read the input in place
+// and keep blocks of output channels in SIMD registers (Eigen's packet primitives, so the
+// width follows the build's instruction set) instead.
+
+constexpr int64_t kDirectMaxChannels = 4;
+constexpr int kPix = 4;  // output pixels in flight (independent accumulator chains)
+
+template <typename T>
+using Packet = typename Eigen::internal::packet_traits<T>::type;
+template <typename T>
+constexpr int kLanes = Eigen::internal::unpacket_traits<Packet<T>>::size;
+
+bool UseDirect(const Conv2DGeometry& g) { return g.c <= kDirectMaxChannels && !IsPointwise(g); }
+
+// The output columns [lo, hi) whose filter taps kw in [kw0, kw1) all fall inside the input.
+struct Cols {
+  int64_t lo, hi;
+};
+Cols InsideColumns(const Conv2DGeometry& g, int64_t kw0, int64_t kw1) {
+  int64_t lo = 0, hi = g.ow;
+  while (lo < hi && lo * g.sw - g.pad_left + kw0 * g.dw < 0) ++lo;
+  while (hi > lo && (hi - 1) * g.sw - g.pad_left + (kw1 - 1) * g.dw >= g.iw) --hi;
+  return {lo, hi};
+}
+
+// y[n, oh, ow0 + p, o0 : o0 + NP * lanes] for p < PB: the sum over taps and c of x * f, with
+// NP packets of output channels per pixel. PB > 1 requires every tap column of those pixels to
+// fall inside the input; PB == 1 checks each one.
+template <typename T, int PB, int NP>
+inline void DirectPixels(const Conv2DGeometry& g, const T* x_img, const T* f, int64_t O, int64_t o0, int64_t oh,
+                         int64_t ow0, T* y_row) {
+  using namespace Eigen::internal;
+  using P = Packet<T>;
+  P acc[PB][NP];
+  for (int p = 0; p < PB; ++p)
+    for (int j = 0; j < NP; ++j) acc[p][j] = pset1<P>(T(0));
+  for (int64_t kh = 0; kh < g.kh; ++kh) {
+    const int64_t ih = oh * g.sh - g.pad_top + kh * g.dh;
+    if (ih < 0 || ih >= g.ih) continue;
+    const T* xrow = x_img + ih * g.iw * g.c;
+    for (int64_t kw = 0; kw < g.kw; ++kw) {
+      const int64_t iw0 = ow0 * g.sw - g.pad_left + kw * g.dw;
+      if (PB == 1 && (iw0 < 0 || iw0 >= g.iw)) continue;
+      const T* fp = f + (kh * g.kw + kw) * g.c * O + o0;
+      for (int64_t c = 0; c < g.c; ++c, fp += O) {
+        P fv[NP];
+        for (int j = 0; j < NP; ++j) fv[j] = ploadu<P>(fp + j * kLanes<T>);
+        for (int p = 0; p < PB; ++p) {
+          const P v = pset1<P>(xrow[(iw0 + p * g.sw) * g.c + c]);
+          for (int j = 0; j < NP; ++j) acc[p][j] = pmadd(v, fv[j], acc[p][j]);
+        }
+      }
+    }
+  }
+  for (int p = 0; p < PB; ++p)
+    for (int j = 0; j < NP; ++j) pstoreu(y_row + (ow0 + p) * O + o0 + j * kLanes<T>, acc[p][j]);
+}
+
+// As DirectPixels, for the single output channel o (the channels left over after the packets).
+template <typename T, int PB>
+inline void DirectPixelsScalar(const Conv2DGeometry& g, const T* x_img, const T* f, int64_t O, int64_t o,
+                               int64_t oh, int64_t ow0, T* y_row) {
+  for (int p = 0; p < PB; ++p) {
+    const int64_t ow = ow0 + p;
+    T acc = 0;
+    for (int64_t kh = 0; kh < g.kh; ++kh) {
+      const int64_t ih = oh * g.sh - g.pad_top + kh * g.dh;
+      if (ih < 0 || ih >= g.ih) continue;
+      for (int64_t kw = 0; kw < g.kw; ++kw) {
+        const int64_t iw = ow * g.sw - g.pad_left + kw * g.dw;
+        if (iw < 0 || iw >= g.iw) continue;
+        const T* xp = x_img + (ih * g.iw + iw) * g.c;
+        const T* fp = f + (kh * g.kw + kw) * g.c * O + o;
+        for (int64_t c = 0; c < g.c; ++c) acc += xp[c] * fp[c * O];
+      }
+    }
+    y_row[ow * O + o] = acc;
+  }
+}
+
+// All output channels of output pixels [ow0, ow0 + PB) (PB as above).
+template <typename T, int PB>
+inline void DirectPixelBlock(const Conv2DGeometry& g, const T* x_img, const T* f, int64_t O, int64_t oh,
+                             int64_t ow0, T* y_row) {
+  constexpr int64_t L = kLanes<T>;
+  int64_t o0 = 0;
+  for (; o0 + 2 * L <= O; o0 += 2 * L) DirectPixels<T, PB, 2>(g, x_img, f, O, o0, oh, ow0, y_row);
+  for (; o0 + L <= O; o0 += L) DirectPixels<T, PB, 1>(g, x_img, f, O, o0, oh, ow0, y_row);
+  for (; o0 < O; ++o0) DirectPixelsScalar<T, PB>(g, x_img, f, O, o0, oh, ow0, y_row);
+}
+
+// y [N,OH,OW,O] = conv(x, f), parallel over output rows.
+template <typename T>
+void DirectConv(ThreadPool* pool, const Conv2DGeometry& g, const T* x, const T* f, int64_t O, T* y) {
+  const Cols inside = InsideColumns(g, 0, g.kw);
+  pool->ParallelFor(g.n * g.oh, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      const int64_t n = r / g.oh, oh = r % g.oh;
+      const T* x_img = x + n * g.ih * g.iw * g.c;
+      T* y_row = y + r * g.ow * O;
+      int64_t ow = 0;
+      for (; ow < inside.lo; ++ow) DirectPixelBlock<T, 1>(g, x_img, f, O, oh, ow, y_row);
+      for (; ow + kPix <= inside.hi; ow += kPix) DirectPixelBlock<T, kPix>(g, x_img, f, O, oh, ow, y_row);
+      for (; ow < g.ow; ++ow) DirectPixelBlock<T, 1>(g, x_img, f, O, oh, ow, y_row);
+    }
+  });
+}
+
+// dfp[0 : NP * lanes] += sum over output pixels ow in [lo, hi) of output row (n, oh) of
+// xrow[(ow * sw + shift) * C] * dyp[ow * O + ...]: one filter entry (kh, kw, c) and one block of
+// output channels, kPix pixels in flight.
+template <typename T, int NP>
+inline void FilterEntryRow(const T* xrow, int64_t step, int64_t shift, const T* dyp, int64_t O, int64_t lo,
+                           int64_t hi, T* dfp) {
+  using namespace Eigen::internal;
+  using P = Packet<T>;
+  P acc[kPix][NP];
+  for (int p = 0; p < kPix; ++p)
+    for (int j = 0; j < NP; ++j) acc[p][j] = pset1<P>(T(0));
+  int64_t ow = lo;
+  for (; ow + kPix <= hi; ow += kPix) {
+    for (int p = 0; p < kPix; ++p) {
+      const P v = pset1<P>(xrow[(ow + p) * step + shift]);
+      const T* d = dyp + (ow + p) * O;
+      for (int j = 0; j < NP; ++j) acc[p][j] = pmadd(v, ploadu<P>(d + j * kLanes<T>), acc[p][j]);
+    }
+  }
+  for (; ow < hi; ++ow) {
+    const P v = pset1<P>(xrow[ow * step + shift]);
+    const T* d = dyp + ow * O;
+    for (int j = 0; j < NP; ++j) acc[0][j] = pmadd(v, ploadu<P>(d + j * kLanes<T>), acc[0][j]);
+  }
+  for (int j = 0; j < NP; ++j) {
+    P sum = padd(padd(acc[0][j], acc[1][j]), padd(acc[2][j], acc[3][j]));
+    pstoreu(dfp + j * kLanes<T>, padd(ploadu<P>(dfp + j * kLanes<T>), sum));
+  }
+}
+
+// df [KH,KW,C,O] += the filter gradient from output rows [r0, r1) (r = n*OH + oh): for each row
+// (its dy in L1), each filter entry (kh, kw, c) and each block of output channels, a dot product
+// of the input values the entry reads with dy.
+template <typename T>
+void DirectFilterGrad(const Conv2DGeometry& g, const T* x, const T* dy, int64_t O, int64_t r0, int64_t r1, T* df) {
+  constexpr int64_t L = kLanes<T>;
+  std::vector<Cols> cols(g.kw);
+  for (int64_t kw = 0; kw < g.kw; ++kw) cols[kw] = InsideColumns(g, kw, kw + 1);
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t n = r / g.oh, oh = r % g.oh;
+    const T* dyp = dy + r * g.ow * O;
+    for (int64_t kh = 0; kh < g.kh; ++kh) {
+      const int64_t ih = oh * g.sh - g.pad_top + kh * g.dh;
+      if (ih < 0 || ih >= g.ih) continue;
+      const T* xrow = x + (n * g.ih + ih) * g.iw * g.c;
+      for (int64_t kw = 0; kw < g.kw; ++kw) {
+        const int64_t lo = cols[kw].lo, hi = cols[kw].hi;
+        for (int64_t c = 0; c < g.c; ++c) {
+          const int64_t shift = (kw * g.dw - g.pad_left) * g.c + c;  // x index = ow * sw * C + shift
+          T* dfp = df + ((kh * g.kw + kw) * g.c + c) * O;
+          int64_t o0 = 0;
+          for (; o0 + 2 * L <= O; o0 += 2 * L) {
+            FilterEntryRow<T, 2>(xrow, g.sw * g.c, shift, dyp + o0, O, lo, hi, dfp + o0);
+          }
+          for (; o0 + L <= O; o0 += L) FilterEntryRow<T, 1>(xrow, g.sw * g.c, shift, dyp + o0, O, lo, hi, dfp + o0);
+          for (; o0 < O; ++o0) {
+            T acc = 0;
+            for (int64_t ow = lo; ow < hi; ++ow) acc += xrow[ow * g.sw * g.c + shift] * dyp[ow * O + o0];
+            dfp[o0] += acc;
+          }
+        }
+      }
+    }
+  }
+}
+
 // Reads the attrs shared by the conv ops.
 struct ConvAttrs {
   std::vector<int64_t> strides, dilations;
@@ -202,6 +379,10 @@ class Conv2DOp : public OpKernel {
     const T* f = filter.data<T>();
     if (IsPointwise(g)) {
       Gemm<T>(ctx->eigen_device(), x, f, y, rows, K, O, false, false, false);
+      return;
+    }
+    if (UseDirect(g)) {
+      DirectConv(ctx->intra_op_pool(), g, x, f, O, y);
       return;
     }
     const int64_t chunk = std::clamp<int64_t>(kMaxColElements / K, 1, rows);
@@ -284,6 +465,26 @@ class Conv2DBackpropFilterOp : public OpKernel {
     const T* dy = dy_t.data<T>();
     if (IsPointwise(g)) {
       Gemm<T>(ctx->eigen_device(), x, dy, df, K, rows, O, true, false, false);
+      return;
+    }
+    if (UseDirect(g)) {
+      // Each block of output rows sums into its own partial filter gradient; the partials are
+      // added up at the end (in block order, so the result does not depend on timing).
+      const int64_t out_rows = g.n * g.oh, fsize = K * O;
+      const int64_t blocks = std::min<int64_t>(out_rows, ctx->intra_op_pool()->num_threads());
+      std::vector<T> partial((blocks - 1) * fsize, T(0));
+      std::fill(df, df + fsize, T(0));
+      const int64_t per = (out_rows + blocks - 1) / blocks;
+      ctx->intra_op_pool()->ParallelFor(blocks, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          T* dst = i == 0 ? df : partial.data() + (i - 1) * fsize;
+          DirectFilterGrad(g, x, dy, O, i * per, std::min(out_rows, (i + 1) * per), dst);
+        }
+      });
+      for (int64_t i = 1; i < blocks; ++i) {
+        const T* p = partial.data() + (i - 1) * fsize;
+        for (int64_t j = 0; j < fsize; ++j) df[j] += p[j];
+      }
       return;
     }
     const int64_t chunk = std::clamp<int64_t>(kMaxColElements / K, 1, rows);

@@ -10,6 +10,7 @@
 
 #include "ops/all_ops.h"
 #include "ops/kernel.h"
+#include "ops/kernels/cpu/forward.h"
 #include "ops/kernels/cpu/nn_kernels.h"
 
 namespace weft {
@@ -25,9 +26,9 @@ class UnaryKernel : public OpKernel {
   explicit UnaryKernel(const Node& node) : OpKernel(node), f_(node) {}
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
-    Tensor* y = ctx->allocate_output(0, x.shape());
-    if (x.num_elements() == 0) return;
     auto X = x.flat<T>();  // a named map: the expression refers to it
+    Tensor* y = ForwardInputOrAllocate(ctx, {0}, 0, x.shape());  // elementwise: may write over x
+    if (x.num_elements() == 0) return;
     y->flat<T>().device(ctx->eigen_device()) = f_(X);
   }
 
@@ -44,10 +45,11 @@ class BinaryKernel : public OpKernel {
     const Tensor& b = ctx->input(1);
     WEFT_REQUIRE(a.shape() == b.shape(), "inputs must have one shape, got {} and {}", a.shape().ToString(),
                  b.shape().ToString());
-    Tensor* y = ctx->allocate_output(0, a.shape());
-    if (a.num_elements() == 0) return;
     auto A = a.flat<T>();
     auto B = b.flat<T>();
+    // Elementwise: may write over either input.
+    Tensor* y = ForwardInputOrAllocate(ctx, {0, 1}, 0, a.shape());
+    if (a.num_elements() == 0) return;
     y->flat<T>().device(ctx->eigen_device()) = f_(A, B);
   }
 
@@ -181,7 +183,7 @@ class BiasAddOp : public OpKernel {
     WEFT_REQUIRE(x.rank() >= 1 && bias.rank() == 1 && bias.dim(0) == x.dim(x.rank() - 1),
                  "bias must be a vector of the last dim of x: x {} vs bias {}", x.shape().ToString(),
                  bias.shape().ToString());
-    Tensor* y = ctx->allocate_output(0, x.shape());
+    Tensor* y = ForwardInputOrAllocate(ctx, {0}, 0, x.shape());  // elementwise in x: may write over it
     if (x.num_elements() == 0) return;
     const int64_t C = bias.dim(0);
     const T* xp = x.data<T>();

@@ -97,6 +97,7 @@ class MaxPoolGradOp : public OpKernel {
     const T* dy = grad.data<T>();
     T* dx = out->data<T>();
     const int64_t image = g.ih * g.iw * g.c;
+    if (g.sh >= g.kh && g.sw >= g.kw) return NonOverlapping(ctx, g, x, dy, dx);
     // Per window: the running max and the window tap (int32, so the compare-and-blend loop over
     // channels vectorizes) that holds it, then the gradient added at each channel's winning tap.
     ctx->intra_op_pool()->ParallelFor(g.n, [&](int64_t b, int64_t e) {
@@ -142,6 +143,73 @@ class MaxPoolGradOp : public OpKernel {
   }
 
  private:
+  // Windows that do not overlap (stride >= window, as in the usual 2x2 pool with stride 2):
+  // every input element belongs to at most one window, so dx is written exactly once (the
+  // gradient at each channel's winning tap, zero at the others) instead of zero-filled and then
+  // added to. Elements in no window (a VALID remainder, strides larger than the window) are
+  // zeroed separately.
+  void NonOverlapping(OpKernelContext* ctx, const Conv2DGeometry& g, const T* x, const T* dy, T* dx) const {
+    std::vector<char> row_in(g.ih, 0), col_in(g.iw, 0);
+    for (int64_t oh = 0; oh < g.oh; ++oh) {
+      const Span s = WindowOf(g, oh, 0);
+      for (int64_t ih = s.h0; ih < s.h1; ++ih) row_in[ih] = 1;
+    }
+    for (int64_t ow = 0; ow < g.ow; ++ow) {
+      const Span s = WindowOf(g, 0, ow);
+      for (int64_t iw = s.w0; iw < s.w1; ++iw) col_in[iw] = 1;
+    }
+    const bool covered = std::all_of(row_in.begin(), row_in.end(), [](char c) { return c != 0; }) &&
+                         std::all_of(col_in.begin(), col_in.end(), [](char c) { return c != 0; });
+    const int64_t image = g.ih * g.iw * g.c;
+    ctx->intra_op_pool()->ParallelFor(g.n, [&](int64_t b, int64_t e) {
+      std::vector<T> best(g.c);
+      std::vector<int32_t> tap(g.c);
+      std::vector<int64_t> tap_offset(g.kh * g.kw);
+      for (int64_t n = b; n < e; ++n) {
+        const T* xi = x + n * image;
+        T* dxi = dx + n * image;
+        if (!covered) {
+          for (int64_t ih = 0; ih < g.ih; ++ih) {
+            for (int64_t iw = 0; iw < g.iw; ++iw) {
+              if (row_in[ih] && col_in[iw]) continue;
+              T* p = dxi + (ih * g.iw + iw) * g.c;
+              std::fill(p, p + g.c, T(0));
+            }
+          }
+        }
+        for (int64_t oh = 0; oh < g.oh; ++oh) {
+          for (int64_t ow = 0; ow < g.ow; ++ow) {
+            const Span s = WindowOf(g, oh, ow);
+            int32_t taps = 0;
+            for (int64_t ih = s.h0; ih < s.h1; ++ih)
+              for (int64_t iw = s.w0; iw < s.w1; ++iw) tap_offset[taps++] = (ih * g.iw + iw) * g.c;
+            if (taps == 0) continue;
+            const T* first = xi + tap_offset[0];
+            T* bp = best.data();
+            int32_t* tp = tap.data();
+            for (int64_t c = 0; c < g.c; ++c) {
+              bp[c] = first[c];
+              tp[c] = 0;
+            }
+            for (int32_t t = 1; t < taps; ++t) {
+              const T* xp = xi + tap_offset[t];
+              for (int64_t c = 0; c < g.c; ++c) {
+                const bool greater = xp[c] > bp[c];
+                bp[c] = greater ? xp[c] : bp[c];
+                tp[c] = greater ? t : tp[c];
+              }
+            }
+            const T* dyp = dy + ((n * g.oh + oh) * g.ow + ow) * g.c;
+            for (int32_t t = 0; t < taps; ++t) {
+              T* dxp = dxi + tap_offset[t];
+              for (int64_t c = 0; c < g.c; ++c) dxp[c] = tp[c] == t ? dyp[c] : T(0);
+            }
+          }
+        }
+      }
+    });
+  }
+
   PoolAttrs a_;
 };
 
