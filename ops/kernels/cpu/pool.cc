@@ -161,9 +161,10 @@ class MaxPoolGradOp : public OpKernel {
     const bool covered = std::all_of(row_in.begin(), row_in.end(), [](char c) { return c != 0; }) &&
                          std::all_of(col_in.begin(), col_in.end(), [](char c) { return c != 0; });
     const int64_t image = g.ih * g.iw * g.c;
+    std::vector<int64_t> full_offset;  // taps of a window inside the image, from its first element
+    for (int64_t dh = 0; dh < g.kh; ++dh)
+      for (int64_t dw = 0; dw < g.kw; ++dw) full_offset.push_back((dh * g.iw + dw) * g.c);
     ctx->intra_op_pool()->ParallelFor(g.n, [&](int64_t b, int64_t e) {
-      std::vector<T> best(g.c);
-      std::vector<int32_t> tap(g.c);
       std::vector<int64_t> tap_offset(g.kh * g.kw);
       for (int64_t n = b; n < e; ++n) {
         const T* xi = x + n * image;
@@ -179,30 +180,56 @@ class MaxPoolGradOp : public OpKernel {
         }
         for (int64_t oh = 0; oh < g.oh; ++oh) {
           for (int64_t ow = 0; ow < g.ow; ++ow) {
-            const Span s = WindowOf(g, oh, ow);
+            // A window inside the image uses the precomputed tap offsets; a clipped one (SAME
+            // padding) lists its in-bounds taps.
+            const int64_t hs = oh * g.sh - g.pad_top, ws = ow * g.sw - g.pad_left;
+            const int64_t* offs = tap_offset.data();
             int32_t taps = 0;
-            for (int64_t ih = s.h0; ih < s.h1; ++ih)
-              for (int64_t iw = s.w0; iw < s.w1; ++iw) tap_offset[taps++] = (ih * g.iw + iw) * g.c;
-            if (taps == 0) continue;
-            const T* first = xi + tap_offset[0];
-            T* bp = best.data();
-            int32_t* tp = tap.data();
-            for (int64_t c = 0; c < g.c; ++c) {
-              bp[c] = first[c];
-              tp[c] = 0;
+            T* dxw = dxi;
+            const T* xw = xi;
+            if (hs >= 0 && hs + g.kh <= g.ih && ws >= 0 && ws + g.kw <= g.iw) {
+              offs = full_offset.data();
+              taps = static_cast<int32_t>(full_offset.size());
+              xw = xi + (hs * g.iw + ws) * g.c;
+              dxw = dxi + (hs * g.iw + ws) * g.c;
+            } else {
+              const Span s = WindowOf(g, oh, ow);
+              for (int64_t ih = s.h0; ih < s.h1; ++ih)
+                for (int64_t iw = s.w0; iw < s.w1; ++iw) tap_offset[taps++] = (ih * g.iw + iw) * g.c;
             }
-            for (int32_t t = 1; t < taps; ++t) {
-              const T* xp = xi + tap_offset[t];
-              for (int64_t c = 0; c < g.c; ++c) {
-                const bool greater = xp[c] > bp[c];
-                bp[c] = greater ? xp[c] : bp[c];
-                tp[c] = greater ? t : tp[c];
+            if (taps == 0) continue;
+            const T* dyp = dy + ((n * g.oh + oh) * g.ow + ow) * g.c;
+            // Packets of channels: the running max and the index of its tap (as T, so the
+            // blend is one select), then each tap's share written in one pass.
+            using namespace Eigen::internal;
+            using P = typename packet_traits<T>::type;
+            constexpr int64_t L = unpacket_traits<P>::size;
+            int64_t c0 = 0;
+            for (; c0 + L <= g.c; c0 += L) {
+              P bestv = ploadu<P>(xw + offs[0] + c0);
+              P idx = pset1<P>(T(0));
+              for (int32_t t = 1; t < taps; ++t) {
+                const P v = ploadu<P>(xw + offs[t] + c0);
+                const P greater = pcmp_lt(bestv, v);
+                bestv = pselect(greater, v, bestv);
+                idx = pselect(greater, pset1<P>(T(t)), idx);
+              }
+              const P d = ploadu<P>(dyp + c0);
+              for (int32_t t = 0; t < taps; ++t) {
+                pstoreu(dxw + offs[t] + c0, pand(pcmp_eq(idx, pset1<P>(T(t))), d));
               }
             }
-            const T* dyp = dy + ((n * g.oh + oh) * g.ow + ow) * g.c;
-            for (int32_t t = 0; t < taps; ++t) {
-              T* dxp = dxi + tap_offset[t];
-              for (int64_t c = 0; c < g.c; ++c) dxp[c] = tp[c] == t ? dyp[c] : T(0);
+            for (int64_t c = c0; c < g.c; ++c) {
+              T bv = xw[offs[0] + c];
+              int32_t bt = 0;
+              for (int32_t t = 1; t < taps; ++t) {
+                const T v = xw[offs[t] + c];
+                if (v > bv) {
+                  bv = v;
+                  bt = t;
+                }
+              }
+              for (int32_t t = 0; t < taps; ++t) dxw[offs[t] + c] = t == bt ? dyp[c] : T(0);
             }
           }
         }
