@@ -15,6 +15,7 @@
 
 #include "ops/all_ops.h"
 #include "ops/kernel.h"
+#include "ops/kernels/cpu/broadcast.h"
 #include "ops/kernels/cpu/nn_kernels.h"
 
 namespace weft {
@@ -237,7 +238,7 @@ inline void DirectPixelBlock(const Conv2DGeometry& g, const T* x_img, const T* f
 template <typename T>
 void DirectConv(ThreadPool* pool, const Conv2DGeometry& g, const T* x, const T* f, int64_t O, T* y) {
   const Cols inside = InsideColumns(g, 0, g.kw);
-  pool->ParallelFor(g.n * g.oh, [&](int64_t b, int64_t e) {
+  ParallelForCost(pool, g.n * g.oh, g.ow * O * g.kh * g.kw * g.c, [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
       const int64_t n = r / g.oh, oh = r % g.oh;
       const T* x_img = x + n * g.ih * g.iw * g.c;
@@ -471,7 +472,10 @@ class Conv2DBackpropFilterOp : public OpKernel {
       // Each block of output rows sums into its own partial filter gradient; the partials are
       // added up at the end (in block order, so the result does not depend on timing).
       const int64_t out_rows = g.n * g.oh, fsize = K * O;
-      const int64_t blocks = std::min<int64_t>(out_rows, ctx->intra_op_pool()->num_threads());
+      // One block per thread once there is enough work (a block costs a K x O partial sum).
+      const int64_t work = out_rows * g.ow * fsize;
+      const int64_t blocks =
+          work < (int64_t{1} << 18) ? 1 : std::min<int64_t>(out_rows, ctx->intra_op_pool()->num_threads());
       std::vector<T> partial((blocks - 1) * fsize, T(0));
       std::fill(df, df + fsize, T(0));
       const int64_t per = (out_rows + blocks - 1) / blocks;

@@ -11,6 +11,7 @@
 #include "ops/all_ops.h"
 #include "ops/kernel.h"
 #include "ops/kernels/cpu/forward.h"
+#include "ops/kernels/cpu/broadcast.h"
 #include "ops/kernels/cpu/nn_kernels.h"
 
 namespace weft {
@@ -189,7 +190,7 @@ class BiasAddOp : public OpKernel {
     const T* xp = x.data<T>();
     const T* bp = bias.data<T>();
     T* yp = y->data<T>();
-    ctx->intra_op_pool()->ParallelFor(x.num_elements() / C, [&](int64_t b, int64_t e) {
+    ParallelForCost(ctx->intra_op_pool(), x.num_elements() / C, C, [&](int64_t b, int64_t e) {
       for (int64_t r = b; r < e; ++r) {
         const T* xr = xp + r * C;
         T* yr = yp + r * C;
@@ -213,7 +214,7 @@ class BiasAddGradOp : public OpKernel {
     std::fill(out, out + C, T(0));
     const T* dp = dy.data<T>();
     std::mutex mu;  // guards `out` while the blocks add their partial sums
-    ctx->intra_op_pool()->ParallelFor(dy.num_elements() / C, [&](int64_t b, int64_t e) {
+    ParallelForCost(ctx->intra_op_pool(), dy.num_elements() / C, C, [&](int64_t b, int64_t e) {
       std::vector<T> part(C, T(0));
       for (int64_t r = b; r < e; ++r) {
         const T* dr = dp + r * C;
@@ -232,10 +233,11 @@ using RowArray = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
 template <typename T>
 using ConstRowArray = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
 
-// Runs fn(row) for every row in parallel.
+// Runs fn(row) for every row of C values, in parallel once the rows are worth a hand-off (a
+// row costs about an exp per value).
 template <typename Fn>
-void ForEachRow(OpKernelContext* ctx, int64_t rows, Fn fn) {
-  ctx->intra_op_pool()->ParallelFor(rows, [&](int64_t b, int64_t e) {
+void ForEachRow(OpKernelContext* ctx, int64_t rows, int64_t C, Fn fn) {
+  ParallelForCost(ctx->intra_op_pool(), rows, 16 * C, [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) fn(r);
   });
 }
@@ -253,7 +255,7 @@ class SoftmaxKernel : public OpKernel {
     if (x.num_elements() == 0) return;
     const T* xp = x.data<T>();
     T* yp = y->data<T>();
-    ForEachRow(ctx, x.num_elements() / C, [&](int64_t r) {
+    ForEachRow(ctx, x.num_elements() / C, C, [&](int64_t r) {
       ConstRowArray<T> z(xp + r * C, C);
       RowArray<T> out(yp + r * C, C);
       out = z - z.maxCoeff();
@@ -298,7 +300,7 @@ class SoftmaxCrossEntropyWithLogitsOp : public OpKernel {
     const T* lp = labels.data<T>();
     T* lossp = loss->data<T>();
     T* bp = backprop->data<T>();
-    ForEachRow(ctx, N, [&](int64_t r) {
+    ForEachRow(ctx, N, C, [&](int64_t r) {
       ConstRowArray<T> z(zp + r * C, C), l(lp + r * C, C);
       RowArray<T> b(bp + r * C, C);
       const T m = z.maxCoeff();
@@ -340,7 +342,7 @@ class SparseSoftmaxCrossEntropyWithLogitsOp : public OpKernel {
     const T* zp = logits.data<T>();
     T* lossp = loss->data<T>();
     T* bp = backprop->data<T>();
-    ForEachRow(ctx, N, [&](int64_t r) {
+    ForEachRow(ctx, N, C, [&](int64_t r) {
       ConstRowArray<T> z(zp + r * C, C);
       RowArray<T> b(bp + r * C, C);
       const T m = z.maxCoeff();

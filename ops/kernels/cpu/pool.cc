@@ -12,6 +12,7 @@
 
 #include "ops/all_ops.h"
 #include "ops/kernel.h"
+#include "ops/kernels/cpu/broadcast.h"
 #include "ops/kernels/cpu/nn_kernels.h"
 
 namespace weft {
@@ -57,7 +58,7 @@ class MaxPoolOp : public OpKernel {
     if (out->num_elements() == 0) return;
     const T* x = input.data<T>();
     T* y = out->data<T>();
-    ctx->intra_op_pool()->ParallelFor(g.n * g.oh, [&](int64_t b, int64_t e) {
+    ParallelForCost(ctx->intra_op_pool(), g.n * g.oh, g.ow * g.kh * g.kw * g.c, [&](int64_t b, int64_t e) {
       for (int64_t r = b; r < e; ++r) {
         const int64_t n = r / g.oh, oh = r % g.oh;
         for (int64_t ow = 0; ow < g.ow; ++ow) {
@@ -100,7 +101,7 @@ class MaxPoolGradOp : public OpKernel {
     if (g.sh >= g.kh && g.sw >= g.kw) return NonOverlapping(ctx, g, x, dy, dx);
     // Per window: the running max and the window tap (int32, so the compare-and-blend loop over
     // channels vectorizes) that holds it, then the gradient added at each channel's winning tap.
-    ctx->intra_op_pool()->ParallelFor(g.n, [&](int64_t b, int64_t e) {
+    ParallelForCost(ctx->intra_op_pool(), g.n, image, [&](int64_t b, int64_t e) {
       std::vector<T> best(g.c);
       std::vector<int32_t> tap(g.c);
       std::vector<int64_t> tap_offset(g.kh * g.kw);
@@ -164,7 +165,7 @@ class MaxPoolGradOp : public OpKernel {
     std::vector<int64_t> full_offset;  // taps of a window inside the image, from its first element
     for (int64_t dh = 0; dh < g.kh; ++dh)
       for (int64_t dw = 0; dw < g.kw; ++dw) full_offset.push_back((dh * g.iw + dw) * g.c);
-    ctx->intra_op_pool()->ParallelFor(g.n, [&](int64_t b, int64_t e) {
+    ParallelForCost(ctx->intra_op_pool(), g.n, image, [&](int64_t b, int64_t e) {
       std::vector<int64_t> tap_offset(g.kh * g.kw);
       for (int64_t n = b; n < e; ++n) {
         const T* xi = x + n * image;

@@ -17,4 +17,15 @@ inline Tensor& MutableVarValue(Var* v, Allocator* allocator) {
   return v->value;
 }
 
+// For an update that writes every element of the variable from its old value (elementwise, so
+// element i is read before it is written): returns the old value and makes v->value writable
+// without copying it first. When others share the buffer, v->value becomes a fresh buffer of the
+// same shape that the caller fills from the returned old value; otherwise both are the same
+// buffer and the update runs in place. REQUIRES: v->mu held, value initialized.
+inline Tensor VarValueForOverwrite(Var* v, Allocator* allocator) {
+  Tensor old = v->value;
+  if (old.buffer().use_count() > 2) v->value = Tensor(old.dtype(), old.shape(), allocator);  // v->value + old + others
+  return old;
+}
+
 }  // namespace weft
