@@ -214,4 +214,88 @@ int EliminateCommonSubexpressions(Graph* g) {
   return removed;
 }
 
+namespace {
+
+// The only consumer of `n`'s output 0 when it has exactly one edge out, a data edge from output 0
+// into input `input` of a node of op `op`; else null.
+Node* SoleConsumer(const Node* n, std::string_view op, int input) {
+  if (n->out_edges().size() != 1) return nullptr;
+  const auto& [dst, in] = n->out_edges()[0];
+  if (in != input || dst->op() != op || dst->input(in).index != 0) return nullptr;
+  return dst;
+}
+
+// True when the nodes are placed alike on a device the fused kernels exist for (the CPU).
+bool SameCpuPlacement(const std::vector<const Node*>& nodes) {
+  for (const Node* n : nodes) {
+    if (n->requested_device() != nodes[0]->requested_device() ||
+        n->assigned_device() != nodes[0]->assigned_device() || n->attr<DType>("T") != nodes[0]->attr<DType>("T")) {
+      return false;
+    }
+    for (const std::string* d : {&n->requested_device(), &n->assigned_device()}) {
+      if (!d->empty() && d->find("CPU") == std::string::npos) return false;
+    }
+  }
+  return true;
+}
+
+// Adds `spec` in place of `last` (its consumers move over; the control inputs of `group` carry
+// over) and removes `group`, which ends with `last`.
+void ReplaceWithFused(Graph* g, NodeSpec spec, const std::vector<Node*>& group) {
+  Node* last = group.back();
+  std::set<Node*> ctrl;
+  for (Node* n : group) ctrl.insert(n->control_inputs().begin(), n->control_inputs().end());
+  spec.control_inputs.assign(ctrl.begin(), ctrl.end());
+  spec.device = last->requested_device();
+  Node* fused = g->AddNode(std::move(spec));
+  fused->set_assigned_device(last->assigned_device());
+  g->ReplaceUses(Output(last, 0), Output(fused, 0));
+  g->ReplaceControlUses(last, fused);
+  for (auto it = group.rbegin(); it != group.rend(); ++it) g->RemoveNode(*it);
+}
+
+}  // namespace
+
+int FuseNnOps(Graph* g) {
+  int fused = 0;
+  // Relu(BiasAdd(Conv2D(x, f), b)) and BiasAdd(Conv2D(x, f), b) -> _FusedConv2D(x, f, b).
+  std::set<const Node*> removed;  // nodes of the order below that a fusion deleted
+  for (Node* conv : TopologicalOrder(g->nodes())) {
+    if (removed.count(conv) || conv->op() != "Conv2D") continue;
+    Node* bias = SoleConsumer(conv, "BiasAdd", 0);
+    if (bias == nullptr) continue;
+    Node* relu = SoleConsumer(bias, "Relu", 0);
+    std::vector<Node*> group = {conv, bias};
+    if (relu != nullptr) group.push_back(relu);
+    if (!SameCpuPlacement({group.begin(), group.end()})) continue;
+    NodeSpec spec{g->UniqueName(group.back()->name() + "/fused_conv"), "_FusedConv2D",
+                  {conv->input(0), conv->input(1), bias->input(1)}, {},
+                  {{"strides", conv->attr<std::vector<int64_t>>("strides")},
+                   {"padding", conv->attr<std::string>("padding")},
+                   {"dilations", conv->attr<std::vector<int64_t>>("dilations")},
+                   {"activation", std::string(relu != nullptr ? "Relu" : "None")}},
+                  ""};
+    removed.insert(group.begin(), group.end());
+    ReplaceWithFused(g, std::move(spec), group);
+    ++fused;
+  }
+  // ReluGrad(MaxPoolGrad(y, p, dp), y), y a Relu's output, -> _MaxPoolGradRelu(y, p, dp).
+  for (Node* grad : TopologicalOrder(g->nodes())) {
+    if (removed.count(grad) || grad->op() != "MaxPoolGrad") continue;
+    Node* relu_grad = SoleConsumer(grad, "ReluGrad", 0);
+    if (relu_grad == nullptr || !(relu_grad->input(1) == grad->input(0))) continue;
+    if (!SameCpuPlacement({grad, relu_grad})) continue;
+    NodeSpec spec{g->UniqueName(relu_grad->name() + "/fused_pool_grad"), "_MaxPoolGradRelu",
+                  {grad->input(0), grad->input(1), grad->input(2)}, {},
+                  {{"ksize", grad->attr<std::vector<int64_t>>("ksize")},
+                   {"strides", grad->attr<std::vector<int64_t>>("strides")},
+                   {"padding", grad->attr<std::string>("padding")}},
+                  ""};
+    removed.insert(relu_grad);
+    ReplaceWithFused(g, std::move(spec), {grad, relu_grad});
+    ++fused;
+  }
+  return fused;
+}
+
 }  // namespace weft

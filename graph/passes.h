@@ -26,4 +26,10 @@ int FoldConstants(Graph* g, ThreadPool* pool, size_t max_bytes = 10 << 20);
 // the number removed.
 int EliminateCommonSubexpressions(Graph* g);
 
+// Fuses CPU op chains whose intermediates nothing else reads, so their tensors are written and
+// read once instead of three times: Relu(BiasAdd(Conv2D(x, f), b)) and BiasAdd(Conv2D(x, f), b)
+// become _FusedConv2D(x, f, b) (activation "Relu" / "None"); ReluGrad(MaxPoolGrad(y, p, dp), y)
+// becomes _MaxPoolGradRelu(y, p, dp). Returns the number of fusions.
+int FuseNnOps(Graph* g);
+
 }  // namespace weft

@@ -43,6 +43,7 @@ std::shared_ptr<Session::Compiled> Session::Compile(const std::vector<Output>& f
   std::unique_ptr<Graph> g = PruneForStep(*graph_, feeds, fetches, targets);
   if (options_.constant_folding) FoldConstants(g.get(), intra_op_.get());
   if (options_.cse) EliminateCommonSubexpressions(g.get());
+  if (options_.fuse_ops) FuseNnOps(g.get());
   DeviceContext device;
   device.intra_op = intra_op_.get();
   device.vars = &vars_;

@@ -27,6 +27,7 @@ struct SessionOptions {
   int intra_op_threads = 0;  // 0: hardware threads
   bool constant_folding = true;
   bool cse = true;
+  bool fuse_ops = true;  // FuseNnOps (graph/passes.h): conv + bias + relu, max-pool grad + relu grad
 };
 
 class Session {

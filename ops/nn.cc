@@ -104,6 +104,15 @@ void Conv2DShape(InferenceContext& c) {
   c.set_output(0, WindowedShape(c, in, f.dim(0), f.dim(1), f.dim(3), true));
 }
 
+// _FusedConv2D: (input, filter, bias [O]) -> Conv2D's output.
+void FusedConv2DShape(InferenceContext& c) {
+  const auto [in, f] = ConvShapes(c, c.input(0), c.input(1));
+  const TensorShape b = c.WithRank(c.input(2), 1, "bias");
+  TensorShape out = WindowedShape(c, in, f.dim(0), f.dim(1), f.dim(3), true);
+  out.set_dim(3, c.MergeDim(out.dim(3), b.dim(0), "filter out-channels and bias size"));
+  c.set_output(0, out);
+}
+
 void DepthwiseConv2DShape(InferenceContext& c) {
   const auto [in, f] = ConvShapes(c, c.input(0), c.input(1));
   c.set_output(0, WindowedShape(c, in, f.dim(0), f.dim(1), DepthwiseChannels(in, f), true));
@@ -329,6 +338,15 @@ std::vector<Output> ConvBackpropFilterGrad(const Scope& s, const Node& op, const
           s.Op(base, {x, dy[0]}, ConvAttrs(op))};
 }
 
+// y = act(conv(x, f) + b), act = relu or identity:  dz = ReluGrad(dy, y) (or dy), then Conv2D's
+// gradients of dz and db = BiasAddGrad(dz).
+std::vector<Output> FusedConv2DGrad(const Scope& s, const Node& op, const std::vector<Output>& dy) {
+  const Output x = op.input(0), f = op.input(1);
+  const Output dz = op.attr<std::string>("activation") == "Relu" ? s.Op("ReluGrad", {dy[0], Out(op, 0)}) : dy[0];
+  return {s.Op("Conv2DBackpropInput", {ops::Shape(s, x), f, dz}, ConvAttrs(op)),
+          s.Op("Conv2DBackpropFilter", {x, ops::Shape(s, f), dz}, ConvAttrs(op)), s.Op("BiasAddGrad", {dz})};
+}
+
 // y = maxpool(x):  dx = dy routed to the (first) max of each window.
 std::vector<Output> MaxPoolGrad(const Scope& s, const Node& op, const std::vector<Output>& dy) {
   return {s.Op("MaxPoolGrad", {op.input(0), Out(op, 0), dy[0]}, PoolAttrs(op))};
@@ -458,6 +476,14 @@ void RegisterNnOps(OpRegistry& r) {
       .Attr("strides", AttrValue(ones)).Attr("padding", "VALID").Attr("dilations", AttrValue(ones))
       .Shape(ConvBackpropFilterShape).Grad(ConvBackpropFilterGrad<false>)
       .Doc("Gradient of Conv2D for its filter, of shape filter_sizes (a run-time int32 [4] vector).");
+  r.Register("_FusedConv2D").Input("input", "T").Input("filter", "T").Input("bias", "T").Output("output", "T")
+      .TypeAttr("T", kFloats)
+      .Attr("strides", AttrValue(ones)).Attr("padding", "VALID").Attr("dilations", AttrValue(ones))
+      .Attr("activation", "None")
+      .Shape(FusedConv2DShape).Grad(FusedConv2DGrad)
+      .Doc("Conv2D, BiasAdd and (activation \"Relu\") Relu in one pass over the output: "
+           "act(conv(input, filter) + bias), activation \"None\" or \"Relu\". The FuseNnOps graph pass "
+           "(graph/passes.h) makes it from those three nodes.");
   conv("DepthwiseConv2D", "input", "T", "filter", "T", "output")
       .Shape(DepthwiseConv2DShape).Grad(ConvGrad<true>)
       .Doc("Depthwise 2-D convolution of input [N, H, W, C] with filter [KH, KW, C, M]: output channel "
@@ -485,6 +511,13 @@ void RegisterNnOps(OpRegistry& r) {
       .Attr("ksize", AttrType::kIntList).Attr("strides", AttrType::kIntList).Attr("padding", "VALID")
       .Shape(MaxPoolGradShape)
       .Doc("Gradient of MaxPool: each window's grad goes to its first maximum (row-major order).");
+  r.Register("_MaxPoolGradRelu").Input("orig_input", "T").Input("orig_output", "T").Input("grad", "T")
+      .Output("output", "T").TypeAttr("T", kFloats)
+      .Attr("ksize", AttrType::kIntList).Attr("strides", AttrType::kIntList).Attr("padding", "VALID")
+      .Shape(MaxPoolGradShape)
+      .Doc("ReluGrad(MaxPoolGrad(orig_input, orig_output, grad), orig_input) in one pass: the gradient of "
+           "MaxPool(Relu(z)) for z, given the Relu's output as orig_input. The FuseNnOps graph pass "
+           "(graph/passes.h) makes it from those two nodes.");
   r.Register("AvgPool").Input("input", "T").Output("output", "T").TypeAttr("T", kFloats)
       .Attr("ksize", AttrType::kIntList).Attr("strides", AttrType::kIntList).Attr("padding", "VALID")
       .Shape(PoolShape).Grad(AvgPoolGrad)

@@ -1,10 +1,14 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
+
+#include "graph/gradients.h"
 #include "graph/passes.h"
 #include "graph/session.h"
 #include "ops/array.h"
 #include "ops/framework.h"
 #include "ops/math.h"
+#include "ops/nn.h"
 #include "ops/random.h"
 #include "tests/graph/test_ops.h"
 
@@ -75,4 +79,78 @@ TEST_CASE("CSE merges identical pure nodes, never stateful ones") {
   CHECK(EliminateCommonSubexpressions(step.get()) == 1);
   CHECK(CountOp(*step, "Mul") == 1);
   CHECK(CountOp(*step, "RandomUniform") == 2);
+}
+
+namespace {
+// A conv layer (Conv2D + BiasAdd + Relu), a 2x2 max pool and a sum, with gradients for the
+// filter and the bias; the session options decide whether FuseNnOps runs.
+struct ConvNet {
+  Graph g;
+  Output x, f, b, conv, biased, relu, loss;
+  std::vector<Output> grads;
+  ConvNet() {
+    Scope s = Scope::Root(&g);
+    x = ops::Placeholder(s.WithOpName("x"), DType::kFloat32, {-1, 6, 6, 1});
+    Tensor fv(DType::kFloat32, {3, 3, 1, 4});
+    for (int64_t i = 0; i < fv.num_elements(); ++i) fv.data<float>()[i] = 0.1f * static_cast<float>((i * 7) % 11) - 0.5f;
+    f = ops::Const(s, fv);
+    b = ops::Const(s, Tensor::FromVector<float>({0.1f, -0.2f, 0.0f, 0.3f}, {4}));
+    conv = ops::Conv2D(s, x, f, {1, 1}, "VALID");
+    biased = ops::BiasAdd(s, conv, b);
+    relu = ops::Relu(s, biased);
+    loss = ops::Sum(s, ops::Mul(s, ops::MaxPool(s, relu, {2, 2}, {2, 2}, "VALID"), ops::Const(s, 1.5f)));
+    grads = Gradients(s, {loss}, {f, b});
+  }
+  Tensor Input() const {
+    Tensor t(DType::kFloat32, {2, 6, 6, 1});
+    for (int64_t i = 0; i < t.num_elements(); ++i) t.data<float>()[i] = 0.05f * static_cast<float>((i * 13) % 23) - 0.4f;
+    return t;
+  }
+};
+}  // namespace
+
+TEST_CASE("FuseNnOps fuses conv + bias + relu and max-pool grad + relu grad, with the same results") {
+  ConvNet net;
+  auto step = PruneForStep(net.g, {net.x}, {net.loss, net.grads[0], net.grads[1]}, {});
+  CHECK(CountOp(*step, "Conv2D") == 1);
+  CHECK(FuseNnOps(step.get()) == 2);
+  CHECK(CountOp(*step, "_FusedConv2D") == 1);
+  CHECK(CountOp(*step, "_MaxPoolGradRelu") == 1);
+  for (const char* gone : {"Conv2D", "BiasAdd", "Relu", "MaxPoolGrad", "ReluGrad"}) CHECK(CountOp(*step, gone) == 0);
+  for (Node* n : step->nodes()) {
+    if (n->op() == "_FusedConv2D") CHECK(n->attr<std::string>("activation") == "Relu");
+  }
+  SessionOptions off;
+  off.fuse_ops = false;
+  Session fused(&net.g), plain(&net.g, off);
+  const std::vector<std::pair<Output, Tensor>> feeds = {{net.x, net.Input()}};
+  auto a = fused.Run(feeds, {net.loss, net.grads[0], net.grads[1]});
+  auto b = plain.Run(feeds, {net.loss, net.grads[0], net.grads[1]});
+  for (int i = 0; i < 3; ++i) {
+    REQUIRE(a[i].shape() == b[i].shape());
+    for (int64_t j = 0; j < a[i].num_elements(); ++j) CHECK(a[i].data<float>()[j] == doctest::Approx(b[i].data<float>()[j]));
+  }
+  double norm = 0;
+  for (int64_t j = 0; j < a[1].num_elements(); ++j) norm += std::abs(a[1].data<float>()[j]);
+  CHECK(norm > 0);
+}
+
+TEST_CASE("FuseNnOps leaves intermediates that something else reads") {
+  ConvNet net;
+  // BiasAdd's output is fetched: only Conv2D + BiasAdd fuse (no activation), the Relu stays.
+  auto step = PruneForStep(net.g, {net.x}, {net.loss, net.biased}, {});
+  CHECK(FuseNnOps(step.get()) == 1);
+  CHECK(CountOp(*step, "Relu") == 1);
+  for (Node* n : step->nodes()) {
+    if (n->op() == "_FusedConv2D") CHECK(n->attr<std::string>("activation") == "None");
+  }
+  // Conv2D's output is fetched: nothing fuses.
+  auto step2 = PruneForStep(net.g, {net.x}, {net.loss, net.conv}, {});
+  CHECK(FuseNnOps(step2.get()) == 0);
+  CHECK(CountOp(*step2, "Conv2D") == 1);
+  Session sess(&net.g);
+  auto out = sess.Run({{net.x, net.Input()}}, {net.biased, net.relu});
+  for (int64_t j = 0; j < out[0].num_elements(); ++j) {
+    CHECK(out[1].data<float>()[j] == std::max(out[0].data<float>()[j], 0.0f));
+  }
 }

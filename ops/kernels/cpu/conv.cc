@@ -157,6 +157,34 @@ constexpr int kLanes = Eigen::internal::unpacket_traits<Packet<T>>::size;
 
 bool UseDirect(const Conv2DGeometry& g) { return g.c <= kDirectMaxChannels && !IsPointwise(g); }
 
+// What _FusedConv2D does to each output value on its way out: add bias[o] (when given), then
+// max(v, 0) (when relu). Plain Conv2D has neither.
+template <typename T>
+struct Epilogue {
+  const T* bias = nullptr;
+  bool relu = false;
+  bool active() const { return bias != nullptr || relu; }
+  T Apply(T v, int64_t o) const {
+    if (bias) v += bias[o];
+    return relu ? std::max(v, T(0)) : v;
+  }
+  // Applies it to rows [0, rows) of y [rows, O] in place (after a GEMM).
+  void Run(ThreadPool* pool, T* y, int64_t rows, int64_t O) const {
+    if (!active()) return;
+    ParallelForCost(pool, rows, O, [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        T* yr = y + r * O;
+        if (bias) {
+          for (int64_t o = 0; o < O; ++o) yr[o] += bias[o];
+        }
+        if (relu) {
+          for (int64_t o = 0; o < O; ++o) yr[o] = std::max(yr[o], T(0));
+        }
+      }
+    });
+  }
+};
+
 // The output columns [lo, hi) whose filter taps kw in [kw0, kw1) all fall inside the input.
 struct Cols {
   int64_t lo, hi;
@@ -172,8 +200,8 @@ Cols InsideColumns(const Conv2DGeometry& g, int64_t kw0, int64_t kw1) {
 // NP packets of output channels per pixel. PB > 1 requires every tap column of those pixels to
 // fall inside the input; PB == 1 checks each one.
 template <typename T, int PB, int NP>
-inline void DirectPixels(const Conv2DGeometry& g, const T* x_img, const T* f, int64_t O, int64_t o0, int64_t oh,
-                         int64_t ow0, T* y_row) {
+inline void DirectPixels(const Conv2DGeometry& g, const T* x_img, const T* f, const Epilogue<T>& ep, int64_t O,
+                         int64_t o0, int64_t oh, int64_t ow0, T* y_row) {
   using namespace Eigen::internal;
   using P = Packet<T>;
   P acc[PB][NP];
@@ -197,14 +225,20 @@ inline void DirectPixels(const Conv2DGeometry& g, const T* x_img, const T* f, in
       }
     }
   }
-  for (int p = 0; p < PB; ++p)
-    for (int j = 0; j < NP; ++j) pstoreu(y_row + (ow0 + p) * O + o0 + j * kLanes<T>, acc[p][j]);
+  for (int j = 0; j < NP; ++j) {
+    const P b = ep.bias ? ploadu<P>(ep.bias + o0 + j * kLanes<T>) : pset1<P>(T(0));
+    for (int p = 0; p < PB; ++p) {
+      P v = padd(acc[p][j], b);
+      if (ep.relu) v = pmax(v, pset1<P>(T(0)));
+      pstoreu(y_row + (ow0 + p) * O + o0 + j * kLanes<T>, v);
+    }
+  }
 }
 
 // As DirectPixels, for the single output channel o (the channels left over after the packets).
 template <typename T, int PB>
-inline void DirectPixelsScalar(const Conv2DGeometry& g, const T* x_img, const T* f, int64_t O, int64_t o,
-                               int64_t oh, int64_t ow0, T* y_row) {
+inline void DirectPixelsScalar(const Conv2DGeometry& g, const T* x_img, const T* f, const Epilogue<T>& ep,
+                               int64_t O, int64_t o, int64_t oh, int64_t ow0, T* y_row) {
   for (int p = 0; p < PB; ++p) {
     const int64_t ow = ow0 + p;
     T acc = 0;
@@ -219,24 +253,25 @@ inline void DirectPixelsScalar(const Conv2DGeometry& g, const T* x_img, const T*
         for (int64_t c = 0; c < g.c; ++c) acc += xp[c] * fp[c * O];
       }
     }
-    y_row[ow * O + o] = acc;
+    y_row[ow * O + o] = ep.Apply(acc, o);
   }
 }
 
 // All output channels of output pixels [ow0, ow0 + PB) (PB as above).
 template <typename T, int PB>
-inline void DirectPixelBlock(const Conv2DGeometry& g, const T* x_img, const T* f, int64_t O, int64_t oh,
-                             int64_t ow0, T* y_row) {
+inline void DirectPixelBlock(const Conv2DGeometry& g, const T* x_img, const T* f, const Epilogue<T>& ep, int64_t O,
+                             int64_t oh, int64_t ow0, T* y_row) {
   constexpr int64_t L = kLanes<T>;
   int64_t o0 = 0;
-  for (; o0 + 2 * L <= O; o0 += 2 * L) DirectPixels<T, PB, 2>(g, x_img, f, O, o0, oh, ow0, y_row);
-  for (; o0 + L <= O; o0 += L) DirectPixels<T, PB, 1>(g, x_img, f, O, o0, oh, ow0, y_row);
-  for (; o0 < O; ++o0) DirectPixelsScalar<T, PB>(g, x_img, f, O, o0, oh, ow0, y_row);
+  for (; o0 + 2 * L <= O; o0 += 2 * L) DirectPixels<T, PB, 2>(g, x_img, f, ep, O, o0, oh, ow0, y_row);
+  for (; o0 + L <= O; o0 += L) DirectPixels<T, PB, 1>(g, x_img, f, ep, O, o0, oh, ow0, y_row);
+  for (; o0 < O; ++o0) DirectPixelsScalar<T, PB>(g, x_img, f, ep, O, o0, oh, ow0, y_row);
 }
 
-// y [N,OH,OW,O] = conv(x, f), parallel over output rows.
+// y [N,OH,OW,O] = epilogue(conv(x, f)), parallel over output rows.
 template <typename T>
-void DirectConv(ThreadPool* pool, const Conv2DGeometry& g, const T* x, const T* f, int64_t O, T* y) {
+void DirectConv(ThreadPool* pool, const Conv2DGeometry& g, const T* x, const T* f, const Epilogue<T>& ep, int64_t O,
+                T* y) {
   const Cols inside = InsideColumns(g, 0, g.kw);
   ParallelForCost(pool, g.n * g.oh, g.ow * O * g.kh * g.kw * g.c, [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
@@ -244,9 +279,9 @@ void DirectConv(ThreadPool* pool, const Conv2DGeometry& g, const T* x, const T* 
       const T* x_img = x + n * g.ih * g.iw * g.c;
       T* y_row = y + r * g.ow * O;
       int64_t ow = 0;
-      for (; ow < inside.lo; ++ow) DirectPixelBlock<T, 1>(g, x_img, f, O, oh, ow, y_row);
-      for (; ow + kPix <= inside.hi; ow += kPix) DirectPixelBlock<T, kPix>(g, x_img, f, O, oh, ow, y_row);
-      for (; ow < g.ow; ++ow) DirectPixelBlock<T, 1>(g, x_img, f, O, oh, ow, y_row);
+      for (; ow < inside.lo; ++ow) DirectPixelBlock<T, 1>(g, x_img, f, ep, O, oh, ow, y_row);
+      for (; ow + kPix <= inside.hi; ow += kPix) DirectPixelBlock<T, kPix>(g, x_img, f, ep, O, oh, ow, y_row);
+      for (; ow < g.ow; ++ow) DirectPixelBlock<T, 1>(g, x_img, f, ep, O, oh, ow, y_row);
     }
   });
 }
@@ -360,30 +395,48 @@ Conv2DGeometry CheckConv(const ConvAttrs& a, const TensorShape& input, const Ten
   return g;
 }
 
+// Conv2D, and _FusedConv2D (input 2 = bias, attr activation "None" or "Relu").
 template <typename T>
 class Conv2DOp : public OpKernel {
  public:
-  explicit Conv2DOp(const Node& node) : OpKernel(node), a_(node) {}
+  explicit Conv2DOp(const Node& node)
+      : OpKernel(node), a_(node), fused_(node.op() == "_FusedConv2D"),
+        relu_(fused_ && node.attr<std::string>("activation") == "Relu") {
+    if (fused_) {
+      const std::string act = node.attr<std::string>("activation");
+      WEFT_REQUIRE(act == "None" || act == "Relu", "activation must be \"None\" or \"Relu\", got \"{}\"", act);
+    }
+  }
   void Compute(OpKernelContext* ctx) override {
     const Tensor& input = ctx->input(0);
     const Tensor& filter = ctx->input(1);
     const Conv2DGeometry g = CheckConv(a_, input.shape(), filter.shape(), nullptr, 0);
     const int64_t O = filter.dim(3), K = g.kh * g.kw * g.c, rows = g.n * g.oh * g.ow;
+    Epilogue<T> ep;
+    if (fused_) {
+      const Tensor& bias = ctx->input(2);
+      WEFT_REQUIRE(bias.rank() == 1 && bias.dim(0) == O, "bias must be a vector of the {} filter out-channels, got {}",
+                   O, bias.shape().ToString());
+      ep.bias = bias.data<T>();
+      ep.relu = relu_;
+    }
     Tensor* out = ctx->allocate_output(0, TensorShape({g.n, g.oh, g.ow, O}));
     if (out->num_elements() == 0) return;
     T* y = out->data<T>();
     if (K == 0) {
       std::fill(y, y + out->num_elements(), T(0));
+      ep.Run(ctx->intra_op_pool(), y, rows, O);
       return;
     }
     const T* x = input.data<T>();
     const T* f = filter.data<T>();
     if (IsPointwise(g)) {
       Gemm<T>(ctx->eigen_device(), x, f, y, rows, K, O, false, false, false);
+      ep.Run(ctx->intra_op_pool(), y, rows, O);
       return;
     }
     if (UseDirect(g)) {
-      DirectConv(ctx->intra_op_pool(), g, x, f, O, y);
+      DirectConv(ctx->intra_op_pool(), g, x, f, ep, O, y);
       return;
     }
     const int64_t chunk = std::clamp<int64_t>(kMaxColElements / K, 1, rows);
@@ -396,10 +449,12 @@ class Conv2DOp : public OpKernel {
       });
       Gemm<T>(ctx->eigen_device(), cp, f, y + r0 * O, r1 - r0, K, O, false, false, false);
     }
+    ep.Run(ctx->intra_op_pool(), y, rows, O);
   }
 
  private:
   ConvAttrs a_;
+  bool fused_, relu_;
 };
 
 // Inputs: input_sizes (int32 [4]), filter [KH,KW,C,O], out_backprop [N,OH,OW,O].
@@ -649,6 +704,7 @@ class DepthwiseConv2DBackpropFilterOp : public OpKernel {
 
 void RegisterConvKernels(KernelRegistry& r) {
   RegisterTyped<Conv2DOp, float, double>(r, "Conv2D");
+  RegisterTyped<Conv2DOp, float, double>(r, "_FusedConv2D");
   RegisterTyped<Conv2DBackpropInputOp, float, double>(r, "Conv2DBackpropInput");
   RegisterTyped<Conv2DBackpropFilterOp, float, double>(r, "Conv2DBackpropFilter");
   RegisterTyped<DepthwiseConv2DOp, float, double>(r, "DepthwiseConv2D");

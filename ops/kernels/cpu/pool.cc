@@ -82,10 +82,12 @@ class MaxPoolOp : public OpKernel {
 
 // Inputs: orig_input [N,IH,IW,C], orig_output [N,OH,OW,C], grad [N,OH,OW,C]. Parallel over
 // images: windows of one image overlap, windows of different images do not.
+// _MaxPoolGradRelu also zeroes the gradient where orig_input <= 0 (ReluGrad with orig_input as
+// the Relu's output): at each window's winner, or in a last pass over the image.
 template <typename T>
 class MaxPoolGradOp : public OpKernel {
  public:
-  explicit MaxPoolGradOp(const Node& node) : OpKernel(node), a_(node) {}
+  explicit MaxPoolGradOp(const Node& node) : OpKernel(node), a_(node), relu_(node.op() == "_MaxPoolGradRelu") {}
   void Compute(OpKernelContext* ctx) override {
     const Tensor& input = ctx->input(0);
     const Tensor& grad = ctx->input(2);
@@ -138,6 +140,9 @@ class MaxPoolGradOp : public OpKernel {
               for (int64_t c = 0; c < g.c; ++c) dxp[c] += tp[c] == t ? dyp[c] : T(0);
             }
           }
+        }
+        if (relu_) {
+          for (int64_t i = 0; i < image; ++i) dxi[i] = xi[i] > T(0) ? dxi[i] : T(0);
         }
       }
     });
@@ -215,7 +220,8 @@ class MaxPoolGradOp : public OpKernel {
                 bestv = pselect(greater, v, bestv);
                 idx = pselect(greater, pset1<P>(T(t)), idx);
               }
-              const P d = ploadu<P>(dyp + c0);
+              P d = ploadu<P>(dyp + c0);
+              if (relu_) d = pand(pcmp_lt(pset1<P>(T(0)), bestv), d);  // the winner is the Relu's output
               for (int32_t t = 0; t < taps; ++t) {
                 pstoreu(dxw + offs[t] + c0, pand(pcmp_eq(idx, pset1<P>(T(t))), d));
               }
@@ -230,7 +236,8 @@ class MaxPoolGradOp : public OpKernel {
                   bt = t;
                 }
               }
-              for (int32_t t = 0; t < taps; ++t) dxw[offs[t] + c] = t == bt ? dyp[c] : T(0);
+              const T d = relu_ && !(bv > T(0)) ? T(0) : dyp[c];
+              for (int32_t t = 0; t < taps; ++t) dxw[offs[t] + c] = t == bt ? d : T(0);
             }
           }
         }
@@ -239,6 +246,7 @@ class MaxPoolGradOp : public OpKernel {
   }
 
   PoolAttrs a_;
+  bool relu_;
 };
 
 template <typename T>
@@ -337,6 +345,7 @@ class AvgPoolGradOp : public OpKernel {
 void RegisterPoolKernels(KernelRegistry& r) {
   RegisterTyped<MaxPoolOp, float, double>(r, "MaxPool");
   RegisterTyped<MaxPoolGradOp, float, double>(r, "MaxPoolGrad");
+  RegisterTyped<MaxPoolGradOp, float, double>(r, "_MaxPoolGradRelu");
   RegisterTyped<AvgPoolOp, float, double>(r, "AvgPool");
   RegisterTyped<AvgPoolGradOp, float, double>(r, "AvgPoolGrad");
 }

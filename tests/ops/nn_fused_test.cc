@@ -1,0 +1,112 @@
+// The fused nn ops the FuseNnOps graph pass makes (graph/passes.h): each against the chain of
+// unfused ops it replaces, its gradient, and bad input.
+#include <doctest/doctest.h>
+
+#include "tests/ops/op_test_util.h"
+
+namespace weft {
+namespace {
+
+using namespace weft::test;
+using IntList = std::vector<int64_t>;
+
+std::vector<double> V(const Tensor& t) {
+  std::vector<double> v(t.num_elements());
+  for (int64_t i = 0; i < t.num_elements(); ++i) v[i] = t.ElementAsDouble(i);
+  return v;
+}
+Tensor Cast(const Tensor& t, DType dt) {
+  return dt == DType::kFloat32 ? T_<float>(V(t), t.shape()) : T_<double>(V(t), t.shape());
+}
+AttrMap ConvAttrs(IntList strides, std::string padding, IntList dilations, std::string activation) {
+  return {{"strides", strides}, {"padding", padding}, {"dilations", dilations}, {"activation", activation}};
+}
+AttrMap PoolAttrs(IntList ksize, IntList strides, std::string padding) {
+  return {{"ksize", ksize}, {"strides", strides}, {"padding", padding}};
+}
+
+struct ConvCase {
+  IntList x, f, strides;
+  std::string padding;
+  IntList dilations;
+};
+// Direct kernels (C <= 4, with and without padding, strides, dilations, output channels that are
+// and are not a multiple of the SIMD width), im2col + GEMM (C > 4) and the pointwise GEMM.
+const ConvCase kCases[] = {
+    {{2, 28, 28, 1}, {3, 3, 1, 32}, {1, 1}, "VALID", {1, 1}}, {{2, 9, 11, 2}, {3, 3, 2, 20}, {1, 1}, "SAME", {1, 1}},
+    {{1, 12, 13, 3}, {2, 3, 3, 7}, {2, 1}, "VALID", {1, 2}},  {{2, 6, 7, 6}, {3, 3, 6, 5}, {1, 1}, "SAME", {1, 1}},
+    {{2, 4, 5, 3}, {1, 1, 3, 17}, {1, 1}, "VALID", {1, 1}},
+};
+
+TEST_CASE("_FusedConv2D equals Relu(BiasAdd(Conv2D)) and BiasAdd(Conv2D)") {
+  int seed = 500;
+  for (const ConvCase& cc : kCases) {
+    for (DType dt : {DType::kFloat32, DType::kFloat64}) {
+      for (const std::string act : {"Relu", "None"}) {
+        INFO("x " << TensorShape(cc.x).ToString() << " f " << TensorShape(cc.f).ToString() << " " << cc.padding
+                  << " " << act << " " << DTypeName(dt));
+        const Tensor x = Cast(Rand(cc.x, -1, 1, ++seed), dt), f = Cast(Rand(cc.f, -1, 1, ++seed), dt);
+        const Tensor b = Cast(Rand({cc.f[3]}, -0.5, 0.5, ++seed), dt);
+        const AttrMap conv = {{"strides", cc.strides}, {"padding", cc.padding}, {"dilations", cc.dilations}};
+        Tensor want = RunOp("BiasAdd", {RunOp("Conv2D", {x, f}, conv)[0], b})[0];
+        if (act == "Relu") want = RunOp("Relu", {want})[0];
+        const double tol = dt == DType::kFloat32 ? 1e-5 : 1e-12;
+        ExpectNear(RunOp("_FusedConv2D", {x, f, b}, ConvAttrs(cc.strides, cc.padding, cc.dilations, act))[0], want, tol,
+                   tol);
+      }
+    }
+  }
+}
+
+TEST_CASE("_FusedConv2D gradients") {
+  for (const std::string act : {"None", "Relu"}) {
+    INFO(act);
+    CheckGradient("_FusedConv2D", {Rand({2, 5, 6, 2}, -1, 1, 61), Rand({3, 2, 2, 3}, -1, 1, 62), Rand({3}, -1, 1, 63)},
+                  ConvAttrs({1, 1}, "SAME", {1, 1}, act));
+    CheckGradient("_FusedConv2D", {Rand({1, 5, 5, 6}, -1, 1, 64), Rand({2, 2, 6, 2}, -1, 1, 65), Rand({2}, -1, 1, 66)},
+                  ConvAttrs({2, 2}, "VALID", {1, 1}, act));
+  }
+}
+
+TEST_CASE("_FusedConv2D rejects a bias of the wrong size and an unknown activation") {
+  const Tensor x = Rand({1, 5, 5, 1}), f = Rand({3, 3, 1, 4});
+  ExpectOpError("_FusedConv2D", {x, f, Rand({3})}, ConvAttrs({1, 1}, "VALID", {1, 1}, "Relu"), Code::kInvalidArgument,
+                "bias");
+  ExpectOpError("_FusedConv2D", {x, f, Rand({4})}, ConvAttrs({1, 1}, "VALID", {1, 1}, "Tanh"), Code::kInvalidArgument,
+                "activation");
+}
+
+TEST_CASE("_MaxPoolGradRelu equals ReluGrad(MaxPoolGrad(y, p, dp), y) for a Relu output y") {
+  struct PoolCase {
+    IntList x, k, strides;
+    std::string padding;
+  };
+  const PoolCase cases[] = {
+      {{2, 26, 26, 32}, {2, 2}, {2, 2}, "VALID"}, {{2, 5, 5, 3}, {2, 2}, {2, 2}, "SAME"},
+      {{1, 7, 7, 5}, {2, 2}, {3, 3}, "VALID"},    {{2, 6, 5, 3}, {3, 3}, {1, 2}, "SAME"},
+  };
+  int seed = 600;
+  for (const PoolCase& pc : cases) {
+    for (DType dt : {DType::kFloat32, DType::kFloat64}) {
+      INFO("x " << TensorShape(pc.x).ToString() << " k " << pc.k[0] << "x" << pc.k[1] << " " << pc.padding);
+      const AttrMap attrs = PoolAttrs(pc.k, pc.strides, pc.padding);
+      // Mostly negative before the Relu, so whole windows are zero and their gradient must vanish.
+      const Tensor y = RunOp("Relu", {Cast(Rand(pc.x, -1, 0.3, ++seed), dt)})[0];
+      const Tensor p = RunOp("MaxPool", {y}, attrs)[0];
+      const Tensor dp = Cast(Rand(p.shape().dims(), -1, 1, ++seed), dt);
+      const Tensor want = RunOp("ReluGrad", {RunOp("MaxPoolGrad", {y, p, dp}, attrs)[0], y})[0];
+      ExpectNear(RunOp("_MaxPoolGradRelu", {y, p, dp}, attrs)[0], want, 0, 0);
+      double nonzero = 0;
+      for (double v : V(want)) nonzero += v != 0;
+      CHECK(nonzero > 0);
+    }
+  }
+}
+
+TEST_CASE("_MaxPoolGradRelu checks the grad shape") {
+  ExpectOpError("_MaxPoolGradRelu", {Rand({1, 4, 4, 1}), Rand({1, 2, 2, 1}), Rand({1, 3, 2, 1})},
+                PoolAttrs({2, 2}, {2, 2}, "VALID"), Code::kInvalidArgument, "grad");
+}
+
+}  // namespace
+}  // namespace weft
