@@ -295,6 +295,74 @@ int FuseNnOps(Graph* g) {
     ReplaceWithFused(g, std::move(spec), {grad, relu_grad});
     ++fused;
   }
+  // MaxPool(_FusedConv2D) -> _FusedConv2DMaxPool, its grads (_MaxPoolGradRelu or MaxPoolGrad of
+  // that pool) -> _MaxPoolGradWithArgmax: the conv output is never stored. The CPU kernel's limits:
+  // at most 4 input channels, no pointwise filter, a VALID pool whose windows do not overlap, and
+  // the conv output's height and width known here (the grad's output size).
+  for (Node* pool : TopologicalOrder(g->nodes())) {
+    if (removed.count(pool) || pool->op() != "MaxPool" || pool->input(0).index != 0) continue;
+    Node* conv = pool->input(0).node;
+    if (conv->op() != "_FusedConv2D" || !SameCpuPlacement({conv, pool})) continue;
+    const std::vector<int64_t> k = pool->attr<std::vector<int64_t>>("ksize");
+    const std::vector<int64_t> st = pool->attr<std::vector<int64_t>>("strides");
+    if (pool->attr<std::string>("padding") != "VALID" || k.size() != 2 || st.size() != 2 || st[0] < k[0] ||
+        st[1] < k[1]) {
+      continue;
+    }
+    const TensorShape& in = conv->input(0).shape();
+    const TensorShape& f = conv->input(1).shape();
+    const TensorShape& y = conv->output_shape(0);
+    const std::vector<int64_t> cs = conv->attr<std::vector<int64_t>>("strides");
+    const bool pointwise = f.rank() == 4 && f.dim(0) == 1 && f.dim(1) == 1 && cs == std::vector<int64_t>{1, 1} &&
+                           conv->attr<std::string>("padding") == "VALID";
+    if (in.rank() != 4 || in.dim(3) < 0 || in.dim(3) > 4 || pointwise || y.rank() != 4 || y.dim(1) < 0 ||
+        y.dim(2) < 0) {
+      continue;
+    }
+    const bool relu = conv->attr<std::string>("activation") == "Relu";
+    const std::string grad_op = relu ? "_MaxPoolGradRelu" : "MaxPoolGrad";
+    std::vector<Node*> grads;
+    bool ok = true;
+    for (const auto& [dst, i] : conv->out_edges()) {
+      if (dst == pool && i == 0) continue;
+      ok &= i == 0 && dst->op() == grad_op && dst->input(1) == Output(pool, 0) && SameCpuPlacement({conv, dst}) &&
+            dst->attr<std::vector<int64_t>>("ksize") == k && dst->attr<std::vector<int64_t>>("strides") == st &&
+            dst->attr<std::string>("padding") == "VALID";
+      grads.push_back(dst);
+    }
+    if (!ok) continue;
+    AttrMap attrs = conv->attrs();
+    attrs.erase("T");
+    attrs["ksize"] = k;
+    attrs["pool_strides"] = st;
+    attrs["pool_padding"] = std::string("VALID");
+    std::set<Node*> ctrl(conv->control_inputs().begin(), conv->control_inputs().end());
+    ctrl.insert(pool->control_inputs().begin(), pool->control_inputs().end());
+    Node* fp = g->AddNode({g->UniqueName(pool->name() + "/fused_conv_pool"), "_FusedConv2DMaxPool",
+                           {conv->input(0), conv->input(1), conv->input(2)},
+                           std::vector<Node*>(ctrl.begin(), ctrl.end()), attrs, pool->requested_device()});
+    fp->set_assigned_device(pool->assigned_device());
+    g->ReplaceUses(Output(pool, 0), Output(fp, 0));
+    g->ReplaceControlUses(pool, fp);
+    g->ReplaceControlUses(conv, fp);
+    for (Node* gr : grads) {
+      Node* ga = g->AddNode({g->UniqueName(gr->name() + "/fused_pool_grad"), "_MaxPoolGradWithArgmax",
+                             {Output(fp, 1), Output(fp, 0), gr->input(2)}, gr->control_inputs(),
+                             {{"ksize", k}, {"strides", st}, {"input_hw", std::vector<int64_t>{y.dim(1), y.dim(2)}},
+                              {"relu", relu}},
+                             gr->requested_device()});
+      ga->set_assigned_device(gr->assigned_device());
+      g->ReplaceUses(Output(gr, 0), Output(ga, 0));
+      g->ReplaceControlUses(gr, ga);
+      removed.insert(gr);
+      g->RemoveNode(gr);
+    }
+    removed.insert(pool);
+    removed.insert(conv);
+    g->RemoveNode(pool);
+    g->RemoveNode(conv);
+    ++fused;
+  }
   return fused;
 }
 

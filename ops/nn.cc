@@ -113,6 +113,28 @@ void FusedConv2DShape(InferenceContext& c) {
   c.set_output(0, out);
 }
 
+// _FusedConv2DMaxPool: (input, filter, bias) -> {pooled, argmax}, the VALID pool of the conv output.
+void FusedConv2DMaxPoolShape(InferenceContext& c) {
+  FusedConv2DShape(c);
+  const TensorShape conv = c.outputs()[0];
+  const IntList k = CheckPair(c.attr<IntList>("ksize"), "ksize");
+  const IntList st = CheckPair(c.attr<IntList>("pool_strides"), "pool_strides");
+  WEFT_REQUIRE(c.attr<std::string>("pool_padding") == "VALID", "pool_padding must be VALID, got {}",
+               c.attr<std::string>("pool_padding"));
+  const int64_t ph = conv.dim(1) < 0 ? -1 : ComputeWindow(conv.dim(1), k[0], st[0], 1, false).out;
+  const int64_t pw = conv.dim(2) < 0 ? -1 : ComputeWindow(conv.dim(2), k[1], st[1], 1, false).out;
+  const TensorShape pooled({conv.dim(0), ph, pw, conv.dim(3)});
+  c.set_output(0, pooled);
+  c.set_output(1, pooled);
+}
+
+// _MaxPoolGradWithArgmax: (argmax, pooled, grad) -> [N, input_hw[0], input_hw[1], C].
+void MaxPoolGradWithArgmaxShape(InferenceContext& c) {
+  const TensorShape g = c.WithRank(c.input(2), 4, "grad");
+  const IntList hw = CheckPair(c.attr<IntList>("input_hw"), "input_hw");
+  c.set_output(0, TensorShape({g.dim(0), hw[0], hw[1], g.dim(3)}));
+}
+
 void DepthwiseConv2DShape(InferenceContext& c) {
   const auto [in, f] = ConvShapes(c, c.input(0), c.input(1));
   c.set_output(0, WindowedShape(c, in, f.dim(0), f.dim(1), DepthwiseChannels(in, f), true));
@@ -347,6 +369,26 @@ std::vector<Output> FusedConv2DGrad(const Scope& s, const Node& op, const std::v
           s.Op("Conv2DBackpropFilter", {x, ops::Shape(s, f), dz}, ConvAttrs(op)), s.Op("BiasAddGrad", {dz})};
 }
 
+// {p, argmax} = maxpool(act(conv(x, f) + b)):  dz = _MaxPoolGradWithArgmax(argmax, p, dp) (its relu
+// mask is act's derivative), then _FusedConv2D's gradients of dz. Needs the conv output's static
+// height and width (the pass only fuses when they are known).
+std::vector<Output> FusedConv2DMaxPoolGrad(const Scope& s, const Node& op, const std::vector<Output>& dy) {
+  const Output x = op.input(0), f = op.input(1);
+  const TensorShape in = x.shape(), fs = f.shape();
+  WEFT_REQUIRE(in.rank() == 4 && fs.rank() == 4 && in.dim(1) >= 0 && in.dim(2) >= 0 && fs.dim(0) >= 0 && fs.dim(1) >= 0,
+               "{}: the gradient needs the static height and width of input {} and filter {}", op.Describe(),
+               in.ToString(), fs.ToString());
+  const bool same = op.attr<std::string>("padding") == "SAME";
+  const IntList st = op.attr<IntList>("strides"), dil = op.attr<IntList>("dilations");
+  const IntList hw = {ComputeWindow(in.dim(1), fs.dim(0), st[0], dil[0], same).out,
+                      ComputeWindow(in.dim(2), fs.dim(1), st[1], dil[1], same).out};
+  const Output dz = s.Op("_MaxPoolGradWithArgmax", {Out(op, 1), Out(op, 0), dy[0]},
+                         {{"ksize", op.attr<IntList>("ksize")}, {"strides", op.attr<IntList>("pool_strides")},
+                          {"input_hw", hw}, {"relu", op.attr<std::string>("activation") == "Relu"}});
+  return {s.Op("Conv2DBackpropInput", {ops::Shape(s, x), f, dz}, ConvAttrs(op)),
+          s.Op("Conv2DBackpropFilter", {x, ops::Shape(s, f), dz}, ConvAttrs(op)), s.Op("BiasAddGrad", {dz})};
+}
+
 // y = maxpool(x):  dx = dy routed to the (first) max of each window.
 std::vector<Output> MaxPoolGrad(const Scope& s, const Node& op, const std::vector<Output>& dy) {
   return {s.Op("MaxPoolGrad", {op.input(0), Out(op, 0), dy[0]}, PoolAttrs(op))};
@@ -484,6 +526,23 @@ void RegisterNnOps(OpRegistry& r) {
       .Doc("Conv2D, BiasAdd and (activation \"Relu\") Relu in one pass over the output: "
            "act(conv(input, filter) + bias), activation \"None\" or \"Relu\". The FuseNnOps graph pass "
            "(graph/passes.h) makes it from those three nodes.");
+  r.Register("_FusedConv2DMaxPool").Input("input", "T").Input("filter", "T").Input("bias", "T")
+      .Output("output", "T").Output("argmax", "int32").TypeAttr("T", kFloats)
+      .Attr("strides", AttrValue(ones)).Attr("padding", "VALID").Attr("dilations", AttrValue(ones))
+      .Attr("activation", "None").Attr("ksize", AttrType::kIntList).Attr("pool_strides", AttrType::kIntList)
+      .Attr("pool_padding", "VALID")
+      .Shape(FusedConv2DMaxPoolShape).Grad(FusedConv2DMaxPoolGrad)
+      .Doc("MaxPool(_FusedConv2D(input, filter, bias)) without the conv output in memory: output is the "
+           "pooled value, argmax the window tap (row-major) it came from. CPU kernel: at most 4 input "
+           "channels, VALID non-overlapping pools. The FuseNnOps graph pass makes it.");
+  r.Register("_MaxPoolGradWithArgmax").Input("argmax", "int32").Input("pooled", "T").Input("grad", "T")
+      .Output("output", "T").TypeAttr("T", kFloats)
+      .Attr("ksize", AttrType::kIntList).Attr("strides", AttrType::kIntList).Attr("input_hw", AttrType::kIntList)
+      .Attr("relu", AttrValue(false))
+      .Shape(MaxPoolGradWithArgmaxShape)
+      .Doc("Gradient of a VALID non-overlapping max pool of an input [N, input_hw, C] from the taps "
+           "_FusedConv2DMaxPool recorded: grad at each window's winning tap (zero where pooled <= 0 when "
+           "relu), zero elsewhere.");
   conv("DepthwiseConv2D", "input", "T", "filter", "T", "output")
       .Shape(DepthwiseConv2DShape).Grad(ConvGrad<true>)
       .Doc("Depthwise 2-D convolution of input [N, H, W, C] with filter [KH, KW, C, M]: output channel "

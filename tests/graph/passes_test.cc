@@ -88,7 +88,8 @@ struct ConvNet {
   Graph g;
   Output x, f, b, conv, biased, relu, loss;
   std::vector<Output> grads;
-  ConvNet() {
+  // pool_strides {2, 2}: the pool fuses with the conv too; {1, 1} (overlapping windows): it does not.
+  explicit ConvNet(std::vector<int64_t> pool_strides = {2, 2}) {
     Scope s = Scope::Root(&g);
     x = ops::Placeholder(s.WithOpName("x"), DType::kFloat32, {-1, 6, 6, 1});
     Tensor fv(DType::kFloat32, {3, 3, 1, 4});
@@ -98,7 +99,7 @@ struct ConvNet {
     conv = ops::Conv2D(s, x, f, {1, 1}, "VALID");
     biased = ops::BiasAdd(s, conv, b);
     relu = ops::Relu(s, biased);
-    loss = ops::Sum(s, ops::Mul(s, ops::MaxPool(s, relu, {2, 2}, {2, 2}, "VALID"), ops::Const(s, 1.5f)));
+    loss = ops::Sum(s, ops::Mul(s, ops::MaxPool(s, relu, {2, 2}, pool_strides, "VALID"), ops::Const(s, 1.5f)));
     grads = Gradients(s, {loss}, {f, b});
   }
   Tensor Input() const {
@@ -109,17 +110,7 @@ struct ConvNet {
 };
 }  // namespace
 
-TEST_CASE("FuseNnOps fuses conv + bias + relu and max-pool grad + relu grad, with the same results") {
-  ConvNet net;
-  auto step = PruneForStep(net.g, {net.x}, {net.loss, net.grads[0], net.grads[1]}, {});
-  CHECK(CountOp(*step, "Conv2D") == 1);
-  CHECK(FuseNnOps(step.get()) == 2);
-  CHECK(CountOp(*step, "_FusedConv2D") == 1);
-  CHECK(CountOp(*step, "_MaxPoolGradRelu") == 1);
-  for (const char* gone : {"Conv2D", "BiasAdd", "Relu", "MaxPoolGrad", "ReluGrad"}) CHECK(CountOp(*step, gone) == 0);
-  for (Node* n : step->nodes()) {
-    if (n->op() == "_FusedConv2D") CHECK(n->attr<std::string>("activation") == "Relu");
-  }
+static void CheckFusedMatchesPlain(ConvNet& net) {
   SessionOptions off;
   off.fuse_ops = false;
   Session fused(&net.g), plain(&net.g, off);
@@ -133,6 +124,37 @@ TEST_CASE("FuseNnOps fuses conv + bias + relu and max-pool grad + relu grad, wit
   double norm = 0;
   for (int64_t j = 0; j < a[1].num_elements(); ++j) norm += std::abs(a[1].data<float>()[j]);
   CHECK(norm > 0);
+}
+
+TEST_CASE("FuseNnOps fuses conv + bias + relu and max-pool grad + relu grad, with the same results") {
+  ConvNet net({1, 1});  // overlapping pool windows: the pool stays separate
+  auto step = PruneForStep(net.g, {net.x}, {net.loss, net.grads[0], net.grads[1]}, {});
+  CHECK(CountOp(*step, "Conv2D") == 1);
+  CHECK(FuseNnOps(step.get()) == 2);
+  CHECK(CountOp(*step, "_FusedConv2D") == 1);
+  CHECK(CountOp(*step, "_MaxPoolGradRelu") == 1);
+  for (const char* gone : {"Conv2D", "BiasAdd", "Relu", "MaxPoolGrad", "ReluGrad"}) CHECK(CountOp(*step, gone) == 0);
+  for (Node* n : step->nodes()) {
+    if (n->op() == "_FusedConv2D") CHECK(n->attr<std::string>("activation") == "Relu");
+  }
+  CheckFusedMatchesPlain(net);
+}
+
+TEST_CASE("FuseNnOps folds a non-overlapping max pool and its grad into the conv, with the same results") {
+  ConvNet net;
+  auto step = PruneForStep(net.g, {net.x}, {net.loss, net.grads[0], net.grads[1]}, {});
+  CHECK(FuseNnOps(step.get()) == 3);
+  CHECK(CountOp(*step, "_FusedConv2DMaxPool") == 1);
+  CHECK(CountOp(*step, "_MaxPoolGradWithArgmax") == 1);
+  for (const char* gone : {"Conv2D", "_FusedConv2D", "MaxPool", "MaxPoolGrad", "_MaxPoolGradRelu", "ReluGrad"}) {
+    CHECK(CountOp(*step, gone) == 0);
+  }
+  CheckFusedMatchesPlain(net);
+  // The Relu's output is fetched: the pool cannot take the conv output over.
+  auto step2 = PruneForStep(net.g, {net.x}, {net.loss, net.relu}, {});
+  FuseNnOps(step2.get());
+  CHECK(CountOp(*step2, "_FusedConv2D") == 1);
+  CHECK(CountOp(*step2, "_FusedConv2DMaxPool") == 0);
 }
 
 TEST_CASE("FuseNnOps leaves intermediates that something else reads") {

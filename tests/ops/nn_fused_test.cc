@@ -110,3 +110,95 @@ TEST_CASE("_MaxPoolGradRelu checks the grad shape") {
 
 }  // namespace
 }  // namespace weft
+
+namespace weft {
+namespace {
+
+AttrMap ConvPoolAttrs(IntList strides, std::string padding, std::string activation, IntList k, IntList pool_strides) {
+  return {{"strides", strides},   {"padding", padding}, {"dilations", IntList{1, 1}}, {"activation", activation},
+          {"ksize", k},           {"pool_strides", pool_strides}, {"pool_padding", std::string("VALID")}};
+}
+
+TEST_CASE("_FusedConv2DMaxPool equals MaxPool(_FusedConv2D) and records where each max came from") {
+  struct Case {
+    IntList x, f, strides;
+    std::string padding;
+    IntList k, pool_strides;
+  };
+  const Case cases[] = {
+      {{2, 28, 28, 1}, {3, 3, 1, 32}, {1, 1}, "VALID", {2, 2}, {2, 2}},  // the MNIST conv layer
+      {{2, 9, 11, 2}, {3, 3, 2, 20}, {1, 1}, "SAME", {2, 3}, {2, 3}},    // uneven: a remainder row / column
+      {{1, 12, 13, 3}, {2, 3, 3, 7}, {2, 1}, "VALID", {2, 2}, {3, 3}},   // gaps between windows
+  };
+  int seed = 700;
+  for (const Case& cc : cases) {
+    for (DType dt : {DType::kFloat32, DType::kFloat64}) {
+      for (const std::string act : {"Relu", "None"}) {
+        INFO("x " << TensorShape(cc.x).ToString() << " f " << TensorShape(cc.f).ToString() << " " << act);
+        const Tensor x = Cast(Rand(cc.x, -1, 1, ++seed), dt), f = Cast(Rand(cc.f, -1, 1, ++seed), dt);
+        const Tensor b = Cast(Rand({cc.f[3]}, -0.5, 0.5, ++seed), dt);
+        const Tensor y =
+            RunOp("_FusedConv2D", {x, f, b}, ConvAttrs(cc.strides, cc.padding, {1, 1}, act))[0];
+        const AttrMap pool = PoolAttrs(cc.k, cc.pool_strides, "VALID");
+        const Tensor want = RunOp("MaxPool", {y}, pool)[0];
+        auto got = RunOp("_FusedConv2DMaxPool", {x, f, b}, ConvPoolAttrs(cc.strides, cc.padding, act, cc.k, cc.pool_strides));
+        ExpectNear(got[0], want, 0, 0);
+        // The recorded tap holds the max: y at that tap equals the pooled value.
+        const std::vector<double> yv = V(y), pv = V(got[0]), av = V(got[1]);
+        const int64_t PH = want.dim(1), PW = want.dim(2), O = want.dim(3), OH = y.dim(1), OW = y.dim(2);
+        int bad = 0;
+        for (int64_t i = 0; i < want.num_elements(); ++i) {
+          const int64_t o = i % O, pw = (i / O) % PW, ph = (i / O / PW) % PH, n = i / O / PW / PH;
+          const int64_t t = static_cast<int64_t>(av[i]);
+          const int64_t oh = ph * cc.pool_strides[0] + t / cc.k[1], ow = pw * cc.pool_strides[1] + t % cc.k[1];
+          bad += !(t >= 0 && t < cc.k[0] * cc.k[1] && yv[((n * OH + oh) * OW + ow) * O + o] == pv[i]);
+        }
+        CHECK(bad == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("_FusedConv2DMaxPool gradients") {
+  for (const std::string act : {"None", "Relu"}) {
+    INFO(act);
+    CheckGradient("_FusedConv2DMaxPool", {Rand({2, 7, 6, 2}, -1, 1, 71), Rand({2, 2, 2, 3}, -1, 1, 72),
+                                          Rand({3}, -1, 1, 73)},
+                  ConvPoolAttrs({1, 1}, "VALID", act, {2, 2}, {2, 2}));
+  }
+}
+
+TEST_CASE("_MaxPoolGradWithArgmax equals MaxPoolGrad (and _MaxPoolGradRelu) of the same pool") {
+  int seed = 800;
+  for (const IntList& pool_strides : {IntList{2, 2}, IntList{3, 3}}) {
+    for (const std::string act : {"Relu", "None"}) {
+      INFO("pool strides " << pool_strides[0] << " " << act);
+      const Tensor x = Rand({2, 9, 10, 1}, -1, 1, ++seed), f = Rand({2, 2, 1, 5}, -1, 1, ++seed);
+      const Tensor b = Rand({5}, -0.5, 0.5, ++seed);
+      const Tensor y = RunOp("_FusedConv2D", {x, f, b}, ConvAttrs({1, 1}, "VALID", {1, 1}, act))[0];
+      auto pa = RunOp("_FusedConv2DMaxPool", {x, f, b}, ConvPoolAttrs({1, 1}, "VALID", act, {2, 2}, pool_strides));
+      const Tensor dp = Rand(pa[0].shape().dims(), -1, 1, ++seed);
+      const AttrMap pool = PoolAttrs({2, 2}, pool_strides, "VALID");
+      const Tensor want = RunOp(act == "Relu" ? "_MaxPoolGradRelu" : "MaxPoolGrad", {y, pa[0], dp}, pool)[0];
+      const AttrMap attrs = {{"ksize", IntList{2, 2}}, {"strides", pool_strides},
+                             {"input_hw", IntList{y.dim(1), y.dim(2)}}, {"relu", act == "Relu"}};
+      ExpectNear(RunOp("_MaxPoolGradWithArgmax", {pa[1], pa[0], dp}, attrs)[0], want, 0, 0);
+    }
+  }
+}
+
+TEST_CASE("the fused conv-pool ops reject what their kernels do not support") {
+  const Tensor b = Rand({4});
+  ExpectOpError("_FusedConv2DMaxPool", {Rand({1, 6, 6, 5}), Rand({3, 3, 5, 4}), b},
+                ConvPoolAttrs({1, 1}, "VALID", "Relu", {2, 2}, {2, 2}), Code::kInvalidArgument, "input channels");
+  ExpectOpError("_FusedConv2DMaxPool", {Rand({1, 6, 6, 1}), Rand({3, 3, 1, 4}), b},
+                ConvPoolAttrs({1, 1}, "VALID", "Relu", {2, 2}, {1, 1}), Code::kInvalidArgument, "do not overlap");
+  const AttrMap attrs = {{"ksize", IntList{2, 2}}, {"strides", IntList{2, 2}}, {"input_hw", IntList{6, 6}},
+                         {"relu", true}};
+  ExpectOpError("_MaxPoolGradWithArgmax",
+                {T<int32_t>(std::vector<double>(8, 0.0), {1, 2, 2, 2}), Rand({1, 2, 2, 2}), Rand({1, 2, 2, 2})}, attrs,
+                Code::kInvalidArgument, "pooled shape");
+}
+
+}  // namespace
+}  // namespace weft

@@ -379,6 +379,7 @@ void RegisterNnKernels(KernelRegistry& r) {
   RegisterTyped<SoftmaxCrossEntropyWithLogitsOp, float, double>(r, "SoftmaxCrossEntropyWithLogits");
   RegisterTyped<SparseSoftmaxCrossEntropyWithLogitsOp, float, double>(r, "SparseSoftmaxCrossEntropyWithLogits");
   RegisterConvKernels(r);
+  RegisterConvPoolKernels(r);
   RegisterPoolKernels(r);
   RegisterBatchNormKernels(r);
 }
