@@ -259,7 +259,9 @@ void ReplaceWithFused(Graph* g, NodeSpec spec, const std::vector<Node*>& group) 
 int FuseNnOps(Graph* g) {
   int fused = 0;
   // Relu(BiasAdd(Conv2D(x, f), b)) and BiasAdd(Conv2D(x, f), b) -> _FusedConv2D(x, f, b).
-  std::set<const Node*> removed;  // nodes of the order below that a fusion deleted
+  // Nodes of the current loop's order that a fusion deleted (cleared per loop: a node added later
+  // may reuse a deleted node's address).
+  std::set<const Node*> removed;
   for (Node* conv : TopologicalOrder(g->nodes())) {
     if (removed.count(conv) || conv->op() != "Conv2D") continue;
     Node* bias = SoleConsumer(conv, "BiasAdd", 0);
@@ -280,6 +282,7 @@ int FuseNnOps(Graph* g) {
     ++fused;
   }
   // ReluGrad(MaxPoolGrad(y, p, dp), y), y a Relu's output, -> _MaxPoolGradRelu(y, p, dp).
+  removed.clear();
   for (Node* grad : TopologicalOrder(g->nodes())) {
     if (removed.count(grad) || grad->op() != "MaxPoolGrad") continue;
     Node* relu_grad = SoleConsumer(grad, "ReluGrad", 0);
@@ -299,6 +302,7 @@ int FuseNnOps(Graph* g) {
   // that pool) -> _MaxPoolGradWithArgmax: the conv output is never stored. The CPU kernel's limits:
   // at most 4 input channels, no pointwise filter, a VALID pool whose windows do not overlap, and
   // the conv output's height and width known here (the grad's output size).
+  removed.clear();
   for (Node* pool : TopologicalOrder(g->nodes())) {
     if (removed.count(pool) || pool->op() != "MaxPool" || pool->input(0).index != 0) continue;
     Node* conv = pool->input(0).node;
@@ -361,6 +365,47 @@ int FuseNnOps(Graph* g) {
     removed.insert(conv);
     g->RemoveNode(pool);
     g->RemoveNode(conv);
+    ++fused;
+  }
+  // Conv2DBackpropFilter(x, sizes, dz) and BiasAddGrad(dz) of dz = _MaxPoolGradWithArgmax of a
+  // _FusedConv2DMaxPool of x, when nothing else reads dz (no gradient for x is needed)
+  // -> _ConvPoolBackpropFilterBias: dz is never stored.
+  removed.clear();
+  for (Node* dz : TopologicalOrder(g->nodes())) {
+    if (removed.count(dz) || dz->op() != "_MaxPoolGradWithArgmax" || dz->input(0).index != 1) continue;
+    Node* fp = dz->input(0).node;
+    if (fp->op() != "_FusedConv2DMaxPool" || !(dz->input(1) == Output(fp, 0))) continue;
+    Node* filter_grad = nullptr;
+    Node* bias_grad = nullptr;
+    bool ok = dz->out_edges().size() == 2;
+    for (const auto& [dst, i] : dz->out_edges()) {
+      if (dst->op() == "Conv2DBackpropFilter" && i == 2 && dst->input(0) == fp->input(0) && !filter_grad) {
+        filter_grad = dst;
+        for (const char* a : {"strides", "padding", "dilations"}) ok &= AttrValueEquals(dst->attrs().at(a), fp->attrs().at(a));
+      } else if (dst->op() == "BiasAddGrad" && i == 0 && !bias_grad) {
+        bias_grad = dst;
+      } else {
+        ok = false;
+      }
+    }
+    if (!ok || !filter_grad || !bias_grad || !SameCpuPlacement({dz, filter_grad, bias_grad})) continue;
+    AttrMap attrs = {{"strides", fp->attrs().at("strides")}, {"padding", fp->attrs().at("padding")},
+                     {"dilations", fp->attrs().at("dilations")}, {"ksize", fp->attrs().at("ksize")},
+                     {"pool_strides", fp->attrs().at("pool_strides")}, {"relu", dz->attrs().at("relu")}};
+    std::set<Node*> ctrl;
+    for (Node* n : {dz, filter_grad, bias_grad}) ctrl.insert(n->control_inputs().begin(), n->control_inputs().end());
+    Node* both = g->AddNode({g->UniqueName(filter_grad->name() + "/fused_pool_backprop"), "_ConvPoolBackpropFilterBias",
+                             {filter_grad->input(0), filter_grad->input(1), dz->input(0), dz->input(1), dz->input(2)},
+                             std::vector<Node*>(ctrl.begin(), ctrl.end()), attrs, filter_grad->requested_device()});
+    both->set_assigned_device(filter_grad->assigned_device());
+    g->ReplaceUses(Output(filter_grad, 0), Output(both, 0));
+    g->ReplaceUses(Output(bias_grad, 0), Output(both, 1));
+    g->ReplaceControlUses(filter_grad, both);
+    g->ReplaceControlUses(bias_grad, both);
+    for (Node* n : {filter_grad, bias_grad, dz}) {
+      removed.insert(n);
+      g->RemoveNode(n);
+    }
     ++fused;
   }
   return fused;

@@ -135,6 +135,16 @@ void MaxPoolGradWithArgmaxShape(InferenceContext& c) {
   c.set_output(0, TensorShape({g.dim(0), hw[0], hw[1], g.dim(3)}));
 }
 
+// _ConvPoolBackpropFilterBias: (input, filter_sizes, argmax, pooled, grad) -> {filter_sizes, [O]}.
+void ConvPoolBackpropFilterBiasShape(InferenceContext& c) {
+  c.WithRank(c.input(1), 1, "filter_sizes");
+  c.WithRank(c.input(4), 4, "grad");
+  auto [in, f] = ConvShapes(c, c.input(0), c.InputAsShape(1));
+  f.set_dim(2, c.MergeDim(in.dim(3), f.dim(2), "input channels"));
+  c.set_output(0, f);
+  c.set_output(1, TensorShape({c.MergeDim(f.dim(3), c.input(4).dim(3), "filter out-channels and grad channels")}));
+}
+
 void DepthwiseConv2DShape(InferenceContext& c) {
   const auto [in, f] = ConvShapes(c, c.input(0), c.input(1));
   c.set_output(0, WindowedShape(c, in, f.dim(0), f.dim(1), DepthwiseChannels(in, f), true));
@@ -543,6 +553,14 @@ void RegisterNnOps(OpRegistry& r) {
       .Doc("Gradient of a VALID non-overlapping max pool of an input [N, input_hw, C] from the taps "
            "_FusedConv2DMaxPool recorded: grad at each window's winning tap (zero where pooled <= 0 when "
            "relu), zero elsewhere.");
+  r.Register("_ConvPoolBackpropFilterBias").Input("input", "T").Input("filter_sizes", "int32")
+      .Input("argmax", "int32").Input("pooled", "T").Input("grad", "T")
+      .Output("filter_backprop", "T").Output("bias_backprop", "T").TypeAttr("T", kFloats)
+      .Attr("strides", AttrValue(ones)).Attr("padding", "VALID").Attr("dilations", AttrValue(ones))
+      .Attr("ksize", AttrType::kIntList).Attr("pool_strides", AttrType::kIntList).Attr("relu", AttrValue(false))
+      .Shape(ConvPoolBackpropFilterBiasShape)
+      .Doc("Conv2DBackpropFilter and BiasAddGrad of dz = _MaxPoolGradWithArgmax(argmax, pooled, grad) "
+           "(from a _FusedConv2DMaxPool of input) without storing dz. The FuseNnOps graph pass makes it.");
   conv("DepthwiseConv2D", "input", "T", "filter", "T", "output")
       .Shape(DepthwiseConv2DShape).Grad(ConvGrad<true>)
       .Doc("Depthwise 2-D convolution of input [N, H, W, C] with filter [KH, KW, C, M]: output channel "

@@ -143,13 +143,21 @@ TEST_CASE("FuseNnOps fuses conv + bias + relu and max-pool grad + relu grad, wit
 TEST_CASE("FuseNnOps folds a non-overlapping max pool and its grad into the conv, with the same results") {
   ConvNet net;
   auto step = PruneForStep(net.g, {net.x}, {net.loss, net.grads[0], net.grads[1]}, {});
-  CHECK(FuseNnOps(step.get()) == 3);
+  CHECK(FuseNnOps(step.get()) == 4);
   CHECK(CountOp(*step, "_FusedConv2DMaxPool") == 1);
-  CHECK(CountOp(*step, "_MaxPoolGradWithArgmax") == 1);
-  for (const char* gone : {"Conv2D", "_FusedConv2D", "MaxPool", "MaxPoolGrad", "_MaxPoolGradRelu", "ReluGrad"}) {
+  CHECK(CountOp(*step, "_ConvPoolBackpropFilterBias") == 1);
+  for (const char* gone : {"Conv2D", "_FusedConv2D", "MaxPool", "MaxPoolGrad", "_MaxPoolGradRelu", "ReluGrad",
+                           "_MaxPoolGradWithArgmax", "Conv2DBackpropFilter", "BiasAddGrad"}) {
     CHECK(CountOp(*step, gone) == 0);
   }
   CheckFusedMatchesPlain(net);
+  // The gradient of x is needed too: the pool's gradient stays, for Conv2DBackpropInput to read.
+  Scope s = Scope::Root(&net.g);
+  const std::vector<Output> all = Gradients(s, {net.loss}, {net.f, net.b, net.x});
+  auto step3 = PruneForStep(net.g, {net.x}, all, {});
+  FuseNnOps(step3.get());
+  CHECK(CountOp(*step3, "_MaxPoolGradWithArgmax") == 1);
+  CHECK(CountOp(*step3, "_ConvPoolBackpropFilterBias") == 0);
   // The Relu's output is fetched: the pool cannot take the conv output over.
   auto step2 = PruneForStep(net.g, {net.x}, {net.loss, net.relu}, {});
   FuseNnOps(step2.get());

@@ -187,6 +187,47 @@ TEST_CASE("_MaxPoolGradWithArgmax equals MaxPoolGrad (and _MaxPoolGradRelu) of t
   }
 }
 
+TEST_CASE("_ConvPoolBackpropFilterBias equals Conv2DBackpropFilter and BiasAddGrad of _MaxPoolGradWithArgmax") {
+  struct Case {
+    IntList x, f, strides;
+    std::string padding;
+    IntList pool_strides;
+  };
+  const Case cases[] = {
+      {{2, 28, 28, 1}, {3, 3, 1, 32}, {1, 1}, "VALID", {2, 2}},
+      {{2, 9, 11, 2}, {3, 3, 2, 20}, {1, 1}, "SAME", {2, 2}},  // padding; an uncovered last row and column
+      {{1, 12, 13, 3}, {2, 3, 3, 7}, {2, 1}, "VALID", {3, 3}},  // strides; gaps between windows
+  };
+  int seed = 900;
+  for (const Case& cc : cases) {
+    for (DType dt : {DType::kFloat32, DType::kFloat64}) {
+      for (const std::string act : {"Relu", "None"}) {
+        INFO("x " << TensorShape(cc.x).ToString() << " f " << TensorShape(cc.f).ToString() << " " << act);
+        const Tensor x = Cast(Rand(cc.x, -1, 1, ++seed), dt), f = Cast(Rand(cc.f, -1, 1, ++seed), dt);
+        const Tensor b = Cast(Rand({cc.f[3]}, -0.5, 0.5, ++seed), dt);
+        const AttrMap fwd = ConvPoolAttrs(cc.strides, cc.padding, act, {2, 2}, cc.pool_strides);
+        auto pa = RunOp("_FusedConv2DMaxPool", {x, f, b}, fwd);
+        const Tensor dp = Cast(Rand(pa[0].shape().dims(), -1, 1, ++seed), dt);
+        const Tensor y = RunOp("_FusedConv2D", {x, f, b}, ConvAttrs(cc.strides, cc.padding, {1, 1}, act))[0];
+        const AttrMap grad = {{"ksize", IntList{2, 2}}, {"strides", cc.pool_strides},
+                              {"input_hw", IntList{y.dim(1), y.dim(2)}}, {"relu", act == "Relu"}};
+        const Tensor dz = RunOp("_MaxPoolGradWithArgmax", {pa[1], pa[0], dp}, grad)[0];
+        const AttrMap conv = {{"strides", cc.strides}, {"padding", cc.padding}, {"dilations", IntList{1, 1}}};
+        const Tensor sizes = T<int32_t>(std::vector<double>(cc.f.begin(), cc.f.end()));
+        const Tensor want_df = RunOp("Conv2DBackpropFilter", {x, sizes, dz}, conv)[0];
+        const Tensor want_db = RunOp("BiasAddGrad", {dz})[0];
+        const AttrMap attrs = {{"strides", cc.strides},    {"padding", cc.padding},
+                               {"dilations", IntList{1, 1}}, {"ksize", IntList{2, 2}},
+                               {"pool_strides", cc.pool_strides}, {"relu", act == "Relu"}};
+        auto got = RunOp("_ConvPoolBackpropFilterBias", {x, sizes, pa[1], pa[0], dp}, attrs);
+        const double tol = dt == DType::kFloat32 ? 1e-4 : 1e-11;
+        ExpectNear(got[0], want_df, tol, tol);
+        ExpectNear(got[1], want_db, tol, tol);
+      }
+    }
+  }
+}
+
 TEST_CASE("the fused conv-pool ops reject what their kernels do not support") {
   const Tensor b = Rand({4});
   ExpectOpError("_FusedConv2DMaxPool", {Rand({1, 6, 6, 5}), Rand({3, 3, 5, 4}), b},
@@ -195,6 +236,12 @@ TEST_CASE("the fused conv-pool ops reject what their kernels do not support") {
                 ConvPoolAttrs({1, 1}, "VALID", "Relu", {2, 2}, {1, 1}), Code::kInvalidArgument, "do not overlap");
   const AttrMap attrs = {{"ksize", IntList{2, 2}}, {"strides", IntList{2, 2}}, {"input_hw", IntList{6, 6}},
                          {"relu", true}};
+  const AttrMap bp = {{"strides", IntList{1, 1}}, {"padding", std::string("VALID")}, {"dilations", IntList{1, 1}},
+                      {"ksize", IntList{2, 2}}, {"pool_strides", IntList{2, 2}}, {"relu", true}};
+  ExpectOpError("_ConvPoolBackpropFilterBias",
+                {Rand({1, 6, 6, 1}), T<int32_t>({3, 3, 1, 4}), T<int32_t>(std::vector<double>(8, 0.0), {1, 2, 2, 2}),
+                 Rand({1, 2, 2, 2}), Rand({1, 2, 2, 2})},
+                bp, Code::kInvalidArgument, "pooled shape");
   ExpectOpError("_MaxPoolGradWithArgmax",
                 {T<int32_t>(std::vector<double>(8, 0.0), {1, 2, 2, 2}), Rand({1, 2, 2, 2}), Rand({1, 2, 2, 2})}, attrs,
                 Code::kInvalidArgument, "pooled shape");

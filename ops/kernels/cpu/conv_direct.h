@@ -201,40 +201,47 @@ inline void FilterEntryRow(const T* xrow, int64_t step, int64_t shift, const T* 
   }
 }
 
-// df [KH,KW,C,O] += the filter gradient from output rows [r0, r1) (r = n*OH + oh): for each row
-// (its dy in L1), each filter entry (kh, kw, c) and each block of output channels, a dot product
-// of the input values the entry reads with dy.
+// df [KH,KW,C,O] += the filter gradient from output row oh of image n, whose dy is dyp [OW, O]:
+// for each filter entry (kh, kw, c) and each block of output channels, a dot product of the
+// input values the entry reads with dy. `cols[kw]` is InsideColumns(g, kw, kw + 1).
 template <typename T>
-void DirectFilterGrad(const Conv2DGeometry& g, const T* x, const T* dy, int64_t O, int64_t r0, int64_t r1, T* df) {
+inline void DirectFilterGradRow(const Conv2DGeometry& g, const T* x, const T* dyp, int64_t O, const Cols* cols,
+                                int64_t n, int64_t oh, T* df) {
   constexpr int64_t L = kLanes<T>;
-  std::vector<Cols> cols(g.kw);
-  for (int64_t kw = 0; kw < g.kw; ++kw) cols[kw] = InsideColumns(g, kw, kw + 1);
-  for (int64_t r = r0; r < r1; ++r) {
-    const int64_t n = r / g.oh, oh = r % g.oh;
-    const T* dyp = dy + r * g.ow * O;
-    for (int64_t kh = 0; kh < g.kh; ++kh) {
-      const int64_t ih = oh * g.sh - g.pad_top + kh * g.dh;
-      if (ih < 0 || ih >= g.ih) continue;
-      const T* xrow = x + (n * g.ih + ih) * g.iw * g.c;
-      for (int64_t kw = 0; kw < g.kw; ++kw) {
-        const int64_t lo = cols[kw].lo, hi = cols[kw].hi;
-        for (int64_t c = 0; c < g.c; ++c) {
-          const int64_t shift = (kw * g.dw - g.pad_left) * g.c + c;  // x index = ow * sw * C + shift
-          T* dfp = df + ((kh * g.kw + kw) * g.c + c) * O;
-          int64_t o0 = 0;
-          for (; o0 + 2 * L <= O; o0 += 2 * L) {
-            FilterEntryRow<T, 2>(xrow, g.sw * g.c, shift, dyp + o0, O, lo, hi, dfp + o0);
-          }
-          for (; o0 + L <= O; o0 += L) FilterEntryRow<T, 1>(xrow, g.sw * g.c, shift, dyp + o0, O, lo, hi, dfp + o0);
-          for (; o0 < O; ++o0) {
-            T acc = 0;
-            for (int64_t ow = lo; ow < hi; ++ow) acc += xrow[ow * g.sw * g.c + shift] * dyp[ow * O + o0];
-            dfp[o0] += acc;
-          }
+  for (int64_t kh = 0; kh < g.kh; ++kh) {
+    const int64_t ih = oh * g.sh - g.pad_top + kh * g.dh;
+    if (ih < 0 || ih >= g.ih) continue;
+    const T* xrow = x + (n * g.ih + ih) * g.iw * g.c;
+    for (int64_t kw = 0; kw < g.kw; ++kw) {
+      const int64_t lo = cols[kw].lo, hi = cols[kw].hi;
+      for (int64_t c = 0; c < g.c; ++c) {
+        const int64_t shift = (kw * g.dw - g.pad_left) * g.c + c;  // x index = ow * sw * C + shift
+        T* dfp = df + ((kh * g.kw + kw) * g.c + c) * O;
+        int64_t o0 = 0;
+        for (; o0 + 2 * L <= O; o0 += 2 * L) FilterEntryRow<T, 2>(xrow, g.sw * g.c, shift, dyp + o0, O, lo, hi, dfp + o0);
+        for (; o0 + L <= O; o0 += L) FilterEntryRow<T, 1>(xrow, g.sw * g.c, shift, dyp + o0, O, lo, hi, dfp + o0);
+        for (; o0 < O; ++o0) {
+          T acc = 0;
+          for (int64_t ow = lo; ow < hi; ++ow) acc += xrow[ow * g.sw * g.c + shift] * dyp[ow * O + o0];
+          dfp[o0] += acc;
         }
       }
     }
   }
+}
+
+// The InsideColumns of each filter column kw, for DirectFilterGradRow.
+inline std::vector<Cols> FilterGradColumns(const Conv2DGeometry& g) {
+  std::vector<Cols> cols(g.kw);
+  for (int64_t kw = 0; kw < g.kw; ++kw) cols[kw] = InsideColumns(g, kw, kw + 1);
+  return cols;
+}
+
+// df [KH,KW,C,O] += the filter gradient from output rows [r0, r1) (r = n*OH + oh) of dy.
+template <typename T>
+void DirectFilterGrad(const Conv2DGeometry& g, const T* x, const T* dy, int64_t O, int64_t r0, int64_t r1, T* df) {
+  const std::vector<Cols> cols = FilterGradColumns(g);
+  for (int64_t r = r0; r < r1; ++r) DirectFilterGradRow(g, x, dy + r * g.ow * O, O, cols.data(), r / g.oh, r % g.oh, df);
 }
 
 }  // namespace weft

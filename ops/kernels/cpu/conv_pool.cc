@@ -176,9 +176,113 @@ class MaxPoolGradWithArgmaxOp : public OpKernel {
   bool relu_;
 };
 
+// Inputs: input [N,IH,IW,C], filter_sizes (int32 [4]), argmax, pooled and grad [N,PH,PW,O] of a
+// _FusedConv2DMaxPool. Outputs: the filter gradient [KH,KW,C,O] and the bias gradient [O], from
+// the conv-output gradient dz that _MaxPoolGradWithArgmax would write, taken one window tap at a
+// time (a masked vector over O) without storing it.
+template <typename T>
+class ConvPoolBackpropFilterBiasOp : public OpKernel {
+ public:
+  explicit ConvPoolBackpropFilterBiasOp(const Node& node)
+      : OpKernel(node),
+        strides_(CheckPair(node.attr<std::vector<int64_t>>("strides"), "strides")),
+        dilations_(CheckPair(node.attr<std::vector<int64_t>>("dilations"), "dilations")),
+        same_(ParsePadding(node.attr<std::string>("padding"))),
+        pool_(CheckPool(node.attr<std::vector<int64_t>>("ksize"), node.attr<std::vector<int64_t>>("pool_strides"),
+                        "VALID")),
+        relu_(node.attr<bool>("relu")) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& input = ctx->input(0);
+    const Tensor& sizes = ctx->input(1);
+    const Tensor& argmax = ctx->input(2);
+    const Tensor& pooled = ctx->input(3);
+    const Tensor& grad = ctx->input(4);
+    WEFT_REQUIRE(sizes.rank() == 1 && sizes.num_elements() == 4, "filter_sizes must be a vector of 4 dims, got {}",
+                 sizes.DebugString());
+    std::vector<int64_t> fd(4);
+    for (int i = 0; i < 4; ++i) fd[i] = sizes.ElementAsInt64(i);
+    WEFT_REQUIRE(input.rank() == 4 && fd[0] > 0 && fd[1] > 0 && fd[2] == input.dim(3) && fd[3] >= 0,
+                 "input {} and filter_sizes [{}] must agree", input.shape().ToString(), fmt::join(fd, ","));
+    const int64_t O = fd[3];
+    const Conv2DGeometry g =
+        MakeGeometry(input.dim(0), input.dim(1), input.dim(2), input.dim(3), fd[0], fd[1], strides_, dilations_, same_);
+    const PoolGeometry p = pool_;
+    const int64_t PH = ComputeWindow(g.oh, p.kh, p.sh, 1, false).out, PW = ComputeWindow(g.ow, p.kw, p.sw, 1, false).out;
+    const TensorShape want({g.n, PH, PW, O});
+    WEFT_REQUIRE(grad.shape() == want && argmax.shape() == want && pooled.shape() == want,
+                 "argmax {}, pooled {} and grad {} must have the pooled shape {}", argmax.shape().ToString(),
+                 pooled.shape().ToString(), grad.shape().ToString(), want.ToString());
+    Tensor* df_t = ctx->allocate_output(0, TensorShape(fd));
+    Tensor* db_t = ctx->allocate_output(1, TensorShape({O}));
+    const int64_t fsize = df_t->num_elements();
+    T* df = df_t->data<T>();
+    T* db = db_t->data<T>();
+    std::fill(df, df + fsize, T(0));
+    std::fill(db, db + O, T(0));
+    const int64_t rows = g.n * PH;
+    if (rows == 0 || PW == 0 || O == 0) return;
+    const T* x = input.data<T>();
+    const int32_t* am = argmax.data<int32_t>();
+    const T* py = pooled.data<T>();
+    const T* dy = grad.data<T>();
+    // One partial sum (filter and bias) per block of pooled rows, added up in block order.
+    const int64_t work = rows * PW * p.kh * p.kw * fsize;
+    const int64_t blocks = work < (int64_t{1} << 18) ? 1 : std::min<int64_t>(rows, ctx->intra_op_pool()->num_threads());
+    const int64_t part = fsize + O, per = (rows + blocks - 1) / blocks;
+    std::vector<T> partial((blocks - 1) * part, T(0));
+    const int64_t row = g.ow * O;
+    const std::vector<Cols> cols = FilterGradColumns(g);
+    ctx->intra_op_pool()->ParallelFor(blocks, [&](int64_t b, int64_t e) {
+      std::vector<T> dz(p.kh * row);  // dz of the conv rows of one pooled row (L1-sized)
+      std::vector<T> mg(O);           // one window's gradient, relu-masked
+      const bool relu = relu_;
+      for (int64_t blk = b; blk < e; ++blk) {
+        T* pdf = blk == 0 ? df : partial.data() + (blk - 1) * part;
+        T* pdb = blk == 0 ? db : pdf + fsize;
+        for (int64_t r = blk * per; r < std::min(rows, (blk + 1) * per); ++r) {
+          const int64_t n = r / PH, ph = r % PH;
+          std::fill(dz.begin(), dz.end(), T(0));  // gap columns stay zero
+          for (int64_t pw = 0; pw < PW; ++pw) {
+            const int64_t k = (r * PW + pw) * O;
+            // Plain local pointers, so the loops over O vectorize.
+            const T* __restrict gp = dy + k;
+            const T* __restrict pp = py + k;
+            const int32_t* __restrict ap = am + k;
+            T* __restrict m = mg.data();
+            T* __restrict bsum = pdb;
+            for (int64_t o = 0; o < O; ++o) m[o] = relu && !(pp[o] > T(0)) ? T(0) : gp[o];
+            for (int64_t o = 0; o < O; ++o) bsum[o] += m[o];
+            for (int64_t t = 0; t < p.kh * p.kw; ++t) {
+              const int32_t ti = static_cast<int32_t>(t);
+              T* __restrict dst = dz.data() + (t / p.kw) * row + (pw * p.sw + t % p.kw) * O;
+              for (int64_t o = 0; o < O; ++o) dst[o] = ap[o] == ti ? m[o] : T(0);
+            }
+          }
+          for (int64_t i = 0; i < p.kh; ++i) {
+            DirectFilterGradRow(g, x, dz.data() + i * row, O, cols.data(), n, ph * p.sh + i, pdf);
+          }
+        }
+      }
+    });
+    for (int64_t blk = 1; blk < blocks; ++blk) {
+      const T* q = partial.data() + (blk - 1) * part;
+      for (int64_t j = 0; j < fsize; ++j) df[j] += q[j];
+      for (int64_t o = 0; o < O; ++o) db[o] += q[fsize + o];
+    }
+  }
+
+ private:
+  std::vector<int64_t> strides_, dilations_;
+  bool same_;
+  PoolGeometry pool_;
+  bool relu_;
+};
+
 }  // namespace
 
 void RegisterConvPoolKernels(KernelRegistry& r) {
+  RegisterTyped<ConvPoolBackpropFilterBiasOp, float, double>(r, "_ConvPoolBackpropFilterBias");
   RegisterTyped<FusedConv2DMaxPoolOp, float, double>(r, "_FusedConv2DMaxPool");
   RegisterTyped<MaxPoolGradWithArgmaxOp, float, double>(r, "_MaxPoolGradWithArgmax");
 }
