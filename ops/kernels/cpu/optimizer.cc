@@ -37,7 +37,7 @@ Tensor& CheckedVar(OpKernelContext* ctx, Var* v, int i, const Tensor* like, bool
     WEFT_REQUIRE(v->value.shape() == like->shape(), "{} (variable '{}') shape {} differs from var shape {}", arg,
                  VarName(node, i), v->value.shape().ToString(), like->shape().ToString());
   }
-  return make_writable ? MutableVarValue(v, ctx->allocator()) : v->value;
+  return make_writable ? MutableVarValue(v, ctx->allocator(), OwnRefs(ctx, i, v)) : v->value;
 }
 
 // Input i, checked to be a scalar; returns its value.
@@ -79,7 +79,7 @@ class ApplyGradientDescentOp : public OpKernel {
     Var* v = ctx->var(0);
     std::lock_guard<std::mutex> lock(v->mu);
     const Tensor& grad = Grad(ctx, 2, CheckedVar<T>(ctx, v, 0, nullptr, /*make_writable=*/false));
-    const Tensor old = VarValueForOverwrite(v, ctx->allocator());
+    const Tensor old = VarValueForOverwrite(v, ctx->allocator(), OwnRefs(ctx, 0, v));
     v->value.flat<T>().device(ctx->eigen_device()) = old.flat<T>() - grad.flat<T>() * lr;
     ctx->set_output(0, v->value);
   }
@@ -102,7 +102,7 @@ class ApplyMomentumOp : public OpKernel {
     auto grad = Grad(ctx, 3, checked).template flat<T>();
     // var is written from its old value in one pass (no copy first when the backward pass
     // still holds it).
-    const Tensor old_var = VarValueForOverwrite(v, ctx->allocator());
+    const Tensor old_var = VarValueForOverwrite(v, ctx->allocator(), OwnRefs(ctx, 0, v));
     auto old = old_var.flat<T>();
     auto var = v->value.flat<T>();
     const auto& d = ctx->eigen_device();
