@@ -381,7 +381,9 @@ int FuseNnOps(Graph* g) {
     for (const auto& [dst, i] : dz->out_edges()) {
       if (dst->op() == "Conv2DBackpropFilter" && i == 2 && dst->input(0) == fp->input(0) && !filter_grad) {
         filter_grad = dst;
-        for (const char* a : {"strides", "padding", "dilations"}) ok &= AttrValueEquals(dst->attrs().at(a), fp->attrs().at(a));
+        for (const char* a : {"strides", "padding", "dilations"}) {
+          ok &= AttrValueEquals(dst->attrs().at(a), fp->attrs().at(a));
+        }
       } else if (dst->op() == "BiasAddGrad" && i == 0 && !bias_grad) {
         bias_grad = dst;
       } else {

@@ -93,7 +93,9 @@ struct ConvNet {
     Scope s = Scope::Root(&g);
     x = ops::Placeholder(s.WithOpName("x"), DType::kFloat32, {-1, 6, 6, 1});
     Tensor fv(DType::kFloat32, {3, 3, 1, 4});
-    for (int64_t i = 0; i < fv.num_elements(); ++i) fv.data<float>()[i] = 0.1f * static_cast<float>((i * 7) % 11) - 0.5f;
+    for (int64_t i = 0; i < fv.num_elements(); ++i) {
+      fv.data<float>()[i] = 0.1f * static_cast<float>((i * 7) % 11) - 0.5f;
+    }
     f = ops::Const(s, fv);
     b = ops::Const(s, Tensor::FromVector<float>({0.1f, -0.2f, 0.0f, 0.3f}, {4}));
     conv = ops::Conv2D(s, x, f, {1, 1}, "VALID");
@@ -104,7 +106,9 @@ struct ConvNet {
   }
   Tensor Input() const {
     Tensor t(DType::kFloat32, {2, 6, 6, 1});
-    for (int64_t i = 0; i < t.num_elements(); ++i) t.data<float>()[i] = 0.05f * static_cast<float>((i * 13) % 23) - 0.4f;
+    for (int64_t i = 0; i < t.num_elements(); ++i) {
+      t.data<float>()[i] = 0.05f * static_cast<float>((i * 13) % 23) - 0.4f;
+    }
     return t;
   }
 };
@@ -119,7 +123,9 @@ static void CheckFusedMatchesPlain(ConvNet& net) {
   auto b = plain.Run(feeds, {net.loss, net.grads[0], net.grads[1]});
   for (int i = 0; i < 3; ++i) {
     REQUIRE(a[i].shape() == b[i].shape());
-    for (int64_t j = 0; j < a[i].num_elements(); ++j) CHECK(a[i].data<float>()[j] == doctest::Approx(b[i].data<float>()[j]));
+    for (int64_t j = 0; j < a[i].num_elements(); ++j) {
+      CHECK(a[i].data<float>()[j] == doctest::Approx(b[i].data<float>()[j]));
+    }
   }
   double norm = 0;
   for (int64_t j = 0; j < a[1].num_elements(); ++j) norm += std::abs(a[1].data<float>()[j]);

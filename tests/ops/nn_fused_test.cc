@@ -141,7 +141,8 @@ TEST_CASE("_FusedConv2DMaxPool equals MaxPool(_FusedConv2D) and records where ea
             RunOp("_FusedConv2D", {x, f, b}, ConvAttrs(cc.strides, cc.padding, {1, 1}, act))[0];
         const AttrMap pool = PoolAttrs(cc.k, cc.pool_strides, "VALID");
         const Tensor want = RunOp("MaxPool", {y}, pool)[0];
-        auto got = RunOp("_FusedConv2DMaxPool", {x, f, b}, ConvPoolAttrs(cc.strides, cc.padding, act, cc.k, cc.pool_strides));
+        auto got =
+            RunOp("_FusedConv2DMaxPool", {x, f, b}, ConvPoolAttrs(cc.strides, cc.padding, act, cc.k, cc.pool_strides));
         ExpectNear(got[0], want, 0, 0);
         // The recorded tap holds the max: y at that tap equals the pooled value.
         const std::vector<double> yv = V(y), pv = V(got[0]), av = V(got[1]);

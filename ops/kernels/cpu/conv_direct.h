@@ -218,7 +218,9 @@ inline void DirectFilterGradRow(const Conv2DGeometry& g, const T* x, const T* dy
         const int64_t shift = (kw * g.dw - g.pad_left) * g.c + c;  // x index = ow * sw * C + shift
         T* dfp = df + ((kh * g.kw + kw) * g.c + c) * O;
         int64_t o0 = 0;
-        for (; o0 + 2 * L <= O; o0 += 2 * L) FilterEntryRow<T, 2>(xrow, g.sw * g.c, shift, dyp + o0, O, lo, hi, dfp + o0);
+        for (; o0 + 2 * L <= O; o0 += 2 * L) {
+          FilterEntryRow<T, 2>(xrow, g.sw * g.c, shift, dyp + o0, O, lo, hi, dfp + o0);
+        }
         for (; o0 + L <= O; o0 += L) FilterEntryRow<T, 1>(xrow, g.sw * g.c, shift, dyp + o0, O, lo, hi, dfp + o0);
         for (; o0 < O; ++o0) {
           T acc = 0;
@@ -241,7 +243,9 @@ inline std::vector<Cols> FilterGradColumns(const Conv2DGeometry& g) {
 template <typename T>
 void DirectFilterGrad(const Conv2DGeometry& g, const T* x, const T* dy, int64_t O, int64_t r0, int64_t r1, T* df) {
   const std::vector<Cols> cols = FilterGradColumns(g);
-  for (int64_t r = r0; r < r1; ++r) DirectFilterGradRow(g, x, dy + r * g.ow * O, O, cols.data(), r / g.oh, r % g.oh, df);
+  for (int64_t r = r0; r < r1; ++r) {
+    DirectFilterGradRow(g, x, dy + r * g.ow * O, O, cols.data(), r / g.oh, r % g.oh, df);
+  }
 }
 
 }  // namespace weft

@@ -82,7 +82,9 @@ class FusedConv2DMaxPoolOp : public OpKernel {
       std::vector<T> rows(p.kh * row);  // the conv rows of one pooled row
       for (int64_t r = b; r < e; ++r) {
         const int64_t n = r / PH, ph = r % PH;
-        for (int64_t i = 0; i < p.kh; ++i) DirectConvRow(g, x, f, ep, O, inside, n, ph * p.sh + i, rows.data() + i * row);
+        for (int64_t i = 0; i < p.kh; ++i) {
+          DirectConvRow(g, x, f, ep, O, inside, n, ph * p.sh + i, rows.data() + i * row);
+        }
         for (int64_t pw = 0; pw < PW; ++pw) {
           T* best = py + (r * PW + pw) * O;
           int32_t* tap = pa + (r * PW + pw) * O;
@@ -208,7 +210,8 @@ class ConvPoolBackpropFilterBiasOp : public OpKernel {
     const Conv2DGeometry g =
         MakeGeometry(input.dim(0), input.dim(1), input.dim(2), input.dim(3), fd[0], fd[1], strides_, dilations_, same_);
     const PoolGeometry p = pool_;
-    const int64_t PH = ComputeWindow(g.oh, p.kh, p.sh, 1, false).out, PW = ComputeWindow(g.ow, p.kw, p.sw, 1, false).out;
+    const int64_t PH = ComputeWindow(g.oh, p.kh, p.sh, 1, false).out;
+    const int64_t PW = ComputeWindow(g.ow, p.kw, p.sw, 1, false).out;
     const TensorShape want({g.n, PH, PW, O});
     WEFT_REQUIRE(grad.shape() == want && argmax.shape() == want && pooled.shape() == want,
                  "argmax {}, pooled {} and grad {} must have the pooled shape {}", argmax.shape().ToString(),
