@@ -317,9 +317,10 @@ int FuseNnOps(Graph* g) {
     const TensorShape& f = conv->input(1).shape();
     const TensorShape& y = conv->output_shape(0);
     const std::vector<int64_t> cs = conv->attr<std::vector<int64_t>>("strides");
-    const bool pointwise = f.rank() == 4 && f.dim(0) == 1 && f.dim(1) == 1 && cs == std::vector<int64_t>{1, 1} &&
-                           conv->attr<std::string>("padding") == "VALID";
-    if (in.rank() != 4 || in.dim(3) < 0 || in.dim(3) > 4 || pointwise || y.rank() != 4 || y.dim(1) < 0 ||
+    // A 1x1 filter with stride 1 pads nothing under either padding: the kernel's pointwise case.
+    const bool pointwise = f.rank() == 4 && f.dim(0) == 1 && f.dim(1) == 1 && cs == std::vector<int64_t>{1, 1};
+    if (in.rank() != 4 || in.dim(3) < 0 || in.dim(3) > 4 || f.rank() != 4 || f.dim(0) < 0 || f.dim(1) < 0 ||
+        pointwise || y.rank() != 4 || y.dim(1) < 0 ||
         y.dim(2) < 0) {
       continue;
     }

@@ -190,3 +190,25 @@ TEST_CASE("FuseNnOps leaves intermediates that something else reads") {
     CHECK(out[1].data<float>()[j] == std::max(out[0].data<float>()[j], 0.0f));
   }
 }
+
+TEST_CASE("FuseNnOps keeps the pool separate where the conv-pool kernel does not apply") {
+  // A pointwise (1x1, stride 1) conv under SAME padding, and a conv of 5 input channels.
+  for (const std::vector<int64_t>& fdims : {std::vector<int64_t>{1, 1, 2, 3}, std::vector<int64_t>{2, 2, 5, 3}}) {
+    Graph g;
+    Scope s = Scope::Root(&g);
+    Output x = ops::Placeholder(s, DType::kFloat32, {-1, 4, 4, fdims[2]});
+    Output f = ops::Const(s, Tensor::Zeros(DType::kFloat32, TensorShape(fdims)));
+    Output b = ops::Const(s, Tensor::FromVector<float>({1, -1, 2}, {3}));
+    Output y = ops::MaxPool(s, ops::Relu(s, ops::BiasAdd(s, ops::Conv2D(s, x, f, {1, 1}, "SAME"), b)), {2, 2}, {2, 2});
+    auto step = PruneForStep(g, {x}, {y}, {});
+    CHECK(FuseNnOps(step.get()) == 1);
+    CHECK(CountOp(*step, "_FusedConv2D") == 1);
+    CHECK(CountOp(*step, "MaxPool") == 1);
+    Session sess(&g);
+    Tensor out = sess.Run({{x, Tensor::Zeros(DType::kFloat32, {1, 4, 4, fdims[2]})}}, {y})[0];
+    REQUIRE(out.shape() == TensorShape({1, 2, 2, 3}));
+    CHECK(out.data<float>()[0] == 1.0f);
+    CHECK(out.data<float>()[1] == 0.0f);
+    CHECK(out.data<float>()[2] == 2.0f);
+  }
+}
