@@ -34,7 +34,7 @@ constexpr int kPix = 4;  // output pixels in flight (independent accumulator cha
 template <typename T>
 using Packet = typename Eigen::internal::packet_traits<T>::type;
 template <typename T>
-constexpr int kLanes = Eigen::internal::unpacket_traits<Packet<T>>::size;
+constexpr int kLanes = Eigen::internal::packet_traits<T>::size;
 
 inline bool UseDirect(const Conv2DGeometry& g) { return g.c <= kDirectMaxChannels && !IsPointwise(g); }
 

@@ -209,7 +209,7 @@ class MaxPoolGradOp : public OpKernel {
             // blend is one select), then each tap's share written in one pass.
             using namespace Eigen::internal;
             using P = typename packet_traits<T>::type;
-            constexpr int64_t L = unpacket_traits<P>::size;
+            constexpr int64_t L = packet_traits<T>::size;
             int64_t c0 = 0;
             for (; c0 + L <= g.c; c0 += L) {
               P bestv = ploadu<P>(xw + offs[0] + c0);
