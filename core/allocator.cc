@@ -1,6 +1,9 @@
 #include "core/allocator.h"
 
 #include <cstdlib>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
 
 #include "core/status.h"
 
@@ -17,18 +20,46 @@ std::string_view MemoryKindName(MemoryKind kind) {
 
 namespace {
 
-class CpuAllocatorImpl final : public Allocator {
+// Blocks below this size come from (and go back to) malloc directly: glibc serves them from its
+// arenas without page faults, while larger ones are mmap'ed and unmapped on every free.
+constexpr size_t kMinCachedBytes = 16 * 1024;
+
+// The size class of a cached block: `bytes` rounded up to a quarter of its leading power of two
+// (16 KiB, 20 KiB, 24 KiB, 28 KiB, 32 KiB, 40 KiB, ...), so at most 25% is wasted and nearby sizes
+// (a smaller last batch) share blocks. Always a multiple of 4 KiB, so of kTensorAlignment.
+size_t SizeClass(size_t bytes) {
+  const int top = 63 - __builtin_clzll(bytes);
+  const size_t step = (size_t{1} << top) / 4;
+  return (bytes + step - 1) / step * step;
+}
+
+class CachingCpuAllocator final : public Allocator {
  public:
+  explicit CachingCpuAllocator(size_t max_cached_bytes) : limit_(max_cached_bytes) {}
+  ~CachingCpuAllocator() override { Trim(); }
+
   std::string Name() const override { return "cpu"; }
   MemoryKind kind() const override { return MemoryKind::kHost; }
 
   void* Allocate(size_t bytes) override {
-    // aligned_alloc needs a size that is a multiple of the alignment.
-    const size_t rounded = (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
-    void* p = std::aligned_alloc(kTensorAlignment, rounded == 0 ? kTensorAlignment : rounded);
-    if (p == nullptr) {
-      throw Error(errors::ResourceExhausted("cpu allocator: cannot allocate {} bytes ({} in use)", bytes,
-                                            in_use_.load()));
+    void* p = nullptr;
+    if (bytes >= kMinCachedBytes) {
+      const size_t cls = SizeClass(bytes);
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        auto it = free_.find(cls);
+        if (it != free_.end() && !it->second.empty()) {
+          p = it->second.back();
+          it->second.pop_back();
+          cached_.fetch_sub(static_cast<int64_t>(cls), std::memory_order_relaxed);
+          hits_.fetch_add(1, std::memory_order_relaxed);
+        }
+      }
+      if (p == nullptr) p = SystemAllocate(cls, bytes);
+    } else {
+      // aligned_alloc needs a size that is a multiple of the alignment.
+      const size_t rounded = (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
+      p = SystemAllocate(rounded == 0 ? kTensorAlignment : rounded, bytes);
     }
     num_allocs_.fetch_add(1, std::memory_order_relaxed);
     const int64_t now = in_use_.fetch_add(static_cast<int64_t>(bytes)) + static_cast<int64_t>(bytes);
@@ -41,20 +72,65 @@ class CpuAllocatorImpl final : public Allocator {
   void Deallocate(void* ptr, size_t bytes) override {
     if (ptr == nullptr) return;
     in_use_.fetch_sub(static_cast<int64_t>(bytes));
+    if (bytes >= kMinCachedBytes) {
+      const size_t cls = SizeClass(bytes);
+      std::lock_guard<std::mutex> l(mu_);
+      if (static_cast<size_t>(cached_.load(std::memory_order_relaxed)) + cls <= limit_) {
+        free_[cls].push_back(ptr);
+        cached_.fetch_add(static_cast<int64_t>(cls), std::memory_order_relaxed);
+        return;
+      }
+    }
     std::free(ptr);
   }
 
-  AllocatorStats Stats() const override { return {num_allocs_.load(), in_use_.load(), peak_.load()}; }
+  AllocatorStats Stats() const override {
+    return {num_allocs_.load(), in_use_.load(), peak_.load(), cached_.load(), hits_.load()};
+  }
+
+  void Trim() override {
+    std::unordered_map<size_t, std::vector<void*>> blocks;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      blocks.swap(free_);
+      cached_.store(0);
+    }
+    for (auto& [cls, list] : blocks) {
+      for (void* p : list) std::free(p);
+    }
+  }
 
  private:
-  std::atomic<int64_t> num_allocs_{0}, in_use_{0}, peak_{0};
+  // `size` bytes from the system (a multiple of kTensorAlignment); on failure, trims the cache
+  // and tries once more before giving up.
+  void* SystemAllocate(size_t size, size_t asked) {
+    void* p = std::aligned_alloc(kTensorAlignment, size);
+    if (p == nullptr && cached_.load() > 0) {
+      Trim();
+      p = std::aligned_alloc(kTensorAlignment, size);
+    }
+    if (p == nullptr) {
+      throw Error(errors::ResourceExhausted("cpu allocator: cannot allocate {} bytes ({} in use)", asked,
+                                            in_use_.load()));
+    }
+    return p;
+  }
+
+  const size_t limit_;
+  std::mutex mu_;
+  std::unordered_map<size_t, std::vector<void*>> free_;  // size class -> free blocks; guarded by mu_
+  std::atomic<int64_t> num_allocs_{0}, in_use_{0}, peak_{0}, cached_{0}, hits_{0};
 };
 
 }  // namespace
 
 Allocator* CpuAllocator() {
-  static CpuAllocatorImpl* allocator = new CpuAllocatorImpl();  // never destroyed: outlives tensors
+  static CachingCpuAllocator* allocator = new CachingCpuAllocator(kDefaultCpuCacheBytes);  // never destroyed
   return allocator;
+}
+
+std::unique_ptr<Allocator> NewCachingCpuAllocator(size_t max_cached_bytes) {
+  return std::make_unique<CachingCpuAllocator>(max_cached_bytes);
 }
 
 }  // namespace weft

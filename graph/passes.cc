@@ -219,4 +219,204 @@ int EliminateCommonSubexpressions(Graph* g) {
   return removed;
 }
 
+namespace {
+
+// The only consumer of `n`'s output 0 when it has exactly one edge out, a data edge from output 0
+// into input `input` of a node of op `op`; else null.
+Node* SoleConsumer(const Node* n, std::string_view op, int input) {
+  if (n->out_edges().size() != 1) return nullptr;
+  const auto& [dst, in] = n->out_edges()[0];
+  if (in != input || dst->op() != op || dst->input(in).index != 0) return nullptr;
+  return dst;
+}
+
+// True when the nodes are placed alike on a device the fused kernels exist for (the CPU).
+bool SameCpuPlacement(const std::vector<const Node*>& nodes) {
+  for (const Node* n : nodes) {
+    if (n->requested_device() != nodes[0]->requested_device() ||
+        n->assigned_device() != nodes[0]->assigned_device() || n->attr<DType>("T") != nodes[0]->attr<DType>("T")) {
+      return false;
+    }
+    for (const std::string* d : {&n->requested_device(), &n->assigned_device()}) {
+      if (!d->empty() && d->find("CPU") == std::string::npos) return false;
+    }
+  }
+  return true;
+}
+
+// Adds `spec` in place of `last` (its consumers move over; the control inputs of `group` carry
+// over) and removes `group`, which ends with `last`.
+void ReplaceWithFused(Graph* g, NodeSpec spec, const std::vector<Node*>& group) {
+  Node* last = group.back();
+  std::set<Node*> ctrl;
+  for (Node* n : group) ctrl.insert(n->control_inputs().begin(), n->control_inputs().end());
+  spec.control_inputs.assign(ctrl.begin(), ctrl.end());
+  spec.device = last->requested_device();
+  Node* fused = g->AddNode(std::move(spec));
+  fused->set_assigned_device(last->assigned_device());
+  g->ReplaceUses(Output(last, 0), Output(fused, 0));
+  g->ReplaceControlUses(last, fused);
+  for (auto it = group.rbegin(); it != group.rend(); ++it) g->RemoveNode(*it);
+}
+
+}  // namespace
+
+int FuseNnOps(Graph* g) {
+  int fused = 0;
+  // Relu(BiasAdd(Conv2D(x, f), b)) and BiasAdd(Conv2D(x, f), b) -> _FusedConv2D(x, f, b).
+  // Nodes of the current loop's order that a fusion deleted (cleared per loop: a node added later
+  // may reuse a deleted node's address).
+  std::set<const Node*> removed;
+  for (Node* conv : TopologicalOrder(g->nodes())) {
+    if (removed.count(conv) || conv->op() != "Conv2D") continue;
+    Node* bias = SoleConsumer(conv, "BiasAdd", 0);
+    if (bias == nullptr) continue;
+    Node* relu = SoleConsumer(bias, "Relu", 0);
+    std::vector<Node*> group = {conv, bias};
+    if (relu != nullptr) group.push_back(relu);
+    if (!SameCpuPlacement({group.begin(), group.end()})) continue;
+    NodeSpec spec{g->UniqueName(group.back()->name() + "/fused_conv"), "_FusedConv2D",
+                  {conv->input(0), conv->input(1), bias->input(1)}, {},
+                  {{"strides", conv->attr<std::vector<int64_t>>("strides")},
+                   {"padding", conv->attr<std::string>("padding")},
+                   {"dilations", conv->attr<std::vector<int64_t>>("dilations")},
+                   {"activation", std::string(relu != nullptr ? "Relu" : "None")}},
+                  ""};
+    removed.insert(group.begin(), group.end());
+    ReplaceWithFused(g, std::move(spec), group);
+    ++fused;
+  }
+  // ReluGrad(MaxPoolGrad(y, p, dp), y), y a Relu's output, -> _MaxPoolGradRelu(y, p, dp).
+  removed.clear();
+  for (Node* grad : TopologicalOrder(g->nodes())) {
+    if (removed.count(grad) || grad->op() != "MaxPoolGrad") continue;
+    Node* relu_grad = SoleConsumer(grad, "ReluGrad", 0);
+    if (relu_grad == nullptr || !(relu_grad->input(1) == grad->input(0))) continue;
+    if (!SameCpuPlacement({grad, relu_grad})) continue;
+    NodeSpec spec{g->UniqueName(relu_grad->name() + "/fused_pool_grad"), "_MaxPoolGradRelu",
+                  {grad->input(0), grad->input(1), grad->input(2)}, {},
+                  {{"ksize", grad->attr<std::vector<int64_t>>("ksize")},
+                   {"strides", grad->attr<std::vector<int64_t>>("strides")},
+                   {"padding", grad->attr<std::string>("padding")}},
+                  ""};
+    removed.insert(relu_grad);
+    ReplaceWithFused(g, std::move(spec), {grad, relu_grad});
+    ++fused;
+  }
+  // MaxPool(_FusedConv2D) -> _FusedConv2DMaxPool, its grads (_MaxPoolGradRelu or MaxPoolGrad of
+  // that pool) -> _MaxPoolGradWithArgmax: the conv output is never stored. The CPU kernel's limits:
+  // at most 4 input channels, no pointwise filter, a VALID pool whose windows do not overlap, and
+  // the conv output's height and width known here (the grad's output size).
+  removed.clear();
+  for (Node* pool : TopologicalOrder(g->nodes())) {
+    if (removed.count(pool) || pool->op() != "MaxPool" || pool->input(0).index != 0) continue;
+    Node* conv = pool->input(0).node;
+    if (conv->op() != "_FusedConv2D" || !SameCpuPlacement({conv, pool})) continue;
+    const std::vector<int64_t> k = pool->attr<std::vector<int64_t>>("ksize");
+    const std::vector<int64_t> st = pool->attr<std::vector<int64_t>>("strides");
+    if (pool->attr<std::string>("padding") != "VALID" || k.size() != 2 || st.size() != 2 || st[0] < k[0] ||
+        st[1] < k[1]) {
+      continue;
+    }
+    const TensorShape& in = conv->input(0).shape();
+    const TensorShape& f = conv->input(1).shape();
+    const TensorShape& y = conv->output_shape(0);
+    const std::vector<int64_t> cs = conv->attr<std::vector<int64_t>>("strides");
+    // A 1x1 filter with stride 1 pads nothing under either padding: the kernel's pointwise case.
+    const bool pointwise = f.rank() == 4 && f.dim(0) == 1 && f.dim(1) == 1 && cs == std::vector<int64_t>{1, 1};
+    if (in.rank() != 4 || in.dim(3) < 0 || in.dim(3) > 4 || f.rank() != 4 || f.dim(0) < 0 || f.dim(1) < 0 ||
+        pointwise || y.rank() != 4 || y.dim(1) < 0 ||
+        y.dim(2) < 0) {
+      continue;
+    }
+    const bool relu = conv->attr<std::string>("activation") == "Relu";
+    const std::string grad_op = relu ? "_MaxPoolGradRelu" : "MaxPoolGrad";
+    std::vector<Node*> grads;
+    bool ok = true;
+    for (const auto& [dst, i] : conv->out_edges()) {
+      if (dst == pool && i == 0) continue;
+      ok &= i == 0 && dst->op() == grad_op && dst->input(1) == Output(pool, 0) && SameCpuPlacement({conv, dst}) &&
+            dst->attr<std::vector<int64_t>>("ksize") == k && dst->attr<std::vector<int64_t>>("strides") == st &&
+            dst->attr<std::string>("padding") == "VALID";
+      grads.push_back(dst);
+    }
+    if (!ok) continue;
+    AttrMap attrs = conv->attrs();
+    attrs.erase("T");
+    attrs["ksize"] = k;
+    attrs["pool_strides"] = st;
+    attrs["pool_padding"] = std::string("VALID");
+    std::set<Node*> ctrl(conv->control_inputs().begin(), conv->control_inputs().end());
+    ctrl.insert(pool->control_inputs().begin(), pool->control_inputs().end());
+    Node* fp = g->AddNode({g->UniqueName(pool->name() + "/fused_conv_pool"), "_FusedConv2DMaxPool",
+                           {conv->input(0), conv->input(1), conv->input(2)},
+                           std::vector<Node*>(ctrl.begin(), ctrl.end()), attrs, pool->requested_device()});
+    fp->set_assigned_device(pool->assigned_device());
+    g->ReplaceUses(Output(pool, 0), Output(fp, 0));
+    g->ReplaceControlUses(pool, fp);
+    g->ReplaceControlUses(conv, fp);
+    for (Node* gr : grads) {
+      Node* ga = g->AddNode({g->UniqueName(gr->name() + "/fused_pool_grad"), "_MaxPoolGradWithArgmax",
+                             {Output(fp, 1), Output(fp, 0), gr->input(2)}, gr->control_inputs(),
+                             {{"ksize", k}, {"strides", st}, {"input_hw", std::vector<int64_t>{y.dim(1), y.dim(2)}},
+                              {"relu", relu}},
+                             gr->requested_device()});
+      ga->set_assigned_device(gr->assigned_device());
+      g->ReplaceUses(Output(gr, 0), Output(ga, 0));
+      g->ReplaceControlUses(gr, ga);
+      removed.insert(gr);
+      g->RemoveNode(gr);
+    }
+    removed.insert(pool);
+    removed.insert(conv);
+    g->RemoveNode(pool);
+    g->RemoveNode(conv);
+    ++fused;
+  }
+  // Conv2DBackpropFilter(x, sizes, dz) and BiasAddGrad(dz) of dz = _MaxPoolGradWithArgmax of a
+  // _FusedConv2DMaxPool of x, when nothing else reads dz (no gradient for x is needed)
+  // -> _ConvPoolBackpropFilterBias: dz is never stored.
+  removed.clear();
+  for (Node* dz : TopologicalOrder(g->nodes())) {
+    if (removed.count(dz) || dz->op() != "_MaxPoolGradWithArgmax" || dz->input(0).index != 1) continue;
+    Node* fp = dz->input(0).node;
+    if (fp->op() != "_FusedConv2DMaxPool" || !(dz->input(1) == Output(fp, 0))) continue;
+    Node* filter_grad = nullptr;
+    Node* bias_grad = nullptr;
+    bool ok = dz->out_edges().size() == 2;
+    for (const auto& [dst, i] : dz->out_edges()) {
+      if (dst->op() == "Conv2DBackpropFilter" && i == 2 && dst->input(0) == fp->input(0) && !filter_grad) {
+        filter_grad = dst;
+        for (const char* a : {"strides", "padding", "dilations"}) {
+          ok &= AttrValueEquals(dst->attrs().at(a), fp->attrs().at(a));
+        }
+      } else if (dst->op() == "BiasAddGrad" && i == 0 && !bias_grad) {
+        bias_grad = dst;
+      } else {
+        ok = false;
+      }
+    }
+    if (!ok || !filter_grad || !bias_grad || !SameCpuPlacement({dz, filter_grad, bias_grad})) continue;
+    AttrMap attrs = {{"strides", fp->attrs().at("strides")}, {"padding", fp->attrs().at("padding")},
+                     {"dilations", fp->attrs().at("dilations")}, {"ksize", fp->attrs().at("ksize")},
+                     {"pool_strides", fp->attrs().at("pool_strides")}, {"relu", dz->attrs().at("relu")}};
+    std::set<Node*> ctrl;
+    for (Node* n : {dz, filter_grad, bias_grad}) ctrl.insert(n->control_inputs().begin(), n->control_inputs().end());
+    Node* both = g->AddNode({g->UniqueName(filter_grad->name() + "/fused_pool_backprop"), "_ConvPoolBackpropFilterBias",
+                             {filter_grad->input(0), filter_grad->input(1), dz->input(0), dz->input(1), dz->input(2)},
+                             std::vector<Node*>(ctrl.begin(), ctrl.end()), attrs, filter_grad->requested_device()});
+    both->set_assigned_device(filter_grad->assigned_device());
+    g->ReplaceUses(Output(filter_grad, 0), Output(both, 0));
+    g->ReplaceUses(Output(bias_grad, 0), Output(both, 1));
+    g->ReplaceControlUses(filter_grad, both);
+    g->ReplaceControlUses(bias_grad, both);
+    for (Node* n : {filter_grad, bias_grad, dz}) {
+      removed.insert(n);
+      g->RemoveNode(n);
+    }
+    ++fused;
+  }
+  return fused;
+}
+
 }  // namespace weft

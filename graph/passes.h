@@ -26,4 +26,14 @@ int FoldConstants(Graph* g, ThreadPool* pool, size_t max_bytes = 10 << 20);
 // the number removed.
 int EliminateCommonSubexpressions(Graph* g);
 
+// Fuses CPU op chains whose intermediates nothing else reads, so their tensors are written and
+// read once instead of three times: Relu(BiasAdd(Conv2D(x, f), b)) and BiasAdd(Conv2D(x, f), b)
+// become _FusedConv2D(x, f, b) (activation "Relu" / "None"); ReluGrad(MaxPoolGrad(y, p, dp), y)
+// becomes _MaxPoolGradRelu(y, p, dp); then MaxPool(_FusedConv2D(x, f, b)) becomes
+// _FusedConv2DMaxPool(x, f, b) and that pool's grads _MaxPoolGradWithArgmax, so the conv output is
+// never stored (when the CPU kernel supports the shapes: at most 4 input channels, a VALID pool
+// whose windows do not overlap, static conv output height and width). Returns the number of
+// fusions.
+int FuseNnOps(Graph* g);
+
 }  // namespace weft

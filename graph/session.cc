@@ -58,6 +58,7 @@ std::shared_ptr<Session::Compiled> Session::Compile(const std::vector<Output>& f
   std::unique_ptr<Graph> g = PruneForStep(*graph_, feeds, fetches, targets);
   if (options_.constant_folding) FoldConstants(g.get(), devices_.client()->intra_op());
   if (options_.cse) EliminateCommonSubexpressions(g.get());
+  if (options_.fuse_ops) FuseNnOps(g.get());
   Place(g.get(), devices_, {.soft_placement = options_.soft_placement});
   auto compiled = std::make_shared<Compiled>();
   for (auto& [device_name, part] : Partition(*g, devices_)) {

@@ -104,6 +104,47 @@ void Conv2DShape(InferenceContext& c) {
   c.set_output(0, WindowedShape(c, in, f.dim(0), f.dim(1), f.dim(3), true));
 }
 
+// _FusedConv2D: (input, filter, bias [O]) -> Conv2D's output.
+void FusedConv2DShape(InferenceContext& c) {
+  const auto [in, f] = ConvShapes(c, c.input(0), c.input(1));
+  const TensorShape b = c.WithRank(c.input(2), 1, "bias");
+  TensorShape out = WindowedShape(c, in, f.dim(0), f.dim(1), f.dim(3), true);
+  out.set_dim(3, c.MergeDim(out.dim(3), b.dim(0), "filter out-channels and bias size"));
+  c.set_output(0, out);
+}
+
+// _FusedConv2DMaxPool: (input, filter, bias) -> {pooled, argmax}, the VALID pool of the conv output.
+void FusedConv2DMaxPoolShape(InferenceContext& c) {
+  FusedConv2DShape(c);
+  const TensorShape conv = c.outputs()[0];
+  const IntList k = CheckPair(c.attr<IntList>("ksize"), "ksize");
+  const IntList st = CheckPair(c.attr<IntList>("pool_strides"), "pool_strides");
+  WEFT_REQUIRE(c.attr<std::string>("pool_padding") == "VALID", "pool_padding must be VALID, got {}",
+               c.attr<std::string>("pool_padding"));
+  const int64_t ph = conv.dim(1) < 0 ? -1 : ComputeWindow(conv.dim(1), k[0], st[0], 1, false).out;
+  const int64_t pw = conv.dim(2) < 0 ? -1 : ComputeWindow(conv.dim(2), k[1], st[1], 1, false).out;
+  const TensorShape pooled({conv.dim(0), ph, pw, conv.dim(3)});
+  c.set_output(0, pooled);
+  c.set_output(1, pooled);
+}
+
+// _MaxPoolGradWithArgmax: (argmax, pooled, grad) -> [N, input_hw[0], input_hw[1], C].
+void MaxPoolGradWithArgmaxShape(InferenceContext& c) {
+  const TensorShape g = c.WithRank(c.input(2), 4, "grad");
+  const IntList hw = CheckPair(c.attr<IntList>("input_hw"), "input_hw");
+  c.set_output(0, TensorShape({g.dim(0), hw[0], hw[1], g.dim(3)}));
+}
+
+// _ConvPoolBackpropFilterBias: (input, filter_sizes, argmax, pooled, grad) -> {filter_sizes, [O]}.
+void ConvPoolBackpropFilterBiasShape(InferenceContext& c) {
+  c.WithRank(c.input(1), 1, "filter_sizes");
+  c.WithRank(c.input(4), 4, "grad");
+  auto [in, f] = ConvShapes(c, c.input(0), c.InputAsShape(1));
+  f.set_dim(2, c.MergeDim(in.dim(3), f.dim(2), "input channels"));
+  c.set_output(0, f);
+  c.set_output(1, TensorShape({c.MergeDim(f.dim(3), c.input(4).dim(3), "filter out-channels and grad channels")}));
+}
+
 void DepthwiseConv2DShape(InferenceContext& c) {
   const auto [in, f] = ConvShapes(c, c.input(0), c.input(1));
   c.set_output(0, WindowedShape(c, in, f.dim(0), f.dim(1), DepthwiseChannels(in, f), true));
@@ -329,6 +370,35 @@ std::vector<Output> ConvBackpropFilterGrad(const Scope& s, const Node& op, const
           s.Op(base, {x, dy[0]}, ConvAttrs(op))};
 }
 
+// y = act(conv(x, f) + b), act = relu or identity:  dz = ReluGrad(dy, y) (or dy), then Conv2D's
+// gradients of dz and db = BiasAddGrad(dz).
+std::vector<Output> FusedConv2DGrad(const Scope& s, const Node& op, const std::vector<Output>& dy) {
+  const Output x = op.input(0), f = op.input(1);
+  const Output dz = op.attr<std::string>("activation") == "Relu" ? s.Op("ReluGrad", {dy[0], Out(op, 0)}) : dy[0];
+  return {s.Op("Conv2DBackpropInput", {ops::Shape(s, x), f, dz}, ConvAttrs(op)),
+          s.Op("Conv2DBackpropFilter", {x, ops::Shape(s, f), dz}, ConvAttrs(op)), s.Op("BiasAddGrad", {dz})};
+}
+
+// {p, argmax} = maxpool(act(conv(x, f) + b)):  dz = _MaxPoolGradWithArgmax(argmax, p, dp) (its relu
+// mask is act's derivative), then _FusedConv2D's gradients of dz. Needs the conv output's static
+// height and width (the pass only fuses when they are known).
+std::vector<Output> FusedConv2DMaxPoolGrad(const Scope& s, const Node& op, const std::vector<Output>& dy) {
+  const Output x = op.input(0), f = op.input(1);
+  const TensorShape in = x.shape(), fs = f.shape();
+  WEFT_REQUIRE(in.rank() == 4 && fs.rank() == 4 && in.dim(1) >= 0 && in.dim(2) >= 0 && fs.dim(0) >= 0 && fs.dim(1) >= 0,
+               "{}: the gradient needs the static height and width of input {} and filter {}", op.Describe(),
+               in.ToString(), fs.ToString());
+  const bool same = op.attr<std::string>("padding") == "SAME";
+  const IntList st = op.attr<IntList>("strides"), dil = op.attr<IntList>("dilations");
+  const IntList hw = {ComputeWindow(in.dim(1), fs.dim(0), st[0], dil[0], same).out,
+                      ComputeWindow(in.dim(2), fs.dim(1), st[1], dil[1], same).out};
+  const Output dz = s.Op("_MaxPoolGradWithArgmax", {Out(op, 1), Out(op, 0), dy[0]},
+                         {{"ksize", op.attr<IntList>("ksize")}, {"strides", op.attr<IntList>("pool_strides")},
+                          {"input_hw", hw}, {"relu", op.attr<std::string>("activation") == "Relu"}});
+  return {s.Op("Conv2DBackpropInput", {ops::Shape(s, x), f, dz}, ConvAttrs(op)),
+          s.Op("Conv2DBackpropFilter", {x, ops::Shape(s, f), dz}, ConvAttrs(op)), s.Op("BiasAddGrad", {dz})};
+}
+
 // y = maxpool(x):  dx = dy routed to the (first) max of each window.
 std::vector<Output> MaxPoolGrad(const Scope& s, const Node& op, const std::vector<Output>& dy) {
   return {s.Op("MaxPoolGrad", {op.input(0), Out(op, 0), dy[0]}, PoolAttrs(op))};
@@ -458,6 +528,39 @@ void RegisterNnOps(OpRegistry& r) {
       .Attr("strides", AttrValue(ones)).Attr("padding", "VALID").Attr("dilations", AttrValue(ones))
       .Shape(ConvBackpropFilterShape).Grad(ConvBackpropFilterGrad<false>)
       .Doc("Gradient of Conv2D for its filter, of shape filter_sizes (a run-time int32 [4] vector).");
+  r.Register("_FusedConv2D").Input("input", "T").Input("filter", "T").Input("bias", "T").Output("output", "T")
+      .TypeAttr("T", kFloats)
+      .Attr("strides", AttrValue(ones)).Attr("padding", "VALID").Attr("dilations", AttrValue(ones))
+      .Attr("activation", "None")
+      .Shape(FusedConv2DShape).Grad(FusedConv2DGrad)
+      .Doc("Conv2D, BiasAdd and (activation \"Relu\") Relu in one pass over the output: "
+           "act(conv(input, filter) + bias), activation \"None\" or \"Relu\". The FuseNnOps graph pass "
+           "(graph/passes.h) makes it from those three nodes.");
+  r.Register("_FusedConv2DMaxPool").Input("input", "T").Input("filter", "T").Input("bias", "T")
+      .Output("output", "T").Output("argmax", "int32").TypeAttr("T", kFloats)
+      .Attr("strides", AttrValue(ones)).Attr("padding", "VALID").Attr("dilations", AttrValue(ones))
+      .Attr("activation", "None").Attr("ksize", AttrType::kIntList).Attr("pool_strides", AttrType::kIntList)
+      .Attr("pool_padding", "VALID")
+      .Shape(FusedConv2DMaxPoolShape).Grad(FusedConv2DMaxPoolGrad)
+      .Doc("MaxPool(_FusedConv2D(input, filter, bias)) without the conv output in memory: output is the "
+           "pooled value, argmax the window tap (row-major) it came from. CPU kernel: at most 4 input "
+           "channels, VALID non-overlapping pools. The FuseNnOps graph pass makes it.");
+  r.Register("_MaxPoolGradWithArgmax").Input("argmax", "int32").Input("pooled", "T").Input("grad", "T")
+      .Output("output", "T").TypeAttr("T", kFloats)
+      .Attr("ksize", AttrType::kIntList).Attr("strides", AttrType::kIntList).Attr("input_hw", AttrType::kIntList)
+      .Attr("relu", AttrValue(false))
+      .Shape(MaxPoolGradWithArgmaxShape)
+      .Doc("Gradient of a VALID non-overlapping max pool of an input [N, input_hw, C] from the taps "
+           "_FusedConv2DMaxPool recorded: grad at each window's winning tap (zero where pooled <= 0 when "
+           "relu), zero elsewhere.");
+  r.Register("_ConvPoolBackpropFilterBias").Input("input", "T").Input("filter_sizes", "int32")
+      .Input("argmax", "int32").Input("pooled", "T").Input("grad", "T")
+      .Output("filter_backprop", "T").Output("bias_backprop", "T").TypeAttr("T", kFloats)
+      .Attr("strides", AttrValue(ones)).Attr("padding", "VALID").Attr("dilations", AttrValue(ones))
+      .Attr("ksize", AttrType::kIntList).Attr("pool_strides", AttrType::kIntList).Attr("relu", AttrValue(false))
+      .Shape(ConvPoolBackpropFilterBiasShape)
+      .Doc("Conv2DBackpropFilter and BiasAddGrad of dz = _MaxPoolGradWithArgmax(argmax, pooled, grad) "
+           "(from a _FusedConv2DMaxPool of input) without storing dz. The FuseNnOps graph pass makes it.");
   conv("DepthwiseConv2D", "input", "T", "filter", "T", "output")
       .Shape(DepthwiseConv2DShape).Grad(ConvGrad<true>)
       .Doc("Depthwise 2-D convolution of input [N, H, W, C] with filter [KH, KW, C, M]: output channel "
@@ -485,6 +588,13 @@ void RegisterNnOps(OpRegistry& r) {
       .Attr("ksize", AttrType::kIntList).Attr("strides", AttrType::kIntList).Attr("padding", "VALID")
       .Shape(MaxPoolGradShape)
       .Doc("Gradient of MaxPool: each window's grad goes to its first maximum (row-major order).");
+  r.Register("_MaxPoolGradRelu").Input("orig_input", "T").Input("orig_output", "T").Input("grad", "T")
+      .Output("output", "T").TypeAttr("T", kFloats)
+      .Attr("ksize", AttrType::kIntList).Attr("strides", AttrType::kIntList).Attr("padding", "VALID")
+      .Shape(MaxPoolGradShape)
+      .Doc("ReluGrad(MaxPoolGrad(orig_input, orig_output, grad), orig_input) in one pass: the gradient of "
+           "MaxPool(Relu(z)) for z, given the Relu's output as orig_input. The FuseNnOps graph pass "
+           "(graph/passes.h) makes it from those two nodes.");
   r.Register("AvgPool").Input("input", "T").Output("output", "T").TypeAttr("T", kFloats)
       .Attr("ksize", AttrType::kIntList).Attr("strides", AttrType::kIntList).Attr("padding", "VALID")
       .Shape(PoolShape).Grad(AvgPoolGrad)

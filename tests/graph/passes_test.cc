@@ -1,10 +1,14 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
+
+#include "graph/gradients.h"
 #include "graph/passes.h"
 #include "graph/session.h"
 #include "ops/array.h"
 #include "ops/framework.h"
 #include "ops/math.h"
+#include "ops/nn.h"
 #include "ops/random.h"
 #include "tests/graph/test_ops.h"
 
@@ -75,4 +79,136 @@ TEST_CASE("CSE merges identical pure nodes, never stateful ones") {
   CHECK(EliminateCommonSubexpressions(step.get()) == 1);
   CHECK(CountOp(*step, "Mul") == 1);
   CHECK(CountOp(*step, "RandomUniform") == 2);
+}
+
+namespace {
+// A conv layer (Conv2D + BiasAdd + Relu), a 2x2 max pool and a sum, with gradients for the
+// filter and the bias; the session options decide whether FuseNnOps runs.
+struct ConvNet {
+  Graph g;
+  Output x, f, b, conv, biased, relu, loss;
+  std::vector<Output> grads;
+  // pool_strides {2, 2}: the pool fuses with the conv too; {1, 1} (overlapping windows): it does not.
+  explicit ConvNet(std::vector<int64_t> pool_strides = {2, 2}) {
+    Scope s = Scope::Root(&g);
+    x = ops::Placeholder(s.WithOpName("x"), DType::kFloat32, {-1, 6, 6, 1});
+    Tensor fv(DType::kFloat32, {3, 3, 1, 4});
+    for (int64_t i = 0; i < fv.num_elements(); ++i) {
+      fv.data<float>()[i] = 0.1f * static_cast<float>((i * 7) % 11) - 0.5f;
+    }
+    f = ops::Const(s, fv);
+    b = ops::Const(s, Tensor::FromVector<float>({0.1f, -0.2f, 0.0f, 0.3f}, {4}));
+    conv = ops::Conv2D(s, x, f, {1, 1}, "VALID");
+    biased = ops::BiasAdd(s, conv, b);
+    relu = ops::Relu(s, biased);
+    loss = ops::Sum(s, ops::Mul(s, ops::MaxPool(s, relu, {2, 2}, pool_strides, "VALID"), ops::Const(s, 1.5f)));
+    grads = Gradients(s, {loss}, {f, b});
+  }
+  Tensor Input() const {
+    Tensor t(DType::kFloat32, {2, 6, 6, 1});
+    for (int64_t i = 0; i < t.num_elements(); ++i) {
+      t.data<float>()[i] = 0.05f * static_cast<float>((i * 13) % 23) - 0.4f;
+    }
+    return t;
+  }
+};
+}  // namespace
+
+static void CheckFusedMatchesPlain(ConvNet& net) {
+  SessionOptions off;
+  off.fuse_ops = false;
+  Session fused(&net.g), plain(&net.g, off);
+  const std::vector<std::pair<Output, Tensor>> feeds = {{net.x, net.Input()}};
+  auto a = fused.Run(feeds, {net.loss, net.grads[0], net.grads[1]});
+  auto b = plain.Run(feeds, {net.loss, net.grads[0], net.grads[1]});
+  for (int i = 0; i < 3; ++i) {
+    REQUIRE(a[i].shape() == b[i].shape());
+    for (int64_t j = 0; j < a[i].num_elements(); ++j) {
+      CHECK(a[i].data<float>()[j] == doctest::Approx(b[i].data<float>()[j]));
+    }
+  }
+  double norm = 0;
+  for (int64_t j = 0; j < a[1].num_elements(); ++j) norm += std::abs(a[1].data<float>()[j]);
+  CHECK(norm > 0);
+}
+
+TEST_CASE("FuseNnOps fuses conv + bias + relu and max-pool grad + relu grad, with the same results") {
+  ConvNet net({1, 1});  // overlapping pool windows: the pool stays separate
+  auto step = PruneForStep(net.g, {net.x}, {net.loss, net.grads[0], net.grads[1]}, {});
+  CHECK(CountOp(*step, "Conv2D") == 1);
+  CHECK(FuseNnOps(step.get()) == 2);
+  CHECK(CountOp(*step, "_FusedConv2D") == 1);
+  CHECK(CountOp(*step, "_MaxPoolGradRelu") == 1);
+  for (const char* gone : {"Conv2D", "BiasAdd", "Relu", "MaxPoolGrad", "ReluGrad"}) CHECK(CountOp(*step, gone) == 0);
+  for (Node* n : step->nodes()) {
+    if (n->op() == "_FusedConv2D") CHECK(n->attr<std::string>("activation") == "Relu");
+  }
+  CheckFusedMatchesPlain(net);
+}
+
+TEST_CASE("FuseNnOps folds a non-overlapping max pool and its grad into the conv, with the same results") {
+  ConvNet net;
+  auto step = PruneForStep(net.g, {net.x}, {net.loss, net.grads[0], net.grads[1]}, {});
+  CHECK(FuseNnOps(step.get()) == 4);
+  CHECK(CountOp(*step, "_FusedConv2DMaxPool") == 1);
+  CHECK(CountOp(*step, "_ConvPoolBackpropFilterBias") == 1);
+  for (const char* gone : {"Conv2D", "_FusedConv2D", "MaxPool", "MaxPoolGrad", "_MaxPoolGradRelu", "ReluGrad",
+                           "_MaxPoolGradWithArgmax", "Conv2DBackpropFilter", "BiasAddGrad"}) {
+    CHECK(CountOp(*step, gone) == 0);
+  }
+  CheckFusedMatchesPlain(net);
+  // The gradient of x is needed too: the pool's gradient stays, for Conv2DBackpropInput to read.
+  Scope s = Scope::Root(&net.g);
+  const std::vector<Output> all = Gradients(s, {net.loss}, {net.f, net.b, net.x});
+  auto step3 = PruneForStep(net.g, {net.x}, all, {});
+  FuseNnOps(step3.get());
+  CHECK(CountOp(*step3, "_MaxPoolGradWithArgmax") == 1);
+  CHECK(CountOp(*step3, "_ConvPoolBackpropFilterBias") == 0);
+  // The Relu's output is fetched: the pool cannot take the conv output over.
+  auto step2 = PruneForStep(net.g, {net.x}, {net.loss, net.relu}, {});
+  FuseNnOps(step2.get());
+  CHECK(CountOp(*step2, "_FusedConv2D") == 1);
+  CHECK(CountOp(*step2, "_FusedConv2DMaxPool") == 0);
+}
+
+TEST_CASE("FuseNnOps leaves intermediates that something else reads") {
+  ConvNet net;
+  // BiasAdd's output is fetched: only Conv2D + BiasAdd fuse (no activation), the Relu stays.
+  auto step = PruneForStep(net.g, {net.x}, {net.loss, net.biased}, {});
+  CHECK(FuseNnOps(step.get()) == 1);
+  CHECK(CountOp(*step, "Relu") == 1);
+  for (Node* n : step->nodes()) {
+    if (n->op() == "_FusedConv2D") CHECK(n->attr<std::string>("activation") == "None");
+  }
+  // Conv2D's output is fetched: nothing fuses.
+  auto step2 = PruneForStep(net.g, {net.x}, {net.loss, net.conv}, {});
+  CHECK(FuseNnOps(step2.get()) == 0);
+  CHECK(CountOp(*step2, "Conv2D") == 1);
+  Session sess(&net.g);
+  auto out = sess.Run({{net.x, net.Input()}}, {net.biased, net.relu});
+  for (int64_t j = 0; j < out[0].num_elements(); ++j) {
+    CHECK(out[1].data<float>()[j] == std::max(out[0].data<float>()[j], 0.0f));
+  }
+}
+
+TEST_CASE("FuseNnOps keeps the pool separate where the conv-pool kernel does not apply") {
+  // A pointwise (1x1, stride 1) conv under SAME padding, and a conv of 5 input channels.
+  for (const std::vector<int64_t>& fdims : {std::vector<int64_t>{1, 1, 2, 3}, std::vector<int64_t>{2, 2, 5, 3}}) {
+    Graph g;
+    Scope s = Scope::Root(&g);
+    Output x = ops::Placeholder(s, DType::kFloat32, {-1, 4, 4, fdims[2]});
+    Output f = ops::Const(s, Tensor::Zeros(DType::kFloat32, TensorShape(fdims)));
+    Output b = ops::Const(s, Tensor::FromVector<float>({1, -1, 2}, {3}));
+    Output y = ops::MaxPool(s, ops::Relu(s, ops::BiasAdd(s, ops::Conv2D(s, x, f, {1, 1}, "SAME"), b)), {2, 2}, {2, 2});
+    auto step = PruneForStep(g, {x}, {y}, {});
+    CHECK(FuseNnOps(step.get()) == 1);
+    CHECK(CountOp(*step, "_FusedConv2D") == 1);
+    CHECK(CountOp(*step, "MaxPool") == 1);
+    Session sess(&g);
+    Tensor out = sess.Run({{x, Tensor::Zeros(DType::kFloat32, {1, 4, 4, fdims[2]})}}, {y})[0];
+    REQUIRE(out.shape() == TensorShape({1, 2, 2, 3}));
+    CHECK(out.data<float>()[0] == 1.0f);
+    CHECK(out.data<float>()[1] == 0.0f);
+    CHECK(out.data<float>()[2] == 2.0f);
+  }
 }

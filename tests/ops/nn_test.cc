@@ -337,6 +337,12 @@ const ConvCase kConvCases[] = {
     {{2, 7, 7, 3}, {3, 3, 3, 2}, {1, 1}, "SAME", {2, 2}},   {{2, 9, 8, 1}, {2, 3, 1, 2}, {2, 2}, "VALID", {2, 1}},
     {{3, 4, 5, 3}, {1, 1, 3, 4}, {1, 1}, "VALID", {1, 1}},  {{2, 5, 5, 3}, {1, 1, 3, 2}, {2, 2}, "SAME", {1, 1}},
     {{1, 28, 28, 1}, {3, 3, 1, 8}, {1, 1}, "VALID", {1, 1}}, {{2, 4, 4, 2}, {5, 5, 2, 1}, {1, 1}, "SAME", {1, 1}},
+    // Few input channels run the direct kernels: blocks of 16 output channels plus a remainder,
+    // four pixels at a time inside the image and one at a time at its padded edges.
+    {{2, 9, 11, 1}, {3, 3, 1, 20}, {1, 1}, "SAME", {1, 1}}, {{2, 10, 12, 2}, {3, 3, 2, 32}, {2, 2}, "SAME", {1, 1}},
+    {{1, 12, 13, 3}, {2, 3, 3, 17}, {1, 2}, "VALID", {2, 1}}, {{2, 26, 26, 4}, {3, 3, 4, 16}, {1, 1}, "VALID", {1, 1}},
+    // More input channels run im2col + GEMM.
+    {{2, 6, 7, 6}, {3, 3, 6, 5}, {1, 1}, "SAME", {1, 1}},   {{1, 7, 7, 8}, {3, 2, 8, 4}, {2, 1}, "VALID", {1, 2}},
 };
 
 TEST_CASE("Conv2D and its backprop ops match the naive reference") {
@@ -465,6 +471,9 @@ TEST_CASE("MaxPool / AvgPool and their grads match the naive reference") {
       {{1, 4, 4, 1}, {2, 2}, {2, 2}, "VALID"}, {{3, 5, 5, 2}, {2, 2}, {2, 2}, "SAME"},
       {{2, 7, 6, 3}, {3, 3}, {2, 2}, "SAME"},  {{2, 7, 6, 3}, {3, 2}, {1, 2}, "VALID"},
       {{1, 5, 5, 2}, {3, 3}, {1, 1}, "SAME"},  {{2, 28, 28, 4}, {2, 2}, {2, 2}, "VALID"},
+      // Windows that do not overlap but leave elements in no window: a VALID remainder, gaps.
+      {{1, 5, 5, 2}, {2, 2}, {2, 2}, "VALID"}, {{2, 7, 7, 3}, {2, 2}, {3, 3}, "VALID"},
+      {{1, 6, 7, 3}, {2, 1}, {2, 3}, "SAME"},
   };
   int seed = 200;
   for (const PoolCase& pc : cases) {
@@ -626,6 +635,44 @@ TEST_CASE("shape inference keeps an unknown batch and the CNN trains with a fed 
     for (double v : V(out[1])) norm += v * v;
     CHECK(norm > 0);
   }
+}
+
+
+TEST_CASE("elementwise nn kernels write over an input only when nothing else reads it") {
+  Graph g;
+  Scope s = Scope::Root(&g);
+  Output x = ops::Placeholder(s, DType::kFloat32);
+  Output b = ops::Placeholder(s, DType::kFloat32);
+  Output sum = ops::Add(s, x, x);         // a fresh buffer, held by its consumers only
+  Output biased = ops::BiasAdd(s, sum, b);  // may take over sum's buffer (sum is not fetched)
+  Output relu = ops::Relu(s, biased);       // may take over biased's buffer
+  Output dy = ops::Neg(s, relu);
+  Output grad = s.Op("ReluGrad", {dy, relu});  // relu is fetched too: only dy's buffer may be reused
+  const Tensor xv = T<float>({-1, 2, -3, 4, 5, -6}, {3, 2});
+  const Tensor bv = T<float>({0.5f, -0.5f}, {2});
+  Session sess(&g);
+  const std::vector<std::pair<Output, Tensor>> feeds = {{x, xv}, {b, bv}};
+  auto out = sess.Run(feeds, {relu, grad});
+  ExpectNear(out[0], T<float>({0, 3.5f, 0, 7.5f, 10.5f, 0}, {3, 2}));
+  ExpectNear(out[1], T<float>({0, -3.5f, 0, -7.5f, -10.5f, 0}, {3, 2}));
+  // The feeds are untouched, and a fetched intermediate keeps its own values.
+  ExpectNear(xv, T<float>({-1, 2, -3, 4, 5, -6}, {3, 2}));
+  out = sess.Run(feeds, {sum, biased, relu});
+  ExpectNear(out[0], T<float>({-2, 4, -6, 8, 10, -12}, {3, 2}));
+  ExpectNear(out[1], T<float>({-1.5f, 3.5f, -5.5f, 7.5f, 10.5f, -12.5f}, {3, 2}));
+  ExpectNear(out[2], T<float>({0, 3.5f, 0, 7.5f, 10.5f, 0}, {3, 2}));
+  CHECK_FALSE(out[0].SharesBufferWith(out[1]));
+  CHECK_FALSE(out[1].SharesBufferWith(out[2]));
+  // With nothing in between fetched, the chain runs in one buffer: Relu's output is Add's.
+  sess.Run(feeds, {relu});  // compiled before counting
+  sess.Run(feeds, {sum, relu});
+  const int64_t before = CpuAllocator()->Stats().num_allocs;
+  sess.Run(feeds, {relu});
+  const int64_t chained = CpuAllocator()->Stats().num_allocs - before;
+  const int64_t before2 = CpuAllocator()->Stats().num_allocs;
+  sess.Run(feeds, {sum, relu});
+  const int64_t with_fetch = CpuAllocator()->Stats().num_allocs - before2;
+  CHECK(with_fetch == chained + 1);
 }
 
 }  // namespace

@@ -81,6 +81,28 @@ TEST_CASE("ApplyMomentum: plain and Nesterov, several steps") {
   }
 }
 
+TEST_CASE("updates that nobody else reads run in place; a held read keeps its value") {
+  Fixture f;
+  const std::vector<double> init(4096, 1.0), grad(4096, 0.5);
+  Output v = f.Var("w", init, DType::kFloat32), a = f.Var("w_accum", std::vector<double>(4096, 0.0), DType::kFloat32);
+  Output upd = ops::ApplyMomentum(f.s, v, a, f.Scalar(0.1, DType::kFloat32), f.Vec(grad, DType::kFloat32),
+                                  f.Scalar(0.9, DType::kFloat32));
+  Session sess(&f.g);
+  sess.Run({}, {}, f.inits);
+  sess.Run({}, {}, {upd.node});
+  const void* var_data = sess.vars().Find("w")->value.raw_data();
+  const void* accum_data = sess.vars().Find("w_accum")->value.raw_data();
+  for (int step = 0; step < 3; ++step) sess.Run({}, {}, {upd.node});
+  CHECK(sess.vars().Find("w")->value.raw_data() == var_data);
+  CHECK(sess.vars().Find("w_accum")->value.raw_data() == accum_data);
+  // A fetched value shares the storage: the next update writes elsewhere and the fetch keeps its values.
+  Tensor read = sess.Run({}, {v})[0];
+  const double before = read.ElementAsDouble(0);
+  sess.Run({}, {}, {upd.node});
+  CHECK(read.ElementAsDouble(0) == before);
+  CHECK(sess.Run({}, {v})[0].ElementAsDouble(0) < before);
+}
+
 TEST_CASE("ApplyAdam: TF's update with bias correction, several steps") {
   for (DType dt : {DType::kFloat32, DType::kFloat64}) {
     CAPTURE(DTypeName(dt));

@@ -11,9 +11,12 @@
 // 1x1 filters with stride 1 and no padding skip im2col: the input itself is the col matrix.
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "ops/all_ops.h"
 #include "ops/kernel.h"
+#include "ops/kernels/cpu/broadcast.h"
+#include "ops/kernels/cpu/conv_direct.h"
 #include "ops/kernels/cpu/nn_kernels.h"
 
 namespace weft {
@@ -45,9 +48,6 @@ void Gemm(const Eigen::ThreadPoolDevice& d, const T* a, const T* b, T* c, int64_
   }
 }
 
-bool IsPointwise(const Conv2DGeometry& g) {
-  return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pad_top == 0 && g.pad_left == 0;
-}
 
 // Copies n values; short runs (a pixel of a few channels) as a plain loop, not a memcpy call.
 template <typename T>
@@ -182,26 +182,48 @@ Conv2DGeometry CheckConv(const ConvAttrs& a, const TensorShape& input, const Ten
   return g;
 }
 
+// Conv2D, and _FusedConv2D (input 2 = bias, attr activation "None" or "Relu").
 template <typename T>
 class Conv2DOp : public OpKernel {
  public:
-  explicit Conv2DOp(const Node& node) : OpKernel(node), a_(node) {}
+  explicit Conv2DOp(const Node& node)
+      : OpKernel(node), a_(node), fused_(node.op() == "_FusedConv2D"),
+        relu_(fused_ && node.attr<std::string>("activation") == "Relu") {
+    if (fused_) {
+      const std::string act = node.attr<std::string>("activation");
+      WEFT_REQUIRE(act == "None" || act == "Relu", "activation must be \"None\" or \"Relu\", got \"{}\"", act);
+    }
+  }
   void Compute(OpKernelContext* ctx) override {
     const Tensor& input = ctx->input(0);
     const Tensor& filter = ctx->input(1);
     const Conv2DGeometry g = CheckConv(a_, input.shape(), filter.shape(), nullptr, 0);
     const int64_t O = filter.dim(3), K = g.kh * g.kw * g.c, rows = g.n * g.oh * g.ow;
+    Epilogue<T> ep;
+    if (fused_) {
+      const Tensor& bias = ctx->input(2);
+      WEFT_REQUIRE(bias.rank() == 1 && bias.dim(0) == O, "bias must be a vector of the {} filter out-channels, got {}",
+                   O, bias.shape().ToString());
+      ep.bias = bias.data<T>();
+      ep.relu = relu_;
+    }
     Tensor* out = ctx->allocate_output(0, TensorShape({g.n, g.oh, g.ow, O}));
     if (out->num_elements() == 0) return;
     T* y = out->data<T>();
     if (K == 0) {
       std::fill(y, y + out->num_elements(), T(0));
+      ep.Run(ctx->intra_op_pool(), y, rows, O);
       return;
     }
     const T* x = input.data<T>();
     const T* f = filter.data<T>();
     if (IsPointwise(g)) {
       Gemm<T>(ctx->eigen_device(), x, f, y, rows, K, O, false, false, false);
+      ep.Run(ctx->intra_op_pool(), y, rows, O);
+      return;
+    }
+    if (UseDirect(g)) {
+      DirectConv(ctx->intra_op_pool(), g, x, f, ep, O, y);
       return;
     }
     const int64_t chunk = std::clamp<int64_t>(kMaxColElements / K, 1, rows);
@@ -214,10 +236,12 @@ class Conv2DOp : public OpKernel {
       });
       Gemm<T>(ctx->eigen_device(), cp, f, y + r0 * O, r1 - r0, K, O, false, false, false);
     }
+    ep.Run(ctx->intra_op_pool(), y, rows, O);
   }
 
  private:
   ConvAttrs a_;
+  bool fused_, relu_;
 };
 
 // Inputs: input_sizes (int32 [4]), filter [KH,KW,C,O], out_backprop [N,OH,OW,O].
@@ -284,6 +308,29 @@ class Conv2DBackpropFilterOp : public OpKernel {
     const T* dy = dy_t.data<T>();
     if (IsPointwise(g)) {
       Gemm<T>(ctx->eigen_device(), x, dy, df, K, rows, O, true, false, false);
+      return;
+    }
+    if (UseDirect(g)) {
+      // Each block of output rows sums into its own partial filter gradient; the partials are
+      // added up at the end (in block order, so the result does not depend on timing).
+      const int64_t out_rows = g.n * g.oh, fsize = K * O;
+      // One block per thread once there is enough work (a block costs a K x O partial sum).
+      const int64_t work = out_rows * g.ow * fsize;
+      const int64_t blocks =
+          work < (int64_t{1} << 18) ? 1 : std::min<int64_t>(out_rows, ctx->intra_op_pool()->num_threads());
+      std::vector<T> partial((blocks - 1) * fsize, T(0));
+      std::fill(df, df + fsize, T(0));
+      const int64_t per = (out_rows + blocks - 1) / blocks;
+      ctx->intra_op_pool()->ParallelFor(blocks, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          T* dst = i == 0 ? df : partial.data() + (i - 1) * fsize;
+          DirectFilterGrad(g, x, dy, O, i * per, std::min(out_rows, (i + 1) * per), dst);
+        }
+      });
+      for (int64_t i = 1; i < blocks; ++i) {
+        const T* p = partial.data() + (i - 1) * fsize;
+        for (int64_t j = 0; j < fsize; ++j) df[j] += p[j];
+      }
       return;
     }
     const int64_t chunk = std::clamp<int64_t>(kMaxColElements / K, 1, rows);
@@ -444,6 +491,7 @@ class DepthwiseConv2DBackpropFilterOp : public OpKernel {
 
 void RegisterConvKernels(KernelRegistry& r) {
   RegisterTyped<Conv2DOp, float, double>(r, "Conv2D");
+  RegisterTyped<Conv2DOp, float, double>(r, "_FusedConv2D");
   RegisterTyped<Conv2DBackpropInputOp, float, double>(r, "Conv2DBackpropInput");
   RegisterTyped<Conv2DBackpropFilterOp, float, double>(r, "Conv2DBackpropFilter");
   RegisterTyped<DepthwiseConv2DOp, float, double>(r, "DepthwiseConv2D");

@@ -10,6 +10,8 @@
 
 #include "ops/all_ops.h"
 #include "ops/kernel.h"
+#include "ops/kernels/cpu/forward.h"
+#include "ops/kernels/cpu/broadcast.h"
 #include "ops/kernels/cpu/nn_kernels.h"
 
 namespace weft {
@@ -25,9 +27,9 @@ class UnaryKernel : public OpKernel {
   explicit UnaryKernel(const Node& node) : OpKernel(node), f_(node) {}
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
-    Tensor* y = ctx->allocate_output(0, x.shape());
-    if (x.num_elements() == 0) return;
     auto X = x.flat<T>();  // a named map: the expression refers to it
+    Tensor* y = ForwardInputOrAllocate(ctx, {0}, 0, x.shape());  // elementwise: may write over x
+    if (x.num_elements() == 0) return;
     y->flat<T>().device(ctx->eigen_device()) = f_(X);
   }
 
@@ -44,10 +46,11 @@ class BinaryKernel : public OpKernel {
     const Tensor& b = ctx->input(1);
     WEFT_REQUIRE(a.shape() == b.shape(), "inputs must have one shape, got {} and {}", a.shape().ToString(),
                  b.shape().ToString());
-    Tensor* y = ctx->allocate_output(0, a.shape());
-    if (a.num_elements() == 0) return;
     auto A = a.flat<T>();
     auto B = b.flat<T>();
+    // Elementwise: may write over either input.
+    Tensor* y = ForwardInputOrAllocate(ctx, {0, 1}, 0, a.shape());
+    if (a.num_elements() == 0) return;
     y->flat<T>().device(ctx->eigen_device()) = f_(A, B);
   }
 
@@ -181,13 +184,13 @@ class BiasAddOp : public OpKernel {
     WEFT_REQUIRE(x.rank() >= 1 && bias.rank() == 1 && bias.dim(0) == x.dim(x.rank() - 1),
                  "bias must be a vector of the last dim of x: x {} vs bias {}", x.shape().ToString(),
                  bias.shape().ToString());
-    Tensor* y = ctx->allocate_output(0, x.shape());
+    Tensor* y = ForwardInputOrAllocate(ctx, {0}, 0, x.shape());  // elementwise in x: may write over it
     if (x.num_elements() == 0) return;
     const int64_t C = bias.dim(0);
     const T* xp = x.data<T>();
     const T* bp = bias.data<T>();
     T* yp = y->data<T>();
-    ctx->intra_op_pool()->ParallelFor(x.num_elements() / C, [&](int64_t b, int64_t e) {
+    ParallelForCost(ctx->intra_op_pool(), x.num_elements() / C, C, [&](int64_t b, int64_t e) {
       for (int64_t r = b; r < e; ++r) {
         const T* xr = xp + r * C;
         T* yr = yp + r * C;
@@ -211,7 +214,7 @@ class BiasAddGradOp : public OpKernel {
     std::fill(out, out + C, T(0));
     const T* dp = dy.data<T>();
     std::mutex mu;  // guards `out` while the blocks add their partial sums
-    ctx->intra_op_pool()->ParallelFor(dy.num_elements() / C, [&](int64_t b, int64_t e) {
+    ParallelForCost(ctx->intra_op_pool(), dy.num_elements() / C, C, [&](int64_t b, int64_t e) {
       std::vector<T> part(C, T(0));
       for (int64_t r = b; r < e; ++r) {
         const T* dr = dp + r * C;
@@ -230,10 +233,11 @@ using RowArray = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
 template <typename T>
 using ConstRowArray = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
 
-// Runs fn(row) for every row in parallel.
+// Runs fn(row) for every row of C values, in parallel once the rows are worth a hand-off (a
+// row costs about an exp per value).
 template <typename Fn>
-void ForEachRow(OpKernelContext* ctx, int64_t rows, Fn fn) {
-  ctx->intra_op_pool()->ParallelFor(rows, [&](int64_t b, int64_t e) {
+void ForEachRow(OpKernelContext* ctx, int64_t rows, int64_t C, Fn fn) {
+  ParallelForCost(ctx->intra_op_pool(), rows, 16 * C, [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) fn(r);
   });
 }
@@ -251,7 +255,7 @@ class SoftmaxKernel : public OpKernel {
     if (x.num_elements() == 0) return;
     const T* xp = x.data<T>();
     T* yp = y->data<T>();
-    ForEachRow(ctx, x.num_elements() / C, [&](int64_t r) {
+    ForEachRow(ctx, x.num_elements() / C, C, [&](int64_t r) {
       ConstRowArray<T> z(xp + r * C, C);
       RowArray<T> out(yp + r * C, C);
       out = z - z.maxCoeff();
@@ -296,7 +300,7 @@ class SoftmaxCrossEntropyWithLogitsOp : public OpKernel {
     const T* lp = labels.data<T>();
     T* lossp = loss->data<T>();
     T* bp = backprop->data<T>();
-    ForEachRow(ctx, N, [&](int64_t r) {
+    ForEachRow(ctx, N, C, [&](int64_t r) {
       ConstRowArray<T> z(zp + r * C, C), l(lp + r * C, C);
       RowArray<T> b(bp + r * C, C);
       const T m = z.maxCoeff();
@@ -338,7 +342,7 @@ class SparseSoftmaxCrossEntropyWithLogitsOp : public OpKernel {
     const T* zp = logits.data<T>();
     T* lossp = loss->data<T>();
     T* bp = backprop->data<T>();
-    ForEachRow(ctx, N, [&](int64_t r) {
+    ForEachRow(ctx, N, C, [&](int64_t r) {
       ConstRowArray<T> z(zp + r * C, C);
       RowArray<T> b(bp + r * C, C);
       const T m = z.maxCoeff();
@@ -375,6 +379,7 @@ void RegisterNnKernels(KernelRegistry& r) {
   RegisterTyped<SoftmaxCrossEntropyWithLogitsOp, float, double>(r, "SoftmaxCrossEntropyWithLogits");
   RegisterTyped<SparseSoftmaxCrossEntropyWithLogitsOp, float, double>(r, "SparseSoftmaxCrossEntropyWithLogits");
   RegisterConvKernels(r);
+  RegisterConvPoolKernels(r);
   RegisterPoolKernels(r);
   RegisterBatchNormKernels(r);
 }

@@ -18,6 +18,7 @@ class KernelRegistry;
 
 // Called by RegisterNnKernels (ops/kernels/cpu/nn.cc).
 void RegisterConvKernels(KernelRegistry& r);       // conv.cc
+void RegisterConvPoolKernels(KernelRegistry& r);   // conv_pool.cc
 void RegisterPoolKernels(KernelRegistry& r);       // pool.cc
 void RegisterBatchNormKernels(KernelRegistry& r);  // batchnorm.cc
 

@@ -24,7 +24,7 @@ std::string VarName(const Node& node, int i) {
 // made the sole owner of its buffer (see the top of this file), so it can be updated in place.
 // REQUIRES: the variable's mutex is held.
 template <typename T>
-Tensor& CheckedVar(OpKernelContext* ctx, Var* v, int i, const Tensor* like) {
+Tensor& CheckedVar(OpKernelContext* ctx, Var* v, int i, const Tensor* like, bool make_writable = true) {
   const Node& node = ctx->node();
   const std::string& arg = node.def().inputs.at(i).name;
   if (!v->value.IsInitialized()) {
@@ -37,7 +37,7 @@ Tensor& CheckedVar(OpKernelContext* ctx, Var* v, int i, const Tensor* like) {
     WEFT_REQUIRE(v->value.shape() == like->shape(), "{} (variable '{}') shape {} differs from var shape {}", arg,
                  VarName(node, i), v->value.shape().ToString(), like->shape().ToString());
   }
-  return MutableVarValue(v, ctx->allocator());
+  return make_writable ? MutableVarValue(v, ctx->allocator(), OwnRefs(ctx, i, v)) : v->value;
 }
 
 // Input i, checked to be a scalar; returns its value.
@@ -78,10 +78,10 @@ class ApplyGradientDescentOp : public OpKernel {
     T lr = Scalar<T>(ctx, 1);
     Var* v = ctx->var(0);
     std::lock_guard<std::mutex> lock(v->mu);
-    Tensor& var = CheckedVar<T>(ctx, v, 0, nullptr);
-    const Tensor& grad = Grad(ctx, 2, var);
-    var.flat<T>().device(ctx->eigen_device()) -= grad.flat<T>() * lr;
-    ctx->set_output(0, var);
+    const Tensor& grad = Grad(ctx, 2, CheckedVar<T>(ctx, v, 0, nullptr, /*make_writable=*/false));
+    const Tensor old = VarValueForOverwrite(v, ctx->allocator(), OwnRefs(ctx, 0, v));
+    v->value.flat<T>().device(ctx->eigen_device()) = old.flat<T>() - grad.flat<T>() * lr;
+    ctx->set_output(0, v->value);
   }
 };
 
@@ -97,17 +97,22 @@ class ApplyMomentumOp : public OpKernel {
     Var *v = ctx->var(0), *a = ctx->var(1);
     RequireDistinct(ctx, {v, a});
     std::scoped_lock lock(v->mu, a->mu);
-    Tensor& var = CheckedVar<T>(ctx, v, 0, nullptr);
-    auto accum = CheckedVar<T>(ctx, a, 1, &var).template flat<T>();
-    auto grad = Grad(ctx, 3, var).template flat<T>();
+    const Tensor& checked = CheckedVar<T>(ctx, v, 0, nullptr, /*make_writable=*/false);
+    auto accum = CheckedVar<T>(ctx, a, 1, &checked).template flat<T>();
+    auto grad = Grad(ctx, 3, checked).template flat<T>();
+    // var is written from its old value in one pass (no copy first when the backward pass
+    // still holds it).
+    const Tensor old_var = VarValueForOverwrite(v, ctx->allocator(), OwnRefs(ctx, 0, v));
+    auto old = old_var.flat<T>();
+    auto var = v->value.flat<T>();
     const auto& d = ctx->eigen_device();
     accum.device(d) = accum * momentum + grad;
     if (nesterov_) {
-      var.flat<T>().device(d) -= grad * lr + accum * (momentum * lr);
+      var.device(d) = old - (grad * lr + accum * (momentum * lr));
     } else {
-      var.flat<T>().device(d) -= accum * lr;
+      var.device(d) = old - accum * lr;
     }
-    ctx->set_output(0, var);
+    ctx->set_output(0, v->value);
   }
 
  private:

@@ -12,6 +12,7 @@
 
 #include "ops/all_ops.h"
 #include "ops/kernel.h"
+#include "ops/kernels/cpu/broadcast.h"
 #include "ops/kernels/cpu/nn_kernels.h"
 
 namespace weft {
@@ -57,7 +58,7 @@ class MaxPoolOp : public OpKernel {
     if (out->num_elements() == 0) return;
     const T* x = input.data<T>();
     T* y = out->data<T>();
-    ctx->intra_op_pool()->ParallelFor(g.n * g.oh, [&](int64_t b, int64_t e) {
+    ParallelForCost(ctx->intra_op_pool(), g.n * g.oh, g.ow * g.kh * g.kw * g.c, [&](int64_t b, int64_t e) {
       for (int64_t r = b; r < e; ++r) {
         const int64_t n = r / g.oh, oh = r % g.oh;
         for (int64_t ow = 0; ow < g.ow; ++ow) {
@@ -81,10 +82,12 @@ class MaxPoolOp : public OpKernel {
 
 // Inputs: orig_input [N,IH,IW,C], orig_output [N,OH,OW,C], grad [N,OH,OW,C]. Parallel over
 // images: windows of one image overlap, windows of different images do not.
+// _MaxPoolGradRelu also zeroes the gradient where orig_input <= 0 (ReluGrad with orig_input as
+// the Relu's output): at each window's winner, or in a last pass over the image.
 template <typename T>
 class MaxPoolGradOp : public OpKernel {
  public:
-  explicit MaxPoolGradOp(const Node& node) : OpKernel(node), a_(node) {}
+  explicit MaxPoolGradOp(const Node& node) : OpKernel(node), a_(node), relu_(node.op() == "_MaxPoolGradRelu") {}
   void Compute(OpKernelContext* ctx) override {
     const Tensor& input = ctx->input(0);
     const Tensor& grad = ctx->input(2);
@@ -97,9 +100,10 @@ class MaxPoolGradOp : public OpKernel {
     const T* dy = grad.data<T>();
     T* dx = out->data<T>();
     const int64_t image = g.ih * g.iw * g.c;
+    if (g.sh >= g.kh && g.sw >= g.kw) return NonOverlapping(ctx, g, x, dy, dx);
     // Per window: the running max and the window tap (int32, so the compare-and-blend loop over
     // channels vectorizes) that holds it, then the gradient added at each channel's winning tap.
-    ctx->intra_op_pool()->ParallelFor(g.n, [&](int64_t b, int64_t e) {
+    ParallelForCost(ctx->intra_op_pool(), g.n, image, [&](int64_t b, int64_t e) {
       std::vector<T> best(g.c);
       std::vector<int32_t> tap(g.c);
       std::vector<int64_t> tap_offset(g.kh * g.kw);
@@ -137,12 +141,112 @@ class MaxPoolGradOp : public OpKernel {
             }
           }
         }
+        if (relu_) {
+          for (int64_t i = 0; i < image; ++i) dxi[i] = xi[i] > T(0) ? dxi[i] : T(0);
+        }
       }
     });
   }
 
  private:
+  // Windows that do not overlap (stride >= window, as in the usual 2x2 pool with stride 2):
+  // every input element belongs to at most one window, so dx is written exactly once (the
+  // gradient at each channel's winning tap, zero at the others) instead of zero-filled and then
+  // added to. Elements in no window (a VALID remainder, strides larger than the window) are
+  // zeroed separately.
+  void NonOverlapping(OpKernelContext* ctx, const Conv2DGeometry& g, const T* x, const T* dy, T* dx) const {
+    std::vector<char> row_in(g.ih, 0), col_in(g.iw, 0);
+    for (int64_t oh = 0; oh < g.oh; ++oh) {
+      const Span s = WindowOf(g, oh, 0);
+      for (int64_t ih = s.h0; ih < s.h1; ++ih) row_in[ih] = 1;
+    }
+    for (int64_t ow = 0; ow < g.ow; ++ow) {
+      const Span s = WindowOf(g, 0, ow);
+      for (int64_t iw = s.w0; iw < s.w1; ++iw) col_in[iw] = 1;
+    }
+    const bool covered = std::all_of(row_in.begin(), row_in.end(), [](char c) { return c != 0; }) &&
+                         std::all_of(col_in.begin(), col_in.end(), [](char c) { return c != 0; });
+    const int64_t image = g.ih * g.iw * g.c;
+    std::vector<int64_t> full_offset;  // taps of a window inside the image, from its first element
+    for (int64_t dh = 0; dh < g.kh; ++dh)
+      for (int64_t dw = 0; dw < g.kw; ++dw) full_offset.push_back((dh * g.iw + dw) * g.c);
+    ParallelForCost(ctx->intra_op_pool(), g.n, image, [&](int64_t b, int64_t e) {
+      std::vector<int64_t> tap_offset(g.kh * g.kw);
+      for (int64_t n = b; n < e; ++n) {
+        const T* xi = x + n * image;
+        T* dxi = dx + n * image;
+        if (!covered) {
+          for (int64_t ih = 0; ih < g.ih; ++ih) {
+            for (int64_t iw = 0; iw < g.iw; ++iw) {
+              if (row_in[ih] && col_in[iw]) continue;
+              T* p = dxi + (ih * g.iw + iw) * g.c;
+              std::fill(p, p + g.c, T(0));
+            }
+          }
+        }
+        for (int64_t oh = 0; oh < g.oh; ++oh) {
+          for (int64_t ow = 0; ow < g.ow; ++ow) {
+            // A window inside the image uses the precomputed tap offsets; a clipped one (SAME
+            // padding) lists its in-bounds taps.
+            const int64_t hs = oh * g.sh - g.pad_top, ws = ow * g.sw - g.pad_left;
+            const int64_t* offs = tap_offset.data();
+            int32_t taps = 0;
+            T* dxw = dxi;
+            const T* xw = xi;
+            if (hs >= 0 && hs + g.kh <= g.ih && ws >= 0 && ws + g.kw <= g.iw) {
+              offs = full_offset.data();
+              taps = static_cast<int32_t>(full_offset.size());
+              xw = xi + (hs * g.iw + ws) * g.c;
+              dxw = dxi + (hs * g.iw + ws) * g.c;
+            } else {
+              const Span s = WindowOf(g, oh, ow);
+              for (int64_t ih = s.h0; ih < s.h1; ++ih)
+                for (int64_t iw = s.w0; iw < s.w1; ++iw) tap_offset[taps++] = (ih * g.iw + iw) * g.c;
+            }
+            if (taps == 0) continue;
+            const T* dyp = dy + ((n * g.oh + oh) * g.ow + ow) * g.c;
+            // Packets of channels: the running max and the index of its tap (as T, so the
+            // blend is one select), then each tap's share written in one pass.
+            using namespace Eigen::internal;
+            using P = typename packet_traits<T>::type;
+            constexpr int64_t L = packet_traits<T>::size;
+            int64_t c0 = 0;
+            for (; c0 + L <= g.c; c0 += L) {
+              P bestv = ploadu<P>(xw + offs[0] + c0);
+              P idx = pset1<P>(T(0));
+              for (int32_t t = 1; t < taps; ++t) {
+                const P v = ploadu<P>(xw + offs[t] + c0);
+                const P greater = pcmp_lt(bestv, v);
+                bestv = pselect(greater, v, bestv);
+                idx = pselect(greater, pset1<P>(T(t)), idx);
+              }
+              P d = ploadu<P>(dyp + c0);
+              if (relu_) d = pand(pcmp_lt(pset1<P>(T(0)), bestv), d);  // the winner is the Relu's output
+              for (int32_t t = 0; t < taps; ++t) {
+                pstoreu(dxw + offs[t] + c0, pand(pcmp_eq(idx, pset1<P>(T(t))), d));
+              }
+            }
+            for (int64_t c = c0; c < g.c; ++c) {
+              T bv = xw[offs[0] + c];
+              int32_t bt = 0;
+              for (int32_t t = 1; t < taps; ++t) {
+                const T v = xw[offs[t] + c];
+                if (v > bv) {
+                  bv = v;
+                  bt = t;
+                }
+              }
+              const T d = relu_ && !(bv > T(0)) ? T(0) : dyp[c];
+              for (int32_t t = 0; t < taps; ++t) dxw[offs[t] + c] = t == bt ? d : T(0);
+            }
+          }
+        }
+      }
+    });
+  }
+
   PoolAttrs a_;
+  bool relu_;
 };
 
 template <typename T>
@@ -241,6 +345,7 @@ class AvgPoolGradOp : public OpKernel {
 void RegisterPoolKernels(KernelRegistry& r) {
   RegisterTyped<MaxPoolOp, float, double>(r, "MaxPool");
   RegisterTyped<MaxPoolGradOp, float, double>(r, "MaxPoolGrad");
+  RegisterTyped<MaxPoolGradOp, float, double>(r, "_MaxPoolGradRelu");
   RegisterTyped<AvgPoolOp, float, double>(r, "AvgPool");
   RegisterTyped<AvgPoolGradOp, float, double>(r, "AvgPoolGrad");
 }

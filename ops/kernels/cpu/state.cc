@@ -58,7 +58,7 @@ class AssignOp : public OpKernel {
                    value.shape().ToString(), node().input(0).node->name(), declared.ToString());
     }
     if (v->value.IsInitialized() && v->value.shape() == value.shape() && v->value.dtype() == value.dtype()) {
-      Tensor& dst = MutableVarValue(v, ctx->allocator());
+      Tensor& dst = MutableVarValue(v, ctx->allocator(), OwnRefs(ctx, 0, v));
       if (value.bytes()) std::memcpy(dst.raw_data(), value.raw_data(), value.bytes());
     } else {
       v->value = value.Clone(ctx->allocator());
@@ -84,7 +84,7 @@ class AssignUpdateOp : public OpKernel {
     }
     WEFT_REQUIRE(v->value.shape() == value.shape(), "update of shape {} for variable '{}' of shape {}",
                  value.shape().ToString(), node().input(0).node->name(), v->value.shape().ToString());
-    auto var = MutableVarValue(v, ctx->allocator()).flat<T>();
+    auto var = MutableVarValue(v, ctx->allocator(), OwnRefs(ctx, 0, v)).flat<T>();
     if constexpr (kAdd) {
       var.device(ctx->eigen_device()) += value.flat<T>();
     } else {

@@ -11,10 +11,29 @@
 
 namespace weft {
 
-// The variable's value, ready to be written in place. REQUIRES: v->mu held, value initialized.
-inline Tensor& MutableVarValue(Var* v, Allocator* allocator) {
-  if (v->value.buffer().use_count() > 1) v->value = v->value.Clone(allocator);
+// References to v's buffer held by the kernel's own ref input `ref_input` (the Variable op hands
+// its value to ref consumers too): not other readers, so they do not force a copy.
+inline long OwnRefs(const OpKernelContext* ctx, int ref_input, const Var* v) {
+  return ctx->input(ref_input).SharesBufferWith(v->value) ? 1 : 0;
+}
+
+// The variable's value, ready to be written in place (copied first when others share it;
+// `own_refs` as OwnRefs). REQUIRES: v->mu held, value initialized.
+inline Tensor& MutableVarValue(Var* v, Allocator* allocator, long own_refs = 0) {
+  if (v->value.buffer().use_count() > 1 + own_refs) v->value = v->value.Clone(allocator);
   return v->value;
+}
+
+// For an update that writes every element of the variable from its old value (elementwise, so
+// element i is read before it is written): returns the old value and makes v->value writable
+// without copying it first. When others share the buffer, v->value becomes a fresh buffer of the
+// same shape that the caller fills from the returned old value; otherwise both are the same
+// buffer and the update runs in place. REQUIRES: v->mu held, value initialized.
+inline Tensor VarValueForOverwrite(Var* v, Allocator* allocator, long own_refs = 0) {
+  Tensor old = v->value;
+  // v->value + old + the kernel's own ref input + others
+  if (old.buffer().use_count() > 2 + own_refs) v->value = Tensor(old.dtype(), old.shape(), allocator);
+  return old;
 }
 
 }  // namespace weft
