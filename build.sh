@@ -11,7 +11,7 @@ JOBS="${JOBS:-$(nproc)}"
 
 # Debian packages the build and the tests need (nothing else is installed by hand).
 packages=(g++ meson ninja-build pkg-config libeigen3-dev libfmt-dev doctest-dev zlib1g-dev
-          dataset-fashion-mnist graphviz)
+          dataset-fashion-mnist graphviz libucx-dev ucx-utils)
 
 install_missing() {
   local missing=()
