@@ -1,0 +1,557 @@
+#include "distributed/ucx/transport.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <cstring>
+
+namespace weft {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kRetryInterval = std::chrono::milliseconds(50);
+
+std::string SockaddrString(const sockaddr_storage& ss) {
+  char host[INET6_ADDRSTRLEN] = "?";
+  int port = 0;
+  if (ss.ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&ss);
+    inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+    port = ntohs(in->sin_port);
+  } else if (ss.ss_family == AF_INET6) {
+    const auto* in = reinterpret_cast<const sockaddr_in6*>(&ss);
+    inet_ntop(AF_INET6, &in->sin6_addr, host, sizeof(host));
+    port = ntohs(in->sin6_port);
+  }
+  return fmt::format("{}:{}", host, port);
+}
+
+}  // namespace
+
+std::string PeerCounters::ToString() const {
+  return fmt::format("sent {} msgs / {} B ({} eager, {} rendezvous), received {} msgs / {} B ({} eager, {} "
+                     "rendezvous), {} rejected, waited {} us", messages_sent, bytes_sent, eager_sent, rendezvous_sent,
+                     messages_received, bytes_received, eager_received, rendezvous_received, rejected, wait_us);
+}
+
+struct UcxTransport::Peer {
+  std::unique_ptr<UcxEndpoint> ep;
+  int attempt = 0;             // bumps on every (re)connect, so stale callbacks are ignored
+  bool connected = false;
+  bool failed = false;
+  Clock::time_point deadline;  // of the current connect
+  std::optional<Clock::time_point> retry_at;
+  std::vector<std::unique_ptr<UcxEndpoint>> graveyard;  // failed endpoints, closed outside callbacks
+  uint64_t next_seq = 1;
+};
+
+// One send (eager: one request; rendezvous: header + data, two requests).
+struct UcxTransport::SendOp {
+  UcxTransport* transport;
+  int task;
+  Tensor value;       // kept alive until the data is sent
+  std::string head;
+  ucp_dt_iov_t iov[2];
+  int pending = 0;
+  Status status;
+  DoneCallback done;
+
+  void Complete(const Status& s) {
+    if (!s.ok() && status.ok()) status = s;
+    if (--pending == 0) {
+      if (done) done(status);
+      delete this;
+    }
+  }
+};
+
+struct UcxTransport::RecvOp {
+  UcxTransport* transport;
+  int src_task;
+  bool is_header;
+  void* request = nullptr;
+  // Header receives: the message buffer (CpuAllocator, 64-byte aligned).
+  uint8_t* buffer = nullptr;
+  size_t buffer_bytes = 0;
+  // Data receives: the tensor being filled and its key.
+  Tensor value;
+  uint64_t step_id = 0;
+  std::string key;
+  Clock::time_point started;
+
+  void FreeBuffer() {
+    if (buffer != nullptr) CpuAllocator()->Deallocate(buffer, buffer_bytes);
+    buffer = nullptr;
+  }
+};
+
+UcxTransport::UcxTransport(UcxTransportOptions options, MessageHandler on_message, PeerFailureHandler on_peer_failure)
+    : options_(std::move(options)), on_message_(std::move(on_message)), on_peer_failure_(std::move(on_peer_failure)) {
+  self_ = options_.cluster.GlobalIndex(options_.task);
+  WEFT_REQUIRE(options_.cluster.NumTasks() <= 0xFFFF, "UcxTransport: {} tasks do not fit the 16-bit tag field",
+               options_.cluster.NumTasks());
+  for (const TaskId& t : options_.cluster.Tasks()) {
+    addresses_[options_.cluster.GlobalIndex(t)] = HostPort::Parse(options_.cluster.Address(t));
+  }
+  UcxContextOptions context_options = options_.context;
+  // Data messages (above the eager threshold plus room for a header) go by UCX rendezvous.
+  context_options.config.emplace("RNDV_THRESH", std::to_string(options_.eager_threshold + 1024));
+  context_ = std::make_unique<UcxContext>(context_options);
+  if (options_.worker.name == "ucx") options_.worker.name = "ucx " + options_.task.ToString();
+  worker_ = std::make_unique<UcxWorker>(context_.get(), options_.worker);
+  HostPort bind = addresses_.at(self_);
+  if (options_.listen_port_override >= 0) bind.port = options_.listen_port_override;
+  Status s = worker_->RunSync([&] {
+    listener_ = std::make_unique<UcxListener>(worker_.get(), bind, [this](ucp_conn_request_h request) {
+      ucp_conn_request_attr_t attr{};
+      attr.field_mask = UCP_CONN_REQUEST_ATTR_FIELD_CLIENT_ADDR;
+      std::string who = "a peer";
+      if (ucp_conn_request_query(request, &attr) == UCS_OK) who = "a peer at " + SockaddrString(attr.client_address);
+      try {
+        accepted_.push_back(UcxEndpoint::Accept(worker_.get(), request, who, nullptr));
+      } catch (const Error&) {
+        ucp_listener_reject(listener_->get(), request);
+      }
+    });
+    port_ = listener_->port();
+    return Status();
+  }, std::chrono::seconds(10));
+  if (!s.ok()) {
+    worker_.reset();
+    throw Error(s.WithContext(fmt::format("task {}", options_.task.ToString())));
+  }
+  worker_->AddPollHook([this] { ProbeHeaders(); });
+  worker_->AddTickHook([this] {
+    const auto now = Clock::now();
+    for (auto& [task, peer] : peers_) {
+      peer->graveyard.clear();
+      if (peer->retry_at && now >= *peer->retry_at) {
+        peer->retry_at.reset();
+        StartConnect(task);
+      }
+    }
+    for (size_t i = 0; i < accepted_.size();) {
+      if (accepted_[i]->failed()) {
+        accepted_.erase(accepted_.begin() + static_cast<long>(i));
+      } else {
+        ++i;
+      }
+    }
+  });
+}
+
+UcxTransport::~UcxTransport() {
+  worker_->RunSync([this] {
+    shutting_down_ = true;
+    const std::set<RecvOp*> in_flight = recvs_in_flight_;  // cancelling may complete (and erase) at once
+    for (RecvOp* op : in_flight) {
+      if (recvs_in_flight_.count(op) && op->request != nullptr) ucp_request_cancel(worker_->get(), op->request);
+    }
+    worker_->ProgressUntil([this] { return recvs_in_flight_.empty(); }, std::chrono::milliseconds(1000));
+    peers_.clear();
+    accepted_.clear();
+    listener_.reset();
+    return Status();
+  }, std::chrono::seconds(10));
+  worker_->Stop();  // joins the progress thread: no hook runs after this
+  worker_.reset();
+  context_.reset();
+}
+
+std::string UcxTransport::PeerName(int task) const {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = addresses_.find(task);
+  return fmt::format("task {} ({})", options_.cluster.TaskAt(task).ToString(),
+                     it == addresses_.end() ? "?" : it->second.ToString());
+}
+
+void UcxTransport::SetPeerAddress(int task, const HostPort& address) {
+  options_.cluster.TaskAt(task);  // range check
+  std::lock_guard<std::mutex> l(mu_);
+  addresses_[task] = address;
+}
+
+UcxTransport::Peer& UcxTransport::PeerAt(int task) {
+  auto& p = peers_[task];
+  if (!p) p = std::make_unique<Peer>();
+  return *p;
+}
+
+void UcxTransport::StartConnect(int task) {
+  Peer& peer = PeerAt(task);
+  if (peer.ep) peer.graveyard.push_back(std::move(peer.ep));
+  const int attempt = ++peer.attempt;
+  HostPort address;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    address = addresses_.at(task);
+  }
+  try {
+    peer.ep = UcxEndpoint::Connect(worker_.get(), address, PeerName(task), [this, task, attempt](const Status& s) {
+      if (PeerAt(task).attempt == attempt) OnPeerError(task, s);
+    });
+  } catch (const Error& e) {
+    OnPeerError(task, e.status());
+    return;
+  }
+  // The connection works once a flush completes (the wire-up went through).
+  struct Flush {
+    UcxTransport* t;
+    int task, attempt;
+  };
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  param.user_data = new Flush{this, task, attempt};
+  auto finish = [](void* request, ucs_status_t status, void* user_data) {
+    auto* f = static_cast<Flush*>(user_data);
+    Peer& p = f->t->PeerAt(f->task);
+    if (p.attempt == f->attempt && !f->t->shutting_down_) {
+      if (status == UCS_OK) {
+        p.connected = true;
+        std::lock_guard<std::mutex> l(f->t->mu_);
+        f->t->peer_connected_[f->task] = true;
+        f->t->connected_cv_.notify_all();
+      } else {
+        f->t->OnPeerError(f->task, UcxStatus(status, "connecting to " + f->t->PeerName(f->task)));
+      }
+    }
+    delete f;
+    if (request != nullptr) ucp_request_free(request);
+  };
+  param.cb.send = finish;
+  ucs_status_ptr_t req = ucp_ep_flush_nbx(peer.ep->get(), &param);
+  if (req == nullptr || UCS_PTR_IS_ERR(req)) finish(nullptr, UCS_PTR_STATUS(req), param.user_data);
+}
+
+void UcxTransport::OnPeerError(int task, const Status& status) {
+  Peer& peer = PeerAt(task);
+  if (peer.failed || shutting_down_) return;
+  if (!peer.connected && Clock::now() < peer.deadline) {
+    peer.retry_at = Clock::now() + kRetryInterval;  // not listening yet: try again
+    return;
+  }
+  peer.failed = true;
+  const Status s = errors::Unavailable("{} is unavailable: {}", PeerName(task), status.message());
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    peer_status_[task] = s;
+    connected_cv_.notify_all();
+  }
+  if (on_peer_failure_) on_peer_failure_(task, s);
+}
+
+Status UcxTransport::Connect(int task) {
+  WEFT_REQUIRE(task != self_, "UcxTransport::Connect: task {} is this process", task);
+  options_.cluster.TaskAt(task);
+  worker_->Post([this, task] {
+    Peer& p = PeerAt(task);
+    if (p.ep || p.retry_at || p.failed) return;
+    p.deadline = Clock::now() + options_.connect_timeout;
+    StartConnect(task);
+  });
+  std::unique_lock<std::mutex> l(mu_);
+  const bool done = connected_cv_.wait_for(l, options_.connect_timeout + std::chrono::seconds(1), [&] {
+    return peer_connected_[task] || peer_status_.count(task) > 0;
+  });
+  if (peer_status_.count(task)) return peer_status_[task];
+  if (!done) {
+    return errors::DeadlineExceeded("connecting to task {} did not finish within {} ms",
+                                    options_.cluster.TaskAt(task).ToString(), options_.connect_timeout.count());
+  }
+  return Status();
+}
+
+void UcxTransport::EnsureConnected(int task) {
+  if (task == self_) return;
+  worker_->Post([this, task] {
+    Peer& p = PeerAt(task);
+    if (p.ep || p.retry_at || p.failed) return;
+    p.deadline = Clock::now() + options_.connect_timeout;
+    StartConnect(task);
+  });
+}
+
+Status UcxTransport::PeerStatus(int task) const {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = peer_status_.find(task);
+  return it == peer_status_.end() ? Status() : it->second;
+}
+
+void UcxTransport::SendCallback(void* request, ucs_status_t status, void* user_data) {
+  auto* op = static_cast<SendOp*>(user_data);
+  op->Complete(UcxStatus(status, "sending to " + op->transport->PeerName(op->task)));
+  ucp_request_free(request);
+}
+
+void UcxTransport::SendTensor(int task, uint64_t step_id, const std::string& key, const Tensor& value, bool is_dead,
+                              DoneCallback done) {
+  auto* op = new SendOp{this, task, value, {}, {}, 0, {}, std::move(done)};
+  worker_->Post([this, task, step_id, key, is_dead, op] {
+    const Status failed = PeerStatus(task);
+    Peer& peer = PeerAt(task);
+    if (!failed.ok() || shutting_down_) {
+      op->pending = 1;
+      op->Complete(!failed.ok() ? failed : errors::Cancelled("the transport is shutting down"));
+      return;
+    }
+    if (!peer.ep) {
+      peer.deadline = Clock::now() + options_.connect_timeout;
+      StartConnect(task);
+    }
+    if (!peer.ep) {  // StartConnect failed for good
+      op->pending = 1;
+      op->Complete(PeerStatus(task));
+      return;
+    }
+    const size_t bytes = is_dead ? 0 : op->value.bytes();
+    const bool eager = bytes <= options_.eager_threshold;
+    const uint64_t seq = eager ? 0 : peer.next_seq++;
+    try {
+      op->head = EncodeTensorHeader(self_, step_id, key, op->value, is_dead, eager, seq);
+    } catch (const Error& e) {
+      op->pending = 1;
+      op->Complete(e.status());
+      return;
+    }
+    CountSent(task, bytes, eager);
+    auto post = [&](const void* buffer, size_t count, ucp_datatype_t datatype, uint64_t tag) {
+      ucp_request_param_t param{};
+      param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_DATATYPE;
+      param.cb.send = &UcxTransport::SendCallback;
+      param.user_data = op;
+      param.datatype = datatype;
+      ucs_status_ptr_t req = ucp_tag_send_nbx(peer.ep->get(), buffer, count, tag, &param);
+      if (req == nullptr) {
+        op->Complete(Status());
+      } else if (UCS_PTR_IS_ERR(req)) {
+        op->Complete(UcxStatus(UCS_PTR_STATUS(req), "sending to " + PeerName(task)));
+      }
+    };
+    op->pending = eager ? 1 : 2;
+    if (eager) {
+      op->iov[0] = {op->head.data(), op->head.size()};
+      op->iov[1] = {op->value.raw_data(), bytes};
+      post(op->iov, bytes > 0 ? 2 : 1, ucp_dt_make_iov(), HeaderTag(self_));
+    } else {
+      SendOp* keep = op;  // the first post may complete (and must not delete) before the second
+      keep->pending = 3;
+      post(keep->head.data(), keep->head.size(), ucp_dt_make_contig(1), HeaderTag(self_));
+      post(keep->value.raw_data(), bytes, ucp_dt_make_contig(1), DataTag(self_, seq));
+      keep->Complete(Status());
+    }
+  });
+}
+
+void UcxTransport::CountSent(int task, size_t bytes, bool eager) {
+  std::lock_guard<std::mutex> l(mu_);
+  PeerCounters& c = counters_[task];
+  c.messages_sent++;
+  c.bytes_sent += static_cast<int64_t>(bytes);
+  (eager ? c.eager_sent : c.rendezvous_sent)++;
+}
+
+void UcxTransport::RecvCallback(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info, void* user_data) {
+  auto* op = static_cast<RecvOp*>(user_data);
+  const size_t length = info != nullptr ? info->length : 0;
+  op->request = nullptr;
+  ucp_request_free(request);
+  if (op->is_header) {
+    op->transport->OnHeaderReceived(op, status, length);
+  } else {
+    op->transport->OnDataReceived(op, status, length);
+  }
+}
+
+void UcxTransport::ProbeHeaders() {
+  for (;;) {
+    ucp_tag_recv_info_t info{};
+    ucp_tag_message_h msg = ucp_tag_probe_nb(worker_->get(), kTagClassHeader, kTagClassMask, 1, &info);
+    if (msg == nullptr) return;
+    auto* op = new RecvOp{this, TagSourceTask(info.sender_tag), true};
+    op->buffer_bytes = std::max<size_t>(info.length, 1);
+    op->buffer = static_cast<uint8_t*>(CpuAllocator()->Allocate(op->buffer_bytes));
+    op->started = Clock::now();
+    ucp_tag_recv_info_t done_info{};
+    ucp_request_param_t param{};
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_RECV_INFO;
+    param.cb.recv = &UcxTransport::RecvCallback;
+    param.user_data = op;
+    param.recv_info.tag_info = &done_info;
+    ucs_status_ptr_t req = ucp_tag_msg_recv_nbx(worker_->get(), op->buffer, info.length, msg, &param);
+    if (req == nullptr) {
+      OnHeaderReceived(op, UCS_OK, info.length);  // the probe's length (recv_info is not filled here)
+    } else if (UCS_PTR_IS_ERR(req)) {
+      OnHeaderReceived(op, UCS_PTR_STATUS(req), 0);
+    } else {
+      op->request = req;
+      recvs_in_flight_.insert(op);
+    }
+  }
+}
+
+void UcxTransport::Reject(int src_task, const Status& status, const WireMessage* message) {
+  Status s = status;
+  if (src_task >= 0 && src_task < options_.cluster.NumTasks()) s = s.WithContext("from " + PeerName(src_task));
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    last_rejection_ = s;
+    num_rejected_++;
+    counters_[src_task].rejected++;
+  }
+  // An intact header names the key: fail that Recv now rather than at its timeout.
+  if (message != nullptr && message->header_trusted) {
+    Deliver(src_task, message->header.step_id, message->key, s, Tensor(), false);
+  }
+}
+
+void UcxTransport::Deliver(int src_task, uint64_t step_id, const std::string& key, const Status& status,
+                           const Tensor& value, bool is_dead) {
+  if (shutting_down_ || !on_message_) return;
+  on_message_(src_task, step_id, key, status, value, is_dead);
+}
+
+void UcxTransport::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t length) {
+  recvs_in_flight_.erase(op);
+  std::unique_ptr<RecvOp> owned(op);
+  if (shutting_down_ || status == UCS_ERR_CANCELED) {
+    op->FreeBuffer();
+    return;
+  }
+  if (status != UCS_OK) {
+    Reject(op->src_task, UcxStatus(status, "receiving a message"), nullptr);
+    op->FreeBuffer();
+    return;
+  }
+  WireMessage m;
+  Status s = DecodeMessage(op->buffer, length, &m);
+  if (s.ok() && m.header.src_task != op->src_task) {
+    s = errors::DataLoss("wire: the header says task {} but the tag says task {}", m.header.src_task, op->src_task);
+  }
+  if (!s.ok()) {
+    Reject(op->src_task, s, &m);
+    op->FreeBuffer();
+    return;
+  }
+  const uint64_t step = m.header.step_id;
+  if (m.is_dead || m.eager) {
+    Tensor value;
+    if (!m.is_dead) {
+      uint8_t* base = op->buffer;
+      const size_t base_bytes = op->buffer_bytes;
+      op->buffer = nullptr;  // the tensor owns it now
+      auto buffer = std::make_shared<Buffer>(base + m.header.payload_offset, m.header.payload_bytes, MemoryKind::kHost,
+                                             [base, base_bytes] { CpuAllocator()->Deallocate(base, base_bytes); });
+      try {
+        value = Tensor::FromBuffer(m.dtype, TensorShape(m.dims), std::move(buffer));
+      } catch (const Error& e) {
+        Reject(op->src_task, e.status(), &m);
+        return;
+      }
+    }
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      PeerCounters& c = counters_[op->src_task];
+      c.messages_received++;
+      c.eager_received++;
+      c.bytes_received += static_cast<int64_t>(m.header.payload_bytes);
+    }
+    op->FreeBuffer();
+    Deliver(op->src_task, step, m.key, Status(), value, m.is_dead);
+    return;
+  }
+  op->FreeBuffer();
+  // Rendezvous: the tensor exists before its receive is posted, so UCX writes the bytes straight into it.
+  auto data = std::make_unique<RecvOp>(RecvOp{this, op->src_task, false});
+  data->step_id = step;
+  data->key = m.key;
+  data->started = Clock::now();
+  try {
+    data->value = Tensor(m.dtype, TensorShape(m.dims));
+  } catch (const Error& e) {
+    Deliver(op->src_task, step, m.key, e.status().WithContext("allocating the received tensor"), Tensor(), false);
+    return;
+  }
+  ucp_tag_recv_info_t done_info{};
+  done_info.length = SIZE_MAX;  // stays so when UCX does not report the length of an immediate completion
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_RECV_INFO;
+  param.cb.recv = &UcxTransport::RecvCallback;
+  param.user_data = data.get();
+  param.recv_info.tag_info = &done_info;
+  const size_t bytes = data->value.bytes();
+  ucs_status_ptr_t req = ucp_tag_recv_nbx(worker_->get(), data->value.raw_data(), bytes,
+                                          DataTag(op->src_task, m.header.seq), ~uint64_t{0}, &param);
+  RecvOp* d = data.release();
+  if (req == nullptr) {
+    OnDataReceived(d, UCS_OK, done_info.length == SIZE_MAX ? bytes : done_info.length);
+  } else if (UCS_PTR_IS_ERR(req)) {
+    OnDataReceived(d, UCS_PTR_STATUS(req), 0);
+  } else {
+    d->request = req;
+    recvs_in_flight_.insert(d);
+  }
+}
+
+void UcxTransport::OnDataReceived(RecvOp* op, ucs_status_t status, size_t length) {
+  recvs_in_flight_.erase(op);
+  std::unique_ptr<RecvOp> owned(op);
+  if (shutting_down_ || status == UCS_ERR_CANCELED) return;
+  Status s = UcxStatus(status, fmt::format("receiving the data of key '{}' (step {})", op->key, op->step_id));
+  if (s.ok() && length != op->value.bytes()) {
+    s = errors::DataLoss("received {} bytes for key '{}' (step {}), expected {} for {}", length, op->key, op->step_id,
+                         op->value.bytes(), op->value.DebugString());
+  }
+  if (!s.ok()) {
+    Reject(op->src_task, s, nullptr);
+    Deliver(op->src_task, op->step_id, op->key, s.WithContext("from " + PeerName(op->src_task)), Tensor(), false);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    PeerCounters& c = counters_[op->src_task];
+    c.messages_received++;
+    c.rendezvous_received++;
+    c.bytes_received += static_cast<int64_t>(length);
+  }
+  Deliver(op->src_task, op->step_id, op->key, Status(), op->value, false);
+}
+
+PeerCounters UcxTransport::Counters(int task) const {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = counters_.find(task);
+  return it == counters_.end() ? PeerCounters() : it->second;
+}
+
+void UcxTransport::AddWaitTime(int task, int64_t us) {
+  std::lock_guard<std::mutex> l(mu_);
+  counters_[task].wait_us += us;
+}
+
+Status UcxTransport::last_rejection() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return last_rejection_;
+}
+
+int64_t UcxTransport::num_rejected() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return num_rejected_;
+}
+
+Status UcxTransport::SendRawForTesting(int task, uint64_t tag, std::string bytes) {
+  return worker_->RunSync([&]() -> Status {
+    Peer& peer = PeerAt(task);
+    if (!peer.ep || !peer.connected) return errors::FailedPrecondition("not connected to {}", PeerName(task));
+    ucp_request_param_t param{};
+    ucs_status_ptr_t req = ucp_tag_send_nbx(peer.ep->get(), bytes.data(), bytes.size(), tag, &param);
+    if (req == nullptr) return Status();
+    if (UCS_PTR_IS_ERR(req)) return UcxStatus(UCS_PTR_STATUS(req), "raw send");
+    worker_->ProgressUntil([&] { return ucp_request_check_status(req) != UCS_INPROGRESS; },
+                           std::chrono::milliseconds(5000));
+    const ucs_status_t s = ucp_request_check_status(req);
+    if (s == UCS_INPROGRESS) ucp_request_cancel(worker_->get(), req);
+    ucp_request_free(req);
+    return UcxStatus(s, "raw send");
+  }, std::chrono::seconds(10));
+}
+
+}  // namespace weft
