@@ -35,7 +35,9 @@ std::string PeerCounters::ToString() const {
 }
 
 struct UcxTransport::Peer {
-  std::unique_ptr<UcxEndpoint> ep;
+  std::unique_ptr<UcxEndpoint> ep;       // through the connection manager: set-up and failure detection
+  std::unique_ptr<UcxEndpoint> data_ep;  // to the peer's worker address: tensors (shared memory included)
+  std::vector<std::function<void()>> waiting;  // sends posted before data_ep existed
   int attempt = 0;             // bumps on every (re)connect, so stale callbacks are ignored
   bool connected = false;
   bool failed = false;
@@ -78,6 +80,12 @@ struct UcxTransport::RecvOp {
   uint64_t step_id = 0;
   std::string key;
   Clock::time_point started;
+  // UCX may complete a receive inside the posting call (a rendezvous over cma does) and still return
+  // the request: the callback then only records the outcome, and the poster handles it.
+  bool in_post = false;
+  bool done_in_post = false;
+  ucs_status_t post_status = UCS_OK;
+  size_t post_length = 0;
 
   void FreeBuffer() {
     if (buffer != nullptr) CpuAllocator()->Deallocate(buffer, buffer_bytes);
@@ -148,6 +156,11 @@ UcxTransport::~UcxTransport() {
       if (recvs_in_flight_.count(op) && op->request != nullptr) ucp_request_cancel(worker_->get(), op->request);
     }
     worker_->ProgressUntil([this] { return recvs_in_flight_.empty(); }, std::chrono::milliseconds(1000));
+    for (auto& [task, peer] : peers_) {  // sends still waiting for a connection fail now
+      std::vector<std::function<void()>> waiting;
+      waiting.swap(peer->waiting);
+      for (auto& send : waiting) send();
+    }
     peers_.clear();
     accepted_.clear();
     listener_.reset();
@@ -207,10 +220,7 @@ void UcxTransport::StartConnect(int task) {
     Peer& p = f->t->PeerAt(f->task);
     if (p.attempt == f->attempt && !f->t->shutting_down_) {
       if (status == UCS_OK) {
-        p.connected = true;
-        std::lock_guard<std::mutex> l(f->t->mu_);
-        f->t->peer_connected_[f->task] = true;
-        f->t->connected_cv_.notify_all();
+        f->t->SendHello(f->task, p.ep.get(), WireKind::kHello);  // the peer answers with its worker address
       } else {
         f->t->OnPeerError(f->task, UcxStatus(status, "connecting to " + f->t->PeerName(f->task)));
       }
@@ -237,6 +247,9 @@ void UcxTransport::OnPeerError(int task, const Status& status) {
     peer_status_[task] = s;
     connected_cv_.notify_all();
   }
+  std::vector<std::function<void()>> waiting;
+  waiting.swap(peer.waiting);
+  for (auto& send : waiting) send();  // they see the failure and complete with it
   if (on_peer_failure_) on_peer_failure_(task, s);
 }
 
@@ -283,61 +296,110 @@ void UcxTransport::SendCallback(void* request, ucs_status_t status, void* user_d
   ucp_request_free(request);
 }
 
+void UcxTransport::PostSend(ucp_ep_h ep, SendOp* op, const void* buffer, size_t count, ucp_datatype_t datatype,
+                            uint64_t tag) {
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_DATATYPE;
+  param.cb.send = &UcxTransport::SendCallback;
+  param.user_data = op;
+  param.datatype = datatype;
+  ucs_status_ptr_t req = ucp_tag_send_nbx(ep, buffer, count, tag, &param);
+  if (req == nullptr) {
+    op->Complete(Status());
+  } else if (UCS_PTR_IS_ERR(req)) {
+    op->Complete(UcxStatus(UCS_PTR_STATUS(req), "sending to " + PeerName(op->task)));
+  }
+}
+
+void UcxTransport::SendHello(int task, UcxEndpoint* ep, WireKind kind) {
+  const std::string& address = worker_->address();
+  Tensor bytes(DType::kUInt8, TensorShape({static_cast<int64_t>(address.size())}));
+  std::memcpy(bytes.raw_data(), address.data(), address.size());
+  auto* op = new SendOp{this, task, bytes, EncodeTensorHeader(self_, 0, "hello", bytes, false, true, 0, kind), {}, 1,
+                        {}, nullptr};
+  op->iov[0] = {op->head.data(), op->head.size()};
+  op->iov[1] = {op->value.raw_data(), op->value.bytes()};
+  PostSend(ep->get(), op, op->iov, 2, ucp_dt_make_iov(), HeaderTag(self_));
+}
+
+void UcxTransport::OnHello(int task, WireKind kind, const std::string& address) {
+  Peer& peer = PeerAt(task);
+  if (peer.failed) return;
+  if (!peer.data_ep) {
+    try {
+      peer.data_ep = UcxEndpoint::ConnectToWorker(worker_.get(), address, PeerName(task),
+                                                  options_.data_peer_error_handling,
+                                                  [this, task](const Status& s) { OnPeerError(task, s); });
+    } catch (const Error& e) {
+      peer.deadline = Clock::now();  // no retry: the address is what it is
+      OnPeerError(task, e.status());
+      return;
+    }
+    peer.connected = true;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      peer_connected_[task] = true;
+      connected_cv_.notify_all();
+    }
+    std::vector<std::function<void()>> waiting;
+    waiting.swap(peer.waiting);
+    for (auto& send : waiting) send();
+  }
+  if (kind == WireKind::kHello) {
+    SendHello(task, peer.data_ep.get(), WireKind::kHelloReply);
+    // Our own connection-manager endpoint to the peer notices when it dies.
+    if (!peer.ep && !peer.retry_at) {
+      peer.deadline = Clock::now() + options_.connect_timeout;
+      StartConnect(task);
+    }
+  }
+}
+
 void UcxTransport::SendTensor(int task, uint64_t step_id, const std::string& key, const Tensor& value, bool is_dead,
                               DoneCallback done) {
   auto* op = new SendOp{this, task, value, {}, {}, 0, {}, std::move(done)};
   worker_->Post([this, task, step_id, key, is_dead, op] {
-    const Status failed = PeerStatus(task);
     Peer& peer = PeerAt(task);
-    if (!failed.ok() || shutting_down_) {
-      op->pending = 1;
-      op->Complete(!failed.ok() ? failed : errors::Cancelled("the transport is shutting down"));
-      return;
-    }
-    if (!peer.ep) {
-      peer.deadline = Clock::now() + options_.connect_timeout;
-      StartConnect(task);
-    }
-    if (!peer.ep) {  // StartConnect failed for good
-      op->pending = 1;
-      op->Complete(PeerStatus(task));
-      return;
-    }
-    const size_t bytes = is_dead ? 0 : op->value.bytes();
-    const bool eager = bytes <= options_.eager_threshold;
-    const uint64_t seq = eager ? 0 : peer.next_seq++;
-    try {
-      op->head = EncodeTensorHeader(self_, step_id, key, op->value, is_dead, eager, seq);
-    } catch (const Error& e) {
-      op->pending = 1;
-      op->Complete(e.status());
-      return;
-    }
-    CountSent(task, bytes, eager);
-    auto post = [&](const void* buffer, size_t count, ucp_datatype_t datatype, uint64_t tag) {
-      ucp_request_param_t param{};
-      param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_DATATYPE;
-      param.cb.send = &UcxTransport::SendCallback;
-      param.user_data = op;
-      param.datatype = datatype;
-      ucs_status_ptr_t req = ucp_tag_send_nbx(peer.ep->get(), buffer, count, tag, &param);
-      if (req == nullptr) {
+    auto send = [this, task, step_id, key, is_dead, op] {
+      const Status failed = PeerStatus(task);
+      Peer& peer = PeerAt(task);
+      if (!failed.ok() || shutting_down_ || !peer.data_ep) {
+        op->pending = 1;
+        op->Complete(!failed.ok() ? failed : errors::Cancelled("the transport is shutting down"));
+        return;
+      }
+      const size_t bytes = is_dead ? 0 : op->value.bytes();
+      const bool eager = bytes <= options_.eager_threshold;
+      const uint64_t seq = eager ? 0 : peer.next_seq++;
+      try {
+        op->head = EncodeTensorHeader(self_, step_id, key, op->value, is_dead, eager, seq);
+      } catch (const Error& e) {
+        op->pending = 1;
+        op->Complete(e.status());
+        return;
+      }
+      CountSent(task, bytes, eager);
+      ucp_ep_h ep = peer.data_ep->get();
+      if (eager) {
+        op->pending = 1;
+        op->iov[0] = {op->head.data(), op->head.size()};
+        op->iov[1] = {op->value.raw_data(), bytes};
+        PostSend(ep, op, op->iov, bytes > 0 ? 2 : 1, ucp_dt_make_iov(), HeaderTag(self_));
+      } else {
+        op->pending = 3;  // header, data, and this function (so an immediate completion cannot free op early)
+        PostSend(ep, op, op->head.data(), op->head.size(), ucp_dt_make_contig(1), HeaderTag(self_));
+        PostSend(ep, op, op->value.raw_data(), bytes, ucp_dt_make_contig(1), DataTag(self_, seq));
         op->Complete(Status());
-      } else if (UCS_PTR_IS_ERR(req)) {
-        op->Complete(UcxStatus(UCS_PTR_STATUS(req), "sending to " + PeerName(task)));
       }
     };
-    op->pending = eager ? 1 : 2;
-    if (eager) {
-      op->iov[0] = {op->head.data(), op->head.size()};
-      op->iov[1] = {op->value.raw_data(), bytes};
-      post(op->iov, bytes > 0 ? 2 : 1, ucp_dt_make_iov(), HeaderTag(self_));
-    } else {
-      SendOp* keep = op;  // the first post may complete (and must not delete) before the second
-      keep->pending = 3;
-      post(keep->head.data(), keep->head.size(), ucp_dt_make_contig(1), HeaderTag(self_));
-      post(keep->value.raw_data(), bytes, ucp_dt_make_contig(1), DataTag(self_, seq));
-      keep->Complete(Status());
+    if (peer.connected || peer.failed || shutting_down_) {
+      send();
+      return;
+    }
+    peer.waiting.push_back(std::move(send));
+    if (!peer.ep && !peer.retry_at) {
+      peer.deadline = Clock::now() + options_.connect_timeout;
+      StartConnect(task);
     }
   });
 }
@@ -355,6 +417,12 @@ void UcxTransport::RecvCallback(void* request, ucs_status_t status, const ucp_ta
   const size_t length = info != nullptr ? info->length : 0;
   op->request = nullptr;
   ucp_request_free(request);
+  if (op->in_post) {
+    op->done_in_post = true;
+    op->post_status = status;
+    op->post_length = length;
+    return;
+  }
   if (op->is_header) {
     op->transport->OnHeaderReceived(op, status, length);
   } else {
@@ -377,8 +445,12 @@ void UcxTransport::ProbeHeaders() {
     param.cb.recv = &UcxTransport::RecvCallback;
     param.user_data = op;
     param.recv_info.tag_info = &done_info;
+    op->in_post = true;
     ucs_status_ptr_t req = ucp_tag_msg_recv_nbx(worker_->get(), op->buffer, info.length, msg, &param);
-    if (req == nullptr) {
+    op->in_post = false;
+    if (op->done_in_post) {
+      OnHeaderReceived(op, op->post_status, op->post_length);
+    } else if (req == nullptr) {
       OnHeaderReceived(op, UCS_OK, info.length);  // the probe's length (recv_info is not filled here)
     } else if (UCS_PTR_IS_ERR(req)) {
       OnHeaderReceived(op, UCS_PTR_STATUS(req), 0);
@@ -432,6 +504,16 @@ void UcxTransport::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t leng
     op->FreeBuffer();
     return;
   }
+  const auto kind = static_cast<WireKind>(m.header.kind);
+  if (kind == WireKind::kHello || kind == WireKind::kHelloReply) {
+    if (m.dtype != DType::kUInt8 || m.dims.size() != 1 || !m.eager) {
+      Reject(op->src_task, errors::DataLoss("wire: a hello message without a worker address"), nullptr);
+    } else {
+      OnHello(op->src_task, kind, std::string(reinterpret_cast<const char*>(m.payload), m.header.payload_bytes));
+    }
+    op->FreeBuffer();
+    return;
+  }
   const uint64_t step = m.header.step_id;
   if (m.is_dead || m.eager) {
     Tensor value;
@@ -479,10 +561,14 @@ void UcxTransport::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t leng
   param.user_data = data.get();
   param.recv_info.tag_info = &done_info;
   const size_t bytes = data->value.bytes();
+  data->in_post = true;
   ucs_status_ptr_t req = ucp_tag_recv_nbx(worker_->get(), data->value.raw_data(), bytes,
                                           DataTag(op->src_task, m.header.seq), ~uint64_t{0}, &param);
+  data->in_post = false;
   RecvOp* d = data.release();
-  if (req == nullptr) {
+  if (d->done_in_post) {
+    OnDataReceived(d, d->post_status, d->post_length);
+  } else if (req == nullptr) {
     OnDataReceived(d, UCS_OK, done_info.length == SIZE_MAX ? bytes : done_info.length);
   } else if (UCS_PTR_IS_ERR(req)) {
     OnDataReceived(d, UCS_PTR_STATUS(req), 0);
@@ -540,9 +626,9 @@ int64_t UcxTransport::num_rejected() const {
 Status UcxTransport::SendRawForTesting(int task, uint64_t tag, std::string bytes) {
   return worker_->RunSync([&]() -> Status {
     Peer& peer = PeerAt(task);
-    if (!peer.ep || !peer.connected) return errors::FailedPrecondition("not connected to {}", PeerName(task));
+    if (!peer.data_ep) return errors::FailedPrecondition("not connected to {}", PeerName(task));
     ucp_request_param_t param{};
-    ucs_status_ptr_t req = ucp_tag_send_nbx(peer.ep->get(), bytes.data(), bytes.size(), tag, &param);
+    ucs_status_ptr_t req = ucp_tag_send_nbx(peer.data_ep->get(), bytes.data(), bytes.size(), tag, &param);
     if (req == nullptr) return Status();
     if (UCS_PTR_IS_ERR(req)) return UcxStatus(UCS_PTR_STATUS(req), "raw send");
     worker_->ProgressUntil([&] { return ucp_request_check_status(req) != UCS_INPROGRESS; },

@@ -19,10 +19,15 @@
 // recorded (last_rejection()), and dropped; when its header was intact the message handler still
 // gets the key with the DataLoss status so that Recv fails at once. Receiving goes on.
 //
-// Peers: the transport connects out to a peer on Connect() (or on the first send / EnsureConnected)
-// and sends on that endpoint; endpoints peers open to us are accepted. When an endpoint to a peer
-// fails (the peer died or the connection broke), `on_peer_failure(task, Unavailable)` runs once;
-// later sends to it fail at once with that status.
+// Peers: Connect() (or the first send / EnsureConnected) opens an endpoint to the peer's listener
+// through UCX's connection manager and sends a hello carrying this worker's UCX address; the peer
+// answers with its own, and each side opens a second endpoint to the other's worker address. Tensors
+// go on that one, because in UCX 1.13 endpoints made by the connection manager use network
+// transports only, while worker-address endpoints use shared memory between processes of one host
+// (see data_peer_error_handling). UCX_TLS must keep tcp for the connection manager ("sm,self,tcp").
+// The connection-manager endpoint stays open: it notices a peer's death at once (TCP reset). When
+// either endpoint fails, `on_peer_failure(task, Unavailable)` runs once; sends waiting for the
+// connection and later sends to the peer fail with that status.
 //
 // Thread-safe. Handlers and `done` callbacks run on the progress thread: they must not block.
 #pragma once
@@ -50,6 +55,10 @@ struct UcxTransportOptions {
   TaskId task;
   // Payloads of at most this many bytes go eagerly; larger ones by rendezvous into the receiver's tensor.
   size_t eager_threshold = 32 << 10;
+  // Peer-failure handling on the endpoints that carry tensors too. UCX 1.13's shared-memory
+  // transports (posix, sysv) cannot report peer failure, so with it on they are not used; off (the
+  // default), they are, and a peer's death is noticed by the connection-manager endpoint (TCP).
+  bool data_peer_error_handling = false;
   // How long Connect keeps trying (a peer may not be listening yet).
   std::chrono::milliseconds connect_timeout{10000};
   // Binds the task's host with this port instead of the spec's (0: a free port, see port()); for
@@ -125,6 +134,9 @@ class UcxTransport {
   struct RecvOp;
   Peer& PeerAt(int task);  // progress thread
   void StartConnect(int task);
+  void SendHello(int task, UcxEndpoint* ep, WireKind kind);
+  void OnHello(int task, WireKind kind, const std::string& address);
+  void PostSend(ucp_ep_h ep, SendOp* op, const void* buffer, size_t count, ucp_datatype_t datatype, uint64_t tag);
   void OnPeerError(int task, const Status& status);
   void ProbeHeaders();
   void OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t length);

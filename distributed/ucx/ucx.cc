@@ -105,7 +105,13 @@ UcxWorker::UcxWorker(UcxContext* context, const UcxWorkerOptions& options) : con
     ucp_worker_destroy(worker_);
     throw Error(s);
   };
-  const ucs_status_t s = ucp_worker_get_efd(worker_, &worker_fd_);
+  ucp_address_t* address = nullptr;
+  size_t address_bytes = 0;
+  ucs_status_t s = ucp_worker_get_address(worker_, &address, &address_bytes);
+  if (s != UCS_OK) fail(UcxStatus(s, "ucp_worker_get_address"));
+  address_.assign(reinterpret_cast<const char*>(address), address_bytes);
+  ucp_worker_release_address(worker_, address);
+  s = ucp_worker_get_efd(worker_, &worker_fd_);
   if (s != UCS_OK) fail(UcxStatus(s, "ucp_worker_get_efd"));
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
@@ -320,6 +326,22 @@ std::unique_ptr<UcxEndpoint> UcxEndpoint::Connect(UcxWorker* worker, const HostP
   params.err_handler.arg = ep.get();
   ThrowIfError(UcxStatus(ucp_ep_create(worker->get(), &params, &ep->ep_),
                          fmt::format("connecting to {} at {}", ep->peer_name_, address.ToString())));
+  return ep;
+}
+
+std::unique_ptr<UcxEndpoint> UcxEndpoint::ConnectToWorker(UcxWorker* worker, const std::string& worker_address,
+                                                          std::string peer_name, bool peer_error_handling,
+                                                          ErrorCallback on_error) {
+  std::unique_ptr<UcxEndpoint> ep(new UcxEndpoint(worker, std::move(peer_name), std::move(on_error)));
+  ucp_ep_params_t params{};
+  params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLER |
+                      UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+  params.address = reinterpret_cast<const ucp_address_t*>(worker_address.data());
+  params.err_mode = peer_error_handling ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
+  params.err_handler.cb = &UcxEndpoint::OnError;
+  params.err_handler.arg = ep.get();
+  ThrowIfError(UcxStatus(ucp_ep_create(worker->get(), &params, &ep->ep_),
+                         fmt::format("connecting to the worker of {}", ep->peer_name_)));
   return ep;
 }
 

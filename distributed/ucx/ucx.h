@@ -88,6 +88,8 @@ class UcxWorker {
   // (`tick`). Add them before traffic starts; they live as long as the worker.
   void AddPollHook(std::function<void()> poll);
   void AddTickHook(std::function<void()> tick);
+  // This worker's address (for UcxEndpoint::ConnectToWorker on a peer).
+  const std::string& address() const { return address_; }
   bool OnProgressThread() const { return std::this_thread::get_id() == thread_id_; }
   // Progresses the worker until `done()` holds or `timeout` passes (progress thread only: for
   // closing endpoints and flushing). Returns whether done() held.
@@ -102,6 +104,7 @@ class UcxWorker {
   UcxContext* context_;
   UcxWorkerOptions options_;
   ucp_worker_h worker_ = nullptr;
+  std::string address_;
   int worker_fd_ = -1, wake_fd_ = -1, epoll_fd_ = -1;
   std::mutex mu_;
   std::deque<std::function<void()>> posted_;
@@ -132,14 +135,22 @@ class UcxListener {
   int port_ = 0;
 };
 
-// An endpoint with peer-failure handling (UCP_ERR_HANDLING_MODE_PEER): when the peer dies or the
-// connection breaks, the status is recorded and `on_error` runs once on the progress thread.
+// An endpoint, with peer-failure handling (UCP_ERR_HANDLING_MODE_PEER) unless asked otherwise: when
+// the peer dies or the connection breaks, the status is recorded and `on_error` runs once on the
+// progress thread.
 class UcxEndpoint {
  public:
   using ErrorCallback = std::function<void(const Status& status)>;
   // Connects to `address` through UCX's connection manager. `peer_name` names the peer in errors.
   static std::unique_ptr<UcxEndpoint> Connect(UcxWorker* worker, const HostPort& address, std::string peer_name,
                                               ErrorCallback on_error);
+  // Connects to a worker address (ucp_worker_get_address). With `peer_error_handling` UCX uses only
+  // transports that report peer failure (in UCX 1.13: tcp, cma, verbs); without it, shared memory
+  // (posix, sysv) too, and failures must be noticed elsewhere (UcxTransport keeps a connection-manager
+  // endpoint for that).
+  static std::unique_ptr<UcxEndpoint> ConnectToWorker(UcxWorker* worker, const std::string& worker_address,
+                                                      std::string peer_name, bool peer_error_handling,
+                                                      ErrorCallback on_error);
   static std::unique_ptr<UcxEndpoint> Accept(UcxWorker* worker, ucp_conn_request_h request, std::string peer_name,
                                              ErrorCallback on_error);
   // Closes (flushing when healthy, forcing otherwise), progressing for at most ~1 s.

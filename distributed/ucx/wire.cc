@@ -22,7 +22,7 @@ uint32_t HeaderCrc(const WireHeader& h, const uint8_t* rest, size_t rest_bytes) 
 }  // namespace
 
 std::string EncodeTensorHeader(int src_task, uint64_t step_id, std::string_view key, const Tensor& value, bool is_dead,
-                               bool eager, uint64_t seq) {
+                               bool eager, uint64_t seq, WireKind kind) {
   WEFT_REQUIRE(key.size() <= kWireMaxKeyBytes, "wire: key of {} bytes is longer than {}", key.size(),
                kWireMaxKeyBytes);
   WEFT_REQUIRE(value.rank() <= kWireMaxRank, "wire: tensor of rank {} for key '{}' (at most {})", value.rank(), key,
@@ -31,7 +31,7 @@ std::string EncodeTensorHeader(int src_task, uint64_t step_id, std::string_view 
   WireHeader h{};
   h.magic = kWireMagic;
   h.version = kWireVersion;
-  h.kind = static_cast<uint16_t>(WireKind::kTensor);
+  h.kind = static_cast<uint16_t>(kind);
   h.flags = (is_dead ? uint32_t{kWireFlagDead} : 0u) | (eager ? uint32_t{kWireFlagInline} : 0u);
   h.step_id = step_id;
   h.seq = seq;
@@ -84,7 +84,8 @@ Status DecodeMessage(const uint8_t* data, size_t length, WireMessage* out) {
   out->key.assign(reinterpret_cast<const char*>(data) + kWireHeaderBytes + 8 * h.rank, h.key_bytes);
   out->header_trusted = true;
   auto bad = [&](Status s) { return s.WithContext(fmt::format("wire: key '{}' (step {})", out->key, h.step_id)); };
-  if (h.kind != static_cast<uint16_t>(WireKind::kTensor)) {
+  if (h.kind != static_cast<uint16_t>(WireKind::kTensor) && h.kind != static_cast<uint16_t>(WireKind::kHello) &&
+      h.kind != static_cast<uint16_t>(WireKind::kHelloReply)) {
     return bad(errors::InvalidArgument("unknown message kind {}", h.kind));
   }
   if ((h.flags & ~uint32_t{kWireFlagDead | kWireFlagInline}) != 0) {

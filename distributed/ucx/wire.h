@@ -15,7 +15,7 @@
 // Tags (64 bits): [63..56] class, [55..40] source task (global index), [39..0] sequence.
 //   class 1: a message with a WireHeader (probed for with the class mask; the sequence is 0)
 //   class 2: the data of a rendezvous transfer; its sequence comes from the header's `seq`
-// Kinds 16 and up are reserved for the control plane (register / run / abort / health), which
+// Kinds 16 and 17 set up connections (worker addresses); 32 and up are reserved for the control plane (register / run / abort / health), which
 // uses the same header with the method in `key` and its body as a uint8 payload.
 #pragma once
 
@@ -37,7 +37,9 @@ inline constexpr size_t kWireMaxKeyBytes = 16 << 10;
 
 enum class WireKind : uint16_t {
   kTensor = 1,        // a rendezvous tensor: key = rendezvous key, payload = the tensor's bytes
-  kControlFirst = 16, // reserved for the control plane
+  kHello = 16,        // connection set-up: key "hello", payload = the sender's UCX worker address
+  kHelloReply = 17,   // the answer to kHello, same payload
+  kControlFirst = 32, // reserved for the control plane
 };
 
 enum WireFlags : uint32_t {
@@ -79,7 +81,7 @@ inline int TagSourceTask(uint64_t tag) { return static_cast<int>((tag >> 40) & 0
 // offset (so the sender sends head + tensor bytes as a two-part iov). Throws InvalidArgument for a
 // key longer than kWireMaxKeyBytes or a rank above kWireMaxRank.
 std::string EncodeTensorHeader(int src_task, uint64_t step_id, std::string_view key, const Tensor& value, bool is_dead,
-                               bool eager, uint64_t seq);
+                               bool eager, uint64_t seq, WireKind kind = WireKind::kTensor);
 
 struct WireMessage {
   WireHeader header;

@@ -108,6 +108,8 @@ UcxTransportOptions Options(int task, const std::string& tls) {
   o.listen_port_override = 0;
   o.connect_timeout = std::chrono::seconds(10);
   o.context.config["TLS"] = tls;
+  // Over TCP every endpoint reports peer failure; with shared memory only the connection manager's does.
+  o.data_peer_error_handling = tls.find("posix") == std::string::npos;
   return o;
 }
 
@@ -193,7 +195,7 @@ void Handshake(UcxRendezvousMgr& mgr, int in_fd, int out_fd, int peer) {
   REQUIRE_MESSAGE(s.ok(), s.ToString());
 }
 
-const char* const kTransports[] = {"tcp,self"};  // shared memory: see the worker-address step
+const char* const kTransports[] = {"tcp,self", "posix,sysv,cma,self,tcp"};
 
 }  // namespace
 
@@ -237,7 +239,7 @@ TEST_CASE("ucx child") {
 
 TEST_CASE("ucx: every dtype and size arrives intact, eager and by rendezvous, over TCP and shared memory") {
   const std::vector<Case> cases = Cases();
-  for (const char* tls : kTransports) {
+  for (const std::string tls : kTransports) {
     CAPTURE(tls);
     const auto start = Clock::now();
     Child child("echo", tls);
@@ -273,7 +275,7 @@ TEST_CASE("ucx: every dtype and size arrives intact, eager and by rendezvous, ov
 }
 
 TEST_CASE("ucx: malformed and truncated messages are rejected and the receiver keeps working") {
-  for (const char* tls : kTransports) {
+  for (const std::string tls : kTransports) {
     CAPTURE(tls);
     Child child("malformed", tls);
     UcxRendezvousMgr mgr(Options(0, tls), {std::chrono::seconds(20), nullptr});
@@ -304,7 +306,7 @@ TEST_CASE("ucx: malformed and truncated messages are rejected and the receiver k
 }
 
 TEST_CASE("ucx: a Recv from a killed peer fails with Unavailable naming it; an unanswered Recv times out") {
-  for (const char* tls : kTransports) {
+  for (const std::string tls : kTransports) {
     CAPTURE(tls);
     Child child("kill", tls);
     UcxRendezvousMgr mgr(Options(0, tls), {std::chrono::milliseconds(800), nullptr});
