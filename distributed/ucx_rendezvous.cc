@@ -32,6 +32,9 @@ Status UcxRendezvous::Send(const std::string& key, const RendezvousArgs& args, c
   if (Status s = TaskOf(key, k.dst_device, &dst); !s.ok()) return s;
   UcxTransport& transport = mgr_->transport();
   if (dst == transport.task_index()) return local_.Send(key, args, value, is_dead);
+  if (!is_dead && !value.IsInitialized()) {
+    return errors::InvalidArgument("rendezvous key '{}': sending an uninitialized tensor", key);
+  }
   if (value.IsInitialized() && value.memory_kind() == MemoryKind::kDevice) {
     return errors::Unimplemented("rendezvous key '{}': sending device memory across tasks needs the GPU staging path "
                                  "(not built yet)", key);

@@ -172,6 +172,7 @@ UcxTransport::~UcxTransport() {
 }
 
 std::string UcxTransport::PeerName(int task) const {
+  if (task < 0 || task >= options_.cluster.NumTasks()) return fmt::format("task #{} (not in the cluster)", task);
   std::lock_guard<std::mutex> l(mu_);
   auto it = addresses_.find(task);
   return fmt::format("task {} ({})", options_.cluster.TaskAt(task).ToString(),
@@ -491,6 +492,12 @@ void UcxTransport::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t leng
   }
   if (status != UCS_OK) {
     Reject(op->src_task, UcxStatus(status, "receiving a message"), nullptr);
+    op->FreeBuffer();
+    return;
+  }
+  if (op->src_task >= options_.cluster.NumTasks() || op->src_task == self_) {
+    Reject(op->src_task, errors::DataLoss("wire: a message tagged with task #{} (the cluster has {} tasks; this is #{})",
+                                          op->src_task, options_.cluster.NumTasks(), self_), nullptr);
     op->FreeBuffer();
     return;
   }

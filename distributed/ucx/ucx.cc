@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <condition_variable>
 #include <cstring>
 
@@ -210,13 +211,23 @@ void UcxWorker::AddTickHook(std::function<void()> tick) {
   }, std::chrono::seconds(10));
 }
 
+// Work on the progress thread must not take the process down: an exception that escapes it is
+// reported on stderr (there is no caller to give it to) and the loop goes on.
+void UcxWorker::Guarded(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "weft %s: error on the UCX progress thread: %s\n", options_.name.c_str(), e.what());
+  }
+}
+
 bool UcxWorker::RunPosted() {
   std::deque<std::function<void()>> batch;
   {
     std::lock_guard<std::mutex> l(mu_);
     batch.swap(posted_);
   }
-  for (auto& fn : batch) fn();
+  for (auto& fn : batch) Guarded(fn);
   return !batch.empty();
 }
 
@@ -236,10 +247,10 @@ void UcxWorker::Loop() {
   for (;;) {
     bool active = RunPosted();
     while (ucp_worker_progress(worker_) != 0) active = true;
-    for (auto& hook : poll_hooks_) hook();
+    for (auto& hook : poll_hooks_) Guarded(hook);
     const auto now = Clock::now();
     if (now >= next_tick) {
-      for (auto& hook : tick_hooks_) hook();
+      for (auto& hook : tick_hooks_) Guarded(hook);
       next_tick = now + options_.tick;
     }
     {

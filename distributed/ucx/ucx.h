@@ -99,6 +99,7 @@ class UcxWorker {
  private:
   void Loop();
   void Wake();
+  void Guarded(const std::function<void()>& fn);
   bool RunPosted();
 
   UcxContext* context_;

@@ -4,8 +4,9 @@
 // peer is killed if the test fails. Scenarios:
 //   echo       every dtype at 0 B, 1 element, just below / at / above the eager threshold and 64 MiB
 //              goes to the peer, which checks it and sends it back; both ends compare bytes
-//   malformed  garbage, a bad magic, a bad checksum and a truncated message are rejected by the
-//              peer, which still receives the valid tensor that follows
+//   malformed  garbage, a bad magic, a bad checksum, a truncated message and one from a task that
+//              does not exist are rejected by the peer, which still receives the valid (and the dead)
+//              tensor that follows
 //   kill       a Recv from a peer that is killed fails with Unavailable naming it, within the timeout;
 //              a Recv that nobody answers fails with DeadlineExceeded
 #include <doctest/doctest.h>
@@ -226,8 +227,12 @@ TEST_CASE("ucx child") {
     REQUIRE_MESSAGE(good.status.ok(), good.status.ToString());
     CHECK(SameTensor(good.value, Make({DType::kFloat32, TensorShape({100})}, 5)));
     const Status last = mgr.transport().last_rejection();
-    CHECK_MESSAGE(last.message().find("truncated") != std::string::npos, last.ToString());
+    CHECK_MESSAGE(last.message().find("tagged with task #9") != std::string::npos, last.ToString());
     CHECK(mgr.transport().Counters(0).rejected == 4);
+    CHECK(mgr.transport().num_rejected() == 5);  // and one tagged with a task that does not exist
+    Received dead = RecvWait(*mgr.Find(101), Key(0, 1, "dead"), std::chrono::seconds(20));
+    CHECK(dead.status.ok());
+    CHECK(dead.is_dead);
     CHECK(mgr.Find(101)->Send(Key(1, 0, "ack"), {}, Tensor::Scalar<int64_t>(mgr.transport().num_rejected()), false)
               .ok());
   } else if (which == "kill") {
@@ -293,12 +298,15 @@ TEST_CASE("ucx: malformed and truncated messages are rejected and the receiver k
     bad[kWireHeaderBytes + 8 + 3] ^= 1;
     CHECK(t.SendRawForTesting(1, HeaderTag(0), bad).ok());
     CHECK(t.SendRawForTesting(1, HeaderTag(0), message.substr(0, message.size() - 10)).ok());
+    CHECK(t.SendRawForTesting(1, HeaderTag(9), message).ok());  // 5. from a task that does not exist
     // Then a good tensor, through the rendezvous as usual.
     auto r = mgr.Find(101);
     REQUIRE(r->Send(Key(0, 1, "good"), {}, good, false).ok());
+    REQUIRE(r->Send(Key(0, 1, "dead"), {}, Tensor(), true).ok());
+    CHECK(r->Send(Key(0, 1, "uninitialized"), {}, Tensor(), false).code() == Code::kInvalidArgument);
     Received ack = RecvWait(*r, Key(1, 0, "ack"), std::chrono::seconds(20));
     REQUIRE_MESSAGE(ack.status.ok(), ack.status.ToString());
-    CHECK(ack.value.scalar<int64_t>()() == 4);
+    CHECK(ack.value.scalar<int64_t>()() == 5);
     CHECK(ReadLine(child.from_child, std::chrono::seconds(20)) == "done");
     WriteLine(child.to_child, "bye");
     CHECK(child.Wait(std::chrono::seconds(20)) == 0);
