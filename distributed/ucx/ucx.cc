@@ -158,7 +158,7 @@ void UcxWorker::Post(std::function<void()> fn) {
     if (stopping_) return;
     posted_.push_back(std::move(fn));
   }
-  Wake();
+  if (!OnProgressThread()) Wake();  // the loop looks at posted_ before it sleeps
 }
 
 Status UcxWorker::RunSync(std::function<Status()> fn, std::chrono::milliseconds timeout) {

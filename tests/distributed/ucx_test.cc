@@ -361,9 +361,7 @@ TEST_CASE("ucx: keys within the task stay local; keys naming no task are errors"
   REQUIRE(got.status.ok());
   CHECK(got.value.SharesBufferWith(t));  // handed over in-process, no copy
   CHECK(mgr.transport().Counters(1).messages_sent == 0);
-  const std::string nowhere = Key(0, 1, "x").replace(Key(0, 1, "x").find("/job:worker/replica:0/task:1"),
-                                                     std::string("/job:worker/replica:0/task:1").size(),
-                                                     "/job:ps/replica:0/task:0");
+  const std::string nowhere = "/job:worker/replica:0/task:0/device:CPU:0;1;/job:ps/replica:0/task:0/device:CPU:0;x;0:0";
   Status s = r->Send(nowhere, {}, t, false);
   CHECK(s.code() == Code::kInvalidArgument);
   CHECK_MESSAGE(s.message().find("/job:ps/replica:0/task:0/device:CPU:0' is on no task") != std::string::npos,
