@@ -322,8 +322,8 @@ TEST_CASE("ucx: a Recv from a killed peer fails with Unavailable naming it; an u
     // Nobody sends this one: the step fails with DeadlineExceeded naming key and peer.
     Received late = RecvWait(*mgr.Find(1), Key(1, 0, "late"), std::chrono::seconds(10));
     CHECK(late.status.code() == Code::kDeadlineExceeded);
-    CHECK_MESSAGE(late.status.message().find("'" + Key(1, 0, "late") + "' from task worker:1") != std::string::npos,
-                  late.status.message());
+    const std::string want = fmt::format("'{}' from task worker:1", Key(1, 0, "late"));
+    CHECK_MESSAGE(late.status.message().find(want) != std::string::npos, late.status.message());
     CHECK(late.seconds >= 0.75);
     CHECK(late.seconds < 3);
     // The peer dies while a Recv waits on it.
