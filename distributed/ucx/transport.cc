@@ -28,6 +28,60 @@ std::string SockaddrString(const sockaddr_storage& ss) {
 
 }  // namespace
 
+// Buffers for tensors received by rendezvous, reused by size: a training step receives the same
+// sizes every step, and a fresh multi-megabyte allocation costs an mmap and a page fault per 4 KiB
+// (as much as the transfer itself). Tensors handed out keep the pool alive through their release.
+class UcxTransport::RecvBufferPool : public std::enable_shared_from_this<RecvBufferPool> {
+ public:
+  explicit RecvBufferPool(size_t max_cached) : max_cached_(max_cached) {}
+  ~RecvBufferPool() {
+    for (auto& [bytes, list] : free_) {
+      for (void* p : list) CpuAllocator()->Deallocate(p, bytes);
+    }
+  }
+  // A buffer of at least `bytes` (64-byte aligned).
+  std::shared_ptr<Buffer> Get(size_t bytes) {
+    const size_t rounded = (bytes + 4095) & ~size_t{4095};
+    void* p = nullptr;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      auto it = free_.find(rounded);
+      if (it != free_.end() && !it->second.empty()) {
+        p = it->second.back();
+        it->second.pop_back();
+        cached_ -= rounded;
+      }
+    }
+    if (p == nullptr) p = CpuAllocator()->Allocate(rounded);
+    std::weak_ptr<RecvBufferPool> pool = weak_from_this();
+    return std::make_shared<Buffer>(p, bytes, MemoryKind::kHost, [pool, p, rounded] {
+      if (auto self = pool.lock()) {
+        self->Put(p, rounded);
+      } else {
+        CpuAllocator()->Deallocate(p, rounded);
+      }
+    });
+  }
+
+ private:
+  void Put(void* p, size_t rounded) {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (cached_ + rounded <= max_cached_) {
+        free_[rounded].push_back(p);
+        cached_ += rounded;
+        return;
+      }
+    }
+    CpuAllocator()->Deallocate(p, rounded);
+  }
+
+  const size_t max_cached_;
+  std::mutex mu_;
+  std::map<size_t, std::vector<void*>> free_;
+  size_t cached_ = 0;
+};
+
 std::string PeerCounters::ToString() const {
   return fmt::format("sent {} msgs / {} B ({} eager, {} rendezvous), received {} msgs / {} B ({} eager, {} "
                      "rendezvous), {} rejected, waited {} us", messages_sent, bytes_sent, eager_sent, rendezvous_sent,
@@ -39,7 +93,8 @@ struct UcxTransport::Peer {
   std::unique_ptr<UcxEndpoint> data_ep;  // to the peer's worker address: tensors (shared memory included)
   std::vector<std::function<void()>> waiting;  // sends posted before data_ep existed
   int attempt = 0;             // bumps on every (re)connect, so stale callbacks are ignored
-  bool connected = false;
+  bool connected = false;     // data_ep exists
+  bool cm_connected = false;  // ep's first flush completed
   bool failed = false;
   Clock::time_point deadline;  // of the current connect
   std::optional<Clock::time_point> retry_at;
@@ -105,6 +160,7 @@ UcxTransport::UcxTransport(UcxTransportOptions options, MessageHandler on_messag
   // Data messages (above the eager threshold plus room for a header) go by UCX rendezvous.
   context_options.config.emplace("RNDV_THRESH", std::to_string(options_.eager_threshold + 1024));
   context_ = std::make_unique<UcxContext>(context_options);
+  recv_pool_ = std::make_shared<RecvBufferPool>(options_.recv_pool_bytes);
   if (options_.worker.name == "ucx") options_.worker.name = "ucx " + options_.task.ToString();
   worker_ = std::make_unique<UcxWorker>(context_.get(), options_.worker);
   HostPort bind = addresses_.at(self_);
@@ -202,10 +258,10 @@ void UcxTransport::StartConnect(int task) {
   }
   try {
     peer.ep = UcxEndpoint::Connect(worker_.get(), address, PeerName(task), [this, task, attempt](const Status& s) {
-      if (PeerAt(task).attempt == attempt) OnPeerError(task, s);
+      if (PeerAt(task).attempt == attempt) OnPeerError(task, s, /*connecting=*/true);
     });
   } catch (const Error& e) {
-    OnPeerError(task, e.status());
+    OnPeerError(task, e.status(), /*connecting=*/true);
     return;
   }
   // The connection works once a flush completes (the wire-up went through).
@@ -221,9 +277,10 @@ void UcxTransport::StartConnect(int task) {
     Peer& p = f->t->PeerAt(f->task);
     if (p.attempt == f->attempt && !f->t->shutting_down_) {
       if (status == UCS_OK) {
+        p.cm_connected = true;
         f->t->SendHello(f->task, p.ep.get(), WireKind::kHello);  // the peer answers with its worker address
       } else {
-        f->t->OnPeerError(f->task, UcxStatus(status, "connecting to " + f->t->PeerName(f->task)));
+        f->t->OnPeerError(f->task, UcxStatus(status, "connecting to " + f->t->PeerName(f->task)), true);
       }
     }
     delete f;
@@ -234,10 +291,12 @@ void UcxTransport::StartConnect(int task) {
   if (req == nullptr || UCS_PTR_IS_ERR(req)) finish(nullptr, UCS_PTR_STATUS(req), param.user_data);
 }
 
-void UcxTransport::OnPeerError(int task, const Status& status) {
+void UcxTransport::OnPeerError(int task, const Status& status, bool connecting) {
   Peer& peer = PeerAt(task);
   if (peer.failed || shutting_down_) return;
-  if (!peer.connected && Clock::now() < peer.deadline) {
+  // The connection-manager endpoint failing before its first flush: the peer may not listen yet
+  // (or its address was not known yet): try again until the deadline.
+  if (connecting && !peer.cm_connected && Clock::now() < peer.deadline) {
     peer.retry_at = Clock::now() + kRetryInterval;  // not listening yet: try again
     return;
   }
@@ -330,10 +389,9 @@ void UcxTransport::OnHello(int task, WireKind kind, const std::string& address) 
     try {
       peer.data_ep = UcxEndpoint::ConnectToWorker(worker_.get(), address, PeerName(task),
                                                   options_.data_peer_error_handling,
-                                                  [this, task](const Status& s) { OnPeerError(task, s); });
+                                                  [this, task](const Status& s) { OnPeerError(task, s, false); });
     } catch (const Error& e) {
-      peer.deadline = Clock::now();  // no retry: the address is what it is
-      OnPeerError(task, e.status());
+      OnPeerError(task, e.status(), false);
       return;
     }
     peer.connected = true;
@@ -359,7 +417,7 @@ void UcxTransport::OnHello(int task, WireKind kind, const std::string& address) 
 void UcxTransport::SendTensor(int task, uint64_t step_id, const std::string& key, const Tensor& value, bool is_dead,
                               DoneCallback done) {
   auto* op = new SendOp{this, task, value, {}, {}, 0, {}, std::move(done)};
-  worker_->Post([this, task, step_id, key, is_dead, op] {
+  const bool posted = worker_->Post([this, task, step_id, key, is_dead, op] {
     Peer& peer = PeerAt(task);
     auto send = [this, task, step_id, key, is_dead, op] {
       const Status failed = PeerStatus(task);
@@ -403,6 +461,10 @@ void UcxTransport::SendTensor(int task, uint64_t step_id, const std::string& key
       StartConnect(task);
     }
   });
+  if (!posted) {
+    op->pending = 1;
+    op->Complete(errors::Cancelled("sending key '{}' to {}: the transport is shutting down", key, PeerName(task)));
+  }
 }
 
 void UcxTransport::CountSent(int task, size_t bytes, bool eager) {
@@ -437,7 +499,12 @@ void UcxTransport::ProbeHeaders() {
     ucp_tag_message_h msg = ucp_tag_probe_nb(worker_->get(), kTagClassHeader, kTagClassMask, 1, &info);
     if (msg == nullptr) return;
     auto* op = new RecvOp{this, TagSourceTask(info.sender_tag), true};
-    op->buffer_bytes = std::max<size_t>(info.length, 1);
+    // No valid header message is longer than this: a longer one is received into a small buffer,
+    // which UCX reports as truncated, and rejected without allocating what it claims.
+    const size_t longest = kWireHeaderBytes + 8 * kWireMaxRank + kWireMaxKeyBytes + 64 +
+                           std::max<size_t>(options_.eager_threshold, worker_->address().size());
+    const size_t receive_bytes = info.length > longest ? kWireHeaderBytes : info.length;
+    op->buffer_bytes = std::max<size_t>(receive_bytes, 1);
     op->buffer = static_cast<uint8_t*>(CpuAllocator()->Allocate(op->buffer_bytes));
     op->started = Clock::now();
     ucp_tag_recv_info_t done_info{};
@@ -447,7 +514,7 @@ void UcxTransport::ProbeHeaders() {
     param.user_data = op;
     param.recv_info.tag_info = &done_info;
     op->in_post = true;
-    ucs_status_ptr_t req = ucp_tag_msg_recv_nbx(worker_->get(), op->buffer, info.length, msg, &param);
+    ucs_status_ptr_t req = ucp_tag_msg_recv_nbx(worker_->get(), op->buffer, receive_bytes, msg, &param);
     op->in_post = false;
     if (op->done_in_post) {
       OnHeaderReceived(op, op->post_status, op->post_length);
@@ -491,7 +558,7 @@ void UcxTransport::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t leng
     return;
   }
   if (status != UCS_OK) {
-    Reject(op->src_task, UcxStatus(status, "receiving a message"), nullptr);
+    Reject(op->src_task, UcxStatus(status, fmt::format("receiving a message ({} bytes)", length)), nullptr);
     op->FreeBuffer();
     return;
   }
@@ -555,7 +622,7 @@ void UcxTransport::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t leng
   data->key = m.key;
   data->started = Clock::now();
   try {
-    data->value = Tensor(m.dtype, TensorShape(m.dims));
+    data->value = Tensor::FromBuffer(m.dtype, TensorShape(m.dims), recv_pool_->Get(m.header.payload_bytes));
   } catch (const Error& e) {
     Deliver(op->src_task, step, m.key, e.status().WithContext("allocating the received tensor"), Tensor(), false);
     return;

@@ -59,6 +59,8 @@ struct UcxTransportOptions {
   // transports (posix, sysv) cannot report peer failure, so with it on they are not used; off (the
   // default), they are, and a peer's death is noticed by the connection-manager endpoint (TCP).
   bool data_peer_error_handling = false;
+  // Bytes of freed rendezvous receive buffers kept for reuse (0: none kept).
+  size_t recv_pool_bytes = size_t{512} << 20;
   // How long Connect keeps trying (a peer may not be listening yet).
   std::chrono::milliseconds connect_timeout{10000};
   // Binds the task's host with this port instead of the spec's (0: a free port, see port()); for
@@ -132,12 +134,14 @@ class UcxTransport {
   struct Peer;
   struct SendOp;
   struct RecvOp;
+  class RecvBufferPool;
   Peer& PeerAt(int task);  // progress thread
   void StartConnect(int task);
   void SendHello(int task, UcxEndpoint* ep, WireKind kind);
   void OnHello(int task, WireKind kind, const std::string& address);
   void PostSend(ucp_ep_h ep, SendOp* op, const void* buffer, size_t count, ucp_datatype_t datatype, uint64_t tag);
-  void OnPeerError(int task, const Status& status);
+  // `connecting`: the error is the connection-manager endpoint's (retried while it never connected).
+  void OnPeerError(int task, const Status& status, bool connecting);
   void ProbeHeaders();
   void OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t length);
   void OnDataReceived(RecvOp* op, ucs_status_t status, size_t length);
@@ -153,6 +157,7 @@ class UcxTransport {
   PeerFailureHandler on_peer_failure_;
   int self_ = 0;
   int port_ = 0;
+  std::shared_ptr<RecvBufferPool> recv_pool_;
   std::unique_ptr<UcxContext> context_;
   std::unique_ptr<UcxWorker> worker_;
   // Progress-thread state.

@@ -152,13 +152,14 @@ void UcxWorker::Wake() {
   [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof(one));
 }
 
-void UcxWorker::Post(std::function<void()> fn) {
+bool UcxWorker::Post(std::function<void()> fn) {
   {
     std::lock_guard<std::mutex> l(mu_);
-    if (stopping_) return;
+    if (stopping_) return false;
     posted_.push_back(std::move(fn));
   }
   if (!OnProgressThread()) Wake();  // the loop looks at posted_ before it sleeps
+  return true;
 }
 
 Status UcxWorker::RunSync(std::function<Status()> fn, std::chrono::milliseconds timeout) {
@@ -175,7 +176,7 @@ Status UcxWorker::RunSync(std::function<Status()> fn, std::chrono::milliseconds 
     Status status;
   };
   auto shared = std::make_shared<Shared>();
-  Post([shared, fn = std::move(fn)] {
+  const bool posted = Post([shared, fn = std::move(fn)] {
     Status s;
     try {
       s = fn();
@@ -189,6 +190,7 @@ Status UcxWorker::RunSync(std::function<Status()> fn, std::chrono::milliseconds 
     shared->done = true;
     shared->cv.notify_all();
   });
+  if (!posted) return errors::Cancelled("{}: the UCX progress thread is stopping", options_.name);
   std::unique_lock<std::mutex> l(shared->mu);
   if (!shared->cv.wait_for(l, timeout, [&] { return shared->done; })) {
     return errors::DeadlineExceeded("{}: work on the UCX progress thread did not finish within {} ms", options_.name,

@@ -79,8 +79,9 @@ class UcxWorker {
   UcxWorker& operator=(const UcxWorker&) = delete;
 
   ucp_worker_h get() const { return worker_; }
-  // Runs `fn` on the progress thread, in posting order. Thread-safe. After Stop(), dropped.
-  void Post(std::function<void()> fn);
+  // Runs `fn` on the progress thread, in posting order. Thread-safe. After Stop(), `fn` is dropped
+  // and Post returns false.
+  bool Post(std::function<void()> fn);
   // Runs `fn` on the progress thread and returns its status (or DeadlineExceeded after `timeout`;
   // `fn` may still run later). Called on the progress thread it runs `fn` inline.
   Status RunSync(std::function<Status()> fn, std::chrono::milliseconds timeout);
