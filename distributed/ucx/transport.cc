@@ -223,6 +223,10 @@ Status UcxTransport::Connect(int task) {
 
 void UcxTransport::EnsureConnected(int task) {
   if (task == self_) return;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (peer_connected_[task] || peer_status_.count(task)) return;  // nothing to start
+  }
   worker_->Post([this, task] {
     Peer& p = PeerAt(task);
     if (p.ep || p.retry_at || p.failed) return;
