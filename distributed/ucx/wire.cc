@@ -80,7 +80,7 @@ Status DecodeMessage(const uint8_t* data, size_t length, WireMessage* out) {
     return errors::DataLoss("wire: header checksum {:#010x} does not match the header's {:#010x}", crc, h.header_crc);
   }
   out->dims.resize(h.rank);
-  std::memcpy(out->dims.data(), data + kWireHeaderBytes, 8 * size_t{h.rank});
+  if (h.rank > 0) std::memcpy(out->dims.data(), data + kWireHeaderBytes, 8 * size_t{h.rank});
   out->key.assign(reinterpret_cast<const char*>(data) + kWireHeaderBytes + 8 * h.rank, h.key_bytes);
   out->header_trusted = true;
   auto bad = [&](Status s) { return s.WithContext(fmt::format("wire: key '{}' (step {})", out->key, h.step_id)); };
