@@ -11,7 +11,10 @@
 //              a Recv that nobody answers fails with DeadlineExceeded
 #include <doctest/doctest.h>
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -376,5 +379,53 @@ TEST_CASE("ucx: keys within the task stay local; keys naming no task are errors"
   } catch (const Error& e) {
     CHECK_MESSAGE(e.status().message().find(fmt::format("127.0.0.1:{}", mgr.transport().port())) != std::string::npos,
                   e.status().message());
+  }
+}
+
+TEST_CASE("ucx: connecting to a task nobody serves fails within the connect timeout, naming it") {
+  UcxTransportOptions o = Options(0, "tcp,self");
+  o.connect_timeout = std::chrono::milliseconds(600);
+  UcxRendezvousMgr mgr(o, {std::chrono::seconds(5), nullptr});
+  // A port nobody listens on: bound by us, then closed.
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);
+  socklen_t len = sizeof(a);
+  REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+  close(fd);
+  mgr.transport().SetPeerAddress(1, HostPort{"127.0.0.1", ntohs(a.sin_port)});
+  const auto start = Clock::now();
+  const Status s = mgr.ConnectAll();
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  CHECK((s.code() == Code::kUnavailable || s.code() == Code::kDeadlineExceeded));
+  CHECK_MESSAGE(s.message().find("worker:1") != std::string::npos, s.message());
+  CHECK(seconds < 3);
+  // Sends and Recvs involving it fail with that status instead of waiting.
+  auto r = mgr.Find(1);
+  if (s.code() == Code::kUnavailable) {
+    CHECK(r->Send(Key(0, 1, "x"), {}, Tensor::Scalar<float>(1), false).code() == Code::kUnavailable);
+    CHECK(RecvWait(*r, Key(1, 0, "y"), std::chrono::seconds(5)).status.code() == Code::kUnavailable);
+  }
+}
+
+TEST_CASE("ucx: UCX statuses become weft errors with UCX's words") {
+  CHECK(UcxStatus(UCS_OK, "x").ok());
+  const Status reset = UcxStatus(UCS_ERR_CONNECTION_RESET, "talking to worker:1");
+  CHECK(reset.code() == Code::kUnavailable);
+  CHECK(reset.message().find("talking to worker:1: Connection reset by remote peer") != std::string::npos);
+  CHECK(UcxStatus(UCS_ERR_TIMED_OUT, "x").code() == Code::kDeadlineExceeded);
+  CHECK(UcxStatus(UCS_ERR_MESSAGE_TRUNCATED, "x").code() == Code::kDataLoss);
+  CHECK(UcxStatus(UCS_ERR_NO_MEMORY, "x").code() == Code::kResourceExhausted);
+  CHECK(UcxStatus(UCS_ERR_UNREACHABLE, "x").code() == Code::kUnavailable);
+  CHECK(UcxStatus(UCS_ERR_IO_ERROR, "x").code() == Code::kUnavailable);
+  CHECK(UcxStatus(UCS_ERR_NO_ELEM, "x").code() == Code::kInternal);
+  // A setting UCX cannot parse is an error naming it.
+  try {
+    UcxContext bad({.config = {{"MAX_EAGER_LANES", "many"}}});
+    FAIL("a malformed UCX setting was accepted");
+  } catch (const Error& e) {
+    CHECK_MESSAGE(e.status().message().find("MAX_EAGER_LANES=many") != std::string::npos, e.status().message());
   }
 }
