@@ -14,7 +14,8 @@ JOBS="${JOBS:-$(nproc)}"
 
 # Debian packages the build and the tests need (nothing else is installed by hand).
 packages=(g++ meson ninja-build pkg-config libeigen3-dev libfmt-dev doctest-dev zlib1g-dev
-          dataset-fashion-mnist graphviz pybind11-dev python3-dev python3-venv)
+          dataset-fashion-mnist graphviz pybind11-dev python3-dev python3-venv
+          libucx-dev ucx-utils)
 
 install_missing() {
   local missing=()

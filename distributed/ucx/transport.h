@@ -1,0 +1,180 @@
+// Tensors between the tasks of a cluster over UCX tagged messages (wire format: wire.h).
+//
+//   UcxTransportOptions o;
+//   o.cluster = ClusterSpec::FromFlag("worker=127.0.0.1:10090,127.0.0.1:10091");
+//   o.task = {"worker", 0};
+//   UcxTransport t(o, on_message, on_peer_failure);       // listens on 127.0.0.1:10090
+//   ThrowIfError(t.Connect(1));                            // waits (bounded) until worker:1 answers
+//   t.SendTensor(1, /*step_id=*/7, key, tensor, /*is_dead=*/false, [](const Status& s) { ... });
+//   // worker:1's on_message(0, 7, key, OK, tensor, false) runs on its progress thread
+//
+// Small tensors (payload <= eager_threshold) go eagerly: one message, header + data as a two-part
+// iov (no copy on the sender), received into one 64-byte-aligned buffer the tensor is made over (no
+// copy on the receiver). Larger ones go as a header, after which the receiver allocates the tensor
+// and posts a receive for the data tag into it; the sender's data message is large enough for UCX
+// to use its rendezvous protocol (RNDV_THRESH is set to the eager threshold unless the caller set
+// it), so the bytes land directly in the receiver's tensor.
+//
+// Every received header is checked (DecodeMessage); a bad message is counted against its sender,
+// recorded (last_rejection()), and dropped; when its header was intact the message handler still
+// gets the key with the DataLoss status so that Recv fails at once. Receiving goes on.
+//
+// Peers: Connect() (or the first send / EnsureConnected) opens an endpoint to the peer's listener
+// through UCX's connection manager and sends a hello carrying this worker's UCX address; the peer
+// answers with its own, and each side opens a second endpoint to the other's worker address. Tensors
+// go on that one, because in UCX 1.13 endpoints made by the connection manager use network
+// transports only, while worker-address endpoints use shared memory between processes of one host
+// (see data_peer_error_handling). UCX_TLS must keep tcp for the connection manager ("sm,self,tcp").
+// The connection-manager endpoint stays open: it notices a peer's death at once (TCP reset). When
+// either endpoint fails, `on_peer_failure(task, Unavailable)` runs once; sends waiting for the
+// connection and later sends to the peer fail with that status.
+//
+// Thread-safe. Handlers and `done` callbacks run on the progress thread: they must not block.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "distributed/cluster_spec.h"
+#include "distributed/ucx/ucx.h"
+#include "distributed/ucx/wire.h"
+
+namespace weft {
+
+struct UcxTransportOptions {
+  ClusterSpec cluster;
+  TaskId task;
+  // Payloads of at most this many bytes go eagerly; larger ones by rendezvous into the receiver's tensor.
+  size_t eager_threshold = 32 << 10;
+  // Peer-failure handling on the endpoints that carry tensors too. UCX 1.13's shared-memory
+  // transports (posix, sysv) cannot report peer failure, so with it on they are not used; off (the
+  // default), they are, and a peer's death is noticed by the connection-manager endpoint (TCP).
+  bool data_peer_error_handling = false;
+  // Bytes of freed rendezvous receive buffers kept for reuse (0: none kept).
+  size_t recv_pool_bytes = size_t{512} << 20;
+  // How long Connect keeps trying (a peer may not be listening yet).
+  std::chrono::milliseconds connect_timeout{10000};
+  // Binds the task's host with this port instead of the spec's (0: a free port, see port()); for
+  // tests and launchers that hand ports around afterwards with SetPeerAddress. -1: the spec's port.
+  int listen_port_override = -1;
+  UcxContextOptions context;
+  UcxWorkerOptions worker;
+};
+
+// Per-peer counters (since the transport started).
+struct PeerCounters {
+  int64_t messages_sent = 0, bytes_sent = 0, eager_sent = 0, rendezvous_sent = 0;
+  int64_t messages_received = 0, bytes_received = 0, eager_received = 0, rendezvous_received = 0;
+  int64_t rejected = 0;        // malformed messages from this peer
+  int64_t wait_us = 0;         // time Recvs of this peer's tensors waited (added by the rendezvous)
+  std::string ToString() const;
+};
+
+class UcxTransport {
+ public:
+  // Runs for every tensor message: status OK with the tensor, or the reason the message was bad.
+  using MessageHandler = std::function<void(int src_task, uint64_t step_id, const std::string& key,
+                                            const Status& status, const Tensor& value, bool is_dead)>;
+  using PeerFailureHandler = std::function<void(int task, const Status& status)>;
+  using DoneCallback = std::function<void(const Status& status)>;
+
+  // Creates the UCX context and worker and listens on the task's address. Throws Error (with
+  // UCX's reason) when it cannot bind.
+  UcxTransport(UcxTransportOptions options, MessageHandler on_message, PeerFailureHandler on_peer_failure);
+  ~UcxTransport();
+  UcxTransport(const UcxTransport&) = delete;
+  UcxTransport& operator=(const UcxTransport&) = delete;
+
+  const ClusterSpec& cluster() const { return options_.cluster; }
+  const TaskId& task() const { return options_.task; }
+  int task_index() const { return self_; }
+  int port() const { return port_; }
+  size_t eager_threshold() const { return options_.eager_threshold; }
+  // "worker:1 (127.0.0.1:10091)".
+  std::string PeerName(int task) const;
+
+  // Where to reach `task` (before connecting to it); the spec's address otherwise.
+  void SetPeerAddress(int task, const HostPort& address);
+  // Connects to `task` and waits until the connection works (a flush completes), retrying while
+  // the peer is not listening yet, for at most connect_timeout. Unavailable / DeadlineExceeded
+  // naming the peer otherwise.
+  Status Connect(int task);
+  // Starts connecting when no endpoint exists (does not wait): so that a failure of `task` is
+  // noticed even when we only receive from it.
+  void EnsureConnected(int task);
+  // OK, or why `task` is unreachable.
+  Status PeerStatus(int task) const;
+
+  // Sends asynchronously; `done` runs once the tensor's buffer is no longer needed (or with the
+  // error). The tensor is kept alive until then.
+  void SendTensor(int task, uint64_t step_id, const std::string& key, const Tensor& value, bool is_dead,
+                  DoneCallback done);
+
+  PeerCounters Counters(int task) const;
+  void AddWaitTime(int task, int64_t us);
+  // The last malformed message's error (OK when none) and how many there were.
+  Status last_rejection() const;
+  int64_t num_rejected() const;
+
+  // Sends raw bytes under `tag` to `task` and waits for completion (tests of malformed messages).
+  Status SendRawForTesting(int task, uint64_t tag, std::string bytes);
+
+  UcxWorker* worker() { return worker_.get(); }
+
+ private:
+  struct Peer;
+  struct SendOp;
+  struct RecvOp;
+  class RecvBufferPool;
+  Peer& PeerAt(int task);  // progress thread
+  void StartConnect(int task);
+  void SendHello(int task, UcxEndpoint* ep, WireKind kind);
+  void OnHello(int task, WireKind kind, const std::string& address);
+  void PostSend(ucp_ep_h ep, SendOp* op, const void* buffer, size_t count, ucp_datatype_t datatype, uint64_t tag);
+  // `connecting`: the error is the connection-manager endpoint's (retried while it never connected).
+  void OnPeerError(int task, const Status& status, bool connecting);
+  void ProbeHeaders();
+  void OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t length);
+  void OnDataReceived(RecvOp* op, ucs_status_t status, size_t length);
+  void Reject(int src_task, const Status& status, const WireMessage* message);
+  void CountSent(int task, size_t bytes, bool eager);
+  void Deliver(int src_task, uint64_t step_id, const std::string& key, const Status& status, const Tensor& value,
+               bool is_dead);
+  static void SendCallback(void* request, ucs_status_t status, void* user_data);
+  static void RecvCallback(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info, void* user_data);
+
+  UcxTransportOptions options_;
+  MessageHandler on_message_;
+  PeerFailureHandler on_peer_failure_;
+  int self_ = 0;
+  int port_ = 0;
+  std::shared_ptr<RecvBufferPool> recv_pool_;
+  std::unique_ptr<UcxContext> context_;
+  std::unique_ptr<UcxWorker> worker_;
+  // Progress-thread state.
+  std::unique_ptr<UcxListener> listener_;
+  std::map<int, std::unique_ptr<Peer>> peers_;
+  std::vector<std::unique_ptr<UcxEndpoint>> accepted_;
+  std::set<RecvOp*> recvs_in_flight_;
+  bool shutting_down_ = false;
+  // Shared state.
+  mutable std::mutex mu_;
+  std::condition_variable connected_cv_;
+  std::map<int, HostPort> addresses_;
+  std::map<int, Status> peer_status_;     // failed peers
+  std::map<int, bool> peer_connected_;
+  std::map<int, PeerCounters> counters_;
+  Status last_rejection_;
+  int64_t num_rejected_ = 0;
+};
+
+}  // namespace weft

@@ -1,0 +1,129 @@
+// Internal to the UCX transport (transport.cc, transport_recv.cc): the per-peer, send and receive
+// state. Progress-thread only unless a member says otherwise.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "distributed/ucx/transport.h"
+
+namespace weft {
+
+// Buffers for tensors received by rendezvous, reused by size: a training step receives the same
+// sizes every step, and a fresh multi-megabyte allocation costs an mmap and a page fault per 4 KiB
+// (as much as the transfer itself). Tensors handed out keep the pool alive through their release.
+class UcxTransport::RecvBufferPool : public std::enable_shared_from_this<RecvBufferPool> {
+ public:
+  explicit RecvBufferPool(size_t max_cached) : max_cached_(max_cached) {}
+  ~RecvBufferPool() {
+    for (auto& [bytes, list] : free_) {
+      for (void* p : list) CpuAllocator()->Deallocate(p, bytes);
+    }
+  }
+  // A buffer of at least `bytes` (64-byte aligned).
+  std::shared_ptr<Buffer> Get(size_t bytes) {
+    const size_t rounded = (bytes + 4095) & ~size_t{4095};
+    void* p = nullptr;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      auto it = free_.find(rounded);
+      if (it != free_.end() && !it->second.empty()) {
+        p = it->second.back();
+        it->second.pop_back();
+        cached_ -= rounded;
+      }
+    }
+    if (p == nullptr) p = CpuAllocator()->Allocate(rounded);
+    std::weak_ptr<RecvBufferPool> pool = weak_from_this();
+    return std::make_shared<Buffer>(p, bytes, MemoryKind::kHost, [pool, p, rounded] {
+      if (auto self = pool.lock()) {
+        self->Put(p, rounded);
+      } else {
+        CpuAllocator()->Deallocate(p, rounded);
+      }
+    });
+  }
+
+ private:
+  void Put(void* p, size_t rounded) {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (cached_ + rounded <= max_cached_) {
+        free_[rounded].push_back(p);
+        cached_ += rounded;
+        return;
+      }
+    }
+    CpuAllocator()->Deallocate(p, rounded);
+  }
+
+  const size_t max_cached_;
+  std::mutex mu_;
+  std::map<size_t, std::vector<void*>> free_;
+  size_t cached_ = 0;
+};
+
+struct UcxTransport::Peer {
+  std::unique_ptr<UcxEndpoint> ep;       // through the connection manager: set-up and failure detection
+  std::unique_ptr<UcxEndpoint> data_ep;  // to the peer's worker address: tensors (shared memory included)
+  std::vector<std::function<void()>> waiting;  // sends posted before data_ep existed
+  int attempt = 0;             // bumps on every (re)connect, so stale callbacks are ignored
+  bool connected = false;     // data_ep exists
+  bool cm_connected = false;  // ep's first flush completed
+  bool failed = false;
+  std::chrono::steady_clock::time_point deadline;  // of the current connect
+  std::optional<std::chrono::steady_clock::time_point> retry_at;
+  std::vector<std::unique_ptr<UcxEndpoint>> graveyard;  // failed endpoints, closed outside callbacks
+  uint64_t next_seq = 1;
+};
+
+// One send (eager: one request; rendezvous: header + data, two requests).
+struct UcxTransport::SendOp {
+  UcxTransport* transport;
+  int task;
+  Tensor value;       // kept alive until the data is sent
+  std::string head;
+  ucp_dt_iov_t iov[2];
+  int pending = 0;
+  Status status;
+  DoneCallback done;
+
+  void Complete(const Status& s) {
+    if (!s.ok() && status.ok()) status = s;
+    if (--pending == 0) {
+      if (done) done(status);
+      delete this;
+    }
+  }
+};
+
+struct UcxTransport::RecvOp {
+  UcxTransport* transport;
+  int src_task;
+  bool is_header;
+  void* request = nullptr;
+  // Header receives: the message buffer (CpuAllocator, 64-byte aligned).
+  uint8_t* buffer = nullptr;
+  size_t buffer_bytes = 0;
+  // Data receives: the tensor being filled and its key.
+  Tensor value;
+  uint64_t step_id = 0;
+  std::string key;
+  std::chrono::steady_clock::time_point started;
+  // UCX may complete a receive inside the posting call (a rendezvous over cma does) and still return
+  // the request: the callback then only records the outcome, and the poster handles it.
+  bool in_post = false;
+  bool done_in_post = false;
+  ucs_status_t post_status = UCS_OK;
+  size_t post_length = 0;
+
+  void FreeBuffer() {
+    if (buffer != nullptr) CpuAllocator()->Deallocate(buffer, buffer_bytes);
+    buffer = nullptr;
+  }
+};
+
+}  // namespace weft

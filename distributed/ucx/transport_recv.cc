@@ -1,0 +1,213 @@
+// The receiving half of UcxTransport: probing for headers, eager tensors made over their receive
+// buffer, rendezvous data received into a tensor allocated first, and rejecting bad messages.
+#include <cstring>
+
+#include "distributed/ucx/transport_internal.h"
+
+namespace weft {
+namespace {
+using Clock = std::chrono::steady_clock;
+}  // namespace
+
+void UcxTransport::RecvCallback(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info, void* user_data) {
+  auto* op = static_cast<RecvOp*>(user_data);
+  const size_t length = info != nullptr ? info->length : 0;
+  op->request = nullptr;
+  ucp_request_free(request);
+  if (op->in_post) {
+    op->done_in_post = true;
+    op->post_status = status;
+    op->post_length = length;
+    return;
+  }
+  if (op->is_header) {
+    op->transport->OnHeaderReceived(op, status, length);
+  } else {
+    op->transport->OnDataReceived(op, status, length);
+  }
+}
+
+void UcxTransport::ProbeHeaders() {
+  for (;;) {
+    ucp_tag_recv_info_t info{};
+    ucp_tag_message_h msg = ucp_tag_probe_nb(worker_->get(), kTagClassHeader, kTagClassMask, 1, &info);
+    if (msg == nullptr) return;
+    auto* op = new RecvOp{this, TagSourceTask(info.sender_tag), true};
+    // No valid header message is longer than this: a longer one is received into a small buffer,
+    // which UCX reports as truncated, and rejected without allocating what it claims.
+    const size_t longest = kWireHeaderBytes + 8 * kWireMaxRank + kWireMaxKeyBytes + 64 +
+                           std::max<size_t>(options_.eager_threshold, worker_->address().size());
+    const size_t receive_bytes = info.length > longest ? kWireHeaderBytes : info.length;
+    op->buffer_bytes = std::max<size_t>(receive_bytes, 1);
+    op->buffer = static_cast<uint8_t*>(CpuAllocator()->Allocate(op->buffer_bytes));
+    op->started = Clock::now();
+    ucp_tag_recv_info_t done_info{};
+    ucp_request_param_t param{};
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_RECV_INFO;
+    param.cb.recv = &UcxTransport::RecvCallback;
+    param.user_data = op;
+    param.recv_info.tag_info = &done_info;
+    op->in_post = true;
+    ucs_status_ptr_t req = ucp_tag_msg_recv_nbx(worker_->get(), op->buffer, receive_bytes, msg, &param);
+    op->in_post = false;
+    if (op->done_in_post) {
+      OnHeaderReceived(op, op->post_status, op->post_length);
+    } else if (req == nullptr) {
+      OnHeaderReceived(op, UCS_OK, info.length);  // the probe's length (recv_info is not filled here)
+    } else if (UCS_PTR_IS_ERR(req)) {
+      OnHeaderReceived(op, UCS_PTR_STATUS(req), 0);
+    } else {
+      op->request = req;
+      recvs_in_flight_.insert(op);
+    }
+  }
+}
+
+void UcxTransport::Reject(int src_task, const Status& status, const WireMessage* message) {
+  Status s = status;
+  if (src_task >= 0 && src_task < options_.cluster.NumTasks()) s = s.WithContext("from " + PeerName(src_task));
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    last_rejection_ = s;
+    num_rejected_++;
+    counters_[src_task].rejected++;
+  }
+  // An intact header names the key: fail that Recv now rather than at its timeout.
+  if (message != nullptr && message->header_trusted) {
+    Deliver(src_task, message->header.step_id, message->key, s, Tensor(), false);
+  }
+}
+
+void UcxTransport::Deliver(int src_task, uint64_t step_id, const std::string& key, const Status& status,
+                           const Tensor& value, bool is_dead) {
+  if (shutting_down_ || !on_message_) return;
+  on_message_(src_task, step_id, key, status, value, is_dead);
+}
+
+void UcxTransport::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t length) {
+  recvs_in_flight_.erase(op);
+  std::unique_ptr<RecvOp> owned(op);
+  if (shutting_down_ || status == UCS_ERR_CANCELED) {
+    op->FreeBuffer();
+    return;
+  }
+  if (status != UCS_OK) {
+    Reject(op->src_task, UcxStatus(status, fmt::format("receiving a message ({} bytes)", length)), nullptr);
+    op->FreeBuffer();
+    return;
+  }
+  if (op->src_task >= options_.cluster.NumTasks() || op->src_task == self_) {
+    Reject(op->src_task, errors::DataLoss("wire: a message tagged with task #{} (the cluster has {} tasks; this is #{})",
+                                          op->src_task, options_.cluster.NumTasks(), self_), nullptr);
+    op->FreeBuffer();
+    return;
+  }
+  WireMessage m;
+  Status s = DecodeMessage(op->buffer, length, &m);
+  if (s.ok() && m.header.src_task != op->src_task) {
+    s = errors::DataLoss("wire: the header says task {} but the tag says task {}", m.header.src_task, op->src_task);
+  }
+  if (!s.ok()) {
+    Reject(op->src_task, s, &m);
+    op->FreeBuffer();
+    return;
+  }
+  const auto kind = static_cast<WireKind>(m.header.kind);
+  if (kind == WireKind::kHello || kind == WireKind::kHelloReply) {
+    if (m.dtype != DType::kUInt8 || m.dims.size() != 1 || !m.eager) {
+      Reject(op->src_task, errors::DataLoss("wire: a hello message without a worker address"), nullptr);
+    } else {
+      OnHello(op->src_task, kind, std::string(reinterpret_cast<const char*>(m.payload), m.header.payload_bytes));
+    }
+    op->FreeBuffer();
+    return;
+  }
+  const uint64_t step = m.header.step_id;
+  if (m.is_dead || m.eager) {
+    Tensor value;
+    if (!m.is_dead) {
+      uint8_t* base = op->buffer;
+      const size_t base_bytes = op->buffer_bytes;
+      op->buffer = nullptr;  // the tensor owns it now
+      auto buffer = std::make_shared<Buffer>(base + m.header.payload_offset, m.header.payload_bytes, MemoryKind::kHost,
+                                             [base, base_bytes] { CpuAllocator()->Deallocate(base, base_bytes); });
+      try {
+        value = Tensor::FromBuffer(m.dtype, TensorShape(m.dims), std::move(buffer));
+      } catch (const Error& e) {
+        Reject(op->src_task, e.status(), &m);
+        return;
+      }
+    }
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      PeerCounters& c = counters_[op->src_task];
+      c.messages_received++;
+      c.eager_received++;
+      c.bytes_received += static_cast<int64_t>(m.header.payload_bytes);
+    }
+    op->FreeBuffer();
+    Deliver(op->src_task, step, m.key, Status(), value, m.is_dead);
+    return;
+  }
+  op->FreeBuffer();
+  // Rendezvous: the tensor exists before its receive is posted, so UCX writes the bytes straight into it.
+  auto data = std::make_unique<RecvOp>(RecvOp{this, op->src_task, false});
+  data->step_id = step;
+  data->key = m.key;
+  data->started = Clock::now();
+  try {
+    data->value = Tensor::FromBuffer(m.dtype, TensorShape(m.dims), recv_pool_->Get(m.header.payload_bytes));
+  } catch (const Error& e) {
+    Deliver(op->src_task, step, m.key, e.status().WithContext("allocating the received tensor"), Tensor(), false);
+    return;
+  }
+  ucp_tag_recv_info_t done_info{};
+  done_info.length = SIZE_MAX;  // stays so when UCX does not report the length of an immediate completion
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_RECV_INFO;
+  param.cb.recv = &UcxTransport::RecvCallback;
+  param.user_data = data.get();
+  param.recv_info.tag_info = &done_info;
+  const size_t bytes = data->value.bytes();
+  data->in_post = true;
+  ucs_status_ptr_t req = ucp_tag_recv_nbx(worker_->get(), data->value.raw_data(), bytes,
+                                          DataTag(op->src_task, m.header.seq), ~uint64_t{0}, &param);
+  data->in_post = false;
+  RecvOp* d = data.release();
+  if (d->done_in_post) {
+    OnDataReceived(d, d->post_status, d->post_length);
+  } else if (req == nullptr) {
+    OnDataReceived(d, UCS_OK, done_info.length == SIZE_MAX ? bytes : done_info.length);
+  } else if (UCS_PTR_IS_ERR(req)) {
+    OnDataReceived(d, UCS_PTR_STATUS(req), 0);
+  } else {
+    d->request = req;
+    recvs_in_flight_.insert(d);
+  }
+}
+
+void UcxTransport::OnDataReceived(RecvOp* op, ucs_status_t status, size_t length) {
+  recvs_in_flight_.erase(op);
+  std::unique_ptr<RecvOp> owned(op);
+  if (shutting_down_ || status == UCS_ERR_CANCELED) return;
+  Status s = UcxStatus(status, fmt::format("receiving the data of key '{}' (step {})", op->key, op->step_id));
+  if (s.ok() && length != op->value.bytes()) {
+    s = errors::DataLoss("received {} bytes for key '{}' (step {}), expected {} for {}", length, op->key, op->step_id,
+                         op->value.bytes(), op->value.DebugString());
+  }
+  if (!s.ok()) {
+    Reject(op->src_task, s, nullptr);
+    Deliver(op->src_task, op->step_id, op->key, s.WithContext("from " + PeerName(op->src_task)), Tensor(), false);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    PeerCounters& c = counters_[op->src_task];
+    c.messages_received++;
+    c.rendezvous_received++;
+    c.bytes_received += static_cast<int64_t>(length);
+  }
+  Deliver(op->src_task, op->step_id, op->key, Status(), op->value, false);
+}
+
+}  // namespace weft

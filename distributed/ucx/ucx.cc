@@ -1,0 +1,418 @@
+#include "distributed/ucx/ucx.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <condition_variable>
+#include <cstring>
+
+namespace weft {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Resolves host:port to a sockaddr (numeric or by name, IPv4 or IPv6).
+sockaddr_storage Resolve(const HostPort& address, socklen_t* len) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  const std::string port = std::to_string(address.port);
+  const int rc = getaddrinfo(address.host.c_str(), port.c_str(), &hints, &res);
+  if (rc != 0 || res == nullptr) {
+    throw Error(errors::InvalidArgument("cannot resolve '{}': {}", address.ToString(), gai_strerror(rc)));
+  }
+  sockaddr_storage ss{};
+  std::memcpy(&ss, res->ai_addr, res->ai_addrlen);
+  *len = res->ai_addrlen;
+  freeaddrinfo(res);
+  return ss;
+}
+
+}  // namespace
+
+Status UcxStatus(ucs_status_t status, std::string_view what) {
+  if (status == UCS_OK) return Status();
+  const std::string msg = fmt::format("{}: {} (UCX status {})", what, ucs_status_string(status), int(status));
+  switch (status) {
+    case UCS_ERR_UNREACHABLE:
+    case UCS_ERR_CONNECTION_RESET:
+    case UCS_ERR_ENDPOINT_TIMEOUT:
+    case UCS_ERR_REJECTED:
+    case UCS_ERR_NOT_CONNECTED:
+    case UCS_ERR_IO_ERROR:
+      return Status(Code::kUnavailable, msg);
+    case UCS_ERR_TIMED_OUT:
+      return Status(Code::kDeadlineExceeded, msg);
+    case UCS_ERR_CANCELED:
+      return Status(Code::kCancelled, msg);
+    case UCS_ERR_NO_MEMORY:
+    case UCS_ERR_NO_RESOURCE:
+    case UCS_ERR_EXCEEDS_LIMIT:
+      return Status(Code::kResourceExhausted, msg);
+    case UCS_ERR_MESSAGE_TRUNCATED:
+      return Status(Code::kDataLoss, msg);
+    case UCS_ERR_INVALID_PARAM:
+    case UCS_ERR_INVALID_ADDR:
+      return Status(Code::kInvalidArgument, msg);
+    case UCS_ERR_BUSY:
+    case UCS_ERR_ALREADY_EXISTS:
+      return Status(Code::kAlreadyExists, msg);
+    case UCS_ERR_UNSUPPORTED:
+      return Status(Code::kUnimplemented, msg);
+    default:
+      return Status(Code::kInternal, msg);
+  }
+}
+
+UcxContext::UcxContext(const UcxContextOptions& options) {
+  ucp_config_t* config = nullptr;
+  ThrowIfError(UcxStatus(ucp_config_read(nullptr, nullptr, &config), "ucp_config_read"));
+  for (const auto& [name, value] : options.config) {
+    const ucs_status_t s = ucp_config_modify(config, name.c_str(), value.c_str());
+    if (s != UCS_OK) {
+      ucp_config_release(config);
+      ThrowIfError(UcxStatus(s, fmt::format("UCX config {}={}", name, value)));
+    }
+  }
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
+  params.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP | options.extra_features;
+  params.mt_workers_shared = 0;
+  const ucs_status_t s = ucp_init(&params, config, &context_);
+  ucp_config_release(config);
+  ThrowIfError(UcxStatus(s, "ucp_init"));
+}
+
+UcxContext::~UcxContext() {
+  if (context_ != nullptr) ucp_cleanup(context_);
+}
+
+UcxWorker::UcxWorker(UcxContext* context, const UcxWorkerOptions& options) : context_(context), options_(options) {
+  ucp_worker_params_t params{};
+  params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  params.thread_mode = UCS_THREAD_MODE_SINGLE;  // only the progress thread calls ucp
+  ThrowIfError(UcxStatus(ucp_worker_create(context_->get(), &params, &worker_), "ucp_worker_create"));
+  auto fail = [&](Status s) {
+    if (wake_fd_ >= 0) close(wake_fd_);
+    if (epoll_fd_ >= 0) close(epoll_fd_);
+    ucp_worker_destroy(worker_);
+    throw Error(s);
+  };
+  ucp_address_t* address = nullptr;
+  size_t address_bytes = 0;
+  ucs_status_t s = ucp_worker_get_address(worker_, &address, &address_bytes);
+  if (s != UCS_OK) fail(UcxStatus(s, "ucp_worker_get_address"));
+  address_.assign(reinterpret_cast<const char*>(address), address_bytes);
+  ucp_worker_release_address(worker_, address);
+  s = ucp_worker_get_efd(worker_, &worker_fd_);
+  if (s != UCS_OK) fail(UcxStatus(s, "ucp_worker_get_efd"));
+  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+  if (wake_fd_ < 0 || epoll_fd_ < 0) fail(errors::Internal("UcxWorker: eventfd/epoll: {}", std::strerror(errno)));
+  for (int fd : {worker_fd_, wake_fd_}) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = fd;
+    if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+      fail(errors::Internal("UcxWorker: epoll_ctl: {}", std::strerror(errno)));
+    }
+  }
+  thread_ = std::thread([this] { Loop(); });
+  // Wait for the thread id so OnProgressThread() is right from the start.
+  RunSync([] { return Status(); }, std::chrono::seconds(10));
+}
+
+UcxWorker::~UcxWorker() {
+  Stop();
+  close(wake_fd_);
+  close(epoll_fd_);
+  ucp_worker_destroy(worker_);
+}
+
+void UcxWorker::Stop() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (stopping_ && !thread_.joinable()) return;
+    stopping_ = true;
+  }
+  Wake();
+  if (thread_.joinable() && !OnProgressThread()) thread_.join();
+}
+
+void UcxWorker::Wake() {
+  const uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof(one));
+}
+
+bool UcxWorker::Post(std::function<void()> fn) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (stopping_) return false;
+    posted_.push_back(std::move(fn));
+  }
+  if (!OnProgressThread()) Wake();  // the loop looks at posted_ before it sleeps
+  return true;
+}
+
+Status UcxWorker::RunSync(std::function<Status()> fn, std::chrono::milliseconds timeout) {
+  if (OnProgressThread()) return fn();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    // After Stop() the thread is gone and nothing else calls ucp: run here.
+    if (stopping_ && !thread_.joinable()) return fn();
+  }
+  struct Shared {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    Status status;
+  };
+  auto shared = std::make_shared<Shared>();
+  const bool posted = Post([shared, fn = std::move(fn)] {
+    Status s;
+    try {
+      s = fn();
+    } catch (const Error& e) {
+      s = e.status();
+    } catch (const std::exception& e) {
+      s = errors::Internal("{}", e.what());
+    }
+    std::lock_guard<std::mutex> l(shared->mu);
+    shared->status = s;
+    shared->done = true;
+    shared->cv.notify_all();
+  });
+  if (!posted) return errors::Cancelled("{}: the UCX progress thread is stopping", options_.name);
+  std::unique_lock<std::mutex> l(shared->mu);
+  if (!shared->cv.wait_for(l, timeout, [&] { return shared->done; })) {
+    return errors::DeadlineExceeded("{}: work on the UCX progress thread did not finish within {} ms", options_.name,
+                                    timeout.count());
+  }
+  return shared->status;
+}
+
+void UcxWorker::AddPollHook(std::function<void()> poll) {
+  RunSync([&] {
+    poll_hooks_.push_back(std::move(poll));
+    return Status();
+  }, std::chrono::seconds(10));
+}
+
+void UcxWorker::AddTickHook(std::function<void()> tick) {
+  RunSync([&] {
+    tick_hooks_.push_back(std::move(tick));
+    return Status();
+  }, std::chrono::seconds(10));
+}
+
+// Work on the progress thread must not take the process down: an exception that escapes it is
+// reported on stderr (there is no caller to give it to) and the loop goes on.
+void UcxWorker::Guarded(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "weft %s: error on the UCX progress thread: %s\n", options_.name.c_str(), e.what());
+  }
+}
+
+bool UcxWorker::RunPosted() {
+  std::deque<std::function<void()>> batch;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    batch.swap(posted_);
+  }
+  for (auto& fn : batch) Guarded(fn);
+  return !batch.empty();
+}
+
+bool UcxWorker::ProgressUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  while (!done()) {
+    if (Clock::now() > deadline) return false;
+    if (ucp_worker_progress(worker_) == 0) std::this_thread::yield();
+  }
+  return true;
+}
+
+void UcxWorker::Loop() {
+  thread_id_ = std::this_thread::get_id();
+  auto last_activity = Clock::now();
+  auto next_tick = Clock::now() + options_.tick;
+  for (;;) {
+    bool active = RunPosted();
+    while (ucp_worker_progress(worker_) != 0) active = true;
+    for (auto& hook : poll_hooks_) Guarded(hook);
+    const auto now = Clock::now();
+    if (now >= next_tick) {
+      for (auto& hook : tick_hooks_) Guarded(hook);
+      next_tick = now + options_.tick;
+    }
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (stopping_ && posted_.empty()) break;
+      if (!posted_.empty()) continue;
+    }
+    if (active) {
+      last_activity = now;
+      continue;
+    }
+    if (now - last_activity < options_.spin) continue;
+    // Sleep until UCX has an event, someone posts work, or the next tick.
+    const ucs_status_t armed = ucp_worker_arm(worker_);
+    if (armed == UCS_ERR_BUSY) continue;  // events arrived meanwhile: progress again
+    const int wait_ms = static_cast<int>(
+        std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(next_tick - now).count()) + 1);
+    epoll_event events[2];
+    const int n = epoll_wait(epoll_fd_, events, 2, wait_ms);
+    for (int i = 0; i < n; ++i) {
+      if (events[i].data.fd == wake_fd_) {
+        uint64_t v;
+        [[maybe_unused]] ssize_t r = read(wake_fd_, &v, sizeof(v));
+      }
+    }
+    last_activity = Clock::now();  // spin again briefly after waking: more traffic usually follows
+  }
+}
+
+UcxListener::UcxListener(UcxWorker* worker, const HostPort& address, RequestCallback on_request)
+    : worker_(worker), on_request_(std::move(on_request)) {
+  socklen_t len = 0;
+  sockaddr_storage ss;
+  if (address.port == 0) {  // an ephemeral port: HostPort::Parse refuses 0, so build it by hand
+    HostPort any = address;
+    any.port = 1;
+    ss = Resolve(any, &len);
+    if (ss.ss_family == AF_INET) reinterpret_cast<sockaddr_in*>(&ss)->sin_port = 0;
+    else reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port = 0;
+  } else {
+    ss = Resolve(address, &len);
+  }
+  ucp_listener_params_t params{};
+  params.field_mask = UCP_LISTENER_PARAM_FIELD_SOCK_ADDR | UCP_LISTENER_PARAM_FIELD_CONN_HANDLER;
+  params.sockaddr.addr = reinterpret_cast<const sockaddr*>(&ss);
+  params.sockaddr.addrlen = len;
+  params.conn_handler.cb = &UcxListener::OnRequest;
+  params.conn_handler.arg = this;
+  ThrowIfError(UcxStatus(ucp_listener_create(worker_->get(), &params, &listener_),
+                         fmt::format("listening on {}", address.ToString())));
+  ucp_listener_attr_t attr{};
+  attr.field_mask = UCP_LISTENER_ATTR_FIELD_SOCKADDR;
+  const ucs_status_t s = ucp_listener_query(listener_, &attr);
+  if (s != UCS_OK) {
+    ucp_listener_destroy(listener_);
+    ThrowIfError(UcxStatus(s, "ucp_listener_query"));
+  }
+  port_ = attr.sockaddr.ss_family == AF_INET ? ntohs(reinterpret_cast<sockaddr_in*>(&attr.sockaddr)->sin_port)
+                                             : ntohs(reinterpret_cast<sockaddr_in6*>(&attr.sockaddr)->sin6_port);
+}
+
+UcxListener::~UcxListener() {
+  if (listener_ != nullptr) ucp_listener_destroy(listener_);
+}
+
+void UcxListener::OnRequest(ucp_conn_request_h request, void* arg) {
+  auto* self = static_cast<UcxListener*>(arg);
+  self->on_request_(request);
+}
+
+std::unique_ptr<UcxEndpoint> UcxEndpoint::Connect(UcxWorker* worker, const HostPort& address, std::string peer_name,
+                                                  ErrorCallback on_error) {
+  std::unique_ptr<UcxEndpoint> ep(new UcxEndpoint(worker, std::move(peer_name), std::move(on_error)));
+  socklen_t len = 0;
+  const sockaddr_storage ss = Resolve(address, &len);
+  ucp_ep_params_t params{};
+  params.field_mask = UCP_EP_PARAM_FIELD_FLAGS | UCP_EP_PARAM_FIELD_SOCK_ADDR | UCP_EP_PARAM_FIELD_ERR_HANDLER |
+                      UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+  params.flags = UCP_EP_PARAMS_FLAGS_CLIENT_SERVER;
+  params.sockaddr.addr = reinterpret_cast<const sockaddr*>(&ss);
+  params.sockaddr.addrlen = len;
+  params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+  params.err_handler.cb = &UcxEndpoint::OnError;
+  params.err_handler.arg = ep.get();
+  ThrowIfError(UcxStatus(ucp_ep_create(worker->get(), &params, &ep->ep_),
+                         fmt::format("connecting to {} at {}", ep->peer_name_, address.ToString())));
+  return ep;
+}
+
+std::unique_ptr<UcxEndpoint> UcxEndpoint::ConnectToWorker(UcxWorker* worker, const std::string& worker_address,
+                                                          std::string peer_name, bool peer_error_handling,
+                                                          ErrorCallback on_error) {
+  std::unique_ptr<UcxEndpoint> ep(new UcxEndpoint(worker, std::move(peer_name), std::move(on_error)));
+  ucp_ep_params_t params{};
+  params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLER |
+                      UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+  params.address = reinterpret_cast<const ucp_address_t*>(worker_address.data());
+  params.err_mode = peer_error_handling ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
+  params.err_handler.cb = &UcxEndpoint::OnError;
+  params.err_handler.arg = ep.get();
+  ThrowIfError(UcxStatus(ucp_ep_create(worker->get(), &params, &ep->ep_),
+                         fmt::format("connecting to the worker of {}", ep->peer_name_)));
+  return ep;
+}
+
+std::unique_ptr<UcxEndpoint> UcxEndpoint::Accept(UcxWorker* worker, ucp_conn_request_h request, std::string peer_name,
+                                                 ErrorCallback on_error) {
+  std::unique_ptr<UcxEndpoint> ep(new UcxEndpoint(worker, std::move(peer_name), std::move(on_error)));
+  ucp_ep_params_t params{};
+  params.field_mask = UCP_EP_PARAM_FIELD_CONN_REQUEST | UCP_EP_PARAM_FIELD_ERR_HANDLER |
+                      UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+  params.conn_request = request;
+  params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+  params.err_handler.cb = &UcxEndpoint::OnError;
+  params.err_handler.arg = ep.get();
+  ThrowIfError(UcxStatus(ucp_ep_create(worker->get(), &params, &ep->ep_),
+                         fmt::format("accepting a connection from {}", ep->peer_name_)));
+  return ep;
+}
+
+void UcxEndpoint::OnError(void* arg, ucp_ep_h, ucs_status_t status) {
+  auto* self = static_cast<UcxEndpoint*>(arg);
+  if (self->failed()) return;
+  self->status_ = UcxStatus(status, fmt::format("connection to {}", self->peer_name_));
+  self->status_ = Status(Code::kUnavailable, self->status_.message());  // a broken peer is Unavailable
+  if (self->on_error_) self->on_error_(self->status_);
+}
+
+UcxEndpoint::~UcxEndpoint() {
+  if (ep_ == nullptr) return;
+  on_error_ = nullptr;  // the owner is going away: errors during close are not news
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+  param.flags = failed() ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+  ucs_status_ptr_t req = ucp_ep_close_nbx(ep_, &param);
+  if (req != nullptr && !UCS_PTR_IS_ERR(req)) {
+    const bool done = worker_->ProgressUntil([&] { return ucp_request_check_status(req) != UCS_INPROGRESS; },
+                                             std::chrono::milliseconds(1000));
+    if (!done) ucp_request_cancel(worker_->get(), req);
+    ucp_request_free(req);
+  }
+}
+
+Status UcxFlush(UcxWorker* worker, ucp_ep_h ep, std::chrono::milliseconds timeout, std::string_view what) {
+  ucp_request_param_t param{};
+  ucs_status_ptr_t req = ucp_ep_flush_nbx(ep, &param);
+  if (req == nullptr) return Status();
+  if (UCS_PTR_IS_ERR(req)) return UcxStatus(UCS_PTR_STATUS(req), what);
+  const bool done =
+      worker->ProgressUntil([&] { return ucp_request_check_status(req) != UCS_INPROGRESS; }, timeout);
+  if (!done) {
+    ucp_request_cancel(worker->get(), req);
+    worker->ProgressUntil([&] { return ucp_request_check_status(req) != UCS_INPROGRESS; },
+                          std::chrono::milliseconds(100));
+    ucp_request_free(req);
+    return errors::DeadlineExceeded("{}: not done within {} ms", what, timeout.count());
+  }
+  const ucs_status_t s = ucp_request_check_status(req);
+  ucp_request_free(req);
+  return UcxStatus(s, what);
+}
+
+}  // namespace weft

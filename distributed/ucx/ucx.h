@@ -1,0 +1,184 @@
+// RAII wrappers over UCX's ucp layer: context, worker with its progress thread, listener, endpoints.
+//
+//   UcxContext ctx({.config = {{"TLS", "tcp,self"}}});          // UCX_* environment, then these overrides
+//   UcxWorker worker(&ctx);                                      // starts the progress thread
+//   std::unique_ptr<UcxListener> listener;
+//   ThrowIfError(worker.RunSync([&] {                            // ucp calls happen on the progress thread
+//     listener = std::make_unique<UcxListener>(&worker, HostPort{"127.0.0.1", 0}, on_conn_request);
+//     return Status();
+//   }, std::chrono::seconds(5)));
+//   int port = listener->port();                                 // the port bound (0 asks for a free one)
+//
+// Threading: the ucp worker is created single-threaded and every ucp call is made on the worker's
+// progress thread. Other threads hand work over with Post() (fire and forget) or RunSync() (waits,
+// with a timeout). The progress thread never busy-spins for long: after `spin_us` without activity
+// it arms the worker (ucp_worker_arm) and sleeps in epoll on the worker's event fd, a wake-up
+// eventfd and the next timer tick. UcxListener and UcxEndpoint are used on the progress thread only.
+//
+// Every ucs_status_t becomes a weft Status carrying ucs_status_string (UcxStatus below).
+#pragma once
+
+#include <ucp/api/ucp.h>
+
+#include <atomic>
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/status.h"
+#include "distributed/cluster_spec.h"
+
+namespace weft {
+
+// OK for UCS_OK; otherwise "<what>: <ucs_status_string>" with a code chosen by the status
+// (Unavailable for unreachable / reset / timed-out peers, DeadlineExceeded for UCS_ERR_TIMED_OUT,
+// Cancelled for UCS_ERR_CANCELED, ResourceExhausted for no memory, Internal otherwise).
+Status UcxStatus(ucs_status_t status, std::string_view what);
+
+struct UcxContextOptions {
+  // ucp config overrides applied after the UCX_* environment ({"TLS", "tcp,self"}, {"RNDV_THRESH", "32k"}).
+  std::map<std::string, std::string> config;
+  // Extra ucp features beyond TAG and WAKEUP (UCP_FEATURE_AM for a control plane, UCP_FEATURE_RMA ...).
+  uint64_t extra_features = 0;
+};
+
+class UcxContext {
+ public:
+  explicit UcxContext(const UcxContextOptions& options = {});  // throws Error with UCX's reason
+  ~UcxContext();
+  UcxContext(const UcxContext&) = delete;
+  UcxContext& operator=(const UcxContext&) = delete;
+  ucp_context_h get() const { return context_; }
+
+ private:
+  ucp_context_h context_ = nullptr;
+};
+
+struct UcxWorkerOptions {
+  // How long the progress thread keeps polling after the last activity before it sleeps in epoll.
+  // 0 sleeps at once (least CPU); tens of microseconds keep small-message latency near UCX's own.
+  std::chrono::microseconds spin{50};
+  // Tick hooks run at least this often (timeouts are checked there).
+  std::chrono::milliseconds tick{20};
+  std::string name = "ucx";
+};
+
+class UcxWorker {
+ public:
+  explicit UcxWorker(UcxContext* context, const UcxWorkerOptions& options = {});  // context: not owned
+  // Stops the progress thread after running what was posted. Owners must destroy their endpoints
+  // and listeners (on the progress thread) before.
+  ~UcxWorker();
+  UcxWorker(const UcxWorker&) = delete;
+  UcxWorker& operator=(const UcxWorker&) = delete;
+
+  ucp_worker_h get() const { return worker_; }
+  // Runs `fn` on the progress thread, in posting order. Thread-safe. After Stop(), `fn` is dropped
+  // and Post returns false.
+  bool Post(std::function<void()> fn);
+  // Runs `fn` on the progress thread and returns its status (or DeadlineExceeded after `timeout`;
+  // `fn` may still run later). Called on the progress thread it runs `fn` inline.
+  Status RunSync(std::function<Status()> fn, std::chrono::milliseconds timeout);
+  // Hooks run on the progress thread after every round of progress (`poll`) and on every tick
+  // (`tick`). Add them before traffic starts; they live as long as the worker.
+  void AddPollHook(std::function<void()> poll);
+  void AddTickHook(std::function<void()> tick);
+  // This worker's address (for UcxEndpoint::ConnectToWorker on a peer).
+  const std::string& address() const { return address_; }
+  bool OnProgressThread() const { return std::this_thread::get_id() == thread_id_; }
+  // Progresses the worker until `done()` holds or `timeout` passes (progress thread only: for
+  // closing endpoints and flushing). Returns whether done() held.
+  bool ProgressUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout);
+  void Stop();
+
+ private:
+  void Loop();
+  void Wake();
+  void Guarded(const std::function<void()>& fn);
+  bool RunPosted();
+
+  UcxContext* context_;
+  UcxWorkerOptions options_;
+  ucp_worker_h worker_ = nullptr;
+  std::string address_;
+  int worker_fd_ = -1, wake_fd_ = -1, epoll_fd_ = -1;
+  std::mutex mu_;
+  std::deque<std::function<void()>> posted_;
+  bool stopping_ = false;
+  std::vector<std::function<void()>> poll_hooks_, tick_hooks_;
+  std::thread thread_;
+  std::thread::id thread_id_;
+};
+
+// A ucp_listener on one address. Binds exactly `address` (port 0: a free port, see port()).
+// Connection requests are handed to `on_request` on the progress thread, which must accept
+// them (UcxEndpoint::Accept) or reject them (ucp_listener_reject).
+class UcxListener {
+ public:
+  using RequestCallback = std::function<void(ucp_conn_request_h request)>;
+  UcxListener(UcxWorker* worker, const HostPort& address, RequestCallback on_request);  // throws Error
+  ~UcxListener();
+  UcxListener(const UcxListener&) = delete;
+  UcxListener& operator=(const UcxListener&) = delete;
+  int port() const { return port_; }
+  ucp_listener_h get() const { return listener_; }
+
+ private:
+  static void OnRequest(ucp_conn_request_h request, void* arg);
+  UcxWorker* worker_;
+  RequestCallback on_request_;
+  ucp_listener_h listener_ = nullptr;
+  int port_ = 0;
+};
+
+// An endpoint, with peer-failure handling (UCP_ERR_HANDLING_MODE_PEER) unless asked otherwise: when
+// the peer dies or the connection breaks, the status is recorded and `on_error` runs once on the
+// progress thread.
+class UcxEndpoint {
+ public:
+  using ErrorCallback = std::function<void(const Status& status)>;
+  // Connects to `address` through UCX's connection manager. `peer_name` names the peer in errors.
+  static std::unique_ptr<UcxEndpoint> Connect(UcxWorker* worker, const HostPort& address, std::string peer_name,
+                                              ErrorCallback on_error);
+  // Connects to a worker address (ucp_worker_get_address). With `peer_error_handling` UCX uses only
+  // transports that report peer failure (in UCX 1.13: tcp, cma, verbs); without it, shared memory
+  // (posix, sysv) too, and failures must be noticed elsewhere (UcxTransport keeps a connection-manager
+  // endpoint for that).
+  static std::unique_ptr<UcxEndpoint> ConnectToWorker(UcxWorker* worker, const std::string& worker_address,
+                                                      std::string peer_name, bool peer_error_handling,
+                                                      ErrorCallback on_error);
+  static std::unique_ptr<UcxEndpoint> Accept(UcxWorker* worker, ucp_conn_request_h request, std::string peer_name,
+                                             ErrorCallback on_error);
+  // Closes (flushing when healthy, forcing otherwise), progressing for at most ~1 s.
+  ~UcxEndpoint();
+  UcxEndpoint(const UcxEndpoint&) = delete;
+  UcxEndpoint& operator=(const UcxEndpoint&) = delete;
+
+  ucp_ep_h get() const { return ep_; }
+  const std::string& peer_name() const { return peer_name_; }
+  // OK while healthy; the failure otherwise.
+  const Status& status() const { return status_; }
+  bool failed() const { return !status_.ok(); }
+
+ private:
+  UcxEndpoint(UcxWorker* worker, std::string peer_name, ErrorCallback on_error)
+      : worker_(worker), peer_name_(std::move(peer_name)), on_error_(std::move(on_error)) {}
+  static void OnError(void* arg, ucp_ep_h ep, ucs_status_t status);
+  UcxWorker* worker_;
+  std::string peer_name_;
+  ErrorCallback on_error_;
+  ucp_ep_h ep_ = nullptr;
+  Status status_;
+};
+
+// Flushes `ep` (every operation posted on it completes remotely) progressing the worker, for at
+// most `timeout`. Progress thread only. Used to check that a new connection is up.
+Status UcxFlush(UcxWorker* worker, ucp_ep_h ep, std::chrono::milliseconds timeout, std::string_view what);
+
+}  // namespace weft

@@ -1,0 +1,136 @@
+#include "distributed/ucx/wire.h"
+
+#include <bit>
+#include <cstring>
+
+#include "core/crc32c.h"
+
+namespace weft {
+
+static_assert(std::endian::native == std::endian::little, "the wire format is little-endian; add byte swaps here");
+
+namespace {
+
+size_t AlignUp64(size_t n) { return (n + 63) & ~size_t{63}; }
+
+uint32_t HeaderCrc(const WireHeader& h, const uint8_t* rest, size_t rest_bytes) {
+  WireHeader copy = h;
+  copy.header_crc = 0;
+  return Crc32c(rest, rest_bytes, Crc32c(&copy, sizeof(copy)));
+}
+
+}  // namespace
+
+std::string EncodeTensorHeader(int src_task, uint64_t step_id, std::string_view key, const Tensor& value, bool is_dead,
+                               bool eager, uint64_t seq, WireKind kind) {
+  WEFT_REQUIRE(key.size() <= kWireMaxKeyBytes, "wire: key of {} bytes is longer than {}", key.size(),
+               kWireMaxKeyBytes);
+  WEFT_REQUIRE(value.rank() <= kWireMaxRank, "wire: tensor of rank {} for key '{}' (at most {})", value.rank(), key,
+               kWireMaxRank);
+  WEFT_REQUIRE(src_task >= 0 && src_task <= 0xFFFF, "wire: task index {} does not fit the tag", src_task);
+  WireHeader h{};
+  h.magic = kWireMagic;
+  h.version = kWireVersion;
+  h.kind = static_cast<uint16_t>(kind);
+  h.flags = (is_dead ? uint32_t{kWireFlagDead} : 0u) | (eager ? uint32_t{kWireFlagInline} : 0u);
+  h.step_id = step_id;
+  h.seq = seq;
+  h.payload_bytes = is_dead ? 0 : value.bytes();
+  h.key_bytes = static_cast<uint32_t>(key.size());
+  h.src_task = static_cast<uint16_t>(src_task);
+  h.dtype = static_cast<uint8_t>(is_dead ? DType::kInvalid : value.dtype());
+  h.rank = static_cast<uint8_t>(is_dead ? 0 : value.rank());
+  const size_t rest = 8 * h.rank + key.size();
+  const size_t head = kWireHeaderBytes + rest;
+  h.payload_offset = static_cast<uint32_t>(eager ? AlignUp64(head) : head);
+  std::string out(h.payload_offset, '\0');
+  auto* p = reinterpret_cast<uint8_t*>(out.data());
+  for (int i = 0; i < h.rank; ++i) {
+    const int64_t d = value.dim(i);
+    std::memcpy(p + kWireHeaderBytes + 8 * i, &d, 8);
+  }
+  std::memcpy(p + kWireHeaderBytes + 8 * h.rank, key.data(), key.size());
+  h.header_crc = HeaderCrc(h, p + kWireHeaderBytes, rest);
+  std::memcpy(p, &h, sizeof(h));
+  return out;
+}
+
+Status DecodeMessage(const uint8_t* data, size_t length, WireMessage* out) {
+  *out = WireMessage();
+  if (length < kWireHeaderBytes) {
+    return errors::DataLoss("wire: message of {} bytes is shorter than the {}-byte header", length, kWireHeaderBytes);
+  }
+  WireHeader& h = out->header;
+  std::memcpy(&h, data, sizeof(h));
+  if (h.magic != kWireMagic) return errors::DataLoss("wire: bad magic {:#010x} (expected {:#010x})", h.magic, kWireMagic);
+  if (h.version != kWireVersion) {
+    return errors::InvalidArgument("wire: message version {} (this build speaks version {})", h.version, kWireVersion);
+  }
+  if (h.rank > kWireMaxRank) return errors::DataLoss("wire: rank {} is above {}", h.rank, kWireMaxRank);
+  if (h.key_bytes > kWireMaxKeyBytes) {
+    return errors::DataLoss("wire: key of {} bytes is above {}", h.key_bytes, kWireMaxKeyBytes);
+  }
+  const size_t rest = 8 * size_t{h.rank} + h.key_bytes;
+  if (length < kWireHeaderBytes + rest) {
+    return errors::DataLoss("wire: message of {} bytes is shorter than its header, dims and key ({} bytes)", length,
+                            kWireHeaderBytes + rest);
+  }
+  const uint32_t crc = HeaderCrc(h, data + kWireHeaderBytes, rest);
+  if (crc != h.header_crc) {
+    return errors::DataLoss("wire: header checksum {:#010x} does not match the header's {:#010x}", crc, h.header_crc);
+  }
+  out->dims.resize(h.rank);
+  if (h.rank > 0) std::memcpy(out->dims.data(), data + kWireHeaderBytes, 8 * size_t{h.rank});
+  out->key.assign(reinterpret_cast<const char*>(data) + kWireHeaderBytes + 8 * h.rank, h.key_bytes);
+  out->header_trusted = true;
+  auto bad = [&](Status s) { return s.WithContext(fmt::format("wire: key '{}' (step {})", out->key, h.step_id)); };
+  if (h.kind != static_cast<uint16_t>(WireKind::kTensor) && h.kind != static_cast<uint16_t>(WireKind::kHello) &&
+      h.kind != static_cast<uint16_t>(WireKind::kHelloReply)) {
+    return bad(errors::InvalidArgument("unknown message kind {}", h.kind));
+  }
+  if ((h.flags & ~uint32_t{kWireFlagDead | kWireFlagInline}) != 0) {
+    return bad(errors::InvalidArgument("unknown flags {:#x}", h.flags));
+  }
+  out->is_dead = (h.flags & kWireFlagDead) != 0;
+  out->eager = (h.flags & kWireFlagInline) != 0;
+  if (out->is_dead) {
+    if (h.payload_bytes != 0 || h.rank != 0) return bad(errors::DataLoss("a dead tensor carries data"));
+  } else {
+    out->dtype = static_cast<DType>(h.dtype);
+    if (h.dtype == 0 || h.dtype > static_cast<uint8_t>(DType::kBFloat16)) {
+      return bad(errors::DataLoss("unknown dtype {}", h.dtype));
+    }
+    uint64_t elements = 1;
+    for (int64_t d : out->dims) {
+      if (d < 0) return bad(errors::DataLoss("negative dimension {}", d));
+      if (d != 0 && elements > (uint64_t{1} << 62) / static_cast<uint64_t>(d)) {
+        return bad(errors::DataLoss("the shape's element count overflows"));
+      }
+      elements *= static_cast<uint64_t>(d);
+    }
+    const uint64_t want = elements * DTypeSize(out->dtype);
+    if (want != h.payload_bytes) {
+      return bad(errors::DataLoss("{} x {} elements is {} bytes but the header says {}", DTypeName(out->dtype),
+                                  elements, want, h.payload_bytes));
+    }
+  }
+  const size_t head = kWireHeaderBytes + rest;
+  if (out->eager) {
+    if (h.payload_offset != AlignUp64(head)) {
+      return bad(errors::DataLoss("payload offset {} (expected {})", h.payload_offset, AlignUp64(head)));
+    }
+    if (length != h.payload_offset + h.payload_bytes) {
+      return bad(errors::DataLoss("message of {} bytes, but header and payload make {} (truncated or padded)", length,
+                                  h.payload_offset + h.payload_bytes));
+    }
+    out->payload = data + h.payload_offset;
+  } else {
+    if (h.payload_offset != head || length != head) {
+      return bad(errors::DataLoss("rendezvous header of {} bytes (expected {})", length, head));
+    }
+    if (h.seq > kTagSeqMask) return bad(errors::DataLoss("sequence {} does not fit the tag", h.seq));
+  }
+  return Status();
+}
+
+}  // namespace weft

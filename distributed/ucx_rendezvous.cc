@@ -1,0 +1,247 @@
+#include "distributed/ucx_rendezvous.h"
+
+#include <vector>
+
+namespace weft {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr size_t kFinishedStepsKept = 4096;
+
+}  // namespace
+
+Status UcxRendezvous::TaskOf(const std::string& key, const std::string& device, int* task) const {
+  const ClusterSpec& cluster = mgr_->transport().cluster();
+  std::optional<TaskId> t = cluster.TaskOfDevice(device);
+  if (!t) {
+    return errors::InvalidArgument("rendezvous key '{}': device '{}' is on no task of the cluster {}", key, device,
+                                   cluster.ToJson());
+  }
+  *task = cluster.GlobalIndex(*t);
+  return Status();
+}
+
+Status UcxRendezvous::Send(const std::string& key, const RendezvousArgs& args, const Tensor& value, bool is_dead) {
+  RendezvousKey k;
+  try {
+    k = RendezvousKey::Parse(key);
+  } catch (const Error& e) {
+    return e.status();
+  }
+  int dst = 0;
+  if (Status s = TaskOf(key, k.dst_device, &dst); !s.ok()) return s;
+  UcxTransport& transport = mgr_->transport();
+  if (dst == transport.task_index()) return local_.Send(key, args, value, is_dead);
+  if (!is_dead && !value.IsInitialized()) {
+    return errors::InvalidArgument("rendezvous key '{}': sending an uninitialized tensor", key);
+  }
+  if (value.IsInitialized() && value.memory_kind() == MemoryKind::kDevice) {
+    return errors::Unimplemented("rendezvous key '{}': sending device memory across tasks needs the GPU staging path "
+                                 "(not built yet)", key);
+  }
+  if (Status s = transport.PeerStatus(dst); !s.ok()) return s;
+  // Not blocking: the transport keeps the tensor alive until UCX is done with it.
+  UcxRendezvousMgr* mgr = mgr_;
+  const uint64_t step = step_id_;
+  transport.SendTensor(dst, step_id_, key, value, is_dead, [mgr, step, key](const Status& s) {
+    if (s.ok()) return;
+    std::shared_ptr<UcxRendezvous> r;
+    {
+      std::lock_guard<std::mutex> l(mgr->mu_);
+      auto it = mgr->steps_.find(step);
+      if (it != mgr->steps_.end()) r = it->second;
+    }
+    if (r) r->StartAbort(s.WithContext(fmt::format("sending rendezvous key '{}' (step {})", key, step)));
+  });
+  return Status();
+}
+
+void UcxRendezvous::RecvAsync(const std::string& key, const RendezvousArgs& args, DoneCallback done) {
+  RendezvousKey k;
+  try {
+    k = RendezvousKey::Parse(key);
+  } catch (const Error& e) {
+    done(e.status(), Tensor(), false);
+    return;
+  }
+  int src = 0;
+  if (Status s = TaskOf(key, k.src_device, &src); !s.ok()) {
+    done(s, Tensor(), false);
+    return;
+  }
+  UcxTransport& transport = mgr_->transport();
+  if (src == transport.task_index()) {
+    local_.RecvAsync(key, args, std::move(done));
+    return;
+  }
+  const auto start = Clock::now();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    pending_[key] = Pending{src, start, start + mgr_->recv_timeout()};
+  }
+  transport.EnsureConnected(src);  // so that the peer's failure is noticed even if we never send to it
+  ThreadPool* pool = mgr_->callback_pool();
+  local_.RecvAsync(key, args, [this, key, src, start, pool, done = std::move(done)](const Status& s, const Tensor& v,
+                                                                                      bool dead) {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      pending_.erase(key);
+    }
+    mgr_->transport().AddWaitTime(
+        src, std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count());
+    if (pool != nullptr) {
+      pool->Schedule([done, s, v, dead] { done(s, v, dead); });
+    } else {
+      done(s, v, dead);
+    }
+  });
+  // The peer may have failed before we registered: if the value is not here, it never will be.
+  Status peer = transport.PeerStatus(src);
+  if (!peer.ok()) {
+    bool still_pending;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      still_pending = pending_.count(key) > 0;
+    }
+    if (still_pending) StartAbort(peer);
+  }
+}
+
+void UcxRendezvous::StartAbort(const Status& status) { local_.StartAbort(status); }
+
+size_t UcxRendezvous::num_remote_pending() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return pending_.size();
+}
+
+void UcxRendezvous::Arrived(const std::string& key, const Status& status, const Tensor& value, bool is_dead) {
+  if (!status.ok()) {
+    StartAbort(status);
+    return;
+  }
+  Status s = local_.Send(key, {}, value, is_dead);
+  if (!s.ok() && s.code() != Code::kAborted) {
+    StartAbort(s.WithContext(fmt::format("step {}", step_id_)));
+  }
+}
+
+void UcxRendezvous::CheckDeadlines(Clock::time_point now) {
+  Status expired;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    for (const auto& [key, p] : pending_) {
+      if (now >= p.deadline) {
+        expired = errors::DeadlineExceeded(
+            "step {}: Recv of '{}' from {} waited {} ms without the tensor arriving (recv_timeout)", step_id_, key,
+            mgr_->transport().PeerName(p.src_task),
+            std::chrono::duration_cast<std::chrono::milliseconds>(now - p.start).count());
+        break;
+      }
+    }
+  }
+  if (!expired.ok()) StartAbort(expired);
+}
+
+void UcxRendezvous::PeerFailed(int task, const Status& status) {
+  bool waits_on_it = false;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    for (const auto& [key, p] : pending_) waits_on_it |= p.src_task == task;
+  }
+  if (waits_on_it) StartAbort(status.WithContext(fmt::format("step {}", step_id_)));
+}
+
+UcxRendezvousMgr::UcxRendezvousMgr(UcxTransportOptions transport_options, UcxRendezvousOptions options)
+    : options_(options), recv_timeout_ms_(options.recv_timeout.count()) {
+  transport_ = std::make_unique<UcxTransport>(
+      std::move(transport_options),
+      [this](int src, uint64_t step, const std::string& key, const Status& s, const Tensor& v, bool dead) {
+        OnMessage(src, step, key, s, v, dead);
+      },
+      [this](int task, const Status& s) { OnPeerFailure(task, s); });
+  transport_->worker()->AddTickHook([this] { OnTick(); });
+}
+
+UcxRendezvousMgr::~UcxRendezvousMgr() {
+  transport_->worker()->Stop();  // no more messages, failures or ticks
+  std::map<uint64_t, std::shared_ptr<UcxRendezvous>> steps;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    steps.swap(steps_);
+  }
+  for (auto& [step, r] : steps) r->StartAbort(errors::Aborted("the UCX rendezvous manager was destroyed"));
+  transport_.reset();
+}
+
+Status UcxRendezvousMgr::ConnectAll() {
+  const ClusterSpec& cluster = transport_->cluster();
+  for (int t = 0; t < cluster.NumTasks(); ++t) {
+    if (t == transport_->task_index()) continue;
+    if (Status s = transport_->Connect(t); !s.ok()) return s;
+  }
+  return Status();
+}
+
+std::shared_ptr<UcxRendezvous> UcxRendezvousMgr::Find(uint64_t step_id) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto& r = steps_[step_id];
+  if (!r) r = std::make_shared<UcxRendezvous>(this, step_id);
+  return r;
+}
+
+void UcxRendezvousMgr::Cleanup(uint64_t step_id) {
+  std::shared_ptr<UcxRendezvous> r;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = steps_.find(step_id);
+    if (it != steps_.end()) {
+      r = std::move(it->second);
+      steps_.erase(it);
+    }
+    finished_.insert(step_id);
+    while (finished_.size() > kFinishedStepsKept) finished_.erase(finished_.begin());
+  }
+  if (r) r->StartAbort(errors::Aborted("step {} was cleaned up with a Recv still waiting", step_id));
+}
+
+int64_t UcxRendezvousMgr::num_dropped() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return dropped_;
+}
+
+void UcxRendezvousMgr::OnMessage(int src_task, uint64_t step_id, const std::string& key, const Status& status,
+                                 const Tensor& value, bool is_dead) {
+  std::shared_ptr<UcxRendezvous> r;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (finished_.count(step_id)) {
+      dropped_++;
+      return;
+    }
+    auto& slot = steps_[step_id];
+    if (!slot) slot = std::make_shared<UcxRendezvous>(this, step_id);
+    r = slot;
+  }
+  r->Arrived(key, status, value, is_dead);
+}
+
+void UcxRendezvousMgr::OnPeerFailure(int task, const Status& status) {
+  std::vector<std::shared_ptr<UcxRendezvous>> steps;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    for (auto& [id, r] : steps_) steps.push_back(r);
+  }
+  for (auto& r : steps) r->PeerFailed(task, status);
+}
+
+void UcxRendezvousMgr::OnTick() {
+  std::vector<std::shared_ptr<UcxRendezvous>> steps;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    for (auto& [id, r] : steps_) steps.push_back(r);
+  }
+  const auto now = Clock::now();
+  for (auto& r : steps) r->CheckDeadlines(now);
+}
+
+}  // namespace weft

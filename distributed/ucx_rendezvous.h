@@ -1,0 +1,115 @@
+// The rendezvous across processes: keys whose two ends live in different tasks travel over UCX,
+// keys within this task stay in-process.
+//
+//   UcxTransportOptions t;                                   // cluster, this task, eager threshold ...
+//   t.cluster = config.cluster;
+//   t.task = config.RequireTask();
+//   UcxRendezvousMgr mgr(t, {.recv_timeout = std::chrono::seconds(30)});
+//   ThrowIfError(mgr.ConnectAll());                          // bounded by the connect timeout
+//   std::shared_ptr<UcxRendezvous> r = mgr.Find(step_id);    // one per step, on every task
+//   r->Send(key, {}, tensor, false);                          // key's dst device on another task: over UCX
+//   r->RecvAsync(key, {}, done);                              // key's src device on another task: waits for it
+//   mgr.Cleanup(step_id);                                     // when the step is over everywhere
+//
+// Keys are the partitioner's "src_device;incarnation;dst_device;tensor;frame:iter"; the task of a
+// device is found by its "/job:J/replica:0/task:T" prefix in the cluster spec. On the wire a
+// tensor carries its step id and key (wire.h); the receiving task hands it to that step's
+// rendezvous, creating it if the step has not started there yet.
+//
+// Failures: a Recv from a task that failed (or fails while the Recv waits) completes with
+// Unavailable naming the task; a Recv that waits longer than `recv_timeout` aborts the step with
+// DeadlineExceeded naming the key and the peer; a failed send or a malformed message for the
+// step aborts it with that error. Aborting one step leaves the others running.
+//
+// Thread-safe. Recv callbacks for remote keys run on `callback_pool` when given, else on the UCX
+// progress thread (then they must not block).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "core/threadpool.h"
+#include "distributed/rendezvous.h"
+#include "distributed/ucx/transport.h"
+
+namespace weft {
+
+struct UcxRendezvousOptions {
+  std::chrono::milliseconds recv_timeout{30000};
+  ThreadPool* callback_pool = nullptr;  // not owned
+};
+
+class UcxRendezvousMgr;
+
+class UcxRendezvous : public Rendezvous {
+ public:
+  UcxRendezvous(UcxRendezvousMgr* mgr, uint64_t step_id) : mgr_(mgr), step_id_(step_id) {}
+  // Completes waiters while the members their callbacks use still exist.
+  ~UcxRendezvous() override { local_.StartAbort(errors::Aborted("step {}: the rendezvous was destroyed", step_id_)); }
+  Status Send(const std::string& key, const RendezvousArgs& args, const Tensor& value, bool is_dead) override;
+  void RecvAsync(const std::string& key, const RendezvousArgs& args, DoneCallback done) override;
+  void StartAbort(const Status& status) override;
+  uint64_t step_id() const { return step_id_; }
+  // Recvs of remote keys still waiting.
+  size_t num_remote_pending() const;
+
+ private:
+  friend class UcxRendezvousMgr;
+  struct Pending {
+    int src_task;
+    std::chrono::steady_clock::time_point start, deadline;
+  };
+  // Which task `device` belongs to; InvalidArgument naming the key when none.
+  Status TaskOf(const std::string& key, const std::string& device, int* task) const;
+  void Arrived(const std::string& key, const Status& status, const Tensor& value, bool is_dead);
+  void CheckDeadlines(std::chrono::steady_clock::time_point now);
+  void PeerFailed(int task, const Status& status);
+
+  UcxRendezvousMgr* mgr_;  // not owned; outlives every step it hands out while traffic flows
+  uint64_t step_id_;
+  LocalRendezvous local_;
+  mutable std::mutex mu_;
+  std::map<std::string, Pending> pending_;
+};
+
+class UcxRendezvousMgr {
+ public:
+  // Starts the transport (listening on this task's address; throws Error when it cannot).
+  UcxRendezvousMgr(UcxTransportOptions transport_options, UcxRendezvousOptions options = {});
+  ~UcxRendezvousMgr();
+
+  // Connects to every other task of the cluster (each bounded by the connect timeout).
+  Status ConnectAll();
+  // The step's rendezvous, created on first use (by Find or by a tensor arriving for it).
+  std::shared_ptr<UcxRendezvous> Find(uint64_t step_id);
+  // Forgets the step: its pending Recvs complete with Aborted; tensors arriving for it later are dropped.
+  void Cleanup(uint64_t step_id);
+  UcxTransport& transport() { return *transport_; }
+  std::chrono::milliseconds recv_timeout() const { return std::chrono::milliseconds(recv_timeout_ms_.load()); }
+  void SetRecvTimeout(std::chrono::milliseconds timeout) { recv_timeout_ms_ = timeout.count(); }
+  ThreadPool* callback_pool() const { return options_.callback_pool; }
+  // Tensors dropped because their step was already cleaned up.
+  int64_t num_dropped() const;
+
+ private:
+  friend class UcxRendezvous;
+  void OnMessage(int src_task, uint64_t step_id, const std::string& key, const Status& status, const Tensor& value,
+                 bool is_dead);
+  void OnPeerFailure(int task, const Status& status);
+  void OnTick();
+
+  UcxRendezvousOptions options_;
+  std::atomic<int64_t> recv_timeout_ms_;
+  mutable std::mutex mu_;
+  std::map<uint64_t, std::shared_ptr<UcxRendezvous>> steps_;
+  std::set<uint64_t> finished_;  // recently cleaned-up steps (bounded)
+  int64_t dropped_ = 0;
+  std::unique_ptr<UcxTransport> transport_;  // last: destroyed first, so no callback sees a half-destroyed mgr
+};
+
+}  // namespace weft

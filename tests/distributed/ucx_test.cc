@@ -1,0 +1,431 @@
+// Tensors between two processes over UCX, with TCP and with shared memory, on 127.0.0.1 with
+// ephemeral ports. The test binary runs itself as the peer (fork + exec of /proc/self/exe with
+// `--test-case="ucx child"` and the scenario in the environment); every wait is bounded and the
+// peer is killed if the test fails. Scenarios:
+//   echo       every dtype at 0 B, 1 element, just below / at / above the eager threshold and 64 MiB
+//              goes to the peer, which checks it and sends it back; both ends compare bytes
+//   malformed  garbage, a bad magic, a bad checksum, a truncated message and one from a task that
+//              does not exist are rejected by the peer, which still receives the valid (and the dead)
+//              tensor that follows
+//   kill       a Recv from a peer that is killed fails with Unavailable naming it, within the timeout;
+//              a Recv that nobody answers fails with DeadlineExceeded
+#include <doctest/doctest.h>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <future>
+#include <thread>
+
+#include "distributed/ucx_rendezvous.h"
+
+using namespace weft;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr size_t kEagerThreshold = 8192;
+const char* const kCluster = "worker=127.0.0.1:1,127.0.0.1:2";  // ports are replaced by ephemeral ones
+
+std::string Key(int src, int dst, const std::string& name) {
+  RendezvousKey k;
+  k.src_device = fmt::format("/job:worker/replica:0/task:{}/device:CPU:0", src);
+  k.src_incarnation = 0x1234;
+  k.dst_device = fmt::format("/job:worker/replica:0/task:{}/device:CPU:0", dst);
+  k.tensor_name = name;
+  return k.ToString();
+}
+
+// A deterministic tensor: the same on both processes.
+struct Case {
+  DType dtype;
+  TensorShape shape;
+};
+
+Tensor Make(const Case& c, int seed) {
+  Tensor t(c.dtype, c.shape);
+  auto* p = static_cast<uint8_t*>(t.raw_data());
+  for (size_t i = 0; i < t.bytes(); ++i) {
+    const uint8_t v = static_cast<uint8_t>(i * 131 + seed * 17 + (i >> 12));
+    p[i] = c.dtype == DType::kBool ? (v & 1) : v;
+  }
+  return t;
+}
+
+bool SameTensor(const Tensor& a, const Tensor& b) {
+  return a.dtype() == b.dtype() && a.shape() == b.shape() &&
+         (a.bytes() == 0 || std::memcmp(a.raw_data(), b.raw_data(), a.bytes()) == 0);
+}
+
+std::vector<Case> Cases() {
+  std::vector<Case> cases;
+  const DType all[] = {DType::kFloat32, DType::kFloat64, DType::kInt32,   DType::kInt64,
+                       DType::kUInt8,   DType::kBool,    DType::kFloat16, DType::kBFloat16};
+  for (DType dt : all) {
+    const int64_t size = static_cast<int64_t>(DTypeSize(dt));
+    const int64_t at = static_cast<int64_t>(kEagerThreshold) / size;  // exactly the threshold: eager
+    cases.push_back({dt, TensorShape({0})});
+    cases.push_back({dt, TensorShape({})});  // one element (1 B for uint8 and bool)
+    cases.push_back({dt, TensorShape({at - 1})});
+    cases.push_back({dt, TensorShape({at})});
+    cases.push_back({dt, TensorShape({at + 1})});  // just above: rendezvous
+    cases.push_back({dt, TensorShape({2, 3, at / 3})});
+  }
+  cases.push_back({DType::kFloat32, TensorShape({16 << 20})});  // 64 MiB
+  cases.push_back({DType::kUInt8, TensorShape({3, 0, 7})});
+  return cases;
+}
+
+struct Received {
+  Status status;
+  Tensor value;
+  bool is_dead = false;
+  double seconds = 0;
+};
+
+Received RecvWait(Rendezvous& r, const std::string& key, std::chrono::milliseconds timeout) {
+  auto promise = std::make_shared<std::promise<Received>>();
+  std::future<Received> future = promise->get_future();
+  const auto start = Clock::now();
+  r.RecvAsync(key, {}, [promise, start](const Status& s, const Tensor& v, bool dead) {
+    promise->set_value({s, v, dead, std::chrono::duration<double>(Clock::now() - start).count()});
+  });
+  if (future.wait_for(timeout) != std::future_status::ready) {
+    return {errors::DeadlineExceeded("test: no answer for '{}' within {} ms", key, timeout.count()), {}, false, 0};
+  }
+  return future.get();
+}
+
+UcxTransportOptions Options(int task, const std::string& tls) {
+  UcxTransportOptions o;
+  o.cluster = ClusterSpec::FromFlag(kCluster);
+  o.task = {"worker", task};
+  o.eager_threshold = kEagerThreshold;
+  o.listen_port_override = 0;
+  o.connect_timeout = std::chrono::seconds(10);
+  o.context.config["TLS"] = tls;
+  // Over TCP every endpoint reports peer failure; with shared memory only the connection manager's does.
+  o.data_peer_error_handling = tls.find("posix") == std::string::npos;
+  return o;
+}
+
+// Line-based pipe I/O with deadlines.
+std::string ReadLine(int fd, std::chrono::milliseconds timeout) {
+  std::string line;
+  const auto deadline = Clock::now() + timeout;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return "<timeout>";
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(left)) <= 0) continue;
+    char c;
+    const ssize_t n = read(fd, &c, 1);
+    if (n <= 0) return "<eof>";
+    if (c == '\n') return line;
+    line += c;
+  }
+}
+
+void WriteLine(int fd, const std::string& line) {
+  const std::string s = line + "\n";
+  CHECK(write(fd, s.data(), s.size()) == static_cast<ssize_t>(s.size()));
+}
+
+// The peer process; killed (and reaped) when the test leaves, whatever happened.
+struct Child {
+  pid_t pid = -1;
+  int to_child = -1, from_child = -1;
+
+  Child(const std::string& scenario, const std::string& tls) {
+    int down[2], up[2];
+    REQUIRE(pipe(down) == 0);
+    REQUIRE(pipe(up) == 0);
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      close(down[1]);
+      close(up[0]);
+      setenv("WEFT_UCX_CHILD", scenario.c_str(), 1);
+      setenv("WEFT_UCX_CHILD_TLS", tls.c_str(), 1);
+      setenv("WEFT_UCX_CHILD_FDS", fmt::format("{},{}", down[0], up[1]).c_str(), 1);
+      alarm(60);  // whatever happens, the child does not outlive the suite
+      execl("/proc/self/exe", "test_distributed", "--test-case=ucx child", "--no-intro", nullptr);
+      _exit(127);
+    }
+    close(down[0]);
+    close(up[1]);
+    to_child = down[1];
+    from_child = up[0];
+  }
+  ~Child() {
+    if (pid > 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+    close(to_child);
+    close(from_child);
+  }
+  // The exit status, or -1 after `timeout` (then the child is killed).
+  int Wait(std::chrono::milliseconds timeout) {
+    const auto deadline = Clock::now() + timeout;
+    while (Clock::now() < deadline) {
+      int status = 0;
+      if (waitpid(pid, &status, WNOHANG) == pid) {
+        pid = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return -1;
+  }
+};
+
+// Both sides: listen on a free port, swap ports over the pipe, connect.
+void Handshake(UcxRendezvousMgr& mgr, int in_fd, int out_fd, int peer) {
+  WriteLine(out_fd, fmt::format("{}", mgr.transport().port()));
+  const std::string line = ReadLine(in_fd, std::chrono::seconds(20));
+  REQUIRE_MESSAGE(!line.empty(), "no port from the peer");
+  REQUIRE_MESSAGE(std::isdigit(static_cast<unsigned char>(line[0])), "peer said: " << line);
+  mgr.transport().SetPeerAddress(peer, HostPort{"127.0.0.1", std::stoi(line)});
+  const Status s = mgr.ConnectAll();
+  REQUIRE_MESSAGE(s.ok(), s.ToString());
+}
+
+const char* const kTransports[] = {"tcp,self", "posix,sysv,cma,self,tcp"};
+
+}  // namespace
+
+// The peer's side of every scenario; runs only in a spawned child.
+TEST_CASE("ucx child") {
+  const char* scenario = std::getenv("WEFT_UCX_CHILD");
+  if (scenario == nullptr) return;
+  int in_fd = -1, out_fd = -1;
+  REQUIRE(std::sscanf(std::getenv("WEFT_UCX_CHILD_FDS"), "%d,%d", &in_fd, &out_fd) == 2);
+  UcxRendezvousMgr mgr(Options(1, std::getenv("WEFT_UCX_CHILD_TLS")), {std::chrono::seconds(20), nullptr});
+  Handshake(mgr, in_fd, out_fd, 0);
+  const std::string which = scenario;
+  if (which == "echo") {
+    const std::vector<Case> cases = Cases();
+    for (size_t i = 0; i < cases.size(); ++i) {
+      auto r = mgr.Find(i + 1);
+      Received got = RecvWait(*r, Key(0, 1, fmt::format("x{}", i)), std::chrono::seconds(20));
+      REQUIRE_MESSAGE(got.status.ok(), got.status.ToString());
+      CHECK_MESSAGE(SameTensor(got.value, Make(cases[i], static_cast<int>(i))), "case " << i);
+      CHECK(r->Send(Key(1, 0, fmt::format("y{}", i)), {}, got.value, false).ok());
+      mgr.Cleanup(i + 1);
+    }
+  } else if (which == "malformed") {
+    Received truncated = RecvWait(*mgr.Find(100), Key(0, 1, "truncated"), std::chrono::seconds(20));
+    CHECK(truncated.status.code() == Code::kDataLoss);
+    CHECK_MESSAGE(truncated.status.message().find("worker:0") != std::string::npos, truncated.status.message());
+    Received good = RecvWait(*mgr.Find(101), Key(0, 1, "good"), std::chrono::seconds(20));
+    REQUIRE_MESSAGE(good.status.ok(), good.status.ToString());
+    CHECK(SameTensor(good.value, Make({DType::kFloat32, TensorShape({100})}, 5)));
+    const Status last = mgr.transport().last_rejection();
+    CHECK_MESSAGE(last.message().find("tagged with task #9") != std::string::npos, last.ToString());
+    CHECK(mgr.transport().Counters(0).rejected == 4);
+    CHECK(mgr.transport().num_rejected() == 5);  // and one tagged with a task that does not exist
+    Received dead = RecvWait(*mgr.Find(101), Key(0, 1, "dead"), std::chrono::seconds(20));
+    CHECK(dead.status.ok());
+    CHECK(dead.is_dead);
+    CHECK(mgr.Find(101)->Send(Key(1, 0, "ack"), {}, Tensor::Scalar<int64_t>(mgr.transport().num_rejected()), false)
+              .ok());
+  } else if (which == "kill") {
+    ReadLine(in_fd, std::chrono::seconds(50));  // until the parent kills us
+  }
+  WriteLine(out_fd, "done");
+  ReadLine(in_fd, std::chrono::seconds(20));  // stay until the parent has what it needs
+}
+
+TEST_CASE("ucx: every dtype and size arrives intact, eager and by rendezvous, over TCP and shared memory") {
+  const std::vector<Case> cases = Cases();
+  for (const std::string tls : kTransports) {
+    CAPTURE(tls);
+    const auto start = Clock::now();
+    Child child("echo", tls);
+    UcxRendezvousMgr mgr(Options(0, tls), {std::chrono::seconds(20), nullptr});
+    Handshake(mgr, child.from_child, child.to_child, 1);
+    int64_t expect_rendezvous = 0;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      CAPTURE(i);
+      const Tensor sent = Make(cases[i], static_cast<int>(i));
+      expect_rendezvous += sent.bytes() > kEagerThreshold;
+      auto r = mgr.Find(i + 1);
+      REQUIRE(r->Send(Key(0, 1, fmt::format("x{}", i)), {}, sent, false).ok());
+      Received back = RecvWait(*r, Key(1, 0, fmt::format("y{}", i)), std::chrono::seconds(20));
+      REQUIRE_MESSAGE(back.status.ok(), back.status.ToString());
+      CHECK_MESSAGE(SameTensor(back.value, sent), sent.DebugString() << " came back as " << back.value.DebugString());
+      CHECK(reinterpret_cast<uintptr_t>(back.value.raw_data()) % kTensorAlignment == 0);
+      mgr.Cleanup(i + 1);
+    }
+    CHECK(ReadLine(child.from_child, std::chrono::seconds(20)) == "done");
+    WriteLine(child.to_child, "bye");
+    CHECK(child.Wait(std::chrono::seconds(20)) == 0);
+    const PeerCounters c = mgr.transport().Counters(1);
+    MESSAGE(tls << ": " << cases.size() << " tensors there and back in "
+                << std::chrono::duration<double>(Clock::now() - start).count() << " s; " << c.ToString());
+    CHECK(c.messages_sent == static_cast<int64_t>(cases.size()));
+    CHECK(c.messages_received == static_cast<int64_t>(cases.size()));
+    CHECK(c.rendezvous_sent == expect_rendezvous);
+    CHECK(c.rendezvous_received == expect_rendezvous);
+    CHECK(c.eager_sent == static_cast<int64_t>(cases.size()) - expect_rendezvous);
+    CHECK(c.bytes_sent == c.bytes_received);
+    CHECK(c.bytes_sent > (64 << 20));
+  }
+}
+
+TEST_CASE("ucx: malformed and truncated messages are rejected and the receiver keeps working") {
+  for (const std::string tls : kTransports) {
+    CAPTURE(tls);
+    Child child("malformed", tls);
+    UcxRendezvousMgr mgr(Options(0, tls), {std::chrono::seconds(20), nullptr});
+    Handshake(mgr, child.from_child, child.to_child, 1);
+    UcxTransport& t = mgr.transport();
+    const Tensor good = Make({DType::kFloat32, TensorShape({100})}, 5);
+    // 1. Not a message at all. 2. A bad magic. 3. A damaged key (checksum). 4. Truncated payload.
+    CHECK(t.SendRawForTesting(1, HeaderTag(0), "garbage").ok());
+    std::string message = EncodeTensorHeader(0, 100, Key(0, 1, "truncated"), good, false, true, 0);
+    message.append(static_cast<const char*>(good.raw_data()), good.bytes());
+    std::string bad = message;
+    bad[1] ^= 0x40;
+    CHECK(t.SendRawForTesting(1, HeaderTag(0), bad).ok());
+    bad = message;
+    bad[kWireHeaderBytes + 8 + 3] ^= 1;
+    CHECK(t.SendRawForTesting(1, HeaderTag(0), bad).ok());
+    CHECK(t.SendRawForTesting(1, HeaderTag(0), message.substr(0, message.size() - 10)).ok());
+    CHECK(t.SendRawForTesting(1, HeaderTag(9), message).ok());  // 5. from a task that does not exist
+    // Then a good tensor, through the rendezvous as usual.
+    auto r = mgr.Find(101);
+    REQUIRE(r->Send(Key(0, 1, "good"), {}, good, false).ok());
+    REQUIRE(r->Send(Key(0, 1, "dead"), {}, Tensor(), true).ok());
+    CHECK(r->Send(Key(0, 1, "uninitialized"), {}, Tensor(), false).code() == Code::kInvalidArgument);
+    Received ack = RecvWait(*r, Key(1, 0, "ack"), std::chrono::seconds(20));
+    REQUIRE_MESSAGE(ack.status.ok(), ack.status.ToString());
+    CHECK(ack.value.scalar<int64_t>()() == 5);
+    CHECK(ReadLine(child.from_child, std::chrono::seconds(20)) == "done");
+    WriteLine(child.to_child, "bye");
+    CHECK(child.Wait(std::chrono::seconds(20)) == 0);
+  }
+}
+
+TEST_CASE("ucx: a Recv from a killed peer fails with Unavailable naming it; an unanswered Recv times out") {
+  for (const std::string tls : kTransports) {
+    CAPTURE(tls);
+    Child child("kill", tls);
+    UcxRendezvousMgr mgr(Options(0, tls), {std::chrono::milliseconds(800), nullptr});
+    Handshake(mgr, child.from_child, child.to_child, 1);
+    // Nobody sends this one: the step fails with DeadlineExceeded naming key and peer.
+    Received late = RecvWait(*mgr.Find(1), Key(1, 0, "late"), std::chrono::seconds(10));
+    CHECK(late.status.code() == Code::kDeadlineExceeded);
+    const std::string want = fmt::format("'{}' from task worker:1", Key(1, 0, "late"));
+    CHECK_MESSAGE(late.status.message().find(want) != std::string::npos, late.status.message());
+    CHECK(late.seconds >= 0.75);
+    CHECK(late.seconds < 3);
+    // The peer dies while a Recv waits on it.
+    mgr.SetRecvTimeout(std::chrono::seconds(15));
+    auto r = mgr.Find(2);
+    auto promise = std::make_shared<std::promise<Received>>();
+    auto future = promise->get_future();
+    const auto start = Clock::now();
+    r->RecvAsync(Key(1, 0, "never"), {}, [promise, start](const Status& s, const Tensor& v, bool dead) {
+      promise->set_value({s, v, dead, std::chrono::duration<double>(Clock::now() - start).count()});
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    kill(child.pid, SIGKILL);
+    REQUIRE(future.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
+    Received got = future.get();
+    MESSAGE(tls << ": the Recv failed " << got.seconds << " s after it started: " << got.status.ToString());
+    CHECK(got.status.code() == Code::kUnavailable);
+    CHECK_MESSAGE(got.status.message().find("task worker:1") != std::string::npos, got.status.message());
+    CHECK(got.seconds < 10);
+    // Later Recvs from it and Sends to it fail at once.
+    Received after = RecvWait(*mgr.Find(3), Key(1, 0, "after"), std::chrono::seconds(5));
+    CHECK(after.status.code() == Code::kUnavailable);
+    CHECK(mgr.Find(3)->Send(Key(0, 1, "to_dead"), {}, Tensor::Scalar<float>(1), false).code() == Code::kUnavailable);
+    CHECK(child.Wait(std::chrono::seconds(5)) == 128 + SIGKILL);
+  }
+}
+
+TEST_CASE("ucx: keys within the task stay local; keys naming no task are errors") {
+  UcxRendezvousMgr mgr(Options(0, "tcp,self"), {std::chrono::seconds(5), nullptr});
+  auto r = mgr.Find(1);
+  const std::string local = "/job:worker/replica:0/task:0/device:CPU:0;1;/job:worker/replica:0/task:0/device:CPU:1;x:0;0:0";
+  const Tensor t = Tensor::Scalar<float>(2.5f);
+  REQUIRE(r->Send(local, {}, t, false).ok());
+  Received got = RecvWait(*r, local, std::chrono::seconds(1));
+  REQUIRE(got.status.ok());
+  CHECK(got.value.SharesBufferWith(t));  // handed over in-process, no copy
+  CHECK(mgr.transport().Counters(1).messages_sent == 0);
+  const std::string nowhere = "/job:worker/replica:0/task:0/device:CPU:0;1;/job:ps/replica:0/task:0/device:CPU:0;x;0:0";
+  Status s = r->Send(nowhere, {}, t, false);
+  CHECK(s.code() == Code::kInvalidArgument);
+  CHECK_MESSAGE(s.message().find("/job:ps/replica:0/task:0/device:CPU:0' is on no task") != std::string::npos,
+                s.message());
+  CHECK(r->Send("not a key", {}, t, false).code() == Code::kInvalidArgument);
+  // Two transports cannot bind one address: the second names the address.
+  UcxTransportOptions o = Options(1, "tcp,self");
+  o.listen_port_override = mgr.transport().port();
+  try {
+    UcxTransport second(o, nullptr, nullptr);
+    FAIL("the second bind succeeded");
+  } catch (const Error& e) {
+    CHECK_MESSAGE(e.status().message().find(fmt::format("127.0.0.1:{}", mgr.transport().port())) != std::string::npos,
+                  e.status().message());
+  }
+}
+
+TEST_CASE("ucx: connecting to a task nobody serves fails within the connect timeout, naming it") {
+  UcxTransportOptions o = Options(0, "tcp,self");
+  o.connect_timeout = std::chrono::milliseconds(600);
+  UcxRendezvousMgr mgr(o, {std::chrono::seconds(5), nullptr});
+  // A port nobody listens on: bound by us, then closed.
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);
+  socklen_t len = sizeof(a);
+  REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+  close(fd);
+  mgr.transport().SetPeerAddress(1, HostPort{"127.0.0.1", ntohs(a.sin_port)});
+  const auto start = Clock::now();
+  const Status s = mgr.ConnectAll();
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  CHECK((s.code() == Code::kUnavailable || s.code() == Code::kDeadlineExceeded));
+  CHECK_MESSAGE(s.message().find("worker:1") != std::string::npos, s.message());
+  CHECK(seconds < 3);
+  // Sends and Recvs involving it fail with that status instead of waiting.
+  auto r = mgr.Find(1);
+  if (s.code() == Code::kUnavailable) {
+    CHECK(r->Send(Key(0, 1, "x"), {}, Tensor::Scalar<float>(1), false).code() == Code::kUnavailable);
+    CHECK(RecvWait(*r, Key(1, 0, "y"), std::chrono::seconds(5)).status.code() == Code::kUnavailable);
+  }
+}
+
+TEST_CASE("ucx: UCX statuses become weft errors with UCX's words") {
+  CHECK(UcxStatus(UCS_OK, "x").ok());
+  const Status reset = UcxStatus(UCS_ERR_CONNECTION_RESET, "talking to worker:1");
+  CHECK(reset.code() == Code::kUnavailable);
+  CHECK(reset.message().find("talking to worker:1: Connection reset by remote peer") != std::string::npos);
+  CHECK(UcxStatus(UCS_ERR_TIMED_OUT, "x").code() == Code::kDeadlineExceeded);
+  CHECK(UcxStatus(UCS_ERR_MESSAGE_TRUNCATED, "x").code() == Code::kDataLoss);
+  CHECK(UcxStatus(UCS_ERR_NO_MEMORY, "x").code() == Code::kResourceExhausted);
+  CHECK(UcxStatus(UCS_ERR_UNREACHABLE, "x").code() == Code::kUnavailable);
+  CHECK(UcxStatus(UCS_ERR_IO_ERROR, "x").code() == Code::kUnavailable);
+  CHECK(UcxStatus(UCS_ERR_NO_ELEM, "x").code() == Code::kInternal);
+  // A setting UCX cannot parse is an error naming it.
+  try {
+    UcxContext bad({.config = {{"MAX_EAGER_LANES", "many"}}});
+    FAIL("a malformed UCX setting was accepted");
+  } catch (const Error& e) {
+    CHECK_MESSAGE(e.status().message().find("MAX_EAGER_LANES=many") != std::string::npos, e.status().message());
+  }
+}
