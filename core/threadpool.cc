@@ -8,7 +8,9 @@ namespace weft {
 ThreadPool::ThreadPool(int num_threads, std::string name)
     : num_threads_(std::max(1, num_threads)),
       name_(std::move(name)),
-      pool_(std::make_unique<Eigen::ThreadPool>(num_threads_)),
+      // No spinning while idle: a session has several pools (inter-op, one intra-op per device),
+      // and on a shared machine spinning workers take the cores the working threads need.
+      pool_(std::make_unique<Eigen::ThreadPool>(num_threads_, /*allow_spinning=*/false)),
       device_(std::make_unique<Eigen::ThreadPoolDevice>(pool_.get(), num_threads_)) {}
 
 ThreadPool::~ThreadPool() {
