@@ -16,6 +16,18 @@
 #include "train/model_internal.h"
 
 namespace weft::train {
+namespace {
+
+// loss + scale * sum over (w, l2) of l2 * sum(w^2): Keras' kernel_regularizer=l2(x) terms.
+Output AddL2(const Scope& s, Output loss, const std::vector<std::pair<Output, double>>& terms, double scale) {
+  for (const auto& [w, coef] : terms) {
+    loss = ops::Add(s, loss,
+                    ops::Mul(s, ops::ScalarLike(s, DType::kFloat32, coef * scale), ops::Sum(s, ops::Square(s, w))));
+  }
+  return loss;
+}
+
+}  // namespace
 
 void Model::Compile(CompileOptions o) {
   for (const std::string& m : o.metrics) CanonicalMetricName(m);
@@ -128,10 +140,7 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
     // Mean over the global batch: each replica contributes sum / global_batch.
     Output loss = replicas == 1 ? ops::Mean(ls, per_example)
                                 : ops::Div(ls, ops::Sum(ls, per_example), c_->global_batch);
-    for (const auto& [w, coef] : l2[ri]) {
-      loss = ops::Add(ls, loss, ops::Mul(ls, ops::ScalarLike(ls, DType::kFloat32, coef / replicas),
-                                         ops::Sum(ls, ops::Square(ls, w))));
-    }
+    loss = AddL2(ls, loss, l2[ri], 1.0 / replicas);
     losses.push_back(loss);
     for (size_t m = 0; m < o.metrics.size(); ++m) {
       Scope ms = rs.NewSubScope("metrics");
@@ -201,10 +210,7 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
   c_->pred = Forward(is, c_->x, /*training=*/false, vars[0], nullptr);
   Scope es = is.NewSubScope("loss");
   c_->eval_loss = ops::Mean(es, o.loss.Build(es, c_->y, c_->pred));
-  for (const auto& [w, coef] : l2[0]) {
-    c_->eval_loss = ops::Add(es, c_->eval_loss, ops::Mul(es, ops::ScalarLike(es, DType::kFloat32, coef),
-                                                         ops::Sum(es, ops::Square(es, w))));
-  }
+  c_->eval_loss = AddL2(es, c_->eval_loss, l2[0], 1.0);
   for (const std::string& m : o.metrics) {
     Scope ms = is.NewSubScope("metrics");
     c_->eval_metrics.push_back(ops::Mean(ms, BuildMetric(ms, m, o.loss, c_->y, c_->pred)));
