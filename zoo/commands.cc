@@ -16,6 +16,7 @@
 #include "graph/step_trace.h"
 #include "train/callbacks.h"
 #include "train/checkpoint.h"
+#include "zoo/commands_dist.h"
 #include "zoo/models.h"
 
 namespace weft::zoo {
@@ -478,7 +479,9 @@ int RunCommand(const std::vector<std::string>& args) {
   if (cmd == "evaluate") return Evaluate(args);
   if (cmd == "bench") return Bench(args);
   if (cmd == "graph") return GraphCommand(args);
-  throw UsageError(fmt::format("unknown command '{}' (commands: list, describe, train, evaluate, bench, graph)", cmd));
+  if (cmd == "launch") return LaunchCommand(args);
+  throw UsageError(
+      fmt::format("unknown command '{}' (commands: list, describe, train, evaluate, bench, graph, launch)", cmd));
 }
 
 }  // namespace weft::zoo

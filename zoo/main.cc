@@ -8,6 +8,7 @@
 //   weft-zoo bench mnist_cnn --batch-size 64 --threads 2 --json
 //   weft-zoo train mnist_cnn --strategy mirrored --devices 2 --batch-size 128
 //   weft-zoo graph mnist_cnn --devices 2 --partitioned -o mnist_cnn.png
+//   weft-zoo launch -n 2 -- python3 examples/python/mnist_cnn_distributed.py
 //
 // Exit status: 0 on success, 1 when weft reports an error, 2 on a usage error.
 #include <csignal>
@@ -43,12 +44,17 @@ commands:
   graph MODEL -o FILE.dot|FILE.png [--devices N] [--strategy S] [--partitioned]
                             the training step's graph; --partitioned: one cluster per device
                             with the Send/Recv pairs (PNG through graphviz's dot)
+  launch -n N [--ps M] [--chief] [--host ADDR] [--grace S] -- COMMAND [ARGS...]
+                            N worker (M ps) processes of COMMAND on this machine, each with its
+                            TF_CONFIG (free ports on ADDR, default 127.0.0.1), output prefixed
+                            "[worker:1] "; one failing stops all (SIGTERM, SIGKILL after S s)
 )";
 
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress lines go out as they are made, also into pipes
   if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
     std::fputs(kUsage, args.empty() ? stderr : stdout);
     return args.empty() ? 2 : 0;

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# weft-zoo launch: per-task TF_CONFIG on distinct loopback ports, prefixed output, ps tasks stopped
+# when the workers are done, one failing task stopping the others (SIGTERM, then SIGKILL after the
+# grace), signals forwarded, no process left behind, usage errors. Shell tasks only: about 3 s.
+#   tests/zoo/launch_test.sh path/to/weft-zoo
+set -euo pipefail
+zoo="$1"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+# run OUT_FILE -- command...: stdout+stderr to OUT_FILE, echoes the exit status.
+run() { local out="$1"; shift 2; local status=0; "$@" >"$out" 2>&1 || status=$?; echo "$status"; }
+# Every pid written into $tmp/pids must be gone.
+no_leftovers() {
+  for p in $(cat "$tmp"/pids.* 2>/dev/null); do
+    if kill -0 "$p" 2>/dev/null; then fail "process $p of a task is still running after launch returned"; fi
+  done
+  rm -f "$tmp"/pids.*
+}
+
+# 1. Each task gets its own TF_CONFIG: same cluster, its own task, distinct ports; lines prefixed.
+status="$(run "$tmp/out" -- "$zoo" launch -n 3 --ps 1 -- sh -c 'echo "$TF_CONFIG"; printf "no newline"; \
+  case "$WEFT_TASK" in ps*) sleep 30;; *) sleep 0.3;; esac')"
+[ "$status" = 0 ] || fail "launch -n 3 --ps 1 exited $status: $(cat "$tmp/out")"
+python3 - "$tmp/out" <<'PY' || fail "TF_CONFIG per task is wrong: $(cat "$tmp/out")"
+import json, re, sys
+configs = {}
+for line in open(sys.argv[1]):
+    m = re.match(r"\[(\w+):(\d+)\] (\{.*\})$", line.strip())
+    if m:
+        configs[(m.group(1), int(m.group(2)))] = json.loads(m.group(3))
+assert sorted(configs) == [("ps", 0), ("worker", 0), ("worker", 1), ("worker", 2)], sorted(configs)
+clusters = {json.dumps(c["cluster"], sort_keys=True) for c in configs.values()}
+assert len(clusters) == 1, clusters
+cluster = next(iter(configs.values()))["cluster"]
+addresses = cluster["worker"] + cluster["ps"]
+assert len(set(addresses)) == 4 and all(a.startswith("127.0.0.1:") for a in addresses), addresses
+for (job, index), c in configs.items():
+    assert c["task"] == {"type": job, "index": index}, c
+PY
+[ "$(grep -c '^\[worker:[0-2]\] no newline$' "$tmp/out")" = 3 ] || fail "a last line without newline was lost: $(cat "$tmp/out")"
+
+# 2. One task fails: the others are stopped with SIGTERM, the launch fails naming the task.
+status="$(run "$tmp/out" -- "$zoo" launch -n 3 -- sh -c 'echo $$ > '"$tmp"'/pids.$WEFT_TASK; \
+  if [ "$WEFT_TASK" = worker:1 ]; then sleep 0.3; echo "worker 1 fails"; exit 3; fi; \
+  trap "echo got TERM; exit 5" TERM; sleep 30 & wait')"
+[ "$status" = 3 ] || fail "a failing task should make launch exit 3, got $status: $(cat "$tmp/out")"
+grep -q "failed: task worker:1 exited with status 3" "$tmp/out" || fail "the failed task is not named: $(cat "$tmp/out")"
+grep -q '^\[worker:1\] worker 1 fails$' "$tmp/out" || fail "worker 1's output is missing: $(cat "$tmp/out")"
+[ "$(grep -c '^\[worker:[02]\] got TERM$' "$tmp/out")" = 2 ] || fail "the others were not sent SIGTERM: $(cat "$tmp/out")"
+no_leftovers
+
+# 3. A task ignoring SIGTERM is killed after the grace period.
+status="$(run "$tmp/out" -- "$zoo" launch -n 2 --grace 0.5 -- sh -c 'echo $$ > '"$tmp"'/pids.$WEFT_TASK; \
+  if [ "$WEFT_TASK" = worker:0 ]; then sleep 0.2; exit 1; fi; trap "" TERM; while :; do sleep 0.1; done')"
+[ "$status" = 1 ] || fail "expected exit 1 from the failing worker:0, got $status: $(cat "$tmp/out")"
+grep -q "killing them" "$tmp/out" || fail "the stubborn task was not killed: $(cat "$tmp/out")"
+no_leftovers
+
+# 4. Signals sent to the launcher reach every task.
+"$zoo" launch -n 2 -- sh -c 'trap "echo got INT; exit 7" INT; echo ready; sleep 30 & wait' >"$tmp/out" 2>&1 &
+launcher=$!
+for _ in $(seq 100); do [ "$(grep -c ready "$tmp/out")" = 2 ] && break; sleep 0.05; done
+kill -INT "$launcher"
+status=0; wait "$launcher" || status=$?
+[ "$status" = 7 ] || [ "$status" = 130 ] || fail "launch after SIGINT exited $status: $(cat "$tmp/out")"
+[ "$(grep -c '^\[worker:[01]\] got INT$' "$tmp/out")" = 2 ] || fail "SIGINT was not forwarded: $(cat "$tmp/out")"
+
+# 5. Usage errors and a command that cannot run.
+[ "$(run "$tmp/out" -- "$zoo" launch -n 2 sh)" = 2 ] || fail "launch without '--' should be a usage error"
+grep -q "after '--'" "$tmp/out" || fail "usage error should say where the command goes: $(cat "$tmp/out")"
+[ "$(run "$tmp/out" -- "$zoo" launch -n 0 -- true)" = 2 ] || fail "-n 0 should be a usage error"
+[ "$(run "$tmp/out" -- "$zoo" launch -n 2 -- /nonexistent/program)" = 127 ] || fail "a missing program should exit 127"
+grep -q "cannot run '/nonexistent/program'" "$tmp/out" || fail "a missing program is not named: $(cat "$tmp/out")"
+echo "launch_test: OK"

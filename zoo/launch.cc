@@ -1,0 +1,332 @@
+#include "zoo/launch.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <optional>
+
+#include "distributed/cluster_spec.h"
+
+namespace weft::zoo {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+[[noreturn]] void ThrowErrno(const std::string& what) {
+  throw Error(errors::Internal("launch: {}: {}", what, std::strerror(errno)));
+}
+
+// `count` distinct free TCP ports on `host` (an IPv4 address): all bound at once (port 0) so the
+// kernel hands out different ones, then released for the tasks to bind.
+std::vector<int> FreePorts(const std::string& host, int count) {
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  if (inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) {
+    throw Error(errors::InvalidArgument("launch: --host '{}' is not an IPv4 address of this machine", host));
+  }
+  std::vector<int> fds, ports;
+  for (int i = 0; i < count; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) ThrowErrno("socket");
+    fds.push_back(fd);
+    sockaddr_in a = addr;
+    a.sin_port = 0;
+    socklen_t len = sizeof(a);
+    if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
+        getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+      const std::string why = std::strerror(errno);
+      for (int f : fds) close(f);
+      throw Error(errors::Unavailable("launch: no free port on {}: {}", host, why));
+    }
+    ports.push_back(ntohs(a.sin_port));
+  }
+  for (int f : fds) close(f);
+  return ports;
+}
+
+void WriteAll(int fd, const std::string& text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // our own output is gone (closed pipe): nothing better to do
+    done += static_cast<size_t>(n);
+  }
+}
+
+// One task's process and its two output pipes.
+struct Child {
+  TaskId task;
+  std::string prefix;  // "[worker:1] "
+  pid_t pid = -1;
+  int fds[2] = {-1, -1};  // stdout, stderr read ends
+  std::string pending[2];
+  bool exited = false;
+  int status = 0;  // waitpid status
+
+  // Forwards complete lines (all of it at EOF) with the prefix, one write per line.
+  void Pump(int which, bool eof) {
+    std::string& buf = pending[which];
+    const int out = which == 0 ? STDOUT_FILENO : STDERR_FILENO;
+    size_t start = 0;
+    for (size_t nl; (nl = buf.find('\n', start)) != std::string::npos; start = nl + 1) {
+      WriteAll(out, prefix + buf.substr(start, nl + 1 - start));
+    }
+    buf.erase(0, start);
+    if (eof && !buf.empty()) {
+      WriteAll(out, prefix + buf + "\n");
+      buf.clear();
+    }
+  }
+  void Read(int which) {
+    char chunk[65536];
+    const ssize_t n = read(fds[which], chunk, sizeof(chunk));
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    if (n <= 0) {
+      Pump(which, true);
+      close(fds[which]);
+      fds[which] = -1;
+      return;
+    }
+    pending[which].append(chunk, static_cast<size_t>(n));
+    Pump(which, false);
+  }
+  bool pipes_open() const { return fds[0] >= 0 || fds[1] >= 0; }
+  void CloseAll() {
+    for (int w = 0; w < 2; ++w) {
+      if (fds[w] >= 0) {
+        Pump(w, true);
+        close(fds[w]);
+        fds[w] = -1;
+      }
+    }
+  }
+  bool failed() const { return exited && !(WIFEXITED(status) && WEXITSTATUS(status) == 0); }
+  std::string Describe() const {
+    if (WIFSIGNALED(status)) return fmt::format("was killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
+    return fmt::format("exited with status {}", WEXITSTATUS(status));
+  }
+  int ExitCode() const { return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status); }
+};
+
+// Forks `c`'s process: own process group, killed if the launcher dies, TF_CONFIG in its environment.
+void Start(Child& c, const std::vector<std::string>& command, const std::string& tf_config,
+           const sigset_t& original_mask) {
+  int out[2], err[2];
+  if (pipe2(out, O_CLOEXEC) != 0) ThrowErrno("pipe");
+  if (pipe2(err, O_CLOEXEC) != 0) ThrowErrno("pipe");
+  std::vector<char*> argv;
+  for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const std::string task = c.task.ToString();
+  const pid_t launcher = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) ThrowErrno("fork");
+  if (pid == 0) {  // child: only async-signal-safe calls until exec
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != launcher) _exit(127);
+    dup2(out[1], STDOUT_FILENO);
+    dup2(err[1], STDERR_FILENO);
+    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE}) signal(s, SIG_DFL);
+    sigprocmask(SIG_SETMASK, &original_mask, nullptr);
+    setenv("TF_CONFIG", tf_config.c_str(), 1);
+    setenv("WEFT_TASK", task.c_str(), 1);
+    setenv("PYTHONUNBUFFERED", "1", 1);
+    execvp(argv[0], argv.data());
+    const std::string msg = std::string("weft-zoo launch: cannot run '") + argv[0] + "': " + std::strerror(errno) + "\n";
+    (void)!write(STDERR_FILENO, msg.data(), msg.size());
+    _exit(127);
+  }
+  setpgid(pid, pid);  // also here, so the group exists before we might signal it
+  close(out[1]);
+  close(err[1]);
+  c.pid = pid;
+  c.fds[0] = out[0];
+  c.fds[1] = err[0];
+}
+
+class Launcher {
+ public:
+  explicit Launcher(const LaunchOptions& o) : o_(o) {}
+
+  int Run() {
+    if (o_.command.empty()) throw Error(errors::InvalidArgument("launch: no command given (put it after --)"));
+    if (o_.workers < 1) throw Error(errors::InvalidArgument("launch: -n must be at least 1, got {}", o_.workers));
+    const int total = o_.workers + o_.ps + (o_.chief ? 1 : 0);
+    const std::vector<int> ports = FreePorts(o_.host, total);
+    std::map<std::string, std::vector<std::string>> jobs;
+    size_t next = 0;
+    auto add = [&](const std::string& job, int n) {
+      for (int i = 0; i < n; ++i) jobs[job].push_back(fmt::format("{}:{}", o_.host, ports[next++]));
+    };
+    if (o_.chief) add("chief", 1);
+    add("worker", o_.workers);
+    add("ps", o_.ps);
+    ClusterConfig config{ClusterSpec(jobs), std::nullopt};
+    WriteAll(STDERR_FILENO, fmt::format("weft-zoo launch: cluster {}\n", config.cluster.ToJson()));
+
+    // SIGCHLD and the forwarded signals arrive on a signalfd, not as handlers.
+    sigset_t mask, original;
+    sigemptyset(&mask);
+    for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) sigaddset(&mask, s);
+    sigprocmask(SIG_BLOCK, &mask, &original);
+    const int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+    struct sigaction ignore_pipe {};
+    ignore_pipe.sa_handler = SIG_IGN;
+    struct sigaction old_pipe {};
+    sigaction(SIGPIPE, &ignore_pipe, &old_pipe);
+    int result = 1;
+    try {
+      if (sfd < 0) ThrowErrno("signalfd");
+      children_.reserve(static_cast<size_t>(total));
+      for (const TaskId& t : config.cluster.Tasks()) {
+        children_.push_back(Child{.task = t, .prefix = fmt::format("[{}] ", t.ToString())});
+        Start(children_.back(), o_.command, config.ToTfConfig(t), original);
+      }
+      result = Loop(sfd);
+    } catch (...) {
+      Stop(SIGKILL);
+      ReapAll(/*block=*/true);
+      Cleanup(sfd, original, old_pipe);
+      throw;
+    }
+    Cleanup(sfd, original, old_pipe);
+    return result;
+  }
+
+ private:
+  void Cleanup(int sfd, const sigset_t& original, const struct sigaction& old_pipe) {
+    for (Child& c : children_) c.CloseAll();
+    if (sfd >= 0) close(sfd);
+    sigaction(SIGPIPE, &old_pipe, nullptr);
+    sigprocmask(SIG_SETMASK, &original, nullptr);
+  }
+
+  // Signals every task's process group (exited ones too: their children may be left).
+  void Stop(int sig, bool ps_only = false) {
+    for (Child& c : children_) {
+      if (c.pid > 0 && (!ps_only || c.task.job == "ps")) killpg(c.pid, sig);
+    }
+    if (!kill_deadline_) kill_deadline_ = Clock::now() + o_.grace;
+  }
+
+  void ReapAll(bool block) {
+    for (Child& c : children_) {
+      if (c.exited || c.pid <= 0) continue;
+      int status = 0;
+      pid_t r;
+      do {
+        r = waitpid(c.pid, &status, block ? 0 : WNOHANG);
+      } while (r < 0 && errno == EINTR);
+      if (r == c.pid) {
+        c.exited = true;
+        c.status = status;
+        OnExit(c);
+      }
+    }
+  }
+
+  void OnExit(Child& c) {
+    if (c.failed() && !stopping_) {
+      stopping_ = true;
+      failure_ = &c;
+      WriteAll(STDERR_FILENO, fmt::format("weft-zoo launch: task {} {}; stopping the other tasks\n", c.task.ToString(),
+                                          c.Describe()));
+      Stop(SIGTERM);
+      return;
+    }
+    bool workers_done = true;
+    for (const Child& k : children_) workers_done = workers_done && (k.task.job == "ps" || (k.exited && !k.failed()));
+    if (workers_done && !stopping_) {  // ps tasks serve until told otherwise
+      stopping_ = true;
+      Stop(SIGTERM, /*ps_only=*/true);
+    }
+  }
+
+  int Loop(int sfd) {
+    std::optional<Clock::time_point> drain_deadline;
+    for (;;) {
+      const bool all_exited = std::all_of(children_.begin(), children_.end(), [](const Child& c) { return c.exited; });
+      if (all_exited && !drain_deadline) drain_deadline = Clock::now() + std::chrono::seconds(1);
+      const bool pipes = std::any_of(children_.begin(), children_.end(), [](const Child& c) { return c.pipes_open(); });
+      if (all_exited && (!pipes || Clock::now() >= *drain_deadline)) break;
+      if (kill_deadline_ && !all_exited && Clock::now() >= *kill_deadline_) {
+        WriteAll(STDERR_FILENO, fmt::format("weft-zoo launch: tasks still running {} ms after SIGTERM: killing them\n",
+                                            o_.grace.count()));
+        Stop(SIGKILL);
+        kill_deadline_ = Clock::now() + std::chrono::hours(24);  // SIGKILL is final; reaping follows
+      }
+      std::vector<pollfd> fds = {{sfd, POLLIN, 0}};
+      std::vector<std::pair<Child*, int>> owners = {{nullptr, 0}};
+      for (Child& c : children_) {
+        for (int w = 0; w < 2; ++w) {
+          if (c.fds[w] >= 0) {
+            fds.push_back({c.fds[w], POLLIN, 0});
+            owners.emplace_back(&c, w);
+          }
+        }
+      }
+      auto until = [](Clock::time_point t) {
+        return static_cast<int>(std::max<int64_t>(
+            0, std::chrono::duration_cast<std::chrono::milliseconds>(t - Clock::now()).count() + 1));
+      };
+      int timeout = 1000;
+      if (kill_deadline_) timeout = std::min(timeout, until(*kill_deadline_));
+      if (drain_deadline) timeout = std::min(timeout, until(*drain_deadline));
+      const int n = poll(fds.data(), fds.size(), timeout);
+      if (n < 0 && errno != EINTR) ThrowErrno("poll");
+      for (size_t i = 1; n > 0 && i < fds.size(); ++i) {
+        if (fds[i].revents != 0) owners[i].first->Read(owners[i].second);
+      }
+      if (n > 0 && fds[0].revents != 0) {
+        signalfd_siginfo info;
+        while (read(sfd, &info, sizeof(info)) == sizeof(info)) {
+          const int sig = static_cast<int>(info.ssi_signo);
+          if (sig == SIGCHLD) continue;
+          WriteAll(STDERR_FILENO, fmt::format("weft-zoo launch: got signal {} ({}): forwarding it to every task\n",
+                                              sig, strsignal(sig)));
+          if (forwarded_ == 0) forwarded_ = sig;
+          stopping_ = true;
+          Stop(sig);
+        }
+      }
+      ReapAll(/*block=*/false);
+    }
+    if (failure_ != nullptr) {
+      WriteAll(STDERR_FILENO, fmt::format("weft-zoo launch: failed: task {} {}\n", failure_->task.ToString(),
+                                          failure_->Describe()));
+      return failure_->ExitCode();
+    }
+    if (forwarded_ != 0) return 128 + forwarded_;
+    return 0;
+  }
+
+  const LaunchOptions& o_;
+  std::vector<Child> children_;  // reserved up front: Child pointers stay valid
+  bool stopping_ = false;
+  Child* failure_ = nullptr;
+  int forwarded_ = 0;
+  std::optional<Clock::time_point> kill_deadline_;
+};
+
+}  // namespace
+
+int Launch(const LaunchOptions& options) {
+  Launcher l(options);
+  return l.Run();
+}
+
+}  // namespace weft::zoo
