@@ -86,10 +86,20 @@ std::vector<std::pair<std::string, const Graph*>> Session::Partitions(const std:
 // waiting for a device that failed complete with its error) and cancels the other partitions.
 Status Session::RunPartitions(const Compiled& compiled, int64_t step_id, CallFrame* frame, CancellationManager* cm,
                               StepTrace* trace) {
-  LocalRendezvous rendezvous;
+  std::shared_ptr<Rendezvous> owned;
+  try {
+    owned = options_.rendezvous_factory ? options_.rendezvous_factory(static_cast<uint64_t>(step_id))
+                                        : std::make_shared<LocalRendezvous>();
+  } catch (const Error& e) {
+    return e.status();
+  }
+  if (owned == nullptr) return errors::Internal("step {}: the session's rendezvous_factory returned null", step_id);
+  Rendezvous& rendezvous = *owned;
   if (compiled.parts.size() == 1) {
-    return compiled.parts[0].executor->Run(
+    Status s = compiled.parts[0].executor->Run(
         {.step_id = step_id, .frame = frame, .rendezvous = &rendezvous, .cancellation = cm, .trace = trace});
+    if (!s.ok()) rendezvous.StartAbort(s);  // peers in other processes wait on this step's keys
+    return s;
   }
   std::mutex mu;
   std::condition_variable cv;
@@ -135,12 +145,15 @@ std::vector<Tensor> Session::Run(const std::vector<std::pair<Output, Tensor>>& f
   std::shared_ptr<Compiled> compiled = Compile(feed_outputs, fetches, targets);
   frame.rets.resize(fetches.size());
   CancellationManager cm;
-  const int64_t step_id = next_step_id_.fetch_add(1);
+  const int64_t step_id =
+      options_.next_step_id ? static_cast<int64_t>(options_.next_step_id()) : next_step_id_.fetch_add(1);
+  last_step_id_ = step_id;
   {
     std::lock_guard<std::mutex> l(mu_);
     running_[step_id] = &cm;
   }
   Status status = RunPartitions(*compiled, step_id, &frame, &cm, trace);
+  if (options_.rendezvous_cleanup) options_.rendezvous_cleanup(static_cast<uint64_t>(step_id));
   {
     std::lock_guard<std::mutex> l(mu_);
     running_.erase(step_id);

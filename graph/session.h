@@ -9,11 +9,19 @@
 //   auto out = sess.Run({{x, x_value}}, {loss, w});             // feeds, fetches
 //   float l = out[0].scalar<float>()();
 //
+// Across processes (every worker runs the same program, each its own Session), the step's
+// rendezvous and id come from the options: `rendezvous_factory(step_id)` hands each Run its
+// rendezvous (e.g. UcxRendezvousMgr::Find), `rendezvous_cleanup(step_id)` is called when the Run
+// is over (UcxRendezvousMgr::Cleanup), and step ids count 1, 2, 3 ... per Session (or come from
+// `next_step_id`), so the k-th Run of every worker has the same id. Then Runs must be issued in
+// the same order on every worker (not concurrently). See docs/distributed.md.
+//
 // Errors throw weft::Error: a missing feed names the placeholder, a feed of the wrong dtype or
 // shape names both, a kernel failure names the node. Thread-safe: Run may be called from
 // several threads; the graph must not change while a Run is compiling.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -34,6 +42,13 @@ struct SessionOptions {
   int num_cpu_devices = 1;     // CPU:0 .. CPU:n-1 (virtual devices: each a parallel replica)
   bool soft_placement = true;  // a node whose requested device cannot run it goes elsewhere
   bool fuse_ops = true;  // FuseNnOps (graph/passes.h): conv + bias + relu, max-pool grad + relu grad
+  // The rendezvous of step `step_id` (must not be null); unset: a fresh LocalRendezvous per step.
+  std::function<std::shared_ptr<Rendezvous>(uint64_t step_id)> rendezvous_factory;
+  // Called once when step `step_id` is over (after the rendezvous is no longer used), ok or not.
+  std::function<void(uint64_t step_id)> rendezvous_cleanup;
+  // The id of the next Run; unset: a per-Session counter 1, 2, 3 ... (deterministic across
+  // processes that issue the same Runs in the same order).
+  std::function<uint64_t()> next_step_id;
 };
 
 class Session {
@@ -60,7 +75,8 @@ class Session {
   Graph* graph() const { return graph_; }
   // Number of compiled signatures in the cache (for tests).
   size_t num_compiled() const;
-  int64_t last_step_id() const { return next_step_id_.load() - 1; }
+  // The id of the latest Run that started (0 before the first).
+  int64_t last_step_id() const { return last_step_id_.load(); }
 
  private:
   struct Compiled;
@@ -77,6 +93,7 @@ class Session {
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<Compiled>> cache_;
   std::atomic<int64_t> next_step_id_{1};
+  std::atomic<int64_t> last_step_id_{0};
   std::map<int64_t, CancellationManager*> running_;
 };
 

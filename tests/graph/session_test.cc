@@ -1,7 +1,12 @@
 #include <doctest/doctest.h>
 
+#include <atomic>
+#include <map>
+
+#include "distributed/rendezvous.h"
 #include "graph/session.h"
 #include "ops/framework.h"
+#include "ops/math.h"
 #include "ops/state.h"
 
 using namespace weft;
@@ -67,4 +72,86 @@ TEST_CASE("variables live across steps; reading one before assigning is an error
   // At run time too: the variable now holds 3 elements, the update has 2.
   CHECK_THROWS_WITH_AS(sess.Run({}, {}, {add.node}), doctest::Contains("update of shape [2] for variable 'v' of shape [3]"),
                        Error);
+}
+
+// A rendezvous that counts the Sends it carries and hands them to a LocalRendezvous (what a
+// cross-process rendezvous does for keys within its task).
+class CountingRendezvous : public Rendezvous {
+ public:
+  Status Send(const std::string& key, const RendezvousArgs& args, const Tensor& value, bool is_dead) override {
+    ++sends;
+    return local.Send(key, args, value, is_dead);
+  }
+  void RecvAsync(const std::string& key, const RendezvousArgs& args, DoneCallback done) override {
+    local.RecvAsync(key, args, std::move(done));
+  }
+  void StartAbort(const Status& status) override { local.StartAbort(status); }
+  LocalRendezvous local;
+  std::atomic<int> sends{0};
+};
+
+TEST_CASE("rendezvous_factory, rendezvous_cleanup and step ids for steps across processes") {
+  Graph g;
+  Scope s = Scope::Root(&g);
+  Output x = ops::Placeholder(s.WithOpName("x"), DType::kFloat32, {2});
+  Output a = ops::Neg(s.WithDevice("/device:CPU:0").WithOpName("a"), x);
+  Output b = ops::Neg(s.WithDevice("/device:CPU:1").WithOpName("b"), a);  // a crosses CPU:0 -> CPU:1
+  const Tensor v = Tensor::FromVector<float>({1, 2});
+
+  std::map<uint64_t, std::shared_ptr<CountingRendezvous>> made;
+  std::vector<uint64_t> cleaned;
+  SessionOptions opts;
+  opts.num_cpu_devices = 2;
+  opts.rendezvous_factory = [&](uint64_t step) {
+    auto r = std::make_shared<CountingRendezvous>();
+    made[step] = r;
+    return r;
+  };
+  opts.rendezvous_cleanup = [&](uint64_t step) { cleaned.push_back(step); };
+
+  SUBCASE("default ids count from 1 in every session, so two workers agree") {
+    for (int worker = 0; worker < 2; ++worker) {
+      made.clear();
+      cleaned.clear();
+      Session sess(&g, opts);
+      CHECK(sess.last_step_id() == 0);
+      for (int k = 0; k < 3; ++k) CHECK(sess.Run({{x, v}}, {b})[0].ToVector<float>() == std::vector<float>{1, 2});
+      CHECK(sess.last_step_id() == 3);
+      CHECK(cleaned == std::vector<uint64_t>{1, 2, 3});
+      REQUIRE(made.size() == 3);
+      for (auto& [step, r] : made) {
+        CHECK(r->sends >= 1);  // the pair crossing the devices went through the factory's rendezvous
+        CHECK(r->local.num_pending() == 0);
+      }
+    }
+  }
+  SUBCASE("next_step_id gives the ids") {
+    uint64_t next = 100;
+    opts.next_step_id = [&] { return next += 2; };
+    Session sess(&g, opts);
+    sess.Run({{x, v}}, {b});
+    sess.Run({{x, v}}, {b});
+    CHECK(sess.last_step_id() == 104);
+    CHECK(cleaned == std::vector<uint64_t>{102, 104});
+  }
+  SUBCASE("an aborted rendezvous fails the step; cleanup still runs") {
+    opts.rendezvous_factory = [&](uint64_t step) {
+      auto r = std::make_shared<CountingRendezvous>();
+      r->StartAbort(errors::Unavailable("task 1 of step {} is gone", step));
+      return r;
+    };
+    Session sess(&g, opts);
+    CHECK_THROWS_WITH_AS(sess.Run({{x, v}}, {b}), doctest::Contains("task 1 of step 1 is gone"), Error);
+    CHECK(cleaned == std::vector<uint64_t>{1});
+  }
+  SUBCASE("a factory that returns null or throws is a clear error") {
+    opts.rendezvous_factory = [](uint64_t) { return std::shared_ptr<Rendezvous>(); };
+    Session sess(&g, opts);
+    CHECK_THROWS_WITH_AS(sess.Run({{x, v}}, {b}), doctest::Contains("rendezvous_factory returned null"), Error);
+    Session throwing(&g, SessionOptions{.num_cpu_devices = 2, .rendezvous_factory = [](uint64_t) -> std::shared_ptr<Rendezvous> {
+                       throw Error(errors::Unavailable("no connection to task 1"));
+                     }});
+    CHECK_THROWS_WITH_AS(throwing.Run({{x, v}}, {b}), doctest::Contains("no connection to task 1"), Error);
+    throwing.Cancel();  // no dangling step left behind
+  }
 }
