@@ -1,5 +1,6 @@
 #include "distributed/strategy.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/device_name.h"
@@ -10,6 +11,7 @@ namespace weft {
 namespace {
 
 thread_local const Strategy* current_strategy = nullptr;
+thread_local bool collective_steps = false;
 
 // Full local CPU names for specs like "/device:CPU:1", "CPU:1" or "/cpu:1".
 std::string Canonical(const std::string& device) {
@@ -38,7 +40,20 @@ std::vector<std::string> CanonicalAll(std::vector<std::string> devices) {
 
 }  // namespace
 
-Strategy::Strategy(std::vector<std::string> devices) : devices_(CanonicalAll(std::move(devices))) {}
+Strategy::Strategy(std::vector<std::string> devices) : devices_(CanonicalAll(std::move(devices))), group_(devices_) {}
+
+Strategy::Strategy(std::vector<std::string> devices, std::vector<std::string> group, int first_replica)
+    : devices_(CanonicalAll(std::move(devices))), group_(CanonicalAll(std::move(group))), first_replica_(first_replica) {
+  WEFT_REQUIRE(first_replica >= 0 && first_replica + devices_.size() <= group_.size() &&
+                   std::equal(devices_.begin(), devices_.end(), group_.begin() + first_replica),
+               "strategy: the local devices must be replicas {}.. of the group", first_replica);
+  WEFT_REQUIRE(group_.size() % devices_.size() == 0, "strategy: every worker must have {} replicas (group of {})",
+               devices_.size(), group_.size());
+}
+
+Strategy::CollectiveSteps::CollectiveSteps() : previous_(collective_steps) { collective_steps = true; }
+Strategy::CollectiveSteps::~CollectiveSteps() { collective_steps = previous_; }
+bool Strategy::CollectiveSteps::active() { return collective_steps; }
 Strategy::~Strategy() = default;
 
 int Strategy::num_cpu_devices() const {
@@ -54,7 +69,7 @@ const Strategy* Strategy::Current() { return current_strategy; }
 std::vector<Output> Strategy::Run(const Scope& s,
                                   const std::function<Output(const Scope& replica_scope, int replica)>& fn) const {
   std::vector<Output> out;
-  for (int r = 0; r < num_replicas_in_sync(); ++r) {
+  for (int r = 0; r < num_local_replicas(); ++r) {
     Scope rs = (r == 0 ? s : s.NewSubScope("replica_" + std::to_string(r))).WithDevice(devices_[static_cast<size_t>(r)]);
     out.push_back(fn(rs, r));
   }

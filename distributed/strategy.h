@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "graph/scope.h"
+#include "graph/session.h"
 #include "train/dataset.h"
 
 namespace weft {
@@ -32,9 +33,33 @@ class Strategy {
  public:
   virtual ~Strategy();
   virtual std::string name() const = 0;  // "MirroredStrategy"
-  // The replica devices (full names), one per replica.
+  // This process's replica devices (full names), one per local replica.
   const std::vector<std::string>& devices() const { return devices_; }
-  int num_replicas_in_sync() const { return static_cast<int>(devices_.size()); }
+  // Every replica in sync, of every worker, in rank order; devices() are group_devices()
+  // [first_replica(), first_replica() + devices().size()). One process: the same as devices().
+  const std::vector<std::string>& group_devices() const { return group_; }
+  int num_replicas_in_sync() const { return static_cast<int>(group_.size()); }
+  int num_local_replicas() const { return static_cast<int>(devices_.size()); }
+  int first_replica() const { return first_replica_; }
+  int num_workers() const { return num_replicas_in_sync() / num_local_replicas(); }
+  // The chief writes checkpoints and summaries; every process of a one-process strategy is.
+  virtual bool is_chief() const { return true; }
+  // Plugs the strategy's cross-process rendezvous and step ids into a model's session (nothing in
+  // one process).
+  virtual void ConfigureSession(SessionOptions* options) const {}
+  // RAII: the Runs this thread starts while it lives take part in collectives across workers, so
+  // their step ids come from the sequence every worker shares (other Runs use local ids).
+  class CollectiveSteps {
+   public:
+    CollectiveSteps();
+    ~CollectiveSteps();
+    CollectiveSteps(const CollectiveSteps&) = delete;
+    CollectiveSteps& operator=(const CollectiveSteps&) = delete;
+    static bool active();
+
+   private:
+    bool previous_;
+  };
   // True: a variable has one component per replica. False: one variable on variable_device().
   virtual bool mirrored() const = 0;
   virtual std::string variable_device() const { return devices_.front(); }
@@ -55,12 +80,13 @@ class Strategy {
   [[nodiscard]] ScopeGuard scope() const { return ScopeGuard(this); }
   static const Strategy* Current();
 
-  // Calls fn once per replica with a scope pinned to the replica's device; returns the results.
+  // Calls fn once per local replica with a scope pinned to the replica's device; returns the results.
   std::vector<Output> Run(const Scope& s, const std::function<Output(const Scope& replica_scope, int replica)>& fn) const;
   enum class ReduceOp { kSum, kMean };
   // Combines per-replica values on the first replica's device.
   Output Reduce(const Scope& s, ReduceOp op, const std::vector<Output>& per_replica) const;
-  // Splits a global batch (every component along dim 0) into num_replicas parts whose sizes
+  // Splits a global batch (every component along dim 0) into num_replicas_in_sync parts (all
+  // workers' replicas: a worker feeds parts first_replica() ...) whose sizes
   // differ by at most one. Throws InvalidArgument when the batch has fewer rows than replicas.
   std::vector<std::vector<Tensor>> SplitBatch(const std::vector<Tensor>& global) const;
   // A dataset of global batches {x, y, ...} as per-replica parts {x_0, y_0, x_1, y_1, ...}
@@ -69,9 +95,13 @@ class Strategy {
 
  protected:
   explicit Strategy(std::vector<std::string> devices);
+  // Across processes: `devices` are this process's part of `group`, starting at `first_replica`.
+  Strategy(std::vector<std::string> devices, std::vector<std::string> group, int first_replica);
 
  private:
   std::vector<std::string> devices_;
+  std::vector<std::string> group_;
+  int first_replica_ = 0;
 };
 
 // "/job:localhost/replica:0/task:0/device:CPU:<i>" for i < n.

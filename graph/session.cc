@@ -29,7 +29,7 @@ Session::Session(Graph* graph, SessionOptions options) : graph_(graph), options_
   const int inter = options_.inter_op_threads > 0 ? options_.inter_op_threads : HardwareThreads();
   const int intra = options_.intra_op_threads > 0 ? options_.intra_op_threads : HardwareThreads();
   inter_op_ = std::make_unique<ThreadPool>(inter, "inter-op");
-  devices_ = DeviceSet::LocalCpus(options_.num_cpu_devices, intra);
+  devices_ = DeviceSet::LocalCpus(options_.num_cpu_devices, intra, options_.job, options_.task);
 }
 
 Session::~Session() {

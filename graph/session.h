@@ -40,6 +40,8 @@ struct SessionOptions {
   bool constant_folding = true;
   bool cse = true;
   int num_cpu_devices = 1;     // CPU:0 .. CPU:n-1 (virtual devices: each a parallel replica)
+  std::string job = "localhost";  // the devices' names: /job:<job>/replica:0/task:<task>/device:CPU:i
+  int task = 0;
   bool soft_placement = true;  // a node whose requested device cannot run it goes elsewhere
   bool fuse_ops = true;  // FuseNnOps (graph/passes.h): conv + bias + relu, max-pool grad + relu grad
   // The rendezvous of step `step_id` (must not be null); unset: a fresh LocalRendezvous per step.

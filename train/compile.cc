@@ -27,7 +27,44 @@ Output AddL2(const Scope& s, Output loss, const std::vector<std::pair<Output, do
   return loss;
 }
 
+// The comma-separated full device names of a collective's members (the ops' group_devices attr)
+// and the collective timeout of the strategy.
+void CollectiveAttrs(const std::vector<std::string>& members, AttrMap* attrs) {
+  std::string joined;
+  for (const std::string& d : members) joined += (joined.empty() ? "" : ",") + d;
+  (*attrs)["group_devices"] = joined;
+}
+
 }  // namespace
+
+// The first replica of every worker, in worker order: the members of the per-worker collectives.
+std::vector<std::string> Model::WorkerLeaders() const {
+  std::vector<std::string> leaders;
+  for (int w = 0; w < strategy_->num_workers(); ++w) {
+    leaders.push_back(strategy_->group_devices()[static_cast<size_t>(w * strategy_->num_local_replicas())]);
+  }
+  return leaders;
+}
+
+std::vector<std::string> Model::group_devices() const { return strategy_->group_devices(); }
+
+Output Model::WorkerAllReduce(const Scope& s, Output local, int64_t group_key, int64_t instance) const {
+  AttrMap attrs = {{"group_size", int64_t{strategy_->num_workers()}}, {"group_key", group_key},
+                   {"instance_key", instance},
+                   {"rank", int64_t{strategy_->first_replica() / strategy_->num_local_replicas()}},
+                   {"merge_op", std::string("Add")}, {"final_op", std::string("Id")}};
+  CollectiveAttrs(WorkerLeaders(), &attrs);
+  return s.WithOpName("all_reduce_workers").Op("CollectiveReduce", {local}, attrs);
+}
+
+Output Model::WorkerBroadcast(const Scope& s, Output value, int64_t instance) const {
+  AttrMap attrs = {{"group_size", int64_t{strategy_->num_workers()}}, {"group_key", kBroadcastGroupKey},
+                   {"instance_key", instance},
+                   {"rank", int64_t{strategy_->first_replica() / strategy_->num_local_replicas()}},
+                   {"source_rank", int64_t{0}}};
+  CollectiveAttrs(WorkerLeaders(), &attrs);
+  return s.WithOpName("broadcast").Op("CollectiveBroadcast", {value}, attrs);
+}
 
 void Model::Compile(CompileOptions o) {
   for (const std::string& m : o.metrics) CanonicalMetricName(m);
@@ -38,7 +75,10 @@ void Model::Compile(CompileOptions o) {
         "distributed. Create the model inside the strategy's scope.",
         name_, current->name()));
   }
-  if (strategy_ != nullptr) o.session.num_cpu_devices = std::max(o.session.num_cpu_devices, strategy_->num_cpu_devices());
+  if (strategy_ != nullptr) {
+    o.session.num_cpu_devices = std::max(o.session.num_cpu_devices, strategy_->num_cpu_devices());
+    strategy_->ConfigureSession(&o.session);  // across processes: the rendezvous and step ids
+  }
   for (const LayerPtr& layer : layers_) {  // model parallelism: the devices the layers are pinned to
     if (layer->device().empty()) continue;
     WEFT_REQUIRE(strategy_ == nullptr, "Model '{}': layer '{}' is pinned to '{}'; pinned layers and a distribution "
@@ -57,11 +97,20 @@ void Model::Compile(CompileOptions o) {
   Node* init = ops::Group(root.WithOpName("init"), inits);
   session_ = std::make_unique<Session>(graph_.get(), o.session);
   session_->Run({}, {}, {init});
+  if (c_->broadcast != nullptr) {  // every worker starts from the chief's values
+    Strategy::CollectiveSteps collective;
+    session_->Run({}, {}, {c_->broadcast});
+  }
+  if (c_->broadcast != nullptr && c_->sync_mirrors != nullptr) session_->Run({}, {}, {c_->sync_mirrors});
   step_ = 0;
 }
 
 void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Output>* inits) {
-  const int replicas = strategy_ != nullptr ? strategy_->num_replicas_in_sync() : 1;
+  // replicas: this process's; group: all workers' (more than replicas across processes).
+  const int replicas = strategy_ != nullptr ? strategy_->num_local_replicas() : 1;
+  const int group = strategy_ != nullptr ? strategy_->num_replicas_in_sync() : 1;
+  const bool replicated = group > 1;
+  const bool multi_worker = strategy_ != nullptr && strategy_->num_workers() > 1;
   const bool mirrored = strategy_ == nullptr || strategy_->mirrored();
   auto device = [&](int r) { return strategy_ != nullptr ? strategy_->devices()[static_cast<size_t>(r)] : ""; };
   auto replica_scope = [&](const Scope& s, int r) {
@@ -119,7 +168,7 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
   inits->push_back(ops::Assign(client.WithOpName("step/init"), c_->step, ops::Const(client, int64_t{0})));
   c_->variables.push_back(c_->step);
   c_->lr = ops::Placeholder(client.WithOpName("learning_rate"), DType::kFloat32, TensorShape{});
-  if (replicas > 1) c_->global_batch = ops::Placeholder(client.WithOpName("global_batch_size"), DType::kFloat32, {});
+  if (replicated) c_->global_batch = ops::Placeholder(client.WithOpName("global_batch_size"), DType::kFloat32, {});
 
   // The training pass of each replica.
   std::vector<Output> losses, applies;
@@ -138,14 +187,14 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
     Scope ls = rs.NewSubScope("loss");
     Output per_example = o.loss.Build(ls, y, pred);
     // Mean over the global batch: each replica contributes sum / global_batch.
-    Output loss = replicas == 1 ? ops::Mean(ls, per_example)
-                                : ops::Div(ls, ops::Sum(ls, per_example), c_->global_batch);
-    loss = AddL2(ls, loss, l2[ri], 1.0 / replicas);
+    Output loss = !replicated ? ops::Mean(ls, per_example)
+                              : ops::Div(ls, ops::Sum(ls, per_example), c_->global_batch);
+    loss = AddL2(ls, loss, l2[ri], 1.0 / group);
     losses.push_back(loss);
     for (size_t m = 0; m < o.metrics.size(); ++m) {
       Scope ms = rs.NewSubScope("metrics");
       Output v = BuildMetric(ms, o.metrics[m], o.loss, y, pred);
-      metrics[m].push_back(replicas == 1 ? ops::Mean(ms, v) : ops::Div(ms, ops::Sum(ms, v), c_->global_batch));
+      metrics[m].push_back(!replicated ? ops::Mean(ms, v) : ops::Div(ms, ops::Sum(ms, v), c_->global_batch));
     }
     grads[ri] = Gradients(rs, {loss}, trainable[ri]);
     for (size_t i = 0; i < grads[ri].size(); ++i) {
@@ -155,11 +204,18 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
   }
   c_->x = c_->xs[0];
   c_->y = c_->ys[0];
-  c_->loss = replicas == 1 ? losses[0] : ops::AddN(client.NewSubScope("loss"), losses);
+  // Across workers, the loss and metrics of the step are summed over the workers' first replicas.
+  int64_t next_worker_instance = 1;
+  auto over_workers = [&](const Scope& s, Output local) {
+    return multi_worker ? WorkerAllReduce(s, local, kWorkerGroupKey, next_worker_instance++) : local;
+  };
+  c_->loss = over_workers(client.NewSubScope("loss"),
+                          replicas == 1 ? losses[0] : ops::AddN(client.NewSubScope("loss"), losses));
   c_->metric_names.clear();
   for (size_t m = 0; m < o.metrics.size(); ++m) {
     c_->metric_names.push_back(CanonicalMetricName(o.metrics[m]));
-    c_->metrics.push_back(replicas == 1 ? metrics[m][0] : ops::AddN(client.NewSubScope("metrics"), metrics[m]));
+    c_->metrics.push_back(over_workers(
+        client.NewSubScope("metrics"), replicas == 1 ? metrics[m][0] : ops::AddN(client.NewSubScope("metrics"), metrics[m])));
   }
 
   // Updates: all-reduced per replica (mirrored), or summed on the variables' device (central).
@@ -170,13 +226,14 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
     std::vector<Output> g(static_cast<size_t>(num_vars));
     for (int k = 0; k < num_vars; ++k) {
       const size_t ki = static_cast<size_t>(k);
-      if (replicas == 1) {
+      if (!replicated) {
         g[ki] = grads[0][ki];
       } else if (mirrored) {
-        g[ki] = os.WithOpName("all_reduce").Op(
-            "CollectiveReduce", {grads[ri][ki]},
-            {{"group_size", int64_t{replicas}}, {"group_key", int64_t{1}}, {"instance_key", int64_t{k + 1}},
-             {"rank", int64_t{r}}, {"merge_op", std::string("Add")}, {"final_op", std::string("Id")}});
+        AttrMap attrs = {{"group_size", int64_t{group}}, {"group_key", int64_t{1}}, {"instance_key", int64_t{k + 1}},
+                         {"rank", int64_t{strategy_->first_replica() + r}}, {"merge_op", std::string("Add")},
+                         {"final_op", std::string("Id")}};
+        if (multi_worker) CollectiveAttrs(group_devices(), &attrs);
+        g[ki] = os.WithOpName("all_reduce").Op("CollectiveReduce", {grads[ri][ki]}, attrs);
       } else {
         std::vector<Output> per_replica;
         for (int q = 0; q < replicas; ++q) per_replica.push_back(grads[static_cast<size_t>(q)][ki]);
@@ -204,6 +261,15 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
                                     ops::Const(client, int64_t{1}));
   c_->train = ops::Group(root.WithOpName("train"), {increment});
   if (!mirror_syncs.empty()) c_->sync_mirrors = ops::Group(root.WithOpName("sync_mirrors"), mirror_syncs);
+  if (multi_worker) {  // the chief's first replica's values to every worker's first replica
+    std::vector<Output> assigns;
+    int64_t instance = 1;
+    for (const Output& v : c_->variables) {
+      const Scope bs = client.NewSubScope(v.node->name() + "/broadcast");
+      assigns.push_back(ops::Assign(bs, v, WorkerBroadcast(bs, ops::Identity(bs, v), instance++)));
+    }
+    c_->broadcast = ops::Group(root.WithOpName("broadcast_from_chief"), assigns);
+  }
 
   // The inference pass (Evaluate, Predict): replica 0's variables on replica 0's device.
   Scope is = root.NewSubScope("inference").WithDevice(device(0));

@@ -91,14 +91,16 @@ Logs Model::TrainOnBatch(const Tensor& x, const Tensor& y) {
     feeds.emplace_back(c_->x, x);
     feeds.emplace_back(c_->y, y);
   } else {  // a replicated step: each replica gets its slice of the global batch
-    std::vector<std::vector<Tensor>> parts = strategy_->SplitBatch({x, y});
-    for (size_t r = 0; r < parts.size(); ++r) {
-      feeds.emplace_back(c_->xs[r], parts[r][0]);
-      feeds.emplace_back(c_->ys[r], parts[r][1]);
+    std::vector<std::vector<Tensor>> parts = strategy_->SplitBatch({x, y});  // every worker's replicas
+    for (size_t r = 0; r < c_->xs.size(); ++r) {
+      const size_t part = static_cast<size_t>(strategy_->first_replica()) + r;
+      feeds.emplace_back(c_->xs[r], parts[part][0]);
+      feeds.emplace_back(c_->ys[r], parts[part][1]);
     }
     feeds.emplace_back(c_->global_batch, Tensor::Scalar<float>(static_cast<float>(x.shape().dim(0))));
   }
   StepTrace* trace = std::exchange(trace_next_, nullptr);
+  Strategy::CollectiveSteps collective;  // across workers, every worker runs this step together
   std::vector<Tensor> out = session_->Run(feeds, fetches, {c_->train}, trace);
   ++step_;
   Logs logs = {{"loss", out[0].scalar<float>()()}};

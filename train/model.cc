@@ -173,6 +173,10 @@ void Model::SaveWeights(const std::string& path) {
 void Model::LoadWeights(const std::string& path) {
   RequireCompiled("LoadWeights");
   RestoreVariables(path, session_->vars(), VariableNames());
+  if (c_->broadcast != nullptr) {  // across workers (each loads): the chief's values win
+    Strategy::CollectiveSteps collective;
+    session_->Run({}, {}, {c_->broadcast});
+  }
   if (c_->sync_mirrors != nullptr) session_->Run({}, {}, {c_->sync_mirrors});  // copy 0 -> every replica
   step_ = session_->Run({}, {c_->step})[0].scalar<int64_t>()();
 }

@@ -130,6 +130,12 @@ class Model {
   Output Forward(const Scope& scope, Output x, bool training, const LayerVars& vars,
                  std::vector<Output>* updates) const;
   void BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Output>* inits);
+  // Across workers (MultiWorkerMirroredStrategy): collectives over every worker's first replica.
+  static constexpr int64_t kWorkerGroupKey = 2, kBroadcastGroupKey = 3;
+  std::vector<std::string> WorkerLeaders() const;
+  std::vector<std::string> group_devices() const;
+  Output WorkerAllReduce(const Scope& s, Output local, int64_t group_key, int64_t instance) const;
+  Output WorkerBroadcast(const Scope& s, Output value, int64_t instance) const;
   void RunEpochs(const Dataset* fixed, const Tensor* x, const Tensor* y, FitOptions& o, History* h);
   void RequireCompiled(const char* what) const;
   Logs EvaluateBatches(const Dataset& data);

@@ -12,6 +12,7 @@ struct Model::Compiled {
   std::vector<Output> xs, ys;        // per replica (xs[0] == x); one entry without a strategy
   Output global_batch;               // float32 scalar: examples in the global batch (replicated steps)
   Node* sync_mirrors = nullptr;      // copies replica 0's variables to the other replicas' copies
+  Node* broadcast = nullptr;         // across workers: the chief's replica-0 variables to every worker's
   Output loss;                       // training pass: mean loss + L2 terms
   std::vector<Output> metrics;       // training pass: batch means, in metric_names order
   std::vector<std::string> metric_names;

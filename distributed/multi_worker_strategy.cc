@@ -1,0 +1,76 @@
+#include "distributed/multi_worker_strategy.h"
+
+namespace weft {
+
+// Where this process sits among the workers, worked out before the base class is built.
+struct MultiWorkerMirroredStrategy::Layout {
+  ClusterConfig config;
+  int worker_index = 0;
+  std::vector<std::string> devices, group;
+
+  static Layout Make(const MultiWorkerOptions& o) {
+    Layout l;
+    l.config = o.cluster ? *o.cluster : ResolveCluster();
+    const TaskId& me = l.config.RequireTask();
+    for (const auto& [job, addresses] : l.config.cluster.jobs()) {
+      WEFT_REQUIRE(job == "chief" || job == "worker",
+                   "MultiWorkerMirroredStrategy: the cluster has a '{}' job; only chief and worker tasks take part "
+                   "(ParameterServerStrategy uses ps tasks)", job);
+    }
+    WEFT_REQUIRE(me.job == "chief" || me.job == "worker", "MultiWorkerMirroredStrategy: this task is {}, not a worker",
+                 me.ToString());
+    WEFT_REQUIRE(o.devices_per_worker >= 1, "MultiWorkerMirroredStrategy: devices_per_worker must be >= 1, got {}",
+                 o.devices_per_worker);
+    int w = 0;
+    for (const TaskId& t : l.config.cluster.Tasks()) {  // chief first, then the workers
+      if (t == me) l.worker_index = w;
+      for (int d = 0; d < o.devices_per_worker; ++d) {
+        l.group.push_back(fmt::format("{}/device:CPU:{}", t.DeviceName(), d));
+        if (t == me) l.devices.push_back(l.group.back());
+      }
+      ++w;
+    }
+    return l;
+  }
+};
+
+MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(MultiWorkerOptions options)
+    : MultiWorkerMirroredStrategy(options, Layout::Make(options)) {}
+
+MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(MultiWorkerOptions options, Layout l)
+    : Strategy(l.devices, l.group, l.worker_index * options.devices_per_worker),
+      options_(std::move(options)),
+      config_(std::move(l.config)),
+      worker_index_(l.worker_index),
+      callbacks_(std::make_unique<ThreadPool>(2, "weft-coll")) {
+  UcxTransportOptions t;
+  t.cluster = config_.cluster;
+  t.task = *config_.task;
+  t.connect_timeout = options_.connect_timeout;
+  mgr_ = std::make_unique<UcxRendezvousMgr>(
+      t, UcxRendezvousOptions{.recv_timeout = options_.collective_timeout, .callback_pool = callbacks_.get()});
+  Status s = mgr_->ConnectAll();
+  if (!s.ok()) {
+    throw Error(s.WithContext(fmt::format("MultiWorkerMirroredStrategy: task {} connecting to the other workers",
+                                          config_.task->ToString())));
+  }
+}
+
+MultiWorkerMirroredStrategy::~MultiWorkerMirroredStrategy() {
+  mgr_.reset();  // the transport's threads stop before the callback pool goes
+  callbacks_.reset();
+}
+
+void MultiWorkerMirroredStrategy::ConfigureSession(SessionOptions* o) const {
+  o->job = config_.task->job;
+  o->task = config_.task->index;
+  UcxRendezvousMgr* mgr = mgr_.get();
+  o->rendezvous_factory = [mgr](uint64_t step) { return mgr->Find(step); };
+  o->rendezvous_cleanup = [mgr](uint64_t step) { mgr->Cleanup(step); };
+  o->next_step_id = [this] {
+    if (CollectiveSteps::active()) return ++collective_steps_;
+    return (uint64_t{1} << 62) + ++local_steps_;
+  };
+}
+
+}  // namespace weft

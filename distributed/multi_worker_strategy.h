@@ -1,0 +1,77 @@
+// MultiWorkerMirroredStrategy: synchronous data parallelism over several processes (workers),
+// each running the same program, as tf.distribute.MultiWorkerMirroredStrategy.
+//
+//   // every worker, with TF_CONFIG set (weft-zoo launch sets it) or under mpirun / srun:
+//   MultiWorkerMirroredStrategy strategy;            // reads the cluster, connects to the others
+//   std::unique_ptr<Model> model;
+//   {
+//     auto scope = strategy.scope();
+//     model = std::make_unique<Sequential>(...);
+//     model->Compile(...);                           // variables broadcast from the chief
+//   }
+//   model->Fit(x, y, {.batch_size = 64 * strategy.num_workers()});   // the global batch
+//
+// The cluster comes from ResolveCluster (TF_CONFIG, else the rank of mpirun / PMI / srun:
+// distributed/cluster_resolver.h); its workers are the tasks of jobs chief and worker, in that
+// order (ps and evaluator tasks are an error). Each worker owns `devices_per_worker` replicas
+// (/job:worker/replica:0/task:T/device:CPU:d); the replicas of all workers form one group, in
+// worker order. The strategy starts a UcxRendezvousMgr for its task (listening on its address,
+// connected to every other worker within `connect_timeout`) and plugs it into the session of
+// every model compiled in its scope: collective steps (training steps, the initial broadcast)
+// share step ids across workers, other Runs (Evaluate, Predict) stay local. Gradients are
+// all-reduced across all replicas (CollectiveReduce over UcxRendezvous); each worker feeds its
+// replicas' slices of every global batch (the same shuffled order everywhere: the data is sharded
+// by batch slices); a worker that dies or stops makes the others' step fail with Unavailable
+// naming it (or DeadlineExceeded after `collective_timeout`).
+//
+// Thread-safe after construction; the steps of its models must be issued in the same order on
+// every worker, one at a time.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+
+#include "core/threadpool.h"
+#include "distributed/cluster_resolver.h"
+#include "distributed/strategy.h"
+#include "distributed/ucx_rendezvous.h"
+
+namespace weft {
+
+struct MultiWorkerOptions {
+  std::optional<ClusterConfig> cluster;  // unset: ResolveCluster()
+  int devices_per_worker = 1;
+  std::chrono::milliseconds collective_timeout{60000};
+  std::chrono::milliseconds connect_timeout{60000};
+};
+
+class MultiWorkerMirroredStrategy : public Strategy {
+ public:
+  explicit MultiWorkerMirroredStrategy(MultiWorkerOptions options = {});
+  ~MultiWorkerMirroredStrategy() override;
+  std::string name() const override { return "MultiWorkerMirroredStrategy"; }
+  bool mirrored() const override { return true; }
+  bool is_chief() const override { return worker_index_ == 0; }
+  void ConfigureSession(SessionOptions* options) const override;
+
+  const ClusterConfig& cluster() const { return config_; }
+  const TaskId& task() const { return *config_.task; }
+  int worker_index() const { return worker_index_; }
+  UcxRendezvousMgr& rendezvous() const { return *mgr_; }
+
+ private:
+  struct Layout;
+  MultiWorkerMirroredStrategy(MultiWorkerOptions options, Layout layout);
+
+  MultiWorkerOptions options_;
+  ClusterConfig config_;
+  int worker_index_ = 0;
+  std::unique_ptr<ThreadPool> callbacks_;  // Recv callbacks (collective reductions) off the UCX thread
+  std::unique_ptr<UcxRendezvousMgr> mgr_;
+  // Step ids: collective steps count up from 1 on every worker alike; local ones from 2^62.
+  mutable std::atomic<uint64_t> collective_steps_{0}, local_steps_{0};
+};
+
+}  // namespace weft
