@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <limits>
 
+#include "distributed/strategy.h"
+
 namespace weft::train {
 namespace {
 
@@ -44,6 +46,7 @@ void ModelCheckpoint::OnEpochEnd(Model& model, int epoch, const Logs& logs) {
     if (!Improved(v, best_, 0.0, min_)) return;
     best_ = v;
   }
+  if (model.strategy() != nullptr && !model.strategy()->is_chief()) return;  // across workers: the chief writes
   std::string path = filepath_;
   const size_t at = path.find("{epoch}");
   if (at != std::string::npos) path.replace(at, 7, std::to_string(epoch + 1));

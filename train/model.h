@@ -114,6 +114,8 @@ class Model {
   void StopTraining() { stop_training_ = true; }
   bool stop_requested() const { return stop_training_; }
   Session* session() { return session_.get(); }
+  // The strategy whose scope the model was created in (null: none).
+  const Strategy* strategy() const { return strategy_; }
   // The training step as the session runs it: one placed graph per device, joined by _Send/_Recv
   // pairs (graph/partition.h); for DOT pictures and tools.
   std::vector<std::pair<std::string, const Graph*>> TrainStepPartitions();

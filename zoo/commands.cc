@@ -31,7 +31,8 @@ constexpr int kClasses = 10;
 
 const std::set<std::string> kTrainFlags = {"data", "epochs", "batch-size", "optimizer", "lr", "schedule",
                                            "warmup-steps", "steps-per-epoch", "threads", "seed",
-                                           "checkpoint-dir", "summary", "strategy", "devices", "trace"};
+                                           "checkpoint-dir", "summary", "strategy", "devices", "trace",
+                                           "hosts", "hostfile", "base-port", "collective-timeout"};
 
 // --strategy none|one_device|mirrored|central_storage and --devices N (N > 1 alone means mirrored).
 std::unique_ptr<Strategy> MakeStrategy(const Flags& f) {
@@ -44,7 +45,9 @@ std::unique_ptr<Strategy> MakeStrategy(const Flags& f) {
   if (name == "one_device") return std::make_unique<OneDeviceStrategy>("/device:CPU:0");
   if (name == "mirrored") return std::make_unique<MirroredStrategy>(devices);
   if (name == "central_storage") return std::make_unique<CentralStorageStrategy>(devices);
-  throw UsageError(fmt::format("--strategy must be none, one_device, mirrored or central_storage, got '{}'", name));
+  if (name == "multi_worker") return MakeMultiWorkerStrategy(f, devices);
+  throw UsageError(fmt::format(
+      "--strategy must be none, one_device, mirrored, central_storage or multi_worker, got '{}'", name));
 }
 
 // Rows [begin, end) of an [N, ...] tensor, copied.
@@ -198,6 +201,7 @@ int Train(const std::vector<std::string>& args) {
   const train::Optimizer opt = MakeOptimizer(f, steps_per_epoch * epochs);
   std::unique_ptr<Strategy> strategy = MakeStrategy(f);
   std::unique_ptr<Model> model = BuildCompiled(zm, ExampleShape(train_data.x), opt, Threads(f), seed, strategy.get());
+  const bool chief = strategy == nullptr || strategy->is_chief();  // the chief alone writes files
   if (!quiet && strategy) {
     std::printf("%s over %d replicas (global batch %lld)\n", strategy->name().c_str(), strategy->num_replicas_in_sync(),
                 static_cast<long long>(batch));
@@ -229,7 +233,7 @@ int Train(const std::vector<std::string>& args) {
   fo.steps_per_epoch = f.Has("steps-per-epoch") ? steps_per_epoch : -1;
   fo.shuffle_seed = static_cast<uint64_t>(seed);
   fo.verbose = quiet ? 0 : 1;
-  if (!ckpt_dir.empty()) {
+  if (!ckpt_dir.empty() && chief) {
     std::filesystem::create_directories(ckpt_dir);
     fo.callbacks.push_back(std::make_shared<EpochCheckpoint>(ckpt_dir));
   }
@@ -254,7 +258,7 @@ int Train(const std::vector<std::string>& args) {
   std::printf("test_loss: %.4f - test_accuracy: %.4f - %.0f img/s training - %.1f s\n", test["loss"],
               test["accuracy"], ips, wall);
   if (model->stop_requested()) std::printf("training stopped early (interrupted)\n");
-  if (f.Has("summary")) {
+  if (f.Has("summary") && chief) {
     const std::string path = f.Str("summary", "");
     std::ofstream out(path);
     if (!out) throw Error(errors::NotFound("cannot write the summary file '{}'", path));

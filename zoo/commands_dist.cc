@@ -3,8 +3,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <sstream>
 
 #include "zoo/launch.h"
+
+#ifdef WEFT_HAVE_UCX
+#include "distributed/multi_worker_strategy.h"
+#endif
 
 namespace weft::zoo {
 
@@ -29,6 +35,30 @@ int LaunchCommand(const std::vector<std::string>& args) {
   o.grace = std::chrono::milliseconds(static_cast<int64_t>(1000 * f.Float("grace", 10.0)));
   o.command.assign(sep + 1, args.end());
   return Launch(o);
+}
+
+std::unique_ptr<Strategy> MakeMultiWorkerStrategy(const Flags& f, int devices) {
+#ifdef WEFT_HAVE_UCX
+  ClusterResolverOptions r;
+  std::stringstream hosts(f.Str("hosts", ""));
+  for (std::string h; std::getline(hosts, h, ',');) {
+    if (!h.empty()) r.hosts.push_back(h);
+  }
+  r.hostfile = f.Str("hostfile", "");
+  r.base_port = static_cast<int>(f.Int("base-port", 0, 0));
+  MultiWorkerOptions o;
+  o.cluster = ResolveCluster(r);
+  o.devices_per_worker = devices;
+  o.collective_timeout = std::chrono::milliseconds(static_cast<int64_t>(1000 * f.Float("collective-timeout", 60)));
+  auto s = std::make_unique<MultiWorkerMirroredStrategy>(o);
+  std::printf("worker %d of %d (task %s)%s\n", s->worker_index(), s->num_workers(), s->task().ToString().c_str(),
+              s->is_chief() ? ", chief" : "");
+  return s;
+#else
+  (void)f;
+  (void)devices;
+  throw Error(errors::FailedPrecondition("--strategy multi_worker needs UCX: this weft-zoo was built without it"));
+#endif
 }
 
 }  // namespace weft::zoo

@@ -34,8 +34,11 @@ commands:
       --steps-per-epoch N   --threads N (default: all cores)     --seed N (default 1)
       --checkpoint-dir DIR  save after every epoch   --resume  continue from DIR's latest checkpoint
       --summary FILE        write a JSON summary     --quiet   no progress output
-      --strategy S          none (default) | one_device | mirrored | central_storage
-      --devices N           CPU devices to replicate over (N > 1 alone means mirrored)
+      --strategy S          none (default) | one_device | mirrored | central_storage | multi_worker
+      --devices N           CPU devices to replicate over (N > 1 alone means mirrored; per worker
+                            with multi_worker)
+      multi_worker: the cluster from TF_CONFIG (weft-zoo launch sets it) or the rank of mpirun /
+      srun with --hosts H1,H2.. | --hostfile F [--base-port P]; --collective-timeout S (60)
       --trace FILE          write a Chrome trace (chrome://tracing, Perfetto) of the 10th step
   evaluate MODEL --checkpoint PATH [--data D] [--batch-size N] [--threads N]
   bench MODEL [--batch-size N] [--threads N] [--warmup N] [--seconds S] [--json]

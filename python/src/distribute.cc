@@ -4,7 +4,11 @@
 #include <vector>
 
 #include "common.h"
+#include "distributed/cluster_resolver.h"
 #include "distributed/strategy.h"
+#ifdef WEFT_HAVE_UCX
+#include "distributed/multi_worker_strategy.h"
+#endif
 
 namespace weft::python {
 namespace {
@@ -20,6 +24,9 @@ void InitDistribute(py::module_& m) {
       .def_property_readonly("devices", &Strategy::devices)
       .def_property_readonly("mirrored", &Strategy::mirrored)
       .def_property_readonly("variable_device", &Strategy::variable_device)
+      .def_property_readonly("group_devices", &Strategy::group_devices)
+      .def_property_readonly("num_workers", &Strategy::num_workers)
+      .def_property_readonly("is_chief", &Strategy::is_chief)
       .def("_enter", [](const Strategy& s) { scopes.push_back(std::make_unique<Strategy::ScopeGuard>(&s)); })
       .def("_exit", [](const Strategy& s) {
         if (scopes.empty() || Strategy::Current() != &s) {
@@ -36,6 +43,30 @@ void InitDistribute(py::module_& m) {
       .def(py::init<std::vector<std::string>, std::string>(), py::arg("compute_devices"),
            py::arg("variable_device") = "/job:localhost/replica:0/task:0/device:CPU:0")
       .def(py::init<int>(), py::arg("num_cpu_devices"));
+  // The cluster as TF_CONFIG text: TF_CONFIG itself, else the launcher's rank (cluster_resolver.h).
+  m.def("resolve_cluster", [](std::vector<std::string> hosts, std::string hostfile, int base_port) {
+        ClusterConfig c = ResolveCluster({.hosts = std::move(hosts), .hostfile = std::move(hostfile),
+                                          .base_port = base_port});
+        return c.ToTfConfig(c.RequireTask());
+      }, py::arg("hosts") = std::vector<std::string>{}, py::arg("hostfile") = "", py::arg("base_port") = 0);
+#ifdef WEFT_HAVE_UCX
+  py::class_<MultiWorkerMirroredStrategy, Strategy, std::shared_ptr<MultiWorkerMirroredStrategy>>(
+      m, "MultiWorkerMirroredStrategy")
+      .def(py::init([](const std::string& tf_config, int devices_per_worker, double collective_timeout,
+                       double connect_timeout) {
+             MultiWorkerOptions o;
+             o.cluster = ClusterConfig::FromTfConfig(tf_config);
+             o.devices_per_worker = devices_per_worker;
+             o.collective_timeout = std::chrono::milliseconds(static_cast<int64_t>(collective_timeout * 1000));
+             o.connect_timeout = std::chrono::milliseconds(static_cast<int64_t>(connect_timeout * 1000));
+             py::gil_scoped_release release;  // connecting waits for the other workers
+             return std::make_shared<MultiWorkerMirroredStrategy>(o);
+           }),
+           py::arg("tf_config"), py::arg("devices_per_worker") = 1, py::arg("collective_timeout") = 60.0,
+           py::arg("connect_timeout") = 60.0)
+      .def_property_readonly("worker_index", &MultiWorkerMirroredStrategy::worker_index)
+      .def_property_readonly("task", [](const MultiWorkerMirroredStrategy& s) { return s.task().ToString(); });
+#endif
 }
 
 }  // namespace weft::python

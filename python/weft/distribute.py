@@ -8,13 +8,18 @@
 
 MirroredStrategy: one copy of every variable per device, gradients all-reduced, identical updates.
 CentralStorageStrategy: variables on one device, computation replicated, gradients summed there.
-OneDeviceStrategy: everything on one device. A model remembers the strategy whose scope it was
+OneDeviceStrategy: everything on one device. MultiWorkerMirroredStrategy: every worker process
+runs the same program; the cluster comes from TF_CONFIG (``weft-zoo launch`` writes it) or the rank
+mpirun / srun give (cluster_resolver.TFConfigClusterResolver); gradients are all-reduced across all
+workers' replicas over UCX, initial values come from the chief. A model remembers the strategy whose scope it was
 created in (compile and fit may then run outside the scope); a model created outside a scope and
 compiled inside one is an error, as in TensorFlow. See docs/distributed.md.
 """
 import contextlib
+import json
 import os
 import threading
+import types
 
 from . import _weft
 
@@ -91,6 +96,81 @@ class CentralStorageStrategy(Strategy):
         super().__init__(cpp)
 
 
+class TFConfigClusterResolver:
+    """This process's place in the cluster, as tf.distribute.cluster_resolver.TFConfigClusterResolver:
+    TF_CONFIG when set; else the rank that mpirun (OMPI_COMM_WORLD_RANK), a PMI launcher (PMI_RANK)
+    or srun (SLURM_PROCID) gives, with addresses from ``hosts`` / $WEFT_HOSTS, ``hostfile`` /
+    $WEFT_HOSTFILE, or 127.0.0.1 when every rank runs on this machine; ports ``base_port`` + rank
+    ($WEFT_BASE_PORT, default 23456) where an address has none. See distributed/cluster_resolver.h."""
+
+    def __init__(self, hosts=None, hostfile=None, base_port=0):
+        if isinstance(hosts, str):
+            hosts = [h for h in hosts.split(",") if h]
+        self._tf_config = _weft.distribute.resolve_cluster(list(hosts or []), hostfile or "", int(base_port))
+        config = json.loads(self._tf_config)
+        self._cluster = config["cluster"]
+        self.task_type = config["task"]["type"]
+        self.task_id = config["task"]["index"]
+        self.rpc_layer = "ucx"
+
+    def cluster_spec(self):
+        """{"worker": ["host:port", ...], ...} (a dict, as ClusterSpec.as_dict() gives)."""
+        return {job: list(addresses) for job, addresses in self._cluster.items()}
+
+    def tf_config(self):
+        """The TF_CONFIG text for this task."""
+        return self._tf_config
+
+    def num_accelerators(self, task_type=None, task_id=None, config_proto=None):
+        return {}
+
+    def __repr__(self):
+        return "<TFConfigClusterResolver %s:%d of %s>" % (self.task_type, self.task_id, self._cluster)
+
+
+cluster_resolver = types.SimpleNamespace(TFConfigClusterResolver=TFConfigClusterResolver)
+
+
+class MultiWorkerMirroredStrategy(Strategy):
+    """Synchronous training over several worker processes, each running this same program
+    (tf.distribute.MultiWorkerMirroredStrategy). ``cluster_resolver``: where this worker is
+    (default TFConfigClusterResolver()); ``devices_per_worker``: CPU replicas in each process;
+    ``collective_timeout``: seconds a collective waits for a missing worker before failing.
+    Creating it connects to the other workers (waits up to ``connect_timeout`` seconds for them)."""
+
+    def __init__(self, communication_options=None, cluster_resolver=None, devices_per_worker=1,
+                 collective_timeout=60.0, connect_timeout=60.0):
+        if not hasattr(_weft.distribute, "MultiWorkerMirroredStrategy"):
+            raise RuntimeError("MultiWorkerMirroredStrategy needs UCX: this weft was built without it")
+        self.cluster_resolver = cluster_resolver or TFConfigClusterResolver()
+        cpp = _weft.distribute.MultiWorkerMirroredStrategy(
+            self.cluster_resolver.tf_config(), devices_per_worker=int(devices_per_worker),
+            collective_timeout=float(collective_timeout), connect_timeout=float(connect_timeout))
+        super().__init__(cpp)
+
+    @property
+    def num_workers(self):
+        return self._cpp.num_workers
+
+    @property
+    def worker_index(self):
+        return self._cpp.worker_index
+
+    @property
+    def is_chief(self):
+        return self._cpp.is_chief
+
+    @property
+    def task(self):
+        """"worker:1"."""
+        return self._cpp.task
+
+
+# tf.distribute.experimental.MultiWorkerMirroredStrategy, as the talks spell it.
+experimental = types.SimpleNamespace(MultiWorkerMirroredStrategy=MultiWorkerMirroredStrategy,
+                                     CentralStorageStrategy=CentralStorageStrategy)
+
+
 def get_strategy():
     """The strategy whose scope is active on this thread, or None."""
     stack = getattr(_local, "stack", None)
@@ -101,5 +181,6 @@ def has_strategy():
     return get_strategy() is not None
 
 
-__all__ = ["Strategy", "OneDeviceStrategy", "MirroredStrategy", "CentralStorageStrategy", "get_strategy",
+__all__ = ["Strategy", "OneDeviceStrategy", "MirroredStrategy", "CentralStorageStrategy",
+           "MultiWorkerMirroredStrategy", "TFConfigClusterResolver", "cluster_resolver", "experimental", "get_strategy",
            "has_strategy"]

@@ -75,3 +75,28 @@ def test_partitioned_graph_from_python(tmp_path):
     dot = model.plot_graph(tmp_path / "step.dot")
     assert "cluster_1" in dot and "_Send" in dot and "CollectiveReduce" in dot
     assert (tmp_path / "step.dot").read_text() == dot
+
+
+def test_cluster_resolver_from_tf_config_and_launcher_ranks(monkeypatch, tmp_path):
+    for var in ("TF_CONFIG", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "WEFT_HOSTS", "WEFT_HOSTFILE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("TF_CONFIG", '{"cluster": {"worker": ["10.0.0.1:2222", "10.0.0.2:2222"]}, '
+                                    '"task": {"type": "worker", "index": 1}}')
+    r = weft.distribute.cluster_resolver.TFConfigClusterResolver()
+    assert (r.task_type, r.task_id) == ("worker", 1)
+    assert r.cluster_spec() == {"worker": ["10.0.0.1:2222", "10.0.0.2:2222"]}
+    monkeypatch.delenv("TF_CONFIG")
+    monkeypatch.setenv("OMPI_COMM_WORLD_RANK", "1")
+    monkeypatch.setenv("OMPI_COMM_WORLD_SIZE", "2")
+    monkeypatch.setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "2")
+    r = weft.distribute.cluster_resolver.TFConfigClusterResolver(base_port=31000)
+    assert r.task_id == 1 and r.cluster_spec() == {"worker": ["127.0.0.1:31000", "127.0.0.1:31001"]}
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("node-a slots=2\n")
+    r = weft.distribute.cluster_resolver.TFConfigClusterResolver(hostfile=str(hostfile))
+    assert r.cluster_spec() == {"worker": ["node-a:23456", "node-a:23457"]}
+    with pytest.raises(weft.errors.InvalidArgumentError, match="--hosts names 1 address"):
+        weft.distribute.cluster_resolver.TFConfigClusterResolver(hosts="node-a")
+    monkeypatch.delenv("OMPI_COMM_WORLD_RANK")
+    with pytest.raises(weft.errors.NotFoundError, match="set TF_CONFIG"):
+        weft.distribute.cluster_resolver.TFConfigClusterResolver()
