@@ -7,6 +7,8 @@
 // is all-reduced (CollectiveReduce, sum) and every replica applies it to its own copy. Central
 // storage: one variable on the variable device; the gradients are summed there (AddN) and
 // applied once. Without a strategy this is the plain single-device step (Mean loss).
+#include <fmt/ranges.h>
+
 #include "core/device_name.h"
 #include "distributed/strategy.h"
 #include "graph/gradients.h"
@@ -176,7 +178,8 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
         g[ki] = os.WithOpName("all_reduce").Op(
             "CollectiveReduce", {grads[ri][ki]},
             {{"group_size", int64_t{replicas}}, {"group_key", int64_t{1}}, {"instance_key", int64_t{k + 1}},
-             {"rank", int64_t{r}}, {"merge_op", std::string("Add")}, {"final_op", std::string("Id")}});
+             {"rank", int64_t{r}}, {"merge_op", std::string("Add")}, {"final_op", std::string("Id")},
+             {"group_devices", fmt::format("{}", fmt::join(strategy_->devices(), ","))}});
       } else {
         std::vector<Output> per_replica;
         for (int q = 0; q < replicas; ++q) per_replica.push_back(grads[static_cast<size_t>(q)][ki]);
