@@ -55,6 +55,7 @@ class MultiWorkerMirroredStrategy : public Strategy {
   bool mirrored() const override { return true; }
   bool is_chief() const override { return worker_index_ == 0; }
   void ConfigureSession(SessionOptions* options) const override;
+  double collective_timeout_seconds() const override { return options_.collective_timeout.count() / 1000.0; }
 
   const ClusterConfig& cluster() const { return config_; }
   const TaskId& task() const { return *config_.task; }

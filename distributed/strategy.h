@@ -47,6 +47,8 @@ class Strategy {
   // Plugs the strategy's cross-process rendezvous and step ids into a model's session (nothing in
   // one process).
   virtual void ConfigureSession(SessionOptions* options) const {}
+  // How long a collective member waits for the others before failing (the ops' timeout_seconds).
+  virtual double collective_timeout_seconds() const { return 60.0; }
   // RAII: the Runs this thread starts while it lives take part in collectives across workers, so
   // their step ids come from the sequence every worker shares (other Runs use local ids).
   class CollectiveSteps {

@@ -217,7 +217,7 @@ void Executor::Impl::Record(StepTrace* trace, const Node& node, int64_t start_us
   if (node.op() == "_Send" || node.op() == "_Recv") {
     e.detail = fmt::format("{};{};{}", node.attr<std::string>("send_device"), node.attr<std::string>("recv_device"),
                            node.attr<std::string>("tensor_name"));
-  } else if (node.op() == "CollectiveReduce") {
+  } else if (node.op().rfind("Collective", 0) == 0) {
     e.detail = fmt::format("instance {} rank {} of {}", node.attr<int64_t>("instance_key"), node.attr<int64_t>("rank"),
                            node.attr<int64_t>("group_size"));
   }

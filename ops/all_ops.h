@@ -16,7 +16,7 @@ void RegisterNnOps(OpRegistry& r);          // activations, softmax, losses, con
 void RegisterRandomOps(OpRegistry& r);      // RandomUniform, RandomNormal, TruncatedNormal, Dropout
 void RegisterOptimizerOps(OpRegistry& r);   // ApplyGradientDescent, ApplyMomentum, ApplyAdam
 void RegisterSendRecvOps(OpRegistry& r);    // _Send, _Recv (inserted by the partitioner)
-void RegisterCollectiveOps(OpRegistry& r);  // CollectiveReduce
+void RegisterCollectiveOps(OpRegistry& r);  // CollectiveReduce, CollectiveBroadcast, CollectiveAllGather, CollectiveReduceScatter
 
 void RegisterFrameworkKernels(KernelRegistry& r);
 void RegisterStateKernels(KernelRegistry& r);

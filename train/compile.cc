@@ -7,6 +7,8 @@
 // is all-reduced (CollectiveReduce, sum) and every replica applies it to its own copy. Central
 // storage: one variable on the variable device; the gradients are summed there (AddN) and
 // applied once. Without a strategy this is the plain single-device step (Mean loss).
+#include <fmt/ranges.h>
+
 #include "core/device_name.h"
 #include "distributed/strategy.h"
 #include "graph/gradients.h"
@@ -29,10 +31,9 @@ Output AddL2(const Scope& s, Output loss, const std::vector<std::pair<Output, do
 
 // The comma-separated full device names of a collective's members (the ops' group_devices attr)
 // and the collective timeout of the strategy.
-void CollectiveAttrs(const std::vector<std::string>& members, AttrMap* attrs) {
-  std::string joined;
-  for (const std::string& d : members) joined += (joined.empty() ? "" : ",") + d;
-  (*attrs)["group_devices"] = joined;
+void CollectiveAttrs(const std::vector<std::string>& members, double timeout_seconds, AttrMap* attrs) {
+  (*attrs)["group_devices"] = fmt::format("{}", fmt::join(members, ","));
+  (*attrs)["timeout_seconds"] = timeout_seconds;
 }
 
 }  // namespace
@@ -53,7 +54,7 @@ Output Model::WorkerAllReduce(const Scope& s, Output local, int64_t group_key, i
                    {"instance_key", instance},
                    {"rank", int64_t{strategy_->first_replica() / strategy_->num_local_replicas()}},
                    {"merge_op", std::string("Add")}, {"final_op", std::string("Id")}};
-  CollectiveAttrs(WorkerLeaders(), &attrs);
+  CollectiveAttrs(WorkerLeaders(), strategy_->collective_timeout_seconds(), &attrs);
   return s.WithOpName("all_reduce_workers").Op("CollectiveReduce", {local}, attrs);
 }
 
@@ -62,7 +63,7 @@ Output Model::WorkerBroadcast(const Scope& s, Output value, int64_t instance) co
                    {"instance_key", instance},
                    {"rank", int64_t{strategy_->first_replica() / strategy_->num_local_replicas()}},
                    {"source_rank", int64_t{0}}};
-  CollectiveAttrs(WorkerLeaders(), &attrs);
+  CollectiveAttrs(WorkerLeaders(), strategy_->collective_timeout_seconds(), &attrs);
   return s.WithOpName("broadcast").Op("CollectiveBroadcast", {value}, attrs);
 }
 
@@ -232,7 +233,7 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
         AttrMap attrs = {{"group_size", int64_t{group}}, {"group_key", int64_t{1}}, {"instance_key", int64_t{k + 1}},
                          {"rank", int64_t{strategy_->first_replica() + r}}, {"merge_op", std::string("Add")},
                          {"final_op", std::string("Id")}};
-        if (multi_worker) CollectiveAttrs(group_devices(), &attrs);
+        CollectiveAttrs(group_devices(), strategy_->collective_timeout_seconds(), &attrs);
         g[ki] = os.WithOpName("all_reduce").Op("CollectiveReduce", {grads[ri][ki]}, attrs);
       } else {
         std::vector<Output> per_replica;

@@ -87,7 +87,7 @@ Logs Model::TrainOnBatch(const Tensor& x, const Tensor& y) {
   std::vector<Output> fetches = {c_->loss};
   fetches.insert(fetches.end(), c_->metrics.begin(), c_->metrics.end());
   std::vector<std::pair<Output, Tensor>> feeds = {{c_->lr, Tensor::Scalar<float>(lr)}};
-  if (c_->xs.size() == 1) {
+  if (!c_->global_batch.valid()) {  // not replicated
     feeds.emplace_back(c_->x, x);
     feeds.emplace_back(c_->y, y);
   } else {  // a replicated step: each replica gets its slice of the global batch

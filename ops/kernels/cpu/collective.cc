@@ -1,9 +1,9 @@
-// CollectiveReduce on CPU, in one process: each member sends its input to every other member
-// through the step's rendezvous and reduces all inputs in rank order (the same order on every
-// member, so the results are bit-identical). Group sizes here are the devices of one process
-// (2-8); the ring algorithms for large groups across processes are in distributed/.
-#include <atomic>
+// The collective kernels (CollectiveReduce, CollectiveBroadcast, CollectiveAllGather,
+// CollectiveReduceScatter): read the node's attrs once, then run one member's part of the
+// algorithm (distributed/collectives/algorithms.h) over the step's rendezvous.
+#include <mutex>
 
+#include "distributed/collectives/algorithms.h"
 #include "distributed/rendezvous.h"
 #include "graph/graph.h"
 #include "ops/all_ops.h"
@@ -12,120 +12,112 @@
 namespace weft {
 namespace {
 
-std::string CollectiveKey(int64_t group, int64_t instance, int64_t from, int64_t to) {
-  return fmt::format("collective;{};{};{};{}", group, instance, from, to);
-}
+enum class Kind { kAllReduce, kBroadcast, kAllGather, kReduceScatter };
 
-class CollectiveReduceOp : public AsyncOpKernel {
+class CollectiveOp : public AsyncOpKernel {
  public:
-  explicit CollectiveReduceOp(const Node& node)
-      : AsyncOpKernel(node), size_(node.attr<int64_t>("group_size")), group_(node.attr<int64_t>("group_key")),
-        instance_(node.attr<int64_t>("instance_key")), rank_(node.attr<int64_t>("rank")),
-        merge_(node.attr<std::string>("merge_op")), final_(node.attr<std::string>("final_op")) {
-    WEFT_REQUIRE(size_ >= 1 && rank_ >= 0 && rank_ < size_, "{}: rank {} outside a group of {}", node.Describe(),
-                 rank_, size_);
-    WEFT_REQUIRE(merge_ == "Add" || merge_ == "Max" || merge_ == "Min", "{}: merge_op must be Add, Max or Min, got {}",
-                 node.Describe(), merge_);
-    WEFT_REQUIRE(final_ == "Id" || final_ == "Div", "{}: final_op must be Id or Div, got {}", node.Describe(), final_);
+  CollectiveOp(const Node& node, Kind kind) : AsyncOpKernel(node), kind_(kind) {
+    CollectiveParams& p = params_;
+    p.what = node.Describe();
+    p.group_size = static_cast<int>(node.attr<int64_t>("group_size"));
+    p.rank = static_cast<int>(node.attr<int64_t>("rank"));
+    p.group_key = node.attr<int64_t>("group_key");
+    p.instance_key = node.attr<int64_t>("instance_key");
+    WEFT_REQUIRE(p.group_size >= 1 && p.rank >= 0 && p.rank < p.group_size, "{}: rank {} outside a group of {}",
+                 p.what, p.rank, p.group_size);
+    const double timeout = node.attr<double>("timeout_seconds");
+    WEFT_REQUIRE(timeout > 0, "{}: timeout_seconds must be positive, got {}", p.what, timeout);
+    p.timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout * 1000));
+    if (kind == Kind::kAllReduce || kind == Kind::kReduceScatter) {
+      p.merge = ParseMergeOp(node.attr<std::string>("merge_op"), p.what);
+      const std::string final_op = node.attr<std::string>("final_op");
+      WEFT_REQUIRE(final_op == "Id" || final_op == "Div", "{}: final_op must be Id or Div, got '{}'", p.what, final_op);
+      p.divide = final_op == "Div";
+    }
+    if (kind == Kind::kAllReduce) {
+      p.algorithm = node.attr<std::string>("algorithm");
+      p.chunk_bytes = node.attr<int64_t>("chunk_bytes");
+      WEFT_REQUIRE(p.chunk_bytes > 0, "{}: chunk_bytes must be positive, got {}", p.what, p.chunk_bytes);
+    }
+    if (kind == Kind::kBroadcast) {
+      p.source_rank = static_cast<int>(node.attr<int64_t>("source_rank"));
+      WEFT_REQUIRE(p.source_rank >= 0 && p.source_rank < p.group_size, "{}: source_rank {} outside a group of {}",
+                   p.what, p.source_rank, p.group_size);
+    }
   }
 
   void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
     Rendezvous* r = ctx->rendezvous();
     if (r == nullptr) {
-      done(errors::FailedPrecondition("{}: no rendezvous in this step", ctx->node().Describe()));
+      done(errors::FailedPrecondition("{}: no rendezvous in this step", params_.what));
       return;
     }
-    const Tensor& mine = ctx->input(0);
-    for (int64_t to = 0; to < size_; ++to) {
-      if (to == rank_) continue;
-      Status s = r->Send(CollectiveKey(group_, instance_, rank_, to), {}, mine, false);
-      if (!s.ok()) {
-        done(s);
-        return;
-      }
-    }
-    // Gather everyone's input, then reduce in rank order on the last arrival's thread.
-    struct State {
-      std::vector<Tensor> inputs;
-      std::atomic<int64_t> pending;
-      std::mutex mu;
-      Status status;
-    };
-    auto state = std::make_shared<State>();
-    state->inputs.resize(static_cast<size_t>(size_));
-    state->inputs[static_cast<size_t>(rank_)] = mine;
-    state->pending = size_ - 1;
-    auto finish = [this, ctx, state, done]() {
-      if (!state->status.ok()) {
-        done(state->status);
-        return;
-      }
-      try {
-        ctx->set_output(0, Reduce(state->inputs, ctx));
+    const Tensor input = ctx->input(0);  // ctx may be gone once done is called
+    try {
+      std::call_once(devices_once_, [&] {
+        params_.devices = ParseGroupDevices(node().attr<std::string>("group_devices"), params_.group_size,
+                                            params_.rank, ctx->device().device_name, params_.what);
+      });
+      if (params_.group_size == 1) {
+        WEFT_REQUIRE(kind_ != Kind::kAllGather || input.rank() >= 1,
+                     "{}: AllGather needs inputs of rank >= 1 (it concatenates along dim 0), got a scalar",
+                     params_.what);
+        ctx->set_output(0, input);  // the reduction, broadcast, gather or scatter of one member
         done(Status());
-      } catch (const Error& e) {
-        done(e.status());
+        return;
       }
-    };
-    if (size_ == 1) {
-      finish();
+    } catch (const Error& e) {
+      done(e.status());
       return;
     }
-    for (int64_t from = 0; from < size_; ++from) {
-      if (from == rank_) continue;
-      r->RecvAsync(CollectiveKey(group_, instance_, from, rank_), {},
-                   [state, from, finish, describe = ctx->node().Describe(), shape = mine.shape(), dt = mine.dtype()](
-                       const Status& s, const Tensor& t, bool) {
-                     {
-                       std::lock_guard<std::mutex> l(state->mu);
-                       if (!s.ok()) {
-                         if (state->status.ok()) state->status = s;
-                       } else if (t.dtype() != dt || t.shape() != shape) {
-                         if (state->status.ok()) {
-                           state->status = errors::InvalidArgument("{}: member {} sent {} but this member has {}{}",
-                                                                   describe, from, t.DebugString(), DTypeName(dt),
-                                                                   shape.ToString());
-                         }
-                       } else {
-                         state->inputs[static_cast<size_t>(from)] = t;
-                       }
-                     }
-                     if (--state->pending == 0) finish();
-                   });
+    std::shared_ptr<Collective> c =
+        Collective::Create(params_, r, [ctx, done](const Status& s, const Tensor& out) {
+          if (s.ok()) ctx->set_output(0, out);
+          done(s);
+        });
+    c->Start(input.dtype());
+    try {
+      switch (kind_) {
+        case Kind::kAllReduce: {
+          const std::string algorithm = ChooseAllReduce(params_, static_cast<int64_t>(input.bytes()));
+          if (algorithm == "shared") {
+            SharedAllReduce(c, input);
+          } else if (algorithm == "ring") {
+            RingAllReduce(c, input);
+          } else {
+            RecursiveDoublingAllReduce(c, input);
+          }
+          break;
+        }
+        case Kind::kBroadcast: Broadcast(c, input); break;
+        case Kind::kAllGather: AllGather(c, input); break;
+        case Kind::kReduceScatter: ReduceScatter(c, input); break;
+      }
+    } catch (const Error& e) {
+      c->Fail(e.status());
     }
+    c->EndStart();
   }
 
  private:
-  Tensor Reduce(const std::vector<Tensor>& in, OpKernelContext* ctx) const {
-    Tensor out(in[0].dtype(), in[0].shape(), ctx->allocator());
-    Dispatch<float, double, int32_t, int64_t>(in[0].dtype(), "CollectiveReduce", [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      T* o = out.data<T>();
-      const int64_t n = out.num_elements();
-      std::memcpy(o, in[0].data<T>(), static_cast<size_t>(n) * sizeof(T));
-      for (size_t k = 1; k < in.size(); ++k) {
-        const T* x = in[k].data<T>();
-        if (merge_ == "Add") {
-          for (int64_t i = 0; i < n; ++i) o[i] += x[i];
-        } else if (merge_ == "Max") {
-          for (int64_t i = 0; i < n; ++i) o[i] = std::max(o[i], x[i]);
-        } else {
-          for (int64_t i = 0; i < n; ++i) o[i] = std::min(o[i], x[i]);
-        }
-      }
-      if (final_ == "Div") {
-        for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(o[i] / static_cast<T>(size_));
-      }
-    });
-    return out;
-  }
+  Kind kind_;
+  CollectiveParams params_;  // devices filled on the first run (they need the kernel's device)
+  std::once_flag devices_once_;
+};
 
-  int64_t size_, group_, instance_, rank_;
-  std::string merge_, final_;
+template <Kind K>
+class CollectiveKernel : public CollectiveOp {
+ public:
+  explicit CollectiveKernel(const Node& node) : CollectiveOp(node, K) {}
 };
 
 }  // namespace
 
-void RegisterCollectiveKernels(KernelRegistry& r) { RegisterUntyped<CollectiveReduceOp>(r, "CollectiveReduce"); }
+void RegisterCollectiveKernels(KernelRegistry& r) {
+  RegisterUntyped<CollectiveKernel<Kind::kAllReduce>>(r, "CollectiveReduce");
+  RegisterUntyped<CollectiveKernel<Kind::kBroadcast>>(r, "CollectiveBroadcast");
+  RegisterUntyped<CollectiveKernel<Kind::kAllGather>>(r, "CollectiveAllGather");
+  RegisterUntyped<CollectiveKernel<Kind::kReduceScatter>>(r, "CollectiveReduceScatter");
+}
 
 }  // namespace weft

@@ -1,0 +1,46 @@
+// The collective algorithms. Each starts this member's part of one instance on a Collective
+// (collective.h) that the caller created and Start()ed; it ends with Finish(output) or Fail.
+// Every member of the instance must call the same function with inputs of one dtype.
+//
+// AllReduce (merge op and final division in the Collective's params), choice by ChooseAllReduce:
+// - shared: every member in this process: each member hands its input to the others (no copy)
+//   and reduces only its 1/n slice of all inputs, in rank order, into one output tensor that
+//   every member then outputs (no copy). Results equal the sequential rank-order reduction.
+// - ring: reduce-scatter then all-gather around the ring of ranks, each of the n segments cut
+//   into chunks of `chunk_bytes` that travel independently (chunk k+1 is on the wire while chunk
+//   k is reduced). Each segment is reduced once and then copied, so all members get the same bits.
+// - recursive_doubling: log2(n) rounds of exchanging the whole tensor with rank ^ 2^k (ranks
+//   beyond the largest power of two first fold into a partner and get the result back at the end);
+//   both partners merge (lower rank, higher rank), so all members get the same bits.
+// Broadcast: the source hands its input to every member (direct); the others check its shape.
+// AllGather: inputs of one shape [d0, ...] concatenated along dim 0 in rank order: [n*d0, ...].
+// ReduceScatter: input [d0, ...]; rank r gets rows [start_r, start_r + rows_r) of the reduction,
+//   rows_r = d0 / n + (r < d0 % n ? 1 : 0) (the first d0 % n ranks get one row more).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/tensor.h"
+#include "distributed/collectives/collective.h"
+
+namespace weft {
+
+// Tensors of at most this many bytes use recursive doubling across processes (auto).
+inline constexpr int64_t kRecursiveDoublingMaxBytes = 64 << 10;
+
+// The algorithm `auto` stands for, or `requested` when it is not auto (InvalidArgument for an
+// unknown name, or for `shared` when the members are not all in one process).
+std::string ChooseAllReduce(const CollectiveParams& p, int64_t bytes);
+
+void SharedAllReduce(const std::shared_ptr<Collective>& c, const Tensor& input);
+void RingAllReduce(const std::shared_ptr<Collective>& c, const Tensor& input);
+void RecursiveDoublingAllReduce(const std::shared_ptr<Collective>& c, const Tensor& input);
+void Broadcast(const std::shared_ptr<Collective>& c, const Tensor& input);
+void AllGather(const std::shared_ptr<Collective>& c, const Tensor& input);
+void ReduceScatter(const std::shared_ptr<Collective>& c, const Tensor& input);
+
+// ReduceScatter's split of `rows` among `n` ranks: rank r's first row and row count.
+void ScatterRows(int64_t rows, int n, int r, int64_t* start, int64_t* count);
+
+}  // namespace weft

@@ -1,0 +1,257 @@
+// AllReduce: the shared-memory, ring and recursive-doubling algorithms (algorithms.h).
+#include <fmt/format.h>
+
+#include <atomic>
+#include <cstring>
+
+#include "distributed/collectives/algorithms.h"
+
+namespace weft {
+namespace {
+
+char* At(const Tensor& t, int64_t element) {
+  return static_cast<char*>(t.raw_data()) + static_cast<size_t>(element) * DTypeSize(t.dtype());
+}
+
+Tensor Copy(const Tensor& t) {
+  Tensor out(t.dtype(), t.shape());
+  if (t.bytes() > 0) std::memcpy(out.raw_data(), t.raw_data(), t.bytes());
+  return out;
+}
+
+void CheckShape(const Collective& c, int from, const Tensor& got, const Tensor& mine) {
+  WEFT_REQUIRE(got.shape() == mine.shape(), "{}: group {} instance {}: member {} ({}) has shape {} but member {} has {}",
+               c.params().what, c.params().group_key, c.params().instance_key, from,
+               c.params().devices[static_cast<size_t>(from)], got.shape().ToString(), c.rank(),
+               mine.shape().ToString());
+}
+
+// Element range [begin, end) of part `i` of `n` equal parts of `total`.
+int64_t PartBegin(int64_t total, int n, int i) { return total * i / n; }
+
+// The same in whole units of `unit` elements (the last part ends at `total`), so that every
+// part starts aligned and is sent without a copy.
+int64_t AlignedPartBegin(int64_t total, int n, int i, int64_t unit) {
+  const int64_t units = (total + unit - 1) / unit;
+  return std::min(total, units * i / n * unit);
+}
+
+}  // namespace
+
+std::string ChooseAllReduce(const CollectiveParams& p, int64_t bytes) {
+  const std::string& a = p.algorithm;
+  if (a == "auto") {
+    if (AllInOneTask(p.devices)) return "shared";
+    return bytes <= kRecursiveDoublingMaxBytes ? "recursive_doubling" : "ring";
+  }
+  WEFT_REQUIRE(a == "shared" || a == "ring" || a == "recursive_doubling",
+               "{}: algorithm must be auto, shared, ring or recursive_doubling, got '{}'", p.what, a);
+  WEFT_REQUIRE(a != "shared" || AllInOneTask(p.devices),
+               "{}: algorithm 'shared' needs every member in this process, but group_devices span tasks", p.what);
+  return a;
+}
+
+void SharedAllReduce(const std::shared_ptr<Collective>& c, const Tensor& input) {
+  const int n = c->size(), r = c->rank();
+  const int64_t total = input.num_elements();
+  struct State {
+    std::vector<Tensor> inputs;
+    Tensor out;
+    std::atomic<int> pending;
+    std::atomic<int> done_pending;
+  };
+  auto st = std::make_shared<State>();
+  st->inputs.resize(static_cast<size_t>(n));
+  st->inputs[static_cast<size_t>(r)] = input;
+  st->pending = (n - 1) + (r == 0 ? 0 : 1);
+  st->done_pending = n;  // every member's slice, this one's included
+  Collective* cp = c.get();  // callbacks hold the collective through Recv
+  auto reduce_slice = [cp, st, n, r, total, input] {
+    const int64_t lo = PartBegin(total, n, r), len = PartBegin(total, n, r + 1) - lo;
+    const DType dt = input.dtype();
+    const CollectiveParams& p = cp->params();
+    MergeInto(dt, p.merge, At(st->out, lo), At(st->inputs[0], lo), At(st->inputs[1], lo), len);
+    for (int k = 2; k < n; ++k) MergeInto(dt, p.merge, At(st->out, lo), At(st->out, lo), At(st->inputs[k], lo), len);
+    if (p.divide) DivideInPlace(dt, At(st->out, lo), len, n);
+    st->inputs.clear();
+    for (int b = 0; b < n; ++b) {
+      if (b != r) cp->Send(b, "done", Tensor(dt, TensorShape({0})));
+    }
+    if (--st->done_pending == 0) cp->Finish(st->out);
+  };
+  auto arrived = [cp, st, reduce_slice] {
+    if (--st->pending == 0) cp->RunLocal(reduce_slice);
+  };
+  if (r == 0) {
+    st->out = Tensor(input.dtype(), input.shape());
+    for (int b = 1; b < n; ++b) c->Send(b, "out", st->out);
+  }
+  for (int b = 0; b < n; ++b) {
+    if (b != r) c->Send(b, "in", input);
+  }
+  // The "done" of every member says its slice is written; only then is the output complete.
+  for (int a = 0; a < n; ++a) {
+    if (a == r) continue;
+    c->Recv(a, "done", 0, [cp, st](const Tensor&) {
+      if (--st->done_pending == 0) cp->Finish(st->out);
+    });
+  }
+  if (r != 0) {
+    c->Recv(0, "out", total, [st, arrived](const Tensor& t) {
+      st->out = t;
+      arrived();
+    });
+  }
+  for (int a = 0; a < n; ++a) {
+    if (a == r) continue;
+    c->Recv(a, "in", total, [cp, st, a, input, arrived](const Tensor& t) {
+      CheckShape(*cp, a, t, input);
+      st->inputs[static_cast<size_t>(a)] = t;
+      arrived();
+    });
+  }
+}
+
+namespace {
+
+// One member's recursive doubling; every pending Recv holds it.
+struct Doubling : std::enable_shared_from_this<Doubling> {
+  std::shared_ptr<Collective> c;
+  int n = 0, r = 0, p = 1;
+  int64_t total = 0;
+  TensorShape shape;
+  Tensor out;  // never written after it is sent: each round merges into a new tensor
+
+  Tensor Merged(const Tensor& lower, const Tensor& higher) const {
+    Tensor m(lower.dtype(), shape);
+    MergeInto(lower.dtype(), c->params().merge, m.raw_data(), lower.raw_data(), higher.raw_data(), total);
+    return m;
+  }
+  // Exchange with rank r ^ mask, merge (lower rank first), go on with the next mask.
+  void Round(int mask) {
+    if (mask >= p) {
+      // n >= 2, so `out` is the last round's new tensor, not sent yet.
+      if (c->params().divide) DivideInPlace(out.dtype(), out.raw_data(), total, n);
+      if (r < n - p) c->Send(r + p, "rd_out", out);
+      c->Finish(out);
+      return;
+    }
+    const int partner = r ^ mask;
+    c->Send(partner, fmt::format("rd{}", mask), out);
+    c->Recv(partner, fmt::format("rd{}", mask), total, [self = shared_from_this(), partner, mask](const Tensor& t) {
+      CheckShape(*self->c, partner, t, self->out);
+      self->out = self->r < partner ? self->Merged(self->out, t) : self->Merged(t, self->out);
+      self->Round(mask * 2);
+    });
+  }
+};
+
+// One member's ring all-reduce; every pending Recv holds it.
+struct Ring : std::enable_shared_from_this<Ring> {
+  std::shared_ptr<Collective> c;
+  int n = 0, r = 0, next = 0, prev = 0;
+  int64_t total = 0, chunk = 1, unit = 1;
+  Tensor out;
+  std::atomic<int64_t> pending{0};
+
+  // Piece j of segment s: elements [lo, lo + len).
+  void Range(int s, int64_t j, int64_t* lo, int64_t* len) const {
+    s = ((s % n) + n) % n;
+    const int64_t b = AlignedPartBegin(total, n, s, unit), e = AlignedPartBegin(total, n, s + 1, unit);
+    *lo = std::min(e, b + j * chunk);
+    *len = std::min(e, *lo + chunk) - *lo;
+  }
+  void FinishedOne() {
+    if (--pending == 0) c->Finish(out);
+  }
+  // Reduce-scatter step t of piece j: receive segment r - t - 1 from prev, merge it into ours and
+  // pass the result on; after n - 1 steps segment r + 1 is complete and its all-gather starts.
+  void Scatter(int t, int64_t j) {
+    int64_t lo, len;
+    Range(r - t - 1, j, &lo, &len);
+    c->Recv(prev, fmt::format("rs{}/{}", t, j), len, [self = shared_from_this(), t, j, lo, len](const Tensor& got) {
+      const CollectiveParams& p = self->c->params();
+      MergeInto(got.dtype(), p.merge, At(self->out, lo), got.raw_data(), At(self->out, lo), len);
+      if (t < self->n - 2) {
+        self->c->Send(self->next, fmt::format("rs{}/{}", t + 1, j), FlatSlice(self->out, lo, len));
+        self->Scatter(t + 1, j);
+      } else {
+        if (p.divide) DivideInPlace(got.dtype(), At(self->out, lo), len, self->n);
+        self->c->Send(self->next, fmt::format("ag0/{}", j), FlatSlice(self->out, lo, len));
+        self->Gather(0, j);
+      }
+      self->FinishedOne();
+    });
+  }
+  // All-gather step t of piece j: receive the complete segment r - t from prev, keep it, pass it on.
+  void Gather(int t, int64_t j) {
+    int64_t lo, len;
+    Range(r - t, j, &lo, &len);
+    c->Recv(prev, fmt::format("ag{}/{}", t, j), len, [self = shared_from_this(), t, j, lo, len](const Tensor& got) {
+      if (len > 0) std::memcpy(At(self->out, lo), got.raw_data(), got.bytes());
+      if (t < self->n - 2) {
+        self->c->Send(self->next, fmt::format("ag{}/{}", t + 1, j), got);
+        self->Gather(t + 1, j);
+      }
+      self->FinishedOne();
+    });
+  }
+};
+
+}  // namespace
+
+void RingAllReduce(const std::shared_ptr<Collective>& c, const Tensor& input) {
+  auto ring = std::make_shared<Ring>();
+  ring->c = c;
+  ring->n = c->size();
+  ring->r = c->rank();
+  ring->next = (ring->r + 1) % ring->n;
+  ring->prev = (ring->r + ring->n - 1) % ring->n;
+  ring->total = input.num_elements();
+  const int64_t elem = static_cast<int64_t>(DTypeSize(input.dtype()));
+  ring->unit = std::max<int64_t>(1, static_cast<int64_t>(kTensorAlignment) / elem);
+  ring->chunk = std::max<int64_t>(1, c->params().chunk_bytes / elem);
+  ring->chunk = (ring->chunk + ring->unit - 1) / ring->unit * ring->unit;
+  int64_t longest = 0;
+  for (int s = 0; s < ring->n; ++s) {
+    longest = std::max(longest, AlignedPartBegin(ring->total, ring->n, s + 1, ring->unit) -
+                                    AlignedPartBegin(ring->total, ring->n, s, ring->unit));
+  }
+  const int64_t pieces = std::max<int64_t>(1, (longest + ring->chunk - 1) / ring->chunk);
+  ring->out = Copy(input);
+  ring->pending = pieces * 2 * (ring->n - 1);
+  for (int64_t j = 0; j < pieces; ++j) {
+    int64_t lo, len;
+    ring->Range(ring->r, j, &lo, &len);
+    c->Send(ring->next, fmt::format("rs0/{}", j), FlatSlice(ring->out, lo, len));
+    ring->Scatter(0, j);
+  }
+}
+
+void RecursiveDoublingAllReduce(const std::shared_ptr<Collective>& c, const Tensor& input) {
+  auto rd = std::make_shared<Doubling>();
+  rd->c = c;
+  rd->n = c->size();
+  rd->r = c->rank();
+  rd->p = 1;
+  while (rd->p * 2 <= rd->n) rd->p *= 2;
+  rd->total = input.num_elements();
+  rd->shape = input.shape();
+  rd->out = input;
+  const int extra = rd->n - rd->p;
+  if (rd->r >= rd->p) {
+    // Fold into rank r - p, get the result back from it.
+    c->Send(rd->r - rd->p, "rd_in", input);
+    c->Recv(rd->r - rd->p, "rd_out", rd->total, [cp = c.get()](const Tensor& t) { cp->Finish(t); });
+  } else if (rd->r < extra) {
+    c->Recv(rd->r + rd->p, "rd_in", rd->total, [rd](const Tensor& t) {
+      CheckShape(*rd->c, rd->r + rd->p, t, rd->out);
+      rd->out = rd->Merged(rd->out, t);
+      rd->Round(1);
+    });
+  } else {
+    rd->Round(1);
+  }
+}
+
+}  // namespace weft

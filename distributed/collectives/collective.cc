@@ -1,0 +1,278 @@
+#include "distributed/collectives/collective.h"
+
+#include <fmt/format.h>
+
+#include <condition_variable>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "distributed/rendezvous.h"
+
+namespace weft {
+namespace {
+
+// One thread for the whole process that fails collectives waiting past their deadline. It sleeps
+// while no collective is running.
+class Watchdog {
+ public:
+  static Watchdog& Get() {
+    static Watchdog w;
+    return w;
+  }
+  uint64_t Add(std::weak_ptr<Collective> c) {
+    std::lock_guard<std::mutex> l(mu_);
+    const uint64_t id = ++next_id_;
+    active_.emplace(id, std::move(c));
+    if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
+    cv_.notify_all();
+    return id;
+  }
+  void Remove(uint64_t id) {
+    std::lock_guard<std::mutex> l(mu_);
+    active_.erase(id);
+  }
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      stop_ = true;
+      cv_.notify_all();
+    }
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void Loop() {
+    std::unique_lock<std::mutex> l(mu_);
+    while (!stop_) {
+      if (active_.empty()) {
+        cv_.wait(l, [&] { return stop_ || !active_.empty(); });
+        continue;
+      }
+      cv_.wait_for(l, std::chrono::milliseconds(50));
+      std::vector<std::shared_ptr<Collective>> live;
+      for (auto& [id, weak] : active_) {
+        if (auto c = weak.lock()) live.push_back(std::move(c));
+      }
+      l.unlock();
+      const auto now = std::chrono::steady_clock::now();
+      for (auto& c : live) c->CheckDeadline(now);
+      live.clear();  // a collective's last reference may go here: outside the lock
+      l.lock();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<uint64_t, std::weak_ptr<Collective>> active_;
+  uint64_t next_id_ = 0;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+// "/job:J/replica:R/task:T" of a full device name (everything before "/device:").
+std::string TaskOf(const std::string& device) { return device.substr(0, device.find("/device:")); }
+
+}  // namespace
+
+std::vector<std::string> ParseGroupDevices(const std::string& attr, int group_size, int rank,
+                                           const std::string& own_device, const std::string& what) {
+  std::vector<std::string> devices;
+  size_t start = 0;
+  while (start <= attr.size() && !attr.empty()) {
+    const size_t comma = attr.find(',', start);
+    devices.push_back(attr.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (devices.empty()) {
+    // Unset: the group is this process's CPU devices 0..n-1 (the in-process replicas).
+    const std::string task = TaskOf(own_device);
+    for (int i = 0; i < group_size; ++i) devices.push_back(fmt::format("{}/device:CPU:{}", task, i));
+  }
+  WEFT_REQUIRE(static_cast<int>(devices.size()) == group_size,
+               "{}: group_devices names {} devices for a group of {}: '{}'", what, devices.size(), group_size, attr);
+  std::set<std::string> seen;
+  for (const std::string& d : devices) {
+    WEFT_REQUIRE(d.rfind("/job:", 0) == 0 && d.find("/device:") != std::string::npos,
+                 "{}: group_devices entry '{}' is not a full device name (/job:J/replica:R/task:T/device:TYPE:N)", what,
+                 d);
+    WEFT_REQUIRE(seen.insert(d).second, "{}: device '{}' appears twice in group_devices", what, d);
+  }
+  WEFT_REQUIRE(devices[static_cast<size_t>(rank)] == own_device,
+               "{}: rank {} is '{}' in group_devices but the node runs on '{}'", what, rank,
+               devices[static_cast<size_t>(rank)], own_device);
+  return devices;
+}
+
+bool AllInOneTask(const std::vector<std::string>& devices) {
+  for (const std::string& d : devices) {
+    if (TaskOf(d) != TaskOf(devices.front())) return false;
+  }
+  return true;
+}
+
+std::string CollectiveKey(const CollectiveParams& p, int from, int to, const std::string& what) {
+  return fmt::format("{};0;{};_coll/{}/{}/{};0:0", p.devices[static_cast<size_t>(from)], p.devices[static_cast<size_t>(to)],
+                     p.group_key, p.instance_key, what);
+}
+
+Tensor FlatSlice(const Tensor& t, int64_t begin, int64_t n, TensorShape shape) {
+  const size_t elem = DTypeSize(t.dtype());
+  char* base = static_cast<char*>(t.raw_data()) + static_cast<size_t>(begin) * elem;
+  if (reinterpret_cast<uintptr_t>(base) % kTensorAlignment != 0) {  // tensors start aligned: copy
+    Tensor copy(t.dtype(), std::move(shape));
+    if (n > 0) std::memcpy(copy.raw_data(), base, static_cast<size_t>(n) * elem);
+    return copy;
+  }
+  auto buffer = std::make_shared<Buffer>(base, static_cast<size_t>(n) * elem, t.memory_kind(),
+                                         [keep = t.buffer()] {});  // keeps the whole buffer alive
+  return Tensor::FromBuffer(t.dtype(), std::move(shape), std::move(buffer));
+}
+
+std::shared_ptr<Collective> Collective::Create(CollectiveParams params, Rendezvous* rendezvous, Done done) {
+  return std::shared_ptr<Collective>(new Collective(std::move(params), rendezvous, std::move(done)));
+}
+
+Collective::Collective(CollectiveParams params, Rendezvous* rendezvous, Done done)
+    : p_(std::move(params)), rendezvous_(rendezvous), done_(std::move(done)),
+      waiting_(static_cast<size_t>(p_.group_size), 0) {}
+
+Collective::~Collective() {
+  if (watch_id_ != 0) Watchdog::Get().Remove(watch_id_);
+}
+
+std::string Collective::Describe() const {
+  return fmt::format("{}: group {} instance {} rank {} of {}", p_.what, p_.group_key, p_.instance_key, p_.rank,
+                     p_.group_size);
+}
+
+void Collective::Start(DType dtype) {
+  dtype_ = dtype;
+  start_thread_ = std::this_thread::get_id();
+  starting_ = true;
+  Enter();
+  deadline_ = std::chrono::steady_clock::now() + p_.timeout;
+  watch_id_ = Watchdog::Get().Add(weak_from_this());
+}
+
+void Collective::EndStart() {
+  starting_ = false;
+  Leave();
+}
+
+void Collective::Enter() {
+  std::lock_guard<std::mutex> l(mu_);
+  ++active_;
+}
+
+void Collective::Leave() {
+  Status status;
+  Tensor output;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (--active_ > 0 || !has_deferred_) return;
+    has_deferred_ = false;
+    status = std::move(deferred_status_);
+    output = std::move(deferred_output_);
+  }
+  done_(status, output);
+}
+
+void Collective::End(const Status& status, const Tensor& output) {
+  if (ended_.exchange(true)) return;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (active_ > 0) {
+      has_deferred_ = true;
+      deferred_status_ = status;
+      deferred_output_ = output;
+      return;
+    }
+  }
+  done_(status, output);
+}
+
+void Collective::Send(int to, const std::string& what, const Tensor& value) {
+  if (ended()) return;
+  Status s = rendezvous_->Send(CollectiveKey(p_, p_.rank, to, what), {}, value, false);
+  if (!s.ok()) Fail(s);
+}
+
+void Collective::Recv(int from, const std::string& what, int64_t expect_elements,
+                      std::function<void(const Tensor&)> fn) {
+  if (ended()) return;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    ++waiting_[static_cast<size_t>(from)];
+  }
+  rendezvous_->RecvAsync(
+      CollectiveKey(p_, from, p_.rank, what), {},
+      [self = shared_from_this(), from, what, expect_elements, fn = std::move(fn)](const Status& s, const Tensor& t,
+                                                                                    bool) {
+        {
+          std::lock_guard<std::mutex> l(self->mu_);
+          --self->waiting_[static_cast<size_t>(from)];
+        }
+        self->Enter();
+        Activity active(self.get());
+        if (self->ended()) return;
+        if (!s.ok()) {
+          self->Fail(s);
+          return;
+        }
+        if (t.dtype() != self->dtype_ || (expect_elements >= 0 && t.num_elements() != expect_elements)) {
+          self->Fail(errors::InvalidArgument(
+              "{}: member {} ({}) sent '{}' as {} with {} elements, expected {} with {}: the members' inputs differ",
+              self->Describe(), from, self->p_.devices[static_cast<size_t>(from)], what, DTypeName(t.dtype()),
+              t.num_elements(), DTypeName(self->dtype_), expect_elements));
+          return;
+        }
+        try {
+          fn(t);
+        } catch (const Error& e) {
+          self->Fail(e.status());
+        }
+      });
+}
+
+void Collective::RunLocal(std::function<void()> fn) {
+  Enter();  // held until the task ran, wherever it runs
+  auto guarded = [self = shared_from_this(), fn = std::move(fn)] {
+    Activity active(self.get());
+    if (self->ended()) return;
+    try {
+      fn();
+    } catch (const Error& e) {
+      self->Fail(e.status());
+    }
+  };
+  if (starting_.load() && std::this_thread::get_id() == start_thread_) {
+    guarded();
+  } else {
+    static ThreadPool pool(HardwareThreads(), "collective");
+    pool.Schedule(std::move(guarded));
+  }
+}
+
+void Collective::Finish(const Tensor& output) { End(Status(), output); }
+
+void Collective::Fail(const Status& status) { End(status, Tensor()); }
+
+void Collective::CheckDeadline(std::chrono::steady_clock::time_point now) {
+  if (ended() || now < deadline_) return;
+  std::string missing;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    for (int r = 0; r < p_.group_size; ++r) {
+      if (waiting_[static_cast<size_t>(r)] > 0) {
+        missing += fmt::format("{}rank {} ({})", missing.empty() ? "" : ", ", r, p_.devices[static_cast<size_t>(r)]);
+      }
+    }
+  }
+  Fail(errors::DeadlineExceeded("{}: no message from {} within the collective timeout of {} ms (a member is "
+                                "missing, failed or its inputs differ)",
+                                Describe(), missing.empty() ? "the other members" : missing, p_.timeout.count()));
+}
+
+}  // namespace weft

@@ -1,0 +1,127 @@
+// One member's part in one collective instance: a group of `group_size` members (one per device,
+// in this process or in other tasks), each running the same collective op with the same
+// (group_key, instance_key) in the same step, computing one result together.
+//
+// Every message from member a to member b goes through the step's Rendezvous under the key
+//   "{device_a};0;{device_b};_coll/{group_key}/{instance_key}/{what};0:0"
+// (the partitioner's format), so a LocalRendezvous carries it within a process and UcxRendezvous
+// across tasks. The algorithms (algorithms.h) are callback chains on a Collective: they Send and
+// Recv, and end it with Finish(output) or Fail(status); the first end wins and calls `done` once.
+//
+// A member that waits longer than `timeout` for a message fails with DeadlineExceeded naming the
+// group, the instance and the ranks (and devices) it still waits for. A message of the wrong
+// dtype or size fails with InvalidArgument naming the member that sent it.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/status.h"
+#include "core/tensor.h"
+#include "core/threadpool.h"
+#include "distributed/collectives/reduce.h"
+
+namespace weft {
+
+class Rendezvous;
+
+struct CollectiveParams {
+  std::string what;  // for errors: the node ("node 'all_reduce' (CollectiveReduce)")
+  int group_size = 1;
+  int rank = 0;
+  int64_t group_key = 0, instance_key = 0;
+  std::vector<std::string> devices;  // full device names, rank order (group_size of them)
+  MergeOp merge = MergeOp::kAdd;
+  bool divide = false;  // final_op Div: the merged result divided by group_size
+  int source_rank = 0;  // Broadcast
+  std::string algorithm = "auto";  // AllReduce: auto, shared, ring, recursive_doubling
+  int64_t chunk_bytes = 1 << 20;   // ring: the pipeline's chunk
+  std::chrono::milliseconds timeout{60000};
+};
+
+// Splits the comma-separated `group_devices` attr; checks there are group_size distinct names and
+// that `own_device` is the rank-th. `what` names the node in errors.
+std::vector<std::string> ParseGroupDevices(const std::string& attr, int group_size, int rank,
+                                           const std::string& own_device, const std::string& what);
+// True when every device is in the task (process) of the first ("/job:J/replica:R/task:T").
+bool AllInOneTask(const std::vector<std::string>& devices);
+// The rendezvous key of a message from member `from` to member `to`.
+std::string CollectiveKey(const CollectiveParams& p, int from, int to, const std::string& what);
+// Elements [begin, begin + n) of `t`'s flat view as a tensor of shape `shape`: sharing `t`'s
+// buffer when that start is aligned (kTensorAlignment), else a copy.
+Tensor FlatSlice(const Tensor& t, int64_t begin, int64_t n, TensorShape shape);
+inline Tensor FlatSlice(const Tensor& t, int64_t begin, int64_t n) { return FlatSlice(t, begin, n, TensorShape({n})); }
+
+class Collective : public std::enable_shared_from_this<Collective> {
+ public:
+  using Done = std::function<void(const Status& status, const Tensor& output)>;
+  // rendezvous: not owned, must outlive the collective's end.
+  static std::shared_ptr<Collective> Create(CollectiveParams params, Rendezvous* rendezvous, Done done);
+  ~Collective();
+
+  const CollectiveParams& params() const { return p_; }
+  int rank() const { return p_.rank; }
+  int size() const { return p_.group_size; }
+
+  // Hands `value` to member `to`; a failure ends the collective with it.
+  void Send(int to, const std::string& what, const Tensor& value);
+  // Calls `fn` with the value from member `from` once it is there, unless the collective has
+  // ended. An Error thrown by `fn` ends it. `expect_dtype`/`expect_elements` (>= 0) are checked.
+  void Recv(int from, const std::string& what, int64_t expect_elements, std::function<void(const Tensor&)> fn);
+  // Runs `fn` now when called on the thread that started this member, else on the process's
+  // collective thread pool (so members started on different threads reduce in parallel; not on a
+  // device's intra-op pool, whose threads must never run what follows the collective).
+  void RunLocal(std::function<void()> fn);
+  void Finish(const Tensor& output);
+  void Fail(const Status& status);
+  bool ended() const { return ended_.load(); }
+  // Called by the watchdog: fails with DeadlineExceeded if the collective is still waiting.
+  void CheckDeadline(std::chrono::steady_clock::time_point now);
+  // Marks the start (the calling thread is this member's own) and arms the timeout; the end is
+  // reported (done called) no earlier than EndStart.
+  void Start(DType dtype);
+  void EndStart();
+
+ private:
+  Collective(CollectiveParams params, Rendezvous* rendezvous, Done done);
+  std::string Describe() const;
+  // While any code of this member runs (its start, a Recv callback, a RunLocal task), its end is
+  // held back, so the step (and its rendezvous) outlives that code.
+  void Enter();
+  void Leave();
+  class Activity {  // Leave() when it goes
+   public:
+    explicit Activity(Collective* c) : c_(c) {}
+    ~Activity() { c_->Leave(); }
+    Activity(const Activity&) = delete;
+    Activity& operator=(const Activity&) = delete;
+
+   private:
+    Collective* c_;
+  };
+  void End(const Status& status, const Tensor& output);
+
+  CollectiveParams p_;
+  Rendezvous* rendezvous_;
+  Done done_;
+  DType dtype_ = DType::kInvalid;
+  std::atomic<bool> ended_{false};
+  std::atomic<bool> starting_{false};
+  std::thread::id start_thread_;
+  std::chrono::steady_clock::time_point deadline_;
+  uint64_t watch_id_ = 0;
+  std::mutex mu_;
+  std::vector<int> waiting_;  // per rank: messages still expected from it
+  int active_ = 0;
+  bool has_deferred_ = false;
+  Status deferred_status_;
+  Tensor deferred_output_;
+};
+
+}  // namespace weft

@@ -1,0 +1,211 @@
+// MultiWorkerMirroredStrategy across processes on 127.0.0.1 (ephemeral ports): 2 workers x 1
+// replica at global batch 128 for 20 steps end with the weights of one process at batch 128
+// (1e-5 relative to each tensor's largest value) and bit-identical to each other; a worker killed mid-training makes the other
+// fail with Unavailable naming it, in bounded time. The test binary runs itself as each worker
+// (exec of /proc/self/exe --test-case="multi worker child", the role in the environment).
+#include <doctest/doctest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <thread>
+
+#include "distributed/multi_worker_strategy.h"
+#include "train/callbacks.h"
+#include "train/checkpoint.h"
+#include "train/datasets.h"
+#include "train/model.h"
+#include "zoo/models.h"
+
+using namespace weft;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr int64_t kGlobalBatch = 128, kSteps = 20;
+
+// The same data and model everywhere: mlp on synthetic examples, SGD with momentum.
+std::unique_ptr<train::Model> BuildMlp(const Strategy* strategy, const train::ArrayData& data) {
+  std::optional<Strategy::ScopeGuard> scope;
+  if (strategy != nullptr) scope.emplace(strategy);
+  const zoo::ZooModel& zm = zoo::FindZooModel("mlp");
+  std::unique_ptr<train::Model> m = zm.build(zm.synthetic_shape, 10);
+  train::CompileOptions o;
+  o.loss = train::SparseCategoricalCrossentropy(true);
+  o.optimizer = train::SGD(0.05, 0.9);
+  o.session.inter_op_threads = o.session.intra_op_threads = 1;
+  o.seed = 7;
+  m->Compile(o);
+  return m;
+}
+
+train::ArrayData Data() { return train::Synthetic(kGlobalBatch * kSteps, zoo::FindZooModel("mlp").synthetic_shape, 10, 3); }
+
+train::FitOptions Fit() {
+  train::FitOptions f;
+  f.batch_size = kGlobalBatch;
+  f.epochs = 1;
+  f.shuffle_seed = 5;
+  f.verbose = 0;
+  return f;
+}
+
+// Kills this process (SIGKILL) after `step` training steps: a worker dying mid-training.
+class DieAt : public train::Callback {
+ public:
+  explicit DieAt(int64_t step) : step_(step) {}
+  void OnBatchEnd(train::Model&, int64_t batch, const train::Logs&) override {
+    if (batch + 1 == step_) raise(SIGKILL);
+  }
+
+ private:
+  int64_t step_;
+};
+
+std::vector<int> FreePorts(int n) {
+  std::vector<int> fds, ports;
+  for (int i = 0; i < n; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(a);
+    REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);
+    REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+    fds.push_back(fd);
+    ports.push_back(ntohs(a.sin_port));
+  }
+  for (int fd : fds) close(fd);
+  return ports;
+}
+
+// Starts the workers of a 2-worker cluster; `role` goes to each as WEFT_MW_ROLE.
+std::vector<pid_t> StartWorkers(const std::string& dir, const std::string& role) {
+  const std::vector<int> ports = FreePorts(2);
+  ClusterConfig c{ClusterSpec({{"worker", {fmt::format("127.0.0.1:{}", ports[0]), fmt::format("127.0.0.1:{}", ports[1])}}}),
+                  std::nullopt};
+  std::vector<pid_t> pids;
+  for (int w = 0; w < 2; ++w) {
+    const std::string tf_config = c.ToTfConfig({"worker", w});
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      setenv("TF_CONFIG", tf_config.c_str(), 1);
+      setenv("WEFT_MW_ROLE", role.c_str(), 1);
+      setenv("WEFT_MW_DIR", dir.c_str(), 1);
+      setenv("UCX_TLS", "tcp,self", 1);
+      execl("/proc/self/exe", "test_distributed", "--test-case=multi worker child", "--no-intro", nullptr);
+      _exit(127);
+    }
+    pids.push_back(pid);
+  }
+  return pids;
+}
+
+// Waits for `pid` up to `limit`; kills it (and fails) when it does not end. Returns the status.
+int WaitBounded(pid_t pid, std::chrono::seconds limit) {
+  const auto deadline = Clock::now() + limit;
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (Clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      FAIL("worker " << pid << " did not finish within " << limit.count() << " s");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return status;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+// The worker side (does nothing unless started by the tests below).
+TEST_CASE("multi worker child") {
+  const char* role = std::getenv("WEFT_MW_ROLE");
+  if (role == nullptr) return;
+  const std::string dir = std::getenv("WEFT_MW_DIR");
+  const std::string task = std::getenv("TF_CONFIG");
+  try {
+    MultiWorkerOptions o;
+    o.collective_timeout = std::chrono::seconds(30);
+    o.connect_timeout = std::chrono::seconds(30);
+    MultiWorkerMirroredStrategy strategy(o);
+    train::ArrayData data = Data();
+    std::unique_ptr<train::Model> m = BuildMlp(&strategy, data);
+    train::FitOptions f = Fit();
+    if (std::string(role) == "kill" && strategy.worker_index() == 1) f.callbacks.push_back(std::make_shared<DieAt>(3));
+    m->Fit(data.x, data.y, f);
+    m->SaveWeights(fmt::format("{}/worker{}.weft", dir, strategy.worker_index()));
+    std::_Exit(0);
+  } catch (const Error& e) {
+    std::ofstream(fmt::format("{}/error{}.txt", dir, ClusterConfig::FromEnvironment().task->index)) << e.what();
+    std::_Exit(3);
+  }
+}
+
+TEST_CASE("multi worker: 2 workers x 1 replica equal one process at the same global batch") {
+  const std::string dir = std::filesystem::temp_directory_path() / fmt::format("weft_mw_{}", getpid());
+  std::filesystem::create_directories(dir);
+  std::vector<pid_t> pids = StartWorkers(dir, "train");
+  // The reference while the workers run: one process, batch 128.
+  train::ArrayData data = Data();
+  std::unique_ptr<train::Model> ref = BuildMlp(nullptr, data);
+  ref->Fit(data.x, data.y, Fit());
+  ref->SaveWeights(dir + "/reference.weft");
+  for (pid_t p : pids) {
+    const int status = WaitBounded(p, std::chrono::seconds(120));
+    CHECK_MESSAGE((WIFEXITED(status) && WEXITSTATUS(status) == 0), "worker failed: ", ReadFile(dir + "/error0.txt"),
+                  ReadFile(dir + "/error1.txt"));
+  }
+  auto w0 = train::LoadCheckpoint(dir + "/worker0.weft");
+  auto w1 = train::LoadCheckpoint(dir + "/worker1.weft");
+  auto r = train::LoadCheckpoint(dir + "/reference.weft");
+  REQUIRE(w0.size() == r.size());
+  CHECK(w0.at("step").scalar<int64_t>()() == kSteps);
+  for (const auto& [name, t] : r) {
+    INFO(name);
+    const Tensor& a = w0.at(name);
+    const Tensor& b = w1.at(name);
+    REQUIRE(a.bytes() == t.bytes());
+    CHECK(std::memcmp(a.raw_data(), b.raw_data(), a.bytes()) == 0);  // bit-identical across workers
+    if (t.dtype() != DType::kFloat32) continue;
+    // Relative to the tensor's largest magnitude, as tests/train/strategy_test.cc measures.
+    double max_diff = 0, scale = 1e-6;
+    for (int64_t i = 0; i < t.num_elements(); ++i) {
+      const double x = a.data<float>()[i], y = t.data<float>()[i];
+      max_diff = std::max(max_diff, std::abs(x - y));
+      scale = std::max(scale, std::abs(y));
+    }
+    CHECK(max_diff / scale < 1e-5);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("multi worker: a killed worker makes the other fail naming it") {
+  const std::string dir = std::filesystem::temp_directory_path() / fmt::format("weft_mw_kill_{}", getpid());
+  std::filesystem::create_directories(dir);
+  std::vector<pid_t> pids = StartWorkers(dir, "kill");
+  const int s1 = WaitBounded(pids[1], std::chrono::seconds(90));
+  CHECK((WIFSIGNALED(s1) && WTERMSIG(s1) == SIGKILL));
+  const int s0 = WaitBounded(pids[0], std::chrono::seconds(60));
+  CHECK((WIFEXITED(s0) && WEXITSTATUS(s0) == 3));
+  const std::string error = ReadFile(dir + "/error0.txt");
+  CHECK_MESSAGE(error.find("worker:1") != std::string::npos, error);
+  CHECK_MESSAGE(error.find("Unavailable") != std::string::npos, error);
+  std::filesystem::remove_all(dir);
+}
