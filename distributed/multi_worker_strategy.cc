@@ -1,5 +1,7 @@
 #include "distributed/multi_worker_strategy.h"
 
+#include <cstdlib>
+
 namespace weft {
 
 // Where this process sits among the workers, worked out before the base class is built.
@@ -47,6 +49,11 @@ MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(MultiWorkerOptions opti
   t.cluster = config_.cluster;
   t.task = *config_.task;
   t.connect_timeout = options_.connect_timeout;
+  // Workers restarted on the same fixed ports (mpirun, srun: base port + rank) would fail to bind
+  // while the last run's connections sit in TIME_WAIT; allow it unless the user chose otherwise.
+  // An environment variable: UCX reads its connection managers' settings only from there (a ucp
+  // config override of TCP_CM_REUSEADDR is rejected as invalid in UCX 1.13).
+  setenv("UCX_TCP_CM_REUSEADDR", "y", /*overwrite=*/0);
   mgr_ = std::make_unique<UcxRendezvousMgr>(
       t, UcxRendezvousOptions{.recv_timeout = options_.collective_timeout, .callback_pool = callbacks_.get()});
   Status s = mgr_->ConnectAll();
