@@ -90,7 +90,7 @@ std::vector<int> FreePorts(int n) {
 }
 
 // Starts the workers of a 2-worker cluster; `role` goes to each as WEFT_MW_ROLE.
-std::vector<pid_t> StartWorkers(const std::string& dir, const std::string& role) {
+std::vector<pid_t> StartWorkers(const std::string& dir, const std::string& role, int devices_per_worker = 1) {
   const std::vector<int> ports = FreePorts(2);
   ClusterConfig c{ClusterSpec({{"worker", {fmt::format("127.0.0.1:{}", ports[0]), fmt::format("127.0.0.1:{}", ports[1])}}}),
                   std::nullopt};
@@ -103,6 +103,7 @@ std::vector<pid_t> StartWorkers(const std::string& dir, const std::string& role)
       setenv("TF_CONFIG", tf_config.c_str(), 1);
       setenv("WEFT_MW_ROLE", role.c_str(), 1);
       setenv("WEFT_MW_DIR", dir.c_str(), 1);
+      setenv("WEFT_MW_DEVICES", std::to_string(devices_per_worker).c_str(), 1);
       setenv("UCX_TLS", "tcp,self", 1);
       execl("/proc/self/exe", "test_distributed", "--test-case=multi worker child", "--no-intro", nullptr);
       _exit(127);
@@ -144,6 +145,7 @@ TEST_CASE("multi worker child") {
     MultiWorkerOptions o;
     o.collective_timeout = std::chrono::seconds(30);
     o.connect_timeout = std::chrono::seconds(30);
+    o.devices_per_worker = std::atoi(std::getenv("WEFT_MW_DEVICES"));
     MultiWorkerMirroredStrategy strategy(o);
     train::ArrayData data = Data();
     std::unique_ptr<train::Model> m = BuildMlp(&strategy, data);
@@ -158,42 +160,48 @@ TEST_CASE("multi worker child") {
   }
 }
 
-TEST_CASE("multi worker: 2 workers x 1 replica equal one process at the same global batch") {
-  const std::string dir = std::filesystem::temp_directory_path() / fmt::format("weft_mw_{}", getpid());
-  std::filesystem::create_directories(dir);
-  std::vector<pid_t> pids = StartWorkers(dir, "train");
-  // The reference while the workers run: one process, batch 128.
-  train::ArrayData data = Data();
-  std::unique_ptr<train::Model> ref = BuildMlp(nullptr, data);
-  ref->Fit(data.x, data.y, Fit());
-  ref->SaveWeights(dir + "/reference.weft");
-  for (pid_t p : pids) {
-    const int status = WaitBounded(p, std::chrono::seconds(120));
-    CHECK_MESSAGE((WIFEXITED(status) && WEXITSTATUS(status) == 0), "worker failed: ", ReadFile(dir + "/error0.txt"),
-                  ReadFile(dir + "/error1.txt"));
-  }
-  auto w0 = train::LoadCheckpoint(dir + "/worker0.weft");
-  auto w1 = train::LoadCheckpoint(dir + "/worker1.weft");
-  auto r = train::LoadCheckpoint(dir + "/reference.weft");
-  REQUIRE(w0.size() == r.size());
-  CHECK(w0.at("step").scalar<int64_t>()() == kSteps);
-  for (const auto& [name, t] : r) {
-    INFO(name);
-    const Tensor& a = w0.at(name);
-    const Tensor& b = w1.at(name);
-    REQUIRE(a.bytes() == t.bytes());
-    CHECK(std::memcmp(a.raw_data(), b.raw_data(), a.bytes()) == 0);  // bit-identical across workers
-    if (t.dtype() != DType::kFloat32) continue;
-    // Relative to the tensor's largest magnitude, as tests/train/strategy_test.cc measures.
-    double max_diff = 0, scale = 1e-6;
-    for (int64_t i = 0; i < t.num_elements(); ++i) {
-      const double x = a.data<float>()[i], y = t.data<float>()[i];
-      max_diff = std::max(max_diff, std::abs(x - y));
-      scale = std::max(scale, std::abs(y));
+TEST_CASE("multi worker: 2 workers equal one process at the same global batch") {
+  // 2 workers x 1 replica against one device; 2 workers x 2 replicas against 4 replicas in one process.
+  for (const int devices : {1, 2}) {
+    INFO("devices per worker: " << devices);
+    const std::string dir = std::filesystem::temp_directory_path() / fmt::format("weft_mw_{}_{}", getpid(), devices);
+    std::filesystem::create_directories(dir);
+    std::vector<pid_t> pids = StartWorkers(dir, "train", devices);
+    // The reference while the workers run: one process, batch 128.
+    train::ArrayData data = Data();
+    std::optional<MirroredStrategy> mirrored;
+    if (devices > 1) mirrored.emplace(2 * devices);
+    std::unique_ptr<train::Model> ref = BuildMlp(mirrored ? &*mirrored : nullptr, data);
+    ref->Fit(data.x, data.y, Fit());
+    ref->SaveWeights(dir + "/reference.weft");
+    for (pid_t p : pids) {
+      const int status = WaitBounded(p, std::chrono::seconds(120));
+      CHECK_MESSAGE((WIFEXITED(status) && WEXITSTATUS(status) == 0), "worker failed: ", ReadFile(dir + "/error0.txt"),
+                    ReadFile(dir + "/error1.txt"));
     }
-    CHECK(max_diff / scale < 1e-5);
+    auto w0 = train::LoadCheckpoint(dir + "/worker0.weft");
+    auto w1 = train::LoadCheckpoint(dir + "/worker1.weft");
+    auto r = train::LoadCheckpoint(dir + "/reference.weft");
+    REQUIRE(w0.size() == r.size());
+    CHECK(w0.at("step").scalar<int64_t>()() == kSteps);
+    for (const auto& [name, t] : r) {
+      INFO(name);
+      const Tensor& a = w0.at(name);
+      const Tensor& b = w1.at(name);
+      REQUIRE(a.bytes() == t.bytes());
+      CHECK(std::memcmp(a.raw_data(), b.raw_data(), a.bytes()) == 0);  // bit-identical across workers
+      if (t.dtype() != DType::kFloat32) continue;
+      // Relative to the tensor's largest magnitude, as tests/train/strategy_test.cc measures.
+      double max_diff = 0, scale = 1e-6;
+      for (int64_t i = 0; i < t.num_elements(); ++i) {
+        const double x = a.data<float>()[i], y = t.data<float>()[i];
+        max_diff = std::max(max_diff, std::abs(x - y));
+        scale = std::max(scale, std::abs(y));
+      }
+      CHECK(max_diff / scale < 1e-5);
+    }
+    std::filesystem::remove_all(dir);
   }
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("multi worker: a killed worker makes the other fail naming it") {
@@ -205,6 +213,7 @@ TEST_CASE("multi worker: a killed worker makes the other fail naming it") {
   const int s0 = WaitBounded(pids[0], std::chrono::seconds(60));
   CHECK((WIFEXITED(s0) && WEXITSTATUS(s0) == 3));
   const std::string error = ReadFile(dir + "/error0.txt");
+  MESSAGE("the surviving worker reported: " << error);
   CHECK_MESSAGE(error.find("worker:1") != std::string::npos, error);
   CHECK_MESSAGE(error.find("Unavailable") != std::string::npos, error);
   std::filesystem::remove_all(dir);
