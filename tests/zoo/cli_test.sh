@@ -58,6 +58,23 @@ printf '\xff' | dd of="$tmp/bad.weft" bs=1 seek=200 conv=notrunc status=none
 expect 1 "DataLoss.*bad.weft" -- "$zoo" evaluate mlp --data synthetic --checkpoint "$tmp/bad.weft"
 expect 1 "nothere.weft" -- "$zoo" evaluate mlp --data synthetic --checkpoint "$tmp/nothere.weft"
 
+# Across processes (when built with UCX): 2 workers under launch train like one process at the
+# same global batch; only the chief writes checkpoints and the summary.
+if "$zoo" train mlp --strategy multi_worker --quiet 2>&1 | grep -q "needs UCX"; then
+  echo "weft-zoo built without UCX: skipping --strategy multi_worker"
+else
+  mw=(--data synthetic --batch-size 128 --steps-per-epoch 10 --threads 1 --quiet --optimizer sgd)
+  "$zoo" train mlp "${mw[@]}" --summary "$tmp/one.json" >/dev/null
+  expect 0 "worker:1.*test_loss" -- "$zoo" launch -n 2 -- "$zoo" train mlp "${mw[@]}" --strategy multi_worker \
+    --checkpoint-dir "$tmp/mw" --summary "$tmp/mw.json"
+  [ "$(field "$tmp/one.json" train_loss)" = "$(field "$tmp/mw.json" train_loss)" ] \
+    || fail "2 workers' train_loss $(field "$tmp/mw.json" train_loss) != one process's $(field "$tmp/one.json" train_loss)"
+  [ "$(ls "$tmp/mw" | wc -l)" = 1 ] || fail "expected one checkpoint (the chief's) in $tmp/mw: $(ls "$tmp/mw")"
+  expect 1 "MultiWorkerMirroredStrategy: the cluster has a 'ps' job" -- \
+    env TF_CONFIG='{"cluster": {"worker": ["127.0.0.1:1"], "ps": ["127.0.0.1:2"]}, "task": {"type": "worker", "index": 0}}' \
+    "$zoo" train mlp --data synthetic --strategy multi_worker --quiet
+fi
+
 # Usage errors exit 2 and say what was wrong; unknown models list the known ones.
 expect 2 "unknown command 'fly'" -- "$zoo" fly
 expect 2 "unknown option '--epoch'" -- "$zoo" train mlp --epoch 3
