@@ -29,3 +29,43 @@ def test_metric_objects():
     x = np.zeros((8, 4), np.float32)
     d = model.evaluate(x, np.zeros(8, np.int32), verbose=0, return_dict=True)
     assert set(d) == {"loss", "sparse_categorical_accuracy"}
+
+
+def _free_ports(n):
+    import socket
+    socks = [socket.socket() for _ in range(n)]
+    for s in socks:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports
+
+
+def test_distributed_example_on_two_workers(tmp_path):
+    """The talks' distributed script on 2 worker processes (TF_CONFIG each, as weft-zoo launch sets
+    it): both train the same global steps and log the same (global) loss; the chief predicts."""
+    import json
+    import re
+    workers = ["127.0.0.1:%d" % p for p in _free_ports(2)]
+    procs = []
+    for index in range(2):
+        env = dict(os.environ, TF_CONFIG=json.dumps({"cluster": {"worker": workers},
+                                                     "task": {"type": "worker", "index": index}}))
+        procs.append(subprocess.Popen([sys.executable, os.path.join(EXAMPLES, "mnist_cnn_distributed.py"),
+                                       "--epochs", "1", "--steps-per-epoch", "3"], env=env, cwd=tmp_path,
+                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+    outs = []
+    try:
+        for p in procs:
+            outs.append(p.communicate(timeout=300)[0])
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+    for p, out in zip(procs, outs):
+        assert p.returncode == 0, out
+        assert "worker %d of 2, replicas in sync: 2" % procs.index(p) in out, out
+    losses = [re.findall(r"3/3 \[=+\] .* loss: ([0-9.]+)", out) for out in outs]
+    assert losses[0] and losses[0] == losses[1], outs
+    assert "predictions for 3 test images" in outs[0] and "predictions" not in outs[1]
