@@ -290,7 +290,9 @@ int Evaluate(const std::vector<std::string>& args) {
 }
 
 int Bench(const std::vector<std::string>& args) {
-  Flags f(args, {"batch-size", "threads", "warmup", "seconds", "data", "strategy", "devices"}, {"json"});
+  Flags f(args, {"batch-size", "threads", "warmup", "seconds", "data", "strategy", "devices", "hosts", "hostfile",
+                 "base-port", "collective-timeout"},
+          {"json"});
   if (f.positional().size() != 1) throw UsageError("bench takes one MODEL");
   const ZooModel& zm = FindZooModel(f.positional()[0]);
   const int64_t batch = f.Int("batch-size", 64, 1);
@@ -316,8 +318,12 @@ int Bench(const std::vector<std::string>& args) {
   // Windows of at least 0.25 s; the median window is the figure (robust to this machine's drift).
   std::vector<double> rates;
   const auto start = std::chrono::steady_clock::now();
-  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < seconds ||
-         rates.size() < 3) {
+  // Across workers every worker must run the same steps: fixed windows of 10 steps, 3 per second asked.
+  const bool fixed = strategy != nullptr && strategy->num_workers() > 1;
+  const size_t fixed_windows = static_cast<size_t>(std::max(3.0, 3 * seconds));
+  while (fixed ? rates.size() < fixed_windows
+               : std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < seconds ||
+                     rates.size() < 3) {
     const auto w0 = std::chrono::steady_clock::now();
     int64_t steps = 0;
     double dt = 0;
@@ -325,7 +331,7 @@ int Bench(const std::vector<std::string>& args) {
       run();
       ++steps;
       dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
-    } while (dt < 0.25);
+    } while (fixed ? steps < 10 : dt < 0.25);
     rates.push_back(static_cast<double>(steps * batch) / dt);
   }
   std::sort(rates.begin(), rates.end());
