@@ -7,14 +7,14 @@
 // is all-reduced (CollectiveReduce, sum) and every replica applies it to its own copy. Central
 // storage: one variable on the variable device; the gradients are summed there (AddN) and
 // applied once. Without a strategy this is the plain single-device step (Mean loss).
-#include <fmt/ranges.h>
-
 #include "core/device_name.h"
+#include "distributed/collectives/collective.h"
 #include "distributed/strategy.h"
 #include "graph/gradients.h"
 #include "ops/framework.h"
 #include "ops/math.h"
 #include "ops/state.h"
+#include "train/grad_buckets.h"
 #include "train/model_internal.h"
 
 namespace weft::train {
@@ -170,16 +170,20 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
     const size_t ri = static_cast<size_t>(r);
     const Scope os = (mirrored ? replica_scope(root, r) : var_root).NewSubScope("optimizer");
     std::vector<Output> g(static_cast<size_t>(num_vars));
+    if (mirrored && replicas > 1) {
+      const ops::CollectiveGroup group{.size = replicas, .key = 1, .devices = strategy_->devices()};
+      const int64_t bucket = o.all_reduce_bucket_bytes >= 0 ? o.all_reduce_bucket_bytes
+                             : AllInOneTask(strategy_->devices()) ? 0 : int64_t{25} << 20;
+      std::vector<TensorShape> shapes;
+      for (const Output& v : trainable[ri]) shapes.push_back(v.shape());
+      g = AllReduceInBuckets(os, grads[ri], shapes, group, r, /*first_instance=*/1, bucket);
+    }
     for (int k = 0; k < num_vars; ++k) {
       const size_t ki = static_cast<size_t>(k);
       if (replicas == 1) {
         g[ki] = grads[0][ki];
       } else if (mirrored) {
-        g[ki] = os.WithOpName("all_reduce").Op(
-            "CollectiveReduce", {grads[ri][ki]},
-            {{"group_size", int64_t{replicas}}, {"group_key", int64_t{1}}, {"instance_key", int64_t{k + 1}},
-             {"rank", int64_t{r}}, {"merge_op", std::string("Add")}, {"final_op", std::string("Id")},
-             {"group_devices", fmt::format("{}", fmt::join(strategy_->devices(), ","))}});
+        continue;  // all-reduced above
       } else {
         std::vector<Output> per_replica;
         for (int q = 0; q < replicas; ++q) per_replica.push_back(grads[static_cast<size_t>(q)][ki]);

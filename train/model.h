@@ -51,6 +51,10 @@ struct CompileOptions {
   std::vector<std::string> metrics;
   SessionOptions session;  // threads
   int64_t seed = 0;        // graph seed: with it, initial weights and dropout are reproducible
+  // Mirrored gradients are all-reduced in buckets of this size (train/grad_buckets.h). -1 (auto):
+  // 25 MiB when the replicas span processes; in one process each gradient on its own (the
+  // shared-memory all-reduce hands tensors over without copies; fusing would add two). 0: off.
+  int64_t all_reduce_bucket_bytes = -1;
 };
 
 struct FitOptions {

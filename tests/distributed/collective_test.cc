@@ -9,6 +9,7 @@
 #include "graph/session.h"
 #include "ops/collective.h"
 #include "ops/framework.h"
+#include "train/grad_buckets.h"
 
 using namespace weft;
 
@@ -284,5 +285,46 @@ TEST_CASE("collectives: mismatched shapes and a missing member fail with a clear
     Output y = ops::AllReduce(s.WithDevice(Cpu(0)), x, wrong, 1, 0);
     Session sess(&g, {.num_cpu_devices = 2});
     CHECK_THROWS_WITH_AS(sess.Run({}, {y}), doctest::Contains("but the node runs on"), Error);
+  }
+}
+
+TEST_CASE("gradient buckets: reverse order, greedy up to the size; bucketed sums equal the per-gradient ones") {
+  using train::PlanBuckets;
+  CHECK(PlanBuckets({40, 120, 200, 800, 20}, 256) == std::vector<std::vector<int>>{{4}, {3}, {2}, {1, 0}});
+  CHECK(PlanBuckets({40, 120, 20}, 1000) == std::vector<std::vector<int>>{{2, 1, 0}});
+  CHECK(PlanBuckets({40, 120}, 0) == std::vector<std::vector<int>>{{1}, {0}});
+
+  const std::vector<TensorShape> shapes = {TensorShape({2, 5}), TensorShape({30}), TensorShape({50}),
+                                           TensorShape({10, 20}), TensorShape({5})};
+  auto run = [&](int64_t bucket_bytes, int* collectives) {
+    Graph g;
+    Scope s = Scope::Root(&g);
+    std::vector<std::pair<Output, Tensor>> feeds;
+    std::vector<Output> fetches;
+    for (int r = 0; r < 2; ++r) {
+      Scope d = s.WithDevice(Cpu(r)).NewSubScope("replica" + std::to_string(r));
+      std::vector<Output> grads;
+      for (size_t i = 0; i < shapes.size(); ++i) {
+        // Unknown static shapes, as gradients often have: the plan uses `shapes`.
+        Output x = ops::Placeholder(d.WithOpName("g" + std::to_string(i)), DType::kFloat32,
+                                    TensorShape::UnknownOfRank(shapes[i].rank()));
+        feeds.emplace_back(x, Input(DType::kFloat32, shapes[i], r * 10 + static_cast<int>(i)));
+        grads.push_back(x);
+      }
+      for (Output y : train::AllReduceInBuckets(d, grads, shapes, Group(2), r, 1, bucket_bytes)) fetches.push_back(y);
+    }
+    *collectives = 0;
+    for (Node* n : g.nodes()) *collectives += n->op() == "CollectiveReduce";
+    Session sess(&g, {.num_cpu_devices = 2});
+    return sess.Run(feeds, fetches);
+  };
+  int separate = 0, bucketed = 0;
+  const std::vector<Tensor> a = run(0, &separate), b = run(256, &bucketed);
+  CHECK(separate == 10);
+  CHECK(bucketed == 8);  // per replica: {4}, {3}, {2}, {1, 0}
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    CHECK(b[i].shape() == shapes[i % shapes.size()]);
+    CHECK(std::memcmp(a[i].raw_data(), b[i].raw_data(), a[i].bytes()) == 0);
   }
 }
