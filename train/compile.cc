@@ -7,14 +7,14 @@
 // is all-reduced (CollectiveReduce, sum) and every replica applies it to its own copy. Central
 // storage: one variable on the variable device; the gradients are summed there (AddN) and
 // applied once. Without a strategy this is the plain single-device step (Mean loss).
-#include <fmt/ranges.h>
-
 #include "core/device_name.h"
+#include "distributed/collectives/collective.h"
 #include "distributed/strategy.h"
 #include "graph/gradients.h"
 #include "ops/framework.h"
 #include "ops/math.h"
 #include "ops/state.h"
+#include "train/grad_buckets.h"
 #include "train/model_internal.h"
 
 namespace weft::train {
@@ -29,43 +29,19 @@ Output AddL2(const Scope& s, Output loss, const std::vector<std::pair<Output, do
   return loss;
 }
 
-// The comma-separated full device names of a collective's members (the ops' group_devices attr)
-// and the collective timeout of the strategy.
-void CollectiveAttrs(const std::vector<std::string>& members, double timeout_seconds, AttrMap* attrs) {
-  (*attrs)["group_devices"] = fmt::format("{}", fmt::join(members, ","));
-  (*attrs)["timeout_seconds"] = timeout_seconds;
-}
-
 }  // namespace
 
-// The first replica of every worker, in worker order: the members of the per-worker collectives.
-std::vector<std::string> Model::WorkerLeaders() const {
-  std::vector<std::string> leaders;
+// Across workers: a group of every worker's first replica, in worker order (rank = worker index).
+ops::CollectiveGroup Model::WorkerGroup(int64_t key) const {
+  ops::CollectiveGroup g{.size = strategy_->num_workers(), .key = key,
+                         .timeout_seconds = strategy_->collective_timeout_seconds()};
   for (int w = 0; w < strategy_->num_workers(); ++w) {
-    leaders.push_back(strategy_->group_devices()[static_cast<size_t>(w * strategy_->num_local_replicas())]);
+    g.devices.push_back(strategy_->group_devices()[static_cast<size_t>(w * strategy_->num_local_replicas())]);
   }
-  return leaders;
+  return g;
 }
 
-std::vector<std::string> Model::group_devices() const { return strategy_->group_devices(); }
-
-Output Model::WorkerAllReduce(const Scope& s, Output local, int64_t group_key, int64_t instance) const {
-  AttrMap attrs = {{"group_size", int64_t{strategy_->num_workers()}}, {"group_key", group_key},
-                   {"instance_key", instance},
-                   {"rank", int64_t{strategy_->first_replica() / strategy_->num_local_replicas()}},
-                   {"merge_op", std::string("Add")}, {"final_op", std::string("Id")}};
-  CollectiveAttrs(WorkerLeaders(), strategy_->collective_timeout_seconds(), &attrs);
-  return s.WithOpName("all_reduce_workers").Op("CollectiveReduce", {local}, attrs);
-}
-
-Output Model::WorkerBroadcast(const Scope& s, Output value, int64_t instance) const {
-  AttrMap attrs = {{"group_size", int64_t{strategy_->num_workers()}}, {"group_key", kBroadcastGroupKey},
-                   {"instance_key", instance},
-                   {"rank", int64_t{strategy_->first_replica() / strategy_->num_local_replicas()}},
-                   {"source_rank", int64_t{0}}};
-  CollectiveAttrs(WorkerLeaders(), strategy_->collective_timeout_seconds(), &attrs);
-  return s.WithOpName("broadcast").Op("CollectiveBroadcast", {value}, attrs);
-}
+int64_t Model::worker_rank() const { return strategy_->first_replica() / strategy_->num_local_replicas(); }
 
 void Model::Compile(CompileOptions o) {
   for (const std::string& m : o.metrics) CanonicalMetricName(m);
@@ -208,7 +184,9 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
   // Across workers, the loss and metrics of the step are summed over the workers' first replicas.
   int64_t next_worker_instance = 1;
   auto over_workers = [&](const Scope& s, Output local) {
-    return multi_worker ? WorkerAllReduce(s, local, kWorkerGroupKey, next_worker_instance++) : local;
+    return multi_worker ? ops::AllReduce(s.WithOpName("all_reduce_workers"), local, WorkerGroup(kWorkerGroupKey),
+                                         next_worker_instance++, worker_rank())
+                        : local;
   };
   c_->loss = over_workers(client.NewSubScope("loss"),
                           replicas == 1 ? losses[0] : ops::AddN(client.NewSubScope("loss"), losses));
@@ -225,16 +203,21 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
     const size_t ri = static_cast<size_t>(r);
     const Scope os = (mirrored ? replica_scope(root, r) : var_root).NewSubScope("optimizer");
     std::vector<Output> g(static_cast<size_t>(num_vars));
+    if (mirrored && replicated) {  // all replicas of all workers, in rank order
+      const ops::CollectiveGroup all{.size = group, .key = 1, .devices = strategy_->group_devices(),
+                                     .timeout_seconds = strategy_->collective_timeout_seconds()};
+      const int64_t bucket = o.all_reduce_bucket_bytes >= 0 ? o.all_reduce_bucket_bytes
+                             : AllInOneTask(strategy_->group_devices()) ? 0 : int64_t{25} << 20;
+      std::vector<TensorShape> shapes;
+      for (const Output& v : trainable[ri]) shapes.push_back(v.shape());
+      g = AllReduceInBuckets(os, grads[ri], shapes, all, strategy_->first_replica() + r, /*first_instance=*/1, bucket);
+    }
     for (int k = 0; k < num_vars; ++k) {
       const size_t ki = static_cast<size_t>(k);
       if (!replicated) {
         g[ki] = grads[0][ki];
       } else if (mirrored) {
-        AttrMap attrs = {{"group_size", int64_t{group}}, {"group_key", int64_t{1}}, {"instance_key", int64_t{k + 1}},
-                         {"rank", int64_t{strategy_->first_replica() + r}}, {"merge_op", std::string("Add")},
-                         {"final_op", std::string("Id")}};
-        CollectiveAttrs(group_devices(), strategy_->collective_timeout_seconds(), &attrs);
-        g[ki] = os.WithOpName("all_reduce").Op("CollectiveReduce", {grads[ri][ki]}, attrs);
+        continue;  // all-reduced above
       } else {
         std::vector<Output> per_replica;
         for (int q = 0; q < replicas; ++q) per_replica.push_back(grads[static_cast<size_t>(q)][ki]);
@@ -267,7 +250,9 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
     int64_t instance = 1;
     for (const Output& v : c_->variables) {
       const Scope bs = client.NewSubScope(v.node->name() + "/broadcast");
-      assigns.push_back(ops::Assign(bs, v, WorkerBroadcast(bs, ops::Identity(bs, v), instance++)));
+      assigns.push_back(ops::Assign(
+          bs, v, ops::Broadcast(bs.WithOpName("broadcast"), ops::Identity(bs, v), WorkerGroup(kBroadcastGroupKey),
+                                instance++, worker_rank(), /*source_rank=*/0)));
     }
     c_->broadcast = ops::Group(root.WithOpName("broadcast_from_chief"), assigns);
   }

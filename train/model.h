@@ -37,6 +37,9 @@
 
 namespace weft {
 class Strategy;
+namespace ops {
+struct CollectiveGroup;
+}
 }
 
 namespace weft::train {
@@ -51,6 +54,10 @@ struct CompileOptions {
   std::vector<std::string> metrics;
   SessionOptions session;  // threads
   int64_t seed = 0;        // graph seed: with it, initial weights and dropout are reproducible
+  // Mirrored gradients are all-reduced in buckets of this size (train/grad_buckets.h). -1 (auto):
+  // 25 MiB when the replicas span processes; in one process each gradient on its own (the
+  // shared-memory all-reduce hands tensors over without copies; fusing would add two). 0: off.
+  int64_t all_reduce_bucket_bytes = -1;
 };
 
 struct FitOptions {
@@ -134,10 +141,8 @@ class Model {
   void BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Output>* inits);
   // Across workers (MultiWorkerMirroredStrategy): collectives over every worker's first replica.
   static constexpr int64_t kWorkerGroupKey = 2, kBroadcastGroupKey = 3;
-  std::vector<std::string> WorkerLeaders() const;
-  std::vector<std::string> group_devices() const;
-  Output WorkerAllReduce(const Scope& s, Output local, int64_t group_key, int64_t instance) const;
-  Output WorkerBroadcast(const Scope& s, Output value, int64_t instance) const;
+  ops::CollectiveGroup WorkerGroup(int64_t key) const;
+  int64_t worker_rank() const;
   void RunEpochs(const Dataset* fixed, const Tensor* x, const Tensor* y, FitOptions& o, History* h);
   void RequireCompiled(const char* what) const;
   Logs EvaluateBatches(const Dataset& data);

@@ -19,11 +19,14 @@ Tensor Copy(const Tensor& t) {
   return out;
 }
 
-void CheckShape(const Collective& c, int from, const Tensor& got, const Tensor& mine) {
-  WEFT_REQUIRE(got.shape() == mine.shape(), "{}: group {} instance {}: member {} ({}) has shape {} but member {} has {}",
+void CheckShape(const Collective& c, int from, const TensorShape& got, const TensorShape& mine) {
+  WEFT_REQUIRE(got == mine,
+               "{}: group {} instance {}: member {} ({}) has shape {} but member {} has {}: the members' inputs differ",
                c.params().what, c.params().group_key, c.params().instance_key, from,
-               c.params().devices[static_cast<size_t>(from)], got.shape().ToString(), c.rank(),
-               mine.shape().ToString());
+               c.params().devices[static_cast<size_t>(from)], got.ToString(), c.rank(), mine.ToString());
+}
+void CheckShape(const Collective& c, int from, const Tensor& got, const Tensor& mine) {
+  CheckShape(c, from, got.shape(), mine.shape());
 }
 
 // Element range [begin, end) of part `i` of `n` equal parts of `total`.
@@ -219,7 +222,16 @@ void RingAllReduce(const std::shared_ptr<Collective>& c, const Tensor& input) {
   }
   const int64_t pieces = std::max<int64_t>(1, (longest + ring->chunk - 1) / ring->chunk);
   ring->out = Copy(input);
-  ring->pending = pieces * 2 * (ring->n - 1);
+  ring->pending = pieces * 2 * (ring->n - 1) + 1;
+  // The chunks' sizes follow from the element count; the shapes themselves are compared once,
+  // each member with its predecessor (so all agree when the ring completes).
+  const std::vector<int64_t>& dims = input.shape().dims();
+  c->Send(ring->next, "shape", Tensor::FromVector<int64_t>(dims, TensorShape({static_cast<int64_t>(dims.size())})));
+  c->Recv(ring->prev, "shape", Collective::kUnchecked, [ring, shape = input.shape()](const Tensor& got) {
+    WEFT_REQUIRE(got.dtype() == DType::kInt64, "{}: a malformed shape message", ring->c->params().what);
+    CheckShape(*ring->c, ring->prev, TensorShape(got.ToVector<int64_t>()), shape);
+    ring->FinishedOne();
+  });
   for (int64_t j = 0; j < pieces; ++j) {
     int64_t lo, len;
     ring->Range(ring->r, j, &lo, &len);

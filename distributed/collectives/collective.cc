@@ -221,7 +221,8 @@ void Collective::Recv(int from, const std::string& what, int64_t expect_elements
           self->Fail(s);
           return;
         }
-        if (t.dtype() != self->dtype_ || (expect_elements >= 0 && t.num_elements() != expect_elements)) {
+        if (expect_elements != kUnchecked &&
+            (t.dtype() != self->dtype_ || (expect_elements >= 0 && t.num_elements() != expect_elements))) {
           self->Fail(errors::InvalidArgument(
               "{}: member {} ({}) sent '{}' as {} with {} elements, expected {} with {}: the members' inputs differ",
               self->Describe(), from, self->p_.devices[static_cast<size_t>(from)], what, DTypeName(t.dtype()),

@@ -72,7 +72,9 @@ class Collective : public std::enable_shared_from_this<Collective> {
   // Hands `value` to member `to`; a failure ends the collective with it.
   void Send(int to, const std::string& what, const Tensor& value);
   // Calls `fn` with the value from member `from` once it is there, unless the collective has
-  // ended. An Error thrown by `fn` ends it. `expect_dtype`/`expect_elements` (>= 0) are checked.
+  // ended. An Error thrown by `fn` ends it. The value must have the collective's dtype and
+  // `expect_elements` elements (any number when -1); kUnchecked: `fn` checks the value itself.
+  static constexpr int64_t kUnchecked = -2;
   void Recv(int from, const std::string& what, int64_t expect_elements, std::function<void(const Tensor&)> fn);
   // Runs `fn` now when called on the thread that started this member, else on the process's
   // collective thread pool (so members started on different threads reduce in parallel; not on a

@@ -21,8 +21,11 @@ struct PySession {
 
 void InitSession(py::module_& m) {
   py::class_<PySession>(m, "Session", "Runs a graph (graph/session.h).")
-      .def(py::init([](py::object graph, int inter_op_threads, int intra_op_threads, bool constant_folding, bool cse) {
+      .def(py::init([](py::object graph, int inter_op_threads, int intra_op_threads, bool constant_folding, bool cse,
+                       int num_cpu_devices) {
+             WEFT_REQUIRE(num_cpu_devices >= 1, "Session: num_cpu_devices must be at least 1, got {}", num_cpu_devices);
              SessionOptions o;
+             o.num_cpu_devices = num_cpu_devices;
              o.inter_op_threads = inter_op_threads;
              o.intra_op_threads = intra_op_threads;
              o.constant_folding = constant_folding;
@@ -31,8 +34,8 @@ void InitSession(py::module_& m) {
              return PySession{graph, std::make_unique<Session>(g, o)};
            }),
            py::arg("graph"), py::arg("inter_op_threads") = 0, py::arg("intra_op_threads") = 0,
-           py::arg("constant_folding") = true, py::arg("cse") = true,
-           "A session over `graph`; 0 threads means one per hardware thread.")
+           py::arg("constant_folding") = true, py::arg("cse") = true, py::arg("num_cpu_devices") = 1,
+           "A session over `graph` on CPU:0 .. CPU:num_cpu_devices-1; 0 threads means one per hardware thread.")
       .def_property_readonly("graph", [](const PySession& s) { return s.graph; })
       .def("_run",
            [](PySession& self, const std::vector<std::pair<PyTensor, py::object>>& feeds,

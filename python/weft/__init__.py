@@ -53,6 +53,7 @@ from .session import Session, InteractiveSession, get_default_session  # noqa: E
 from . import nn  # noqa: E402,F401
 from . import keras  # noqa: E402,F401
 from . import distribute  # noqa: E402,F401
+from . import collective_ops  # noqa: E402,F401
 
 bool = bool_  # weft.bool, as tf.bool (shadows the builtin only inside this namespace)
 __version__ = "0.1.0"

@@ -25,6 +25,7 @@
 #include <future>
 #include <thread>
 
+#include "distributed/collectives/algorithms.h"
 #include "distributed/ucx_rendezvous.h"
 
 using namespace weft;
@@ -201,6 +202,58 @@ void Handshake(UcxRendezvousMgr& mgr, int in_fd, int out_fd, int peer) {
 
 const char* const kTransports[] = {"tcp,self", "posix,sysv,cma,self,tcp"};
 
+// One task's member of all-reduces (ring with a small chunk, and recursive doubling) with the other
+// task through UcxRendezvous; checks the sum of both tasks' inputs, bit for bit.
+void CollectiveMember(UcxRendezvousMgr& mgr, int task) {
+  uint64_t step = 1000;
+  for (const char* algorithm : {"ring", "recursive_doubling"}) {
+    for (int64_t elems : {0, 5, 1001, 300000}) {
+      CAPTURE(std::string(algorithm));
+      CAPTURE(elems);
+      CollectiveParams p;
+      p.what = "test all-reduce";
+      p.group_size = 2;
+      p.rank = task;
+      p.group_key = 1;
+      p.instance_key = elems;
+      p.devices = {"/job:worker/replica:0/task:0/device:CPU:0", "/job:worker/replica:0/task:1/device:CPU:0"};
+      p.algorithm = algorithm;
+      p.chunk_bytes = 64 << 10;
+      p.timeout = std::chrono::seconds(20);
+      auto input = [elems](int t) {  // finite values (Make's random bytes may be NaNs)
+        Tensor x(DType::kFloat32, TensorShape({elems}));
+        for (int64_t i = 0; i < elems; ++i) x.data<float>()[i] = static_cast<float>((i * 7 + t * 13) % 101) * 0.37f - 3;
+        return x;
+      };
+      const Tensor mine = input(task), other = input(1 - task);
+      auto promise = std::make_shared<std::promise<Received>>();
+      std::future<Received> future = promise->get_future();
+      auto r = mgr.Find(++step);
+      auto c = Collective::Create(p, r.get(), [promise](const Status& s, const Tensor& out) {
+        promise->set_value({s, out, false, 0});
+      });
+      c->Start(DType::kFloat32);
+      if (std::string(algorithm) == "ring") {
+        RingAllReduce(c, mine);
+      } else {
+        RecursiveDoublingAllReduce(c, mine);
+      }
+      c->EndStart();
+      REQUIRE(future.wait_for(std::chrono::seconds(30)) == std::future_status::ready);
+      Received got = future.get();
+      REQUIRE_MESSAGE(got.status.ok(), got.status.ToString());
+      Tensor want(DType::kFloat32, TensorShape({elems}));
+      for (int64_t i = 0; i < elems; ++i) {
+        // rank 0's value first, as every algorithm merges
+        want.data<float>()[i] = task == 0 ? mine.data<float>()[i] + other.data<float>()[i]
+                                          : other.data<float>()[i] + mine.data<float>()[i];
+      }
+      CHECK(SameTensor(got.value, want));
+      mgr.Cleanup(step);
+    }
+  }
+}
+
 }  // namespace
 
 // The peer's side of every scenario; runs only in a spawned child.
@@ -238,6 +291,8 @@ TEST_CASE("ucx child") {
     CHECK(dead.is_dead);
     CHECK(mgr.Find(101)->Send(Key(1, 0, "ack"), {}, Tensor::Scalar<int64_t>(mgr.transport().num_rejected()), false)
               .ok());
+  } else if (which == "collective") {
+    CollectiveMember(mgr, 1);
   } else if (which == "kill") {
     ReadLine(in_fd, std::chrono::seconds(50));  // until the parent kills us
   }
@@ -279,6 +334,19 @@ TEST_CASE("ucx: every dtype and size arrives intact, eager and by rendezvous, ov
     CHECK(c.eager_sent == static_cast<int64_t>(cases.size()) - expect_rendezvous);
     CHECK(c.bytes_sent == c.bytes_received);
     CHECK(c.bytes_sent > (64 << 20));
+  }
+}
+
+TEST_CASE("ucx: ring and recursive-doubling all-reduce between two processes through UcxRendezvous") {
+  for (const std::string tls : kTransports) {
+    CAPTURE(tls);
+    Child child("collective", tls);
+    UcxRendezvousMgr mgr(Options(0, tls), {std::chrono::seconds(20), nullptr});
+    Handshake(mgr, child.from_child, child.to_child, 1);
+    CollectiveMember(mgr, 0);
+    CHECK(ReadLine(child.from_child, std::chrono::seconds(30)) == "done");
+    WriteLine(child.to_child, "bye");
+    CHECK(child.Wait(std::chrono::seconds(20)) == 0);
   }
 }
 

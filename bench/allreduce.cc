@@ -1,0 +1,223 @@
+// All-reduce bus bandwidth between 2 processes on this machine: weft's collectives (ring above
+// 64 KiB, recursive doubling below, over UcxRendezvous on shared memory) against OpenMPI's
+// MPI_Allreduce (default pml, and pml ucx), float32 sum at 4 KiB, 64 KiB, 1 MiB, 16 MiB, 64 MiB.
+// busbw = bytes * 2(n-1)/n / time, as nccl-tests define it (n = 2: bytes / time). Runs
+// interleaved (weft, MPI, MPI+ucx, weft, ...) because this machine's speed drifts; prints medians
+// and ratios. The floor of issue 7: >= 1.0x MPI at 1 MiB and above, within 2x of MPI at 4 KiB.
+//
+//   bench/run_allreduce.sh [--reps 3]        (installs Debian's OpenMPI, builds, runs this)
+//   build/bench/bench_allreduce [--reps 3] [--mpi build/bench/bench_mpi_allreduce] [--chunk BYTES]
+//
+// weft's side runs itself as the peer (task worker:1); each all-reduce is one step (its own
+// rendezvous), as in training. Every process checks the sum it got.
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <future>
+#include <string>
+#include <vector>
+
+#include "distributed/collectives/algorithms.h"
+#include "distributed/ucx_rendezvous.h"
+
+using namespace weft;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+const int64_t kSizes[] = {4 << 10, 64 << 10, 1 << 20, 16 << 20, 64 << 20};
+
+int Iterations(int64_t bytes) { return static_cast<int>(std::clamp<int64_t>((512LL << 20) / bytes, 10, 2000)); }
+
+UcxTransportOptions Options(int task) {
+  UcxTransportOptions o;
+  o.cluster = ClusterSpec::FromFlag("worker=127.0.0.1:1,127.0.0.1:2");
+  o.task = {"worker", task};
+  o.listen_port_override = 0;
+  // tcp only for the connection manager; tensors go by shared memory.
+  o.context.config["TLS"] = "posix,sysv,cma,self,tcp";
+  return o;
+}
+
+void Put(int fd, const std::string& s) {
+  const std::string line = s + "\n";
+  if (write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) throw std::runtime_error("pipe");
+}
+std::string Get(int fd) {
+  std::string line;
+  char c;
+  while (read(fd, &c, 1) == 1 && c != '\n') line += c;
+  return line;
+}
+
+// Seconds per all-reduce of `bytes` (float32) over `iters` steps; throws if a sum is wrong.
+double RunWeft(UcxRendezvousMgr& mgr, int task, int64_t bytes, int iters, int64_t chunk, uint64_t* step) {
+  const int64_t n = bytes / 4;
+  Tensor in(DType::kFloat32, TensorShape({n}));
+  for (int64_t i = 0; i < n; ++i) in.data<float>()[i] = static_cast<float>(i % 1000 + task);
+  CollectiveParams p;
+  p.what = "bench all-reduce";
+  p.group_size = 2;
+  p.rank = task;
+  p.group_key = 1;
+  p.devices = {"/job:worker/replica:0/task:0/device:CPU:0", "/job:worker/replica:0/task:1/device:CPU:0"};
+  p.chunk_bytes = chunk;
+  p.timeout = std::chrono::seconds(60);
+  const std::string algorithm = ChooseAllReduce(p, bytes);
+  Tensor out;
+  Clock::time_point start;
+  for (int it = -2; it < iters; ++it) {  // two warm-up rounds
+    if (it == 0) start = Clock::now();
+    auto r = mgr.Find(++*step);
+    auto done = std::make_shared<std::promise<Tensor>>();
+    auto f = done->get_future();
+    auto c = Collective::Create(p, r.get(), [done](const Status& s, const Tensor& t) {
+      if (s.ok()) {
+        done->set_value(t);
+      } else {
+        done->set_exception(std::make_exception_ptr(Error(s)));
+      }
+    });
+    c->Start(DType::kFloat32);
+    if (algorithm == "ring") {
+      RingAllReduce(c, in);
+    } else {
+      RecursiveDoublingAllReduce(c, in);
+    }
+    c->EndStart();
+    out = f.get();
+    mgr.Cleanup(*step);
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count() / iters;
+  for (int64_t i = 0; i < n; i += 997) {
+    if (out.data<float>()[i] != static_cast<float>(2 * (i % 1000) + 1)) throw std::runtime_error("wrong sum");
+  }
+  return seconds;
+}
+
+int Child(int in_fd, int out_fd, int reps, int64_t chunk) {
+  UcxRendezvousMgr mgr(Options(1), {std::chrono::seconds(60), nullptr});
+  Put(out_fd, std::to_string(mgr.transport().port()));
+  mgr.transport().SetPeerAddress(0, {"127.0.0.1", std::stoi(Get(in_fd))});
+  ThrowIfError(mgr.ConnectAll());
+  uint64_t step = 0;
+  for (int rep = 0; rep < reps; ++rep) {
+    for (int64_t bytes : kSizes) {
+      if (Get(in_fd) != "go") return 1;
+      RunWeft(mgr, 1, bytes, Iterations(bytes), chunk, &step);
+      Put(out_fd, "done");
+    }
+  }
+  return 0;
+}
+
+// MPI's seconds per all-reduce for each size (one line per size from bench_mpi_allreduce).
+std::vector<double> RunMpi(const std::string& program, const std::string& mca) {
+  std::string sizes, iters;
+  for (int64_t b : kSizes) {
+    sizes += std::to_string(b) + " ";
+    iters += std::to_string(Iterations(b)) + " ";
+  }
+  const std::string cmd = fmt::format("timeout 300 mpirun --allow-run-as-root --oversubscribe -np 2 {} {} --sizes {}--iters {} 2>/dev/null",
+                                      mca, program, sizes, iters);
+  FILE* p = popen(cmd.c_str(), "r");
+  std::vector<double> out;
+  char line[256];
+  while (p != nullptr && fgets(line, sizeof(line), p) != nullptr) {
+    long long bytes = 0;
+    double seconds = 0;
+    if (std::sscanf(line, "allreduce %lld %lf", &bytes, &seconds) == 2) out.push_back(seconds);
+  }
+  if (p != nullptr) pclose(p);
+  if (out.size() != std::size(kSizes)) out.assign(std::size(kSizes), 0);  // MPI missing or failed
+  return out;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    if (argc == 6 && std::string(argv[1]) == "--child") {
+      return Child(std::stoi(argv[2]), std::stoi(argv[3]), std::stoi(argv[4]), std::stoll(argv[5]));
+    }
+    int reps = 3;
+    int64_t chunk = 1 << 20;
+    std::string mpi = "build/bench/bench_mpi_allreduce";
+    for (int i = 1; i + 1 < argc; i += 2) {
+      const std::string flag = argv[i];
+      if (flag == "--reps") reps = std::stoi(argv[i + 1]);
+      else if (flag == "--mpi") mpi = argv[i + 1];
+      else if (flag == "--chunk") chunk = std::stoll(argv[i + 1]);
+      else throw std::runtime_error("unknown flag " + flag + " (--reps N, --mpi PROGRAM, --chunk BYTES)");
+    }
+    int down[2], up[2];
+    if (pipe(down) != 0 || pipe(up) != 0) throw std::runtime_error("pipe");
+    const pid_t child = fork();
+    if (child == 0) {
+      close(down[1]);
+      close(up[0]);
+      execl("/proc/self/exe", "bench_allreduce", "--child", std::to_string(down[0]).c_str(),
+            std::to_string(up[1]).c_str(), std::to_string(reps).c_str(), std::to_string(chunk).c_str(), nullptr);
+      _exit(127);
+    }
+    close(down[0]);
+    close(up[1]);
+    const size_t k = std::size(kSizes);
+    std::vector<std::vector<double>> weft(k), mpi_sm(k), mpi_ucx(k);
+    {
+      UcxRendezvousMgr mgr(Options(0), {std::chrono::seconds(60), nullptr});
+      const std::string port = Get(up[0]);
+      Put(down[1], std::to_string(mgr.transport().port()));
+      mgr.transport().SetPeerAddress(1, {"127.0.0.1", std::stoi(port)});
+      ThrowIfError(mgr.ConnectAll());
+      uint64_t step = 0;
+      for (int rep = 0; rep < reps; ++rep) {
+        for (size_t i = 0; i < k; ++i) {
+          Put(down[1], "go");
+          weft[i].push_back(RunWeft(mgr, 0, kSizes[i], Iterations(kSizes[i]), chunk, &step));
+          Get(up[0]);
+        }
+        const std::vector<double> a = RunMpi(mpi, "");
+        const std::vector<double> b =
+            RunMpi(mpi, "--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any");
+        for (size_t i = 0; i < k; ++i) {
+          mpi_sm[i].push_back(a[i]);
+          mpi_ucx[i].push_back(b[i]);
+        }
+        std::fprintf(stderr, "round %d/%d done\n", rep + 1, reps);
+      }
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    std::printf("\nall-reduce float32 sum, 2 processes, busbw GB/s (bytes * 2(n-1)/n / time), medians of %d "
+                "interleaved runs\n", reps);
+    std::printf("%10s %10s %10s %12s %10s %12s  %s\n", "size", "weft", "MPI", "MPI pml ucx", "weft/MPI",
+                "weft/MPI ucx", "weft us / MPI us");
+    for (size_t i = 0; i < k; ++i) {
+      const double w = Median(weft[i]), m = Median(mpi_sm[i]), u = Median(mpi_ucx[i]);
+      auto bw = [&](double s) { return s > 0 ? static_cast<double>(kSizes[i]) / s / 1e9 : 0.0; };
+      const double best = std::min(m > 0 ? m : 1e9, u > 0 ? u : 1e9);
+      const char* floor = kSizes[i] >= (1 << 20) ? (best / w >= 1.0 ? "ok (>= 1.0x)" : "below 1.0x")
+                                                  : kSizes[i] == (4 << 10) ? (w / best <= 2 ? "ok (<= 2x time)" : "above 2x") : "";
+      std::printf("%8lld K %10.3f %10.3f %12.3f %10.2f %12.2f  %.1f / %.1f  %s\n",
+                  static_cast<long long>(kSizes[i] >> 10), bw(w), bw(m), bw(u), w > 0 && m > 0 ? m / w : 0.0,
+                  w > 0 && u > 0 ? u / w : 0.0, w * 1e6, best < 1e9 ? best * 1e6 : 0.0, floor);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_allreduce: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
