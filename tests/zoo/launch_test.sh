@@ -18,9 +18,13 @@ no_leftovers() {
   rm -f "$tmp"/pids.*
 }
 
+# Tasks wait for each other through files in $tmp (bounded: 20 s), not for a fixed time.
+export LAUNCH_TMP="$tmp"
+wait_for='for i in $(seq 400); do [ -e "$LAUNCH_TMP/$1" ] && break; sleep 0.05; done'
+
 # 1. Each task gets its own TF_CONFIG: same cluster, its own task, distinct ports; lines prefixed.
-status="$(run "$tmp/out" -- "$zoo" launch -n 3 --ps 1 -- sh -c 'echo "$TF_CONFIG"; printf "no newline"; \
-  case "$WEFT_TASK" in ps*) sleep 30;; *) sleep 0.3;; esac')"
+status="$(run "$tmp/out" -- "$zoo" launch -n 3 --ps 1 -- sh -c 'w() { '"$wait_for"'; }; echo "$TF_CONFIG"; \
+  printf "no newline"; case "$WEFT_TASK" in ps*) touch "$LAUNCH_TMP/ps-ready"; sleep 30;; *) w ps-ready;; esac')"
 [ "$status" = 0 ] || fail "launch -n 3 --ps 1 exited $status: $(cat "$tmp/out")"
 python3 - "$tmp/out" <<'PY' || fail "TF_CONFIG per task is wrong: $(cat "$tmp/out")"
 import json, re, sys
@@ -41,9 +45,9 @@ PY
 [ "$(grep -c '^\[worker:[0-2]\] no newline$' "$tmp/out")" = 3 ] || fail "a last line without newline was lost: $(cat "$tmp/out")"
 
 # 2. One task fails: the others are stopped with SIGTERM, the launch fails naming the task.
-status="$(run "$tmp/out" -- "$zoo" launch -n 3 -- sh -c 'echo $$ > '"$tmp"'/pids.$WEFT_TASK; \
-  if [ "$WEFT_TASK" = worker:1 ]; then sleep 0.3; echo "worker 1 fails"; exit 3; fi; \
-  trap "echo got TERM; exit 5" TERM; sleep 30 & wait')"
+status="$(run "$tmp/out" -- "$zoo" launch -n 3 -- sh -c 'w() { '"$wait_for"'; }; echo $$ > "$LAUNCH_TMP/pids.$WEFT_TASK"; \
+  if [ "$WEFT_TASK" = worker:1 ]; then w ready.worker:0; w ready.worker:2; echo "worker 1 fails"; exit 3; fi; \
+  trap "echo got TERM; exit 5" TERM; touch "$LAUNCH_TMP/ready.$WEFT_TASK"; sleep 30 & wait')"
 [ "$status" = 3 ] || fail "a failing task should make launch exit 3, got $status: $(cat "$tmp/out")"
 grep -q "failed: task worker:1 exited with status 3" "$tmp/out" || fail "the failed task is not named: $(cat "$tmp/out")"
 grep -q '^\[worker:1\] worker 1 fails$' "$tmp/out" || fail "worker 1's output is missing: $(cat "$tmp/out")"
@@ -51,8 +55,9 @@ grep -q '^\[worker:1\] worker 1 fails$' "$tmp/out" || fail "worker 1's output is
 no_leftovers
 
 # 3. A task ignoring SIGTERM is killed after the grace period.
-status="$(run "$tmp/out" -- "$zoo" launch -n 2 --grace 0.5 -- sh -c 'echo $$ > '"$tmp"'/pids.$WEFT_TASK; \
-  if [ "$WEFT_TASK" = worker:0 ]; then sleep 0.2; exit 1; fi; trap "" TERM; while :; do sleep 0.1; done')"
+status="$(run "$tmp/out" -- "$zoo" launch -n 2 --grace 0.5 -- sh -c 'w() { '"$wait_for"'; }; echo $$ > "$LAUNCH_TMP/pids.$WEFT_TASK"; \
+  if [ "$WEFT_TASK" = worker:0 ]; then w stubborn; exit 1; fi; trap "" TERM; touch "$LAUNCH_TMP/stubborn"; \
+  while :; do sleep 0.1; done')"
 [ "$status" = 1 ] || fail "expected exit 1 from the failing worker:0, got $status: $(cat "$tmp/out")"
 grep -q "killing them" "$tmp/out" || fail "the stubborn task was not killed: $(cat "$tmp/out")"
 no_leftovers
@@ -60,7 +65,7 @@ no_leftovers
 # 4. Signals sent to the launcher reach every task.
 "$zoo" launch -n 2 -- sh -c 'trap "echo got INT; exit 7" INT; echo ready; sleep 30 & wait' >"$tmp/out" 2>&1 &
 launcher=$!
-for _ in $(seq 100); do [ "$(grep -c ready "$tmp/out")" = 2 ] && break; sleep 0.05; done
+for _ in $(seq 400); do [ "$(grep -c ready "$tmp/out")" = 2 ] && break; sleep 0.05; done
 kill -INT "$launcher"
 status=0; wait "$launcher" || status=$?
 [ "$status" = 7 ] || [ "$status" = 130 ] || fail "launch after SIGINT exited $status: $(cat "$tmp/out")"
