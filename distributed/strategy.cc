@@ -113,8 +113,9 @@ std::vector<std::vector<Tensor>> Strategy::SplitBatch(const std::vector<Tensor>&
 train::Dataset Strategy::ExperimentalDistributeDataset(const train::Dataset& global_batches) const {
   return global_batches.Map([this](train::Element global) {
     train::Element flat;
-    for (std::vector<Tensor>& replica : SplitBatch(global)) {
-      for (Tensor& t : replica) flat.push_back(std::move(t));
+    std::vector<std::vector<Tensor>> parts = SplitBatch(global);
+    for (int r = first_replica_; r < first_replica_ + num_local_replicas(); ++r) {  // this worker's shard
+      for (Tensor& t : parts[static_cast<size_t>(r)]) flat.push_back(std::move(t));
     }
     return flat;
   });

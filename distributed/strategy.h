@@ -91,8 +91,9 @@ class Strategy {
   // workers' replicas: a worker feeds parts first_replica() ...) whose sizes
   // differ by at most one. Throws InvalidArgument when the batch has fewer rows than replicas.
   std::vector<std::vector<Tensor>> SplitBatch(const std::vector<Tensor>& global) const;
-  // A dataset of global batches {x, y, ...} as per-replica parts {x_0, y_0, x_1, y_1, ...}
-  // (tf.distribute's experimental_distribute_dataset; Model::Fit splits batches itself).
+  // A dataset of global batches {x, y, ...} as this process's replicas' parts {x_0, y_0, x_1, y_1,
+  // ...} (across workers: its shard of every batch; tf.distribute's experimental_distribute_dataset;
+  // Model::Fit splits batches itself).
   train::Dataset ExperimentalDistributeDataset(const train::Dataset& global_batches) const;
 
  protected:
