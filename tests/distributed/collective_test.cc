@@ -2,8 +2,10 @@
 // algorithm (the ring and recursive doubling run over the same rendezvous as across processes).
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <cstring>
 #include <random>
+#include <thread>
 
 #include "distributed/collectives/algorithms.h"
 #include "graph/session.h"
@@ -327,4 +329,32 @@ TEST_CASE("gradient buckets: reverse order, greedy up to the size; bucketed sums
     CHECK(b[i].shape() == shapes[i % shapes.size()]);
     CHECK(std::memcmp(a[i].raw_data(), b[i].raw_data(), a[i].bytes()) == 0);
   }
+}
+
+TEST_CASE("collectives: Session::Cancel ends a collective that waits for a member") {
+  Graph g;
+  Scope s = Scope::Root(&g);
+  std::vector<Output> outs;
+  for (int r = 0; r < 2; ++r) {  // rank 2 of 3 never comes; the timeout is far away
+    Output x = ops::Const(s.WithDevice(Cpu(r)), Tensor::FromVector<float>({1, 2, 3}));
+    outs.push_back(ops::AllReduce(s.WithDevice(Cpu(r)), x, Group(3, /*timeout=*/120), 1, r));
+  }
+  Session sess(&g, {.num_cpu_devices = 3});
+  std::atomic<bool> finished{false};
+  std::thread canceller([&] {  // until the step has seen it (Cancel only reaches running steps)
+    while (!finished) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      sess.Cancel(errors::Cancelled("stop waiting"));
+    }
+  });
+  Code code = Code::kOk;
+  try {
+    sess.Run({}, outs);
+  } catch (const Error& e) {
+    code = e.status().code();
+    CHECK(std::string(e.what()).find("stop waiting") != std::string::npos);
+  }
+  finished = true;
+  canceller.join();
+  CHECK(code == Code::kCancelled);
 }
