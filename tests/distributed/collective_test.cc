@@ -17,7 +17,7 @@ using namespace weft;
 
 namespace {
 
-std::string Cpu(int i) { return "/job:localhost/replica:0/task:0/device:CPU:" + std::to_string(i); }
+std::string Cpu(int i) { return fmt::format("/job:localhost/replica:0/task:0/device:CPU:{}", i); }
 
 ops::CollectiveGroup Group(int n, double timeout = 20) {
   ops::CollectiveGroup g{.size = n, .key = 3, .timeout_seconds = timeout};
@@ -44,7 +44,7 @@ std::vector<Tensor> RunMembers(int n, DType dt, const TensorShape& shape, F buil
   std::vector<Output> outs;
   std::vector<std::pair<Output, Tensor>> feeds;
   for (int r = 0; r < n; ++r) {
-    Scope d = s.WithDevice(Cpu(r)).NewSubScope("m" + std::to_string(r));
+    Scope d = s.WithDevice(Cpu(r)).NewSubScope(fmt::format("m{}", r));
     Output x = ops::Placeholder(d.WithOpName("x"), dt, shape);
     feeds.emplace_back(x, Input(dt, shape, r));
     outs.push_back(build(d, x, r));
@@ -215,7 +215,7 @@ TEST_CASE("collectives: the old rank-order results: shared equals the sequential
   std::vector<Output> outs;
   std::vector<std::pair<Output, Tensor>> feeds;
   for (int r = 0; r < n; ++r) {
-    Scope d = s.WithDevice(Cpu(r)).NewSubScope("m" + std::to_string(r));
+    Scope d = s.WithDevice(Cpu(r)).NewSubScope(fmt::format("m{}", r));
     Output x = ops::Placeholder(d.WithOpName("x"), DType::kFloat32, shape);
     feeds.emplace_back(x, in[static_cast<size_t>(r)]);
     outs.push_back(ops::AllReduce(d, x, Group(n), 1, r));
@@ -304,11 +304,11 @@ TEST_CASE("gradient buckets: reverse order, greedy up to the size; bucketed sums
     std::vector<std::pair<Output, Tensor>> feeds;
     std::vector<Output> fetches;
     for (int r = 0; r < 2; ++r) {
-      Scope d = s.WithDevice(Cpu(r)).NewSubScope("replica" + std::to_string(r));
+      Scope d = s.WithDevice(Cpu(r)).NewSubScope(fmt::format("replica{}", r));
       std::vector<Output> grads;
       for (size_t i = 0; i < shapes.size(); ++i) {
         // Unknown static shapes, as gradients often have: the plan uses `shapes`.
-        Output x = ops::Placeholder(d.WithOpName("g" + std::to_string(i)), DType::kFloat32,
+        Output x = ops::Placeholder(d.WithOpName(fmt::format("g{}", i)), DType::kFloat32,
                                     TensorShape::UnknownOfRank(shapes[i].rank()));
         feeds.emplace_back(x, Input(DType::kFloat32, shapes[i], r * 10 + static_cast<int>(i)));
         grads.push_back(x);
