@@ -122,8 +122,8 @@ int Child(int in_fd, int out_fd, int reps, int64_t chunk) {
 std::vector<double> RunMpi(const std::string& program, const std::string& mca) {
   std::string sizes, iters;
   for (int64_t b : kSizes) {
-    sizes += std::to_string(b) + " ";
-    iters += std::to_string(Iterations(b)) + " ";
+    sizes += fmt::format("{} ", b);
+    iters += fmt::format("{} ", Iterations(b));
   }
   const std::string cmd = fmt::format("timeout 300 mpirun --allow-run-as-root --oversubscribe -np 2 {} {} --sizes {}--iters {} 2>/dev/null",
                                       mca, program, sizes, iters);

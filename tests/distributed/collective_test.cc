@@ -2,8 +2,10 @@
 // algorithm (the ring and recursive doubling run over the same rendezvous as across processes).
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <cstring>
 #include <random>
+#include <thread>
 
 #include "distributed/collectives/algorithms.h"
 #include "graph/session.h"
@@ -15,7 +17,7 @@ using namespace weft;
 
 namespace {
 
-std::string Cpu(int i) { return "/job:localhost/replica:0/task:0/device:CPU:" + std::to_string(i); }
+std::string Cpu(int i) { return fmt::format("/job:localhost/replica:0/task:0/device:CPU:{}", i); }
 
 ops::CollectiveGroup Group(int n, double timeout = 20) {
   ops::CollectiveGroup g{.size = n, .key = 3, .timeout_seconds = timeout};
@@ -42,7 +44,7 @@ std::vector<Tensor> RunMembers(int n, DType dt, const TensorShape& shape, F buil
   std::vector<Output> outs;
   std::vector<std::pair<Output, Tensor>> feeds;
   for (int r = 0; r < n; ++r) {
-    Scope d = s.WithDevice(Cpu(r)).NewSubScope("m" + std::to_string(r));
+    Scope d = s.WithDevice(Cpu(r)).NewSubScope(fmt::format("m{}", r));
     Output x = ops::Placeholder(d.WithOpName("x"), dt, shape);
     feeds.emplace_back(x, Input(dt, shape, r));
     outs.push_back(build(d, x, r));
@@ -213,7 +215,7 @@ TEST_CASE("collectives: the old rank-order results: shared equals the sequential
   std::vector<Output> outs;
   std::vector<std::pair<Output, Tensor>> feeds;
   for (int r = 0; r < n; ++r) {
-    Scope d = s.WithDevice(Cpu(r)).NewSubScope("m" + std::to_string(r));
+    Scope d = s.WithDevice(Cpu(r)).NewSubScope(fmt::format("m{}", r));
     Output x = ops::Placeholder(d.WithOpName("x"), DType::kFloat32, shape);
     feeds.emplace_back(x, in[static_cast<size_t>(r)]);
     outs.push_back(ops::AllReduce(d, x, Group(n), 1, r));
@@ -302,11 +304,11 @@ TEST_CASE("gradient buckets: reverse order, greedy up to the size; bucketed sums
     std::vector<std::pair<Output, Tensor>> feeds;
     std::vector<Output> fetches;
     for (int r = 0; r < 2; ++r) {
-      Scope d = s.WithDevice(Cpu(r)).NewSubScope("replica" + std::to_string(r));
+      Scope d = s.WithDevice(Cpu(r)).NewSubScope(fmt::format("replica{}", r));
       std::vector<Output> grads;
       for (size_t i = 0; i < shapes.size(); ++i) {
         // Unknown static shapes, as gradients often have: the plan uses `shapes`.
-        Output x = ops::Placeholder(d.WithOpName("g" + std::to_string(i)), DType::kFloat32,
+        Output x = ops::Placeholder(d.WithOpName(fmt::format("g{}", i)), DType::kFloat32,
                                     TensorShape::UnknownOfRank(shapes[i].rank()));
         feeds.emplace_back(x, Input(DType::kFloat32, shapes[i], r * 10 + static_cast<int>(i)));
         grads.push_back(x);
@@ -327,4 +329,32 @@ TEST_CASE("gradient buckets: reverse order, greedy up to the size; bucketed sums
     CHECK(b[i].shape() == shapes[i % shapes.size()]);
     CHECK(std::memcmp(a[i].raw_data(), b[i].raw_data(), a[i].bytes()) == 0);
   }
+}
+
+TEST_CASE("collectives: Session::Cancel ends a collective that waits for a member") {
+  Graph g;
+  Scope s = Scope::Root(&g);
+  std::vector<Output> outs;
+  for (int r = 0; r < 2; ++r) {  // rank 2 of 3 never comes; the timeout is far away
+    Output x = ops::Const(s.WithDevice(Cpu(r)), Tensor::FromVector<float>({1, 2, 3}));
+    outs.push_back(ops::AllReduce(s.WithDevice(Cpu(r)), x, Group(3, /*timeout=*/120), 1, r));
+  }
+  Session sess(&g, {.num_cpu_devices = 3});
+  std::atomic<bool> finished{false};
+  std::thread canceller([&] {  // until the step has seen it (Cancel only reaches running steps)
+    while (!finished) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      sess.Cancel(errors::Cancelled("stop waiting"));
+    }
+  });
+  Code code = Code::kOk;
+  try {
+    sess.Run({}, outs);
+  } catch (const Error& e) {
+    code = e.status().code();
+    CHECK(std::string(e.what()).find("stop waiting") != std::string::npos);
+  }
+  finished = true;
+  canceller.join();
+  CHECK(code == Code::kCancelled);
 }

@@ -3,6 +3,7 @@
 // algorithm (distributed/collectives/algorithms.h) over the step's rendezvous.
 #include <mutex>
 
+#include "core/cancellation.h"
 #include "distributed/collectives/algorithms.h"
 #include "distributed/rendezvous.h"
 #include "graph/graph.h"
@@ -70,12 +71,21 @@ class CollectiveOp : public AsyncOpKernel {
       done(e.status());
       return;
     }
+    // A cancelled step (Session::Cancel, another partition's failure) ends the collective at once.
+    CancellationManager* cm = ctx->cancellation();
+    auto token = std::make_shared<CancellationManager::Token>(-1);
     std::shared_ptr<Collective> c =
-        Collective::Create(params_, r, [ctx, done](const Status& s, const Tensor& out) {
+        Collective::Create(params_, r, [ctx, done, cm, token](const Status& s, const Tensor& out) {
+          if (cm != nullptr && *token >= 0) cm->DeregisterCallback(*token);
           if (s.ok()) ctx->set_output(0, out);
           done(s);
         });
-    c->Start(input.dtype());
+    c->Start(input.dtype());  // holds the end back until EndStart, so `token` is set before done runs
+    if (cm != nullptr) {
+      *token = cm->RegisterCallback([weak = std::weak_ptr<Collective>(c)](const Status& why) {
+        if (auto live = weak.lock()) live->Fail(why);
+      });
+    }
     try {
       switch (kind_) {
         case Kind::kAllReduce: {
