@@ -33,6 +33,7 @@ struct SessionOptions {
   bool cse = true;
   int num_cpu_devices = 1;     // CPU:0 .. CPU:n-1 (virtual devices: each a parallel replica)
   bool soft_placement = true;  // a node whose requested device cannot run it goes elsewhere
+  bool use_gpus = true;        // add GPU:0.. for every GPU found (docs/cuda.md); none without one
   bool fuse_ops = true;  // FuseNnOps (graph/passes.h): conv + bias + relu, max-pool grad + relu grad
 };
 
