@@ -36,9 +36,10 @@ commands:
       --strategy S          none (default) | one_device | mirrored | central_storage
       --devices N           CPU devices to replicate over (N > 1 alone means mirrored)
       --trace FILE          write a Chrome trace (chrome://tracing, Perfetto) of the 10th step
-  evaluate MODEL --checkpoint PATH [--data D] [--batch-size N] [--threads N]
+      --device D            auto (default: GPUs when there are any) | cpu | gpu (fails without a GPU)
+  evaluate MODEL --checkpoint PATH [--data D] [--batch-size N] [--threads N] [--device D]
   bench MODEL [--batch-size N] [--threads N] [--warmup N] [--seconds S] [--json]
-              [--strategy S] [--devices N]
+              [--strategy S] [--devices N] [--device D]
                             steady-state training images/s on synthetic data
   graph MODEL -o FILE.dot|FILE.png [--devices N] [--strategy S] [--partitioned]
                             the training step's graph; --partitioned: one cluster per device
