@@ -76,6 +76,7 @@ struct CachingAllocatorDetails {
   int64_t num_splits = 0;
   int64_t num_merges = 0;
   int64_t num_reserves = 0;       // chunks asked of the store
+  int64_t num_bad_frees = 0;      // Deallocate of a pointer that is not a live block (ignored)
 };
 
 class CachingAllocator final : public Allocator {
@@ -119,7 +120,7 @@ class CachingAllocator final : public Allocator {
   std::set<Block*, BySize> free_;
   std::map<char*, size_t> chunks_;        // chunk address -> size
   size_t reserved_ = 0, allocated_ = 0;
-  int64_t num_allocs_ = 0, in_use_ = 0, peak_ = 0, hits_ = 0, splits_ = 0, merges_ = 0, reserves_ = 0;
+  int64_t num_allocs_ = 0, in_use_ = 0, peak_ = 0, hits_ = 0, splits_ = 0, merges_ = 0, reserves_ = 0, bad_frees_ = 0;
 };
 
 }  // namespace weft

@@ -145,7 +145,13 @@ std::vector<std::shared_ptr<GpuContext>> OpenGpus() {
   // runtime tears itself down at exit in an order static destructors cannot follow.
   static const auto* gpus = [] {
     auto* v = new std::vector<std::shared_ptr<GpuContext>>();
-    for (int i = 0; i < ProbeGpus().count; ++i) v->push_back(std::make_shared<GpuContext>(i));
+    for (int i = 0; i < ProbeGpus().count; ++i) {
+      try {
+        v->push_back(std::make_shared<GpuContext>(i));
+      } catch (const Error& e) {  // one unusable device (out of memory, in use) leaves the others
+        std::fprintf(stderr, "weft: GPU %d is not used: %s\n", i, e.what());
+      }
+    }
     return v;
   }();
   return *gpus;

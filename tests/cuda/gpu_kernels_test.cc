@@ -74,6 +74,22 @@ TEST_CASE("GPU elementwise ops with broadcasting, activations and their gradient
   Compare("ZerosLike", {R({2, 3}, 19)});
   Compare("OnesLike", {R({2, 3}, 20)});
   Compare("Fill", {Ints({2, 3}), Tensor::Scalar<float>(2.5f)});
+  Compare("Gather", {R({4, 5, 3}, 21), Ints({4, 0, 0, 2})}, {{"axis", int64_t{1}}, {"Tindices", DType::kInt32}});
+}
+
+TEST_CASE("GPU random ops give the CPU's numbers for the same seed") {
+  if (!HaveGpu()) return;
+  for (DType dt : {DType::kFloat32, DType::kFloat64}) {
+    const AttrMap shape{{"shape", TensorShape{7, 33}}, {"dtype", dt}, {"seed", int64_t{3}}, {"seed2", int64_t{5}}};
+    AttrMap uniform = shape, normal = shape;
+    uniform["minval"] = -2.0;
+    uniform["maxval"] = 3.0;
+    normal["mean"] = 1.0;
+    normal["stddev"] = 0.5;
+    Compare("RandomUniform", {}, uniform, 1e-6);
+    Compare("RandomNormal", {}, normal, 1e-5);
+    Compare("TruncatedNormal", {}, normal, 1e-5);
+  }
 }
 
 TEST_CASE("GPU reductions, softmax and the cross-entropy losses") {

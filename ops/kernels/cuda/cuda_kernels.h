@@ -77,11 +77,14 @@ void LaunchCropNhwc(const T* y, T* x, int64_t n, int64_t h, int64_t w, int64_t c
 template <typename T, typename Index>
 void LaunchGather(const T* params, const Index* indices, T* out, int64_t outer, int64_t num_indices, int64_t inner,
                   int64_t limit, int32_t* bad, cudaStream_t stream);
-// Counter-based random numbers (philox-style hash of seed, offset + i): reproducible per seed.
+// Random values as the CPU kernels make them (ops/kernels/philox.h): element i of the output is
+// element base + i of the stream keyed by `key`, so a GPU run and a CPU run of the same seeded op
+// produce the same numbers. Uniform in [lo, hi); normal mean + stddev * z (truncated: |z| <= 2).
 template <typename T>
-void LaunchRandomUniform(T* y, int64_t n, uint64_t seed, uint64_t offset, cudaStream_t stream);
+void LaunchRandomUniform(T* y, int64_t n, uint64_t key, uint64_t base, T lo, T hi, cudaStream_t stream);
 template <typename T>
-void LaunchRandomNormal(T* y, int64_t n, uint64_t seed, uint64_t offset, bool truncated, cudaStream_t stream);
+void LaunchRandomNormal(T* y, int64_t n, uint64_t key, uint64_t base, T mean, T stddev, bool truncated,
+                        cudaStream_t stream);
 // Optimizer updates in place; scalars (lr, momentum, beta1, ...) are device pointers to one T.
 template <typename T>
 void LaunchApplyGradientDescent(T* var, const T* lr, const T* grad, int64_t n, cudaStream_t stream);

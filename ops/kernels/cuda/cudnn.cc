@@ -317,8 +317,8 @@ class PoolGradOp : public OpKernel {
                  node().Describe(), dy.shape().ToString(), g.n, g.oh, g.ow, g.c);
     Tensor* dx = ctx->allocate_output(0, TensorShape(in));
     if (dx->num_elements() == 0) return;
-    // Average pooling: x and y only give cuDNN their shapes; dy and dx stand in for them.
-    const Tensor x = kMax ? OnDevice(gpu, ctx->input(0)) : *dx;
+    // Average pooling reads neither x nor y: uninitialized scratch of x's shape and dy stand in.
+    const Tensor x = kMax ? OnDevice(gpu, ctx->input(0)) : Tensor(dy.dtype(), TensorShape(in), gpu->allocator());
     const Tensor y = kMax ? OnDevice(gpu, ctx->input(1)) : dy;
     TensorDesc xd, yd;
     PoolDesc pd;

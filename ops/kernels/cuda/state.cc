@@ -1,6 +1,6 @@
 // GPU kernels that hold or move state: Const (copied to the device once), Assign, the optimizer
-// updates (SGD, momentum, Adam) on variables in device memory, and _Send/_Recv between the GPU and
-// the host. Variables, Identity and NoOp touch no bytes: their CPU kernels are registered for the
+// updates (SGD, momentum, Adam) on variables in device memory, _Send/_Recv between the GPU and
+// the host, the random ops (their generator state), and Shape / Reshape / Gather. Variables, Identity and NoOp touch no bytes: their CPU kernels are registered for the
 // GPU too (ops/kernels/cpu/{state,framework}.cc).
 //
 // Copy-on-write as on the CPU (ops/kernels/cpu/var_update.h): an update writes in place only when
@@ -16,6 +16,7 @@
 #include "distributed/rendezvous.h"
 #include "ops/kernels/cpu/array_kernels.h"
 #include "ops/kernels/cuda/gpu_kernel.h"
+#include "ops/kernels/random_state.h"
 #include "ops/kernels/sendrecv.h"
 
 namespace weft {
@@ -227,6 +228,67 @@ class ReshapeOp : public OpKernel {
   }
 };
 
+// Gather(params, indices) along attr axis; an index out of range is InvalidArgument naming its
+// position (checked after the kernel, which writes zeros there).
+template <typename T>
+class GatherOp : public OpKernel {
+ public:
+  explicit GatherOp(const Node& n) : OpKernel(n), axis_(n.attr<int64_t>("axis")) {}
+  void Compute(OpKernelContext* ctx) override {
+    GpuContext* gpu = GpuOf(ctx);
+    const Tensor params = OnDevice(gpu, ctx->input(0)), indices = OnDevice(gpu, ctx->input(1));
+    const GatherDims g = MakeGatherDims(params.shape(), indices.shape(), axis_, "Gather");
+    Tensor* y = ctx->allocate_output(0, TensorShape(g.out_dims));
+    if (y->num_elements() == 0) return;
+    DeviceFlag bad(gpu);
+    if (indices.dtype() == DType::kInt32) {
+      LaunchGather<T, int32_t>(params.data<T>(), indices.data<int32_t>(), y->data<T>(), g.outer, indices.num_elements(),
+                               g.inner, g.n, bad.get(), gpu->compute_stream());
+    } else {
+      LaunchGather<T, int64_t>(params.data<T>(), indices.data<int64_t>(), y->data<T>(), g.outer, indices.num_elements(),
+                               g.inner, g.n, bad.get(), gpu->compute_stream());
+    }
+    const int32_t pos = bad.Read();
+    WEFT_REQUIRE(pos == 0, "Gather: indices[{}] is out of range [0, {}) for params of shape {}", pos - 1, g.n,
+                 params.shape().ToString());
+  }
+
+ private:
+  const int64_t axis_;
+};
+
+// RandomUniform, RandomNormal, TruncatedNormal: the CPU kernels' numbers (same seed, same stream
+// position), made on the device.
+template <typename T, int kKind>  // 0 uniform, 1 normal, 2 truncated normal
+class RandomOp : public OpKernel {
+ public:
+  explicit RandomOp(const Node& n)
+      : OpKernel(n), state_(n), shape_(n.attr<TensorShape>("shape")),
+        a_(n.attr<double>(kKind == 0 ? "minval" : "mean")), b_(n.attr<double>(kKind == 0 ? "maxval" : "stddev")) {}
+  void Compute(OpKernelContext* ctx) override {
+    GpuContext* gpu = GpuOf(ctx);
+    Tensor* out = ctx->allocate_output(0, shape_);
+    const int64_t n = out->num_elements();
+    if (n == 0) return;
+    const uint64_t base = state_.Reserve(n);
+    if constexpr (kKind == 0) {
+      LaunchRandomUniform<T>(out->data<T>(), n, state_.key(), base, static_cast<T>(a_), static_cast<T>(b_),
+                             gpu->compute_stream());
+    } else {
+      LaunchRandomNormal<T>(out->data<T>(), n, state_.key(), base, static_cast<T>(a_), static_cast<T>(b_), kKind == 2,
+                            gpu->compute_stream());
+    }
+  }
+
+ private:
+  RandomState state_;
+  TensorShape shape_;
+  double a_, b_;
+};
+template <typename T> using RandomUniformOp = RandomOp<T, 0>;
+template <typename T> using RandomNormalOp = RandomOp<T, 1>;
+template <typename T> using TruncatedNormalOp = RandomOp<T, 2>;
+
 }  // namespace
 
 void RegisterCudaStateKernels(KernelRegistry& r) {
@@ -239,6 +301,10 @@ void RegisterCudaStateKernels(KernelRegistry& r) {
   RegisterUntyped<GpuRecvOp>(r, "_Recv", "GPU");
   RegisterTyped<ShapeOp, int32_t, int64_t>(r, "Shape", "out_type", "GPU");
   RegisterUntyped<ReshapeOp>(r, "Reshape", "GPU");
+  RegisterTyped<GatherOp, float, double>(r, "Gather", "T", "GPU");
+  RegisterTyped<RandomUniformOp, float, double>(r, "RandomUniform", "dtype", "GPU");
+  RegisterTyped<RandomNormalOp, float, double>(r, "RandomNormal", "dtype", "GPU");
+  RegisterTyped<TruncatedNormalOp, float, double>(r, "TruncatedNormal", "dtype", "GPU");
 }
 
 }  // namespace weft

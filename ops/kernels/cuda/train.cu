@@ -1,8 +1,9 @@
-// Gather, counter-based random numbers, and the optimizer updates (SGD, momentum, Adam) as CUDA
+// Gather, the random ops (Philox, as on the CPU), and the optimizer updates (SGD, momentum, Adam) as CUDA
 // kernels; the formulas are the CPU kernels' (ops/kernels/cpu/optimizer.cc).
 #include <cuda_runtime.h>
 
 #include "ops/kernels/cuda/cuda_kernels.h"
+#include "ops/kernels/philox.h"
 
 namespace weft {
 namespace {
@@ -25,36 +26,40 @@ __global__ void GatherKernel(const T* params, const Index* indices, T* out, int6
   }
 }
 
-// A 64-bit mix of (seed, counter): splitmix64's finalizer, good enough for initializers and dropout.
-__device__ uint64_t Mix(uint64_t seed, uint64_t counter) {
-  uint64_t z = seed + 0x9E3779B97F4A7C15ull * (counter + 1);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-// Uniform in (0, 1): 53 random bits, never 0 (log in Box-Muller).
-__device__ double Uniform01(uint64_t seed, uint64_t counter) {
-  return (static_cast<double>(Mix(seed, counter) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
-}
-
+// Element e reads Philox block e / kPer at word (e % kPer) * (4 / kPer), as the CPU kernels do.
 template <typename T>
-__global__ void UniformKernel(T* y, int64_t n, uint64_t seed, uint64_t offset) {
-  WEFT_GRID_LOOP(i, n) { y[i] = static_cast<T>(Uniform01(seed, offset + static_cast<uint64_t>(i))); }
-}
-
-// Box-Muller per element (two uniforms each); truncated: redrawn until |x| <= 2 (at most 16 tries).
-template <typename T>
-__global__ void NormalKernel(T* y, int64_t n, uint64_t seed, uint64_t offset, bool truncated) {
+__global__ void UniformKernel(T* y, int64_t n, uint64_t key, uint64_t base, T lo, T hi) {
+  constexpr int kPer = 4 / philox::kWords<T>;
+  const T range = hi - lo;
   WEFT_GRID_LOOP(i, n) {
-    const uint64_t base = 2 * (offset + static_cast<uint64_t>(i)) * 16;
-    double x = 0;
-    for (uint64_t t = 0; t < 16; ++t) {
-      const double u1 = Uniform01(seed, base + 2 * t), u2 = Uniform01(seed, base + 2 * t + 1);
-      x = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
-      if (!truncated || (x >= -2.0 && x <= 2.0)) break;
+    const uint64_t e = base + static_cast<uint64_t>(i);
+    uint32_t w[4];
+    philox::Block(key, e / kPer, 0, 0, w);
+    const T v = lo + range * philox::Uniform01<T>(w + (e % kPer) * (4 / kPer));
+    y[i] = v < hi || range == T(0) ? v : lo;  // rounding can reach hi
+  }
+}
+
+// Truncated: each element redraws from its own blocks (e, draw = 1, 2, ...) until |z| <= 2.
+template <typename T>
+__global__ void NormalKernel(T* y, int64_t n, uint64_t key, uint64_t base, T mean, T stddev, bool truncated) {
+  WEFT_GRID_LOOP(i, n) {
+    const uint64_t e = base + static_cast<uint64_t>(i);
+    uint32_t w[4];
+    T z;
+    if (truncated) {
+      philox::Block(key, e, 0, 0, w);
+      z = philox::StandardNormal<T>(w);
+      for (uint32_t draw = 1; (z < T(0) ? -z : z) > T(2); ++draw) {
+        philox::Block(key, e, draw, 0, w);
+        z = philox::StandardNormal<T>(w);
+      }
+    } else {
+      constexpr int kPer = 2 / philox::kWords<T>;
+      philox::Block(key, e / kPer, 0, 0, w);
+      z = philox::StandardNormal<T>(w + (e % kPer) * (4 / kPer));
     }
-    y[i] = static_cast<T>(truncated && (x < -2.0 || x > 2.0) ? 0.0 : x);
+    y[i] = mean + stddev * z;
   }
 }
 
@@ -98,18 +103,19 @@ void LaunchGather(const T* params, const Index* indices, T* out, int64_t outer, 
 }
 
 template <typename T>
-void LaunchRandomUniform(T* y, int64_t n, uint64_t seed, uint64_t offset, cudaStream_t stream) {
+void LaunchRandomUniform(T* y, int64_t n, uint64_t key, uint64_t base, T lo, T hi, cudaStream_t stream) {
   const LaunchShape ls = LaunchShapeFor(n);
   if (ls.blocks == 0) return;
-  UniformKernel<T><<<ls.blocks, ls.threads, 0, stream>>>(y, n, seed, offset);
+  UniformKernel<T><<<ls.blocks, ls.threads, 0, stream>>>(y, n, key, base, lo, hi);
   CheckLaunch("random uniform");
 }
 
 template <typename T>
-void LaunchRandomNormal(T* y, int64_t n, uint64_t seed, uint64_t offset, bool truncated, cudaStream_t stream) {
+void LaunchRandomNormal(T* y, int64_t n, uint64_t key, uint64_t base, T mean, T stddev, bool truncated,
+                        cudaStream_t stream) {
   const LaunchShape ls = LaunchShapeFor(n);
   if (ls.blocks == 0) return;
-  NormalKernel<T><<<ls.blocks, ls.threads, 0, stream>>>(y, n, seed, offset, truncated);
+  NormalKernel<T><<<ls.blocks, ls.threads, 0, stream>>>(y, n, key, base, mean, stddev, truncated);
   CheckLaunch("random normal");
 }
 
@@ -145,8 +151,8 @@ void LaunchApplyAdam(T* var, T* m, T* v, const T* beta1_power, const T* beta2_po
                                          int32_t*, cudaStream_t);                                                  \
   template void LaunchGather<T, int64_t>(const T*, const int64_t*, T*, int64_t, int64_t, int64_t, int64_t,         \
                                          int32_t*, cudaStream_t);                                                  \
-  template void LaunchRandomUniform<T>(T*, int64_t, uint64_t, uint64_t, cudaStream_t);                             \
-  template void LaunchRandomNormal<T>(T*, int64_t, uint64_t, uint64_t, bool, cudaStream_t);                        \
+  template void LaunchRandomUniform<T>(T*, int64_t, uint64_t, uint64_t, T, T, cudaStream_t);                       \
+  template void LaunchRandomNormal<T>(T*, int64_t, uint64_t, uint64_t, T, T, bool, cudaStream_t);                  \
   template void LaunchApplyGradientDescent<T>(T*, const T*, const T*, int64_t, cudaStream_t);                      \
   template void LaunchApplyMomentum<T>(T*, T*, const T*, const T*, const T*, bool, int64_t, cudaStream_t);         \
   template void LaunchApplyAdam<T>(T*, T*, T*, const T*, const T*, const T*, const T*, const T*, const T*,         \
