@@ -107,6 +107,17 @@ TEST_CASE("GPU reductions, softmax and the cross-entropy losses") {
           {{"Tlabels", DType::kInt32}});
 }
 
+TEST_CASE("GPU batch norm and its gradient, training and inference") {
+  if (!HaveGpu()) return;
+  for (bool training : {true, false}) {
+    const AttrMap attrs{{"epsilon", 1e-3}, {"is_training", training}};
+    const Tensor x = R({4, 3, 3, 5}, 1), scale = R({5}, 2, 0.5, 2), offset = R({5}, 3), mean = R({5}, 4),
+                 var = R({5}, 5, 0.5, 2);
+    Compare("FusedBatchNorm", {x, scale, offset, mean, var}, attrs);
+    Compare("FusedBatchNormGrad", {R({4, 3, 3, 5}, 6), x, scale, mean, var, R({5}, 7), R({5}, 8)}, attrs);
+  }
+}
+
 TEST_CASE("GPU convolutions and pooling (cuDNN) match the CPU, SAME padding with the odd pixel included") {
   if (!HaveGpu()) return;
   struct Case {

@@ -57,6 +57,18 @@ void LaunchSparseSoftmaxXent(const T* logits, const Index* labels, T* loss, T* b
 // Row-wise softmax of [rows, cols].
 template <typename T>
 void LaunchSoftmax(const T* logits, T* y, int64_t rows, int64_t cols, cudaStream_t stream);
+// FusedBatchNorm over x viewed as [M, C] (channels last), the CPU kernel's formulas
+// (ops/kernels/cpu/batchnorm.cc). Training: mean and biased var of the batch are written to
+// mean/var; inference: mean_in/var_in are copied there. `scratch` holds 2*C values.
+template <typename T>
+void LaunchBatchNorm(const T* x, const T* scale, const T* offset, const T* mean_in, const T* var_in, T* y, T* mean,
+                     T* var, T* scratch, int64_t M, int64_t C, T epsilon, bool training, cudaStream_t stream);
+// FusedBatchNormGrad: dx [M, C] and the per-channel dscale, doffset, dmean_in, dvar_in; `scratch`
+// holds 3*C values.
+template <typename T>
+void LaunchBatchNormGrad(const T* dy, const T* x, const T* scale, const T* mean, const T* var, const T* dmean,
+                         const T* dvar, T* dx, T* dscale, T* doffset, T* dmean_in, T* dvar_in, T* scratch, int64_t M,
+                         int64_t C, T epsilon, bool training, cudaStream_t stream);
 // Every element = value (T: float, double, int32, int64).
 template <typename T>
 void LaunchFill(T* y, T value, int64_t n, cudaStream_t stream);
