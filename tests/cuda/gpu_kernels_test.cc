@@ -69,6 +69,10 @@ TEST_CASE("GPU elementwise ops with broadcasting, activations and their gradient
   Compare("SigmoidGrad", {R({3, 7}, 11, 0, 1), R({3, 7}, 12)});
   Compare("TanhGrad", {R({3, 7}, 13), R({3, 7}, 14)});
   Compare("BiasAdd", {R({2, 4, 4, 3}, 15), R({3}, 16)});
+  Compare("AddN", {R({3, 4}, 22), R({3, 4}, 23), R({3, 4}, 24)});
+  Compare("BroadcastTo", {R({3, 1}, 25), Ints({2, 3, 4})}, {{"Tidx", DType::kInt32}});
+  Compare("ExpandDims", {R({3, 4}, 26)}, {{"axis", int64_t{1}}});
+  Compare("Squeeze", {R({3, 1, 4}, 27)}, {{"axis", std::vector<int64_t>{1}}});
   Compare("BiasAddGrad", {R({2, 4, 4, 3}, 17)});
   Compare("Cast", {R({5}, 18, -4, 4)}, {{"SrcT", DType::kFloat32}, {"DstT", DType::kInt32}});
   Compare("ZerosLike", {R({2, 3}, 19)});

@@ -35,6 +35,9 @@ enum class ReduceKind { kSum, kMean, kMax, kMin };
 template <typename T>
 void LaunchBinary(BinaryKind kind, const T* a, const T* b, T* out, int64_t n, const BroadcastIndexer& bi,
                   cudaStream_t stream);
+// out[i] = x[ia] for the broadcast index map of (x's dims, out's dims) (BroadcastTo).
+template <typename T>
+void LaunchBroadcast(const T* x, T* out, int64_t n, const BroadcastIndexer& bi, cudaStream_t stream);
 template <typename T>
 void LaunchUnary(UnaryKind kind, const T* x, T* y, int64_t n, cudaStream_t stream);
 template <typename T>

@@ -1,4 +1,4 @@
-// Elementwise CUDA kernels: binary ops with broadcasting, unary ops and activation gradients,
+// Elementwise CUDA kernels: binary ops with broadcasting, BroadcastTo, unary ops and activation gradients,
 // BiasAdd, Fill, Cast, and the layout helpers of the cuDNN kernels (transpose, pad, crop).
 // Every kernel is a grid-stride loop over the output (launch.h's LaunchShapeFor).
 #include <cuda_runtime.h>
@@ -31,6 +31,15 @@ __global__ void BinaryKernel(BinaryKind kind, const T* a, const T* b, T* out, in
     int64_t ia, ib;
     bi.Map(i, &ia, &ib);
     out[i] = Apply(kind, a[ia], b[ib]);
+  }
+}
+
+template <typename T>
+__global__ void BroadcastKernel(const T* x, T* out, int64_t n, BroadcastIndexer bi) {
+  WEFT_GRID_LOOP(i, n) {
+    int64_t ix, unused;
+    bi.Map(i, &ix, &unused);
+    out[i] = x[ix];
   }
 }
 
@@ -121,6 +130,14 @@ void LaunchBinary(BinaryKind kind, const T* a, const T* b, T* out, int64_t n, co
   if (ls.blocks == 0) return;
   BinaryKernel<T><<<ls.blocks, ls.threads, 0, stream>>>(kind, a, b, out, n, bi);
   CheckLaunch("binary elementwise");
+}
+
+template <typename T>
+void LaunchBroadcast(const T* x, T* out, int64_t n, const BroadcastIndexer& bi, cudaStream_t stream) {
+  const LaunchShape ls = LaunchShapeFor(n);
+  if (ls.blocks == 0) return;
+  BroadcastKernel<T><<<ls.blocks, ls.threads, 0, stream>>>(x, out, n, bi);
+  CheckLaunch("broadcast");
 }
 
 template <typename T>
@@ -217,6 +234,7 @@ void LaunchCropNhwc(const T* y, T* x, int64_t n, int64_t h, int64_t w, int64_t c
 #define WEFT_INSTANTIATE(T)                                                                                         \
   template void LaunchBinary<T>(BinaryKind, const T*, const T*, T*, int64_t, const BroadcastIndexer&, cudaStream_t); \
   template void LaunchUnary<T>(UnaryKind, const T*, T*, int64_t, cudaStream_t);                                      \
+  template void LaunchBroadcast<T>(const T*, T*, int64_t, const BroadcastIndexer&, cudaStream_t);                    \
   template void LaunchActivationGrad<T>(ActivationGradKind, const T*, const T*, T*, int64_t, cudaStream_t);          \
   template void LaunchBiasAdd<T>(const T*, const T*, T*, int64_t, int64_t, cudaStream_t);                            \
   template void LaunchTranspose4<T>(const T*, T*, const int64_t[4], const int[4], cudaStream_t);                     \

@@ -46,6 +46,51 @@ class BinaryOp : public OpKernel {
   }
 };
 
+// AddN: out = x0 + x1, then out += xk (elementwise, same shapes, in place on the stream).
+template <typename T>
+class AddNOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    GpuContext* gpu = GpuOf(ctx);
+    const Tensor x0 = OnDevice(gpu, ctx->input(0));
+    for (int i = 1; i < ctx->num_inputs(); ++i) {
+      WEFT_REQUIRE(ctx->input(i).shape() == x0.shape(), "input {} has shape {} but input 0 has {}", i,
+                   ctx->input(i).shape().ToString(), x0.shape().ToString());
+    }
+    if (ctx->num_inputs() == 1) {
+      ctx->set_output(0, x0);
+      return;
+    }
+    Tensor* out = ctx->allocate_output(0, x0.shape());
+    const BroadcastIndexer same = MakeBroadcastIndexer(Dims(x0.shape()), Dims(x0.shape()));
+    const T* acc = x0.data<T>();
+    for (int i = 1; i < ctx->num_inputs(); ++i) {
+      const Tensor xi = OnDevice(gpu, ctx->input(i));
+      LaunchBinary<T>(BinaryKind::kAdd, acc, xi.data<T>(), out->data<T>(), out->num_elements(), same,
+                      gpu->compute_stream());
+      acc = out->data<T>();
+    }
+  }
+};
+
+// BroadcastTo(x, shape): x repeated along the dims where it has size 1 or is missing.
+template <typename T>
+class BroadcastToOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    GpuContext* gpu = GpuOf(ctx);
+    const Tensor x = OnDevice(gpu, ctx->input(0));
+    const std::vector<int64_t> target = HostInts(ctx, 1), dx = Dims(x.shape());
+    WEFT_REQUIRE(BroadcastShape(dx, target) == target, "BroadcastTo: {} does not broadcast to {}", x.shape().ToString(),
+                 TensorShape(target).ToString());
+    Tensor* out = ctx->allocate_output(0, TensorShape(target));
+    LaunchBroadcast<T>(x.data<T>(), out->data<T>(), out->num_elements(), MakeBroadcastIndexer(dx, target),
+                       gpu->compute_stream());
+  }
+};
+
 template <UnaryKind kKind>
 struct Unary {
   template <typename T>
@@ -388,6 +433,8 @@ void RegisterCudaKernels(KernelRegistry& r) {
   RegisterFloats<ActivationGrad<ActivationGradKind::kReluGrad>::Op>(r, "ReluGrad");
   RegisterFloats<ActivationGrad<ActivationGradKind::kSigmoidGrad>::Op>(r, "SigmoidGrad");
   RegisterFloats<ActivationGrad<ActivationGradKind::kTanhGrad>::Op>(r, "TanhGrad");
+  RegisterFloats<AddNOp>(r, "AddN");
+  RegisterFloats<BroadcastToOp>(r, "BroadcastTo");
   RegisterFloats<BiasAddOp>(r, "BiasAdd");
   RegisterFloats<BiasAddGradOp>(r, "BiasAddGrad");
   RegisterFloats<Reduce<ReduceKind::kSum>::Op>(r, "Sum");
