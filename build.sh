@@ -56,7 +56,8 @@ register_python() {
 
 build() {  # build DIR [meson options...]
   local dir="$1"; shift
-  [ -f "$dir/build.ninja" ] || meson setup "$dir" "$@" >/dev/null
+  # An existing directory gets the options again (e.g. cuda=disabled for an older ASan build).
+  if [ -f "$dir/build.ninja" ]; then meson configure "$dir" "$@" >/dev/null; else meson setup "$dir" "$@" >/dev/null; fi
   ninja -C "$dir" -j "$JOBS"
 }
 
