@@ -8,13 +8,20 @@
 // given (at least one each), so virtual CPU devices are parallel replicas, not aliases.
 // A device's incarnation is a random number fixed at creation: rendezvous keys carry it, so a
 // restarted process's tensors never meet an old peer's Recv. Thread-safe after construction.
+//
+// A GPU device ("/device:GPU:0") carries its GpuContext (streams, handles, device allocator;
+// core/cuda/gpu_context.h); `LocalDevices` adds one per GPU that ProbeGpus found (none here
+// without a GPU or without CUDA). A GPU entry without a context describes a device the placer
+// may choose but nothing can run on (placement tests).
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "core/allocator.h"
 #include "core/device_name.h"
+#include "core/gpu.h"
 #include "core/status.h"
 #include "core/threadpool.h"
 
@@ -22,18 +29,22 @@ namespace weft {
 
 class Device {
  public:
-  Device(DeviceName name, int intra_op_threads);
+  Device(DeviceName name, int intra_op_threads, std::shared_ptr<GpuContext> gpu = nullptr);
   const std::string& name() const { return name_str_; }  // full name
   const DeviceName& parsed_name() const { return name_; }
   const std::string& type() const { return *name_.type; }
   uint64_t incarnation() const { return incarnation_; }
   ThreadPool* intra_op() const { return intra_op_.get(); }
+  GpuContext* gpu() const { return gpu_.get(); }  // null for CPU devices
+  // Where tensors produced on this device live: the GPU's caching allocator, else the CPU's.
+  Allocator* allocator() const;
 
  private:
   DeviceName name_;
   std::string name_str_;
   uint64_t incarnation_;
   std::unique_ptr<ThreadPool> intra_op_;
+  std::shared_ptr<GpuContext> gpu_;
 };
 
 class DeviceSet {
@@ -41,6 +52,11 @@ class DeviceSet {
   // CPU:0 .. CPU:n-1 of /job:`job`/replica:0/task:`task`, sharing `intra_op_threads` threads.
   static DeviceSet LocalCpus(int num_devices, int intra_op_threads, const std::string& job = "localhost",
                              int task = 0);
+  // The CPUs as LocalCpus, then GPU:0 .. GPU:k-1, one per GPU OpenGpus() opened (with `gpus`).
+  static DeviceSet LocalDevices(int num_cpus, int intra_op_threads, bool gpus, const std::string& job = "localhost",
+                                int task = 0);
+  // Appends a device (its name must be new).
+  void Add(std::unique_ptr<Device> device);
   const std::vector<std::unique_ptr<Device>>& devices() const { return devices_; }
   int size() const { return static_cast<int>(devices_.size()); }
   // The device with this full (or uniquely matching partial) name; null when none.

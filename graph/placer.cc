@@ -3,6 +3,7 @@
 #include <map>
 #include <numeric>
 
+#include "core/gpu.h"
 #include "ops/kernel.h"
 
 namespace weft {
@@ -120,10 +121,13 @@ void Place(Graph* graph, const DeviceSet& devices, const PlacerOptions& options)
           break;
         }
       }
+      // Asking for a GPU on a machine without one: say why there is none (CUDA's reason).
+      const bool no_gpu = request.type && *request.type == "GPU" && devices.Matching(request).empty();
       throw Error(errors::InvalidArgument(
-          "cannot place {}: requested device '{}'{}; devices: {}; kernels for {}: {}", culprit->Describe(),
+          "cannot place {}: requested device '{}'{}; devices: {}; kernels for {}: {}{}", culprit->Describe(),
           request.ToString(), devices.Matching(request).empty() ? " matches no device" : " has no kernel for it",
-          devices.ShortNames(), culprit->op(), kernels.KernelsFor(culprit->op())));
+          devices.ShortNames(), culprit->op(), kernels.KernelsFor(culprit->op()),
+          no_gpu ? "; " + NoGpuMessage() : std::string()));
     }
     for (Node* n : group) n->set_assigned_device(chosen->name());
   }

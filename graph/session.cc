@@ -29,7 +29,7 @@ Session::Session(Graph* graph, SessionOptions options) : graph_(graph), options_
   const int inter = options_.inter_op_threads > 0 ? options_.inter_op_threads : HardwareThreads();
   const int intra = options_.intra_op_threads > 0 ? options_.intra_op_threads : HardwareThreads();
   inter_op_ = std::make_unique<ThreadPool>(inter, "inter-op");
-  devices_ = DeviceSet::LocalCpus(options_.num_cpu_devices, intra, options_.job, options_.task);
+  devices_ = DeviceSet::LocalDevices(options_.num_cpu_devices, intra, options_.use_gpus, options_.job, options_.task);
 }
 
 Session::~Session() {
@@ -58,7 +58,10 @@ std::shared_ptr<Session::Compiled> Session::Compile(const std::vector<Output>& f
   std::unique_ptr<Graph> g = PruneForStep(*graph_, feeds, fetches, targets);
   if (options_.constant_folding) FoldConstants(g.get(), devices_.client()->intra_op());
   if (options_.cse) EliminateCommonSubexpressions(g.get());
-  if (options_.fuse_ops) FuseNnOps(g.get());
+  // The fused nn ops have CPU kernels only: with a GPU, conv, bias and relu stay apart so that
+  // each can run there (cuDNN and the .cu kernels).
+  const bool has_gpu = devices_.size() > options_.num_cpu_devices;
+  if (options_.fuse_ops && !has_gpu) FuseNnOps(g.get());
   Place(g.get(), devices_, {.soft_placement = options_.soft_placement});
   auto compiled = std::make_shared<Compiled>();
   for (auto& [device_name, part] : Partition(*g, devices_)) {
@@ -68,6 +71,8 @@ std::shared_ptr<Session::Compiled> Session::Compile(const std::vector<Output>& f
     device.device_name = d->name();
     device.intra_op = d->intra_op();
     device.vars = &vars_;
+    device.allocator = d->allocator();
+    device.gpu = d->gpu();
     compiled->parts.push_back({device_name, Executor::Create(std::move(part), std::move(device), inter_op_.get())});
   }
   std::lock_guard<std::mutex> l(mu_);

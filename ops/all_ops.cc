@@ -2,6 +2,9 @@
 
 #include "ops/kernel.h"
 #include "ops/op_def.h"
+#if defined(WEFT_CUDA)
+#include "ops/kernels/cuda/gpu_kernel.h"
+#endif
 
 namespace weft {
 
@@ -34,6 +37,9 @@ KernelRegistry& KernelRegistry::Global() {
     RegisterOptimizerKernels(*r);
     RegisterSendRecvKernels(*r);
     RegisterCollectiveKernels(*r);
+#if defined(WEFT_CUDA)
+    RegisterCudaKernels(*r);  // device type "GPU" (ops/kernels/cuda/)
+#endif
     return r;
   }();
   return *registry;

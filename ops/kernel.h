@@ -32,6 +32,7 @@
 namespace weft {
 
 class Rendezvous;  // distributed/rendezvous.h (the partitioner's Send/Recv use it)
+class GpuContext;  // core/cuda/gpu_context.h (CUDA builds)
 
 // A variable's storage (state ops read and update it in place, under `mu`).
 struct Var {
@@ -65,6 +66,7 @@ struct DeviceContext {
   ThreadPool* intra_op = nullptr;  // not owned; Eigen device for tensor expressions
   Allocator* allocator = CpuAllocator();
   VarStore* vars = nullptr;  // not owned
+  GpuContext* gpu = nullptr;  // not owned; the GPU's streams and handles when device_type is "GPU"
 };
 
 class OpKernelContext {

@@ -11,6 +11,7 @@
 #include <optional>
 #include <thread>
 
+#include "core/gpu.h"
 #include "distributed/strategy.h"
 #include "graph/graph_io.h"
 #include "graph/step_trace.h"
@@ -32,7 +33,7 @@ constexpr int kClasses = 10;
 const std::set<std::string> kTrainFlags = {"data", "epochs", "batch-size", "optimizer", "lr", "schedule",
                                            "warmup-steps", "steps-per-epoch", "threads", "seed",
                                            "checkpoint-dir", "summary", "strategy", "devices", "trace",
-                                           "hosts", "hostfile", "base-port", "collective-timeout"};
+                                           "hosts", "hostfile", "base-port", "collective-timeout", "device"};
 
 // --strategy none|one_device|mirrored|central_storage and --devices N (N > 1 alone means mirrored).
 std::unique_ptr<Strategy> MakeStrategy(const Flags& f) {
@@ -68,11 +69,18 @@ TensorShape ExampleShape(const Tensor& x) {
 
 int DefaultThreads() { return std::max(1u, std::thread::hardware_concurrency()); }
 
+// --threads N and --device auto|cpu|gpu (auto: the GPUs when there are any; docs/cuda.md).
 SessionOptions Threads(const Flags& f) {
   const int threads = static_cast<int>(f.Int("threads", DefaultThreads(), 1));
   SessionOptions o;
   o.inter_op_threads = threads;
   o.intra_op_threads = threads;
+  const std::string device = f.Str("device", "auto");
+  if (device != "auto" && device != "cpu" && device != "gpu") {
+    throw UsageError(fmt::format("--device must be auto, cpu or gpu, got '{}'", device));
+  }
+  if (device == "gpu" && ProbeGpus().count == 0) throw Error(errors::FailedPrecondition("{}", NoGpuMessage()));
+  o.use_gpus = device != "cpu";
   return o;
 }
 
@@ -275,7 +283,7 @@ int Train(const std::vector<std::string>& args) {
 }
 
 int Evaluate(const std::vector<std::string>& args) {
-  Flags f(args, {"checkpoint", "data", "batch-size", "threads"}, {});
+  Flags f(args, {"checkpoint", "data", "batch-size", "threads", "device"}, {});
   if (f.positional().size() != 1) throw UsageError("evaluate takes one MODEL");
   if (!f.Has("checkpoint")) throw UsageError("evaluate needs --checkpoint PATH");
   const ZooModel& zm = FindZooModel(f.positional()[0]);
@@ -291,7 +299,7 @@ int Evaluate(const std::vector<std::string>& args) {
 
 int Bench(const std::vector<std::string>& args) {
   Flags f(args, {"batch-size", "threads", "warmup", "seconds", "data", "strategy", "devices", "hosts", "hostfile",
-                 "base-port", "collective-timeout"},
+                 "base-port", "collective-timeout", "device"},
           {"json"});
   if (f.positional().size() != 1) throw UsageError("bench takes one MODEL");
   const ZooModel& zm = FindZooModel(f.positional()[0]);

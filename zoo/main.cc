@@ -40,9 +40,10 @@ commands:
       multi_worker: the cluster from TF_CONFIG (weft-zoo launch sets it) or the rank of mpirun /
       srun with --hosts H1,H2.. | --hostfile F [--base-port P]; --collective-timeout S (60)
       --trace FILE          write a Chrome trace (chrome://tracing, Perfetto) of the 10th step
-  evaluate MODEL --checkpoint PATH [--data D] [--batch-size N] [--threads N]
+      --device D            auto (default: GPUs when there are any) | cpu | gpu (fails without a GPU)
+  evaluate MODEL --checkpoint PATH [--data D] [--batch-size N] [--threads N] [--device D]
   bench MODEL [--batch-size N] [--threads N] [--warmup N] [--seconds S] [--json]
-              [--strategy S] [--devices N]
+              [--strategy S] [--devices N] [--device D]
                             steady-state training images/s on synthetic data
   graph MODEL -o FILE.dot|FILE.png [--devices N] [--strategy S] [--partitioned]
                             the training step's graph; --partitioned: one cluster per device

@@ -1,5 +1,6 @@
 // weft.Session: runs a graph from Python. Feeds and fetches are numpy arrays (zero-copy where the
 // dtype and layout allow); the GIL is released while the step runs and Ctrl-C cancels it.
+#include "core/gpu.h"
 #include "graph/session.h"
 
 #include "common.h"
@@ -22,10 +23,11 @@ struct PySession {
 void InitSession(py::module_& m) {
   py::class_<PySession>(m, "Session", "Runs a graph (graph/session.h).")
       .def(py::init([](py::object graph, int inter_op_threads, int intra_op_threads, bool constant_folding, bool cse,
-                       int num_cpu_devices) {
+                       int num_cpu_devices, bool soft_placement) {
              WEFT_REQUIRE(num_cpu_devices >= 1, "Session: num_cpu_devices must be at least 1, got {}", num_cpu_devices);
              SessionOptions o;
              o.num_cpu_devices = num_cpu_devices;
+             o.soft_placement = soft_placement;
              o.inter_op_threads = inter_op_threads;
              o.intra_op_threads = intra_op_threads;
              o.constant_folding = constant_folding;
@@ -35,7 +37,10 @@ void InitSession(py::module_& m) {
            }),
            py::arg("graph"), py::arg("inter_op_threads") = 0, py::arg("intra_op_threads") = 0,
            py::arg("constant_folding") = true, py::arg("cse") = true, py::arg("num_cpu_devices") = 1,
-           "A session over `graph` on CPU:0 .. CPU:num_cpu_devices-1; 0 threads means one per hardware thread.")
+           py::arg("soft_placement") = true,
+           "A session over `graph` on CPU:0 .. CPU:num_cpu_devices-1 and every GPU found; 0 threads means one per "
+           "hardware thread. soft_placement: an op pinned to a device that cannot run it (no such device, no kernel "
+           "there) runs elsewhere instead of failing.")
       .def_property_readonly("graph", [](const PySession& s) { return s.graph; })
       .def("_run",
            [](PySession& self, const std::vector<std::pair<PyTensor, py::object>>& feeds,
@@ -69,8 +74,19 @@ void InitSession(py::module_& m) {
       .def("cancel", [](PySession& self) { self.get().Cancel(); }, "Cancels the running steps (they fail with CancelledError).")
       .def("close", [](PySession& self) { self.session.reset(); }, "Frees the session's variables and compiled steps.")
       .def_property_readonly("closed", [](const PySession& s) { return !s.session; })
+      .def_property_readonly("devices", [](PySession& s) { return s.get().devices().ShortNames(); },
+                             "The session's devices: \"CPU:0\", or \"CPU:0, GPU:0\" with a GPU.")
       .def_property_readonly("num_compiled", [](PySession& s) { return s.get().num_compiled(); },
                              "Distinct (feeds, fetches, targets) signatures compiled so far.");
+  m.def("gpu_info", [] {
+        const GpuProbe& p = ProbeGpus();
+        py::dict d;
+        d["count"] = p.count;
+        d["reason"] = p.reason;
+        d["names"] = p.names;
+        return d;
+      },
+      "The GPUs weft found: {'count': n, 'reason': why none (CUDA's words), 'names': [...]} (docs/cuda.md).");
 }
 
 }  // namespace weft::python

@@ -70,15 +70,20 @@ def get_default_session():
 
 
 class Session(_weft.Session):
-    """Runs ``graph`` (default: the default graph) on CPU devices ``CPU:0 .. CPU:num_cpu_devices-1``.
-    Threads: 0 means one per hardware thread."""
+    """Runs ``graph`` (default: the default graph) on CPU devices ``CPU:0 .. CPU:num_cpu_devices-1``
+    and every GPU weft finds (``weft.gpu_info()``). Threads: 0 means one per hardware thread.
+
+    An operation pinned with ``weft.device("/device:GPU:0")`` runs there; without a GPU it runs on the
+    CPU (soft_placement=True) or the run raises InvalidArgumentError saying why there is no GPU.
+    """
 
     def __init__(self, graph=None, inter_op_threads=0, intra_op_threads=0, constant_folding=True, cse=True,
-                 num_cpu_devices=1):
+                 num_cpu_devices=1, soft_placement=True):
         graph = graph if graph is not None else get_default_graph()
         if not isinstance(graph, Graph):
             raise TypeError("Session(graph=...) needs a weft.Graph, got %r" % (graph,))
-        super().__init__(graph, inter_op_threads, intra_op_threads, constant_folding, cse, num_cpu_devices)
+        super().__init__(graph, inter_op_threads, intra_op_threads, constant_folding, cse, num_cpu_devices,
+                         soft_placement)
 
     def run(self, fetches, feed_dict=None):
         """Runs the step that computes ``fetches`` and returns their values as numpy arrays, in the

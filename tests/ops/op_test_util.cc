@@ -51,12 +51,13 @@ struct OpGraph {
   Node* node = nullptr;
 };
 
-void Build(OpGraph& og, std::string_view op, const std::vector<Tensor>& inputs, const AttrMap& attrs) {
+void Build(OpGraph& og, std::string_view op, const std::vector<Tensor>& inputs, const AttrMap& attrs,
+           std::string_view device = "") {
   Scope s = Scope::Root(&og.g);
   for (size_t i = 0; i < inputs.size(); ++i) {
     og.inputs.push_back(ops::Placeholder(s.WithOpName(fmt::format("in{}", i)), inputs[i].dtype(), inputs[i].shape()));
   }
-  og.node = s.WithOpName("op").AddNode(op, og.inputs, attrs);
+  og.node = (device.empty() ? s : s.WithDevice(device)).WithOpName("op").AddNode(op, og.inputs, attrs);
 }
 
 std::vector<std::pair<Output, Tensor>> Feeds(const OpGraph& og, const std::vector<Tensor>& inputs) {
@@ -67,12 +68,13 @@ std::vector<std::pair<Output, Tensor>> Feeds(const OpGraph& og, const std::vecto
 
 }  // namespace
 
-std::vector<Tensor> RunOp(std::string_view op, const std::vector<Tensor>& inputs, const AttrMap& attrs) {
+std::vector<Tensor> RunOp(std::string_view op, const std::vector<Tensor>& inputs, const AttrMap& attrs,
+                          std::string_view device) {
   OpGraph og;
-  Build(og, op, inputs, attrs);
+  Build(og, op, inputs, attrs, device);
   std::vector<Output> fetches;
   for (int i = 0; i < og.node->num_outputs(); ++i) fetches.emplace_back(og.node, i);
-  Session sess(&og.g, SessionOptions{.inter_op_threads = 2, .intra_op_threads = 2});
+  Session sess(&og.g, SessionOptions{.inter_op_threads = 2, .intra_op_threads = 2, .soft_placement = device.empty()});
   if (fetches.empty()) {
     sess.Run(Feeds(og, inputs), {}, {og.node});
     return {};

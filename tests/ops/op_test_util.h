@@ -32,7 +32,10 @@ Tensor Rand(std::vector<int64_t> dims, double lo = -1.0, double hi = 1.0, uint64
 // Builds a graph with one Placeholder per input (fed with `inputs`), adds `op` with `attrs`, and
 // fetches every output. Throws weft::Error as the Session does (from building or running).
 // `num_list_inputs` is not needed: list args take the inputs left after the fixed ones.
-std::vector<Tensor> RunOp(std::string_view op, const std::vector<Tensor>& inputs, const AttrMap& attrs = {});
+// With `device` ("/device:GPU:0"), the op is pinned there and must run there (no soft placement);
+// the inputs are fed on the host and the outputs fetched back to it.
+std::vector<Tensor> RunOp(std::string_view op, const std::vector<Tensor>& inputs, const AttrMap& attrs = {},
+                          std::string_view device = "");
 
 // Compares dtype, shape and values (|got - want| <= atol + rtol * |want|); NaNs must match.
 void ExpectNear(const Tensor& got, const Tensor& want, double atol = 1e-5, double rtol = 1e-5);

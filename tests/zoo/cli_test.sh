@@ -77,6 +77,15 @@ fi
 
 # Usage errors exit 2 and say what was wrong; unknown models list the known ones.
 expect 2 "unknown command 'fly'" -- "$zoo" fly
+# --device gpu trains where a GPU exists; without one it fails with CUDA's reason (docs/cuda.md).
+status=0
+out="$("$zoo" train mlp "${common[@]}" --epochs 1 --device gpu 2>&1)" || status=$?
+case "$status" in
+  0) ;;
+  1) grep -q "no GPU device: " <<<"$out" || fail "--device gpu without a GPU should say why: $out" ;;
+  *) fail "--device gpu exited $status: $out" ;;
+esac
+expect 2 "--device must be auto, cpu or gpu" -- "$zoo" train mlp "${common[@]}" --device tpu
 expect 2 "unknown option '--epoch'" -- "$zoo" train mlp --epoch 3
 expect 2 "--epochs needs an integer >= 1" -- "$zoo" train mlp --epochs zero
 expect 2 "--resume needs --checkpoint-dir" -- "$zoo" train mlp --resume

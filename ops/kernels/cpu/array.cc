@@ -523,6 +523,11 @@ void RegisterArrayKernels(KernelRegistry& r) {
   RegisterUntyped<ReshapeOp>(r, "Reshape");
   RegisterUntyped<ExpandDimsOp>(r, "ExpandDims");
   RegisterUntyped<SqueezeOp>(r, "Squeeze");
+#if defined(WEFT_CUDA)
+  // Views of the same buffer under another shape: the same kernels serve the GPU.
+  RegisterUntyped<ExpandDimsOp>(r, "ExpandDims", "GPU");
+  RegisterUntyped<SqueezeOp>(r, "Squeeze", "GPU");
+#endif
   RegisterUntyped<TransposeOp>(r, "Transpose");
   RegisterUntyped<ConcatOp>(r, "Concat");
   RegisterUntyped<ConcatGradOp>(r, "ConcatGrad");

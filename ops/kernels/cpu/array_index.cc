@@ -85,6 +85,19 @@ StridedSliceSpec ComputeStridedSlice(const std::vector<int64_t>& in_dims, const 
   return spec;
 }
 
+GatherDims MakeGatherDims(const TensorShape& params, const TensorShape& indices, int64_t axis_attr,
+                          std::string_view op) {
+  GatherDims g;
+  g.axis = params.CanonicalAxis(axis_attr, op);
+  g.n = params.dim(g.axis);
+  for (int k = 0; k < g.axis; ++k) g.outer *= params.dim(k);
+  for (int k = g.axis + 1; k < params.rank(); ++k) g.inner *= params.dim(k);
+  g.out_dims.assign(params.dims().begin(), params.dims().begin() + g.axis);
+  g.out_dims.insert(g.out_dims.end(), indices.dims().begin(), indices.dims().end());
+  g.out_dims.insert(g.out_dims.end(), params.dims().begin() + g.axis + 1, params.dims().end());
+  return g;
+}
+
 namespace {
 
 // Copies the box {begin + j * step : j < size} of `big` to the dense tensor `small` (or back,
@@ -216,24 +229,6 @@ std::vector<int64_t> ReadIndices(const Tensor& indices, int64_t limit, std::stri
   return v;
 }
 
-// Gather: params viewed as [outer, N, inner], output as [outer, num_indices, inner].
-struct GatherDims {
-  int axis;
-  int64_t outer = 1, n, inner = 1;
-  std::vector<int64_t> out_dims;
-};
-GatherDims MakeGatherDims(const TensorShape& params, const TensorShape& indices, int64_t axis_attr,
-                          std::string_view op) {
-  GatherDims g;
-  g.axis = params.CanonicalAxis(axis_attr, op);
-  g.n = params.dim(g.axis);
-  for (int k = 0; k < g.axis; ++k) g.outer *= params.dim(k);
-  for (int k = g.axis + 1; k < params.rank(); ++k) g.inner *= params.dim(k);
-  g.out_dims.assign(params.dims().begin(), params.dims().begin() + g.axis);
-  g.out_dims.insert(g.out_dims.end(), indices.dims().begin(), indices.dims().end());
-  g.out_dims.insert(g.out_dims.end(), params.dims().begin() + g.axis + 1, params.dims().end());
-  return g;
-}
 
 class GatherOp : public OpKernel {
  public:

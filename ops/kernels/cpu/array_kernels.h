@@ -47,6 +47,16 @@ std::vector<int64_t> DenseStrides(const std::vector<int64_t>& dims);
 // dims leave the -1 unknown in the result.
 TensorShape ResolveReshape(const TensorShape& in, const std::vector<int64_t>& target);
 
+// Gather (CPU and GPU kernels): params viewed as [outer, N, inner] around `axis`, the output as
+// [outer, num_indices, inner] with shape out_dims. Throws InvalidArgument on a bad axis.
+struct GatherDims {
+  int axis;
+  int64_t outer = 1, n, inner = 1;
+  std::vector<int64_t> out_dims;
+};
+GatherDims MakeGatherDims(const TensorShape& params, const TensorShape& indices, int64_t axis_attr,
+                          std::string_view op);
+
 // StridedSlice's attrs, as the op declares them.
 struct StridedSliceAttrs {
   std::vector<int64_t> begin, end, strides;

@@ -74,6 +74,12 @@ void RegisterFrameworkKernels(KernelRegistry& r) {
   RegisterUntyped<IdentityOp>(r, "Identity");
   RegisterUntyped<IdentityOp>(r, "StopGradient");
   RegisterUntyped<NoOpKernel>(r, "NoOp");
+#if defined(WEFT_CUDA)
+  // These pass tensors along without touching their bytes: the same kernels serve the GPU.
+  RegisterUntyped<IdentityOp>(r, "Identity", "GPU");
+  RegisterUntyped<IdentityOp>(r, "StopGradient", "GPU");
+  RegisterUntyped<NoOpKernel>(r, "NoOp", "GPU");
+#endif
 }
 
 }  // namespace weft

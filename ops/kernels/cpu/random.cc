@@ -14,55 +14,33 @@
 
 #include "ops/all_ops.h"
 #include "ops/kernel.h"
+#include "ops/kernels/random_state.h"
 
 namespace weft {
 
 namespace {
 
+// Philox4x32-10 under one key (ops/kernels/philox.h, shared with the GPU kernels).
 class Philox {
  public:
   using Block = std::array<uint32_t, 4>;
 
-  explicit Philox(uint64_t key) : key_{static_cast<uint32_t>(key), static_cast<uint32_t>(key >> 32)} {}
+  explicit Philox(uint64_t key) : key_(key) {}
 
   // Four 32-bit random words for (index, draw); `stream` separates independent uses of one key.
   Block operator()(uint64_t index, uint32_t draw, uint32_t stream = 0) const {
-    Block c = {static_cast<uint32_t>(index), static_cast<uint32_t>(index >> 32), draw, stream};
-    std::array<uint32_t, 2> k = key_;
-    for (int round = 0; round < 10; ++round) {
-      uint64_t p0 = uint64_t{kMul0} * c[0], p1 = uint64_t{kMul1} * c[2];
-      c = {static_cast<uint32_t>(p1 >> 32) ^ c[1] ^ k[0], static_cast<uint32_t>(p1),
-           static_cast<uint32_t>(p0 >> 32) ^ c[3] ^ k[1], static_cast<uint32_t>(p0)};
-      k[0] += kWeyl0;
-      k[1] += kWeyl1;
-    }
+    Block c;
+    philox::Block(key_, index, draw, stream, c.data());
     return c;
   }
 
  private:
-  static constexpr uint32_t kMul0 = 0xD2511F53, kMul1 = 0xCD9E8D57;
-  static constexpr uint32_t kWeyl0 = 0x9E3779B9, kWeyl1 = 0xBB67AE85;
-  std::array<uint32_t, 2> key_;
+  uint64_t key_;
 };
 
-uint64_t SplitMix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
-// Uniform in [0, 1) with all the mantissa bits of T, from 1 (float) or 2 (double) words.
-template <typename T> T Uniform01(const uint32_t* w);
-template <> float Uniform01<float>(const uint32_t* w) { return (w[0] >> 8) * 0x1p-24f; }
-template <> double Uniform01<double>(const uint32_t* w) { return ((uint64_t{w[0]} << 32 | w[1]) >> 11) * 0x1p-53; }
-template <typename T> constexpr int kWords = sizeof(T) == 4 ? 1 : 2;  // words per uniform
-
-// A standard normal from two uniforms (Box-Muller; 1 - u keeps log's argument > 0).
-template <typename T> T StandardNormal(const uint32_t* w) {
-  T u1 = T(1) - Uniform01<T>(w), u2 = Uniform01<T>(w + kWords<T>);
-  return std::sqrt(T(-2) * std::log(u1)) * std::cos(T(2 * M_PI) * u2);
-}
+using philox::kWords;
+using philox::StandardNormal;
+using philox::Uniform01;
 
 // The words of element e of a stream: kPer consecutive elements share Philox block e / kPer,
 // so a loop over consecutive elements computes each block once.
@@ -86,34 +64,6 @@ class BlockReader {
   uint64_t index_ = ~uint64_t{0};
 };
 
-// The generator of one kernel: the key and the next unused element index, under a mutex.
-class RandomState {
- public:
-  explicit RandomState(const Node& node) {
-    uint64_t seed = static_cast<uint64_t>(node.attr<int64_t>("seed"));
-    uint64_t seed2 = static_cast<uint64_t>(node.attr<int64_t>("seed2"));
-    if (seed == 0 && seed2 == 0) {  // unseeded (e.g. built without the ops:: builder): nondeterministic
-      std::random_device rd;
-      seed = (uint64_t{rd()} << 32) | rd();
-      seed2 = (uint64_t{rd()} << 32) | rd();
-    }
-    key_ = SplitMix64(seed ^ SplitMix64(seed2));
-  }
-  Philox philox() const { return Philox(key_); }
-  // Reserves n element indices for one run; returns the first.
-  uint64_t Reserve(int64_t n) {
-    std::lock_guard<std::mutex> lock(mu_);
-    uint64_t first = next_;
-    next_ += static_cast<uint64_t>(n);
-    return first;
-  }
-
- private:
-  uint64_t key_ = 0;
-  std::mutex mu_;
-  uint64_t next_ = 0;
-};
-
 // Fills out[i] = f(reader, base + i) for every element, in parallel (a reader per block of
 // elements; kPer elements per Philox block).
 template <typename T, int kPer, typename F>
@@ -121,7 +71,7 @@ void Generate(OpKernelContext* ctx, RandomState& state, Tensor* out, F f) {
   int64_t n = out->num_elements();
   if (n == 0) return;
   uint64_t base = state.Reserve(n);
-  Philox philox = state.philox();
+  Philox philox(state.key());
   T* p = out->data<T>();
   auto fill = [&](int64_t begin, int64_t end) {
     BlockReader<kPer> reader(philox);

@@ -3,11 +3,11 @@
 #include "graph/graph.h"
 #include "ops/all_ops.h"
 #include "ops/kernel.h"
+#include "ops/kernels/sendrecv.h"
 
 namespace weft {
-namespace {
 
-std::string KeyOf(const Node& n) {
+std::string SendRecvKeyOf(const Node& n) {
   RendezvousKey k;
   k.src_device = n.attr<std::string>("send_device");
   k.src_incarnation = static_cast<uint64_t>(n.attr<int64_t>("send_device_incarnation"));
@@ -24,9 +24,11 @@ Rendezvous* RequireRendezvous(OpKernelContext* ctx) {
   return ctx->rendezvous();
 }
 
+namespace {
+
 class SendOp : public OpKernel {
  public:
-  explicit SendOp(const Node& node) : OpKernel(node), key_(KeyOf(node)) {}
+  explicit SendOp(const Node& node) : OpKernel(node), key_(SendRecvKeyOf(node)) {}
   void Compute(OpKernelContext* ctx) override {
     RendezvousArgs args;
     args.memory = ctx->input(0).IsInitialized() && ctx->input(0).buffer() ? ctx->input(0).buffer()->kind()
@@ -40,7 +42,7 @@ class SendOp : public OpKernel {
 
 class RecvOp : public AsyncOpKernel {
  public:
-  explicit RecvOp(const Node& node) : AsyncOpKernel(node), key_(KeyOf(node)) {}
+  explicit RecvOp(const Node& node) : AsyncOpKernel(node), key_(SendRecvKeyOf(node)) {}
   void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
     Rendezvous* r = RequireRendezvous(ctx);
     const std::string describe = ctx->node().Describe();

@@ -101,6 +101,9 @@ template <typename T> using AssignSubOp = AssignUpdateOp<T, false>;
 
 void RegisterStateKernels(KernelRegistry& r) {
   RegisterUntyped<VariableOp>(r, "Variable");
+#if defined(WEFT_CUDA)
+  RegisterUntyped<VariableOp>(r, "Variable", "GPU");  // hands out the storage: no bytes touched
+#endif
   RegisterUntyped<AssignOp>(r, "Assign");
   RegisterTyped<AssignAddOp, float, double, int32_t, int64_t>(r, "AssignAdd");
   RegisterTyped<AssignSubOp, float, double, int32_t, int64_t>(r, "AssignSub");

@@ -1,0 +1,113 @@
+// The .cu kernels' launchers, called by the host-side GPU kernels (ops/kernels/cuda/*.cc). Each
+// queues its work on `stream` and returns at once; launch errors come back as a Status naming
+// the kernel. Instantiated for float and double (T) unless noted.
+//
+//   LaunchBinary<float>(BinaryKind::kAdd, a, b, out, n, MakeBroadcastIndexer(sa, sb), stream);
+//
+// Shapes are row-major; n is the output's element count.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "ops/kernels/cuda/launch.h"
+
+namespace weft {
+
+// weft's DType codes for the dtypes the .cu kernels take (kept equal to core/dtype.h's DType by a
+// static_assert in ops/kernels/cuda/kernels.cc; .cu files do not include weft's headers).
+enum class DTypeCode { kFloat32 = 1, kFloat64 = 2, kInt32 = 3, kInt64 = 4 };
+
+struct Dims4 {
+  int64_t d[4] = {};
+};
+
+// cudaGetLastError after a launch, as an exception naming `kernel` (cuda_kernels_status.cc).
+void CheckLaunch(const char* kernel);
+
+enum class BinaryKind { kAdd, kSub, kMul, kDiv, kMaximum, kMinimum, kSquaredDifference };
+enum class UnaryKind { kNeg, kAbs, kSquare, kSqrt, kRsqrt, kExp, kLog, kReciprocal, kRelu, kSigmoid, kTanh };
+// dy * f'(...): ReluGrad(dy, y), SigmoidGrad(y, dy), TanhGrad(y, dy) as the CPU ops take them.
+enum class ActivationGradKind { kReluGrad, kSigmoidGrad, kTanhGrad };
+enum class ReduceKind { kSum, kMean, kMax, kMin };
+
+template <typename T>
+void LaunchBinary(BinaryKind kind, const T* a, const T* b, T* out, int64_t n, const BroadcastIndexer& bi,
+                  cudaStream_t stream);
+// out[i] = x[ia] for the broadcast index map of (x's dims, out's dims) (BroadcastTo).
+template <typename T>
+void LaunchBroadcast(const T* x, T* out, int64_t n, const BroadcastIndexer& bi, cudaStream_t stream);
+template <typename T>
+void LaunchUnary(UnaryKind kind, const T* x, T* y, int64_t n, cudaStream_t stream);
+template <typename T>
+void LaunchActivationGrad(ActivationGradKind kind, const T* a, const T* b, T* out, int64_t n, cudaStream_t stream);
+// y[i, c] = x[i, c] + bias[c] over rows of `channels`.
+template <typename T>
+void LaunchBiasAdd(const T* x, const T* bias, T* y, int64_t n, int64_t channels, cudaStream_t stream);
+// out[o] = reduce over r of x[ri.Offset(o, r)] (mean divides by the count).
+template <typename T>
+void LaunchReduce(ReduceKind kind, const T* x, T* out, const ReduceIndexer& ri, cudaStream_t stream);
+// Row-wise over [rows, cols]: loss[r] = -sum(labels * log_softmax(logits)), backprop = softmax - labels.
+template <typename T>
+void LaunchSoftmaxXent(const T* logits, const T* labels, T* loss, T* backprop, int64_t rows, int64_t cols,
+                       cudaStream_t stream);
+// As LaunchSoftmaxXent with labels as class ids (Index: int32, int64); an id outside [0, cols) sets
+// *bad (device int32, zeroed by the caller) to 1 + its row.
+template <typename T, typename Index>
+void LaunchSparseSoftmaxXent(const T* logits, const Index* labels, T* loss, T* backprop, int64_t rows, int64_t cols,
+                             int32_t* bad, cudaStream_t stream);
+// Row-wise softmax of [rows, cols].
+template <typename T>
+void LaunchSoftmax(const T* logits, T* y, int64_t rows, int64_t cols, cudaStream_t stream);
+// FusedBatchNorm over x viewed as [M, C] (channels last), the CPU kernel's formulas
+// (ops/kernels/cpu/batchnorm.cc). Training: mean and biased var of the batch are written to
+// mean/var; inference: mean_in/var_in are copied there. `scratch` holds 2*C values.
+template <typename T>
+void LaunchBatchNorm(const T* x, const T* scale, const T* offset, const T* mean_in, const T* var_in, T* y, T* mean,
+                     T* var, T* scratch, int64_t M, int64_t C, T epsilon, bool training, cudaStream_t stream);
+// FusedBatchNormGrad: dx [M, C] and the per-channel dscale, doffset, dmean_in, dvar_in; `scratch`
+// holds 3*C values.
+template <typename T>
+void LaunchBatchNormGrad(const T* dy, const T* x, const T* scale, const T* mean, const T* var, const T* dmean,
+                         const T* dvar, T* dx, T* dscale, T* doffset, T* dmean_in, T* dvar_in, T* scratch, int64_t M,
+                         int64_t C, T epsilon, bool training, cudaStream_t stream);
+// Every element = value (T: float, double, int32, int64).
+template <typename T>
+void LaunchFill(T* y, T value, int64_t n, cudaStream_t stream);
+// y = (To)x elementwise between float, double, int32, int64 (dtype codes as weft's DType).
+void LaunchCast(int src_dtype, int dst_dtype, const void* x, void* y, int64_t n, cudaStream_t stream);
+// y = transpose(x) for rank-4 x of `dims` with y's dim i = x's dim perm[i].
+template <typename T>
+void LaunchTranspose4(const T* x, T* y, const int64_t dims[4], const int perm[4], cudaStream_t stream);
+// NHWC x [n, h, w, c] into y [n, h + extra_h, w + extra_w, c] (zeros after), or back (crop).
+template <typename T>
+void LaunchPadNhwc(const T* x, T* y, int64_t n, int64_t h, int64_t w, int64_t c, int64_t extra_h, int64_t extra_w,
+                   cudaStream_t stream);
+template <typename T>
+void LaunchCropNhwc(const T* y, T* x, int64_t n, int64_t h, int64_t w, int64_t c, int64_t extra_h, int64_t extra_w,
+                    cudaStream_t stream);
+// out[o, i, k] = params[o, indices[i], k] for params [outer, limit, inner]; an index outside
+// [0, limit) writes zeros and sets *bad (device int32, zeroed by the caller) to 1 + the index's position.
+template <typename T, typename Index>
+void LaunchGather(const T* params, const Index* indices, T* out, int64_t outer, int64_t num_indices, int64_t inner,
+                  int64_t limit, int32_t* bad, cudaStream_t stream);
+// Random values as the CPU kernels make them (ops/kernels/philox.h): element i of the output is
+// element base + i of the stream keyed by `key`, so a GPU run and a CPU run of the same seeded op
+// produce the same numbers. Uniform in [lo, hi); normal mean + stddev * z (truncated: |z| <= 2).
+template <typename T>
+void LaunchRandomUniform(T* y, int64_t n, uint64_t key, uint64_t base, T lo, T hi, cudaStream_t stream);
+template <typename T>
+void LaunchRandomNormal(T* y, int64_t n, uint64_t key, uint64_t base, T mean, T stddev, bool truncated,
+                        cudaStream_t stream);
+// Optimizer updates in place; scalars (lr, momentum, beta1, ...) are device pointers to one T.
+template <typename T>
+void LaunchApplyGradientDescent(T* var, const T* lr, const T* grad, int64_t n, cudaStream_t stream);
+template <typename T>
+void LaunchApplyMomentum(T* var, T* accum, const T* lr, const T* grad, const T* momentum, bool nesterov, int64_t n,
+                         cudaStream_t stream);
+template <typename T>
+void LaunchApplyAdam(T* var, T* m, T* v, const T* beta1_power, const T* beta2_power, const T* lr, const T* beta1,
+                     const T* beta2, const T* epsilon, const T* grad, int64_t n, cudaStream_t stream);
+
+}  // namespace weft

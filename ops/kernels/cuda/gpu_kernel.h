@@ -1,0 +1,68 @@
+// Helpers of the host side of the GPU kernels (ops/kernels/cuda/*.cc): the device's context, typed
+// pointers to device memory, and the few host reads a GPU kernel needs (shape vectors).
+//
+//   GpuContext* gpu = GpuOf(ctx);                     // throws unless the kernel runs on a GPU
+//   const float* x = DevicePtr<float>(ctx->input(0));
+//   std::vector<int64_t> dims = HostInts(ctx, 0);     // a small int tensor, copied if on the device
+//
+// GPU kernels queue their work on the compute stream and return: the next kernel on the device
+// follows in stream order, and copies to other streams join it by events (core/cuda/gpu_context.h).
+#pragma once
+
+#include <vector>
+
+#include "core/cuda/gpu_context.h"
+#include "ops/kernel.h"
+#include "ops/kernels/cuda/cuda_kernels.h"
+
+namespace weft {
+
+void RegisterCudaKernels(KernelRegistry& r);      // all of them (math.cc)
+void RegisterCudaNnKernels(KernelRegistry& r);    // cudnn.cc: convolutions, pooling
+void RegisterCudaMatMulKernels(KernelRegistry& r);  // matmul.cc
+void RegisterCudaStateKernels(KernelRegistry& r);   // state.cc: variables, optimizers, Send/Recv, Const
+
+inline GpuContext* GpuOf(const OpKernelContext* ctx) {
+  if (ctx->device().gpu == nullptr) {
+    throw Error(errors::Internal("{}: a GPU kernel runs on {}, which has no GPU context", ctx->node().Describe(),
+                                 ctx->device().device_name));
+  }
+  return ctx->device().gpu;
+}
+
+template <typename T>
+const T* DevicePtr(const Tensor& t) {
+  return t.data<T>();
+}
+template <typename T>
+T* MutableDevicePtr(Tensor* t) {
+  return t->data<T>();
+}
+
+inline std::vector<int64_t> Dims(const TensorShape& s) {
+  std::vector<int64_t> d(static_cast<size_t>(s.rank()));
+  for (int i = 0; i < s.rank(); ++i) d[static_cast<size_t>(i)] = s.dim(i);
+  return d;
+}
+
+// The values of input i (int32 or int64), read on the host; a device tensor is copied first
+// (after the compute work queued so far).
+std::vector<int64_t> HostInts(OpKernelContext* ctx, int i);
+
+// A device tensor on `gpu` with t's values: t itself when it is already there.
+Tensor OnDevice(GpuContext* gpu, const Tensor& t);
+
+// A zeroed device int32 that kernels set on bad input (gather and sparse losses); Check reads it
+// back after the kernel and throws InvalidArgument with `what(value)` when it is not zero.
+class DeviceFlag {
+ public:
+  explicit DeviceFlag(GpuContext* gpu);
+  int32_t* get() { return flag_.data<int32_t>(); }
+  int32_t Read();  // waits for the compute stream
+
+ private:
+  GpuContext* gpu_;
+  Tensor flag_;
+};
+
+}  // namespace weft

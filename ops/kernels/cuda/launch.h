@@ -1,0 +1,93 @@
+// Launch shapes and index helpers of the CUDA kernels, plain C++ on both sides: nvcc compiles them
+// into the kernels (.cu) and the host tests check them without a GPU (tests/cuda/launch_test.cc).
+//
+//   LaunchShape ls = LaunchShapeFor(n);                 // 1-D grid-stride: <<<ls.blocks, ls.threads>>>
+//   BroadcastIndexer bi = MakeBroadcastIndexer({4, 1, 3}, {5, 1});   // out [4,5,3]
+//   int64_t ia, ib; bi.Map(i, &ia, &ib);                // element i of out reads a[ia], b[ib]
+//   ReduceIndexer ri = MakeReduceIndexer({2, 3, 4}, {1});  // out [2,4]: 2*4 outputs of 3 terms
+//   ri.Offset(o, r);                                    // offset of term r of output o in the input
+//
+// Shapes are row-major; at most kMaxDims dims (more is InvalidArgument when the indexer is made).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#if defined(__CUDACC__)
+#define WEFT_HD __host__ __device__
+#else
+#define WEFT_HD
+#endif
+
+namespace weft {
+
+inline constexpr int kMaxDims = 8;
+inline constexpr int kThreadsPerBlock = 256;
+// Grid-stride loops cover the rest: more blocks than this only adds scheduling work.
+inline constexpr int64_t kMaxBlocks = 4096;
+
+struct LaunchShape {
+  int blocks = 0;
+  int threads = 0;
+};
+
+// A 1-D grid for `n` elements (a grid-stride loop in the kernel covers n > blocks * threads).
+// n == 0 gives zero blocks: the caller skips the launch.
+inline LaunchShape LaunchShapeFor(int64_t n, int threads = kThreadsPerBlock, int64_t max_blocks = kMaxBlocks) {
+  if (n <= 0) return {0, threads};
+  const int64_t blocks = (n + threads - 1) / threads;
+  return {static_cast<int>(blocks < max_blocks ? blocks : max_blocks), threads};
+}
+
+// Element i of a broadcast binary op's output, as offsets into its two inputs (numpy rules: dims
+// aligned from the right, a dim of 1 repeats). Dims of size 1 in the output are folded away.
+struct BroadcastIndexer {
+  int rank = 0;
+  int64_t out_dims[kMaxDims] = {};
+  int64_t a_strides[kMaxDims] = {};  // 0 where a repeats along the dim
+  int64_t b_strides[kMaxDims] = {};
+
+  WEFT_HD void Map(int64_t i, int64_t* ia, int64_t* ib) const {
+    int64_t a = 0, b = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+      const int64_t k = i % out_dims[d];
+      i /= out_dims[d];
+      a += k * a_strides[d];
+      b += k * b_strides[d];
+    }
+    *ia = a;
+    *ib = b;
+  }
+};
+
+// Throws InvalidArgument naming both shapes when they do not broadcast.
+BroadcastIndexer MakeBroadcastIndexer(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
+// The broadcast output shape of a and b (same rules).
+std::vector<int64_t> BroadcastShape(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
+
+// A reduction over some axes of an input: output o (the kept dims, row-major) sums terms
+// r = 0 .. reduce_count-1 (the reduced dims, row-major).
+struct ReduceIndexer {
+  int kept_rank = 0, reduced_rank = 0;
+  int64_t kept_dims[kMaxDims] = {}, kept_strides[kMaxDims] = {};
+  int64_t reduced_dims[kMaxDims] = {}, reduced_strides[kMaxDims] = {};
+  int64_t num_outputs = 1, reduce_count = 1;
+
+  WEFT_HD int64_t Offset(int64_t o, int64_t r) const {
+    int64_t off = 0;
+    for (int d = kept_rank - 1; d >= 0; --d) {
+      off += (o % kept_dims[d]) * kept_strides[d];
+      o /= kept_dims[d];
+    }
+    for (int d = reduced_rank - 1; d >= 0; --d) {
+      off += (r % reduced_dims[d]) * reduced_strides[d];
+      r /= reduced_dims[d];
+    }
+    return off;
+  }
+};
+
+// `axes` may be negative (from the end) and repeat; throws InvalidArgument when out of range.
+ReduceIndexer MakeReduceIndexer(const std::vector<int64_t>& dims, const std::vector<int64_t>& axes);
+
+}  // namespace weft

@@ -1,0 +1,128 @@
+// MatMul and BatchMatMul on the GPU through cuBLAS.
+//
+// cuBLAS is column-major and weft row-major: a row-major [r, c] matrix is the column-major [c, r]
+// matrix, its transpose. So C = op(A) op(B) (row-major [m, n]) is computed as the column-major
+// C^T = op(B)^T op(A)^T of [n, m]: B goes first, each operand transposed iff its attr says so,
+// with leading dimensions of the stored rows.
+#include <cublas_v2.h>
+
+#include "ops/kernels/cuda/gpu_kernel.h"
+
+namespace weft {
+namespace {
+
+struct GemmShape {
+  int64_t m, n, k;
+  bool ta, tb;
+};
+
+// c = op(a) @ op(b) for `batches` products, a/b/c advancing by the strides (0: the same matrix).
+template <typename T>
+void Gemm(GpuContext* gpu, const GemmShape& g, const T* a, const T* b, T* c, int64_t batches, int64_t stride_a,
+          int64_t stride_b) {
+  const T alpha = 1, beta = 0;
+  const cublasOperation_t op_a = g.ta ? CUBLAS_OP_T : CUBLAS_OP_N, op_b = g.tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int m = static_cast<int>(g.m), n = static_cast<int>(g.n), k = static_cast<int>(g.k);
+  const int lda = static_cast<int>(g.ta ? g.m : g.k), ldb = static_cast<int>(g.tb ? g.k : g.n);
+  std::lock_guard<std::mutex> l(gpu->library_mu());
+  cublasStatus_t s;
+  if constexpr (std::is_same_v<T, float>) {
+    s = cublasSgemmStridedBatched(gpu->cublas(), op_b, op_a, n, m, k, &alpha, b, ldb, stride_b, a, lda, stride_a, &beta,
+                                  c, n, g.m * g.n, static_cast<int>(batches));
+  } else {
+    s = cublasDgemmStridedBatched(gpu->cublas(), op_b, op_a, n, m, k, &alpha, b, ldb, stride_b, a, lda, stride_a, &beta,
+                                  c, n, g.m * g.n, static_cast<int>(batches));
+  }
+  ThrowIfError(CublasStatus(s, fmt::format("cuBLAS gemm [{}x{}] @ [{}x{}] x{}", g.m, g.k, g.k, g.n, batches)));
+}
+
+// Checks that dims fit cuBLAS's int arguments.
+void CheckIntRange(const OpKernelContext* ctx, std::initializer_list<int64_t> dims) {
+  for (int64_t d : dims) {
+    WEFT_REQUIRE(d <= INT32_MAX, "{}: dim {} is too large for cuBLAS (at most {})", ctx->node().Describe(), d, INT32_MAX);
+  }
+}
+
+template <typename T>
+class MatMulOp : public OpKernel {
+ public:
+  explicit MatMulOp(const Node& n)
+      : OpKernel(n), ta_(n.attr<bool>("transpose_a")), tb_(n.attr<bool>("transpose_b")) {}
+  void Compute(OpKernelContext* ctx) override {
+    GpuContext* gpu = GpuOf(ctx);
+    const Tensor a = OnDevice(gpu, ctx->input(0)), b = OnDevice(gpu, ctx->input(1));
+    WEFT_REQUIRE(a.rank() == 2 && b.rank() == 2, "{}: MatMul takes matrices, got {} and {}", ctx->node().Describe(),
+                 a.shape().ToString(), b.shape().ToString());
+    const GemmShape g{ta_ ? a.dim(1) : a.dim(0), tb_ ? b.dim(0) : b.dim(1), ta_ ? a.dim(0) : a.dim(1), ta_, tb_};
+    const int64_t kb = tb_ ? b.dim(1) : b.dim(0);
+    WEFT_REQUIRE(g.k == kb, "{}: inner dimensions differ: {}{} vs {}{}", ctx->node().Describe(), a.shape().ToString(),
+                 ta_ ? " (transposed)" : "", b.shape().ToString(), tb_ ? " (transposed)" : "");
+    CheckIntRange(ctx, {g.m, g.n, g.k});
+    Tensor* c = ctx->allocate_output(0, TensorShape{g.m, g.n});
+    if (c->num_elements() == 0) return;
+    if (g.k == 0) {
+      LaunchFill<T>(c->data<T>(), T(0), c->num_elements(), gpu->compute_stream());
+      return;
+    }
+    Gemm<T>(gpu, g, a.data<T>(), b.data<T>(), c->data<T>(), 1, 0, 0);
+  }
+
+ private:
+  bool ta_, tb_;
+};
+
+template <typename T>
+class BatchMatMulOp : public OpKernel {
+ public:
+  explicit BatchMatMulOp(const Node& n) : OpKernel(n), ta_(n.attr<bool>("adj_x")), tb_(n.attr<bool>("adj_y")) {}
+  void Compute(OpKernelContext* ctx) override {
+    GpuContext* gpu = GpuOf(ctx);
+    const Tensor a = OnDevice(gpu, ctx->input(0)), b = OnDevice(gpu, ctx->input(1));
+    WEFT_REQUIRE(a.rank() >= 2 && b.rank() >= 2, "{}: BatchMatMul takes rank >= 2, got {} and {}",
+                 ctx->node().Describe(), a.shape().ToString(), b.shape().ToString());
+    const int64_t ar = a.dim(a.rank() - 2), ac = a.dim(a.rank() - 1), br = b.dim(b.rank() - 2), bc = b.dim(b.rank() - 1);
+    const GemmShape g{ta_ ? ac : ar, tb_ ? br : bc, ta_ ? ar : ac, ta_, tb_};
+    WEFT_REQUIRE(g.k == (tb_ ? bc : br), "{}: inner dimensions differ: {}{} vs {}{}", ctx->node().Describe(),
+                 a.shape().ToString(), ta_ ? " (adj_x)" : "", b.shape().ToString(), tb_ ? " (adj_y)" : "");
+    CheckIntRange(ctx, {g.m, g.n, g.k});
+    const std::vector<int64_t> da = Dims(a.shape()), db = Dims(b.shape());
+    const std::vector<int64_t> a_batch(da.begin(), da.end() - 2), b_batch(db.begin(), db.end() - 2);
+    std::vector<int64_t> out_dims = BroadcastShape(a_batch, b_batch);
+    const int64_t batches = TensorShape(out_dims).num_elements();
+    out_dims.push_back(g.m);
+    out_dims.push_back(g.n);
+    Tensor* c = ctx->allocate_output(0, TensorShape(out_dims));
+    if (c->num_elements() == 0) return;
+    if (g.k == 0) {
+      LaunchFill<T>(c->data<T>(), T(0), c->num_elements(), gpu->compute_stream());
+      return;
+    }
+    const int64_t na = TensorShape(a_batch).num_elements(), nb = TensorShape(b_batch).num_elements();
+    const T *pa = a.data<T>(), *pb = b.data<T>();
+    T* pc = c->data<T>();
+    if ((na == batches || na == 1) && (nb == batches || nb == 1)) {
+      // Equal batch dims, or one side a single matrix: one strided-batched call.
+      Gemm<T>(gpu, g, pa, pb, pc, batches, na == 1 ? 0 : ar * ac, nb == 1 ? 0 : br * bc);
+      return;
+    }
+    // Batch dims that broadcast in several places: one product per output batch.
+    const BroadcastIndexer bi = MakeBroadcastIndexer(a_batch, b_batch);
+    for (int64_t i = 0; i < batches; ++i) {
+      int64_t ia, ib;
+      bi.Map(i, &ia, &ib);
+      Gemm<T>(gpu, g, pa + ia * ar * ac, pb + ib * br * bc, pc + i * g.m * g.n, 1, 0, 0);
+    }
+  }
+
+ private:
+  bool ta_, tb_;
+};
+
+}  // namespace
+
+void RegisterCudaMatMulKernels(KernelRegistry& r) {
+  RegisterTyped<MatMulOp, float, double>(r, "MatMul", "T", "GPU");
+  RegisterTyped<BatchMatMulOp, float, double>(r, "BatchMatMul", "T", "GPU");
+}
+
+}  // namespace weft

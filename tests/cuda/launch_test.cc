@@ -1,0 +1,117 @@
+// Host tests of the CUDA kernels' launch shapes and index helpers (ops/kernels/cuda/launch.h)
+// and of the cuDNN algorithm cache keys (ops/kernels/cuda/algo_cache.h): no GPU needed.
+#include <doctest/doctest.h>
+
+#include <set>
+
+#include "core/status.h"
+#include "ops/kernels/cuda/algo_cache.h"
+#include "ops/kernels/cuda/launch.h"
+
+using namespace weft;
+
+TEST_CASE("launch shapes: enough threads for n, capped blocks, nothing for n == 0") {
+  CHECK(LaunchShapeFor(0).blocks == 0);
+  CHECK(LaunchShapeFor(1).blocks == 1);
+  CHECK(LaunchShapeFor(256).blocks == 1);
+  CHECK(LaunchShapeFor(257).blocks == 2);
+  CHECK(LaunchShapeFor(257).threads == 256);
+  CHECK(LaunchShapeFor(int64_t{1} << 40).blocks == kMaxBlocks);
+  CHECK(LaunchShapeFor(1000, 128).blocks == 8);
+}
+
+// Every element of the broadcast output, mapped by the indexer and by the numpy rule directly.
+static void CheckBroadcast(std::vector<int64_t> a, std::vector<int64_t> b, std::vector<int64_t> want) {
+  CAPTURE(a.size());
+  CHECK(BroadcastShape(a, b) == want);
+  const BroadcastIndexer bi = MakeBroadcastIndexer(a, b);
+  const int rank = static_cast<int>(want.size());
+  int64_t n = 1;
+  for (int64_t d : want) n *= d;
+  for (int64_t i = 0; i < n; ++i) {
+    std::vector<int64_t> idx(static_cast<size_t>(rank));
+    for (int64_t d = rank - 1, r = i; d >= 0; --d) {
+      idx[static_cast<size_t>(d)] = r % want[static_cast<size_t>(d)];
+      r /= want[static_cast<size_t>(d)];
+    }
+    auto offset = [&](const std::vector<int64_t>& s) {
+      int64_t off = 0;
+      for (size_t k = 0; k < s.size(); ++k) off = off * s[k] + (s[k] == 1 ? 0 : idx[k + want.size() - s.size()]);
+      return off;
+    };
+    int64_t ia = -1, ib = -1;
+    bi.Map(i, &ia, &ib);
+    REQUIRE(ia == offset(a));
+    REQUIRE(ib == offset(b));
+  }
+}
+
+TEST_CASE("broadcast indexing matches numpy's rule") {
+  CheckBroadcast({4, 1, 3}, {5, 1}, {4, 5, 3});
+  CheckBroadcast({2, 3}, {3}, {2, 3});
+  CheckBroadcast({2, 3}, {2, 3}, {2, 3});
+  CheckBroadcast({}, {2, 2}, {2, 2});
+  CheckBroadcast({1, 7}, {6, 1}, {6, 7});
+  CheckBroadcast({2, 1, 4, 1}, {3, 1, 5}, {2, 3, 4, 5});
+  CHECK(MakeBroadcastIndexer({1, 1}, {1}).rank == 0);  // a scalar in all but name
+}
+
+TEST_CASE("broadcast of incompatible shapes names both") {
+  try {
+    MakeBroadcastIndexer({2, 3}, {4});
+    FAIL("expected InvalidArgument");
+  } catch (const Error& e) {
+    CHECK(e.code() == Code::kInvalidArgument);
+    CHECK(std::string(e.what()).find("[2,3] and [4]") != std::string::npos);
+  }
+  CHECK_THROWS_AS(MakeBroadcastIndexer(std::vector<int64_t>(9, 2), {2}), Error);
+}
+
+TEST_CASE("reduce indexing visits each input element exactly once") {
+  const std::vector<int64_t> dims{2, 3, 4, 5};
+  for (const std::vector<int64_t>& axes : std::vector<std::vector<int64_t>>{{1}, {0, 2}, {-1}, {0, 1, 2, 3}, {}, {3, 3}}) {
+    const ReduceIndexer ri = MakeReduceIndexer(dims, axes);
+    CHECK(ri.num_outputs * ri.reduce_count == 120);
+    std::set<int64_t> seen;
+    for (int64_t o = 0; o < ri.num_outputs; ++o) {
+      for (int64_t r = 0; r < ri.reduce_count; ++r) seen.insert(ri.Offset(o, r));
+    }
+    CHECK(seen.size() == 120);
+  }
+  // Output o = (i, k) of a reduction over axis 1 of [2,3,4] sums x[i, 0..2, k].
+  const ReduceIndexer ri = MakeReduceIndexer({2, 3, 4}, {1});
+  CHECK(ri.num_outputs == 8);
+  CHECK(ri.reduce_count == 3);
+  CHECK(ri.Offset(5, 2) == 1 * 12 + 2 * 4 + 1);
+  CHECK_THROWS_AS(MakeReduceIndexer({2, 3}, {2}), Error);
+}
+
+TEST_CASE("cuDNN algorithm cache: one entry per distinct convolution") {
+  const TensorShape in{8, 28, 28, 1}, filter{3, 3, 1, 32};
+  const ConvGeometry same{.stride_h = 1, .stride_w = 1, .pad_h = 1, .pad_w = 1};
+  const ConvKey k = ConvKey::Make(ConvPass::kForward, DType::kFloat32, in, filter, same);
+  CHECK(k == ConvKey::Make(ConvPass::kForward, DType::kFloat32, in, filter, same));
+  CHECK(k.ToString() == "fwd float32 in[8,28,28,1] filter[3,3,1,32] stride 1x1 pad 1x1 dilation 1x1");
+  // Any change that changes cuDNN's choice changes the key.
+  ConvGeometry strided = same;
+  strided.stride_w = 2;
+  const std::vector<ConvKey> others{
+      ConvKey::Make(ConvPass::kBackwardData, DType::kFloat32, in, filter, same),
+      ConvKey::Make(ConvPass::kBackwardFilter, DType::kFloat32, in, filter, same),
+      ConvKey::Make(ConvPass::kForward, DType::kFloat64, in, filter, same),
+      ConvKey::Make(ConvPass::kForward, DType::kFloat32, TensorShape{16, 28, 28, 1}, filter, same),
+      ConvKey::Make(ConvPass::kForward, DType::kFloat32, in, TensorShape{5, 5, 1, 32}, same),
+      ConvKey::Make(ConvPass::kForward, DType::kFloat32, in, filter, strided),
+  };
+  AlgoCache<int> cache;
+  cache.Insert(k, 7);
+  for (size_t i = 0; i < others.size(); ++i) {
+    CHECK(!(others[i] == k));
+    CHECK(!cache.Find(others[i]).has_value());
+    cache.Insert(others[i], static_cast<int>(i));
+  }
+  CHECK(cache.size() == 7);
+  CHECK(cache.Find(k) == 7);
+  CHECK(cache.Find(others[5]) == 5);
+  CHECK_THROWS_AS(ConvKey::Make(ConvPass::kForward, DType::kFloat32, TensorShape{28, 28}, filter, same), Error);
+}
