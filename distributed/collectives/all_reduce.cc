@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <set>
 
 #include "distributed/collectives/algorithms.h"
 
@@ -45,10 +46,13 @@ std::string ChooseAllReduce(const CollectiveParams& p, int64_t bytes) {
   const std::string& a = p.algorithm;
   if (a == "auto") {
     if (AllInOneTask(p.devices)) return "shared";
+    std::set<std::string> tasks;
+    for (const std::string& d : p.devices) tasks.insert(TaskOf(d));
+    if (tasks.size() < p.devices.size()) return "hierarchical";
     return bytes <= kRecursiveDoublingMaxBytes ? "recursive_doubling" : "ring";
   }
-  WEFT_REQUIRE(a == "shared" || a == "ring" || a == "recursive_doubling",
-               "{}: algorithm must be auto, shared, ring or recursive_doubling, got '{}'", p.what, a);
+  WEFT_REQUIRE(a == "shared" || a == "ring" || a == "recursive_doubling" || a == "hierarchical",
+               "{}: algorithm must be auto, shared, ring, recursive_doubling or hierarchical, got '{}'", p.what, a);
   WEFT_REQUIRE(a != "shared" || AllInOneTask(p.devices),
                "{}: algorithm 'shared' needs every member in this process, but group_devices span tasks", p.what);
   return a;
@@ -263,6 +267,93 @@ void RecursiveDoublingAllReduce(const std::shared_ptr<Collective>& c, const Tens
     });
   } else {
     rd->Round(1);
+  }
+}
+
+void HierarchicalAllReduce(const std::shared_ptr<Collective>& c, const Tensor& input) {
+  const CollectiveParams& p = c->params();
+  const int r = c->rank();
+  // Tasks in order of their first member; a task's leader is its first member.
+  std::vector<std::string> tasks;
+  std::vector<int> leaders, local;  // local: this task's members, rank order
+  for (int m = 0; m < c->size(); ++m) {
+    const std::string t = TaskOf(p.devices[static_cast<size_t>(m)]);
+    if (std::find(tasks.begin(), tasks.end(), t) == tasks.end()) {
+      tasks.push_back(t);
+      leaders.push_back(m);
+    }
+    if (t == TaskOf(p.devices[static_cast<size_t>(r)])) local.push_back(m);
+  }
+  const int leader = local.front();
+  const int64_t total = input.num_elements();
+  if (r != leader) {
+    c->Send(leader, "h_in", input);
+    c->Recv(leader, "h_out", total, [cp = c.get()](const Tensor& t) { cp->Finish(t); });
+    return;
+  }
+  struct State {
+    std::vector<Tensor> inputs;
+    std::atomic<int> pending;
+  };
+  auto st = std::make_shared<State>();
+  st->inputs.resize(local.size());
+  st->inputs[0] = input;
+  st->pending = static_cast<int>(local.size()) - 1;
+  const int task = static_cast<int>(std::find(leaders.begin(), leaders.end(), r) - leaders.begin());
+  // Across tasks: the leaders' all-reduce, as a collective of its own; then the hand-out.
+  auto across = [c, st, local, leaders, task, total] {
+    const CollectiveParams& q = c->params();
+    Tensor merged = st->inputs[0];
+    if (st->inputs.size() > 1) {
+      merged = Tensor(merged.dtype(), merged.shape());
+      MergeInto(merged.dtype(), q.merge, merged.raw_data(), st->inputs[0].raw_data(), st->inputs[1].raw_data(), total);
+      for (size_t k = 2; k < st->inputs.size(); ++k) {
+        MergeInto(merged.dtype(), q.merge, merged.raw_data(), merged.raw_data(), st->inputs[k].raw_data(), total);
+      }
+    }
+    st->inputs.clear();
+    CollectiveParams sub = q;
+    sub.group_size = static_cast<int>(leaders.size());
+    sub.rank = task;
+    sub.devices.clear();
+    for (int l : leaders) sub.devices.push_back(q.devices[static_cast<size_t>(l)]);
+    sub.divide = false;  // by the whole group's size, below
+    sub.algorithm = merged.bytes() <= static_cast<size_t>(kRecursiveDoublingMaxBytes) ? "recursive_doubling" : "ring";
+    auto leaders_done = [c, local](const Status& s, const Tensor& sum) {
+      if (!s.ok()) {
+        c->Fail(s);
+        return;
+      }
+      Tensor out = sum;
+      if (c->params().divide) {  // a new tensor: the other leaders may still read `sum`'s buffer
+        out = Copy(sum);
+        DivideInPlace(out.dtype(), out.raw_data(), out.num_elements(), c->size());
+      }
+      for (size_t k = 1; k < local.size(); ++k) c->Send(local[k], "h_out", out);
+      c->Finish(out);
+    };
+    auto lc = Collective::Create(sub, c->rendezvous(), leaders_done);
+    lc->Start(merged.dtype());
+    if (sub.group_size == 1) {
+      lc->Finish(merged);
+    } else if (sub.algorithm == "ring") {
+      RingAllReduce(lc, merged);
+    } else {
+      RecursiveDoublingAllReduce(lc, merged);
+    }
+    lc->EndStart();
+  };
+  if (local.size() == 1) {
+    across();
+    return;
+  }
+  for (size_t k = 1; k < local.size(); ++k) {
+    const int m = local[k];
+    c->Recv(m, "h_in", total, [cp = c.get(), st, k, m, input, across](const Tensor& t) {
+      CheckShape(*cp, m, t, input);
+      st->inputs[k] = t;
+      if (--st->pending == 0) cp->RunLocal(across);
+    });
   }
 }
 

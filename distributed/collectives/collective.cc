@@ -70,10 +70,9 @@ class Watchdog {
   std::thread thread_;
 };
 
-// "/job:J/replica:R/task:T" of a full device name (everything before "/device:").
-std::string TaskOf(const std::string& device) { return device.substr(0, device.find("/device:")); }
-
 }  // namespace
+
+std::string TaskOf(const std::string& device) { return device.substr(0, device.find("/device:")); }
 
 std::vector<std::string> ParseGroupDevices(const std::string& attr, int group_size, int rank,
                                            const std::string& own_device, const std::string& what) {

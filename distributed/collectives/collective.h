@@ -49,6 +49,8 @@ struct CollectiveParams {
 // that `own_device` is the rank-th. `what` names the node in errors.
 std::vector<std::string> ParseGroupDevices(const std::string& attr, int group_size, int rank,
                                            const std::string& own_device, const std::string& what);
+// "/job:J/replica:R/task:T" of a full device name (everything before "/device:").
+std::string TaskOf(const std::string& device);
 // True when every device is in the task (process) of the first ("/job:J/replica:R/task:T").
 bool AllInOneTask(const std::vector<std::string>& devices);
 // The rendezvous key of a message from member `from` to member `to`.
@@ -68,6 +70,7 @@ class Collective : public std::enable_shared_from_this<Collective> {
   const CollectiveParams& params() const { return p_; }
   int rank() const { return p_.rank; }
   int size() const { return p_.group_size; }
+  Rendezvous* rendezvous() const { return rendezvous_; }
 
   // Hands `value` to member `to`; a failure ends the collective with it.
   void Send(int to, const std::string& what, const Tensor& value);

@@ -94,6 +94,8 @@ class CollectiveOp : public AsyncOpKernel {
             SharedAllReduce(c, input);
           } else if (algorithm == "ring") {
             RingAllReduce(c, input);
+          } else if (algorithm == "hierarchical") {
+            HierarchicalAllReduce(c, input);
           } else {
             RecursiveDoublingAllReduce(c, input);
           }
