@@ -33,6 +33,9 @@ void CheckShape(const Collective& c, int from, const Tensor& got, const Tensor& 
 // Element range [begin, end) of part `i` of `n` equal parts of `total`.
 int64_t PartBegin(int64_t total, int n, int i) { return total * i / n; }
 
+// Slices up to this size are merged without a thread hand-over (shared algorithm).
+constexpr size_t kInlineSliceBytes = 64 << 10;
+
 // The same in whole units of `unit` elements (the last part ends at `total`), so that every
 // part starts aligned and is sent without a copy.
 int64_t AlignedPartBegin(int64_t total, int n, int i, int64_t unit) {
@@ -86,8 +89,10 @@ void SharedAllReduce(const std::shared_ptr<Collective>& c, const Tensor& input) 
     }
     if (--st->done_pending == 0) cp->Finish(st->out);
   };
-  auto arrived = [cp, st, reduce_slice] {
-    if (--st->pending == 0) cp->RunLocal(reduce_slice);
+  // A small slice is merged on whichever thread brings the last input; a thread hand-over costs more.
+  const bool cheap = input.bytes() / static_cast<size_t>(n) <= kInlineSliceBytes;
+  auto arrived = [cp, st, reduce_slice, cheap] {
+    if (--st->pending == 0) cp->RunLocal(reduce_slice, cheap);
   };
   if (r == 0) {
     st->out = Tensor(input.dtype(), input.shape());

@@ -82,7 +82,8 @@ class Collective : public std::enable_shared_from_this<Collective> {
   // Runs `fn` now when called on the thread that started this member, else on the process's
   // collective thread pool (so members started on different threads reduce in parallel; not on a
   // device's intra-op pool, whose threads must never run what follows the collective).
-  void RunLocal(std::function<void()> fn);
+  // `cheap` work runs at once on any thread (a hand-over to the pool would cost more).
+  void RunLocal(std::function<void()> fn, bool cheap = false);
   void Finish(const Tensor& output);
   void Fail(const Status& status);
   bool ended() const { return ended_.load(); }
