@@ -182,32 +182,42 @@ struct Ring : std::enable_shared_from_this<Ring> {
     int64_t lo, len;
     Range(r - t - 1, j, &lo, &len);
     c->Recv(prev, fmt::format("rs{}/{}", t, j), len, [self = shared_from_this(), t, j, lo, len](const Tensor& got) {
-      const CollectiveParams& p = self->c->params();
-      MergeInto(got.dtype(), p.merge, At(self->out, lo), got.raw_data(), At(self->out, lo), len);
-      if (t < self->n - 2) {
-        self->c->Send(self->next, fmt::format("rs{}/{}", t + 1, j), FlatSlice(self->out, lo, len));
-        self->Scatter(t + 1, j);
-      } else {
-        if (p.divide) DivideInPlace(got.dtype(), At(self->out, lo), len, self->n);
-        self->c->Send(self->next, fmt::format("ag0/{}", j), FlatSlice(self->out, lo, len));
-        self->Gather(0, j);
-      }
-      self->FinishedOne();
+      self->c->RunLocal([self, t, j, lo, len, got] { self->Scattered(t, j, lo, len, got); }, Cheap(got));
     });
+  }
+  void Scattered(int t, int64_t j, int64_t lo, int64_t len, const Tensor& got) {
+    const CollectiveParams& p = c->params();
+    MergeInto(got.dtype(), p.merge, At(out, lo), got.raw_data(), At(out, lo), len);
+    if (t < n - 2) {
+      c->Send(next, fmt::format("rs{}/{}", t + 1, j), FlatSlice(out, lo, len));
+      Scatter(t + 1, j);
+    } else {
+      if (p.divide) DivideInPlace(got.dtype(), At(out, lo), len, n);
+      c->Send(next, fmt::format("ag0/{}", j), FlatSlice(out, lo, len));
+      Gather(0, j);
+    }
+    FinishedOne();
   }
   // All-gather step t of piece j: receive the complete segment r - t from prev, keep it, pass it on.
   void Gather(int t, int64_t j) {
     int64_t lo, len;
     Range(r - t, j, &lo, &len);
     c->Recv(prev, fmt::format("ag{}/{}", t, j), len, [self = shared_from_this(), t, j, lo, len](const Tensor& got) {
-      if (len > 0) std::memcpy(At(self->out, lo), got.raw_data(), got.bytes());
-      if (t < self->n - 2) {
+      if (t < self->n - 2) {  // pass it on first: the copy below need not delay the next member
         self->c->Send(self->next, fmt::format("ag{}/{}", t + 1, j), got);
         self->Gather(t + 1, j);
       }
-      self->FinishedOne();
+      self->c->RunLocal(
+          [self, lo, len, got] {
+            if (len > 0) std::memcpy(At(self->out, lo), got.raw_data(), got.bytes());
+            self->FinishedOne();
+          },
+          Cheap(got));
     });
   }
+  // Chunks this small are merged or copied on the thread that received them (often the
+  // transport's progress thread); larger ones on the collective pool, so receiving goes on.
+  static bool Cheap(const Tensor& t) { return t.bytes() < (256 << 10); }
 };
 
 }  // namespace
@@ -222,7 +232,10 @@ void RingAllReduce(const std::shared_ptr<Collective>& c, const Tensor& input) {
   ring->total = input.num_elements();
   const int64_t elem = static_cast<int64_t>(DTypeSize(input.dtype()));
   ring->unit = std::max<int64_t>(1, static_cast<int64_t>(kTensorAlignment) / elem);
-  ring->chunk = std::max<int64_t>(1, c->params().chunk_bytes / elem);
+  // At least 4 chunks per segment (down to 64 KiB), so even mid-sized tensors are pipelined.
+  const int64_t segment_bytes = ring->total * elem / ring->n;
+  const int64_t chunk_bytes = std::min(c->params().chunk_bytes, std::max<int64_t>(segment_bytes / 4, 64 << 10));
+  ring->chunk = std::max<int64_t>(1, chunk_bytes / elem);
   ring->chunk = (ring->chunk + ring->unit - 1) / ring->unit * ring->unit;
   int64_t longest = 0;
   for (int s = 0; s < ring->n; ++s) {
