@@ -175,7 +175,7 @@ void Collective::Leave() {
     status = std::move(deferred_status_);
     output = std::move(deferred_output_);
   }
-  done_(status, output);
+  Deliver(status, output);
 }
 
 void Collective::End(const Status& status, const Tensor& output) {
@@ -188,6 +188,21 @@ void Collective::End(const Status& status, const Tensor& output) {
       deferred_output_ = output;
       return;
     }
+  }
+  Deliver(status, output);
+}
+
+ThreadPool& Collective::Pool() {
+  static ThreadPool pool(HardwareThreads(), "collective");
+  return pool;
+}
+
+void Collective::Deliver(const Status& status, const Tensor& output) {
+  // Across processes the end often comes on the transport's progress thread: what follows the
+  // collective (the executor runs the next kernels) must not run there.
+  if (!p_.devices.empty() && !AllInOneTask(p_.devices) && std::this_thread::get_id() != start_thread_) {
+    Pool().Schedule([done = done_, status, output] { done(status, output); });
+    return;
   }
   done_(status, output);
 }
@@ -250,8 +265,7 @@ void Collective::RunLocal(std::function<void()> fn, bool cheap) {
   if (cheap || (starting_.load() && std::this_thread::get_id() == start_thread_)) {
     guarded();
   } else {
-    static ThreadPool pool(HardwareThreads(), "collective");
-    pool.Schedule(std::move(guarded));
+    Pool().Schedule(std::move(guarded));
   }
 }
 

@@ -112,6 +112,8 @@ class Collective : public std::enable_shared_from_this<Collective> {
     Collective* c_;
   };
   void End(const Status& status, const Tensor& output);
+  void Deliver(const Status& status, const Tensor& output);
+  static ThreadPool& Pool();  // the process's collective thread pool
 
   CollectiveParams p_;
   Rendezvous* rendezvous_;
