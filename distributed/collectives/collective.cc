@@ -200,7 +200,7 @@ ThreadPool& Collective::Pool() {
 void Collective::Deliver(const Status& status, const Tensor& output) {
   // Across processes the end often comes on the transport's progress thread: what follows the
   // collective (the executor runs the next kernels) must not run there.
-  if (!p_.devices.empty() && !AllInOneTask(p_.devices) && std::this_thread::get_id() != start_thread_) {
+  if (p_.complete_on_pool && std::this_thread::get_id() != start_thread_) {
     Pool().Schedule([done = done_, status, output] { done(status, output); });
     return;
   }

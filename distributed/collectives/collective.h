@@ -43,6 +43,10 @@ struct CollectiveParams {
   std::string algorithm = "auto";  // AllReduce: auto, shared, ring, recursive_doubling
   int64_t chunk_bytes = 1 << 20;   // ring: the pipeline's chunk
   std::chrono::milliseconds timeout{60000};
+  // `done` runs on the collective pool unless on the starting thread (the kernels set it across
+  // processes: the end often comes on UCX's progress thread, where the executor's next kernels
+  // must not run).
+  bool complete_on_pool = false;
 };
 
 // Splits the comma-separated `group_devices` attr; checks there are group_size distinct names and
