@@ -43,6 +43,8 @@ UcxTransportOptions Options(int task) {
   o.listen_port_override = 0;
   // tcp only for the connection manager; tensors go by shared memory.
   o.context.config["TLS"] = "posix,sysv,cma,self,tcp";
+  // How long the progress thread keeps polling after traffic (default 50 us): WEFT_UCX_SPIN_US.
+  if (const char* spin = std::getenv("WEFT_UCX_SPIN_US")) o.worker.spin = std::chrono::microseconds(std::atoi(spin));
   return o;
 }
 

@@ -60,8 +60,8 @@ void RegisterCollectiveOps(OpRegistry& r) {
       .Doc(std::string("All-reduce: every member gets merge_op (Add, Max, Min) over the members' inputs, then "
                        "final_op (Id, or Div: divided by group_size); bit-identical on every member. algorithm: "
                        "auto (shared memory when all members are in this process, else recursive_doubling up to "
-                       "64 KiB and ring above), shared, ring, recursive_doubling; chunk_bytes: the ring's pipeline "
-                       "chunk.") + kGroupDoc);
+                       "64 KiB and ring above, hierarchical when a task has several members), shared, ring, "
+                       "recursive_doubling, hierarchical; chunk_bytes: the ring's pipeline chunk.") + kGroupDoc);
   group(r.Register("CollectiveBroadcast")).Attr("source_rank", 0).Shape(UnchangedShape)
       .Doc(std::string("Broadcast: every member outputs the input of member `source_rank`; the others' inputs "
                        "give the expected shape (a different one is an error).") + kGroupDoc);

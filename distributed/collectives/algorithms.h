@@ -12,6 +12,10 @@
 // - recursive_doubling: log2(n) rounds of exchanging the whole tensor with rank ^ 2^k (ranks
 //   beyond the largest power of two first fold into a partner and get the result back at the end);
 //   both partners merge (lower rank, higher rank), so all members get the same bits.
+// - hierarchical (auto across processes when a task has several members): each task's first
+//   member (its leader) merges the task's inputs in rank order (handed over without copies), the
+//   leaders all-reduce across tasks (ring or recursive doubling by size), and each leader hands
+//   the result to its task's members. All members get the leaders' bits.
 // Broadcast: the source hands its input to every member (direct); the others check its shape.
 // AllGather: inputs of one shape [d0, ...] concatenated along dim 0 in rank order: [n*d0, ...].
 // ReduceScatter: input [d0, ...]; rank r gets rows [start_r, start_r + rows_r) of the reduction,
@@ -36,6 +40,7 @@ std::string ChooseAllReduce(const CollectiveParams& p, int64_t bytes);
 void SharedAllReduce(const std::shared_ptr<Collective>& c, const Tensor& input);
 void RingAllReduce(const std::shared_ptr<Collective>& c, const Tensor& input);
 void RecursiveDoublingAllReduce(const std::shared_ptr<Collective>& c, const Tensor& input);
+void HierarchicalAllReduce(const std::shared_ptr<Collective>& c, const Tensor& input);
 void Broadcast(const std::shared_ptr<Collective>& c, const Tensor& input);
 void AllGather(const std::shared_ptr<Collective>& c, const Tensor& input);
 void ReduceScatter(const std::shared_ptr<Collective>& c, const Tensor& input);

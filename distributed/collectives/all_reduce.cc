@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <set>
 
 #include "distributed/collectives/algorithms.h"
 
@@ -32,6 +33,9 @@ void CheckShape(const Collective& c, int from, const Tensor& got, const Tensor& 
 // Element range [begin, end) of part `i` of `n` equal parts of `total`.
 int64_t PartBegin(int64_t total, int n, int i) { return total * i / n; }
 
+// Slices up to this size are merged without a thread hand-over (shared algorithm).
+constexpr size_t kInlineSliceBytes = 64 << 10;
+
 // The same in whole units of `unit` elements (the last part ends at `total`), so that every
 // part starts aligned and is sent without a copy.
 int64_t AlignedPartBegin(int64_t total, int n, int i, int64_t unit) {
@@ -45,10 +49,13 @@ std::string ChooseAllReduce(const CollectiveParams& p, int64_t bytes) {
   const std::string& a = p.algorithm;
   if (a == "auto") {
     if (AllInOneTask(p.devices)) return "shared";
+    std::set<std::string> tasks;
+    for (const std::string& d : p.devices) tasks.insert(TaskOf(d));
+    if (tasks.size() < p.devices.size()) return "hierarchical";
     return bytes <= kRecursiveDoublingMaxBytes ? "recursive_doubling" : "ring";
   }
-  WEFT_REQUIRE(a == "shared" || a == "ring" || a == "recursive_doubling",
-               "{}: algorithm must be auto, shared, ring or recursive_doubling, got '{}'", p.what, a);
+  WEFT_REQUIRE(a == "shared" || a == "ring" || a == "recursive_doubling" || a == "hierarchical",
+               "{}: algorithm must be auto, shared, ring, recursive_doubling or hierarchical, got '{}'", p.what, a);
   WEFT_REQUIRE(a != "shared" || AllInOneTask(p.devices),
                "{}: algorithm 'shared' needs every member in this process, but group_devices span tasks", p.what);
   return a;
@@ -82,8 +89,10 @@ void SharedAllReduce(const std::shared_ptr<Collective>& c, const Tensor& input) 
     }
     if (--st->done_pending == 0) cp->Finish(st->out);
   };
-  auto arrived = [cp, st, reduce_slice] {
-    if (--st->pending == 0) cp->RunLocal(reduce_slice);
+  // A small slice is merged on whichever thread brings the last input; a thread hand-over costs more.
+  const bool cheap = input.bytes() / static_cast<size_t>(n) <= kInlineSliceBytes;
+  auto arrived = [cp, st, reduce_slice, cheap] {
+    if (--st->pending == 0) cp->RunLocal(reduce_slice, cheap);
   };
   if (r == 0) {
     st->out = Tensor(input.dtype(), input.shape());
@@ -173,32 +182,42 @@ struct Ring : std::enable_shared_from_this<Ring> {
     int64_t lo, len;
     Range(r - t - 1, j, &lo, &len);
     c->Recv(prev, fmt::format("rs{}/{}", t, j), len, [self = shared_from_this(), t, j, lo, len](const Tensor& got) {
-      const CollectiveParams& p = self->c->params();
-      MergeInto(got.dtype(), p.merge, At(self->out, lo), got.raw_data(), At(self->out, lo), len);
-      if (t < self->n - 2) {
-        self->c->Send(self->next, fmt::format("rs{}/{}", t + 1, j), FlatSlice(self->out, lo, len));
-        self->Scatter(t + 1, j);
-      } else {
-        if (p.divide) DivideInPlace(got.dtype(), At(self->out, lo), len, self->n);
-        self->c->Send(self->next, fmt::format("ag0/{}", j), FlatSlice(self->out, lo, len));
-        self->Gather(0, j);
-      }
-      self->FinishedOne();
+      self->c->RunLocal([self, t, j, lo, len, got] { self->Scattered(t, j, lo, len, got); }, Cheap(got));
     });
+  }
+  void Scattered(int t, int64_t j, int64_t lo, int64_t len, const Tensor& got) {
+    const CollectiveParams& p = c->params();
+    MergeInto(got.dtype(), p.merge, At(out, lo), got.raw_data(), At(out, lo), len);
+    if (t < n - 2) {
+      c->Send(next, fmt::format("rs{}/{}", t + 1, j), FlatSlice(out, lo, len));
+      Scatter(t + 1, j);
+    } else {
+      if (p.divide) DivideInPlace(got.dtype(), At(out, lo), len, n);
+      c->Send(next, fmt::format("ag0/{}", j), FlatSlice(out, lo, len));
+      Gather(0, j);
+    }
+    FinishedOne();
   }
   // All-gather step t of piece j: receive the complete segment r - t from prev, keep it, pass it on.
   void Gather(int t, int64_t j) {
     int64_t lo, len;
     Range(r - t, j, &lo, &len);
     c->Recv(prev, fmt::format("ag{}/{}", t, j), len, [self = shared_from_this(), t, j, lo, len](const Tensor& got) {
-      if (len > 0) std::memcpy(At(self->out, lo), got.raw_data(), got.bytes());
-      if (t < self->n - 2) {
+      if (t < self->n - 2) {  // pass it on first: the copy below need not delay the next member
         self->c->Send(self->next, fmt::format("ag{}/{}", t + 1, j), got);
         self->Gather(t + 1, j);
       }
-      self->FinishedOne();
+      self->c->RunLocal(
+          [self, lo, len, got] {
+            if (len > 0) std::memcpy(At(self->out, lo), got.raw_data(), got.bytes());
+            self->FinishedOne();
+          },
+          Cheap(got));
     });
   }
+  // Chunks this small are merged or copied on the thread that received them (often the
+  // transport's progress thread); larger ones on the collective pool, so receiving goes on.
+  static bool Cheap(const Tensor& t) { return t.bytes() < (256 << 10); }
 };
 
 }  // namespace
@@ -213,7 +232,10 @@ void RingAllReduce(const std::shared_ptr<Collective>& c, const Tensor& input) {
   ring->total = input.num_elements();
   const int64_t elem = static_cast<int64_t>(DTypeSize(input.dtype()));
   ring->unit = std::max<int64_t>(1, static_cast<int64_t>(kTensorAlignment) / elem);
-  ring->chunk = std::max<int64_t>(1, c->params().chunk_bytes / elem);
+  // At least 4 chunks per segment (down to 64 KiB), so even mid-sized tensors are pipelined.
+  const int64_t segment_bytes = ring->total * elem / ring->n;
+  const int64_t chunk_bytes = std::min(c->params().chunk_bytes, std::max<int64_t>(segment_bytes / 4, 64 << 10));
+  ring->chunk = std::max<int64_t>(1, chunk_bytes / elem);
   ring->chunk = (ring->chunk + ring->unit - 1) / ring->unit * ring->unit;
   int64_t longest = 0;
   for (int s = 0; s < ring->n; ++s) {
@@ -263,6 +285,93 @@ void RecursiveDoublingAllReduce(const std::shared_ptr<Collective>& c, const Tens
     });
   } else {
     rd->Round(1);
+  }
+}
+
+void HierarchicalAllReduce(const std::shared_ptr<Collective>& c, const Tensor& input) {
+  const CollectiveParams& p = c->params();
+  const int r = c->rank();
+  // Tasks in order of their first member; a task's leader is its first member.
+  std::vector<std::string> tasks;
+  std::vector<int> leaders, local;  // local: this task's members, rank order
+  for (int m = 0; m < c->size(); ++m) {
+    const std::string t = TaskOf(p.devices[static_cast<size_t>(m)]);
+    if (std::find(tasks.begin(), tasks.end(), t) == tasks.end()) {
+      tasks.push_back(t);
+      leaders.push_back(m);
+    }
+    if (t == TaskOf(p.devices[static_cast<size_t>(r)])) local.push_back(m);
+  }
+  const int leader = local.front();
+  const int64_t total = input.num_elements();
+  if (r != leader) {
+    c->Send(leader, "h_in", input);
+    c->Recv(leader, "h_out", total, [cp = c.get()](const Tensor& t) { cp->Finish(t); });
+    return;
+  }
+  struct State {
+    std::vector<Tensor> inputs;
+    std::atomic<int> pending;
+  };
+  auto st = std::make_shared<State>();
+  st->inputs.resize(local.size());
+  st->inputs[0] = input;
+  st->pending = static_cast<int>(local.size()) - 1;
+  const int task = static_cast<int>(std::find(leaders.begin(), leaders.end(), r) - leaders.begin());
+  // Across tasks: the leaders' all-reduce, as a collective of its own; then the hand-out.
+  auto across = [c, st, local, leaders, task, total] {
+    const CollectiveParams& q = c->params();
+    Tensor merged = st->inputs[0];
+    if (st->inputs.size() > 1) {
+      merged = Tensor(merged.dtype(), merged.shape());
+      MergeInto(merged.dtype(), q.merge, merged.raw_data(), st->inputs[0].raw_data(), st->inputs[1].raw_data(), total);
+      for (size_t k = 2; k < st->inputs.size(); ++k) {
+        MergeInto(merged.dtype(), q.merge, merged.raw_data(), merged.raw_data(), st->inputs[k].raw_data(), total);
+      }
+    }
+    st->inputs.clear();
+    CollectiveParams sub = q;
+    sub.group_size = static_cast<int>(leaders.size());
+    sub.rank = task;
+    sub.devices.clear();
+    for (int l : leaders) sub.devices.push_back(q.devices[static_cast<size_t>(l)]);
+    sub.divide = false;  // by the whole group's size, below
+    sub.algorithm = merged.bytes() <= static_cast<size_t>(kRecursiveDoublingMaxBytes) ? "recursive_doubling" : "ring";
+    auto leaders_done = [c, local](const Status& s, const Tensor& sum) {
+      if (!s.ok()) {
+        c->Fail(s);
+        return;
+      }
+      Tensor out = sum;
+      if (c->params().divide) {  // a new tensor: the other leaders may still read `sum`'s buffer
+        out = Copy(sum);
+        DivideInPlace(out.dtype(), out.raw_data(), out.num_elements(), c->size());
+      }
+      for (size_t k = 1; k < local.size(); ++k) c->Send(local[k], "h_out", out);
+      c->Finish(out);
+    };
+    auto lc = Collective::Create(sub, c->rendezvous(), leaders_done);
+    lc->Start(merged.dtype());
+    if (sub.group_size == 1) {
+      lc->Finish(merged);
+    } else if (sub.algorithm == "ring") {
+      RingAllReduce(lc, merged);
+    } else {
+      RecursiveDoublingAllReduce(lc, merged);
+    }
+    lc->EndStart();
+  };
+  if (local.size() == 1) {
+    across();
+    return;
+  }
+  for (size_t k = 1; k < local.size(); ++k) {
+    const int m = local[k];
+    c->Recv(m, "h_in", total, [cp = c.get(), st, k, m, input, across](const Tensor& t) {
+      CheckShape(*cp, m, t, input);
+      st->inputs[k] = t;
+      if (--st->pending == 0) cp->RunLocal(across);
+    });
   }
 }
 

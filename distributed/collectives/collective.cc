@@ -70,10 +70,9 @@ class Watchdog {
   std::thread thread_;
 };
 
-// "/job:J/replica:R/task:T" of a full device name (everything before "/device:").
-std::string TaskOf(const std::string& device) { return device.substr(0, device.find("/device:")); }
-
 }  // namespace
+
+std::string TaskOf(const std::string& device) { return device.substr(0, device.find("/device:")); }
 
 std::vector<std::string> ParseGroupDevices(const std::string& attr, int group_size, int rank,
                                            const std::string& own_device, const std::string& what) {
@@ -176,7 +175,7 @@ void Collective::Leave() {
     status = std::move(deferred_status_);
     output = std::move(deferred_output_);
   }
-  done_(status, output);
+  Deliver(status, output);
 }
 
 void Collective::End(const Status& status, const Tensor& output) {
@@ -189,6 +188,21 @@ void Collective::End(const Status& status, const Tensor& output) {
       deferred_output_ = output;
       return;
     }
+  }
+  Deliver(status, output);
+}
+
+ThreadPool& Collective::Pool() {
+  static ThreadPool pool(HardwareThreads(), "collective");
+  return pool;
+}
+
+void Collective::Deliver(const Status& status, const Tensor& output) {
+  // Across processes the end often comes on the transport's progress thread: what follows the
+  // collective (the executor runs the next kernels) must not run there.
+  if (p_.complete_on_pool && std::this_thread::get_id() != start_thread_) {
+    Pool().Schedule([done = done_, status, output] { done(status, output); });
+    return;
   }
   done_(status, output);
 }
@@ -237,7 +251,7 @@ void Collective::Recv(int from, const std::string& what, int64_t expect_elements
       });
 }
 
-void Collective::RunLocal(std::function<void()> fn) {
+void Collective::RunLocal(std::function<void()> fn, bool cheap) {
   Enter();  // held until the task ran, wherever it runs
   auto guarded = [self = shared_from_this(), fn = std::move(fn)] {
     Activity active(self.get());
@@ -248,11 +262,10 @@ void Collective::RunLocal(std::function<void()> fn) {
       self->Fail(e.status());
     }
   };
-  if (starting_.load() && std::this_thread::get_id() == start_thread_) {
+  if (cheap || (starting_.load() && std::this_thread::get_id() == start_thread_)) {
     guarded();
   } else {
-    static ThreadPool pool(HardwareThreads(), "collective");
-    pool.Schedule(std::move(guarded));
+    Pool().Schedule(std::move(guarded));
   }
 }
 

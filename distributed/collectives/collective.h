@@ -43,12 +43,18 @@ struct CollectiveParams {
   std::string algorithm = "auto";  // AllReduce: auto, shared, ring, recursive_doubling
   int64_t chunk_bytes = 1 << 20;   // ring: the pipeline's chunk
   std::chrono::milliseconds timeout{60000};
+  // `done` runs on the collective pool unless on the starting thread (the kernels set it across
+  // processes: the end often comes on UCX's progress thread, where the executor's next kernels
+  // must not run).
+  bool complete_on_pool = false;
 };
 
 // Splits the comma-separated `group_devices` attr; checks there are group_size distinct names and
 // that `own_device` is the rank-th. `what` names the node in errors.
 std::vector<std::string> ParseGroupDevices(const std::string& attr, int group_size, int rank,
                                            const std::string& own_device, const std::string& what);
+// "/job:J/replica:R/task:T" of a full device name (everything before "/device:").
+std::string TaskOf(const std::string& device);
 // True when every device is in the task (process) of the first ("/job:J/replica:R/task:T").
 bool AllInOneTask(const std::vector<std::string>& devices);
 // The rendezvous key of a message from member `from` to member `to`.
@@ -68,6 +74,7 @@ class Collective : public std::enable_shared_from_this<Collective> {
   const CollectiveParams& params() const { return p_; }
   int rank() const { return p_.rank; }
   int size() const { return p_.group_size; }
+  Rendezvous* rendezvous() const { return rendezvous_; }
 
   // Hands `value` to member `to`; a failure ends the collective with it.
   void Send(int to, const std::string& what, const Tensor& value);
@@ -79,7 +86,8 @@ class Collective : public std::enable_shared_from_this<Collective> {
   // Runs `fn` now when called on the thread that started this member, else on the process's
   // collective thread pool (so members started on different threads reduce in parallel; not on a
   // device's intra-op pool, whose threads must never run what follows the collective).
-  void RunLocal(std::function<void()> fn);
+  // `cheap` work runs at once on any thread (a hand-over to the pool would cost more).
+  void RunLocal(std::function<void()> fn, bool cheap = false);
   void Finish(const Tensor& output);
   void Fail(const Status& status);
   bool ended() const { return ended_.load(); }
@@ -108,6 +116,8 @@ class Collective : public std::enable_shared_from_this<Collective> {
     Collective* c_;
   };
   void End(const Status& status, const Tensor& output);
+  void Deliver(const Status& status, const Tensor& output);
+  static ThreadPool& Pool();  // the process's collective thread pool
 
   CollectiveParams p_;
   Rendezvous* rendezvous_;

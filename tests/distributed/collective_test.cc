@@ -4,10 +4,12 @@
 
 #include <atomic>
 #include <cstring>
+#include <future>
 #include <random>
 #include <thread>
 
 #include "distributed/collectives/algorithms.h"
+#include "distributed/rendezvous.h"
 #include "graph/session.h"
 #include "ops/collective.h"
 #include "ops/framework.h"
@@ -357,4 +359,63 @@ TEST_CASE("collectives: Session::Cancel ends a collective that waits for a membe
   finished = true;
   canceller.join();
   CHECK(code == Code::kCancelled);
+}
+
+TEST_CASE("collectives: hierarchical all-reduce when tasks have several members (2x2, 1+2)") {
+  // Devices of two tasks; one LocalRendezvous stands for the step's rendezvous of both.
+  const std::vector<std::vector<std::string>> layouts = {
+      {"/job:worker/replica:0/task:0/device:CPU:0", "/job:worker/replica:0/task:0/device:CPU:1",
+       "/job:worker/replica:0/task:1/device:CPU:0", "/job:worker/replica:0/task:1/device:CPU:1"},
+      {"/job:worker/replica:0/task:0/device:CPU:0", "/job:worker/replica:0/task:1/device:CPU:0",
+       "/job:worker/replica:0/task:1/device:CPU:1"}};
+  for (const auto& devices : layouts) {
+    for (int64_t elems : {0, 7, 100000}) {
+      const int n = static_cast<int>(devices.size());
+      CAPTURE(n);
+      CAPTURE(elems);
+      const TensorShape shape({elems});
+      LocalRendezvous rendezvous;
+      std::vector<std::future<Tensor>> results;
+      std::vector<std::thread> threads;
+      for (int r = 0; r < n; ++r) {
+        CollectiveParams p;
+        p.what = "test";
+        p.group_size = n;
+        p.rank = r;
+        p.group_key = 1;
+        p.instance_key = 1;
+        p.devices = devices;
+        p.divide = true;
+        p.chunk_bytes = 4096;
+        p.timeout = std::chrono::seconds(20);
+        REQUIRE(ChooseAllReduce(p, elems * 4) == "hierarchical");
+        auto promise = std::make_shared<std::promise<Tensor>>();
+        results.push_back(promise->get_future());
+        threads.emplace_back([p, promise, &rendezvous, dt = DType::kFloat32, shape, r] {
+          auto c = Collective::Create(p, &rendezvous, [promise](const Status& s, const Tensor& out) {
+            if (s.ok()) {
+              promise->set_value(out);
+            } else {
+              promise->set_exception(std::make_exception_ptr(Error(s)));
+            }
+          });
+          c->Start(dt);
+          HierarchicalAllReduce(c, Input(dt, shape, r));
+          c->EndStart();
+        });
+      }
+      for (std::thread& t : threads) t.join();
+      std::vector<Tensor> outs;
+      for (auto& f : results) {
+        REQUIRE(f.wait_for(std::chrono::seconds(30)) == std::future_status::ready);
+        outs.push_back(f.get());
+      }
+      // Inputs are small integers, so any order of summation gives the exact mean.
+      const std::vector<double> want = Reduced(DType::kFloat32, shape, n, "Add", true);
+      for (const Tensor& t : outs) {
+        CHECK(AsDoubles(t) == want);
+        CHECK(std::memcmp(t.raw_data(), outs[0].raw_data(), t.bytes()) == 0);
+      }
+    }
+  }
 }

@@ -203,7 +203,8 @@ void Handshake(UcxRendezvousMgr& mgr, int in_fd, int out_fd, int peer) {
 const char* const kTransports[] = {"tcp,self", "posix,sysv,cma,self,tcp"};
 
 // One task's member of all-reduces (ring with a small chunk, and recursive doubling) with the other
-// task through UcxRendezvous; checks the sum of both tasks' inputs, bit for bit.
+// task through UcxRendezvous, then its two members of hierarchical all-reduces; checks the sums of
+// all members' inputs, bit for bit.
 void CollectiveMember(UcxRendezvousMgr& mgr, int task) {
   uint64_t step = 1000;
   for (const char* algorithm : {"ring", "recursive_doubling"}) {
@@ -251,6 +252,47 @@ void CollectiveMember(UcxRendezvousMgr& mgr, int task) {
       CHECK(SameTensor(got.value, want));
       mgr.Cleanup(step);
     }
+  }
+  // Hierarchical: 2 members per task (CPU:0 and CPU:1), ranks 2 * task + d; only the leaders
+  // (CPU:0) talk across the tasks.
+  for (int64_t elems : {3, 100000}) {
+    CAPTURE(elems);
+    auto r = mgr.Find(++step);
+    std::vector<std::future<Received>> results;
+    std::vector<std::shared_ptr<Collective>> members;
+    auto value = [](int rank, int64_t i) { return static_cast<float>((i * 3 + rank * 5) % 41); };  // exact sums
+    for (int d = 0; d < 2; ++d) {
+      CollectiveParams p;
+      p.what = "test hierarchical all-reduce";
+      p.group_size = 4;
+      p.rank = 2 * task + d;
+      p.group_key = 2;
+      p.instance_key = elems;
+      for (int m = 0; m < 4; ++m) p.devices.push_back(fmt::format("/job:worker/replica:0/task:{}/device:CPU:{}", m / 2, m % 2));
+      p.timeout = std::chrono::seconds(20);
+      REQUIRE(ChooseAllReduce(p, elems * 4) == "hierarchical");
+      auto promise = std::make_shared<std::promise<Received>>();
+      results.push_back(promise->get_future());
+      members.push_back(Collective::Create(p, r.get(), [promise](const Status& s, const Tensor& out) {
+        promise->set_value({s, out, false, 0});
+      }));
+    }
+    for (int d = 0; d < 2; ++d) {
+      Tensor in(DType::kFloat32, TensorShape({elems}));
+      for (int64_t i = 0; i < elems; ++i) in.data<float>()[i] = value(2 * task + d, i);
+      members[static_cast<size_t>(d)]->Start(DType::kFloat32);
+      HierarchicalAllReduce(members[static_cast<size_t>(d)], in);
+      members[static_cast<size_t>(d)]->EndStart();
+    }
+    Tensor want(DType::kFloat32, TensorShape({elems}));
+    for (int64_t i = 0; i < elems; ++i) want.data<float>()[i] = value(0, i) + value(1, i) + value(2, i) + value(3, i);
+    for (auto& f : results) {
+      REQUIRE(f.wait_for(std::chrono::seconds(30)) == std::future_status::ready);
+      Received got = f.get();
+      REQUIRE_MESSAGE(got.status.ok(), got.status.ToString());
+      CHECK(SameTensor(got.value, want));
+    }
+    mgr.Cleanup(step);
   }
 }
 
@@ -337,7 +379,7 @@ TEST_CASE("ucx: every dtype and size arrives intact, eager and by rendezvous, ov
   }
 }
 
-TEST_CASE("ucx: ring and recursive-doubling all-reduce between two processes through UcxRendezvous") {
+TEST_CASE("ucx: ring, recursive-doubling and hierarchical all-reduce between two processes through UcxRendezvous") {
   for (const std::string tls : kTransports) {
     CAPTURE(tls);
     Child child("collective", tls);

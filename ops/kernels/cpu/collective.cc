@@ -58,6 +58,7 @@ class CollectiveOp : public AsyncOpKernel {
       std::call_once(devices_once_, [&] {
         params_.devices = ParseGroupDevices(node().attr<std::string>("group_devices"), params_.group_size,
                                             params_.rank, ctx->device().device_name, params_.what);
+        params_.complete_on_pool = !AllInOneTask(params_.devices);
       });
       if (params_.group_size == 1) {
         WEFT_REQUIRE(kind_ != Kind::kAllGather || input.rank() >= 1,
@@ -94,6 +95,8 @@ class CollectiveOp : public AsyncOpKernel {
             SharedAllReduce(c, input);
           } else if (algorithm == "ring") {
             RingAllReduce(c, input);
+          } else if (algorithm == "hierarchical") {
+            HierarchicalAllReduce(c, input);
           } else {
             RecursiveDoublingAllReduce(c, input);
           }
