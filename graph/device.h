@@ -41,6 +41,8 @@ class DeviceSet {
   // CPU:0 .. CPU:n-1 of /job:`job`/replica:0/task:`task`, sharing `intra_op_threads` threads.
   static DeviceSet LocalCpus(int num_devices, int intra_op_threads, const std::string& job = "localhost",
                              int task = 0);
+  // Adds a device after these (a cluster's devices, described for placement: the client's task first).
+  void Add(std::unique_ptr<Device> device);
   const std::vector<std::unique_ptr<Device>>& devices() const { return devices_; }
   int size() const { return static_cast<int>(devices_.size()); }
   // The device with this full (or uniquely matching partial) name; null when none.

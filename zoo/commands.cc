@@ -478,7 +478,11 @@ int RunCommand(const std::vector<std::string>& args) {
   if (cmd == "evaluate") return Evaluate(args);
   if (cmd == "bench") return Bench(args);
   if (cmd == "graph") return GraphCommand(args);
-  throw UsageError(fmt::format("unknown command '{}' (commands: list, describe, train, evaluate, bench, graph)", cmd));
+#ifdef WEFT_ZOO_UCX
+  if (cmd == "server") return ServerCommand(args);
+#endif
+  throw UsageError(fmt::format("unknown command '{}' (commands: list, describe, train, evaluate, bench, graph{})", cmd,
+                               WEFT_ZOO_UCX_COMMANDS));
 }
 
 }  // namespace weft::zoo

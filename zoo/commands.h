@@ -36,6 +36,9 @@ class Flags {
 // Runs `args` (command first); returns the exit status.
 int RunCommand(const std::vector<std::string>& args);
 
+// `weft-zoo server` (zoo/commands_server.cc; built with UCX only): this task's server until stopped.
+int ServerCommand(const std::vector<std::string>& args);
+
 // The data a `--data` value names: "fashion-mnist", "mnist:DIR" or "synthetic" (a synthetic
 // set of `synthetic_shape` examples: 10,000 for training, 2,000 for test, one distribution).
 void LoadZooData(const std::string& spec, const TensorShape& synthetic_shape, train::ArrayData* train_data,
