@@ -22,6 +22,7 @@
 #include <map>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace weft::test {
 
@@ -60,7 +61,11 @@ struct Child {
   int to_child = -1, from_child = -1;
 
   // Runs `/proc/self/exe --test-case=<test_case>` with `env` added to the environment.
-  Child(const std::string& test_case, const std::map<std::string, std::string>& env) {
+  Child(const std::string& test_case, const std::map<std::string, std::string>& env)
+      : Child({"/proc/self/exe", "--test-case=" + test_case, "--no-intro"}, env, false) {}
+  // Runs the program argv[0] with `env` added; with `stdout_to_pipe`, its standard output is
+  // `from_child` (and `to_child` its standard input).
+  Child(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env, bool stdout_to_pipe) {
     int down[2], up[2];
     REQUIRE(pipe(down) == 0);
     REQUIRE(pipe(up) == 0);
@@ -71,9 +76,15 @@ struct Child {
       close(up[0]);
       for (const auto& [name, value] : env) setenv(name.c_str(), value.c_str(), 1);
       setenv("WEFT_TEST_CHILD_FDS", fmt::format("{},{}", down[0], up[1]).c_str(), 1);
+      if (stdout_to_pipe) {
+        dup2(down[0], 0);
+        dup2(up[1], 1);
+      }
       alarm(60);  // whatever happens, the child does not outlive the suite
-      const std::string arg = "--test-case=" + test_case;
-      execl("/proc/self/exe", "test_child", arg.c_str(), "--no-intro", nullptr);
+      std::vector<char*> args;
+      for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+      args.push_back(nullptr);
+      execv(args[0], args.data());
       _exit(127);
     }
     close(down[0]);

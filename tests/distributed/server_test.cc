@@ -11,6 +11,10 @@
 //              fails with Unavailable naming worker:1, and ps:0 ends the step and keeps serving
 #include <doctest/doctest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <future>
 
 #include "distributed/distributed_session.h"
@@ -125,6 +129,20 @@ std::string Request(int src, uint64_t id, const std::string& method, const std::
 }
 
 bool Has(const Status& s, const std::string& text) { return s.message().find(text) != std::string::npos; }
+
+// A port nobody listens on right now (for a cluster spec whose servers bind their spec port).
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);
+  socklen_t len = sizeof(a);
+  REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+  close(fd);
+  return ntohs(a.sin_port);
+}
 
 }  // namespace
 
@@ -245,4 +263,32 @@ TEST_CASE("server: a worker killed during a step fails the step with Unavailable
     }
     CHECK(left == 0);
   }
+}
+
+TEST_CASE("server: weft-zoo server serves a ps task from TF_CONFIG until SIGTERM") {
+  const int client_port = FreePort(), ps_port = FreePort();
+  const ClusterSpec spec = ClusterSpec::FromFlag(fmt::format("worker=127.0.0.1:{};ps=127.0.0.1:{}", client_port, ps_port));
+  const std::string tf_config = ClusterConfig{spec, TaskId{"ps", 0}}.ToTfConfig({"ps", 0});
+  Child ps({WEFT_ZOO_PATH, "server", "--threads", "1"}, {{"TF_CONFIG", tf_config}, {"UCX_TLS", "tcp,self"}}, true);
+  const std::string banner = ReadLine(ps.from_child, 20s);
+  CHECK_MESSAGE(banner.find(fmt::format("task ps:0 serving at ucx://127.0.0.1:{}", ps_port)) != std::string::npos, banner);
+  ServerOptions options = Options("tcp,self");
+  options.transport.listen_port_override = -1;  // the spec's port: the ps connects back to it
+  Server client(spec, {"worker", 0}, options);
+  Model plain(false), dist(true);
+  Session local(&plain.g);
+  {
+    DistributedSession remote(&dist.g, &client, {.step_timeout = 20s, .control_timeout = 15s});
+    // worker:1 does not exist in this cluster: its nodes fall back (soft placement) to this task.
+    local.Run({}, {}, {plain.init});
+    remote.Run({}, {}, {dist.init});
+    for (int step = 0; step < 2; ++step) {
+      auto a = local.Run({{plain.x, kX}}, {plain.loss, plain.dw}, {plain.train});
+      auto b = remote.Run({{dist.x, kX}}, {dist.loss, dist.dw}, {dist.train});
+      CHECK(a[0].scalar<float>()() == b[0].scalar<float>()());
+    }
+  }
+  REQUIRE(kill(ps.pid, SIGTERM) == 0);
+  CHECK(ReadLine(ps.from_child, 20s).find("task ps:0 stopping") != std::string::npos);
+  CHECK(ps.Wait(20s) == 0);
 }
