@@ -8,6 +8,7 @@
 //   weft-zoo bench mnist_cnn --batch-size 64 --threads 2 --json
 //   weft-zoo train mnist_cnn --strategy mirrored --devices 2 --batch-size 128
 //   weft-zoo graph mnist_cnn --devices 2 --partitioned -o mnist_cnn.png
+//   weft-zoo server --cluster 'worker=127.0.0.1:10090;ps=127.0.0.1:10091' --task ps:0
 //
 // Exit status: 0 on success, 1 when weft reports an error, 2 on a usage error.
 #include <csignal>
@@ -43,6 +44,9 @@ commands:
   graph MODEL -o FILE.dot|FILE.png [--devices N] [--strategy S] [--partitioned]
                             the training step's graph; --partitioned: one cluster per device
                             with the Send/Recv pairs (PNG through graphviz's dot)
+  server [--cluster SPEC --task JOB:I] [--devices N] [--threads N] [--recv-timeout-ms MS]
+                            this task's server (UCX builds), cluster from TF_CONFIG or the flags
+                            ('worker=h:p,h:p;ps=h:p', 'ps:0'); serves until SIGTERM / SIGINT
 )";
 
 }  // namespace
