@@ -19,6 +19,9 @@ struct Server::Step {
   uint64_t id = 0;
   CancellationManager cm;
   std::shared_ptr<UcxRendezvous> rendezvous;
+  // Keeps the executors alive while the step runs, even if the graph is deregistered meanwhile;
+  // released off the executor's thread (FinishStep), never inside the executor's own callback.
+  std::shared_ptr<Registered> graph;
 };
 
 Server::Server(ClusterSpec cluster, TaskId task, ServerOptions options) : options_(std::move(options)) {
@@ -130,10 +133,16 @@ std::shared_ptr<Server::Step> Server::StartStep(uint64_t step_id, Status* aborte
 }
 
 void Server::FinishStep(uint64_t step_id) {
+  std::shared_ptr<Registered> graph;
   {
     std::lock_guard<std::mutex> l(mu_);
-    running_.erase(step_id);
+    auto it = running_.find(step_id);
+    if (it != running_.end()) {
+      graph = std::move(it->second->graph);
+      running_.erase(it);
+    }
   }
+  if (graph.use_count() == 1) control_pool_->Schedule([graph] {});  // deregistered meanwhile: destroy elsewhere
   stopped_cv_.notify_all();
   mgr_->Cleanup(step_id);  // every Recv of this task's partitions has completed
 }
@@ -180,6 +189,7 @@ void Server::RunStep(RunStepRequest request, std::function<void(const Status&, R
     done(aborted, {});
     return;
   }
+  step->graph = reg;
   struct State {
     std::mutex mu;
     size_t pending;
@@ -188,10 +198,16 @@ void Server::RunStep(RunStepRequest request, std::function<void(const Status&, R
   auto state = std::make_shared<State>();
   state->pending = reg->parts.size();
   auto fetches = std::make_shared<std::vector<int64_t>>(std::move(request.fetches));
-  for (const auto& part : reg->parts) {
+  const std::vector<Executor*> parts = [&] {
+    std::vector<Executor*> p;
+    for (const auto& e : reg->parts) p.push_back(e.get());
+    return p;
+  }();
+  reg.reset();  // the step holds the graph now
+  for (Executor* part : parts) {
     part->RunAsync({.step_id = static_cast<int64_t>(step->id), .frame = frame.get(), .rendezvous = step->rendezvous.get(),
                     .cancellation = &step->cm},
-                   [this, reg, step, frame, state, fetches, done](Status s) {
+                   [this, step, frame, state, fetches, done](Status s) {
                      if (!s.ok()) {
                        step->rendezvous->StartAbort(s);
                        step->cm.StartCancel(s);
