@@ -14,7 +14,8 @@
 // `step_timeout`) aborts the step on every task (AbortStep: pending Recvs fail, kernels are
 // cancelled) and Run throws the first primary error, naming the task, within step_timeout plus
 // a bounded grace. Unconstrained nodes (and feeds and fetches) go to the client's task's CPU:0.
-// Thread-safe like Session.
+// Thread-safe like Session. Also a Session's RemoteRunner (SessionOptions::remote): a Session
+// whose steps run on the cluster, as ParameterServerStrategy's models use.
 #pragma once
 
 #include <atomic>
@@ -28,6 +29,7 @@
 
 #include "distributed/server/server.h"
 #include "graph/graph.h"
+#include "graph/session.h"
 
 namespace weft {
 
@@ -42,15 +44,15 @@ struct DistributedSessionOptions {
   std::chrono::milliseconds control_timeout{10000};
 };
 
-class DistributedSession {
+class DistributedSession : public RemoteRunner {
  public:
   // server: this process's task, not owned, outlives the session. Asks every other task for its
   // devices (Health): throws Unavailable / DeadlineExceeded naming a task that does not answer.
   DistributedSession(Graph* graph, Server* server, DistributedSessionOptions options = {});
-  ~DistributedSession();  // deregisters the graphs on every task (bounded)
+  ~DistributedSession() override;  // deregisters the graphs on every task (bounded)
 
   std::vector<Tensor> Run(const std::vector<std::pair<Output, Tensor>>& feeds, const std::vector<Output>& fetches,
-                          const std::vector<Node*>& targets = {});
+                          const std::vector<Node*>& targets = {}) override;
   // The devices of the cluster (this task's first) and the task each compiled partition went to.
   const DeviceSet& devices() const { return devices_; }
   std::vector<std::pair<std::string, std::string>> Partitions(const std::vector<Output>& feeds,

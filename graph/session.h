@@ -14,6 +14,7 @@
 // several threads; the graph must not change while a Run is compiling.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -26,6 +27,17 @@
 
 namespace weft {
 
+class Session;
+
+// Runs a Session's steps somewhere else: DistributedSession (distributed/distributed_session.h)
+// runs them over a cluster's servers. Made once per Session by SessionOptions::remote.
+class RemoteRunner {
+ public:
+  virtual ~RemoteRunner() = default;
+  virtual std::vector<Tensor> Run(const std::vector<std::pair<Output, Tensor>>& feeds,
+                                  const std::vector<Output>& fetches, const std::vector<Node*>& targets) = 0;
+};
+
 struct SessionOptions {
   int inter_op_threads = 0;  // 0: hardware threads
   int intra_op_threads = 0;  // 0: hardware threads (split among the CPU devices)
@@ -34,6 +46,9 @@ struct SessionOptions {
   int num_cpu_devices = 1;     // CPU:0 .. CPU:n-1 (virtual devices: each a parallel replica)
   bool soft_placement = true;  // a node whose requested device cannot run it goes elsewhere
   bool fuse_ops = true;  // FuseNnOps (graph/passes.h): conv + bias + relu, max-pool grad + relu grad
+  // When set, every Run goes to the runner it makes for the graph (a cluster's servers hold the
+  // variables then: vars() and Partitions() describe nothing; traces are not recorded).
+  std::function<std::unique_ptr<RemoteRunner>(Graph*)> remote;
 };
 
 class Session {
@@ -78,6 +93,7 @@ class Session {
   std::map<std::string, std::shared_ptr<Compiled>> cache_;
   std::atomic<int64_t> next_step_id_{1};
   std::map<int64_t, CancellationManager*> running_;
+  std::unique_ptr<RemoteRunner> remote_;
 };
 
 }  // namespace weft

@@ -7,6 +7,8 @@
 //   errors     a kernel error on ps:0 (an uninitialized variable) fails the step naming ps:0 and the
 //              next step works; malformed, truncated and unknown control requests get error replies
 //              and the server keeps serving; an unknown graph handle is NotFound
+//   ps         ParameterServerStrategy (1 ps, 2 workers, sync) trains mnist_cnn to the weights
+//              single-process training of the same global batch reaches (1e-5)
 //   kill       worker:1 is stopped during a step (ps:0 is seen running it) and killed: the client
 //              fails with Unavailable naming worker:1, and ps:0 ends the step and keeps serving
 #include <doctest/doctest.h>
@@ -18,6 +20,7 @@
 #include <future>
 
 #include "distributed/distributed_session.h"
+#include "distributed/ps_strategy.h"
 #include "graph/gradients.h"
 #include "graph/session.h"
 #include "ops/framework.h"
@@ -25,6 +28,9 @@
 #include "ops/nn.h"
 #include "ops/state.h"
 #include "tests/distributed/child_process.h"
+#include "train/datasets.h"
+#include "train/model.h"
+#include "zoo/models.h"
 
 using namespace weft;
 using weft::test::Child;
@@ -291,4 +297,65 @@ TEST_CASE("server: weft-zoo server serves a ps task from TF_CONFIG until SIGTERM
   REQUIRE(kill(ps.pid, SIGTERM) == 0);
   CHECK(ReadLine(ps.from_child, 20s).find("task ps:0 stopping") != std::string::npos);
   CHECK(ps.Wait(20s) == 0);
+}
+
+namespace {
+
+// mnist_cnn, 4 steps of global batch 64 (seeded): in one process, or with `strategy`'s scope.
+std::unique_ptr<train::Model> TrainCnn(const Strategy* strategy) {
+  static const train::ArrayData data = train::Synthetic(64 * 4, {28, 28, 1}, 10, 3);
+  std::optional<Strategy::ScopeGuard> scope;
+  if (strategy != nullptr) scope.emplace(strategy);
+  std::unique_ptr<train::Model> m = zoo::FindZooModel("mnist_cnn").build({28, 28, 1}, 10);
+  train::CompileOptions o;
+  o.loss = train::SparseCategoricalCrossentropy(/*from_logits=*/true);
+  o.optimizer = train::SGD(0.05, 0.9);
+  o.session.inter_op_threads = 2;
+  o.session.intra_op_threads = 1;
+  o.seed = 7;
+  m->Compile(o);
+  train::FitOptions fo;
+  fo.batch_size = 64;
+  fo.epochs = 1;
+  fo.steps_per_epoch = 4;
+  fo.shuffle_seed = 11;
+  fo.verbose = 0;
+  m->Fit(data.x, data.y, fo);
+  return m;
+}
+
+double MaxRelativeDifference(const Tensor& a, const Tensor& b) {
+  double worst = 0, scale = 1e-6;
+  for (int64_t i = 0; i < a.num_elements(); ++i) scale = std::max(scale, std::abs(a.ElementAsDouble(i)));
+  for (int64_t i = 0; i < a.num_elements(); ++i) {
+    worst = std::max(worst, std::abs(a.ElementAsDouble(i) - b.ElementAsDouble(i)) / scale);
+  }
+  return worst;
+}
+
+}  // namespace
+
+TEST_CASE("server: ParameterServerStrategy (1 ps, 2 workers, sync) trains mnist_cnn like one process") {
+  TestCluster cluster("sm,self,tcp");
+  ParameterServerStrategy strategy(cluster.client.get(), {.step_timeout = 30s, .control_timeout = 15s});
+  CHECK(strategy.num_replicas_in_sync() == 2);
+  CHECK(strategy.variable_devices() == std::vector<std::string>{"/job:ps/replica:0/task:0/device:CPU:0"});
+  OneDeviceStrategy one("/device:CPU:0");
+  auto reference = TrainCnn(&one);
+  auto ps = TrainCnn(&strategy);
+  CHECK(ps->step() == 4);
+  // Every weight lives on ps:0 (this process's server holds none of them).
+  std::vector<Output> weights;
+  for (const std::string& name : reference->VariableNames()) {
+    if (name == "step") continue;
+    weights.push_back(ps->session()->graph()->FindOutput(name));
+    CHECK(cluster.client->vars().Find(name) == nullptr);
+  }
+  CHECK(weights.size() >= 4);
+  const std::vector<Tensor> values = ps->session()->Run({}, weights);
+  for (size_t i = 0; i < weights.size(); ++i) {
+    const std::string name = weights[i].node->name();
+    CAPTURE(name);
+    CHECK(MaxRelativeDifference(reference->session()->vars().Find(name)->value, values[i]) < 1e-5);
+  }
 }
