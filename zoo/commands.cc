@@ -43,7 +43,11 @@ std::unique_ptr<Strategy> MakeStrategy(const Flags& f) {
   if (name == "one_device") return std::make_unique<OneDeviceStrategy>("/device:CPU:0");
   if (name == "mirrored") return std::make_unique<MirroredStrategy>(devices);
   if (name == "central_storage") return std::make_unique<CentralStorageStrategy>(devices);
-  throw UsageError(fmt::format("--strategy must be none, one_device, mirrored or central_storage, got '{}'", name));
+#ifdef WEFT_ZOO_UCX
+  if (name == "parameter_server") return MakeParameterServerStrategy();  // TF_CONFIG: this is the client's task
+#endif
+  throw UsageError(fmt::format("--strategy must be one of none, one_device, mirrored, central_storage{}; got '{}'",
+                               WEFT_ZOO_UCX_COMMANDS[0] != '\0' ? ", parameter_server" : "", name));
 }
 
 // Rows [begin, end) of an [N, ...] tensor, copied.

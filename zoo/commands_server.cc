@@ -1,4 +1,5 @@
-// `weft-zoo server`: runs this task's server (distributed/server/server.h) until SIGTERM or SIGINT.
+// `weft-zoo server`: runs this task's server (distributed/server/server.h) until SIGTERM or SIGINT;
+// and `--strategy parameter_server` for `weft-zoo train` (this process is the client's task).
 //
 //   TF_CONFIG='{"cluster": {"worker": ["127.0.0.1:10090"], "ps": ["127.0.0.1:10091"]},
 //               "task": {"type": "ps", "index": 0}}' weft-zoo server
@@ -8,6 +9,7 @@
 
 #include <cstdio>
 
+#include "distributed/ps_strategy.h"
 #include "distributed/server/server.h"
 #include "zoo/commands.h"
 
@@ -39,6 +41,24 @@ int ServerCommand(const std::vector<std::string>& args) {
   std::printf("weft-zoo server: task %s stopping (signal %d)\n", server.task().ToString().c_str(), sig);
   std::fflush(stdout);
   return 0;
+}
+
+namespace {
+
+// ParameterServerStrategy with the server of this process's task (from TF_CONFIG) inside it.
+struct ServerHolder {
+  std::unique_ptr<Server> server;
+};
+class OwningParameterServerStrategy : private ServerHolder, public ParameterServerStrategy {
+ public:
+  explicit OwningParameterServerStrategy(std::unique_ptr<Server> s)
+      : ServerHolder{std::move(s)}, ParameterServerStrategy(server.get()) {}
+};
+
+}  // namespace
+
+std::unique_ptr<Strategy> MakeParameterServerStrategy() {
+  return std::make_unique<OwningParameterServerStrategy>(std::make_unique<Server>(ClusterConfig::FromEnvironment()));
 }
 
 }  // namespace weft::zoo

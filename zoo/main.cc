@@ -35,6 +35,8 @@ commands:
       --checkpoint-dir DIR  save after every epoch   --resume  continue from DIR's latest checkpoint
       --summary FILE        write a JSON summary     --quiet   no progress output
       --strategy S          none (default) | one_device | mirrored | central_storage
+                            | parameter_server (UCX builds: TF_CONFIG names the cluster and this
+                            task, the client; the ps and other workers run `weft-zoo server`)
       --devices N           CPU devices to replicate over (N > 1 alone means mirrored)
       --trace FILE          write a Chrome trace (chrome://tracing, Perfetto) of the 10th step
   evaluate MODEL --checkpoint PATH [--data D] [--batch-size N] [--threads N]
