@@ -312,9 +312,13 @@ void UcxTransport::OnHello(int task, WireKind kind, const std::string& address) 
 }
 
 void UcxTransport::SetControlHandler(ControlHandler on_control, PeerFailureHandler on_peer_failure) {
-  std::lock_guard<std::mutex> l(mu_);
-  on_control_ = std::move(on_control);
-  on_control_peer_failure_ = std::move(on_peer_failure);
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    on_control_ = std::move(on_control);
+    on_control_peer_failure_ = std::move(on_peer_failure);
+  }
+  // Handlers run on the progress thread: once it has run this, no call of the old ones is in flight.
+  if (!worker_->OnProgressThread()) worker_->RunSync([] { return Status(); }, std::chrono::seconds(10));
 }
 
 void UcxTransport::SendTensor(int task, uint64_t step_id, const std::string& key, const Tensor& value, bool is_dead,

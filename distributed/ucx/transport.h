@@ -123,7 +123,8 @@ class UcxTransport {
   // (wire.h) go to `on_control` instead of the tensor handler, with the same checks, eager or by
   // rendezvous like tensors; a malformed one whose header is intact reaches it with the error.
   // `on_peer_failure` also runs when a peer fails. Set before peers send control messages;
-  // handlers run on the progress thread and must not block.
+  // handlers run on the progress thread and must not block. Once this returns, the previous
+  // handlers are not running (unless called from the progress thread).
   using ControlHandler = std::function<void(int src_task, WireKind kind, uint64_t id, const std::string& method,
                                             const Status& status, const Tensor& body)>;
   void SetControlHandler(ControlHandler on_control, PeerFailureHandler on_peer_failure);

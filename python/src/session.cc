@@ -21,8 +21,16 @@ struct PySession {
 
 void InitSession(py::module_& m) {
   py::class_<PySession>(m, "Session", "Runs a graph (graph/session.h).")
-      .def(py::init([](py::object graph, int inter_op_threads, int intra_op_threads, bool constant_folding, bool cse) {
+      .def(py::init([](py::object graph, int inter_op_threads, int intra_op_threads, bool constant_folding, bool cse,
+                       py::object server, int64_t step_timeout_ms) {
              SessionOptions o;
+             if (!server.is_none()) {
+#ifdef WEFT_PY_UCX
+               o.remote = RemoteRunnerFor(server, step_timeout_ms);
+#else
+               throw Error(errors::Unimplemented("Session(target=...): this build has no UCX"));
+#endif
+             }
              o.inter_op_threads = inter_op_threads;
              o.intra_op_threads = intra_op_threads;
              o.constant_folding = constant_folding;
@@ -31,8 +39,10 @@ void InitSession(py::module_& m) {
              return PySession{graph, std::make_unique<Session>(g, o)};
            }),
            py::arg("graph"), py::arg("inter_op_threads") = 0, py::arg("intra_op_threads") = 0,
-           py::arg("constant_folding") = true, py::arg("cse") = true,
-           "A session over `graph`; 0 threads means one per hardware thread.")
+           py::arg("constant_folding") = true, py::arg("cse") = true, py::arg("server") = py::none(),
+           py::arg("step_timeout_ms") = 30000,
+           "A session over `graph`; 0 threads means one per hardware thread. With `server` (a "
+           "weft.distribute.Server of this process), steps run over its cluster.")
       .def_property_readonly("graph", [](const PySession& s) { return s.graph; })
       .def("_run",
            [](PySession& self, const std::vector<std::pair<PyTensor, py::object>>& feeds,

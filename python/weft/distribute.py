@@ -11,10 +11,17 @@ CentralStorageStrategy: variables on one device, computation replicated, gradien
 OneDeviceStrategy: everything on one device. A model remembers the strategy whose scope it was
 created in (compile and fit may then run outside the scope); a model created outside a scope and
 compiled inside one is an error, as in TensorFlow. See docs/distributed.md.
+
+Across processes (UCX builds): ``Server(cluster, job_name, task_index)`` runs this process's task
+(``server.join()`` for a ps task), and ``weft.Session(target=server.target)`` runs graphs whose
+operations are pinned with ``weft.device("/job:ps/task:0")`` over the cluster;
+``cluster_resolver.TFConfigClusterResolver()`` reads $TF_CONFIG.
 """
 import contextlib
+import json
 import os
 import threading
+import weakref
 
 from . import _weft
 
@@ -91,6 +98,108 @@ class CentralStorageStrategy(Strategy):
         super().__init__(cpp)
 
 
+class ClusterSpec:
+    """The jobs of a cluster and their tasks' addresses, as tf.train.ClusterSpec:
+    ``ClusterSpec({"worker": ["127.0.0.1:10090"], "ps": ["127.0.0.1:10091"]})``."""
+
+    def __init__(self, cluster):
+        if isinstance(cluster, ClusterSpec):
+            cluster = cluster.as_dict()
+        if not isinstance(cluster, dict):
+            raise TypeError("ClusterSpec needs a dict of job -> [\"host:port\", ...], got %r" % (cluster,))
+        self._jobs = {str(job): [str(a) for a in addresses] for job, addresses in cluster.items()}
+
+    def as_dict(self):
+        return {job: list(addresses) for job, addresses in self._jobs.items()}
+
+    @property
+    def jobs(self):
+        return list(self._jobs)
+
+    def num_tasks(self, job_name):
+        return len(self._jobs.get(job_name, []))
+
+    def task_address(self, job_name, task_index):
+        return self._jobs[job_name][task_index]
+
+    def __repr__(self):
+        return "ClusterSpec(%r)" % (self._jobs,)
+
+
+class _ClusterResolvers:
+    """``weft.distribute.cluster_resolver``."""
+
+    class TFConfigClusterResolver:
+        """Reads the cluster and this process's task from $TF_CONFIG, as TensorFlow writes it."""
+
+        def __init__(self, task_type=None, task_id=None):
+            config = json.loads(os.environ.get("TF_CONFIG", "{}") or "{}")
+            self._cluster = ClusterSpec(config.get("cluster", {}))
+            task = config.get("task", {})
+            self.task_type = task_type if task_type is not None else task.get("type")
+            self.task_id = task_id if task_id is not None else task.get("index", 0)
+            self.rpc_layer = config.get("rpc_layer")
+
+        def cluster_spec(self):
+            return self._cluster
+
+
+cluster_resolver = _ClusterResolvers()
+
+_servers = weakref.WeakValueDictionary()  # target -> Server of this process
+
+
+class Server:
+    """This process's task of a cluster, as tf.distribute.Server: it listens on the task's address
+    (over UCX), runs the partitions clients register there, and holds their variables.
+
+        server = weft.distribute.Server(cluster, job_name="ps", task_index=0)
+        server.join()                                  # a ps task: serve until killed
+
+        server = weft.distribute.Server(cluster, job_name="worker", task_index=0)
+        with weft.device("/job:ps/task:0"):
+            w = weft.Variable(...)
+        with weft.Session(target=server.target) as sess:   # steps run over the cluster
+            ...
+    """
+
+    def __init__(self, server_or_cluster_def, job_name=None, task_index=None, protocol=None, config=None,
+                 start=True, num_cpu_devices=1, threads=0):
+        if not hasattr(_weft.distribute, "Server"):
+            raise NotImplementedError("weft.distribute.Server: this build of weft has no UCX")
+        if protocol not in (None, "ucx", "grpc"):
+            raise ValueError("protocol %r: weft's servers speak UCX" % (protocol,))
+        cluster = ClusterSpec(server_or_cluster_def)
+        if job_name is None:
+            if len(cluster.jobs) != 1:
+                raise ValueError("Server: job_name is needed when the cluster has several jobs (%s)" % cluster.jobs)
+            job_name = cluster.jobs[0]
+        self._cpp = _weft.distribute.Server(json.dumps(cluster.as_dict()), job_name,
+                                            0 if task_index is None else int(task_index), num_cpu_devices, threads)
+        self.cluster_spec = cluster
+        _servers[self.target] = self
+
+    @property
+    def target(self):
+        """"ucx://host:port": what weft.Session(target=...) takes."""
+        return self._cpp.target
+
+    def join(self):
+        """Serves until stop() is called (or Ctrl-C)."""
+        self._cpp.join()
+
+    def stop(self):
+        self._cpp.stop()
+
+
+def _server_for_target(target):
+    server = _servers.get(target)
+    if server is None:
+        raise ValueError("Session(target=%r): no weft.distribute.Server of this process serves that target "
+                         "(create one first: weft.distribute.Server(cluster, job_name, task_index))" % (target,))
+    return server._cpp
+
+
 def get_strategy():
     """The strategy whose scope is active on this thread, or None."""
     stack = getattr(_local, "stack", None)
@@ -102,4 +211,4 @@ def has_strategy():
 
 
 __all__ = ["Strategy", "OneDeviceStrategy", "MirroredStrategy", "CentralStorageStrategy", "get_strategy",
-           "has_strategy"]
+           "has_strategy", "Server", "ClusterSpec", "cluster_resolver"]
