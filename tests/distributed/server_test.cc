@@ -17,6 +17,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <fstream>
 #include <future>
 
 #include "distributed/distributed_session.h"
@@ -136,6 +137,20 @@ std::string Request(int src, uint64_t id, const std::string& method, const std::
 
 bool Has(const Status& s, const std::string& text) { return s.message().find(text) != std::string::npos; }
 
+// Stops `pid` (SIGSTOP) and waits (bounded) until it is stopped: the signal takes effect later.
+void Stop(pid_t pid) {
+  REQUIRE(kill(pid, SIGSTOP) == 0);
+  for (int i = 0; i < 500; ++i) {
+    std::ifstream st(fmt::format("/proc/{}/stat", pid));
+    std::string line;
+    std::getline(st, line);
+    const size_t paren = line.rfind(')');
+    if (paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'T') return;
+    std::this_thread::sleep_for(10ms);
+  }
+  FAIL("process " << pid << " did not stop");
+}
+
 // A port nobody listens on right now (for a cluster spec whose servers bind their spec port).
 int FreePort() {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -233,7 +248,7 @@ TEST_CASE("server: a graph over worker:1 and ps:0 computes what the single-proce
   }
 }
 
-TEST_CASE("server: a worker killed during a step fails the step with Unavailable naming it; ps:0 goes on") {
+TEST_CASE("server: a stalled worker times the step out; a killed one fails it with Unavailable naming it") {
   for (const std::string tls : kTransports) {
     CAPTURE(tls);
     TestCluster cluster(tls);
@@ -242,7 +257,19 @@ TEST_CASE("server: a worker killed during a step fails the step with Unavailable
     remote.Run({}, {}, {dist.init});
     remote.Run({{dist.x, kX}}, {dist.loss, dist.dw}, {dist.train});  // registered and connected everywhere
     Child& worker = *cluster.children[kWorker1];
-    REQUIRE(kill(worker.pid, SIGSTOP) == 0);
+    // A worker that does not answer (stopped) fails the step at the session's step timeout,
+    // naming it; once it runs again, so do the steps.
+    {
+      DistributedSession quick(&dist.g, cluster.client.get(), {.step_timeout = 1500ms, .control_timeout = 10s});
+      const float before = quick.Run({{dist.x, kX}}, {dist.loss})[0].scalar<float>()();
+      Stop(worker.pid);
+      const Status late = RunStatus([&] { quick.Run({{dist.x, kX}}, {dist.loss}); });
+      REQUIRE(kill(worker.pid, SIGCONT) == 0);
+      CHECK(late.code() == Code::kDeadlineExceeded);
+      CHECK_MESSAGE((Has(late, "RunStep on task worker:1") && Has(late, "no reply within the timeout")), late.ToString());
+      CHECK(quick.Run({{dist.x, kX}}, {dist.loss})[0].scalar<float>()() == before);
+    }
+    Stop(worker.pid);
     auto step = std::async(std::launch::async, [&] {
       return RunStatus([&] { remote.Run({{dist.x, kX}}, {dist.loss, dist.dw}, {dist.train}); });
     });
