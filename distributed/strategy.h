@@ -20,6 +20,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,11 @@ class Strategy {
   // True: a variable has one component per replica. False: one variable on variable_device().
   virtual bool mirrored() const = 0;
   virtual std::string variable_device() const { return devices_.front(); }
+  // Not mirrored: each variable goes to the least loaded of these (bytes placed so far, ties to the
+  // first), its slots and its update with it.
+  virtual std::vector<std::string> variable_devices() const { return {variable_device()}; }
+  // Set: the model's Session runs its steps through what this makes (a cluster's servers).
+  virtual std::function<std::unique_ptr<RemoteRunner>(Graph*)> remote_runner() const { return {}; }
   // How many CPU devices a session must have for this strategy's devices to exist.
   int num_cpu_devices() const;
 

@@ -1,5 +1,6 @@
 #include "graph/graph_io.h"
 
+#include "core/byte_io.h"
 #include "core/device_name.h"
 
 #include <fmt/format.h>
@@ -17,72 +18,8 @@ namespace {
 
 constexpr char kMagic[8] = {'W', 'E', 'F', 'T', 'G', 'R', 'F', '\n'};
 
-class Writer {
- public:
-  template <typename T> void Pod(T v) { out_.append(reinterpret_cast<const char*>(&v), sizeof(T)); }
-  void Str(std::string_view s) {
-    Pod<uint32_t>(static_cast<uint32_t>(s.size()));
-    out_.append(s);
-  }
-  void Shape(const TensorShape& s) {
-    Pod<uint8_t>(s.unknown_rank());
-    Pod<uint32_t>(s.unknown_rank() ? 0 : s.rank());
-    if (!s.unknown_rank()) for (int64_t d : s.dims()) Pod<int64_t>(d);
-  }
-  std::string& out() { return out_; }
-
- private:
-  std::string out_;
-};
-
-class Reader {
- public:
-  Reader(std::string_view in, std::string_view source) : in_(in), source_(source) {}
-  template <typename T> T Pod(std::string_view what) {
-    Need(sizeof(T), what);
-    T v;
-    std::memcpy(&v, in_.data() + pos_, sizeof(T));
-    pos_ += sizeof(T);
-    return v;
-  }
-  std::string Str(std::string_view what) {
-    const uint32_t n = Pod<uint32_t>(what);
-    Need(n, what);
-    std::string s(in_.substr(pos_, n));
-    pos_ += n;
-    return s;
-  }
-  TensorShape Shape(std::string_view what) {
-    const bool unknown = Pod<uint8_t>(what) != 0;
-    const uint32_t rank = Pod<uint32_t>(what);
-    if (unknown) return TensorShape::Unknown();
-    if (rank > 64) Fail(fmt::format("{}: rank {} is not plausible", what, rank));
-    std::vector<int64_t> dims(rank);
-    for (auto& d : dims) {
-      d = Pod<int64_t>(what);
-      if (d < -1) Fail(fmt::format("{}: negative dimension {}", what, d));
-    }
-    return TensorShape(dims);
-  }
-  const char* Bytes(size_t n, std::string_view what) {
-    Need(n, what);
-    const char* p = in_.data() + pos_;
-    pos_ += n;
-    return p;
-  }
-  size_t pos() const { return pos_; }
-  [[noreturn]] void Fail(const std::string& msg) const {
-    throw Error(errors::DataLoss("graph file '{}': {} (at byte {})", source_, msg, pos_));
-  }
-
- private:
-  void Need(size_t n, std::string_view what) const {
-    if (in_.size() - pos_ < n) Fail(fmt::format("truncated while reading {}", what));
-  }
-  std::string_view in_;
-  std::string_view source_;
-  size_t pos_ = 0;
-};
+using Writer = ByteWriter;
+using Reader = ByteReader;
 
 void WriteAttr(Writer& w, const AttrValue& v) {
   w.Pod<uint8_t>(static_cast<uint8_t>(v.index()));
@@ -102,19 +39,10 @@ void WriteAttr(Writer& w, const AttrValue& v) {
           w.Pod<uint32_t>(static_cast<uint32_t>(x.size()));
           for (double d : x) w.Pod<double>(d);
         } else if constexpr (std::is_same_v<X, Tensor>) {
-          w.Pod<uint8_t>(static_cast<uint8_t>(x.dtype()));
-          w.Shape(x.shape());
-          w.Pod<uint64_t>(x.bytes());
-          w.out().append(static_cast<const char*>(x.raw_data()), x.bytes());
+          w.WriteTensor(x);
         }
       },
       v);
-}
-
-DType ReadDType(Reader& r, std::string_view what) {
-  const uint8_t t = r.Pod<uint8_t>(what);
-  if (t == 0 || t > static_cast<uint8_t>(DType::kBFloat16)) r.Fail(fmt::format("{}: bad dtype code {}", what, t));
-  return static_cast<DType>(t);
 }
 
 AttrValue ReadAttr(Reader& r, const std::string& what) {
@@ -124,7 +52,7 @@ AttrValue ReadAttr(Reader& r, const std::string& what) {
     case 1: return r.Pod<int64_t>(what);
     case 2: return r.Pod<double>(what);
     case 3: return r.Str(what);
-    case 4: return ReadDType(r, what);
+    case 4: return r.ReadDType(what);
     case 5: return r.Shape(what);
     case 6: {
       const uint32_t n = r.Pod<uint32_t>(what);
@@ -138,25 +66,7 @@ AttrValue ReadAttr(Reader& r, const std::string& what) {
       for (uint32_t i = 0; i < n; ++i) v.push_back(r.Pod<double>(what));
       return v;
     }
-    case 8: {
-      const DType dt = ReadDType(r, what);
-      const TensorShape shape = r.Shape(what);
-      const uint64_t bytes = r.Pod<uint64_t>(what);
-      if (!shape.IsFullyDefined()) r.Fail(fmt::format("{}: tensor with unknown shape", what));
-      int64_t n = 0;
-      try {
-        n = shape.num_elements();
-      } catch (const Error&) {
-        r.Fail(fmt::format("{}: tensor shape {} is too large", what, shape.ToString()));
-      }
-      if (bytes != static_cast<uint64_t>(n) * DTypeSize(dt)) {
-        r.Fail(fmt::format("{}: {} bytes for a {}{} tensor", what, bytes, DTypeName(dt), shape.ToString()));
-      }
-      const char* p = r.Bytes(bytes, what);
-      Tensor t(dt, shape);
-      if (bytes) std::memcpy(t.raw_data(), p, bytes);
-      return t;
-    }
+    case 8: return r.ReadTensor(what);
     default: r.Fail(fmt::format("{}: unknown attr tag {}", what, tag));
   }
 }
@@ -194,7 +104,7 @@ std::string SerializeGraph(const Graph& g) {
 }
 
 std::unique_ptr<Graph> ParseGraph(std::string_view bytes, std::string_view source) {
-  Reader r(bytes, source);
+  Reader r(bytes, fmt::format("graph file '{}'", source));
   const char* magic = r.Bytes(sizeof(kMagic), "magic");
   if (std::memcmp(magic, kMagic, sizeof(kMagic)) != 0) r.Fail("not a weft graph file (bad magic)");
   const uint32_t version = r.Pod<uint32_t>("version");
@@ -209,7 +119,7 @@ std::unique_ptr<Graph> ParseGraph(std::string_view bytes, std::string_view sourc
   if (crc != stored) {
     throw Error(errors::DataLoss("graph file '{}': checksum mismatch (file damaged or truncated)", source));
   }
-  Reader br(body, source);
+  Reader br(body, fmt::format("graph file '{}'", source));
   br.Bytes(sizeof(kMagic) + 4, "header");
   auto g = std::make_unique<Graph>();
   g->set_seed(br.Pod<int64_t>("seed"));

@@ -30,6 +30,7 @@ Session::Session(Graph* graph, SessionOptions options) : graph_(graph), options_
   const int intra = options_.intra_op_threads > 0 ? options_.intra_op_threads : HardwareThreads();
   inter_op_ = std::make_unique<ThreadPool>(inter, "inter-op");
   devices_ = DeviceSet::LocalDevices(options_.num_cpu_devices, intra, options_.use_gpus, options_.job, options_.task);
+  if (options_.remote) remote_ = options_.remote(graph_);
 }
 
 Session::~Session() {
@@ -129,6 +130,7 @@ Status Session::RunPartitions(const Compiled& compiled, int64_t step_id, CallFra
 
 std::vector<Tensor> Session::Run(const std::vector<std::pair<Output, Tensor>>& feeds, const std::vector<Output>& fetches,
                                  const std::vector<Node*>& targets, StepTrace* trace) {
+  if (remote_) return remote_->Run(feeds, fetches, targets);
   std::vector<Output> feed_outputs;
   CallFrame frame;
   for (const auto& [out, value] : feeds) {

@@ -34,6 +34,17 @@
 
 namespace weft {
 
+class Session;
+
+// Runs a Session's steps somewhere else: DistributedSession (distributed/distributed_session.h)
+// runs them over a cluster's servers. Made once per Session by SessionOptions::remote.
+class RemoteRunner {
+ public:
+  virtual ~RemoteRunner() = default;
+  virtual std::vector<Tensor> Run(const std::vector<std::pair<Output, Tensor>>& feeds,
+                                  const std::vector<Output>& fetches, const std::vector<Node*>& targets) = 0;
+};
+
 struct SessionOptions {
   int inter_op_threads = 0;  // 0: hardware threads
   int intra_op_threads = 0;  // 0: hardware threads (split among the CPU devices)
@@ -52,6 +63,9 @@ struct SessionOptions {
   // The id of the next Run; unset: a per-Session counter 1, 2, 3 ... (deterministic across
   // processes that issue the same Runs in the same order).
   std::function<uint64_t()> next_step_id;
+  // When set, every Run goes to the runner it makes for the graph (a cluster's servers hold the
+  // variables then: vars() and Partitions() describe nothing; traces are not recorded).
+  std::function<std::unique_ptr<RemoteRunner>(Graph*)> remote;
 };
 
 class Session {
@@ -98,6 +112,7 @@ class Session {
   std::atomic<int64_t> next_step_id_{1};
   std::atomic<int64_t> last_step_id_{0};
   std::map<int64_t, CancellationManager*> running_;
+  std::unique_ptr<RemoteRunner> remote_;
 };
 
 }  // namespace weft

@@ -7,6 +7,8 @@
 // is all-reduced (CollectiveReduce, sum) and every replica applies it to its own copy. Central
 // storage: one variable on the variable device; the gradients are summed there (AddN) and
 // applied once. Without a strategy this is the plain single-device step (Mean loss).
+#include <algorithm>
+
 #include "core/device_name.h"
 #include "distributed/collectives/collective.h"
 #include "distributed/strategy.h"
@@ -72,6 +74,7 @@ void Model::Compile(CompileOptions o) {
   std::vector<Output> inits;
   BuildReplicas(o, root, &inits);
   Node* init = ops::Group(root.WithOpName("init"), inits);
+  if (strategy_ != nullptr && strategy_->remote_runner()) o.session.remote = strategy_->remote_runner();
   session_ = std::make_unique<Session>(graph_.get(), o.session);
   session_->Run({}, {}, {init});
   if (c_->broadcast != nullptr) {  // every worker starts from the chief's values
@@ -118,6 +121,16 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
   std::vector<std::vector<Output>> trainable(static_cast<size_t>(replicas));
   std::vector<std::vector<std::pair<Output, double>>> l2(static_cast<size_t>(replicas));
   const Scope var_root = strategy_ != nullptr && !mirrored ? root.WithDevice(strategy_->variable_device()) : root;
+  // Not mirrored: each weight on the least loaded variable device (one for central storage, the
+  // ps tasks for ParameterServerStrategy), by bytes.
+  const std::vector<std::string> var_devices = strategy_ != nullptr && !mirrored ? strategy_->variable_devices()
+                                                                                : std::vector<std::string>{};
+  std::vector<int64_t> var_load(var_devices.size(), 0);
+  auto least_loaded = [&](const TensorShape& shape) {
+    const size_t i = static_cast<size_t>(std::min_element(var_load.begin(), var_load.end()) - var_load.begin());
+    var_load[i] += shape.num_elements() * 4;
+    return root.WithDevice(var_devices[i]);
+  };
   for (const LayerPtr& layer : layers_) {
     for (LayerVars& v : vars) v[layer.get()];  // layers without weights too
     for (const Weight& w : layer->weights()) {
@@ -126,7 +139,7 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
       for (int r = 0; r < replicas; ++r) {
         Output v;
         if (r == 0 || mirrored) {
-          Scope vs = mirrored ? root.WithDevice(device(r)) : var_root;
+          Scope vs = mirrored ? root.WithDevice(device(r)) : least_loaded(w.shape);
           if (strategy_ == nullptr && !layer->device().empty()) vs = vs.WithDevice(layer->device());
           v = make_var(vs, var_name(name, r), w.shape, first,
                        [&](const Scope& is) { return w.init.Build(is, w.shape); });
@@ -221,7 +234,9 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
       } else {
         std::vector<Output> per_replica;
         for (int q = 0; q < replicas; ++q) per_replica.push_back(grads[static_cast<size_t>(q)][ki]);
-        g[ki] = ops::AddN(os, per_replica);
+        // Summed where the variable lives.
+        g[ki] = ops::AddN(root.NewSubScope("optimizer").WithDevice(trainable[0][ki].node->requested_device()),
+                          per_replica);
       }
     }
     auto make_slot = [&](const Output& var, const std::string& slot) {
@@ -233,7 +248,7 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
         const std::string first_name = base.substr(0, base.rfind("/replica_")) + "/" + slot;
         slot_of_first = Output(graph_->FindNode(first_name), 0);
       }
-      const Scope vs = mirrored ? root.WithDevice(device(r)) : var_root;
+      const Scope vs = root.WithDevice(mirrored ? device(r) : var.node->requested_device());
       return make_var(vs, base + "/" + slot, var.shape(), slot_of_first, [&](const Scope& is) {
         return ops::Const(is, Tensor::Zeros(DType::kFloat32, var.shape()));
       });

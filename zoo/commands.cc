@@ -47,8 +47,12 @@ std::unique_ptr<Strategy> MakeStrategy(const Flags& f) {
   if (name == "mirrored") return std::make_unique<MirroredStrategy>(devices);
   if (name == "central_storage") return std::make_unique<CentralStorageStrategy>(devices);
   if (name == "multi_worker") return MakeMultiWorkerStrategy(f, devices);
+#ifdef WEFT_HAVE_UCX
+  if (name == "parameter_server") return MakeParameterServerStrategy();  // TF_CONFIG: this is the client's task
+#endif
   throw UsageError(fmt::format(
-      "--strategy must be none, one_device, mirrored, central_storage or multi_worker, got '{}'", name));
+      "--strategy must be none, one_device, mirrored, central_storage, multi_worker or parameter_server, got '{}'",
+      name));
 }
 
 // Rows [begin, end) of an [N, ...] tensor, copied.
@@ -498,8 +502,11 @@ int RunCommand(const std::vector<std::string>& args) {
   if (cmd == "bench") return Bench(args);
   if (cmd == "graph") return GraphCommand(args);
   if (cmd == "launch") return LaunchCommand(args);
-  throw UsageError(
-      fmt::format("unknown command '{}' (commands: list, describe, train, evaluate, bench, graph, launch)", cmd));
+#ifdef WEFT_HAVE_UCX
+  if (cmd == "server") return ServerCommand(args);
+#endif
+  throw UsageError(fmt::format(
+      "unknown command '{}' (commands: list, describe, train, evaluate, bench, graph, launch, server)", cmd));
 }
 
 }  // namespace weft::zoo

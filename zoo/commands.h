@@ -2,11 +2,13 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "distributed/strategy.h"
 #include "train/datasets.h"
 
 namespace weft::zoo {
@@ -35,6 +37,11 @@ class Flags {
 
 // Runs `args` (command first); returns the exit status.
 int RunCommand(const std::vector<std::string>& args);
+
+// `weft-zoo server` (zoo/commands_server.cc; built with UCX only): this task's server until stopped.
+int ServerCommand(const std::vector<std::string>& args);
+// `--strategy parameter_server`: this process's task's server from TF_CONFIG, owned by the strategy.
+std::unique_ptr<Strategy> MakeParameterServerStrategy();
 
 // The data a `--data` value names: "fashion-mnist", "mnist:DIR" or "synthetic" (a synthetic
 // set of `synthetic_shape` examples: 10,000 for training, 2,000 for test, one distribution).

@@ -9,6 +9,7 @@
 //   weft-zoo train mnist_cnn --strategy mirrored --devices 2 --batch-size 128
 //   weft-zoo graph mnist_cnn --devices 2 --partitioned -o mnist_cnn.png
 //   weft-zoo launch -n 2 -- python3 examples/python/mnist_cnn_distributed.py
+//   weft-zoo server --cluster 'worker=127.0.0.1:10090;ps=127.0.0.1:10091' --task ps:0
 //
 // Exit status: 0 on success, 1 when weft reports an error, 2 on a usage error.
 #include <csignal>
@@ -35,6 +36,8 @@ commands:
       --checkpoint-dir DIR  save after every epoch   --resume  continue from DIR's latest checkpoint
       --summary FILE        write a JSON summary     --quiet   no progress output
       --strategy S          none (default) | one_device | mirrored | central_storage | multi_worker
+                            | parameter_server (UCX builds: TF_CONFIG names the cluster and this
+                            task, the client; the ps and other workers run `weft-zoo server`)
       --devices N           CPU devices to replicate over (N > 1 alone means mirrored; per worker
                             with multi_worker)
       multi_worker: the cluster from TF_CONFIG (weft-zoo launch sets it) or the rank of mpirun /
@@ -52,6 +55,9 @@ commands:
                             N worker (M ps) processes of COMMAND on this machine, each with its
                             TF_CONFIG (free ports on ADDR, default 127.0.0.1), output prefixed
                             "[worker:1] "; one failing stops all (SIGTERM, SIGKILL after S s)
+  server [--cluster SPEC --task JOB:I] [--devices N] [--threads N] [--recv-timeout-ms MS]
+                            this task's server (UCX builds), cluster from TF_CONFIG or the flags
+                            ('worker=h:p,h:p;ps=h:p', 'ps:0'); serves until SIGTERM / SIGINT
 )";
 
 }  // namespace

@@ -198,6 +198,12 @@ void UcxTransport::OnPeerError(int task, const Status& status, bool connecting) 
   waiting.swap(peer.waiting);
   for (auto& send : waiting) send();  // they see the failure and complete with it
   if (on_peer_failure_) on_peer_failure_(task, s);
+  PeerFailureHandler control_failure;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    control_failure = on_control_peer_failure_;
+  }
+  if (control_failure) control_failure(task, s);
 }
 
 Status UcxTransport::Connect(int task) {
@@ -305,12 +311,27 @@ void UcxTransport::OnHello(int task, WireKind kind, const std::string& address) 
   }
 }
 
+void UcxTransport::SetControlHandler(ControlHandler on_control, PeerFailureHandler on_peer_failure) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    on_control_ = std::move(on_control);
+    on_control_peer_failure_ = std::move(on_peer_failure);
+  }
+  // Handlers run on the progress thread: once it has run this, no call of the old ones is in flight.
+  if (!worker_->OnProgressThread()) worker_->RunSync([] { return Status(); }, std::chrono::seconds(10));
+}
+
 void UcxTransport::SendTensor(int task, uint64_t step_id, const std::string& key, const Tensor& value, bool is_dead,
                               DoneCallback done) {
+  SendMessage(task, WireKind::kTensor, step_id, key, value, is_dead, std::move(done));
+}
+
+void UcxTransport::SendMessage(int task, WireKind kind, uint64_t step_id, const std::string& key, const Tensor& value,
+                               bool is_dead, DoneCallback done) {
   auto* op = new SendOp{this, task, value, {}, {}, 0, {}, std::move(done)};
-  const bool posted = worker_->Post([this, task, step_id, key, is_dead, op] {
+  const bool posted = worker_->Post([this, task, kind, step_id, key, is_dead, op] {
     Peer& peer = PeerAt(task);
-    auto send = [this, task, step_id, key, is_dead, op] {
+    auto send = [this, task, kind, step_id, key, is_dead, op] {
       const Status failed = PeerStatus(task);
       Peer& peer = PeerAt(task);
       if (!failed.ok() || shutting_down_ || !peer.data_ep) {
@@ -322,7 +343,7 @@ void UcxTransport::SendTensor(int task, uint64_t step_id, const std::string& key
       const bool eager = bytes <= options_.eager_threshold;
       const uint64_t seq = eager ? 0 : peer.next_seq++;
       try {
-        op->head = EncodeTensorHeader(self_, step_id, key, op->value, is_dead, eager, seq);
+        op->head = EncodeTensorHeader(self_, step_id, key, op->value, is_dead, eager, seq, kind);
       } catch (const Error& e) {
         op->pending = 1;
         op->Complete(e.status());

@@ -119,6 +119,19 @@ class UcxTransport {
   void SendTensor(int task, uint64_t step_id, const std::string& key, const Tensor& value, bool is_dead,
                   DoneCallback done);
 
+  // The control plane (distributed/server): messages of kind kControlRequest / kControlReply
+  // (wire.h) go to `on_control` instead of the tensor handler, with the same checks, eager or by
+  // rendezvous like tensors; a malformed one whose header is intact reaches it with the error.
+  // `on_peer_failure` also runs when a peer fails. Set before peers send control messages;
+  // handlers run on the progress thread and must not block. Once this returns, the previous
+  // handlers are not running (unless called from the progress thread).
+  using ControlHandler = std::function<void(int src_task, WireKind kind, uint64_t id, const std::string& method,
+                                            const Status& status, const Tensor& body)>;
+  void SetControlHandler(ControlHandler on_control, PeerFailureHandler on_peer_failure);
+  // SendTensor with another message kind (the control plane's).
+  void SendMessage(int task, WireKind kind, uint64_t step_id, const std::string& key, const Tensor& value,
+                   bool is_dead, DoneCallback done);
+
   PeerCounters Counters(int task) const;
   void AddWaitTime(int task, int64_t us);
   // The last malformed message's error (OK when none) and how many there were.
@@ -148,7 +161,7 @@ class UcxTransport {
   void Reject(int src_task, const Status& status, const WireMessage* message);
   void CountSent(int task, size_t bytes, bool eager);
   void Deliver(int src_task, uint64_t step_id, const std::string& key, const Status& status, const Tensor& value,
-               bool is_dead);
+               bool is_dead, WireKind kind = WireKind::kTensor);
   static void SendCallback(void* request, ucs_status_t status, void* user_data);
   static void RecvCallback(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info, void* user_data);
 
@@ -173,6 +186,8 @@ class UcxTransport {
   std::map<int, Status> peer_status_;     // failed peers
   std::map<int, bool> peer_connected_;
   std::map<int, PeerCounters> counters_;
+  ControlHandler on_control_;
+  PeerFailureHandler on_control_peer_failure_;
   Status last_rejection_;
   int64_t num_rejected_ = 0;
 };

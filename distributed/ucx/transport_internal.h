@@ -119,6 +119,7 @@ struct UcxTransport::RecvOp {
   bool done_in_post = false;
   ucs_status_t post_status = UCS_OK;
   size_t post_length = 0;
+  WireKind kind = WireKind::kTensor;  // data receives: the message's kind
 
   void FreeBuffer() {
     if (buffer != nullptr) CpuAllocator()->Deallocate(buffer, buffer_bytes);

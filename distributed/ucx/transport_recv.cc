@@ -74,13 +74,24 @@ void UcxTransport::Reject(int src_task, const Status& status, const WireMessage*
   }
   // An intact header names the key: fail that Recv now rather than at its timeout.
   if (message != nullptr && message->header_trusted) {
-    Deliver(src_task, message->header.step_id, message->key, s, Tensor(), false);
+    Deliver(src_task, message->header.step_id, message->key, s, Tensor(), false,
+            static_cast<WireKind>(message->header.kind));
   }
 }
 
 void UcxTransport::Deliver(int src_task, uint64_t step_id, const std::string& key, const Status& status,
-                           const Tensor& value, bool is_dead) {
-  if (shutting_down_ || !on_message_) return;
+                           const Tensor& value, bool is_dead, WireKind kind) {
+  if (shutting_down_) return;
+  if (kind == WireKind::kControlRequest || kind == WireKind::kControlReply) {
+    ControlHandler handler;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      handler = on_control_;
+    }
+    if (handler) handler(src_task, kind, step_id, key, status, value);
+    return;
+  }
+  if (!on_message_) return;
   on_message_(src_task, step_id, key, status, value, is_dead);
 }
 
@@ -146,7 +157,7 @@ void UcxTransport::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t leng
       c.bytes_received += static_cast<int64_t>(m.header.payload_bytes);
     }
     op->FreeBuffer();
-    Deliver(op->src_task, step, m.key, Status(), value, m.is_dead);
+    Deliver(op->src_task, step, m.key, Status(), value, m.is_dead, kind);
     return;
   }
   op->FreeBuffer();
@@ -154,11 +165,12 @@ void UcxTransport::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t leng
   auto data = std::make_unique<RecvOp>(RecvOp{this, op->src_task, false});
   data->step_id = step;
   data->key = m.key;
+  data->kind = kind;
   data->started = Clock::now();
   try {
     data->value = Tensor::FromBuffer(m.dtype, TensorShape(m.dims), recv_pool_->Get(m.header.payload_bytes));
   } catch (const Error& e) {
-    Deliver(op->src_task, step, m.key, e.status().WithContext("allocating the received tensor"), Tensor(), false);
+    Deliver(op->src_task, step, m.key, e.status().WithContext("allocating the received tensor"), Tensor(), false, kind);
     return;
   }
   ucp_tag_recv_info_t done_info{};
@@ -197,7 +209,8 @@ void UcxTransport::OnDataReceived(RecvOp* op, ucs_status_t status, size_t length
   }
   if (!s.ok()) {
     Reject(op->src_task, s, nullptr);
-    Deliver(op->src_task, op->step_id, op->key, s.WithContext("from " + PeerName(op->src_task)), Tensor(), false);
+    Deliver(op->src_task, op->step_id, op->key, s.WithContext("from " + PeerName(op->src_task)), Tensor(), false,
+            op->kind);
     return;
   }
   {
@@ -207,7 +220,7 @@ void UcxTransport::OnDataReceived(RecvOp* op, ucs_status_t status, size_t length
     c.rendezvous_received++;
     c.bytes_received += static_cast<int64_t>(length);
   }
-  Deliver(op->src_task, op->step_id, op->key, Status(), op->value, false);
+  Deliver(op->src_task, op->step_id, op->key, Status(), op->value, false, op->kind);
 }
 
 }  // namespace weft

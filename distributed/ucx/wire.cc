@@ -85,7 +85,8 @@ Status DecodeMessage(const uint8_t* data, size_t length, WireMessage* out) {
   out->header_trusted = true;
   auto bad = [&](Status s) { return s.WithContext(fmt::format("wire: key '{}' (step {})", out->key, h.step_id)); };
   if (h.kind != static_cast<uint16_t>(WireKind::kTensor) && h.kind != static_cast<uint16_t>(WireKind::kHello) &&
-      h.kind != static_cast<uint16_t>(WireKind::kHelloReply)) {
+      h.kind != static_cast<uint16_t>(WireKind::kHelloReply) && h.kind != static_cast<uint16_t>(WireKind::kControlRequest) &&
+      h.kind != static_cast<uint16_t>(WireKind::kControlReply)) {
     return bad(errors::InvalidArgument("unknown message kind {}", h.kind));
   }
   if ((h.flags & ~uint32_t{kWireFlagDead | kWireFlagInline}) != 0) {

@@ -39,7 +39,9 @@ enum class WireKind : uint16_t {
   kTensor = 1,        // a rendezvous tensor: key = rendezvous key, payload = the tensor's bytes
   kHello = 16,        // connection set-up: key "hello", payload = the sender's UCX worker address
   kHelloReply = 17,   // the answer to kHello, same payload
-  kControlFirst = 32, // reserved for the control plane
+  kControlFirst = 32, // the control plane (distributed/server/control.h):
+  kControlRequest = 32,  // step_id = request id, key = method, payload = uint8 body
+  kControlReply = 33,    // step_id = the request's id, key = method, payload = uint8 body
 };
 
 enum WireFlags : uint32_t {

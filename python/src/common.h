@@ -19,6 +19,7 @@
 
 #include "core/tensor.h"
 #include "graph/graph.h"
+#include "graph/session.h"
 
 namespace weft::python {
 
@@ -89,5 +90,10 @@ void InitKeras(py::module_& m);
 void InitKerasModel(py::module_& m);
 void InitNumpyAllocator(py::module_& m);
 void InitDistribute(py::module_& m);
+#ifdef WEFT_HAVE_UCX
+// weft.distribute.Server and the runner of weft.Session(target=...) (python/src/server.cc).
+void InitServer(py::module_& m);
+std::function<std::unique_ptr<RemoteRunner>(Graph*)> RemoteRunnerFor(py::object server, int64_t step_timeout_ms);
+#endif
 
 }  // namespace weft::python

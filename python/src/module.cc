@@ -19,4 +19,7 @@ PYBIND11_MODULE(_weft, m) {
   InitKerasModel(keras);
   py::module_ distribute = m.def_submodule("distribute", "Distribution strategies (distributed/strategy.h).");
   InitDistribute(distribute);
+#ifdef WEFT_HAVE_UCX
+  InitServer(distribute);
+#endif
 }

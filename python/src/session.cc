@@ -23,11 +23,18 @@ struct PySession {
 void InitSession(py::module_& m) {
   py::class_<PySession>(m, "Session", "Runs a graph (graph/session.h).")
       .def(py::init([](py::object graph, int inter_op_threads, int intra_op_threads, bool constant_folding, bool cse,
-                       int num_cpu_devices, bool soft_placement) {
+                       int num_cpu_devices, bool soft_placement, py::object server, int64_t step_timeout_ms) {
              WEFT_REQUIRE(num_cpu_devices >= 1, "Session: num_cpu_devices must be at least 1, got {}", num_cpu_devices);
              SessionOptions o;
              o.num_cpu_devices = num_cpu_devices;
              o.soft_placement = soft_placement;
+             if (!server.is_none()) {
+#ifdef WEFT_HAVE_UCX
+               o.remote = RemoteRunnerFor(server, step_timeout_ms);
+#else
+               throw Error(errors::Unimplemented("Session(target=...): this build has no UCX"));
+#endif
+             }
              o.inter_op_threads = inter_op_threads;
              o.intra_op_threads = intra_op_threads;
              o.constant_folding = constant_folding;
@@ -37,10 +44,11 @@ void InitSession(py::module_& m) {
            }),
            py::arg("graph"), py::arg("inter_op_threads") = 0, py::arg("intra_op_threads") = 0,
            py::arg("constant_folding") = true, py::arg("cse") = true, py::arg("num_cpu_devices") = 1,
-           py::arg("soft_placement") = true,
+           py::arg("soft_placement") = true, py::arg("server") = py::none(), py::arg("step_timeout_ms") = 30000,
            "A session over `graph` on CPU:0 .. CPU:num_cpu_devices-1 and every GPU found; 0 threads means one per "
            "hardware thread. soft_placement: an op pinned to a device that cannot run it (no such device, no kernel "
-           "there) runs elsewhere instead of failing.")
+           "there) runs elsewhere instead of failing. With `server` (a weft.distribute.Server of this process), "
+           "steps run over its cluster.")
       .def_property_readonly("graph", [](const PySession& s) { return s.graph; })
       .def("_run",
            [](PySession& self, const std::vector<std::pair<PyTensor, py::object>>& feeds,

@@ -14,12 +14,18 @@ mpirun / srun give (cluster_resolver.TFConfigClusterResolver); gradients are all
 workers' replicas over UCX, initial values come from the chief. A model remembers the strategy whose scope it was
 created in (compile and fit may then run outside the scope); a model created outside a scope and
 compiled inside one is an error, as in TensorFlow. See docs/distributed.md.
+
+Across processes (UCX builds): ``Server(cluster, job_name, task_index)`` runs this process's task
+(``server.join()`` for a ps task), and ``weft.Session(target=server.target)`` runs graphs whose
+operations are pinned with ``weft.device("/job:ps/task:0")`` over the cluster;
+``cluster_resolver.TFConfigClusterResolver()`` reads $TF_CONFIG.
 """
 import contextlib
 import json
 import os
 import threading
 import types
+import weakref
 
 from . import _weft
 
@@ -96,6 +102,39 @@ class CentralStorageStrategy(Strategy):
         super().__init__(cpp)
 
 
+class ClusterSpec:
+    """The jobs of a cluster and their tasks' addresses, as tf.train.ClusterSpec:
+    ``ClusterSpec({"worker": ["127.0.0.1:10090"], "ps": ["127.0.0.1:10091"]})``."""
+
+    def __init__(self, cluster):
+        if isinstance(cluster, ClusterSpec):
+            cluster = cluster.as_dict()
+        if not isinstance(cluster, dict):
+            raise TypeError("ClusterSpec needs a dict of job -> [\"host:port\", ...], got %r" % (cluster,))
+        self._jobs = {str(job): [str(a) for a in addresses] for job, addresses in cluster.items()}
+
+    def as_dict(self):
+        return {job: list(addresses) for job, addresses in self._jobs.items()}
+
+    @property
+    def jobs(self):
+        return list(self._jobs)
+
+    def num_tasks(self, job_name):
+        return len(self._jobs.get(job_name, []))
+
+    def task_address(self, job_name, task_index):
+        return self._jobs[job_name][task_index]
+
+    def __eq__(self, other):
+        if isinstance(other, ClusterSpec):
+            other = other.as_dict()
+        return isinstance(other, dict) and self.as_dict() == other
+
+    def __repr__(self):
+        return "ClusterSpec(%r)" % (self._jobs,)
+
+
 class TFConfigClusterResolver:
     """This process's place in the cluster, as tf.distribute.cluster_resolver.TFConfigClusterResolver:
     TF_CONFIG when set; else the rank that mpirun (OMPI_COMM_WORLD_RANK), a PMI launcher (PMI_RANK)
@@ -114,8 +153,8 @@ class TFConfigClusterResolver:
         self.rpc_layer = "ucx"
 
     def cluster_spec(self):
-        """{"worker": ["host:port", ...], ...} (a dict, as ClusterSpec.as_dict() gives)."""
-        return {job: list(addresses) for job, addresses in self._cluster.items()}
+        """The cluster as a ClusterSpec (equal to its dict {"worker": ["host:port", ...], ...})."""
+        return ClusterSpec(self._cluster)
 
     def tf_config(self):
         """The TF_CONFIG text for this task."""
@@ -171,6 +210,60 @@ experimental = types.SimpleNamespace(MultiWorkerMirroredStrategy=MultiWorkerMirr
                                      CentralStorageStrategy=CentralStorageStrategy)
 
 
+_servers = weakref.WeakValueDictionary()  # target -> Server of this process
+
+
+class Server:
+    """This process's task of a cluster, as tf.distribute.Server: it listens on the task's address
+    (over UCX), runs the partitions clients register there, and holds their variables.
+
+        server = weft.distribute.Server(cluster, job_name="ps", task_index=0)
+        server.join()                                  # a ps task: serve until killed
+
+        server = weft.distribute.Server(cluster, job_name="worker", task_index=0)
+        with weft.device("/job:ps/task:0"):
+            w = weft.Variable(...)
+        with weft.Session(target=server.target) as sess:   # steps run over the cluster
+            ...
+    """
+
+    def __init__(self, server_or_cluster_def, job_name=None, task_index=None, protocol=None, config=None,
+                 start=True, num_cpu_devices=1, threads=0):
+        if not hasattr(_weft.distribute, "Server"):
+            raise NotImplementedError("weft.distribute.Server: this build of weft has no UCX")
+        if protocol not in (None, "ucx", "grpc"):
+            raise ValueError("protocol %r: weft's servers speak UCX" % (protocol,))
+        cluster = ClusterSpec(server_or_cluster_def)
+        if job_name is None:
+            if len(cluster.jobs) != 1:
+                raise ValueError("Server: job_name is needed when the cluster has several jobs (%s)" % cluster.jobs)
+            job_name = cluster.jobs[0]
+        self._cpp = _weft.distribute.Server(json.dumps(cluster.as_dict()), job_name,
+                                            0 if task_index is None else int(task_index), num_cpu_devices, threads)
+        self.cluster_spec = cluster
+        _servers[self.target] = self
+
+    @property
+    def target(self):
+        """"ucx://host:port": what weft.Session(target=...) takes."""
+        return self._cpp.target
+
+    def join(self):
+        """Serves until stop() is called (or Ctrl-C)."""
+        self._cpp.join()
+
+    def stop(self):
+        self._cpp.stop()
+
+
+def _server_for_target(target):
+    server = _servers.get(target)
+    if server is None:
+        raise ValueError("Session(target=%r): no weft.distribute.Server of this process serves that target "
+                         "(create one first: weft.distribute.Server(cluster, job_name, task_index))" % (target,))
+    return server._cpp
+
+
 def get_strategy():
     """The strategy whose scope is active on this thread, or None."""
     stack = getattr(_local, "stack", None)
@@ -183,4 +276,4 @@ def has_strategy():
 
 __all__ = ["Strategy", "OneDeviceStrategy", "MirroredStrategy", "CentralStorageStrategy",
            "MultiWorkerMirroredStrategy", "TFConfigClusterResolver", "cluster_resolver", "experimental", "get_strategy",
-           "has_strategy"]
+           "has_strategy", "Server", "ClusterSpec"]

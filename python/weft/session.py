@@ -78,12 +78,19 @@ class Session(_weft.Session):
     """
 
     def __init__(self, graph=None, inter_op_threads=0, intra_op_threads=0, constant_folding=True, cse=True,
-                 num_cpu_devices=1, soft_placement=True):
+                 num_cpu_devices=1, soft_placement=True, target="", step_timeout=30.0):
+        """``target``: a weft.distribute.Server's ``target`` (of this process): the graph's steps run
+        over its cluster, each task's operations on its server; a step fails (naming the task) when
+        a task fails or it takes longer than ``step_timeout`` seconds."""
         graph = graph if graph is not None else get_default_graph()
         if not isinstance(graph, Graph):
             raise TypeError("Session(graph=...) needs a weft.Graph, got %r" % (graph,))
+        server = None
+        if target:
+            from .distribute import _server_for_target
+            server = _server_for_target(target)
         super().__init__(graph, inter_op_threads, intra_op_threads, constant_folding, cse, num_cpu_devices,
-                         soft_placement)
+                         soft_placement, server, int(step_timeout * 1000))
 
     def run(self, fetches, feed_dict=None):
         """Runs the step that computes ``fetches`` and returns their values as numpy arrays, in the

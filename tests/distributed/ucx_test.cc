@@ -27,6 +27,12 @@
 
 #include "distributed/collectives/algorithms.h"
 #include "distributed/ucx_rendezvous.h"
+#include "tests/distributed/child_process.h"
+
+using weft::test::Child;
+using weft::test::ChildFds;
+using weft::test::ReadLine;
+using weft::test::WriteLine;
 
 using namespace weft;
 using Clock = std::chrono::steady_clock;
@@ -117,77 +123,6 @@ UcxTransportOptions Options(int task, const std::string& tls) {
   o.data_peer_error_handling = tls.find("posix") == std::string::npos;
   return o;
 }
-
-// Line-based pipe I/O with deadlines.
-std::string ReadLine(int fd, std::chrono::milliseconds timeout) {
-  std::string line;
-  const auto deadline = Clock::now() + timeout;
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    if (left <= 0) return "<timeout>";
-    pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, static_cast<int>(left)) <= 0) continue;
-    char c;
-    const ssize_t n = read(fd, &c, 1);
-    if (n <= 0) return "<eof>";
-    if (c == '\n') return line;
-    line += c;
-  }
-}
-
-void WriteLine(int fd, const std::string& line) {
-  const std::string s = line + "\n";
-  CHECK(write(fd, s.data(), s.size()) == static_cast<ssize_t>(s.size()));
-}
-
-// The peer process; killed (and reaped) when the test leaves, whatever happened.
-struct Child {
-  pid_t pid = -1;
-  int to_child = -1, from_child = -1;
-
-  Child(const std::string& scenario, const std::string& tls) {
-    int down[2], up[2];
-    REQUIRE(pipe(down) == 0);
-    REQUIRE(pipe(up) == 0);
-    pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      close(down[1]);
-      close(up[0]);
-      setenv("WEFT_UCX_CHILD", scenario.c_str(), 1);
-      setenv("WEFT_UCX_CHILD_TLS", tls.c_str(), 1);
-      setenv("WEFT_UCX_CHILD_FDS", fmt::format("{},{}", down[0], up[1]).c_str(), 1);
-      alarm(60);  // whatever happens, the child does not outlive the suite
-      execl("/proc/self/exe", "test_distributed", "--test-case=ucx child", "--no-intro", nullptr);
-      _exit(127);
-    }
-    close(down[0]);
-    close(up[1]);
-    to_child = down[1];
-    from_child = up[0];
-  }
-  ~Child() {
-    if (pid > 0) {
-      kill(pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
-    }
-    close(to_child);
-    close(from_child);
-  }
-  // The exit status, or -1 after `timeout` (then the child is killed).
-  int Wait(std::chrono::milliseconds timeout) {
-    const auto deadline = Clock::now() + timeout;
-    while (Clock::now() < deadline) {
-      int status = 0;
-      if (waitpid(pid, &status, WNOHANG) == pid) {
-        pid = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return -1;
-  }
-};
 
 // Both sides: listen on a free port, swap ports over the pipe, connect.
 void Handshake(UcxRendezvousMgr& mgr, int in_fd, int out_fd, int peer) {
@@ -303,7 +238,7 @@ TEST_CASE("ucx child") {
   const char* scenario = std::getenv("WEFT_UCX_CHILD");
   if (scenario == nullptr) return;
   int in_fd = -1, out_fd = -1;
-  REQUIRE(std::sscanf(std::getenv("WEFT_UCX_CHILD_FDS"), "%d,%d", &in_fd, &out_fd) == 2);
+  ChildFds(&in_fd, &out_fd);
   UcxRendezvousMgr mgr(Options(1, std::getenv("WEFT_UCX_CHILD_TLS")), {std::chrono::seconds(20), nullptr});
   Handshake(mgr, in_fd, out_fd, 0);
   const std::string which = scenario;
@@ -347,7 +282,7 @@ TEST_CASE("ucx: every dtype and size arrives intact, eager and by rendezvous, ov
   for (const std::string tls : kTransports) {
     CAPTURE(tls);
     const auto start = Clock::now();
-    Child child("echo", tls);
+    Child child("ucx child", {{"WEFT_UCX_CHILD", "echo"}, {"WEFT_UCX_CHILD_TLS", tls}});
     UcxRendezvousMgr mgr(Options(0, tls), {std::chrono::seconds(20), nullptr});
     Handshake(mgr, child.from_child, child.to_child, 1);
     int64_t expect_rendezvous = 0;
@@ -395,7 +330,7 @@ TEST_CASE("ucx: ring, recursive-doubling and hierarchical all-reduce between two
 TEST_CASE("ucx: malformed and truncated messages are rejected and the receiver keeps working") {
   for (const std::string tls : kTransports) {
     CAPTURE(tls);
-    Child child("malformed", tls);
+    Child child("ucx child", {{"WEFT_UCX_CHILD", "malformed"}, {"WEFT_UCX_CHILD_TLS", tls}});
     UcxRendezvousMgr mgr(Options(0, tls), {std::chrono::seconds(20), nullptr});
     Handshake(mgr, child.from_child, child.to_child, 1);
     UcxTransport& t = mgr.transport();
@@ -429,7 +364,7 @@ TEST_CASE("ucx: malformed and truncated messages are rejected and the receiver k
 TEST_CASE("ucx: a Recv from a killed peer fails with Unavailable naming it; an unanswered Recv times out") {
   for (const std::string tls : kTransports) {
     CAPTURE(tls);
-    Child child("kill", tls);
+    Child child("ucx child", {{"WEFT_UCX_CHILD", "kill"}, {"WEFT_UCX_CHILD_TLS", tls}});
     UcxRendezvousMgr mgr(Options(0, tls), {std::chrono::milliseconds(800), nullptr});
     Handshake(mgr, child.from_child, child.to_child, 1);
     // Nobody sends this one: the step fails with DeadlineExceeded naming key and peer.

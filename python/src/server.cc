@@ -1,0 +1,40 @@
+// weft.distribute.Server (distributed/server/server.h), built when UCX is found: a task's server,
+// `join()` for ps tasks, and the remote runner a weft.Session(target=server.target) uses.
+#include "distributed/distributed_session.h"
+#include "distributed/server/server.h"
+
+#include "common.h"
+
+namespace weft::python {
+
+void InitServer(py::module_& m) {
+  py::class_<Server, std::shared_ptr<Server>>(m, "Server", "A task's server (distributed/server/server.h).")
+      .def(py::init([](const std::string& cluster_json, const std::string& job, int index, int num_cpu_devices,
+                       int threads) {
+             ServerOptions o;
+             o.num_cpu_devices = num_cpu_devices;
+             o.intra_op_threads = threads;
+             o.inter_op_threads = threads;
+             return std::make_shared<Server>(ClusterSpec::FromJson(cluster_json), TaskId{job, index}, o);
+           }),
+           py::arg("cluster_json"), py::arg("job_name"), py::arg("task_index"), py::arg("num_cpu_devices") = 1,
+           py::arg("threads") = 0)
+      .def_property_readonly("target", &Server::target)
+      .def_property_readonly("task", [](const Server& s) { return s.task().ToString(); })
+      .def_property_readonly("port", [](Server& s) { return s.transport().port(); })
+      .def("join", [](Server& s) { RunInterruptibleVoid([&] { s.Join(); }, [&] { s.Stop(); }); },
+           "Serves until stop() (or Ctrl-C).")
+      .def("stop", &Server::Stop, "Makes join() return; the server serves until it is destroyed.");
+}
+
+// The SessionOptions::remote of a weft.Session(target=...): a DistributedSession over `server`.
+std::function<std::unique_ptr<RemoteRunner>(Graph*)> RemoteRunnerFor(py::object server, int64_t step_timeout_ms) {
+  std::shared_ptr<Server> s = server.cast<std::shared_ptr<Server>>();
+  return [s, step_timeout_ms](Graph* g) -> std::unique_ptr<RemoteRunner> {
+    DistributedSessionOptions o;
+    o.step_timeout = std::chrono::milliseconds(step_timeout_ms);
+    return std::make_unique<DistributedSession>(g, s.get(), o);
+  };
+}
+
+}  // namespace weft::python

@@ -1,0 +1,103 @@
+"""weft.distribute.Server and weft.Session(target=...) across processes (UCX, 127.0.0.1, free ports):
+a ps task in a child Python process (server.join()), the client here as worker:0. Every wait is
+bounded and the child is killed when the test leaves."""
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import weft
+
+pytestmark = pytest.mark.skipif(not hasattr(weft._weft.distribute, "Server"), reason="built without UCX")
+
+PS_SCRIPT = """
+import sys, weft
+cluster = weft.distribute.cluster_resolver.TFConfigClusterResolver()
+assert cluster.task_type == "ps" and cluster.task_id == 0, (cluster.task_type, cluster.task_id)
+server = weft.distribute.Server(cluster.cluster_spec(), job_name="ps", task_index=0, threads=1)
+print("ready", server.target, flush=True)
+server.join()
+"""
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def cluster():
+    spec = {"worker": ["127.0.0.1:%d" % free_port()], "ps": ["127.0.0.1:%d" % free_port()]}
+    env = dict(os.environ, TF_CONFIG=json.dumps({"cluster": spec, "task": {"type": "ps", "index": 0}}),
+               UCX_TLS="tcp,self")
+    ps = subprocess.Popen([sys.executable, "-c", PS_SCRIPT], env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        line = ps.stdout.readline()  # the child prints as soon as it listens (or dies: "")
+        assert line.startswith("ready ucx://127.0.0.1:"), line
+        yield spec, ps
+    finally:
+        ps.kill()
+        ps.wait(timeout=20)
+
+
+def model(ps_device):
+    g = weft.Graph()
+    with g.as_default():
+        x = weft.placeholder(weft.float32, shape=(None, 2), name="x")
+        with weft.device(ps_device):
+            w = weft.Variable(np.array([[1.0], [-2.0]], np.float32), name="w")
+            never = weft.Variable(np.zeros((2, 1), np.float32), name="never_initialized")
+        y = weft.matmul(x, w, name="y")
+        step = w.assign_sub(0.5 * w)
+        unset = weft.matmul(x, never)
+    return g, x, w, y, step, unset
+
+
+def test_session_with_a_target_runs_ops_pinned_to_the_ps_task(cluster):
+    spec, ps = cluster
+    server = weft.distribute.Server(spec, job_name="worker", task_index=0, threads=1)
+    assert server.target.startswith("ucx://127.0.0.1:")
+    xv = np.array([[1.0, 2.0], [3.0, -1.0]], np.float32)
+    g, x, w, y, step, unset = model("/job:ps/task:0")
+    gl, xl, wl, yl, stepl, _ = model(None)
+    with weft.Session(gl) as local, weft.Session(g, target=server.target, step_timeout=20) as remote:
+        local.run(wl.initializer)
+        remote.run(w.initializer)
+        for _ in range(3):
+            a = local.run([yl, stepl], {xl: xv})
+            b = remote.run([y, step], {x: xv})
+            np.testing.assert_array_equal(a[0], b[0])
+        np.testing.assert_array_equal(local.run(wl), remote.run(w))
+        # A kernel error on the ps task names it; the session goes on.
+        with pytest.raises(weft.errors.FailedPreconditionError, match="ps:0"):
+            remote.run(unset, {x: xv})
+        np.testing.assert_array_equal(local.run(yl, {xl: xv}), remote.run(y, {x: xv}))
+        # The ps task dies: the next step fails with Unavailable naming it, in bounded time.
+        ps.kill()
+        ps.wait(timeout=20)
+        start = time.monotonic()
+        with pytest.raises(weft.errors.UnavailableError, match="ps:0"):
+            remote.run(y, {x: xv})
+        assert time.monotonic() - start < 30
+
+
+def test_session_target_must_be_a_server_of_this_process():
+    with pytest.raises(ValueError, match="no weft.distribute.Server of this process"):
+        weft.Session(weft.Graph(), target="ucx://127.0.0.1:1")
+
+
+def test_cluster_spec_and_tf_config_resolver(monkeypatch):
+    monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": {"worker": ["h:1", "h:2"], "ps": ["h:3"]},
+                                                "task": {"type": "worker", "index": 1}}))
+    r = weft.distribute.cluster_resolver.TFConfigClusterResolver()
+    assert (r.task_type, r.task_id) == ("worker", 1)
+    spec = r.cluster_spec()
+    assert spec.num_tasks("worker") == 2 and spec.task_address("ps", 0) == "h:3"
+    with pytest.raises(weft.errors.InvalidArgumentError, match="ps"):
+        weft.distribute.Server({"ps": ["127.0.0.1:1"]}, job_name="ps", task_index=4)
