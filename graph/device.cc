@@ -59,8 +59,6 @@ DeviceSet DeviceSet::LocalCpus(int num_devices, int intra_op_threads, const std:
   return set;
 }
 
-void DeviceSet::Add(std::unique_ptr<Device> device) { devices_.push_back(std::move(device)); }
-
 const Device* DeviceSet::Find(const std::string& name) const {
   std::vector<const Device*> m = Matching(DeviceName::Parse(name));
   return m.size() == 1 ? m[0] : nullptr;

@@ -317,7 +317,7 @@ TEST_CASE("ucx: every dtype and size arrives intact, eager and by rendezvous, ov
 TEST_CASE("ucx: ring, recursive-doubling and hierarchical all-reduce between two processes through UcxRendezvous") {
   for (const std::string tls : kTransports) {
     CAPTURE(tls);
-    Child child("collective", tls);
+    Child child("ucx child", {{"WEFT_UCX_CHILD", "collective"}, {"WEFT_UCX_CHILD_TLS", tls}});
     UcxRendezvousMgr mgr(Options(0, tls), {std::chrono::seconds(20), nullptr});
     Handshake(mgr, child.from_child, child.to_child, 1);
     CollectiveMember(mgr, 0);
