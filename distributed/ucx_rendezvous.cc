@@ -81,12 +81,14 @@ void UcxRendezvous::RecvAsync(const std::string& key, const RendezvousArgs& args
   }
   transport.EnsureConnected(src);  // so that the peer's failure is noticed even if we never send to it
   ThreadPool* pool = mgr_->callback_pool();
+  transport.worker()->AddDemand(1);  // the progress thread spins while Recvs wait (UcxWorkerOptions::busy_spin)
   local_.RecvAsync(key, args, [this, key, src, start, pool, done = std::move(done)](const Status& s, const Tensor& v,
                                                                                       bool dead) {
     {
       std::lock_guard<std::mutex> l(mu_);
       pending_.erase(key);
     }
+    mgr_->transport().worker()->AddDemand(-1);
     mgr_->transport().AddWaitTime(
         src, std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count());
     if (pool != nullptr) {

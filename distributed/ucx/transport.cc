@@ -71,7 +71,10 @@ UcxTransport::UcxTransport(UcxTransportOptions options, MessageHandler on_messag
     worker_.reset();
     throw Error(s.WithContext(fmt::format("task {}", options_.task.ToString())));
   }
-  worker_->AddPollHook([this] { ProbeHeaders(); });
+  worker_->RunSync([this] {
+    for (size_t i = 0; i < kPrepostedHeaderReceives; ++i) PostHeaderReceive();
+    return Status();
+  }, std::chrono::seconds(10));
   worker_->AddTickHook([this] {
     const auto now = Clock::now();
     for (auto& [task, peer] : peers_) {
@@ -107,6 +110,8 @@ UcxTransport::~UcxTransport() {
     peers_.clear();
     accepted_.clear();
     listener_.reset();
+    for (uint8_t* b : header_buffers_) CpuAllocator()->Deallocate(b, HeaderBufferBytes());
+    header_buffers_.clear();
     return Status();
   }, std::chrono::seconds(10));
   worker_->Stop();  // joins the progress thread: no hook runs after this
@@ -270,6 +275,7 @@ void UcxTransport::SendHello(int task, UcxEndpoint* ep, WireKind kind) {
                         {}, nullptr};
   op->iov[0] = {op->head.data(), op->head.size()};
   op->iov[1] = {op->value.raw_data(), op->value.bytes()};
+  worker_->AddDemand(1);
   PostSend(ep->get(), op, op->iov, 2, ucp_dt_make_iov(), HeaderTag(self_));
 }
 
@@ -308,7 +314,8 @@ void UcxTransport::OnHello(int task, WireKind kind, const std::string& address) 
 void UcxTransport::SendTensor(int task, uint64_t step_id, const std::string& key, const Tensor& value, bool is_dead,
                               DoneCallback done) {
   auto* op = new SendOp{this, task, value, {}, {}, 0, {}, std::move(done)};
-  const bool posted = worker_->Post([this, task, step_id, key, is_dead, op] {
+  worker_->AddDemand(1);  // until the send completes (SendOp::Complete)
+  const bool posted = worker_->RunOrPost([this, task, step_id, key, is_dead, op] {
     Peer& peer = PeerAt(task);
     auto send = [this, task, step_id, key, is_dead, op] {
       const Status failed = PeerStatus(task);

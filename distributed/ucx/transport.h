@@ -142,7 +142,17 @@ class UcxTransport {
   void PostSend(ucp_ep_h ep, SendOp* op, const void* buffer, size_t count, ucp_datatype_t datatype, uint64_t tag);
   // `connecting`: the error is the connection-manager endpoint's (retried while it never connected).
   void OnPeerError(int task, const Status& status, bool connecting);
-  void ProbeHeaders();
+  // Header messages land in receives posted ahead (kPrepostedHeaderReceives of HeaderBufferBytes()):
+  // no probe, no allocation per message.
+  static constexpr size_t kPrepostedHeaderReceives = 8;
+  // Eager payloads up to this size are copied out of the receive buffer (which is reused); larger
+  // ones keep it (the tensor is made over it).
+  static constexpr size_t kEagerCopyBytes = 4096;
+  size_t MaxEagerThreshold() const { return options_.eager_threshold; }
+  size_t HeaderBufferBytes() const;
+  void PostHeaderReceive();
+  void PostOneHeaderReceive();
+  void RecycleHeaderBuffer(RecvOp* op);
   void OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t length);
   void OnDataReceived(RecvOp* op, ucs_status_t status, size_t length);
   void Reject(int src_task, const Status& status, const WireMessage* message);
@@ -165,6 +175,9 @@ class UcxTransport {
   std::map<int, std::unique_ptr<Peer>> peers_;
   std::vector<std::unique_ptr<UcxEndpoint>> accepted_;
   std::set<RecvOp*> recvs_in_flight_;
+  std::vector<uint8_t*> header_buffers_;  // free pre-posted receive buffers
+  int header_reposts_owed_ = 0;
+  bool posting_headers_ = false;
   bool shutting_down_ = false;
   // Shared state.
   mutable std::mutex mu_;

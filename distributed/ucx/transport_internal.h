@@ -94,6 +94,7 @@ struct UcxTransport::SendOp {
   void Complete(const Status& s) {
     if (!s.ok() && status.ok()) status = s;
     if (--pending == 0) {
+      transport->worker()->AddDemand(-1);
       if (done) done(status);
       delete this;
     }

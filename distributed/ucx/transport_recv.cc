@@ -12,6 +12,7 @@ using Clock = std::chrono::steady_clock;
 void UcxTransport::RecvCallback(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info, void* user_data) {
   auto* op = static_cast<RecvOp*>(user_data);
   const size_t length = info != nullptr ? info->length : 0;
+  if (op->is_header && info != nullptr) op->src_task = TagSourceTask(info->sender_tag);
   op->request = nullptr;
   ucp_request_free(request);
   if (op->in_post) {
@@ -27,39 +28,65 @@ void UcxTransport::RecvCallback(void* request, ucs_status_t status, const ucp_ta
   }
 }
 
-void UcxTransport::ProbeHeaders() {
-  for (;;) {
-    ucp_tag_recv_info_t info{};
-    ucp_tag_message_h msg = ucp_tag_probe_nb(worker_->get(), kTagClassHeader, kTagClassMask, 1, &info);
-    if (msg == nullptr) return;
-    auto* op = new RecvOp{this, TagSourceTask(info.sender_tag), true};
-    // No valid header message is longer than this: a longer one is received into a small buffer,
-    // which UCX reports as truncated, and rejected without allocating what it claims.
-    const size_t longest = kWireHeaderBytes + 8 * kWireMaxRank + kWireMaxKeyBytes + 64 +
-                           std::max<size_t>(options_.eager_threshold, worker_->address().size());
-    const size_t receive_bytes = info.length > longest ? kWireHeaderBytes : info.length;
-    op->buffer_bytes = std::max<size_t>(receive_bytes, 1);
+size_t UcxTransport::HeaderBufferBytes() const {
+  // No valid header message is longer than this: a longer one does not fit the pre-posted buffer,
+  // which UCX reports as truncated, and is rejected without allocating what it claims.
+  return kWireHeaderBytes + 8 * kWireMaxRank + kWireMaxKeyBytes + 64 +
+         std::max<size_t>(MaxEagerThreshold(), worker_->address().size());
+}
+
+void UcxTransport::PostHeaderReceive() {
+  // A receive can complete inside its posting call (a message was waiting), and handling it posts
+  // the next one: loop here instead of recursing once per queued message.
+  ++header_reposts_owed_;
+  if (posting_headers_) return;
+  posting_headers_ = true;
+  while (header_reposts_owed_ > 0) {
+    --header_reposts_owed_;
+    PostOneHeaderReceive();
+  }
+  posting_headers_ = false;
+}
+
+void UcxTransport::PostOneHeaderReceive() {
+  auto* op = new RecvOp{this, -1, true};
+  op->buffer_bytes = HeaderBufferBytes();
+  if (!header_buffers_.empty()) {
+    op->buffer = header_buffers_.back();
+    header_buffers_.pop_back();
+  } else {
     op->buffer = static_cast<uint8_t*>(CpuAllocator()->Allocate(op->buffer_bytes));
-    op->started = Clock::now();
-    ucp_tag_recv_info_t done_info{};
-    ucp_request_param_t param{};
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_RECV_INFO;
-    param.cb.recv = &UcxTransport::RecvCallback;
-    param.user_data = op;
-    param.recv_info.tag_info = &done_info;
-    op->in_post = true;
-    ucs_status_ptr_t req = ucp_tag_msg_recv_nbx(worker_->get(), op->buffer, receive_bytes, msg, &param);
-    op->in_post = false;
-    if (op->done_in_post) {
-      OnHeaderReceived(op, op->post_status, op->post_length);
-    } else if (req == nullptr) {
-      OnHeaderReceived(op, UCS_OK, info.length);  // the probe's length (recv_info is not filled here)
-    } else if (UCS_PTR_IS_ERR(req)) {
-      OnHeaderReceived(op, UCS_PTR_STATUS(req), 0);
-    } else {
-      op->request = req;
-      recvs_in_flight_.insert(op);
-    }
+  }
+  ucp_tag_recv_info_t done_info{};
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_RECV_INFO;
+  param.cb.recv = &UcxTransport::RecvCallback;
+  param.user_data = op;
+  param.recv_info.tag_info = &done_info;
+  op->in_post = true;
+  ucs_status_ptr_t req =
+      ucp_tag_recv_nbx(worker_->get(), op->buffer, op->buffer_bytes, kTagClassHeader, kTagClassMask, &param);
+  op->in_post = false;
+  if (op->done_in_post) {
+    OnHeaderReceived(op, op->post_status, op->post_length);
+  } else if (req == nullptr) {
+    op->src_task = TagSourceTask(done_info.sender_tag);
+    OnHeaderReceived(op, UCS_OK, done_info.length);
+  } else if (UCS_PTR_IS_ERR(req)) {
+    OnHeaderReceived(op, UCS_PTR_STATUS(req), 0);
+  } else {
+    op->request = req;
+    recvs_in_flight_.insert(op);
+  }
+}
+
+void UcxTransport::RecycleHeaderBuffer(RecvOp* op) {
+  if (op->buffer == nullptr) return;
+  if (header_buffers_.size() < kPrepostedHeaderReceives && op->buffer_bytes == HeaderBufferBytes()) {
+    header_buffers_.push_back(op->buffer);
+    op->buffer = nullptr;
+  } else {
+    op->FreeBuffer();
   }
 }
 
@@ -91,15 +118,22 @@ void UcxTransport::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t leng
     op->FreeBuffer();
     return;
   }
+  // Keep kPrepostedHeaderReceives posted: the next message must find a receive waiting.
+  struct Repost {
+    UcxTransport* t;
+    RecvOp* op;
+    ~Repost() {
+      t->RecycleHeaderBuffer(op);
+      if (!t->shutting_down_) t->PostHeaderReceive();
+    }
+  } repost{this, op};
   if (status != UCS_OK) {
     Reject(op->src_task, UcxStatus(status, fmt::format("receiving a message ({} bytes)", length)), nullptr);
-    op->FreeBuffer();
     return;
   }
   if (op->src_task >= options_.cluster.NumTasks() || op->src_task == self_) {
     Reject(op->src_task, errors::DataLoss("wire: a message tagged with task #{} (the cluster has {} tasks; this is #{})",
                                           op->src_task, options_.cluster.NumTasks(), self_), nullptr);
-    op->FreeBuffer();
     return;
   }
   WireMessage m;
@@ -109,7 +143,6 @@ void UcxTransport::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t leng
   }
   if (!s.ok()) {
     Reject(op->src_task, s, &m);
-    op->FreeBuffer();
     return;
   }
   const auto kind = static_cast<WireKind>(m.header.kind);
@@ -119,13 +152,21 @@ void UcxTransport::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t leng
     } else {
       OnHello(op->src_task, kind, std::string(reinterpret_cast<const char*>(m.payload), m.header.payload_bytes));
     }
-    op->FreeBuffer();
     return;
   }
   const uint64_t step = m.header.step_id;
   if (m.is_dead || m.eager) {
     Tensor value;
-    if (!m.is_dead) {
+    if (!m.is_dead && m.header.payload_bytes <= kEagerCopyBytes) {
+      // Small: copied into a tensor of its own, the receive buffer goes back to the receives.
+      try {
+        value = Tensor(m.dtype, TensorShape(m.dims));
+      } catch (const Error& e) {
+        Reject(op->src_task, e.status(), &m);
+        return;
+      }
+      if (m.header.payload_bytes > 0) std::memcpy(value.raw_data(), m.payload, m.header.payload_bytes);
+    } else if (!m.is_dead) {
       uint8_t* base = op->buffer;
       const size_t base_bytes = op->buffer_bytes;
       op->buffer = nullptr;  // the tensor owns it now
@@ -145,11 +186,9 @@ void UcxTransport::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t leng
       c.eager_received++;
       c.bytes_received += static_cast<int64_t>(m.header.payload_bytes);
     }
-    op->FreeBuffer();
     Deliver(op->src_task, step, m.key, Status(), value, m.is_dead);
     return;
   }
-  op->FreeBuffer();
   // Rendezvous: the tensor exists before its receive is posted, so UCX writes the bytes straight into it.
   auto data = std::make_unique<RecvOp>(RecvOp{this, op->src_task, false});
   data->step_id = step;

@@ -162,6 +162,12 @@ bool UcxWorker::Post(std::function<void()> fn) {
   return true;
 }
 
+bool UcxWorker::RunOrPost(std::function<void()> fn) {
+  if (!OnProgressThread()) return Post(std::move(fn));
+  Guarded(fn);
+  return true;
+}
+
 Status UcxWorker::RunSync(std::function<Status()> fn, std::chrono::milliseconds timeout) {
   if (OnProgressThread()) return fn();
   {
@@ -264,7 +270,9 @@ void UcxWorker::Loop() {
       last_activity = now;
       continue;
     }
-    if (now - last_activity < options_.spin) continue;
+    const auto spin = demand_.load(std::memory_order_relaxed) > 0 ? std::max(options_.busy_spin, options_.spin)
+                                                                  : options_.spin;
+    if (now - last_activity < spin) continue;
     // Sleep until UCX has an event, someone posts work, or the next tick.
     const ucs_status_t armed = ucp_worker_arm(worker_);
     if (armed == UCS_ERR_BUSY) continue;  // events arrived meanwhile: progress again

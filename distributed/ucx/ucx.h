@@ -11,9 +11,11 @@
 //
 // Threading: the ucp worker is created single-threaded and every ucp call is made on the worker's
 // progress thread. Other threads hand work over with Post() (fire and forget) or RunSync() (waits,
-// with a timeout). The progress thread never busy-spins for long: after `spin_us` without activity
-// it arms the worker (ucp_worker_arm) and sleeps in epoll on the worker's event fd, a wake-up
-// eventfd and the next timer tick. UcxListener and UcxEndpoint are used on the progress thread only.
+// with a timeout). The progress thread spins adaptively: while work is outstanding (AddDemand: a
+// Recv waiting for a peer, a send in flight) it keeps polling for up to `busy_spin` after the last
+// activity; with nothing outstanding only for `spin`. Then it arms the worker (ucp_worker_arm) and
+// sleeps in epoll on the worker's event fd, a wake-up eventfd and the next timer tick: an idle
+// worker costs no CPU. UcxListener and UcxEndpoint are used on the progress thread only.
 //
 // Every ucs_status_t becomes a weft Status carrying ucs_status_string (UcxStatus below).
 #pragma once
@@ -64,6 +66,10 @@ struct UcxWorkerOptions {
   // How long the progress thread keeps polling after the last activity before it sleeps in epoll.
   // 0 sleeps at once (least CPU); tens of microseconds keep small-message latency near UCX's own.
   std::chrono::microseconds spin{50};
+  // How long it keeps polling after the last activity while work is outstanding (AddDemand > 0):
+  // small-message round trips then never pay an epoll wake-up; a Recv that waits longer (the peer
+  // is computing) lets the thread sleep until UCX has an event. 0 treats outstanding work as idle.
+  std::chrono::microseconds busy_spin{20000};
   // Tick hooks run at least this often (timeouts are checked there).
   std::chrono::milliseconds tick{20};
   std::string name = "ucx";
@@ -82,6 +88,12 @@ class UcxWorker {
   // Runs `fn` on the progress thread, in posting order. Thread-safe. After Stop(), `fn` is dropped
   // and Post returns false.
   bool Post(std::function<void()> fn);
+  // Runs `fn` at once when called on the progress thread (from a callback: no queue hop), else Post.
+  bool RunOrPost(std::function<void()> fn);
+  // Outstanding work that wants a quick answer (+1 when it starts, -1 when it ends; any thread):
+  // while positive the progress thread spins up to busy_spin instead of spin.
+  void AddDemand(int delta) { demand_.fetch_add(delta, std::memory_order_relaxed); }
+  int demand() const { return demand_.load(std::memory_order_relaxed); }
   // Runs `fn` on the progress thread and returns its status (or DeadlineExceeded after `timeout`;
   // `fn` may still run later). Called on the progress thread it runs `fn` inline.
   Status RunSync(std::function<Status()> fn, std::chrono::milliseconds timeout);
@@ -111,6 +123,7 @@ class UcxWorker {
   std::mutex mu_;
   std::deque<std::function<void()>> posted_;
   bool stopping_ = false;
+  std::atomic<int> demand_{0};
   std::vector<std::function<void()>> poll_hooks_, tick_hooks_;
   std::thread thread_;
   std::thread::id thread_id_;
