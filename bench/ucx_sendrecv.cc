@@ -201,7 +201,7 @@ int Child(int in_fd, int out_fd, const std::string& tls, size_t eager, int reps)
   mgr.transport().SetPeerAddress(0, {"127.0.0.1", std::stoi(ReadLine(in_fd))});
   ThrowIfError(mgr.ConnectAll());
   uint64_t step = 0;
-  for (int rep = 0; rep < reps; ++rep) {
+  for (int rep = 0; rep <= reps; ++rep) {  // one warm-up run first
     if (ReadLine(in_fd) != "go") return 1;
     RunWeft(mgr, 1, &step);
     WriteLine(out_fd, "done");
@@ -232,6 +232,11 @@ void Bench(const std::string& name, const std::string& weft_tls, const std::stri
     mgr.transport().SetPeerAddress(1, {"127.0.0.1", std::stoi(port)});
     ThrowIfError(mgr.ConnectAll());
     uint64_t step = 0;
+    // Warm-up (not timed): connections wired up, receive buffers in the pool, pages touched; as
+    // ucx_perftest's own warm-up iterations.
+    WriteLine(down[1], "go");
+    RunWeft(mgr, 0, &step);
+    ReadLine(up[0]);
     for (int rep = 0; rep < reps; ++rep) {
       WriteLine(down[1], "go");
       std::vector<double> w = RunWeft(mgr, 0, &step);

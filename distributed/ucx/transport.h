@@ -34,6 +34,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -59,6 +60,10 @@ struct UcxTransportOptions {
   // transports (posix, sysv) cannot report peer failure, so with it on they are not used; off (the
   // default), they are, and a peer's death is noticed by the connection-manager endpoint (TCP).
   bool data_peer_error_handling = false;
+  // Rendezvous receives in flight at once, in bytes (a single larger tensor still goes): further
+  // headers wait, their data parked at the sender, so receive memory stays bounded and buffers come
+  // back to the pool (cache-warm) before the next transfer.
+  size_t rendezvous_window_bytes = size_t{16} << 20;
   // Bytes of freed rendezvous receive buffers kept for reuse (0: none kept).
   size_t recv_pool_bytes = size_t{512} << 20;
   // How long Connect keeps trying (a peer may not be listening yet).
@@ -153,6 +158,8 @@ class UcxTransport {
   void PostHeaderReceive();
   void PostOneHeaderReceive();
   void RecycleHeaderBuffer(RecvOp* op);
+  void StartDataReceive(std::unique_ptr<RecvOp> data);
+  void StartQueuedDataReceives();
   void OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t length);
   void OnDataReceived(RecvOp* op, ucs_status_t status, size_t length);
   void Reject(int src_task, const Status& status, const WireMessage* message);
@@ -178,6 +185,10 @@ class UcxTransport {
   std::vector<uint8_t*> header_buffers_;  // free pre-posted receive buffers
   int header_reposts_owed_ = 0;
   bool posting_headers_ = false;
+  std::deque<std::unique_ptr<RecvOp>> rndv_queued_;  // rendezvous headers waiting for the window
+  int rndv_in_flight_ops_ = 0;
+  size_t rndv_in_flight_bytes_ = 0;
+  bool starting_queued_ = false;
   bool shutting_down_ = false;
   // Shared state.
   mutable std::mutex mu_;

@@ -109,10 +109,14 @@ struct UcxTransport::RecvOp {
   // Header receives: the message buffer (CpuAllocator, 64-byte aligned).
   uint8_t* buffer = nullptr;
   size_t buffer_bytes = 0;
-  // Data receives: the tensor being filled and its key.
+  // Data receives: the tensor being filled, its key, and what the header said.
   Tensor value;
   uint64_t step_id = 0;
   std::string key;
+  DType dtype = DType::kUInt8;
+  std::vector<int64_t> dims;
+  uint64_t seq = 0;
+  size_t data_bytes = 0;
   std::chrono::steady_clock::time_point started;
   // UCX may complete a receive inside the posting call (a rendezvous over cma does) and still return
   // the request: the callback then only records the outcome, and the poster handles it.

@@ -193,13 +193,31 @@ void UcxTransport::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t leng
   auto data = std::make_unique<RecvOp>(RecvOp{this, op->src_task, false});
   data->step_id = step;
   data->key = m.key;
+  data->dtype = m.dtype;
+  data->dims = m.dims;
+  data->seq = m.header.seq;
+  data->data_bytes = m.header.payload_bytes;
+  // At most rendezvous_window_bytes are being received at once (one transfer always goes): the rest
+  // wait in arrival order, their data parked at the sender (UCX rendezvous moves no bytes until the
+  // receive is posted). Bounded receive memory, and buffers come back to the pool to be reused.
+  if (!rndv_in_flight_ops_ || rndv_in_flight_bytes_ + data->data_bytes <= options_.rendezvous_window_bytes) {
+    StartDataReceive(std::move(data));
+  } else {
+    rndv_queued_.push_back(std::move(data));
+  }
+}
+
+void UcxTransport::StartDataReceive(std::unique_ptr<RecvOp> data) {
   data->started = Clock::now();
   try {
-    data->value = Tensor::FromBuffer(m.dtype, TensorShape(m.dims), recv_pool_->Get(m.header.payload_bytes));
+    data->value = Tensor::FromBuffer(data->dtype, TensorShape(data->dims), recv_pool_->Get(data->data_bytes));
   } catch (const Error& e) {
-    Deliver(op->src_task, step, m.key, e.status().WithContext("allocating the received tensor"), Tensor(), false);
+    Deliver(data->src_task, data->step_id, data->key, e.status().WithContext("allocating the received tensor"),
+            Tensor(), false);
     return;
   }
+  rndv_in_flight_ops_++;
+  rndv_in_flight_bytes_ += data->data_bytes;
   ucp_tag_recv_info_t done_info{};
   done_info.length = SIZE_MAX;  // stays so when UCX does not report the length of an immediate completion
   ucp_request_param_t param{};
@@ -210,7 +228,7 @@ void UcxTransport::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t leng
   const size_t bytes = data->value.bytes();
   data->in_post = true;
   ucs_status_ptr_t req = ucp_tag_recv_nbx(worker_->get(), data->value.raw_data(), bytes,
-                                          DataTag(op->src_task, m.header.seq), ~uint64_t{0}, &param);
+                                          DataTag(data->src_task, data->seq), ~uint64_t{0}, &param);
   data->in_post = false;
   RecvOp* d = data.release();
   if (d->done_in_post) {
@@ -225,10 +243,26 @@ void UcxTransport::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t leng
   }
 }
 
+void UcxTransport::StartQueuedDataReceives() {
+  if (starting_queued_) return;  // a receive completing inside its post: the outer loop goes on
+  starting_queued_ = true;
+  while (!rndv_queued_.empty() && !shutting_down_ &&
+         (!rndv_in_flight_ops_ ||
+          rndv_in_flight_bytes_ + rndv_queued_.front()->data_bytes <= options_.rendezvous_window_bytes)) {
+    std::unique_ptr<RecvOp> next = std::move(rndv_queued_.front());
+    rndv_queued_.pop_front();
+    StartDataReceive(std::move(next));
+  }
+  starting_queued_ = false;
+}
+
 void UcxTransport::OnDataReceived(RecvOp* op, ucs_status_t status, size_t length) {
   recvs_in_flight_.erase(op);
   std::unique_ptr<RecvOp> owned(op);
+  rndv_in_flight_ops_--;
+  rndv_in_flight_bytes_ -= op->data_bytes;
   if (shutting_down_ || status == UCS_ERR_CANCELED) return;
+  StartQueuedDataReceives();
   Status s = UcxStatus(status, fmt::format("receiving the data of key '{}' (step {})", op->key, op->step_id));
   if (s.ok() && length != op->value.bytes()) {
     s = errors::DataLoss("received {} bytes for key '{}' (step {}), expected {} for {}", length, op->key, op->step_id,
