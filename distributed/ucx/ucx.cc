@@ -142,6 +142,7 @@ void UcxWorker::Stop() {
     std::lock_guard<std::mutex> l(mu_);
     if (stopping_ && !thread_.joinable()) return;
     stopping_ = true;
+    stopping_flag_ = true;
   }
   Wake();
   if (thread_.joinable() && !OnProgressThread()) thread_.join();
@@ -157,6 +158,7 @@ bool UcxWorker::Post(std::function<void()> fn) {
     std::lock_guard<std::mutex> l(mu_);
     if (stopping_) return false;
     posted_.push_back(std::move(fn));
+    has_posted_.store(true, std::memory_order_release);
   }
   if (!OnProgressThread()) Wake();  // the loop looks at posted_ before it sleeps
   return true;
@@ -230,13 +232,16 @@ void UcxWorker::Guarded(const std::function<void()>& fn) {
 }
 
 bool UcxWorker::RunPosted() {
-  std::deque<std::function<void()>> batch;
+  if (!has_posted_.load(std::memory_order_acquire)) return false;
   {
     std::lock_guard<std::mutex> l(mu_);
-    batch.swap(posted_);
+    batch_.swap(posted_);
+    has_posted_.store(false, std::memory_order_relaxed);
   }
-  for (auto& fn : batch) Guarded(fn);
-  return !batch.empty();
+  for (auto& fn : batch_) Guarded(fn);
+  const bool ran = !batch_.empty();
+  batch_.clear();
+  return ran;
 }
 
 bool UcxWorker::ProgressUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
@@ -261,7 +266,7 @@ void UcxWorker::Loop() {
       for (auto& hook : tick_hooks_) Guarded(hook);
       next_tick = now + options_.tick;
     }
-    {
+    if (stopping_flag_.load(std::memory_order_relaxed) || has_posted_.load(std::memory_order_acquire)) {
       std::lock_guard<std::mutex> l(mu_);
       if (stopping_ && posted_.empty()) break;
       if (!posted_.empty()) continue;

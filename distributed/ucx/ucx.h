@@ -121,8 +121,10 @@ class UcxWorker {
   std::string address_;
   int worker_fd_ = -1, wake_fd_ = -1, epoll_fd_ = -1;
   std::mutex mu_;
-  std::deque<std::function<void()>> posted_;
+  std::vector<std::function<void()>> posted_, batch_;  // batch_: progress thread, reused (no allocation per round)
+  std::atomic<bool> has_posted_{false};              // posted_ is not empty (read without the lock)
   bool stopping_ = false;
+  std::atomic<bool> stopping_flag_{false};
   std::atomic<int> demand_{0};
   std::vector<std::function<void()>> poll_hooks_, tick_hooks_;
   std::thread thread_;
