@@ -163,6 +163,7 @@ int FreePort() {
 // ucx_perftest's "Final:" figure: overall MB/s for tag_bw, the median latency (us) for tag_lat.
 double RunPerftest(const std::string& tls, const std::string& test, int64_t bytes, int count) {
   const int port = FreePort();
+  std::fflush(nullptr);  // a forked child must not flush our buffered output again
   const pid_t server = fork();
   if (server == 0) {
     setenv("UCX_TLS", tls.c_str(), 1);
@@ -213,6 +214,7 @@ void Bench(const std::string& name, const std::string& weft_tls, const std::stri
            int reps) {
   int down[2], up[2];
   if (pipe(down) != 0 || pipe(up) != 0) throw std::runtime_error("pipe");
+  std::fflush(nullptr);
   const pid_t child = fork();
   if (child == 0) {
     close(down[1]);

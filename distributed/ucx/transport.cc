@@ -47,7 +47,8 @@ UcxTransport::UcxTransport(UcxTransportOptions options, MessageHandler on_messag
   // Data messages (above the eager threshold plus room for a header) go by UCX rendezvous.
   context_options.config.emplace("RNDV_THRESH", std::to_string(options_.eager_threshold + 1024));
   context_ = std::make_unique<UcxContext>(context_options);
-  recv_pool_ = std::make_shared<RecvBufferPool>(options_.recv_pool_bytes);
+  registry_ = std::make_shared<UcxMemRegistry>(context_->get());
+  recv_pool_ = std::make_shared<RecvBufferPool>(options_.recv_pool_bytes, registry_);
   if (options_.worker.name == "ucx") options_.worker.name = "ucx " + options_.task.ToString();
   worker_ = std::make_unique<UcxWorker>(context_.get(), options_.worker);
   HostPort bind = addresses_.at(self_);
@@ -116,6 +117,7 @@ UcxTransport::~UcxTransport() {
   }, std::chrono::seconds(10));
   worker_->Stop();  // joins the progress thread: no hook runs after this
   worker_.reset();
+  registry_->Close();  // tensors still holding pool buffers outlive the context: unmap now
   context_.reset();
 }
 
@@ -253,12 +255,16 @@ void UcxTransport::SendCallback(void* request, ucs_status_t status, void* user_d
 }
 
 void UcxTransport::PostSend(ucp_ep_h ep, SendOp* op, const void* buffer, size_t count, ucp_datatype_t datatype,
-                            uint64_t tag) {
+                            uint64_t tag, ucp_mem_h memh) {
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_DATATYPE;
   param.cb.send = &UcxTransport::SendCallback;
   param.user_data = op;
   param.datatype = datatype;
+  if (memh != nullptr) {
+    param.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMH;
+    param.memh = memh;
+  }
   ucs_status_ptr_t req = ucp_tag_send_nbx(ep, buffer, count, tag, &param);
   if (req == nullptr) {
     op->Complete(Status());
@@ -345,7 +351,9 @@ void UcxTransport::SendTensor(int task, uint64_t step_id, const std::string& key
       } else {
         op->pending = 3;  // header, data, and this function (so an immediate completion cannot free op early)
         PostSend(ep, op, op->head.data(), op->head.size(), ucp_dt_make_contig(1), HeaderTag(self_));
-        PostSend(ep, op, op->value.raw_data(), bytes, ucp_dt_make_contig(1), DataTag(self_, seq));
+        // A tensor in a chunk we registered (one received here, sent on): its handle; else UCX's rcache.
+        PostSend(ep, op, op->value.raw_data(), bytes, ucp_dt_make_contig(1), DataTag(self_, seq),
+                 registry_->Find(op->value.raw_data(), bytes));
         op->Complete(Status());
       }
     };

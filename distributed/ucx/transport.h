@@ -46,6 +46,7 @@
 
 #include "core/tensor.h"
 #include "distributed/cluster_spec.h"
+#include "distributed/ucx/memreg.h"
 #include "distributed/ucx/ucx.h"
 #include "distributed/ucx/wire.h"
 
@@ -134,6 +135,8 @@ class UcxTransport {
   Status SendRawForTesting(int task, uint64_t tag, std::string bytes);
 
   UcxWorker* worker() { return worker_.get(); }
+  // The registrations of the chunks the transport owns (rendezvous receive pool); see memreg.h.
+  UcxMemRegistry& memory_registry() { return *registry_; }
 
  private:
   struct Peer;
@@ -144,7 +147,8 @@ class UcxTransport {
   void StartConnect(int task);
   void SendHello(int task, UcxEndpoint* ep, WireKind kind);
   void OnHello(int task, WireKind kind, const std::string& address);
-  void PostSend(ucp_ep_h ep, SendOp* op, const void* buffer, size_t count, ucp_datatype_t datatype, uint64_t tag);
+  void PostSend(ucp_ep_h ep, SendOp* op, const void* buffer, size_t count, ucp_datatype_t datatype, uint64_t tag,
+                ucp_mem_h memh = nullptr);
   // `connecting`: the error is the connection-manager endpoint's (retried while it never connected).
   void OnPeerError(int task, const Status& status, bool connecting);
   // Header messages land in receives posted ahead (kPrepostedHeaderReceives of HeaderBufferBytes()):
@@ -174,6 +178,7 @@ class UcxTransport {
   PeerFailureHandler on_peer_failure_;
   int self_ = 0;
   int port_ = 0;
+  std::shared_ptr<UcxMemRegistry> registry_;
   std::shared_ptr<RecvBufferPool> recv_pool_;
   std::unique_ptr<UcxContext> context_;
   std::unique_ptr<UcxWorker> worker_;

@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "distributed/ucx/memreg.h"
 #include "distributed/ucx/transport.h"
 
 namespace weft {
@@ -15,12 +16,15 @@ namespace weft {
 // Buffers for tensors received by rendezvous, reused by size: a training step receives the same
 // sizes every step, and a fresh multi-megabyte allocation costs an mmap and a page fault per 4 KiB
 // (as much as the transfer itself). Tensors handed out keep the pool alive through their release.
+// Every buffer is registered with UCX once, when the pool allocates it (ucp_mem_map through
+// `registry`), and receives into it pass that handle: no registration per transfer.
 class UcxTransport::RecvBufferPool : public std::enable_shared_from_this<RecvBufferPool> {
  public:
-  explicit RecvBufferPool(size_t max_cached) : max_cached_(max_cached) {}
+  RecvBufferPool(size_t max_cached, std::shared_ptr<UcxMemRegistry> registry)
+      : max_cached_(max_cached), registry_(std::move(registry)) {}
   ~RecvBufferPool() {
     for (auto& [bytes, list] : free_) {
-      for (void* p : list) CpuAllocator()->Deallocate(p, bytes);
+      for (void* p : list) Free(registry_.get(), p, bytes);
     }
   }
   // A buffer of at least `bytes` (64-byte aligned).
@@ -36,13 +40,17 @@ class UcxTransport::RecvBufferPool : public std::enable_shared_from_this<RecvBuf
         cached_ -= rounded;
       }
     }
-    if (p == nullptr) p = CpuAllocator()->Allocate(rounded);
+    if (p == nullptr) {
+      p = CpuAllocator()->Allocate(rounded);
+      if (registry_) registry_->Register(p, rounded);
+    }
     std::weak_ptr<RecvBufferPool> pool = weak_from_this();
-    return std::make_shared<Buffer>(p, bytes, MemoryKind::kHost, [pool, p, rounded] {
+    std::shared_ptr<UcxMemRegistry> registry = registry_;
+    return std::make_shared<Buffer>(p, bytes, MemoryKind::kHost, [pool, registry, p, rounded] {
       if (auto self = pool.lock()) {
         self->Put(p, rounded);
       } else {
-        CpuAllocator()->Deallocate(p, rounded);
+        Free(registry.get(), p, rounded);
       }
     });
   }
@@ -57,10 +65,15 @@ class UcxTransport::RecvBufferPool : public std::enable_shared_from_this<RecvBuf
         return;
       }
     }
-    CpuAllocator()->Deallocate(p, rounded);
+    Free(registry_.get(), p, rounded);
+  }
+  static void Free(UcxMemRegistry* registry, void* p, size_t bytes) {
+    if (registry != nullptr) registry->Unregister(p);
+    CpuAllocator()->Deallocate(p, bytes);
   }
 
   const size_t max_cached_;
+  std::shared_ptr<UcxMemRegistry> registry_;
   std::mutex mu_;
   std::map<size_t, std::vector<void*>> free_;
   size_t cached_ = 0;

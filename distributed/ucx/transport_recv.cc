@@ -226,6 +226,10 @@ void UcxTransport::StartDataReceive(std::unique_ptr<RecvOp> data) {
   param.user_data = data.get();
   param.recv_info.tag_info = &done_info;
   const size_t bytes = data->value.bytes();
+  if (ucp_mem_h memh = registry_->Find(data->value.raw_data(), bytes)) {  // the pool's chunks are registered
+    param.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMH;
+    param.memh = memh;
+  }
   data->in_post = true;
   ucs_status_ptr_t req = ucp_tag_recv_nbx(worker_->get(), data->value.raw_data(), bytes,
                                           DataTag(data->src_task, data->seq), ~uint64_t{0}, &param);
