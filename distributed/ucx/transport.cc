@@ -30,9 +30,10 @@ std::string SockaddrString(const sockaddr_storage& ss) {
 }  // namespace
 
 std::string PeerCounters::ToString() const {
-  return fmt::format("sent {} msgs / {} B ({} eager, {} rendezvous), received {} msgs / {} B ({} eager, {} "
-                     "rendezvous), {} rejected, waited {} us", messages_sent, bytes_sent, eager_sent, rendezvous_sent,
-                     messages_received, bytes_received, eager_received, rendezvous_received, rejected, wait_us);
+  return fmt::format("sent {} msgs / {} B ({} eager, {} rendezvous, {} staged from device), received {} msgs / {} B "
+                     "({} eager, {} rendezvous), {} rejected, Recvs waited {} us", messages_sent, bytes_sent,
+                     eager_sent, rendezvous_sent, staged_sent, messages_received, bytes_received, eager_received,
+                     rendezvous_received, rejected, wait_us);
 }
 
 UcxTransport::UcxTransport(UcxTransportOptions options, MessageHandler on_message, PeerFailureHandler on_peer_failure)
@@ -48,6 +49,14 @@ UcxTransport::UcxTransport(UcxTransportOptions options, MessageHandler on_messag
   context_options.config.emplace("RNDV_THRESH", std::to_string(options_.eager_threshold + 1024));
   context_ = std::make_unique<UcxContext>(context_options);
   registry_ = std::make_shared<UcxMemRegistry>(context_->get());
+  device_path_ = ChooseDevicePath(context_->get(), options_.device_copier != nullptr);
+  if (options_.device_copier) {
+    WEFT_REQUIRE(options_.staging_chunk_bytes >= kWireMinChunkBytes && options_.staging_chunk_bytes <= 0xFFFFFFFFu &&
+                     options_.staging_depth > 0,
+                 "UcxTransport: staging_chunk_bytes {} (at least {}, below 4 GiB) and staging_depth {} (at least 1)",
+                 options_.staging_chunk_bytes, kWireMinChunkBytes, options_.staging_depth);
+    staging_ = std::make_shared<StagingBuffers>(options_.device_copier, registry_, options_.staging_chunk_bytes);
+  }
   recv_pool_ = std::make_shared<RecvBufferPool>(options_.recv_pool_bytes, registry_);
   if (options_.worker.name == "ucx") options_.worker.name = "ucx " + options_.task.ToString();
   worker_ = std::make_unique<UcxWorker>(context_.get(), options_.worker);
@@ -96,6 +105,9 @@ UcxTransport::UcxTransport(UcxTransportOptions options, MessageHandler on_messag
 }
 
 UcxTransport::~UcxTransport() {
+  // Staged sends finish on their own (their UCX sends complete or fail); their stages use `this`.
+  const auto staged_deadline = Clock::now() + std::chrono::seconds(5);
+  while (staged_in_flight_ > 0 && Clock::now() < staged_deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   worker_->RunSync([this] {
     shutting_down_ = true;
     const std::set<RecvOp*> in_flight = recvs_in_flight_;  // cancelling may complete (and erase) at once
@@ -117,6 +129,7 @@ UcxTransport::~UcxTransport() {
   }, std::chrono::seconds(10));
   worker_->Stop();  // joins the progress thread: no hook runs after this
   worker_.reset();
+  staging_.reset();
   registry_->Close();  // tensors still holding pool buffers outlive the context: unmap now
   context_.reset();
 }
@@ -332,18 +345,35 @@ void UcxTransport::SendTensor(int task, uint64_t step_id, const std::string& key
         return;
       }
       const size_t bytes = is_dead ? 0 : op->value.bytes();
-      const bool eager = bytes <= options_.eager_threshold;
-      const uint64_t seq = eager ? 0 : peer.next_seq++;
+      // Device memory without CUDA-aware UCX: staged through host bounce buffers, in chunks.
+      const bool staged = bytes > 0 && op->value.memory_kind() == MemoryKind::kDevice;
+      if (staged && device_path_ == DevicePath::kNone) {
+        op->pending = 1;
+        op->Complete(errors::Unimplemented("sending key '{}' ({}) to {}: it is in device memory, and {}", key,
+                                           op->value.DebugString(), PeerName(task), DevicePathName(device_path_)));
+        return;
+      }
+      const bool chunked = staged && device_path_ == DevicePath::kStaged;
+      const bool eager = bytes <= options_.eager_threshold && !chunked;
+      const size_t num_chunks = chunked ? ChunkPlan{bytes, staging_->bytes()}.num_chunks() : 1;
+      const uint64_t seq = eager ? 0 : peer.next_seq;
+      if (!eager) peer.next_seq += num_chunks;
       try {
-        op->head = EncodeTensorHeader(self_, step_id, key, op->value, is_dead, eager, seq);
+        op->head = EncodeTensorHeader(self_, step_id, key, op->value, is_dead, eager, seq, WireKind::kTensor,
+                                      chunked ? static_cast<uint32_t>(staging_->bytes()) : 0);
       } catch (const Error& e) {
         op->pending = 1;
         op->Complete(e.status());
         return;
       }
-      CountSent(task, bytes, eager);
+      CountSent(task, bytes, eager, chunked);
       ucp_ep_h ep = peer.data_ep->get();
-      if (eager) {
+      if (chunked) {
+        op->pending = 3;  // header, the staged chunks, and this function
+        PostSend(ep, op, op->head.data(), op->head.size(), ucp_dt_make_contig(1), HeaderTag(self_));
+        SendStaged(task, op, seq, num_chunks);
+        op->Complete(Status());
+      } else if (eager) {
         op->pending = 1;
         op->iov[0] = {op->head.data(), op->head.size()};
         op->iov[1] = {op->value.raw_data(), bytes};
@@ -373,10 +403,11 @@ void UcxTransport::SendTensor(int task, uint64_t step_id, const std::string& key
   }
 }
 
-void UcxTransport::CountSent(int task, size_t bytes, bool eager) {
+void UcxTransport::CountSent(int task, size_t bytes, bool eager, bool staged) {
   std::lock_guard<std::mutex> l(mu_);
   PeerCounters& c = counters_[task];
   c.messages_sent++;
+  if (staged) c.staged_sent++;
   c.bytes_sent += static_cast<int64_t>(bytes);
   (eager ? c.eager_sent : c.rendezvous_sent)++;
 }

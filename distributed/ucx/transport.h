@@ -32,6 +32,7 @@
 // Thread-safe. Handlers and `done` callbacks run on the progress thread: they must not block.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -47,6 +48,7 @@
 #include "core/tensor.h"
 #include "distributed/cluster_spec.h"
 #include "distributed/ucx/memreg.h"
+#include "distributed/ucx/staging.h"
 #include "distributed/ucx/ucx.h"
 #include "distributed/ucx/wire.h"
 
@@ -67,6 +69,12 @@ struct UcxTransportOptions {
   size_t rendezvous_window_bytes = size_t{16} << 20;
   // Bytes of freed rendezvous receive buffers kept for reuse (0: none kept).
   size_t recv_pool_bytes = size_t{512} << 20;
+  // GPU tensors when UCX has no CUDA memory support (see device_path()): device -> host copies into
+  // bounce buffers of staging_chunk_bytes (at least 4 KiB), staging_depth of them per transfer, so
+  // that copying chunk i + 1 overlaps sending chunk i. Null: sending device memory is an error.
+  std::shared_ptr<DeviceCopier> device_copier;
+  size_t staging_chunk_bytes = size_t{1} << 20;
+  size_t staging_depth = 4;
   // How long Connect keeps trying (a peer may not be listening yet).
   std::chrono::milliseconds connect_timeout{10000};
   // Binds the task's host with this port instead of the spec's (0: a free port, see port()); for
@@ -76,10 +84,19 @@ struct UcxTransportOptions {
   UcxWorkerOptions worker;
 };
 
+// How tensors in device memory cross processes, chosen when the transport starts.
+enum class DevicePath {
+  kUcx,     // UCX reports UCS_MEMORY_TYPE_CUDA: device pointers go to UCX as they are
+  kStaged,  // no CUDA in UCX: staged through host bounce buffers by the DeviceCopier, in chunks
+  kNone,    // neither: sending device memory fails naming the key
+};
+std::string_view DevicePathName(DevicePath path);
+
 // Per-peer counters (since the transport started).
 struct PeerCounters {
   int64_t messages_sent = 0, bytes_sent = 0, eager_sent = 0, rendezvous_sent = 0;
   int64_t messages_received = 0, bytes_received = 0, eager_received = 0, rendezvous_received = 0;
+  int64_t staged_sent = 0;     // device tensors sent through host bounce buffers (also in rendezvous_sent)
   int64_t rejected = 0;        // malformed messages from this peer
   int64_t wait_us = 0;         // time Recvs of this peer's tensors waited (added by the rendezvous)
   std::string ToString() const;
@@ -135,6 +152,7 @@ class UcxTransport {
   Status SendRawForTesting(int task, uint64_t tag, std::string bytes);
 
   UcxWorker* worker() { return worker_.get(); }
+  DevicePath device_path() const { return device_path_; }
   // The registrations of the chunks the transport owns (rendezvous receive pool); see memreg.h.
   UcxMemRegistry& memory_registry() { return *registry_; }
 
@@ -163,11 +181,17 @@ class UcxTransport {
   void PostOneHeaderReceive();
   void RecycleHeaderBuffer(RecvOp* op);
   void StartDataReceive(std::unique_ptr<RecvOp> data);
+  void PostDataReceive(RecvOp* op, void* buffer, size_t bytes, uint64_t tag);
+  void FinishDataReceive(RecvOp* op, Status status);
+  // Sends a device tensor's bytes through bounce buffers (DevicePath::kStaged), chunk i under
+  // DataTag(self, seq + i); op->Complete when all chunks went (or failed).
+  void SendStaged(int task, SendOp* op, uint64_t seq, size_t num_chunks);
+  class StagingBuffers;
   void StartQueuedDataReceives();
   void OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t length);
   void OnDataReceived(RecvOp* op, ucs_status_t status, size_t length);
   void Reject(int src_task, const Status& status, const WireMessage* message);
-  void CountSent(int task, size_t bytes, bool eager);
+  void CountSent(int task, size_t bytes, bool eager, bool staged = false);
   void Deliver(int src_task, uint64_t step_id, const std::string& key, const Status& status, const Tensor& value,
                bool is_dead);
   static void SendCallback(void* request, ucs_status_t status, void* user_data);
@@ -179,6 +203,9 @@ class UcxTransport {
   int self_ = 0;
   int port_ = 0;
   std::shared_ptr<UcxMemRegistry> registry_;
+  DevicePath device_path_ = DevicePath::kNone;
+  std::shared_ptr<StagingBuffers> staging_;
+  std::atomic<int> staged_in_flight_{0};
   std::shared_ptr<RecvBufferPool> recv_pool_;
   std::unique_ptr<UcxContext> context_;
   std::unique_ptr<UcxWorker> worker_;

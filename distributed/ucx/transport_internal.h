@@ -13,6 +13,8 @@
 
 namespace weft {
 
+DevicePath ChooseDevicePath(ucp_context_h context, bool have_copier);
+
 // Buffers for tensors received by rendezvous, reused by size: a training step receives the same
 // sizes every step, and a fresh multi-megabyte allocation costs an mmap and a page fault per 4 KiB
 // (as much as the transfer itself). Tensors handed out keep the pool alive through their release.
@@ -79,6 +81,45 @@ class UcxTransport::RecvBufferPool : public std::enable_shared_from_this<RecvBuf
   size_t cached_ = 0;
 };
 
+// Host bounce buffers of the staged GPU path (DeviceCopier::AllocateHost: pinned when the backend
+// can), each registered with UCX once and reused by later transfers. Thread-safe.
+class UcxTransport::StagingBuffers {
+ public:
+  StagingBuffers(std::shared_ptr<DeviceCopier> copier, std::shared_ptr<UcxMemRegistry> registry, size_t bytes)
+      : copier_(std::move(copier)), registry_(std::move(registry)), bytes_(bytes) {}
+  ~StagingBuffers() {
+    for (void* p : free_) {
+      registry_->Unregister(p);
+      copier_->FreeHost(p, bytes_);
+    }
+  }
+  size_t bytes() const { return bytes_; }
+  void* Get() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (!free_.empty()) {
+        void* p = free_.back();
+        free_.pop_back();
+        return p;
+      }
+    }
+    void* p = copier_->AllocateHost(bytes_);
+    registry_->Register(p, bytes_);
+    return p;
+  }
+  void Put(void* p) {
+    std::lock_guard<std::mutex> l(mu_);
+    free_.push_back(p);
+  }
+
+ private:
+  std::shared_ptr<DeviceCopier> copier_;
+  std::shared_ptr<UcxMemRegistry> registry_;
+  const size_t bytes_;
+  std::mutex mu_;
+  std::vector<void*> free_;
+};
+
 struct UcxTransport::Peer {
   std::unique_ptr<UcxEndpoint> ep;       // through the connection manager: set-up and failure detection
   std::unique_ptr<UcxEndpoint> data_ep;  // to the peer's worker address: tensors (shared memory included)
@@ -130,6 +171,12 @@ struct UcxTransport::RecvOp {
   std::vector<int64_t> dims;
   uint64_t seq = 0;
   size_t data_bytes = 0;
+  uint32_t chunk_bytes = 0;    // > 0: received in chunks (a staged device tensor)
+  // Chunked receives: each chunk is a RecvOp with `parent` set; the parent counts them down.
+  RecvOp* parent = nullptr;
+  size_t chunks_left = 0;
+  size_t expected_bytes = 0;   // a chunk's size
+  Status chunk_status;
   std::chrono::steady_clock::time_point started;
   // UCX may complete a receive inside the posting call (a rendezvous over cma does) and still return
   // the request: the callback then only records the outcome, and the poster handles it.

@@ -197,6 +197,7 @@ void UcxTransport::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t leng
   data->dims = m.dims;
   data->seq = m.header.seq;
   data->data_bytes = m.header.payload_bytes;
+  data->chunk_bytes = m.chunk_bytes;
   // At most rendezvous_window_bytes are being received at once (one transfer always goes): the rest
   // wait in arrival order, their data parked at the sender (UCX rendezvous moves no bytes until the
   // receive is posted). Bounded receive memory, and buffers come back to the pool to be reused.
@@ -218,32 +219,48 @@ void UcxTransport::StartDataReceive(std::unique_ptr<RecvOp> data) {
   }
   rndv_in_flight_ops_++;
   rndv_in_flight_bytes_ += data->data_bytes;
+  RecvOp* d = data.release();
+  auto* base = static_cast<uint8_t*>(d->value.raw_data());
+  if (d->chunk_bytes == 0) {
+    PostDataReceive(d, base, d->data_bytes, DataTag(d->src_task, d->seq));
+    return;
+  }
+  // A staged transfer: chunk i under DataTag(src, seq + i), each received in place.
+  const ChunkPlan plan{d->data_bytes, d->chunk_bytes};
+  d->chunks_left = plan.num_chunks() + 1;  // + 1 while posting: a chunk may complete inside its post
+  for (size_t i = 0; i < plan.num_chunks(); ++i) {
+    auto* chunk = new RecvOp{this, d->src_task, false};
+    chunk->parent = d;
+    chunk->expected_bytes = plan.size(i);
+    PostDataReceive(chunk, base + plan.offset(i), plan.size(i), DataTag(d->src_task, d->seq + i));
+  }
+  OnDataReceived(d, UCS_OK, 0);  // drops the posting guard (the parent itself is no receive)
+}
+
+void UcxTransport::PostDataReceive(RecvOp* op, void* buffer, size_t bytes, uint64_t tag) {
   ucp_tag_recv_info_t done_info{};
   done_info.length = SIZE_MAX;  // stays so when UCX does not report the length of an immediate completion
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_RECV_INFO;
   param.cb.recv = &UcxTransport::RecvCallback;
-  param.user_data = data.get();
+  param.user_data = op;
   param.recv_info.tag_info = &done_info;
-  const size_t bytes = data->value.bytes();
-  if (ucp_mem_h memh = registry_->Find(data->value.raw_data(), bytes)) {  // the pool's chunks are registered
+  if (ucp_mem_h memh = registry_->Find(buffer, bytes)) {  // the pool's chunks are registered
     param.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMH;
     param.memh = memh;
   }
-  data->in_post = true;
-  ucs_status_ptr_t req = ucp_tag_recv_nbx(worker_->get(), data->value.raw_data(), bytes,
-                                          DataTag(data->src_task, data->seq), ~uint64_t{0}, &param);
-  data->in_post = false;
-  RecvOp* d = data.release();
-  if (d->done_in_post) {
-    OnDataReceived(d, d->post_status, d->post_length);
+  op->in_post = true;
+  ucs_status_ptr_t req = ucp_tag_recv_nbx(worker_->get(), buffer, bytes, tag, ~uint64_t{0}, &param);
+  op->in_post = false;
+  if (op->done_in_post) {
+    OnDataReceived(op, op->post_status, op->post_length);
   } else if (req == nullptr) {
-    OnDataReceived(d, UCS_OK, done_info.length == SIZE_MAX ? bytes : done_info.length);
+    OnDataReceived(op, UCS_OK, done_info.length == SIZE_MAX ? bytes : done_info.length);
   } else if (UCS_PTR_IS_ERR(req)) {
-    OnDataReceived(d, UCS_PTR_STATUS(req), 0);
+    OnDataReceived(op, UCS_PTR_STATUS(req), 0);
   } else {
-    d->request = req;
-    recvs_in_flight_.insert(d);
+    op->request = req;
+    recvs_in_flight_.insert(op);
   }
 }
 
@@ -262,16 +279,36 @@ void UcxTransport::StartQueuedDataReceives() {
 
 void UcxTransport::OnDataReceived(RecvOp* op, ucs_status_t status, size_t length) {
   recvs_in_flight_.erase(op);
+  const bool is_parent = op->chunk_bytes > 0;  // the chunks' counter, not a receive of its own
+  RecvOp* parent = is_parent ? op : op->parent;
+  if (parent == nullptr) {  // one receive for the whole tensor
+    Status s = UcxStatus(status, fmt::format("receiving the data of key '{}' (step {})", op->key, op->step_id));
+    if (s.ok() && length != op->value.bytes()) {
+      s = errors::DataLoss("received {} bytes for key '{}' (step {}), expected {} for {}", length, op->key,
+                           op->step_id, op->value.bytes(), op->value.DebugString());
+    }
+    FinishDataReceive(op, s);
+    return;
+  }
+  if (!is_parent) {
+    std::unique_ptr<RecvOp> chunk(op);
+    Status s = UcxStatus(status, fmt::format("receiving a chunk of key '{}' (step {})", parent->key, parent->step_id));
+    if (s.ok() && length != op->expected_bytes) {
+      s = errors::DataLoss("received {} bytes for a chunk of key '{}' (step {}), expected {}", length, parent->key,
+                           parent->step_id, op->expected_bytes);
+    }
+    if (!s.ok() && parent->chunk_status.ok()) parent->chunk_status = s;
+  }
+  if (--parent->chunks_left == 0) FinishDataReceive(parent, parent->chunk_status);
+}
+
+void UcxTransport::FinishDataReceive(RecvOp* op, Status s) {
   std::unique_ptr<RecvOp> owned(op);
+  const size_t length = op->value.bytes();
   rndv_in_flight_ops_--;
   rndv_in_flight_bytes_ -= op->data_bytes;
-  if (shutting_down_ || status == UCS_ERR_CANCELED) return;
+  if (shutting_down_ || s.code() == Code::kCancelled) return;
   StartQueuedDataReceives();
-  Status s = UcxStatus(status, fmt::format("receiving the data of key '{}' (step {})", op->key, op->step_id));
-  if (s.ok() && length != op->value.bytes()) {
-    s = errors::DataLoss("received {} bytes for key '{}' (step {}), expected {} for {}", length, op->key, op->step_id,
-                         op->value.bytes(), op->value.DebugString());
-  }
   if (!s.ok()) {
     Reject(op->src_task, s, nullptr);
     Deliver(op->src_task, op->step_id, op->key, s.WithContext("from " + PeerName(op->src_task)), Tensor(), false);
