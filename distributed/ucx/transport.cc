@@ -86,6 +86,7 @@ UcxTransport::UcxTransport(UcxTransportOptions options, MessageHandler on_messag
     return Status();
   }, std::chrono::seconds(10));
   worker_->AddTickHook([this] {
+    CheckMeasureTimeouts();
     const auto now = Clock::now();
     for (auto& [task, peer] : peers_) {
       peer->graveyard.clear();
@@ -150,7 +151,10 @@ void UcxTransport::SetPeerAddress(int task, const HostPort& address) {
 
 UcxTransport::Peer& UcxTransport::PeerAt(int task) {
   auto& p = peers_[task];
-  if (!p) p = std::make_unique<Peer>();
+  if (!p) {
+    p = std::make_unique<Peer>();
+    p->eager_threshold = options_.eager_threshold;
+  }
   return *p;
 }
 
@@ -301,6 +305,7 @@ void UcxTransport::SendHello(int task, UcxEndpoint* ep, WireKind kind) {
 void UcxTransport::OnHello(int task, WireKind kind, const std::string& address) {
   Peer& peer = PeerAt(task);
   if (peer.failed) return;
+  const bool newly_connected = !peer.data_ep;
   if (!peer.data_ep) {
     try {
       peer.data_ep = UcxEndpoint::ConnectToWorker(worker_.get(), address, PeerName(task),
@@ -328,15 +333,23 @@ void UcxTransport::OnHello(int task, WireKind kind, const std::string& address) 
       StartConnect(task);
     }
   }
+  // The lower-numbered task of the pair measures (one measurement per pair: both spinning at once
+  // would compete for the cores) and tells the peer the result.
+  if (newly_connected && self_ < task && options_.measure_eager_threshold) StartMeasure(task);
 }
 
 void UcxTransport::SendTensor(int task, uint64_t step_id, const std::string& key, const Tensor& value, bool is_dead,
                               DoneCallback done) {
+  SendTensorImpl(task, step_id, key, value, is_dead, Protocol::kAuto, std::move(done));
+}
+
+void UcxTransport::SendTensorImpl(int task, uint64_t step_id, const std::string& key, const Tensor& value,
+                                  bool is_dead, Protocol protocol, DoneCallback done) {
   auto* op = new SendOp{this, task, value, {}, {}, 0, {}, std::move(done)};
   worker_->AddDemand(1);  // until the send completes (SendOp::Complete)
-  const bool posted = worker_->RunOrPost([this, task, step_id, key, is_dead, op] {
+  auto work = [this, task, step_id, key, is_dead, protocol, op] {
     Peer& peer = PeerAt(task);
-    auto send = [this, task, step_id, key, is_dead, op] {
+    auto send = [this, task, step_id, key, is_dead, protocol, op] {
       const Status failed = PeerStatus(task);
       Peer& peer = PeerAt(task);
       if (!failed.ok() || shutting_down_ || !peer.data_ep) {
@@ -354,7 +367,8 @@ void UcxTransport::SendTensor(int task, uint64_t step_id, const std::string& key
         return;
       }
       const bool chunked = staged && device_path_ == DevicePath::kStaged;
-      const bool eager = bytes <= options_.eager_threshold && !chunked;
+      const bool eager = !chunked && (protocol == Protocol::kAuto ? bytes <= peer.eager_threshold
+                                                                   : protocol == Protocol::kEager);
       const size_t num_chunks = chunked ? ChunkPlan{bytes, staging_->bytes()}.num_chunks() : 1;
       const uint64_t seq = eager ? 0 : peer.next_seq;
       if (!eager) peer.next_seq += num_chunks;
@@ -366,7 +380,7 @@ void UcxTransport::SendTensor(int task, uint64_t step_id, const std::string& key
         op->Complete(e.status());
         return;
       }
-      CountSent(task, bytes, eager, chunked);
+      if (step_id != kMeasureStep) CountSent(task, bytes, eager, chunked);
       ucp_ep_h ep = peer.data_ep->get();
       if (chunked) {
         op->pending = 3;  // header, the staged chunks, and this function
@@ -396,7 +410,9 @@ void UcxTransport::SendTensor(int task, uint64_t step_id, const std::string& key
       peer.deadline = Clock::now() + options_.connect_timeout;
       StartConnect(task);
     }
-  });
+  };
+  // From a callback on the progress thread: at once (no queue, no wake-up); elsewhere: queued.
+  const bool posted = worker_->OnProgressThread() ? worker_->RunOrPost(std::move(work)) : worker_->Post(std::move(work));
   if (!posted) {
     op->pending = 1;
     op->Complete(errors::Cancelled("sending key '{}' to {}: the transport is shutting down", key, PeerName(task)));

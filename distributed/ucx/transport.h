@@ -57,8 +57,18 @@ namespace weft {
 struct UcxTransportOptions {
   ClusterSpec cluster;
   TaskId task;
-  // Payloads of at most this many bytes go eagerly; larger ones by rendezvous into the receiver's tensor.
+  // Payloads of at most this many bytes go eagerly; larger ones by rendezvous into the receiver's
+  // tensor. With measure_eager_threshold this is the upper bound (receive buffers are sized for it).
   size_t eager_threshold = 32 << 10;
+  // Set each peer's threshold at connection by timing both paths on the live endpoint ("protocol
+  // threshold calculation"): round trips of each candidate size (<= eager_threshold) sent eagerly
+  // and by rendezvous, measure_reps times interleaved, within measure_budget (then the sizes
+  // measured so far decide). The threshold is the largest candidate up to which eager is never
+  // slower. Off: eager_threshold for every peer. WEFT_UCX_LOG=1 prints each result on stderr.
+  bool measure_eager_threshold = true;
+  std::vector<size_t> threshold_candidates = {1 << 10, 2 << 10, 4 << 10, 8 << 10, 16 << 10, 32 << 10};
+  int measure_reps = 3;
+  std::chrono::milliseconds measure_budget{20};
   // Peer-failure handling on the endpoints that carry tensors too. UCX 1.13's shared-memory
   // transports (posix, sysv) cannot report peer failure, so with it on they are not used; off (the
   // default), they are, and a peer's death is noticed by the connection-manager endpoint (TCP).
@@ -142,6 +152,13 @@ class UcxTransport {
   void SendTensor(int task, uint64_t step_id, const std::string& key, const Tensor& value, bool is_dead,
                   DoneCallback done);
 
+  // The eager threshold used toward `task` (measured or configured), and how it was chosen.
+  size_t EagerThreshold(int task) const;
+  std::string ThresholdReport(int task) const;
+  // Waits (bounded) until the threshold toward `task` is settled (measured, given up, or measuring
+  // is off); false on timeout.
+  bool WaitForThreshold(int task, std::chrono::milliseconds timeout);
+
   PeerCounters Counters(int task) const;
   void AddWaitTime(int task, int64_t us);
   // The last malformed message's error (OK when none) and how many there were.
@@ -158,7 +175,19 @@ class UcxTransport {
 
  private:
   struct Peer;
+  struct Measurement;
   struct SendOp;
+  enum class Protocol { kAuto, kEager, kRendezvous };
+  // The step id of threshold-measurement messages (never a real step's: they are not delivered).
+  static constexpr uint64_t kMeasureStep = ~uint64_t{0};
+  void SendTensorImpl(int task, uint64_t step_id, const std::string& key, const Tensor& value, bool is_dead,
+                      Protocol protocol, DoneCallback done);
+  void StartMeasure(int task);
+  void SendTrial(int task);
+  void OnMeasureMessage(int src_task, const std::string& key);
+  void FinishMeasure(int task, bool gave_up);
+  void SettleThreshold(int task, const std::string& report);
+  void CheckMeasureTimeouts();
   struct RecvOp;
   class RecvBufferPool;
   Peer& PeerAt(int task);  // progress thread
@@ -192,6 +221,7 @@ class UcxTransport {
   void OnDataReceived(RecvOp* op, ucs_status_t status, size_t length);
   void Reject(int src_task, const Status& status, const WireMessage* message);
   void CountSent(int task, size_t bytes, bool eager, bool staged = false);
+  void CountReceived(int src_task, uint64_t step_id, size_t bytes, bool eager);
   void Deliver(int src_task, uint64_t step_id, const std::string& key, const Status& status, const Tensor& value,
                bool is_dead);
   static void SendCallback(void* request, ucs_status_t status, void* user_data);
@@ -229,6 +259,8 @@ class UcxTransport {
   std::map<int, Status> peer_status_;     // failed peers
   std::map<int, bool> peer_connected_;
   std::map<int, PeerCounters> counters_;
+  std::map<int, size_t> thresholds_;            // settled thresholds
+  std::map<int, std::string> threshold_reports_;
   Status last_rejection_;
   int64_t num_rejected_ = 0;
 };

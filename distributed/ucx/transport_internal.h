@@ -132,6 +132,24 @@ struct UcxTransport::Peer {
   std::optional<std::chrono::steady_clock::time_point> retry_at;
   std::vector<std::unique_ptr<UcxEndpoint>> graveyard;  // failed endpoints, closed outside callbacks
   uint64_t next_seq = 1;
+  size_t eager_threshold = 0;  // toward this peer (the configured one until measured)
+  std::unique_ptr<Measurement> measure;
+  bool answering = false;  // the peer is measuring toward us: we spin while its probes come
+  std::chrono::steady_clock::time_point last_probe;
+};
+
+// The threshold measurement toward one peer: trials are rep-major, then size, then eager before
+// rendezvous; each is a round trip (the tensor there, an empty ack back).
+struct UcxTransport::Measurement {
+  std::vector<size_t> sizes;
+  std::vector<Tensor> values;
+  int reps = 1;
+  size_t trial = 0;
+  std::vector<double> best_eager_us, best_rendezvous_us;  // the fastest round trip per size
+  std::chrono::steady_clock::time_point started, trial_started, budget_end;
+  size_t num_trials() const { return sizes.size() * 2 * static_cast<size_t>(reps); }
+  size_t size_index(size_t t) const { return (t % (2 * sizes.size())) / 2; }
+  bool eager(size_t t) const { return t % 2 == 0; }
 };
 
 // One send (eager: one request; rendezvous: header + data, two requests).

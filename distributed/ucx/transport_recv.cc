@@ -21,11 +21,16 @@ void UcxTransport::RecvCallback(void* request, ucs_status_t status, const ucp_ta
     op->post_length = length;
     return;
   }
-  if (op->is_header) {
-    op->transport->OnHeaderReceived(op, status, length);
-  } else {
-    op->transport->OnDataReceived(op, status, length);
-  }
+  // Handled right after ucp_worker_progress returns, not inside it: handling posts receives and
+  // sends, and UCX 1.13's tcp transport crashes when re-entered from its own receive callback.
+  UcxTransport* t = op->transport;
+  t->worker_->RunOrPost([t, op, status, length] {
+    if (op->is_header) {
+      t->OnHeaderReceived(op, status, length);
+    } else {
+      t->OnDataReceived(op, status, length);
+    }
+  });
 }
 
 size_t UcxTransport::HeaderBufferBytes() const {
@@ -105,9 +110,23 @@ void UcxTransport::Reject(int src_task, const Status& status, const WireMessage*
   }
 }
 
+void UcxTransport::CountReceived(int src_task, uint64_t step_id, size_t bytes, bool eager) {
+  if (step_id == kMeasureStep) return;  // the threshold measurement's traffic is not the user's
+  std::lock_guard<std::mutex> l(mu_);
+  PeerCounters& c = counters_[src_task];
+  c.messages_received++;
+  (eager ? c.eager_received : c.rendezvous_received)++;
+  c.bytes_received += static_cast<int64_t>(bytes);
+}
+
 void UcxTransport::Deliver(int src_task, uint64_t step_id, const std::string& key, const Status& status,
                            const Tensor& value, bool is_dead) {
-  if (shutting_down_ || !on_message_) return;
+  if (shutting_down_) return;
+  if (step_id == kMeasureStep) {
+    if (status.ok()) OnMeasureMessage(src_task, key);
+    return;
+  }
+  if (!on_message_) return;
   on_message_(src_task, step_id, key, status, value, is_dead);
 }
 
@@ -179,13 +198,7 @@ void UcxTransport::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t leng
         return;
       }
     }
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      PeerCounters& c = counters_[op->src_task];
-      c.messages_received++;
-      c.eager_received++;
-      c.bytes_received += static_cast<int64_t>(m.header.payload_bytes);
-    }
+    CountReceived(op->src_task, step, m.header.payload_bytes, true);
     Deliver(op->src_task, step, m.key, Status(), value, m.is_dead);
     return;
   }
@@ -314,13 +327,7 @@ void UcxTransport::FinishDataReceive(RecvOp* op, Status s) {
     Deliver(op->src_task, op->step_id, op->key, s.WithContext("from " + PeerName(op->src_task)), Tensor(), false);
     return;
   }
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    PeerCounters& c = counters_[op->src_task];
-    c.messages_received++;
-    c.rendezvous_received++;
-    c.bytes_received += static_cast<int64_t>(length);
-  }
+  CountReceived(op->src_task, op->step_id, length, false);
   Deliver(op->src_task, op->step_id, op->key, Status(), op->value, false);
 }
 

@@ -145,7 +145,10 @@ void UcxWorker::Stop() {
     stopping_flag_ = true;
   }
   Wake();
-  if (thread_.joinable() && !OnProgressThread()) thread_.join();
+  if (thread_.joinable() && !OnProgressThread()) {
+    thread_.join();
+    thread_done_.store(true, std::memory_order_release);
+  }
 }
 
 void UcxWorker::Wake() {
@@ -165,9 +168,28 @@ bool UcxWorker::Post(std::function<void()> fn) {
 }
 
 bool UcxWorker::RunOrPost(std::function<void()> fn) {
-  if (!OnProgressThread()) return Post(std::move(fn));
-  Guarded(fn);
+  // After Stop() the caller that makes ucp calls (RunSync runs them on its own thread) is the progress thread.
+  if (!OnProgressThread() && !thread_done_.load(std::memory_order_acquire)) return Post(std::move(fn));
+  if (in_progress_) {
+    deferred_.push_back(std::move(fn));
+  } else {
+    Guarded(fn);
+  }
   return true;
+}
+
+bool UcxWorker::Progress() {
+  const bool outer = in_progress_;  // ProgressUntil from inside a UCX callback: the outer call runs the deferred work
+  in_progress_ = true;
+  bool any = ucp_worker_progress(worker_) != 0;
+  in_progress_ = outer;
+  while (!outer && !deferred_.empty()) {
+    any = true;
+    std::vector<std::function<void()>> batch;
+    batch.swap(deferred_);
+    for (auto& fn : batch) Guarded(fn);
+  }
+  return any;
 }
 
 Status UcxWorker::RunSync(std::function<Status()> fn, std::chrono::milliseconds timeout) {
@@ -248,7 +270,7 @@ bool UcxWorker::ProgressUntil(const std::function<bool()>& done, std::chrono::mi
   const auto deadline = Clock::now() + timeout;
   while (!done()) {
     if (Clock::now() > deadline) return false;
-    if (ucp_worker_progress(worker_) == 0) std::this_thread::yield();
+    if (!Progress()) std::this_thread::yield();
   }
   return true;
 }
@@ -259,7 +281,7 @@ void UcxWorker::Loop() {
   auto next_tick = Clock::now() + options_.tick;
   for (;;) {
     bool active = RunPosted();
-    while (ucp_worker_progress(worker_) != 0) active = true;
+    while (Progress()) active = true;
     for (auto& hook : poll_hooks_) Guarded(hook);
     const auto now = Clock::now();
     if (now >= next_tick) {
@@ -277,7 +299,12 @@ void UcxWorker::Loop() {
     }
     const auto spin = demand_.load(std::memory_order_relaxed) > 0 ? std::max(options_.busy_spin, options_.spin)
                                                                   : options_.spin;
-    if (now - last_activity < spin) continue;
+    if (now - last_activity < spin) {
+      // Past the idle spin, still polling for outstanding work: give the core to whoever else is
+      // runnable (on a loaded machine the peer we wait for may be queued behind us).
+      if (now - last_activity >= options_.spin) std::this_thread::yield();
+      continue;
+    }
     // Sleep until UCX has an event, someone posts work, or the next tick.
     const ucs_status_t armed = ucp_worker_arm(worker_);
     if (armed == UCS_ERR_BUSY) continue;  // events arrived meanwhile: progress again

@@ -88,7 +88,9 @@ class UcxWorker {
   // Runs `fn` on the progress thread, in posting order. Thread-safe. After Stop(), `fn` is dropped
   // and Post returns false.
   bool Post(std::function<void()> fn);
-  // Runs `fn` at once when called on the progress thread (from a callback: no queue hop), else Post.
+  // On the progress thread: runs `fn` at once, or, when called from inside ucp_worker_progress (a
+  // UCX callback: UCX's transports must not be re-entered), right after that progress call returns,
+  // before anything else (no queue, no wake-up). Elsewhere: Post.
   bool RunOrPost(std::function<void()> fn);
   // Outstanding work that wants a quick answer (+1 when it starts, -1 when it ends; any thread):
   // while positive the progress thread spins up to busy_spin instead of spin.
@@ -111,6 +113,9 @@ class UcxWorker {
 
  private:
   void Loop();
+  // One ucp_worker_progress, then the work RunOrPost deferred from its callbacks; true when
+  // anything happened.
+  bool Progress();
   void Wake();
   void Guarded(const std::function<void()>& fn);
   bool RunPosted();
@@ -125,7 +130,10 @@ class UcxWorker {
   std::atomic<bool> has_posted_{false};              // posted_ is not empty (read without the lock)
   bool stopping_ = false;
   std::atomic<bool> stopping_flag_{false};
+  std::atomic<bool> thread_done_{false};  // the progress thread was joined
   std::atomic<int> demand_{0};
+  bool in_progress_ = false;                              // progress thread: inside ucp_worker_progress
+  std::vector<std::function<void()>> deferred_;
   std::vector<std::function<void()>> poll_hooks_, tick_hooks_;
   std::thread thread_;
   std::thread::id thread_id_;

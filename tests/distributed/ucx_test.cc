@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <future>
@@ -120,6 +121,7 @@ UcxTransportOptions Options(int task, const std::string& tls) {
   o.listen_port_override = 0;
   o.connect_timeout = std::chrono::seconds(10);
   o.context.config["TLS"] = tls;
+  o.measure_eager_threshold = false;  // the counts below assume kEagerThreshold (the "threshold" test measures)
   // Over TCP every endpoint reports peer failure; with shared memory only the connection manager's does.
   o.data_peer_error_handling = tls.find("posix") == std::string::npos;
   return o;
@@ -217,7 +219,9 @@ TEST_CASE("ucx child") {
   if (scenario == nullptr) return;
   int in_fd = -1, out_fd = -1;
   REQUIRE(std::sscanf(std::getenv("WEFT_UCX_CHILD_FDS"), "%d,%d", &in_fd, &out_fd) == 2);
-  UcxRendezvousMgr mgr(Options(1, std::getenv("WEFT_UCX_CHILD_TLS")), {std::chrono::seconds(20), nullptr});
+  UcxTransportOptions options = Options(1, std::getenv("WEFT_UCX_CHILD_TLS"));
+  options.measure_eager_threshold = std::string(scenario) == "threshold";
+  UcxRendezvousMgr mgr(options, {std::chrono::seconds(20), nullptr});
   Handshake(mgr, in_fd, out_fd, 0);
   const std::string which = scenario;
   if (which == "echo") {
@@ -246,6 +250,15 @@ TEST_CASE("ucx child") {
     CHECK(dead.is_dead);
     CHECK(mgr.Find(101)->Send(Key(1, 0, "ack"), {}, Tensor::Scalar<int64_t>(mgr.transport().num_rejected()), false)
               .ok());
+  } else if (which == "threshold") {
+    // Echo `n` uint8 tensors z0.. (sizes chosen by the parent around its measured threshold).
+    const int n = std::stoi(ReadLine(in_fd, std::chrono::seconds(20)));
+    auto r = mgr.Find(7);
+    for (int i = 0; i < n; ++i) {
+      Received got = RecvWait(*r, Key(0, 1, fmt::format("z{}", i)), std::chrono::seconds(20));
+      REQUIRE_MESSAGE(got.status.ok(), got.status.ToString());
+      CHECK(r->Send(Key(1, 0, fmt::format("w{}", i)), {}, got.value, false).ok());
+    }
   } else if (which == "kill") {
     ReadLine(in_fd, std::chrono::seconds(50));  // until the parent kills us
   }
@@ -300,6 +313,47 @@ TEST_CASE("ucx: every dtype and size arrives intact, eager and by rendezvous, ov
     CHECK(c.bytes_sent == c.bytes_received);
     CHECK(c.bytes_sent > (64 << 20));
     CHECK(c.wait_us > 0);
+  }
+}
+
+TEST_CASE("ucx: the eager threshold is measured on the live endpoint; sizes around it arrive intact") {
+  const std::vector<size_t> candidates = {1024, 2048, 4096, 8192};
+  for (const std::string tls : kTransports) {
+    CAPTURE(tls);
+    Child child("threshold", tls);
+    UcxTransportOptions options = Options(0, tls);
+    options.measure_eager_threshold = true;
+    options.threshold_candidates = candidates;
+    options.measure_budget = std::chrono::milliseconds(200);
+    UcxRendezvousMgr mgr(options, {std::chrono::seconds(20), nullptr});
+    Handshake(mgr, child.from_child, child.to_child, 1);
+    REQUIRE(mgr.transport().WaitForThreshold(1, std::chrono::seconds(10)));
+    const size_t threshold = mgr.transport().EagerThreshold(1);
+    const std::string report = mgr.transport().ThresholdReport(1);
+    MESSAGE(tls << ": " << report);
+    CHECK(std::find(candidates.begin(), candidates.end(), threshold) != candidates.end());
+    CHECK_MESSAGE(report.find("measured in") != std::string::npos, report);
+    CHECK_MESSAGE(report.find("1024 B") != std::string::npos, report);  // the smallest size was timed both ways
+    CHECK(mgr.transport().Counters(1).messages_sent == 0);               // probes are not user traffic
+    // Just below, at and just above the threshold, and a float tensor straddling it.
+    const std::vector<Tensor> sent = {Make({DType::kUInt8, TensorShape({static_cast<int64_t>(threshold) - 1})}, 1),
+                                      Make({DType::kUInt8, TensorShape({static_cast<int64_t>(threshold)})}, 2),
+                                      Make({DType::kUInt8, TensorShape({static_cast<int64_t>(threshold) + 1})}, 3),
+                                      Make({DType::kFloat32, TensorShape({static_cast<int64_t>(threshold) / 4 + 1})}, 4)};
+    WriteLine(child.to_child, fmt::format("{}", sent.size()));
+    auto r = mgr.Find(7);
+    for (size_t i = 0; i < sent.size(); ++i) {
+      REQUIRE(r->Send(Key(0, 1, fmt::format("z{}", i)), {}, sent[i], false).ok());
+      Received back = RecvWait(*r, Key(1, 0, fmt::format("w{}", i)), std::chrono::seconds(20));
+      REQUIRE_MESSAGE(back.status.ok(), back.status.ToString());
+      CHECK_MESSAGE(SameTensor(back.value, sent[i]), sent[i].DebugString());
+    }
+    const PeerCounters c = mgr.transport().Counters(1);
+    CHECK(c.eager_sent == 2);
+    CHECK(c.rendezvous_sent == 2);
+    CHECK(ReadLine(child.from_child, std::chrono::seconds(20)) == "done");
+    WriteLine(child.to_child, "bye");
+    CHECK(child.Wait(std::chrono::seconds(20)) == 0);
   }
 }
 
