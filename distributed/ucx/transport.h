@@ -8,12 +8,14 @@
 //   t.SendTensor(1, /*step_id=*/7, key, tensor, /*is_dead=*/false, [](const Status& s) { ... });
 //   // worker:1's on_message(0, 7, key, OK, tensor, false) runs on its progress thread
 //
-// Small tensors (payload <= eager_threshold) go eagerly: one message, header + data as a two-part
-// iov (no copy on the sender), received into one 64-byte-aligned buffer the tensor is made over (no
-// copy on the receiver). Larger ones go as a header, after which the receiver allocates the tensor
-// and posts a receive for the data tag into it; the sender's data message is large enough for UCX
-// to use its rendezvous protocol (RNDV_THRESH is set to the eager threshold unless the caller set
-// it), so the bytes land directly in the receiver's tensor.
+// Small tensors (payload <= the peer's eager threshold: measured at connection, see
+// measure_eager_threshold) go eagerly: one message, header + data as a two-part iov (no copy on the
+// sender), received into a pre-posted 64-byte-aligned buffer (payloads up to 4 KiB are copied out,
+// larger ones keep the buffer). Larger ones go as a header, after which the receiver allocates the
+// tensor from its registered receive pool and posts a receive for the data tag into it (at most
+// rendezvous_window_bytes at once); the data message is large enough for UCX to use its rendezvous
+// protocol (RNDV_THRESH is set to the eager threshold unless the caller set it), so the bytes land
+// directly in the receiver's tensor. Device tensors: see device_path() and staging.h.
 //
 // Every received header is checked (DecodeMessage); a bad message is counted against its sender,
 // recorded (last_rejection()), and dropped; when its header was intact the message handler still
