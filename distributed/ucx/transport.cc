@@ -81,10 +81,7 @@ UcxTransport::UcxTransport(UcxTransportOptions options, MessageHandler on_messag
     worker_.reset();
     throw Error(s.WithContext(fmt::format("task {}", options_.task.ToString())));
   }
-  worker_->RunSync([this] {
-    for (size_t i = 0; i < kPrepostedHeaderReceives; ++i) PostHeaderReceive();
-    return Status();
-  }, std::chrono::seconds(10));
+  worker_->AddPollHook([this] { ProbeHeaders(); });
   worker_->AddTickHook([this] {
     CheckMeasureTimeouts();
     const auto now = Clock::now();

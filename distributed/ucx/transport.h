@@ -10,7 +10,7 @@
 //
 // Small tensors (payload <= the peer's eager threshold: measured at connection, see
 // measure_eager_threshold) go eagerly: one message, header + data as a two-part iov (no copy on the
-// sender), received into a pre-posted 64-byte-aligned buffer (payloads up to 4 KiB are copied out,
+// sender), received into a reused 64-byte-aligned buffer (payloads up to 4 KiB are copied out,
 // larger ones keep the buffer). Larger ones go as a header, after which the receiver allocates the
 // tensor from its registered receive pool and posts a receive for the data tag into it (at most
 // rendezvous_window_bytes at once); the data message is large enough for UCX to use its rendezvous
@@ -200,16 +200,15 @@ class UcxTransport {
                 ucp_mem_h memh = nullptr);
   // `connecting`: the error is the connection-manager endpoint's (retried while it never connected).
   void OnPeerError(int task, const Status& status, bool connecting);
-  // Header messages land in receives posted ahead (kPrepostedHeaderReceives of HeaderBufferBytes()):
-  // no probe, no allocation per message.
-  static constexpr size_t kPrepostedHeaderReceives = 8;
+  // Header messages are probed after every round of progress and received into reused buffers of
+  // HeaderBufferBytes() (at most kHeaderBuffersKept kept).
+  static constexpr size_t kHeaderBuffersKept = 8;
   // Eager payloads up to this size are copied out of the receive buffer (which is reused); larger
   // ones keep it (the tensor is made over it).
   static constexpr size_t kEagerCopyBytes = 4096;
   size_t MaxEagerThreshold() const { return options_.eager_threshold; }
   size_t HeaderBufferBytes() const;
-  void PostHeaderReceive();
-  void PostOneHeaderReceive();
+  void ProbeHeaders();
   void RecycleHeaderBuffer(RecvOp* op);
   void StartDataReceive(std::unique_ptr<RecvOp> data);
   void PostDataReceive(RecvOp* op, void* buffer, size_t bytes, uint64_t tag);
@@ -246,9 +245,7 @@ class UcxTransport {
   std::map<int, std::unique_ptr<Peer>> peers_;
   std::vector<std::unique_ptr<UcxEndpoint>> accepted_;
   std::set<RecvOp*> recvs_in_flight_;
-  std::vector<uint8_t*> header_buffers_;  // free pre-posted receive buffers
-  int header_reposts_owed_ = 0;
-  bool posting_headers_ = false;
+  std::vector<uint8_t*> header_buffers_;  // free header receive buffers
   std::deque<std::unique_ptr<RecvOp>> rndv_queued_;  // rendezvous headers waiting for the window
   int rndv_in_flight_ops_ = 0;
   size_t rndv_in_flight_bytes_ = 0;

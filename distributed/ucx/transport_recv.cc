@@ -12,7 +12,6 @@ using Clock = std::chrono::steady_clock;
 void UcxTransport::RecvCallback(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info, void* user_data) {
   auto* op = static_cast<RecvOp*>(user_data);
   const size_t length = info != nullptr ? info->length : 0;
-  if (op->is_header && info != nullptr) op->src_task = TagSourceTask(info->sender_tag);
   op->request = nullptr;
   ucp_request_free(request);
   if (op->in_post) {
@@ -21,73 +20,63 @@ void UcxTransport::RecvCallback(void* request, ucs_status_t status, const ucp_ta
     op->post_length = length;
     return;
   }
-  // Handled right after ucp_worker_progress returns, not inside it: handling posts receives and
-  // sends, and UCX 1.13's tcp transport crashes when re-entered from its own receive callback.
-  UcxTransport* t = op->transport;
-  t->worker_->RunOrPost([t, op, status, length] {
-    if (op->is_header) {
-      t->OnHeaderReceived(op, status, length);
-    } else {
-      t->OnDataReceived(op, status, length);
-    }
-  });
+  if (op->is_header) {
+    op->transport->OnHeaderReceived(op, status, length);
+  } else {
+    op->transport->OnDataReceived(op, status, length);
+  }
 }
 
 size_t UcxTransport::HeaderBufferBytes() const {
-  // No valid header message is longer than this: a longer one does not fit the pre-posted buffer,
+  // No valid header message is longer than this: a longer one does not fit the receive buffer,
   // which UCX reports as truncated, and is rejected without allocating what it claims.
   return kWireHeaderBytes + 8 * kWireMaxRank + kWireMaxKeyBytes + 64 +
          std::max<size_t>(MaxEagerThreshold(), worker_->address().size());
 }
 
-void UcxTransport::PostHeaderReceive() {
-  // A receive can complete inside its posting call (a message was waiting), and handling it posts
-  // the next one: loop here instead of recursing once per queued message.
-  ++header_reposts_owed_;
-  if (posting_headers_) return;
-  posting_headers_ = true;
-  while (header_reposts_owed_ > 0) {
-    --header_reposts_owed_;
-    PostOneHeaderReceive();
-  }
-  posting_headers_ = false;
-}
-
-void UcxTransport::PostOneHeaderReceive() {
-  auto* op = new RecvOp{this, -1, true};
-  op->buffer_bytes = HeaderBufferBytes();
-  if (!header_buffers_.empty()) {
-    op->buffer = header_buffers_.back();
-    header_buffers_.pop_back();
-  } else {
-    op->buffer = static_cast<uint8_t*>(CpuAllocator()->Allocate(op->buffer_bytes));
-  }
-  ucp_tag_recv_info_t done_info{};
-  ucp_request_param_t param{};
-  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_RECV_INFO;
-  param.cb.recv = &UcxTransport::RecvCallback;
-  param.user_data = op;
-  param.recv_info.tag_info = &done_info;
-  op->in_post = true;
-  ucs_status_ptr_t req =
-      ucp_tag_recv_nbx(worker_->get(), op->buffer, op->buffer_bytes, kTagClassHeader, kTagClassMask, &param);
-  op->in_post = false;
-  if (op->done_in_post) {
-    OnHeaderReceived(op, op->post_status, op->post_length);
-  } else if (req == nullptr) {
-    op->src_task = TagSourceTask(done_info.sender_tag);
-    OnHeaderReceived(op, UCS_OK, done_info.length);
-  } else if (UCS_PTR_IS_ERR(req)) {
-    OnHeaderReceived(op, UCS_PTR_STATUS(req), 0);
-  } else {
-    op->request = req;
-    recvs_in_flight_.insert(op);
+// Runs after every round of progress (a poll hook), outside UCX's callbacks: headers waiting in
+// UCX's unexpected queue are received into a reused buffer (no allocation per message) and handled
+// here. (Receives posted ahead would complete inside UCX's transports, and UCX 1.13's tcp transport
+// crashed when our handling re-entered it from there.)
+void UcxTransport::ProbeHeaders() {
+  for (;;) {
+    ucp_tag_recv_info_t info{};
+    ucp_tag_message_h msg = ucp_tag_probe_nb(worker_->get(), kTagClassHeader, kTagClassMask, 1, &info);
+    if (msg == nullptr) return;
+    auto* op = new RecvOp{this, TagSourceTask(info.sender_tag), true};
+    op->buffer_bytes = HeaderBufferBytes();
+    if (!header_buffers_.empty()) {
+      op->buffer = header_buffers_.back();
+      header_buffers_.pop_back();
+    } else {
+      op->buffer = static_cast<uint8_t*>(CpuAllocator()->Allocate(op->buffer_bytes));
+    }
+    // A message longer than any valid one is received truncated (and rejected) without allocating
+    // what it claims.
+    const size_t receive_bytes = std::min(info.length, op->buffer_bytes);
+    ucp_request_param_t param{};
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    param.cb.recv = &UcxTransport::RecvCallback;
+    param.user_data = op;
+    op->in_post = true;
+    ucs_status_ptr_t req = ucp_tag_msg_recv_nbx(worker_->get(), op->buffer, receive_bytes, msg, &param);
+    op->in_post = false;
+    if (op->done_in_post) {
+      OnHeaderReceived(op, op->post_status, op->post_length);
+    } else if (req == nullptr) {
+      OnHeaderReceived(op, info.length > receive_bytes ? UCS_ERR_MESSAGE_TRUNCATED : UCS_OK, receive_bytes);
+    } else if (UCS_PTR_IS_ERR(req)) {
+      OnHeaderReceived(op, UCS_PTR_STATUS(req), 0);
+    } else {
+      op->request = req;
+      recvs_in_flight_.insert(op);
+    }
   }
 }
 
 void UcxTransport::RecycleHeaderBuffer(RecvOp* op) {
   if (op->buffer == nullptr) return;
-  if (header_buffers_.size() < kPrepostedHeaderReceives && op->buffer_bytes == HeaderBufferBytes()) {
+  if (header_buffers_.size() < kHeaderBuffersKept && op->buffer_bytes == HeaderBufferBytes()) {
     header_buffers_.push_back(op->buffer);
     op->buffer = nullptr;
   } else {
@@ -137,15 +126,12 @@ void UcxTransport::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t leng
     op->FreeBuffer();
     return;
   }
-  // Keep kPrepostedHeaderReceives posted: the next message must find a receive waiting.
-  struct Repost {
+  // The receive buffer goes back to the free list unless a tensor kept it.
+  struct Recycle {
     UcxTransport* t;
     RecvOp* op;
-    ~Repost() {
-      t->RecycleHeaderBuffer(op);
-      if (!t->shutting_down_) t->PostHeaderReceive();
-    }
-  } repost{this, op};
+    ~Recycle() { t->RecycleHeaderBuffer(op); }
+  } recycle{this, op};
   if (status != UCS_OK) {
     Reject(op->src_task, UcxStatus(status, fmt::format("receiving a message ({} bytes)", length)), nullptr);
     return;
@@ -321,7 +307,7 @@ void UcxTransport::FinishDataReceive(RecvOp* op, Status s) {
   rndv_in_flight_ops_--;
   rndv_in_flight_bytes_ -= op->data_bytes;
   if (shutting_down_ || s.code() == Code::kCancelled) return;
-  StartQueuedDataReceives();
+  worker_->RunOrPost([this] { StartQueuedDataReceives(); });  // after progress returns: no UCX re-entry
   if (!s.ok()) {
     Reject(op->src_task, s, nullptr);
     Deliver(op->src_task, op->step_id, op->key, s.WithContext("from " + PeerName(op->src_task)), Tensor(), false);

@@ -300,9 +300,8 @@ void UcxWorker::Loop() {
     const auto spin = demand_.load(std::memory_order_relaxed) > 0 ? std::max(options_.busy_spin, options_.spin)
                                                                   : options_.spin;
     if (now - last_activity < spin) {
-      // Past the idle spin, still polling for outstanding work: give the core to whoever else is
-      // runnable (on a loaded machine the peer we wait for may be queued behind us).
-      if (now - last_activity >= options_.spin) std::this_thread::yield();
+      // Optionally, past the idle spin, give the core to whoever else is runnable while polling.
+      if (options_.yield_while_busy && now - last_activity >= options_.spin) std::this_thread::yield();
       continue;
     }
     // Sleep until UCX has an event, someone posts work, or the next tick.

@@ -70,6 +70,10 @@ struct UcxWorkerOptions {
   // small-message round trips then never pay an epoll wake-up; a Recv that waits longer (the peer
   // is computing) lets the thread sleep until UCX has an event. 0 treats outstanding work as idle.
   std::chrono::microseconds busy_spin{20000};
+  // Past `spin`, yield the core on every idle round of that busy polling. Off by default: on a
+  // loaded machine a yield can cost a whole time slice (8-byte latency 2 us -> 50 us here); on for
+  // oversubscribed hosts where the peer we wait for may be queued behind us.
+  bool yield_while_busy = false;
   // Tick hooks run at least this often (timeouts are checked there).
   std::chrono::milliseconds tick{20};
   std::string name = "ucx";
