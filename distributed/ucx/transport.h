@@ -75,7 +75,7 @@ struct UcxTransportOptions {
   // transports (posix, sysv) cannot report peer failure, so with it on they are not used; off (the
   // default), they are, and a peer's death is noticed by the connection-manager endpoint (TCP).
   bool data_peer_error_handling = false;
-  // Rendezvous receives in flight at once, in bytes (a single larger tensor still goes): further
+  // Rendezvous receives in flight at once, in bytes (two always go, whatever their size): further
   // headers wait, their data parked at the sender, so receive memory stays bounded and buffers come
   // back to the pool (cache-warm) before the next transfer.
   size_t rendezvous_window_bytes = size_t{16} << 20;
@@ -206,6 +206,9 @@ class UcxTransport {
   // Eager payloads up to this size are copied out of the receive buffer (which is reused); larger
   // ones keep it (the tensor is made over it).
   static constexpr size_t kEagerCopyBytes = 4096;
+  // Rendezvous receives that may run whatever their size (so that one transfer's round trips
+  // overlap the next one's data, also for tensors larger than the window).
+  static constexpr int kRendezvousMinInFlight = 2;
   size_t MaxEagerThreshold() const { return options_.eager_threshold; }
   size_t HeaderBufferBytes() const;
   void ProbeHeaders();

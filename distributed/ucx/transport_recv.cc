@@ -200,7 +200,8 @@ void UcxTransport::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t leng
   // At most rendezvous_window_bytes are being received at once (one transfer always goes): the rest
   // wait in arrival order, their data parked at the sender (UCX rendezvous moves no bytes until the
   // receive is posted). Bounded receive memory, and buffers come back to the pool to be reused.
-  if (!rndv_in_flight_ops_ || rndv_in_flight_bytes_ + data->data_bytes <= options_.rendezvous_window_bytes) {
+  if (rndv_in_flight_ops_ < kRendezvousMinInFlight ||
+      rndv_in_flight_bytes_ + data->data_bytes <= options_.rendezvous_window_bytes) {
     StartDataReceive(std::move(data));
   } else {
     rndv_queued_.push_back(std::move(data));
@@ -267,7 +268,7 @@ void UcxTransport::StartQueuedDataReceives() {
   if (starting_queued_) return;  // a receive completing inside its post: the outer loop goes on
   starting_queued_ = true;
   while (!rndv_queued_.empty() && !shutting_down_ &&
-         (!rndv_in_flight_ops_ ||
+         (rndv_in_flight_ops_ < kRendezvousMinInFlight ||
           rndv_in_flight_bytes_ + rndv_queued_.front()->data_bytes <= options_.rendezvous_window_bytes)) {
     std::unique_ptr<RecvOp> next = std::move(rndv_queued_.front());
     rndv_queued_.pop_front();
