@@ -64,8 +64,8 @@ struct UcxTransportOptions {
   size_t eager_threshold = 32 << 10;
   // Set each peer's threshold at connection by timing both paths on the live endpoint ("protocol
   // threshold calculation"): round trips of each candidate size (<= eager_threshold) sent eagerly
-  // and by rendezvous, measure_reps times interleaved, within measure_budget (then the sizes
-  // measured so far decide). The threshold is the largest candidate up to which eager is never
+  // and by rendezvous, measure_reps times interleaved, within measure_budget (when it runs out
+  // before every size was timed both ways, the configured threshold stays). The threshold is the largest candidate up to which eager is never
   // slower. Off: eager_threshold for every peer. WEFT_UCX_LOG=1 prints each result on stderr.
   bool measure_eager_threshold = true;
   std::vector<size_t> threshold_candidates = {1 << 10, 2 << 10, 4 << 10, 8 << 10, 16 << 10, 32 << 10};

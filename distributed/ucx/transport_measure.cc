@@ -108,9 +108,13 @@ void UcxTransport::FinishMeasure(int task, bool gave_up) {
       if (e > r * kTolerance) break;
       threshold = m->sizes[i];
     }
-    peer.eager_threshold = threshold;
-    report = fmt::format("eager threshold toward {}: {} B, measured in {:.2f} ms (round trips eager/rendezvous: {})",
-                         PeerName(task), threshold,
+    // The budget ran out before every size was timed both ways (a loaded machine: the few
+    // round trips are not worth a decision): keep the configured threshold.
+    const bool complete = m->best_rendezvous_us.back() >= 0;
+    if (complete) peer.eager_threshold = threshold;
+    report = fmt::format("eager threshold toward {}: {} B{}, measured in {:.2f} ms (round trips eager/rendezvous: {})",
+                         PeerName(task), peer.eager_threshold,
+                         complete ? "" : " (configured: the budget ran out before every size was timed)",
                          std::chrono::duration<double, std::milli>(Clock::now() - m->started).count(), timings);
   }
   SendTensorImpl(task, kMeasureStep, fmt::format("{}{}", kResultKey, peer.eager_threshold),
