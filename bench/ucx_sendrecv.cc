@@ -4,7 +4,10 @@
 // compared as ratios of medians. The floor of issue 6: >= 0.85 of perftest's bandwidth at >= 4 MiB,
 // <= 3x its latency at 8 B.
 //
-//   build/bench/bench_ucx_sendrecv [--transport sm|tcp|both] [--reps 3] [--eager BYTES]
+//   build/bench_ucx_sendrecv [--transport sm|tcp|both] [--reps 3] [--eager BYTES] [--measure 1|0]
+//
+// --eager: the eager threshold (with --measure 1, the default, its upper bound: the threshold is
+// measured on the live endpoint at connection and printed).
 //
 // weft's side: this program runs itself as the peer (task worker:1). Bandwidth: the sender posts N
 // tensors of the size at once and the receiver answers with one small tensor when all N arrived.
@@ -44,8 +47,11 @@ std::string Key(int src, int dst, const std::string& name) {
                      src, dst, name);
 }
 
+bool g_measure = true;
+
 UcxTransportOptions Options(int task, const std::string& tls, size_t eager) {
   UcxTransportOptions o;
+  o.measure_eager_threshold = g_measure;
   o.cluster = ClusterSpec::FromFlag("worker=127.0.0.1:1,127.0.0.1:2");
   o.task = {"worker", task};
   o.listen_port_override = 0;
@@ -163,6 +169,7 @@ int FreePort() {
 // ucx_perftest's "Final:" figure: overall MB/s for tag_bw, the median latency (us) for tag_lat.
 double RunPerftest(const std::string& tls, const std::string& test, int64_t bytes, int count) {
   const int port = FreePort();
+  std::fflush(nullptr);  // a forked child must not flush our buffered output again
   const pid_t server = fork();
   if (server == 0) {
     setenv("UCX_TLS", tls.c_str(), 1);
@@ -201,7 +208,7 @@ int Child(int in_fd, int out_fd, const std::string& tls, size_t eager, int reps)
   mgr.transport().SetPeerAddress(0, {"127.0.0.1", std::stoi(ReadLine(in_fd))});
   ThrowIfError(mgr.ConnectAll());
   uint64_t step = 0;
-  for (int rep = 0; rep < reps; ++rep) {
+  for (int rep = 0; rep <= reps; ++rep) {  // one warm-up run first
     if (ReadLine(in_fd) != "go") return 1;
     RunWeft(mgr, 1, &step);
     WriteLine(out_fd, "done");
@@ -213,13 +220,14 @@ void Bench(const std::string& name, const std::string& weft_tls, const std::stri
            int reps) {
   int down[2], up[2];
   if (pipe(down) != 0 || pipe(up) != 0) throw std::runtime_error("pipe");
+  std::fflush(nullptr);
   const pid_t child = fork();
   if (child == 0) {
     close(down[1]);
     close(up[0]);
     execl("/proc/self/exe", "bench_ucx_sendrecv", "--child", std::to_string(down[0]).c_str(),
           std::to_string(up[1]).c_str(), weft_tls.c_str(), std::to_string(eager).c_str(), std::to_string(reps).c_str(),
-          nullptr);
+          g_measure ? "1" : "0", nullptr);
     _exit(127);
   }
   close(down[0]);
@@ -231,7 +239,13 @@ void Bench(const std::string& name, const std::string& weft_tls, const std::stri
     WriteLine(down[1], std::to_string(mgr.transport().port()));
     mgr.transport().SetPeerAddress(1, {"127.0.0.1", std::stoi(port)});
     ThrowIfError(mgr.ConnectAll());
+    mgr.transport().WaitForThreshold(1, std::chrono::seconds(5));
     uint64_t step = 0;
+    // Warm-up (not timed): connections wired up, receive buffers in the pool, pages touched; as
+    // ucx_perftest's own warm-up iterations.
+    WriteLine(down[1], "go");
+    RunWeft(mgr, 0, &step);
+    ReadLine(up[0]);
     for (int rep = 0; rep < reps; ++rep) {
       WriteLine(down[1], "go");
       std::vector<double> w = RunWeft(mgr, 0, &step);
@@ -240,8 +254,9 @@ void Bench(const std::string& name, const std::string& weft_tls, const std::stri
       for (int i = 0; i < 3; ++i) perf[i].push_back(RunPerftest(perftest_tls, "tag_bw", kSizes[i].bytes, kSizes[i].count));
       perf[3].push_back(RunPerftest(perftest_tls, "tag_lat", 8, kPingPongs));
     }
-    std::printf("\n%s: weft UCX_TLS=%s, ucx_perftest UCX_TLS=%s, eager threshold %zu B, %d interleaved runs (medians)\n",
-                name.c_str(), weft_tls.c_str(), perftest_tls.c_str(), eager, reps);
+    std::printf("\n%s: weft UCX_TLS=%s, ucx_perftest UCX_TLS=%s, eager threshold %s %zu B, %d interleaved runs "
+                "(medians)\n", name.c_str(), weft_tls.c_str(), perftest_tls.c_str(),
+                g_measure ? "measured, at most" : "fixed at", eager, reps);
     std::printf("  %-22s %12s %14s %8s\n", "", "weft", "ucx_perftest", "ratio");
     const char* labels[] = {"bandwidth 64 KiB MB/s", "bandwidth 4 MiB MB/s", "bandwidth 64 MiB MB/s", "latency 8 B us"};
     for (int i = 0; i < 4; ++i) {
@@ -250,6 +265,7 @@ void Bench(const std::string& name, const std::string& weft_tls, const std::stri
                                               : (a / b <= 3 ? "  (<= 3x: ok)" : "  (> 3x: above the ceiling)");
       std::printf("  %-22s %12.2f %14.2f %8.2f%s\n", labels[i], a, b, b > 0 ? a / b : 0.0, floor);
     }
+    std::printf("  weft %s\n", mgr.transport().ThresholdReport(1).c_str());
     std::printf("  weft counters toward the peer: %s\n", mgr.transport().Counters(1).ToString().c_str());
   }
   int status = 0;
@@ -262,7 +278,8 @@ void Bench(const std::string& name, const std::string& weft_tls, const std::stri
 
 int main(int argc, char** argv) {
   try {
-    if (argc == 7 && std::string(argv[1]) == "--child") {
+    if (argc == 8 && std::string(argv[1]) == "--child") {
+      g_measure = std::string(argv[7]) == "1";
       return Child(std::stoi(argv[2]), std::stoi(argv[3]), argv[4], std::stoul(argv[5]), std::stoi(argv[6]));
     }
     std::string transport = "both";
@@ -273,7 +290,9 @@ int main(int argc, char** argv) {
       if (flag == "--transport") transport = argv[i + 1];
       else if (flag == "--reps") reps = std::stoi(argv[i + 1]);
       else if (flag == "--eager") eager = std::stoul(argv[i + 1]);
-      else throw std::runtime_error("unknown flag " + flag + " (--transport sm|tcp|both, --reps N, --eager BYTES)");
+      else if (flag == "--measure") g_measure = std::string(argv[i + 1]) == "1";
+      else throw std::runtime_error("unknown flag " + flag +
+                                    " (--transport sm|tcp|both, --reps N, --eager BYTES, --measure 1|0)");
     }
     // weft needs tcp in UCX_TLS for the connection manager; its tensors still go by shared memory.
     if (transport == "sm" || transport == "both") Bench("shared memory", "posix,sysv,cma,self,tcp", "posix,sysv,cma,self", eager, reps);

@@ -35,9 +35,12 @@ Status UcxRendezvous::Send(const std::string& key, const RendezvousArgs& args, c
   if (!is_dead && !value.IsInitialized()) {
     return errors::InvalidArgument("rendezvous key '{}': sending an uninitialized tensor", key);
   }
-  if (value.IsInitialized() && value.memory_kind() == MemoryKind::kDevice) {
-    return errors::Unimplemented("rendezvous key '{}': sending device memory across tasks needs the GPU staging path "
-                                 "(not built yet)", key);
+  // Device memory: UCX takes device pointers when it has CUDA support, else the transport stages
+  // the tensor through host bounce buffers (UcxTransportOptions::device_copier); neither: an error.
+  if (value.IsInitialized() && value.memory_kind() == MemoryKind::kDevice && value.bytes() > 0 &&
+      transport.device_path() == DevicePath::kNone) {
+    return errors::Unimplemented("rendezvous key '{}': {} is in device memory, and the device path across tasks is {}",
+                                 key, value.DebugString(), DevicePathName(transport.device_path()));
   }
   if (Status s = transport.PeerStatus(dst); !s.ok()) return s;
   // Not blocking: the transport keeps the tensor alive until UCX is done with it.
@@ -81,12 +84,14 @@ void UcxRendezvous::RecvAsync(const std::string& key, const RendezvousArgs& args
   }
   transport.EnsureConnected(src);  // so that the peer's failure is noticed even if we never send to it
   ThreadPool* pool = mgr_->callback_pool();
+  transport.worker()->AddDemand(1);  // the progress thread spins while Recvs wait (UcxWorkerOptions::busy_spin)
   local_.RecvAsync(key, args, [this, key, src, start, pool, done = std::move(done)](const Status& s, const Tensor& v,
                                                                                       bool dead) {
     {
       std::lock_guard<std::mutex> l(mu_);
       pending_.erase(key);
     }
+    mgr_->transport().worker()->AddDemand(-1);
     mgr_->transport().AddWaitTime(
         src, std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count());
     if (pool != nullptr) {

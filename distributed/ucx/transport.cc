@@ -30,9 +30,10 @@ std::string SockaddrString(const sockaddr_storage& ss) {
 }  // namespace
 
 std::string PeerCounters::ToString() const {
-  return fmt::format("sent {} msgs / {} B ({} eager, {} rendezvous), received {} msgs / {} B ({} eager, {} "
-                     "rendezvous), {} rejected, waited {} us", messages_sent, bytes_sent, eager_sent, rendezvous_sent,
-                     messages_received, bytes_received, eager_received, rendezvous_received, rejected, wait_us);
+  return fmt::format("sent {} msgs / {} B ({} eager, {} rendezvous, {} staged from device), received {} msgs / {} B "
+                     "({} eager, {} rendezvous), {} rejected, Recvs waited {} us", messages_sent, bytes_sent,
+                     eager_sent, rendezvous_sent, staged_sent, messages_received, bytes_received, eager_received,
+                     rendezvous_received, rejected, wait_us);
 }
 
 UcxTransport::UcxTransport(UcxTransportOptions options, MessageHandler on_message, PeerFailureHandler on_peer_failure)
@@ -47,7 +48,16 @@ UcxTransport::UcxTransport(UcxTransportOptions options, MessageHandler on_messag
   // Data messages (above the eager threshold plus room for a header) go by UCX rendezvous.
   context_options.config.emplace("RNDV_THRESH", std::to_string(options_.eager_threshold + 1024));
   context_ = std::make_unique<UcxContext>(context_options);
-  recv_pool_ = std::make_shared<RecvBufferPool>(options_.recv_pool_bytes);
+  registry_ = std::make_shared<UcxMemRegistry>(context_->get());
+  device_path_ = ChooseDevicePath(context_->get(), options_.device_copier != nullptr);
+  if (options_.device_copier) {
+    WEFT_REQUIRE(options_.staging_chunk_bytes >= kWireMinChunkBytes && options_.staging_chunk_bytes <= 0xFFFFFFFFu &&
+                     options_.staging_depth > 0,
+                 "UcxTransport: staging_chunk_bytes {} (at least {}, below 4 GiB) and staging_depth {} (at least 1)",
+                 options_.staging_chunk_bytes, kWireMinChunkBytes, options_.staging_depth);
+    staging_ = std::make_shared<StagingBuffers>(options_.device_copier, registry_, options_.staging_chunk_bytes);
+  }
+  recv_pool_ = std::make_shared<RecvBufferPool>(options_.recv_pool_bytes, registry_);
   if (options_.worker.name == "ucx") options_.worker.name = "ucx " + options_.task.ToString();
   worker_ = std::make_unique<UcxWorker>(context_.get(), options_.worker);
   HostPort bind = addresses_.at(self_);
@@ -73,6 +83,7 @@ UcxTransport::UcxTransport(UcxTransportOptions options, MessageHandler on_messag
   }
   worker_->AddPollHook([this] { ProbeHeaders(); });
   worker_->AddTickHook([this] {
+    CheckMeasureTimeouts();
     const auto now = Clock::now();
     for (auto& [task, peer] : peers_) {
       peer->graveyard.clear();
@@ -92,6 +103,9 @@ UcxTransport::UcxTransport(UcxTransportOptions options, MessageHandler on_messag
 }
 
 UcxTransport::~UcxTransport() {
+  // Staged sends finish on their own (their UCX sends complete or fail); their stages use `this`.
+  const auto staged_deadline = Clock::now() + std::chrono::seconds(5);
+  while (staged_in_flight_ > 0 && Clock::now() < staged_deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   worker_->RunSync([this] {
     shutting_down_ = true;
     const std::set<RecvOp*> in_flight = recvs_in_flight_;  // cancelling may complete (and erase) at once
@@ -107,10 +121,14 @@ UcxTransport::~UcxTransport() {
     peers_.clear();
     accepted_.clear();
     listener_.reset();
+    for (uint8_t* b : header_buffers_) CpuAllocator()->Deallocate(b, HeaderBufferBytes());
+    header_buffers_.clear();
     return Status();
   }, std::chrono::seconds(10));
   worker_->Stop();  // joins the progress thread: no hook runs after this
   worker_.reset();
+  staging_.reset();
+  registry_->Close();  // tensors still holding pool buffers outlive the context: unmap now
   context_.reset();
 }
 
@@ -130,7 +148,10 @@ void UcxTransport::SetPeerAddress(int task, const HostPort& address) {
 
 UcxTransport::Peer& UcxTransport::PeerAt(int task) {
   auto& p = peers_[task];
-  if (!p) p = std::make_unique<Peer>();
+  if (!p) {
+    p = std::make_unique<Peer>();
+    p->eager_threshold = options_.eager_threshold;
+  }
   return *p;
 }
 
@@ -254,12 +275,16 @@ void UcxTransport::SendCallback(void* request, ucs_status_t status, void* user_d
 }
 
 void UcxTransport::PostSend(ucp_ep_h ep, SendOp* op, const void* buffer, size_t count, ucp_datatype_t datatype,
-                            uint64_t tag) {
+                            uint64_t tag, ucp_mem_h memh) {
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_DATATYPE;
   param.cb.send = &UcxTransport::SendCallback;
   param.user_data = op;
   param.datatype = datatype;
+  if (memh != nullptr) {
+    param.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMH;
+    param.memh = memh;
+  }
   ucs_status_ptr_t req = ucp_tag_send_nbx(ep, buffer, count, tag, &param);
   if (req == nullptr) {
     op->Complete(Status());
@@ -276,12 +301,14 @@ void UcxTransport::SendHello(int task, UcxEndpoint* ep, WireKind kind) {
                         {}, nullptr};
   op->iov[0] = {op->head.data(), op->head.size()};
   op->iov[1] = {op->value.raw_data(), op->value.bytes()};
+  worker_->AddDemand(1);
   PostSend(ep->get(), op, op->iov, 2, ucp_dt_make_iov(), HeaderTag(self_));
 }
 
 void UcxTransport::OnHello(int task, WireKind kind, const std::string& address) {
   Peer& peer = PeerAt(task);
   if (peer.failed) return;
+  const bool newly_connected = !peer.data_ep;
   if (!peer.data_ep) {
     try {
       peer.data_ep = UcxEndpoint::ConnectToWorker(worker_.get(), address, PeerName(task),
@@ -309,6 +336,9 @@ void UcxTransport::OnHello(int task, WireKind kind, const std::string& address) 
       StartConnect(task);
     }
   }
+  // The lower-numbered task of the pair measures (one measurement per pair: both spinning at once
+  // would compete for the cores) and tells the peer the result.
+  if (newly_connected && self_ < task && options_.measure_eager_threshold) StartMeasure(task);
 }
 
 void UcxTransport::SetControlHandler(ControlHandler on_control, PeerFailureHandler on_peer_failure) {
@@ -323,15 +353,21 @@ void UcxTransport::SetControlHandler(ControlHandler on_control, PeerFailureHandl
 
 void UcxTransport::SendTensor(int task, uint64_t step_id, const std::string& key, const Tensor& value, bool is_dead,
                               DoneCallback done) {
-  SendMessage(task, WireKind::kTensor, step_id, key, value, is_dead, std::move(done));
+  SendTensorImpl(task, WireKind::kTensor, step_id, key, value, is_dead, Protocol::kAuto, std::move(done));
 }
 
 void UcxTransport::SendMessage(int task, WireKind kind, uint64_t step_id, const std::string& key, const Tensor& value,
                                bool is_dead, DoneCallback done) {
+  SendTensorImpl(task, kind, step_id, key, value, is_dead, Protocol::kAuto, std::move(done));
+}
+
+void UcxTransport::SendTensorImpl(int task, WireKind kind, uint64_t step_id, const std::string& key,
+                                  const Tensor& value, bool is_dead, Protocol protocol, DoneCallback done) {
   auto* op = new SendOp{this, task, value, {}, {}, 0, {}, std::move(done)};
-  const bool posted = worker_->Post([this, task, kind, step_id, key, is_dead, op] {
+  worker_->AddDemand(1);  // until the send completes (SendOp::Complete)
+  auto work = [this, task, kind, step_id, key, is_dead, protocol, op] {
     Peer& peer = PeerAt(task);
-    auto send = [this, task, kind, step_id, key, is_dead, op] {
+    auto send = [this, task, kind, step_id, key, is_dead, protocol, op] {
       const Status failed = PeerStatus(task);
       Peer& peer = PeerAt(task);
       if (!failed.ok() || shutting_down_ || !peer.data_ep) {
@@ -340,18 +376,36 @@ void UcxTransport::SendMessage(int task, WireKind kind, uint64_t step_id, const 
         return;
       }
       const size_t bytes = is_dead ? 0 : op->value.bytes();
-      const bool eager = bytes <= options_.eager_threshold;
-      const uint64_t seq = eager ? 0 : peer.next_seq++;
+      // Device memory without CUDA-aware UCX: staged through host bounce buffers, in chunks.
+      const bool staged = bytes > 0 && op->value.memory_kind() == MemoryKind::kDevice;
+      if (staged && device_path_ == DevicePath::kNone) {
+        op->pending = 1;
+        op->Complete(errors::Unimplemented("sending key '{}' ({}) to {}: it is in device memory, and {}", key,
+                                           op->value.DebugString(), PeerName(task), DevicePathName(device_path_)));
+        return;
+      }
+      const bool chunked = staged && device_path_ == DevicePath::kStaged;
+      const bool eager = !chunked && (protocol == Protocol::kAuto ? bytes <= peer.eager_threshold
+                                                                   : protocol == Protocol::kEager);
+      const size_t num_chunks = chunked ? ChunkPlan{bytes, staging_->bytes()}.num_chunks() : 1;
+      const uint64_t seq = eager ? 0 : peer.next_seq;
+      if (!eager) peer.next_seq += num_chunks;
       try {
-        op->head = EncodeTensorHeader(self_, step_id, key, op->value, is_dead, eager, seq, kind);
+        op->head = EncodeTensorHeader(self_, step_id, key, op->value, is_dead, eager, seq, kind,
+                                      chunked ? static_cast<uint32_t>(staging_->bytes()) : 0);
       } catch (const Error& e) {
         op->pending = 1;
         op->Complete(e.status());
         return;
       }
-      CountSent(task, bytes, eager);
+      if (step_id != kMeasureStep) CountSent(task, bytes, eager, chunked);
       ucp_ep_h ep = peer.data_ep->get();
-      if (eager) {
+      if (chunked) {
+        op->pending = 3;  // header, the staged chunks, and this function
+        PostSend(ep, op, op->head.data(), op->head.size(), ucp_dt_make_contig(1), HeaderTag(self_));
+        SendStaged(task, op, seq, num_chunks);
+        op->Complete(Status());
+      } else if (eager) {
         op->pending = 1;
         op->iov[0] = {op->head.data(), op->head.size()};
         op->iov[1] = {op->value.raw_data(), bytes};
@@ -359,7 +413,9 @@ void UcxTransport::SendMessage(int task, WireKind kind, uint64_t step_id, const 
       } else {
         op->pending = 3;  // header, data, and this function (so an immediate completion cannot free op early)
         PostSend(ep, op, op->head.data(), op->head.size(), ucp_dt_make_contig(1), HeaderTag(self_));
-        PostSend(ep, op, op->value.raw_data(), bytes, ucp_dt_make_contig(1), DataTag(self_, seq));
+        // A tensor in a chunk we registered (one received here, sent on): its handle; else UCX's rcache.
+        PostSend(ep, op, op->value.raw_data(), bytes, ucp_dt_make_contig(1), DataTag(self_, seq),
+                 registry_->Find(op->value.raw_data(), bytes));
         op->Complete(Status());
       }
     };
@@ -372,17 +428,20 @@ void UcxTransport::SendMessage(int task, WireKind kind, uint64_t step_id, const 
       peer.deadline = Clock::now() + options_.connect_timeout;
       StartConnect(task);
     }
-  });
+  };
+  // From a callback on the progress thread: at once (no queue, no wake-up); elsewhere: queued.
+  const bool posted = worker_->OnProgressThread() ? worker_->RunOrPost(std::move(work)) : worker_->Post(std::move(work));
   if (!posted) {
     op->pending = 1;
     op->Complete(errors::Cancelled("sending key '{}' to {}: the transport is shutting down", key, PeerName(task)));
   }
 }
 
-void UcxTransport::CountSent(int task, size_t bytes, bool eager) {
+void UcxTransport::CountSent(int task, size_t bytes, bool eager, bool staged) {
   std::lock_guard<std::mutex> l(mu_);
   PeerCounters& c = counters_[task];
   c.messages_sent++;
+  if (staged) c.staged_sent++;
   c.bytes_sent += static_cast<int64_t>(bytes);
   (eager ? c.eager_sent : c.rendezvous_sent)++;
 }

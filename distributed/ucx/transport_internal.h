@@ -8,19 +8,25 @@
 #include <optional>
 #include <vector>
 
+#include "distributed/ucx/memreg.h"
 #include "distributed/ucx/transport.h"
 
 namespace weft {
 
+DevicePath ChooseDevicePath(ucp_context_h context, bool have_copier);
+
 // Buffers for tensors received by rendezvous, reused by size: a training step receives the same
 // sizes every step, and a fresh multi-megabyte allocation costs an mmap and a page fault per 4 KiB
 // (as much as the transfer itself). Tensors handed out keep the pool alive through their release.
+// Every buffer is registered with UCX once, when the pool allocates it (ucp_mem_map through
+// `registry`), and receives into it pass that handle: no registration per transfer.
 class UcxTransport::RecvBufferPool : public std::enable_shared_from_this<RecvBufferPool> {
  public:
-  explicit RecvBufferPool(size_t max_cached) : max_cached_(max_cached) {}
+  RecvBufferPool(size_t max_cached, std::shared_ptr<UcxMemRegistry> registry)
+      : max_cached_(max_cached), registry_(std::move(registry)) {}
   ~RecvBufferPool() {
     for (auto& [bytes, list] : free_) {
-      for (void* p : list) CpuAllocator()->Deallocate(p, bytes);
+      for (void* p : list) Free(registry_.get(), p, bytes);
     }
   }
   // A buffer of at least `bytes` (64-byte aligned).
@@ -36,13 +42,17 @@ class UcxTransport::RecvBufferPool : public std::enable_shared_from_this<RecvBuf
         cached_ -= rounded;
       }
     }
-    if (p == nullptr) p = CpuAllocator()->Allocate(rounded);
+    if (p == nullptr) {
+      p = CpuAllocator()->Allocate(rounded);
+      if (registry_) registry_->Register(p, rounded);
+    }
     std::weak_ptr<RecvBufferPool> pool = weak_from_this();
-    return std::make_shared<Buffer>(p, bytes, MemoryKind::kHost, [pool, p, rounded] {
+    std::shared_ptr<UcxMemRegistry> registry = registry_;
+    return std::make_shared<Buffer>(p, bytes, MemoryKind::kHost, [pool, registry, p, rounded] {
       if (auto self = pool.lock()) {
         self->Put(p, rounded);
       } else {
-        CpuAllocator()->Deallocate(p, rounded);
+        Free(registry.get(), p, rounded);
       }
     });
   }
@@ -57,13 +67,57 @@ class UcxTransport::RecvBufferPool : public std::enable_shared_from_this<RecvBuf
         return;
       }
     }
-    CpuAllocator()->Deallocate(p, rounded);
+    Free(registry_.get(), p, rounded);
+  }
+  static void Free(UcxMemRegistry* registry, void* p, size_t bytes) {
+    if (registry != nullptr) registry->Unregister(p);
+    CpuAllocator()->Deallocate(p, bytes);
   }
 
   const size_t max_cached_;
+  std::shared_ptr<UcxMemRegistry> registry_;
   std::mutex mu_;
   std::map<size_t, std::vector<void*>> free_;
   size_t cached_ = 0;
+};
+
+// Host bounce buffers of the staged GPU path (DeviceCopier::AllocateHost: pinned when the backend
+// can), each registered with UCX once and reused by later transfers. Thread-safe.
+class UcxTransport::StagingBuffers {
+ public:
+  StagingBuffers(std::shared_ptr<DeviceCopier> copier, std::shared_ptr<UcxMemRegistry> registry, size_t bytes)
+      : copier_(std::move(copier)), registry_(std::move(registry)), bytes_(bytes) {}
+  ~StagingBuffers() {
+    for (void* p : free_) {
+      registry_->Unregister(p);
+      copier_->FreeHost(p, bytes_);
+    }
+  }
+  size_t bytes() const { return bytes_; }
+  void* Get() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (!free_.empty()) {
+        void* p = free_.back();
+        free_.pop_back();
+        return p;
+      }
+    }
+    void* p = copier_->AllocateHost(bytes_);
+    registry_->Register(p, bytes_);
+    return p;
+  }
+  void Put(void* p) {
+    std::lock_guard<std::mutex> l(mu_);
+    free_.push_back(p);
+  }
+
+ private:
+  std::shared_ptr<DeviceCopier> copier_;
+  std::shared_ptr<UcxMemRegistry> registry_;
+  const size_t bytes_;
+  std::mutex mu_;
+  std::vector<void*> free_;
 };
 
 struct UcxTransport::Peer {
@@ -78,6 +132,24 @@ struct UcxTransport::Peer {
   std::optional<std::chrono::steady_clock::time_point> retry_at;
   std::vector<std::unique_ptr<UcxEndpoint>> graveyard;  // failed endpoints, closed outside callbacks
   uint64_t next_seq = 1;
+  size_t eager_threshold = 0;  // toward this peer (the configured one until measured)
+  std::unique_ptr<Measurement> measure;
+  bool answering = false;  // the peer is measuring toward us: we spin while its probes come
+  std::chrono::steady_clock::time_point last_probe;
+};
+
+// The threshold measurement toward one peer: trials are rep-major, then size, then eager before
+// rendezvous; each is a round trip (the tensor there, an empty ack back).
+struct UcxTransport::Measurement {
+  std::vector<size_t> sizes;
+  std::vector<Tensor> values;
+  int reps = 1;
+  size_t trial = 0;
+  std::vector<double> best_eager_us, best_rendezvous_us;  // the fastest round trip per size
+  std::chrono::steady_clock::time_point started, trial_started, budget_end;
+  size_t num_trials() const { return sizes.size() * 2 * static_cast<size_t>(reps); }
+  size_t size_index(size_t t) const { return (t % (2 * sizes.size())) / 2; }
+  bool eager(size_t t) const { return t % 2 == 0; }
 };
 
 // One send (eager: one request; rendezvous: header + data, two requests).
@@ -94,6 +166,7 @@ struct UcxTransport::SendOp {
   void Complete(const Status& s) {
     if (!s.ok() && status.ok()) status = s;
     if (--pending == 0) {
+      transport->worker()->AddDemand(-1);
       if (done) done(status);
       delete this;
     }
@@ -108,10 +181,20 @@ struct UcxTransport::RecvOp {
   // Header receives: the message buffer (CpuAllocator, 64-byte aligned).
   uint8_t* buffer = nullptr;
   size_t buffer_bytes = 0;
-  // Data receives: the tensor being filled and its key.
+  // Data receives: the tensor being filled, its key, and what the header said.
   Tensor value;
   uint64_t step_id = 0;
   std::string key;
+  DType dtype = DType::kUInt8;
+  std::vector<int64_t> dims;
+  uint64_t seq = 0;
+  size_t data_bytes = 0;
+  uint32_t chunk_bytes = 0;    // > 0: received in chunks (a staged device tensor)
+  // Chunked receives: each chunk is a RecvOp with `parent` set; the parent counts them down.
+  RecvOp* parent = nullptr;
+  size_t chunks_left = 0;
+  size_t expected_bytes = 0;   // a chunk's size
+  Status chunk_status;
   std::chrono::steady_clock::time_point started;
   // UCX may complete a receive inside the posting call (a rendezvous over cma does) and still return
   // the request: the callback then only records the outcome, and the poster handles it.

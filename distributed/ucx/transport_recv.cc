@@ -27,39 +27,60 @@ void UcxTransport::RecvCallback(void* request, ucs_status_t status, const ucp_ta
   }
 }
 
+size_t UcxTransport::HeaderBufferBytes() const {
+  // No valid header message is longer than this: a longer one does not fit the receive buffer,
+  // which UCX reports as truncated, and is rejected without allocating what it claims.
+  return kWireHeaderBytes + 8 * kWireMaxRank + kWireMaxKeyBytes + 64 +
+         std::max<size_t>(MaxEagerThreshold(), worker_->address().size());
+}
+
+// Runs after every round of progress (a poll hook), outside UCX's callbacks: headers waiting in
+// UCX's unexpected queue are received into a reused buffer (no allocation per message) and handled
+// here. (Receives posted ahead would complete inside UCX's transports, and UCX 1.13's tcp transport
+// crashed when our handling re-entered it from there.)
 void UcxTransport::ProbeHeaders() {
   for (;;) {
     ucp_tag_recv_info_t info{};
     ucp_tag_message_h msg = ucp_tag_probe_nb(worker_->get(), kTagClassHeader, kTagClassMask, 1, &info);
     if (msg == nullptr) return;
     auto* op = new RecvOp{this, TagSourceTask(info.sender_tag), true};
-    // No valid header message is longer than this: a longer one is received into a small buffer,
-    // which UCX reports as truncated, and rejected without allocating what it claims.
-    const size_t longest = kWireHeaderBytes + 8 * kWireMaxRank + kWireMaxKeyBytes + 64 +
-                           std::max<size_t>(options_.eager_threshold, worker_->address().size());
-    const size_t receive_bytes = info.length > longest ? kWireHeaderBytes : info.length;
-    op->buffer_bytes = std::max<size_t>(receive_bytes, 1);
-    op->buffer = static_cast<uint8_t*>(CpuAllocator()->Allocate(op->buffer_bytes));
-    op->started = Clock::now();
-    ucp_tag_recv_info_t done_info{};
+    op->buffer_bytes = HeaderBufferBytes();
+    if (!header_buffers_.empty()) {
+      op->buffer = header_buffers_.back();
+      header_buffers_.pop_back();
+    } else {
+      op->buffer = static_cast<uint8_t*>(CpuAllocator()->Allocate(op->buffer_bytes));
+    }
+    // A message longer than any valid one is received truncated (and rejected) without allocating
+    // what it claims.
+    const size_t receive_bytes = std::min(info.length, op->buffer_bytes);
     ucp_request_param_t param{};
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_RECV_INFO;
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     param.cb.recv = &UcxTransport::RecvCallback;
     param.user_data = op;
-    param.recv_info.tag_info = &done_info;
     op->in_post = true;
     ucs_status_ptr_t req = ucp_tag_msg_recv_nbx(worker_->get(), op->buffer, receive_bytes, msg, &param);
     op->in_post = false;
     if (op->done_in_post) {
       OnHeaderReceived(op, op->post_status, op->post_length);
     } else if (req == nullptr) {
-      OnHeaderReceived(op, UCS_OK, info.length);  // the probe's length (recv_info is not filled here)
+      OnHeaderReceived(op, info.length > receive_bytes ? UCS_ERR_MESSAGE_TRUNCATED : UCS_OK, receive_bytes);
     } else if (UCS_PTR_IS_ERR(req)) {
       OnHeaderReceived(op, UCS_PTR_STATUS(req), 0);
     } else {
       op->request = req;
       recvs_in_flight_.insert(op);
     }
+  }
+}
+
+void UcxTransport::RecycleHeaderBuffer(RecvOp* op) {
+  if (op->buffer == nullptr) return;
+  if (header_buffers_.size() < kHeaderBuffersKept && op->buffer_bytes == HeaderBufferBytes()) {
+    header_buffers_.push_back(op->buffer);
+    op->buffer = nullptr;
+  } else {
+    op->FreeBuffer();
   }
 }
 
@@ -79,9 +100,22 @@ void UcxTransport::Reject(int src_task, const Status& status, const WireMessage*
   }
 }
 
+void UcxTransport::CountReceived(int src_task, uint64_t step_id, size_t bytes, bool eager) {
+  if (step_id == kMeasureStep) return;  // the threshold measurement's traffic is not the user's
+  std::lock_guard<std::mutex> l(mu_);
+  PeerCounters& c = counters_[src_task];
+  c.messages_received++;
+  (eager ? c.eager_received : c.rendezvous_received)++;
+  c.bytes_received += static_cast<int64_t>(bytes);
+}
+
 void UcxTransport::Deliver(int src_task, uint64_t step_id, const std::string& key, const Status& status,
                            const Tensor& value, bool is_dead, WireKind kind) {
   if (shutting_down_) return;
+  if (step_id == kMeasureStep) {
+    if (status.ok()) OnMeasureMessage(src_task, key);
+    return;
+  }
   if (kind == WireKind::kControlRequest || kind == WireKind::kControlReply) {
     ControlHandler handler;
     {
@@ -102,15 +136,19 @@ void UcxTransport::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t leng
     op->FreeBuffer();
     return;
   }
+  // The receive buffer goes back to the free list unless a tensor kept it.
+  struct Recycle {
+    UcxTransport* t;
+    RecvOp* op;
+    ~Recycle() { t->RecycleHeaderBuffer(op); }
+  } recycle{this, op};
   if (status != UCS_OK) {
     Reject(op->src_task, UcxStatus(status, fmt::format("receiving a message ({} bytes)", length)), nullptr);
-    op->FreeBuffer();
     return;
   }
   if (op->src_task >= options_.cluster.NumTasks() || op->src_task == self_) {
     Reject(op->src_task, errors::DataLoss("wire: a message tagged with task #{} (the cluster has {} tasks; this is #{})",
                                           op->src_task, options_.cluster.NumTasks(), self_), nullptr);
-    op->FreeBuffer();
     return;
   }
   WireMessage m;
@@ -120,7 +158,6 @@ void UcxTransport::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t leng
   }
   if (!s.ok()) {
     Reject(op->src_task, s, &m);
-    op->FreeBuffer();
     return;
   }
   const auto kind = static_cast<WireKind>(m.header.kind);
@@ -130,13 +167,21 @@ void UcxTransport::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t leng
     } else {
       OnHello(op->src_task, kind, std::string(reinterpret_cast<const char*>(m.payload), m.header.payload_bytes));
     }
-    op->FreeBuffer();
     return;
   }
   const uint64_t step = m.header.step_id;
   if (m.is_dead || m.eager) {
     Tensor value;
-    if (!m.is_dead) {
+    if (!m.is_dead && m.header.payload_bytes <= kEagerCopyBytes) {
+      // Small: copied into a tensor of its own, the receive buffer goes back to the receives.
+      try {
+        value = Tensor(m.dtype, TensorShape(m.dims));
+      } catch (const Error& e) {
+        Reject(op->src_task, e.status(), &m);
+        return;
+      }
+      if (m.header.payload_bytes > 0) std::memcpy(value.raw_data(), m.payload, m.header.payload_bytes);
+    } else if (!m.is_dead) {
       uint8_t* base = op->buffer;
       const size_t base_bytes = op->buffer_bytes;
       op->buffer = nullptr;  // the tensor owns it now
@@ -149,77 +194,139 @@ void UcxTransport::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t leng
         return;
       }
     }
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      PeerCounters& c = counters_[op->src_task];
-      c.messages_received++;
-      c.eager_received++;
-      c.bytes_received += static_cast<int64_t>(m.header.payload_bytes);
-    }
-    op->FreeBuffer();
+    CountReceived(op->src_task, step, m.header.payload_bytes, true);
     Deliver(op->src_task, step, m.key, Status(), value, m.is_dead, kind);
     return;
   }
-  op->FreeBuffer();
   // Rendezvous: the tensor exists before its receive is posted, so UCX writes the bytes straight into it.
   auto data = std::make_unique<RecvOp>(RecvOp{this, op->src_task, false});
   data->step_id = step;
   data->key = m.key;
   data->kind = kind;
+  data->dtype = m.dtype;
+  data->dims = m.dims;
+  data->seq = m.header.seq;
+  data->data_bytes = m.header.payload_bytes;
+  data->chunk_bytes = m.chunk_bytes;
+  // At most rendezvous_window_bytes are being received at once (one transfer always goes): the rest
+  // wait in arrival order, their data parked at the sender (UCX rendezvous moves no bytes until the
+  // receive is posted). Bounded receive memory, and buffers come back to the pool to be reused.
+  if (rndv_in_flight_ops_ < kRendezvousMinInFlight ||
+      rndv_in_flight_bytes_ + data->data_bytes <= options_.rendezvous_window_bytes) {
+    StartDataReceive(std::move(data));
+  } else {
+    rndv_queued_.push_back(std::move(data));
+  }
+}
+
+void UcxTransport::StartDataReceive(std::unique_ptr<RecvOp> data) {
   data->started = Clock::now();
   try {
-    data->value = Tensor::FromBuffer(m.dtype, TensorShape(m.dims), recv_pool_->Get(m.header.payload_bytes));
+    data->value = Tensor::FromBuffer(data->dtype, TensorShape(data->dims), recv_pool_->Get(data->data_bytes));
   } catch (const Error& e) {
-    Deliver(op->src_task, step, m.key, e.status().WithContext("allocating the received tensor"), Tensor(), false, kind);
+    Deliver(data->src_task, data->step_id, data->key, e.status().WithContext("allocating the received tensor"),
+            Tensor(), false, data->kind);
     return;
   }
+  rndv_in_flight_ops_++;
+  rndv_in_flight_bytes_ += data->data_bytes;
+  RecvOp* d = data.release();
+  auto* base = static_cast<uint8_t*>(d->value.raw_data());
+  if (d->chunk_bytes == 0) {
+    PostDataReceive(d, base, d->data_bytes, DataTag(d->src_task, d->seq));
+    return;
+  }
+  // A staged transfer: chunk i under DataTag(src, seq + i), each received in place.
+  const ChunkPlan plan{d->data_bytes, d->chunk_bytes};
+  d->chunks_left = plan.num_chunks() + 1;  // + 1 while posting: a chunk may complete inside its post
+  for (size_t i = 0; i < plan.num_chunks(); ++i) {
+    auto* chunk = new RecvOp{this, d->src_task, false};
+    chunk->parent = d;
+    chunk->expected_bytes = plan.size(i);
+    PostDataReceive(chunk, base + plan.offset(i), plan.size(i), DataTag(d->src_task, d->seq + i));
+  }
+  OnDataReceived(d, UCS_OK, 0);  // drops the posting guard (the parent itself is no receive)
+}
+
+void UcxTransport::PostDataReceive(RecvOp* op, void* buffer, size_t bytes, uint64_t tag) {
   ucp_tag_recv_info_t done_info{};
   done_info.length = SIZE_MAX;  // stays so when UCX does not report the length of an immediate completion
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_RECV_INFO;
   param.cb.recv = &UcxTransport::RecvCallback;
-  param.user_data = data.get();
+  param.user_data = op;
   param.recv_info.tag_info = &done_info;
-  const size_t bytes = data->value.bytes();
-  data->in_post = true;
-  ucs_status_ptr_t req = ucp_tag_recv_nbx(worker_->get(), data->value.raw_data(), bytes,
-                                          DataTag(op->src_task, m.header.seq), ~uint64_t{0}, &param);
-  data->in_post = false;
-  RecvOp* d = data.release();
-  if (d->done_in_post) {
-    OnDataReceived(d, d->post_status, d->post_length);
-  } else if (req == nullptr) {
-    OnDataReceived(d, UCS_OK, done_info.length == SIZE_MAX ? bytes : done_info.length);
-  } else if (UCS_PTR_IS_ERR(req)) {
-    OnDataReceived(d, UCS_PTR_STATUS(req), 0);
-  } else {
-    d->request = req;
-    recvs_in_flight_.insert(d);
+  if (ucp_mem_h memh = registry_->Find(buffer, bytes)) {  // the pool's chunks are registered
+    param.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMH;
+    param.memh = memh;
   }
+  op->in_post = true;
+  ucs_status_ptr_t req = ucp_tag_recv_nbx(worker_->get(), buffer, bytes, tag, ~uint64_t{0}, &param);
+  op->in_post = false;
+  if (op->done_in_post) {
+    OnDataReceived(op, op->post_status, op->post_length);
+  } else if (req == nullptr) {
+    OnDataReceived(op, UCS_OK, done_info.length == SIZE_MAX ? bytes : done_info.length);
+  } else if (UCS_PTR_IS_ERR(req)) {
+    OnDataReceived(op, UCS_PTR_STATUS(req), 0);
+  } else {
+    op->request = req;
+    recvs_in_flight_.insert(op);
+  }
+}
+
+void UcxTransport::StartQueuedDataReceives() {
+  if (starting_queued_) return;  // a receive completing inside its post: the outer loop goes on
+  starting_queued_ = true;
+  while (!rndv_queued_.empty() && !shutting_down_ &&
+         (rndv_in_flight_ops_ < kRendezvousMinInFlight ||
+          rndv_in_flight_bytes_ + rndv_queued_.front()->data_bytes <= options_.rendezvous_window_bytes)) {
+    std::unique_ptr<RecvOp> next = std::move(rndv_queued_.front());
+    rndv_queued_.pop_front();
+    StartDataReceive(std::move(next));
+  }
+  starting_queued_ = false;
 }
 
 void UcxTransport::OnDataReceived(RecvOp* op, ucs_status_t status, size_t length) {
   recvs_in_flight_.erase(op);
-  std::unique_ptr<RecvOp> owned(op);
-  if (shutting_down_ || status == UCS_ERR_CANCELED) return;
-  Status s = UcxStatus(status, fmt::format("receiving the data of key '{}' (step {})", op->key, op->step_id));
-  if (s.ok() && length != op->value.bytes()) {
-    s = errors::DataLoss("received {} bytes for key '{}' (step {}), expected {} for {}", length, op->key, op->step_id,
-                         op->value.bytes(), op->value.DebugString());
+  const bool is_parent = op->chunk_bytes > 0;  // the chunks' counter, not a receive of its own
+  RecvOp* parent = is_parent ? op : op->parent;
+  if (parent == nullptr) {  // one receive for the whole tensor
+    Status s = UcxStatus(status, fmt::format("receiving the data of key '{}' (step {})", op->key, op->step_id));
+    if (s.ok() && length != op->value.bytes()) {
+      s = errors::DataLoss("received {} bytes for key '{}' (step {}), expected {} for {}", length, op->key,
+                           op->step_id, op->value.bytes(), op->value.DebugString());
+    }
+    FinishDataReceive(op, s);
+    return;
   }
+  if (!is_parent) {
+    std::unique_ptr<RecvOp> chunk(op);
+    Status s = UcxStatus(status, fmt::format("receiving a chunk of key '{}' (step {})", parent->key, parent->step_id));
+    if (s.ok() && length != op->expected_bytes) {
+      s = errors::DataLoss("received {} bytes for a chunk of key '{}' (step {}), expected {}", length, parent->key,
+                           parent->step_id, op->expected_bytes);
+    }
+    if (!s.ok() && parent->chunk_status.ok()) parent->chunk_status = s;
+  }
+  if (--parent->chunks_left == 0) FinishDataReceive(parent, parent->chunk_status);
+}
+
+void UcxTransport::FinishDataReceive(RecvOp* op, Status s) {
+  std::unique_ptr<RecvOp> owned(op);
+  const size_t length = op->value.bytes();
+  rndv_in_flight_ops_--;
+  rndv_in_flight_bytes_ -= op->data_bytes;
+  if (shutting_down_ || s.code() == Code::kCancelled) return;
+  worker_->RunOrPost([this] { StartQueuedDataReceives(); });  // after progress returns: no UCX re-entry
   if (!s.ok()) {
     Reject(op->src_task, s, nullptr);
     Deliver(op->src_task, op->step_id, op->key, s.WithContext("from " + PeerName(op->src_task)), Tensor(), false,
             op->kind);
     return;
   }
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    PeerCounters& c = counters_[op->src_task];
-    c.messages_received++;
-    c.rendezvous_received++;
-    c.bytes_received += static_cast<int64_t>(length);
-  }
+  CountReceived(op->src_task, op->step_id, length, false);
   Deliver(op->src_task, op->step_id, op->key, Status(), op->value, false, op->kind);
 }
 

@@ -142,9 +142,13 @@ void UcxWorker::Stop() {
     std::lock_guard<std::mutex> l(mu_);
     if (stopping_ && !thread_.joinable()) return;
     stopping_ = true;
+    stopping_flag_ = true;
   }
   Wake();
-  if (thread_.joinable() && !OnProgressThread()) thread_.join();
+  if (thread_.joinable() && !OnProgressThread()) {
+    thread_.join();
+    thread_done_.store(true, std::memory_order_release);
+  }
 }
 
 void UcxWorker::Wake() {
@@ -157,9 +161,35 @@ bool UcxWorker::Post(std::function<void()> fn) {
     std::lock_guard<std::mutex> l(mu_);
     if (stopping_) return false;
     posted_.push_back(std::move(fn));
+    has_posted_.store(true, std::memory_order_release);
   }
   if (!OnProgressThread()) Wake();  // the loop looks at posted_ before it sleeps
   return true;
+}
+
+bool UcxWorker::RunOrPost(std::function<void()> fn) {
+  // After Stop() the caller that makes ucp calls (RunSync runs them on its own thread) is the progress thread.
+  if (!OnProgressThread() && !thread_done_.load(std::memory_order_acquire)) return Post(std::move(fn));
+  if (in_progress_) {
+    deferred_.push_back(std::move(fn));
+  } else {
+    Guarded(fn);
+  }
+  return true;
+}
+
+bool UcxWorker::Progress() {
+  const bool outer = in_progress_;  // ProgressUntil from inside a UCX callback: the outer call runs the deferred work
+  in_progress_ = true;
+  bool any = ucp_worker_progress(worker_) != 0;
+  in_progress_ = outer;
+  while (!outer && !deferred_.empty()) {
+    any = true;
+    std::vector<std::function<void()>> batch;
+    batch.swap(deferred_);
+    for (auto& fn : batch) Guarded(fn);
+  }
+  return any;
 }
 
 Status UcxWorker::RunSync(std::function<Status()> fn, std::chrono::milliseconds timeout) {
@@ -224,20 +254,23 @@ void UcxWorker::Guarded(const std::function<void()>& fn) {
 }
 
 bool UcxWorker::RunPosted() {
-  std::deque<std::function<void()>> batch;
+  if (!has_posted_.load(std::memory_order_acquire)) return false;
   {
     std::lock_guard<std::mutex> l(mu_);
-    batch.swap(posted_);
+    batch_.swap(posted_);
+    has_posted_.store(false, std::memory_order_relaxed);
   }
-  for (auto& fn : batch) Guarded(fn);
-  return !batch.empty();
+  for (auto& fn : batch_) Guarded(fn);
+  const bool ran = !batch_.empty();
+  batch_.clear();
+  return ran;
 }
 
 bool UcxWorker::ProgressUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   while (!done()) {
     if (Clock::now() > deadline) return false;
-    if (ucp_worker_progress(worker_) == 0) std::this_thread::yield();
+    if (!Progress()) std::this_thread::yield();
   }
   return true;
 }
@@ -248,14 +281,14 @@ void UcxWorker::Loop() {
   auto next_tick = Clock::now() + options_.tick;
   for (;;) {
     bool active = RunPosted();
-    while (ucp_worker_progress(worker_) != 0) active = true;
+    while (Progress()) active = true;
     for (auto& hook : poll_hooks_) Guarded(hook);
     const auto now = Clock::now();
     if (now >= next_tick) {
       for (auto& hook : tick_hooks_) Guarded(hook);
       next_tick = now + options_.tick;
     }
-    {
+    if (stopping_flag_.load(std::memory_order_relaxed) || has_posted_.load(std::memory_order_acquire)) {
       std::lock_guard<std::mutex> l(mu_);
       if (stopping_ && posted_.empty()) break;
       if (!posted_.empty()) continue;
@@ -264,7 +297,13 @@ void UcxWorker::Loop() {
       last_activity = now;
       continue;
     }
-    if (now - last_activity < options_.spin) continue;
+    const auto spin = demand_.load(std::memory_order_relaxed) > 0 ? std::max(options_.busy_spin, options_.spin)
+                                                                  : options_.spin;
+    if (now - last_activity < spin) {
+      // Optionally, past the idle spin, give the core to whoever else is runnable while polling.
+      if (options_.yield_while_busy && now - last_activity >= options_.spin) std::this_thread::yield();
+      continue;
+    }
     // Sleep until UCX has an event, someone posts work, or the next tick.
     const ucs_status_t armed = ucp_worker_arm(worker_);
     if (armed == UCS_ERR_BUSY) continue;  // events arrived meanwhile: progress again

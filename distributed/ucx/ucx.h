@@ -11,9 +11,11 @@
 //
 // Threading: the ucp worker is created single-threaded and every ucp call is made on the worker's
 // progress thread. Other threads hand work over with Post() (fire and forget) or RunSync() (waits,
-// with a timeout). The progress thread never busy-spins for long: after `spin_us` without activity
-// it arms the worker (ucp_worker_arm) and sleeps in epoll on the worker's event fd, a wake-up
-// eventfd and the next timer tick. UcxListener and UcxEndpoint are used on the progress thread only.
+// with a timeout). The progress thread spins adaptively: while work is outstanding (AddDemand: a
+// Recv waiting for a peer, a send in flight) it keeps polling for up to `busy_spin` after the last
+// activity; with nothing outstanding only for `spin`. Then it arms the worker (ucp_worker_arm) and
+// sleeps in epoll on the worker's event fd, a wake-up eventfd and the next timer tick: an idle
+// worker costs no CPU. UcxListener and UcxEndpoint are used on the progress thread only.
 //
 // Every ucs_status_t becomes a weft Status carrying ucs_status_string (UcxStatus below).
 #pragma once
@@ -64,6 +66,14 @@ struct UcxWorkerOptions {
   // How long the progress thread keeps polling after the last activity before it sleeps in epoll.
   // 0 sleeps at once (least CPU); tens of microseconds keep small-message latency near UCX's own.
   std::chrono::microseconds spin{50};
+  // How long it keeps polling after the last activity while work is outstanding (AddDemand > 0):
+  // small-message round trips then never pay an epoll wake-up; a Recv that waits longer (the peer
+  // is computing) lets the thread sleep until UCX has an event. 0 treats outstanding work as idle.
+  std::chrono::microseconds busy_spin{20000};
+  // Past `spin`, yield the core on every idle round of that busy polling. Off by default: on a
+  // loaded machine a yield can cost a whole time slice (8-byte latency 2 us -> 50 us here); on for
+  // oversubscribed hosts where the peer we wait for may be queued behind us.
+  bool yield_while_busy = false;
   // Tick hooks run at least this often (timeouts are checked there).
   std::chrono::milliseconds tick{20};
   std::string name = "ucx";
@@ -82,6 +92,14 @@ class UcxWorker {
   // Runs `fn` on the progress thread, in posting order. Thread-safe. After Stop(), `fn` is dropped
   // and Post returns false.
   bool Post(std::function<void()> fn);
+  // On the progress thread: runs `fn` at once, or, when called from inside ucp_worker_progress (a
+  // UCX callback: UCX's transports must not be re-entered), right after that progress call returns,
+  // before anything else (no queue, no wake-up). Elsewhere: Post.
+  bool RunOrPost(std::function<void()> fn);
+  // Outstanding work that wants a quick answer (+1 when it starts, -1 when it ends; any thread):
+  // while positive the progress thread spins up to busy_spin instead of spin.
+  void AddDemand(int delta) { demand_.fetch_add(delta, std::memory_order_relaxed); }
+  int demand() const { return demand_.load(std::memory_order_relaxed); }
   // Runs `fn` on the progress thread and returns its status (or DeadlineExceeded after `timeout`;
   // `fn` may still run later). Called on the progress thread it runs `fn` inline.
   Status RunSync(std::function<Status()> fn, std::chrono::milliseconds timeout);
@@ -99,6 +117,9 @@ class UcxWorker {
 
  private:
   void Loop();
+  // One ucp_worker_progress, then the work RunOrPost deferred from its callbacks; true when
+  // anything happened.
+  bool Progress();
   void Wake();
   void Guarded(const std::function<void()>& fn);
   bool RunPosted();
@@ -109,8 +130,14 @@ class UcxWorker {
   std::string address_;
   int worker_fd_ = -1, wake_fd_ = -1, epoll_fd_ = -1;
   std::mutex mu_;
-  std::deque<std::function<void()>> posted_;
+  std::vector<std::function<void()>> posted_, batch_;  // batch_: progress thread, reused (no allocation per round)
+  std::atomic<bool> has_posted_{false};              // posted_ is not empty (read without the lock)
   bool stopping_ = false;
+  std::atomic<bool> stopping_flag_{false};
+  std::atomic<bool> thread_done_{false};  // the progress thread was joined
+  std::atomic<int> demand_{0};
+  bool in_progress_ = false;                              // progress thread: inside ucp_worker_progress
+  std::vector<std::function<void()>> deferred_;
   std::vector<std::function<void()>> poll_hooks_, tick_hooks_;
   std::thread thread_;
   std::thread::id thread_id_;

@@ -22,7 +22,7 @@ uint32_t HeaderCrc(const WireHeader& h, const uint8_t* rest, size_t rest_bytes) 
 }  // namespace
 
 std::string EncodeTensorHeader(int src_task, uint64_t step_id, std::string_view key, const Tensor& value, bool is_dead,
-                               bool eager, uint64_t seq, WireKind kind) {
+                               bool eager, uint64_t seq, WireKind kind, uint32_t chunk_bytes) {
   WEFT_REQUIRE(key.size() <= kWireMaxKeyBytes, "wire: key of {} bytes is longer than {}", key.size(),
                kWireMaxKeyBytes);
   WEFT_REQUIRE(value.rank() <= kWireMaxRank, "wire: tensor of rank {} for key '{}' (at most {})", value.rank(), key,
@@ -32,7 +32,11 @@ std::string EncodeTensorHeader(int src_task, uint64_t step_id, std::string_view 
   h.magic = kWireMagic;
   h.version = kWireVersion;
   h.kind = static_cast<uint16_t>(kind);
-  h.flags = (is_dead ? uint32_t{kWireFlagDead} : 0u) | (eager ? uint32_t{kWireFlagInline} : 0u);
+  WEFT_REQUIRE(chunk_bytes == 0 || (!eager && !is_dead), "wire: key '{}': only rendezvous transfers go in chunks",
+               key);
+  h.flags = (is_dead ? uint32_t{kWireFlagDead} : 0u) | (eager ? uint32_t{kWireFlagInline} : 0u) |
+            (chunk_bytes > 0 ? uint32_t{kWireFlagChunked} : 0u);
+  h.chunk_bytes = chunk_bytes;
   h.step_id = step_id;
   h.seq = seq;
   h.payload_bytes = is_dead ? 0 : value.bytes();
@@ -89,9 +93,16 @@ Status DecodeMessage(const uint8_t* data, size_t length, WireMessage* out) {
       h.kind != static_cast<uint16_t>(WireKind::kControlReply)) {
     return bad(errors::InvalidArgument("unknown message kind {}", h.kind));
   }
-  if ((h.flags & ~uint32_t{kWireFlagDead | kWireFlagInline}) != 0) {
+  if ((h.flags & ~uint32_t{kWireFlagDead | kWireFlagInline | kWireFlagChunked}) != 0) {
     return bad(errors::InvalidArgument("unknown flags {:#x}", h.flags));
   }
+  const bool chunked = (h.flags & kWireFlagChunked) != 0;
+  if (chunked != (h.chunk_bytes > 0) || (chunked && h.chunk_bytes < kWireMinChunkBytes) ||
+      (chunked && (h.flags & (kWireFlagDead | kWireFlagInline)) != 0)) {
+    return bad(errors::DataLoss("chunk size {} with flags {:#x} (chunks: rendezvous transfers only, at least {} bytes)",
+                                h.chunk_bytes, h.flags, kWireMinChunkBytes));
+  }
+  out->chunk_bytes = h.chunk_bytes;
   out->is_dead = (h.flags & kWireFlagDead) != 0;
   out->eager = (h.flags & kWireFlagInline) != 0;
   if (out->is_dead) {

@@ -34,6 +34,7 @@ inline constexpr uint16_t kWireVersion = 1;
 inline constexpr size_t kWireHeaderBytes = 64;
 inline constexpr int kWireMaxRank = 32;
 inline constexpr size_t kWireMaxKeyBytes = 16 << 10;
+inline constexpr uint32_t kWireMinChunkBytes = 4096;
 
 enum class WireKind : uint16_t {
   kTensor = 1,        // a rendezvous tensor: key = rendezvous key, payload = the tensor's bytes
@@ -47,6 +48,8 @@ enum class WireKind : uint16_t {
 enum WireFlags : uint32_t {
   kWireFlagDead = 1u << 0,    // the tensor is dead (control flow): no data
   kWireFlagInline = 1u << 1,  // the payload follows the header (eager); otherwise a rendezvous transfer
+  kWireFlagChunked = 1u << 2, // rendezvous in chunks of `chunk_bytes` (staged from device memory): chunk i
+                              // comes under DataTag(src, seq + i)
 };
 
 struct WireHeader {
@@ -63,7 +66,7 @@ struct WireHeader {
   uint8_t dtype;
   uint8_t rank;
   uint32_t payload_offset;  // eager: where the payload starts; rendezvous: the message length
-  uint32_t reserved0;
+  uint32_t chunk_bytes;     // kWireFlagChunked: the chunk size; 0 otherwise
   uint64_t reserved1;
 };
 static_assert(sizeof(WireHeader) == kWireHeaderBytes);
@@ -83,7 +86,8 @@ inline int TagSourceTask(uint64_t tag) { return static_cast<int>((tag >> 40) & 0
 // offset (so the sender sends head + tensor bytes as a two-part iov). Throws InvalidArgument for a
 // key longer than kWireMaxKeyBytes or a rank above kWireMaxRank.
 std::string EncodeTensorHeader(int src_task, uint64_t step_id, std::string_view key, const Tensor& value, bool is_dead,
-                               bool eager, uint64_t seq, WireKind kind = WireKind::kTensor);
+                               bool eager, uint64_t seq, WireKind kind = WireKind::kTensor,
+                               uint32_t chunk_bytes = 0);
 
 struct WireMessage {
   WireHeader header;
@@ -92,6 +96,7 @@ struct WireMessage {
   DType dtype = DType::kInvalid;
   bool is_dead = false;
   bool eager = false;
+  uint32_t chunk_bytes = 0;  // > 0: a rendezvous transfer in chunks of this size
   const uint8_t* payload = nullptr;  // eager: inside the decoded bytes
   // True once the header, dims and key passed the CRC: the key can be trusted even when the rest
   // of the message is wrong (so the Recv of that key can fail at once instead of timing out).

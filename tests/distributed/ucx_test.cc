@@ -20,12 +20,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <future>
 #include <thread>
 
 #include "distributed/collectives/algorithms.h"
+#include "core/threadpool.h"
 #include "distributed/ucx_rendezvous.h"
 #include "tests/distributed/child_process.h"
 
@@ -65,6 +67,13 @@ Tensor Make(const Case& c, int seed) {
     p[i] = c.dtype == DType::kBool ? (v & 1) : v;
   }
   return t;
+}
+
+// The same bytes, labelled as device memory: with the host DeviceCopier the transport stages them
+// through bounce buffers exactly as it would a GPU tensor (no CUDA here).
+Tensor AsDevice(const Tensor& t) {
+  return Tensor::FromBuffer(t.dtype(), t.shape(),
+                            std::make_shared<Buffer>(t.raw_data(), t.bytes(), MemoryKind::kDevice, [t] {}));
 }
 
 bool SameTensor(const Tensor& a, const Tensor& b) {
@@ -119,6 +128,7 @@ UcxTransportOptions Options(int task, const std::string& tls) {
   o.listen_port_override = 0;
   o.connect_timeout = std::chrono::seconds(10);
   o.context.config["TLS"] = tls;
+  o.measure_eager_threshold = false;  // the counts below assume kEagerThreshold (the "threshold" test measures)
   // Over TCP every endpoint reports peer failure; with shared memory only the connection manager's does.
   o.data_peer_error_handling = tls.find("posix") == std::string::npos;
   return o;
@@ -239,7 +249,9 @@ TEST_CASE("ucx child") {
   if (scenario == nullptr) return;
   int in_fd = -1, out_fd = -1;
   ChildFds(&in_fd, &out_fd);
-  UcxRendezvousMgr mgr(Options(1, std::getenv("WEFT_UCX_CHILD_TLS")), {std::chrono::seconds(20), nullptr});
+  UcxTransportOptions options = Options(1, std::getenv("WEFT_UCX_CHILD_TLS"));
+  options.measure_eager_threshold = std::string(scenario) == "threshold";
+  UcxRendezvousMgr mgr(options, {std::chrono::seconds(20), nullptr});
   Handshake(mgr, in_fd, out_fd, 0);
   const std::string which = scenario;
   if (which == "echo") {
@@ -270,6 +282,15 @@ TEST_CASE("ucx child") {
               .ok());
   } else if (which == "collective") {
     CollectiveMember(mgr, 1);
+  } else if (which == "threshold") {
+    // Echo `n` uint8 tensors z0.. (sizes chosen by the parent around its measured threshold).
+    const int n = std::stoi(ReadLine(in_fd, std::chrono::seconds(20)));
+    auto r = mgr.Find(7);
+    for (int i = 0; i < n; ++i) {
+      Received got = RecvWait(*r, Key(0, 1, fmt::format("z{}", i)), std::chrono::seconds(20));
+      REQUIRE_MESSAGE(got.status.ok(), got.status.ToString());
+      CHECK(r->Send(Key(1, 0, fmt::format("w{}", i)), {}, got.value, false).ok());
+    }
   } else if (which == "kill") {
     ReadLine(in_fd, std::chrono::seconds(50));  // until the parent kills us
   }
@@ -283,15 +304,26 @@ TEST_CASE("ucx: every dtype and size arrives intact, eager and by rendezvous, ov
     CAPTURE(tls);
     const auto start = Clock::now();
     Child child("ucx child", {{"WEFT_UCX_CHILD", "echo"}, {"WEFT_UCX_CHILD_TLS", tls}});
-    UcxRendezvousMgr mgr(Options(0, tls), {std::chrono::seconds(20), nullptr});
+    UcxTransportOptions options = Options(0, tls);
+    // Every other tensor (and the 64 MiB one) goes as device memory, staged in 4 KiB chunks: chunk
+    // boundaries inside the threshold cases, a last chunk shorter, 16384 chunks for 64 MiB.
+    ThreadPool copier_pool(1, "copier");
+    options.device_copier = NewHostCopier(&copier_pool);
+    options.staging_chunk_bytes = 4096;
+    options.staging_depth = 3;
+    UcxRendezvousMgr mgr(options, {std::chrono::seconds(20), nullptr});
+    REQUIRE(mgr.transport().device_path() == DevicePath::kStaged);  // UCX 1.13 here has no CUDA
     Handshake(mgr, child.from_child, child.to_child, 1);
-    int64_t expect_rendezvous = 0;
+    int64_t expect_rendezvous = 0, expect_staged = 0, expect_rendezvous_back = 0;
     for (size_t i = 0; i < cases.size(); ++i) {
       CAPTURE(i);
       const Tensor sent = Make(cases[i], static_cast<int>(i));
-      expect_rendezvous += sent.bytes() > kEagerThreshold;
+      const bool device = sent.bytes() > 0 && (i % 2 == 1 || sent.bytes() >= (64 << 20));
+      expect_staged += device;
+      expect_rendezvous += sent.bytes() > kEagerThreshold || device;
+      expect_rendezvous_back += sent.bytes() > kEagerThreshold;  // echoed as a host tensor
       auto r = mgr.Find(i + 1);
-      REQUIRE(r->Send(Key(0, 1, fmt::format("x{}", i)), {}, sent, false).ok());
+      REQUIRE(r->Send(Key(0, 1, fmt::format("x{}", i)), {}, device ? AsDevice(sent) : sent, false).ok());
       Received back = RecvWait(*r, Key(1, 0, fmt::format("y{}", i)), std::chrono::seconds(20));
       REQUIRE_MESSAGE(back.status.ok(), back.status.ToString());
       CHECK_MESSAGE(SameTensor(back.value, sent), sent.DebugString() << " came back as " << back.value.DebugString());
@@ -307,10 +339,53 @@ TEST_CASE("ucx: every dtype and size arrives intact, eager and by rendezvous, ov
     CHECK(c.messages_sent == static_cast<int64_t>(cases.size()));
     CHECK(c.messages_received == static_cast<int64_t>(cases.size()));
     CHECK(c.rendezvous_sent == expect_rendezvous);
-    CHECK(c.rendezvous_received == expect_rendezvous);
+    CHECK(c.staged_sent == expect_staged);
+    CHECK(c.rendezvous_received == expect_rendezvous_back);
     CHECK(c.eager_sent == static_cast<int64_t>(cases.size()) - expect_rendezvous);
     CHECK(c.bytes_sent == c.bytes_received);
     CHECK(c.bytes_sent > (64 << 20));
+    CHECK(c.wait_us > 0);
+  }
+}
+
+TEST_CASE("ucx: the eager threshold is measured on the live endpoint; sizes around it arrive intact") {
+  const std::vector<size_t> candidates = {1024, 2048, 4096, 8192};
+  for (const std::string tls : kTransports) {
+    CAPTURE(tls);
+    Child child("ucx child", {{"WEFT_UCX_CHILD", "threshold"}, {"WEFT_UCX_CHILD_TLS", tls}});
+    UcxTransportOptions options = Options(0, tls);
+    options.measure_eager_threshold = true;
+    options.threshold_candidates = candidates;
+    options.measure_budget = std::chrono::milliseconds(1000);  // generous: a loaded machine times slowly
+    UcxRendezvousMgr mgr(options, {std::chrono::seconds(20), nullptr});
+    Handshake(mgr, child.from_child, child.to_child, 1);
+    REQUIRE(mgr.transport().WaitForThreshold(1, std::chrono::seconds(10)));
+    const size_t threshold = mgr.transport().EagerThreshold(1);
+    const std::string report = mgr.transport().ThresholdReport(1);
+    MESSAGE(tls << ": " << report);
+    CHECK(std::find(candidates.begin(), candidates.end(), threshold) != candidates.end());
+    CHECK_MESSAGE(report.find("measured in") != std::string::npos, report);
+    CHECK_MESSAGE(report.find("1024 B") != std::string::npos, report);  // the smallest size was timed both ways
+    CHECK(mgr.transport().Counters(1).messages_sent == 0);               // probes are not user traffic
+    // Just below, at and just above the threshold, and a float tensor straddling it.
+    const std::vector<Tensor> sent = {Make({DType::kUInt8, TensorShape({static_cast<int64_t>(threshold) - 1})}, 1),
+                                      Make({DType::kUInt8, TensorShape({static_cast<int64_t>(threshold)})}, 2),
+                                      Make({DType::kUInt8, TensorShape({static_cast<int64_t>(threshold) + 1})}, 3),
+                                      Make({DType::kFloat32, TensorShape({static_cast<int64_t>(threshold) / 4 + 1})}, 4)};
+    WriteLine(child.to_child, fmt::format("{}", sent.size()));
+    auto r = mgr.Find(7);
+    for (size_t i = 0; i < sent.size(); ++i) {
+      REQUIRE(r->Send(Key(0, 1, fmt::format("z{}", i)), {}, sent[i], false).ok());
+      Received back = RecvWait(*r, Key(1, 0, fmt::format("w{}", i)), std::chrono::seconds(20));
+      REQUIRE_MESSAGE(back.status.ok(), back.status.ToString());
+      CHECK_MESSAGE(SameTensor(back.value, sent[i]), sent[i].DebugString());
+    }
+    const PeerCounters c = mgr.transport().Counters(1);
+    CHECK(c.eager_sent == 2);
+    CHECK(c.rendezvous_sent == 2);
+    CHECK(ReadLine(child.from_child, std::chrono::seconds(20)) == "done");
+    WriteLine(child.to_child, "bye");
+    CHECK(child.Wait(std::chrono::seconds(20)) == 0);
   }
 }
 

@@ -47,6 +47,12 @@ TEST_CASE("wire: eager and rendezvous headers round-trip") {
   CHECK(w.header.payload_bytes == 24);
   CHECK(w.payload == nullptr);
 
+  const std::string chunked = EncodeTensorHeader(3, 9, "k", t, false, false, 42, WireKind::kTensor, 4096);
+  REQUIRE(Decode(chunked, &w).ok());
+  CHECK(w.chunk_bytes == 4096);
+  CHECK(w.header.seq == 42);
+  CHECK_THROWS(EncodeTensorHeader(3, 9, "k", t, false, true, 0, WireKind::kTensor, 4096));  // eager: no chunks
+
   const std::string dead = EncodeTensorHeader(0, 1, "k", Tensor(), true, true, 0);
   REQUIRE(Decode(dead, &w).ok());
   CHECK(w.is_dead);
@@ -108,6 +114,10 @@ TEST_CASE("wire: damaged messages are rejected") {
   expect(edited([](WireHeader& h) { h.dtype = 77; }), Code::kDataLoss, "unknown dtype 77", true);
   expect(edited([](WireHeader& h) { h.kind = 5; }), Code::kInvalidArgument, "unknown message kind 5", true);
   expect(edited([](WireHeader& h) { h.flags |= 0x80; }), Code::kInvalidArgument, "unknown flags", true);
+  // Chunks: only on rendezvous transfers, with a chunk size of at least 4 KiB, and never one without the other.
+  expect(edited([](WireHeader& h) { h.flags |= kWireFlagChunked; h.chunk_bytes = 4096; }), Code::kDataLoss,
+         "rendezvous transfers only", true);
+  expect(edited([](WireHeader& h) { h.chunk_bytes = 4096; }), Code::kDataLoss, "chunk size 4096", true);
   expect(edited([](WireHeader& h) { h.payload_offset = 64; }), Code::kDataLoss, "payload offset 64", true);
   expect(edited([](WireHeader& h) { h.src_task = 4; }).substr(0, 10), Code::kDataLoss, "shorter", false);
   std::string negative = edited([](WireHeader&) {});
