@@ -21,6 +21,8 @@ fi
 packages=(g++ meson ninja-build pkg-config libeigen3-dev libfmt-dev doctest-dev zlib1g-dev
           dataset-fashion-mnist graphviz pybind11-dev python3-dev python3-venv
           libucx-dev ucx-utils)
+# The tests also start a local Spark (tests/python/test_spark.py): Java.
+[ "${1:-run}" = test ] && packages+=(openjdk-17-jre-headless)
 
 install_missing() {
   local missing=()
@@ -36,14 +38,17 @@ install_missing() {
 }
 
 # The venv the Python package is built for and tested with; re-installs when requirements change.
-setup_venv() {
+setup_venv() {  # setup_venv [REQUIREMENTS...] (default: python/requirements.txt)
   [ -x .venv/bin/python ] || /usr/bin/python3 -m venv .venv
-  local stamp=.venv/.weft-requirements
-  if ! cmp -s python/requirements.txt "$stamp"; then
-    echo "== pip install -r python/requirements.txt (into .venv)"
-    .venv/bin/python -m pip install -q --disable-pip-version-check -r python/requirements.txt
-    cp python/requirements.txt "$stamp"
-  fi
+  local req stamp
+  for req in "${@:-python/requirements.txt}"; do
+    stamp=".venv/.weft-$(basename "$req" .txt)"
+    if ! cmp -s "$req" "$stamp"; then
+      echo "== pip install -r $req (into .venv)"
+      .venv/bin/python -m pip install -q --disable-pip-version-check -r "$req"
+      cp "$req" "$stamp"
+    fi
+  done
 }
 
 # Puts python/ (the package) and $BUILD_DIR/python (the extension) on the venv's path.
@@ -63,6 +68,7 @@ build() {  # build DIR [meson options...]
 
 install_missing
 setup_venv
+[ "$mode" = test ] && setup_venv python/requirements-test.txt
 case "$mode" in
   run)
     build "$BUILD_DIR" -Dpython_exe="$PWD/.venv/bin/python"

@@ -1,6 +1,6 @@
 """weft.spark: training through Spark's barrier execution mode (local[2], 2 barrier tasks, each a
-MultiWorkerMirroredStrategy worker). Skipped when pyspark is not installed (it is not in
-python/requirements.txt: a 300 MB package; `pip install pyspark` to run it; Java 17 is needed)."""
+MultiWorkerMirroredStrategy worker). `./build.sh test` installs pyspark (python/requirements-test.txt)
+and Java 17; elsewhere the test is skipped, saying so, when pyspark is not installed."""
 import shutil
 import sys
 
