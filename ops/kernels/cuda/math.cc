@@ -10,7 +10,9 @@ namespace weft {
 static_assert(static_cast<int>(DType::kFloat32) == static_cast<int>(DTypeCode::kFloat32) &&
               static_cast<int>(DType::kFloat64) == static_cast<int>(DTypeCode::kFloat64) &&
               static_cast<int>(DType::kInt32) == static_cast<int>(DTypeCode::kInt32) &&
-              static_cast<int>(DType::kInt64) == static_cast<int>(DTypeCode::kInt64));
+              static_cast<int>(DType::kInt64) == static_cast<int>(DTypeCode::kInt64) &&
+              static_cast<int>(DType::kUInt8) == static_cast<int>(DTypeCode::kUInt8) &&
+              static_cast<int>(DType::kBool) == static_cast<int>(DTypeCode::kBool));
 
 std::vector<int64_t> HostInts(OpKernelContext* ctx, int i) {
   Tensor t = ctx->input(i);
@@ -30,6 +32,15 @@ DeviceFlag::DeviceFlag(GpuContext* gpu) : gpu_(gpu), flag_(DType::kInt32, Tensor
 
 int32_t DeviceFlag::Read() { return gpu_->CopyToHost(flag_).scalar<int32_t>()(); }
 
+BroadcastOperands BroadcastInputs(OpKernelContext* ctx) {
+  GpuContext* gpu = GpuOf(ctx);
+  BroadcastOperands o{OnDevice(gpu, ctx->input(0)), OnDevice(gpu, ctx->input(1)), {}, {}};
+  const std::vector<int64_t> da = Dims(o.a.shape()), db = Dims(o.b.shape());
+  o.bi = MakeBroadcastIndexer(da, db);
+  o.out_shape = TensorShape(BroadcastShape(da, db));
+  return o;
+}
+
 namespace {
 
 template <typename T, BinaryKind kKind>
@@ -37,12 +48,10 @@ class BinaryOp : public OpKernel {
  public:
   using OpKernel::OpKernel;
   void Compute(OpKernelContext* ctx) override {
-    GpuContext* gpu = GpuOf(ctx);
-    const Tensor a = OnDevice(gpu, ctx->input(0)), b = OnDevice(gpu, ctx->input(1));
-    const std::vector<int64_t> da = Dims(a.shape()), db = Dims(b.shape());
-    const BroadcastIndexer bi = MakeBroadcastIndexer(da, db);
-    Tensor* out = ctx->allocate_output(0, TensorShape(BroadcastShape(da, db)));
-    LaunchBinary<T>(kKind, a.data<T>(), b.data<T>(), out->data<T>(), out->num_elements(), bi, gpu->compute_stream());
+    const BroadcastOperands in = BroadcastInputs(ctx);
+    Tensor* out = ctx->allocate_output(0, in.out_shape);
+    LaunchBinary<T>(kKind, in.a.data<T>(), in.b.data<T>(), out->data<T>(), out->num_elements(), in.bi,
+                    GpuOf(ctx)->compute_stream());
   }
 };
 
@@ -364,8 +373,8 @@ class CastOp : public OpKernel {
     GpuContext* gpu = GpuOf(ctx);
     const Tensor x = OnDevice(gpu, ctx->input(0));
     const DType dst = ctx->node().attr<DType>("DstT");
-    WEFT_REQUIRE(dst == DType::kFloat32 || dst == DType::kFloat64 || dst == DType::kInt32 || dst == DType::kInt64,
-                 "{}: the GPU Cast converts between float32, float64, int32 and int64, not to {}",
+    WEFT_REQUIRE(dst != DType::kFloat16 && dst != DType::kBFloat16 && dst != DType::kInvalid,
+                 "{}: the GPU Cast converts between float32, float64, int32, int64, uint8 and bool, not to {}",
                  ctx->node().Describe(), DTypeName(dst));
     if (x.dtype() == dst) {
       ctx->set_output(0, x);
@@ -417,6 +426,7 @@ void RegisterCudaKernels(KernelRegistry& r) {
   RegisterFloats<Binary<BinaryKind::kSub>::Op>(r, "Sub");
   RegisterFloats<Binary<BinaryKind::kMul>::Op>(r, "Mul");
   RegisterFloats<Binary<BinaryKind::kDiv>::Op>(r, "Div");
+  RegisterFloats<Binary<BinaryKind::kPow>::Op>(r, "Pow");
   RegisterFloats<Binary<BinaryKind::kMaximum>::Op>(r, "Maximum");
   RegisterFloats<Binary<BinaryKind::kMinimum>::Op>(r, "Minimum");
   RegisterFloats<Unary<UnaryKind::kNeg>::Op>(r, "Neg");
@@ -447,13 +457,14 @@ void RegisterCudaKernels(KernelRegistry& r) {
   RegisterFloats<SparseSoftmaxXentOp>(r, "SparseSoftmaxCrossEntropyWithLogits");
   RegisterFloats<FusedBatchNormOp>(r, "FusedBatchNorm");
   RegisterFloats<FusedBatchNormGradOp>(r, "FusedBatchNormGrad");
-  for (DType t : {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64}) {
+  for (DType t : {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64, DType::kUInt8, DType::kBool}) {
     r.Register("Cast", "GPU", "SrcT", t, [](const Node& n) -> std::unique_ptr<OpKernel> { return std::make_unique<CastOp>(n); });
   }
   for (const char* op : {"Fill", "ZerosLike", "OnesLike"}) RegisterFloats<FillOp>(r, op);
   RegisterCudaMatMulKernels(r);
   RegisterCudaNnKernels(r);
   RegisterCudaStateKernels(r);
+  RegisterCudaArrayKernels(r);
 }
 
 }  // namespace weft
