@@ -147,9 +147,9 @@ TEST_CASE("GPU AssignAdd / AssignSub update a device variable as the CPU does") 
   if (!HaveGpu()) return;
   for (DType dt : {DType::kFloat32, DType::kInt64}) {
     std::vector<double> got[2];
-    for (const char* device : {kCpu, kGpu}) {
+    for (int gpu = 0; gpu < 2; ++gpu) {
       Graph g;
-      Scope s = Scope::Root(&g).WithDevice(device);
+      Scope s = Scope::Root(&g).WithDevice(gpu == 1 ? kGpu : kCpu);
       Output v = ops::Variable(s.WithOpName("v"), {3}, dt);
       auto value = [&](std::vector<int64_t> x) {
         Tensor t(dt, TensorShape{3});
@@ -168,7 +168,7 @@ TEST_CASE("GPU AssignAdd / AssignSub update a device variable as the CPU does") 
       Session sess(&g, o);
       for (const Output& step : {init, add, add, sub}) sess.Run({}, {}, {step.node});
       const Tensor t = sess.Run({}, {read})[0];
-      for (int64_t i = 0; i < t.num_elements(); ++i) got[device == kGpu].push_back(t.ElementAsDouble(i));
+      for (int64_t i = 0; i < t.num_elements(); ++i) got[gpu].push_back(t.ElementAsDouble(i));
     }
     CHECK(got[1] == got[0]);
     CHECK(got[1] == std::vector<double>{20, 41, 58});

@@ -1,7 +1,7 @@
-// GPU kernels of the array ops and the comparisons: Transpose and Tile (one indexed copy,
+// GPU kernels of the array ops: Transpose and Tile (one indexed copy,
 // launch.h's CopyIndexer), Concat and Split (one cudaMemcpy2DAsync per piece: each piece is a
 // column block of the [outer, axis * inner] view), GatherGrad (atomic scatter-add), ReducedShape
-// (a host output, as Shape's), the comparisons and logical ops with broadcasting, ArgMax/ArgMin.
+// (a host output, as Shape's), ArgMax/ArgMin.
 // Shape checks are the CPU kernels' (ops/kernels/cpu/array_kernels.h, math_kernels.h).
 #include <fmt/ranges.h>
 
@@ -167,35 +167,6 @@ class ReducedShapeOp : public OpKernel {
   std::vector<int64_t> axis_;
 };
 
-template <typename T, CompareKind kKind>
-class CompareOp : public OpKernel {
- public:
-  using OpKernel::OpKernel;
-  void Compute(OpKernelContext* ctx) override {
-    const BroadcastOperands in = BroadcastInputs(ctx);
-    Tensor* out = ctx->allocate_output(0, in.out_shape);
-    LaunchCompare<T>(kKind, in.a.data<T>(), in.b.data<T>(), out->data<bool>(), out->num_elements(), in.bi,
-                     GpuOf(ctx)->compute_stream());
-  }
-};
-
-template <CompareKind kKind>
-struct Compare {
-  template <typename T>
-  using Op = CompareOp<T, kKind>;
-};
-
-class LogicalNotOp : public OpKernel {
- public:
-  using OpKernel::OpKernel;
-  void Compute(OpKernelContext* ctx) override {
-    GpuContext* gpu = GpuOf(ctx);
-    const Tensor x = OnDevice(gpu, ctx->input(0));
-    Tensor* y = ctx->allocate_output(0, x.shape());
-    LaunchLogicalNot(x.data<bool>(), y->data<bool>(), x.num_elements(), gpu->compute_stream());
-  }
-};
-
 template <typename T, bool kMax>
 class ArgOp : public OpKernel {
  public:
@@ -228,19 +199,8 @@ void RegisterCudaArrayKernels(KernelRegistry& r) {
   RegisterUntyped<SplitOp>(r, "Split", "GPU");
   RegisterTyped<GatherGradOp, float, double>(r, "GatherGrad", "T", "GPU");
   RegisterTyped<ReducedShapeOp, int32_t, int64_t>(r, "ReducedShape", "T", "GPU");
-#define WEFT_NUMBERS float, double, int32_t, int64_t
-  RegisterTyped<Compare<CompareKind::kEqual>::Op, WEFT_NUMBERS, bool>(r, "Equal", "T", "GPU");
-  RegisterTyped<Compare<CompareKind::kNotEqual>::Op, WEFT_NUMBERS, bool>(r, "NotEqual", "T", "GPU");
-  RegisterTyped<Compare<CompareKind::kLess>::Op, WEFT_NUMBERS>(r, "Less", "T", "GPU");
-  RegisterTyped<Compare<CompareKind::kLessEqual>::Op, WEFT_NUMBERS>(r, "LessEqual", "T", "GPU");
-  RegisterTyped<Compare<CompareKind::kGreater>::Op, WEFT_NUMBERS>(r, "Greater", "T", "GPU");
-  RegisterTyped<Compare<CompareKind::kGreaterEqual>::Op, WEFT_NUMBERS>(r, "GreaterEqual", "T", "GPU");
-  RegisterTyped<ArgMaxOp, WEFT_NUMBERS>(r, "ArgMax", "T", "GPU");
-  RegisterTyped<ArgMinOp, WEFT_NUMBERS>(r, "ArgMin", "T", "GPU");
-#undef WEFT_NUMBERS
-  RegisterUntyped<Compare<CompareKind::kLogicalAnd>::Op<bool>>(r, "LogicalAnd", "GPU");
-  RegisterUntyped<Compare<CompareKind::kLogicalOr>::Op<bool>>(r, "LogicalOr", "GPU");
-  RegisterUntyped<LogicalNotOp>(r, "LogicalNot", "GPU");
+  RegisterTyped<ArgMaxOp, float, double, int32_t, int64_t>(r, "ArgMax", "T", "GPU");
+  RegisterTyped<ArgMinOp, float, double, int32_t, int64_t>(r, "ArgMin", "T", "GPU");
 }
 
 }  // namespace weft

@@ -21,7 +21,7 @@ void RegisterCudaKernels(KernelRegistry& r);      // all of them (math.cc)
 void RegisterCudaNnKernels(KernelRegistry& r);    // cudnn.cc: convolutions, pooling
 void RegisterCudaMatMulKernels(KernelRegistry& r);  // matmul.cc
 void RegisterCudaStateKernels(KernelRegistry& r);   // state.cc: variables, optimizers, Send/Recv, Const, Dropout
-void RegisterCudaArrayKernels(KernelRegistry& r);   // array.cc: Transpose .. Split, GatherGrad, comparisons, ArgMax
+void RegisterCudaArrayKernels(KernelRegistry& r);   // array.cc: Transpose .. Split, GatherGrad, ArgMax
 
 inline GpuContext* GpuOf(const OpKernelContext* ctx) {
   if (ctx->device().gpu == nullptr) {

@@ -1,5 +1,5 @@
 // GPU kernels of the math and nn families that are plain CUDA (ops/kernels/cuda/*.cu): binary
-// ops with broadcasting, unary ops and activations, BiasAdd, reductions, softmax and its losses,
+// ops and comparisons with broadcasting, unary ops and activations, BiasAdd, reductions, softmax and its losses,
 // batch norm, Cast, Fill. RegisterCudaKernels registers every GPU kernel (this file's and the others').
 #include <type_traits>
 
@@ -43,15 +43,33 @@ BroadcastOperands BroadcastInputs(OpKernelContext* ctx) {
 
 namespace {
 
-template <typename T, BinaryKind kKind>
+// Binary ops with numpy broadcasting: arithmetic (Kind = BinaryKind, output T) and the
+// comparisons and logical ops (Kind = CompareKind, output bool).
+template <typename T, typename Kind, Kind kKind>
 class BinaryOp : public OpKernel {
  public:
   using OpKernel::OpKernel;
   void Compute(OpKernelContext* ctx) override {
     const BroadcastOperands in = BroadcastInputs(ctx);
     Tensor* out = ctx->allocate_output(0, in.out_shape);
-    LaunchBinary<T>(kKind, in.a.data<T>(), in.b.data<T>(), out->data<T>(), out->num_elements(), in.bi,
-                    GpuOf(ctx)->compute_stream());
+    if constexpr (std::is_same_v<Kind, BinaryKind>) {
+      LaunchBinary<T>(kKind, in.a.data<T>(), in.b.data<T>(), out->data<T>(), out->num_elements(), in.bi,
+                      GpuOf(ctx)->compute_stream());
+    } else {
+      LaunchCompare<T>(kKind, in.a.data<T>(), in.b.data<T>(), out->data<bool>(), out->num_elements(), in.bi,
+                       GpuOf(ctx)->compute_stream());
+    }
+  }
+};
+
+class LogicalNotOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    GpuContext* gpu = GpuOf(ctx);
+    const Tensor x = OnDevice(gpu, ctx->input(0));
+    Tensor* y = ctx->allocate_output(0, x.shape());
+    LaunchLogicalNot(x.data<bool>(), y->data<bool>(), x.num_elements(), gpu->compute_stream());
   }
 };
 
@@ -416,7 +434,13 @@ void RegisterFloats(KernelRegistry& r, const std::string& op) {
 template <BinaryKind kKind>
 struct Binary {
   template <typename T>
-  using Op = BinaryOp<T, kKind>;
+  using Op = BinaryOp<T, BinaryKind, kKind>;
+};
+
+template <CompareKind kKind>
+struct Compare {
+  template <typename T>
+  using Op = BinaryOp<T, CompareKind, kKind>;
 };
 
 }  // namespace
@@ -429,6 +453,17 @@ void RegisterCudaKernels(KernelRegistry& r) {
   RegisterFloats<Binary<BinaryKind::kPow>::Op>(r, "Pow");
   RegisterFloats<Binary<BinaryKind::kMaximum>::Op>(r, "Maximum");
   RegisterFloats<Binary<BinaryKind::kMinimum>::Op>(r, "Minimum");
+#define WEFT_NUMBERS float, double, int32_t, int64_t
+  RegisterTyped<Compare<CompareKind::kEqual>::Op, WEFT_NUMBERS, bool>(r, "Equal", "T", "GPU");
+  RegisterTyped<Compare<CompareKind::kNotEqual>::Op, WEFT_NUMBERS, bool>(r, "NotEqual", "T", "GPU");
+  RegisterTyped<Compare<CompareKind::kLess>::Op, WEFT_NUMBERS>(r, "Less", "T", "GPU");
+  RegisterTyped<Compare<CompareKind::kLessEqual>::Op, WEFT_NUMBERS>(r, "LessEqual", "T", "GPU");
+  RegisterTyped<Compare<CompareKind::kGreater>::Op, WEFT_NUMBERS>(r, "Greater", "T", "GPU");
+  RegisterTyped<Compare<CompareKind::kGreaterEqual>::Op, WEFT_NUMBERS>(r, "GreaterEqual", "T", "GPU");
+#undef WEFT_NUMBERS
+  RegisterUntyped<Compare<CompareKind::kLogicalAnd>::Op<bool>>(r, "LogicalAnd", "GPU");
+  RegisterUntyped<Compare<CompareKind::kLogicalOr>::Op<bool>>(r, "LogicalOr", "GPU");
+  RegisterUntyped<LogicalNotOp>(r, "LogicalNot", "GPU");
   RegisterFloats<Unary<UnaryKind::kNeg>::Op>(r, "Neg");
   RegisterFloats<Unary<UnaryKind::kAbs>::Op>(r, "Abs");
   RegisterFloats<Unary<UnaryKind::kSquare>::Op>(r, "Square");
