@@ -159,3 +159,13 @@ TEST_CASE("copy indexer: transpose and tile read the right input element") {
   CHECK_THROWS_AS(MakeTransposeIndexer({2, 3}, {0}), Error);
   CHECK_THROWS_AS(MakeTileIndexer(std::vector<int64_t>(kMaxDims + 1, 1), std::vector<int64_t>(kMaxDims + 1, 1)), Error);
 }
+
+TEST_CASE("ArgExtreme: strided rows, ties to the first index") {
+  // [p=1, r=4, s=2]: column 0 is {3, 7, 7, 1}, column 1 is {5, 5, 2, 2}.
+  const int v[] = {3, 5, 7, 5, 7, 2, 1, 2};
+  CHECK(ArgExtreme(v, 4, 2, true) == 1);
+  CHECK(ArgExtreme(v, 4, 2, false) == 3);
+  CHECK(ArgExtreme(v + 1, 4, 2, true) == 0);
+  CHECK(ArgExtreme(v + 1, 4, 2, false) == 2);
+  CHECK(ArgExtreme(v, 1, 2, true) == 0);
+}

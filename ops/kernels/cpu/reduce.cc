@@ -19,6 +19,7 @@
 #include "ops/kernel.h"
 #include "ops/kernels/cpu/broadcast.h"
 #include "ops/kernels/cpu/math_kernels.h"
+#include "ops/kernels/cuda/launch.h"  // ArgExtreme, shared with the GPU kernel (plain C++)
 
 namespace weft {
 namespace {
@@ -224,17 +225,7 @@ class ArgOp : public OpKernel {
       // values replace it, so ties keep the smallest index).
       ParallelForCost(ctx->intra_op_pool(), p * s, r, [&](int64_t begin, int64_t end) {
         for (int64_t u = begin; u < end; ++u) {
-          const T* v = in + (u / s) * r * s + u % s;
-          T best = v[0];
-          int64_t at = 0;
-          for (int64_t k = 1; k < r; ++k) {
-            const T c = v[k * s];
-            if (kMax ? c > best : c < best) {
-              best = c;
-              at = k;
-            }
-          }
-          o[u] = static_cast<Out>(at);
+          o[u] = static_cast<Out>(ArgExtreme(in + (u / s) * r * s + u % s, r, s, kMax));
         }
       });
     });

@@ -109,6 +109,23 @@ struct CopyIndexer {
   }
 };
 
+// ArgMax (is_max) / ArgMin of v[0], v[s], ..., v[(r - 1) * s] (r > 0): the first index of the
+// extreme value (strictly better values replace it, so ties keep the smallest index). The CPU
+// kernel (ops/kernels/cpu/reduce.cc) and the GPU kernel (reduce.cu) both use it.
+template <typename T>
+WEFT_HD int64_t ArgExtreme(const T* v, int64_t r, int64_t s, bool is_max) {
+  T best = v[0];
+  int64_t at = 0;
+  for (int64_t k = 1; k < r; ++k) {
+    const T c = v[k * s];
+    if (is_max ? c > best : c < best) {
+      best = c;
+      at = k;
+    }
+  }
+  return at;
+}
+
 // y = transpose(x): y's dim k is x's dim perm[k] (perm checked by the caller).
 CopyIndexer MakeTransposeIndexer(const std::vector<int64_t>& x_dims, const std::vector<int64_t>& perm);
 // y = tile(x, multiples): y's dim k is x_dims[k] * multiples[k].

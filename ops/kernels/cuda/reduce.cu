@@ -71,17 +71,7 @@ __global__ void ReduceKernel(ReduceKind kind, const T* x, T* out, ReduceIndexer 
 template <typename T, typename Out>
 __global__ void ArgReduceKernel(const T* x, Out* out, int64_t n, int64_t r, int64_t s, bool is_max) {
   for (int64_t u = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; u < n; u += int64_t{blockDim.x} * gridDim.x) {
-    const T* v = x + (u / s) * r * s + u % s;
-    T best = v[0];
-    int64_t at = 0;
-    for (int64_t k = 1; k < r; ++k) {
-      const T c = v[k * s];
-      if (is_max ? c > best : c < best) {
-        best = c;
-        at = k;
-      }
-    }
-    out[u] = static_cast<Out>(at);
+    out[u] = static_cast<Out>(ArgExtreme(x + (u / s) * r * s + u % s, r, s, is_max));
   }
 }
 
