@@ -13,6 +13,7 @@
 
 using namespace weft;
 
+#if defined(WEFT_CUDA)
 namespace {
 
 // Ops that stay on the host by design: feeds, and the ops whose outputs the executor keeps in
@@ -50,6 +51,7 @@ std::map<std::string, std::string> OpsWithoutGpuKernel(std::set<std::string>* se
 }
 
 }  // namespace
+#endif
 
 TEST_CASE("zoo models: every op of the training and evaluation step has a GPU kernel") {
 #if defined(WEFT_CUDA)
