@@ -3,6 +3,10 @@
 #include <doctest/doctest.h>
 
 #include "core/gpu.h"
+#include "graph/scope.h"
+#include "graph/session.h"
+#include "ops/framework.h"
+#include "ops/state.h"
 #include "ops/kernel.h"
 #include "tests/ops/op_test_util.h"
 #include "zoo/models.h"
@@ -63,6 +67,8 @@ TEST_CASE("GPU elementwise ops with broadcasting, activations and their gradient
     Compare(op, {R({2, 3}, 3), R({}, 4)});
   }
   Compare("Div", {R({4, 3}, 5), R({3}, 6, 0.5, 2)});
+  Compare("Pow", {R({4, 3}, 28, 0.1, 2), R({3}, 29, -2, 3)});
+  Compare("Pow", {R({}, 30, 0.8, 1), R({5}, 31, 1, 100)});  // Adam's beta^t
   for (const char* op : {"Neg", "Abs", "Square", "Exp", "Relu", "Sigmoid", "Tanh"}) Compare(op, {R({3, 7}, 7)});
   for (const char* op : {"Sqrt", "Rsqrt", "Log", "Reciprocal"}) Compare(op, {R({3, 7}, 8, 0.1, 3)});
   Compare("ReluGrad", {R({3, 7}, 9), R({3, 7}, 10)});
@@ -79,6 +85,94 @@ TEST_CASE("GPU elementwise ops with broadcasting, activations and their gradient
   Compare("OnesLike", {R({2, 3}, 20)});
   Compare("Fill", {Ints({2, 3}), Tensor::Scalar<float>(2.5f)});
   Compare("Gather", {R({4, 5, 3}, 21), Ints({4, 0, 0, 2})}, {{"axis", int64_t{1}}, {"Tindices", DType::kInt32}});
+}
+
+TEST_CASE("GPU comparisons, logical ops and ArgMax/ArgMin (the accuracy metric) match the CPU") {
+  if (!HaveGpu()) return;
+  // Ties and equal elements included: values on a coarse grid.
+  const Tensor a = Rand({4, 1, 3}, -2, 2, 1, DType::kInt32), b = Rand({5, 1}, -2, 2, 2, DType::kInt32);
+  const Tensor fa = Rand({4, 1, 3}, -2, 2, 3, DType::kInt64), fb = Rand({5, 1}, -2, 2, 4, DType::kInt64);
+  for (const char* op : {"Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual"}) {
+    Compare(op, {a, b}, {}, 0);
+    Compare(op, {fa, fb}, {}, 0);
+    Compare(op, {R({4, 1, 3}, 5), R({5, 1}, 6)}, {}, 0);
+    Compare(op, {R({2, 3}, 7), R({}, 8)}, {}, 0);
+  }
+  const Tensor p = RunOp("Less", {R({4, 6}, 9), R({6}, 10)}, {}, kCpu)[0];
+  const Tensor q = RunOp("Less", {R({6}, 11), R({4, 6}, 12)}, {}, kCpu)[0];
+  Compare("LogicalAnd", {p, q}, {}, 0);
+  Compare("LogicalOr", {p, q}, {}, 0);
+  Compare("LogicalNot", {p}, {}, 0);
+  Compare("Cast", {p}, {{"SrcT", DType::kBool}, {"DstT", DType::kFloat32}}, 0);  // accuracy's mean of hits
+  Compare("Cast", {a}, {{"SrcT", DType::kInt32}, {"DstT", DType::kBool}}, 0);
+  for (const char* op : {"ArgMax", "ArgMin"}) {
+    for (int64_t axis : {0, 1, -1}) {
+      Compare(op, {R({6, 10, 3}, 13)}, {{"axis", axis}, {"output_type", DType::kInt64}}, 0);
+      Compare(op, {a}, {{"axis", axis}, {"output_type", DType::kInt32}}, 0);  // ties: the first index
+    }
+  }
+}
+
+TEST_CASE("GPU Dropout gives the CPU's mask for the same seed, GatherGrad matches the CPU") {
+  if (!HaveGpu()) return;
+  for (DType dt : {DType::kFloat32, DType::kFloat64}) {
+    const AttrMap attrs{{"rate", 0.3}, {"seed", int64_t{3}}, {"seed2", int64_t{7}}};
+    Compare("Dropout", {Rand({7, 33}, -1, 1, 14, dt)}, attrs, 0);
+  }
+  // Repeated indices accumulate (atomic adds on the GPU, in any order: a float tolerance).
+  Compare("GatherGrad", {R({4, 5, 3}, 15), Ints({3, 0, 3, 3, 1}), Ints({4, 6, 3})},
+          {{"axis", int64_t{1}}, {"Tindices", DType::kInt32}});
+  Compare("GatherGrad", {R({7, 2}, 16), Ints({0, 6, 6, 2, 0, 1, 5}), Ints({9, 2})},
+          {{"axis", int64_t{0}}, {"Tindices", DType::kInt32}});
+}
+
+TEST_CASE("GPU Concat, Split, Tile, Transpose, Size, Rank and ReducedShape match the CPU") {
+  if (!HaveGpu()) return;
+  for (int64_t axis : {0, 1, 2, -1}) {
+    Compare("Concat", {R({2, 3, 4}, 1), R({2, 3, 4}, 2), R({2, 3, 4}, 3)}, {{"axis", axis}}, 0);
+    Compare("Split", {R({2, 6, 4}, 4)}, {{"axis", axis}, {"num_split", int64_t{2}}}, 0);
+  }
+  Compare("Concat", {R({2, 1, 4}, 5), R({2, 3, 4}, 6)}, {{"axis", int64_t{1}}}, 0);  // uneven widths
+  Compare("Tile", {R({2, 1, 3}, 7)}, {{"multiples", std::vector<int64_t>{2, 4, 1}}}, 0);
+  Compare("Tile", {Ints({1, 2, 3})}, {{"multiples", std::vector<int64_t>{3}}}, 0);
+  Compare("Transpose", {R({2, 3, 4}, 8)}, {{"perm", std::vector<int64_t>{2, 0, 1}}}, 0);
+  Compare("Transpose", {R({2, 3, 4, 5, 2}, 9)}, {{"perm", std::vector<int64_t>{4, 1, 3, 0, 2}}}, 0);
+  Compare("Transpose", {Ints({1, 2, 3, 4, 5, 6})}, {{"perm", std::vector<int64_t>{0}}}, 0);
+  Compare("Size", {R({2, 3, 4}, 10)}, {{"out_type", DType::kInt64}}, 0);
+  Compare("Rank", {R({2, 3, 4}, 11)}, {}, 0);
+  Compare("ReducedShape", {Ints({2, 3, 4})}, {{"axis", std::vector<int64_t>{0, -1}}}, 0);
+}
+
+TEST_CASE("GPU AssignAdd / AssignSub update a device variable as the CPU does") {
+  if (!HaveGpu()) return;
+  for (DType dt : {DType::kFloat32, DType::kInt64}) {
+    std::vector<double> got[2];
+    for (int gpu = 0; gpu < 2; ++gpu) {
+      Graph g;
+      Scope s = Scope::Root(&g).WithDevice(gpu == 1 ? kGpu : kCpu);
+      Output v = ops::Variable(s.WithOpName("v"), {3}, dt);
+      auto value = [&](std::vector<int64_t> x) {
+        Tensor t(dt, TensorShape{3});
+        for (size_t i = 0; i < 3; ++i) {
+          if (dt == DType::kFloat32) t.data<float>()[i] = static_cast<float>(x[i]);
+          else t.data<int64_t>()[i] = x[i];
+        }
+        return ops::Const(s, t);
+      };
+      Output init = ops::Assign(s, v, value({1, 2, 3}));
+      Output add = ops::AssignAdd(s, v, value({10, 20, 30}));
+      Output sub = ops::AssignSub(s, v, value({1, 1, 5}));
+      Output read = ops::Identity(s, v);
+      SessionOptions o;
+      o.soft_placement = false;
+      Session sess(&g, o);
+      for (const Output& step : {init, add, add, sub}) sess.Run({}, {}, {step.node});
+      const Tensor t = sess.Run({}, {read})[0];
+      for (int64_t i = 0; i < t.num_elements(); ++i) got[gpu].push_back(t.ElementAsDouble(i));
+    }
+    CHECK(got[1] == got[0]);
+    CHECK(got[1] == std::vector<double>{20, 41, 58});
+  }
 }
 
 TEST_CASE("GPU random ops give the CPU's numbers for the same seed") {

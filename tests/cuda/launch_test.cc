@@ -115,3 +115,57 @@ TEST_CASE("cuDNN algorithm cache: one entry per distinct convolution") {
   CHECK(cache.Find(others[5]) == 5);
   CHECK_THROWS_AS(ConvKey::Make(ConvPass::kForward, DType::kFloat32, TensorShape{28, 28}, filter, same), Error);
 }
+
+// Transpose and Tile through CopyIndexer against the index rules computed directly.
+TEST_CASE("copy indexer: transpose and tile read the right input element") {
+  auto coords = [](int64_t i, const std::vector<int64_t>& dims) {
+    std::vector<int64_t> c(dims.size());
+    for (size_t d = dims.size(); d-- > 0;) {
+      c[d] = i % dims[d];
+      i /= dims[d];
+    }
+    return c;
+  };
+  auto offset = [](const std::vector<int64_t>& c, const std::vector<int64_t>& dims) {
+    int64_t off = 0;
+    for (size_t d = 0; d < dims.size(); ++d) off = off * dims[d] + c[d];
+    return off;
+  };
+  {
+    const std::vector<int64_t> x = {2, 3, 4, 5}, perm = {3, 0, 2, 1};
+    const CopyIndexer ci = MakeTransposeIndexer(x, perm);
+    std::vector<int64_t> y(4);
+    for (size_t k = 0; k < 4; ++k) y[k] = x[static_cast<size_t>(perm[k])];
+    std::set<int64_t> seen;
+    for (int64_t i = 0; i < 120; ++i) {
+      const std::vector<int64_t> cy = coords(i, y);
+      std::vector<int64_t> cx(4);
+      for (size_t k = 0; k < 4; ++k) cx[static_cast<size_t>(perm[k])] = cy[k];  // y[.., k, ..] = x[.., perm[k], ..]
+      REQUIRE(ci.Offset(i) == offset(cx, x));
+      seen.insert(ci.Offset(i));
+    }
+    CHECK(seen.size() == 120);  // a permutation of the input
+  }
+  {
+    const std::vector<int64_t> x = {2, 1, 3}, multiples = {2, 4, 1};
+    const CopyIndexer ci = MakeTileIndexer(x, multiples);
+    const std::vector<int64_t> y = {4, 4, 3};
+    for (int64_t i = 0; i < 48; ++i) {
+      std::vector<int64_t> c = coords(i, y);
+      for (size_t k = 0; k < 3; ++k) c[k] %= x[k];
+      REQUIRE(ci.Offset(i) == offset(c, x));
+    }
+  }
+  CHECK_THROWS_AS(MakeTransposeIndexer({2, 3}, {0}), Error);
+  CHECK_THROWS_AS(MakeTileIndexer(std::vector<int64_t>(kMaxDims + 1, 1), std::vector<int64_t>(kMaxDims + 1, 1)), Error);
+}
+
+TEST_CASE("ArgExtreme: strided rows, ties to the first index") {
+  // [p=1, r=4, s=2]: column 0 is {3, 7, 7, 1}, column 1 is {5, 5, 2, 2}.
+  const int v[] = {3, 5, 7, 5, 7, 2, 1, 2};
+  CHECK(ArgExtreme(v, 4, 2, true) == 1);
+  CHECK(ArgExtreme(v, 4, 2, false) == 3);
+  CHECK(ArgExtreme(v + 1, 4, 2, true) == 0);
+  CHECK(ArgExtreme(v + 1, 4, 2, false) == 2);
+  CHECK(ArgExtreme(v, 1, 2, true) == 0);
+}

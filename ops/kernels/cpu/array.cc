@@ -258,28 +258,39 @@ class SqueezeOp : public OpKernel {
 
 // ---- Transpose
 
+}  // namespace
+
+std::vector<int64_t> TransposeDims(const TensorShape& x, const std::vector<int64_t>& perm, bool* identity) {
+  const int r = x.rank();
+  WEFT_REQUIRE(static_cast<int>(perm.size()) == r, "Transpose: perm [{}] has {} entries for shape {}",
+               fmt::join(perm, ","), perm.size(), x.ToString());
+  std::vector<int64_t> dims(r);
+  std::vector<bool> seen(r, false);
+  *identity = true;
+  for (int k = 0; k < r; ++k) {
+    const int64_t p = perm[k];
+    WEFT_REQUIRE(p >= 0 && p < r && !seen[p], "Transpose: perm [{}] is not a permutation of 0..{}",
+                 fmt::join(perm, ","), r - 1);
+    seen[p] = true;
+    *identity = *identity && p == k;
+    dims[k] = x.dim(static_cast<int>(p));
+  }
+  return dims;
+}
+
+namespace {
+
 class TransposeOp : public OpKernel {
  public:
   explicit TransposeOp(const Node& n) : OpKernel(n), perm_(n.attr<std::vector<int64_t>>("perm")) {}
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
-    const int r = x.rank();
-    WEFT_REQUIRE(static_cast<int>(perm_.size()) == r, "Transpose: perm [{}] has {} entries for shape {}",
-                 fmt::join(perm_, ","), perm_.size(), x.shape().ToString());
-    const std::vector<int64_t> in_strides = DenseStrides(x.shape().dims());
-    std::vector<int64_t> dims(r), strides(r);
-    std::vector<bool> seen(r, false);
-    bool identity = true;
-    for (int k = 0; k < r; ++k) {
-      const int64_t p = perm_[k];
-      WEFT_REQUIRE(p >= 0 && p < r && !seen[p], "Transpose: perm [{}] is not a permutation of 0..{}",
-                   fmt::join(perm_, ","), r - 1);
-      seen[p] = true;
-      identity = identity && p == k;
-      dims[k] = x.dim(static_cast<int>(p));
-      strides[k] = in_strides[p];
-    }
+    bool identity;
+    const std::vector<int64_t> dims = TransposeDims(x.shape(), perm_, &identity);
     if (identity) return ctx->set_output(0, x);
+    const std::vector<int64_t> in_strides = DenseStrides(x.shape().dims());
+    std::vector<int64_t> strides(dims.size());
+    for (size_t k = 0; k < dims.size(); ++k) strides[k] = in_strides[static_cast<size_t>(perm_[k])];
     Tensor* y = ctx->allocate_output(0, TensorShape(dims));
     StridedCopy(x.raw_data(), strides, y->raw_data(), DenseStrides(dims), dims, DTypeSize(x.dtype()),
                 ctx->intra_op_pool());
@@ -318,26 +329,39 @@ void SplitInto(OpKernelContext* ctx, const Tensor& x, int axis, const std::vecto
   }
 }
 
+}  // namespace
+
+std::vector<int64_t> ConcatDims(const OpKernelContext* ctx, int64_t axis_attr, int* axis, int64_t* outer,
+                                int64_t* inner) {
+  const Tensor& x0 = ctx->input(0);
+  *axis = x0.shape().CanonicalAxis(axis_attr, "Concat");
+  std::vector<int64_t> dims = x0.shape().dims();
+  dims[*axis] = 0;
+  for (int i = 0; i < ctx->num_inputs(); ++i) {
+    const Tensor& xi = ctx->input(i);
+    bool ok = xi.rank() == x0.rank();
+    for (int k = 0; ok && k < x0.rank(); ++k) ok = k == *axis || xi.dim(k) == x0.dim(k);
+    WEFT_REQUIRE(ok, "Concat: input {} has shape {} but input 0 has shape {} (they must match except on axis {})", i,
+                 xi.shape().ToString(), x0.shape().ToString(), axis_attr);
+    dims[*axis] += xi.dim(*axis);
+  }
+  *outer = 1;
+  *inner = 1;
+  for (int k = 0; k < *axis; ++k) *outer *= dims[k];
+  for (int k = *axis + 1; k < x0.rank(); ++k) *inner *= dims[k];
+  return dims;
+}
+
+namespace {
+
 class ConcatOp : public OpKernel {
  public:
   explicit ConcatOp(const Node& n) : OpKernel(n), axis_(n.attr<int64_t>("axis")) {}
   void Compute(OpKernelContext* ctx) override {
-    const Tensor& x0 = ctx->input(0);
-    const int axis = x0.shape().CanonicalAxis(axis_, "Concat");
-    std::vector<int64_t> dims = x0.shape().dims();
-    dims[axis] = 0;
-    for (int i = 0; i < ctx->num_inputs(); ++i) {
-      const Tensor& xi = ctx->input(i);
-      bool ok = xi.rank() == x0.rank();
-      for (int k = 0; ok && k < x0.rank(); ++k) ok = k == axis || xi.dim(k) == x0.dim(k);
-      WEFT_REQUIRE(ok, "Concat: input {} has shape {} but input 0 has shape {} (they must match except on axis {})",
-                   i, xi.shape().ToString(), x0.shape().ToString(), axis_);
-      dims[axis] += xi.dim(axis);
-    }
+    int axis;
+    int64_t outer, inner;
+    const std::vector<int64_t> dims = ConcatDims(ctx, axis_, &axis, &outer, &inner);
     Tensor* y = ctx->allocate_output(0, TensorShape(dims));
-    int64_t outer = 1, inner = 1;
-    for (int k = 0; k < axis; ++k) outer *= dims[k];
-    for (int k = axis + 1; k < x0.rank(); ++k) inner *= dims[k];
     int64_t col = 0;
     for (int i = 0; i < ctx->num_inputs(); ++i) {
       const int64_t width = ctx->input(i).dim(axis) * inner;
@@ -384,10 +408,7 @@ class SplitOp : public OpKernel {
       : OpKernel(n), axis_(n.attr<int64_t>("axis")), num_split_(n.attr<int64_t>("num_split")) {}
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
-    const int axis = x.shape().CanonicalAxis(axis_, "Split");
-    WEFT_REQUIRE(num_split_ > 0 && x.dim(axis) % num_split_ == 0,
-                 "Split: axis {} of shape {} (size {}) does not divide into {} equal parts", axis_,
-                 x.shape().ToString(), x.dim(axis), num_split_);
+    const int axis = SplitAxis(x.shape(), axis_, num_split_);
     SplitInto(ctx, x, axis, std::vector<int64_t>(num_split_, x.dim(axis) / num_split_));
   }
 
@@ -397,21 +418,39 @@ class SplitOp : public OpKernel {
 
 // ---- Tile / BroadcastTo: reads with zero strides along the repeated dims
 
+}  // namespace
+
+int SplitAxis(const TensorShape& x, int64_t axis_attr, int64_t num_split) {
+  const int axis = x.CanonicalAxis(axis_attr, "Split");
+  WEFT_REQUIRE(num_split > 0 && x.dim(axis) % num_split == 0,
+               "Split: axis {} of shape {} (size {}) does not divide into {} equal parts", axis_attr, x.ToString(),
+               x.dim(axis), num_split);
+  return axis;
+}
+
+std::vector<int64_t> TileDims(const TensorShape& x, const std::vector<int64_t>& multiples) {
+  const int r = x.rank();
+  WEFT_REQUIRE(static_cast<int>(multiples.size()) == r, "Tile: multiples [{}] has {} entries for shape {}",
+               fmt::join(multiples, ","), multiples.size(), x.ToString());
+  std::vector<int64_t> out_dims(r);
+  for (int k = 0; k < r; ++k) {
+    WEFT_REQUIRE(multiples[k] >= 0, "Tile: negative multiple {} in [{}]", multiples[k], fmt::join(multiples, ","));
+    WEFT_REQUIRE(x.dim(k) == 0 || multiples[k] <= TensorShape::kMaxElements / x.dim(k),
+                 "Tile: shape {} tiled by [{}] is too large", x.ToString(), fmt::join(multiples, ","));
+    out_dims[k] = x.dim(k) * multiples[k];
+  }
+  return out_dims;
+}
+
+namespace {
+
 class TileOp : public OpKernel {
  public:
   explicit TileOp(const Node& n) : OpKernel(n), multiples_(n.attr<std::vector<int64_t>>("multiples")) {}
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
     const int r = x.rank();
-    WEFT_REQUIRE(static_cast<int>(multiples_.size()) == r, "Tile: multiples [{}] has {} entries for shape {}",
-                 fmt::join(multiples_, ","), multiples_.size(), x.shape().ToString());
-    std::vector<int64_t> out_dims(r);
-    for (int k = 0; k < r; ++k) {
-      WEFT_REQUIRE(multiples_[k] >= 0, "Tile: negative multiple {} in [{}]", multiples_[k], fmt::join(multiples_, ","));
-      WEFT_REQUIRE(x.dim(k) == 0 || multiples_[k] <= TensorShape::kMaxElements / x.dim(k),
-                   "Tile: shape {} tiled by [{}] is too large", x.shape().ToString(), fmt::join(multiples_, ","));
-      out_dims[k] = x.dim(k) * multiples_[k];
-    }
+    const std::vector<int64_t> out_dims = TileDims(x.shape(), multiples_);
     Tensor* y = ctx->allocate_output(0, TensorShape(out_dims));
     // y viewed as [m0, d0, m1, d1, ...]: x is read with stride 0 along each m_k.
     const std::vector<int64_t> xs = DenseStrides(x.shape().dims()), ys = DenseStrides(out_dims);
@@ -520,6 +559,9 @@ void RegisterArrayKernels(KernelRegistry& r) {
   RegisterTyped<ShapeOp, int32_t, int64_t>(r, "Shape", "out_type");
   RegisterTyped<SizeOp, int32_t, int64_t>(r, "Size", "out_type");
   RegisterUntyped<RankOp>(r, "Rank");
+  // Size and Rank read only the input's shape and answer in host memory: the same kernels serve the GPU.
+  RegisterTyped<SizeOp, int32_t, int64_t>(r, "Size", "out_type", "GPU");
+  RegisterUntyped<RankOp>(r, "Rank", "GPU");
   RegisterUntyped<ReshapeOp>(r, "Reshape");
   RegisterUntyped<ExpandDimsOp>(r, "ExpandDims");
   RegisterUntyped<SqueezeOp>(r, "Squeeze");

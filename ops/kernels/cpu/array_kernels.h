@@ -18,6 +18,7 @@ namespace weft {
 
 class KernelRegistry;
 class Node;
+class OpKernelContext;
 class ThreadPool;
 
 // Slice, StridedSlice(+Grad), Gather(+Grad), Pad (ops/kernels/cpu/array_index.cc).
@@ -46,6 +47,18 @@ std::vector<int64_t> DenseStrides(const std::vector<int64_t>& dims);
 // element counts cannot match, on two -1s, on negative or overflowing dims. Unknown input
 // dims leave the -1 unknown in the result.
 TensorShape ResolveReshape(const TensorShape& in, const std::vector<int64_t>& target);
+
+// Shape checks shared by the CPU and GPU kernels; each throws InvalidArgument naming the shapes.
+// Transpose: the output dims for `perm` (identity: perm is 0, 1, ...).
+std::vector<int64_t> TransposeDims(const TensorShape& x, const std::vector<int64_t>& perm, bool* identity);
+// Split: the canonical axis, which must divide into num_split equal parts.
+int SplitAxis(const TensorShape& x, int64_t axis_attr, int64_t num_split);
+// Tile: x's dims times `multiples`.
+std::vector<int64_t> TileDims(const TensorShape& x, const std::vector<int64_t>& multiples);
+// Concat of ctx's inputs along attr `axis_attr`: the output dims, the canonical axis and the
+// [outer, axis * inner] view of the output.
+std::vector<int64_t> ConcatDims(const OpKernelContext* ctx, int64_t axis_attr, int* axis, int64_t* outer,
+                                int64_t* inner);
 
 // Gather (CPU and GPU kernels): params viewed as [outer, N, inner] around `axis`, the output as
 // [outer, num_indices, inner] with shape out_dims. Throws InvalidArgument on a bad axis.

@@ -17,6 +17,12 @@ namespace weft {
 
 class KernelRegistry;
 
+// Shape helpers shared with the GPU kernels (reduce.cc); both throw InvalidArgument on a bad axis.
+// ArgMax / ArgMin of x over `axis_attr`: the output dims and x's [p, r, s] view (r > 0).
+std::vector<int64_t> ArgReduceDims(const TensorShape& x, int64_t axis_attr, int64_t* p, int64_t* r, int64_t* s);
+// ReducedShape: `dims` with the axes named by `axis` (empty = all) set to 1.
+std::vector<int64_t> ReducedShapeDims(std::vector<int64_t> dims, const std::vector<int64_t>& axis);
+
 void RegisterMathBinaryKernels(KernelRegistry& r);   // math_binary.cc: Add, Sub, Mul, Div, Pow, Maximum, Minimum
 void RegisterMathCompareKernels(KernelRegistry& r);  // math_compare.cc: Equal..GreaterEqual, LogicalAnd/Or
 void RegisterReduceKernels(KernelRegistry& r);  // reduce.cc: Sum, Mean, Max, Min, Prod, ArgMax, ArgMin, SumToShape, ReducedShape

@@ -19,6 +19,7 @@
 #include "ops/kernel.h"
 #include "ops/kernels/cpu/broadcast.h"
 #include "ops/kernels/cpu/math_kernels.h"
+#include "ops/kernels/cuda/launch.h"  // ArgExtreme, shared with the GPU kernel (plain C++)
 
 namespace weft {
 namespace {
@@ -185,6 +186,24 @@ template <typename T> using MaxOp = ReduceOp<T, Eigen::internal::MaxReducer<T>>;
 template <typename T> using MinOp = ReduceOp<T, Eigen::internal::MinReducer<T>>;
 template <typename T> using ProdOp = ReduceOp<T, Eigen::internal::ProdReducer<T>>;
 
+}  // namespace
+
+std::vector<int64_t> ArgReduceDims(const TensorShape& x, int64_t axis_attr, int64_t* p, int64_t* r, int64_t* s) {
+  const int axis = x.CanonicalAxis(axis_attr, "axis");
+  *r = x.dim(axis);
+  *p = *s = 1;
+  std::vector<int64_t> out_dims;
+  for (int i = 0; i < x.rank(); ++i) {
+    if (i < axis) *p *= x.dim(i);
+    if (i > axis) *s *= x.dim(i);
+    if (i != axis) out_dims.push_back(x.dim(i));
+  }
+  WEFT_REQUIRE(*r > 0, "axis {} of input {} is empty", axis_attr, x.ToString());
+  return out_dims;
+}
+
+namespace {
+
 // ArgMax / ArgMin over one axis; ties go to the smallest index. The output type (int32/int64)
 // is the node's output dtype.
 template <typename T, bool kMax>
@@ -194,16 +213,8 @@ class ArgOp : public OpKernel {
 
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
-    const int axis = x.shape().CanonicalAxis(axis_, "axis");
-    const int64_t r = x.dim(axis);
-    int64_t p = 1, s = 1;
-    std::vector<int64_t> out_dims;
-    for (int i = 0; i < x.rank(); ++i) {
-      if (i < axis) p *= x.dim(i);
-      if (i > axis) s *= x.dim(i);
-      if (i != axis) out_dims.push_back(x.dim(i));
-    }
-    WEFT_REQUIRE(r > 0, "axis {} of input {} is empty", axis_, x.shape().ToString());
+    int64_t p, r, s;
+    const std::vector<int64_t> out_dims = ArgReduceDims(x.shape(), axis_, &p, &r, &s);
     Tensor* out = ctx->allocate_output(0, TensorShape(out_dims));
     if (out->num_elements() == 0) return;
     Dispatch<int32_t, int64_t>(out->dtype(), "output_type", [&](auto tag) {
@@ -214,17 +225,7 @@ class ArgOp : public OpKernel {
       // values replace it, so ties keep the smallest index).
       ParallelForCost(ctx->intra_op_pool(), p * s, r, [&](int64_t begin, int64_t end) {
         for (int64_t u = begin; u < end; ++u) {
-          const T* v = in + (u / s) * r * s + u % s;
-          T best = v[0];
-          int64_t at = 0;
-          for (int64_t k = 1; k < r; ++k) {
-            const T c = v[k * s];
-            if (kMax ? c > best : c < best) {
-              best = c;
-              at = k;
-            }
-          }
-          o[u] = static_cast<Out>(at);
+          o[u] = static_cast<Out>(ArgExtreme(in + (u / s) * r * s + u % s, r, s, kMax));
         }
       });
     });
@@ -278,6 +279,19 @@ class SumToShapeOp : public OpKernel {
   }
 };
 
+}  // namespace
+
+std::vector<int64_t> ReducedShapeDims(std::vector<int64_t> dims, const std::vector<int64_t>& axis) {
+  // Only the rank matters for the axis check; unknown (-1) entries cannot occur at run time.
+  const std::vector<bool> mask = ReducedMask(TensorShape::UnknownOfRank(static_cast<int>(dims.size())), axis);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (mask[i]) dims[i] = 1;
+  }
+  return dims;
+}
+
+namespace {
+
 // ReducedShape(shape): `shape` with the axes named by attr `axis` (empty = all) set to 1 — the
 // keep_dims shape of a reduction, for gradients that need it at run time.
 template <typename T>
@@ -286,12 +300,10 @@ class ReducedShapeOp : public OpKernel {
   explicit ReducedShapeOp(const Node& node) : OpKernel(node), axis_(node.attr<std::vector<int64_t>>("axis")) {}
   void Compute(OpKernelContext* ctx) override {
     const Tensor& in = ctx->input(0);
-    const std::vector<int64_t> dims = ReadDims(in, "shape");
-    // Only the rank matters for the axis check; unknown (-1) entries cannot occur at run time.
-    const std::vector<bool> mask = ReducedMask(TensorShape::UnknownOfRank(static_cast<int>(dims.size())), axis_);
+    const std::vector<int64_t> dims = ReducedShapeDims(ReadDims(in, "shape"), axis_);
     Tensor* out = ctx->allocate_output(0, in.shape());
     T* o = out->data<T>();
-    for (size_t i = 0; i < dims.size(); ++i) o[i] = mask[i] ? T(1) : static_cast<T>(dims[i]);
+    for (size_t i = 0; i < dims.size(); ++i) o[i] = static_cast<T>(dims[i]);
   }
 
  private:

@@ -17,7 +17,7 @@ namespace weft {
 
 // weft's DType codes for the dtypes the .cu kernels take (kept equal to core/dtype.h's DType by a
 // static_assert in ops/kernels/cuda/kernels.cc; .cu files do not include weft's headers).
-enum class DTypeCode { kFloat32 = 1, kFloat64 = 2, kInt32 = 3, kInt64 = 4 };
+enum class DTypeCode { kFloat32 = 1, kFloat64 = 2, kInt32 = 3, kInt64 = 4, kUInt8 = 5, kBool = 6 };
 
 struct Dims4 {
   int64_t d[4] = {};
@@ -26,15 +26,26 @@ struct Dims4 {
 // cudaGetLastError after a launch, as an exception naming `kernel` (cuda_kernels_status.cc).
 void CheckLaunch(const char* kernel);
 
-enum class BinaryKind { kAdd, kSub, kMul, kDiv, kMaximum, kMinimum, kSquaredDifference };
+enum class BinaryKind { kAdd, kSub, kMul, kDiv, kPow, kMaximum, kMinimum, kSquaredDifference };
 enum class UnaryKind { kNeg, kAbs, kSquare, kSqrt, kRsqrt, kExp, kLog, kReciprocal, kRelu, kSigmoid, kTanh };
 // dy * f'(...): ReluGrad(dy, y), SigmoidGrad(y, dy), TanhGrad(y, dy) as the CPU ops take them.
 enum class ActivationGradKind { kReluGrad, kSigmoidGrad, kTanhGrad };
 enum class ReduceKind { kSum, kMean, kMax, kMin };
+// Binary ops with a bool result; kLogicalAnd / kLogicalOr take bool inputs.
+enum class CompareKind { kEqual, kNotEqual, kLess, kLessEqual, kGreater, kGreaterEqual, kLogicalAnd, kLogicalOr };
 
+// T: float, double, int32, int64 (the integer ones for AssignAdd / AssignSub). out may be a.
 template <typename T>
 void LaunchBinary(BinaryKind kind, const T* a, const T* b, T* out, int64_t n, const BroadcastIndexer& bi,
                   cudaStream_t stream);
+// T: float, double, int32, int64, bool (bool: kEqual, kNotEqual and the logical kinds).
+template <typename T>
+void LaunchCompare(CompareKind kind, const T* a, const T* b, bool* out, int64_t n, const BroadcastIndexer& bi,
+                   cudaStream_t stream);
+void LaunchLogicalNot(const bool* x, bool* y, int64_t n, cudaStream_t stream);
+// y[i] = x[ci.Offset(i)] for n elements of `elem_size` bytes (1, 2, 4 or 8): Transpose, Tile.
+void LaunchIndexedCopy(const void* x, void* y, int64_t n, size_t elem_size, const CopyIndexer& ci,
+                       cudaStream_t stream);
 // out[i] = x[ia] for the broadcast index map of (x's dims, out's dims) (BroadcastTo).
 template <typename T>
 void LaunchBroadcast(const T* x, T* out, int64_t n, const BroadcastIndexer& bi, cudaStream_t stream);
@@ -48,6 +59,10 @@ void LaunchBiasAdd(const T* x, const T* bias, T* y, int64_t n, int64_t channels,
 // out[o] = reduce over r of x[ri.Offset(o, r)] (mean divides by the count).
 template <typename T>
 void LaunchReduce(ReduceKind kind, const T* x, T* out, const ReduceIndexer& ri, cudaStream_t stream);
+// ArgMax (is_max) / ArgMin of x viewed as [p, r, s] over r: out[u] for u < p * s, ties to the
+// smallest index (T: float, double, int32, int64; Out: int32, int64).
+template <typename T, typename Out>
+void LaunchArgReduce(const T* x, Out* out, int64_t p, int64_t r, int64_t s, bool is_max, cudaStream_t stream);
 // Row-wise over [rows, cols]: loss[r] = -sum(labels * log_softmax(logits)), backprop = softmax - labels.
 template <typename T>
 void LaunchSoftmaxXent(const T* logits, const T* labels, T* loss, T* backprop, int64_t rows, int64_t cols,
@@ -75,7 +90,8 @@ void LaunchBatchNormGrad(const T* dy, const T* x, const T* scale, const T* mean,
 // Every element = value (T: float, double, int32, int64).
 template <typename T>
 void LaunchFill(T* y, T value, int64_t n, cudaStream_t stream);
-// y = (To)x elementwise between float, double, int32, int64 (dtype codes as weft's DType).
+// y = (To)x elementwise between float, double, int32, int64, uint8, bool (dtype codes as weft's DType;
+// to bool: x != 0).
 void LaunchCast(int src_dtype, int dst_dtype, const void* x, void* y, int64_t n, cudaStream_t stream);
 // y = transpose(x) for rank-4 x of `dims` with y's dim i = x's dim perm[i].
 template <typename T>
@@ -100,6 +116,16 @@ void LaunchRandomUniform(T* y, int64_t n, uint64_t key, uint64_t base, T lo, T h
 template <typename T>
 void LaunchRandomNormal(T* y, int64_t n, uint64_t key, uint64_t base, T mean, T stddev, bool truncated,
                         cudaStream_t stream);
+// Dropout: mask[i] = scale when the uniform of stream element base + i (the CPU kernel's
+// RandomUniform words) is >= rate, else 0; y = x * mask.
+template <typename T>
+void LaunchDropout(const T* x, T* y, T* mask, int64_t n, uint64_t key, uint64_t base, T rate, T scale,
+                   cudaStream_t stream);
+// GatherGrad: out (zeroed by the caller) [outer, limit, inner] += dy [outer, num_indices, inner]
+// at the gathered rows (atomic adds: repeated indices accumulate); a bad index sets *bad as LaunchGather.
+template <typename T, typename Index>
+void LaunchGatherGrad(const T* dy, const Index* indices, T* out, int64_t outer, int64_t num_indices, int64_t inner,
+                      int64_t limit, int32_t* bad, cudaStream_t stream);
 // Optimizer updates in place; scalars (lr, momentum, beta1, ...) are device pointers to one T.
 template <typename T>
 void LaunchApplyGradientDescent(T* var, const T* lr, const T* grad, int64_t n, cudaStream_t stream);

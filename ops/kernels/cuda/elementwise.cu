@@ -3,6 +3,8 @@
 // Every kernel is a grid-stride loop over the output (launch.h's LaunchShapeFor).
 #include <cuda_runtime.h>
 
+#include <type_traits>
+
 #include "ops/kernels/cuda/cuda_kernels.h"
 
 namespace weft {
@@ -18,6 +20,12 @@ __device__ T Apply(BinaryKind k, T a, T b) {
     case BinaryKind::kSub: return a - b;
     case BinaryKind::kMul: return a * b;
     case BinaryKind::kDiv: return a / b;
+    case BinaryKind::kPow:
+      if constexpr (std::is_integral_v<T>) {
+        return static_cast<T>(pow(static_cast<double>(a), static_cast<double>(b)));
+      } else {
+        return pow(a, b);
+      }
     case BinaryKind::kMaximum: return a > b ? a : b;
     case BinaryKind::kMinimum: return a < b ? a : b;
     case BinaryKind::kSquaredDifference: return (a - b) * (a - b);
@@ -32,6 +40,40 @@ __global__ void BinaryKernel(BinaryKind kind, const T* a, const T* b, T* out, in
     bi.Map(i, &ia, &ib);
     out[i] = Apply(kind, a[ia], b[ib]);
   }
+}
+
+template <typename T>
+__device__ bool Apply(CompareKind k, T a, T b) {
+  switch (k) {
+    case CompareKind::kEqual: return a == b;
+    case CompareKind::kNotEqual: return a != b;
+    case CompareKind::kLess: return a < b;
+    case CompareKind::kLessEqual: return a <= b;
+    case CompareKind::kGreater: return a > b;
+    case CompareKind::kGreaterEqual: return a >= b;
+    case CompareKind::kLogicalAnd: return a && b;
+    case CompareKind::kLogicalOr: return a || b;
+  }
+  return false;
+}
+
+template <typename T>
+__global__ void CompareKernel(CompareKind kind, const T* a, const T* b, bool* out, int64_t n, BroadcastIndexer bi) {
+  WEFT_GRID_LOOP(i, n) {
+    int64_t ia, ib;
+    bi.Map(i, &ia, &ib);
+    out[i] = Apply(kind, a[ia], b[ib]);
+  }
+}
+
+__global__ void LogicalNotKernel(const bool* x, bool* y, int64_t n) {
+  WEFT_GRID_LOOP(i, n) { y[i] = !x[i]; }
+}
+
+// E: an unsigned integer of the element's size (the copy moves bytes, whatever the dtype).
+template <typename E>
+__global__ void IndexedCopyKernel(const E* x, E* y, int64_t n, CopyIndexer ci) {
+  WEFT_GRID_LOOP(i, n) { y[i] = x[ci.Offset(i)]; }
 }
 
 template <typename T>
@@ -133,6 +175,41 @@ void LaunchBinary(BinaryKind kind, const T* a, const T* b, T* out, int64_t n, co
 }
 
 template <typename T>
+void LaunchCompare(CompareKind kind, const T* a, const T* b, bool* out, int64_t n, const BroadcastIndexer& bi,
+                   cudaStream_t stream) {
+  const LaunchShape ls = LaunchShapeFor(n);
+  if (ls.blocks == 0) return;
+  CompareKernel<T><<<ls.blocks, ls.threads, 0, stream>>>(kind, a, b, out, n, bi);
+  CheckLaunch("comparison");
+}
+
+void LaunchLogicalNot(const bool* x, bool* y, int64_t n, cudaStream_t stream) {
+  const LaunchShape ls = LaunchShapeFor(n);
+  if (ls.blocks == 0) return;
+  LogicalNotKernel<<<ls.blocks, ls.threads, 0, stream>>>(x, y, n);
+  CheckLaunch("LogicalNot");
+}
+
+template <typename E>
+static void IndexedCopy(const void* x, void* y, int64_t n, const CopyIndexer& ci, cudaStream_t stream) {
+  const LaunchShape ls = LaunchShapeFor(n);
+  if (ls.blocks == 0) return;
+  IndexedCopyKernel<E><<<ls.blocks, ls.threads, 0, stream>>>(static_cast<const E*>(x), static_cast<E*>(y), n, ci);
+  CheckLaunch("indexed copy");
+}
+
+void LaunchIndexedCopy(const void* x, void* y, int64_t n, size_t elem_size, const CopyIndexer& ci,
+                       cudaStream_t stream) {
+  switch (elem_size) {
+    case 1: IndexedCopy<uint8_t>(x, y, n, ci, stream); break;
+    case 2: IndexedCopy<uint16_t>(x, y, n, ci, stream); break;
+    case 4: IndexedCopy<uint32_t>(x, y, n, ci, stream); break;
+    case 8: IndexedCopy<uint64_t>(x, y, n, ci, stream); break;
+    default: break;  // the host side accepts only these sizes
+  }
+}
+
+template <typename T>
 void LaunchBroadcast(const T* x, T* out, int64_t n, const BroadcastIndexer& bi, cudaStream_t stream) {
   const LaunchShape ls = LaunchShapeFor(n);
   if (ls.blocks == 0) return;
@@ -181,6 +258,8 @@ static void CastFrom(int dst, const From* x, void* y, int64_t n, cudaStream_t st
     case DTypeCode::kFloat64: CastKernel<<<ls.blocks, ls.threads, 0, stream>>>(x, static_cast<double*>(y), n); break;
     case DTypeCode::kInt32: CastKernel<<<ls.blocks, ls.threads, 0, stream>>>(x, static_cast<int32_t*>(y), n); break;
     case DTypeCode::kInt64: CastKernel<<<ls.blocks, ls.threads, 0, stream>>>(x, static_cast<int64_t*>(y), n); break;
+    case DTypeCode::kUInt8: CastKernel<<<ls.blocks, ls.threads, 0, stream>>>(x, static_cast<uint8_t*>(y), n); break;
+    case DTypeCode::kBool: CastKernel<<<ls.blocks, ls.threads, 0, stream>>>(x, static_cast<bool*>(y), n); break;
   }
   CheckLaunch("cast");
 }
@@ -191,6 +270,8 @@ void LaunchCast(int src, int dst, const void* x, void* y, int64_t n, cudaStream_
     case DTypeCode::kFloat64: CastFrom(dst, static_cast<const double*>(x), y, n, stream); break;
     case DTypeCode::kInt32: CastFrom(dst, static_cast<const int32_t*>(x), y, n, stream); break;
     case DTypeCode::kInt64: CastFrom(dst, static_cast<const int64_t*>(x), y, n, stream); break;
+    case DTypeCode::kUInt8: CastFrom(dst, static_cast<const uint8_t*>(x), y, n, stream); break;
+    case DTypeCode::kBool: CastFrom(dst, static_cast<const bool*>(x), y, n, stream); break;
   }
 }
 
@@ -231,8 +312,20 @@ void LaunchCropNhwc(const T* y, T* x, int64_t n, int64_t h, int64_t w, int64_t c
   CheckLaunch("crop");
 }
 
+#define WEFT_INSTANTIATE_INT(T)                                                                                     \
+  template void LaunchBinary<T>(BinaryKind, const T*, const T*, T*, int64_t, const BroadcastIndexer&, cudaStream_t); \
+  template void LaunchCompare<T>(CompareKind, const T*, const T*, bool*, int64_t, const BroadcastIndexer&,         \
+                                 cudaStream_t);
+WEFT_INSTANTIATE_INT(int32_t)
+WEFT_INSTANTIATE_INT(int64_t)
+#undef WEFT_INSTANTIATE_INT
+template void LaunchCompare<bool>(CompareKind, const bool*, const bool*, bool*, int64_t, const BroadcastIndexer&,
+                                  cudaStream_t);
+
 #define WEFT_INSTANTIATE(T)                                                                                         \
   template void LaunchBinary<T>(BinaryKind, const T*, const T*, T*, int64_t, const BroadcastIndexer&, cudaStream_t); \
+  template void LaunchCompare<T>(CompareKind, const T*, const T*, bool*, int64_t, const BroadcastIndexer&,         \
+                                 cudaStream_t);                                                                     \
   template void LaunchUnary<T>(UnaryKind, const T*, T*, int64_t, cudaStream_t);                                      \
   template void LaunchBroadcast<T>(const T*, T*, int64_t, const BroadcastIndexer&, cudaStream_t);                    \
   template void LaunchActivationGrad<T>(ActivationGradKind, const T*, const T*, T*, int64_t, cudaStream_t);          \

@@ -20,7 +20,8 @@ namespace weft {
 void RegisterCudaKernels(KernelRegistry& r);      // all of them (math.cc)
 void RegisterCudaNnKernels(KernelRegistry& r);    // cudnn.cc: convolutions, pooling
 void RegisterCudaMatMulKernels(KernelRegistry& r);  // matmul.cc
-void RegisterCudaStateKernels(KernelRegistry& r);   // state.cc: variables, optimizers, Send/Recv, Const
+void RegisterCudaStateKernels(KernelRegistry& r);   // state.cc: variables, optimizers, Send/Recv, Const, Dropout
+void RegisterCudaArrayKernels(KernelRegistry& r);   // array.cc: Transpose .. Split, GatherGrad, ArgMax
 
 inline GpuContext* GpuOf(const OpKernelContext* ctx) {
   if (ctx->device().gpu == nullptr) {
@@ -51,6 +52,15 @@ std::vector<int64_t> HostInts(OpKernelContext* ctx, int i);
 
 // A device tensor on `gpu` with t's values: t itself when it is already there.
 Tensor OnDevice(GpuContext* gpu, const Tensor& t);
+
+// Inputs 0 and 1 of a broadcasting binary op on the device, their index map and the output shape
+// (throws InvalidArgument naming both shapes when they do not broadcast).
+struct BroadcastOperands {
+  Tensor a, b;
+  BroadcastIndexer bi;
+  TensorShape out_shape;
+};
+BroadcastOperands BroadcastInputs(OpKernelContext* ctx);
 
 // A zeroed device int32 that kernels set on bad input (gather and sparse losses); Check reads it
 // back after the kernel and throws InvalidArgument with `what(value)` when it is not zero.

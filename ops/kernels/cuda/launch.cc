@@ -77,4 +77,49 @@ ReduceIndexer MakeReduceIndexer(const std::vector<int64_t>& dims, const std::vec
   return ri;
 }
 
+namespace {
+
+// Row-major strides of dims; throws when there are more than kMaxDims.
+std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims, const char* what) {
+  WEFT_REQUIRE(dims.size() <= static_cast<size_t>(kMaxDims), "{} of a rank-{} tensor [{}]: at most {} dims", what,
+               dims.size(), fmt::join(dims, ","), kMaxDims);
+  std::vector<int64_t> strides(dims.size());
+  int64_t step = 1;
+  for (size_t i = dims.size(); i-- > 0;) {
+    strides[i] = step;
+    step *= dims[i];
+  }
+  return strides;
+}
+
+}  // namespace
+
+CopyIndexer MakeTransposeIndexer(const std::vector<int64_t>& x_dims, const std::vector<int64_t>& perm) {
+  const std::vector<int64_t> xs = RowMajorStrides(x_dims, "transpose");
+  WEFT_REQUIRE(perm.size() == x_dims.size(), "transpose: perm [{}] for shape [{}]", fmt::join(perm, ","),
+               fmt::join(x_dims, ","));
+  CopyIndexer ci;
+  ci.rank = static_cast<int>(x_dims.size());
+  for (size_t k = 0; k < perm.size(); ++k) {
+    const auto p = static_cast<size_t>(perm[k]);
+    ci.out_dims[k] = ci.src_dims[k] = x_dims.at(p);
+    ci.src_strides[k] = xs[p];
+  }
+  return ci;
+}
+
+CopyIndexer MakeTileIndexer(const std::vector<int64_t>& x_dims, const std::vector<int64_t>& multiples) {
+  const std::vector<int64_t> xs = RowMajorStrides(x_dims, "tile");
+  WEFT_REQUIRE(multiples.size() == x_dims.size(), "tile: multiples [{}] for shape [{}]", fmt::join(multiples, ","),
+               fmt::join(x_dims, ","));
+  CopyIndexer ci;
+  ci.rank = static_cast<int>(x_dims.size());
+  for (size_t k = 0; k < x_dims.size(); ++k) {
+    ci.out_dims[k] = x_dims[k] * multiples[k];
+    ci.src_dims[k] = x_dims[k];
+    ci.src_strides[k] = xs[k];
+  }
+  return ci;
+}
+
 }  // namespace weft

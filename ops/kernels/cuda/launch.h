@@ -6,6 +6,8 @@
 //   int64_t ia, ib; bi.Map(i, &ia, &ib);                // element i of out reads a[ia], b[ib]
 //   ReduceIndexer ri = MakeReduceIndexer({2, 3, 4}, {1});  // out [2,4]: 2*4 outputs of 3 terms
 //   ri.Offset(o, r);                                    // offset of term r of output o in the input
+//   CopyIndexer ci = MakeTransposeIndexer({2, 3, 4}, {2, 0, 1});   // out [4,2,3]
+//   ci.Offset(i);                                       // element i of out reads x[ci.Offset(i)]
 //
 // Shapes are row-major; at most kMaxDims dims (more is InvalidArgument when the indexer is made).
 #pragma once
@@ -89,5 +91,44 @@ struct ReduceIndexer {
 
 // `axes` may be negative (from the end) and repeat; throws InvalidArgument when out of range.
 ReduceIndexer MakeReduceIndexer(const std::vector<int64_t>& dims, const std::vector<int64_t>& axes);
+
+// A copy that reads element i of the output (row-major over out_dims) from the input at
+// sum_d (k_d % src_dims[d]) * src_strides[d], k_d being i's coordinate along output dim d:
+// Transpose (src_dims = out_dims, strides permuted) and Tile (src_dims = the input's dims).
+struct CopyIndexer {
+  int rank = 0;
+  int64_t out_dims[kMaxDims] = {}, src_dims[kMaxDims] = {}, src_strides[kMaxDims] = {};
+
+  WEFT_HD int64_t Offset(int64_t i) const {
+    int64_t off = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+      off += (i % out_dims[d]) % src_dims[d] * src_strides[d];
+      i /= out_dims[d];
+    }
+    return off;
+  }
+};
+
+// ArgMax (is_max) / ArgMin of v[0], v[s], ..., v[(r - 1) * s] (r > 0): the first index of the
+// extreme value (strictly better values replace it, so ties keep the smallest index). The CPU
+// kernel (ops/kernels/cpu/reduce.cc) and the GPU kernel (reduce.cu) both use it.
+template <typename T>
+WEFT_HD int64_t ArgExtreme(const T* v, int64_t r, int64_t s, bool is_max) {
+  T best = v[0];
+  int64_t at = 0;
+  for (int64_t k = 1; k < r; ++k) {
+    const T c = v[k * s];
+    if (is_max ? c > best : c < best) {
+      best = c;
+      at = k;
+    }
+  }
+  return at;
+}
+
+// y = transpose(x): y's dim k is x's dim perm[k] (perm checked by the caller).
+CopyIndexer MakeTransposeIndexer(const std::vector<int64_t>& x_dims, const std::vector<int64_t>& perm);
+// y = tile(x, multiples): y's dim k is x_dims[k] * multiples[k].
+CopyIndexer MakeTileIndexer(const std::vector<int64_t>& x_dims, const std::vector<int64_t>& multiples);
 
 }  // namespace weft

@@ -1,5 +1,5 @@
 // GPU kernels of the math and nn families that are plain CUDA (ops/kernels/cuda/*.cu): binary
-// ops with broadcasting, unary ops and activations, BiasAdd, reductions, softmax and its losses,
+// ops and comparisons with broadcasting, unary ops and activations, BiasAdd, reductions, softmax and its losses,
 // batch norm, Cast, Fill. RegisterCudaKernels registers every GPU kernel (this file's and the others').
 #include <type_traits>
 
@@ -10,7 +10,9 @@ namespace weft {
 static_assert(static_cast<int>(DType::kFloat32) == static_cast<int>(DTypeCode::kFloat32) &&
               static_cast<int>(DType::kFloat64) == static_cast<int>(DTypeCode::kFloat64) &&
               static_cast<int>(DType::kInt32) == static_cast<int>(DTypeCode::kInt32) &&
-              static_cast<int>(DType::kInt64) == static_cast<int>(DTypeCode::kInt64));
+              static_cast<int>(DType::kInt64) == static_cast<int>(DTypeCode::kInt64) &&
+              static_cast<int>(DType::kUInt8) == static_cast<int>(DTypeCode::kUInt8) &&
+              static_cast<int>(DType::kBool) == static_cast<int>(DTypeCode::kBool));
 
 std::vector<int64_t> HostInts(OpKernelContext* ctx, int i) {
   Tensor t = ctx->input(i);
@@ -30,19 +32,44 @@ DeviceFlag::DeviceFlag(GpuContext* gpu) : gpu_(gpu), flag_(DType::kInt32, Tensor
 
 int32_t DeviceFlag::Read() { return gpu_->CopyToHost(flag_).scalar<int32_t>()(); }
 
+BroadcastOperands BroadcastInputs(OpKernelContext* ctx) {
+  GpuContext* gpu = GpuOf(ctx);
+  BroadcastOperands o{OnDevice(gpu, ctx->input(0)), OnDevice(gpu, ctx->input(1)), {}, {}};
+  const std::vector<int64_t> da = Dims(o.a.shape()), db = Dims(o.b.shape());
+  o.bi = MakeBroadcastIndexer(da, db);
+  o.out_shape = TensorShape(BroadcastShape(da, db));
+  return o;
+}
+
 namespace {
 
-template <typename T, BinaryKind kKind>
+// Binary ops with numpy broadcasting: arithmetic (Kind = BinaryKind, output T) and the
+// comparisons and logical ops (Kind = CompareKind, output bool).
+template <typename T, typename Kind, Kind kKind>
 class BinaryOp : public OpKernel {
  public:
   using OpKernel::OpKernel;
   void Compute(OpKernelContext* ctx) override {
+    const BroadcastOperands in = BroadcastInputs(ctx);
+    Tensor* out = ctx->allocate_output(0, in.out_shape);
+    if constexpr (std::is_same_v<Kind, BinaryKind>) {
+      LaunchBinary<T>(kKind, in.a.data<T>(), in.b.data<T>(), out->data<T>(), out->num_elements(), in.bi,
+                      GpuOf(ctx)->compute_stream());
+    } else {
+      LaunchCompare<T>(kKind, in.a.data<T>(), in.b.data<T>(), out->data<bool>(), out->num_elements(), in.bi,
+                       GpuOf(ctx)->compute_stream());
+    }
+  }
+};
+
+class LogicalNotOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
     GpuContext* gpu = GpuOf(ctx);
-    const Tensor a = OnDevice(gpu, ctx->input(0)), b = OnDevice(gpu, ctx->input(1));
-    const std::vector<int64_t> da = Dims(a.shape()), db = Dims(b.shape());
-    const BroadcastIndexer bi = MakeBroadcastIndexer(da, db);
-    Tensor* out = ctx->allocate_output(0, TensorShape(BroadcastShape(da, db)));
-    LaunchBinary<T>(kKind, a.data<T>(), b.data<T>(), out->data<T>(), out->num_elements(), bi, gpu->compute_stream());
+    const Tensor x = OnDevice(gpu, ctx->input(0));
+    Tensor* y = ctx->allocate_output(0, x.shape());
+    LaunchLogicalNot(x.data<bool>(), y->data<bool>(), x.num_elements(), gpu->compute_stream());
   }
 };
 
@@ -364,8 +391,8 @@ class CastOp : public OpKernel {
     GpuContext* gpu = GpuOf(ctx);
     const Tensor x = OnDevice(gpu, ctx->input(0));
     const DType dst = ctx->node().attr<DType>("DstT");
-    WEFT_REQUIRE(dst == DType::kFloat32 || dst == DType::kFloat64 || dst == DType::kInt32 || dst == DType::kInt64,
-                 "{}: the GPU Cast converts between float32, float64, int32 and int64, not to {}",
+    WEFT_REQUIRE(dst != DType::kFloat16 && dst != DType::kBFloat16 && dst != DType::kInvalid,
+                 "{}: the GPU Cast converts between float32, float64, int32, int64, uint8 and bool, not to {}",
                  ctx->node().Describe(), DTypeName(dst));
     if (x.dtype() == dst) {
       ctx->set_output(0, x);
@@ -407,7 +434,13 @@ void RegisterFloats(KernelRegistry& r, const std::string& op) {
 template <BinaryKind kKind>
 struct Binary {
   template <typename T>
-  using Op = BinaryOp<T, kKind>;
+  using Op = BinaryOp<T, BinaryKind, kKind>;
+};
+
+template <CompareKind kKind>
+struct Compare {
+  template <typename T>
+  using Op = BinaryOp<T, CompareKind, kKind>;
 };
 
 }  // namespace
@@ -417,8 +450,20 @@ void RegisterCudaKernels(KernelRegistry& r) {
   RegisterFloats<Binary<BinaryKind::kSub>::Op>(r, "Sub");
   RegisterFloats<Binary<BinaryKind::kMul>::Op>(r, "Mul");
   RegisterFloats<Binary<BinaryKind::kDiv>::Op>(r, "Div");
+  RegisterFloats<Binary<BinaryKind::kPow>::Op>(r, "Pow");
   RegisterFloats<Binary<BinaryKind::kMaximum>::Op>(r, "Maximum");
   RegisterFloats<Binary<BinaryKind::kMinimum>::Op>(r, "Minimum");
+#define WEFT_NUMBERS float, double, int32_t, int64_t
+  RegisterTyped<Compare<CompareKind::kEqual>::Op, WEFT_NUMBERS, bool>(r, "Equal", "T", "GPU");
+  RegisterTyped<Compare<CompareKind::kNotEqual>::Op, WEFT_NUMBERS, bool>(r, "NotEqual", "T", "GPU");
+  RegisterTyped<Compare<CompareKind::kLess>::Op, WEFT_NUMBERS>(r, "Less", "T", "GPU");
+  RegisterTyped<Compare<CompareKind::kLessEqual>::Op, WEFT_NUMBERS>(r, "LessEqual", "T", "GPU");
+  RegisterTyped<Compare<CompareKind::kGreater>::Op, WEFT_NUMBERS>(r, "Greater", "T", "GPU");
+  RegisterTyped<Compare<CompareKind::kGreaterEqual>::Op, WEFT_NUMBERS>(r, "GreaterEqual", "T", "GPU");
+#undef WEFT_NUMBERS
+  RegisterUntyped<Compare<CompareKind::kLogicalAnd>::Op<bool>>(r, "LogicalAnd", "GPU");
+  RegisterUntyped<Compare<CompareKind::kLogicalOr>::Op<bool>>(r, "LogicalOr", "GPU");
+  RegisterUntyped<LogicalNotOp>(r, "LogicalNot", "GPU");
   RegisterFloats<Unary<UnaryKind::kNeg>::Op>(r, "Neg");
   RegisterFloats<Unary<UnaryKind::kAbs>::Op>(r, "Abs");
   RegisterFloats<Unary<UnaryKind::kSquare>::Op>(r, "Square");
@@ -447,13 +492,14 @@ void RegisterCudaKernels(KernelRegistry& r) {
   RegisterFloats<SparseSoftmaxXentOp>(r, "SparseSoftmaxCrossEntropyWithLogits");
   RegisterFloats<FusedBatchNormOp>(r, "FusedBatchNorm");
   RegisterFloats<FusedBatchNormGradOp>(r, "FusedBatchNormGrad");
-  for (DType t : {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64}) {
+  for (DType t : {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64, DType::kUInt8, DType::kBool}) {
     r.Register("Cast", "GPU", "SrcT", t, [](const Node& n) -> std::unique_ptr<OpKernel> { return std::make_unique<CastOp>(n); });
   }
   for (const char* op : {"Fill", "ZerosLike", "OnesLike"}) RegisterFloats<FillOp>(r, op);
   RegisterCudaMatMulKernels(r);
   RegisterCudaNnKernels(r);
   RegisterCudaStateKernels(r);
+  RegisterCudaArrayKernels(r);
 }
 
 }  // namespace weft

@@ -67,6 +67,14 @@ __global__ void ReduceKernel(ReduceKind kind, const T* x, T* out, ReduceIndexer 
   }
 }
 
+// One thread per output u of the [p, r, s] view: the first k with the extreme value, as the CPU kernel.
+template <typename T, typename Out>
+__global__ void ArgReduceKernel(const T* x, Out* out, int64_t n, int64_t r, int64_t s, bool is_max) {
+  for (int64_t u = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; u < n; u += int64_t{blockDim.x} * gridDim.x) {
+    out[u] = static_cast<Out>(ArgExtreme(x + (u / s) * r * s + u % s, r, s, is_max));
+  }
+}
+
 // Row r of [rows, cols]: its max and sum(exp(z - max)), every thread of the block gets both.
 template <typename T>
 __device__ void RowStats(const T* z, int64_t cols, T* max_out, T* sum_out) {
@@ -268,6 +276,23 @@ void LaunchBatchNormGrad(const T* dy, const T* x, const T* scale, const T* mean,
   if (ln.blocks > 0) BatchNormGradApplyKernel<T><<<ln.blocks, ln.threads, 0, stream>>>(dy, x, mean, scratch, dx, M * C, C);
   CheckLaunch("batch norm gradient");
 }
+
+template <typename T, typename Out>
+void LaunchArgReduce(const T* x, Out* out, int64_t p, int64_t r, int64_t s, bool is_max, cudaStream_t stream) {
+  const LaunchShape ls = LaunchShapeFor(p * s);
+  if (ls.blocks == 0 || r == 0) return;
+  ArgReduceKernel<T, Out><<<ls.blocks, ls.threads, 0, stream>>>(x, out, p * s, r, s, is_max);
+  CheckLaunch(is_max ? "ArgMax" : "ArgMin");
+}
+
+#define WEFT_INSTANTIATE_ARG(T)                                                                      \
+  template void LaunchArgReduce<T, int32_t>(const T*, int32_t*, int64_t, int64_t, int64_t, bool, cudaStream_t); \
+  template void LaunchArgReduce<T, int64_t>(const T*, int64_t*, int64_t, int64_t, int64_t, bool, cudaStream_t);
+WEFT_INSTANTIATE_ARG(float)
+WEFT_INSTANTIATE_ARG(double)
+WEFT_INSTANTIATE_ARG(int32_t)
+WEFT_INSTANTIATE_ARG(int64_t)
+#undef WEFT_INSTANTIATE_ARG
 
 #define WEFT_INSTANTIATE(T)                                                                                          \
   template void LaunchBatchNorm<T>(const T*, const T*, const T*, const T*, const T*, T*, T*, T*, T*, int64_t,       \

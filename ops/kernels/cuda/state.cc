@@ -1,6 +1,6 @@
 // GPU kernels that hold or move state: Const (copied to the device once), Assign, the optimizer
 // updates (SGD, momentum, Adam) on variables in device memory, _Send/_Recv between the GPU and
-// the host, the random ops (their generator state), and Shape / Reshape / Gather. Variables, Identity and NoOp touch no bytes: their CPU kernels are registered for the
+// the host, the random ops and Dropout (their generator state), AssignAdd/AssignSub, and Shape / Reshape / Gather. Variables, Identity and NoOp touch no bytes: their CPU kernels are registered for the
 // GPU too (ops/kernels/cpu/{state,framework}.cc).
 //
 // Copy-on-write as on the CPU (ops/kernels/cpu/var_update.h): an update writes in place only when
@@ -165,6 +165,25 @@ class ApplyAdamOp : public OpKernel {
   }
 };
 
+// AssignAdd / AssignSub (the step counter, int64): var op= value in place on the device.
+template <typename T, BinaryKind kKind>
+class AssignUpdateOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    Var* v = ctx->var(0);
+    std::lock_guard<std::mutex> l(v->mu);
+    Tensor& var = CheckedDeviceVar<T>(ctx, v, 0, nullptr);
+    const Tensor value = DeviceInput<T>(ctx, 1, &var);
+    const std::vector<int64_t> dims = Dims(var.shape());
+    LaunchBinary<T>(kKind, var.data<T>(), value.data<T>(), var.data<T>(), var.num_elements(),
+                    MakeBroadcastIndexer(dims, dims), GpuOf(ctx)->compute_stream());
+    ctx->set_output(0, var);
+  }
+};
+template <typename T> using AssignAddOp = AssignUpdateOp<T, BinaryKind::kAdd>;
+template <typename T> using AssignSubOp = AssignUpdateOp<T, BinaryKind::kSub>;
+
 class GpuSendOp : public OpKernel {
  public:
   explicit GpuSendOp(const Node& n) : OpKernel(n), key_(SendRecvKeyOf(n)) {}
@@ -285,6 +304,31 @@ class RandomOp : public OpKernel {
   TensorShape shape_;
   double a_, b_;
 };
+// Dropout(x): y = x * mask, mask = (u >= rate) / (1 - rate) with u the CPU kernel's uniforms
+// (same seed, same stream position: the same mask on either device).
+template <typename T>
+class DropoutOp : public OpKernel {
+ public:
+  explicit DropoutOp(const Node& n) : OpKernel(n), state_(n), rate_(n.attr<double>("rate")) {
+    WEFT_REQUIRE(rate_ >= 0.0 && rate_ < 1.0, "rate must be in [0, 1), got {}", rate_);
+  }
+  void Compute(OpKernelContext* ctx) override {
+    GpuContext* gpu = GpuOf(ctx);
+    const Tensor x = OnDevice(gpu, ctx->input(0));
+    // Copies of the outputs (they share the buffers): allocating one output may move the other.
+    Tensor y = *ctx->allocate_output(0, x.shape());
+    Tensor mask = *ctx->allocate_output(1, x.shape());
+    const int64_t n = x.num_elements();
+    if (n == 0) return;
+    LaunchDropout<T>(x.data<T>(), y.data<T>(), mask.data<T>(), n, state_.key(), state_.Reserve(n),
+                     static_cast<T>(rate_), static_cast<T>(1.0 / (1.0 - rate_)), gpu->compute_stream());
+  }
+
+ private:
+  RandomState state_;
+  double rate_;
+};
+
 template <typename T> using RandomUniformOp = RandomOp<T, 0>;
 template <typename T> using RandomNormalOp = RandomOp<T, 1>;
 template <typename T> using TruncatedNormalOp = RandomOp<T, 2>;
@@ -294,6 +338,8 @@ template <typename T> using TruncatedNormalOp = RandomOp<T, 2>;
 void RegisterCudaStateKernels(KernelRegistry& r) {
   RegisterUntyped<ConstOp>(r, "Const", "GPU");
   RegisterUntyped<AssignOp>(r, "Assign", "GPU");
+  RegisterTyped<AssignAddOp, float, double, int32_t, int64_t>(r, "AssignAdd", "T", "GPU");
+  RegisterTyped<AssignSubOp, float, double, int32_t, int64_t>(r, "AssignSub", "T", "GPU");
   RegisterTyped<ApplyGradientDescentOp, float, double>(r, "ApplyGradientDescent", "T", "GPU");
   RegisterTyped<ApplyMomentumOp, float, double>(r, "ApplyMomentum", "T", "GPU");
   RegisterTyped<ApplyAdamOp, float, double>(r, "ApplyAdam", "T", "GPU");
@@ -305,6 +351,7 @@ void RegisterCudaStateKernels(KernelRegistry& r) {
   RegisterTyped<RandomUniformOp, float, double>(r, "RandomUniform", "dtype", "GPU");
   RegisterTyped<RandomNormalOp, float, double>(r, "RandomNormal", "dtype", "GPU");
   RegisterTyped<TruncatedNormalOp, float, double>(r, "TruncatedNormal", "dtype", "GPU");
+  RegisterTyped<DropoutOp, float, double>(r, "Dropout", "T", "GPU");
 }
 
 }  // namespace weft

@@ -1,4 +1,4 @@
-// Gather, the random ops (Philox, as on the CPU), and the optimizer updates (SGD, momentum, Adam) as CUDA
+// Gather and GatherGrad, the random ops and Dropout (Philox, as on the CPU), and the optimizer updates (SGD, momentum, Adam) as CUDA
 // kernels; the formulas are the CPU kernels' (ops/kernels/cpu/optimizer.cc).
 #include <cuda_runtime.h>
 
@@ -37,6 +37,34 @@ __global__ void UniformKernel(T* y, int64_t n, uint64_t key, uint64_t base, T lo
     philox::Block(key, e / kPer, 0, 0, w);
     const T v = lo + range * philox::Uniform01<T>(w + (e % kPer) * (4 / kPer));
     y[i] = v < hi || range == T(0) ? v : lo;  // rounding can reach hi
+  }
+}
+
+// Dropout's mask from the uniform words of UniformKernel (same element-to-word map as the CPU).
+template <typename T>
+__global__ void DropoutKernel(const T* x, T* y, T* mask, int64_t n, uint64_t key, uint64_t base, T rate, T scale) {
+  constexpr int kPer = 4 / philox::kWords<T>;
+  WEFT_GRID_LOOP(i, n) {
+    const uint64_t e = base + static_cast<uint64_t>(i);
+    uint32_t w[4];
+    philox::Block(key, e / kPer, 0, 0, w);
+    const T m = philox::Uniform01<T>(w + (e % kPer) * (4 / kPer)) >= rate ? scale : T(0);
+    mask[i] = m;
+    y[i] = x[i] * m;
+  }
+}
+
+template <typename T, typename Index>
+__global__ void GatherGradKernel(const T* dy, const Index* indices, T* out, int64_t n, int64_t num_indices,
+                                 int64_t inner, int64_t limit, int32_t* bad) {
+  WEFT_GRID_LOOP(i, n) {
+    const int64_t k = i % inner, j = (i / inner) % num_indices, o = i / (inner * num_indices);
+    const int64_t id = static_cast<int64_t>(indices[j]);
+    if (id < 0 || id >= limit) {
+      atomicCAS(bad, 0, static_cast<int32_t>(j + 1));
+    } else {
+      atomicAdd(out + (o * limit + id) * inner + k, dy[i]);
+    }
   }
 }
 
@@ -102,6 +130,25 @@ void LaunchGather(const T* params, const Index* indices, T* out, int64_t outer, 
   CheckLaunch("gather");
 }
 
+template <typename T, typename Index>
+void LaunchGatherGrad(const T* dy, const Index* indices, T* out, int64_t outer, int64_t num_indices, int64_t inner,
+                      int64_t limit, int32_t* bad, cudaStream_t stream) {
+  const int64_t n = outer * num_indices * inner;
+  const LaunchShape ls = LaunchShapeFor(n);
+  if (ls.blocks == 0) return;
+  GatherGradKernel<T, Index><<<ls.blocks, ls.threads, 0, stream>>>(dy, indices, out, n, num_indices, inner, limit, bad);
+  CheckLaunch("GatherGrad");
+}
+
+template <typename T>
+void LaunchDropout(const T* x, T* y, T* mask, int64_t n, uint64_t key, uint64_t base, T rate, T scale,
+                   cudaStream_t stream) {
+  const LaunchShape ls = LaunchShapeFor(n);
+  if (ls.blocks == 0) return;
+  DropoutKernel<T><<<ls.blocks, ls.threads, 0, stream>>>(x, y, mask, n, key, base, rate, scale);
+  CheckLaunch("Dropout");
+}
+
 template <typename T>
 void LaunchRandomUniform(T* y, int64_t n, uint64_t key, uint64_t base, T lo, T hi, cudaStream_t stream) {
   const LaunchShape ls = LaunchShapeFor(n);
@@ -151,6 +198,11 @@ void LaunchApplyAdam(T* var, T* m, T* v, const T* beta1_power, const T* beta2_po
                                          int32_t*, cudaStream_t);                                                  \
   template void LaunchGather<T, int64_t>(const T*, const int64_t*, T*, int64_t, int64_t, int64_t, int64_t,         \
                                          int32_t*, cudaStream_t);                                                  \
+  template void LaunchGatherGrad<T, int32_t>(const T*, const int32_t*, T*, int64_t, int64_t, int64_t, int64_t,     \
+                                             int32_t*, cudaStream_t);                                              \
+  template void LaunchGatherGrad<T, int64_t>(const T*, const int64_t*, T*, int64_t, int64_t, int64_t, int64_t,     \
+                                             int32_t*, cudaStream_t);                                              \
+  template void LaunchDropout<T>(const T*, T*, T*, int64_t, uint64_t, uint64_t, T, T, cudaStream_t);               \
   template void LaunchRandomUniform<T>(T*, int64_t, uint64_t, uint64_t, T, T, cudaStream_t);                       \
   template void LaunchRandomNormal<T>(T*, int64_t, uint64_t, uint64_t, T, T, bool, cudaStream_t);                  \
   template void LaunchApplyGradientDescent<T>(T*, const T*, const T*, int64_t, cudaStream_t);                      \
