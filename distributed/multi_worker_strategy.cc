@@ -1,6 +1,8 @@
 #include "distributed/multi_worker_strategy.h"
 
+#include <condition_variable>
 #include <cstdlib>
+#include <mutex>
 
 namespace weft {
 
@@ -64,8 +66,55 @@ MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(MultiWorkerOptions opti
 }
 
 MultiWorkerMirroredStrategy::~MultiWorkerMirroredStrategy() {
+  (void)Shutdown();
   mgr_.reset();  // the transport's threads stop before the callback pool goes
   callbacks_.reset();
+}
+
+Status MultiWorkerMirroredStrategy::Shutdown() {
+  if (shut_down_ || !mgr_) return Status();
+  shut_down_ = true;
+  // One step id no collective or local step uses; every worker sends "bye" from its CPU:0 to the
+  // others' and waits for theirs.
+  constexpr uint64_t kLeaveStep = uint64_t{3} << 62;
+  std::vector<std::string> workers;
+  for (const TaskId& t : config_.cluster.Tasks()) workers.push_back(t.DeviceName() + "/device:CPU:0");
+  const std::string me = config_.task->DeviceName() + "/device:CPU:0";
+  std::shared_ptr<UcxRendezvous> r = mgr_->Find(kLeaveStep);
+  struct Wait {
+    std::mutex mu;
+    std::condition_variable cv;
+    size_t pending = 0;
+    Status status;
+  };
+  auto wait = std::make_shared<Wait>();
+  for (const std::string& peer : workers) {
+    if (peer == me) continue;
+    (void)r->Send(fmt::format("{};0;{};_leave;0:0", me, peer), {}, Tensor::Scalar<int32_t>(worker_index_), false);
+    {
+      std::lock_guard<std::mutex> l(wait->mu);
+      wait->pending++;
+    }
+    r->RecvAsync(fmt::format("{};0;{};_leave;0:0", peer, me), {}, [wait](const Status& s, const Tensor&, bool) {
+      std::lock_guard<std::mutex> l(wait->mu);
+      // A peer whose connection ends here has left (after our "bye", which it may not answer).
+      if (!s.ok() && s.code() != Code::kUnavailable && wait->status.ok()) wait->status = s;
+      if (--wait->pending == 0) wait->cv.notify_all();
+    });
+  }
+  Status result;
+  {
+    std::unique_lock<std::mutex> l(wait->mu);
+    if (!wait->cv.wait_for(l, options_.shutdown_timeout, [&] { return wait->pending == 0; })) {
+      result = errors::DeadlineExceeded("MultiWorkerMirroredStrategy: task {}: {} worker(s) did not leave within {} ms",
+                                        config_.task->ToString(), wait->pending, options_.shutdown_timeout.count());
+    } else {
+      result = wait->status;
+    }
+  }
+  r.reset();
+  mgr_->Cleanup(kLeaveStep);
+  return result;
 }
 
 void MultiWorkerMirroredStrategy::ConfigureSession(SessionOptions* o) const {

@@ -24,6 +24,12 @@
 // by batch slices); a worker that dies or stops makes the others' step fail with Unavailable
 // naming it (or DeadlineExceeded after `collective_timeout`).
 //
+// Leaving: Shutdown() (also run by the destructor) tells every other worker this one is done and
+// waits, up to `shutdown_timeout`, until each has said the same, so that no worker exits while
+// another still waits for its last messages (a worker that ended its last step may still owe the
+// others the last chunks of that step's all-reduce). A worker whose connection ends meanwhile
+// (one that failed, or that got this worker's "bye" and left) is not waited for.
+//
 // Thread-safe after construction; the steps of its models must be issued in the same order on
 // every worker, one at a time.
 #pragma once
@@ -45,6 +51,7 @@ struct MultiWorkerOptions {
   int devices_per_worker = 1;
   std::chrono::milliseconds collective_timeout{60000};
   std::chrono::milliseconds connect_timeout{60000};
+  std::chrono::milliseconds shutdown_timeout{10000};
 };
 
 class MultiWorkerMirroredStrategy : public Strategy {
@@ -61,6 +68,9 @@ class MultiWorkerMirroredStrategy : public Strategy {
   const TaskId& task() const { return *config_.task; }
   int worker_index() const { return worker_index_; }
   UcxRendezvousMgr& rendezvous() const { return *mgr_; }
+  // The leave handshake (see above); idempotent. Returns the first problem (a peer that failed or
+  // did not answer in time), which the destructor ignores.
+  Status Shutdown();
 
  private:
   struct Layout;
@@ -73,6 +83,7 @@ class MultiWorkerMirroredStrategy : public Strategy {
   std::unique_ptr<UcxRendezvousMgr> mgr_;
   // Step ids: collective steps count up from 1 on every worker alike; local ones from 2^62.
   mutable std::atomic<uint64_t> collective_steps_{0}, local_steps_{0};
+  bool shut_down_ = false;
 };
 
 }  // namespace weft

@@ -65,6 +65,13 @@ void InitDistribute(py::module_& m) {
            py::arg("tf_config"), py::arg("devices_per_worker") = 1, py::arg("collective_timeout") = 60.0,
            py::arg("connect_timeout") = 60.0)
       .def_property_readonly("worker_index", &MultiWorkerMirroredStrategy::worker_index)
+      .def(
+          "shutdown",
+          [](MultiWorkerMirroredStrategy& s) {
+            py::gil_scoped_release release;
+            ThrowIfError(s.Shutdown());
+          },
+          "Tells the other workers this one is done and waits (bounded) until they all are.")
       .def_property_readonly("task", [](const MultiWorkerMirroredStrategy& s) { return s.task().ToString(); });
 #endif
 }

@@ -20,6 +20,7 @@ Across processes (UCX builds): ``Server(cluster, job_name, task_index)`` runs th
 operations are pinned with ``weft.device("/job:ps/task:0")`` over the cluster;
 ``cluster_resolver.TFConfigClusterResolver()`` reads $TF_CONFIG.
 """
+import atexit
 import contextlib
 import json
 import os
@@ -186,6 +187,13 @@ class MultiWorkerMirroredStrategy(Strategy):
             self.cluster_resolver.tf_config(), devices_per_worker=int(devices_per_worker),
             collective_timeout=float(collective_timeout), connect_timeout=float(connect_timeout))
         super().__init__(cpp)
+        # At exit, leave in order: another worker may still wait for this one's last messages.
+        atexit.register(_leave_quietly, weakref.ref(cpp))
+
+    def shutdown(self):
+        """Tells the other workers this one is done and waits (bounded) until they all are; also
+        done at interpreter exit."""
+        self._cpp.shutdown()
 
     @property
     def num_workers(self):
@@ -203,6 +211,15 @@ class MultiWorkerMirroredStrategy(Strategy):
     def task(self):
         """"worker:1"."""
         return self._cpp.task
+
+
+def _leave_quietly(ref):
+    cpp = ref()
+    if cpp is not None:
+        try:
+            cpp.shutdown()
+        except Exception:  # a worker that failed: nothing to wait for
+            pass
 
 
 # tf.distribute.experimental.MultiWorkerMirroredStrategy, as the talks spell it.
