@@ -153,6 +153,8 @@ TEST_CASE("multi worker child") {
     if (std::string(role) == "kill" && strategy.worker_index() == 1) f.callbacks.push_back(std::make_shared<DieAt>(3));
     m->Fit(data.x, data.y, f);
     m->SaveWeights(fmt::format("{}/worker{}.weft", dir, strategy.worker_index()));
+    // The other worker may still be pulling our last gradients: exit once our sends are through.
+    strategy.rendezvous().transport().WaitForSends(std::chrono::seconds(10));
     std::_Exit(0);
   } catch (const Error& e) {
     std::ofstream(fmt::format("{}/error{}.txt", dir, ClusterConfig::FromEnvironment().task->index)) << e.what();
