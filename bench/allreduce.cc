@@ -209,6 +209,8 @@ int main(int argc, char** argv) {
           Put(down[1], "go");
           weft[i].push_back(RunWeft(mgr, 0, kSizes[i], Iterations(kSizes[i]), chunk, &step));
           Get(up[0]);
+          std::fprintf(stderr, "round %d: weft %lld K: %.1f us\n", rep + 1, static_cast<long long>(kSizes[i] >> 10),
+                       weft[i].back() * 1e6);
         }
         const std::vector<double> a = RunMpi(mpi, "");
         const std::vector<double> b =
