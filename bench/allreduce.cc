@@ -1,12 +1,15 @@
 // All-reduce bus bandwidth between 2 processes on this machine: weft's collectives (ring above
 // 64 KiB, recursive doubling below, over UcxRendezvous on shared memory) against OpenMPI's
-// MPI_Allreduce (default pml, and pml ucx), float32 sum at 4 KiB, 64 KiB, 1 MiB, 16 MiB, 64 MiB.
+// MPI_Allreduce (default pml, and pml ucx) and torch.distributed gloo (bench/gloo_allreduce.py),
+// float32 sum at 4 KiB, 64 KiB, 1 MiB, 16 MiB, 64 MiB.
 // busbw = bytes * 2(n-1)/n / time, as nccl-tests define it (n = 2: bytes / time). Runs
-// interleaved (weft, MPI, MPI+ucx, weft, ...) because this machine's speed drifts; prints medians
+// interleaved (weft, MPI, MPI+ucx, gloo, weft, ...) because this machine's speed drifts; prints medians
 // and ratios. The floor of issue 7: >= 1.0x MPI at 1 MiB and above, within 2x of MPI at 4 KiB.
 //
 //   bench/run_allreduce.sh [--reps 3]        (installs Debian's OpenMPI, builds, runs this)
 //   build/bench/bench_allreduce [--reps 3] [--mpi build/bench/bench_mpi_allreduce] [--chunk BYTES]
+//                               [--gloo bench/gloo_allreduce.py] [--python /usr/bin/python3]
+// (--gloo '' skips gloo; a peer that is missing or fails prints 0)
 //
 // weft's side runs itself as the peer (task worker:1); each all-reduce is one step (its own
 // rendezvous), as in training. Every process checks the sum it got.
@@ -45,6 +48,11 @@ UcxTransportOptions Options(int task) {
   o.context.config["TLS"] = "posix,sysv,cma,self,tcp";
   // How long the progress thread keeps polling after traffic (default 50 us): WEFT_UCX_SPIN_US.
   if (const char* spin = std::getenv("WEFT_UCX_SPIN_US")) o.worker.spin = std::chrono::microseconds(std::atoi(spin));
+  // ... and while a Recv waits (default 20 ms): WEFT_UCX_BUSY_SPIN_US; WEFT_UCX_YIELD=1 yields meanwhile.
+  if (const char* busy = std::getenv("WEFT_UCX_BUSY_SPIN_US")) {
+    o.worker.busy_spin = std::chrono::microseconds(std::atoi(busy));
+  }
+  if (const char* yield = std::getenv("WEFT_UCX_YIELD")) o.worker.yield_while_busy = std::atoi(yield) != 0;
   return o;
 }
 
@@ -117,18 +125,21 @@ int Child(int in_fd, int out_fd, int reps, int64_t chunk) {
       Put(out_fd, "done");
     }
   }
+  // Our last all-reduce may end before the parent's (its data still in flight from here): stay
+  // connected until the parent says it is done.
+  Get(in_fd);
   return 0;
 }
 
-// MPI's seconds per all-reduce for each size (one line per size from bench_mpi_allreduce).
-std::vector<double> RunMpi(const std::string& program, const std::string& mca) {
+// A peer's seconds per all-reduce for each size: `launcher` runs it with --sizes and --iters, and
+// it prints one line "allreduce BYTES SECONDS" per size (bench_mpi_allreduce, gloo_allreduce.py).
+std::vector<double> RunPeer(const std::string& launcher) {
   std::string sizes, iters;
   for (int64_t b : kSizes) {
     sizes += fmt::format("{} ", b);
     iters += fmt::format("{} ", Iterations(b));
   }
-  const std::string cmd = fmt::format("timeout 300 mpirun --allow-run-as-root --oversubscribe -np 2 {} {} --sizes {}--iters {} 2>/dev/null",
-                                      mca, program, sizes, iters);
+  const std::string cmd = fmt::format("timeout 300 {} --sizes {}--iters {} 2>/dev/null", launcher, sizes, iters);
   FILE* p = popen(cmd.c_str(), "r");
   std::vector<double> out;
   char line[256];
@@ -138,8 +149,12 @@ std::vector<double> RunMpi(const std::string& program, const std::string& mca) {
     if (std::sscanf(line, "allreduce %lld %lf", &bytes, &seconds) == 2) out.push_back(seconds);
   }
   if (p != nullptr) pclose(p);
-  if (out.size() != std::size(kSizes)) out.assign(std::size(kSizes), 0);  // MPI missing or failed
+  if (out.size() != std::size(kSizes)) out.assign(std::size(kSizes), 0);  // the peer is missing or failed
   return out;
+}
+
+std::vector<double> RunMpi(const std::string& program, const std::string& mca) {
+  return RunPeer(fmt::format("mpirun --allow-run-as-root --oversubscribe -np 2 {} {}", mca, program));
 }
 
 double Median(std::vector<double> v) {
@@ -157,12 +172,16 @@ int main(int argc, char** argv) {
     int reps = 3;
     int64_t chunk = 1 << 20;
     std::string mpi = "build/bench/bench_mpi_allreduce";
+    std::string gloo = "bench/gloo_allreduce.py", python = "/usr/bin/python3";
     for (int i = 1; i + 1 < argc; i += 2) {
       const std::string flag = argv[i];
       if (flag == "--reps") reps = std::stoi(argv[i + 1]);
       else if (flag == "--mpi") mpi = argv[i + 1];
       else if (flag == "--chunk") chunk = std::stoll(argv[i + 1]);
-      else throw std::runtime_error("unknown flag " + flag + " (--reps N, --mpi PROGRAM, --chunk BYTES)");
+      else if (flag == "--gloo") gloo = argv[i + 1];
+      else if (flag == "--python") python = argv[i + 1];
+      else throw std::runtime_error("unknown flag " + flag +
+                                    " (--reps N, --mpi PROGRAM, --chunk BYTES, --gloo SCRIPT, --python PROGRAM)");
     }
     int down[2], up[2];
     if (pipe(down) != 0 || pipe(up) != 0) throw std::runtime_error("pipe");
@@ -177,7 +196,7 @@ int main(int argc, char** argv) {
     close(down[0]);
     close(up[1]);
     const size_t k = std::size(kSizes);
-    std::vector<std::vector<double>> weft(k), mpi_sm(k), mpi_ucx(k);
+    std::vector<std::vector<double>> weft(k), mpi_sm(k), mpi_ucx(k), gloo_t(k);
     {
       UcxRendezvousMgr mgr(Options(0), {std::chrono::seconds(60), nullptr});
       const std::string port = Get(up[0]);
@@ -190,32 +209,39 @@ int main(int argc, char** argv) {
           Put(down[1], "go");
           weft[i].push_back(RunWeft(mgr, 0, kSizes[i], Iterations(kSizes[i]), chunk, &step));
           Get(up[0]);
+          std::fprintf(stderr, "round %d: weft %lld K: %.1f us\n", rep + 1, static_cast<long long>(kSizes[i] >> 10),
+                       weft[i].back() * 1e6);
         }
         const std::vector<double> a = RunMpi(mpi, "");
         const std::vector<double> b =
             RunMpi(mpi, "--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any");
+        const std::vector<double> g = gloo.empty() ? std::vector<double>(k, 0) : RunPeer(python + " " + gloo);
         for (size_t i = 0; i < k; ++i) {
           mpi_sm[i].push_back(a[i]);
           mpi_ucx[i].push_back(b[i]);
+          gloo_t[i].push_back(g[i]);
         }
         std::fprintf(stderr, "round %d/%d done\n", rep + 1, reps);
       }
+      Put(down[1], "end");
     }
     int status = 0;
     waitpid(child, &status, 0);
     std::printf("\nall-reduce float32 sum, 2 processes, busbw GB/s (bytes * 2(n-1)/n / time), medians of %d "
                 "interleaved runs\n", reps);
-    std::printf("%10s %10s %10s %12s %10s %12s  %s\n", "size", "weft", "MPI", "MPI pml ucx", "weft/MPI",
-                "weft/MPI ucx", "weft us / MPI us");
+    std::printf("%10s %8s %8s %8s %8s %9s %9s %9s  %s\n", "size", "weft", "MPI", "MPI ucx", "gloo", "weft/MPI",
+                "/MPI ucx", "weft/gloo", "weft us / best MPI us / gloo us");
     for (size_t i = 0; i < k; ++i) {
-      const double w = Median(weft[i]), m = Median(mpi_sm[i]), u = Median(mpi_ucx[i]);
+      const double w = Median(weft[i]), m = Median(mpi_sm[i]), u = Median(mpi_ucx[i]), g = Median(gloo_t[i]);
       auto bw = [&](double s) { return s > 0 ? static_cast<double>(kSizes[i]) / s / 1e9 : 0.0; };
       const double best = std::min(m > 0 ? m : 1e9, u > 0 ? u : 1e9);
-      const char* floor = kSizes[i] >= (1 << 20) ? (best / w >= 1.0 ? "ok (>= 1.0x)" : "below 1.0x")
+      const char* floor = best >= 1e9 ? "(no MPI figure)"
+                          : kSizes[i] >= (1 << 20) ? (best / w >= 1.0 ? "ok (>= 1.0x)" : "below 1.0x")
                                                   : kSizes[i] == (4 << 10) ? (w / best <= 2 ? "ok (<= 2x time)" : "above 2x") : "";
-      std::printf("%8lld K %10.3f %10.3f %12.3f %10.2f %12.2f  %.1f / %.1f  %s\n",
-                  static_cast<long long>(kSizes[i] >> 10), bw(w), bw(m), bw(u), w > 0 && m > 0 ? m / w : 0.0,
-                  w > 0 && u > 0 ? u / w : 0.0, w * 1e6, best < 1e9 ? best * 1e6 : 0.0, floor);
+      auto ratio = [&](double peer) { return w > 0 && peer > 0 ? peer / w : 0.0; };  // busbw weft / peer
+      std::printf("%8lld K %8.3f %8.3f %8.3f %8.3f %9.2f %9.2f %9.2f  %.1f / %.1f / %.1f  %s\n",
+                  static_cast<long long>(kSizes[i] >> 10), bw(w), bw(m), bw(u), bw(g), ratio(m), ratio(u), ratio(g),
+                  w * 1e6, best < 1e9 ? best * 1e6 : 0.0, g * 1e6, floor);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_allreduce: %s\n", e.what());

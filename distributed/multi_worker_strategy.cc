@@ -114,6 +114,8 @@ Status MultiWorkerMirroredStrategy::Shutdown() {
   }
   r.reset();
   mgr_->Cleanup(kLeaveStep);
+  // Our "bye" itself must get out before the process may end.
+  mgr_->transport().WaitForSends(std::chrono::seconds(2));
   return result;
 }
 

@@ -168,6 +168,9 @@ UcxRendezvousMgr::UcxRendezvousMgr(UcxTransportOptions transport_options, UcxRen
 }
 
 UcxRendezvousMgr::~UcxRendezvousMgr() {
+  // Peers may still be pulling the data of our last sends (a collective ends here once it has
+  // received everything, not when what it sent has arrived).
+  transport_->WaitForSends(std::chrono::seconds(2));
   transport_->worker()->Stop();  // no more messages, failures or ticks
   std::map<uint64_t, std::shared_ptr<UcxRendezvous>> steps;
   {

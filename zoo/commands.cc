@@ -112,7 +112,8 @@ train::Optimizer MakeOptimizer(const Flags& f, int64_t total_steps) {
 }
 
 std::unique_ptr<Model> BuildCompiled(const ZooModel& zm, const TensorShape& example, const train::Optimizer& opt,
-                                     const SessionOptions& session, int64_t seed, const Strategy* strategy = nullptr) {
+                                     const SessionOptions& session, int64_t seed, const Strategy* strategy = nullptr,
+                                     int64_t bucket_bytes = -1) {
   std::optional<Strategy::ScopeGuard> scope;
   if (strategy != nullptr) scope.emplace(strategy);
   std::unique_ptr<Model> model = zm.build(example, kClasses);
@@ -122,6 +123,7 @@ std::unique_ptr<Model> BuildCompiled(const ZooModel& zm, const TensorShape& exam
   co.metrics = {"accuracy"};
   co.session = session;
   co.seed = seed;
+  co.all_reduce_bucket_bytes = bucket_bytes;
   model->Compile(co);
   return model;
 }
@@ -303,9 +305,10 @@ int Evaluate(const std::vector<std::string>& args) {
 
 int Bench(const std::vector<std::string>& args) {
   Flags f(args, {"batch-size", "threads", "warmup", "seconds", "data", "strategy", "devices", "hosts", "hostfile",
-                 "base-port", "collective-timeout", "device"},
+                 "base-port", "collective-timeout", "device", "bucket-bytes"},
           {"json"});
   if (f.positional().size() != 1) throw UsageError("bench takes one MODEL");
+  const int64_t bucket_bytes = f.Int("bucket-bytes", -1, -1);
   const ZooModel& zm = FindZooModel(f.positional()[0]);
   const int64_t batch = f.Int("batch-size", 64, 1);
   const int64_t warmup = f.Int("warmup", 10, 0);
@@ -320,7 +323,8 @@ int Bench(const std::vector<std::string>& args) {
     batches.emplace_back(Rows(data.x, i * batch, (i + 1) * batch), Rows(data.y, i * batch, (i + 1) * batch));
   }
   std::unique_ptr<Strategy> strategy = MakeStrategy(f);
-  std::unique_ptr<Model> model = BuildCompiled(zm, example, train::SGD(0.01, 0.9), session, 1, strategy.get());
+  std::unique_ptr<Model> model =
+      BuildCompiled(zm, example, train::SGD(0.01, 0.9), session, 1, strategy.get(), bucket_bytes);
   int64_t step = 0;
   auto run = [&] {
     const auto& [x, y] = batches[static_cast<size_t>(step++ % kBatches)];

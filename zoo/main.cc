@@ -46,8 +46,10 @@ commands:
       --device D            auto (default: GPUs when there are any) | cpu | gpu (fails without a GPU)
   evaluate MODEL --checkpoint PATH [--data D] [--batch-size N] [--threads N] [--device D]
   bench MODEL [--batch-size N] [--threads N] [--warmup N] [--seconds S] [--json]
-              [--strategy S] [--devices N] [--device D]
-                            steady-state training images/s on synthetic data
+              [--strategy S] [--devices N] [--device D] [--bucket-bytes B]
+                            steady-state training images/s on synthetic data; --bucket-bytes:
+                            gradient all-reduce buckets across workers (-1 auto: 25 MiB; 0: one
+                            per gradient)
   graph MODEL -o FILE.dot|FILE.png [--devices N] [--strategy S] [--partitioned]
                             the training step's graph; --partitioned: one cluster per device
                             with the Send/Recv pairs (PNG through graphviz's dot)

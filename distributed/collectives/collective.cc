@@ -23,9 +23,12 @@ class Watchdog {
   uint64_t Add(std::weak_ptr<Collective> c) {
     std::lock_guard<std::mutex> l(mu_);
     const uint64_t id = ++next_id_;
+    const bool was_idle = active_.empty();
     active_.emplace(id, std::move(c));
     if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
-    cv_.notify_all();
+    // Only a sleeping watchdog needs waking: a running one checks every 50 ms anyway (waking it
+    // for every collective costs small collectives a thread wake-up each on a busy machine).
+    if (was_idle) cv_.notify_all();
     return id;
   }
   void Remove(uint64_t id) {

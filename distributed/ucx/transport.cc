@@ -262,6 +262,15 @@ void UcxTransport::EnsureConnected(int task) {
   });
 }
 
+bool UcxTransport::WaitForSends(std::chrono::milliseconds timeout) const {
+  const auto deadline = Clock::now() + timeout;
+  while (sends_in_flight_.load() > 0) {
+    if (Clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  return true;
+}
+
 Status UcxTransport::PeerStatus(int task) const {
   std::lock_guard<std::mutex> l(mu_);
   auto it = peer_status_.find(task);
@@ -365,6 +374,7 @@ void UcxTransport::SendTensorImpl(int task, WireKind kind, uint64_t step_id, con
                                   const Tensor& value, bool is_dead, Protocol protocol, DoneCallback done) {
   auto* op = new SendOp{this, task, value, {}, {}, 0, {}, std::move(done)};
   worker_->AddDemand(1);  // until the send completes (SendOp::Complete)
+  sends_in_flight_++;
   auto work = [this, task, kind, step_id, key, is_dead, protocol, op] {
     Peer& peer = PeerAt(task);
     auto send = [this, task, kind, step_id, key, is_dead, protocol, op] {

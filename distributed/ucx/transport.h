@@ -148,6 +148,11 @@ class UcxTransport {
   void EnsureConnected(int task);
   // OK, or why `task` is unreachable.
   Status PeerStatus(int task) const;
+  // Waits (not on the progress thread) until every send made so far has completed or failed, for
+  // at most `timeout`; false if some are still in flight. A rendezvous send completes once the
+  // peer has pulled the data: a process that exits right after its last collective must wait
+  // here, or its peers may still be fetching from it (~UcxRendezvousMgr waits up to 2 s).
+  bool WaitForSends(std::chrono::milliseconds timeout) const;
 
   // Sends asynchronously; `done` runs once the tensor's buffer is no longer needed (or with the
   // error). The tensor is kept alive until then.
@@ -252,6 +257,7 @@ class UcxTransport {
   DevicePath device_path_ = DevicePath::kNone;
   std::shared_ptr<StagingBuffers> staging_;
   std::atomic<int> staged_in_flight_{0};
+  std::atomic<int> sends_in_flight_{0};  // SendTensorImpl until SendOp::Complete
   std::shared_ptr<RecvBufferPool> recv_pool_;
   std::unique_ptr<UcxContext> context_;
   std::unique_ptr<UcxWorker> worker_;

@@ -168,6 +168,7 @@ struct UcxTransport::SendOp {
     if (--pending == 0) {
       transport->worker()->AddDemand(-1);
       if (done) done(status);
+      transport->sends_in_flight_--;
       delete this;
     }
   }

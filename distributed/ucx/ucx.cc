@@ -161,9 +161,12 @@ bool UcxWorker::Post(std::function<void()> fn) {
     std::lock_guard<std::mutex> l(mu_);
     if (stopping_) return false;
     posted_.push_back(std::move(fn));
-    has_posted_.store(true, std::memory_order_release);
+    has_posted_.store(true, std::memory_order_seq_cst);
   }
-  if (!OnProgressThread()) Wake();  // the loop looks at posted_ before it sleeps
+  // A polling loop sees posted_ on its next round; only a sleeping (or about to sleep) one needs
+  // the eventfd (a write and a spurious epoll round saved per Post while it polls). The loop sets
+  // sleeping_ before it looks at has_posted_ a last time: one of the two sees the other's store.
+  if (!OnProgressThread() && sleeping_.load(std::memory_order_seq_cst)) Wake();
   return true;
 }
 
@@ -305,8 +308,16 @@ void UcxWorker::Loop() {
       continue;
     }
     // Sleep until UCX has an event, someone posts work, or the next tick.
+    sleeping_.store(true, std::memory_order_seq_cst);
+    if (has_posted_.load(std::memory_order_seq_cst) || stopping_flag_.load()) {
+      sleeping_.store(false, std::memory_order_relaxed);
+      continue;
+    }
     const ucs_status_t armed = ucp_worker_arm(worker_);
-    if (armed == UCS_ERR_BUSY) continue;  // events arrived meanwhile: progress again
+    if (armed == UCS_ERR_BUSY) {  // events arrived meanwhile: progress again
+      sleeping_.store(false, std::memory_order_relaxed);
+      continue;
+    }
     const int wait_ms = static_cast<int>(
         std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(next_tick - now).count()) + 1);
     epoll_event events[2];
@@ -317,6 +328,7 @@ void UcxWorker::Loop() {
         [[maybe_unused]] ssize_t r = read(wake_fd_, &v, sizeof(v));
       }
     }
+    sleeping_.store(false, std::memory_order_relaxed);
     last_activity = Clock::now();  // spin again briefly after waking: more traffic usually follows
   }
 }

@@ -132,6 +132,7 @@ class UcxWorker {
   std::mutex mu_;
   std::vector<std::function<void()>> posted_, batch_;  // batch_: progress thread, reused (no allocation per round)
   std::atomic<bool> has_posted_{false};              // posted_ is not empty (read without the lock)
+  std::atomic<bool> sleeping_{false};                // the loop is in (or about to enter) epoll_wait
   bool stopping_ = false;
   std::atomic<bool> stopping_flag_{false};
   std::atomic<bool> thread_done_{false};  // the progress thread was joined

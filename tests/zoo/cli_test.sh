@@ -41,6 +41,7 @@ python3 -c "import sys; sys.exit(0 if float('$acc') > 0.5 else 1)" || fail "mlp 
 
 expect 0 "at step 16: test_loss" -- "$zoo" evaluate mlp --data synthetic --checkpoint "$tmp/ckpt/ckpt-16.weft"
 expect 0 '"images_per_second"' -- "$zoo" bench mnist_cnn --batch-size 16 --threads 1 --warmup 1 --seconds 0.3 --json
+expect 2 "bucket-bytes needs an integer >= -1, got '-5'" -- "$zoo" bench mlp --bucket-bytes -5
 
 # Distribution: mirrored over 2 CPU devices trains; the partitioned graph and a step trace.
 expect 0 "MirroredStrategy over 2 replicas" -- "$zoo" train mlp --data synthetic --batch-size 64 --steps-per-epoch 12 \
