@@ -62,7 +62,7 @@ register_python() {
 build() {  # build DIR [meson options...]
   local dir="$1"; shift
   # An existing directory gets the options again (e.g. cuda=disabled for an older ASan build).
-  if [ -f "$dir/build.ninja" ]; then meson configure "$dir" "$@" >/dev/null; else meson setup "$dir" "$@" >/dev/null; fi
+  if [ -f "$dir/build.ninja" ]; then meson setup --reconfigure "$dir" "$@" >/dev/null; else meson setup "$dir" "$@" >/dev/null; fi
   ninja -C "$dir" -j "$JOBS"
 }
 
