@@ -12,6 +12,7 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 
 #include "distributed/ps_strategy.h"
@@ -20,6 +21,10 @@
 
 namespace weft::zoo {
 namespace {
+
+// A task restarted on a port whose old connections are in TIME_WAIT binds it again (UCX 1.13's
+// tcp connection manager reads this from the environment only; as MultiWorkerMirroredStrategy).
+void ReuseListenAddress() { setenv("UCX_TCP_CM_REUSEADDR", "y", /*overwrite=*/0); }
 
 // Serves `config`'s task until SIGTERM / SIGINT, or until `over(server)` says so (asked twice a
 // second). Returns the exit status.
@@ -30,6 +35,7 @@ int Serve(const ClusterConfig& config, const ServerOptions& options, const std::
   sigaddset(&stop, SIGTERM);
   sigaddset(&stop, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+  ReuseListenAddress();
   Server server(config, options);
   std::printf("weft-zoo server: task %s serving at %s (devices: %s); stop with SIGTERM or SIGINT\n",
               server.task().ToString().c_str(), server.target().c_str(), server.devices().ShortNames().c_str());
@@ -97,6 +103,7 @@ class OwningParameterServerStrategy : private ServerHolder, public ParameterServ
 }  // namespace
 
 std::unique_ptr<Strategy> MakeParameterServerStrategy(const std::string& mode) {
+  ReuseListenAddress();
   return std::make_unique<OwningParameterServerStrategy>(std::make_unique<Server>(ClusterConfig::FromEnvironment()),
                                                          ParsePsMode(mode));
 }
