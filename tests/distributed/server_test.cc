@@ -431,6 +431,13 @@ TEST_CASE("server: ParameterServerStrategy (1 ps, 2 workers, sync) trains mnist_
     CAPTURE(name);
     CHECK(MaxRelativeDifference(reference->session()->vars().Find(name)->value, values[i]) < 1e-5);
   }
+  // A checkpoint holds the ps tasks' values (and the step, also on ps:0).
+  const std::string path = fmt::format("/tmp/weft_ps_sync_ckpt_{}.weft", getpid());
+  ps->SaveWeights(path);
+  const std::map<std::string, Tensor> file = train::LoadCheckpoint(path);
+  std::remove(path.c_str());
+  CHECK(file.at("step").scalar<int64_t>()() == 4);
+  for (size_t i = 0; i < weights.size(); ++i) CHECK(MaxRelativeDifference(file.at(weights[i].node->name()), values[i]) == 0);
 }
 
 TEST_CASE("server: ParameterServerStrategy async (1 ps, 2 workers) converges; checkpoints round-trip through ps:0") {
