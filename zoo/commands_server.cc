@@ -78,12 +78,13 @@ int ServeParameterServerTask(const std::string& mode) {
   const TaskId task = config.RequireTask();
   if (task.job == "ps") return Serve(config, {});
   if (m == PsMode::kAsync || task == TaskId{"worker", 0}) return -1;  // a client: it trains
-  // Sync: worker:0 drives this task's replica; serve until it has been seen and is gone.
+  // Sync: worker:0 drives this task's replica; serve until it has been up (it answered, or it
+  // asked us something) and is gone.
   const int client = config.cluster.GlobalIndex({"worker", 0});
   bool seen = false;
   return Serve(config, {}, [client, &seen](Server& server) {
     const ControlResult r = server.control().Call(client, ControlMethod::kHealth, EncodeEmpty(), std::chrono::seconds(2));
-    if (r.status.ok()) seen = true;
+    seen = seen || r.status.ok() || server.HeardFrom(client);
     return seen && !r.status.ok();
   });
 }
