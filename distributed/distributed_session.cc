@@ -1,5 +1,6 @@
 #include "distributed/distributed_session.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <random>
 
@@ -41,8 +42,14 @@ DistributedSession::DistributedSession(Graph* graph, Server* server, Distributed
   auto add = [this](const std::string& name) { devices_.Add(std::make_unique<Device>(DeviceName::Parse(name), 1)); };
   for (const auto& d : server_->devices().devices()) add(d->name());
   const ClusterSpec& cluster = server_->cluster();
+  std::vector<DeviceName> filters;
+  for (const std::string& f : options_.device_filters) filters.push_back(DeviceName::Parse(f));
+  auto used = [&](int t) {
+    const DeviceName task = DeviceName::Parse(cluster.TaskAt(t).DeviceName());
+    return filters.empty() || std::any_of(filters.begin(), filters.end(), [&](const DeviceName& f) { return task.Matches(f); });
+  };
   for (int t = 0; t < cluster.NumTasks(); ++t) {
-    if (t == server_->task_index()) continue;
+    if (t == server_->task_index() || !used(t)) continue;
     ControlResult r = server_->control().Call(t, ControlMethod::kHealth, EncodeEmpty(), options_.control_timeout);
     if (r.status.ok()) {
       try {

@@ -42,6 +42,10 @@ struct DistributedSessionOptions {
   std::chrono::milliseconds step_timeout{30000};
   // Health, RegisterGraph, AbortStep, Cleanup and DeregisterGraph calls.
   std::chrono::milliseconds control_timeout{10000};
+  // The tasks this session uses, as TF's ConfigProto.device_filters: a task is used when its
+  // name matches one of these ("/job:ps", "/job:worker/task:1"); empty: every task. The client's
+  // own task is always used. Tasks filtered out are never contacted (they need not be up).
+  std::vector<std::string> device_filters;
 };
 
 class DistributedSession : public RemoteRunner {

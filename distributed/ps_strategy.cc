@@ -1,5 +1,7 @@
 #include "distributed/ps_strategy.h"
 
+#include <algorithm>
+
 namespace weft {
 namespace {
 
@@ -12,13 +14,48 @@ std::vector<std::string> JobDevices(const ClusterSpec& cluster, const std::strin
   return out;
 }
 
+// The tasks that train: the chief (if any), then the workers.
+std::vector<TaskId> TrainingTasks(const ClusterSpec& cluster) {
+  std::vector<TaskId> out;
+  for (const char* job : {"chief", "worker"}) {
+    for (int i = 0; i < cluster.NumTasks(job); ++i) out.push_back({job, i});
+  }
+  return out;
+}
+
+std::vector<std::string> ReplicaDevices(const Server& server, PsMode mode) {
+  std::vector<std::string> workers = JobDevices(server.cluster(), "worker", "the computation");
+  if (mode == PsMode::kSync) return workers;
+  const std::vector<TaskId> training = TrainingTasks(server.cluster());
+  WEFT_REQUIRE(std::find(training.begin(), training.end(), server.task()) != training.end(),
+               "ParameterServerStrategy (async): task {} is not a worker or the chief; a ps task only serves "
+               "(Server::Join)", server.task().ToString());
+  return {server.task().DeviceName() + "/device:CPU:0"};
+}
+
 }  // namespace
 
-ParameterServerStrategy::ParameterServerStrategy(Server* server, DistributedSessionOptions options)
-    : Strategy(JobDevices(server->cluster(), "worker", "the computation")),
+PsMode ParsePsMode(std::string_view text) {
+  if (text == "sync") return PsMode::kSync;
+  if (text == "async") return PsMode::kAsync;
+  throw Error(errors::InvalidArgument("parameter server mode must be 'sync' or 'async', got '{}'", text));
+}
+
+ParameterServerStrategy::ParameterServerStrategy(Server* server, DistributedSessionOptions options, PsMode mode)
+    : Strategy(ReplicaDevices(*server, mode)),
       server_(server),
-      options_(options),
-      ps_devices_(JobDevices(server->cluster(), "ps", "the variables")) {}
+      options_(std::move(options)),
+      mode_(mode),
+      ps_devices_(JobDevices(server->cluster(), "ps", "the variables")) {
+  if (mode_ == PsMode::kAsync) {
+    const std::vector<TaskId> training = TrainingTasks(server->cluster());
+    const int index = static_cast<int>(std::find(training.begin(), training.end(), server->task()) - training.begin());
+    chief_ = index == 0;
+    shard_ = {index, static_cast<int>(training.size())};
+    // This worker's steps involve the ps tasks and itself only.
+    options_.device_filters = {"/job:ps", server->task().DeviceName()};
+  }
+}
 
 std::function<std::unique_ptr<RemoteRunner>(Graph*)> ParameterServerStrategy::remote_runner() const {
   Server* server = server_;

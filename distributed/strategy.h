@@ -22,6 +22,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "graph/scope.h"
@@ -69,6 +70,14 @@ class Strategy {
   // Not mirrored: each variable goes to the least loaded of these (bytes placed so far, ties to the
   // first), its slots and its update with it.
   virtual std::vector<std::string> variable_devices() const { return {variable_device()}; }
+  // The device of the model's step counter ("step"); empty: the first replica's.
+  virtual std::string step_device() const { return ""; }
+  // True: the variables live on tasks every worker shares and only the chief initializes them;
+  // the other workers' Compile waits (up to collective_timeout_seconds) until it has.
+  virtual bool chief_initializes_variables() const { return false; }
+  // The part of Fit's arrays this process trains on, (index, count): Fit(x, y) takes rows
+  // index, index + count, ... (count 1: all of them; replicated strategies split batches instead).
+  virtual std::pair<int, int> input_shard() const { return {0, 1}; }
   // Set: the model's Session runs its steps through what this makes (a cluster's servers).
   virtual std::function<std::unique_ptr<RemoteRunner>(Graph*)> remote_runner() const { return {}; }
   // How many CPU devices a session must have for this strategy's devices to exist.

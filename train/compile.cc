@@ -76,7 +76,11 @@ void Model::Compile(CompileOptions o) {
   Node* init = ops::Group(root.WithOpName("init"), inits);
   if (strategy_ != nullptr && strategy_->remote_runner()) o.session.remote = strategy_->remote_runner();
   session_ = std::make_unique<Session>(graph_.get(), o.session);
-  session_->Run({}, {}, {init});
+  if (strategy_ != nullptr && strategy_->chief_initializes_variables() && !strategy_->is_chief()) {
+    WaitForVariables(strategy_->collective_timeout_seconds());  // the chief initializes the shared variables
+  } else {
+    session_->Run({}, {}, {init});
+  }
   if (c_->broadcast != nullptr) {  // every worker starts from the chief's values
     Strategy::CollectiveSteps collective;
     session_->Run({}, {}, {c_->broadcast});
@@ -154,8 +158,10 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
     }
   }
   const Scope client = root.WithDevice(device(0));
-  c_->step = ops::Variable(client.WithOpName("step"), TensorShape{}, DType::kInt64);
-  inits->push_back(ops::Assign(client.WithOpName("step/init"), c_->step, ops::Const(client, int64_t{0})));
+  const std::string step_device = strategy_ != nullptr ? strategy_->step_device() : "";
+  const Scope step_scope = step_device.empty() ? client : root.WithDevice(step_device);
+  c_->step = ops::Variable(step_scope.WithOpName("step"), TensorShape{}, DType::kInt64);
+  inits->push_back(ops::Assign(step_scope.WithOpName("step/init"), c_->step, ops::Const(step_scope, int64_t{0})));
   c_->variables.push_back(c_->step);
   c_->lr = ops::Placeholder(client.WithOpName("learning_rate"), DType::kFloat32, TensorShape{});
   if (replicated) c_->global_batch = ops::Placeholder(client.WithOpName("global_batch_size"), DType::kFloat32, {});
@@ -256,8 +262,8 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
     std::vector<Output> a = o.optimizer.Apply(os, trainable[ri], g, c_->lr, c_->step, make_slot);
     applies.insert(applies.end(), a.begin(), a.end());
   }
-  Output increment = ops::AssignAdd(client.NewSubScope("optimizer").WithControlDependencies(applies), c_->step,
-                                    ops::Const(client, int64_t{1}));
+  Output increment = ops::AssignAdd(step_scope.NewSubScope("optimizer").WithControlDependencies(applies), c_->step,
+                                    ops::Const(step_scope, int64_t{1}));
   c_->train = ops::Group(root.WithOpName("train"), {increment});
   if (!mirror_syncs.empty()) c_->sync_mirrors = ops::Group(root.WithOpName("sync_mirrors"), mirror_syncs);
   if (multi_worker) {  // the chief's first replica's values to every worker's first replica

@@ -147,6 +147,9 @@ void Model::RunEpochs(const Dataset* fixed, const Tensor* x, const Tensor* y, Fi
     } else {
       // A fresh order per epoch from (seed, epoch): a resumed run sees the same batches.
       data = Dataset::FromTensors({*x, *y});
+      if (strategy_ != nullptr && strategy_->input_shard().second > 1) {  // this worker's rows (async ps)
+        data = data.Shard(strategy_->input_shard().second, strategy_->input_shard().first);
+      }
       if (o.shuffle) data = data.Shuffle(o.shuffle_seed * 1000003u + static_cast<uint64_t>(epoch), -1, false);
       data = data.Batch(o.batch_size);
     }

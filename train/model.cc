@@ -1,9 +1,11 @@
 // Model construction, Summary and Compile (the graph); the training loop is in train/fit.cc.
 #include "train/model.h"
 
+#include <chrono>
 #include <cstring>
 #include <functional>
 #include <set>
+#include <thread>
 
 #include "graph/gradients.h"
 #include "ops/framework.h"
@@ -165,14 +167,65 @@ std::vector<std::string> Model::VariableNames() const {
   return names;
 }
 
+bool Model::remote() const { return strategy_ != nullptr && static_cast<bool>(strategy_->remote_runner()); }
+
+void Model::WaitForVariables(double timeout_seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
+  for (;;) {
+    try {
+      session_->Run({}, c_->variables);
+      return;
+    } catch (const Error& e) {
+      if (e.status().code() != Code::kFailedPrecondition) throw;  // only "uninitialized" is worth waiting for
+      if (std::chrono::steady_clock::now() > deadline) {
+        throw Error(errors::DeadlineExceeded(
+            "Model '{}': the chief did not initialize the shared variables within {} s (last: {})", name_,
+            timeout_seconds, e.status().ToString()));
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
 void Model::SaveWeights(const std::string& path) {
   RequireCompiled("SaveWeights");
-  SaveVariables(path, session_->vars(), VariableNames());
+  if (!remote()) {
+    SaveVariables(path, session_->vars(), VariableNames());
+    return;
+  }
+  // The variables live on the cluster's tasks: fetch them through the session.
+  const std::vector<Tensor> values = session_->Run({}, c_->variables);
+  std::vector<std::pair<std::string, Tensor>> named;
+  for (size_t i = 0; i < values.size(); ++i) named.emplace_back(c_->variables[i].node->name(), values[i]);
+  SaveCheckpoint(path, named);
 }
 
 void Model::LoadWeights(const std::string& path) {
   RequireCompiled("LoadWeights");
-  RestoreVariables(path, session_->vars(), VariableNames());
+  if (!remote()) {
+    RestoreVariables(path, session_->vars(), VariableNames());
+  } else {
+    // Checked here (names, dtypes, shapes: nothing changes on error), then assigned where each
+    // variable lives through placeholders fed with the values.
+    std::vector<Tensor> values;
+    for (const Output& v : c_->variables) values.emplace_back(v.dtype(), v.shape());
+    std::vector<std::pair<std::string, Tensor*>> targets;
+    for (size_t i = 0; i < values.size(); ++i) targets.emplace_back(c_->variables[i].node->name(), &values[i]);
+    RestoreInto(LoadCheckpoint(path), targets, path);
+    if (c_->restore == nullptr) {
+      Scope s = Scope::Root(graph_.get()).NewSubScope("restore");
+      std::vector<Output> assigns;
+      for (const Output& v : c_->variables) {
+        Output value = ops::Placeholder(s.WithOpName(v.node->name() + "/value"), v.dtype(), v.shape());
+        c_->restore_values.push_back(value);
+        assigns.push_back(ops::Assign(s.NewSubScope(v.node->name()), v, value));
+      }
+      c_->restore = ops::Group(s.WithOpName("all"), assigns);
+    }
+    std::vector<std::pair<Output, Tensor>> feeds;
+    for (size_t i = 0; i < values.size(); ++i) feeds.emplace_back(c_->restore_values[i], values[i]);
+    session_->Run(feeds, {}, {c_->restore});
+  }
   if (c_->broadcast != nullptr) {  // across workers (each loads): the chief's values win
     Strategy::CollectiveSteps collective;
     session_->Run({}, {}, {c_->broadcast});

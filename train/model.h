@@ -145,6 +145,9 @@ class Model {
   int64_t worker_rank() const;
   void RunEpochs(const Dataset* fixed, const Tensor* x, const Tensor* y, FitOptions& o, History* h);
   void RequireCompiled(const char* what) const;
+  // Polls until every variable has a value (set by another process), up to `timeout_seconds`.
+  void WaitForVariables(double timeout_seconds);
+  bool remote() const;  // the variables live on a cluster's servers, not in session_->vars()
   Logs EvaluateBatches(const Dataset& data);
 
   std::string name_;

@@ -22,6 +22,8 @@ struct Model::Compiled {
   std::vector<Output> eval_metrics;  // inference pass
   Output step;                       // int64 step counter variable
   std::vector<Output> variables;     // everything a checkpoint holds
+  Node* restore = nullptr;           // remote variables: assigns each from restore_values (LoadWeights)
+  std::vector<Output> restore_values;
 };
 
 }  // namespace weft::train

@@ -33,7 +33,7 @@ constexpr int kClasses = 10;
 const std::set<std::string> kTrainFlags = {"data", "epochs", "batch-size", "optimizer", "lr", "schedule",
                                            "warmup-steps", "steps-per-epoch", "threads", "seed",
                                            "checkpoint-dir", "summary", "strategy", "devices", "trace",
-                                           "hosts", "hostfile", "base-port", "collective-timeout", "device"};
+                                           "hosts", "hostfile", "base-port", "collective-timeout", "device", "ps-mode"};
 
 // --strategy none|one_device|mirrored|central_storage and --devices N (N > 1 alone means mirrored).
 std::unique_ptr<Strategy> MakeStrategy(const Flags& f) {
@@ -48,7 +48,7 @@ std::unique_ptr<Strategy> MakeStrategy(const Flags& f) {
   if (name == "central_storage") return std::make_unique<CentralStorageStrategy>(devices);
   if (name == "multi_worker") return MakeMultiWorkerStrategy(f, devices);
 #ifdef WEFT_HAVE_UCX
-  if (name == "parameter_server") return MakeParameterServerStrategy();  // TF_CONFIG: this is the client's task
+  if (name == "parameter_server") return MakeParameterServerStrategy(f.Str("ps-mode", "sync"));  // TF_CONFIG: a client
 #endif
   throw UsageError(fmt::format(
       "--strategy must be none, one_device, mirrored, central_storage, multi_worker or parameter_server, got '{}'",
@@ -205,15 +205,26 @@ int Train(const std::vector<std::string>& args) {
   const bool quiet = f.Has("quiet");
   const std::string ckpt_dir = f.Str("checkpoint-dir", "");
   if (f.Has("resume") && ckpt_dir.empty()) throw UsageError("--resume needs --checkpoint-dir");
+  if (f.Has("ps-mode") && f.Str("strategy", "") != "parameter_server") {
+    throw UsageError("--ps-mode needs --strategy parameter_server");
+  }
+#ifdef WEFT_HAVE_UCX
+  if (f.Str("strategy", "") == "parameter_server") {  // every task runs this command: ps tasks serve
+    const int served = ServeParameterServerTask(f.Str("ps-mode", "sync"));
+    if (served >= 0) return served;
+  }
+#endif
 
   ArrayData train_data, test_data;
   LoadZooData(f.Str("data", "fashion-mnist"), zm.synthetic_shape, &train_data, &test_data);
-  const int64_t n = train_data.x.shape().dim(0);
+  std::unique_ptr<Strategy> strategy = MakeStrategy(f);
+  // Async parameter servers: each worker trains on its shard of the rows (Fit takes them).
+  const auto [shard, shards] = strategy ? strategy->input_shard() : std::pair<int, int>{0, 1};
+  const int64_t n = (train_data.x.shape().dim(0) - shard + shards - 1) / shards;
   int64_t steps_per_epoch = (n + batch - 1) / batch;
   if (f.Has("steps-per-epoch")) steps_per_epoch = std::min(steps_per_epoch, f.Int("steps-per-epoch", 0, 1));
 
   const train::Optimizer opt = MakeOptimizer(f, steps_per_epoch * epochs);
-  std::unique_ptr<Strategy> strategy = MakeStrategy(f);
   std::unique_ptr<Model> model = BuildCompiled(zm, ExampleShape(train_data.x), opt, Threads(f), seed, strategy.get());
   const bool chief = strategy == nullptr || strategy->is_chief();  // the chief alone writes files
   if (!quiet && strategy) {
@@ -225,8 +236,16 @@ int Train(const std::vector<std::string>& args) {
   int initial_epoch = 0;
   if (f.Has("resume")) {
     const std::string latest = train::LatestCheckpoint(ckpt_dir);
-    if (latest.empty()) {
+    const bool shared = strategy && strategy->chief_initializes_variables();  // async ps: one global step
+    if (shared && !chief) {
+      std::printf("the chief restores the shared variables\n");
+    } else if (latest.empty()) {
       std::printf("no checkpoint in %s: starting from scratch\n", ckpt_dir.c_str());
+    } else if (shared) {
+      model->LoadWeights(latest);
+      initial_epoch = static_cast<int>(model->step() / shards / steps_per_epoch);
+      std::printf("resumed from %s (global step %lld, epoch %d)\n", latest.c_str(),
+                  static_cast<long long>(model->step()), initial_epoch);
     } else {
       model->LoadWeights(latest);
       if (model->step() % steps_per_epoch != 0) {

@@ -40,8 +40,12 @@ int RunCommand(const std::vector<std::string>& args);
 
 // `weft-zoo server` (zoo/commands_server.cc; built with UCX only): this task's server until stopped.
 int ServerCommand(const std::vector<std::string>& args);
-// `--strategy parameter_server`: this process's task's server from TF_CONFIG, owned by the strategy.
-std::unique_ptr<Strategy> MakeParameterServerStrategy();
+// `--strategy parameter_server --ps-mode sync|async`: this process's task's server from
+// TF_CONFIG, owned by the strategy.
+std::unique_ptr<Strategy> MakeParameterServerStrategy(const std::string& mode);
+// `weft-zoo train --strategy parameter_server` on a task that does not train (a ps task; in sync
+// mode a worker other than worker:0): serves, returns the exit status. -1: this task trains.
+int ServeParameterServerTask(const std::string& mode);
 
 // The data a `--data` value names: "fashion-mnist", "mnist:DIR" or "synthetic" (a synthetic
 // set of `synthetic_shape` examples: 10,000 for training, 2,000 for test, one distribution).

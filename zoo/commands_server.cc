@@ -1,19 +1,62 @@
 // `weft-zoo server`: runs this task's server (distributed/server/server.h) until SIGTERM or SIGINT;
-// and `--strategy parameter_server` for `weft-zoo train` (this process is the client's task).
+// and `--strategy parameter_server [--ps-mode sync|async]` for `weft-zoo train`.
 //
 //   TF_CONFIG='{"cluster": {"worker": ["127.0.0.1:10090"], "ps": ["127.0.0.1:10091"]},
 //               "task": {"type": "ps", "index": 0}}' weft-zoo server
 //   weft-zoo server --cluster 'worker=127.0.0.1:10090;ps=127.0.0.1:10091' --task ps:0 [--devices N]
 //       [--threads N] [--recv-timeout-ms MS]
+//
+// `weft-zoo train` run by every task (as `weft-zoo launch --ps 1 -n 2 -- weft-zoo train ...` does):
+// ps tasks serve; in sync mode worker:0 is the client and the other workers serve until it is gone;
+// in async mode every worker (and the chief) trains.
 #include <signal.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <ctime>
 
 #include "distributed/ps_strategy.h"
 #include "distributed/server/server.h"
 #include "zoo/commands.h"
 
 namespace weft::zoo {
+namespace {
+
+// A task restarted on a port whose old connections are in TIME_WAIT binds it again (UCX 1.13's
+// tcp connection manager reads this from the environment only; as MultiWorkerMirroredStrategy).
+void ReuseListenAddress() { setenv("UCX_TCP_CM_REUSEADDR", "y", /*overwrite=*/0); }
+
+// Serves `config`'s task until SIGTERM / SIGINT, or until `over(server)` says so (asked twice a
+// second). Returns the exit status.
+int Serve(const ClusterConfig& config, const ServerOptions& options, const std::function<bool(Server&)>& over = {}) {
+  // Block the stop signals before any thread starts (threads inherit the mask); wait for them below.
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+  ReuseListenAddress();
+  Server server(config, options);
+  std::printf("weft-zoo server: task %s serving at %s (devices: %s); stop with SIGTERM or SIGINT\n",
+              server.task().ToString().c_str(), server.target().c_str(), server.devices().ShortNames().c_str());
+  std::fflush(stdout);
+  int sig = 0;
+  const timespec half_second{0, 500000000};
+  while (true) {
+    sig = over ? sigtimedwait(&stop, nullptr, &half_second) : sigwaitinfo(&stop, nullptr);
+    if (sig > 0) break;
+    if (over && over(server)) {
+      std::printf("weft-zoo server: task %s stopping (the client has finished)\n", server.task().ToString().c_str());
+      std::fflush(stdout);
+      return 0;
+    }
+  }
+  std::printf("weft-zoo server: task %s stopping (signal %d)\n", server.task().ToString().c_str(), sig);
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace
 
 int ServerCommand(const std::vector<std::string>& args) {
   Flags f(args, {"cluster", "task", "devices", "threads", "recv-timeout-ms"}, {});
@@ -26,21 +69,24 @@ int ServerCommand(const std::vector<std::string>& args) {
   options.intra_op_threads = static_cast<int>(f.Int("threads", 0, 0));
   options.inter_op_threads = options.intra_op_threads;
   options.recv_timeout = std::chrono::milliseconds(f.Int("recv-timeout-ms", 30000, 1));
-  // Block the stop signals before any thread starts (threads inherit the mask); wait for them below.
-  sigset_t stop;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGTERM);
-  sigaddset(&stop, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
-  Server server(config, options);
-  std::printf("weft-zoo server: task %s serving at %s (devices: %s); stop with SIGTERM or SIGINT\n",
-              server.task().ToString().c_str(), server.target().c_str(), server.devices().ShortNames().c_str());
-  std::fflush(stdout);
-  int sig = 0;
-  sigwait(&stop, &sig);
-  std::printf("weft-zoo server: task %s stopping (signal %d)\n", server.task().ToString().c_str(), sig);
-  std::fflush(stdout);
-  return 0;
+  return Serve(config, options);
+}
+
+int ServeParameterServerTask(const std::string& mode) {
+  const PsMode m = ParsePsMode(mode);
+  const ClusterConfig config = ClusterConfig::FromEnvironment();
+  const TaskId task = config.RequireTask();
+  if (task.job == "ps") return Serve(config, {});
+  if (m == PsMode::kAsync || task == TaskId{"worker", 0}) return -1;  // a client: it trains
+  // Sync: worker:0 drives this task's replica; serve until it has been up (it answered, or it
+  // asked us something) and is gone.
+  const int client = config.cluster.GlobalIndex({"worker", 0});
+  bool seen = false;
+  return Serve(config, {}, [client, &seen](Server& server) {
+    const ControlResult r = server.control().Call(client, ControlMethod::kHealth, EncodeEmpty(), std::chrono::seconds(2));
+    seen = seen || r.status.ok() || server.HeardFrom(client);
+    return seen && !r.status.ok();
+  });
 }
 
 namespace {
@@ -51,14 +97,16 @@ struct ServerHolder {
 };
 class OwningParameterServerStrategy : private ServerHolder, public ParameterServerStrategy {
  public:
-  explicit OwningParameterServerStrategy(std::unique_ptr<Server> s)
-      : ServerHolder{std::move(s)}, ParameterServerStrategy(server.get()) {}
+  OwningParameterServerStrategy(std::unique_ptr<Server> s, PsMode mode)
+      : ServerHolder{std::move(s)}, ParameterServerStrategy(server.get(), {}, mode) {}
 };
 
 }  // namespace
 
-std::unique_ptr<Strategy> MakeParameterServerStrategy() {
-  return std::make_unique<OwningParameterServerStrategy>(std::make_unique<Server>(ClusterConfig::FromEnvironment()));
+std::unique_ptr<Strategy> MakeParameterServerStrategy(const std::string& mode) {
+  ReuseListenAddress();
+  return std::make_unique<OwningParameterServerStrategy>(std::make_unique<Server>(ClusterConfig::FromEnvironment()),
+                                                         ParsePsMode(mode));
 }
 
 }  // namespace weft::zoo

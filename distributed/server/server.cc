@@ -284,9 +284,17 @@ void Server::Stop() {
 }
 
 // Runs on the control pool. Every request gets exactly one reply.
+bool Server::HeardFrom(int task) const {
+  std::lock_guard<std::mutex> l(mu_);
+  return heard_from_.count(task) > 0;
+}
+
 void Server::Serve(int src_task, const std::string& method_name, const Status& status, std::string body,
                    ControlChannel::Reply reply) {
-  (void)src_task;
+  if (status.ok() && src_task >= 0 && src_task < cluster().NumTasks()) {
+    std::lock_guard<std::mutex> l(mu_);
+    heard_from_.insert(src_task);
+  }
   if (!status.ok()) {
     reply(status.WithContext(fmt::format("task {}: rejected a {} request", task().ToString(), method_name)), "");
     return;

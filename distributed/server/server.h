@@ -27,6 +27,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 
 #include "distributed/server/control.h"
 #include "distributed/ucx_rendezvous.h"
@@ -74,6 +75,8 @@ class Server {
   void AbortStep(uint64_t step_id, const Status& status);
   void Cleanup(uint64_t step_id);
   HealthReply Health() const;
+  // True once a control request from task `task` (global index) has arrived here.
+  bool HeardFrom(int task) const;
 
   // Blocks until Stop().
   void Join();
@@ -102,6 +105,7 @@ class Server {
   std::map<uint64_t, std::shared_ptr<Registered>> graphs_;
   std::map<uint64_t, std::shared_ptr<Step>> running_;
   std::map<uint64_t, Status> aborted_;  // steps aborted before (or while) they ran here; bounded
+  std::set<int> heard_from_;           // tasks whose control requests arrived
 };
 
 }  // namespace weft

@@ -9,6 +9,8 @@
 //              and the server keeps serving; an unknown graph handle is NotFound
 //   ps         ParameterServerStrategy (1 ps, 2 workers, sync) trains mnist_cnn to the weights
 //              single-process training of the same global batch reaches (1e-5)
+//   ps async   worker:1 (a child) and this process both train as async clients of ps:0: both
+//              losses fall, ps:0's step counts both; a checkpoint round-trips through ps:0
 //   kill       worker:1 is stopped during a step (ps:0 is seen running it) and killed: the client
 //              fails with Unavailable naming worker:1, and ps:0 ends the step and keeps serving
 #include <doctest/doctest.h>
@@ -29,7 +31,9 @@
 #include "ops/nn.h"
 #include "ops/state.h"
 #include "tests/distributed/child_process.h"
+#include "train/checkpoint.h"
 #include "train/datasets.h"
+#include "train/layer.h"
 #include "train/model.h"
 #include "zoo/models.h"
 
@@ -70,10 +74,11 @@ struct TestCluster {
   std::unique_ptr<Server> client;
   std::unique_ptr<Child> children[3];  // by global index (1, 2)
 
-  explicit TestCluster(const std::string& tls) {
+  // worker1_env: more environment for worker:1 (WEFT_SERVER_CHILD_TRAIN makes it an async client).
+  explicit TestCluster(const std::string& tls, std::map<std::string, std::string> worker1_env = {}) {
     client = std::make_unique<Server>(ClusterSpec::FromFlag(kCluster), TaskId{"worker", 0}, Options(tls));
-    children[kWorker1] = std::make_unique<Child>(
-        "server child", std::map<std::string, std::string>{{"WEFT_SERVER_CHILD", "worker:1"}, {"WEFT_SERVER_TLS", tls}});
+    worker1_env.insert({{"WEFT_SERVER_CHILD", "worker:1"}, {"WEFT_SERVER_TLS", tls}});
+    children[kWorker1] = std::make_unique<Child>("server child", worker1_env);
     children[kPs0] = std::make_unique<Child>(
         "server child", std::map<std::string, std::string>{{"WEFT_SERVER_CHILD", "ps:0"}, {"WEFT_SERVER_TLS", tls}});
     std::string ports = std::to_string(client->transport().port());
@@ -167,7 +172,38 @@ int FreePort() {
 
 }  // namespace
 
-// A task's server; runs only in a spawned child.
+namespace {
+
+// A softmax regression on a learnable synthetic set, trained `epochs` x 10 steps of batch 32
+// in `strategy`'s scope; `history` gets the mean training loss per epoch, `initial` (if set) the
+// loss over the whole set before training.
+std::unique_ptr<train::Model> TrainLinear(const Strategy& strategy, int epochs, std::vector<double>* history,
+                                          double* initial = nullptr) {
+  static const train::ArrayData data = train::Synthetic(640, {16}, 4, 5);
+  auto scope = strategy.scope();
+  auto m = std::make_unique<train::Sequential>(TensorShape({16}), std::vector<train::LayerPtr>{train::Dense(4)}, "linear");
+  train::CompileOptions o;
+  o.loss = train::SparseCategoricalCrossentropy(/*from_logits=*/true);
+  o.optimizer = train::SGD(0.1);
+  o.session.inter_op_threads = 2;
+  o.session.intra_op_threads = 1;
+  o.seed = 7;  // the chief's initial weights
+  m->Compile(o);
+  if (initial != nullptr) *initial = m->Evaluate(data.x, data.y, 640).at("loss");
+  train::FitOptions fo;
+  fo.batch_size = 32;
+  fo.epochs = epochs;
+  fo.steps_per_epoch = 10;
+  fo.verbose = 0;
+  const train::History h = m->Fit(data.x, data.y, fo);
+  *history = h.history.at("loss");
+  return m;
+}
+
+}  // namespace
+
+// A task's server; runs only in a spawned child. With WEFT_SERVER_CHILD_TRAIN=async it also
+// trains TrainLinear as an async ParameterServerStrategy client and reports "trained STEPS FIRST LAST".
 TEST_CASE("server child") {
   const char* task = std::getenv("WEFT_SERVER_CHILD");
   if (task == nullptr) return;
@@ -177,6 +213,16 @@ TEST_CASE("server child") {
   WriteLine(out_fd, std::to_string(server.transport().port()));
   SetPorts(server, ReadLine(in_fd, 20s));
   WriteLine(out_fd, "ready");
+  if (std::getenv("WEFT_SERVER_CHILD_TRAIN") != nullptr) {
+    try {
+      ParameterServerStrategy strategy(&server, {.step_timeout = 30s, .control_timeout = 15s}, PsMode::kAsync);
+      std::vector<double> losses;
+      auto m = TrainLinear(strategy, 4, &losses);
+      WriteLine(out_fd, fmt::format("trained {} {} {}", m->step(), losses.front(), losses.back()));
+    } catch (const Error& e) {
+      WriteLine(out_fd, "error: " + e.status().ToString());
+    }
+  }
   CHECK(ReadLine(in_fd, 50s) == "stop");
 }
 
@@ -385,4 +431,59 @@ TEST_CASE("server: ParameterServerStrategy (1 ps, 2 workers, sync) trains mnist_
     CAPTURE(name);
     CHECK(MaxRelativeDifference(reference->session()->vars().Find(name)->value, values[i]) < 1e-5);
   }
+  // A checkpoint holds the ps tasks' values (and the step, also on ps:0).
+  const std::string path = fmt::format("/tmp/weft_ps_sync_ckpt_{}.weft", getpid());
+  ps->SaveWeights(path);
+  const std::map<std::string, Tensor> file = train::LoadCheckpoint(path);
+  std::remove(path.c_str());
+  CHECK(file.at("step").scalar<int64_t>()() == 4);
+  for (size_t i = 0; i < weights.size(); ++i) CHECK(MaxRelativeDifference(file.at(weights[i].node->name()), values[i]) == 0);
+}
+
+TEST_CASE("server: ParameterServerStrategy async (1 ps, 2 workers) converges; checkpoints round-trip through ps:0") {
+  TestCluster cluster("sm,self,tcp", {{"WEFT_SERVER_CHILD_TRAIN", "async"}});  // worker:1 trains too
+  ParameterServerStrategy strategy(cluster.client.get(), {.step_timeout = 30s, .control_timeout = 15s}, PsMode::kAsync);
+  CHECK(strategy.is_chief());
+  CHECK(strategy.num_replicas_in_sync() == 1);
+  CHECK(strategy.input_shard() == std::pair<int, int>{0, 2});
+  std::vector<double> losses;
+  double initial = 0;
+  auto m = TrainLinear(strategy, 4, &losses, &initial);
+  CHECK(m->step() == 40);  // this worker's steps
+  CHECK_MESSAGE(losses.back() < 0.5 * initial, initial << " -> " << losses.front() << " -> " << losses.back());
+  // worker:1 trained on its own, its updates going to the same variables on ps:0.
+  const std::string report = ReadLine(cluster.children[kWorker1]->from_child, 60s);
+  long long steps1 = 0;
+  double first1 = 0, last1 = 0;
+  REQUIRE_MESSAGE(std::sscanf(report.c_str(), "trained %lld %lf %lf", &steps1, &first1, &last1) == 3, report);
+  CHECK(steps1 == 40);
+  CHECK_MESSAGE(last1 < 0.5 * initial, initial << " -> " << first1 << " -> " << last1);
+  // The step counter on ps:0 counts both workers' steps; no weight lives in this process.
+  MESSAGE("async: loss before " << initial << "; worker:0 epochs " << losses.front() << " -> " << losses.back()
+                                  << "; worker:1 " << first1 << " -> " << last1);
+  const Output step = m->graph()->FindOutput("step");
+  CHECK(m->session()->Run({}, {step})[0].scalar<int64_t>()() == 80);
+  for (const std::string& name : m->VariableNames()) CHECK(cluster.client->vars().Find(name) == nullptr);
+
+  // SaveWeights fetches the variables from ps:0; LoadWeights assigns them there again.
+  const std::string path = fmt::format("/tmp/weft_ps_ckpt_{}.weft", getpid());
+  m->SaveWeights(path);
+  std::vector<Output> vars;
+  for (const std::string& name : m->VariableNames()) vars.push_back(m->graph()->FindOutput(name));
+  const std::vector<Tensor> saved = m->session()->Run({}, vars);
+  const std::map<std::string, Tensor> file = train::LoadCheckpoint(path);
+  REQUIRE(file.size() == vars.size());
+  CHECK(file.at("step").scalar<int64_t>()() == 80);
+  static const train::ArrayData more = train::Synthetic(64, {16}, 4, 9);
+  m->TrainOnBatch(more.x, more.y);  // moves the weights and the step on ps:0
+  CHECK(m->session()->Run({}, {step})[0].scalar<int64_t>()() == 81);
+  m->LoadWeights(path);
+  CHECK(m->step() == 80);
+  const std::vector<Tensor> restored = m->session()->Run({}, vars);
+  for (size_t i = 0; i < vars.size(); ++i) {
+    CAPTURE(vars[i].node->name());
+    CHECK(MaxRelativeDifference(file.at(vars[i].node->name()), restored[i]) == 0);
+    CHECK(MaxRelativeDifference(saved[i], restored[i]) == 0);
+  }
+  std::remove(path.c_str());
 }

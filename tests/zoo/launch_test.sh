@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # weft-zoo launch: per-task TF_CONFIG on distinct loopback ports, prefixed output, ps tasks stopped
 # when the workers are done, one failing task stopping the others (SIGTERM, then SIGKILL after the
-# grace), signals forwarded, no process left behind, usage errors. Shell tasks only: about 3 s.
+# grace), signals forwarded, no process left behind, usage errors; then weft-zoo train under
+# ParameterServerStrategy, async and sync, through launch. About 6 s.
 #   tests/zoo/launch_test.sh path/to/weft-zoo
 set -euo pipefail
 zoo="$1"
@@ -77,4 +78,19 @@ grep -q "after '--'" "$tmp/out" || fail "usage error should say where the comman
 [ "$(run "$tmp/out" -- "$zoo" launch -n 0 -- true)" = 2 ] || fail "-n 0 should be a usage error"
 [ "$(run "$tmp/out" -- "$zoo" launch -n 2 -- /nonexistent/program)" = 127 ] || fail "a missing program should exit 127"
 grep -q "cannot run '/nonexistent/program'" "$tmp/out" || fail "a missing program is not named: $(cat "$tmp/out")"
+# 6. ParameterServerStrategy through launch (UCX builds): every task runs the same train command.
+status="$(run "$tmp/out" -- "$zoo" launch --ps 1 -n 2 -- "$zoo" train mlp --strategy parameter_server \
+  --ps-mode async --data synthetic --steps-per-epoch 5 --batch-size 32 --threads 1 --quiet \
+  --checkpoint-dir "$tmp/ckpt")"
+if ! grep -q "strategy must be" "$tmp/out"; then
+  [ "$status" = 0 ] || fail "async parameter_server launch exited $status: $(cat "$tmp/out")"
+  [ "$(grep -c '^\[worker:[01]\] test_loss' "$tmp/out")" = 2 ] || fail "both async workers train: $(cat "$tmp/out")"
+  [ -e "$tmp/ckpt/ckpt-5.weft" ] || fail "the async chief wrote no checkpoint: $(ls "$tmp/ckpt") $(cat "$tmp/out")"
+  status="$(run "$tmp/out" -- "$zoo" launch --ps 1 -n 2 -- "$zoo" train mlp --strategy parameter_server \
+    --data synthetic --steps-per-epoch 5 --batch-size 32 --threads 1 --quiet)"
+  [ "$status" = 0 ] || fail "sync parameter_server launch exited $status: $(cat "$tmp/out")"
+  grep -q '^\[worker:0\] test_loss' "$tmp/out" || fail "worker:0 drives the sync training: $(cat "$tmp/out")"
+  grep -q '^\[worker:1\] .*stopping (the client has finished)' "$tmp/out" || fail "worker:1 serves: $(cat "$tmp/out")"
+  [ "$(run "$tmp/out" -- "$zoo" train mlp --ps-mode async --data synthetic)" = 2 ] || fail "--ps-mode alone: usage error"
+fi
 echo "launch_test: OK"
