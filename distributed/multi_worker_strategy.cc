@@ -4,6 +4,9 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "core/gpu.h"
+#include "distributed/ucx/staging.h"
+
 namespace weft {
 
 // Where this process sits among the workers, worked out before the base class is built.
@@ -51,6 +54,7 @@ MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(MultiWorkerOptions opti
   t.cluster = config_.cluster;
   t.task = *config_.task;
   t.connect_timeout = options_.connect_timeout;
+  t.device_copier = SelectDeviceCopier(ProbeGpus().count);  // GPU tensors staged when UCX lacks CUDA
   // Workers restarted on the same fixed ports (mpirun, srun: base port + rank) would fail to bind
   // while the last run's connections sit in TIME_WAIT; allow it unless the user chose otherwise.
   // An environment variable: UCX reads its connection managers' settings only from there (a ucp

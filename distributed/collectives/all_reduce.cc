@@ -14,9 +14,9 @@ char* At(const Tensor& t, int64_t element) {
   return static_cast<char*>(t.raw_data()) + static_cast<size_t>(element) * DTypeSize(t.dtype());
 }
 
-Tensor Copy(const Tensor& t) {
-  Tensor out(t.dtype(), t.shape());
-  if (t.bytes() > 0) std::memcpy(out.raw_data(), t.raw_data(), t.bytes());
+Tensor Copy(const Reducer& rd, const Tensor& t) {
+  Tensor out = rd.Allocate(t.dtype(), t.shape());
+  rd.Copy(out.raw_data(), t.raw_data(), t.bytes());
   return out;
 }
 
@@ -48,7 +48,8 @@ int64_t AlignedPartBegin(int64_t total, int n, int i, int64_t unit) {
 std::string ChooseAllReduce(const CollectiveParams& p, int64_t bytes) {
   const std::string& a = p.algorithm;
   if (a == "auto") {
-    if (AllInOneTask(p.devices)) return "shared";
+    // Device members never share one output buffer: they reduce like members of different tasks.
+    if (AllInOneTask(p.devices) && p.reducer->on_host()) return "shared";
     std::set<std::string> tasks;
     for (const std::string& d : p.devices) tasks.insert(TaskOf(d));
     if (tasks.size() < p.devices.size()) return "hierarchical";
@@ -58,6 +59,9 @@ std::string ChooseAllReduce(const CollectiveParams& p, int64_t bytes) {
                "{}: algorithm must be auto, shared, ring, recursive_doubling or hierarchical, got '{}'", p.what, a);
   WEFT_REQUIRE(a != "shared" || AllInOneTask(p.devices),
                "{}: algorithm 'shared' needs every member in this process, but group_devices span tasks", p.what);
+  WEFT_REQUIRE(a != "shared" || p.reducer->on_host(),
+               "{}: algorithm 'shared' needs host tensors, but this member reduces on {} (use ring or "
+               "recursive_doubling)", p.what, p.reducer->Name());
   return a;
 }
 
@@ -80,9 +84,10 @@ void SharedAllReduce(const std::shared_ptr<Collective>& c, const Tensor& input) 
     const int64_t lo = PartBegin(total, n, r), len = PartBegin(total, n, r + 1) - lo;
     const DType dt = input.dtype();
     const CollectiveParams& p = cp->params();
-    MergeInto(dt, p.merge, At(st->out, lo), At(st->inputs[0], lo), At(st->inputs[1], lo), len);
-    for (int k = 2; k < n; ++k) MergeInto(dt, p.merge, At(st->out, lo), At(st->out, lo), At(st->inputs[k], lo), len);
-    if (p.divide) DivideInPlace(dt, At(st->out, lo), len, n);
+    const Reducer& rd = cp->reducer();
+    rd.Merge(dt, p.merge, At(st->out, lo), At(st->inputs[0], lo), At(st->inputs[1], lo), len);
+    for (int k = 2; k < n; ++k) rd.Merge(dt, p.merge, At(st->out, lo), At(st->out, lo), At(st->inputs[k], lo), len);
+    if (p.divide) rd.Divide(dt, At(st->out, lo), len, n);
     st->inputs.clear();
     for (int b = 0; b < n; ++b) {
       if (b != r) cp->Send(b, "done", Tensor(dt, TensorShape({0})));
@@ -95,7 +100,7 @@ void SharedAllReduce(const std::shared_ptr<Collective>& c, const Tensor& input) 
     if (--st->pending == 0) cp->RunLocal(reduce_slice, cheap);
   };
   if (r == 0) {
-    st->out = Tensor(input.dtype(), input.shape());
+    st->out = c->reducer().Allocate(input.dtype(), input.shape());
     for (int b = 1; b < n; ++b) c->Send(b, "out", st->out);
   }
   for (int b = 0; b < n; ++b) {
@@ -135,15 +140,15 @@ struct Doubling : std::enable_shared_from_this<Doubling> {
   Tensor out;  // never written after it is sent: each round merges into a new tensor
 
   Tensor Merged(const Tensor& lower, const Tensor& higher) const {
-    Tensor m(lower.dtype(), shape);
-    MergeInto(lower.dtype(), c->params().merge, m.raw_data(), lower.raw_data(), higher.raw_data(), total);
+    Tensor m = c->reducer().Allocate(lower.dtype(), shape);
+    c->reducer().Merge(lower.dtype(), c->params().merge, m.raw_data(), lower.raw_data(), higher.raw_data(), total);
     return m;
   }
   // Exchange with rank r ^ mask, merge (lower rank first), go on with the next mask.
   void Round(int mask) {
     if (mask >= p) {
       // n >= 2, so `out` is the last round's new tensor, not sent yet.
-      if (c->params().divide) DivideInPlace(out.dtype(), out.raw_data(), total, n);
+      if (c->params().divide) c->reducer().Divide(out.dtype(), out.raw_data(), total, n);
       if (r < n - p) c->Send(r + p, "rd_out", out);
       c->Finish(out);
       return;
@@ -187,13 +192,13 @@ struct Ring : std::enable_shared_from_this<Ring> {
   }
   void Scattered(int t, int64_t j, int64_t lo, int64_t len, const Tensor& got) {
     const CollectiveParams& p = c->params();
-    MergeInto(got.dtype(), p.merge, At(out, lo), got.raw_data(), At(out, lo), len);
+    c->reducer().Merge(got.dtype(), p.merge, At(out, lo), got.raw_data(), At(out, lo), len);
     if (t < n - 2) {
-      c->Send(next, fmt::format("rs{}/{}", t + 1, j), FlatSlice(out, lo, len));
+      c->Send(next, fmt::format("rs{}/{}", t + 1, j), FlatSlice(out, lo, len, c->reducer()));
       Scatter(t + 1, j);
     } else {
-      if (p.divide) DivideInPlace(got.dtype(), At(out, lo), len, n);
-      c->Send(next, fmt::format("ag0/{}", j), FlatSlice(out, lo, len));
+      if (p.divide) c->reducer().Divide(got.dtype(), At(out, lo), len, n);
+      c->Send(next, fmt::format("ag0/{}", j), FlatSlice(out, lo, len, c->reducer()));
       Gather(0, j);
     }
     FinishedOne();
@@ -209,7 +214,7 @@ struct Ring : std::enable_shared_from_this<Ring> {
       }
       self->c->RunLocal(
           [self, lo, len, got] {
-            if (len > 0) std::memcpy(At(self->out, lo), got.raw_data(), got.bytes());
+            self->c->reducer().Copy(At(self->out, lo), got.raw_data(), got.bytes());
             self->FinishedOne();
           },
           Cheap(got));
@@ -243,7 +248,7 @@ void RingAllReduce(const std::shared_ptr<Collective>& c, const Tensor& input) {
                                     AlignedPartBegin(ring->total, ring->n, s, ring->unit));
   }
   const int64_t pieces = std::max<int64_t>(1, (longest + ring->chunk - 1) / ring->chunk);
-  ring->out = Copy(input);
+  ring->out = Copy(c->reducer(), input);
   ring->pending = pieces * 2 * (ring->n - 1) + 1;
   // The chunks' sizes follow from the element count; the shapes themselves are compared once,
   // each member with its predecessor (so all agree when the ring completes).
@@ -257,7 +262,7 @@ void RingAllReduce(const std::shared_ptr<Collective>& c, const Tensor& input) {
   for (int64_t j = 0; j < pieces; ++j) {
     int64_t lo, len;
     ring->Range(ring->r, j, &lo, &len);
-    c->Send(ring->next, fmt::format("rs0/{}", j), FlatSlice(ring->out, lo, len));
+    c->Send(ring->next, fmt::format("rs0/{}", j), FlatSlice(ring->out, lo, len, c->reducer()));
     ring->Scatter(0, j);
   }
 }
@@ -323,10 +328,11 @@ void HierarchicalAllReduce(const std::shared_ptr<Collective>& c, const Tensor& i
     const CollectiveParams& q = c->params();
     Tensor merged = st->inputs[0];
     if (st->inputs.size() > 1) {
-      merged = Tensor(merged.dtype(), merged.shape());
-      MergeInto(merged.dtype(), q.merge, merged.raw_data(), st->inputs[0].raw_data(), st->inputs[1].raw_data(), total);
+      const Reducer& rd = c->reducer();
+      merged = rd.Allocate(merged.dtype(), merged.shape());
+      rd.Merge(merged.dtype(), q.merge, merged.raw_data(), st->inputs[0].raw_data(), st->inputs[1].raw_data(), total);
       for (size_t k = 2; k < st->inputs.size(); ++k) {
-        MergeInto(merged.dtype(), q.merge, merged.raw_data(), merged.raw_data(), st->inputs[k].raw_data(), total);
+        rd.Merge(merged.dtype(), q.merge, merged.raw_data(), merged.raw_data(), st->inputs[k].raw_data(), total);
       }
     }
     st->inputs.clear();
@@ -344,8 +350,8 @@ void HierarchicalAllReduce(const std::shared_ptr<Collective>& c, const Tensor& i
       }
       Tensor out = sum;
       if (c->params().divide) {  // a new tensor: the other leaders may still read `sum`'s buffer
-        out = Copy(sum);
-        DivideInPlace(out.dtype(), out.raw_data(), out.num_elements(), c->size());
+        out = Copy(c->reducer(), sum);
+        c->reducer().Divide(out.dtype(), out.raw_data(), out.num_elements(), c->size());
       }
       for (size_t k = 1; k < local.size(); ++k) c->Send(local[k], "h_out", out);
       c->Finish(out);

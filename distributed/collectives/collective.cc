@@ -119,12 +119,12 @@ std::string CollectiveKey(const CollectiveParams& p, int from, int to, const std
                      p.group_key, p.instance_key, what);
 }
 
-Tensor FlatSlice(const Tensor& t, int64_t begin, int64_t n, TensorShape shape) {
+Tensor FlatSlice(const Tensor& t, int64_t begin, int64_t n, TensorShape shape, const Reducer& reducer) {
   const size_t elem = DTypeSize(t.dtype());
   char* base = static_cast<char*>(t.raw_data()) + static_cast<size_t>(begin) * elem;
   if (reinterpret_cast<uintptr_t>(base) % kTensorAlignment != 0) {  // tensors start aligned: copy
-    Tensor copy(t.dtype(), std::move(shape));
-    if (n > 0) std::memcpy(copy.raw_data(), base, static_cast<size_t>(n) * elem);
+    Tensor copy = reducer.Allocate(t.dtype(), shape);
+    reducer.Copy(copy.raw_data(), base, static_cast<size_t>(n) * elem);
     return copy;
   }
   auto buffer = std::make_shared<Buffer>(base, static_cast<size_t>(n) * elem, t.memory_kind(),
@@ -246,8 +246,16 @@ void Collective::Recv(int from, const std::string& what, int64_t expect_elements
               t.num_elements(), DTypeName(self->dtype_), expect_elements));
           return;
         }
+        Tensor value;
         try {
-          fn(t);
+          value = self->reducer().Adopt(t);  // a device member computes on its own device
+        } catch (const Error& e) {
+          self->Fail(e.status().WithContext(fmt::format("{}: '{}' from member {} ({})", self->Describe(), what, from,
+                                                        self->p_.devices[static_cast<size_t>(from)])));
+          return;
+        }
+        try {
+          fn(value);
         } catch (const Error& e) {
           self->Fail(e.status());
         }

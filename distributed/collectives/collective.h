@@ -47,6 +47,8 @@ struct CollectiveParams {
   // processes: the end often comes on UCX's progress thread, where the executor's next kernels
   // must not run).
   bool complete_on_pool = false;
+  // Where merges, copies and new tensors happen (reduce.h): the host, or the member's GPU.
+  std::shared_ptr<const Reducer> reducer = HostReducer();
 };
 
 // Splits the comma-separated `group_devices` attr; checks there are group_size distinct names and
@@ -60,9 +62,11 @@ bool AllInOneTask(const std::vector<std::string>& devices);
 // The rendezvous key of a message from member `from` to member `to`.
 std::string CollectiveKey(const CollectiveParams& p, int from, int to, const std::string& what);
 // Elements [begin, begin + n) of `t`'s flat view as a tensor of shape `shape`: sharing `t`'s
-// buffer when that start is aligned (kTensorAlignment), else a copy.
-Tensor FlatSlice(const Tensor& t, int64_t begin, int64_t n, TensorShape shape);
-inline Tensor FlatSlice(const Tensor& t, int64_t begin, int64_t n) { return FlatSlice(t, begin, n, TensorShape({n})); }
+// buffer when that start is aligned (kTensorAlignment), else a copy made by `reducer`.
+Tensor FlatSlice(const Tensor& t, int64_t begin, int64_t n, TensorShape shape, const Reducer& reducer);
+inline Tensor FlatSlice(const Tensor& t, int64_t begin, int64_t n, const Reducer& reducer) {
+  return FlatSlice(t, begin, n, TensorShape({n}), reducer);
+}
 
 class Collective : public std::enable_shared_from_this<Collective> {
  public:
@@ -74,6 +78,7 @@ class Collective : public std::enable_shared_from_this<Collective> {
   const CollectiveParams& params() const { return p_; }
   int rank() const { return p_.rank; }
   int size() const { return p_.group_size; }
+  const Reducer& reducer() const { return *p_.reducer; }
   Rendezvous* rendezvous() const { return rendezvous_; }
 
   // Hands `value` to member `to`; a failure ends the collective with it.

@@ -80,10 +80,10 @@ void AllGather(const std::shared_ptr<Collective>& c, const Tensor& input) {
   GatherFromAll(c, "gather", input, input.shape(), [cp = c.get(), input](std::vector<Tensor>& parts) {
     std::vector<int64_t> dims = input.shape().dims();
     dims[0] *= static_cast<int64_t>(parts.size());
-    Tensor out(input.dtype(), TensorShape(dims));
+    Tensor out = cp->reducer().Allocate(input.dtype(), TensorShape(dims));
     char* dst = static_cast<char*>(out.raw_data());
     for (const Tensor& t : parts) {
-      if (t.bytes() > 0) std::memcpy(dst, t.raw_data(), t.bytes());
+      cp->reducer().Copy(dst, t.raw_data(), t.bytes());
       dst += t.bytes();
     }
     parts.clear();
@@ -101,7 +101,7 @@ void ReduceScatter(const std::shared_ptr<Collective>& c, const Tensor& input) {
     ScatterRows(rows, n, b, &start, &count);
     std::vector<int64_t> dims = input.shape().dims();
     dims[0] = count;
-    return FlatSlice(input, start * row, count * row, TensorShape(dims));
+    return FlatSlice(input, start * row, count * row, TensorShape(dims), c->reducer());
   };
   for (int b = 0; b < n; ++b) {
     if (b != r) c->Send(b, "scatter", piece(b));
@@ -109,17 +109,18 @@ void ReduceScatter(const std::shared_ptr<Collective>& c, const Tensor& input) {
   const Tensor own = piece(r);
   GatherFromAll(c, "scatter", own, own.shape(), [cp = c.get(), own, n](std::vector<Tensor>& parts) {
     const CollectiveParams& q = cp->params();
-    Tensor out(own.dtype(), own.shape());
+    const Reducer& rd = cp->reducer();
+    Tensor out = rd.Allocate(own.dtype(), own.shape());
     if (n == 1) {
-      if (own.bytes() > 0) std::memcpy(out.raw_data(), own.raw_data(), own.bytes());
+      rd.Copy(out.raw_data(), own.raw_data(), own.bytes());
     } else {
-      MergeInto(own.dtype(), q.merge, out.raw_data(), parts[0].raw_data(), parts[1].raw_data(), own.num_elements());
+      rd.Merge(own.dtype(), q.merge, out.raw_data(), parts[0].raw_data(), parts[1].raw_data(), own.num_elements());
       for (int k = 2; k < n; ++k) {
-        MergeInto(own.dtype(), q.merge, out.raw_data(), out.raw_data(), parts[static_cast<size_t>(k)].raw_data(),
+        rd.Merge(own.dtype(), q.merge, out.raw_data(), out.raw_data(), parts[static_cast<size_t>(k)].raw_data(),
                   own.num_elements());
       }
     }
-    if (q.divide) DivideInPlace(own.dtype(), out.raw_data(), own.num_elements(), n);
+    if (q.divide) rd.Divide(own.dtype(), out.raw_data(), own.num_elements(), n);
     parts.clear();
     cp->Finish(out);
   });

@@ -1,6 +1,7 @@
 #include "distributed/collectives/reduce.h"
 
 #include <Eigen/Core>
+#include <cstring>
 
 #include "core/status.h"
 
@@ -13,7 +14,7 @@ template <typename T>
 using ConstVec = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
 
 template <typename T>
-void Merge(MergeOp op, T* dst, const T* a, const T* b, int64_t n) {
+void MergeTyped(MergeOp op, T* dst, const T* a, const T* b, int64_t n) {
   Vec<T> d(dst, n);
   ConstVec<T> x(a, n), y(b, n);
   switch (op) {
@@ -23,7 +24,35 @@ void Merge(MergeOp op, T* dst, const T* a, const T* b, int64_t n) {
   }
 }
 
+class HostReducerImpl : public Reducer {
+ public:
+  std::string Name() const override { return "host"; }
+  bool on_host() const override { return true; }
+  Tensor Allocate(DType dtype, const TensorShape& shape) const override { return Tensor(dtype, shape); }
+  void Copy(void* dst, const void* src, size_t bytes) const override {
+    if (bytes > 0) std::memcpy(dst, src, bytes);
+  }
+  void Merge(DType dtype, MergeOp op, void* dst, const void* a, const void* b, int64_t n) const override {
+    MergeInto(dtype, op, dst, a, b, n);
+  }
+  void Divide(DType dtype, void* dst, int64_t n, int64_t divisor) const override {
+    DivideInPlace(dtype, dst, n, divisor);
+  }
+  Tensor Adopt(const Tensor& t) const override {
+    WEFT_REQUIRE(t.memory_kind() != MemoryKind::kDevice,
+                 "a member reducing on the host received a device tensor ({}): put every member of a collective "
+                 "group on the same kind of device",
+                 t.DebugString());
+    return t;
+  }
+};
+
 }  // namespace
+
+std::shared_ptr<const Reducer> HostReducer() {
+  static const std::shared_ptr<const Reducer> host = std::make_shared<HostReducerImpl>();
+  return host;
+}
 
 MergeOp ParseMergeOp(const std::string& name, const std::string& what) {
   if (name == "Add") return MergeOp::kAdd;
@@ -36,7 +65,7 @@ void MergeInto(DType dtype, MergeOp op, void* dst, const void* a, const void* b,
   if (n <= 0) return;
   Dispatch<float, double, int32_t, int64_t>(dtype, "collective merge", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    Merge<T>(op, static_cast<T*>(dst), static_cast<const T*>(a), static_cast<const T*>(b), n);
+    MergeTyped<T>(op, static_cast<T*>(dst), static_cast<const T*>(a), static_cast<const T*>(b), n);
   });
 }
 

@@ -1,5 +1,7 @@
 #include "distributed/server/server.h"
 
+#include "core/gpu.h"
+#include "distributed/ucx/staging.h"
 #include "graph/graph_io.h"
 
 namespace weft {
@@ -35,6 +37,7 @@ Server::Server(ClusterSpec cluster, TaskId task, ServerOptions options) : option
   UcxTransportOptions t = options_.transport;
   t.cluster = std::move(cluster);
   t.task = std::move(task);
+  if (!t.device_copier) t.device_copier = SelectDeviceCopier(ProbeGpus().count);  // docs/cuda.md
   mgr_ = std::make_unique<UcxRendezvousMgr>(std::move(t), UcxRendezvousOptions{options_.recv_timeout, callback_pool_.get()});
   control_ = std::make_unique<ControlChannel>(
       &mgr_->transport(), [this](int src, const std::string& method, const Status& s, std::string body,

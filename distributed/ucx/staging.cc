@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/allocator.h"
+#include "core/gpu.h"
 #include "core/threadpool.h"
 
 namespace weft {
@@ -37,6 +38,14 @@ class HostCopier : public DeviceCopier {
 }  // namespace
 
 std::shared_ptr<DeviceCopier> NewHostCopier(ThreadPool* pool) { return std::make_shared<HostCopier>(pool); }
+
+std::shared_ptr<DeviceCopier> SelectDeviceCopier(int gpu_count) {
+#if WEFT_CUDA
+  if (gpu_count > 0) return NewCudaCopier(OpenGpus().at(0));
+#endif
+  (void)gpu_count;
+  return nullptr;
+}
 
 void ChunkPipeline::Run(ChunkPlan plan, size_t depth, Stage first, Stage second, Done finish) {
   WEFT_REQUIRE(plan.chunk > 0 && depth > 0, "ChunkPipeline: chunk ({}) and depth ({}) must be positive", plan.chunk,

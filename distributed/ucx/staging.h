@@ -28,6 +28,7 @@
 namespace weft {
 
 class ThreadPool;
+class GpuContext;
 
 // Chunked copies between device and host memory: the interface a GPU backend implements
 // (cudaMemcpyAsync on a stream + an event or host callback for `done`).
@@ -48,6 +49,16 @@ class DeviceCopier {
 // the reference for backends). Copies run on `pool` when given (asynchronously, like a GPU's copy
 // engine), inline otherwise. Bounce buffers come from CpuAllocator().
 std::shared_ptr<DeviceCopier> NewHostCopier(ThreadPool* pool = nullptr);
+
+// The CUDA implementation (CUDA builds only, distributed/ucx/staging_cuda.cc): copies on `gpu`'s
+// D2H / H2D streams after the work queued on its compute stream, cudaMemcpyDefault (so tensors of
+// any device of the process), pinned bounce buffers; `done` runs on the copier's own thread.
+std::shared_ptr<DeviceCopier> NewCudaCopier(std::shared_ptr<GpuContext> gpu);
+
+// The copier a transport of this process should use: the CUDA one on the first GPU when the build
+// has CUDA and ProbeGpus() finds a device, nullptr otherwise (no GPU tensors to stage: nothing
+// changes). `gpu_count` is ProbeGpus().count; the tests pass 0 to check the CPU-only answer.
+std::shared_ptr<DeviceCopier> SelectDeviceCopier(int gpu_count);
 
 // `total` bytes in chunks of `chunk` (the last one shorter when `total` is not a multiple).
 struct ChunkPlan {

@@ -419,3 +419,43 @@ TEST_CASE("collectives: hierarchical all-reduce when tasks have several members 
     }
   }
 }
+
+TEST_CASE("collectives: a member reducing on the host refuses a device tensor, naming it") {
+  // Member 1's input labelled as device memory (host bytes: no GPU needed); member 0 reduces on
+  // the host (HostReducer) and must not read it as host memory.
+  const std::vector<std::string> devices = {"/job:worker/replica:0/task:0/device:CPU:0",
+                                            "/job:worker/replica:0/task:1/device:GPU:0"};
+  LocalRendezvous rendezvous;
+  std::vector<std::future<Status>> results;
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r) {
+    CollectiveParams p;
+    p.what = "mixed";
+    p.group_size = 2;
+    p.rank = r;
+    p.group_key = 1;
+    p.instance_key = 1;
+    p.devices = devices;
+    p.timeout = std::chrono::seconds(5);
+    const Tensor host = Input(DType::kFloat32, TensorShape({5}), r);
+    const Tensor input = r == 0 ? host
+                                : Tensor::FromBuffer(host.dtype(), host.shape(),
+                                                     std::make_shared<Buffer>(host.raw_data(), host.bytes(),
+                                                                              MemoryKind::kDevice, [host] {}));
+    auto promise = std::make_shared<std::promise<Status>>();
+    results.push_back(promise->get_future());
+    threads.emplace_back([p, promise, &rendezvous, input] {
+      auto c = Collective::Create(p, &rendezvous, [promise](const Status& s, const Tensor&) { promise->set_value(s); });
+      c->Start(DType::kFloat32);
+      RecursiveDoublingAllReduce(c, input);
+      c->EndStart();
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  REQUIRE(results[0].wait_for(std::chrono::seconds(20)) == std::future_status::ready);
+  const Status s = results[0].get();
+  CHECK(s.code() == Code::kInvalidArgument);
+  CHECK_MESSAGE(s.message().find("received a device tensor") != std::string::npos, s.message());
+  CHECK_MESSAGE(s.message().find("from member 1") != std::string::npos, s.message());
+  REQUIRE(results[1].wait_for(std::chrono::seconds(20)) == std::future_status::ready);
+}

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <vector>
 
+#include "core/gpu.h"
 #include "core/threadpool.h"
 #include "distributed/ucx/staging.h"
 
@@ -165,4 +166,21 @@ TEST_CASE("staging: device -> bounce -> destination through the host copier, any
     CHECK(dst == src);
     for (void* b : bounce) copier->FreeHost(b, chunk);
   }
+}
+
+TEST_CASE("staging: a process without a GPU gets no copier; with one, the CUDA copier on its first GPU") {
+  CHECK(SelectDeviceCopier(0) == nullptr);  // GPU tensors cannot exist: the transport is unchanged
+  const int gpus = ProbeGpus().count;
+  std::shared_ptr<DeviceCopier> copier = SelectDeviceCopier(gpus);
+  if (gpus == 0) {
+    CHECK(copier == nullptr);
+    MESSAGE("no GPU here (" << ProbeGpus().reason << "): the CUDA copier's copies are checked on a GPU machine");
+    return;
+  }
+#if WEFT_CUDA
+  REQUIRE(copier != nullptr);
+  CHECK(copier->Name() == "cuda:0");
+#else
+  CHECK(copier == nullptr);  // a build without CUDA never stages
+#endif
 }

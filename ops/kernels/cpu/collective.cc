@@ -1,6 +1,7 @@
 // The collective kernels (CollectiveReduce, CollectiveBroadcast, CollectiveAllGather,
 // CollectiveReduceScatter): read the node's attrs once, then run one member's part of the
-// algorithm (distributed/collectives/algorithms.h) over the step's rendezvous.
+// algorithm (distributed/collectives/algorithms.h) over the step's rendezvous. Registered for the
+// CPU and (CUDA builds) the GPU, where the algorithms merge with the device's Reducer.
 #include <mutex>
 
 #include "core/cancellation.h"
@@ -9,6 +10,9 @@
 #include "graph/graph.h"
 #include "ops/all_ops.h"
 #include "ops/kernel.h"
+#if WEFT_CUDA
+#include "ops/kernels/cuda/gpu_kernel.h"
+#endif
 
 namespace weft {
 namespace {
@@ -59,6 +63,10 @@ class CollectiveOp : public AsyncOpKernel {
         params_.devices = ParseGroupDevices(node().attr<std::string>("group_devices"), params_.group_size,
                                             params_.rank, ctx->device().device_name, params_.what);
         params_.complete_on_pool = !AllInOneTask(params_.devices);
+#if WEFT_CUDA
+        // On a GPU the merges run as kernels on its compute stream (distributed/collectives/reduce.h).
+        if (ctx->device().gpu != nullptr) params_.reducer = NewCudaReducer(ctx->device().gpu);
+#endif
       });
       if (params_.group_size == 1) {
         WEFT_REQUIRE(kind_ != Kind::kAllGather || input.rank() >= 1,
@@ -88,6 +96,7 @@ class CollectiveOp : public AsyncOpKernel {
       });
     }
     try {
+      params_.reducer->InputReady();  // other members and devices read it as soon as it is sent
       switch (kind_) {
         case Kind::kAllReduce: {
           const std::string algorithm = ChooseAllReduce(params_, static_cast<int64_t>(input.bytes()));
@@ -131,6 +140,13 @@ void RegisterCollectiveKernels(KernelRegistry& r) {
   RegisterUntyped<CollectiveKernel<Kind::kBroadcast>>(r, "CollectiveBroadcast");
   RegisterUntyped<CollectiveKernel<Kind::kAllGather>>(r, "CollectiveAllGather");
   RegisterUntyped<CollectiveKernel<Kind::kReduceScatter>>(r, "CollectiveReduceScatter");
+#if WEFT_CUDA
+  // The same kernels on a GPU: inputs, outputs and merges on the device.
+  RegisterUntyped<CollectiveKernel<Kind::kAllReduce>>(r, "CollectiveReduce", "GPU");
+  RegisterUntyped<CollectiveKernel<Kind::kBroadcast>>(r, "CollectiveBroadcast", "GPU");
+  RegisterUntyped<CollectiveKernel<Kind::kAllGather>>(r, "CollectiveAllGather", "GPU");
+  RegisterUntyped<CollectiveKernel<Kind::kReduceScatter>>(r, "CollectiveReduceScatter", "GPU");
+#endif
 }
 
 }  // namespace weft

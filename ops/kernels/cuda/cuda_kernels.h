@@ -63,6 +63,12 @@ void LaunchReduce(ReduceKind kind, const T* x, T* out, const ReduceIndexer& ri, 
 // smallest index (T: float, double, int32, int64; Out: int32, int64).
 template <typename T, typename Out>
 void LaunchArgReduce(const T* x, Out* out, int64_t p, int64_t r, int64_t s, bool is_max, cudaStream_t stream);
+// The collectives' merge (kSum, kMax, kMin): dst[i] = a[i] (+|max|min) b[i], dst may alias a or b;
+// and the mean's dst[i] /= divisor (integer division for integers). T: float, double, int32, int64.
+template <typename T>
+void LaunchCollectiveMerge(ReduceKind kind, T* dst, const T* a, const T* b, int64_t n, cudaStream_t stream);
+template <typename T>
+void LaunchCollectiveDivide(T* dst, int64_t n, int64_t divisor, cudaStream_t stream);
 // Row-wise over [rows, cols]: loss[r] = -sum(labels * log_softmax(logits)), backprop = softmax - labels.
 template <typename T>
 void LaunchSoftmaxXent(const T* logits, const T* labels, T* loss, T* backprop, int64_t rows, int64_t cols,

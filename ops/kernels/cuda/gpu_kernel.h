@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/cuda/gpu_context.h"
+#include "distributed/collectives/reduce.h"
 #include "ops/kernel.h"
 #include "ops/kernels/cuda/cuda_kernels.h"
 
@@ -22,6 +23,9 @@ void RegisterCudaNnKernels(KernelRegistry& r);    // cudnn.cc: convolutions, poo
 void RegisterCudaMatMulKernels(KernelRegistry& r);  // matmul.cc
 void RegisterCudaStateKernels(KernelRegistry& r);   // state.cc: variables, optimizers, Send/Recv, Const, Dropout
 void RegisterCudaArrayKernels(KernelRegistry& r);   // array.cc: Transpose .. Split, GatherGrad, ArgMax
+
+// The collectives' merges on `gpu` (collective.cc; the GPU collective kernels use it).
+std::shared_ptr<const Reducer> NewCudaReducer(GpuContext* gpu);
 
 inline GpuContext* GpuOf(const OpKernelContext* ctx) {
   if (ctx->device().gpu == nullptr) {

@@ -294,6 +294,43 @@ WEFT_INSTANTIATE_ARG(int32_t)
 WEFT_INSTANTIATE_ARG(int64_t)
 #undef WEFT_INSTANTIATE_ARG
 
+// The collectives' merge step (distributed/collectives/reduce.h) on the device: element-wise, so
+// every member's result depends only on its merge order, as on the host.
+template <typename T>
+__global__ void CollectiveMergeKernel(ReduceKind kind, T* dst, const T* a, const T* b, int64_t n) {
+  WEFT_GRID_LOOP_R(i, n) { dst[i] = Combine(kind, a[i], b[i]); }
+}
+
+template <typename T>
+__global__ void CollectiveDivideKernel(T* dst, int64_t n, T divisor) {
+  WEFT_GRID_LOOP_R(i, n) { dst[i] = dst[i] / divisor; }
+}
+
+template <typename T>
+void LaunchCollectiveMerge(ReduceKind kind, T* dst, const T* a, const T* b, int64_t n, cudaStream_t stream) {
+  const LaunchShape ls = LaunchShapeFor(n);
+  if (ls.blocks == 0) return;
+  CollectiveMergeKernel<T><<<ls.blocks, ls.threads, 0, stream>>>(kind, dst, a, b, n);
+  CheckLaunch("collective merge");
+}
+
+template <typename T>
+void LaunchCollectiveDivide(T* dst, int64_t n, int64_t divisor, cudaStream_t stream) {
+  const LaunchShape ls = LaunchShapeFor(n);
+  if (ls.blocks == 0) return;
+  CollectiveDivideKernel<T><<<ls.blocks, ls.threads, 0, stream>>>(dst, n, static_cast<T>(divisor));
+  CheckLaunch("collective divide");
+}
+
+#define WEFT_INSTANTIATE_COLLECTIVE(T)                                                                 \
+  template void LaunchCollectiveMerge<T>(ReduceKind, T*, const T*, const T*, int64_t, cudaStream_t); \
+  template void LaunchCollectiveDivide<T>(T*, int64_t, int64_t, cudaStream_t);
+WEFT_INSTANTIATE_COLLECTIVE(float)
+WEFT_INSTANTIATE_COLLECTIVE(double)
+WEFT_INSTANTIATE_COLLECTIVE(int32_t)
+WEFT_INSTANTIATE_COLLECTIVE(int64_t)
+#undef WEFT_INSTANTIATE_COLLECTIVE
+
 #define WEFT_INSTANTIATE(T)                                                                                          \
   template void LaunchBatchNorm<T>(const T*, const T*, const T*, const T*, const T*, T*, T*, T*, T*, int64_t,       \
                                    int64_t, T, bool, cudaStream_t);                                                 \
