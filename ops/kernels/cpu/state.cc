@@ -48,15 +48,7 @@ class AssignOp : public OpKernel {
     Var* v = ctx->var(0);
     const Tensor& value = ctx->input(1);
     std::lock_guard<std::mutex> l(v->mu);
-    if (validate_ && v->value.IsInitialized()) {
-      WEFT_REQUIRE(v->value.shape() == value.shape(), "assigning shape {} to variable '{}' of shape {}",
-                   value.shape().ToString(), node().input(0).node->name(), v->value.shape().ToString());
-    }
-    if (validate_) {
-      const TensorShape& declared = node().input(0).shape();
-      WEFT_REQUIRE(declared.IsCompatibleWith(value.shape()), "assigning shape {} to variable '{}' declared {}",
-                   value.shape().ToString(), node().input(0).node->name(), declared.ToString());
-    }
+    if (validate_) CheckAssignShape(node(), v, value);
     if (v->value.IsInitialized() && v->value.shape() == value.shape() && v->value.dtype() == value.dtype()) {
       Tensor& dst = MutableVarValue(v, ctx->allocator(), OwnRefs(ctx, 0, v));
       if (value.bytes()) std::memcpy(dst.raw_data(), value.raw_data(), value.bytes());

@@ -17,6 +17,18 @@ inline long OwnRefs(const OpKernelContext* ctx, int ref_input, const Var* v) {
   return ctx->input(ref_input).SharesBufferWith(v->value) ? 1 : 0;
 }
 
+// Assign's shape checks (with validate_shape): the value must have the variable's current shape
+// (once initialized) and fit the shape the variable was declared with. REQUIRES v->mu.
+inline void CheckAssignShape(const Node& node, const Var* v, const Tensor& value) {
+  if (v->value.IsInitialized()) {
+    WEFT_REQUIRE(v->value.shape() == value.shape(), "assigning shape {} to variable '{}' of shape {}",
+                 value.shape().ToString(), node.input(0).node->name(), v->value.shape().ToString());
+  }
+  const TensorShape& declared = node.input(0).shape();
+  WEFT_REQUIRE(declared.IsCompatibleWith(value.shape()), "assigning shape {} to variable '{}' declared {}",
+               value.shape().ToString(), node.input(0).node->name(), declared.ToString());
+}
+
 // The variable's value, ready to be written in place (copied first when others share it;
 // `own_refs` as OwnRefs). REQUIRES: v->mu held, value initialized.
 inline Tensor& MutableVarValue(Var* v, Allocator* allocator, long own_refs = 0) {

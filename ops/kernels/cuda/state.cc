@@ -15,6 +15,7 @@
 
 #include "distributed/rendezvous.h"
 #include "ops/kernels/cpu/array_kernels.h"
+#include "ops/kernels/cpu/var_update.h"
 #include "ops/kernels/cuda/gpu_kernel.h"
 #include "ops/kernels/random_state.h"
 #include "ops/kernels/sendrecv.h"
@@ -51,8 +52,7 @@ Tensor DeviceClone(GpuContext* gpu, const Tensor& t) {
 
 // v's value, writable in place on the device (copied first when others hold it). REQUIRES v->mu.
 Tensor& WritableDeviceValue(OpKernelContext* ctx, Var* v, int ref_input) {
-  const long own = ctx->input(ref_input).SharesBufferWith(v->value) ? 1 : 0;
-  if (v->value.memory_kind() != MemoryKind::kDevice || v->value.buffer().use_count() > 1 + own) {
+  if (v->value.memory_kind() != MemoryKind::kDevice || v->value.buffer().use_count() > 1 + OwnRefs(ctx, ref_input, v)) {
     v->value = DeviceClone(GpuOf(ctx), v->value);
   }
   return v->value;
@@ -65,10 +65,7 @@ class AssignOp : public OpKernel {
     Var* v = ctx->var(0);
     const Tensor& value = ctx->input(1);
     std::lock_guard<std::mutex> l(v->mu);
-    if (validate_ && v->value.IsInitialized()) {
-      WEFT_REQUIRE(v->value.shape() == value.shape(), "assigning shape {} to variable '{}' of shape {}",
-                   value.shape().ToString(), node().input(0).node->name(), v->value.shape().ToString());
-    }
+    if (validate_) CheckAssignShape(node(), v, value);
     v->value = DeviceClone(GpuOf(ctx), value);  // the assigned tensor may be read on elsewhere
     ctx->set_output(0, v->value);
   }
