@@ -5,6 +5,7 @@
 // <= 3x its latency at 8 B.
 //
 //   build/bench_ucx_sendrecv [--transport sm|tcp|both] [--reps 3] [--eager BYTES] [--measure 1|0]
+//                            [--only bw|lat] [--perftest 1|0]
 //
 // --eager: the eager threshold (with --measure 1, the default, its upper bound: the threshold is
 // measured on the live endpoint at connection and printed).
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -48,6 +50,9 @@ std::string Key(int src, int dst, const std::string& name) {
 }
 
 bool g_measure = true;
+// --only: "bw" or "lat" runs that half only (profiling); "" runs both.
+std::string g_only;
+bool g_perftest = true;  // --perftest 0: weft alone (profiling)
 
 UcxTransportOptions Options(int task, const std::string& tls, size_t eager) {
   UcxTransportOptions o;
@@ -58,6 +63,8 @@ UcxTransportOptions Options(int task, const std::string& tls, size_t eager) {
   o.eager_threshold = eager;
   o.context.config["TLS"] = tls;
   if (const char* spin = std::getenv("WEFT_UCX_SPIN_US")) o.worker.spin = std::chrono::microseconds(std::atoi(spin));
+  if (const char* cm = std::getenv("WEFT_UCX_CM_WORKER")) o.worker.cm_worker = std::atoi(cm) != 0;
+  if (const char* w = std::getenv("WEFT_UCX_WINDOW")) o.rendezvous_window_bytes = std::stoull(w);
   return o;
 }
 
@@ -89,10 +96,12 @@ Tensor Wait(Rendezvous& r, const std::string& key) {
 
 // One side of the ping-pong: on `pong_side`, each ping is answered; otherwise each pong sends the next ping.
 // The ping side stamps every pong's arrival (the callbacks run one after another on one thread).
+// The keys are made before the loop, as a graph's Send/Recv nodes hold theirs.
 std::vector<Clock::time_point> g_stamps;
+std::vector<std::string> g_ping_keys, g_pong_keys;
 
 void PingPong(UcxRendezvous* r, bool pong_side, int i, const Tensor& t, std::shared_ptr<std::promise<void>> done) {
-  const std::string in = Key(pong_side ? 0 : 1, pong_side ? 1 : 0, fmt::format("{}{}", pong_side ? "ping" : "pong", i));
+  const std::string& in = pong_side ? g_ping_keys[i] : g_pong_keys[i];
   r->RecvAsync(in, {}, [r, pong_side, i, t, done](const Status& s, const Tensor&, bool) {
     if (!s.ok()) {
       std::fprintf(stderr, "ping-pong: %s\n", s.ToString().c_str());
@@ -101,11 +110,11 @@ void PingPong(UcxRendezvous* r, bool pong_side, int i, const Tensor& t, std::sha
     }
     if (!pong_side) g_stamps.push_back(Clock::now());
     if (pong_side) {
-      (void)r->Send(Key(1, 0, fmt::format("pong{}", i)), {}, t, false);
+      (void)r->Send(g_pong_keys[i], {}, t, false);
       if (i + 1 < kPingPongs) PingPong(r, true, i + 1, t, done); else done->set_value();
     } else if (i + 1 < kPingPongs) {
       PingPong(r, false, i + 1, t, done);
-      (void)r->Send(Key(0, 1, fmt::format("ping{}", i + 1)), {}, t, false);
+      (void)r->Send(g_ping_keys[i + 1], {}, t, false);
     } else {
       done->set_value();
     }
@@ -116,6 +125,10 @@ void PingPong(UcxRendezvous* r, bool pong_side, int i, const Tensor& t, std::sha
 std::vector<double> RunWeft(UcxRendezvousMgr& mgr, int task, uint64_t* step) {
   std::vector<double> out;
   for (const Size& size : kSizes) {
+    if (g_only == "lat") {
+      out.push_back(0);
+      continue;
+    }
     auto r = mgr.Find(++*step);
     if (task == 0) {
       Tensor t = Tensor::Zeros(DType::kUInt8, TensorShape({size.bytes}));
@@ -125,20 +138,47 @@ std::vector<double> RunWeft(UcxRendezvousMgr& mgr, int task, uint64_t* step) {
       const double s = std::chrono::duration<double>(Clock::now() - start).count();
       out.push_back(static_cast<double>(size.bytes) * size.count / s / 1e6);
     } else {
-      for (int i = 0; i < size.count; ++i) Wait(*r, Key(0, 1, fmt::format("m{}", i)));
+      // Every Recv posted at once (as an executor posts a step's Recvs, and perftest its receives);
+      // the last to complete wakes this thread.
+      auto left = std::make_shared<std::atomic<int>>(size.count);
+      auto all = std::make_shared<std::promise<Status>>();
+      auto f = all->get_future();
+      for (int i = 0; i < size.count; ++i) {
+        r->RecvAsync(Key(0, 1, fmt::format("m{}", i)), {}, [left, all](const Status& s, const Tensor&, bool) {
+          if (!s.ok()) {
+            if (left->exchange(-1) > 0) all->set_value(s);
+          } else if (left->fetch_sub(1) == 1) {
+            all->set_value(Status());
+          }
+        });
+      }
+      if (f.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+        throw Error(errors::DeadlineExceeded("bandwidth run: {} tensors of {} B", size.count, size.bytes));
+      }
+      ThrowIfError(f.get());
       ThrowIfError(r->Send(Key(1, 0, "ack"), {}, Tensor::Scalar<int32_t>(1), false));
     }
     mgr.Cleanup(*step);
+  }
+  if (g_only == "bw") {
+    out.push_back(0);
+    return out;
   }
   auto r = mgr.Find(++*step);
   const Tensor t = Tensor::Zeros(DType::kUInt8, TensorShape({8}));
   auto done = std::make_shared<std::promise<void>>();
   auto f = done->get_future();
+  if (g_ping_keys.empty()) {
+    for (int i = 0; i < kPingPongs; ++i) {
+      g_ping_keys.push_back(Key(0, 1, fmt::format("ping{}", i)));
+      g_pong_keys.push_back(Key(1, 0, fmt::format("pong{}", i)));
+    }
+  }
   g_stamps.assign(1, Clock::now());
   g_stamps.reserve(kPingPongs + 1);
   if (task == 0) {
     PingPong(r.get(), false, 0, t, done);
-    ThrowIfError(r->Send(Key(0, 1, "ping0"), {}, t, false));
+    ThrowIfError(r->Send(g_ping_keys[0], {}, t, false));
   } else {
     PingPong(r.get(), true, 0, t, done);
   }
@@ -227,7 +267,7 @@ void Bench(const std::string& name, const std::string& weft_tls, const std::stri
     close(up[0]);
     execl("/proc/self/exe", "bench_ucx_sendrecv", "--child", std::to_string(down[0]).c_str(),
           std::to_string(up[1]).c_str(), weft_tls.c_str(), std::to_string(eager).c_str(), std::to_string(reps).c_str(),
-          g_measure ? "1" : "0", nullptr);
+          g_measure ? "1" : "0", g_only.empty() ? "all" : g_only.c_str(), nullptr);
     _exit(127);
   }
   close(down[0]);
@@ -251,8 +291,11 @@ void Bench(const std::string& name, const std::string& weft_tls, const std::stri
       std::vector<double> w = RunWeft(mgr, 0, &step);
       ReadLine(up[0]);
       for (int i = 0; i < 4; ++i) weft[i].push_back(w[i]);
-      for (int i = 0; i < 3; ++i) perf[i].push_back(RunPerftest(perftest_tls, "tag_bw", kSizes[i].bytes, kSizes[i].count));
-      perf[3].push_back(RunPerftest(perftest_tls, "tag_lat", 8, kPingPongs));
+      std::fprintf(stderr, "run %d: weft %.0f / %.0f / %.0f MB/s, %.2f us\n", rep + 1, w[0], w[1], w[2], w[3]);
+      for (int i = 0; i < 3; ++i) {
+        perf[i].push_back(g_perftest && g_only != "lat" ? RunPerftest(perftest_tls, "tag_bw", kSizes[i].bytes, kSizes[i].count) : 0);
+      }
+      perf[3].push_back(g_perftest && g_only != "bw" ? RunPerftest(perftest_tls, "tag_lat", 8, kPingPongs) : 0);
     }
     std::printf("\n%s: weft UCX_TLS=%s, ucx_perftest UCX_TLS=%s, eager threshold %s %zu B, %d interleaved runs "
                 "(medians)\n", name.c_str(), weft_tls.c_str(), perftest_tls.c_str(),
@@ -278,8 +321,9 @@ void Bench(const std::string& name, const std::string& weft_tls, const std::stri
 
 int main(int argc, char** argv) {
   try {
-    if (argc == 8 && std::string(argv[1]) == "--child") {
+    if (argc == 9 && std::string(argv[1]) == "--child") {
       g_measure = std::string(argv[7]) == "1";
+      if (std::string(argv[8]) != "all") g_only = argv[8];
       return Child(std::stoi(argv[2]), std::stoi(argv[3]), argv[4], std::stoul(argv[5]), std::stoi(argv[6]));
     }
     std::string transport = "both";
@@ -291,8 +335,10 @@ int main(int argc, char** argv) {
       else if (flag == "--reps") reps = std::stoi(argv[i + 1]);
       else if (flag == "--eager") eager = std::stoul(argv[i + 1]);
       else if (flag == "--measure") g_measure = std::string(argv[i + 1]) == "1";
+      else if (flag == "--only") g_only = argv[i + 1];
+      else if (flag == "--perftest") g_perftest = std::string(argv[i + 1]) == "1";
       else throw std::runtime_error("unknown flag " + flag +
-                                    " (--transport sm|tcp|both, --reps N, --eager BYTES, --measure 1|0)");
+                                    " (--transport sm|tcp|both, --reps N, --eager BYTES, --measure 1|0, --only bw|lat, --perftest 1|0)");
     }
     // weft needs tcp in UCX_TLS for the connection manager; its tensors still go by shared memory.
     if (transport == "sm" || transport == "both") Bench("shared memory", "posix,sysv,cma,self,tcp", "posix,sysv,cma,self", eager, reps);

@@ -432,10 +432,7 @@ TaskId ClusterSpec::TaskAt(int global_index) const {
 
 std::optional<TaskId> ClusterSpec::TaskOfDevice(std::string_view device) const {
   for (const TaskId& t : Tasks()) {
-    const std::string prefix = t.DeviceName();
-    if (device.substr(0, prefix.size()) == prefix && (device.size() == prefix.size() || device[prefix.size()] == '/')) {
-      return t;
-    }
+    if (DeviceIsOnTask(device, t.DeviceName())) return t;
   }
   return std::nullopt;
 }

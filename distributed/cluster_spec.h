@@ -102,4 +102,11 @@ struct ClusterConfig {
   std::string ToTfConfig(const TaskId& task) const;
 };
 
+// Whether `device` is on the task named `task_device_name` (a TaskId::DeviceName()): it is that
+// name or starts with it followed by '/'.
+inline bool DeviceIsOnTask(std::string_view device, std::string_view task_device_name) {
+  return device.starts_with(task_device_name) &&
+         (device.size() == task_device_name.size() || device[task_device_name.size()] == '/');
+}
+
 }  // namespace weft

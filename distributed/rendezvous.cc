@@ -1,5 +1,6 @@
 #include "distributed/rendezvous.h"
 
+#include <charconv>
 #include <vector>
 
 namespace weft {
@@ -8,40 +9,48 @@ std::string RendezvousKey::ToString() const {
   return fmt::format("{};{:x};{};{};{}:{}", src_device, src_incarnation, dst_device, tensor_name, frame_id, iter_id);
 }
 
-RendezvousKey RendezvousKey::Parse(const std::string& key) {
-  std::vector<std::string> parts;
-  size_t start = 0;
+Status RendezvousKeyView::Parse(std::string_view key, RendezvousKeyView* out) {
+  auto bad = [&](const char* why) {
+    return errors::InvalidArgument("rendezvous key '{}': {} (expected "
+                                   "src_device;src_incarnation;dst_device;tensor_name;frame:iter)", key, why);
+  };
+  std::string_view parts[5];
+  size_t n = 0, start = 0;
   for (size_t i = 0; i <= key.size(); ++i) {
     if (i == key.size() || key[i] == ';') {
-      parts.push_back(key.substr(start, i - start));
+      if (n == 5) return bad("it does not have 5 parts");
+      parts[n++] = key.substr(start, i - start);
       start = i + 1;
     }
   }
-  auto bad = [&](const char* why) {
-    return Error(errors::InvalidArgument("rendezvous key '{}': {} (expected "
-                                         "src_device;src_incarnation;dst_device;tensor_name;frame:iter)", key, why));
+  if (n != 5) return bad("it does not have 5 parts");
+  out->src_device = parts[0];
+  out->dst_device = parts[2];
+  out->tensor_name = parts[3];
+  if (out->src_device.empty() || out->dst_device.empty() || out->tensor_name.empty()) return bad("a part is empty");
+  auto whole = [](std::string_view s, auto* value, int base) {
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *value, base);
+    return !s.empty() && ec == std::errc() && end == s.data() + s.size();
   };
-  if (parts.size() != 5) throw bad("it does not have 5 parts");
-  RendezvousKey k;
-  k.src_device = parts[0];
-  k.dst_device = parts[2];
-  k.tensor_name = parts[3];
-  if (k.src_device.empty() || k.dst_device.empty() || k.tensor_name.empty()) throw bad("a part is empty");
-  size_t used = 0;
-  try {
-    k.src_incarnation = std::stoull(parts[1], &used, 16);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != parts[1].size()) throw bad("the incarnation is not a hex number");
+  if (!whole(parts[1], &out->src_incarnation, 16)) return bad("the incarnation is not a hex number");
   const size_t colon = parts[4].find(':');
-  try {
-    if (colon == std::string::npos) throw std::invalid_argument("no colon");
-    k.frame_id = std::stoll(parts[4].substr(0, colon));
-    k.iter_id = std::stoll(parts[4].substr(colon + 1));
-  } catch (const std::exception&) {
-    throw bad("the frame:iter part is not two numbers");
+  if (colon == std::string_view::npos || !whole(parts[4].substr(0, colon), &out->frame_id, 10) ||
+      !whole(parts[4].substr(colon + 1), &out->iter_id, 10)) {
+    return bad("the frame:iter part is not two numbers");
   }
+  return Status();
+}
+
+RendezvousKey RendezvousKey::Parse(const std::string& key) {
+  RendezvousKeyView v;
+  ThrowIfError(RendezvousKeyView::Parse(key, &v));
+  RendezvousKey k;
+  k.src_device = v.src_device;
+  k.src_incarnation = v.src_incarnation;
+  k.dst_device = v.dst_device;
+  k.tensor_name = v.tensor_name;
+  k.frame_id = v.frame_id;
+  k.iter_id = v.iter_id;
   return k;
 }
 

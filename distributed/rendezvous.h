@@ -36,6 +36,16 @@ struct RendezvousKey {
   static RendezvousKey Parse(const std::string& key);
 };
 
+// The same parts as views into the key (no allocation: the cross-process rendezvous routes every
+// message by its devices). OK, or InvalidArgument naming the key and what is wrong with it.
+struct RendezvousKeyView {
+  std::string_view src_device, dst_device, tensor_name;
+  uint64_t src_incarnation = 0;
+  int64_t frame_id = 0, iter_id = 0;
+
+  static Status Parse(std::string_view key, RendezvousKeyView* out);
+};
+
 // What the two sides may tell each other (extended by device transports later).
 struct RendezvousArgs {
   MemoryKind memory = MemoryKind::kHost;  // where the sender's tensor / the receiver's buffer lives

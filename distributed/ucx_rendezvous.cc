@@ -10,24 +10,18 @@ constexpr size_t kFinishedStepsKept = 4096;
 
 }  // namespace
 
-Status UcxRendezvous::TaskOf(const std::string& key, const std::string& device, int* task) const {
-  const ClusterSpec& cluster = mgr_->transport().cluster();
-  std::optional<TaskId> t = cluster.TaskOfDevice(device);
-  if (!t) {
+Status UcxRendezvous::TaskOf(std::string_view key, std::string_view device, int* task) const {
+  *task = mgr_->TaskOfDevice(device);
+  if (*task < 0) {
     return errors::InvalidArgument("rendezvous key '{}': device '{}' is on no task of the cluster {}", key, device,
-                                   cluster.ToJson());
+                                   mgr_->transport().cluster().ToJson());
   }
-  *task = cluster.GlobalIndex(*t);
   return Status();
 }
 
 Status UcxRendezvous::Send(const std::string& key, const RendezvousArgs& args, const Tensor& value, bool is_dead) {
-  RendezvousKey k;
-  try {
-    k = RendezvousKey::Parse(key);
-  } catch (const Error& e) {
-    return e.status();
-  }
+  RendezvousKeyView k;
+  if (Status s = RendezvousKeyView::Parse(key, &k); !s.ok()) return s;
   int dst = 0;
   if (Status s = TaskOf(key, k.dst_device, &dst); !s.ok()) return s;
   UcxTransport& transport = mgr_->transport();
@@ -46,7 +40,7 @@ Status UcxRendezvous::Send(const std::string& key, const RendezvousArgs& args, c
   // Not blocking: the transport keeps the tensor alive until UCX is done with it.
   UcxRendezvousMgr* mgr = mgr_;
   const uint64_t step = step_id_;
-  transport.SendTensor(dst, step_id_, key, value, is_dead, [mgr, step, key](const Status& s) {
+  transport.SendTensor(dst, step_id_, key, value, is_dead, [mgr, step](const Status& s) {  // s names the key
     if (s.ok()) return;
     std::shared_ptr<UcxRendezvous> r;
     {
@@ -54,17 +48,15 @@ Status UcxRendezvous::Send(const std::string& key, const RendezvousArgs& args, c
       auto it = mgr->steps_.find(step);
       if (it != mgr->steps_.end()) r = it->second;
     }
-    if (r) r->StartAbort(s.WithContext(fmt::format("sending rendezvous key '{}' (step {})", key, step)));
+    if (r) r->StartAbort(s);
   });
   return Status();
 }
 
 void UcxRendezvous::RecvAsync(const std::string& key, const RendezvousArgs& args, DoneCallback done) {
-  RendezvousKey k;
-  try {
-    k = RendezvousKey::Parse(key);
-  } catch (const Error& e) {
-    done(e.status(), Tensor(), false);
+  RendezvousKeyView k;
+  if (Status s = RendezvousKeyView::Parse(key, &k); !s.ok()) {
+    done(s, Tensor(), false);
     return;
   }
   int src = 0;
@@ -165,6 +157,16 @@ UcxRendezvousMgr::UcxRendezvousMgr(UcxTransportOptions transport_options, UcxRen
       },
       [this](int task, const Status& s) { OnPeerFailure(task, s); });
   transport_->worker()->AddTickHook([this] { OnTick(); });
+  const ClusterSpec& cluster = transport_->cluster();
+  device_prefixes_.resize(static_cast<size_t>(cluster.NumTasks()));
+  for (const TaskId& t : cluster.Tasks()) device_prefixes_[static_cast<size_t>(cluster.GlobalIndex(t))] = t.DeviceName();
+}
+
+int UcxRendezvousMgr::TaskOfDevice(std::string_view device) const {
+  for (size_t i = 0; i < device_prefixes_.size(); ++i) {
+    if (DeviceIsOnTask(device, device_prefixes_[i])) return static_cast<int>(i);
+  }
+  return -1;
 }
 
 UcxRendezvousMgr::~UcxRendezvousMgr() {

@@ -32,6 +32,8 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "core/threadpool.h"
 #include "distributed/rendezvous.h"
@@ -65,7 +67,7 @@ class UcxRendezvous : public Rendezvous {
     std::chrono::steady_clock::time_point start, deadline;
   };
   // Which task `device` belongs to; InvalidArgument naming the key when none.
-  Status TaskOf(const std::string& key, const std::string& device, int* task) const;
+  Status TaskOf(std::string_view key, std::string_view device, int* task) const;
   void Arrived(const std::string& key, const Status& status, const Tensor& value, bool is_dead);
   void CheckDeadlines(std::chrono::steady_clock::time_point now);
   void PeerFailed(int task, const Status& status);
@@ -100,6 +102,8 @@ class UcxRendezvousMgr {
   friend class UcxRendezvous;
   void OnMessage(int src_task, uint64_t step_id, const std::string& key, const Status& status, const Tensor& value,
                  bool is_dead);
+  // The global index of the task `device` is on, or -1 (a prefix scan: no allocation per message).
+  int TaskOfDevice(std::string_view device) const;
   void OnPeerFailure(int task, const Status& status);
   void OnTick();
 
@@ -109,6 +113,7 @@ class UcxRendezvousMgr {
   std::map<uint64_t, std::shared_ptr<UcxRendezvous>> steps_;
   std::set<uint64_t> finished_;  // recently cleaned-up steps (bounded)
   int64_t dropped_ = 0;
+  std::vector<std::string> device_prefixes_;  // by global task index: "/job:worker/replica:0/task:1"
   std::unique_ptr<UcxTransport> transport_;  // last: destroyed first, so no callback sees a half-destroyed mgr
 };
 

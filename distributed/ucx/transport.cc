@@ -44,6 +44,7 @@ UcxTransport::UcxTransport(UcxTransportOptions options, MessageHandler on_messag
   for (const TaskId& t : options_.cluster.Tasks()) {
     addresses_[options_.cluster.GlobalIndex(t)] = HostPort::Parse(options_.cluster.Address(t));
   }
+  stats_ = std::make_unique<PeerStats[]>(static_cast<size_t>(options_.cluster.NumTasks()));
   UcxContextOptions context_options = options_.context;
   // Data messages (above the eager threshold plus room for a header) go by UCX rendezvous.
   context_options.config.emplace("RNDV_THRESH", std::to_string(options_.eager_threshold + 1024));
@@ -81,7 +82,11 @@ UcxTransport::UcxTransport(UcxTransportOptions options, MessageHandler on_messag
     worker_.reset();
     throw Error(s.WithContext(fmt::format("task {}", options_.task.ToString())));
   }
-  worker_->AddPollHook([this] { ProbeHeaders(); });
+  // Hellos come through the connection manager's endpoints (its worker), everything else to the data worker.
+  worker_->AddPollHook([this] {
+    ProbeHeaders(worker_->get());
+    if (worker_->cm() != worker_->get()) ProbeHeaders(worker_->cm());
+  });
   worker_->AddTickHook([this] {
     CheckMeasureTimeouts();
     const auto now = Clock::now();
@@ -110,7 +115,7 @@ UcxTransport::~UcxTransport() {
     shutting_down_ = true;
     const std::set<RecvOp*> in_flight = recvs_in_flight_;  // cancelling may complete (and erase) at once
     for (RecvOp* op : in_flight) {
-      if (recvs_in_flight_.count(op) && op->request != nullptr) ucp_request_cancel(worker_->get(), op->request);
+      if (recvs_in_flight_.count(op) && op->request != nullptr) ucp_request_cancel(op->worker, op->request);
     }
     worker_->ProgressUntil([this] { return recvs_in_flight_.empty(); }, std::chrono::milliseconds(1000));
     for (auto& [task, peer] : peers_) {  // sends still waiting for a connection fail now
@@ -213,6 +218,7 @@ void UcxTransport::OnPeerError(int task, const Status& status, bool connecting) 
   {
     std::lock_guard<std::mutex> l(mu_);
     peer_status_[task] = s;
+    stats_[task].failed.store(true, std::memory_order_release);
     connected_cv_.notify_all();
   }
   std::vector<std::function<void()>> waiting;
@@ -250,6 +256,10 @@ Status UcxTransport::Connect(int task) {
 
 void UcxTransport::EnsureConnected(int task) {
   if (task == self_) return;
+  if (task >= 0 && task < options_.cluster.NumTasks() &&
+      (stats_[task].connected.load(std::memory_order_acquire) || stats_[task].failed.load(std::memory_order_acquire))) {
+    return;
+  }
   {
     std::lock_guard<std::mutex> l(mu_);
     if (peer_connected_[task] || peer_status_.count(task)) return;  // nothing to start
@@ -272,6 +282,9 @@ bool UcxTransport::WaitForSends(std::chrono::milliseconds timeout) const {
 }
 
 Status UcxTransport::PeerStatus(int task) const {
+  if (task >= 0 && task < options_.cluster.NumTasks() && !stats_[task].failed.load(std::memory_order_acquire)) {
+    return Status();
+  }
   std::lock_guard<std::mutex> l(mu_);
   auto it = peer_status_.find(task);
   return it == peer_status_.end() ? Status() : it->second;
@@ -279,7 +292,7 @@ Status UcxTransport::PeerStatus(int task) const {
 
 void UcxTransport::SendCallback(void* request, ucs_status_t status, void* user_data) {
   auto* op = static_cast<SendOp*>(user_data);
-  op->Complete(UcxStatus(status, "sending to " + op->transport->PeerName(op->task)));
+  op->Complete(status == UCS_OK ? Status() : UcxStatus(status, "sending to " + op->transport->PeerName(op->task)));
   ucp_request_free(request);
 }
 
@@ -331,6 +344,7 @@ void UcxTransport::OnHello(int task, WireKind kind, const std::string& address) 
     {
       std::lock_guard<std::mutex> l(mu_);
       peer_connected_[task] = true;
+      stats_[task].connected.store(true, std::memory_order_release);
       connected_cv_.notify_all();
     }
     std::vector<std::function<void()>> waiting;
@@ -373,98 +387,120 @@ void UcxTransport::SendMessage(int task, WireKind kind, uint64_t step_id, const 
 void UcxTransport::SendTensorImpl(int task, WireKind kind, uint64_t step_id, const std::string& key,
                                   const Tensor& value, bool is_dead, Protocol protocol, DoneCallback done) {
   auto* op = new SendOp{this, task, value, {}, {}, 0, {}, std::move(done)};
+  op->kind = kind;
+  op->step_id = step_id;
+  op->key = key;
+  op->is_dead = is_dead;
+  op->protocol = protocol;
   worker_->AddDemand(1);  // until the send completes (SendOp::Complete)
   sends_in_flight_++;
-  auto work = [this, task, kind, step_id, key, is_dead, protocol, op] {
-    Peer& peer = PeerAt(task);
-    auto send = [this, task, kind, step_id, key, is_dead, protocol, op] {
-      const Status failed = PeerStatus(task);
-      Peer& peer = PeerAt(task);
-      if (!failed.ok() || shutting_down_ || !peer.data_ep) {
-        op->pending = 1;
-        op->Complete(!failed.ok() ? failed : errors::Cancelled("the transport is shutting down"));
-        return;
-      }
-      const size_t bytes = is_dead ? 0 : op->value.bytes();
-      // Device memory without CUDA-aware UCX: staged through host bounce buffers, in chunks.
-      const bool staged = bytes > 0 && op->value.memory_kind() == MemoryKind::kDevice;
-      if (staged && device_path_ == DevicePath::kNone) {
-        op->pending = 1;
-        op->Complete(errors::Unimplemented("sending key '{}' ({}) to {}: it is in device memory, and {}", key,
-                                           op->value.DebugString(), PeerName(task), DevicePathName(device_path_)));
-        return;
-      }
-      const bool chunked = staged && device_path_ == DevicePath::kStaged;
-      const bool eager = !chunked && (protocol == Protocol::kAuto ? bytes <= peer.eager_threshold
-                                                                   : protocol == Protocol::kEager);
-      const size_t num_chunks = chunked ? ChunkPlan{bytes, staging_->bytes()}.num_chunks() : 1;
-      const uint64_t seq = eager ? 0 : peer.next_seq;
-      if (!eager) peer.next_seq += num_chunks;
-      try {
-        op->head = EncodeTensorHeader(self_, step_id, key, op->value, is_dead, eager, seq, kind,
-                                      chunked ? static_cast<uint32_t>(staging_->bytes()) : 0);
-      } catch (const Error& e) {
-        op->pending = 1;
-        op->Complete(e.status());
-        return;
-      }
-      if (step_id != kMeasureStep) CountSent(task, bytes, eager, chunked);
-      ucp_ep_h ep = peer.data_ep->get();
-      if (chunked) {
-        op->pending = 3;  // header, the staged chunks, and this function
-        PostSend(ep, op, op->head.data(), op->head.size(), ucp_dt_make_contig(1), HeaderTag(self_));
-        SendStaged(task, op, seq, num_chunks);
-        op->Complete(Status());
-      } else if (eager) {
-        op->pending = 1;
-        op->iov[0] = {op->head.data(), op->head.size()};
-        op->iov[1] = {op->value.raw_data(), bytes};
-        PostSend(ep, op, op->iov, bytes > 0 ? 2 : 1, ucp_dt_make_iov(), HeaderTag(self_));
-      } else {
-        op->pending = 3;  // header, data, and this function (so an immediate completion cannot free op early)
-        PostSend(ep, op, op->head.data(), op->head.size(), ucp_dt_make_contig(1), HeaderTag(self_));
-        // A tensor in a chunk we registered (one received here, sent on): its handle; else UCX's rcache.
-        PostSend(ep, op, op->value.raw_data(), bytes, ucp_dt_make_contig(1), DataTag(self_, seq),
-                 registry_->Find(op->value.raw_data(), bytes));
-        op->Complete(Status());
-      }
-    };
-    if (peer.connected || peer.failed || shutting_down_) {
-      send();
-      return;
-    }
-    peer.waiting.push_back(std::move(send));
-    if (!peer.ep && !peer.retry_at) {
-      peer.deadline = Clock::now() + options_.connect_timeout;
-      StartConnect(task);
-    }
-  };
-  // From a callback on the progress thread: at once (no queue, no wake-up); elsewhere: queued.
-  const bool posted = worker_->OnProgressThread() ? worker_->RunOrPost(std::move(work)) : worker_->Post(std::move(work));
+  // From the progress thread: at once (or right after the UCX callback we are in); elsewhere: queued.
+  auto work = [this, op] { StartSend(op); };
+  const bool posted = worker_->OnProgressThread() ? worker_->RunOrPost(work) : worker_->Post(work);
   if (!posted) {
     op->pending = 1;
     op->Complete(errors::Cancelled("sending key '{}' to {}: the transport is shutting down", key, PeerName(task)));
   }
 }
 
+void UcxTransport::StartSend(SendOp* op) {
+  Peer& peer = PeerAt(op->task);
+  if (peer.connected || peer.failed || shutting_down_) {
+    PostTensor(op);
+    return;
+  }
+  peer.waiting.push_back([this, op] { PostTensor(op); });
+  if (!peer.ep && !peer.retry_at) {
+    peer.deadline = Clock::now() + options_.connect_timeout;
+    StartConnect(op->task);
+  }
+}
+
+void UcxTransport::PostTensor(SendOp* op) {
+  const int task = op->task;
+  Peer& peer = PeerAt(task);
+  if (peer.failed || shutting_down_ || !peer.data_ep) {
+    const Status failed = PeerStatus(task);
+    op->pending = 1;
+    op->Complete(!failed.ok() ? failed : errors::Cancelled("the transport is shutting down"));
+    return;
+  }
+  const size_t bytes = op->is_dead ? 0 : op->value.bytes();
+  // Device memory without CUDA-aware UCX: staged through host bounce buffers, in chunks.
+  const bool staged = bytes > 0 && op->value.memory_kind() == MemoryKind::kDevice;
+  if (staged && device_path_ == DevicePath::kNone) {
+    op->pending = 1;
+    op->Complete(errors::Unimplemented("{} is in device memory, and {}", op->value.DebugString(),
+                                       DevicePathName(device_path_)));
+    return;
+  }
+  const bool chunked = staged && device_path_ == DevicePath::kStaged;
+  const bool eager = !chunked && (op->protocol == Protocol::kAuto ? bytes <= peer.eager_threshold
+                                                                   : op->protocol == Protocol::kEager);
+  const size_t num_chunks = chunked ? ChunkPlan{bytes, staging_->bytes()}.num_chunks() : 1;
+  const uint64_t seq = eager ? 0 : peer.next_seq;
+  if (!eager) peer.next_seq += num_chunks;
+  try {
+    op->head = EncodeTensorHeader(self_, op->step_id, op->key, op->value, op->is_dead, eager, seq, op->kind,
+                                  chunked ? static_cast<uint32_t>(staging_->bytes()) : 0);
+  } catch (const Error& e) {
+    op->pending = 1;
+    op->Complete(e.status());
+    return;
+  }
+  if (op->step_id != kMeasureStep) CountSent(task, bytes, eager, chunked);
+  ucp_ep_h ep = peer.data_ep->get();
+  if (chunked) {
+    op->pending = 3;  // header, the staged chunks, and this function
+    PostSend(ep, op, op->head.data(), op->head.size(), ucp_dt_make_contig(1), HeaderTag(self_));
+    SendStaged(task, op, seq, num_chunks);
+    op->Complete(Status());
+  } else if (eager) {
+    op->pending = 1;
+    op->iov[0] = {op->head.data(), op->head.size()};
+    op->iov[1] = {op->value.raw_data(), bytes};
+    PostSend(ep, op, op->iov, bytes > 0 ? 2 : 1, ucp_dt_make_iov(), HeaderTag(self_));
+  } else {
+    op->pending = 3;  // header, data, and this function (so an immediate completion cannot free op early)
+    PostSend(ep, op, op->head.data(), op->head.size(), ucp_dt_make_contig(1), HeaderTag(self_));
+    // A tensor in a chunk we registered (one received here, sent on): its handle; else UCX's rcache.
+    PostSend(ep, op, op->value.raw_data(), bytes, ucp_dt_make_contig(1), DataTag(self_, seq),
+             registry_->Find(op->value.raw_data(), bytes));
+    op->Complete(Status());
+  }
+}
+
 void UcxTransport::CountSent(int task, size_t bytes, bool eager, bool staged) {
-  std::lock_guard<std::mutex> l(mu_);
-  PeerCounters& c = counters_[task];
-  c.messages_sent++;
-  if (staged) c.staged_sent++;
-  c.bytes_sent += static_cast<int64_t>(bytes);
-  (eager ? c.eager_sent : c.rendezvous_sent)++;
+  PeerStats& c = stats_[task];
+  c.messages_sent.fetch_add(1, std::memory_order_relaxed);
+  if (staged) c.staged_sent.fetch_add(1, std::memory_order_relaxed);
+  c.bytes_sent.fetch_add(static_cast<int64_t>(bytes), std::memory_order_relaxed);
+  (eager ? c.eager_sent : c.rendezvous_sent).fetch_add(1, std::memory_order_relaxed);
 }
 
 PeerCounters UcxTransport::Counters(int task) const {
+  PeerCounters c;
+  if (task >= 0 && task < options_.cluster.NumTasks()) {
+    const PeerStats& s = stats_[task];
+    c.messages_sent = s.messages_sent;
+    c.bytes_sent = s.bytes_sent;
+    c.eager_sent = s.eager_sent;
+    c.rendezvous_sent = s.rendezvous_sent;
+    c.staged_sent = s.staged_sent;
+    c.messages_received = s.messages_received;
+    c.bytes_received = s.bytes_received;
+    c.eager_received = s.eager_received;
+    c.rendezvous_received = s.rendezvous_received;
+    c.wait_us = s.wait_us;
+  }
   std::lock_guard<std::mutex> l(mu_);
-  auto it = counters_.find(task);
-  return it == counters_.end() ? PeerCounters() : it->second;
+  auto it = rejected_.find(task);
+  if (it != rejected_.end()) c.rejected = it->second;
+  return c;
 }
 
 void UcxTransport::AddWaitTime(int task, int64_t us) {
-  std::lock_guard<std::mutex> l(mu_);
-  counters_[task].wait_us += us;
+  if (task >= 0 && task < options_.cluster.NumTasks()) stats_[task].wait_us.fetch_add(us, std::memory_order_relaxed);
 }
 
 Status UcxTransport::last_rejection() const {

@@ -162,9 +162,16 @@ struct UcxTransport::SendOp {
   int pending = 0;
   Status status;
   DoneCallback done;
+  WireKind kind = WireKind::kTensor;
+  uint64_t step_id = 0;
+  std::string key;
+  bool is_dead = false;
+  Protocol protocol = Protocol::kAuto;
 
   void Complete(const Status& s) {
-    if (!s.ok() && status.ok()) status = s;
+    if (!s.ok() && status.ok()) {
+      status = key.empty() ? s : s.WithContext(fmt::format("sending key '{}' (step {})", key, step_id));
+    }
     if (--pending == 0) {
       transport->worker()->AddDemand(-1);
       if (done) done(status);
@@ -179,6 +186,7 @@ struct UcxTransport::RecvOp {
   int src_task;
   bool is_header;
   void* request = nullptr;
+  ucp_worker_h worker = nullptr;  // the ucp worker the receive was posted on (data or connection manager)
   // Header receives: the message buffer (CpuAllocator, 64-byte aligned).
   uint8_t* buffer = nullptr;
   size_t buffer_bytes = 0;

@@ -38,12 +38,13 @@ size_t UcxTransport::HeaderBufferBytes() const {
 // UCX's unexpected queue are received into a reused buffer (no allocation per message) and handled
 // here. (Receives posted ahead would complete inside UCX's transports, and UCX 1.13's tcp transport
 // crashed when our handling re-entered it from there.)
-void UcxTransport::ProbeHeaders() {
+void UcxTransport::ProbeHeaders(ucp_worker_h worker) {
   for (;;) {
     ucp_tag_recv_info_t info{};
-    ucp_tag_message_h msg = ucp_tag_probe_nb(worker_->get(), kTagClassHeader, kTagClassMask, 1, &info);
+    ucp_tag_message_h msg = ucp_tag_probe_nb(worker, kTagClassHeader, kTagClassMask, 1, &info);
     if (msg == nullptr) return;
     auto* op = new RecvOp{this, TagSourceTask(info.sender_tag), true};
+    op->worker = worker;
     op->buffer_bytes = HeaderBufferBytes();
     if (!header_buffers_.empty()) {
       op->buffer = header_buffers_.back();
@@ -59,7 +60,7 @@ void UcxTransport::ProbeHeaders() {
     param.cb.recv = &UcxTransport::RecvCallback;
     param.user_data = op;
     op->in_post = true;
-    ucs_status_ptr_t req = ucp_tag_msg_recv_nbx(worker_->get(), op->buffer, receive_bytes, msg, &param);
+    ucs_status_ptr_t req = ucp_tag_msg_recv_nbx(worker, op->buffer, receive_bytes, msg, &param);
     op->in_post = false;
     if (op->done_in_post) {
       OnHeaderReceived(op, op->post_status, op->post_length);
@@ -91,7 +92,7 @@ void UcxTransport::Reject(int src_task, const Status& status, const WireMessage*
     std::lock_guard<std::mutex> l(mu_);
     last_rejection_ = s;
     num_rejected_++;
-    counters_[src_task].rejected++;
+    rejected_[src_task]++;
   }
   // An intact header names the key: fail that Recv now rather than at its timeout.
   if (message != nullptr && message->header_trusted) {
@@ -102,11 +103,10 @@ void UcxTransport::Reject(int src_task, const Status& status, const WireMessage*
 
 void UcxTransport::CountReceived(int src_task, uint64_t step_id, size_t bytes, bool eager) {
   if (step_id == kMeasureStep) return;  // the threshold measurement's traffic is not the user's
-  std::lock_guard<std::mutex> l(mu_);
-  PeerCounters& c = counters_[src_task];
-  c.messages_received++;
-  (eager ? c.eager_received : c.rendezvous_received)++;
-  c.bytes_received += static_cast<int64_t>(bytes);
+  PeerStats& c = stats_[src_task];  // src_task was checked against the cluster
+  c.messages_received.fetch_add(1, std::memory_order_relaxed);
+  (eager ? c.eager_received : c.rendezvous_received).fetch_add(1, std::memory_order_relaxed);
+  c.bytes_received.fetch_add(static_cast<int64_t>(bytes), std::memory_order_relaxed);
 }
 
 void UcxTransport::Deliver(int src_task, uint64_t step_id, const std::string& key, const Status& status,
@@ -261,7 +261,8 @@ void UcxTransport::PostDataReceive(RecvOp* op, void* buffer, size_t bytes, uint6
     param.memh = memh;
   }
   op->in_post = true;
-  ucs_status_ptr_t req = ucp_tag_recv_nbx(worker_->get(), buffer, bytes, tag, ~uint64_t{0}, &param);
+  op->worker = worker_->get();
+  ucs_status_ptr_t req = ucp_tag_recv_nbx(op->worker, buffer, bytes, tag, ~uint64_t{0}, &param);
   op->in_post = false;
   if (op->done_in_post) {
     OnDataReceived(op, op->post_status, op->post_length);

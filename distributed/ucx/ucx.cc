@@ -103,9 +103,19 @@ UcxWorker::UcxWorker(UcxContext* context, const UcxWorkerOptions& options) : con
   auto fail = [&](Status s) {
     if (wake_fd_ >= 0) close(wake_fd_);
     if (epoll_fd_ >= 0) close(epoll_fd_);
+    if (cm_worker_ != nullptr) ucp_worker_destroy(cm_worker_);
     ucp_worker_destroy(worker_);
     throw Error(s);
   };
+  if (options_.cm_worker) {
+    ucs_status_t s = ucp_worker_create(context_->get(), &params, &cm_worker_);
+    if (s != UCS_OK) {
+      cm_worker_ = nullptr;
+      fail(UcxStatus(s, "ucp_worker_create (connection manager)"));
+    }
+    s = ucp_worker_get_efd(cm_worker_, &cm_fd_);
+    if (s != UCS_OK) fail(UcxStatus(s, "ucp_worker_get_efd (connection manager)"));
+  }
   ucp_address_t* address = nullptr;
   size_t address_bytes = 0;
   ucs_status_t s = ucp_worker_get_address(worker_, &address, &address_bytes);
@@ -117,7 +127,8 @@ UcxWorker::UcxWorker(UcxContext* context, const UcxWorkerOptions& options) : con
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   if (wake_fd_ < 0 || epoll_fd_ < 0) fail(errors::Internal("UcxWorker: eventfd/epoll: {}", std::strerror(errno)));
-  for (int fd : {worker_fd_, wake_fd_}) {
+  for (int fd : {worker_fd_, wake_fd_, cm_fd_}) {
+    if (fd < 0) continue;
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.fd = fd;
@@ -134,6 +145,7 @@ UcxWorker::~UcxWorker() {
   Stop();
   close(wake_fd_);
   close(epoll_fd_);
+  if (cm_worker_ != nullptr) ucp_worker_destroy(cm_worker_);
   ucp_worker_destroy(worker_);
 }
 
@@ -181,10 +193,10 @@ bool UcxWorker::RunOrPost(std::function<void()> fn) {
   return true;
 }
 
-bool UcxWorker::Progress() {
+bool UcxWorker::Progress(ucp_worker_h worker) {
   const bool outer = in_progress_;  // ProgressUntil from inside a UCX callback: the outer call runs the deferred work
   in_progress_ = true;
-  bool any = ucp_worker_progress(worker_) != 0;
+  bool any = ucp_worker_progress(worker != nullptr ? worker : worker_) != 0;
   in_progress_ = outer;
   while (!outer && !deferred_.empty()) {
     any = true;
@@ -273,20 +285,33 @@ bool UcxWorker::ProgressUntil(const std::function<bool()>& done, std::chrono::mi
   const auto deadline = Clock::now() + timeout;
   while (!done()) {
     if (Clock::now() > deadline) return false;
-    if (!Progress()) std::this_thread::yield();
+    bool any = Progress();
+    if (cm_worker_ != nullptr) any = Progress(cm_worker_) || any;
+    if (!any) std::this_thread::yield();
   }
   return true;
+}
+
+bool UcxWorker::Arm() {
+  if (ucp_worker_arm(worker_) == UCS_ERR_BUSY) return false;
+  return cm_worker_ == nullptr || ucp_worker_arm(cm_worker_) != UCS_ERR_BUSY;
 }
 
 void UcxWorker::Loop() {
   thread_id_ = std::this_thread::get_id();
   auto last_activity = Clock::now();
   auto next_tick = Clock::now() + options_.tick;
+  auto next_cm = Clock::now();
   for (;;) {
     bool active = RunPosted();
     while (Progress()) active = true;
+    auto now = Clock::now();
+    if (cm_worker_ != nullptr && now >= next_cm) {
+      while (Progress(cm_worker_)) active = true;
+      next_cm = now + options_.cm_poll;
+    }
     for (auto& hook : poll_hooks_) Guarded(hook);
-    const auto now = Clock::now();
+    now = Clock::now();
     if (now >= next_tick) {
       for (auto& hook : tick_hooks_) Guarded(hook);
       next_tick = now + options_.tick;
@@ -313,15 +338,15 @@ void UcxWorker::Loop() {
       sleeping_.store(false, std::memory_order_relaxed);
       continue;
     }
-    const ucs_status_t armed = ucp_worker_arm(worker_);
-    if (armed == UCS_ERR_BUSY) {  // events arrived meanwhile: progress again
+    if (!Arm()) {  // events arrived meanwhile: progress again
       sleeping_.store(false, std::memory_order_relaxed);
+      next_cm = now;
       continue;
     }
     const int wait_ms = static_cast<int>(
         std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(next_tick - now).count()) + 1);
-    epoll_event events[2];
-    const int n = epoll_wait(epoll_fd_, events, 2, wait_ms);
+    epoll_event events[3];
+    const int n = epoll_wait(epoll_fd_, events, 3, wait_ms);
     for (int i = 0; i < n; ++i) {
       if (events[i].data.fd == wake_fd_) {
         uint64_t v;
@@ -330,6 +355,7 @@ void UcxWorker::Loop() {
     }
     sleeping_.store(false, std::memory_order_relaxed);
     last_activity = Clock::now();  // spin again briefly after waking: more traffic usually follows
+    next_cm = last_activity;       // the event may be the connection manager's
   }
 }
 
@@ -352,7 +378,7 @@ UcxListener::UcxListener(UcxWorker* worker, const HostPort& address, RequestCall
   params.sockaddr.addrlen = len;
   params.conn_handler.cb = &UcxListener::OnRequest;
   params.conn_handler.arg = this;
-  ThrowIfError(UcxStatus(ucp_listener_create(worker_->get(), &params, &listener_),
+  ThrowIfError(UcxStatus(ucp_listener_create(worker_->cm(), &params, &listener_),
                          fmt::format("listening on {}", address.ToString())));
   ucp_listener_attr_t attr{};
   attr.field_mask = UCP_LISTENER_ATTR_FIELD_SOCKADDR;
@@ -388,7 +414,8 @@ std::unique_ptr<UcxEndpoint> UcxEndpoint::Connect(UcxWorker* worker, const HostP
   params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
   params.err_handler.cb = &UcxEndpoint::OnError;
   params.err_handler.arg = ep.get();
-  ThrowIfError(UcxStatus(ucp_ep_create(worker->get(), &params, &ep->ep_),
+  ep->owner_ = worker->cm();
+  ThrowIfError(UcxStatus(ucp_ep_create(ep->owner_, &params, &ep->ep_),
                          fmt::format("connecting to {} at {}", ep->peer_name_, address.ToString())));
   return ep;
 }
@@ -404,7 +431,8 @@ std::unique_ptr<UcxEndpoint> UcxEndpoint::ConnectToWorker(UcxWorker* worker, con
   params.err_mode = peer_error_handling ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
   params.err_handler.cb = &UcxEndpoint::OnError;
   params.err_handler.arg = ep.get();
-  ThrowIfError(UcxStatus(ucp_ep_create(worker->get(), &params, &ep->ep_),
+  ep->owner_ = worker->get();
+  ThrowIfError(UcxStatus(ucp_ep_create(ep->owner_, &params, &ep->ep_),
                          fmt::format("connecting to the worker of {}", ep->peer_name_)));
   return ep;
 }
@@ -419,7 +447,8 @@ std::unique_ptr<UcxEndpoint> UcxEndpoint::Accept(UcxWorker* worker, ucp_conn_req
   params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
   params.err_handler.cb = &UcxEndpoint::OnError;
   params.err_handler.arg = ep.get();
-  ThrowIfError(UcxStatus(ucp_ep_create(worker->get(), &params, &ep->ep_),
+  ep->owner_ = worker->cm();
+  ThrowIfError(UcxStatus(ucp_ep_create(ep->owner_, &params, &ep->ep_),
                          fmt::format("accepting a connection from {}", ep->peer_name_)));
   return ep;
 }
@@ -442,28 +471,10 @@ UcxEndpoint::~UcxEndpoint() {
   if (req != nullptr && !UCS_PTR_IS_ERR(req)) {
     const bool done = worker_->ProgressUntil([&] { return ucp_request_check_status(req) != UCS_INPROGRESS; },
                                              std::chrono::milliseconds(1000));
-    if (!done) ucp_request_cancel(worker_->get(), req);
+    if (!done) ucp_request_cancel(owner_, req);
     ucp_request_free(req);
   }
 }
 
-Status UcxFlush(UcxWorker* worker, ucp_ep_h ep, std::chrono::milliseconds timeout, std::string_view what) {
-  ucp_request_param_t param{};
-  ucs_status_ptr_t req = ucp_ep_flush_nbx(ep, &param);
-  if (req == nullptr) return Status();
-  if (UCS_PTR_IS_ERR(req)) return UcxStatus(UCS_PTR_STATUS(req), what);
-  const bool done =
-      worker->ProgressUntil([&] { return ucp_request_check_status(req) != UCS_INPROGRESS; }, timeout);
-  if (!done) {
-    ucp_request_cancel(worker->get(), req);
-    worker->ProgressUntil([&] { return ucp_request_check_status(req) != UCS_INPROGRESS; },
-                          std::chrono::milliseconds(100));
-    ucp_request_free(req);
-    return errors::DeadlineExceeded("{}: not done within {} ms", what, timeout.count());
-  }
-  const ucs_status_t s = ucp_request_check_status(req);
-  ucp_request_free(req);
-  return UcxStatus(s, what);
-}
 
 }  // namespace weft

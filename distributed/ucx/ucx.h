@@ -76,6 +76,13 @@ struct UcxWorkerOptions {
   bool yield_while_busy = false;
   // Tick hooks run at least this often (timeouts are checked there).
   std::chrono::milliseconds tick{20};
+  // A second ucp worker on the same context for the connection manager (cm(): the listener and
+  // the endpoints it makes), progressed by the same thread at most every `cm_poll` while it polls
+  // (at once when an event wakes it from sleep). In UCX 1.13 those endpoints use the tcp
+  // transport, whose progress is an epoll_wait system call: on the data worker it was paid on
+  // every round, a quarter of an 8-byte round trip over shared memory. Off: one worker for all.
+  bool cm_worker = true;
+  std::chrono::microseconds cm_poll{200};
   std::string name = "ucx";
 };
 
@@ -89,6 +96,8 @@ class UcxWorker {
   UcxWorker& operator=(const UcxWorker&) = delete;
 
   ucp_worker_h get() const { return worker_; }
+  // The worker for the connection manager: listeners and endpoints made through it (see cm_worker).
+  ucp_worker_h cm() const { return cm_worker_ != nullptr ? cm_worker_ : worker_; }
   // Runs `fn` on the progress thread, in posting order. Thread-safe. After Stop(), `fn` is dropped
   // and Post returns false.
   bool Post(std::function<void()> fn);
@@ -117,9 +126,11 @@ class UcxWorker {
 
  private:
   void Loop();
-  // One ucp_worker_progress, then the work RunOrPost deferred from its callbacks; true when
-  // anything happened.
-  bool Progress();
+  // One ucp_worker_progress of `worker` (the data worker by default), then the work RunOrPost
+  // deferred from its callbacks; true when anything happened.
+  bool Progress(ucp_worker_h worker = nullptr);
+  // Arms the worker(s) for sleeping; false when events arrived meanwhile.
+  bool Arm();
   void Wake();
   void Guarded(const std::function<void()>& fn);
   bool RunPosted();
@@ -127,8 +138,9 @@ class UcxWorker {
   UcxContext* context_;
   UcxWorkerOptions options_;
   ucp_worker_h worker_ = nullptr;
+  ucp_worker_h cm_worker_ = nullptr;
   std::string address_;
-  int worker_fd_ = -1, wake_fd_ = -1, epoll_fd_ = -1;
+  int worker_fd_ = -1, cm_fd_ = -1, wake_fd_ = -1, epoll_fd_ = -1;
   std::mutex mu_;
   std::vector<std::function<void()>> posted_, batch_;  // batch_: progress thread, reused (no allocation per round)
   std::atomic<bool> has_posted_{false};              // posted_ is not empty (read without the lock)
@@ -144,7 +156,7 @@ class UcxWorker {
   std::thread::id thread_id_;
 };
 
-// A ucp_listener on one address. Binds exactly `address` (port 0: a free port, see port()).
+// A ucp_listener on one address, on the worker's cm(). Binds exactly `address` (port 0: a free port, see port()).
 // Connection requests are handed to `on_request` on the progress thread, which must accept
 // them (UcxEndpoint::Accept) or reject them (ucp_listener_reject).
 class UcxListener {
@@ -171,7 +183,8 @@ class UcxListener {
 class UcxEndpoint {
  public:
   using ErrorCallback = std::function<void(const Status& status)>;
-  // Connects to `address` through UCX's connection manager. `peer_name` names the peer in errors.
+  // Connects to `address` through UCX's connection manager (on the worker's cm(); Accept too).
+  // `peer_name` names the peer in errors.
   static std::unique_ptr<UcxEndpoint> Connect(UcxWorker* worker, const HostPort& address, std::string peer_name,
                                               ErrorCallback on_error);
   // Connects to a worker address (ucp_worker_get_address). With `peer_error_handling` UCX uses only
@@ -199,14 +212,12 @@ class UcxEndpoint {
       : worker_(worker), peer_name_(std::move(peer_name)), on_error_(std::move(on_error)) {}
   static void OnError(void* arg, ucp_ep_h ep, ucs_status_t status);
   UcxWorker* worker_;
+  ucp_worker_h owner_ = nullptr;  // the ucp worker the endpoint was made on (data or cm)
   std::string peer_name_;
   ErrorCallback on_error_;
   ucp_ep_h ep_ = nullptr;
   Status status_;
 };
 
-// Flushes `ep` (every operation posted on it completes remotely) progressing the worker, for at
-// most `timeout`. Progress thread only. Used to check that a new connection is up.
-Status UcxFlush(UcxWorker* worker, ucp_ep_h ep, std::chrono::milliseconds timeout, std::string_view what);
 
 }  // namespace weft
