@@ -49,6 +49,10 @@ struct RendezvousKeyView {
 // What the two sides may tell each other (extended by device transports later).
 struct RendezvousArgs {
   MemoryKind memory = MemoryKind::kHost;  // where the sender's tensor / the receiver's buffer lives
+  // Recv: a tensor the receiver allocated for the value (same dtype and size). A transport that
+  // can land the bytes there does (the value then shares its buffer: the UCX rendezvous for data
+  // that comes by UCX's rendezvous protocol); others ignore it and hand over the value as always.
+  Tensor into;
 };
 
 class Rendezvous {

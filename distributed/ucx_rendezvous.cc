@@ -76,6 +76,7 @@ void UcxRendezvous::RecvAsync(const std::string& key, const RendezvousArgs& args
   }
   transport.EnsureConnected(src);  // so that the peer's failure is noticed even if we never send to it
   ThreadPool* pool = mgr_->callback_pool();
+  if (args.into.IsInitialized()) transport.ReceiveInto(step_id_, key, args.into);
   transport.worker()->AddDemand(1);  // the progress thread spins while Recvs wait (UcxWorkerOptions::busy_spin)
   local_.RecvAsync(key, args, [this, key, src, start, pool, done = std::move(done)](const Status& s, const Tensor& v,
                                                                                       bool dead) {
@@ -211,6 +212,7 @@ void UcxRendezvousMgr::Cleanup(uint64_t step_id) {
     finished_.insert(step_id);
     while (finished_.size() > kFinishedStepsKept) finished_.erase(finished_.begin());
   }
+  transport_->ForgetReceiveInto(step_id);
   if (r) r->StartAbort(errors::Aborted("step {} was cleaned up with a Recv still waiting", step_id));
 }
 

@@ -217,14 +217,16 @@ void Collective::Send(int to, const std::string& what, const Tensor& value) {
 }
 
 void Collective::Recv(int from, const std::string& what, int64_t expect_elements,
-                      std::function<void(const Tensor&)> fn) {
+                      std::function<void(const Tensor&)> fn, const Tensor& into) {
   if (ended()) return;
   {
     std::lock_guard<std::mutex> l(mu_);
     ++waiting_[static_cast<size_t>(from)];
   }
+  RendezvousArgs args;
+  args.into = into;
   rendezvous_->RecvAsync(
-      CollectiveKey(p_, from, p_.rank, what), {},
+      CollectiveKey(p_, from, p_.rank, what), args,
       [self = shared_from_this(), from, what, expect_elements, fn = std::move(fn)](const Status& s, const Tensor& t,
                                                                                     bool) {
         {

@@ -86,8 +86,10 @@ class Collective : public std::enable_shared_from_this<Collective> {
   // Calls `fn` with the value from member `from` once it is there, unless the collective has
   // ended. An Error thrown by `fn` ends it. The value must have the collective's dtype and
   // `expect_elements` elements (any number when -1); kUnchecked: `fn` checks the value itself.
+  // `into`: where the value may land (RendezvousArgs::into): `fn` then gets a tensor over its buffer.
   static constexpr int64_t kUnchecked = -2;
-  void Recv(int from, const std::string& what, int64_t expect_elements, std::function<void(const Tensor&)> fn);
+  void Recv(int from, const std::string& what, int64_t expect_elements, std::function<void(const Tensor&)> fn,
+            const Tensor& into = Tensor());
   // Runs `fn` now when called on the thread that started this member, else on the process's
   // collective thread pool (so members started on different threads reduce in parallel; not on a
   // device's intra-op pool, whose threads must never run what follows the collective).

@@ -31,9 +31,9 @@ std::string SockaddrString(const sockaddr_storage& ss) {
 
 std::string PeerCounters::ToString() const {
   return fmt::format("sent {} msgs / {} B ({} eager, {} rendezvous, {} staged from device), received {} msgs / {} B "
-                     "({} eager, {} rendezvous), {} rejected, Recvs waited {} us", messages_sent, bytes_sent,
-                     eager_sent, rendezvous_sent, staged_sent, messages_received, bytes_received, eager_received,
-                     rendezvous_received, rejected, wait_us);
+                     "({} eager, {} rendezvous, {} of them in place), {} rejected, Recvs waited {} us", messages_sent,
+                     bytes_sent, eager_sent, rendezvous_sent, staged_sent, messages_received, bytes_received,
+                     eager_received, rendezvous_received, received_in_place, rejected, wait_us);
 }
 
 UcxTransport::UcxTransport(UcxTransportOptions options, MessageHandler on_message, PeerFailureHandler on_peer_failure)
@@ -491,6 +491,7 @@ PeerCounters UcxTransport::Counters(int task) const {
     c.bytes_received = s.bytes_received;
     c.eager_received = s.eager_received;
     c.rendezvous_received = s.rendezvous_received;
+    c.received_in_place = s.received_in_place;
     c.wait_us = s.wait_us;
   }
   std::lock_guard<std::mutex> l(mu_);

@@ -110,6 +110,7 @@ std::string_view DevicePathName(DevicePath path);
 struct PeerCounters {
   int64_t messages_sent = 0, bytes_sent = 0, eager_sent = 0, rendezvous_sent = 0;
   int64_t messages_received = 0, bytes_received = 0, eager_received = 0, rendezvous_received = 0;
+  int64_t received_in_place = 0;  // rendezvous receives that landed in the receiver's tensor (ReceiveInto)
   int64_t staged_sent = 0;     // device tensors sent through host bounce buffers (also in rendezvous_sent)
   int64_t rejected = 0;        // malformed messages from this peer
   int64_t wait_us = 0;         // time Recvs of this peer's tensors waited (added by the rendezvous)
@@ -179,6 +180,13 @@ class UcxTransport {
   // Waits (bounded) until the threshold toward `task` is settled (measured, given up, or measuring
   // is off); false on timeout.
   bool WaitForThreshold(int task, std::chrono::milliseconds timeout);
+
+  // Asks that the data of `key` in step `step_id` land in `into` (its buffer) when it comes by
+  // rendezvous with the same dtype and byte size into host memory; otherwise, or when its header
+  // came first, the receive pool is used as always. Thread-safe. ForgetReceiveInto drops a step's
+  // unused requests (UcxRendezvousMgr::Cleanup).
+  void ReceiveInto(uint64_t step_id, const std::string& key, const Tensor& into);
+  void ForgetReceiveInto(uint64_t step_id);
 
   PeerCounters Counters(int task) const;
   void AddWaitTime(int task, int64_t us);
@@ -290,6 +298,7 @@ class UcxTransport {
     std::atomic<bool> connected{false}, failed{false};
     std::atomic<int64_t> messages_sent{0}, bytes_sent{0}, eager_sent{0}, rendezvous_sent{0}, staged_sent{0};
     std::atomic<int64_t> messages_received{0}, bytes_received{0}, eager_received{0}, rendezvous_received{0};
+    std::atomic<int64_t> received_in_place{0};
     std::atomic<int64_t> wait_us{0};
   };
   std::unique_ptr<PeerStats[]> stats_;
@@ -299,6 +308,11 @@ class UcxTransport {
   std::map<int, std::string> threshold_reports_;
   Status last_rejection_;
   int64_t num_rejected_ = 0;
+  // ReceiveInto's requests by (step, key); into_count_ lets headers skip the lock when there are none.
+  std::mutex into_mu_;
+  std::map<std::pair<uint64_t, std::string>, Tensor> into_;
+  std::atomic<int> into_count_{0};
+  Tensor TakeReceiveInto(uint64_t step_id, const std::string& key);
 };
 
 }  // namespace weft

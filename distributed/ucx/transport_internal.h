@@ -212,6 +212,7 @@ struct UcxTransport::RecvOp {
   ucs_status_t post_status = UCS_OK;
   size_t post_length = 0;
   WireKind kind = WireKind::kTensor;  // data receives: the message's kind
+  Tensor into;  // data receives: where the receiver asked the bytes to go (ReceiveInto), if anywhere
 
   void FreeBuffer() {
     if (buffer != nullptr) CpuAllocator()->Deallocate(buffer, buffer_bytes);

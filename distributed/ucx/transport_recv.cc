@@ -208,6 +208,7 @@ void UcxTransport::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t leng
   data->seq = m.header.seq;
   data->data_bytes = m.header.payload_bytes;
   data->chunk_bytes = m.chunk_bytes;
+  if (data->chunk_bytes == 0) data->into = TakeReceiveInto(step, m.key);
   // At most rendezvous_window_bytes are being received at once (one transfer always goes): the rest
   // wait in arrival order, their data parked at the sender (UCX rendezvous moves no bytes until the
   // receive is posted). Bounded receive memory, and buffers come back to the pool to be reused.
@@ -222,7 +223,15 @@ void UcxTransport::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t leng
 void UcxTransport::StartDataReceive(std::unique_ptr<RecvOp> data) {
   data->started = Clock::now();
   try {
-    data->value = Tensor::FromBuffer(data->dtype, TensorShape(data->dims), recv_pool_->Get(data->data_bytes));
+    const Tensor& into = data->into;
+    if (into.IsInitialized() && into.dtype() == data->dtype && into.bytes() == data->data_bytes &&
+        into.memory_kind() == MemoryKind::kHost) {
+      data->value = Tensor::FromBuffer(data->dtype, TensorShape(data->dims), into.buffer());
+      stats_[data->src_task].received_in_place.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      data->value = Tensor::FromBuffer(data->dtype, TensorShape(data->dims), recv_pool_->Get(data->data_bytes));
+    }
+    data->into = Tensor();
   } catch (const Error& e) {
     Deliver(data->src_task, data->step_id, data->key, e.status().WithContext("allocating the received tensor"),
             Tensor(), false, data->kind);
@@ -329,6 +338,32 @@ void UcxTransport::FinishDataReceive(RecvOp* op, Status s) {
   }
   CountReceived(op->src_task, op->step_id, length, false);
   Deliver(op->src_task, op->step_id, op->key, Status(), op->value, false, op->kind);
+}
+
+void UcxTransport::ReceiveInto(uint64_t step_id, const std::string& key, const Tensor& into) {
+  std::lock_guard<std::mutex> l(into_mu_);
+  if (into_.insert_or_assign({step_id, key}, into).second) into_count_++;
+}
+
+void UcxTransport::ForgetReceiveInto(uint64_t step_id) {
+  if (into_count_.load() == 0) return;
+  std::lock_guard<std::mutex> l(into_mu_);
+  auto it = into_.lower_bound({step_id, std::string()});
+  while (it != into_.end() && it->first.first == step_id) {
+    it = into_.erase(it);
+    into_count_--;
+  }
+}
+
+Tensor UcxTransport::TakeReceiveInto(uint64_t step_id, const std::string& key) {
+  if (into_count_.load() == 0) return Tensor();
+  std::lock_guard<std::mutex> l(into_mu_);
+  auto it = into_.find({step_id, key});
+  if (it == into_.end()) return Tensor();
+  Tensor into = std::move(it->second);
+  into_.erase(it);
+  into_count_--;
+  return into;
 }
 
 }  // namespace weft

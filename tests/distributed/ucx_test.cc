@@ -203,6 +203,8 @@ void CollectiveMember(UcxRendezvousMgr& mgr, int task) {
       mgr.Cleanup(step);
     }
   }
+  // The ring's chunks of the large case came by rendezvous straight into the members' outputs.
+  CHECK(mgr.transport().Counters(1 - task).received_in_place > 0);
   // Hierarchical: 2 members per task (CPU:0 and CPU:1), ranks 2 * task + d; only the leaders
   // (CPU:0) talk across the tasks.
   for (int64_t elems : {3, 100000}) {
