@@ -53,6 +53,9 @@ UcxTransportOptions Options(int task) {
     o.worker.busy_spin = std::chrono::microseconds(std::atoi(busy));
   }
   if (const char* yield = std::getenv("WEFT_UCX_YIELD")) o.worker.yield_while_busy = std::atoi(yield) != 0;
+  // WEFT_UCX_MEASURE=0: no threshold measurement, WEFT_UCX_EAGER=BYTES: the (upper bound of the) eager threshold.
+  if (const char* m = std::getenv("WEFT_UCX_MEASURE")) o.measure_eager_threshold = std::atoi(m) != 0;
+  if (const char* e = std::getenv("WEFT_UCX_EAGER")) o.eager_threshold = std::stoull(e);
   return o;
 }
 
@@ -68,7 +71,12 @@ std::string Get(int fd) {
 }
 
 // Seconds per all-reduce of `bytes` (float32) over `iters` steps; throws if a sum is wrong.
-double RunWeft(UcxRendezvousMgr& mgr, int task, int64_t bytes, int iters, int64_t chunk, uint64_t* step) {
+// Waited for by this thread (`chained` false: the result wakes it, as it wakes a step's caller),
+// or `chained`: each all-reduce's end starts the next one on the thread that ended it (the UCX
+// progress thread), so that no thread wakes in between, as in MPI's loop and the ping-pong of
+// bench_ucx_sendrecv; this thread waits for the last.
+double RunWeft(UcxRendezvousMgr& mgr, int task, int64_t bytes, int iters, int64_t chunk, uint64_t* step,
+               bool chained) {
   const int64_t n = bytes / 4;
   Tensor in(DType::kFloat32, TensorShape({n}));
   for (int64_t i = 0; i < n; ++i) in.data<float>()[i] = static_cast<float>(i % 1000 + task);
@@ -81,19 +89,12 @@ double RunWeft(UcxRendezvousMgr& mgr, int task, int64_t bytes, int iters, int64_
   p.chunk_bytes = chunk;
   p.timeout = std::chrono::seconds(60);
   const std::string algorithm = ChooseAllReduce(p, bytes);
-  Tensor out;
-  Clock::time_point start;
-  for (int it = -2; it < iters; ++it) {  // two warm-up rounds
-    if (it == 0) start = Clock::now();
-    auto r = mgr.Find(++*step);
-    auto done = std::make_shared<std::promise<Tensor>>();
-    auto f = done->get_future();
-    auto c = Collective::Create(p, r.get(), [done](const Status& s, const Tensor& t) {
-      if (s.ok()) {
-        done->set_value(t);
-      } else {
-        done->set_exception(std::make_exception_ptr(Error(s)));
-      }
+  // One all-reduce as one step: its own rendezvous, cleaned up when it ends.
+  auto start_one = [&mgr, p, algorithm, in](uint64_t s, std::function<void(const Status&, const Tensor&)> done) {
+    auto r = mgr.Find(s);
+    auto c = Collective::Create(p, r.get(), [&mgr, s, done](const Status& st, const Tensor& t) {
+      mgr.Cleanup(s);
+      done(st, t);
     });
     c->Start(DType::kFloat32);
     if (algorithm == "ring") {
@@ -102,8 +103,51 @@ double RunWeft(UcxRendezvousMgr& mgr, int task, int64_t bytes, int iters, int64_
       RecursiveDoublingAllReduce(c, in);
     }
     c->EndStart();
-    out = f.get();
-    mgr.Cleanup(*step);
+  };
+  auto wait = [](std::future<Tensor>& f) {
+    if (f.wait_for(std::chrono::seconds(120)) != std::future_status::ready) {
+      throw Error(errors::DeadlineExceeded("bench all-reduce did not end"));
+    }
+    return f.get();
+  };
+  auto deliver = [](const std::shared_ptr<std::promise<Tensor>>& promise, const Status& s, const Tensor& t) {
+    if (s.ok()) {
+      promise->set_value(t);
+    } else {
+      promise->set_exception(std::make_exception_ptr(Error(s)));
+    }
+  };
+  Tensor out;
+  Clock::time_point start;
+  for (int it = -2; it < (chained ? 1 : iters); ++it) {  // two warm-up rounds
+    if (it == 0) start = Clock::now();
+    auto promise = std::make_shared<std::promise<Tensor>>();
+    auto f = promise->get_future();
+    if (!chained || it < 0) {
+      start_one(++*step, [promise, deliver](const Status& s, const Tensor& t) { deliver(promise, s, t); });
+    } else {
+      // Steps first_step .. first_step + iters - 1, each started (posted: no recursion) by the previous one's end.
+      struct Chain {
+        std::function<void(uint64_t)> next;
+      };
+      auto chain = std::make_shared<Chain>();
+      const uint64_t last = *step + static_cast<uint64_t>(iters);
+      UcxWorker* worker = mgr.transport().worker();
+      chain->next = [chain, start_one, promise, deliver, last, worker](uint64_t s) {
+        start_one(s, [chain, promise, deliver, last, worker, s](const Status& st, const Tensor& t) {
+          if (!st.ok() || s == last) {
+            deliver(promise, st, t);
+            worker->Post([chain] { chain->next = nullptr; });  // breaks the cycle
+          } else {
+            worker->Post([chain, s] { chain->next(s + 1); });
+          }
+        });
+      };
+      const uint64_t first = *step + 1;
+      *step = last;
+      worker->Post([chain, first] { chain->next(first); });
+    }
+    out = wait(f);
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count() / iters;
   for (int64_t i = 0; i < n; i += 997) {
@@ -121,7 +165,7 @@ int Child(int in_fd, int out_fd, int reps, int64_t chunk) {
   for (int rep = 0; rep < reps; ++rep) {
     for (int64_t bytes : kSizes) {
       if (Get(in_fd) != "go") return 1;
-      RunWeft(mgr, 1, bytes, Iterations(bytes), chunk, &step);
+      for (bool chained : {false, true}) RunWeft(mgr, 1, bytes, Iterations(bytes), chunk, &step, chained);
       Put(out_fd, "done");
     }
   }
@@ -196,7 +240,7 @@ int main(int argc, char** argv) {
     close(down[0]);
     close(up[1]);
     const size_t k = std::size(kSizes);
-    std::vector<std::vector<double>> weft(k), mpi_sm(k), mpi_ucx(k), gloo_t(k);
+    std::vector<std::vector<double>> weft(k), chained(k), mpi_sm(k), mpi_ucx(k), gloo_t(k);
     {
       UcxRendezvousMgr mgr(Options(0), {std::chrono::seconds(60), nullptr});
       const std::string port = Get(up[0]);
@@ -207,10 +251,11 @@ int main(int argc, char** argv) {
       for (int rep = 0; rep < reps; ++rep) {
         for (size_t i = 0; i < k; ++i) {
           Put(down[1], "go");
-          weft[i].push_back(RunWeft(mgr, 0, kSizes[i], Iterations(kSizes[i]), chunk, &step));
+          weft[i].push_back(RunWeft(mgr, 0, kSizes[i], Iterations(kSizes[i]), chunk, &step, false));
+          chained[i].push_back(RunWeft(mgr, 0, kSizes[i], Iterations(kSizes[i]), chunk, &step, true));
           Get(up[0]);
-          std::fprintf(stderr, "round %d: weft %lld K: %.1f us\n", rep + 1, static_cast<long long>(kSizes[i] >> 10),
-                       weft[i].back() * 1e6);
+          std::fprintf(stderr, "round %d: weft %lld K: %.1f us (chained %.1f us)\n", rep + 1,
+                       static_cast<long long>(kSizes[i] >> 10), weft[i].back() * 1e6, chained[i].back() * 1e6);
         }
         const std::vector<double> a = RunMpi(mpi, "");
         const std::vector<double> b =
@@ -229,19 +274,27 @@ int main(int argc, char** argv) {
     waitpid(child, &status, 0);
     std::printf("\nall-reduce float32 sum, 2 processes, busbw GB/s (bytes * 2(n-1)/n / time), medians of %d "
                 "interleaved runs\n", reps);
-    std::printf("%10s %8s %8s %8s %8s %9s %9s %9s  %s\n", "size", "weft", "MPI", "MPI ucx", "gloo", "weft/MPI",
-                "/MPI ucx", "weft/gloo", "weft us / best MPI us / gloo us");
+    std::printf("(weft: the caller's thread waits for each all-reduce; chained: each one's end starts the next on the\n"
+                " progress thread, no thread wakes in between, as in MPI's loop)\n");
+    std::printf("%10s %8s %8s %8s %8s %8s %9s %9s %9s  %-30s %s\n", "size", "weft", "chained", "MPI", "MPI ucx", "gloo",
+                "weft/MPI", "chain/MPI", "weft/gloo", "us: weft / chained / MPI / gloo", "floor (vs the best MPI)");
     for (size_t i = 0; i < k; ++i) {
-      const double w = Median(weft[i]), m = Median(mpi_sm[i]), u = Median(mpi_ucx[i]), g = Median(gloo_t[i]);
+      const double w = Median(weft[i]), ch = Median(chained[i]), m = Median(mpi_sm[i]), u = Median(mpi_ucx[i]),
+                   g = Median(gloo_t[i]);
       auto bw = [&](double s) { return s > 0 ? static_cast<double>(kSizes[i]) / s / 1e9 : 0.0; };
       const double best = std::min(m > 0 ? m : 1e9, u > 0 ? u : 1e9);
-      const char* floor = best >= 1e9 ? "(no MPI figure)"
-                          : kSizes[i] >= (1 << 20) ? (best / w >= 1.0 ? "ok (>= 1.0x)" : "below 1.0x")
-                                                  : kSizes[i] == (4 << 10) ? (w / best <= 2 ? "ok (<= 2x time)" : "above 2x") : "";
-      auto ratio = [&](double peer) { return w > 0 && peer > 0 ? peer / w : 0.0; };  // busbw weft / peer
-      std::printf("%8lld K %8.3f %8.3f %8.3f %8.3f %9.2f %9.2f %9.2f  %.1f / %.1f / %.1f  %s\n",
-                  static_cast<long long>(kSizes[i] >> 10), bw(w), bw(m), bw(u), bw(g), ratio(m), ratio(u), ratio(g),
-                  w * 1e6, best < 1e9 ? best * 1e6 : 0.0, g * 1e6, floor);
+      auto floor = [&](double t) -> std::string {
+        if (best >= 1e9) return "(no MPI figure)";
+        if (kSizes[i] >= (1 << 20)) return best / t >= 1.0 ? "ok" : "below 1.0x";
+        if (kSizes[i] == (4 << 10)) return t / best <= 2 ? "ok" : "above 2x";
+        return "-";
+      };
+      auto ratio = [&](double mine, double peer) { return mine > 0 && peer > 0 && peer < 1e9 ? peer / mine : 0.0; };
+      const std::string times = fmt::format("{:.1f} / {:.1f} / {:.1f} / {:.1f}", w * 1e6, ch * 1e6,
+                                            best < 1e9 ? best * 1e6 : 0.0, g * 1e6);
+      std::printf("%8lld K %8.3f %8.3f %8.3f %8.3f %8.3f %9.2f %9.2f %9.2f  %-30s weft %s, chained %s\n",
+                  static_cast<long long>(kSizes[i] >> 10), bw(w), bw(ch), bw(m), bw(u), bw(g), ratio(w, best),
+                  ratio(ch, best), ratio(w, g), times.c_str(), floor(w).c_str(), floor(ch).c_str());
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_allreduce: %s\n", e.what());

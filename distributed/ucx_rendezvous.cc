@@ -213,7 +213,8 @@ void UcxRendezvousMgr::Cleanup(uint64_t step_id) {
     while (finished_.size() > kFinishedStepsKept) finished_.erase(finished_.begin());
   }
   transport_->ForgetReceiveInto(step_id);
-  if (r) r->StartAbort(errors::Aborted("step {} was cleaned up with a Recv still waiting", step_id));
+  // (No fmt here: this runs once per step, and per all-reduce in benchmarks.)
+  if (r) r->StartAbort(Status(Code::kAborted, "step " + std::to_string(step_id) + " was cleaned up with a Recv still waiting"));
 }
 
 int64_t UcxRendezvousMgr::num_dropped() const {

@@ -33,6 +33,11 @@ void CheckShape(const Collective& c, int from, const Tensor& got, const Tensor& 
 // Element range [begin, end) of part `i` of `n` equal parts of `total`.
 int64_t PartBegin(int64_t total, int n, int i) { return total * i / n; }
 
+// A ring message's name: "rs3/7" (reduce-scatter step 3, piece 7), "ag0/2" (no fmt: many per all-reduce).
+std::string Name(const char* phase, int step, int64_t piece) {
+  return phase + std::to_string(step) + "/" + std::to_string(piece);
+}
+
 // Slices up to this size are merged without a thread hand-over (shared algorithm).
 constexpr size_t kInlineSliceBytes = 64 << 10;
 
@@ -154,8 +159,9 @@ struct Doubling : std::enable_shared_from_this<Doubling> {
       return;
     }
     const int partner = r ^ mask;
-    c->Send(partner, fmt::format("rd{}", mask), out);
-    c->Recv(partner, fmt::format("rd{}", mask), total, [self = shared_from_this(), partner, mask](const Tensor& t) {
+    const std::string what = "rd" + std::to_string(mask);
+    c->Send(partner, what, out);
+    c->Recv(partner, what, total, [self = shared_from_this(), partner, mask](const Tensor& t) {
       CheckShape(*self->c, partner, t, self->out);
       self->out = self->r < partner ? self->Merged(self->out, t) : self->Merged(t, self->out);
       self->Round(mask * 2);
@@ -191,7 +197,7 @@ struct Ring : std::enable_shared_from_this<Ring> {
   void Scatter(int t, int64_t j) {
     int64_t lo, len;
     Range(r - t - 1, j, &lo, &len);
-    c->Recv(prev, fmt::format("rs{}/{}", t, j), len, [self = shared_from_this(), t, j, lo, len](const Tensor& got) {
+    c->Recv(prev, Name("rs", t, j), len, [self = shared_from_this(), t, j, lo, len](const Tensor& got) {
       self->c->RunLocal([self, t, j, lo, len, got] { self->Scattered(t, j, lo, len, got); }, kInline);
     }, FlatSlice(out, lo, len, c->reducer()));
   }
@@ -199,10 +205,10 @@ struct Ring : std::enable_shared_from_this<Ring> {
     const CollectiveParams& p = c->params();
     c->reducer().Merge(got.dtype(), p.merge, At(out, lo), got.raw_data(), At(input, lo), len);
     if (t < n - 2) {
-      c->Send(next, fmt::format("rs{}/{}", t + 1, j), FlatSlice(out, lo, len, c->reducer()));
+      c->Send(next, Name("rs", t + 1, j), FlatSlice(out, lo, len, c->reducer()));
     } else {
       if (p.divide) c->reducer().Divide(got.dtype(), At(out, lo), len, n);
-      c->Send(next, fmt::format("ag0/{}", j), FlatSlice(out, lo, len, c->reducer()));
+      c->Send(next, Name("ag", 0, j), FlatSlice(out, lo, len, c->reducer()));
     }
     FinishedOne();
   }
@@ -212,8 +218,8 @@ struct Ring : std::enable_shared_from_this<Ring> {
   void Gather(int t, int64_t j) {
     int64_t lo, len;
     Range(r - t, j, &lo, &len);
-    c->Recv(prev, fmt::format("ag{}/{}", t, j), len, [self = shared_from_this(), t, j, lo](const Tensor& got) {
-      if (t < self->n - 2) self->c->Send(self->next, fmt::format("ag{}/{}", t + 1, j), got);
+    c->Recv(prev, Name("ag", t, j), len, [self = shared_from_this(), t, j, lo](const Tensor& got) {
+      if (t < self->n - 2) self->c->Send(self->next, Name("ag", t + 1, j), got);
       self->c->RunLocal(
           [self, lo, got] {
             if (got.raw_data() != At(self->out, lo)) self->c->reducer().Copy(At(self->out, lo), got.raw_data(), got.bytes());
@@ -273,7 +279,7 @@ void RingAllReduce(const std::shared_ptr<Collective>& c, const Tensor& input) {
   for (int64_t j = 0; j < pieces; ++j) {
     int64_t lo, len;
     ring->Range(ring->r, j, &lo, &len);
-    c->Send(ring->next, fmt::format("rs0/{}", j), FlatSlice(input, lo, len, c->reducer()));
+    c->Send(ring->next, Name("rs", 0, j), FlatSlice(input, lo, len, c->reducer()));
   }
 }
 
