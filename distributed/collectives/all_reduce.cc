@@ -255,10 +255,10 @@ void RingAllReduce(const std::shared_ptr<Collective>& c, const Tensor& input) {
   ring->total = input.num_elements();
   const int64_t elem = static_cast<int64_t>(DTypeSize(input.dtype()));
   ring->unit = std::max<int64_t>(1, static_cast<int64_t>(kTensorAlignment) / elem);
-  // At least 4 chunks per segment (down to 64 KiB), so even mid-sized tensors are pipelined.
-  const int64_t segment_bytes = ring->total * elem / ring->n;
-  const int64_t chunk_bytes = std::min(c->params().chunk_bytes, std::max<int64_t>(segment_bytes / 4, 64 << 10));
-  ring->chunk = std::max<int64_t>(1, chunk_bytes / elem);
+  // Segments are cut into chunks of chunk_bytes (1 MiB by default), not finer: every message costs
+  // a header, a rendezvous and a wake-up of its own, and on this 2-core machine a 1 MiB all-reduce
+  // took 48-87 us as 1 chunk per segment, 59-131 as 2 and 68-144 as 4 (MPI: 58-106).
+  ring->chunk = std::max<int64_t>(1, c->params().chunk_bytes / elem);
   ring->chunk = (ring->chunk + ring->unit - 1) / ring->unit * ring->unit;
   int64_t longest = 0;
   for (int s = 0; s < ring->n; ++s) {
