@@ -386,6 +386,14 @@ void UcxTransport::SendMessage(int task, WireKind kind, uint64_t step_id, const 
 
 void UcxTransport::SendTensorImpl(int task, WireKind kind, uint64_t step_id, const std::string& key,
                                   const Tensor& value, bool is_dead, Protocol protocol, DoneCallback done) {
+  if (task < 0 || task >= options_.cluster.NumTasks() || task == self_) {
+    if (done) {
+      done(errors::InvalidArgument("sending key '{}': task #{} is {} (the cluster has {} tasks; this is #{})", key, task,
+                                   task == self_ ? "this task" : "not in the cluster", options_.cluster.NumTasks(),
+                                   self_));
+    }
+    return;
+  }
   auto* op = new SendOp{this, task, value, {}, {}, 0, {}, std::move(done)};
   op->kind = kind;
   op->step_id = step_id;

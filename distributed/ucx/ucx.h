@@ -15,7 +15,9 @@
 // Recv waiting for a peer, a send in flight) it keeps polling for up to `busy_spin` after the last
 // activity; with nothing outstanding only for `spin`. Then it arms the worker (ucp_worker_arm) and
 // sleeps in epoll on the worker's event fd, a wake-up eventfd and the next timer tick: an idle
-// worker costs no CPU. UcxListener and UcxEndpoint are used on the progress thread only.
+// worker costs no CPU. Listeners and connection-manager endpoints live on a second ucp worker
+// (cm(), see UcxWorkerOptions::cm_worker) that the same thread progresses less often.
+// UcxListener and UcxEndpoint are used on the progress thread only.
 //
 // Every ucs_status_t becomes a weft Status carrying ucs_status_string (UcxStatus below).
 #pragma once

@@ -136,6 +136,9 @@ UcxTransportOptions Options(int task, const std::string& tls) {
   o.measure_eager_threshold = false;  // the counts below assume kEagerThreshold (the "threshold" test measures)
   // Over TCP every endpoint reports peer failure; with shared memory only the connection manager's does.
   o.data_peer_error_handling = tls.find("posix") == std::string::npos;
+  // Over TCP the connection manager shares the data worker (the single-worker set-up stays
+  // covered); over shared memory it has its own (the default).
+  o.worker.cm_worker = tls.find("posix") != std::string::npos;
   return o;
 }
 
