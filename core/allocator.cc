@@ -1,5 +1,7 @@
 #include "core/allocator.h"
 
+#include <sys/mman.h>
+
 #include <cstdlib>
 #include <mutex>
 #include <unordered_map>
@@ -104,10 +106,10 @@ class CachingCpuAllocator final : public Allocator {
   // `size` bytes from the system (a multiple of kTensorAlignment); on failure, trims the cache
   // and tries once more before giving up.
   void* SystemAllocate(size_t size, size_t asked) {
-    void* p = std::aligned_alloc(kTensorAlignment, size);
+    void* p = AlignedAllocate(size);
     if (p == nullptr && cached_.load() > 0) {
       Trim();
-      p = std::aligned_alloc(kTensorAlignment, size);
+      p = AlignedAllocate(size);
     }
     if (p == nullptr) {
       throw Error(errors::ResourceExhausted("cpu allocator: cannot allocate {} bytes ({} in use)", asked,
@@ -115,6 +117,20 @@ class CachingCpuAllocator final : public Allocator {
     }
     return p;
   }
+
+  // Blocks of at least a huge page start on a huge-page boundary and ask the kernel for
+  // transparent huge pages (this machine's THP mode is "madvise": nothing gets them unasked).
+  // Fewer TLB misses for large tensors, and UCX's cma transfers pin one 2 MiB folio where they
+  // pinned 512 pages: tensors between two processes over shared memory went from 26-29 to 47-51
+  // GB/s at 4 MiB and from 8.5-9 to 18-19 GB/s at 64 MiB (bench_ucx_sendrecv); compute was unchanged.
+  static void* AlignedAllocate(size_t size) {
+    if (size < kHugePageBytes) return std::aligned_alloc(kTensorAlignment, size);
+    void* p = nullptr;
+    if (posix_memalign(&p, kHugePageBytes, size) != 0) return nullptr;
+    madvise(p, size / kHugePageBytes * kHugePageBytes, MADV_HUGEPAGE);  // advice: failure is harmless
+    return p;
+  }
+  static constexpr size_t kHugePageBytes = size_t{2} << 20;
 
   const size_t limit_;
   std::mutex mu_;

@@ -7,7 +7,8 @@
 //
 // CpuAllocator() caches freed blocks of 16 KiB and more in size-class free lists and hands them
 // out again: a training step allocates the same activation sizes every step, and fresh memory
-// from the system costs a page fault per 4 KiB touched.
+// from the system costs a page fault per 4 KiB touched. Blocks of 2 MiB and more start on a
+// 2 MiB boundary and are advised for transparent huge pages (MADV_HUGEPAGE).
 //
 // Thread-safe: every Allocator may be called from any thread.
 #pragma once

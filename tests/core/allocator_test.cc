@@ -79,3 +79,19 @@ TEST_CASE("tensors allocated through the process's CPU allocator reuse its cache
   { Tensor t(DType::kFloat32, {64, 1024}); }
   CHECK(cpu->Stats().cache_hits == hits + 1);
 }
+
+TEST_CASE("blocks of a huge page and more start on a huge-page boundary (transparent huge pages)") {
+  auto a = NewCachingCpuAllocator(0);
+  constexpr size_t kHuge = size_t{2} << 20;
+  for (size_t bytes : {kHuge, kHuge + 4096, size_t{5} << 20}) {
+    CAPTURE(bytes);
+    void* p = a->Allocate(bytes);
+    CHECK(reinterpret_cast<uintptr_t>(p) % kHuge == 0);
+    std::memset(p, 7, bytes);  // every byte usable
+    CHECK(static_cast<unsigned char*>(p)[bytes - 1] == 7);
+    a->Deallocate(p, bytes);
+  }
+  void* small = a->Allocate(kHuge / 2);  // smaller blocks keep the plain alignment
+  CHECK(reinterpret_cast<uintptr_t>(small) % kTensorAlignment == 0);
+  a->Deallocate(small, kHuge / 2);
+}
