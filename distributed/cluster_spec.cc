@@ -330,6 +330,7 @@ ClusterSpec::ClusterSpec(std::map<std::string, std::vector<std::string>> jobs) :
       }
     }
   }
+  for (const TaskId& t : Tasks()) device_names_.push_back(t.DeviceName());
 }
 
 ClusterSpec ClusterSpec::FromJson(std::string_view json) {
@@ -430,11 +431,20 @@ TaskId ClusterSpec::TaskAt(int global_index) const {
                                       NumTasks()));
 }
 
-std::optional<TaskId> ClusterSpec::TaskOfDevice(std::string_view device) const {
-  for (const TaskId& t : Tasks()) {
-    if (DeviceIsOnTask(device, t.DeviceName())) return t;
+int ClusterSpec::GlobalIndexOfDevice(std::string_view device) const {
+  for (size_t i = 0; i < device_names_.size(); ++i) {
+    const std::string& name = device_names_[i];
+    if (device.starts_with(name) && (device.size() == name.size() || device[name.size()] == '/')) {
+      return static_cast<int>(i);
+    }
   }
-  return std::nullopt;
+  return -1;
+}
+
+std::optional<TaskId> ClusterSpec::TaskOfDevice(std::string_view device) const {
+  const int i = GlobalIndexOfDevice(device);
+  if (i < 0) return std::nullopt;
+  return TaskAt(i);
 }
 
 std::string ClusterSpec::ToJson() const {

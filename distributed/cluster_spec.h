@@ -76,11 +76,15 @@ class ClusterSpec {
   // The task whose DeviceName() is a prefix of `device` ("/job:ps/replica:0/task:0/device:CPU:0");
   // nullopt when the device names no task of this cluster.
   std::optional<TaskId> TaskOfDevice(std::string_view device) const;
+  // The same as a global index, -1 when none: a scan of names made once (no allocation), for
+  // routing every message by its device.
+  int GlobalIndexOfDevice(std::string_view device) const;
   // {"worker": ["h:p", ...], ...} (canonical JSON, parseable by FromJson).
   std::string ToJson() const;
 
  private:
   std::map<std::string, std::vector<std::string>> jobs_;
+  std::vector<std::string> device_names_;  // TaskId::DeviceName() by global index
 };
 
 // TF_CONFIG's whole content: the cluster and (optionally) which task this process is.
@@ -101,12 +105,5 @@ struct ClusterConfig {
   // The TF_CONFIG text for `task` (what `weft-zoo launch` hands each process).
   std::string ToTfConfig(const TaskId& task) const;
 };
-
-// Whether `device` is on the task named `task_device_name` (a TaskId::DeviceName()): it is that
-// name or starts with it followed by '/'.
-inline bool DeviceIsOnTask(std::string_view device, std::string_view task_device_name) {
-  return device.starts_with(task_device_name) &&
-         (device.size() == task_device_name.size() || device[task_device_name.size()] == '/');
-}
 
 }  // namespace weft

@@ -11,7 +11,7 @@ constexpr size_t kFinishedStepsKept = 4096;
 }  // namespace
 
 Status UcxRendezvous::TaskOf(std::string_view key, std::string_view device, int* task) const {
-  *task = mgr_->TaskOfDevice(device);
+  *task = mgr_->transport().cluster().GlobalIndexOfDevice(device);
   if (*task < 0) {
     return errors::InvalidArgument("rendezvous key '{}': device '{}' is on no task of the cluster {}", key, device,
                                    mgr_->transport().cluster().ToJson());
@@ -158,16 +158,6 @@ UcxRendezvousMgr::UcxRendezvousMgr(UcxTransportOptions transport_options, UcxRen
       },
       [this](int task, const Status& s) { OnPeerFailure(task, s); });
   transport_->worker()->AddTickHook([this] { OnTick(); });
-  const ClusterSpec& cluster = transport_->cluster();
-  device_prefixes_.resize(static_cast<size_t>(cluster.NumTasks()));
-  for (const TaskId& t : cluster.Tasks()) device_prefixes_[static_cast<size_t>(cluster.GlobalIndex(t))] = t.DeviceName();
-}
-
-int UcxRendezvousMgr::TaskOfDevice(std::string_view device) const {
-  for (size_t i = 0; i < device_prefixes_.size(); ++i) {
-    if (DeviceIsOnTask(device, device_prefixes_[i])) return static_cast<int>(i);
-  }
-  return -1;
 }
 
 UcxRendezvousMgr::~UcxRendezvousMgr() {

@@ -104,8 +104,6 @@ class UcxRendezvousMgr {
   friend class UcxRendezvous;
   void OnMessage(int src_task, uint64_t step_id, const std::string& key, const Status& status, const Tensor& value,
                  bool is_dead);
-  // The global index of the task `device` is on, or -1 (a prefix scan: no allocation per message).
-  int TaskOfDevice(std::string_view device) const;
   void OnPeerFailure(int task, const Status& status);
   void OnTick();
 
@@ -115,7 +113,6 @@ class UcxRendezvousMgr {
   std::map<uint64_t, std::shared_ptr<UcxRendezvous>> steps_;
   std::set<uint64_t> finished_;  // recently cleaned-up steps (bounded)
   int64_t dropped_ = 0;
-  std::vector<std::string> device_prefixes_;  // by global task index: "/job:worker/replica:0/task:1"
   std::unique_ptr<UcxTransport> transport_;  // last: destroyed first, so no callback sees a half-destroyed mgr
 };
 

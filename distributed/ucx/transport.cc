@@ -244,7 +244,7 @@ Status UcxTransport::Connect(int task) {
   });
   std::unique_lock<std::mutex> l(mu_);
   const bool done = connected_cv_.wait_for(l, options_.connect_timeout + std::chrono::seconds(1), [&] {
-    return peer_connected_[task] || peer_status_.count(task) > 0;
+    return stats_[task].connected.load() || peer_status_.count(task) > 0;
   });
   if (peer_status_.count(task)) return peer_status_[task];
   if (!done) {
@@ -255,14 +255,9 @@ Status UcxTransport::Connect(int task) {
 }
 
 void UcxTransport::EnsureConnected(int task) {
-  if (task == self_) return;
-  if (task >= 0 && task < options_.cluster.NumTasks() &&
-      (stats_[task].connected.load(std::memory_order_acquire) || stats_[task].failed.load(std::memory_order_acquire))) {
-    return;
-  }
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    if (peer_connected_[task] || peer_status_.count(task)) return;  // nothing to start
+  if (task == self_ || task < 0 || task >= options_.cluster.NumTasks()) return;
+  if (stats_[task].connected.load(std::memory_order_acquire) || stats_[task].failed.load(std::memory_order_acquire)) {
+    return;  // nothing to start
   }
   worker_->Post([this, task] {
     Peer& p = PeerAt(task);
@@ -343,7 +338,6 @@ void UcxTransport::OnHello(int task, WireKind kind, const std::string& address) 
     peer.connected = true;
     {
       std::lock_guard<std::mutex> l(mu_);
-      peer_connected_[task] = true;
       stats_[task].connected.store(true, std::memory_order_release);
       connected_cv_.notify_all();
     }

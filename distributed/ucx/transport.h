@@ -290,10 +290,9 @@ class UcxTransport {
   std::condition_variable connected_cv_;
   std::map<int, HostPort> addresses_;
   std::map<int, Status> peer_status_;     // failed peers
-  std::map<int, bool> peer_connected_;
   std::map<int, int64_t> rejected_;       // malformed messages by the task their tag names
-  // Read on every message without mu_: whether the peer connected / failed (mirrors of the maps
-  // above, set under mu_ after them) and its counters. Indexed by global task, sized at start.
+  // Read on every message without mu_: whether the peer connected, whether it failed (set under
+  // mu_ after peer_status_, which holds why) and its counters. Indexed by global task, sized at start.
   struct PeerStats {
     std::atomic<bool> connected{false}, failed{false};
     std::atomic<int64_t> messages_sent{0}, bytes_sent{0}, eager_sent{0}, rendezvous_sent{0}, staged_sent{0};
