@@ -9,6 +9,7 @@
 //   bench/run_allreduce.sh [--reps 3]        (installs Debian's OpenMPI, builds, runs this)
 //   build/bench/bench_allreduce [--reps 3] [--mpi build/bench/bench_mpi_allreduce] [--chunk BYTES]
 //                               [--gloo bench/gloo_allreduce.py] [--python /usr/bin/python3]
+//                               [--sizes 4096,1048576]
 // (--gloo '' skips gloo; a peer that is missing or fails prints 0)
 //
 // weft's side runs itself as the peer (task worker:1); each all-reduce is one step (its own
@@ -35,7 +36,32 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-const int64_t kSizes[] = {4 << 10, 64 << 10, 1 << 20, 16 << 20, 64 << 20};
+// The sizes timed (--sizes B,B,...: a subset, e.g. 4096 alone while profiling).
+std::vector<int64_t> kSizes = {4 << 10, 64 << 10, 1 << 20, 16 << 20, 64 << 20};
+
+std::vector<int64_t> ParseSizes(const std::string& list) {
+  std::vector<int64_t> sizes;
+  size_t start = 0;
+  while (start < list.size()) {
+    const size_t comma = std::min(list.find(',', start), list.size());
+    sizes.push_back(std::stoll(list.substr(start, comma - start)));
+    if (sizes.back() <= 0 || sizes.back() % 4 != 0) {
+      throw std::runtime_error("--sizes: " + list.substr(start, comma - start) + " is not a positive multiple of 4");
+    }
+    start = comma + 1;
+  }
+  if (sizes.empty()) throw std::runtime_error("--sizes: no size given");
+  return sizes;
+}
+
+std::string JoinSizes() {
+  std::string out;
+  for (int64_t b : kSizes) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(b);
+  }
+  return out;
+}
 
 int Iterations(int64_t bytes) { return static_cast<int>(std::clamp<int64_t>((512LL << 20) / bytes, 10, 2000)); }
 
@@ -53,6 +79,9 @@ UcxTransportOptions Options(int task) {
     o.worker.busy_spin = std::chrono::microseconds(std::atoi(busy));
   }
   if (const char* yield = std::getenv("WEFT_UCX_YIELD")) o.worker.yield_while_busy = std::atoi(yield) != 0;
+  if (const char* park = std::getenv("WEFT_UCX_LEND_PARK_US")) {
+    o.worker.lend_park = std::chrono::microseconds(std::atoi(park));
+  }
   // WEFT_UCX_MEASURE=0: no threshold measurement, WEFT_UCX_EAGER=BYTES: the (upper bound of the) eager threshold.
   if (const char* m = std::getenv("WEFT_UCX_MEASURE")) o.measure_eager_threshold = std::atoi(m) != 0;
   if (const char* e = std::getenv("WEFT_UCX_EAGER")) o.eager_threshold = std::stoull(e);
@@ -71,7 +100,8 @@ std::string Get(int fd) {
 }
 
 // Seconds per all-reduce of `bytes` (float32) over `iters` steps; throws if a sum is wrong.
-// Waited for by this thread (`chained` false: the result wakes it, as it wakes a step's caller),
+// Waited for by this thread (`chained` false: as a step's caller waits, driving the transport
+// meanwhile: Rendezvous::DriveUntil),
 // or `chained`: each all-reduce's end starts the next one on the thread that ended it (the UCX
 // progress thread), so that no thread wakes in between, as in MPI's loop and the ping-pong of
 // bench_ucx_sendrecv; this thread waits for the last.
@@ -91,7 +121,7 @@ double RunWeft(UcxRendezvousMgr& mgr, int task, int64_t bytes, int iters, int64_
   const std::string algorithm = ChooseAllReduce(p, bytes);
   // One all-reduce as one step: its own rendezvous, cleaned up when it ends.
   auto start_one = [&mgr, p, algorithm, in](uint64_t s, std::function<void(const Status&, const Tensor&)> done) {
-    auto r = mgr.Find(s);
+    std::shared_ptr<UcxRendezvous> r = mgr.Find(s);
     auto c = Collective::Create(p, r.get(), [&mgr, s, done](const Status& st, const Tensor& t) {
       mgr.Cleanup(s);
       done(st, t);
@@ -103,6 +133,7 @@ double RunWeft(UcxRendezvousMgr& mgr, int task, int64_t bytes, int iters, int64_
       RecursiveDoublingAllReduce(c, in);
     }
     c->EndStart();
+    return r;
   };
   auto wait = [](std::future<Tensor>& f) {
     if (f.wait_for(std::chrono::seconds(120)) != std::future_status::ready) {
@@ -124,7 +155,13 @@ double RunWeft(UcxRendezvousMgr& mgr, int task, int64_t bytes, int iters, int64_
     auto promise = std::make_shared<std::promise<Tensor>>();
     auto f = promise->get_future();
     if (!chained || it < 0) {
-      start_one(++*step, [promise, deliver](const Status& s, const Tensor& t) { deliver(promise, s, t); });
+      // As a step's caller waits (Executor::Run): polling the transport until the end comes.
+      auto ended = std::make_shared<std::atomic<bool>>(false);
+      auto r = start_one(++*step, [promise, deliver, ended](const Status& s, const Tensor& t) {
+        deliver(promise, s, t);
+        ended->store(true, std::memory_order_release);
+      });
+      r->DriveUntil([&] { return ended->load(std::memory_order_acquire); });
     } else {
       // Steps first_step .. first_step + iters - 1, each started (posted: no recursion) by the previous one's end.
       struct Chain {
@@ -210,7 +247,8 @@ double Median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   try {
-    if (argc == 6 && std::string(argv[1]) == "--child") {
+    if (argc == 7 && std::string(argv[1]) == "--child") {
+      kSizes = ParseSizes(argv[6]);
       return Child(std::stoi(argv[2]), std::stoi(argv[3]), std::stoi(argv[4]), std::stoll(argv[5]));
     }
     int reps = 3;
@@ -224,8 +262,9 @@ int main(int argc, char** argv) {
       else if (flag == "--chunk") chunk = std::stoll(argv[i + 1]);
       else if (flag == "--gloo") gloo = argv[i + 1];
       else if (flag == "--python") python = argv[i + 1];
-      else throw std::runtime_error("unknown flag " + flag +
-                                    " (--reps N, --mpi PROGRAM, --chunk BYTES, --gloo SCRIPT, --python PROGRAM)");
+      else if (flag == "--sizes") kSizes = ParseSizes(argv[i + 1]);
+      else throw std::runtime_error("unknown flag " + flag + " (--reps N, --mpi PROGRAM, --chunk BYTES, --gloo SCRIPT, "
+                                    "--python PROGRAM, --sizes B,B,...)");
     }
     int down[2], up[2];
     if (pipe(down) != 0 || pipe(up) != 0) throw std::runtime_error("pipe");
@@ -234,7 +273,7 @@ int main(int argc, char** argv) {
       close(down[1]);
       close(up[0]);
       execl("/proc/self/exe", "bench_allreduce", "--child", std::to_string(down[0]).c_str(),
-            std::to_string(up[1]).c_str(), std::to_string(reps).c_str(), std::to_string(chunk).c_str(), nullptr);
+            std::to_string(up[1]).c_str(), std::to_string(reps).c_str(), std::to_string(chunk).c_str(), JoinSizes().c_str(), nullptr);
       _exit(127);
     }
     close(down[0]);

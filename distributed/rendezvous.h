@@ -68,6 +68,11 @@ class Rendezvous {
   // Fails every pending and future Recv (and later Sends) with `status` (not OK). Idempotent:
   // the first status wins.
   virtual void StartAbort(const Status& status) = 0;
+  // Called by a thread about to block until `ready()` holds (a step's caller waiting for its
+  // end): a rendezvous whose transport is polled may have the thread poll it meanwhile, so that
+  // the result ends the wait on the thread that made it (UcxRendezvous: UcxWorker::DriveUntil).
+  // Returns ready(); the caller then blocks as usual. Default: nothing to drive.
+  virtual bool DriveUntil(const std::function<bool()>& ready) { return ready(); }
 };
 
 // In-process hand-over: the receiver gets the sender's buffer (no copy).

@@ -107,6 +107,10 @@ void UcxRendezvous::RecvAsync(const std::string& key, const RendezvousArgs& args
 
 void UcxRendezvous::StartAbort(const Status& status) { local_.StartAbort(status); }
 
+bool UcxRendezvous::DriveUntil(const std::function<bool()>& ready) {
+  return mgr_->transport().worker()->DriveUntil(ready);
+}
+
 size_t UcxRendezvous::num_remote_pending() const {
   std::lock_guard<std::mutex> l(mu_);
   return pending_.size();

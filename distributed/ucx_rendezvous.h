@@ -58,6 +58,8 @@ class UcxRendezvous : public Rendezvous {
   Status Send(const std::string& key, const RendezvousArgs& args, const Tensor& value, bool is_dead) override;
   void RecvAsync(const std::string& key, const RendezvousArgs& args, DoneCallback done) override;
   void StartAbort(const Status& status) override;
+  // The waiting thread drives the UCX worker (UcxWorker::DriveUntil).
+  bool DriveUntil(const std::function<bool()>& ready) override;
   uint64_t step_id() const { return step_id_; }
   // Recvs of remote keys still waiting.
   size_t num_remote_pending() const;

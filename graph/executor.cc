@@ -7,6 +7,8 @@
 #include <deque>
 #include <map>
 
+#include "distributed/rendezvous.h"
+
 namespace weft {
 
 namespace {
@@ -151,13 +153,17 @@ Status Executor::Run(const ExecutorArgs& args) {
   std::mutex mu;
   std::condition_variable cv;
   bool finished = false;
+  std::atomic<bool> ended{false};  // finished, readable without the lock
   Status result;
   RunAsync(args, [&](Status s) {
     std::lock_guard<std::mutex> l(mu);
     result = std::move(s);
     finished = true;
+    ended.store(true, std::memory_order_release);
     cv.notify_all();
   });
+  // Across processes this thread polls the transport while it waits (Rendezvous::DriveUntil).
+  if (args.rendezvous != nullptr) args.rendezvous->DriveUntil([&] { return ended.load(std::memory_order_acquire); });
   std::unique_lock<std::mutex> l(mu);
   cv.wait(l, [&] { return finished; });
   return result;

@@ -396,9 +396,9 @@ void UcxTransport::SendTensorImpl(int task, WireKind kind, uint64_t step_id, con
   op->protocol = protocol;
   worker_->AddDemand(1);  // until the send completes (SendOp::Complete)
   sends_in_flight_++;
-  // From the progress thread: at once (or right after the UCX callback we are in); elsewhere: queued.
-  auto work = [this, op] { StartSend(op); };
-  const bool posted = worker_->OnProgressThread() ? worker_->RunOrPost(work) : worker_->Post(work);
+  // From the progress thread: at once (or right after the UCX callback we are in); elsewhere:
+  // queued, or at once while nobody drives the worker (UcxWorker::RunHereOrPost).
+  const bool posted = worker_->RunHereOrPost([this, op] { StartSend(op); });
   if (!posted) {
     op->pending = 1;
     op->Complete(errors::Cancelled("sending key '{}' to {}: the transport is shutting down", key, PeerName(task)));

@@ -65,11 +65,15 @@ struct UcxTransportOptions {
   // Set each peer's threshold at connection by timing both paths on the live endpoint ("protocol
   // threshold calculation"): round trips of each candidate size (<= eager_threshold) sent eagerly
   // and by rendezvous, measure_reps times interleaved, within measure_budget (when it runs out
-  // before every size was timed both ways, the configured threshold stays). The threshold is the largest candidate up to which eager is never
-  // slower. Off: eager_threshold for every peer. WEFT_UCX_LOG=1 prints each result on stderr.
+  // before every size was timed both ways, the configured threshold stays). The threshold is the
+  // largest candidate up to which eager is never slower. Off: eager_threshold for every peer.
+  // WEFT_UCX_LOG=1 prints each result on stderr. The candidates start at 4 KiB (OpenMPI's
+  // shared-memory eager limit): a ping-pong may time 1-2 KiB rendezvous as faster, but where both
+  // sides send at once (every collective) one message wins: a 4 KiB all-reduce took 14-17 us by
+  // rendezvous against 7-10 us eagerly, interleaved here.
   bool measure_eager_threshold = true;
-  std::vector<size_t> threshold_candidates = {1 << 10, 2 << 10, 4 << 10, 8 << 10, 16 << 10, 32 << 10};
-  int measure_reps = 3;
+  std::vector<size_t> threshold_candidates = {4 << 10, 8 << 10, 16 << 10, 32 << 10};
+  int measure_reps = 5;  // after one untimed round (warm-up)
   std::chrono::milliseconds measure_budget{20};
   // Peer-failure handling on the endpoints that carry tensors too. UCX 1.13's shared-memory
   // transports (posix, sysv) cannot report peer failure, so with it on they are not used; off (the

@@ -5,7 +5,9 @@
 #include <netinet/in.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <linux/futex.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -36,7 +38,12 @@ sockaddr_storage Resolve(const HostPort& address, socklen_t* len) {
   return ss;
 }
 
+// The futex word of an atomic<int> (lock-free, the int's own storage).
+int* FutexWord(std::atomic<int>* a) { return reinterpret_cast<int*>(a); }
+
 }  // namespace
+
+thread_local const UcxWorker* UcxWorker::driver_ = nullptr;
 
 Status UcxStatus(ucs_status_t status, std::string_view what) {
   if (status == UCS_OK) return Status();
@@ -137,7 +144,7 @@ UcxWorker::UcxWorker(UcxContext* context, const UcxWorkerOptions& options) : con
     }
   }
   thread_ = std::thread([this] { Loop(); });
-  // Wait for the thread id so OnProgressThread() is right from the start.
+  // Wait until the loop runs.
   RunSync([] { return Status(); }, std::chrono::seconds(10));
 }
 
@@ -157,6 +164,7 @@ void UcxWorker::Stop() {
     stopping_flag_ = true;
   }
   Wake();
+  WakeParked();
   if (thread_.joinable() && !OnProgressThread()) {
     thread_.join();
     thread_done_.store(true, std::memory_order_release);
@@ -178,8 +186,89 @@ bool UcxWorker::Post(std::function<void()> fn) {
   // A polling loop sees posted_ on its next round; only a sleeping (or about to sleep) one needs
   // the eventfd (a write and a spurious epoll round saved per Post while it polls). The loop sets
   // sleeping_ before it looks at has_posted_ a last time: one of the two sees the other's store.
-  if (!OnProgressThread() && sleeping_.load(std::memory_order_seq_cst)) Wake();
+  if (!OnProgressThread()) {
+    if (sleeping_.load(std::memory_order_seq_cst)) Wake();
+    // Parked for a lender that has left: nobody runs the work until the park times out. (While
+    // one drives, it runs the work; it checks has_posted_ after clearing lent_, we check lent_
+    // after setting has_posted_: one of the two sees the other.)
+    if (parked_.load(std::memory_order_seq_cst) && lent_.load(std::memory_order_seq_cst) == 0) WakeParked();
+  }
   return true;
+}
+
+bool UcxWorker::TryTakeBaton() {
+  int free = 0;
+  return baton_.compare_exchange_strong(free, 1, std::memory_order_acquire);
+}
+
+// A futex lock (0 free, 1 held, 2 held with waiters): a holder may be descheduled (2 cores and
+// more runnable threads), so waiters spin briefly and then sleep rather than spin on.
+void UcxWorker::TakeBaton() {
+  for (int i = 0; i < 100; ++i) {
+    if (TryTakeBaton()) return;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+  while (baton_.exchange(2, std::memory_order_acquire) != 0) {
+    syscall(SYS_futex, FutexWord(&baton_), FUTEX_WAIT_PRIVATE, 2, nullptr, nullptr, 0);
+  }
+}
+
+void UcxWorker::GiveBaton() {
+  if (baton_.exchange(0, std::memory_order_release) == 2) {
+    syscall(SYS_futex, FutexWord(&baton_), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+  }
+}
+
+void UcxWorker::WakeParked() { syscall(SYS_futex, FutexWord(&lent_), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0); }
+
+void UcxWorker::ParkWhileLent() {
+  parked_.store(true, std::memory_order_seq_cst);
+  if (lent_.load(std::memory_order_seq_cst) == 1 && !stopping_flag_.load()) {
+    const auto park = std::chrono::duration_cast<std::chrono::nanoseconds>(options_.lend_park).count();
+    timespec ts{static_cast<time_t>(park / 1000000000), static_cast<long>(park % 1000000000)};
+    syscall(SYS_futex, FutexWord(&lent_), FUTEX_WAIT_PRIVATE, 1, &ts, nullptr, 0);  // returns at once unless lent_ is 1
+  }
+  parked_.store(false, std::memory_order_relaxed);
+}
+
+std::chrono::microseconds UcxWorker::SpinFor() const {
+  return demand_.load(std::memory_order_relaxed) > 0 ? std::max(options_.busy_spin, options_.spin) : options_.spin;
+}
+
+bool UcxWorker::DriveUntil(const std::function<bool()>& ready) {
+  if (ready()) return true;
+  if (driver_ != nullptr || stopping_flag_.load() || thread_done_.load()) return false;
+  int idle = 0;
+  if (!lent_.compare_exchange_strong(idle, 1, std::memory_order_seq_cst)) return false;  // another thread drives
+  // The progress thread gives the baton up at the end of its round (or before it sleeps) and
+  // then parks, seeing lent_.
+  TakeBaton();
+  num_lent_.fetch_add(1, std::memory_order_relaxed);
+  driver_ = this;
+  auto last_activity = Clock::now();
+  bool handed_back_idle = false;
+  while (!ready()) {
+    if (stopping_flag_.load(std::memory_order_relaxed)) break;
+    if (Round()) {
+      last_activity = Clock::now();
+      continue;
+    }
+    if (Clock::now() - last_activity >= SpinFor()) {
+      handed_back_idle = true;  // the progress thread polls (or sleeps) from here
+      break;
+    }
+  }
+  driver_ = nullptr;
+  GiveBaton();
+  lent_.store(0, std::memory_order_seq_cst);
+  // Leaving with the result, the progress thread may stay parked (the caller usually lends again
+  // at once); with anything outstanding it must take over now.
+  if (handed_back_idle || has_posted_.load(std::memory_order_seq_cst) || demand_.load() > 0 || stopping_flag_.load()) {
+    WakeParked();
+  }
+  return ready();
 }
 
 bool UcxWorker::RunOrPost(std::function<void()> fn) {
@@ -190,6 +279,23 @@ bool UcxWorker::RunOrPost(std::function<void()> fn) {
   } else {
     Guarded(fn);
   }
+  return true;
+}
+
+bool UcxWorker::RunHereOrPost(std::function<void()> fn) {
+  if (OnProgressThread() || driver_ != nullptr || !parked_.load(std::memory_order_seq_cst) ||
+      lent_.load(std::memory_order_seq_cst) != 0 || !TryTakeBaton()) {
+    return RunOrPost(std::move(fn));
+  }
+  if (lent_.load(std::memory_order_seq_cst) != 0 || stopping_flag_.load()) {  // a lender came meanwhile
+    GiveBaton();
+    return RunOrPost(std::move(fn));
+  }
+  driver_ = this;
+  Guarded(fn);
+  RunPosted();
+  driver_ = nullptr;
+  GiveBaton();
   return true;
 }
 
@@ -297,37 +403,61 @@ bool UcxWorker::Arm() {
   return cm_worker_ == nullptr || ucp_worker_arm(cm_worker_) != UCS_ERR_BUSY;
 }
 
+bool UcxWorker::Round() {
+  bool active = RunPosted();
+  while (Progress()) active = true;
+  auto now = Clock::now();
+  if (cm_worker_ != nullptr && now >= next_cm_) {
+    while (Progress(cm_worker_)) active = true;
+    next_cm_ = now + options_.cm_poll;
+  }
+  for (auto& hook : poll_hooks_) Guarded(hook);
+  now = Clock::now();
+  if (now >= next_tick_) {
+    for (auto& hook : tick_hooks_) Guarded(hook);
+    next_tick_ = now + options_.tick;
+  }
+  return active;
+}
+
 void UcxWorker::Loop() {
-  thread_id_ = std::this_thread::get_id();
+  driver_ = this;
   auto last_activity = Clock::now();
-  auto next_tick = Clock::now() + options_.tick;
-  auto next_cm = Clock::now();
+  next_tick_ = Clock::now() + options_.tick;
+  next_cm_ = Clock::now();
   for (;;) {
-    bool active = RunPosted();
-    while (Progress()) active = true;
-    auto now = Clock::now();
-    if (cm_worker_ != nullptr && now >= next_cm) {
-      while (Progress(cm_worker_)) active = true;
-      next_cm = now + options_.cm_poll;
+    if (lent_.load(std::memory_order_seq_cst) != 0) {
+      ParkWhileLent();
+      if (!stopping_flag_.load()) last_activity = Clock::now();
+      continue;
     }
-    for (auto& hook : poll_hooks_) Guarded(hook);
-    now = Clock::now();
-    if (now >= next_tick) {
-      for (auto& hook : tick_hooks_) Guarded(hook);
-      next_tick = now + options_.tick;
+    TakeBaton();  // (blocks while RunHereOrPost or a lender that has not seen us yet holds it)
+    if (lent_.load(std::memory_order_seq_cst) != 0) {  // a lender came meanwhile: let it have the baton
+      GiveBaton();
+      continue;
     }
+    const bool active = Round();
+    const auto now = Clock::now();
     if (stopping_flag_.load(std::memory_order_relaxed) || has_posted_.load(std::memory_order_acquire)) {
-      std::lock_guard<std::mutex> l(mu_);
-      if (stopping_ && posted_.empty()) break;
-      if (!posted_.empty()) continue;
+      std::unique_lock<std::mutex> l(mu_);
+      if (stopping_ && posted_.empty()) {
+        l.unlock();
+        GiveBaton();
+        break;
+      }
+      if (!posted_.empty()) {
+        l.unlock();
+        GiveBaton();
+        continue;
+      }
     }
     if (active) {
       last_activity = now;
+      GiveBaton();
       continue;
     }
-    const auto spin = demand_.load(std::memory_order_relaxed) > 0 ? std::max(options_.busy_spin, options_.spin)
-                                                                  : options_.spin;
-    if (now - last_activity < spin) {
+    if (now - last_activity < SpinFor()) {
+      GiveBaton();
       // Optionally, past the idle spin, give the core to whoever else is runnable while polling.
       if (options_.yield_while_busy && now - last_activity >= options_.spin) std::this_thread::yield();
       continue;
@@ -336,15 +466,20 @@ void UcxWorker::Loop() {
     sleeping_.store(true, std::memory_order_seq_cst);
     if (has_posted_.load(std::memory_order_seq_cst) || stopping_flag_.load()) {
       sleeping_.store(false, std::memory_order_relaxed);
+      GiveBaton();
       continue;
     }
-    if (!Arm()) {  // events arrived meanwhile: progress again
-      sleeping_.store(false, std::memory_order_relaxed);
-      next_cm = now;
-      continue;
-    }
+    const bool armed = Arm();  // a ucp call: still holding the baton
+    // Whatever wakes us (or arrived meanwhile) may be the connection manager's: poll it next round.
+    next_cm_ = now;
     const int wait_ms = static_cast<int>(
-        std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(next_tick - now).count()) + 1);
+        std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(next_tick_ - now).count()) + 1);
+    GiveBaton();
+    if (!armed) {
+      sleeping_.store(false, std::memory_order_relaxed);
+      continue;
+    }
+    // (A lender may drive while we sleep: its progress drains what woke us; we then park.)
     epoll_event events[3];
     const int n = epoll_wait(epoll_fd_, events, 3, wait_ms);
     for (int i = 0; i < n; ++i) {
@@ -355,8 +490,8 @@ void UcxWorker::Loop() {
     }
     sleeping_.store(false, std::memory_order_relaxed);
     last_activity = Clock::now();  // spin again briefly after waking: more traffic usually follows
-    next_cm = last_activity;       // the event may be the connection manager's
   }
+  driver_ = nullptr;
 }
 
 UcxListener::UcxListener(UcxWorker* worker, const HostPort& address, RequestCallback on_request)

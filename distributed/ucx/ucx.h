@@ -11,7 +11,8 @@
 //
 // Threading: the ucp worker is created single-threaded and every ucp call is made on the worker's
 // progress thread. Other threads hand work over with Post() (fire and forget) or RunSync() (waits,
-// with a timeout). The progress thread spins adaptively: while work is outstanding (AddDemand: a
+// with a timeout). A thread about to wait for a result may lend itself instead (DriveUntil): it
+// becomes the progress thread until the result is there, while the progress thread parks. The progress thread spins adaptively: while work is outstanding (AddDemand: a
 // Recv waiting for a peer, a send in flight) it keeps polling for up to `busy_spin` after the last
 // activity; with nothing outstanding only for `spin`. Then it arms the worker (ucp_worker_arm) and
 // sleeps in epoll on the worker's event fd, a wake-up eventfd and the next timer tick: an idle
@@ -85,6 +86,10 @@ struct UcxWorkerOptions {
   // every round, a quarter of an 8-byte round trip over shared memory. Off: one worker for all.
   bool cm_worker = true;
   std::chrono::microseconds cm_poll{200};
+  // While a thread drives the worker (DriveUntil) the progress thread parks; it looks again after
+  // this long even when nobody woke it (a lender that got its result does not wake it: the next
+  // wait usually lends again at once; posted work and outstanding demand do wake it).
+  std::chrono::microseconds lend_park{500};
   std::string name = "ucx";
 };
 
@@ -107,6 +112,10 @@ class UcxWorker {
   // UCX callback: UCX's transports must not be re-entered), right after that progress call returns,
   // before anything else (no queue, no wake-up). Elsewhere: Post.
   bool RunOrPost(std::function<void()> fn);
+  // RunOrPost, and on another thread: runs `fn` right here when nobody drives the worker because
+  // the progress thread is parked after a lend (DriveUntil; it looks again within lend_park), as
+  // MPI's caller makes its own sends, instead of waking it; otherwise Post. `fn` must not block.
+  bool RunHereOrPost(std::function<void()> fn);
   // Outstanding work that wants a quick answer (+1 when it starts, -1 when it ends; any thread):
   // while positive the progress thread spins up to busy_spin instead of spin.
   void AddDemand(int delta) { demand_.fetch_add(delta, std::memory_order_relaxed); }
@@ -120,14 +129,37 @@ class UcxWorker {
   void AddTickHook(std::function<void()> tick);
   // This worker's address (for UcxEndpoint::ConnectToWorker on a peer).
   const std::string& address() const { return address_; }
-  bool OnProgressThread() const { return std::this_thread::get_id() == thread_id_; }
+  // True on the thread that drives the worker now: the progress thread, or a thread inside DriveUntil.
+  bool OnProgressThread() const { return driver_ == this; }
   // Progresses the worker until `done()` holds or `timeout` passes (progress thread only: for
   // closing endpoints and flushing). Returns whether done() held.
   bool ProgressUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout);
+  // Lends the calling thread to the worker until `ready()` holds: it becomes the progress thread
+  // (OnProgressThread, posted work, hooks, UCX callbacks all run on it) while the progress thread
+  // parks, so that a result the caller waits for ends the wait on the thread that made it, with no
+  // thread woken in between (MPI's way: the caller progresses). It drives as long as the progress
+  // thread would poll (spin / busy_spin after the last activity), then hands back and returns
+  // ready(); the caller then blocks as usual. Returns false at once when another thread drives
+  // (the progress thread is mid-round for at most one round) or on the progress thread itself.
+  // Any thread but one inside a UCX callback; ready() must not block.
+  bool DriveUntil(const std::function<bool()>& ready);
+  // Threads that drove the worker through DriveUntil, and how many times (for tests).
+  int64_t num_lent() const { return num_lent_.load(std::memory_order_relaxed); }
   void Stop();
 
  private:
   void Loop();
+  // One round on the driving thread: posted work, progress of the worker(s), poll hooks, the tick
+  // hooks when due; true when anything happened.
+  bool Round();
+  // How long the driver keeps polling after its last activity (spin or busy_spin, see AddDemand).
+  std::chrono::microseconds SpinFor() const;
+  // The progress thread while a thread drives (lent_): waits until lent_ drops or `lend_park` passes.
+  void ParkWhileLent();
+  void WakeParked();
+  void TakeBaton();
+  bool TryTakeBaton();
+  void GiveBaton();
   // One ucp_worker_progress of `worker` (the data worker by default), then the work RunOrPost
   // deferred from its callbacks; true when anything happened.
   bool Progress(ucp_worker_h worker = nullptr);
@@ -155,7 +187,15 @@ class UcxWorker {
   std::vector<std::function<void()>> deferred_;
   std::vector<std::function<void()>> poll_hooks_, tick_hooks_;
   std::thread thread_;
-  std::thread::id thread_id_;
+  // Driving: the thread that may call ucp holds baton_ (the progress thread for one round at a
+  // time, a lender for its whole DriveUntil). lent_ (a futex word) is 1 while a thread lends itself;
+  // the progress thread then parks on it (parked_). Round state below belongs to the baton holder.
+  static thread_local const UcxWorker* driver_;
+  std::atomic<int> baton_{0};
+  std::atomic<int> lent_{0};
+  std::atomic<bool> parked_{false};
+  std::atomic<int64_t> num_lent_{0};
+  std::chrono::steady_clock::time_point next_tick_, next_cm_;
 };
 
 // A ucp_listener on one address, on the worker's cm(). Binds exactly `address` (port 0: a free port, see port()).

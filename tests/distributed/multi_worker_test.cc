@@ -152,6 +152,9 @@ TEST_CASE("multi worker child") {
     train::FitOptions f = Fit();
     if (std::string(role) == "kill" && strategy.worker_index() == 1) f.callbacks.push_back(std::make_shared<DieAt>(3));
     m->Fit(data.x, data.y, f);
+    // The step's caller drove the UCX worker while it waited (Rendezvous::DriveUntil).
+    WEFT_REQUIRE(strategy.rendezvous().transport().worker()->num_lent() > 0,
+                 "no training step's caller drove the UCX worker while it waited");
     m->SaveWeights(fmt::format("{}/worker{}.weft", dir, strategy.worker_index()));
     // Leave in order: the other worker may still wait for this one's last all-reduce chunks.
     ThrowIfError(strategy.Shutdown());

@@ -568,6 +568,90 @@ TEST_CASE("ucx: connecting to a task nobody serves fails within the connect time
   }
 }
 
+TEST_CASE("ucx: a waiting thread drives the worker (DriveUntil) while the progress thread parks") {
+  UcxContext context({.config = {{"TLS", "tcp,self"}}});
+  UcxWorkerOptions options;
+  options.lend_park = std::chrono::microseconds(200);
+  UcxWorker worker(&context, options);
+  const auto me = std::this_thread::get_id();
+  std::thread::id progress_thread;
+  REQUIRE(worker.RunSync([&] {
+    progress_thread = std::this_thread::get_id();
+    return Status();
+  }, std::chrono::seconds(5)).ok());
+  CHECK(progress_thread != me);
+  CHECK_FALSE(worker.OnProgressThread());
+
+  // Work posted before the wait runs on the waiting thread, which is the progress thread meanwhile.
+  std::atomic<bool> ran{false};
+  std::thread::id ran_on;
+  bool on_progress_thread = false;
+  worker.Post([&] {
+    ran_on = std::this_thread::get_id();
+    on_progress_thread = worker.OnProgressThread();
+    ran = true;
+  });
+  const int64_t lent_before = worker.num_lent();
+  const bool lent = worker.DriveUntil([&] { return ran.load(); });
+  CHECK(ran);
+  CHECK_FALSE(worker.OnProgressThread());  // handed back
+  if (lent && worker.num_lent() > lent_before) {  // (the progress thread may have run it before we lent)
+    CHECK(ran_on == me);
+    CHECK(on_progress_thread);
+  } else {
+    CHECK(ran_on == progress_thread);
+  }
+
+  // After the lender left, work posted by a thread that does not wait runs on the progress thread.
+  for (int i = 0; i < 20; ++i) {
+    std::atomic<bool> done{false};
+    std::thread::id where;
+    std::thread poster([&] {
+      worker.Post([&] {
+        where = std::this_thread::get_id();
+        done = true;
+      });
+    });
+    poster.join();
+    const auto deadline = Clock::now() + std::chrono::seconds(5);
+    while (!done && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::microseconds(50));
+    REQUIRE(done);
+    CHECK(where == progress_thread);
+    // And a lend that never gets its result hands back once idle past the spin, returning false.
+    const auto start = Clock::now();
+    CHECK_FALSE(worker.DriveUntil([] { return false; }));
+    CHECK(Clock::now() - start < std::chrono::seconds(5));
+  }
+  CHECK(worker.num_lent() >= lent_before + 20);  // each of those lent the thread (nobody else drives)
+
+  // On the progress thread there is nothing to lend.
+  bool nested = true;
+  REQUIRE(worker.RunSync([&] {
+    nested = worker.DriveUntil([] { return false; });
+    return Status();
+  }, std::chrono::seconds(5)).ok());
+  CHECK_FALSE(nested);
+
+  // Two threads waiting at once: one drives, the other is told to block as usual; both see their results.
+  std::atomic<int> finished{0};
+  std::vector<std::thread> waiters;
+  for (int t = 0; t < 2; ++t) {
+    waiters.emplace_back([&] {
+      auto mine = std::make_shared<std::atomic<bool>>(false);
+      worker.Post([mine] { *mine = true; });
+      if (!worker.DriveUntil([&] { return mine->load(); })) {
+        const auto deadline = Clock::now() + std::chrono::seconds(5);
+        while (!*mine && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::microseconds(50));
+      }
+      if (*mine) ++finished;
+    });
+  }
+  for (auto& w : waiters) w.join();
+  CHECK(finished == 2);
+  worker.Stop();
+  CHECK_FALSE(worker.DriveUntil([] { return false; }));  // stopped: nothing to drive
+}
+
 TEST_CASE("ucx: UCX statuses become weft errors with UCX's words") {
   CHECK(UcxStatus(UCS_OK, "x").ok());
   const Status reset = UcxStatus(UCS_ERR_CONNECTION_RESET, "talking to worker:1");
