@@ -9,7 +9,7 @@
 //   bench/run_allreduce.sh [--reps 3]        (installs Debian's OpenMPI, builds, runs this)
 //   build/bench/bench_allreduce [--reps 3] [--mpi build/bench/bench_mpi_allreduce] [--chunk BYTES]
 //                               [--gloo bench/gloo_allreduce.py] [--python /usr/bin/python3]
-//                               [--sizes 4096,1048576]
+//                               [--sizes 4096,1048576] [--iters N]
 // (--gloo '' skips gloo; a peer that is missing or fails prints 0)
 //
 // weft's side runs itself as the peer (task worker:1); each all-reduce is one step (its own
@@ -63,7 +63,11 @@ std::string JoinSizes() {
   return out;
 }
 
-int Iterations(int64_t bytes) { return static_cast<int>(std::clamp<int64_t>((512LL << 20) / bytes, 10, 2000)); }
+// All-reduces timed per size and run (--iters N sets them; 0: 512 MiB / size, 10 to 2000).
+int g_iters = 0;
+int Iterations(int64_t bytes) {
+  return g_iters > 0 ? g_iters : static_cast<int>(std::clamp<int64_t>((512LL << 20) / bytes, 10, 2000));
+}
 
 UcxTransportOptions Options(int task) {
   UcxTransportOptions o;
@@ -79,6 +83,8 @@ UcxTransportOptions Options(int task) {
     o.worker.busy_spin = std::chrono::microseconds(std::atoi(busy));
   }
   if (const char* yield = std::getenv("WEFT_UCX_YIELD")) o.worker.yield_while_busy = std::atoi(yield) != 0;
+  // WEFT_UCX_LEND=0: a waiting caller does not drive the worker (UcxWorker::DriveUntil).
+  if (const char* lend = std::getenv("WEFT_UCX_LEND")) o.worker.lend = std::atoi(lend) != 0;
   if (const char* park = std::getenv("WEFT_UCX_LEND_PARK_US")) {
     o.worker.lend_park = std::chrono::microseconds(std::atoi(park));
   }
@@ -247,8 +253,9 @@ double Median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   try {
-    if (argc == 7 && std::string(argv[1]) == "--child") {
+    if (argc == 8 && std::string(argv[1]) == "--child") {
       kSizes = ParseSizes(argv[6]);
+      g_iters = std::stoi(argv[7]);
       return Child(std::stoi(argv[2]), std::stoi(argv[3]), std::stoi(argv[4]), std::stoll(argv[5]));
     }
     int reps = 3;
@@ -263,8 +270,9 @@ int main(int argc, char** argv) {
       else if (flag == "--gloo") gloo = argv[i + 1];
       else if (flag == "--python") python = argv[i + 1];
       else if (flag == "--sizes") kSizes = ParseSizes(argv[i + 1]);
+      else if (flag == "--iters") g_iters = std::stoi(argv[i + 1]);
       else throw std::runtime_error("unknown flag " + flag + " (--reps N, --mpi PROGRAM, --chunk BYTES, --gloo SCRIPT, "
-                                    "--python PROGRAM, --sizes B,B,...)");
+                                    "--python PROGRAM, --sizes B,B,..., --iters N)");
     }
     int down[2], up[2];
     if (pipe(down) != 0 || pipe(up) != 0) throw std::runtime_error("pipe");
@@ -273,7 +281,7 @@ int main(int argc, char** argv) {
       close(down[1]);
       close(up[0]);
       execl("/proc/self/exe", "bench_allreduce", "--child", std::to_string(down[0]).c_str(),
-            std::to_string(up[1]).c_str(), std::to_string(reps).c_str(), std::to_string(chunk).c_str(), JoinSizes().c_str(), nullptr);
+            std::to_string(up[1]).c_str(), std::to_string(reps).c_str(), std::to_string(chunk).c_str(), JoinSizes().c_str(), std::to_string(g_iters).c_str(), nullptr);
       _exit(127);
     }
     close(down[0]);

@@ -53,7 +53,9 @@ class UcxRendezvous : public Rendezvous {
   UcxRendezvous(UcxRendezvousMgr* mgr, uint64_t step_id) : mgr_(mgr), step_id_(step_id) {}
   // Completes waiters while the members their callbacks use still exist.
   ~UcxRendezvous() override {
-    local_.StartAbort(Status(Code::kAborted, "step " + std::to_string(step_id_) + ": the rendezvous was destroyed"));
+    if (local_.num_pending() > 0) {
+      local_.StartAbort(Status(Code::kAborted, "step " + std::to_string(step_id_) + ": the rendezvous was destroyed"));
+    }
   }
   Status Send(const std::string& key, const RendezvousArgs& args, const Tensor& value, bool is_dead) override;
   void RecvAsync(const std::string& key, const RendezvousArgs& args, DoneCallback done) override;

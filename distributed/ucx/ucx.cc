@@ -239,7 +239,7 @@ std::chrono::microseconds UcxWorker::SpinFor() const {
 
 bool UcxWorker::DriveUntil(const std::function<bool()>& ready) {
   if (ready()) return true;
-  if (driver_ != nullptr || stopping_flag_.load() || thread_done_.load()) return false;
+  if (!options_.lend || driver_ != nullptr || stopping_flag_.load() || thread_done_.load()) return false;
   int idle = 0;
   if (!lent_.compare_exchange_strong(idle, 1, std::memory_order_seq_cst)) return false;  // another thread drives
   // The progress thread gives the baton up at the end of its round (or before it sleeps) and
@@ -263,9 +263,12 @@ bool UcxWorker::DriveUntil(const std::function<bool()>& ready) {
   driver_ = nullptr;
   GiveBaton();
   lent_.store(0, std::memory_order_seq_cst);
-  // Leaving with the result, the progress thread may stay parked (the caller usually lends again
-  // at once); with anything outstanding it must take over now.
-  if (handed_back_idle || has_posted_.load(std::memory_order_seq_cst) || demand_.load() > 0 || stopping_flag_.load()) {
+  // Leaving with the result, the progress thread stays parked until lend_park passes: the caller
+  // usually lends again at once (the next step), and what is still in flight (sends the peer
+  // has not pulled yet) can wait that long. Waking it at once for those cost the 1 MiB ring 3x
+  // here: the woken thread and the next lender then fight over the baton and the 2 cores.
+  // Posted work, an idle hand-back and stopping do wake it.
+  if (handed_back_idle || has_posted_.load(std::memory_order_seq_cst) || stopping_flag_.load()) {
     WakeParked();
   }
   return ready();

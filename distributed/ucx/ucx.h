@@ -88,8 +88,10 @@ struct UcxWorkerOptions {
   std::chrono::microseconds cm_poll{200};
   // While a thread drives the worker (DriveUntil) the progress thread parks; it looks again after
   // this long even when nobody woke it (a lender that got its result does not wake it: the next
-  // wait usually lends again at once; posted work and outstanding demand do wake it).
+  // wait usually lends again at once; posted work and an idle hand-back do wake it).
   std::chrono::microseconds lend_park{500};
+  // Off: DriveUntil never lends (waiting threads block and the progress thread wakes them).
+  bool lend = true;
   std::string name = "ucx";
 };
 
