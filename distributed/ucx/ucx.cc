@@ -103,6 +103,8 @@ UcxContext::~UcxContext() {
 }
 
 UcxWorker::UcxWorker(UcxContext* context, const UcxWorkerOptions& options) : context_(context), options_(options) {
+  // WEFT_UCX_LEND=0 turns lending off in every worker of the process (A/B runs of whole programs).
+  if (const char* lend = std::getenv("WEFT_UCX_LEND")) options_.lend = std::atoi(lend) != 0;
   ucp_worker_params_t params{};
   params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
   params.thread_mode = UCS_THREAD_MODE_SINGLE;  // only the progress thread calls ucp

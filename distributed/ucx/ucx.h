@@ -91,6 +91,7 @@ struct UcxWorkerOptions {
   // wait usually lends again at once; posted work and an idle hand-back do wake it).
   std::chrono::microseconds lend_park{500};
   // Off: DriveUntil never lends (waiting threads block and the progress thread wakes them).
+  // The environment's WEFT_UCX_LEND=0/1 overrides it.
   bool lend = true;
   std::string name = "ucx";
 };
