@@ -203,14 +203,17 @@ bool UcxWorker::TryTakeBaton() {
   return baton_.compare_exchange_strong(free, 1, std::memory_order_acquire);
 }
 
-// A futex lock (0 free, 1 held, 2 held with waiters): a holder may be descheduled (2 cores and
-// more runnable threads), so waiters spin briefly and then sleep rather than spin on.
+// A futex lock (0 free, 1 held, 2 held with waiters). The progress thread holds it for one round
+// at a time (a few microseconds), so a waiter spins that long; past it the holder was probably
+// descheduled (2 cores, more runnable threads) and the waiter sleeps rather than spin on.
 void UcxWorker::TakeBaton() {
-  for (int i = 0; i < 100; ++i) {
+  const auto spin_until = Clock::now() + std::chrono::microseconds(20);
+  for (int i = 0;; ++i) {
     if (TryTakeBaton()) return;
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #endif
+    if (i % 64 == 63 && Clock::now() >= spin_until) break;
   }
   while (baton_.exchange(2, std::memory_order_acquire) != 0) {
     syscall(SYS_futex, FutexWord(&baton_), FUTEX_WAIT_PRIVATE, 2, nullptr, nullptr, 0);
@@ -223,16 +226,26 @@ void UcxWorker::GiveBaton() {
   }
 }
 
-void UcxWorker::WakeParked() { syscall(SYS_futex, FutexWord(&lent_), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0); }
+void UcxWorker::WakeParked() {
+  park_word_.fetch_add(1, std::memory_order_seq_cst);
+  syscall(SYS_futex, FutexWord(&park_word_), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+}
 
-void UcxWorker::ParkWhileLent() {
+bool UcxWorker::Park() {
+  const int word = park_word_.load(std::memory_order_seq_cst);
   parked_.store(true, std::memory_order_seq_cst);
-  if (lent_.load(std::memory_order_seq_cst) == 1 && !stopping_flag_.load()) {
+  bool woken = true;
+  // has_posted_ is looked at after parked_ is set, and Post looks at parked_ after setting
+  // has_posted_: either we see its work or it wakes us.
+  if (!stopping_flag_.load() && !has_posted_.load(std::memory_order_seq_cst)) {
     const auto park = std::chrono::duration_cast<std::chrono::nanoseconds>(options_.lend_park).count();
     timespec ts{static_cast<time_t>(park / 1000000000), static_cast<long>(park % 1000000000)};
-    syscall(SYS_futex, FutexWord(&lent_), FUTEX_WAIT_PRIVATE, 1, &ts, nullptr, 0);  // returns at once unless lent_ is 1
+    // Returns at once when WakeParked ran since `word` was read; ETIMEDOUT when nobody woke us.
+    const long rc = syscall(SYS_futex, FutexWord(&park_word_), FUTEX_WAIT_PRIVATE, word, &ts, nullptr, 0);
+    woken = !(rc != 0 && errno == ETIMEDOUT);
   }
-  parked_.store(false, std::memory_order_relaxed);
+  parked_.store(false, std::memory_order_seq_cst);
+  return woken;
 }
 
 std::chrono::microseconds UcxWorker::SpinFor() const {
@@ -430,12 +443,23 @@ void UcxWorker::Loop() {
   auto last_activity = Clock::now();
   next_tick_ = Clock::now() + options_.tick;
   next_cm_ = Clock::now();
+  // While threads keep lending, park again after each timed-out park (after one round for
+  // whatever is left in flight): the next lend usually comes before the next timeout.
+  int64_t lends_seen = -1;
   for (;;) {
-    if (lent_.load(std::memory_order_seq_cst) != 0) {
-      ParkWhileLent();
-      if (!stopping_flag_.load()) last_activity = Clock::now();
+    if (lent_.load(std::memory_order_seq_cst) != 0 ||
+        (lends_seen >= 0 && lends_seen != num_lent_.load(std::memory_order_relaxed))) {
+      if (lent_.load(std::memory_order_seq_cst) == 0 && TryTakeBaton()) {
+        if (lent_.load(std::memory_order_seq_cst) == 0) Round();
+        GiveBaton();
+      }
+      lends_seen = num_lent_.load(std::memory_order_relaxed);
+      const bool woken = Park();
+      if (woken || stopping_flag_.load()) lends_seen = -1;  // woken: back to duty
+      last_activity = Clock::now();
       continue;
     }
+    lends_seen = -1;
     TakeBaton();  // (blocks while RunHereOrPost or a lender that has not seen us yet holds it)
     if (lent_.load(std::memory_order_seq_cst) != 0) {  // a lender came meanwhile: let it have the baton
       GiveBaton();

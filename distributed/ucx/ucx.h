@@ -157,8 +157,9 @@ class UcxWorker {
   bool Round();
   // How long the driver keeps polling after its last activity (spin or busy_spin, see AddDemand).
   std::chrono::microseconds SpinFor() const;
-  // The progress thread while a thread drives (lent_): waits until lent_ drops or `lend_park` passes.
-  void ParkWhileLent();
+  // The progress thread while threads drive (lent_): sleeps until WakeParked or `lend_park`
+  // passes; true when woken.
+  bool Park();
   void WakeParked();
   void TakeBaton();
   bool TryTakeBaton();
@@ -191,12 +192,14 @@ class UcxWorker {
   std::vector<std::function<void()>> poll_hooks_, tick_hooks_;
   std::thread thread_;
   // Driving: the thread that may call ucp holds baton_ (the progress thread for one round at a
-  // time, a lender for its whole DriveUntil). lent_ (a futex word) is 1 while a thread lends itself;
-  // the progress thread then parks on it (parked_). Round state below belongs to the baton holder.
+  // time, a lender for its whole DriveUntil). lent_ is 1 while a thread lends itself; the
+  // progress thread then parks (parked_, on the futex park_word_). Round state below belongs to
+  // the baton holder.
   static thread_local const UcxWorker* driver_;
   std::atomic<int> baton_{0};
   std::atomic<int> lent_{0};
   std::atomic<bool> parked_{false};
+  std::atomic<int> park_word_{0};  // futex word of Park / WakeParked
   std::atomic<int64_t> num_lent_{0};
   std::chrono::steady_clock::time_point next_tick_, next_cm_;
 };
