@@ -320,8 +320,8 @@ int main(int argc, char** argv) {
     waitpid(child, &status, 0);
     std::printf("\nall-reduce float32 sum, 2 processes, busbw GB/s (bytes * 2(n-1)/n / time), medians of %d "
                 "interleaved runs\n", reps);
-    std::printf("(weft: the caller's thread waits for each all-reduce; chained: each one's end starts the next on the\n"
-                " progress thread, no thread wakes in between, as in MPI's loop)\n");
+    std::printf("(weft: the caller's thread waits for each all-reduce as a step's caller does, driving UCX meanwhile;\n"
+                " chained: each one's end starts the next on the progress thread, as in MPI's loop)\n");
     std::printf("%10s %8s %8s %8s %8s %8s %9s %9s %9s  %-30s %s\n", "size", "weft", "chained", "MPI", "MPI ucx", "gloo",
                 "weft/MPI", "chain/MPI", "weft/gloo", "us: weft / chained / MPI / gloo", "floor (vs the best MPI)");
     for (size_t i = 0; i < k; ++i) {
