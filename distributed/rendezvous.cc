@@ -14,14 +14,16 @@ Status RendezvousKeyView::Parse(std::string_view key, RendezvousKeyView* out) {
     return errors::InvalidArgument("rendezvous key '{}': {} (expected "
                                    "src_device;src_incarnation;dst_device;tensor_name;frame:iter)", key, why);
   };
+  // Split at ';' with find (memchr): every message parses its key twice, and a loop over the
+  // ~110 characters cost ~1.2k instructions a parse.
   std::string_view parts[5];
   size_t n = 0, start = 0;
-  for (size_t i = 0; i <= key.size(); ++i) {
-    if (i == key.size() || key[i] == ';') {
-      if (n == 5) return bad("it does not have 5 parts");
-      parts[n++] = key.substr(start, i - start);
-      start = i + 1;
-    }
+  for (;;) {
+    const size_t semi = key.find(';', start);
+    if (n == 5) return bad("it does not have 5 parts");
+    parts[n++] = key.substr(start, semi == std::string_view::npos ? std::string_view::npos : semi - start);
+    if (semi == std::string_view::npos) break;
+    start = semi + 1;
   }
   if (n != 5) return bad("it does not have 5 parts");
   out->src_device = parts[0];

@@ -75,6 +75,7 @@ TEST_CASE("rendezvous keys: format, round trip and bad keys") {
   CHECK(p.tensor_name == "dense/MatMul:0");
   CHECK(p.ToString() == s);
   CHECK_THROWS_WITH_AS(RendezvousKey::Parse("a;b;c"), doctest::Contains("5 parts"), Error);
+  CHECK_THROWS_WITH_AS(RendezvousKey::Parse("a;1;c;t;0:0;x"), doctest::Contains("5 parts"), Error);
   CHECK_THROWS_WITH_AS(RendezvousKey::Parse("a;zz;c;t:0;0:0"), doctest::Contains("incarnation"), Error);
   CHECK_THROWS_WITH_AS(RendezvousKey::Parse("a;1;c;t:0;x"), doctest::Contains("frame:iter"), Error);
 }
