@@ -22,15 +22,13 @@ std::string_view MemoryKindName(MemoryKind kind) {
 
 namespace {
 
-// Blocks below this size come from (and go back to) malloc directly. Larger ones are cached by
-// size class: glibc mmaps and unmaps big ones on every free, and serves aligned blocks of a few
-// KiB through memalign, ~800 instructions an allocation and as many again to free (two per
-// message of a 4 KiB all-reduce), against ~100 from the cache.
-constexpr size_t kMinCachedBytes = 1024;
+// Blocks below this size come from (and go back to) malloc directly: glibc serves them from its
+// arenas without page faults, while larger ones are mmap'ed and unmapped on every free.
+constexpr size_t kMinCachedBytes = 16 * 1024;
 
 // The size class of a cached block: `bytes` rounded up to a quarter of its leading power of two
-// (1 KiB, 1.25 KiB, 1.5 KiB, 1.75 KiB, 2 KiB, 2.5 KiB, ...), so at most 25% is wasted and nearby sizes
-// (a smaller last batch) share blocks. Always a multiple of 256 bytes, so of kTensorAlignment.
+// (16 KiB, 20 KiB, 24 KiB, 28 KiB, 32 KiB, 40 KiB, ...), so at most 25% is wasted and nearby sizes
+// (a smaller last batch) share blocks. Always a multiple of 4 KiB, so of kTensorAlignment.
 size_t SizeClass(size_t bytes) {
   const int top = 63 - __builtin_clzll(bytes);
   const size_t step = (size_t{1} << top) / 4;
