@@ -37,7 +37,7 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 // The sizes timed (--sizes B,B,...: a subset, e.g. 4096 alone while profiling).
-std::vector<int64_t> kSizes = {4 << 10, 64 << 10, 1 << 20, 16 << 20, 64 << 20};
+std::vector<int64_t> g_sizes = {4 << 10, 64 << 10, 1 << 20, 16 << 20, 64 << 20};
 
 std::vector<int64_t> ParseSizes(const std::string& list) {
   std::vector<int64_t> sizes;
@@ -56,7 +56,7 @@ std::vector<int64_t> ParseSizes(const std::string& list) {
 
 std::string JoinSizes() {
   std::string out;
-  for (int64_t b : kSizes) {
+  for (int64_t b : g_sizes) {
     if (!out.empty()) out += ',';
     out += std::to_string(b);
   }
@@ -205,7 +205,7 @@ int Child(int in_fd, int out_fd, int reps, int64_t chunk) {
   ThrowIfError(mgr.ConnectAll());
   uint64_t step = 0;
   for (int rep = 0; rep < reps; ++rep) {
-    for (int64_t bytes : kSizes) {
+    for (int64_t bytes : g_sizes) {
       if (Get(in_fd) != "go") return 1;
       for (bool chained : {false, true}) RunWeft(mgr, 1, bytes, Iterations(bytes), chunk, &step, chained);
       Put(out_fd, "done");
@@ -221,7 +221,7 @@ int Child(int in_fd, int out_fd, int reps, int64_t chunk) {
 // it prints one line "allreduce BYTES SECONDS" per size (bench_mpi_allreduce, gloo_allreduce.py).
 std::vector<double> RunPeer(const std::string& launcher, int max_iters = 1 << 30) {
   std::string sizes, iters;
-  for (int64_t b : kSizes) {
+  for (int64_t b : g_sizes) {
     sizes += fmt::format("{} ", b);
     iters += fmt::format("{} ", std::min(Iterations(b), max_iters));
   }
@@ -235,7 +235,7 @@ std::vector<double> RunPeer(const std::string& launcher, int max_iters = 1 << 30
     if (std::sscanf(line, "allreduce %lld %lf", &bytes, &seconds) == 2) out.push_back(seconds);
   }
   if (p != nullptr) pclose(p);
-  if (out.size() != std::size(kSizes)) out.assign(std::size(kSizes), 0);  // the peer is missing or failed
+  if (out.size() != std::size(g_sizes)) out.assign(std::size(g_sizes), 0);  // the peer is missing or failed
   return out;
 }
 
@@ -253,7 +253,7 @@ double Median(std::vector<double> v) {
 int main(int argc, char** argv) {
   try {
     if (argc == 8 && std::string(argv[1]) == "--child") {
-      kSizes = ParseSizes(argv[6]);
+      g_sizes = ParseSizes(argv[6]);
       g_iters = std::stoi(argv[7]);
       return Child(std::stoi(argv[2]), std::stoi(argv[3]), std::stoi(argv[4]), std::stoll(argv[5]));
     }
@@ -268,7 +268,7 @@ int main(int argc, char** argv) {
       else if (flag == "--chunk") chunk = std::stoll(argv[i + 1]);
       else if (flag == "--gloo") gloo = argv[i + 1];
       else if (flag == "--python") python = argv[i + 1];
-      else if (flag == "--sizes") kSizes = ParseSizes(argv[i + 1]);
+      else if (flag == "--sizes") g_sizes = ParseSizes(argv[i + 1]);
       else if (flag == "--iters") g_iters = std::stoi(argv[i + 1]);
       else throw std::runtime_error("unknown flag " + flag + " (--reps N, --mpi PROGRAM, --chunk BYTES, --gloo SCRIPT, "
                                     "--python PROGRAM, --sizes B,B,..., --iters N)");
@@ -280,12 +280,13 @@ int main(int argc, char** argv) {
       close(down[1]);
       close(up[0]);
       execl("/proc/self/exe", "bench_allreduce", "--child", std::to_string(down[0]).c_str(),
-            std::to_string(up[1]).c_str(), std::to_string(reps).c_str(), std::to_string(chunk).c_str(), JoinSizes().c_str(), std::to_string(g_iters).c_str(), nullptr);
+            std::to_string(up[1]).c_str(), std::to_string(reps).c_str(), std::to_string(chunk).c_str(),
+            JoinSizes().c_str(), std::to_string(g_iters).c_str(), nullptr);
       _exit(127);
     }
     close(down[0]);
     close(up[1]);
-    const size_t k = std::size(kSizes);
+    const size_t k = std::size(g_sizes);
     std::vector<std::vector<double>> weft(k), chained(k), mpi_sm(k), mpi_ucx(k), gloo_t(k);
     {
       UcxRendezvousMgr mgr(Options(0), {std::chrono::seconds(60), nullptr});
@@ -297,16 +298,17 @@ int main(int argc, char** argv) {
       for (int rep = 0; rep < reps; ++rep) {
         for (size_t i = 0; i < k; ++i) {
           Put(down[1], "go");
-          weft[i].push_back(RunWeft(mgr, 0, kSizes[i], Iterations(kSizes[i]), chunk, &step, false));
-          chained[i].push_back(RunWeft(mgr, 0, kSizes[i], Iterations(kSizes[i]), chunk, &step, true));
+          weft[i].push_back(RunWeft(mgr, 0, g_sizes[i], Iterations(g_sizes[i]), chunk, &step, false));
+          chained[i].push_back(RunWeft(mgr, 0, g_sizes[i], Iterations(g_sizes[i]), chunk, &step, true));
           Get(up[0]);
           std::fprintf(stderr, "round %d: weft %lld K: %.1f us (chained %.1f us)\n", rep + 1,
-                       static_cast<long long>(kSizes[i] >> 10), weft[i].back() * 1e6, chained[i].back() * 1e6);
+                       static_cast<long long>(g_sizes[i] >> 10), weft[i].back() * 1e6, chained[i].back() * 1e6);
         }
         const std::vector<double> a = RunMpi(mpi, "");
         const std::vector<double> b =
             RunMpi(mpi, "--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any");
-        const std::vector<double> g = gloo.empty() ? std::vector<double>(k, 0) : RunPeer(python + " " + gloo, 2000);  // ~1 ms each
+        // gloo: at most 2000 per size (~1 ms each at 4 KiB).
+        const std::vector<double> g = gloo.empty() ? std::vector<double>(k, 0) : RunPeer(python + " " + gloo, 2000);
         for (size_t i = 0; i < k; ++i) {
           mpi_sm[i].push_back(a[i]);
           mpi_ucx[i].push_back(b[i]);
@@ -327,19 +329,19 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < k; ++i) {
       const double w = Median(weft[i]), ch = Median(chained[i]), m = Median(mpi_sm[i]), u = Median(mpi_ucx[i]),
                    g = Median(gloo_t[i]);
-      auto bw = [&](double s) { return s > 0 ? static_cast<double>(kSizes[i]) / s / 1e9 : 0.0; };
+      auto bw = [&](double s) { return s > 0 ? static_cast<double>(g_sizes[i]) / s / 1e9 : 0.0; };
       const double best = std::min(m > 0 ? m : 1e9, u > 0 ? u : 1e9);
       auto floor = [&](double t) -> std::string {
         if (best >= 1e9) return "(no MPI figure)";
-        if (kSizes[i] >= (1 << 20)) return best / t >= 1.0 ? "ok" : "below 1.0x";
-        if (kSizes[i] == (4 << 10)) return t / best <= 2 ? "ok" : "above 2x";
+        if (g_sizes[i] >= (1 << 20)) return best / t >= 1.0 ? "ok" : "below 1.0x";
+        if (g_sizes[i] == (4 << 10)) return t / best <= 2 ? "ok" : "above 2x";
         return "-";
       };
       auto ratio = [&](double mine, double peer) { return mine > 0 && peer > 0 && peer < 1e9 ? peer / mine : 0.0; };
       const std::string times = fmt::format("{:.1f} / {:.1f} / {:.1f} / {:.1f}", w * 1e6, ch * 1e6,
                                             best < 1e9 ? best * 1e6 : 0.0, g * 1e6);
       std::printf("%8lld K %8.3f %8.3f %8.3f %8.3f %8.3f %9.2f %9.2f %9.2f  %-30s weft %s, chained %s\n",
-                  static_cast<long long>(kSizes[i] >> 10), bw(w), bw(ch), bw(m), bw(u), bw(g), ratio(w, best),
+                  static_cast<long long>(g_sizes[i] >> 10), bw(w), bw(ch), bw(m), bw(u), bw(g), ratio(w, best),
                   ratio(ch, best), ratio(w, g), times.c_str(), floor(w).c_str(), floor(ch).c_str());
     }
   } catch (const std::exception& e) {

@@ -152,20 +152,19 @@ void Executor::RunAsync(const ExecutorArgs& args, std::function<void(Status)> do
 Status Executor::Run(const ExecutorArgs& args) {
   std::mutex mu;
   std::condition_variable cv;
-  bool finished = false;
-  std::atomic<bool> ended{false};  // finished, readable without the lock
+  std::atomic<bool> finished{false};  // set under mu (for cv), read without it while driving
   Status result;
   RunAsync(args, [&](Status s) {
     std::lock_guard<std::mutex> l(mu);
     result = std::move(s);
-    finished = true;
-    ended.store(true, std::memory_order_release);
+    finished.store(true, std::memory_order_release);
     cv.notify_all();
   });
   // Across processes this thread polls the transport while it waits (Rendezvous::DriveUntil).
-  if (args.rendezvous != nullptr) args.rendezvous->DriveUntil([&] { return ended.load(std::memory_order_acquire); });
+  auto ended = [&] { return finished.load(std::memory_order_acquire); };
+  if (args.rendezvous != nullptr) args.rendezvous->DriveUntil(ended);
   std::unique_lock<std::mutex> l(mu);
-  cv.wait(l, [&] { return finished; });
+  cv.wait(l, ended);
   return result;
 }
 

@@ -110,8 +110,8 @@ Status Session::RunPartitions(const Compiled& compiled, int64_t step_id, CallFra
   }
   std::mutex mu;
   std::condition_variable cv;
-  size_t pending = compiled.parts.size();
-  std::atomic<size_t> running{compiled.parts.size()};  // pending, readable without the lock
+  // Partitions still running: changed under mu (for cv), read without it while driving.
+  std::atomic<size_t> pending{compiled.parts.size()};
   Status first;
   for (const auto& part : compiled.parts) {
     part.executor->RunAsync({.step_id = step_id, .frame = frame, .rendezvous = &rendezvous, .cancellation = cm, .trace = trace},
@@ -122,14 +122,14 @@ Status Session::RunPartitions(const Compiled& compiled, int64_t step_id, CallFra
                               }
                               std::lock_guard<std::mutex> l(mu);
                               if (!s.ok() && (first.ok() || (IsSecondary(first) && !IsSecondary(s)))) first = s;
-                              running.fetch_sub(1, std::memory_order_release);
-                              if (--pending == 0) cv.notify_all();
+                              if (pending.fetch_sub(1, std::memory_order_acq_rel) == 1) cv.notify_all();
                             });
   }
   // Across processes this thread polls the transport while it waits (Rendezvous::DriveUntil).
-  rendezvous.DriveUntil([&] { return running.load(std::memory_order_acquire) == 0; });
+  auto ended = [&] { return pending.load(std::memory_order_acquire) == 0; };
+  rendezvous.DriveUntil(ended);
   std::unique_lock<std::mutex> l(mu);
-  cv.wait(l, [&] { return pending == 0; });
+  cv.wait(l, ended);
   return first;
 }
 

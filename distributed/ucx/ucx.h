@@ -12,9 +12,10 @@
 // Threading: the ucp worker is created single-threaded and every ucp call is made on the worker's
 // progress thread. Other threads hand work over with Post() (fire and forget) or RunSync() (waits,
 // with a timeout). A thread about to wait for a result may lend itself instead (DriveUntil): it
-// becomes the progress thread until the result is there, while the progress thread parks. The progress thread spins adaptively: while work is outstanding (AddDemand: a
-// Recv waiting for a peer, a send in flight) it keeps polling for up to `busy_spin` after the last
-// activity; with nothing outstanding only for `spin`. Then it arms the worker (ucp_worker_arm) and
+// becomes the progress thread until the result is there, while the progress thread parks. The
+// progress thread spins adaptively: while work is outstanding (AddDemand: a Recv waiting for a
+// peer, a send in flight) it keeps polling for up to `busy_spin` after the last activity; with
+// nothing outstanding only for `spin`. Then it arms the worker (ucp_worker_arm) and
 // sleeps in epoll on the worker's event fd, a wake-up eventfd and the next timer tick: an idle
 // worker costs no CPU. Listeners and connection-manager endpoints live on a second ucp worker
 // (cm(), see UcxWorkerOptions::cm_worker) that the same thread progresses less often.
@@ -146,7 +147,7 @@ class UcxWorker {
   // (the progress thread is mid-round for at most one round) or on the progress thread itself.
   // Any thread but one inside a UCX callback; ready() must not block.
   bool DriveUntil(const std::function<bool()>& ready);
-  // Threads that drove the worker through DriveUntil, and how many times (for tests).
+  // How many times a thread drove the worker through DriveUntil (for tests).
   int64_t num_lent() const { return num_lent_.load(std::memory_order_relaxed); }
   void Stop();
 
