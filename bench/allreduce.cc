@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "distributed/collectives/algorithms.h"
+#include "runtime/collectives/algorithms.h"
 #include "distributed/ucx_rendezvous.h"
 
 using namespace weft;

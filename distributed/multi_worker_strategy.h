@@ -41,7 +41,7 @@
 
 #include "core/threadpool.h"
 #include "distributed/cluster_resolver.h"
-#include "distributed/strategy.h"
+#include "train/strategy.h"
 #include "distributed/ucx_rendezvous.h"
 
 namespace weft {

@@ -35,7 +35,7 @@
 #include <string_view>
 
 #include "distributed/distributed_session.h"
-#include "distributed/strategy.h"
+#include "train/strategy.h"
 
 namespace weft {
 

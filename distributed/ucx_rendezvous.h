@@ -36,7 +36,7 @@
 #include <vector>
 
 #include "core/threadpool.h"
-#include "distributed/rendezvous.h"
+#include "runtime/rendezvous.h"
 #include "distributed/ucx/transport.h"
 
 namespace weft {

@@ -7,7 +7,7 @@
 #include <deque>
 #include <map>
 
-#include "distributed/rendezvous.h"
+#include "runtime/rendezvous.h"
 
 namespace weft {
 

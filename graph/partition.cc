@@ -1,6 +1,6 @@
 #include "graph/partition.h"
 
-#include "distributed/rendezvous.h"
+#include "runtime/rendezvous.h"
 #include "ops/framework.h"
 
 namespace weft {

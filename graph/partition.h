@@ -7,7 +7,7 @@
 // (tensor, destination device) however many consumers the tensor has on B. A control edge
 // from A to B becomes a pair carrying a dummy scalar (A: Const with the control input ->
 // _Send; B: _Recv -> control input of the consumer), one per (source node, destination).
-// Each pair's attrs spell its rendezvous key (distributed/rendezvous.h):
+// Each pair's attrs spell its rendezvous key (runtime/rendezvous.h):
 // send_device;send_device_incarnation;recv_device;tensor_name;0:0, and the pair is named
 // after the tensor ("_send/dense/MatMul_0/to_CPU_1", "_recv/..."). Nodes keep their names.
 // Pairs carrying values that live in host memory whatever the device (int32/int64 shapes and

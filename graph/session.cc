@@ -5,7 +5,7 @@
 #include <atomic>
 #include <condition_variable>
 
-#include "distributed/rendezvous.h"
+#include "runtime/rendezvous.h"
 #include "graph/partition.h"
 #include "graph/passes.h"
 #include "graph/placer.h"

@@ -1,10 +1,10 @@
 // Collective ops: a group of `group_size` nodes, one per replica (device or task), that compute
 // one result together, exchanging messages through the step's rendezvous (in one process the
 // LocalRendezvous, across processes UcxRendezvous). Kernels: ops/kernels/cpu/collective.cc;
-// algorithms: distributed/collectives/. docs/collectives.md has the contract.
+// algorithms: runtime/collectives/. docs/collectives.md has the contract.
 #include "ops/collective.h"
 
-#include "distributed/collectives/algorithms.h"
+#include "runtime/collectives/algorithms.h"
 #include "ops/all_ops.h"
 #include "ops/op_def.h"
 

@@ -1,5 +1,5 @@
 // Builder functions for the collective ops (ops/collective.cc; algorithms in
-// distributed/collectives/). Every member of a group adds one node with the same group and
+// runtime/collectives/). Every member of a group adds one node with the same group and
 // instance and its own rank, on its own device:
 //
 //   ops::CollectiveGroup g{.size = 2, .key = 1, .devices = {dev0, dev1}};

@@ -31,7 +31,7 @@
 
 namespace weft {
 
-class Rendezvous;  // distributed/rendezvous.h (the partitioner's Send/Recv use it)
+class Rendezvous;  // runtime/rendezvous.h (the partitioner's Send/Recv use it)
 class GpuContext;  // core/cuda/gpu_context.h (CUDA builds)
 
 // A variable's storage (state ops read and update it in place, under `mu`).

@@ -1,6 +1,6 @@
 // _Send and _Recv: the ends of an edge the partitioner cut between two devices. They are
 // inserted by the partitioner (graph/partition.h), never written by users, and meet in the
-// step's rendezvous (distributed/rendezvous.h) under the key their attrs spell.
+// step's rendezvous (runtime/rendezvous.h) under the key their attrs spell.
 #include "ops/all_ops.h"
 #include "ops/op_def.h"
 

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <limits>
 
-#include "distributed/strategy.h"
+#include "train/strategy.h"
 
 namespace weft::train {
 namespace {

@@ -10,8 +10,8 @@
 #include <algorithm>
 
 #include "core/device_name.h"
-#include "distributed/collectives/collective.h"
-#include "distributed/strategy.h"
+#include "runtime/collectives/collective.h"
+#include "train/strategy.h"
 #include "graph/gradients.h"
 #include "ops/framework.h"
 #include "ops/math.h"

@@ -3,13 +3,16 @@
 #include <cstring>
 #include <utility>
 
-#include "distributed/strategy.h"
+#include "train/strategy.h"
 #include "train/callbacks.h"
-#include "train/dataset.h"
+#include "data/dataset.h"
 #include "train/model_internal.h"
 #include "train/progress.h"
 
 namespace weft::train {
+
+using data::Element;
+using data::Iterator;
 namespace {
 
 // Converts numeric arrays on the host (Keras accepts uint8 images and integer labels of any width).

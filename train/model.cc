@@ -12,7 +12,7 @@
 #include "ops/math.h"
 #include "ops/state.h"
 #include "train/checkpoint.h"
-#include "distributed/strategy.h"
+#include "train/strategy.h"
 #include "train/model_internal.h"
 
 namespace weft::train {

@@ -16,7 +16,7 @@
 // averages) for Evaluate and Predict. Fit, Evaluate and Predict take one input and one label
 // array; Fit and Evaluate also take a Dataset of {x, y} batches.
 //
-// Created inside a distribution strategy's scope (distributed/strategy.h), the model mirrors its
+// Created inside a distribution strategy's scope (train/strategy.h), the model mirrors its
 // variables over the strategy's devices and Compile builds a replicated step: Fit's batch_size
 // is then the global batch, split across the replicas. The strategy must outlive the model.
 //
@@ -40,12 +40,16 @@ class Strategy;
 namespace ops {
 struct CollectiveGroup;
 }
+namespace data {
+class Dataset;
 }
+}  // namespace weft
 
 namespace weft::train {
 
 class Callback;
-class Dataset;
+// Fit and Evaluate take the input pipeline's datasets (data/dataset.h).
+using data::Dataset;
 using Logs = std::map<std::string, double>;
 
 struct CompileOptions {

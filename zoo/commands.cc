@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "core/gpu.h"
-#include "distributed/strategy.h"
+#include "train/strategy.h"
 #include "graph/graph_io.h"
 #include "graph/step_trace.h"
 #include "train/callbacks.h"
@@ -23,7 +23,7 @@
 namespace weft::zoo {
 namespace {
 
-using train::ArrayData;
+using data::ArrayData;
 using train::Model;
 
 constexpr int kClasses = 10;
@@ -336,10 +336,10 @@ int Bench(const std::vector<std::string>& args) {
   const TensorShape example = f.Str("data", "") == "synthetic" || zm.name == "resnet20" ? zm.synthetic_shape
                                                                                          : TensorShape({28, 28, 1});
   constexpr int kBatches = 8;
-  ArrayData data = train::Synthetic(batch * kBatches, example, kClasses, 1);
+  ArrayData synthetic = data::Synthetic(batch * kBatches, example, kClasses, 1);
   std::vector<std::pair<Tensor, Tensor>> batches;
   for (int i = 0; i < kBatches; ++i) {
-    batches.emplace_back(Rows(data.x, i * batch, (i + 1) * batch), Rows(data.y, i * batch, (i + 1) * batch));
+    batches.emplace_back(Rows(synthetic.x, i * batch, (i + 1) * batch), Rows(synthetic.y, i * batch, (i + 1) * batch));
   }
   std::unique_ptr<Strategy> strategy = MakeStrategy(f);
   std::unique_ptr<Model> model =
@@ -501,14 +501,14 @@ double Flags::Float(const std::string& name, double fallback) const {
 void LoadZooData(const std::string& spec, const TensorShape& synthetic_shape, ArrayData* train_data,
                  ArrayData* test_data) {
   if (spec == "fashion-mnist") {
-    *train_data = train::FashionMnist(true);
-    *test_data = train::FashionMnist(false);
+    *train_data = data::FashionMnist(true);
+    *test_data = data::FashionMnist(false);
   } else if (spec.rfind("mnist:", 0) == 0 && spec.size() > 6) {
-    *train_data = train::Mnist(spec.substr(6), true);
-    *test_data = train::Mnist(spec.substr(6), false);
+    *train_data = data::Mnist(spec.substr(6), true);
+    *test_data = data::Mnist(spec.substr(6), false);
   } else if (spec == "synthetic") {
     constexpr int64_t kTrain = 10000, kTest = 2000;
-    ArrayData all = train::Synthetic(kTrain + kTest, synthetic_shape, kClasses, 1);
+    ArrayData all = data::Synthetic(kTrain + kTest, synthetic_shape, kClasses, 1);
     *train_data = {Rows(all.x, 0, kTrain), Rows(all.y, 0, kTrain)};
     *test_data = {Rows(all.x, kTrain, kTrain + kTest), Rows(all.y, kTrain, kTrain + kTest)};
   } else {
@@ -524,8 +524,8 @@ int RunCommand(const std::vector<std::string>& args) {
   if (cmd == "evaluate") return Evaluate(args);
   if (cmd == "bench") return Bench(args);
   if (cmd == "graph") return GraphCommand(args);
-  if (cmd == "launch") return LaunchCommand(args);
 #ifdef WEFT_HAVE_UCX
+  if (cmd == "launch") return LaunchCommand(args);
   if (cmd == "server") return ServerCommand(args);
 #endif
   throw UsageError(fmt::format(

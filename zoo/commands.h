@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "distributed/strategy.h"
-#include "train/datasets.h"
+#include "train/strategy.h"
+#include "data/datasets.h"
 
 namespace weft::zoo {
 
@@ -49,7 +49,7 @@ int ServeParameterServerTask(const std::string& mode);
 
 // The data a `--data` value names: "fashion-mnist", "mnist:DIR" or "synthetic" (a synthetic
 // set of `synthetic_shape` examples: 10,000 for training, 2,000 for test, one distribution).
-void LoadZooData(const std::string& spec, const TensorShape& synthetic_shape, train::ArrayData* train_data,
-                 train::ArrayData* test_data);
+void LoadZooData(const std::string& spec, const TensorShape& synthetic_shape, data::ArrayData* train_data,
+                 data::ArrayData* test_data);
 
 }  // namespace weft::zoo

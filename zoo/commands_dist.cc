@@ -6,13 +6,14 @@
 #include <cstdio>
 #include <sstream>
 
-#include "zoo/launch.h"
-
 #ifdef WEFT_HAVE_UCX
 #include "distributed/multi_worker_strategy.h"
+#include "zoo/launch.h"
 #endif
 
 namespace weft::zoo {
+
+#ifdef WEFT_HAVE_UCX
 
 // weft-zoo launch -n N [--ps M] [--chief] [--host ADDR] [--grace SECONDS] -- COMMAND [ARGS...]
 int LaunchCommand(const std::vector<std::string>& args) {
@@ -36,6 +37,7 @@ int LaunchCommand(const std::vector<std::string>& args) {
   o.command.assign(sep + 1, args.end());
   return Launch(o);
 }
+#endif
 
 std::unique_ptr<Strategy> MakeMultiWorkerStrategy(const Flags& f, int devices) {
 #ifdef WEFT_HAVE_UCX

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "distributed/strategy.h"
+#include "train/strategy.h"
 #include "zoo/commands.h"
 
 namespace weft::zoo {

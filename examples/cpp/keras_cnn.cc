@@ -14,7 +14,7 @@
 #include <cstring>
 #include <iostream>
 
-#include "train/datasets.h"
+#include "data/datasets.h"
 #include "train/model.h"
 
 using namespace weft;
@@ -23,8 +23,8 @@ using namespace weft::train;
 int main(int argc, char** argv) {
   const bool full = argc > 1 && std::strcmp(argv[1], "--full") == 0;
   try {
-    ArrayData train = FashionMnist(/*train=*/true);  // x float32 [60000,28,28,1] in [0,1], y int32
-    ArrayData test = FashionMnist(/*train=*/false);
+    data::ArrayData train = data::FashionMnist(/*train=*/true);  // x float32 [60000,28,28,1] in [0,1], y int32
+    data::ArrayData test = data::FashionMnist(/*train=*/false);
 
     Sequential model({28, 28, 1}, {Conv2D(32, 3, {.activation = "relu"}), MaxPool2D(2), Flatten(),
                                    Dense(64, {.activation = "relu"}), Dense(10)});

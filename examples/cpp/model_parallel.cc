@@ -11,7 +11,7 @@
 #include <iostream>
 
 #include "graph/graph_io.h"
-#include "train/datasets.h"
+#include "data/datasets.h"
 #include "train/model.h"
 
 using namespace weft;
@@ -20,7 +20,7 @@ using namespace weft::train;
 int main(int argc, char** argv) {
   const std::string dot_path = argc > 1 ? argv[1] : "model_parallel.dot";
   try {
-    ArrayData train = FashionMnist(/*train=*/true), test = FashionMnist(/*train=*/false);
+    data::ArrayData train = data::FashionMnist(/*train=*/true), test = data::FashionMnist(/*train=*/false);
     Sequential model({28, 28, 1}, {Conv2D(32, 3, {.activation = "relu"}).OnDevice("/device:CPU:0"),
                                    MaxPool2D(2).OnDevice("/device:CPU:0"), Flatten().OnDevice("/device:CPU:0"),
                                    Dense(64, {.activation = "relu"}).OnDevice("/device:CPU:1"),

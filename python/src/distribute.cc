@@ -1,11 +1,11 @@
-// weft.distribute: the C++ strategies (distributed/strategy.h). A strategy's scope is a per-thread
+// weft.distribute: the C++ strategies (train/strategy.h). A strategy's scope is a per-thread
 // stack here (`_enter` / `_exit`, driven by the Python context manager in weft/distribute.py).
 #include <memory>
 #include <vector>
 
 #include "common.h"
 #include "distributed/cluster_resolver.h"
-#include "distributed/strategy.h"
+#include "train/strategy.h"
 #ifdef WEFT_HAVE_UCX
 #include "distributed/multi_worker_strategy.h"
 #endif
@@ -18,7 +18,7 @@ thread_local std::vector<std::unique_ptr<Strategy::ScopeGuard>> scopes;
 }  // namespace
 
 void InitDistribute(py::module_& m) {
-  py::class_<Strategy, std::shared_ptr<Strategy>>(m, "Strategy", "A distribution strategy (distributed/strategy.h).")
+  py::class_<Strategy, std::shared_ptr<Strategy>>(m, "Strategy", "A distribution strategy (train/strategy.h).")
       .def_property_readonly("name", &Strategy::name)
       .def_property_readonly("num_replicas_in_sync", &Strategy::num_replicas_in_sync)
       .def_property_readonly("devices", &Strategy::devices)
@@ -44,12 +44,12 @@ void InitDistribute(py::module_& m) {
            py::arg("variable_device") = "/job:localhost/replica:0/task:0/device:CPU:0")
       .def(py::init<int>(), py::arg("num_cpu_devices"));
   // The cluster as TF_CONFIG text: TF_CONFIG itself, else the launcher's rank (cluster_resolver.h).
+#ifdef WEFT_HAVE_UCX
   m.def("resolve_cluster", [](std::vector<std::string> hosts, std::string hostfile, int base_port) {
         ClusterConfig c = ResolveCluster({.hosts = std::move(hosts), .hostfile = std::move(hostfile),
                                           .base_port = base_port});
         return c.ToTfConfig(c.RequireTask());
       }, py::arg("hosts") = std::vector<std::string>{}, py::arg("hostfile") = "", py::arg("base_port") = 0);
-#ifdef WEFT_HAVE_UCX
   py::class_<MultiWorkerMirroredStrategy, Strategy, std::shared_ptr<MultiWorkerMirroredStrategy>>(
       m, "MultiWorkerMirroredStrategy")
       .def(py::init([](const std::string& tf_config, int devices_per_worker, double collective_timeout,

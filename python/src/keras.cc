@@ -1,8 +1,8 @@
 // weft.keras building blocks: layers (the C++ train::Layer objects, made by their factory
 // functions with Keras' argument names), symbolic inputs, losses, optimizers, learning-rate
 // schedules, initializers and the MNIST-format data loaders.
-#include "train/datasets.h"
-#include "train/idx.h"
+#include "data/datasets.h"
+#include "data/idx.h"
 #include "train/initializers.h"
 #include "train/layer.h"
 #include "train/losses.h"
@@ -14,6 +14,7 @@ namespace weft::python {
 namespace {
 
 using namespace weft::train;
+using data::MnistSplit;
 
 py::object ShapeTuple(const TensorShape& s) {
   if (s.unknown_rank()) return py::none();
@@ -69,7 +70,7 @@ Schedule ScheduleArg(const py::handle& h) {
 }
 
 py::tuple MnistSplitToNumpy(const std::string& dir, bool train) {
-  MnistSplit s = LoadMnist(dir, train);
+  MnistSplit s = data::LoadMnist(dir, train);
   return py::make_tuple(TensorToNumpy(std::exchange(s.images, Tensor())), TensorToNumpy(std::exchange(s.labels, Tensor())));
 }
 
@@ -270,7 +271,7 @@ void InitKeras(py::module_& k) {
   // ---- data -------------------------------------------------------------------------------------
   k.def("_load_mnist_dir", &MnistSplitToNumpy, py::arg("directory"), py::arg("train"),
         "(images uint8 [N, rows, cols], labels uint8 [N]) from MNIST-format IDX files in `directory`.");
-  k.attr("FASHION_MNIST_DIR") = kFashionMnistDir;
+  k.attr("FASHION_MNIST_DIR") = data::kFashionMnistDir;
 }
 
 }  // namespace weft::python

@@ -9,8 +9,8 @@
 #include <thread>
 
 #include "core/gpu.h"
-#include "distributed/collectives/algorithms.h"
-#include "distributed/rendezvous.h"
+#include "runtime/collectives/algorithms.h"
+#include "runtime/rendezvous.h"
 #if WEFT_CUDA
 #include "ops/kernels/cuda/gpu_kernel.h"
 #endif

@@ -23,7 +23,7 @@
 #include "distributed/multi_worker_strategy.h"
 #include "train/callbacks.h"
 #include "train/checkpoint.h"
-#include "train/datasets.h"
+#include "data/datasets.h"
 #include "train/model.h"
 #include "zoo/models.h"
 
@@ -35,7 +35,7 @@ namespace {
 constexpr int64_t kGlobalBatch = 128, kSteps = 20;
 
 // The same data and model everywhere: mlp on synthetic examples, SGD with momentum.
-std::unique_ptr<train::Model> BuildMlp(const Strategy* strategy, const train::ArrayData& data) {
+std::unique_ptr<train::Model> BuildMlp(const Strategy* strategy, const data::ArrayData& data) {
   std::optional<Strategy::ScopeGuard> scope;
   if (strategy != nullptr) scope.emplace(strategy);
   const zoo::ZooModel& zm = zoo::FindZooModel("mlp");
@@ -49,7 +49,7 @@ std::unique_ptr<train::Model> BuildMlp(const Strategy* strategy, const train::Ar
   return m;
 }
 
-train::ArrayData Data() { return train::Synthetic(kGlobalBatch * kSteps, zoo::FindZooModel("mlp").synthetic_shape, 10, 3); }
+data::ArrayData Data() { return data::Synthetic(kGlobalBatch * kSteps, zoo::FindZooModel("mlp").synthetic_shape, 10, 3); }
 
 train::FitOptions Fit() {
   train::FitOptions f;
@@ -147,7 +147,7 @@ TEST_CASE("multi worker child") {
     o.connect_timeout = std::chrono::seconds(30);
     o.devices_per_worker = std::atoi(std::getenv("WEFT_MW_DEVICES"));
     MultiWorkerMirroredStrategy strategy(o);
-    train::ArrayData data = Data();
+    data::ArrayData data = Data();
     std::unique_ptr<train::Model> m = BuildMlp(&strategy, data);
     train::FitOptions f = Fit();
     if (std::string(role) == "kill" && strategy.worker_index() == 1) f.callbacks.push_back(std::make_shared<DieAt>(3));
@@ -173,7 +173,7 @@ TEST_CASE("multi worker: 2 workers equal one process at the same global batch") 
     std::filesystem::create_directories(dir);
     std::vector<pid_t> pids = StartWorkers(dir, "train", devices);
     // The reference while the workers run: one process, batch 128.
-    train::ArrayData data = Data();
+    data::ArrayData data = Data();
     std::optional<MirroredStrategy> mirrored;
     if (devices > 1) mirrored.emplace(2 * devices);
     std::unique_ptr<train::Model> ref = BuildMlp(mirrored ? &*mirrored : nullptr, data);

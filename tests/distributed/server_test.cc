@@ -32,7 +32,7 @@
 #include "ops/state.h"
 #include "tests/distributed/child_process.h"
 #include "train/checkpoint.h"
-#include "train/datasets.h"
+#include "data/datasets.h"
 #include "train/layer.h"
 #include "train/model.h"
 #include "zoo/models.h"
@@ -179,7 +179,7 @@ namespace {
 // loss over the whole set before training.
 std::unique_ptr<train::Model> TrainLinear(const Strategy& strategy, int epochs, std::vector<double>* history,
                                           double* initial = nullptr) {
-  static const train::ArrayData data = train::Synthetic(640, {16}, 4, 5);
+  static const data::ArrayData d = data::Synthetic(640, {16}, 4, 5);
   auto scope = strategy.scope();
   auto m = std::make_unique<train::Sequential>(TensorShape({16}), std::vector<train::LayerPtr>{train::Dense(4)}, "linear");
   train::CompileOptions o;
@@ -189,13 +189,13 @@ std::unique_ptr<train::Model> TrainLinear(const Strategy& strategy, int epochs, 
   o.session.intra_op_threads = 1;
   o.seed = 7;  // the chief's initial weights
   m->Compile(o);
-  if (initial != nullptr) *initial = m->Evaluate(data.x, data.y, 640).at("loss");
+  if (initial != nullptr) *initial = m->Evaluate(d.x, d.y, 640).at("loss");
   train::FitOptions fo;
   fo.batch_size = 32;
   fo.epochs = epochs;
   fo.steps_per_epoch = 10;
   fo.verbose = 0;
-  const train::History h = m->Fit(data.x, data.y, fo);
+  const train::History h = m->Fit(d.x, d.y, fo);
   *history = h.history.at("loss");
   return m;
 }
@@ -376,7 +376,7 @@ namespace {
 
 // mnist_cnn, 4 steps of global batch 64 (seeded): in one process, or with `strategy`'s scope.
 std::unique_ptr<train::Model> TrainCnn(const Strategy* strategy) {
-  static const train::ArrayData data = train::Synthetic(64 * 4, {28, 28, 1}, 10, 3);
+  static const data::ArrayData d = data::Synthetic(64 * 4, {28, 28, 1}, 10, 3);
   std::optional<Strategy::ScopeGuard> scope;
   if (strategy != nullptr) scope.emplace(strategy);
   std::unique_ptr<train::Model> m = zoo::FindZooModel("mnist_cnn").build({28, 28, 1}, 10);
@@ -393,7 +393,7 @@ std::unique_ptr<train::Model> TrainCnn(const Strategy* strategy) {
   fo.steps_per_epoch = 4;
   fo.shuffle_seed = 11;
   fo.verbose = 0;
-  m->Fit(data.x, data.y, fo);
+  m->Fit(d.x, d.y, fo);
   return m;
 }
 
@@ -474,7 +474,7 @@ TEST_CASE("server: ParameterServerStrategy async (1 ps, 2 workers) converges; ch
   const std::map<std::string, Tensor> file = train::LoadCheckpoint(path);
   REQUIRE(file.size() == vars.size());
   CHECK(file.at("step").scalar<int64_t>()() == 80);
-  static const train::ArrayData more = train::Synthetic(64, {16}, 4, 9);
+  static const data::ArrayData more = data::Synthetic(64, {16}, 4, 9);
   m->TrainOnBatch(more.x, more.y);  // moves the weights and the step on ps:0
   CHECK(m->session()->Run({}, {step})[0].scalar<int64_t>()() == 81);
   m->LoadWeights(path);

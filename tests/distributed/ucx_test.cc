@@ -27,7 +27,7 @@
 #include <future>
 #include <thread>
 
-#include "distributed/collectives/algorithms.h"
+#include "runtime/collectives/algorithms.h"
 #include "core/threadpool.h"
 #include "distributed/ucx_rendezvous.h"
 #include "tests/distributed/child_process.h"

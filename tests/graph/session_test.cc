@@ -3,7 +3,7 @@
 #include <atomic>
 #include <map>
 
-#include "distributed/rendezvous.h"
+#include "runtime/rendezvous.h"
 #include "graph/session.h"
 #include "ops/framework.h"
 #include "ops/math.h"

@@ -7,12 +7,13 @@
 
 #include "ops/kernel.h"
 #include "train/callbacks.h"
-#include "train/dataset.h"
-#include "train/datasets.h"
+#include "data/dataset.h"
+#include "data/datasets.h"
 #include "train/model.h"
 
 using namespace weft;
 using namespace weft::train;
+using namespace weft::data;
 
 namespace {
 

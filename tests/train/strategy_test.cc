@@ -5,18 +5,19 @@
 #include <cmath>
 #include <filesystem>
 
-#include "distributed/strategy.h"
+#include "train/strategy.h"
 #include "graph/session.h"
 #include "ops/framework.h"
 #include "ops/kernel.h"
 #include "ops/math.h"
-#include "train/dataset.h"
-#include "train/datasets.h"
+#include "data/dataset.h"
+#include "data/datasets.h"
 #include "train/model.h"
 #include "zoo/models.h"
 
 using namespace weft;
 using namespace weft::train;
+using namespace weft::data;
 
 namespace {
 

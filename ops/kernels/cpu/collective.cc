@@ -1,12 +1,12 @@
 // The collective kernels (CollectiveReduce, CollectiveBroadcast, CollectiveAllGather,
 // CollectiveReduceScatter): read the node's attrs once, then run one member's part of the
-// algorithm (distributed/collectives/algorithms.h) over the step's rendezvous. Registered for the
+// algorithm (runtime/collectives/algorithms.h) over the step's rendezvous. Registered for the
 // CPU and (CUDA builds) the GPU, where the algorithms merge with the device's Reducer.
 #include <mutex>
 
 #include "core/cancellation.h"
-#include "distributed/collectives/algorithms.h"
-#include "distributed/rendezvous.h"
+#include "runtime/collectives/algorithms.h"
+#include "runtime/rendezvous.h"
 #include "graph/graph.h"
 #include "ops/all_ops.h"
 #include "ops/kernel.h"
@@ -64,7 +64,7 @@ class CollectiveOp : public AsyncOpKernel {
                                             params_.rank, ctx->device().device_name, params_.what);
         params_.complete_on_pool = !AllInOneTask(params_.devices);
 #if WEFT_CUDA
-        // On a GPU the merges run as kernels on its compute stream (distributed/collectives/reduce.h).
+        // On a GPU the merges run as kernels on its compute stream (runtime/collectives/reduce.h).
         if (ctx->device().gpu != nullptr) params_.reducer = NewCudaReducer(ctx->device().gpu);
 #endif
       });

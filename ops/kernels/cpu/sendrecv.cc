@@ -1,5 +1,5 @@
 // _Send / _Recv kernels: hand the tensor to the step's rendezvous, or wait for it there.
-#include "distributed/rendezvous.h"
+#include "runtime/rendezvous.h"
 #include "graph/graph.h"
 #include "ops/all_ops.h"
 #include "ops/kernel.h"

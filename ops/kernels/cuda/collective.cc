@@ -1,4 +1,4 @@
-// The collectives' Reducer on a GPU (distributed/collectives/reduce.h): new tensors from the
+// The collectives' Reducer on a GPU (runtime/collectives/reduce.h): new tensors from the
 // device's caching allocator, merges and divisions as kernels on its compute stream (reduce.cu),
 // copies with cudaMemcpyDefault (host tensors from other processes, other devices' tensors).
 // Each call waits for the compute stream, so the algorithms' callback chains, which hand the

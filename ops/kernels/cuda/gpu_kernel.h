@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/cuda/gpu_context.h"
-#include "distributed/collectives/reduce.h"
+#include "runtime/collectives/reduce.h"
 #include "ops/kernel.h"
 #include "ops/kernels/cuda/cuda_kernels.h"
 

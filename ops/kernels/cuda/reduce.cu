@@ -294,7 +294,7 @@ WEFT_INSTANTIATE_ARG(int32_t)
 WEFT_INSTANTIATE_ARG(int64_t)
 #undef WEFT_INSTANTIATE_ARG
 
-// The collectives' merge step (distributed/collectives/reduce.h) on the device: element-wise, so
+// The collectives' merge step (runtime/collectives/reduce.h) on the device: element-wise, so
 // every member's result depends only on its merge order, as on the host.
 template <typename T>
 __global__ void CollectiveMergeKernel(ReduceKind kind, T* dst, const T* a, const T* b, int64_t n) {

@@ -13,7 +13,7 @@
 // compute work by an event. Across processes the UCX rendezvous then carries host memory.
 #include <mutex>
 
-#include "distributed/rendezvous.h"
+#include "runtime/rendezvous.h"
 #include "ops/kernels/cpu/array_kernels.h"
 #include "ops/kernels/cpu/var_update.h"
 #include "ops/kernels/cuda/gpu_kernel.h"

@@ -1,4 +1,4 @@
-#include "distributed/rendezvous.h"
+#include "runtime/rendezvous.h"
 
 #include <charconv>
 #include <vector>

@@ -12,7 +12,7 @@
 
 #include "core/tensor.h"
 
-namespace weft {
+namespace weft::data {
 
 inline constexpr const char* kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
 
@@ -28,4 +28,4 @@ struct MnistSplit {
 // checks that images and labels agree in count.
 MnistSplit LoadMnist(const std::string& dir, bool train);
 
-}  // namespace weft
+}  // namespace weft::data

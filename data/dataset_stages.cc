@@ -6,9 +6,9 @@
 #include <mutex>
 #include <thread>
 
-#include "train/dataset_internal.h"
+#include "data/dataset_internal.h"
 
-namespace weft::train::internal {
+namespace weft::data::internal {
 namespace {
 
 // Batch over a row source: gathers the next batch_size indices' rows straight into the batch.
@@ -220,4 +220,4 @@ NodePtr NewPrefetchNode(NodePtr upstream, int64_t buffer_size) {
   return std::make_shared<PrefetchNode>(std::move(upstream), buffer_size);
 }
 
-}  // namespace weft::train::internal
+}  // namespace weft::data::internal

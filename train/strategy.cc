@@ -1,4 +1,4 @@
-#include "distributed/strategy.h"
+#include "train/strategy.h"
 
 #include <algorithm>
 #include <cstring>
@@ -110,9 +110,9 @@ std::vector<std::vector<Tensor>> Strategy::SplitBatch(const std::vector<Tensor>&
   return parts;
 }
 
-train::Dataset Strategy::ExperimentalDistributeDataset(const train::Dataset& global_batches) const {
-  return global_batches.Map([this](train::Element global) {
-    train::Element flat;
+data::Dataset Strategy::ExperimentalDistributeDataset(const data::Dataset& global_batches) const {
+  return global_batches.Map([this](data::Element global) {
+    data::Element flat;
     std::vector<std::vector<Tensor>> parts = SplitBatch(global);
     for (int r = first_replica_; r < first_replica_ + num_local_replicas(); ++r) {  // this worker's shard
       for (Tensor& t : parts[static_cast<size_t>(r)]) flat.push_back(std::move(t));

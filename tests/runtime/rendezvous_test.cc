@@ -4,7 +4,7 @@
 
 #include <thread>
 
-#include "distributed/rendezvous.h"
+#include "runtime/rendezvous.h"
 
 using namespace weft;
 

@@ -26,7 +26,7 @@
 #include <string>
 
 #include "core/tensor.h"
-#include "distributed/collectives/collective.h"
+#include "runtime/collectives/collective.h"
 
 namespace weft {
 

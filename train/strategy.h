@@ -27,7 +27,7 @@
 
 #include "graph/scope.h"
 #include "graph/session.h"
-#include "train/dataset.h"
+#include "data/dataset.h"
 
 namespace weft {
 
@@ -109,7 +109,7 @@ class Strategy {
   // A dataset of global batches {x, y, ...} as this process's replicas' parts {x_0, y_0, x_1, y_1,
   // ...} (across workers: its shard of every batch; tf.distribute's experimental_distribute_dataset;
   // Model::Fit splits batches itself).
-  train::Dataset ExperimentalDistributeDataset(const train::Dataset& global_batches) const;
+  data::Dataset ExperimentalDistributeDataset(const data::Dataset& global_batches) const;
 
  protected:
   explicit Strategy(std::vector<std::string> devices);

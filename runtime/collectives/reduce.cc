@@ -1,4 +1,4 @@
-#include "distributed/collectives/reduce.h"
+#include "runtime/collectives/reduce.h"
 
 #include <Eigen/Core>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "distributed/collectives/collective.h"
+#include "runtime/collectives/collective.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <map>
 #include <set>
 
-#include "distributed/rendezvous.h"
+#include "runtime/rendezvous.h"
 
 namespace weft {
 namespace {

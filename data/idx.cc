@@ -1,11 +1,11 @@
-#include "train/idx.h"
+#include "data/idx.h"
 
 #include <zlib.h>
 
 #include <filesystem>
 #include <memory>
 
-namespace weft {
+namespace weft::data {
 
 namespace {
 
@@ -123,4 +123,4 @@ MnistSplit LoadMnist(const std::string& dir, bool train) {
   return s;
 }
 
-}  // namespace weft
+}  // namespace weft::data

@@ -4,7 +4,7 @@
 #include <atomic>
 #include <cstring>
 
-#include "distributed/collectives/algorithms.h"
+#include "runtime/collectives/algorithms.h"
 
 namespace weft {
 namespace {

@@ -8,8 +8,8 @@
 #include <random>
 #include <thread>
 
-#include "distributed/collectives/algorithms.h"
-#include "distributed/rendezvous.h"
+#include "runtime/collectives/algorithms.h"
+#include "runtime/rendezvous.h"
 #include "graph/session.h"
 #include "ops/collective.h"
 #include "ops/framework.h"

@@ -1,7 +1,7 @@
 // Input pipelines in the style of tf.data: a Dataset is an immutable, cheap-to-copy description of
 // a stream of elements; each element is a std::vector<Tensor> of components (e.g. {image, label}).
 //
-//   using weft::train::Dataset;
+//   using weft::data::Dataset;
 //   Dataset ds = Dataset::FromTensors({images, labels})     // float32[N,28,28,1], int32[N]
 //                    .Shuffle(/*seed=*/42)                   // whole-set shuffle, new order per epoch
 //                    .Batch(64)                              // {float32[64,28,28,1], int32[64]}
@@ -30,7 +30,7 @@
 
 #include "core/tensor.h"
 
-namespace weft::train {
+namespace weft::data {
 
 using Element = std::vector<Tensor>;
 using MapFn = std::function<Element(Element)>;
@@ -95,4 +95,4 @@ class Dataset {
   std::shared_ptr<const internal::DatasetNode> node_;
 };
 
-}  // namespace weft::train
+}  // namespace weft::data

@@ -25,7 +25,7 @@
 #include "core/status.h"
 #include "core/tensor.h"
 #include "core/threadpool.h"
-#include "distributed/collectives/reduce.h"
+#include "runtime/collectives/reduce.h"
 
 namespace weft {
 

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <set>
 
-#include "distributed/collectives/algorithms.h"
+#include "runtime/collectives/algorithms.h"
 
 namespace weft {
 namespace {

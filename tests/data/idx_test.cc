@@ -6,9 +6,10 @@
 #include <fstream>
 #include <string>
 
-#include "train/idx.h"
+#include "data/idx.h"
 
 using namespace weft;
+using namespace weft::data;
 
 namespace {
 

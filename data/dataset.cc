@@ -1,4 +1,4 @@
-#include "train/dataset.h"
+#include "data/dataset.h"
 
 #include <fmt/format.h>
 
@@ -7,9 +7,9 @@
 #include <limits>
 #include <type_traits>
 
-#include "train/dataset_internal.h"
+#include "data/dataset_internal.h"
 
-namespace weft::train {
+namespace weft::data {
 
 namespace {
 
@@ -354,4 +354,4 @@ std::unique_ptr<Iterator> Dataset::MakeIterator() const {
   return std::make_unique<Holder>(node_);
 }
 
-}  // namespace weft::train
+}  // namespace weft::data

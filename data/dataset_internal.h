@@ -1,4 +1,4 @@
-// Internals of train/dataset.h shared by its .cc files: the stage interface and the in-memory
+// Internals of data/dataset.h shared by its .cc files: the stage interface and the in-memory
 // row source behind the fast path. Not a public API.
 #pragma once
 
@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "train/dataset.h"
+#include "data/dataset.h"
 
-namespace weft::train::internal {
+namespace weft::data::internal {
 
 // Row indices into the FromTensors source behind a stage, in stream order (the fast path).
 class IndexStream {
@@ -140,4 +140,4 @@ NodePtr NewBatchNode(NodePtr upstream, int64_t batch_size, bool drop_remainder);
 NodePtr NewMapNode(NodePtr upstream, MapFn fn);
 NodePtr NewPrefetchNode(NodePtr upstream, int64_t buffer_size);
 
-}  // namespace weft::train::internal
+}  // namespace weft::data::internal

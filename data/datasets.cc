@@ -1,11 +1,11 @@
-#include "train/datasets.h"
+#include "data/datasets.h"
 
 #include <cmath>
 #include <vector>
 
-#include "train/idx.h"
+#include "data/idx.h"
 
-namespace weft::train {
+namespace weft::data {
 namespace {
 
 // SplitMix64 with Box-Muller normals: fully specified, so Synthetic is the same everywhere
@@ -86,4 +86,4 @@ ArrayData Synthetic(int64_t n, const TensorShape& example_shape, int num_classes
   return out;
 }
 
-}  // namespace weft::train
+}  // namespace weft::data

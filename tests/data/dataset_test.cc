@@ -8,12 +8,12 @@
 #include <set>
 #include <thread>
 
-#include "train/dataset.h"
-#include "train/datasets.h"
-#include "train/idx.h"
+#include "data/dataset.h"
+#include "data/datasets.h"
+#include "data/idx.h"
 
 using namespace weft;
-using namespace weft::train;
+using namespace weft::data;
 
 namespace {
 
