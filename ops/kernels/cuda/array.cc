@@ -1,16 +1,38 @@
-// GPU kernels of the array ops: Transpose and Tile (one indexed copy,
-// launch.h's CopyIndexer), Concat and Split (one cudaMemcpy2DAsync per piece: each piece is a
-// column block of the [outer, axis * inner] view), GatherGrad (atomic scatter-add), ReducedShape
-// (a host output, as Shape's), ArgMax/ArgMin.
-// Shape checks are the CPU kernels' (ops/kernels/cpu/array_kernels.h, math_kernels.h).
-#include <fmt/ranges.h>
-
+// GPU kernels of the array ops that move whole tensors (ops/array.cc; the CPU ones are in
+// ops/kernels/cpu/array.cc): Shape (a host output: its consumers read it on the host), Reshape (the
+// same device buffer), Transpose and Tile (one indexed copy, launch.h's CopyIndexer), Concat and
+// Split (one cudaMemcpy2DAsync per piece: each piece is a column block of the [outer, axis * inner]
+// view), BroadcastTo, Fill, ZerosLike and OnesLike. Size, Rank, ExpandDims and Squeeze touch no
+// bytes: their CPU kernels are registered for the GPU too. Gather and GatherGrad are in
+// array_index.cc. Shape checks are the CPU kernels' (ops/kernels/cpu/array_kernels.h).
 #include "ops/kernels/cpu/array_kernels.h"
-#include "ops/kernels/cpu/math_kernels.h"
 #include "ops/kernels/cuda/gpu_kernel.h"
 
 namespace weft {
 namespace {
+
+// Shape(x) describes x: a host tensor (consumers read it on the host, a GPU consumer copies it in).
+template <typename T>
+class ShapeOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    const TensorShape& s = ctx->input(0).shape();
+    Tensor out(DTypeOf<T>(), TensorShape{s.rank()});
+    for (int i = 0; i < s.rank(); ++i) out.data<T>()[i] = static_cast<T>(s.dim(i));
+    ctx->set_output(0, out);
+  }
+};
+
+// Reshape(x, shape): the same device buffer under a new shape (shape read on the host).
+class ReshapeOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    ctx->set_output(0, x.Reshaped(ResolveReshape(x.shape(), HostInts(ctx, 1))));
+  }
+};
 
 size_t CopyableElementSize(const OpKernelContext* ctx, const Tensor& x) {
   const size_t esz = DTypeSize(x.dtype());
@@ -117,90 +139,57 @@ class SplitOp : public OpKernel {
   const int64_t axis_, num_split_;
 };
 
-// GatherGrad(dy, indices, params_shape): zeros of params_shape with dy's rows added at the indices.
+// BroadcastTo(x, shape): x repeated along the dims where it has size 1 or is missing.
 template <typename T>
-class GatherGradOp : public OpKernel {
+class BroadcastToOp : public OpKernel {
  public:
-  explicit GatherGradOp(const Node& n) : OpKernel(n), axis_(n.attr<int64_t>("axis")) {}
-  void Compute(OpKernelContext* ctx) override {
-    GpuContext* gpu = GpuOf(ctx);
-    const Tensor dy = OnDevice(gpu, ctx->input(0)), indices = OnDevice(gpu, ctx->input(1));
-    const TensorShape shape(HostInts(ctx, 2));
-    const GatherDims g = MakeGatherDims(shape, indices.shape(), axis_, "GatherGrad");
-    WEFT_REQUIRE(dy.shape() == TensorShape(g.out_dims), "GatherGrad: dy has shape {}, expected {}",
-                 dy.shape().ToString(), TensorShape(g.out_dims).ToString());
-    Tensor* dx = ctx->allocate_output(0, shape);
-    if (dx->num_elements() == 0) return;
-    WEFT_CUDA_CHECK(cudaMemsetAsync(dx->raw_data(), 0, dx->bytes(), gpu->compute_stream()));
-    if (dy.num_elements() == 0) return;
-    DeviceFlag bad(gpu);
-    if (indices.dtype() == DType::kInt32) {
-      LaunchGatherGrad<T, int32_t>(dy.data<T>(), indices.data<int32_t>(), dx->data<T>(), g.outer,
-                                   indices.num_elements(), g.inner, g.n, bad.get(), gpu->compute_stream());
-    } else {
-      LaunchGatherGrad<T, int64_t>(dy.data<T>(), indices.data<int64_t>(), dx->data<T>(), g.outer,
-                                   indices.num_elements(), g.inner, g.n, bad.get(), gpu->compute_stream());
-    }
-    const int32_t pos = bad.Read();
-    WEFT_REQUIRE(pos == 0, "GatherGrad: indices[{}] is out of range [0, {}) for params of shape {}", pos - 1, g.n,
-                 shape.ToString());
-  }
-
- private:
-  const int64_t axis_;
-};
-
-// ReducedShape(shape): a host tensor, as Shape's output (its consumers read it on the host).
-template <typename T>
-class ReducedShapeOp : public OpKernel {
- public:
-  explicit ReducedShapeOp(const Node& n) : OpKernel(n), axis_(n.attr<std::vector<int64_t>>("axis")) {}
-  void Compute(OpKernelContext* ctx) override {
-    WEFT_REQUIRE(ctx->input(0).rank() == 1, "shape must be a vector, got shape {}", ctx->input(0).shape().ToString());
-    const std::vector<int64_t> dims = ReducedShapeDims(HostInts(ctx, 0), axis_);
-    Tensor out(DTypeOf<T>(), TensorShape{static_cast<int64_t>(dims.size())});
-    for (size_t i = 0; i < dims.size(); ++i) out.data<T>()[i] = static_cast<T>(dims[i]);
-    ctx->set_output(0, out);
-  }
-
- private:
-  std::vector<int64_t> axis_;
-};
-
-template <typename T, bool kMax>
-class ArgOp : public OpKernel {
- public:
-  explicit ArgOp(const Node& n) : OpKernel(n), axis_(n.attr<int64_t>("axis")) {}
+  using OpKernel::OpKernel;
   void Compute(OpKernelContext* ctx) override {
     GpuContext* gpu = GpuOf(ctx);
     const Tensor x = OnDevice(gpu, ctx->input(0));
-    int64_t p, r, s;
-    const std::vector<int64_t> out_dims = ArgReduceDims(x.shape(), axis_, &p, &r, &s);
-    Tensor* out = ctx->allocate_output(0, TensorShape(out_dims));
-    if (out->dtype() == DType::kInt32) {
-      LaunchArgReduce<T, int32_t>(x.data<T>(), out->data<int32_t>(), p, r, s, kMax, gpu->compute_stream());
-    } else {
-      LaunchArgReduce<T, int64_t>(x.data<T>(), out->data<int64_t>(), p, r, s, kMax, gpu->compute_stream());
-    }
+    const std::vector<int64_t> target = HostInts(ctx, 1), dx = Dims(x.shape());
+    WEFT_REQUIRE(BroadcastShape(dx, target) == target, "BroadcastTo: {} does not broadcast to {}", x.shape().ToString(),
+                 TensorShape(target).ToString());
+    Tensor* out = ctx->allocate_output(0, TensorShape(target));
+    LaunchBroadcast<T>(x.data<T>(), out->data<T>(), out->num_elements(), MakeBroadcastIndexer(dx, target),
+                       gpu->compute_stream());
   }
-
- private:
-  const int64_t axis_;
 };
-template <typename T> using ArgMaxOp = ArgOp<T, true>;
-template <typename T> using ArgMinOp = ArgOp<T, false>;
+
+// Fill(dims, value), ZerosLike(x), OnesLike(x).
+template <typename T>
+class FillOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    GpuContext* gpu = GpuOf(ctx);
+    const std::string& op = ctx->node().op();
+    T value = T(op == "OnesLike" ? 1 : 0);
+    TensorShape shape = ctx->input(0).shape();
+    if (op == "Fill") {
+      shape = TensorShape(HostInts(ctx, 0));
+      Tensor v = ctx->input(1);
+      WEFT_REQUIRE(v.rank() == 0, "{}: value must be a scalar, got {}", ctx->node().Describe(), v.shape().ToString());
+      if (v.memory_kind() == MemoryKind::kDevice) v = gpu->CopyToHost(v);
+      value = v.scalar<T>()();
+    }
+    Tensor* y = ctx->allocate_output(0, shape);
+    LaunchFill<T>(y->data<T>(), value, y->num_elements(), gpu->compute_stream());
+  }
+};
 
 }  // namespace
 
 void RegisterCudaArrayKernels(KernelRegistry& r) {
+  RegisterTyped<ShapeOp, int32_t, int64_t>(r, "Shape", "out_type", "GPU");
+  RegisterUntyped<ReshapeOp>(r, "Reshape", "GPU");
   RegisterUntyped<TransposeOp>(r, "Transpose", "GPU");
   RegisterUntyped<TileOp>(r, "Tile", "GPU");
   RegisterUntyped<ConcatOp>(r, "Concat", "GPU");
   RegisterUntyped<SplitOp>(r, "Split", "GPU");
-  RegisterTyped<GatherGradOp, float, double>(r, "GatherGrad", "T", "GPU");
-  RegisterTyped<ReducedShapeOp, int32_t, int64_t>(r, "ReducedShape", "T", "GPU");
-  RegisterTyped<ArgMaxOp, float, double, int32_t, int64_t>(r, "ArgMax", "T", "GPU");
-  RegisterTyped<ArgMinOp, float, double, int32_t, int64_t>(r, "ArgMin", "T", "GPU");
+  RegisterFloats<BroadcastToOp>(r, "BroadcastTo");
+  for (const char* op : {"Fill", "ZerosLike", "OnesLike"}) RegisterFloats<FillOp>(r, op);
+  RegisterCudaArrayIndexKernels(r);
 }
 
 }  // namespace weft

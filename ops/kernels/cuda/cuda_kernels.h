@@ -16,14 +16,14 @@
 namespace weft {
 
 // weft's DType codes for the dtypes the .cu kernels take (kept equal to core/dtype.h's DType by a
-// static_assert in ops/kernels/cuda/kernels.cc; .cu files do not include weft's headers).
+// static_assert in ops/kernels/cuda/gpu_kernel.cc; .cu files do not include weft's headers).
 enum class DTypeCode { kFloat32 = 1, kFloat64 = 2, kInt32 = 3, kInt64 = 4, kUInt8 = 5, kBool = 6 };
 
 struct Dims4 {
   int64_t d[4] = {};
 };
 
-// cudaGetLastError after a launch, as an exception naming `kernel` (cuda_kernels_status.cc).
+// cudaGetLastError after a launch, as an exception naming `kernel` (check_launch.cc).
 void CheckLaunch(const char* kernel);
 
 enum class BinaryKind { kAdd, kSub, kMul, kDiv, kPow, kMaximum, kMinimum, kSquaredDifference };

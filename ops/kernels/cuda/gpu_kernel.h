@@ -9,6 +9,7 @@
 // follows in stream order, and copies to other streams join it by events (core/cuda/gpu_context.h).
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "core/cuda/gpu_context.h"
@@ -18,11 +19,23 @@
 
 namespace weft {
 
-void RegisterCudaKernels(KernelRegistry& r);      // all of them (math.cc)
-void RegisterCudaNnKernels(KernelRegistry& r);    // cudnn.cc: convolutions, pooling
-void RegisterCudaMatMulKernels(KernelRegistry& r);  // matmul.cc
-void RegisterCudaStateKernels(KernelRegistry& r);   // state.cc: variables, optimizers, Send/Recv, Const, Dropout
-void RegisterCudaArrayKernels(KernelRegistry& r);   // array.cc: Transpose .. Split, GatherGrad, ArgMax
+// Every GPU kernel (gpu_kernel.cc), family by family as the CPU kernels (ops/all_ops.cc): each
+// op's GPU kernel is in the file of ops/kernels/cuda/ named like the file of its CPU kernel.
+void RegisterCudaKernels(KernelRegistry& r);
+void RegisterCudaFrameworkKernels(KernelRegistry& r);  // framework.cc: Const
+void RegisterCudaStateKernels(KernelRegistry& r);      // state.cc: Assign, AssignAdd, AssignSub
+void RegisterCudaMathKernels(KernelRegistry& r);       // math.cc: elementwise, comparisons, Cast, AddN; and:
+void RegisterCudaReduceKernels(KernelRegistry& r);     //   reduce.cc: Sum .. Min, SumToShape, ReducedShape, ArgMax
+void RegisterCudaMatMulKernels(KernelRegistry& r);     //   matmul.cc: MatMul, BatchMatMul (cuBLAS)
+void RegisterCudaArrayKernels(KernelRegistry& r);      // array.cc: Shape, Reshape, Transpose .. Fill; and:
+void RegisterCudaArrayIndexKernels(KernelRegistry& r); //   array_index.cc: Gather, GatherGrad
+void RegisterCudaNnKernels(KernelRegistry& r);         // nn.cc: activations, BiasAdd, softmax, losses; and:
+void RegisterCudaConvKernels(KernelRegistry& r);       //   conv.cc: Conv2D and its gradients (cuDNN)
+void RegisterCudaPoolKernels(KernelRegistry& r);       //   pool.cc: MaxPool, AvgPool and their gradients (cuDNN)
+void RegisterCudaBatchNormKernels(KernelRegistry& r);  //   batchnorm.cc: FusedBatchNorm(Grad)
+void RegisterCudaRandomKernels(KernelRegistry& r);     // random.cc: RandomUniform .. TruncatedNormal, Dropout
+void RegisterCudaOptimizerKernels(KernelRegistry& r);  // optimizer.cc: ApplyGradientDescent, ApplyMomentum, ApplyAdam
+void RegisterCudaSendRecvKernels(KernelRegistry& r);   // sendrecv.cc: _Send, _Recv
 
 // The collectives' merges on `gpu` (collective.cc; the GPU collective kernels use it).
 std::shared_ptr<const Reducer> NewCudaReducer(GpuContext* gpu);
@@ -77,6 +90,36 @@ class DeviceFlag {
  private:
   GpuContext* gpu_;
   Tensor flag_;
+};
+
+// Reduces x over `axes` into output 0 of `out_shape` (same element count as the kept dims); over
+// no terms a Sum is 0 and the others InvalidArgument. T: float, double (reduce.cc; nn.cc's
+// BiasAddGrad is one).
+template <typename T>
+void ReduceInto(OpKernelContext* ctx, ReduceKind kind, const Tensor& x, const std::vector<int64_t>& axes,
+                const TensorShape& out_shape);
+
+// K<float> and K<double> as `op`'s GPU kernels, typed by attr T.
+template <template <typename> class K>
+void RegisterFloats(KernelRegistry& r, const std::string& op) {
+  RegisterTyped<K, float, double>(r, op, "T", "GPU");
+}
+
+// y = f(x) elementwise (elementwise.cu's LaunchUnary), the kernel of the unary math ops (Neg ..
+// Reciprocal, math.cc) and of the activations (Relu, Sigmoid, Tanh, nn.cc).
+template <UnaryKind kKind>
+struct Unary {
+  template <typename T>
+  class Op : public OpKernel {
+   public:
+    using OpKernel::OpKernel;
+    void Compute(OpKernelContext* ctx) override {
+      GpuContext* gpu = GpuOf(ctx);
+      const Tensor x = OnDevice(gpu, ctx->input(0));
+      Tensor* y = ctx->allocate_output(0, x.shape());
+      LaunchUnary<T>(kKind, x.data<T>(), y->data<T>(), x.num_elements(), gpu->compute_stream());
+    }
+  };
 };
 
 }  // namespace weft

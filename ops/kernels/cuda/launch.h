@@ -1,5 +1,5 @@
 // Launch shapes and index helpers of the CUDA kernels, plain C++ on both sides: nvcc compiles them
-// into the kernels (.cu) and the host tests check them without a GPU (tests/cuda/launch_test.cc).
+// into the kernels (.cu) and the host tests check them without a GPU (tests/cuda/ops/launch_test.cc).
 //
 //   LaunchShape ls = LaunchShapeFor(n);                 // 1-D grid-stride: <<<ls.blocks, ls.threads>>>
 //   BroadcastIndexer bi = MakeBroadcastIndexer({4, 1, 3}, {5, 1});   // out [4,5,3]

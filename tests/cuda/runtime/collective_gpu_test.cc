@@ -11,11 +11,13 @@
 #include "core/gpu.h"
 #include "runtime/collectives/algorithms.h"
 #include "runtime/rendezvous.h"
+#include "tests/cuda/gpu_test_util.h"
 #if WEFT_CUDA
 #include "ops/kernels/cuda/gpu_kernel.h"
 #endif
 
 using namespace weft;
+using namespace weft::test;
 
 namespace {
 
@@ -79,12 +81,6 @@ std::vector<Tensor> Run(const std::vector<std::string>& devices, const std::shar
   return outs;
 }
 #endif
-
-bool HaveGpu() {
-  if (ProbeGpus().count > 0) return true;
-  MESSAGE("SKIPPED (needs a GPU): " << NoGpuMessage());
-  return false;
-}
 
 }  // namespace
 

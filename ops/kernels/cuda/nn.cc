@@ -1,0 +1,139 @@
+// GPU kernels of the nn ops (ops/nn.cc; the CPU ones are in ops/kernels/cpu/nn.cc): the
+// activations Relu, Sigmoid, Tanh and their gradient ops, BiasAdd and BiasAddGrad, Softmax and the
+// softmax cross-entropy losses (elementwise.cu, reduce.cu). RegisterCudaNnKernels registers the
+// whole family: convolutions (conv.cc), pooling (pool.cc) and batch norm (batchnorm.cc) too.
+//
+// Shape key: C = the last axis (channels / classes), rows = elements / C.
+#include "ops/kernels/cuda/gpu_kernel.h"
+
+namespace weft {
+namespace {
+
+template <ActivationGradKind kKind>
+struct ActivationGrad {
+  template <typename T>
+  class Op : public OpKernel {
+   public:
+    using OpKernel::OpKernel;
+    void Compute(OpKernelContext* ctx) override {
+      GpuContext* gpu = GpuOf(ctx);
+      const Tensor a = OnDevice(gpu, ctx->input(0)), b = OnDevice(gpu, ctx->input(1));
+      WEFT_REQUIRE(a.shape() == b.shape(), "{}: shapes {} and {} differ", ctx->node().Describe(), a.shape().ToString(),
+                   b.shape().ToString());
+      Tensor* out = ctx->allocate_output(0, a.shape());
+      LaunchActivationGrad<T>(kKind, a.data<T>(), b.data<T>(), out->data<T>(), a.num_elements(), gpu->compute_stream());
+    }
+  };
+};
+
+template <typename T>
+class BiasAddOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    GpuContext* gpu = GpuOf(ctx);
+    const Tensor x = OnDevice(gpu, ctx->input(0)), bias = OnDevice(gpu, ctx->input(1));
+    WEFT_REQUIRE(x.rank() >= 1 && bias.rank() == 1 && bias.dim(0) == x.dim(x.rank() - 1),
+                 "BiasAdd: bias {} must be a vector of x's last dim (x {})", bias.shape().ToString(), x.shape().ToString());
+    Tensor* y = ctx->allocate_output(0, x.shape());
+    LaunchBiasAdd<T>(x.data<T>(), bias.data<T>(), y->data<T>(), x.num_elements(), bias.dim(0), gpu->compute_stream());
+  }
+};
+
+// out_backprop [..., C] summed over every axis but the last.
+template <typename T>
+class BiasAddGradOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& dy = ctx->input(0);
+    WEFT_REQUIRE(dy.rank() >= 1, "BiasAddGrad: out_backprop must have rank >= 1, got {}", dy.shape().ToString());
+    std::vector<int64_t> axes;
+    for (int i = 0; i + 1 < dy.rank(); ++i) axes.push_back(i);
+    ReduceInto<T>(ctx, ReduceKind::kSum, dy, axes, TensorShape{dy.dim(dy.rank() - 1)});
+  }
+};
+
+// Rows of the last dim: [rows, cols].
+void RowsCols(const OpKernelContext* ctx, const Tensor& t, int64_t* rows, int64_t* cols) {
+  WEFT_REQUIRE(t.rank() >= 1, "{}: logits must have rank >= 1, got {}", ctx->node().Describe(), t.shape().ToString());
+  *cols = t.dim(t.rank() - 1);
+  *rows = *cols == 0 ? 0 : t.num_elements() / *cols;
+}
+
+template <typename T>
+class SoftmaxOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    GpuContext* gpu = GpuOf(ctx);
+    const Tensor z = OnDevice(gpu, ctx->input(0));
+    int64_t rows, cols;
+    RowsCols(ctx, z, &rows, &cols);
+    Tensor* y = ctx->allocate_output(0, z.shape());
+    LaunchSoftmax<T>(z.data<T>(), y->data<T>(), rows, cols, gpu->compute_stream());
+  }
+};
+
+template <typename T>
+class SoftmaxXentOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    GpuContext* gpu = GpuOf(ctx);
+    const Tensor z = OnDevice(gpu, ctx->input(0)), labels = OnDevice(gpu, ctx->input(1));
+    WEFT_REQUIRE(z.rank() == 2 && labels.shape() == z.shape(), "{}: logits {} and labels {} must be [batch, classes]",
+                 ctx->node().Describe(), z.shape().ToString(), labels.shape().ToString());
+    Tensor* loss = ctx->allocate_output(0, TensorShape{z.dim(0)});
+    Tensor* backprop = ctx->allocate_output(1, z.shape());
+    LaunchSoftmaxXent<T>(z.data<T>(), labels.data<T>(), loss->data<T>(), backprop->data<T>(), z.dim(0), z.dim(1),
+                         gpu->compute_stream());
+  }
+};
+
+template <typename T>
+class SparseSoftmaxXentOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    GpuContext* gpu = GpuOf(ctx);
+    const Tensor z = OnDevice(gpu, ctx->input(0)), labels = OnDevice(gpu, ctx->input(1));
+    WEFT_REQUIRE(z.rank() == 2 && labels.rank() == 1 && labels.dim(0) == z.dim(0),
+                 "{}: logits {} must be [batch, classes] and labels {} [batch]", ctx->node().Describe(),
+                 z.shape().ToString(), labels.shape().ToString());
+    Tensor* loss = ctx->allocate_output(0, TensorShape{z.dim(0)});
+    Tensor* backprop = ctx->allocate_output(1, z.shape());
+    DeviceFlag bad(gpu);
+    if (labels.dtype() == DType::kInt32) {
+      LaunchSparseSoftmaxXent<T, int32_t>(z.data<T>(), labels.data<int32_t>(), loss->data<T>(), backprop->data<T>(),
+                                          z.dim(0), z.dim(1), bad.get(), gpu->compute_stream());
+    } else {
+      LaunchSparseSoftmaxXent<T, int64_t>(z.data<T>(), labels.data<int64_t>(), loss->data<T>(), backprop->data<T>(),
+                                          z.dim(0), z.dim(1), bad.get(), gpu->compute_stream());
+    }
+    // As the CPU kernel: a label outside [0, classes) is an error naming the row.
+    const int32_t row = bad.Read();
+    WEFT_REQUIRE(row == 0, "{}: label of row {} is outside [0, {})", ctx->node().Describe(), row - 1, z.dim(1));
+  }
+};
+
+}  // namespace
+
+void RegisterCudaNnKernels(KernelRegistry& r) {
+  RegisterFloats<Unary<UnaryKind::kRelu>::Op>(r, "Relu");
+  RegisterFloats<Unary<UnaryKind::kSigmoid>::Op>(r, "Sigmoid");
+  RegisterFloats<Unary<UnaryKind::kTanh>::Op>(r, "Tanh");
+  RegisterFloats<ActivationGrad<ActivationGradKind::kReluGrad>::Op>(r, "ReluGrad");
+  RegisterFloats<ActivationGrad<ActivationGradKind::kSigmoidGrad>::Op>(r, "SigmoidGrad");
+  RegisterFloats<ActivationGrad<ActivationGradKind::kTanhGrad>::Op>(r, "TanhGrad");
+  RegisterFloats<BiasAddOp>(r, "BiasAdd");
+  RegisterFloats<BiasAddGradOp>(r, "BiasAddGrad");
+  RegisterFloats<SoftmaxOp>(r, "Softmax");
+  RegisterFloats<SoftmaxXentOp>(r, "SoftmaxCrossEntropyWithLogits");
+  RegisterFloats<SparseSoftmaxXentOp>(r, "SparseSoftmaxCrossEntropyWithLogits");
+  RegisterCudaConvKernels(r);
+  RegisterCudaPoolKernels(r);
+  RegisterCudaBatchNormKernels(r);
+}
+
+}  // namespace weft
