@@ -440,6 +440,28 @@ TEST_CASE("second-order helpers") {
                 {{"begin", Ints{3}}, {"end", Ints{0}}, {"strides", Ints{-2}}}, kInvalid, "dy has shape [3,3]");
   ExpectOpError("GatherGrad", {Rand({2, 3}), T<int32_t>({1, 4}), T<int32_t>({4, 3})}, {}, kInvalid,
                 "indices[1] = 4 is out of range [0, 4)");
+  // Forward against hand-computed values: each helper is the adjoint of its forward op.
+  ExpectEqual(RunOp("StridedSliceGrad", {T<int32_t>({4, 3}), T<double>({1, 2, 3, 4, 5, 6}, {2, 3})},
+                    {{"begin", Ints{3}}, {"end", Ints{0}}, {"strides", Ints{-2}}})[0],
+              T<double>({0, 0, 0, 4, 5, 6, 0, 0, 0, 1, 2, 3}, {4, 3}));  // rows 3 and 1 of x
+  const auto parts = RunOp("ConcatGrad", {T<double>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, {2, 5}), T<int64_t>({2, 2}),
+                                          T<int64_t>({2, 3})}, {{"axis", int64_t{1}}});
+  ExpectEqual(parts[0], T<double>({1, 2, 6, 7}, {2, 2}));
+  ExpectEqual(parts[1], T<double>({3, 4, 5, 8, 9, 10}, {2, 3}));
+  // Repeated indices accumulate: row 1 gets dy rows 0 and 2.
+  ExpectEqual(RunOp("GatherGrad", {T<double>({1, 2, 3, 4, 5, 6}, {3, 2}), T<int32_t>({1, 0, 1}), T<int32_t>({3, 2})})[0],
+              T<double>({3, 4, 6, 8, 0, 0}, {3, 2}));
+}
+
+TEST_CASE("array ops reject bad dtypes and arities") {
+  ExpectOpError("Shape", {Rand({2})}, {{"out_type", DType::kFloat32}}, kInvalid, "float32");
+  ExpectOpError("Size", {Rand({2})}, {{"out_type", DType::kFloat64}}, kInvalid, "float64");
+  ExpectOpError("Rank", {Rand({2}), Rand({2})}, {}, kInvalid, "expects 1 inputs, got 2");
+  ExpectOpError("ZerosLike", {}, {}, kInvalid, "expects 1 inputs, got 0");
+  ExpectOpError("OnesLike", {Rand({2}), Rand({2})}, {}, kInvalid, "expects 1 inputs, got 2");
+  ExpectOpError("ReducedShape", {Rand({2})}, {}, kInvalid, "float64");
+  ExpectEqual(RunOp("ReducedShape", {T<int32_t>({2, 3, 4})}, {{"axis", Ints{0, -1}}})[0], T<int32_t>({1, 3, 1}));
+  ExpectEqual(RunOp("ReducedShape", {T<int64_t>({2, 3})})[0], T<int64_t>({1, 1}));
 }
 
 // Sizes above the kernels' 64 KiB threshold take the tiled and parallel copy paths.

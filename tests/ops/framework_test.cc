@@ -1,3 +1,4 @@
+#include "ops/framework.h"
 #include "tests/ops/op_test_util.h"
 
 using namespace weft;
@@ -20,4 +21,18 @@ TEST_CASE("Const holds its value; its dtype must match") {
                 "value is int32[1] but dtype is float32");
 }
 
-TEST_CASE("NoOp runs") { CHECK(RunOp("NoOp", {}).empty()); }
+TEST_CASE("NoOp runs and takes no inputs") {
+  CHECK(RunOp("NoOp", {}).empty());
+  ExpectOpError("NoOp", {T<float>({1})}, {}, Code::kInvalidArgument, "expects 0 inputs, got 1");
+}
+
+TEST_CASE("Identity and StopGradient take one input; a Placeholder must be fed its dtype") {
+  ExpectOpError("Identity", {}, {}, Code::kInvalidArgument, "expects 1 inputs, got 0");
+  ExpectOpError("StopGradient", {T<float>({1}), T<float>({2})}, {}, Code::kInvalidArgument, "expects 1 inputs, got 2");
+  ExpectOpError("Placeholder", {}, {{"dtype", DType::kFloat32}}, Code::kInvalidArgument, "must be fed");
+  Graph g;
+  Scope s = Scope::Root(&g);
+  const Output p = ops::Placeholder(s, DType::kInt64, TensorShape({2}));
+  Session sess(&g);
+  ExpectEqual(Fetch(sess, p, {{p, T<int64_t>({3, 4})}}), T<int64_t>({3, 4}));
+}

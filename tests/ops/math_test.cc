@@ -531,5 +531,25 @@ TEST_CASE("errors name the shapes, axes and dtypes") {
   ExpectOpError("Sqrt", {T<int32_t>({4})}, {}, Code::kInvalidArgument, "int32");
 }
 
+TEST_CASE("every math op rejects a dtype outside its type list, or shapes that do not broadcast") {
+  const Code kInvalid = Code::kInvalidArgument;
+  for (const char* op : {"Rsqrt", "Reciprocal", "Exp", "Log"}) ExpectOpError(op, {T<int32_t>({4})}, {}, kInvalid, "int32");
+  for (const char* op : {"Neg", "Abs", "Sign"}) ExpectOpError(op, {T<uint8_t>({4})}, {}, kInvalid, "uint8");
+  ExpectOpError("Square", {T<bool>({1})}, {}, kInvalid, "bool");
+  for (const char* op : {"Sub", "Maximum", "Minimum", "Equal", "NotEqual"}) {
+    ExpectOpError(op, {Rand({2, 3}), Rand({2})}, {}, kInvalid, "[2,3] and [2] do not broadcast");
+  }
+  for (const char* op : {"Less", "LessEqual", "Greater", "GreaterEqual"}) {
+    ExpectOpError(op, {T<bool>({1}), T<bool>({0})}, {}, kInvalid, "bool");
+  }
+  for (const char* op : {"LogicalAnd", "LogicalOr"}) ExpectOpError(op, {Rand({2}), Rand({2})}, {}, kInvalid, "float64");
+  ExpectOpError("LogicalNot", {T<int32_t>({1})}, {}, kInvalid, "int32");
+  for (const char* op : {"Max", "Min", "Prod"}) {
+    ExpectOpError(op, {Rand({2, 3})}, {{"axis", std::vector<int64_t>{2}}}, kInvalid, "[2,3]");
+  }
+  ExpectOpError("ArgMin", {Rand({2, 3})}, {{"axis", int64_t{-3}}}, kInvalid, "[2,3]");
+  ExpectOpError("Cast", {Rand({2})}, {{"DstT", DType::kInvalid}}, kInvalid, "DstT");
+}
+
 }  // namespace
 }  // namespace weft::test

@@ -675,5 +675,51 @@ TEST_CASE("elementwise nn kernels write over an input only when nothing else rea
   CHECK(with_fetch == chained + 1);
 }
 
+TEST_CASE("nn ops reject integer inputs, mismatched shapes and wrong ranks") {
+  const Code kInvalid = Code::kInvalidArgument;
+  for (const char* op : kActivations) ExpectOpError(op, {T<int32_t>({1, -1})}, {}, kInvalid, "int32");
+  ExpectOpError("LogSoftmax", {T<int32_t>({1, 2})}, {}, kInvalid, "int32");
+  for (const char* op : {"Relu6Grad", "LeakyReluGrad", "EluGrad", "SigmoidGrad", "TanhGrad", "SoftplusGrad"}) {
+    ExpectOpError(op, {T<double>({1, 2}), T<double>({1, 2, 3})}, {}, kInvalid, "[3]");
+  }
+  ExpectOpError("BiasAddGrad", {T<int32_t>({1, 2})}, {}, kInvalid, "int32");
+  const AttrMap pool = PoolAttrs({2, 2}, {2, 2}, "VALID");
+  ExpectOpError("AvgPoolGrad", {T<int32_t>({1, 4, 4}), Rand({1, 2, 2, 1})}, pool, kInvalid, "rank 4");
+  ExpectOpError("MaxPoolGrad", {Rand({1, 4, 4, 1}), Rand({1, 2, 2, 1}), Rand({1, 3, 3, 1})}, pool, kInvalid,
+                "[1,3,3,1]");
+  const AttrMap conv = ConvAttrs({1, 1}, "VALID");
+  ExpectOpError("Conv2DBackpropFilter", {Rand({1, 4, 4, 2}), T<int32_t>({2, 2, 3, 1}), Rand({1, 3, 3, 1})}, conv,
+                kInvalid, "[2,2,3,1]");
+  ExpectOpError("DepthwiseConv2DBackpropFilter", {Rand({1, 4, 4, 2}), T<int32_t>({2, 2, 3, 1}), Rand({1, 3, 3, 2})},
+                conv, kInvalid, "[2,2,3,1]");
+  ExpectOpError("DepthwiseConv2DBackpropInput", {T<int32_t>({1, 4, 4}), Rand({2, 2, 2, 1}), Rand({1, 3, 3, 2})},
+                conv, kInvalid, "rank 4");
+}
+
+TEST_CASE("FusedBatchNormGrad in training mode: TF's closed form") {
+  // x [M, C] with its batch statistics; dx = scale * inv / M * (M dy - sum(dy) - xhat sum(dy xhat)),
+  // dscale = sum(dy xhat), doffset = sum(dy), inv = 1 / sqrt(var + eps), xhat = (x - mean) inv.
+  const int64_t m = 4, c = 2;
+  const Tensor x = Rand({m, c}, -1, 1, 31), dy = Rand({m, c}, -1, 1, 32), scale = T<double>({0.5, 2});
+  const double eps = 1e-3;
+  std::vector<double> mean(c, 0), var(c, 0), dx(m * c), dscale(c, 0), doffset(c, 0), sdy(c, 0), sdyx(c, 0);
+  const std::vector<double> xv = V(x), dyv = V(dy);
+  for (int64_t i = 0; i < m * c; ++i) mean[i % c] += xv[i] / m;
+  for (int64_t i = 0; i < m * c; ++i) var[i % c] += (xv[i] - mean[i % c]) * (xv[i] - mean[i % c]) / m;
+  auto xhat = [&](int64_t i) { return (xv[i] - mean[i % c]) / std::sqrt(var[i % c] + eps); };
+  for (int64_t i = 0; i < m * c; ++i) sdy[i % c] += dyv[i], sdyx[i % c] += dyv[i] * xhat(i);
+  for (int64_t i = 0; i < m * c; ++i) {
+    dx[i] = V(scale)[i % c] / std::sqrt(var[i % c] + eps) / m * (m * dyv[i] - sdy[i % c] - xhat(i) * sdyx[i % c]);
+  }
+  const Tensor zeros = T<double>({0, 0});
+  const auto out = RunOp("FusedBatchNormGrad", {dy, x, scale, T<double>(mean), T<double>(var), zeros, zeros},
+                         {{"epsilon", eps}, {"is_training", true}});
+  ExpectNear(out[0], T<double>(dx, {m, c}), 1e-9, 1e-9);
+  ExpectNear(out[1], T<double>(sdyx), 1e-9, 1e-9);
+  ExpectNear(out[2], T<double>(sdy), 1e-9, 1e-9);
+  ExpectOpError("FusedBatchNormGrad", {dy, x, T<double>({1, 2, 3}), T<double>(mean), T<double>(var), zeros, zeros},
+                {}, Code::kInvalidArgument, "[3]");
+}
+
 }  // namespace
 }  // namespace weft

@@ -3,10 +3,16 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <deque>
+#include <mutex>
 #include <random>
 
+#include "core/gpu.h"
 #include "graph/gradients.h"
 #include "ops/framework.h"
+#include "ops/kernel.h"
+#include "ops/state.h"
+#include "tests/ops/op_coverage.h"
 
 namespace weft::test {
 
@@ -45,52 +51,103 @@ Tensor Rand(std::vector<int64_t> dims, double lo, double hi, uint64_t seed, DTyp
 
 namespace {
 
+// The inputs of one op: a Placeholder per input (fed with the test's tensor), and for a ref input
+// (a state op's variable) a Variable of that shape that an Assign from the placeholder
+// initializes before the op runs.
 struct OpGraph {
   Graph g;
-  std::vector<Output> inputs;
+  std::vector<Output> feeds;  // the placeholders, one per input
+  std::vector<Output> args;   // what the op reads: the placeholder, or the variable for a ref input
+  std::vector<Node*> inits;   // the variables' Assigns, run before the op
   Node* node = nullptr;
 };
+
+// Whether input i of `op` is a ref input. Ops with list inputs have no ref inputs.
+bool IsRefInput(const OpDef& def, size_t i) {
+  for (const ArgDef& a : def.inputs) if (!a.number_attr.empty()) return false;
+  return i < def.inputs.size() && def.inputs[i].is_ref;
+}
 
 void Build(OpGraph& og, std::string_view op, const std::vector<Tensor>& inputs, const AttrMap& attrs,
            std::string_view device = "") {
   Scope s = Scope::Root(&og.g);
+  const Scope on_device = device.empty() ? s : s.WithDevice(device);
+  const OpDef& def = OpRegistry::Global().Lookup(op);
   for (size_t i = 0; i < inputs.size(); ++i) {
-    og.inputs.push_back(ops::Placeholder(s.WithOpName(fmt::format("in{}", i)), inputs[i].dtype(), inputs[i].shape()));
+    og.feeds.push_back(ops::Placeholder(s.WithOpName(fmt::format("in{}", i)), inputs[i].dtype(), inputs[i].shape()));
+    og.args.push_back(og.feeds.back());
+    if (IsRefInput(def, i)) {
+      og.args.back() = ops::Variable(on_device.WithOpName(fmt::format("var{}", i)), inputs[i].shape(), inputs[i].dtype());
+      og.inits.push_back(ops::Assign(on_device, og.args.back(), og.feeds.back()).node);
+    }
   }
-  og.node = (device.empty() ? s : s.WithDevice(device)).WithOpName("op").AddNode(op, og.inputs, attrs);
+  og.node = on_device.WithOpName("op").AddNode(op, og.args, attrs);
 }
 
 std::vector<std::pair<Output, Tensor>> Feeds(const OpGraph& og, const std::vector<Tensor>& inputs) {
   std::vector<std::pair<Output, Tensor>> feeds;
-  for (size_t i = 0; i < inputs.size(); ++i) feeds.emplace_back(og.inputs[i], inputs[i]);
+  for (size_t i = 0; i < inputs.size(); ++i) feeds.emplace_back(og.feeds[i], inputs[i]);
   return feeds;
 }
 
-}  // namespace
+// The most recent outputs of RunOp and Fetch, with the op and run that made them: ExpectNear
+// credits an op with a forward test when the tensor it checks is one of these. Holding the
+// tensors keeps their buffers alive, so a buffer address is never reused while listed.
+struct Produced {
+  std::string op;
+  int64_t run;
+  Tensor value;
+};
+struct ProducedLog {
+  std::mutex mu;
+  std::deque<Produced> recent;
+  int64_t runs = 0;
+};
+ProducedLog& Log() {
+  static ProducedLog log;
+  return log;
+}
+constexpr size_t kRecentOutputs = 32;
 
-std::vector<Tensor> RunOp(std::string_view op, const std::vector<Tensor>& inputs, const AttrMap& attrs,
-                          std::string_view device) {
-  OpGraph og;
-  Build(og, op, inputs, attrs, device);
-  std::vector<Output> fetches;
-  for (int i = 0; i < og.node->num_outputs(); ++i) fetches.emplace_back(og.node, i);
-  Session sess(&og.g, SessionOptions{.inter_op_threads = 2, .intra_op_threads = 2, .soft_placement = device.empty()});
-  if (fetches.empty()) {
-    sess.Run(Feeds(og, inputs), {}, {og.node});
-    return {};
+void NoteProduced(std::string_view op, const std::vector<Tensor>& outputs) {
+  ProducedLog& log = Log();
+  std::lock_guard<std::mutex> lock(log.mu);
+  ++log.runs;
+  for (const Tensor& t : outputs) {
+    log.recent.push_back({std::string(op), log.runs, t});
+    if (log.recent.size() > kRecentOutputs) log.recent.pop_front();
   }
-  std::vector<Tensor> out = sess.Run(Feeds(og, inputs), fetches);
-  for (int i = 0; i < og.node->num_outputs(); ++i) {
-    // The kernel's output must agree with the shape function.
-    const TensorShape& inferred = og.node->output_shape(i);
-    INFO("op " << op << " output " << i << ": inferred " << inferred.ToString() << ", got "
-               << out[i].shape().ToString());
-    CHECK(inferred.IsCompatibleWith(out[i].shape()));
-  }
-  return out;
 }
 
-void ExpectNear(const Tensor& got, const Tensor& want, double atol, double rtol) {
+// The entry `t` is (same buffer, dtype and shape), or null.
+const Produced* FindProduced(const ProducedLog& log, const Tensor& t) {
+  for (auto it = log.recent.rbegin(); it != log.recent.rend(); ++it) {
+    if (it->value.SharesBufferWith(t) && it->value.dtype() == t.dtype() && it->value.shape() == t.shape()) return &*it;
+  }
+  return nullptr;
+}
+
+// Credits the op that produced `got` with a forward test, unless `want` came from another run of
+// that same op (a determinism check compares the op with itself, not with a reference).
+void NoteForwardChecked(const Tensor& got, const Tensor* want) {
+  ProducedLog& log = Log();
+  std::string op;
+  {
+    std::lock_guard<std::mutex> lock(log.mu);
+    const Produced* g = FindProduced(log, got);
+    if (!g) return;
+    if (want) {
+      for (const Produced& p : log.recent) {
+        if (p.op == g->op && p.run != g->run && p.value.SharesBufferWith(*want)) return;
+      }
+    }
+    op = g->op;
+  }
+  NoteCoverage(op, Coverage::kForward);
+}
+
+// Compares like ExpectNear; true when every element agreed.
+bool Compare(const Tensor& got, const Tensor& want, double atol, double rtol) {
   REQUIRE_MESSAGE(got.dtype() == want.dtype(), "dtype: got " << got.DebugString() << ", want " << want.DebugString());
   REQUIRE_MESSAGE(got.shape() == want.shape(), "shape: got " << got.DebugString() << ", want " << want.DebugString());
   int bad = 0;
@@ -102,6 +159,46 @@ void ExpectNear(const Tensor& got, const Tensor& want, double atol, double rtol)
       FAIL_CHECK("element " << i << " of " << got.DebugString() << ": got " << g << ", want " << w);
     }
   }
+  return bad == 0;
+}
+
+}  // namespace
+
+std::vector<Tensor> RunOp(std::string_view op, const std::vector<Tensor>& inputs, const AttrMap& attrs,
+                          std::string_view device) {
+  OpGraph og;
+  Build(og, op, inputs, attrs, device);
+  std::vector<Output> fetches;
+  for (int i = 0; i < og.node->num_outputs(); ++i) fetches.emplace_back(og.node, i);
+  Session sess(&og.g, SessionOptions{.inter_op_threads = 2, .intra_op_threads = 2, .soft_placement = device.empty()});
+  if (!og.inits.empty()) sess.Run(Feeds(og, inputs), {}, og.inits);
+  if (fetches.empty()) {
+    // An op without outputs (NoOp) has nothing to compare: running cleanly is its forward test.
+    sess.Run(Feeds(og, inputs), {}, {og.node});
+    if (device.empty()) NoteCoverage(op, Coverage::kForward);
+    return {};
+  }
+  std::vector<Tensor> out = sess.Run(Feeds(og, inputs), fetches);
+  for (int i = 0; i < og.node->num_outputs(); ++i) {
+    // The kernel's output must agree with the shape function.
+    const TensorShape& inferred = og.node->output_shape(i);
+    INFO("op " << op << " output " << i << ": inferred " << inferred.ToString() << ", got "
+               << out[i].shape().ToString());
+    CHECK(inferred.IsCompatibleWith(out[i].shape()));
+  }
+  // Only CPU runs count towards a forward test; a GPU run is checked against the CPU instead.
+  if (device.empty() || device.find("CPU") != std::string_view::npos) NoteProduced(op, out);
+  return out;
+}
+
+Tensor Fetch(Session& sess, const Output& output, const std::vector<std::pair<Output, Tensor>>& feeds) {
+  Tensor t = sess.Run(feeds, {output})[0];
+  NoteProduced(output.node->op(), {t});
+  return t;
+}
+
+void ExpectNear(const Tensor& got, const Tensor& want, double atol, double rtol) {
+  if (Compare(got, want, atol, rtol)) NoteForwardChecked(got, &want);
 }
 
 void ExpectEqual(const Tensor& got, const Tensor& want) { ExpectNear(got, want, 0.0, 0.0); }
@@ -133,7 +230,7 @@ void CheckGradient(std::string_view op, const std::vector<Tensor>& inputs, const
     grad_ys.push_back(ops::Const(s.WithOpName("w"), weights.back()));
   }
   std::vector<Output> xs;
-  for (int i : wrt) xs.push_back(og.inputs[i]);
+  for (int i : wrt) xs.push_back(og.feeds[i]);
   const std::vector<Output> grads = Gradients(s, ys, xs, grad_ys);
   auto loss = [&](const std::vector<Tensor>& in) {
     const std::vector<Tensor> y = sess.Run(Feeds(og, in), ys);
@@ -143,6 +240,8 @@ void CheckGradient(std::string_view op, const std::vector<Tensor>& inputs, const
     }
     return l;
   };
+  int bad = 0;
+  int64_t checked = 0;
   for (size_t w = 0; w < wrt.size(); ++w) {
     const int i = wrt[w];
     Tensor symbolic;
@@ -154,8 +253,7 @@ void CheckGradient(std::string_view op, const std::vector<Tensor>& inputs, const
     } else {
       symbolic = Tensor::Zeros(DType::kFloat64, inputs[i].shape());
     }
-    int bad = 0;
-    for (int64_t j = 0; j < inputs[i].num_elements() && bad < 5; ++j) {
+    for (int64_t j = 0; j < inputs[i].num_elements() && bad < 5; ++j, ++checked) {
       std::vector<Tensor> plus = inputs, minus = inputs;
       plus[i] = inputs[i].Clone();
       minus[i] = inputs[i].Clone();
@@ -169,6 +267,7 @@ void CheckGradient(std::string_view op, const std::vector<Tensor>& inputs, const
       }
     }
   }
+  if (bad == 0 && checked > 0) NoteCoverage(op, Coverage::kGradient);
 }
 
 void ExpectOpError(std::string_view op, const std::vector<Tensor>& inputs, const AttrMap& attrs, Code code,
@@ -177,12 +276,45 @@ void ExpectOpError(std::string_view op, const std::vector<Tensor>& inputs, const
     RunOp(op, inputs, attrs);
   } catch (const Error& e) {
     INFO("error: " << std::string(e.what()));
-    CHECK_MESSAGE(e.code() == code, op << ": expected " << CodeName(code) << ", got " << std::string(e.what()));
-    CHECK_MESSAGE(std::string(e.what()).find(substr) != std::string::npos,
-                  op << ": message lacks '" << substr << "': " << std::string(e.what()));
+    const bool code_ok = e.code() == code, message_ok = std::string(e.what()).find(substr) != std::string::npos;
+    CHECK_MESSAGE(code_ok, op << ": expected " << CodeName(code) << ", got " << std::string(e.what()));
+    CHECK_MESSAGE(message_ok, op << ": message lacks '" << substr << "': " << std::string(e.what()));
+    if (code_ok && message_ok) NoteCoverage(op, Coverage::kBadInput);
     return;
   }
   FAIL_CHECK(op << ": expected a " << CodeName(code) << " error containing '" << substr << "', got success");
+}
+
+void ExpectMoments(const Tensor& got, double mean, double stddev, double mean_tol, double stddev_tol) {
+  REQUIRE_MESSAGE(got.num_elements() > 1, "ExpectMoments: needs two or more samples, got " << got.DebugString());
+  const int64_t n = got.num_elements();
+  double m = 0, v = 0;
+  for (int64_t i = 0; i < n; ++i) m += got.ElementAsDouble(i);
+  m /= n;
+  for (int64_t i = 0; i < n; ++i) v += (got.ElementAsDouble(i) - m) * (got.ElementAsDouble(i) - m);
+  const double sd = std::sqrt(v / (n - 1));
+  const bool mean_ok = std::abs(m - mean) <= mean_tol, sd_ok = std::abs(sd - stddev) <= stddev_tol;
+  CHECK_MESSAGE(mean_ok, "sample mean " << m << ", want " << mean << " +- " << mean_tol);
+  CHECK_MESSAGE(sd_ok, "sample stddev " << sd << ", want " << stddev << " +- " << stddev_tol);
+  if (mean_ok && sd_ok) NoteForwardChecked(got, nullptr);
+}
+
+void ExpectGpuMatchesCpu(std::string_view op, const std::vector<Tensor>& inputs, const AttrMap& attrs, double tol) {
+  INFO("op " << op);
+  // Checked with or without a GPU: the comparison must be of a kernel that exists.
+  REQUIRE_MESSAGE(KernelRegistry::Global().KernelsFor(op).find("GPU") != std::string::npos,
+                  op << " has no GPU kernel: " << KernelRegistry::Global().KernelsFor(op));
+  if (ProbeGpus().count == 0) {
+    // The comparison is written and reached; only the run needs a GPU (docs/ops.md).
+    NoteCoverage(op, Coverage::kGpu);
+    return;
+  }
+  const std::vector<Tensor> cpu = RunOp(op, inputs, attrs, "/device:CPU:0");
+  const std::vector<Tensor> gpu = RunOp(op, inputs, attrs, "/device:GPU:0");
+  REQUIRE(cpu.size() == gpu.size());
+  bool ok = true;
+  for (size_t i = 0; i < cpu.size(); ++i) ok &= Compare(gpu[i], cpu[i], tol, tol);
+  if (ok) NoteCoverage(op, Coverage::kGpu);
 }
 
 }  // namespace weft::test

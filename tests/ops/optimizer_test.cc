@@ -219,5 +219,36 @@ TEST_CASE("optimizers: only variables can be updated") {
   CHECK_THROWS_AS(ops::ApplyGradientDescent(f.s, c, f.Scalar(0.1, DType::kFloat32), c), Error);
 }
 
+TEST_CASE("one step of each optimizer op run alone, against the update computed here") {
+  const std::vector<double> var = {1.0, -2.0, 0.5}, grad = {0.3, -0.1, 2.0}, acc = {0.1, 0.2, -0.3};
+  const double lr = 0.1, mom = 0.9;
+  std::vector<double> sgd, momentum, adam;
+  for (size_t i = 0; i < 3; ++i) {
+    sgd.push_back(var[i] - lr * grad[i]);
+    momentum.push_back(var[i] - lr * (mom * acc[i] + grad[i]));
+  }
+  // Adam with m = v = 0 at step 1: lr_t = lr * sqrt(1 - b2) / (1 - b1); m = (1 - b1) g; v = (1 - b2) g^2.
+  const double b1 = 0.9, b2 = 0.999, eps = 1e-7, lr_t = lr * std::sqrt(1 - b2) / (1 - b1);
+  for (size_t i = 0; i < 3; ++i) {
+    const double m = (1 - b1) * grad[i], v = (1 - b2) * grad[i] * grad[i];
+    adam.push_back(var[i] - lr_t * m / (std::sqrt(v) + eps));
+  }
+  const Tensor s = T<double>({lr}, {});
+  ExpectNear(RunOp("ApplyGradientDescent", {T<double>(var), s, T<double>(grad)})[0], T<double>(sgd), 1e-12, 1e-12);
+  ExpectNear(RunOp("ApplyMomentum", {T<double>(var), T<double>(acc), s, T<double>(grad), T<double>({mom}, {})})[0],
+             T<double>(momentum), 1e-12, 1e-12);
+  ExpectNear(RunOp("ApplyAdam", {T<double>(var), T<double>({0, 0, 0}), T<double>({0, 0, 0}), T<double>({b1}, {}),
+                                 T<double>({b2}, {}), s, T<double>({b1}, {}), T<double>({b2}, {}),
+                                 T<double>({eps}, {}), T<double>(grad)})[0],
+             T<double>(adam), 1e-9, 1e-9);
+}
+
+TEST_CASE("optimizer ops run alone reject a grad of another shape") {
+  const Tensor lr = T<float>({0.1}, {}), var = T<float>({1, 2, 3}), bad = T<float>({1, 2});
+  ExpectOpError("ApplyGradientDescent", {var, lr, bad}, {}, Code::kInvalidArgument, "grad shape [2]");
+  ExpectOpError("ApplyMomentum", {var, var, lr, bad, lr}, {}, Code::kInvalidArgument, "[2]");
+  ExpectOpError("ApplyAdam", {var, var, var, lr, lr, lr, lr, lr, lr, bad}, {}, Code::kInvalidArgument, "[2]");
+}
+
 }  // namespace
 }  // namespace weft::test

@@ -46,3 +46,24 @@ TEST_CASE("AssignAdd on an uninitialized variable is FailedPrecondition naming i
     CHECK(std::string(e.what()).find("uninitialized variable 'acc'") != std::string::npos);
   }
 }
+
+TEST_CASE("Variable reads what Assign, AssignAdd and AssignSub wrote; the ops output the new value") {
+  ExpectEqual(RunOp("Assign", {T<float>({1, 2}), T<float>({5, 7})})[0], T<float>({5, 7}));
+  ExpectEqual(RunOp("AssignAdd", {T<int64_t>({1, 2}), T<int64_t>({5, 7})})[0], T<int64_t>({6, 9}));
+  ExpectEqual(RunOp("AssignSub", {T<double>({1, 2}), T<double>({5, 7})})[0], T<double>({-4, -5}));
+  Graph g;
+  Scope s = Scope::Root(&g);
+  Output v = ops::Variable(s.WithOpName("v"), {2}, DType::kFloat32);
+  Output init = ops::Assign(s, v, ops::Const(s, T<float>({3, 4})));
+  Session sess(&g);
+  sess.Run({}, {}, {init.node});
+  ExpectEqual(Fetch(sess, v), T<float>({3, 4}));
+}
+
+TEST_CASE("state ops: uninitialized reads and mismatched shapes") {
+  ExpectOpError("Variable", {}, {{"shape", TensorShape({2})}, {"dtype", DType::kFloat32}}, Code::kFailedPrecondition,
+                "uninitialized");
+  ExpectOpError("Assign", {T<float>({1, 2}), T<float>({1, 2, 3})}, {}, Code::kInvalidArgument, "[3]");
+  ExpectOpError("AssignAdd", {T<float>({1, 2}), T<float>({1, 2, 3})}, {}, Code::kInvalidArgument, "[3]");
+  ExpectOpError("AssignSub", {T<int32_t>({1, 2}), T<int32_t>({1})}, {}, Code::kInvalidArgument, "[1]");
+}
