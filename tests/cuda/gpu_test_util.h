@@ -1,9 +1,10 @@
 // Helpers of the GPU tests (tests/cuda/): a case that needs a GPU says so and returns where there
-// is none, and an op run on the GPU is compared with the same op on the CPU.
+// is none; an op run on the GPU is compared with the same op on the CPU by the op harness's
+// ExpectGpuMatchesCpu (tests/ops/op_test_util.h), which also records the comparison for test_ops.
 //
 //   TEST_CASE("GPU Relu matches the CPU") {
 //     if (!HaveGpu()) return;  // MESSAGE "SKIPPED (needs a GPU): ..."
-//     Compare("Relu", {R({3, 7}, 1)});
+//     ExpectGpuMatchesCpu("Relu", {R({3, 7}, 1)});
 //   }
 #pragma once
 
@@ -31,17 +32,6 @@ inline bool HaveGpu() {
 // Uniform float32 values in [lo, hi) of shape `dims`.
 inline Tensor R(std::vector<int64_t> dims, uint64_t seed, double lo = -1, double hi = 1) {
   return Rand(std::move(dims), lo, hi, seed, DType::kFloat32);
-}
-
-// Runs `op` pinned to the GPU and to the CPU; every output must agree. REQUIRES a GPU kernel of op.
-inline void Compare(std::string_view op, const std::vector<Tensor>& inputs, const AttrMap& attrs = {},
-                    double tol = 1e-4) {
-  INFO("op " << op);
-  REQUIRE(KernelRegistry::Global().KernelsFor(op).find("GPU") != std::string::npos);
-  const std::vector<Tensor> cpu = RunOp(op, inputs, attrs, kCpu);
-  const std::vector<Tensor> gpu = RunOp(op, inputs, attrs, kGpu);
-  REQUIRE(cpu.size() == gpu.size());
-  for (size_t i = 0; i < cpu.size(); ++i) ExpectNear(gpu[i], cpu[i], tol, tol);
 }
 
 // An int32 vector (shapes, indices).

@@ -12,29 +12,29 @@ TEST_CASE("GPU MatMul and BatchMatMul (cuBLAS) match the CPU, every transpose") 
   if (!HaveGpu()) return;
   for (bool ta : {false, true}) {
     for (bool tb : {false, true}) {
-      Compare("MatMul", {R(ta ? std::vector<int64_t>{7, 5} : std::vector<int64_t>{5, 7}, 1),
+      ExpectGpuMatchesCpu("MatMul", {R(ta ? std::vector<int64_t>{7, 5} : std::vector<int64_t>{5, 7}, 1),
                          R(tb ? std::vector<int64_t>{3, 7} : std::vector<int64_t>{7, 3}, 2)},
               {{"transpose_a", ta}, {"transpose_b", tb}});
     }
   }
-  Compare("BatchMatMul", {R({4, 5, 6}, 3), R({4, 6, 2}, 4)});
-  Compare("BatchMatMul", {R({4, 5, 6}, 3), R({6, 2}, 4)}, {{"adj_x", false}, {"adj_y", false}});
-  Compare("BatchMatMul", {R({2, 1, 6, 5}, 5), R({3, 6, 2}, 6)}, {{"adj_x", true}});
+  ExpectGpuMatchesCpu("BatchMatMul", {R({4, 5, 6}, 3), R({4, 6, 2}, 4)});
+  ExpectGpuMatchesCpu("BatchMatMul", {R({4, 5, 6}, 3), R({6, 2}, 4)}, {{"adj_x", false}, {"adj_y", false}});
+  ExpectGpuMatchesCpu("BatchMatMul", {R({2, 1, 6, 5}, 5), R({3, 6, 2}, 6)}, {{"adj_x", true}});
 }
 
 TEST_CASE("GPU elementwise math ops with broadcasting, AddN and Cast match the CPU") {
   if (!HaveGpu()) return;
   for (const char* op : {"Add", "Sub", "Mul", "Maximum", "Minimum"}) {
-    Compare(op, {R({4, 1, 3}, 1), R({5, 1}, 2)});
-    Compare(op, {R({2, 3}, 3), R({}, 4)});
+    ExpectGpuMatchesCpu(op, {R({4, 1, 3}, 1), R({5, 1}, 2)});
+    ExpectGpuMatchesCpu(op, {R({2, 3}, 3), R({}, 4)});
   }
-  Compare("Div", {R({4, 3}, 5), R({3}, 6, 0.5, 2)});
-  Compare("Pow", {R({4, 3}, 28, 0.1, 2), R({3}, 29, -2, 3)});
-  Compare("Pow", {R({}, 30, 0.8, 1), R({5}, 31, 1, 100)});  // Adam's beta^t
-  for (const char* op : {"Neg", "Abs", "Square", "Exp"}) Compare(op, {R({3, 7}, 7)});
-  for (const char* op : {"Sqrt", "Rsqrt", "Log", "Reciprocal"}) Compare(op, {R({3, 7}, 8, 0.1, 3)});
-  Compare("AddN", {R({3, 4}, 22), R({3, 4}, 23), R({3, 4}, 24)});
-  Compare("Cast", {R({5}, 18, -4, 4)}, {{"SrcT", DType::kFloat32}, {"DstT", DType::kInt32}});
+  ExpectGpuMatchesCpu("Div", {R({4, 3}, 5), R({3}, 6, 0.5, 2)});
+  ExpectGpuMatchesCpu("Pow", {R({4, 3}, 28, 0.1, 2), R({3}, 29, -2, 3)});
+  ExpectGpuMatchesCpu("Pow", {R({}, 30, 0.8, 1), R({5}, 31, 1, 100)});  // Adam's beta^t
+  for (const char* op : {"Neg", "Abs", "Square", "Exp"}) ExpectGpuMatchesCpu(op, {R({3, 7}, 7)});
+  for (const char* op : {"Sqrt", "Rsqrt", "Log", "Reciprocal"}) ExpectGpuMatchesCpu(op, {R({3, 7}, 8, 0.1, 3)});
+  ExpectGpuMatchesCpu("AddN", {R({3, 4}, 22), R({3, 4}, 23), R({3, 4}, 24)});
+  ExpectGpuMatchesCpu("Cast", {R({5}, 18, -4, 4)}, {{"SrcT", DType::kFloat32}, {"DstT", DType::kInt32}});
 }
 
 TEST_CASE("GPU comparisons, logical ops and ArgMax/ArgMin (the accuracy metric) match the CPU") {
@@ -43,22 +43,22 @@ TEST_CASE("GPU comparisons, logical ops and ArgMax/ArgMin (the accuracy metric) 
   const Tensor a = Rand({4, 1, 3}, -2, 2, 1, DType::kInt32), b = Rand({5, 1}, -2, 2, 2, DType::kInt32);
   const Tensor fa = Rand({4, 1, 3}, -2, 2, 3, DType::kInt64), fb = Rand({5, 1}, -2, 2, 4, DType::kInt64);
   for (const char* op : {"Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual"}) {
-    Compare(op, {a, b}, {}, 0);
-    Compare(op, {fa, fb}, {}, 0);
-    Compare(op, {R({4, 1, 3}, 5), R({5, 1}, 6)}, {}, 0);
-    Compare(op, {R({2, 3}, 7), R({}, 8)}, {}, 0);
+    ExpectGpuMatchesCpu(op, {a, b}, {}, 0);
+    ExpectGpuMatchesCpu(op, {fa, fb}, {}, 0);
+    ExpectGpuMatchesCpu(op, {R({4, 1, 3}, 5), R({5, 1}, 6)}, {}, 0);
+    ExpectGpuMatchesCpu(op, {R({2, 3}, 7), R({}, 8)}, {}, 0);
   }
   const Tensor p = RunOp("Less", {R({4, 6}, 9), R({6}, 10)}, {}, kCpu)[0];
   const Tensor q = RunOp("Less", {R({6}, 11), R({4, 6}, 12)}, {}, kCpu)[0];
-  Compare("LogicalAnd", {p, q}, {}, 0);
-  Compare("LogicalOr", {p, q}, {}, 0);
-  Compare("LogicalNot", {p}, {}, 0);
-  Compare("Cast", {p}, {{"SrcT", DType::kBool}, {"DstT", DType::kFloat32}}, 0);  // accuracy's mean of hits
-  Compare("Cast", {a}, {{"SrcT", DType::kInt32}, {"DstT", DType::kBool}}, 0);
+  ExpectGpuMatchesCpu("LogicalAnd", {p, q}, {}, 0);
+  ExpectGpuMatchesCpu("LogicalOr", {p, q}, {}, 0);
+  ExpectGpuMatchesCpu("LogicalNot", {p}, {}, 0);
+  ExpectGpuMatchesCpu("Cast", {p}, {{"SrcT", DType::kBool}, {"DstT", DType::kFloat32}}, 0);  // accuracy's mean of hits
+  ExpectGpuMatchesCpu("Cast", {a}, {{"SrcT", DType::kInt32}, {"DstT", DType::kBool}}, 0);
   for (const char* op : {"ArgMax", "ArgMin"}) {
     for (int64_t axis : {0, 1, -1}) {
-      Compare(op, {R({6, 10, 3}, 13)}, {{"axis", axis}, {"output_type", DType::kInt64}}, 0);
-      Compare(op, {a}, {{"axis", axis}, {"output_type", DType::kInt32}}, 0);  // ties: the first index
+      ExpectGpuMatchesCpu(op, {R({6, 10, 3}, 13)}, {{"axis", axis}, {"output_type", DType::kInt64}}, 0);
+      ExpectGpuMatchesCpu(op, {a}, {{"axis", axis}, {"output_type", DType::kInt32}}, 0);  // ties: the first index
     }
   }
 }
@@ -66,10 +66,10 @@ TEST_CASE("GPU comparisons, logical ops and ArgMax/ArgMin (the accuracy metric) 
 TEST_CASE("GPU reductions, SumToShape and ReducedShape match the CPU") {
   if (!HaveGpu()) return;
   for (const char* op : {"Sum", "Mean", "Max", "Min"}) {
-    Compare(op, {R({3, 4, 5}, 1)}, {{"axis", std::vector<int64_t>{1}}, {"keep_dims", false}});
-    Compare(op, {R({3, 4, 5}, 2)}, {{"axis", std::vector<int64_t>{0, 2}}, {"keep_dims", true}});
-    Compare(op, {R({300, 7}, 3)}, {{"axis", std::vector<int64_t>{}}, {"keep_dims", false}});
+    ExpectGpuMatchesCpu(op, {R({3, 4, 5}, 1)}, {{"axis", std::vector<int64_t>{1}}, {"keep_dims", false}});
+    ExpectGpuMatchesCpu(op, {R({3, 4, 5}, 2)}, {{"axis", std::vector<int64_t>{0, 2}}, {"keep_dims", true}});
+    ExpectGpuMatchesCpu(op, {R({300, 7}, 3)}, {{"axis", std::vector<int64_t>{}}, {"keep_dims", false}});
   }
-  Compare("SumToShape", {R({4, 3, 5}, 4), Ints({3, 1})});
-  Compare("ReducedShape", {Ints({2, 3, 4})}, {{"axis", std::vector<int64_t>{0, -1}}}, 0);
+  ExpectGpuMatchesCpu("SumToShape", {R({4, 3, 5}, 4), Ints({3, 1})});
+  ExpectGpuMatchesCpu("ReducedShape", {Ints({2, 3, 4})}, {{"axis", std::vector<int64_t>{0, -1}}}, 0);
 }

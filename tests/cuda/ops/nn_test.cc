@@ -10,20 +10,20 @@ using namespace weft::test;
 
 TEST_CASE("GPU activations and their gradients, BiasAdd and BiasAddGrad match the CPU") {
   if (!HaveGpu()) return;
-  for (const char* op : {"Relu", "Sigmoid", "Tanh"}) Compare(op, {R({3, 7}, 7)});
-  Compare("ReluGrad", {R({3, 7}, 9), R({3, 7}, 10)});
-  Compare("SigmoidGrad", {R({3, 7}, 11, 0, 1), R({3, 7}, 12)});
-  Compare("TanhGrad", {R({3, 7}, 13), R({3, 7}, 14)});
-  Compare("BiasAdd", {R({2, 4, 4, 3}, 15), R({3}, 16)});
-  Compare("BiasAddGrad", {R({2, 4, 4, 3}, 17)});
+  for (const char* op : {"Relu", "Sigmoid", "Tanh"}) ExpectGpuMatchesCpu(op, {R({3, 7}, 7)});
+  ExpectGpuMatchesCpu("ReluGrad", {R({3, 7}, 9), R({3, 7}, 10)});
+  ExpectGpuMatchesCpu("SigmoidGrad", {R({3, 7}, 11, 0, 1), R({3, 7}, 12)});
+  ExpectGpuMatchesCpu("TanhGrad", {R({3, 7}, 13), R({3, 7}, 14)});
+  ExpectGpuMatchesCpu("BiasAdd", {R({2, 4, 4, 3}, 15), R({3}, 16)});
+  ExpectGpuMatchesCpu("BiasAddGrad", {R({2, 4, 4, 3}, 17)});
 }
 
 TEST_CASE("GPU softmax and the cross-entropy losses match the CPU") {
   if (!HaveGpu()) return;
-  Compare("Softmax", {R({6, 10}, 5, -5, 5)});
+  ExpectGpuMatchesCpu("Softmax", {R({6, 10}, 5, -5, 5)});
   Tensor labels = Rand({6, 10}, 0, 1, 6, DType::kFloat32);
-  Compare("SoftmaxCrossEntropyWithLogits", {R({6, 10}, 7, -5, 5), labels});
-  Compare("SparseSoftmaxCrossEntropyWithLogits", {R({6, 10}, 8, -5, 5), Ints({0, 9, 3, 3, 1, 7})},
+  ExpectGpuMatchesCpu("SoftmaxCrossEntropyWithLogits", {R({6, 10}, 7, -5, 5), labels});
+  ExpectGpuMatchesCpu("SparseSoftmaxCrossEntropyWithLogits", {R({6, 10}, 8, -5, 5), Ints({0, 9, 3, 3, 1, 7})},
           {{"Tlabels", DType::kInt32}});
 }
 
@@ -33,8 +33,8 @@ TEST_CASE("GPU batch norm and its gradient, training and inference") {
     const AttrMap attrs{{"epsilon", 1e-3}, {"is_training", training}};
     const Tensor x = R({4, 3, 3, 5}, 1), scale = R({5}, 2, 0.5, 2), offset = R({5}, 3), mean = R({5}, 4),
                  var = R({5}, 5, 0.5, 2);
-    Compare("FusedBatchNorm", {x, scale, offset, mean, var}, attrs);
-    Compare("FusedBatchNormGrad", {R({4, 3, 3, 5}, 6), x, scale, mean, var, R({5}, 7), R({5}, 8)}, attrs);
+    ExpectGpuMatchesCpu("FusedBatchNorm", {x, scale, offset, mean, var}, attrs);
+    ExpectGpuMatchesCpu("FusedBatchNormGrad", {R({4, 3, 3, 5}, 6), x, scale, mean, var, R({5}, 7), R({5}, 8)}, attrs);
   }
 }
 
@@ -49,18 +49,18 @@ TEST_CASE("GPU convolutions and pooling (cuDNN) match the CPU, SAME padding with
                         Case{{2, 8, 7, 2}, {2, 2, 2, 5}, {1, 2}, "SAME"}, Case{{1, 7, 7, 1}, {5, 5, 1, 2}, {1, 1}, "VALID"}}) {
     const AttrMap attrs{{"strides", c.strides}, {"padding", std::string(c.padding)}};
     const Tensor x = R(c.in, 1), f = R(c.filter, 2);
-    Compare("Conv2D", {x, f}, attrs, 1e-3);
+    ExpectGpuMatchesCpu("Conv2D", {x, f}, attrs, 1e-3);
     const Tensor y = RunOp("Conv2D", {x, f}, attrs, kCpu)[0];
     const Tensor dy = R(y.shape().dims(), 3);
-    Compare("Conv2DBackpropInput", {Ints(c.in), f, dy}, attrs, 1e-3);
-    Compare("Conv2DBackpropFilter", {x, Ints(c.filter), dy}, attrs, 1e-3);
+    ExpectGpuMatchesCpu("Conv2DBackpropInput", {Ints(c.in), f, dy}, attrs, 1e-3);
+    ExpectGpuMatchesCpu("Conv2DBackpropFilter", {x, Ints(c.filter), dy}, attrs, 1e-3);
   }
   const AttrMap pool{{"ksize", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}},
                      {"padding", std::string("VALID")}};
   const Tensor x = R({2, 8, 8, 3}, 4);
-  Compare("MaxPool", {x}, pool);
-  Compare("AvgPool", {x}, pool);
+  ExpectGpuMatchesCpu("MaxPool", {x}, pool);
+  ExpectGpuMatchesCpu("AvgPool", {x}, pool);
   const Tensor y = RunOp("MaxPool", {x}, pool, kCpu)[0];
-  Compare("MaxPoolGrad", {x, y, R({2, 4, 4, 3}, 5)}, pool);
-  Compare("AvgPoolGrad", {Ints({2, 8, 8, 3}), R({2, 4, 4, 3}, 6)}, pool);
+  ExpectGpuMatchesCpu("MaxPoolGrad", {x, y, R({2, 4, 4, 3}, 5)}, pool);
+  ExpectGpuMatchesCpu("AvgPoolGrad", {Ints({2, 8, 8, 3}), R({2, 4, 4, 3}, 6)}, pool);
 }

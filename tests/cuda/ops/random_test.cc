@@ -17,9 +17,9 @@ TEST_CASE("GPU random ops give the CPU's numbers for the same seed") {
     uniform["maxval"] = 3.0;
     normal["mean"] = 1.0;
     normal["stddev"] = 0.5;
-    Compare("RandomUniform", {}, uniform, 1e-6);
-    Compare("RandomNormal", {}, normal, 1e-5);
-    Compare("TruncatedNormal", {}, normal, 1e-5);
+    ExpectGpuMatchesCpu("RandomUniform", {}, uniform, 1e-6);
+    ExpectGpuMatchesCpu("RandomNormal", {}, normal, 1e-5);
+    ExpectGpuMatchesCpu("TruncatedNormal", {}, normal, 1e-5);
   }
 }
 
@@ -27,6 +27,6 @@ TEST_CASE("GPU Dropout gives the CPU's mask for the same seed") {
   if (!HaveGpu()) return;
   for (DType dt : {DType::kFloat32, DType::kFloat64}) {
     const AttrMap attrs{{"rate", 0.3}, {"seed", int64_t{3}}, {"seed2", int64_t{7}}};
-    Compare("Dropout", {Rand({7, 33}, -1, 1, 14, dt)}, attrs, 0);
+    ExpectGpuMatchesCpu("Dropout", {Rand({7, 33}, -1, 1, 14, dt)}, attrs, 0);
   }
 }
