@@ -71,7 +71,7 @@ void ApplyUcxEnvironment(UcxTransportOptions* options,
 std::string UcxEnvironmentHelp() {
   std::string out;
   for (const Variable& var : Variables()) {
-    out += fmt::format("  {}={:<6} {}\n", var.name, var.kind == Kind::kBool ? "0|1" : "N", var.what);
+    out += fmt::format("  {:<24} {}\n", fmt::format("{}={}", var.name, var.kind == Kind::kBool ? "0|1" : "N"), var.what);
   }
   return out;
 }

@@ -25,14 +25,21 @@ UcxTransport::UcxTransport(UcxTransportOptions options, MessageHandler on_messag
                   if (self_ < task && options_.measure_eager_threshold) probe_->Start(task);
                 },
             .on_failed = [this](int task, const Status& s) { OnPeerFailure(task, s); }});
+    channel_ = std::make_unique<TensorChannel>(
+        options_, self_, context_->get(), worker_.get(), registry_, connector_.get(), std::move(on_message),
+        [this](int src_task, const std::string& key) { probe_->OnMessage(src_task, key); });
+    probe_ = std::make_unique<ThresholdProbe>(options_, worker_.get(), connector_.get(), channel_.get());
   } catch (const Error&) {
+    // The listener (and any endpoint) close on the progress thread, before it stops.
+    if (connector_) {
+      worker_->RunSync([this] {
+        connector_->Shutdown();
+        return Status();
+      }, std::chrono::seconds(10));
+    }
     worker_.reset();
     throw;
   }
-  channel_ = std::make_unique<TensorChannel>(
-      options_, self_, context_->get(), worker_.get(), registry_, connector_.get(), std::move(on_message),
-      [this](int src_task, const std::string& key) { probe_->OnMessage(src_task, key); });
-  probe_ = std::make_unique<ThresholdProbe>(options_, worker_.get(), connector_.get(), channel_.get());
   // Hellos come through the connection manager's endpoints (its worker), everything else to the data worker.
   worker_->AddPollHook([this] {
     channel_->ProbeHeaders(worker_->get());
