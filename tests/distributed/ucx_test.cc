@@ -539,6 +539,13 @@ TEST_CASE("ucx: keys within the task stay local; keys naming no task are errors"
     CHECK_MESSAGE(e.status().message().find(fmt::format("127.0.0.1:{}", mgr.transport().port())) != std::string::npos,
                   e.status().message());
   }
+  // Options the tensor channel refuses throw an Error, also now that the connector listens before
+  // the channel checks them (its listener is closed on the progress thread on the way out).
+  UcxTransportOptions bad_staging = Options(1, "tcp,self");
+  bad_staging.listen_port_override = 0;
+  bad_staging.device_copier = NewHostCopier();
+  bad_staging.staging_chunk_bytes = 100;  // below kWireMinChunkBytes
+  CHECK_THROWS_AS(UcxTransport(bad_staging, nullptr, nullptr), Error);
 }
 
 TEST_CASE("ucx: connecting to a task nobody serves fails within the connect timeout, naming it") {
