@@ -10,7 +10,8 @@
 //   build/bench/bench_allreduce [--reps 3] [--mpi build/bench/bench_mpi_allreduce] [--chunk BYTES]
 //                               [--gloo bench/gloo_allreduce.py] [--python /usr/bin/python3]
 //                               [--sizes 4096,1048576] [--iters N]
-// (--gloo '' skips gloo; a peer that is missing or fails prints 0)
+// (--gloo '' skips gloo; a peer that is missing or fails prints 0; --help also lists the WEFT_UCX_*
+// environment overrides, distributed/ucx/environment.h)
 //
 // weft's side runs itself as the peer (task worker:1); each all-reduce is one step (its own
 // rendezvous), as in training. Every process checks the sum it got.
@@ -29,6 +30,7 @@
 #include <vector>
 
 #include "runtime/collectives/algorithms.h"
+#include "distributed/ucx/environment.h"
 #include "distributed/ucx_rendezvous.h"
 
 using namespace weft;
@@ -77,19 +79,9 @@ UcxTransportOptions Options(int task) {
   o.listen_port_override = 0;
   // tcp only for the connection manager; tensors go by shared memory.
   o.context.config["TLS"] = "posix,sysv,cma,self,tcp";
-  // How long the progress thread keeps polling after traffic (default 50 us): WEFT_UCX_SPIN_US.
-  if (const char* spin = std::getenv("WEFT_UCX_SPIN_US")) o.worker.spin = std::chrono::microseconds(std::atoi(spin));
-  // ... and while a Recv waits (default 20 ms): WEFT_UCX_BUSY_SPIN_US; WEFT_UCX_YIELD=1 yields meanwhile.
-  if (const char* busy = std::getenv("WEFT_UCX_BUSY_SPIN_US")) {
-    o.worker.busy_spin = std::chrono::microseconds(std::atoi(busy));
-  }
-  if (const char* yield = std::getenv("WEFT_UCX_YIELD")) o.worker.yield_while_busy = std::atoi(yield) != 0;
-  if (const char* park = std::getenv("WEFT_UCX_LEND_PARK_US")) {
-    o.worker.lend_park = std::chrono::microseconds(std::atoi(park));
-  }
-  // WEFT_UCX_MEASURE=0: no threshold measurement, WEFT_UCX_EAGER=BYTES: the (upper bound of the) eager threshold.
-  if (const char* m = std::getenv("WEFT_UCX_MEASURE")) o.measure_eager_threshold = std::atoi(m) != 0;
-  if (const char* e = std::getenv("WEFT_UCX_EAGER")) o.eager_threshold = std::stoull(e);
+  // WEFT_UCX_SPIN_US, WEFT_UCX_BUSY_SPIN_US, WEFT_UCX_YIELD, WEFT_UCX_LEND_PARK_US, WEFT_UCX_MEASURE,
+  // WEFT_UCX_EAGER ... (--help lists them all).
+  ApplyUcxEnvironment(&o);
   return o;
 }
 
@@ -257,6 +249,13 @@ int main(int argc, char** argv) {
       g_iters = std::stoi(argv[7]);
       return Child(std::stoi(argv[2]), std::stoi(argv[3]), std::stoi(argv[4]), std::stoll(argv[5]));
     }
+    constexpr const char* kUsage = "--reps N, --mpi PROGRAM, --chunk BYTES, --gloo SCRIPT, --python PROGRAM, "
+                                   "--sizes B,B,..., --iters N";
+    if (argc == 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
+      std::printf("build/bench/bench_allreduce [%s]\nEnvironment overrides (distributed/ucx/environment.h):\n%s",
+                  kUsage, UcxEnvironmentHelp().c_str());
+      return 0;
+    }
     int reps = 3;
     int64_t chunk = 1 << 20;
     std::string mpi = "build/bench/bench_mpi_allreduce";
@@ -270,8 +269,7 @@ int main(int argc, char** argv) {
       else if (flag == "--python") python = argv[i + 1];
       else if (flag == "--sizes") g_sizes = ParseSizes(argv[i + 1]);
       else if (flag == "--iters") g_iters = std::stoi(argv[i + 1]);
-      else throw std::runtime_error("unknown flag " + flag + " (--reps N, --mpi PROGRAM, --chunk BYTES, --gloo SCRIPT, "
-                                    "--python PROGRAM, --sizes B,B,..., --iters N)");
+      else throw std::runtime_error("unknown flag " + flag + " (" + kUsage + "; --help lists the environment's)");
     }
     int down[2], up[2];
     if (pipe(down) != 0 || pipe(up) != 0) throw std::runtime_error("pipe");

@@ -8,7 +8,8 @@
 //                            [--only bw|lat] [--perftest 1|0]
 //
 // --eager: the eager threshold (with --measure 1, the default, its upper bound: the threshold is
-// measured on the live endpoint at connection and printed).
+// measured on the live endpoint at connection and printed). --help also lists the WEFT_UCX_*
+// environment overrides (distributed/ucx/environment.h), which win over the flags.
 //
 // weft's side: this program runs itself as the peer (task worker:1). Bandwidth: the sender posts N
 // tensors of the size at once and the receiver answers with one small tensor when all N arrived.
@@ -30,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "distributed/ucx/environment.h"
 #include "distributed/ucx_rendezvous.h"
 
 using namespace weft;
@@ -62,9 +64,7 @@ UcxTransportOptions Options(int task, const std::string& tls, size_t eager) {
   o.listen_port_override = 0;
   o.eager_threshold = eager;
   o.context.config["TLS"] = tls;
-  if (const char* spin = std::getenv("WEFT_UCX_SPIN_US")) o.worker.spin = std::chrono::microseconds(std::atoi(spin));
-  if (const char* cm = std::getenv("WEFT_UCX_CM_WORKER")) o.worker.cm_worker = std::atoi(cm) != 0;
-  if (const char* w = std::getenv("WEFT_UCX_WINDOW")) o.rendezvous_window_bytes = std::stoull(w);
+  ApplyUcxEnvironment(&o);  // WEFT_UCX_* (--help lists them)
   return o;
 }
 
@@ -326,6 +326,13 @@ int main(int argc, char** argv) {
       if (std::string(argv[8]) != "all") g_only = argv[8];
       return Child(std::stoi(argv[2]), std::stoi(argv[3]), argv[4], std::stoul(argv[5]), std::stoi(argv[6]));
     }
+    constexpr const char* kUsage =
+        "--transport sm|tcp|both, --reps N, --eager BYTES, --measure 1|0, --only bw|lat, --perftest 1|0";
+    if (argc == 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
+      std::printf("build/bench_ucx_sendrecv [%s]\nEnvironment overrides (distributed/ucx/environment.h):\n%s", kUsage,
+                  UcxEnvironmentHelp().c_str());
+      return 0;
+    }
     std::string transport = "both";
     int reps = 3;
     size_t eager = 32 << 10;
@@ -337,8 +344,7 @@ int main(int argc, char** argv) {
       else if (flag == "--measure") g_measure = std::string(argv[i + 1]) == "1";
       else if (flag == "--only") g_only = argv[i + 1];
       else if (flag == "--perftest") g_perftest = std::string(argv[i + 1]) == "1";
-      else throw std::runtime_error("unknown flag " + flag +
-                                    " (--transport sm|tcp|both, --reps N, --eager BYTES, --measure 1|0, --only bw|lat, --perftest 1|0)");
+      else throw std::runtime_error("unknown flag " + flag + " (" + kUsage + "; --help lists the environment's)");
     }
     // weft needs tcp in UCX_TLS for the connection manager; its tensors still go by shared memory.
     if (transport == "sm" || transport == "both") Bench("shared memory", "posix,sysv,cma,self,tcp", "posix,sysv,cma,self", eager, reps);

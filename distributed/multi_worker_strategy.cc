@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "core/gpu.h"
+#include "distributed/ucx/environment.h"
 #include "distributed/ucx/staging.h"
 
 namespace weft {
@@ -55,6 +56,7 @@ MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(MultiWorkerOptions opti
   t.task = *config_.task;
   t.connect_timeout = options_.connect_timeout;
   t.device_copier = SelectDeviceCopier(ProbeGpus().count);  // GPU tensors staged when UCX lacks CUDA
+  ApplyUcxEnvironment(&t);  // WEFT_UCX_* overrides: whole programs A/B'd without recompiling
   // Workers restarted on the same fixed ports (mpirun, srun: base port + rank) would fail to bind
   // while the last run's connections sit in TIME_WAIT; allow it unless the user chose otherwise.
   // An environment variable: UCX reads its connection managers' settings only from there (a ucp

@@ -1,6 +1,7 @@
 #include "distributed/server/server.h"
 
 #include "core/gpu.h"
+#include "distributed/ucx/environment.h"
 #include "distributed/ucx/staging.h"
 #include "graph/graph_io.h"
 
@@ -35,6 +36,7 @@ Server::Server(ClusterSpec cluster, TaskId task, ServerOptions options) : option
   callback_pool_ = std::make_unique<ThreadPool>(1, "recv-callbacks");
   control_pool_ = std::make_unique<ThreadPool>(1, "control");
   UcxTransportOptions t = options_.transport;
+  ApplyUcxEnvironment(&t);  // WEFT_UCX_* overrides: whole programs A/B'd without recompiling
   t.cluster = std::move(cluster);
   t.task = std::move(task);
   if (!t.device_copier) t.device_copier = SelectDeviceCopier(ProbeGpus().count);  // docs/cuda.md

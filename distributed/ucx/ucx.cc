@@ -103,8 +103,6 @@ UcxContext::~UcxContext() {
 }
 
 UcxWorker::UcxWorker(UcxContext* context, const UcxWorkerOptions& options) : context_(context), options_(options) {
-  // WEFT_UCX_LEND=0 turns lending off in every worker of the process (A/B runs of whole programs).
-  if (const char* lend = std::getenv("WEFT_UCX_LEND")) options_.lend = std::atoi(lend) != 0;
   ucp_worker_params_t params{};
   params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
   params.thread_mode = UCS_THREAD_MODE_SINGLE;  // only the progress thread calls ucp
@@ -280,8 +278,8 @@ bool UcxWorker::DriveUntil(const std::function<bool()>& ready) {
   lent_.store(0, std::memory_order_seq_cst);
   // Leaving with the result, the progress thread stays parked until lend_park passes: the caller
   // usually lends again at once (the next step), and what is still in flight (sends the peer
-  // has not pulled yet) can wait that long. Waking it at once for those cost the 1 MiB ring 3x
-  // here: the woken thread and the next lender then fight over the baton and the 2 cores.
+  // has not pulled yet) can wait that long. Waking it at once for those made the woken thread
+  // and the next lender fight over the baton and the cores (bench/README.md has what it cost).
   // Posted work, an idle hand-back and stopping do wake it.
   if (handed_back_idle || has_posted_.load(std::memory_order_seq_cst) || stopping_flag_.load()) {
     WakeParked();

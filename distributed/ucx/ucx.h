@@ -75,8 +75,9 @@ struct UcxWorkerOptions {
   // is computing) lets the thread sleep until UCX has an event. 0 treats outstanding work as idle.
   std::chrono::microseconds busy_spin{20000};
   // Past `spin`, yield the core on every idle round of that busy polling. Off by default: on a
-  // loaded machine a yield can cost a whole time slice (8-byte latency 2 us -> 50 us here); on for
-  // oversubscribed hosts where the peer we wait for may be queued behind us.
+  // loaded machine a yield can cost a whole time slice, far more than a small message's latency
+  // (bench/README.md, "Why the UCX defaults are what they are"); on for oversubscribed hosts where
+  // the peer we wait for may be queued behind us.
   bool yield_while_busy = false;
   // Tick hooks run at least this often (timeouts are checked there).
   std::chrono::milliseconds tick{20};
@@ -84,7 +85,8 @@ struct UcxWorkerOptions {
   // the endpoints it makes), progressed by the same thread at most every `cm_poll` while it polls
   // (at once when an event wakes it from sleep). In UCX 1.13 those endpoints use the tcp
   // transport, whose progress is an epoll_wait system call: on the data worker it was paid on
-  // every round, a quarter of an 8-byte round trip over shared memory. Off: one worker for all.
+  // every round, a large share of a small message's round trip over shared memory (bench/README.md).
+  // Off: one worker for all.
   bool cm_worker = true;
   std::chrono::microseconds cm_poll{200};
   // While a thread drives the worker (DriveUntil) the progress thread parks; it looks again after
@@ -92,7 +94,7 @@ struct UcxWorkerOptions {
   // wait usually lends again at once; posted work and an idle hand-back do wake it).
   std::chrono::microseconds lend_park{500};
   // Off: DriveUntil never lends (waiting threads block and the progress thread wakes them).
-  // The environment's WEFT_UCX_LEND=0/1 overrides it.
+  // Whole programs: WEFT_UCX_LEND=0/1 through ApplyUcxEnvironment (environment.h).
   bool lend = true;
   std::string name = "ucx";
 };

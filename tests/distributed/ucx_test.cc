@@ -29,6 +29,7 @@
 
 #include "runtime/collectives/algorithms.h"
 #include "core/threadpool.h"
+#include "distributed/ucx/environment.h"
 #include "distributed/ucx_rendezvous.h"
 #include "tests/distributed/child_process.h"
 #include "core/gpu.h"
@@ -538,6 +539,13 @@ TEST_CASE("ucx: keys within the task stay local; keys naming no task are errors"
     CHECK_MESSAGE(e.status().message().find(fmt::format("127.0.0.1:{}", mgr.transport().port())) != std::string::npos,
                   e.status().message());
   }
+  // Options the tensor channel refuses throw an Error, also now that the connector listens before
+  // the channel checks them (its listener is closed on the progress thread on the way out).
+  UcxTransportOptions bad_staging = Options(1, "tcp,self");
+  bad_staging.listen_port_override = 0;
+  bad_staging.device_copier = NewHostCopier();
+  bad_staging.staging_chunk_bytes = 100;  // below kWireMinChunkBytes
+  CHECK_THROWS_AS(UcxTransport(bad_staging, nullptr, nullptr), Error);
 }
 
 TEST_CASE("ucx: connecting to a task nobody serves fails within the connect timeout, naming it") {
@@ -669,5 +677,49 @@ TEST_CASE("ucx: UCX statuses become weft errors with UCX's words") {
     FAIL("a malformed UCX setting was accepted");
   } catch (const Error& e) {
     CHECK_MESSAGE(e.status().message().find("MAX_EAGER_LANES=many") != std::string::npos, e.status().message());
+  }
+}
+
+TEST_CASE("ucx: the WEFT_UCX_* overrides are read in one place and set the options they name") {
+  std::map<std::string, std::string> env;
+  auto getenv = [&env](const std::string& name) -> std::optional<std::string> {
+    auto it = env.find(name);
+    return it == env.end() ? std::nullopt : std::optional<std::string>(it->second);
+  };
+  UcxTransportOptions defaults;
+  UcxTransportOptions o;
+  ApplyUcxEnvironment(&o, getenv);  // nothing set: nothing changes
+  CHECK(o.worker.lend == defaults.worker.lend);
+  CHECK(o.eager_threshold == defaults.eager_threshold);
+  CHECK(o.log_thresholds == false);
+  env = {{"WEFT_UCX_LEND", "0"}, {"WEFT_UCX_LOG", "1"}, {"WEFT_UCX_SPIN_US", "7"}, {"WEFT_UCX_BUSY_SPIN_US", "9"},
+         {"WEFT_UCX_YIELD", "1"}, {"WEFT_UCX_LEND_PARK_US", "11"}, {"WEFT_UCX_CM_WORKER", "0"},
+         {"WEFT_UCX_EAGER", "8192"}, {"WEFT_UCX_MEASURE", "0"}, {"WEFT_UCX_WINDOW", "1048576"}};
+  ApplyUcxEnvironment(&o, getenv);
+  CHECK(!o.worker.lend);
+  CHECK(o.log_thresholds);
+  CHECK(o.worker.spin == std::chrono::microseconds(7));
+  CHECK(o.worker.busy_spin == std::chrono::microseconds(9));
+  CHECK(o.worker.yield_while_busy);
+  CHECK(o.worker.lend_park == std::chrono::microseconds(11));
+  CHECK(!o.worker.cm_worker);
+  CHECK(o.eager_threshold == 8192);
+  CHECK(!o.measure_eager_threshold);
+  CHECK(o.rendezvous_window_bytes == 1048576);
+  // Every variable is listed for --help texts.
+  const std::string help = UcxEnvironmentHelp();
+  for (const auto& [name, value] : env) CHECK_MESSAGE(help.find(name) != std::string::npos, name);
+  // A value that does not parse is an error naming the variable, not a silent 0.
+  for (const auto& [name, value] : std::map<std::string, std::string>{
+           {"WEFT_UCX_LEND", "yes"}, {"WEFT_UCX_LOG", "2"}, {"WEFT_UCX_WINDOW", "-1"}, {"WEFT_UCX_EAGER", "8k"}}) {
+    env = {{name, value}};
+    UcxTransportOptions bad;
+    try {
+      ApplyUcxEnvironment(&bad, getenv);
+      FAIL("accepted ", name, "=", value);
+    } catch (const Error& e) {
+      CHECK(e.code() == Code::kInvalidArgument);
+      CHECK_MESSAGE(e.status().message().find(name + "='" + value + "'") != std::string::npos, e.status().message());
+    }
   }
 }

@@ -1,15 +1,15 @@
-// The receiving half of UcxTransport: probing for headers, eager tensors made over their receive
+// The receiving half of TensorChannel: probing for headers, eager tensors made over their receive
 // buffer, rendezvous data received into a tensor allocated first, and rejecting bad messages.
 #include <cstring>
 
-#include "distributed/ucx/transport_internal.h"
+#include "distributed/ucx/tensor_channel_internal.h"
 
 namespace weft {
 namespace {
 using Clock = std::chrono::steady_clock;
 }  // namespace
 
-void UcxTransport::RecvCallback(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info, void* user_data) {
+void TensorChannel::RecvCallback(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info, void* user_data) {
   auto* op = static_cast<RecvOp*>(user_data);
   const size_t length = info != nullptr ? info->length : 0;
   op->request = nullptr;
@@ -21,24 +21,24 @@ void UcxTransport::RecvCallback(void* request, ucs_status_t status, const ucp_ta
     return;
   }
   if (op->is_header) {
-    op->transport->OnHeaderReceived(op, status, length);
+    op->channel->OnHeaderReceived(op, status, length);
   } else {
-    op->transport->OnDataReceived(op, status, length);
+    op->channel->OnDataReceived(op, status, length);
   }
 }
 
-size_t UcxTransport::HeaderBufferBytes() const {
+size_t TensorChannel::HeaderBufferBytes() const {
   // No valid header message is longer than this: a longer one does not fit the receive buffer,
   // which UCX reports as truncated, and is rejected without allocating what it claims.
   return kWireHeaderBytes + 8 * kWireMaxRank + kWireMaxKeyBytes + 64 +
-         std::max<size_t>(MaxEagerThreshold(), worker_->address().size());
+         std::max<size_t>(options_.eager_threshold, worker_->address().size());
 }
 
 // Runs after every round of progress (a poll hook), outside UCX's callbacks: headers waiting in
 // UCX's unexpected queue are received into a reused buffer (no allocation per message) and handled
 // here. (Receives posted ahead would complete inside UCX's transports, and UCX 1.13's tcp transport
 // crashed when our handling re-entered it from there.)
-void UcxTransport::ProbeHeaders(ucp_worker_h worker) {
+void TensorChannel::ProbeHeaders(ucp_worker_h worker) {
   for (;;) {
     ucp_tag_recv_info_t info{};
     ucp_tag_message_h msg = ucp_tag_probe_nb(worker, kTagClassHeader, kTagClassMask, 1, &info);
@@ -57,7 +57,7 @@ void UcxTransport::ProbeHeaders(ucp_worker_h worker) {
     const size_t receive_bytes = std::min(info.length, op->buffer_bytes);
     ucp_request_param_t param{};
     param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-    param.cb.recv = &UcxTransport::RecvCallback;
+    param.cb.recv = &TensorChannel::RecvCallback;
     param.user_data = op;
     op->in_post = true;
     ucs_status_ptr_t req = ucp_tag_msg_recv_nbx(worker, op->buffer, receive_bytes, msg, &param);
@@ -75,7 +75,7 @@ void UcxTransport::ProbeHeaders(ucp_worker_h worker) {
   }
 }
 
-void UcxTransport::RecycleHeaderBuffer(RecvOp* op) {
+void TensorChannel::RecycleHeaderBuffer(RecvOp* op) {
   if (op->buffer == nullptr) return;
   if (header_buffers_.size() < kHeaderBuffersKept && op->buffer_bytes == HeaderBufferBytes()) {
     header_buffers_.push_back(op->buffer);
@@ -85,9 +85,9 @@ void UcxTransport::RecycleHeaderBuffer(RecvOp* op) {
   }
 }
 
-void UcxTransport::Reject(int src_task, const Status& status, const WireMessage* message) {
+void TensorChannel::Reject(int src_task, const Status& status, const WireMessage* message) {
   Status s = status;
-  if (src_task >= 0 && src_task < options_.cluster.NumTasks()) s = s.WithContext("from " + PeerName(src_task));
+  if (src_task >= 0 && src_task < options_.cluster.NumTasks()) s = s.WithContext("from " + connector_->PeerName(src_task));
   {
     std::lock_guard<std::mutex> l(mu_);
     last_rejection_ = s;
@@ -101,7 +101,7 @@ void UcxTransport::Reject(int src_task, const Status& status, const WireMessage*
   }
 }
 
-void UcxTransport::CountReceived(int src_task, uint64_t step_id, size_t bytes, bool eager) {
+void TensorChannel::CountReceived(int src_task, uint64_t step_id, size_t bytes, bool eager) {
   if (step_id == kMeasureStep) return;  // the threshold measurement's traffic is not the user's
   PeerStats& c = stats_[src_task];  // src_task was checked against the cluster
   c.messages_received.fetch_add(1, std::memory_order_relaxed);
@@ -109,15 +109,15 @@ void UcxTransport::CountReceived(int src_task, uint64_t step_id, size_t bytes, b
   c.bytes_received.fetch_add(static_cast<int64_t>(bytes), std::memory_order_relaxed);
 }
 
-void UcxTransport::Deliver(int src_task, uint64_t step_id, const std::string& key, const Status& status,
+void TensorChannel::Deliver(int src_task, uint64_t step_id, const std::string& key, const Status& status,
                            const Tensor& value, bool is_dead, WireKind kind) {
   if (shutting_down_) return;
   if (step_id == kMeasureStep) {
-    if (status.ok()) OnMeasureMessage(src_task, key);
+    if (status.ok() && on_measure_) on_measure_(src_task, key);
     return;
   }
   if (kind == WireKind::kControlRequest || kind == WireKind::kControlReply) {
-    ControlHandler handler;
+    UcxControlHandler handler;
     {
       std::lock_guard<std::mutex> l(mu_);
       handler = on_control_;
@@ -129,7 +129,7 @@ void UcxTransport::Deliver(int src_task, uint64_t step_id, const std::string& ke
   on_message_(src_task, step_id, key, status, value, is_dead);
 }
 
-void UcxTransport::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t length) {
+void TensorChannel::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t length) {
   recvs_in_flight_.erase(op);
   std::unique_ptr<RecvOp> owned(op);
   if (shutting_down_ || status == UCS_ERR_CANCELED) {
@@ -138,7 +138,7 @@ void UcxTransport::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t leng
   }
   // The receive buffer goes back to the free list unless a tensor kept it.
   struct Recycle {
-    UcxTransport* t;
+    TensorChannel* t;
     RecvOp* op;
     ~Recycle() { t->RecycleHeaderBuffer(op); }
   } recycle{this, op};
@@ -165,7 +165,7 @@ void UcxTransport::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t leng
     if (m.dtype != DType::kUInt8 || m.dims.size() != 1 || !m.eager) {
       Reject(op->src_task, errors::DataLoss("wire: a hello message without a worker address"), nullptr);
     } else {
-      OnHello(op->src_task, kind, std::string(reinterpret_cast<const char*>(m.payload), m.header.payload_bytes));
+      connector_->OnHello(op->src_task, kind, std::string(reinterpret_cast<const char*>(m.payload), m.header.payload_bytes));
     }
     return;
   }
@@ -220,7 +220,7 @@ void UcxTransport::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t leng
   }
 }
 
-void UcxTransport::StartDataReceive(std::unique_ptr<RecvOp> data) {
+void TensorChannel::StartDataReceive(std::unique_ptr<RecvOp> data) {
   data->started = Clock::now();
   try {
     const Tensor& into = data->into;
@@ -257,12 +257,12 @@ void UcxTransport::StartDataReceive(std::unique_ptr<RecvOp> data) {
   OnDataReceived(d, UCS_OK, 0);  // drops the posting guard (the parent itself is no receive)
 }
 
-void UcxTransport::PostDataReceive(RecvOp* op, void* buffer, size_t bytes, uint64_t tag) {
+void TensorChannel::PostDataReceive(RecvOp* op, void* buffer, size_t bytes, uint64_t tag) {
   ucp_tag_recv_info_t done_info{};
   done_info.length = SIZE_MAX;  // stays so when UCX does not report the length of an immediate completion
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_RECV_INFO;
-  param.cb.recv = &UcxTransport::RecvCallback;
+  param.cb.recv = &TensorChannel::RecvCallback;
   param.user_data = op;
   param.recv_info.tag_info = &done_info;
   if (ucp_mem_h memh = registry_->Find(buffer, bytes)) {  // the pool's chunks are registered
@@ -285,7 +285,7 @@ void UcxTransport::PostDataReceive(RecvOp* op, void* buffer, size_t bytes, uint6
   }
 }
 
-void UcxTransport::StartQueuedDataReceives() {
+void TensorChannel::StartQueuedDataReceives() {
   if (starting_queued_) return;  // a receive completing inside its post: the outer loop goes on
   starting_queued_ = true;
   while (!rndv_queued_.empty() && !shutting_down_ &&
@@ -298,7 +298,7 @@ void UcxTransport::StartQueuedDataReceives() {
   starting_queued_ = false;
 }
 
-void UcxTransport::OnDataReceived(RecvOp* op, ucs_status_t status, size_t length) {
+void TensorChannel::OnDataReceived(RecvOp* op, ucs_status_t status, size_t length) {
   recvs_in_flight_.erase(op);
   const bool is_parent = op->chunk_bytes > 0;  // the chunks' counter, not a receive of its own
   RecvOp* parent = is_parent ? op : op->parent;
@@ -323,7 +323,7 @@ void UcxTransport::OnDataReceived(RecvOp* op, ucs_status_t status, size_t length
   if (--parent->chunks_left == 0) FinishDataReceive(parent, parent->chunk_status);
 }
 
-void UcxTransport::FinishDataReceive(RecvOp* op, Status s) {
+void TensorChannel::FinishDataReceive(RecvOp* op, Status s) {
   std::unique_ptr<RecvOp> owned(op);
   const size_t length = op->value.bytes();
   rndv_in_flight_ops_--;
@@ -332,7 +332,7 @@ void UcxTransport::FinishDataReceive(RecvOp* op, Status s) {
   worker_->RunOrPost([this] { StartQueuedDataReceives(); });  // after progress returns: no UCX re-entry
   if (!s.ok()) {
     Reject(op->src_task, s, nullptr);
-    Deliver(op->src_task, op->step_id, op->key, s.WithContext("from " + PeerName(op->src_task)), Tensor(), false,
+    Deliver(op->src_task, op->step_id, op->key, s.WithContext("from " + connector_->PeerName(op->src_task)), Tensor(), false,
             op->kind);
     return;
   }
@@ -340,14 +340,14 @@ void UcxTransport::FinishDataReceive(RecvOp* op, Status s) {
   Deliver(op->src_task, op->step_id, op->key, Status(), op->value, false, op->kind);
 }
 
-void UcxTransport::ReceiveInto(uint64_t step_id, const std::string& key, const Tensor& into) {
-  std::lock_guard<std::mutex> l(into_mu_);
+void TensorChannel::ReceiveInto(uint64_t step_id, const std::string& key, const Tensor& into) {
+  std::lock_guard<std::mutex> l(mu_);
   if (into_.insert_or_assign({step_id, key}, into).second) into_count_++;
 }
 
-void UcxTransport::ForgetReceiveInto(uint64_t step_id) {
+void TensorChannel::ForgetReceiveInto(uint64_t step_id) {
   if (into_count_.load() == 0) return;
-  std::lock_guard<std::mutex> l(into_mu_);
+  std::lock_guard<std::mutex> l(mu_);
   auto it = into_.lower_bound({step_id, std::string()});
   while (it != into_.end() && it->first.first == step_id) {
     it = into_.erase(it);
@@ -355,9 +355,9 @@ void UcxTransport::ForgetReceiveInto(uint64_t step_id) {
   }
 }
 
-Tensor UcxTransport::TakeReceiveInto(uint64_t step_id, const std::string& key) {
+Tensor TensorChannel::TakeReceiveInto(uint64_t step_id, const std::string& key) {
   if (into_count_.load() == 0) return Tensor();
-  std::lock_guard<std::mutex> l(into_mu_);
+  std::lock_guard<std::mutex> l(mu_);
   auto it = into_.find({step_id, key});
   if (it == into_.end()) return Tensor();
   Tensor into = std::move(it->second);

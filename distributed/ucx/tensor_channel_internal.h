@@ -1,15 +1,15 @@
-// Internal to the UCX transport (transport.cc, transport_recv.cc): the per-peer, send and receive
-// state. Progress-thread only unless a member says otherwise.
+// Internal to TensorChannel (tensor_channel.cc, tensor_channel_recv.cc, tensor_channel_staging.cc):
+// the receive pool, the bounce buffers, and the send and receive ops. Progress-thread only unless a
+// class says otherwise.
 #pragma once
 
 #include <chrono>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <vector>
 
 #include "distributed/ucx/memreg.h"
-#include "distributed/ucx/transport.h"
+#include "distributed/ucx/tensor_channel.h"
 
 namespace weft {
 
@@ -20,7 +20,7 @@ DevicePath ChooseDevicePath(ucp_context_h context, bool have_copier);
 // (as much as the transfer itself). Tensors handed out keep the pool alive through their release.
 // Every buffer is registered with UCX once, when the pool allocates it (ucp_mem_map through
 // `registry`), and receives into it pass that handle: no registration per transfer.
-class UcxTransport::RecvBufferPool : public std::enable_shared_from_this<RecvBufferPool> {
+class TensorChannel::RecvBufferPool : public std::enable_shared_from_this<RecvBufferPool> {
  public:
   RecvBufferPool(size_t max_cached, std::shared_ptr<UcxMemRegistry> registry)
       : max_cached_(max_cached), registry_(std::move(registry)) {}
@@ -83,7 +83,7 @@ class UcxTransport::RecvBufferPool : public std::enable_shared_from_this<RecvBuf
 
 // Host bounce buffers of the staged GPU path (DeviceCopier::AllocateHost: pinned when the backend
 // can), each registered with UCX once and reused by later transfers. Thread-safe.
-class UcxTransport::StagingBuffers {
+class TensorChannel::StagingBuffers {
  public:
   StagingBuffers(std::shared_ptr<DeviceCopier> copier, std::shared_ptr<UcxMemRegistry> registry, size_t bytes)
       : copier_(std::move(copier)), registry_(std::move(registry)), bytes_(bytes) {}
@@ -120,48 +120,16 @@ class UcxTransport::StagingBuffers {
   std::vector<void*> free_;
 };
 
-struct UcxTransport::Peer {
-  std::unique_ptr<UcxEndpoint> ep;       // through the connection manager: set-up and failure detection
-  std::unique_ptr<UcxEndpoint> data_ep;  // to the peer's worker address: tensors (shared memory included)
-  std::vector<std::function<void()>> waiting;  // sends posted before data_ep existed
-  int attempt = 0;             // bumps on every (re)connect, so stale callbacks are ignored
-  bool connected = false;     // data_ep exists
-  bool cm_connected = false;  // ep's first flush completed
-  bool failed = false;
-  std::chrono::steady_clock::time_point deadline;  // of the current connect
-  std::optional<std::chrono::steady_clock::time_point> retry_at;
-  std::vector<std::unique_ptr<UcxEndpoint>> graveyard;  // failed endpoints, closed outside callbacks
-  uint64_t next_seq = 1;
-  size_t eager_threshold = 0;  // toward this peer (the configured one until measured)
-  std::unique_ptr<Measurement> measure;
-  bool answering = false;  // the peer is measuring toward us: we spin while its probes come
-  std::chrono::steady_clock::time_point last_probe;
-};
-
-// The threshold measurement toward one peer: trials are rep-major, then size, then eager before
-// rendezvous; each is a round trip (the tensor there, an empty ack back).
-struct UcxTransport::Measurement {
-  std::vector<size_t> sizes;
-  std::vector<Tensor> values;
-  int reps = 1;
-  size_t trial = 0;
-  std::vector<double> best_eager_us, best_rendezvous_us;  // the fastest round trip per size
-  std::chrono::steady_clock::time_point started, trial_started, budget_end;
-  size_t num_trials() const { return sizes.size() * 2 * static_cast<size_t>(reps); }
-  size_t size_index(size_t t) const { return (t % (2 * sizes.size())) / 2; }
-  bool eager(size_t t) const { return t % 2 == 0; }
-};
-
 // One send (eager: one request; rendezvous: header + data, two requests).
-struct UcxTransport::SendOp {
-  UcxTransport* transport;
+struct TensorChannel::SendOp {
+  TensorChannel* channel;
   int task;
   Tensor value;       // kept alive until the data is sent
   std::string head;
   ucp_dt_iov_t iov[2];
   int pending = 0;
   Status status;
-  DoneCallback done;
+  UcxDoneCallback done;
   WireKind kind = WireKind::kTensor;
   uint64_t step_id = 0;
   std::string key;
@@ -173,16 +141,16 @@ struct UcxTransport::SendOp {
       status = key.empty() ? s : s.WithContext(fmt::format("sending key '{}' (step {})", key, step_id));
     }
     if (--pending == 0) {
-      transport->worker()->AddDemand(-1);
+      channel->worker_->AddDemand(-1);
       if (done) done(status);
-      transport->sends_in_flight_--;
+      channel->sends_in_flight_--;
       delete this;
     }
   }
 };
 
-struct UcxTransport::RecvOp {
-  UcxTransport* transport;
+struct TensorChannel::RecvOp {
+  TensorChannel* channel;
   int src_task;
   bool is_header;
   void* request = nullptr;

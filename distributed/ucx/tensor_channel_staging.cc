@@ -1,7 +1,7 @@
-// Device tensors across processes (UcxTransport): the run-time choice between handing UCX device
+// Device tensors across processes (TensorChannel): the run-time choice between handing UCX device
 // pointers and staging through host bounce buffers, and the staged send. The receiving side of a
-// staged transfer is in transport_recv.cc (chunked receives into a host tensor).
-#include "distributed/ucx/transport_internal.h"
+// staged transfer is in tensor_channel_recv.cc (chunked receives into a host tensor).
+#include "distributed/ucx/tensor_channel_internal.h"
 
 namespace weft {
 
@@ -38,7 +38,7 @@ void ChunkSendCallback(void* request, ucs_status_t status, void* user_data) {
 
 }  // namespace
 
-void UcxTransport::SendStaged(int task, SendOp* op, uint64_t seq, size_t num_chunks) {
+void TensorChannel::SendStaged(int task, SendOp* op, uint64_t seq, size_t num_chunks) {
   const ChunkPlan plan{op->value.bytes(), staging_->bytes()};
   const size_t depth = std::min(options_.staging_depth, num_chunks);
   auto bounce = std::make_shared<std::vector<void*>>();
@@ -54,9 +54,9 @@ void UcxTransport::SendStaged(int task, SendOp* op, uint64_t seq, size_t num_chu
       [this, task, plan, seq, bounce](size_t i, size_t slot, ChunkPipeline::Done done) {
         // The copy finished on the copier's thread: UCX calls belong to the progress thread.
         const bool posted = worker_->RunOrPost([this, task, plan, seq, bounce, i, slot, done] {
-          Peer& peer = PeerAt(task);
-          if (shutting_down_ || peer.failed || !peer.data_ep) {
-            const Status failed = PeerStatus(task);
+          UcxEndpoint* data_ep = connector_->UsableDataEndpoint(task);
+          if (shutting_down_ || data_ep == nullptr) {
+            const Status failed = connector_->PeerStatus(task);
             done(!failed.ok() ? failed : errors::Cancelled("the transport is shutting down"));
             return;
           }
@@ -71,10 +71,10 @@ void UcxTransport::SendStaged(int task, SendOp* op, uint64_t seq, size_t num_chu
             param.memh = memh;
           }
           ucs_status_ptr_t req =
-              ucp_tag_send_nbx(peer.data_ep->get(), buffer, plan.size(i), DataTag(self_, seq + i), &param);
+              ucp_tag_send_nbx(data_ep->get(), buffer, plan.size(i), DataTag(self_, seq + i), &param);
           if (req == nullptr || UCS_PTR_IS_ERR(req)) {
             delete static_cast<ChunkPipeline::Done*>(param.user_data);
-            done(UcxStatus(UCS_PTR_STATUS(req), "sending a staged chunk to " + PeerName(task)));
+            done(UcxStatus(UCS_PTR_STATUS(req), "sending a staged chunk to " + connector_->PeerName(task)));
           }
         });
         if (!posted) done(errors::Cancelled("the transport is shutting down"));

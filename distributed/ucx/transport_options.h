@@ -1,0 +1,108 @@
+// What UcxTransport and its three parts (PeerConnector, TensorChannel, ThresholdProbe) are configured
+// with, and the types they share: the handlers messages and failures go to, the device path, the
+// per-peer counters. The transport itself: transport.h.
+//
+//   UcxTransportOptions o;
+//   o.cluster = ClusterSpec::FromFlag("worker=127.0.0.1:10090,127.0.0.1:10091");
+//   o.task = {"worker", 0};
+//   o.eager_threshold = 16 << 10;       // every field has a documented default
+//   ApplyUcxEnvironment(&o);            // optional: the WEFT_UCX_* overrides (environment.h)
+//
+// A plain value: not thread-safe, copied into the transport.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/tensor.h"
+#include "distributed/cluster_spec.h"
+#include "distributed/ucx/staging.h"
+#include "distributed/ucx/ucx.h"
+#include "distributed/ucx/wire.h"
+
+namespace weft {
+
+struct UcxTransportOptions {
+  ClusterSpec cluster;
+  TaskId task;
+  // Payloads of at most this many bytes go eagerly; larger ones by rendezvous into the receiver's
+  // tensor. With measure_eager_threshold this is the upper bound (receive buffers are sized for it).
+  size_t eager_threshold = 32 << 10;
+  // Set each peer's threshold at connection by timing both paths on the live endpoint ("protocol
+  // threshold calculation", ThresholdProbe): round trips of each candidate size (<= eager_threshold)
+  // sent eagerly and by rendezvous, measure_reps times interleaved, within measure_budget (when it
+  // runs out before every size was timed both ways, the configured threshold stays). The threshold
+  // is the largest candidate up to which eager is never slower. Off: eager_threshold for every peer.
+  // The candidates start at 4 KiB (OpenMPI's shared-memory eager limit): a ping-pong may time
+  // smaller sizes by rendezvous as faster, but where both sides send at once (every collective)
+  // one message wins over a header and a data transfer (bench/README.md, "Why the UCX defaults are
+  // what they are").
+  bool measure_eager_threshold = true;
+  std::vector<size_t> threshold_candidates = {4 << 10, 8 << 10, 16 << 10, 32 << 10};
+  int measure_reps = 5;  // after one untimed round (warm-up)
+  std::chrono::milliseconds measure_budget{20};
+  // Print each settled threshold with its timings on stderr ("weft ucx worker:0: eager threshold
+  // toward ..."); the same text is ThresholdReport(task). Default off.
+  bool log_thresholds = false;
+  // Peer-failure handling on the endpoints that carry tensors too. UCX 1.13's shared-memory
+  // transports (posix, sysv) cannot report peer failure, so with it on they are not used; off (the
+  // default), they are, and a peer's death is noticed by the connection-manager endpoint (TCP).
+  bool data_peer_error_handling = false;
+  // Rendezvous receives in flight at once, in bytes (two always go, whatever their size): further
+  // headers wait, their data parked at the sender, so receive memory stays bounded and buffers come
+  // back to the pool (cache-warm) before the next transfer. Receive memory in flight should stay
+  // cache-resident: larger windows were slower (bench/README.md, "Why the UCX defaults are what
+  // they are").
+  size_t rendezvous_window_bytes = size_t{8} << 20;
+  // Bytes of freed rendezvous receive buffers kept for reuse (0: none kept).
+  size_t recv_pool_bytes = size_t{512} << 20;
+  // GPU tensors when UCX has no CUDA memory support (see DevicePath): device -> host copies into
+  // bounce buffers of staging_chunk_bytes (at least 4 KiB), staging_depth of them per transfer, so
+  // that copying chunk i + 1 overlaps sending chunk i. Null: sending device memory is an error.
+  std::shared_ptr<DeviceCopier> device_copier;
+  size_t staging_chunk_bytes = size_t{1} << 20;
+  size_t staging_depth = 4;
+  // How long Connect keeps trying (a peer may not be listening yet).
+  std::chrono::milliseconds connect_timeout{10000};
+  // Binds the task's host with this port instead of the spec's (0: a free port, see port()); for
+  // tests and launchers that hand ports around afterwards with SetPeerAddress. -1: the spec's port.
+  int listen_port_override = -1;
+  UcxContextOptions context;
+  UcxWorkerOptions worker;
+};
+
+// How tensors in device memory cross processes, chosen when the transport starts.
+enum class DevicePath {
+  kUcx,     // UCX reports UCS_MEMORY_TYPE_CUDA: device pointers go to UCX as they are
+  kStaged,  // no CUDA in UCX: staged through host bounce buffers by the DeviceCopier, in chunks
+  kNone,    // neither: sending device memory fails naming the key
+};
+std::string_view DevicePathName(DevicePath path);
+
+// Per-peer counters (since the transport started).
+struct PeerCounters {
+  int64_t messages_sent = 0, bytes_sent = 0, eager_sent = 0, rendezvous_sent = 0;
+  int64_t messages_received = 0, bytes_received = 0, eager_received = 0, rendezvous_received = 0;
+  int64_t received_in_place = 0;  // rendezvous receives that landed in the receiver's tensor (ReceiveInto)
+  int64_t staged_sent = 0;     // device tensors sent through host bounce buffers (also in rendezvous_sent)
+  int64_t rejected = 0;        // malformed messages from this peer
+  int64_t wait_us = 0;         // time Recvs of this peer's tensors waited (added by the rendezvous)
+  std::string ToString() const;
+};
+
+// Runs for every tensor message: status OK with the tensor, or the reason the message was bad.
+using UcxMessageHandler = std::function<void(int src_task, uint64_t step_id, const std::string& key,
+                                             const Status& status, const Tensor& value, bool is_dead)>;
+// Control-plane messages (kControlRequest / kControlReply, distributed/server).
+using UcxControlHandler = std::function<void(int src_task, WireKind kind, uint64_t id, const std::string& method,
+                                             const Status& status, const Tensor& body)>;
+using UcxPeerFailureHandler = std::function<void(int task, const Status& status)>;
+using UcxDoneCallback = std::function<void(const Status& status)>;
+
+}  // namespace weft
