@@ -121,8 +121,8 @@ class CachingCpuAllocator final : public Allocator {
   // Blocks of at least a huge page start on a huge-page boundary and ask the kernel for
   // transparent huge pages (this machine's THP mode is "madvise": nothing gets them unasked).
   // Fewer TLB misses for large tensors, and UCX's cma transfers pin one 2 MiB folio where they
-  // pinned 512 pages: tensors between two processes over shared memory went from 26-29 to 47-51
-  // GB/s at 4 MiB and from 8.5-9 to 18-19 GB/s at 64 MiB (bench_ucx_sendrecv); compute was unchanged.
+  // pinned 512 pages, so tensors of 4 MiB and more move between processes over shared memory
+  // much faster, and compute is no slower (the figures: bench/README.md, UCX Send/Recv).
   static void* AlignedAllocate(size_t size) {
     if (size < kHugePageBytes) return std::aligned_alloc(kTensorAlignment, size);
     void* p = nullptr;

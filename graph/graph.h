@@ -2,6 +2,14 @@
 // another) and control edges (run-before). The graph owns its nodes; Node* are non-owning.
 // Build graphs with the Scope API (graph/scope.h); passes and the executor read them.
 //
+//   Graph g;
+//   Node* x = g.AddNode({.name = "x", .op = "Placeholder",
+//                        .attrs = {{"dtype", DType::kFloat32}, {"shape", TensorShape({-1, 3})}}});
+//   Node* y = g.AddNode({.name = "y", .op = "Relu", .inputs = {Output(x)}});  // [?,3], inferred on adding
+//   Output out = g.FindOutput("y:0");                    // out.node == y
+//   for (Node* n : g.nodes()) fmt::print("{}\n", n->Describe());   // Placeholder 'x', Relu 'y'
+//   g.AddNode({.name = "z", .op = "Relu"});  // throws InvalidArgument "Relu 'z': expects 1 inputs, got 0"
+//
 // Thread-safety: a Graph is not thread-safe; do not mutate it while a Session compiles it.
 #pragma once
 

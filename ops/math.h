@@ -1,4 +1,12 @@
 // Builder functions for the math ops (declared in ops/math.cc). Binary ops broadcast like numpy.
+//
+//   Graph g;                                    // Placeholder, Const: ops/framework.h
+//   Scope s = Scope::Root(&g);
+//   Output x = ops::Placeholder(s, DType::kFloat32, {-1, 3});
+//   Output w = ops::Const(s, Tensor::FromVector<float>({1, 2, 3}, {3, 1}));
+//   Output y = ops::Add(s, ops::MatMul(s, x, w), ops::Const(s, 0.5f));   // [?,1] + [] -> [?,1]
+//   Output loss = ops::Mean(s, ops::Square(s, y));                       // all axes: a scalar
+//   Output per_row = ops::Sum(s, x, {-1}, /*keep_dims=*/true);           // [?,1]
 #pragma once
 
 #include "graph/scope.h"

@@ -14,8 +14,8 @@ Status RendezvousKeyView::Parse(std::string_view key, RendezvousKeyView* out) {
     return errors::InvalidArgument("rendezvous key '{}': {} (expected "
                                    "src_device;src_incarnation;dst_device;tensor_name;frame:iter)", key, why);
   };
-  // Split at ';' with find (memchr): every message parses its key twice, and a loop over the
-  // ~110 characters cost ~1.2k instructions a parse.
+  // Split at ';' with find (memchr), not a loop over the characters: every message across
+  // processes parses its key twice, so the parse is on the per-message path (bench/README.md).
   std::string_view parts[5];
   size_t n = 0, start = 0;
   for (;;) {
@@ -43,22 +43,10 @@ Status RendezvousKeyView::Parse(std::string_view key, RendezvousKeyView* out) {
   return Status();
 }
 
-RendezvousKey RendezvousKey::Parse(const std::string& key) {
-  RendezvousKeyView v;
-  ThrowIfError(RendezvousKeyView::Parse(key, &v));
-  RendezvousKey k;
-  k.src_device = v.src_device;
-  k.src_incarnation = v.src_incarnation;
-  k.dst_device = v.dst_device;
-  k.tensor_name = v.tensor_name;
-  k.frame_id = v.frame_id;
-  k.iter_id = v.iter_id;
-  return k;
-}
-
 LocalRendezvous::~LocalRendezvous() {
   // Waiters left at destruction would never run: complete them rather than lose them. (Only then:
-  // the status and its lock cost every step, and all-reduces of 4 KiB take a few microseconds.)
+  // the status and its lock would cost every step, and a small all-reduce is a step short enough
+  // to feel it: bench/README.md, All-reduce.)
   if (num_pending() > 0) StartAbort(errors::Aborted("the step's rendezvous was destroyed with a Recv still waiting"));
 }
 

@@ -8,6 +8,8 @@
 //   r.Send(key, {}, tensor, /*is_dead=*/false);          // never blocks
 //   r.RecvAsync(key, {}, [](const Status& s, const Tensor& t, bool dead) { ... });
 //   r.StartAbort(errors::Aborted("step 7 failed on CPU:1"));   // every pending and later Recv fails
+//   RendezvousKeyView k;
+//   Status s = RendezvousKeyView::Parse(key, &k);        // k.dst_device views into key
 //
 // Each key is used by exactly one Send and one Recv per step (the partitioner guarantees it);
 // whichever comes first waits for the other. Thread-safe. Callbacks run exactly once, on the
@@ -18,13 +20,15 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include "core/status.h"
 #include "core/tensor.h"
 
 namespace weft {
 
-// The five parts of a key; Parse checks the form and names the key when it is wrong.
+// The five parts of a key, for building one (the partitioner, the _Send/_Recv kernels).
+// Read keys with RendezvousKeyView::Parse.
 struct RendezvousKey {
   std::string src_device;
   uint64_t src_incarnation = 0;
@@ -33,16 +37,18 @@ struct RendezvousKey {
   int64_t frame_id = 0, iter_id = 0;
 
   std::string ToString() const;
-  static RendezvousKey Parse(const std::string& key);
 };
 
-// The same parts as views into the key (no allocation: the cross-process rendezvous routes every
-// message by its devices). OK, or InvalidArgument naming the key and what is wrong with it.
+// The same parts as views into a key: the one key parser. No allocation, because the
+// cross-process rendezvous routes every message by its devices. The views point into `key`, so
+// they live as long as the string it views.
 struct RendezvousKeyView {
   std::string_view src_device, dst_device, tensor_name;
   uint64_t src_incarnation = 0;
   int64_t frame_id = 0, iter_id = 0;
 
+  // OK and `*out` set, or InvalidArgument naming the key and what is wrong with it (`*out` is
+  // then unspecified).
   static Status Parse(std::string_view key, RendezvousKeyView* out);
 };
 

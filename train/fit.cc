@@ -140,6 +140,7 @@ History Model::Fit(const Dataset& data, FitOptions o) {
 void Model::RunEpochs(const Dataset* fixed, const Tensor* x, const Tensor* y, FitOptions& o, History* h) {
   WEFT_REQUIRE(o.epochs >= 0 && o.initial_epoch >= 0, "Model '{}'.Fit: epochs ({}) and initial_epoch ({}) must be >= 0",
                name_, o.epochs, o.initial_epoch);
+  WEFT_REQUIRE(o.progress_out != nullptr, "Model '{}'.Fit: progress_out is null (stdout is the default)", name_);
   stop_training_ = false;
   for (auto& cb : o.callbacks) cb->OnTrainBegin(*this);
   for (int epoch = o.initial_epoch; epoch < o.epochs && !stop_training_; ++epoch) {
@@ -158,8 +159,8 @@ void Model::RunEpochs(const Dataset* fixed, const Tensor* x, const Tensor* y, Fi
     }
     int64_t total = data.Cardinality();
     if (o.steps_per_epoch > 0) total = total >= 0 ? std::min(total, o.steps_per_epoch) : o.steps_per_epoch;
-    if (o.verbose > 0) std::printf("Epoch %d/%d\n", epoch + 1, o.epochs);
-    ProgressBar bar(total);
+    ProgressBar bar(total, o.progress_out);
+    if (o.verbose > 0) bar.Begin(epoch + 1, o.epochs);
     std::unique_ptr<Iterator> it = data.Prefetch(2).MakeIterator();
     Averager avg;
     int64_t steps = 0;

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -75,6 +76,8 @@ struct FitOptions {
   const Tensor* validation_y = nullptr;
   std::vector<std::shared_ptr<Callback>> callbacks;
   int verbose = 1;               // 0 silent, 1 progress bar (plain lines when not a terminal)
+  // Where the epoch headings and the progress bar go (not owned, not null; flushed after each line).
+  std::FILE* progress_out = stdout;
 };
 
 struct History {

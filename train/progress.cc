@@ -56,6 +56,11 @@ std::string ProgressBar::Line(int64_t steps, int64_t samples, const Logs& logs, 
   return line;
 }
 
+void ProgressBar::Begin(int epoch, int epochs) {
+  std::fprintf(out_, "Epoch %d/%d\n", epoch, epochs);
+  std::fflush(out_);
+}
+
 void ProgressBar::Update(int64_t steps, int64_t samples, const Logs& logs) {
   if (tty_) {
     const auto now = std::chrono::steady_clock::now();

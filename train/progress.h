@@ -16,10 +16,14 @@
 
 namespace weft::train {
 
+// Everything Fit prints goes through one ProgressBar per epoch, so that everything lands in the
+// one stream a caller chose (FitOptions::progress_out).
 class ProgressBar {
  public:
-  // total_steps: -1 when unknown. `out` is not owned.
+  // total_steps: -1 when unknown. `out`: not owned, not null; the bar flushes it after each write.
   ProgressBar(int64_t total_steps, std::FILE* out = stdout);
+  // The epoch's heading, "Epoch 2/5" (both 1-based), before its first Update.
+  void Begin(int epoch, int epochs);
   // After each step: steps and samples done so far in this epoch, and the running logs.
   void Update(int64_t steps, int64_t samples, const Logs& logs);
   // At the end of the epoch, with the final logs (validation included).

@@ -1,3 +1,13 @@
+// A collective op's `algorithm` attr picks one of these (ops/collective.h; cpu0, cpu1, group and
+// x0, x1 as in collective.h's example):
+//
+//   Output sum0 = ops::AllReduce(s.WithDevice(cpu0), x0, group, 1, 0, "Add", "Id", "ring");
+//   Output sum1 = ops::AllReduce(s.WithDevice(cpu1), x1, group, 1, 1, "Add", "Id", "ring");
+//   CollectiveParams p;                                   // what "auto" stands for:
+//   p.group_size = 2;
+//   p.devices = {cpu0, cpu1};
+//   ChooseAllReduce(p, /*bytes=*/4096);                   // "shared": both members in this process
+//
 // The collective algorithms. Each starts this member's part of one instance on a Collective
 // (collective.h) that the caller created and Start()ed; it ends with Finish(output) or Fail.
 // Every member of the instance must call the same function with inputs of one dtype.

@@ -1,3 +1,18 @@
+// A graph issues a collective with one op per member (ops/collective.h), each on its own device;
+// the op's kernel creates that member's Collective and starts the algorithm (algorithms.h):
+//
+//   Graph g;
+//   Scope s = Scope::Root(&g);
+//   const std::string cpu0 = "/job:localhost/replica:0/task:0/device:CPU:0",
+//                     cpu1 = "/job:localhost/replica:0/task:0/device:CPU:1";
+//   ops::CollectiveGroup group{.size = 2, .key = 1, .devices = {cpu0, cpu1}};
+//   Output x0 = ops::Const(s.WithDevice(cpu0), std::vector<float>{1, 2}, {2});
+//   Output x1 = ops::Const(s.WithDevice(cpu1), std::vector<float>{10, 20}, {2});
+//   Output sum0 = ops::AllReduce(s.WithDevice(cpu0), x0, group, /*instance=*/1, /*rank=*/0);
+//   Output sum1 = ops::AllReduce(s.WithDevice(cpu1), x1, group, /*instance=*/1, /*rank=*/1);
+//   Session sess(&g, {.num_cpu_devices = 2});
+//   std::vector<Tensor> sums = sess.Run({}, {sum0, sum1});   // both {11, 22}
+//
 // One member's part in one collective instance: a group of `group_size` members (one per device,
 // in this process or in other tasks), each running the same collective op with the same
 // (group_key, instance_key) in the same step, computing one result together.

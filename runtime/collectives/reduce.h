@@ -2,6 +2,10 @@
 // element and the final division. Every algorithm uses these, so a member's results depend only on
 // the order in which it merges, which each algorithm fixes (docs/collectives.md).
 //
+//   std::vector<float> a = {1, 2}, b = {3, 4};
+//   MergeInto(DType::kFloat32, MergeOp::kAdd, a.data(), a.data(), b.data(), 2);   // a = {4, 6}
+//   DivideInPlace(DType::kFloat32, a.data(), 2, /*divisor=*/2);                   // a = {2, 3}
+//
 // The algorithms reach memory only through a Reducer (CollectiveParams::reducer): the host one
 // (Eigen loops, memcpy, CPU tensors) or a device's (CUDA builds: kernels on the GPU's compute
 // stream, device tensors; ops/kernels/cuda/collective.cc), so one algorithm serves both.

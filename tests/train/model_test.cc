@@ -2,8 +2,13 @@
 // save/load, resume, callbacks and the errors of misuse.
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "ops/kernel.h"
 #include "train/callbacks.h"
@@ -105,6 +110,66 @@ TEST_CASE("model: adam and nesterov learn; steps_per_epoch; validation logs") {
     CHECK(h.history.count("val_loss") == 1);
     CHECK(h.history["val_accuracy"].back() > 0.8);
   }
+}
+
+TEST_CASE("model: fit prints its epoch headings and progress to progress_out, and nothing to stdout") {
+  auto m = SmallMlp();
+  m->Compile(Options(SGD(0.1)));
+  const std::string dir = TempDir("progress");
+  const std::string progress_path = dir + "/progress.txt", stdout_path = dir + "/stdout.txt";
+  std::FILE* progress = std::fopen(progress_path.c_str(), "w");
+  REQUIRE(progress != nullptr);
+  FitOptions fo;
+  fo.batch_size = 40;
+  fo.epochs = 2;
+  fo.steps_per_epoch = 5;
+  fo.progress_out = progress;
+  {
+    // File descriptor 1 goes to a file while Fit runs, to see that Fit writes nothing there.
+    struct Redirect {
+      int saved = -1;
+      explicit Redirect(const std::string& path) {
+        std::fflush(stdout);
+        const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fd < 0) return;
+        saved = dup(1);
+        dup2(fd, 1);
+        close(fd);
+      }
+      ~Redirect() {
+        std::fflush(stdout);
+        if (saved >= 0) {
+          dup2(saved, 1);
+          close(saved);
+        }
+      }
+    } redirect(stdout_path);
+    REQUIRE(redirect.saved >= 0);
+    m->Fit(Data().x, Data().y, fo);
+  }
+  std::fclose(progress);
+
+  auto read = [](const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  const std::string out = read(progress_path);
+  CAPTURE(out);
+  const size_t e1 = out.find("Epoch 1/2\n"), e2 = out.find("Epoch 2/2\n");
+  REQUIRE(e1 != std::string::npos);
+  REQUIRE(e2 != std::string::npos);
+  CHECK(e1 < e2);
+  // Each epoch's heading comes before its final bar line.
+  const size_t bar1 = out.find("5/5 [==============================]"), bar2 = out.rfind("5/5 [");
+  CHECK((e1 < bar1 && bar1 < e2 && e2 < bar2));
+  CHECK(out.find(" - loss: ") != std::string::npos);
+  CHECK(read(stdout_path).empty());
+
+  fo.progress_out = nullptr;
+  CHECK_THROWS_WITH_AS(m->Fit(Data().x, Data().y, fo), doctest::Contains("progress_out is null"), Error);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("schedules: warm-up, step and cosine decay") {

@@ -195,6 +195,8 @@ inline void FilterEntryRow(const T* xrow, int64_t step, int64_t shift, const T* 
     const T* d = dyp + ow * O;
     for (int j = 0; j < NP; ++j) acc[0][j] = pmadd(v, ploadu<P>(d + j * kLanes<T>), acc[0][j]);
   }
+  // The chains are summed pairwise by hand below: a change of kPix must change that sum too.
+  static_assert(kPix == 4, "FilterEntryRow sums exactly four accumulator chains");
   for (int j = 0; j < NP; ++j) {
     P sum = padd(padd(acc[0][j], acc[1][j]), padd(acc[2][j], acc[3][j]));
     pstoreu(dfp + j * kLanes<T>, padd(ploadu<P>(dfp + j * kLanes<T>), sum));

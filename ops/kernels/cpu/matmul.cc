@@ -83,8 +83,8 @@ struct Gemm {
     });
   }
 
-  // Below this many multiply-adds (~25 us on one core) a product runs on one thread: splitting
-  // it would cost about as much in thread hand-offs as it saves.
+  // Below this many multiply-adds a product runs on one thread: splitting it would cost about as
+  // much in thread hand-offs as it saves (its time on one core: bench/README.md, Kernels).
   static constexpr int64_t kSmallMatrixFlops = int64_t{1} << 21;
 };
 
