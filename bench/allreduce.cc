@@ -102,8 +102,9 @@ std::string Get(int fd) {
 // or `chained`: each all-reduce's end starts the next one on the thread that ended it (the UCX
 // progress thread), so that no thread wakes in between, as in MPI's loop and the ping-pong of
 // bench_ucx_sendrecv; this thread waits for the last.
-double RunWeft(UcxRendezvousMgr& mgr, int task, int64_t bytes, int iters, int64_t chunk, uint64_t* step,
-               bool chained) {
+// `collectives` must outlive `mgr` (whose steps' rendezvous hold the collectives until cleaned up).
+double RunWeft(CollectiveContext& collectives, UcxRendezvousMgr& mgr, int task, int64_t bytes, int iters,
+               int64_t chunk, uint64_t* step, bool chained) {
   const int64_t n = bytes / 4;
   Tensor in(DType::kFloat32, TensorShape({n}));
   for (int64_t i = 0; i < n; ++i) in.data<float>()[i] = static_cast<float>(i % 1000 + task);
@@ -117,9 +118,10 @@ double RunWeft(UcxRendezvousMgr& mgr, int task, int64_t bytes, int iters, int64_
   p.timeout = std::chrono::seconds(60);
   const std::string algorithm = ChooseAllReduce(p, bytes);
   // One all-reduce as one step: its own rendezvous, cleaned up when it ends.
-  auto start_one = [&mgr, p, algorithm, in](uint64_t s, std::function<void(const Status&, const Tensor&)> done) {
+  auto start_one = [&collectives, &mgr, p, algorithm, in](uint64_t s,
+                                                          std::function<void(const Status&, const Tensor&)> done) {
     std::shared_ptr<UcxRendezvous> r = mgr.Find(s);
-    auto c = Collective::Create(p, r.get(), [&mgr, s, done](const Status& st, const Tensor& t) {
+    auto c = Collective::Create(p, &collectives, r.get(), [&mgr, s, done](const Status& st, const Tensor& t) {
       mgr.Cleanup(s);
       done(st, t);
     });
@@ -191,6 +193,7 @@ double RunWeft(UcxRendezvousMgr& mgr, int task, int64_t bytes, int iters, int64_
 }
 
 int Child(int in_fd, int out_fd, int reps, int64_t chunk) {
+  CollectiveContext collectives;  // outlives mgr
   UcxRendezvousMgr mgr(Options(1), {std::chrono::seconds(60), nullptr});
   Put(out_fd, std::to_string(mgr.transport().port()));
   mgr.transport().SetPeerAddress(0, {"127.0.0.1", std::stoi(Get(in_fd))});
@@ -199,7 +202,7 @@ int Child(int in_fd, int out_fd, int reps, int64_t chunk) {
   for (int rep = 0; rep < reps; ++rep) {
     for (int64_t bytes : g_sizes) {
       if (Get(in_fd) != "go") return 1;
-      for (bool chained : {false, true}) RunWeft(mgr, 1, bytes, Iterations(bytes), chunk, &step, chained);
+      for (bool chained : {false, true}) RunWeft(collectives, mgr, 1, bytes, Iterations(bytes), chunk, &step, chained);
       Put(out_fd, "done");
     }
   }
@@ -287,6 +290,7 @@ int main(int argc, char** argv) {
     const size_t k = std::size(g_sizes);
     std::vector<std::vector<double>> weft(k), chained(k), mpi_sm(k), mpi_ucx(k), gloo_t(k);
     {
+      CollectiveContext collectives;  // outlives mgr
       UcxRendezvousMgr mgr(Options(0), {std::chrono::seconds(60), nullptr});
       const std::string port = Get(up[0]);
       Put(down[1], std::to_string(mgr.transport().port()));
@@ -296,8 +300,8 @@ int main(int argc, char** argv) {
       for (int rep = 0; rep < reps; ++rep) {
         for (size_t i = 0; i < k; ++i) {
           Put(down[1], "go");
-          weft[i].push_back(RunWeft(mgr, 0, g_sizes[i], Iterations(g_sizes[i]), chunk, &step, false));
-          chained[i].push_back(RunWeft(mgr, 0, g_sizes[i], Iterations(g_sizes[i]), chunk, &step, true));
+          weft[i].push_back(RunWeft(collectives, mgr, 0, g_sizes[i], Iterations(g_sizes[i]), chunk, &step, false));
+          chained[i].push_back(RunWeft(collectives, mgr, 0, g_sizes[i], Iterations(g_sizes[i]), chunk, &step, true));
           Get(up[0]);
           std::fprintf(stderr, "round %d: weft %lld K: %.1f us (chained %.1f us)\n", rep + 1,
                        static_cast<long long>(g_sizes[i] >> 10), weft[i].back() * 1e6, chained[i].back() * 1e6);

@@ -131,8 +131,8 @@ void MultiWorkerMirroredStrategy::ConfigureSession(SessionOptions* o) const {
   UcxRendezvousMgr* mgr = mgr_.get();
   o->rendezvous_factory = [mgr](uint64_t step) { return mgr->Find(step); };
   o->rendezvous_cleanup = [mgr](uint64_t step) { mgr->Cleanup(step); };
-  o->next_step_id = [this] {
-    if (CollectiveSteps::active()) return ++collective_steps_;
+  o->next_step_id = [this](bool collective) {
+    if (collective) return ++collective_steps_;
     return (uint64_t{1} << 62) + ++local_steps_;
   };
 }

@@ -242,7 +242,8 @@ void Executor::Impl::Process(Step* step, int first) {
       continue;
     }
     auto ctx = std::make_unique<OpKernelContext>(*it.node, device, std::move(step->inputs[id]), step->args.step_id,
-                                                 step->args.frame, step->args.rendezvous, step->cm);
+                                                 step->args.frame, step->args.rendezvous, step->cm,
+                                                 step->args.collectives);
     StepTrace* trace = step->args.trace;
     const int64_t start_us = trace != nullptr ? trace->NowMicros() : 0;
     if (it.kernel->is_async()) {

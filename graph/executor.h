@@ -25,6 +25,10 @@ struct ExecutorArgs {
   CallFrame* frame = nullptr;               // not owned
   Rendezvous* rendezvous = nullptr;         // not owned
   CancellationManager* cancellation = nullptr;  // not owned; null: the executor makes one per step
+  // Not owned; where the step's collective kernels run (their pool and watchdog). Must outlive
+  // the step's collectives (CollectiveContext's destructor waits for them); null: a collective
+  // kernel of more than one member fails with FailedPrecondition.
+  CollectiveContext* collectives = nullptr;
   StepTrace* trace = nullptr;               // not owned; when set, every kernel's run is recorded
 };
 

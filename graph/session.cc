@@ -31,12 +31,16 @@ Session::Session(Graph* graph, SessionOptions options) : graph_(graph), options_
   const int intra = options_.intra_op_threads > 0 ? options_.intra_op_threads : HardwareThreads();
   inter_op_ = std::make_unique<ThreadPool>(inter, "inter-op");
   devices_ = DeviceSet::LocalDevices(options_.num_cpu_devices, intra, options_.use_gpus, options_.job, options_.task);
+  collectives_ = std::make_unique<CollectiveContext>();
   if (options_.remote) remote_ = options_.remote(graph_);
 }
 
 Session::~Session() {
   std::lock_guard<std::mutex> l(mu_);
   cache_.clear();  // executors go before the pools they use
+  // Every Run has returned; what of its collectives is still in flight (a pool task ending) is
+  // waited for here, before the devices their reducers use go.
+  collectives_.reset();
 }
 
 size_t Session::num_compiled() const {
@@ -102,9 +106,10 @@ Status Session::RunPartitions(const Compiled& compiled, int64_t step_id, CallFra
   }
   if (owned == nullptr) return errors::Internal("step {}: the session's rendezvous_factory returned null", step_id);
   Rendezvous& rendezvous = *owned;
+  const ExecutorArgs args{.step_id = step_id, .frame = frame, .rendezvous = &rendezvous, .cancellation = cm,
+                          .collectives = collectives_.get(), .trace = trace};
   if (compiled.parts.size() == 1) {
-    Status s = compiled.parts[0].executor->Run(
-        {.step_id = step_id, .frame = frame, .rendezvous = &rendezvous, .cancellation = cm, .trace = trace});
+    Status s = compiled.parts[0].executor->Run(args);
     if (!s.ok()) rendezvous.StartAbort(s);  // peers in other processes wait on this step's keys
     return s;
   }
@@ -114,16 +119,15 @@ Status Session::RunPartitions(const Compiled& compiled, int64_t step_id, CallFra
   std::atomic<size_t> pending{compiled.parts.size()};
   Status first;
   for (const auto& part : compiled.parts) {
-    part.executor->RunAsync({.step_id = step_id, .frame = frame, .rendezvous = &rendezvous, .cancellation = cm, .trace = trace},
-                            [&](Status s) {
-                              if (!s.ok()) {
-                                rendezvous.StartAbort(s);
-                                cm->StartCancel(s);
-                              }
-                              std::lock_guard<std::mutex> l(mu);
-                              if (!s.ok() && (first.ok() || (IsSecondary(first) && !IsSecondary(s)))) first = s;
-                              if (pending.fetch_sub(1, std::memory_order_acq_rel) == 1) cv.notify_all();
-                            });
+    part.executor->RunAsync(args, [&](Status s) {
+      if (!s.ok()) {
+        rendezvous.StartAbort(s);
+        cm->StartCancel(s);
+      }
+      std::lock_guard<std::mutex> l(mu);
+      if (!s.ok() && (first.ok() || (IsSecondary(first) && !IsSecondary(s)))) first = s;
+      if (pending.fetch_sub(1, std::memory_order_acq_rel) == 1) cv.notify_all();
+    });
   }
   // Across processes this thread polls the transport while it waits (Rendezvous::DriveUntil).
   auto ended = [&] { return pending.load(std::memory_order_acquire) == 0; };
@@ -134,7 +138,7 @@ Status Session::RunPartitions(const Compiled& compiled, int64_t step_id, CallFra
 }
 
 std::vector<Tensor> Session::Run(const std::vector<std::pair<Output, Tensor>>& feeds, const std::vector<Output>& fetches,
-                                 const std::vector<Node*>& targets, StepTrace* trace) {
+                                 const std::vector<Node*>& targets, const RunOptions& options) {
   if (remote_) return remote_->Run(feeds, fetches, targets);
   std::vector<Output> feed_outputs;
   CallFrame frame;
@@ -157,14 +161,14 @@ std::vector<Tensor> Session::Run(const std::vector<std::pair<Output, Tensor>>& f
   std::shared_ptr<Compiled> compiled = Compile(feed_outputs, fetches, targets);
   frame.rets.resize(fetches.size());
   CancellationManager cm;
-  const int64_t step_id =
-      options_.next_step_id ? static_cast<int64_t>(options_.next_step_id()) : next_step_id_.fetch_add(1);
+  const int64_t step_id = options_.next_step_id ? static_cast<int64_t>(options_.next_step_id(options.collective))
+                                                : next_step_id_.fetch_add(1);
   last_step_id_ = step_id;
   {
     std::lock_guard<std::mutex> l(mu_);
     running_[step_id] = &cm;
   }
-  Status status = RunPartitions(*compiled, step_id, &frame, &cm, trace);
+  Status status = RunPartitions(*compiled, step_id, &frame, &cm, options.trace);
   if (options_.rendezvous_cleanup) options_.rendezvous_cleanup(static_cast<uint64_t>(step_id));
   {
     std::lock_guard<std::mutex> l(mu_);

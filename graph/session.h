@@ -14,7 +14,14 @@
 // rendezvous (e.g. UcxRendezvousMgr::Find), `rendezvous_cleanup(step_id)` is called when the Run
 // is over (UcxRendezvousMgr::Cleanup), and step ids count 1, 2, 3 ... per Session (or come from
 // `next_step_id`), so the k-th Run of every worker has the same id. Then Runs must be issued in
-// the same order on every worker (not concurrently). See docs/distributed.md.
+// the same order on every worker (not concurrently). A Run says itself whether it is such a
+// collective step (RunOptions::collective, handed to `next_step_id`); nothing about the calling
+// thread decides it:
+//
+//   sess.Run(feeds, {loss}, {train}, RunOptions{.collective = true});   // every worker's k-th step
+//
+// The collectives of the Session's steps run on its CollectiveContext (runtime/collectives/
+// context.h: their thread pool and watchdog), which the Session owns. See docs/distributed.md.
 //
 // Errors throw weft::Error: a missing feed names the placeholder, a feed of the wrong dtype or
 // shape names both, a kernel failure names the node. Thread-safe: Run may be called from
@@ -31,6 +38,7 @@
 
 #include "graph/device.h"
 #include "graph/executor.h"
+#include "runtime/collectives/context.h"
 
 namespace weft {
 
@@ -43,6 +51,16 @@ class RemoteRunner {
   virtual ~RemoteRunner() = default;
   virtual std::vector<Tensor> Run(const std::vector<std::pair<Output, Tensor>>& feeds,
                                   const std::vector<Output>& fetches, const std::vector<Node*>& targets) = 0;
+};
+
+// How one Run runs (TensorFlow's RunOptions). Designated initializers name what a call sets:
+// `RunOptions{.collective = true, .trace = &trace}`.
+struct RunOptions {
+  // True: the step takes part in collectives with other processes, so its id must come from the
+  // sequence every worker shares (SessionOptions::next_step_id(true)); false: a local step (its
+  // id is this process's own). Without `next_step_id` both kinds count on the Session's counter.
+  bool collective = false;
+  StepTrace* trace = nullptr;  // not owned; when set, every kernel of this step is recorded there
 };
 
 struct SessionOptions {
@@ -60,9 +78,11 @@ struct SessionOptions {
   std::function<std::shared_ptr<Rendezvous>(uint64_t step_id)> rendezvous_factory;
   // Called once when step `step_id` is over (after the rendezvous is no longer used), ok or not.
   std::function<void(uint64_t step_id)> rendezvous_cleanup;
-  // The id of the next Run; unset: a per-Session counter 1, 2, 3 ... (deterministic across
-  // processes that issue the same Runs in the same order).
-  std::function<uint64_t()> next_step_id;
+  // The id of the next Run, called with that Run's RunOptions::collective (a multi-worker strategy
+  // keeps two sequences: collective steps share ids across workers, local ones must not collide
+  // with them); unset: a per-Session counter 1, 2, 3 ... for both kinds (deterministic across
+  // processes that issue the same Runs in the same order). Called on the thread that calls Run.
+  std::function<uint64_t(bool collective)> next_step_id;
   // When set, every Run goes to the runner it makes for the graph (a cluster's servers hold the
   // variables then: vars() and Partitions() describe nothing; traces are not recorded).
   std::function<std::unique_ptr<RemoteRunner>(Graph*)> remote;
@@ -73,9 +93,13 @@ class Session {
   explicit Session(Graph* graph, SessionOptions options = {});  // graph: not owned
   ~Session();
 
-  // With `trace`, every kernel of this step is recorded there (graph/step_trace.h).
   std::vector<Tensor> Run(const std::vector<std::pair<Output, Tensor>>& feeds, const std::vector<Output>& fetches,
-                          const std::vector<Node*>& targets = {}, StepTrace* trace = nullptr);
+                          const std::vector<Node*>& targets, const RunOptions& options);
+  // A local step; with `trace`, every kernel of this step is recorded there (graph/step_trace.h).
+  std::vector<Tensor> Run(const std::vector<std::pair<Output, Tensor>>& feeds, const std::vector<Output>& fetches,
+                          const std::vector<Node*>& targets = {}, StepTrace* trace = nullptr) {
+    return Run(feeds, fetches, targets, RunOptions{.trace = trace});
+  }
   // By tensor name ("x:0", "x") for feeds and fetches and node name for targets.
   std::vector<Tensor> Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
                           const std::vector<std::string>& fetches, const std::vector<std::string>& targets);
@@ -90,6 +114,8 @@ class Session {
                                                                const std::vector<Output>& fetches,
                                                                const std::vector<Node*>& targets = {});
   Graph* graph() const { return graph_; }
+  // The context the collectives of this Session's steps run on (for tests and tools).
+  CollectiveContext& collectives() const { return *collectives_; }
   // Number of compiled signatures in the cache (for tests).
   size_t num_compiled() const;
   // The id of the latest Run that started (0 before the first).
@@ -107,6 +133,9 @@ class Session {
   std::unique_ptr<ThreadPool> inter_op_;
   DeviceSet devices_;
   VarStore vars_;
+  // After devices_ (a GPU member's reducer uses its device), before the executors in cache_ that
+  // hand it to kernels; its destructor cancels and waits for the collectives still running.
+  std::unique_ptr<CollectiveContext> collectives_;
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<Compiled>> cache_;
   std::atomic<int64_t> next_step_id_{1};

@@ -28,7 +28,7 @@ std::vector<std::string> VarStore::Names() const {
 
 OpKernelContext::OpKernelContext(const Node& node, const DeviceContext& device, std::vector<Tensor> inputs,
                                  int64_t step_id, CallFrame* frame, Rendezvous* rendezvous,
-                                 CancellationManager* cancellation)
+                                 CancellationManager* cancellation, CollectiveContext* collectives)
     : node_(node),
       device_(device),
       inputs_(std::move(inputs)),
@@ -36,7 +36,8 @@ OpKernelContext::OpKernelContext(const Node& node, const DeviceContext& device, 
       step_id_(step_id),
       frame_(frame),
       rendezvous_(rendezvous),
-      cancellation_(cancellation) {}
+      cancellation_(cancellation),
+      collectives_(collectives) {}
 
 Var* OpKernelContext::var(int i) const {
   const Output& src = node_.input(i);

@@ -32,6 +32,7 @@
 namespace weft {
 
 class Rendezvous;  // runtime/rendezvous.h (the partitioner's Send/Recv use it)
+class CollectiveContext;  // runtime/collectives/context.h (the collective kernels use it)
 class GpuContext;  // core/cuda/gpu_context.h (CUDA builds)
 
 // A variable's storage (state ops read and update it in place, under `mu`).
@@ -72,7 +73,8 @@ struct DeviceContext {
 class OpKernelContext {
  public:
   OpKernelContext(const Node& node, const DeviceContext& device, std::vector<Tensor> inputs, int64_t step_id,
-                  CallFrame* frame, Rendezvous* rendezvous, CancellationManager* cancellation);
+                  CallFrame* frame, Rendezvous* rendezvous, CancellationManager* cancellation,
+                  CollectiveContext* collectives = nullptr);
 
   const Node& node() const { return node_; }
   int num_inputs() const { return static_cast<int>(inputs_.size()); }
@@ -94,6 +96,8 @@ class OpKernelContext {
   CallFrame* call_frame() const { return frame_; }
   Rendezvous* rendezvous() const { return rendezvous_; }
   CancellationManager* cancellation() const { return cancellation_; }
+  // The step's collective context (ExecutorArgs::collectives); null when the step has none.
+  CollectiveContext* collectives() const { return collectives_; }
 
  private:
   const Node& node_;
@@ -104,6 +108,7 @@ class OpKernelContext {
   CallFrame* frame_;
   Rendezvous* rendezvous_;
   CancellationManager* cancellation_;
+  CollectiveContext* collectives_;
 };
 
 class OpKernel {

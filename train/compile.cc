@@ -82,8 +82,7 @@ void Model::Compile(CompileOptions o) {
     session_->Run({}, {}, {init});
   }
   if (c_->broadcast != nullptr) {  // every worker starts from the chief's values
-    Strategy::CollectiveSteps collective;
-    session_->Run({}, {}, {c_->broadcast});
+    session_->Run({}, {}, {c_->broadcast}, RunOptions{.collective = true});
   }
   if (c_->broadcast != nullptr && c_->sync_mirrors != nullptr) session_->Run({}, {}, {c_->sync_mirrors});
   step_ = 0;

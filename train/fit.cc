@@ -103,8 +103,8 @@ Logs Model::TrainOnBatch(const Tensor& x, const Tensor& y) {
     feeds.emplace_back(c_->global_batch, Tensor::Scalar<float>(static_cast<float>(x.shape().dim(0))));
   }
   StepTrace* trace = std::exchange(trace_next_, nullptr);
-  Strategy::CollectiveSteps collective;  // across workers, every worker runs this step together
-  std::vector<Tensor> out = session_->Run(feeds, fetches, {c_->train}, trace);
+  // Across workers every worker runs this step together: its id comes from the shared sequence.
+  std::vector<Tensor> out = session_->Run(feeds, fetches, {c_->train}, RunOptions{.collective = true, .trace = trace});
   ++step_;
   Logs logs = {{"loss", out[0].scalar<float>()()}};
   for (size_t i = 0; i < c_->metric_names.size(); ++i) logs[c_->metric_names[i]] = out[i + 1].scalar<float>()();
@@ -214,7 +214,8 @@ Logs Model::EvaluateBatches(const Dataset& data) {
                  batch.size());
     Tensor bx = batch[0], by = batch[1];
     PrepareArrays(name_, input_shape(), c_->y, &bx, &by, "Evaluate");
-    std::vector<Tensor> out = session_->Run({{c_->x, bx}, {c_->y, by}}, fetches);
+    // A local step: each worker evaluates on its own (its metrics are not all-reduced).
+    std::vector<Tensor> out = session_->Run({{c_->x, bx}, {c_->y, by}}, fetches, {}, RunOptions{.collective = false});
     Logs logs = {{"loss", out[0].scalar<float>()()}};
     for (size_t i = 0; i < c_->metric_names.size(); ++i) logs[c_->metric_names[i]] = out[i + 1].scalar<float>()();
     avg.Add(logs, bx.shape().dim(0));

@@ -227,8 +227,7 @@ void Model::LoadWeights(const std::string& path) {
     session_->Run(feeds, {}, {c_->restore});
   }
   if (c_->broadcast != nullptr) {  // across workers (each loads): the chief's values win
-    Strategy::CollectiveSteps collective;
-    session_->Run({}, {}, {c_->broadcast});
+    session_->Run({}, {}, {c_->broadcast}, RunOptions{.collective = true});
   }
   if (c_->sync_mirrors != nullptr) session_->Run({}, {}, {c_->sync_mirrors});  // copy 0 -> every replica
   step_ = session_->Run({}, {c_->step})[0].scalar<int64_t>()();

@@ -11,7 +11,6 @@ namespace weft {
 namespace {
 
 thread_local const Strategy* current_strategy = nullptr;
-thread_local bool collective_steps = false;
 
 // Full local CPU names for specs like "/device:CPU:1", "CPU:1" or "/cpu:1".
 std::string Canonical(const std::string& device) {
@@ -51,9 +50,6 @@ Strategy::Strategy(std::vector<std::string> devices, std::vector<std::string> gr
                devices_.size(), group_.size());
 }
 
-Strategy::CollectiveSteps::CollectiveSteps() : previous_(collective_steps) { collective_steps = true; }
-Strategy::CollectiveSteps::~CollectiveSteps() { collective_steps = previous_; }
-bool Strategy::CollectiveSteps::active() { return collective_steps; }
 Strategy::~Strategy() = default;
 
 int Strategy::num_cpu_devices() const {

@@ -47,23 +47,12 @@ class Strategy {
   // The chief writes checkpoints and summaries; every process of a one-process strategy is.
   virtual bool is_chief() const { return true; }
   // Plugs the strategy's cross-process rendezvous and step ids into a model's session (nothing in
-  // one process).
+  // one process). The model marks the Runs that take part in collectives across workers
+  // (training steps, the broadcast of the chief's values) with RunOptions::collective, and the
+  // strategy's SessionOptions::next_step_id gives those ids from the sequence every worker shares.
   virtual void ConfigureSession(SessionOptions* options) const {}
   // How long a collective member waits for the others before failing (the ops' timeout_seconds).
   virtual double collective_timeout_seconds() const { return 60.0; }
-  // RAII: the Runs this thread starts while it lives take part in collectives across workers, so
-  // their step ids come from the sequence every worker shares (other Runs use local ids).
-  class CollectiveSteps {
-   public:
-    CollectiveSteps();
-    ~CollectiveSteps();
-    CollectiveSteps(const CollectiveSteps&) = delete;
-    CollectiveSteps& operator=(const CollectiveSteps&) = delete;
-    static bool active();
-
-   private:
-    bool previous_;
-  };
   // True: a variable has one component per replica. False: one variable on variable_device().
   virtual bool mirrored() const = 0;
   virtual std::string variable_device() const { return devices_.front(); }

@@ -33,6 +33,7 @@ Server::Server(ClusterSpec cluster, TaskId task, ServerOptions options) : option
   const int intra = options_.intra_op_threads > 0 ? options_.intra_op_threads : HardwareThreads();
   devices_ = DeviceSet::LocalCpus(options_.num_cpu_devices, intra, task.job, task.index);
   inter_op_ = std::make_unique<ThreadPool>(inter, "inter-op");
+  collectives_ = std::make_unique<CollectiveContext>();
   callback_pool_ = std::make_unique<ThreadPool>(1, "recv-callbacks");
   control_pool_ = std::make_unique<ThreadPool>(1, "control");
   UcxTransportOptions t = options_.transport;
@@ -67,6 +68,9 @@ Server::~Server() {
   control_pool_.reset();  // drains requests already queued (they fail fast now)
   mgr_.reset();
   callback_pool_.reset();
+  // The steps have ended (or were cancelled above) and their rendezvous, which held what their
+  // collectives still waited for, are gone: the context's wait for its collectives is short.
+  collectives_.reset();
   graphs_.clear();
   inter_op_.reset();
 }
@@ -211,7 +215,7 @@ void Server::RunStep(RunStepRequest request, std::function<void(const Status&, R
   reg.reset();  // the step holds the graph now
   for (Executor* part : parts) {
     part->RunAsync({.step_id = static_cast<int64_t>(step->id), .frame = frame.get(), .rendezvous = step->rendezvous.get(),
-                    .cancellation = &step->cm},
+                    .cancellation = &step->cm, .collectives = collectives_.get()},
                    [this, step, frame, state, fetches, done](Status s) {
                      if (!s.ok()) {
                        step->rendezvous->StartAbort(s);

@@ -18,7 +18,9 @@
 //   Cleanup(step_id)                            forgets the step (its rendezvous and abort record)
 //   Health()                                    task, devices, graphs, steps running
 // A step's rendezvous is dropped when RunStep finishes here (every Recv of this task has completed
-// by then). Variables live in the server's VarStore across steps and graphs, as on a TF worker.
+// by then). Variables live in the server's VarStore across steps and graphs, as on a TF worker;
+// the collectives of its steps run on the server's own CollectiveContext (runtime/collectives/
+// context.h), which the destructor closes once the steps have ended.
 // Thread-safe.
 #pragma once
 
@@ -33,6 +35,7 @@
 #include "distributed/ucx_rendezvous.h"
 #include "graph/device.h"
 #include "graph/executor.h"
+#include "runtime/collectives/context.h"
 
 namespace weft {
 
@@ -94,6 +97,7 @@ class Server {
   DeviceSet devices_;
   VarStore vars_;
   std::unique_ptr<ThreadPool> inter_op_;
+  std::unique_ptr<CollectiveContext> collectives_;  // handed to every step's kernels
   std::unique_ptr<ThreadPool> callback_pool_;  // Recv callbacks of remote keys (outlives mgr_)
   std::unique_ptr<ThreadPool> control_pool_;   // control requests run here, off the progress thread
   std::unique_ptr<UcxRendezvousMgr> mgr_;

@@ -190,8 +190,9 @@ struct Ring : std::enable_shared_from_this<Ring> {
   }
   // Every Recv asks that its chunk land where it belongs in `out` (across processes UCX's
   // rendezvous then writes it there: no receive buffer, no copy). Each is posted one step ahead of
-  // its chunk, as the pipeline reaches it. (Posting all of them at the start cost 2-worker
-  // mnist_cnn training 20-40% more per step here, although an all-reduce alone did not slow down.)
+  // its chunk, as the pipeline reaches it, not all at the start: that many outstanding receives
+  // slowed whole training steps across workers, although an all-reduce alone did not slow down
+  // (bench/README.md, All-reduce).
   //
   // Reduce-scatter step t of piece j: receive segment r - t - 1 from prev, merge our input's part
   // into it and pass the result on; after n - 1 steps segment r + 1 is complete and its
@@ -237,9 +238,9 @@ struct Ring : std::enable_shared_from_this<Ring> {
     }, FlatSlice(out, lo, len, c->reducer()));
   }
   // Chunks are merged and copied on the thread that received them (across processes: the
-  // transport's progress thread), as MPI's single progress engine does. Handing chunks of 256 KiB
-  // and more to the collective pool made the pool's thread compete with both processes' spinning
-  // progress threads on this 2-core machine: 16 MiB took 7.3 ms that way, 4.1 ms inline.
+  // transport's progress thread), as MPI's single progress engine does. Handing large chunks to
+  // the collective pool made the pool's thread compete with both processes' spinning progress
+  // threads where cores are few, and large all-reduces took much longer (bench/README.md).
   static constexpr bool kInline = true;
 };
 
@@ -256,8 +257,8 @@ void RingAllReduce(const std::shared_ptr<Collective>& c, const Tensor& input) {
   const int64_t elem = static_cast<int64_t>(DTypeSize(input.dtype()));
   ring->unit = std::max<int64_t>(1, static_cast<int64_t>(kTensorAlignment) / elem);
   // Segments are cut into chunks of chunk_bytes (1 MiB by default), not finer: every message costs
-  // a header, a rendezvous and a wake-up of its own, and on this 2-core machine a 1 MiB all-reduce
-  // took 48-87 us as 1 chunk per segment, 59-131 as 2 and 68-144 as 4 (MPI: 58-106).
+  // a header, a rendezvous and a wake-up of its own, so finer chunks made a 1 MiB all-reduce
+  // slower, not faster (bench/README.md, All-reduce).
   ring->chunk = std::max<int64_t>(1, c->params().chunk_bytes / elem);
   ring->chunk = (ring->chunk + ring->unit - 1) / ring->unit * ring->unit;
   int64_t longest = 0;
@@ -375,7 +376,7 @@ void HierarchicalAllReduce(const std::shared_ptr<Collective>& c, const Tensor& i
       for (size_t k = 1; k < local.size(); ++k) c->Send(local[k], "h_out", out);
       c->Finish(out);
     };
-    auto lc = Collective::Create(sub, c->rendezvous(), leaders_done);
+    auto lc = Collective::Create(sub, c->context(), c->rendezvous(), leaders_done);
     lc->Start(merged.dtype());
     if (sub.group_size == 1) {
       lc->Finish(merged);

@@ -2,81 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <condition_variable>
 #include <cstring>
-#include <map>
 #include <set>
 
 #include "runtime/rendezvous.h"
 
 namespace weft {
-namespace {
-
-// One thread for the whole process that fails collectives waiting past their deadline. It sleeps
-// while no collective is running.
-class Watchdog {
- public:
-  static Watchdog& Get() {
-    static Watchdog w;
-    return w;
-  }
-  uint64_t Add(std::weak_ptr<Collective> c) {
-    std::lock_guard<std::mutex> l(mu_);
-    const uint64_t id = ++next_id_;
-    active_.emplace(id, std::move(c));
-    if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
-    // Only a watchdog asleep for good needs waking: one in its 50 ms wait checks then anyway.
-    // (Waking it whenever no collective was running cost back-to-back small collectives a
-    // thread wake-up each, a context switch on a machine whose cores spin in UCX progress.)
-    if (idle_) cv_.notify_all();
-    return id;
-  }
-  void Remove(uint64_t id) {
-    std::lock_guard<std::mutex> l(mu_);
-    active_.erase(id);
-  }
-  ~Watchdog() {
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      stop_ = true;
-      cv_.notify_all();
-    }
-    if (thread_.joinable()) thread_.join();
-  }
-
- private:
-  void Loop() {
-    std::unique_lock<std::mutex> l(mu_);
-    while (!stop_) {
-      if (active_.empty()) {
-        idle_ = true;
-        cv_.wait(l, [&] { return stop_ || !active_.empty(); });
-        idle_ = false;
-        continue;
-      }
-      cv_.wait_for(l, std::chrono::milliseconds(50));
-      std::vector<std::shared_ptr<Collective>> live;
-      for (auto& [id, weak] : active_) {
-        if (auto c = weak.lock()) live.push_back(std::move(c));
-      }
-      l.unlock();
-      const auto now = std::chrono::steady_clock::now();
-      for (auto& c : live) c->CheckDeadline(now);
-      live.clear();  // a collective's last reference may go here: outside the lock
-      l.lock();
-    }
-  }
-
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::map<uint64_t, std::weak_ptr<Collective>> active_;
-  uint64_t next_id_ = 0;
-  bool stop_ = false;
-  bool idle_ = false;  // the thread waits until a collective comes
-  std::thread thread_;
-};
-
-}  // namespace
 
 std::string TaskOf(const std::string& device) { return device.substr(0, device.find("/device:")); }
 
@@ -118,7 +49,8 @@ bool AllInOneTask(const std::vector<std::string>& devices) {
 }
 
 std::string CollectiveKey(const CollectiveParams& p, int from, int to, const std::string& what) {
-  // Built by hand: two per message of every collective, and fmt::format cost ~0.3 us each here.
+  // Built by hand, not with fmt::format: two are built per message of every collective, and the
+  // formatting's cost showed in small all-reduces (bench/README.md, All-reduce).
   const std::string& a = p.devices[static_cast<size_t>(from)];
   const std::string& b = p.devices[static_cast<size_t>(to)];
   const std::string group = std::to_string(p.group_key), instance = std::to_string(p.instance_key);
@@ -142,17 +74,19 @@ Tensor FlatSlice(const Tensor& t, int64_t begin, int64_t n, TensorShape shape, c
   return Tensor::FromBuffer(t.dtype(), std::move(shape), std::move(buffer));
 }
 
-std::shared_ptr<Collective> Collective::Create(CollectiveParams params, Rendezvous* rendezvous, Done done) {
-  return std::shared_ptr<Collective>(new Collective(std::move(params), rendezvous, std::move(done)));
+std::shared_ptr<Collective> Collective::Create(CollectiveParams params, CollectiveContext* context, Rendezvous* rendezvous,
+                                               Done done) {
+  WEFT_REQUIRE(context != nullptr, "{}: a collective needs a CollectiveContext", params.what);
+  std::shared_ptr<Collective> c(new Collective(std::move(params), context, rendezvous, std::move(done)));
+  c->watch_id_ = context->Watch(c);
+  return c;
 }
 
-Collective::Collective(CollectiveParams params, Rendezvous* rendezvous, Done done)
-    : p_(std::move(params)), rendezvous_(rendezvous), done_(std::move(done)),
+Collective::Collective(CollectiveParams params, CollectiveContext* context, Rendezvous* rendezvous, Done done)
+    : p_(std::move(params)), context_(context), rendezvous_(rendezvous), done_(std::move(done)),
       waiting_(static_cast<size_t>(p_.group_size), 0) {}
 
-Collective::~Collective() {
-  if (watch_id_ != 0) Watchdog::Get().Remove(watch_id_);
-}
+Collective::~Collective() { context_->Forget(watch_id_); }
 
 std::string Collective::Describe() const {
   return fmt::format("{}: group {} instance {} rank {} of {}", p_.what, p_.group_key, p_.instance_key, p_.rank,
@@ -165,7 +99,6 @@ void Collective::Start(DType dtype) {
   starting_ = true;
   Enter();
   deadline_ = std::chrono::steady_clock::now() + p_.timeout;
-  watch_id_ = Watchdog::Get().Add(weak_from_this());
 }
 
 void Collective::EndStart() {
@@ -205,16 +138,11 @@ void Collective::End(const Status& status, const Tensor& output) {
   Deliver(status, output);
 }
 
-ThreadPool& Collective::Pool() {
-  static ThreadPool pool(HardwareThreads(), "collective");
-  return pool;
-}
-
 void Collective::Deliver(const Status& status, const Tensor& output) {
   // Across processes the end often comes on the transport's progress thread: what follows the
   // collective (the executor runs the next kernels) must not run there.
   if (p_.complete_on_pool && std::this_thread::get_id() != start_thread_) {
-    Pool().Schedule([done = done_, status, output] { done(status, output); });
+    context_->pool().Schedule([done = done_, status, output] { done(status, output); });
     return;
   }
   done_(status, output);
@@ -288,7 +216,7 @@ void Collective::RunLocal(std::function<void()> fn, bool cheap) {
   if (cheap || (starting_.load() && std::this_thread::get_id() == start_thread_)) {
     guarded();
   } else {
-    Pool().Schedule(std::move(guarded));
+    context_->pool().Schedule(std::move(guarded));
   }
 }
 
@@ -297,7 +225,7 @@ void Collective::Finish(const Tensor& output) { End(Status(), output); }
 void Collective::Fail(const Status& status) { End(status, Tensor()); }
 
 void Collective::CheckDeadline(std::chrono::steady_clock::time_point now) {
-  if (ended() || now < deadline_) return;
+  if (ended() || now < deadline_.load()) return;
   std::string missing;
   {
     std::lock_guard<std::mutex> l(mu_);

@@ -17,6 +17,14 @@
 // in this process or in other tasks), each running the same collective op with the same
 // (group_key, instance_key) in the same step, computing one result together.
 //
+//   CollectiveContext ctx;                       // context.h: the pool and watchdog (a Session's)
+//   LocalRendezvous rendezvous;                  // the step's (runtime/rendezvous.h)
+//   CollectiveParams p{.group_size = 2, .rank = 0, .devices = {cpu0, cpu1}};
+//   auto c = Collective::Create(p, &ctx, &rendezvous, [](const Status& s, const Tensor& sum) { ... });
+//   c->Start(x.dtype());
+//   RingAllReduce(c, x);                         // algorithms.h; member 1 does the same on cpu1
+//   c->EndStart();                               // `done` may run from here on, exactly once
+//
 // Every message from member a to member b goes through the step's Rendezvous under the key
 //   "{device_a};0;{device_b};_coll/{group_key}/{instance_key}/{what};0:0"
 // (the partitioner's format), so a LocalRendezvous carries it within a process and UcxRendezvous
@@ -24,8 +32,9 @@
 // Recv, and end it with Finish(output) or Fail(status); the first end wins and calls `done` once.
 //
 // A member that waits longer than `timeout` for a message fails with DeadlineExceeded naming the
-// group, the instance and the ranks (and devices) it still waits for. A message of the wrong
-// dtype or size fails with InvalidArgument naming the member that sent it.
+// group, the instance and the ranks (and devices) it still waits for (its context's watchdog
+// checks). A message of the wrong dtype or size fails with InvalidArgument naming the member that
+// sent it.
 #pragma once
 
 #include <atomic>
@@ -40,6 +49,7 @@
 #include "core/status.h"
 #include "core/tensor.h"
 #include "core/threadpool.h"
+#include "runtime/collectives/context.h"
 #include "runtime/collectives/reduce.h"
 
 namespace weft {
@@ -58,7 +68,7 @@ struct CollectiveParams {
   std::string algorithm = "auto";  // AllReduce: auto, shared, ring, recursive_doubling
   int64_t chunk_bytes = 1 << 20;   // ring: the pipeline's chunk
   std::chrono::milliseconds timeout{60000};
-  // `done` runs on the collective pool unless on the starting thread (the kernels set it across
+  // `done` runs on the context's pool unless on the starting thread (the kernels set it across
   // processes: the end often comes on UCX's progress thread, where the executor's next kernels
   // must not run).
   bool complete_on_pool = false;
@@ -86,14 +96,17 @@ inline Tensor FlatSlice(const Tensor& t, int64_t begin, int64_t n, const Reducer
 class Collective : public std::enable_shared_from_this<Collective> {
  public:
   using Done = std::function<void(const Status& status, const Tensor& output)>;
-  // rendezvous: not owned, must outlive the collective's end.
-  static std::shared_ptr<Collective> Create(CollectiveParams params, Rendezvous* rendezvous, Done done);
+  // context: not owned, not null, must outlive the collective (context.h); rendezvous: not owned,
+  // must outlive the collective's end.
+  static std::shared_ptr<Collective> Create(CollectiveParams params, CollectiveContext* context, Rendezvous* rendezvous,
+                                            Done done);
   ~Collective();
 
   const CollectiveParams& params() const { return p_; }
   int rank() const { return p_.rank; }
   int size() const { return p_.group_size; }
   const Reducer& reducer() const { return *p_.reducer; }
+  CollectiveContext* context() const { return context_; }
   Rendezvous* rendezvous() const { return rendezvous_; }
 
   // Hands `value` to member `to`; a failure ends the collective with it.
@@ -105,15 +118,16 @@ class Collective : public std::enable_shared_from_this<Collective> {
   static constexpr int64_t kUnchecked = -2;
   void Recv(int from, const std::string& what, int64_t expect_elements, std::function<void(const Tensor&)> fn,
             const Tensor& into = Tensor());
-  // Runs `fn` now when called on the thread that started this member, else on the process's
-  // collective thread pool (so members started on different threads reduce in parallel; not on a
+  // Runs `fn` now when called on the thread that started this member, else on its context's
+  // thread pool (so members started on different threads reduce in parallel; not on a
   // device's intra-op pool, whose threads must never run what follows the collective).
   // `cheap` work runs at once on any thread (a hand-over to the pool would cost more).
   void RunLocal(std::function<void()> fn, bool cheap = false);
   void Finish(const Tensor& output);
   void Fail(const Status& status);
   bool ended() const { return ended_.load(); }
-  // Called by the watchdog: fails with DeadlineExceeded if the collective is still waiting.
+  // Called by the context's watchdog: fails with DeadlineExceeded if the collective is still
+  // waiting past its deadline (none before Start).
   void CheckDeadline(std::chrono::steady_clock::time_point now);
   // Marks the start (the calling thread is this member's own) and arms the timeout; the end is
   // reported (done called) no earlier than EndStart.
@@ -121,7 +135,7 @@ class Collective : public std::enable_shared_from_this<Collective> {
   void EndStart();
 
  private:
-  Collective(CollectiveParams params, Rendezvous* rendezvous, Done done);
+  Collective(CollectiveParams params, CollectiveContext* context, Rendezvous* rendezvous, Done done);
   std::string Describe() const;
   // While any code of this member runs (its start, a Recv callback, a RunLocal task), its end is
   // held back, so the step (and its rendezvous) outlives that code.
@@ -139,16 +153,17 @@ class Collective : public std::enable_shared_from_this<Collective> {
   };
   void End(const Status& status, const Tensor& output);
   void Deliver(const Status& status, const Tensor& output);
-  static ThreadPool& Pool();  // the process's collective thread pool
 
   CollectiveParams p_;
+  CollectiveContext* context_;
   Rendezvous* rendezvous_;
   Done done_;
   DType dtype_ = DType::kInvalid;
   std::atomic<bool> ended_{false};
   std::atomic<bool> starting_{false};
   std::thread::id start_thread_;
-  std::chrono::steady_clock::time_point deadline_;
+  // Set by Start, read by the watchdog's thread.
+  std::atomic<std::chrono::steady_clock::time_point> deadline_{std::chrono::steady_clock::time_point::max()};
   uint64_t watch_id_ = 0;
   std::mutex mu_;
   std::vector<int> waiting_;  // per rank: messages still expected from it

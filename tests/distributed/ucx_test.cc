@@ -159,7 +159,8 @@ const char* const kTransports[] = {"tcp,self", "posix,sysv,cma,self,tcp"};
 // One task's member of all-reduces (ring with a small chunk, and recursive doubling) with the other
 // task through UcxRendezvous, then its two members of hierarchical all-reduces; checks the sums of
 // all members' inputs, bit for bit.
-void CollectiveMember(UcxRendezvousMgr& mgr, int task) {
+// `context` must outlive `mgr` (whose steps' rendezvous hold the members until cleaned up).
+void CollectiveMember(CollectiveContext& context, UcxRendezvousMgr& mgr, int task) {
   uint64_t step = 1000;
   for (const char* algorithm : {"ring", "recursive_doubling"}) {
     for (int64_t elems : {0, 5, 1001, 300000}) {
@@ -184,7 +185,7 @@ void CollectiveMember(UcxRendezvousMgr& mgr, int task) {
       auto promise = std::make_shared<std::promise<Received>>();
       std::future<Received> future = promise->get_future();
       auto r = mgr.Find(++step);
-      auto c = Collective::Create(p, r.get(), [promise](const Status& s, const Tensor& out) {
+      auto c = Collective::Create(p, &context, r.get(), [promise](const Status& s, const Tensor& out) {
         promise->set_value({s, out, false, 0});
       });
       c->Start(DType::kFloat32);
@@ -229,7 +230,7 @@ void CollectiveMember(UcxRendezvousMgr& mgr, int task) {
       REQUIRE(ChooseAllReduce(p, elems * 4) == "hierarchical");
       auto promise = std::make_shared<std::promise<Received>>();
       results.push_back(promise->get_future());
-      members.push_back(Collective::Create(p, r.get(), [promise](const Status& s, const Tensor& out) {
+      members.push_back(Collective::Create(p, &context, r.get(), [promise](const Status& s, const Tensor& out) {
         promise->set_value({s, out, false, 0});
       }));
     }
@@ -262,6 +263,7 @@ TEST_CASE("ucx child") {
   ChildFds(&in_fd, &out_fd);
   UcxTransportOptions options = Options(1, std::getenv("WEFT_UCX_CHILD_TLS"));
   options.measure_eager_threshold = std::string(scenario) == "threshold";
+  CollectiveContext collectives;  // outlives mgr
   UcxRendezvousMgr mgr(options, {std::chrono::seconds(20), nullptr});
   Handshake(mgr, in_fd, out_fd, 0);
   const std::string which = scenario;
@@ -292,7 +294,7 @@ TEST_CASE("ucx child") {
     CHECK(mgr.Find(101)->Send(Key(1, 0, "ack"), {}, Tensor::Scalar<int64_t>(mgr.transport().num_rejected()), false)
               .ok());
   } else if (which == "collective") {
-    CollectiveMember(mgr, 1);
+    CollectiveMember(collectives, mgr, 1);
   } else if (which == "threshold") {
     // Echo `n` uint8 tensors z0.. (sizes chosen by the parent around its measured threshold).
     const int n = std::stoi(ReadLine(in_fd, std::chrono::seconds(20)));
@@ -432,9 +434,10 @@ TEST_CASE("ucx: ring, recursive-doubling and hierarchical all-reduce between two
   for (const std::string tls : kTransports) {
     CAPTURE(tls);
     Child child("ucx child", {{"WEFT_UCX_CHILD", "collective"}, {"WEFT_UCX_CHILD_TLS", tls}});
+    CollectiveContext collectives;  // outlives mgr
     UcxRendezvousMgr mgr(Options(0, tls), {std::chrono::seconds(20), nullptr});
     Handshake(mgr, child.from_child, child.to_child, 1);
-    CollectiveMember(mgr, 0);
+    CollectiveMember(collectives, mgr, 0);
     CHECK(ReadLine(child.from_child, std::chrono::seconds(30)) == "done");
     WriteLine(child.to_child, "bye");
     CHECK(child.Wait(std::chrono::seconds(20)) == 0);

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <map>
+#include <thread>
 
 #include "runtime/rendezvous.h"
 #include "graph/session.h"
@@ -127,12 +128,32 @@ TEST_CASE("rendezvous_factory, rendezvous_cleanup and step ids for steps across 
   }
   SUBCASE("next_step_id gives the ids") {
     uint64_t next = 100;
-    opts.next_step_id = [&] { return next += 2; };
+    opts.next_step_id = [&](bool) { return next += 2; };
     Session sess(&g, opts);
     sess.Run({{x, v}}, {b});
     sess.Run({{x, v}}, {b});
     CHECK(sess.last_step_id() == 104);
     CHECK(cleaned == std::vector<uint64_t>{102, 104});
+  }
+  SUBCASE("each Run says whether it is a collective step, whatever thread runs it") {
+    // As a multi-worker strategy does: collective steps count from 1 everywhere, local ones apart.
+    constexpr uint64_t kLocal = uint64_t{1} << 62;
+    std::vector<bool> asked;
+    uint64_t collective_ids = 0, local_ids = 0;
+    opts.next_step_id = [&](bool collective) {
+      asked.push_back(collective);
+      return collective ? ++collective_ids : kLocal + ++local_ids;
+    };
+    Session sess(&g, opts);
+    sess.Run({{x, v}}, {b});  // compiles on this thread; a local step
+    std::thread other([&] { sess.Run({{x, v}}, {b}, {}, RunOptions{.collective = true}); });
+    other.join();
+    CHECK(sess.last_step_id() == 1);
+    std::thread local([&] { sess.Run({{x, v}}, {b}); });
+    local.join();
+    sess.Run({{x, v}}, {b}, {}, RunOptions{.collective = true});
+    CHECK(asked == std::vector<bool>{false, true, false, true});
+    CHECK(cleaned == std::vector<uint64_t>{kLocal + 1, 1, kLocal + 2, 2});
   }
   SUBCASE("an aborted rendezvous fails the step; cleanup still runs") {
     opts.rendezvous_factory = [&](uint64_t step) {

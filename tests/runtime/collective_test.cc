@@ -9,7 +9,9 @@
 #include <thread>
 
 #include "runtime/collectives/algorithms.h"
+#include "runtime/collectives/context.h"
 #include "runtime/rendezvous.h"
+#include "graph/executor.h"
 #include "graph/session.h"
 #include "ops/collective.h"
 #include "ops/framework.h"
@@ -374,6 +376,7 @@ TEST_CASE("collectives: hierarchical all-reduce when tasks have several members 
       CAPTURE(n);
       CAPTURE(elems);
       const TensorShape shape({elems});
+      CollectiveContext context;  // outlives the rendezvous, which releases the members
       LocalRendezvous rendezvous;
       std::vector<std::future<Tensor>> results;
       std::vector<std::thread> threads;
@@ -391,8 +394,8 @@ TEST_CASE("collectives: hierarchical all-reduce when tasks have several members 
         REQUIRE(ChooseAllReduce(p, elems * 4) == "hierarchical");
         auto promise = std::make_shared<std::promise<Tensor>>();
         results.push_back(promise->get_future());
-        threads.emplace_back([p, promise, &rendezvous, dt = DType::kFloat32, shape, r] {
-          auto c = Collective::Create(p, &rendezvous, [promise](const Status& s, const Tensor& out) {
+        threads.emplace_back([p, promise, &context, &rendezvous, dt = DType::kFloat32, shape, r] {
+          auto c = Collective::Create(p, &context, &rendezvous, [promise](const Status& s, const Tensor& out) {
             if (s.ok()) {
               promise->set_value(out);
             } else {
@@ -425,6 +428,7 @@ TEST_CASE("collectives: a member reducing on the host refuses a device tensor, n
   // the host (HostReducer) and must not read it as host memory.
   const std::vector<std::string> devices = {"/job:worker/replica:0/task:0/device:CPU:0",
                                             "/job:worker/replica:0/task:1/device:GPU:0"};
+  CollectiveContext context;  // outlives the rendezvous, which releases the members
   LocalRendezvous rendezvous;
   std::vector<std::future<Status>> results;
   std::vector<std::thread> threads;
@@ -444,8 +448,9 @@ TEST_CASE("collectives: a member reducing on the host refuses a device tensor, n
                                                                               MemoryKind::kDevice, [host] {}));
     auto promise = std::make_shared<std::promise<Status>>();
     results.push_back(promise->get_future());
-    threads.emplace_back([p, promise, &rendezvous, input] {
-      auto c = Collective::Create(p, &rendezvous, [promise](const Status& s, const Tensor&) { promise->set_value(s); });
+    threads.emplace_back([p, promise, &context, &rendezvous, input] {
+      auto c = Collective::Create(p, &context, &rendezvous,
+                                  [promise](const Status& s, const Tensor&) { promise->set_value(s); });
       c->Start(DType::kFloat32);
       RecursiveDoublingAllReduce(c, input);
       c->EndStart();
@@ -458,4 +463,76 @@ TEST_CASE("collectives: a member reducing on the host refuses a device tensor, n
   CHECK_MESSAGE(s.message().find("received a device tensor") != std::string::npos, s.message());
   CHECK_MESSAGE(s.message().find("from member 1") != std::string::npos, s.message());
   REQUIRE(results[1].wait_for(std::chrono::seconds(20)) == std::future_status::ready);
+}
+
+TEST_CASE("collectives: each Session owns its collective context; a step's collectives run on its Session's") {
+  Graph g;
+  Scope s = Scope::Root(&g);
+  std::vector<Output> outs;
+  for (int r = 0; r < 2; ++r) {
+    Output x = ops::Const(s.WithDevice(Cpu(r)), Tensor::FromVector<float>({1.0f + r, 2}));
+    outs.push_back(ops::AllReduce(s.WithDevice(Cpu(r)), x, Group(2), 1, r));
+  }
+  Session a(&g, {.num_cpu_devices = 2});
+  Session b(&g, {.num_cpu_devices = 2});
+  CHECK(&a.collectives() != &b.collectives());
+  // Threads start with the first collective, so a Session that ran none has none.
+  CHECK_FALSE(a.collectives().watchdog_started());
+  CHECK_FALSE(b.collectives().watchdog_started());
+  for (const Tensor& t : a.Run({}, outs)) CHECK(t.ToVector<float>() == std::vector<float>{3, 4});
+  CHECK(a.collectives().watchdog_started());
+  CHECK_FALSE(b.collectives().watchdog_started());  // nothing of a's step went through b's context
+  for (const Tensor& t : b.Run({}, outs)) CHECK(t.ToVector<float>() == std::vector<float>{3, 4});
+  CHECK(b.collectives().watchdog_started());
+  // The members go once their last holder lets go (a pool task may still be ending).
+  for (int i = 0; i < 500 && a.collectives().num_live() + b.collectives().num_live() > 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK(a.collectives().num_live() == 0);
+  CHECK(b.collectives().num_live() == 0);
+}
+
+TEST_CASE("collectives: a step without a collective context fails the collective kernel clearly") {
+  auto graph = std::make_unique<Graph>();
+  Scope s = Scope::Root(graph.get()).WithDevice(Cpu(0));
+  Output x = ops::Const(s, Tensor::FromVector<float>({1, 2}));
+  Output y = ops::AllReduce(s.WithOpName("sum"), x, Group(2), 1, 0);
+  ops::Identity(s.WithOpName("out"), y);
+  ThreadPool pool(1);
+  DeviceContext device;
+  device.device_name = Cpu(0);
+  device.intra_op = &pool;
+  auto exec = Executor::Create(std::move(graph), device, &pool);
+  LocalRendezvous rendezvous;
+  const Status status = exec->Run({.step_id = 1, .rendezvous = &rendezvous});
+  CHECK(status.code() == Code::kFailedPrecondition);
+  CHECK_MESSAGE(status.message().find("no collective context in this step") != std::string::npos, status.message());
+}
+
+TEST_CASE("collectives: a context's destructor cancels the collectives still running and waits until they are gone") {
+  auto context = std::make_unique<CollectiveContext>();
+  LocalRendezvous rendezvous;
+  CollectiveParams p;
+  p.what = "orphan";
+  p.group_size = 2;
+  p.devices = {Cpu(0), Cpu(1)};
+  p.timeout = std::chrono::seconds(120);  // far away: only the destructor ends it
+  std::promise<Status> ended;
+  auto c = Collective::Create(p, context.get(), &rendezvous, [&](const Status& st, const Tensor&) { ended.set_value(st); });
+  c->Start(DType::kFloat32);
+  c->EndStart();
+  CHECK(context->num_live() == 1);
+  std::atomic<bool> destroyed{false};
+  std::thread closer([&] {
+    context.reset();
+    destroyed = true;
+  });
+  std::future<Status> f = ended.get_future();
+  REQUIRE(f.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
+  CHECK(f.get().code() == Code::kCancelled);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CHECK_FALSE(destroyed.load());  // this test still holds the collective
+  c.reset();
+  closer.join();
+  CHECK(destroyed.load());
 }

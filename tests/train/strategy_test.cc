@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <mutex>
+#include <thread>
 
 #include "train/strategy.h"
 #include "graph/session.h"
@@ -63,7 +65,53 @@ double MaxRelativeDifference(const Tensor& a, const Tensor& b) {
   return worst;
 }
 
+// MirroredStrategy that records the kind of step id each Run of its models asks for, as
+// MultiWorkerMirroredStrategy's next_step_id is asked across processes.
+class StepKindRecorder : public MirroredStrategy {
+ public:
+  StepKindRecorder() : MirroredStrategy(2) {}
+  void ConfigureSession(SessionOptions* o) const override {
+    o->next_step_id = [this](bool collective) {
+      std::lock_guard<std::mutex> l(mu_);
+      asked_.push_back(collective);
+      return static_cast<uint64_t>(asked_.size());
+    };
+  }
+  std::vector<bool> asked() const {
+    std::lock_guard<std::mutex> l(mu_);
+    return asked_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::vector<bool> asked_;
+};
+
 }  // namespace
+
+TEST_CASE("strategies: a training step is a collective step on any thread; evaluation is local") {
+  StepKindRecorder strategy;
+  const ArrayData data = Synthetic(64, {28, 28, 1}, 10, 3);
+  std::unique_ptr<Model> m;
+  {
+    auto scope = strategy.scope();
+    m = zoo::FindZooModel("mlp").build({28, 28, 1}, 10);
+    m->Compile(Options());  // initializes the variables: local steps (one process: no broadcast)
+  }
+  const std::vector<bool> compiled = strategy.asked();
+  REQUIRE_FALSE(compiled.empty());
+  CHECK(std::find(compiled.begin(), compiled.end(), true) == compiled.end());
+  // Outside the scope and on a thread that did not compile: the step itself says it is collective.
+  std::thread other([&] { m->TrainOnBatch(data.x, data.y); });
+  other.join();
+  std::vector<bool> asked = strategy.asked();
+  REQUIRE(asked.size() == compiled.size() + 1);
+  CHECK(asked.back());
+  m->Evaluate(data.x, data.y, /*batch_size=*/64);
+  asked = strategy.asked();
+  REQUIRE(asked.size() == compiled.size() + 2);
+  CHECK_FALSE(asked.back());
+}
 
 TEST_CASE("strategies: mirrored and central storage on 2 devices match one device (mnist_cnn, 20 steps)") {
   OneDeviceStrategy one("/device:CPU:0");

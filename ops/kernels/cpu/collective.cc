@@ -80,11 +80,19 @@ class CollectiveOp : public AsyncOpKernel {
       done(e.status());
       return;
     }
+    // The step's owner (Session, Server) hands its context through the executor's arguments; it
+    // outlives this collective (runtime/collectives/context.h).
+    CollectiveContext* collectives = ctx->collectives();
+    if (collectives == nullptr) {
+      done(errors::FailedPrecondition("{}: no collective context in this step (ExecutorArgs::collectives)",
+                                      params_.what));
+      return;
+    }
     // A cancelled step (Session::Cancel, another partition's failure) ends the collective at once.
     CancellationManager* cm = ctx->cancellation();
     auto token = std::make_shared<CancellationManager::Token>(-1);
     std::shared_ptr<Collective> c =
-        Collective::Create(params_, r, [ctx, done, cm, token](const Status& s, const Tensor& out) {
+        Collective::Create(params_, collectives, r, [ctx, done, cm, token](const Status& s, const Tensor& out) {
           if (cm != nullptr && *token >= 0) cm->DeregisterCallback(*token);
           if (s.ok()) ctx->set_output(0, out);
           done(s);

@@ -38,6 +38,7 @@ Tensor Input(DType dt, int64_t elems, int r) {
 std::vector<Tensor> Run(const std::vector<std::string>& devices, const std::shared_ptr<const Reducer>& reducer,
                         GpuContext* gpu, DType dt, int64_t elems, MergeOp merge, bool divide, const Algorithm& algo) {
   const int n = static_cast<int>(devices.size());
+  CollectiveContext context;  // outlives the rendezvous, which releases the members
   LocalRendezvous rendezvous;
   std::vector<std::future<Tensor>> results;
   std::vector<std::thread> threads;
@@ -58,8 +59,8 @@ std::vector<Tensor> Run(const std::vector<std::string>& devices, const std::shar
     const Tensor input = reducer->on_host() ? host : gpu->CopyToDevice(host);
     auto promise = std::make_shared<std::promise<Tensor>>();
     results.push_back(promise->get_future());
-    threads.emplace_back([p, promise, &rendezvous, dt, input, algo, gpu] {
-      auto c = Collective::Create(p, &rendezvous, [promise, gpu](const Status& s, const Tensor& out) {
+    threads.emplace_back([p, promise, &context, &rendezvous, dt, input, algo, gpu] {
+      auto c = Collective::Create(p, &context, &rendezvous, [promise, gpu](const Status& s, const Tensor& out) {
         if (!s.ok()) {
           promise->set_exception(std::make_exception_ptr(Error(s)));
         } else {
