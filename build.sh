@@ -1,16 +1,44 @@
 #!/usr/bin/env bash
 # weft's one set-up script. On a fresh Debian 12 machine (as root, or with sudo available):
 #   ./build.sh run    install what is missing, build, run the main job
-#   ./build.sh test   install what is missing, build, run every test (also under ASan + UBSan)
+#   ./build.sh test   install what is missing, build, run every test, then the memory suites again
+#                     under ASan + UBSan (ASAN_SUITES below)
 # Both also make the Python set-up: a venv in .venv (Debian's python3) with the pinned packages of
 # python/requirements.txt, the weft extension built for it, and .venv/.../weft.pth so that
 # `.venv/bin/python -c "import weft"` works from any directory.
 # Environment: BUILD_DIR (default build), JOBS (default: nproc).
+# At exit, also on failure, it prints each phase's wall time: the CI budget (.ci/run) shows in every log.
 set -euo pipefail
 cd "$(dirname "$0")"
 mode="${1:-run}"
 BUILD_DIR="${BUILD_DIR:-build}"
 JOBS="${JOBS:-$(nproc)}"
+
+# The meson suites that run again under ASan + UBSan: the code that owns and indexes memory (tensors,
+# allocators, kernels, the executor, rendezvous and collectives, the input pipeline, the wire
+# decoder). Only their executables and what they link (libweft, libweft_ucx's wire object) are built
+# in the sanitizer tree: no zoo, examples, benchmarks, Python extension or libweft_ucx.
+ASAN_SUITES=(core ops graph collective data wire)
+
+# Phase timing: `phase NAME` ends the running phase and starts NAME; the EXIT trap ends the last one
+# and prints the table, marking the phase a failure stopped in.
+phase_names=() phase_secs=() phase_name="" phase_start=0
+phase() {
+  [ -z "$phase_name" ] || { phase_names+=("$phase_name"); phase_secs+=($((SECONDS - phase_start))); }
+  phase_name="${1:-}" phase_start=$SECONDS
+}
+print_phases() {
+  local rc=$? i
+  [ -z "$phase_name" ] || { [ "$rc" -eq 0 ] || phase_name+=" (failed, exit $rc)"; phase; }
+  [ ${#phase_names[@]} -gt 0 ] || return "$rc"
+  echo "== wall time per phase (./build.sh $mode)"
+  for i in "${!phase_names[@]}"; do
+    printf '   %-28s %4d:%02d\n' "${phase_names[$i]}" $((phase_secs[i] / 60)) $((phase_secs[i] % 60))
+  done
+  printf '   %-28s %4d:%02d\n' total $((SECONDS / 60)) $((SECONDS % 60))
+  return "$rc"
+}
+trap print_phases EXIT
 # The CUDA toolkit (nvcc, cuBLAS, cuDNN) when the machine has one: meson's cuda=auto then builds the
 # CUDA backend (docs/cuda.md), whether or not a GPU is present.
 if [ -x /usr/local/cuda/bin/nvcc ] && ! command -v nvcc >/dev/null; then
@@ -59,40 +87,83 @@ register_python() {
   printf '%s\n%s\n' "$PWD/python" "$(cd "$BUILD_DIR" && pwd)/python" > "$site/weft.pth"
 }
 
-build() {  # build DIR [meson options...]
+configure() {  # configure DIR [meson options...]
   local dir="$1"; shift
-  # An existing directory gets the options again (e.g. cuda=disabled for an older ASan build).
-  if [ -f "$dir/build.ninja" ]; then meson setup --reconfigure "$dir" "$@" >/dev/null; else meson setup "$dir" "$@" >/dev/null; fi
-  ninja -C "$dir" -j "$JOBS"
+  # An existing directory gets the options again (e.g. cuda=disabled for an older ASan build), set
+  # with `meson configure`: meson 1.0's `setup --reconfigure -D...` drops some (b_ndebug).
+  if [ -f "$dir/build.ninja" ]; then
+    meson configure "$dir" "$@" >/dev/null && meson setup --reconfigure "$dir" >/dev/null
+  else
+    meson setup "$dir" "$@" >/dev/null
+  fi
 }
 
+build() {  # build DIR [meson options...]: every target
+  configure "$@"
+  ninja -C "$1" -j "$JOBS"
+}
+
+# The ninja targets (paths under DIR) that the tests of the given suites run and depend on. Fails
+# naming a suite that has no test, so a renamed suite cannot silently drop out of a run.
+suite_targets() {  # suite_targets DIR SUITE...
+  python3 - "$@" <<'PY'
+import json, os, subprocess, sys
+d, want = sys.argv[1], sys.argv[2:]
+intro = lambda what: json.loads(subprocess.check_output(['meson', 'introspect', d, what]))
+files = {t['id']: t['filename'] for t in intro('--targets')}
+out, found = set(), set()
+for t in intro('--tests'):
+    suites = {s.split(':', 1)[-1] for s in t['suite']}  # "weft:core" -> "core"
+    if suites & set(want):
+        found |= suites & set(want)
+        out |= {os.path.relpath(f, d) for dep in t['depends'] for f in files[dep]}
+missing = [s for s in want if s not in found]
+if missing:
+    sys.exit(f"build.sh: no test in suite(s) {', '.join(missing)} of {d} (renamed? update ASAN_SUITES)")
+print('\n'.join(sorted(out)))
+PY
+}
+
+case "$mode" in run|test) ;; *) echo "usage: $0 run|test" >&2; exit 2 ;; esac
+phase apt
 install_missing
+phase pip
 setup_venv
 [ "$mode" = test ] && setup_venv python/requirements-test.txt
 case "$mode" in
   run)
+    phase build
     build "$BUILD_DIR" -Dpython_exe="$PWD/.venv/bin/python"
     register_python
     # The talks' Keras CNN, one epoch on Fashion-MNIST, then evaluated on the test split.
+    phase "weft-zoo train"
     echo "== weft-zoo train mnist_cnn --epochs 1"
     "$BUILD_DIR/zoo/weft-zoo" train mnist_cnn --epochs 1
     ;;
   test)
+    phase build
     build "$BUILD_DIR" -Dpython_exe="$PWD/.venv/bin/python"
     register_python
+    phase "meson test"
     meson test -C "$BUILD_DIR" --print-errorlogs --num-processes "$JOBS"
     # The Python package (tests/python), with the venv's interpreter.
+    phase pytest
     .venv/bin/python -m pytest -q tests/python
-    # The op, graph and core suites again under AddressSanitizer + UndefinedBehaviorSanitizer (without
-    # CUDA: the CUDA runtime and ASan's shadow memory do not mix; the caching allocator's host tests
-    # still run here).
-    build "$BUILD_DIR-asan" -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized -Dnative=true \
-      -Dpython=disabled -Dcuda=disabled
+    # ASAN_SUITES again under AddressSanitizer + UndefinedBehaviorSanitizer, in a tree that builds
+    # only their executables. Without CUDA: the CUDA runtime and ASan's shadow memory do not mix (the
+    # caching allocator's host tests run in the release tree). -O1 -g1, asserts on: ASan's reports
+    # keep function names and lines, and the Eigen kernels compile in a fraction of -O2 -g's time,
+    # which dominated this phase (figures: bench/README.md, "CI budget").
+    phase "asan build"
+    asan_dir="$BUILD_DIR-asan"
+    configure "$asan_dir" -Db_sanitize=address,undefined -Db_lundef=false -Doptimization=1 -Ddebug=false -Db_ndebug=false \
+      -Dcpp_args=-g1 -Dnative=true -Dpython=disabled -Dcuda=disabled
+    asan_targets=$(suite_targets "$asan_dir" "${ASAN_SUITES[@]}")
+    # shellcheck disable=SC2086  # one target per line
+    ninja -C "$asan_dir" -j "$JOBS" $asan_targets
+    phase "asan test"
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-      meson test -C "$BUILD_DIR-asan" --print-errorlogs --num-processes "$JOBS" --timeout-multiplier 4
-    ;;
-  *)
-    echo "usage: $0 run|test" >&2
-    exit 2
+      meson test -C "$asan_dir" --no-rebuild --print-errorlogs --num-processes "$JOBS" --timeout-multiplier 4 \
+        "${ASAN_SUITES[@]/#/--suite=}"
     ;;
 esac
