@@ -15,10 +15,11 @@ BUILD_DIR="${BUILD_DIR:-build}"
 JOBS="${JOBS:-$(nproc)}"
 
 # The meson suites that run again under ASan + UBSan: the code that owns and indexes memory (tensors,
-# allocators, kernels, the executor, rendezvous and collectives, the input pipeline, the wire
-# decoder). Only their executables and what they link (libweft, libweft_ucx's wire object) are built
-# in the sanitizer tree: no zoo, examples, benchmarks, Python extension or libweft_ucx.
-ASAN_SUITES=(core ops graph collective data wire)
+# allocators, kernels, the executor, rendezvous and collectives, the input pipeline, the checkpoint
+# reader (train: it decodes files a user hands it), the wire decoder). Only their executables and
+# what they link (libweft, libweft_ucx's wire object) are built in the sanitizer tree: no zoo,
+# examples, benchmarks, Python extension or libweft_ucx.
+ASAN_SUITES=(core ops graph collective data train wire)
 
 # Phase timing: `phase NAME` ends the running phase and starts NAME; the EXIT trap ends the last one
 # and prints the table, marking the phase a failure stopped in.
