@@ -64,8 +64,11 @@ with weft.Session(inter_op_threads=1, intra_op_threads=1) as sess:
 
 
 def run_and_interrupt(script, delay, *args):
+    # SIGINT back to its default in the child: a test run started in the background of a
+    # non-interactive shell (a CI runner's `cmd &`) inherits SIGINT ignored, and Python then never
+    # installs its KeyboardInterrupt handler.
     p = subprocess.Popen([sys.executable, "-c", script, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True)
+                         text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         line = p.stdout.readline()
         assert line.strip() == "READY", line + p.stderr.read()
