@@ -6,6 +6,13 @@
 #include "runtime/collectives/collective.h"
 
 namespace weft {
+namespace {
+
+// How often a watchdog with live collectives looks at their deadlines: a deadline is noticed at most
+// this late.
+constexpr std::chrono::milliseconds kWatchdogPeriod(50);
+
+}  // namespace
 
 CollectiveContext::CollectiveContext(int num_threads)
     : num_threads_(num_threads > 0 ? num_threads : HardwareThreads()) {}
@@ -52,7 +59,7 @@ uint64_t CollectiveContext::Watch(std::weak_ptr<Collective> c) {
   const uint64_t id = ++next_id_;
   live_.emplace(id, std::move(c));
   if (!watchdog_.joinable()) watchdog_ = std::thread([this] { WatchdogLoop(); });
-  // Only a watchdog asleep for good needs waking: one in its 50 ms wait checks then anyway.
+  // Only a watchdog asleep for good needs waking: one in its kWatchdogPeriod wait checks then anyway.
   // (Waking it whenever no collective was running cost back-to-back small collectives a thread
   // wake-up each, a context switch on a machine whose cores spin in UCX progress.)
   if (idle_) cv_.notify_all();
@@ -77,7 +84,7 @@ void CollectiveContext::WatchdogLoop() {
       idle_ = false;
       continue;
     }
-    cv_.wait_for(l, std::chrono::milliseconds(50));
+    cv_.wait_for(l, kWatchdogPeriod);
     std::vector<std::shared_ptr<Collective>> live;
     for (auto& [id, weak] : live_) {
       if (auto c = weak.lock()) live.push_back(std::move(c));
