@@ -48,6 +48,7 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr size_t kEagerThreshold = 8192;
+constexpr int64_t kInPlaceElems = 100000;  // sent by rendezvous: well above kEagerThreshold
 const char* const kCluster = "worker=127.0.0.1:1,127.0.0.1:2";  // ports are replaced by ephemeral ones
 
 std::string Key(int src, int dst, const std::string& name) {
@@ -113,17 +114,30 @@ struct Received {
   double seconds = 0;
 };
 
-Received RecvWait(Rendezvous& r, const std::string& key, std::chrono::milliseconds timeout) {
+// Posts a Recv (into `into` when given: a transport may receive straight into it) and returns
+// its result-to-be.
+std::future<Received> RecvStart(Rendezvous& r, const std::string& key, const Tensor& into = Tensor()) {
   auto promise = std::make_shared<std::promise<Received>>();
   std::future<Received> future = promise->get_future();
   const auto start = Clock::now();
-  r.RecvAsync(key, {}, [promise, start](const Status& s, const Tensor& v, bool dead) {
+  RendezvousArgs args;
+  args.into = into;
+  r.RecvAsync(key, args, [promise, start](const Status& s, const Tensor& v, bool dead) {
     promise->set_value({s, v, dead, std::chrono::duration<double>(Clock::now() - start).count()});
   });
+  return future;
+}
+
+Received WaitFor(std::future<Received>& future, const std::string& key, std::chrono::milliseconds timeout) {
   if (future.wait_for(timeout) != std::future_status::ready) {
     return {errors::DeadlineExceeded("test: no answer for '{}' within {} ms", key, timeout.count()), {}, false, 0};
   }
   return future.get();
+}
+
+Received RecvWait(Rendezvous& r, const std::string& key, std::chrono::milliseconds timeout) {
+  std::future<Received> future = RecvStart(r, key);
+  return WaitFor(future, key, timeout);
 }
 
 UcxTransportOptions Options(int task, const std::string& tls) {
@@ -208,8 +222,6 @@ void CollectiveMember(CollectiveContext& context, UcxRendezvousMgr& mgr, int tas
       mgr.Cleanup(step);
     }
   }
-  // The ring's chunks of the large case came by rendezvous straight into the members' outputs.
-  CHECK(mgr.transport().Counters(1 - task).received_in_place > 0);
   // Hierarchical: 2 members per task (CPU:0 and CPU:1), ranks 2 * task + d; only the leaders
   // (CPU:0) talk across the tasks.
   for (int64_t elems : {3, 100000}) {
@@ -294,6 +306,18 @@ TEST_CASE("ucx child") {
     CHECK(mgr.Find(101)->Send(Key(1, 0, "ack"), {}, Tensor::Scalar<int64_t>(mgr.transport().num_rejected()), false)
               .ok());
   } else if (which == "collective") {
+    // A Recv posted with its output before the data's header arrives gets the bytes straight in
+    // it (the parent sends only after "posted"); the collectives' outputs rely on this.
+    const Tensor into(DType::kFloat32, TensorShape({kInPlaceElems}));
+    auto r = mgr.Find(999);
+    std::future<Received> pending = RecvStart(*r, Key(0, 1, "in_place"), into);
+    WriteLine(out_fd, "posted");
+    Received got = WaitFor(pending, "in_place", std::chrono::seconds(20));
+    REQUIRE_MESSAGE(got.status.ok(), got.status.ToString());
+    CHECK(SameTensor(got.value, Make({DType::kFloat32, TensorShape({kInPlaceElems})}, 9)));
+    CHECK(got.value.raw_data() == into.raw_data());
+    CHECK(mgr.transport().Counters(0).received_in_place == 1);
+    mgr.Cleanup(999);
     CollectiveMember(collectives, mgr, 1);
   } else if (which == "threshold") {
     // Echo `n` uint8 tensors z0.. (sizes chosen by the parent around its measured threshold).
@@ -437,6 +461,8 @@ TEST_CASE("ucx: ring, recursive-doubling and hierarchical all-reduce between two
     CollectiveContext collectives;  // outlives mgr
     UcxRendezvousMgr mgr(Options(0, tls), {std::chrono::seconds(20), nullptr});
     Handshake(mgr, child.from_child, child.to_child, 1);
+    REQUIRE(ReadLine(child.from_child, std::chrono::seconds(20)) == "posted");
+    REQUIRE(mgr.Find(999)->Send(Key(0, 1, "in_place"), {}, Make({DType::kFloat32, TensorShape({kInPlaceElems})}, 9), false).ok());
     CollectiveMember(collectives, mgr, 0);
     CHECK(ReadLine(child.from_child, std::chrono::seconds(30)) == "done");
     WriteLine(child.to_child, "bye");
