@@ -195,6 +195,11 @@ Grads ReciprocalGrad(const Scope& s, const Node& op, const Grads& dy) {
 }
 // y = exp(x):  dx = dy * y
 Grads ExpGrad(const Scope& s, const Node& op, const Grads& dy) { return {ops::Mul(s, dy[0], Out(op))}; }
+// y = erf(x):  dx = dy * 2/sqrt(pi) * exp(-x^2)
+Grads ErfGrad(const Scope& s, const Node& op, const Grads& dy) {
+  const Output x = op.input(0);
+  return {ops::Mul(s, ops::Mul(s, dy[0], Scalar(s, dy[0], 1.1283791670955126)), ops::Exp(s, ops::Neg(s, ops::Square(s, x))))};
+}
 // y = log(x):  dx = dy / x
 Grads LogGrad(const Scope& s, const Node& op, const Grads& dy) { return {ops::Div(s, dy[0], op.input(0))}; }
 
@@ -342,6 +347,7 @@ void RegisterMathOps(OpRegistry& r) {
   RegisterUnary(r, "Reciprocal", kFloat, ReciprocalGrad, "1 / x.");
   RegisterUnary(r, "Exp", kFloat, ExpGrad, "e ^ x.");
   RegisterUnary(r, "Log", kFloat, LogGrad, "Natural logarithm of x.");
+  RegisterUnary(r, "Erf", kFloat, ErfGrad, "The error function 2/sqrt(pi) * integral from 0 to x of exp(-t^2) (exact GELU).");
 
   RegisterCompare(r, "Equal", kAll, "a == b elementwise (bool), broadcasting like numpy.");
   RegisterCompare(r, "NotEqual", kAll, "a != b elementwise (bool), broadcasting like numpy.");
@@ -420,6 +426,7 @@ Output Sqrt(const Scope& s, Output x) { return s.Op("Sqrt", {x}); }
 Output Rsqrt(const Scope& s, Output x) { return s.Op("Rsqrt", {x}); }
 Output Reciprocal(const Scope& s, Output x) { return s.Op("Reciprocal", {x}); }
 Output Exp(const Scope& s, Output x) { return s.Op("Exp", {x}); }
+Output Erf(const Scope& s, Output x) { return s.Op("Erf", {x}); }
 Output Log(const Scope& s, Output x) { return s.Op("Log", {x}); }
 Output Equal(const Scope& s, Output a, Output b) { return s.Op("Equal", {a, b}); }
 Output NotEqual(const Scope& s, Output a, Output b) { return s.Op("NotEqual", {a, b}); }

@@ -28,6 +28,7 @@ Output Sqrt(const Scope& s, Output x);
 Output Rsqrt(const Scope& s, Output x);
 Output Reciprocal(const Scope& s, Output x);
 Output Exp(const Scope& s, Output x);
+Output Erf(const Scope& s, Output x);
 Output Log(const Scope& s, Output x);
 Output Equal(const Scope& s, Output a, Output b);
 Output NotEqual(const Scope& s, Output a, Output b);

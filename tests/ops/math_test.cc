@@ -142,6 +142,7 @@ TEST_CASE("unary ops match std:: functions") {
       {"Reciprocal", [](double x) { return 1 / x; }},
       {"Exp", [](double x) { return std::exp(x); }},
       {"Log", [](double x) { return std::log(x); }},
+      {"Erf", [](double x) { return std::erf(x); }},
   };
   for (const auto& [op, f] : ops) {
     const bool positive = std::string_view(op) == "Sqrt" || std::string_view(op) == "Rsqrt" ||
@@ -426,7 +427,7 @@ TEST_CASE("gradients of elementwise ops, with broadcasting") {
     CheckGradient("Minimum", {a, c});
   }
   const Tensor x = Rand({2, 3}, 0.5, 2.0, 54), z = Rand({2, 3}, -2.0, 2.0, 55);
-  for (const char* op : {"Neg", "Abs", "Square", "Exp"}) CheckGradient(op, {z});
+  for (const char* op : {"Neg", "Abs", "Square", "Exp", "Erf"}) CheckGradient(op, {z});
   for (const char* op : {"Sqrt", "Rsqrt", "Reciprocal", "Log"}) CheckGradient(op, {x});
   CheckGradient("Select", {T<bool>({1, 0, 0, 1, 1, 0}, {2, 3}), x, z});
   CheckGradient("Select", {T<bool>({0, 1}), x, z});
@@ -533,7 +534,7 @@ TEST_CASE("errors name the shapes, axes and dtypes") {
 
 TEST_CASE("every math op rejects a dtype outside its type list, or shapes that do not broadcast") {
   const Code kInvalid = Code::kInvalidArgument;
-  for (const char* op : {"Rsqrt", "Reciprocal", "Exp", "Log"}) ExpectOpError(op, {T<int32_t>({4})}, {}, kInvalid, "int32");
+  for (const char* op : {"Rsqrt", "Reciprocal", "Exp", "Log", "Erf"}) ExpectOpError(op, {T<int32_t>({4})}, {}, kInvalid, "int32");
   for (const char* op : {"Neg", "Abs", "Sign"}) ExpectOpError(op, {T<uint8_t>({4})}, {}, kInvalid, "uint8");
   ExpectOpError("Square", {T<bool>({1})}, {}, kInvalid, "bool");
   for (const char* op : {"Sub", "Maximum", "Minimum", "Equal", "NotEqual"}) {

@@ -42,6 +42,7 @@ WEFT_UNARY_FN(RsqrtFn, x.rsqrt())
 WEFT_UNARY_FN(ReciprocalFn, x.inverse())
 WEFT_UNARY_FN(ExpFn, x.exp())
 WEFT_UNARY_FN(LogFn, x.log())
+WEFT_UNARY_FN(ErfFn, x.erf())
 WEFT_UNARY_FN(LogicalNotFn, x.unaryExpr([](bool v) { return !v; }))
 #undef WEFT_UNARY_FN
 
@@ -54,6 +55,7 @@ template <typename T> using RsqrtOp = UnaryOp<T, RsqrtFn>;
 template <typename T> using ReciprocalOp = UnaryOp<T, ReciprocalFn>;
 template <typename T> using ExpOp = UnaryOp<T, ExpFn>;
 template <typename T> using LogOp = UnaryOp<T, LogFn>;
+template <typename T> using ErfOp = UnaryOp<T, ErfFn>;
 using LogicalNotOp = UnaryOp<bool, LogicalNotFn>;
 
 // ---- Select, Cast, AddN ---------------------------------------------------------------------
@@ -169,6 +171,7 @@ void RegisterMathKernels(KernelRegistry& r) {
   RegisterTyped<ReciprocalOp, WEFT_FLOAT_TYPES>(r, "Reciprocal");
   RegisterTyped<ExpOp, WEFT_FLOAT_TYPES>(r, "Exp");
   RegisterTyped<LogOp, WEFT_FLOAT_TYPES>(r, "Log");
+  RegisterTyped<ErfOp, WEFT_FLOAT_TYPES>(r, "Erf");
   RegisterUntyped<LogicalNotOp>(r, "LogicalNot");
 
   RegisterTyped<SelectOp, WEFT_ALL_TYPES>(r, "Select");
