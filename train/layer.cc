@@ -68,19 +68,4 @@ Sym Layer::operator()(const std::vector<Sym>& xs) {
   return node;
 }
 
-void CheckActivation(const std::string& a) {
-  WEFT_REQUIRE(a.empty() || a == "linear" || a == "relu" || a == "softmax" || a == "sigmoid" || a == "tanh",
-               "unknown activation '{}' (known: relu, softmax, sigmoid, tanh, linear)", a);
-}
-
-Output ApplyActivation(const Scope& s, const std::string& a, Output x) {
-  if (a.empty() || a == "linear") return x;
-  if (a == "relu") return ops::Relu(s, x);
-  if (a == "softmax") return ops::Softmax(s, x);
-  if (a == "sigmoid") return ops::Sigmoid(s, x);
-  if (a == "tanh") return ops::Tanh(s, x);
-  CheckActivation(a);
-  return x;
-}
-
 }  // namespace weft::train

@@ -114,9 +114,12 @@ class LayerPtr : public std::shared_ptr<Layer> {
   }
 };
 
-// Applies a named activation ("relu", "softmax", "sigmoid", "tanh", "linear" or "").
+// Keras' named activations (train/activations.cc): "relu", "gelu" (exact, erf), "swish"/"silu",
+// "softmax" (last axis), ...; "" or "linear" is the identity. Unknown names are InvalidArgument
+// listing KnownActivations().
 Output ApplyActivation(const Scope& s, const std::string& activation, Output x);
 void CheckActivation(const std::string& activation);
+std::string KnownActivations();  // "elu, exponential, gelu, ..." for messages and docs
 
 // ---- The layers -------------------------------------------------------------------------
 
@@ -152,7 +155,27 @@ inline LayerPtr MaxPool2D(int64_t pool) { return MaxPool2D({pool, pool}); }
 LayerPtr AvgPool2D(std::vector<int64_t> pool_size = {2, 2}, std::vector<int64_t> strides = {},
                    std::string padding = "valid");
 inline LayerPtr AvgPool2D(int64_t pool) { return AvgPool2D({pool, pool}); }
-LayerPtr GlobalAveragePooling2D();
+// Conv1D over (batch, steps, channels) with a (kernel_size, in_channels, filters) kernel.
+struct Conv1DOptions {
+  int64_t strides = 1;
+  std::string padding = "valid";  // "valid", "same" or "causal" (left-padded: output t sees inputs <= t)
+  int64_t dilation_rate = 1;
+  std::string activation;
+  bool use_bias = true;
+  Initializer kernel_initializer = GlorotUniform();
+  Initializer bias_initializer = Zeros();
+  double kernel_l2 = 0.0;
+};
+LayerPtr Conv1D(int64_t filters, int64_t kernel_size, Conv1DOptions options = {});
+// Pools (batch, steps, channels) over pool_size steps; strides <= 0 means pool_size.
+LayerPtr MaxPool1D(int64_t pool_size = 2, int64_t strides = 0, std::string padding = "valid");
+LayerPtr AvgPool1D(int64_t pool_size = 2, int64_t strides = 0, std::string padding = "valid");
+// Mean or max over the steps (1D: (batch, steps, c)) or height and width (2D: (batch, h, w, c));
+// keepdims keeps those axes with size 1.
+LayerPtr GlobalAveragePooling2D(bool keepdims = false);
+LayerPtr GlobalMaxPooling2D(bool keepdims = false);
+LayerPtr GlobalAveragePooling1D(bool keepdims = false);
+LayerPtr GlobalMaxPooling1D(bool keepdims = false);
 LayerPtr Flatten();
 // Zeroes a fraction `rate` of the inputs in training (scaling the rest); identity otherwise.
 LayerPtr Dropout(double rate, int64_t seed = 0);
@@ -161,7 +184,32 @@ LayerPtr Dropout(double rate, int64_t seed = 0);
 LayerPtr BatchNormalization(double momentum = 0.99, double epsilon = 1e-3);
 LayerPtr Activation(std::string activation);
 LayerPtr ReLU();
-// Element-wise sum of two or more inputs of the same shape (residual connections).
+// x if x > 0 else negative_slope * x (Keras 3's default slope).
+LayerPtr LeakyReLU(double negative_slope = 0.3);
+
+// ---- Shape layers (train/layers_shape.cc); shapes are per example (no batch dim) ----------
+// Reshapes each example to target_shape; one entry may be -1 (inferred from the input).
+LayerPtr Reshape(std::vector<int64_t> target_shape);
+// Permutes the non-batch axes: dims is a permutation of 1..rank-1 (Keras' 1-based indexing).
+LayerPtr Permute(std::vector<int64_t> dims);
+// y = x * scale + offset.
+LayerPtr Rescaling(double scale, double offset = 0.0);
+// Zero rows and columns around NHWC images: padding = {top, bottom, left, right}.
+LayerPtr ZeroPadding2D(std::vector<int64_t> padding);
+// Softmax over `axis` (negative counts from the end; the batch axis 0 is refused).
+LayerPtr Softmax(int64_t axis = -1);
+
+// ---- Merge layers (train/layers_merge.cc): take a list of inputs ---------------------------
+// Element-wise over two or more inputs of the same shape: sum (residual connections), product,
+// mean, max, min; Subtract takes exactly two (a - b).
 LayerPtr Add();
+LayerPtr Multiply();
+LayerPtr Average();
+LayerPtr Maximum();
+LayerPtr Minimum();
+LayerPtr Subtract();
+// Joins two or more inputs along `axis` (negative counts from the end; not the batch axis);
+// the other dims must agree.
+LayerPtr Concatenate(int64_t axis = -1);
 
 }  // namespace weft::train

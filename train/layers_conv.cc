@@ -1,5 +1,6 @@
-// The convolutional layers: Conv2D, MaxPool2D, AvgPool2D, GlobalAveragePooling2D and
-// BatchNormalization (NHWC throughout, as Keras' default channels_last).
+// The convolutional layers: Conv2D, Conv1D, the 1-D and 2-D pooling layers, the global poolings
+// and BatchNormalization (NHWC / NWC throughout, as Keras' default channels_last). The 1-D layers
+// run the 2-D ops on (batch, 1, steps, channels) views.
 #include "ops/array.h"
 #include "ops/framework.h"
 #include "ops/math.h"
@@ -20,6 +21,10 @@ std::string OpPadding(const std::string& padding, const std::string& layer) {
 void RequireImages(const TensorShape& shape, const std::string& layer) {
   WEFT_REQUIRE(shape.rank() == 4, "{}: expects NHWC inputs (batch, height, width, channels), got {}", layer,
                shape.ToString());
+}
+
+void RequireSteps(const TensorShape& shape, const std::string& layer) {
+  WEFT_REQUIRE(shape.rank() == 3, "{}: expects inputs (batch, steps, channels), got {}", layer, shape.ToString());
 }
 
 void RequirePair(const std::vector<int64_t>& v, const char* what, const std::string& layer) {
@@ -56,32 +61,85 @@ class Conv2DLayer : public Layer {
   std::string padding_;
 };
 
-class Pool2DLayer : public Layer {
+class Conv1DLayer : public Layer {
  public:
-  Pool2DLayer(std::string type, std::vector<int64_t> pool, std::vector<int64_t> strides, std::string padding)
-      : Layer(std::move(type)), pool_(std::move(pool)), strides_(strides.empty() ? pool_ : std::move(strides)) {
+  Conv1DLayer(int64_t filters, int64_t kernel, Conv1DOptions o)
+      : Layer("Conv1D"), filters_(filters), kernel_(kernel), o_(std::move(o)) {
+    WEFT_REQUIRE(filters > 0, "Conv1D: filters must be positive, got {}", filters);
+    WEFT_REQUIRE(kernel > 0 && o_.strides > 0 && o_.dilation_rate > 0,
+                 "Conv1D: kernel_size ({}), strides ({}) and dilation_rate ({}) must be positive", kernel, o_.strides,
+                 o_.dilation_rate);
+    WEFT_REQUIRE(o_.strides == 1 || o_.dilation_rate == 1, "Conv1D: strides {} and dilation_rate {} cannot both "
+                 "exceed 1 (as in Keras)", o_.strides, o_.dilation_rate);
+    padding_ = o_.padding == "causal" ? "VALID" : OpPadding(o_.padding, "Conv1D (or \"causal\")");
+    CheckActivation(o_.activation);
+  }
+  void Build(const std::vector<TensorShape>& in) override {
+    RequireSteps(in[0], Describe());
+    WEFT_REQUIRE(in[0].dim(2) > 0, "{}: the channel dim must be known, got {}", Describe(), in[0].ToString());
+    AddWeight("kernel", {kernel_, in[0].dim(2), filters_}, o_.kernel_initializer, true, o_.kernel_l2);
+    if (o_.use_bias) AddWeight("bias", {filters_}, o_.bias_initializer);
+  }
+  Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
+    const Scope& s = ctx.scope;
+    Output x = in[0];
+    // causal: (kernel - 1) * dilation zeros before the first step, none after.
+    if (o_.padding == "causal") x = ops::Pad(s, x, {0, 0, (kernel_ - 1) * o_.dilation_rate, 0, 0, 0});
+    const TensorShape& k = ctx.weights[0].shape();
+    Output filter = ops::Reshape(s, ctx.weights[0], std::vector<int64_t>{1, k.dim(0), k.dim(1), k.dim(2)});
+    Output y = ops::Conv2D(s, ops::ExpandDims(s, x, 1), filter, {1, o_.strides}, padding_, {1, o_.dilation_rate});
+    y = ops::Squeeze(s, y, {1});
+    if (o_.use_bias) y = ops::BiasAdd(s, y, ctx.weights[1]);
+    return ApplyActivation(s, o_.activation, y);
+  }
+
+ private:
+  int64_t filters_, kernel_;
+  Conv1DOptions o_;
+  std::string padding_;
+};
+
+// Max or average pooling over 2-D windows, or over 1-D windows as 2-D ones of height 1.
+class PoolLayer : public Layer {
+ public:
+  PoolLayer(std::string type, bool max, int rank, std::vector<int64_t> pool, std::vector<int64_t> strides,
+            std::string padding)
+      : Layer(std::move(type)), max_(max), rank_(rank), pool_(std::move(pool)),
+        strides_(strides.empty() ? pool_ : std::move(strides)) {
     RequirePair(pool_, "pool_size", this->type());
     RequirePair(strides_, "strides", this->type());
     padding_ = OpPadding(padding, this->type());
   }
   Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
-    RequireImages(in[0].shape(), Describe());
-    return type() == "MaxPool2D" ? ops::MaxPool(ctx.scope, in[0], pool_, strides_, padding_)
-                                 : ops::AvgPool(ctx.scope, in[0], pool_, strides_, padding_);
+    const Scope& s = ctx.scope;
+    rank_ == 1 ? RequireSteps(in[0].shape(), Describe()) : RequireImages(in[0].shape(), Describe());
+    Output x = rank_ == 1 ? ops::ExpandDims(s, in[0], 1) : in[0];
+    Output y = max_ ? ops::MaxPool(s, x, pool_, strides_, padding_) : ops::AvgPool(s, x, pool_, strides_, padding_);
+    return rank_ == 1 ? ops::Squeeze(s, y, {1}) : y;
   }
 
  private:
+  bool max_;
+  int rank_;
   std::vector<int64_t> pool_, strides_;
   std::string padding_;
 };
 
-class GlobalAveragePoolingLayer : public Layer {
+// Mean or max over the steps (rank 1) or over height and width (rank 2).
+class GlobalPoolLayer : public Layer {
  public:
-  GlobalAveragePoolingLayer() : Layer("GlobalAveragePooling2D") {}
+  GlobalPoolLayer(std::string type, bool max, int rank, bool keepdims)
+      : Layer(std::move(type)), max_(max), rank_(rank), keepdims_(keepdims) {}
   Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
-    RequireImages(in[0].shape(), Describe());
-    return ops::Mean(ctx.scope, in[0], {1, 2});
+    rank_ == 1 ? RequireSteps(in[0].shape(), Describe()) : RequireImages(in[0].shape(), Describe());
+    std::vector<int64_t> axes = rank_ == 1 ? std::vector<int64_t>{1} : std::vector<int64_t>{1, 2};
+    return max_ ? ops::Max(ctx.scope, in[0], axes, keepdims_) : ops::Mean(ctx.scope, in[0], axes, keepdims_);
   }
+
+ private:
+  bool max_;
+  int rank_;
+  bool keepdims_;
 };
 
 class BatchNormLayer : public Layer {
@@ -130,13 +188,37 @@ class BatchNormLayer : public Layer {
 LayerPtr Conv2D(int64_t filters, std::vector<int64_t> kernel_size, Conv2DOptions options) {
   return std::make_shared<Conv2DLayer>(filters, std::move(kernel_size), std::move(options));
 }
+LayerPtr Conv1D(int64_t filters, int64_t kernel_size, Conv1DOptions options) {
+  return std::make_shared<Conv1DLayer>(filters, kernel_size, std::move(options));
+}
 LayerPtr MaxPool2D(std::vector<int64_t> pool_size, std::vector<int64_t> strides, std::string padding) {
-  return std::make_shared<Pool2DLayer>("MaxPool2D", std::move(pool_size), std::move(strides), std::move(padding));
+  return std::make_shared<PoolLayer>("MaxPool2D", true, 2, std::move(pool_size), std::move(strides),
+                                     std::move(padding));
 }
 LayerPtr AvgPool2D(std::vector<int64_t> pool_size, std::vector<int64_t> strides, std::string padding) {
-  return std::make_shared<Pool2DLayer>("AvgPool2D", std::move(pool_size), std::move(strides), std::move(padding));
+  return std::make_shared<PoolLayer>("AvgPool2D", false, 2, std::move(pool_size), std::move(strides),
+                                     std::move(padding));
 }
-LayerPtr GlobalAveragePooling2D() { return std::make_shared<GlobalAveragePoolingLayer>(); }
+LayerPtr MaxPool1D(int64_t pool_size, int64_t strides, std::string padding) {
+  return std::make_shared<PoolLayer>("MaxPooling1D", true, 1, std::vector<int64_t>{1, pool_size},
+                                     std::vector<int64_t>{1, strides > 0 ? strides : pool_size}, std::move(padding));
+}
+LayerPtr AvgPool1D(int64_t pool_size, int64_t strides, std::string padding) {
+  return std::make_shared<PoolLayer>("AveragePooling1D", false, 1, std::vector<int64_t>{1, pool_size},
+                                     std::vector<int64_t>{1, strides > 0 ? strides : pool_size}, std::move(padding));
+}
+LayerPtr GlobalAveragePooling2D(bool keepdims) {
+  return std::make_shared<GlobalPoolLayer>("GlobalAveragePooling2D", false, 2, keepdims);
+}
+LayerPtr GlobalMaxPooling2D(bool keepdims) {
+  return std::make_shared<GlobalPoolLayer>("GlobalMaxPooling2D", true, 2, keepdims);
+}
+LayerPtr GlobalAveragePooling1D(bool keepdims) {
+  return std::make_shared<GlobalPoolLayer>("GlobalAveragePooling1D", false, 1, keepdims);
+}
+LayerPtr GlobalMaxPooling1D(bool keepdims) {
+  return std::make_shared<GlobalPoolLayer>("GlobalMaxPooling1D", true, 1, keepdims);
+}
 LayerPtr BatchNormalization(double momentum, double epsilon) {
   return std::make_shared<BatchNormLayer>(momentum, epsilon);
 }

@@ -1,4 +1,4 @@
-// The layers that are not convolutional: Dense, Flatten, Activation, ReLU, Dropout, Add.
+// The layers that are not convolutional: Dense, Flatten, Activation, ReLU, LeakyReLU, Dropout.
 #include "ops/array.h"
 #include "ops/math.h"
 #include "ops/nn.h"
@@ -75,21 +75,17 @@ class DropoutLayer : public Layer {
   int64_t seed_;
 };
 
-class AddLayer : public Layer {
+class LeakyReLULayer : public Layer {
  public:
-  AddLayer() : Layer("Add") {}
-  int num_inputs() const override { return -1; }
-  Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
-    for (size_t i = 1; i < in.size(); ++i) {
-      const TensorShape& a = in[0].shape();
-      const TensorShape& b = in[i].shape();
-      bool same = a.rank() == b.rank();
-      for (int d = 0; same && d < a.rank(); ++d) same = a.dim(d) == b.dim(d) || a.dim(d) < 0 || b.dim(d) < 0;
-      WEFT_REQUIRE(same, "{}: inputs must have the same shape, got {} and {}", Describe(), a.ToString(),
-                   b.ToString());
-    }
-    return in.size() == 2 ? ops::Add(ctx.scope, in[0], in[1]) : ops::AddN(ctx.scope, in);
+  explicit LeakyReLULayer(double slope) : Layer("LeakyReLU"), slope_(slope) {
+    WEFT_REQUIRE(slope >= 0.0, "LeakyReLU: negative_slope must be non-negative, got {}", slope);
   }
+  Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
+    return ops::LeakyRelu(ctx.scope, in[0], slope_);
+  }
+
+ private:
+  double slope_;
 };
 
 }  // namespace
@@ -99,6 +95,6 @@ LayerPtr Flatten() { return std::make_shared<FlattenLayer>(); }
 LayerPtr Activation(std::string activation) { return std::make_shared<ActivationLayer>(std::move(activation)); }
 LayerPtr ReLU() { return std::make_shared<ActivationLayer>("relu", "ReLU"); }
 LayerPtr Dropout(double rate, int64_t seed) { return std::make_shared<DropoutLayer>(rate, seed); }
-LayerPtr Add() { return std::make_shared<AddLayer>(); }
+LayerPtr LeakyReLU(double negative_slope) { return std::make_shared<LeakyReLULayer>(negative_slope); }
 
 }  // namespace weft::train

@@ -2,6 +2,7 @@
 #include "train/model.h"
 
 #include <chrono>
+#include <cctype>
 #include <cstring>
 #include <functional>
 #include <set>
@@ -18,16 +19,21 @@
 namespace weft::train {
 namespace {
 
-// Keras' default layer names: "conv2d", "max_pooling2d", "dense_1", ...
+// Keras' default layer names: its class name in snake case ("conv2d", "max_pooling1d",
+// "leaky_re_lu", "dense_1" for the second), as keras' to_snake_case spells them: "_" before an
+// upper-case letter that starts a lower-case run, and between a lower-case and an upper-case letter.
 std::string BaseName(const std::string& type) {
-  static const std::map<std::string, std::string> kNames = {
-      {"MaxPool2D", "max_pooling2d"}, {"AvgPool2D", "average_pooling2d"},
-      {"GlobalAveragePooling2D", "global_average_pooling2d"}, {"BatchNormalization", "batch_normalization"},
-      {"ReLU", "re_lu"}};
-  auto it = kNames.find(type);
-  if (it != kNames.end()) return it->second;
+  static const std::map<std::string, std::string> kAliases = {{"MaxPool2D", "MaxPooling2D"},
+                                                              {"AvgPool2D", "AveragePooling2D"}};
+  auto it = kAliases.find(type);
+  const std::string& t = it == kAliases.end() ? type : it->second;
+  auto upper = [&](size_t i) { return i < t.size() && std::isupper(static_cast<unsigned char>(t[i])); };
+  auto lower = [&](size_t i) { return i < t.size() && std::islower(static_cast<unsigned char>(t[i])); };
   std::string out;
-  for (char c : type) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (i > 0 && upper(i) && (lower(i + 1) || lower(i - 1))) out += '_';
+    out += static_cast<char>(std::tolower(static_cast<unsigned char>(t[i])));
+  }
   return out;
 }
 
@@ -133,8 +139,14 @@ void Model::Summary(std::ostream& os) const {
       trainable += l.CountParams(true);
       frozen += l.CountParams(false);
     }
-    os << fmt::format(" {:<28}{:<26}{:<10}\n", l.name() + " (" + l.type() + ")", ShapeString(calls_[i]->shape),
-                      params);
+    // A name wider than its column continues on the next lines, as Keras wraps it, keeping at
+    // least one space before the shape column.
+    const std::string label = l.name() + " (" + l.type() + ")";
+    constexpr size_t kWidth = 27;
+    os << fmt::format(" {:<28}{:<26}{:<10}\n", label.substr(0, kWidth), ShapeString(calls_[i]->shape), params);
+    for (size_t at = kWidth; at < label.size(); at += kWidth) {
+      os << fmt::format(" {:<28}{:<26}{:<10}\n", label.substr(at, kWidth), "", "");
+    }
     os << (i + 1 == calls_.size() ? double_rule : std::string(65, ' ')) << "\n";
   }
   os << "Total params: " << Thousands(trainable + frozen) << "\n";

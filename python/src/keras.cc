@@ -23,6 +23,9 @@ py::object ShapeTuple(const TensorShape& s) {
   return t;
 }
 
+}  // namespace
+
+// The argument conversions every layer factory shares (declared in keras_common.h).
 // Keras accepts an int or a pair for sizes: 3 -> {3, 3}.
 std::vector<int64_t> Pair(const py::handle& h, const char* what) {
   if (py::isinstance<py::int_>(h)) return {h.cast<int64_t>(), h.cast<int64_t>()};
@@ -37,7 +40,8 @@ std::string ActivationName(const py::handle& h) {
   if (h.is_none()) return "";
   if (py::isinstance<py::str>(h)) return h.cast<std::string>();
   if (py::hasattr(h, "__name__")) return py::str(h.attr("__name__")).cast<std::string>();
-  throw Error(errors::InvalidArgument("activation must be None, a name such as 'relu', or weft.nn.relu; got {}",
+  throw Error(errors::InvalidArgument("activation must be None, a name such as 'relu', or a function such as "
+                                      "weft.keras.activations.relu; got {}",
                                       std::string(py::repr(h))));
 }
 
@@ -64,6 +68,8 @@ py::object Finish(LayerPtr layer, const py::object& name, const py::object& inpu
   return obj;
 }
 
+namespace {
+
 Schedule ScheduleArg(const py::handle& h) {
   if (py::isinstance<PySchedule>(h)) return h.cast<const PySchedule&>().schedule;
   return ConstantLR(h.cast<double>());
@@ -74,11 +80,11 @@ py::tuple MnistSplitToNumpy(const std::string& dir, bool train) {
   return py::make_tuple(TensorToNumpy(std::exchange(s.images, Tensor())), TensorToNumpy(std::exchange(s.labels, Tensor())));
 }
 
-constexpr const char* kCommonArgs =
+}  // namespace
+
+const char* const kCommonArgs =
     "\n\nname: the layer's name (default: Keras' scheme, e.g. 'conv2d', 'conv2d_1').\n"
     "input_shape: per-example input shape (no batch dim) when this is the first layer of a Sequential.";
-
-}  // namespace
 
 void InitKeras(py::module_& k) {
   // ---- symbolic tensors and layers -----------------------------------------------------------
@@ -179,10 +185,6 @@ void InitKeras(py::module_& k) {
   };
   pool("MaxPooling2D", "MaxPool2D", &MaxPool2D, "Max over pool_size windows of NHWC inputs.");
   pool("AveragePooling2D", "AvgPool2D", &AvgPool2D, "Mean over pool_size windows of NHWC inputs.");
-  layers.def("GlobalAveragePooling2D", [](const py::object& name, const py::object& input_shape) {
-    return Finish(GlobalAveragePooling2D(), name, input_shape);
-  }, py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
-     (std::string("Mean over height and width: (batch, h, w, c) -> (batch, c).") + kCommonArgs).c_str());
   layers.def("Flatten", [](const py::object& name, const py::object& input_shape) {
     return Finish(Flatten(), name, input_shape);
   }, py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
@@ -200,13 +202,14 @@ void InitKeras(py::module_& k) {
   layers.def("Activation", [](const py::object& activation, const py::object& name, const py::object& input_shape) {
     return Finish(Activation(ActivationName(activation)), name, input_shape);
   }, py::arg("activation"), py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
-     (std::string("Applies an activation: 'relu', 'softmax', 'sigmoid', 'tanh', 'linear'.") + kCommonArgs).c_str());
+     (std::string("Applies an activation by Keras name or function: ") + KnownActivations() + "." + kCommonArgs).c_str());
   layers.def("ReLU", [](const py::object& name, const py::object& input_shape) {
     return Finish(ReLU(), name, input_shape);
   }, py::arg("name") = py::none(), py::arg("input_shape") = py::none(), "max(x, 0).");
   layers.def("Add", [](const py::object& name) { return Finish(Add(), name, py::none()); },
              py::arg("name") = py::none(),
              "Element-wise sum of two or more inputs of one shape: layers.Add()([a, b]) (residual connections).");
+  InitKerasLayers(k, layers);
 
   // ---- losses ---------------------------------------------------------------------------------
   py::class_<Loss>(k, "Loss", "A loss (train/losses.h): pass it to Model.compile(loss=...).")

@@ -18,4 +18,17 @@ struct PySchedule {
   train::Schedule schedule;
 };
 
+// Argument conversions shared by the layer factories (keras.cc, keras_layers.cc).
+std::vector<int64_t> Pair(const py::handle& h, const char* what);  // 3 -> {3, 3}; (3, 2) -> {3, 2}
+// None -> "", a name -> itself, a callable (weft.keras.activations.relu, weft.nn.relu) -> its __name__.
+std::string ActivationName(const py::handle& h);
+train::Initializer InitializerArg(const py::handle& h, const char* what);
+double L2Arg(const py::handle& h);  // kernel_regularizer: None, a number or regularizers.l2(x)
+// Sets a layer's name and Sequential input shape and returns the Python object.
+py::object Finish(train::LayerPtr layer, const py::object& name, const py::object& input_shape);
+extern const char* const kCommonArgs;  // the docs of `name` and `input_shape`
+
+// keras_layers.cc: the layers added for issue 16 into `layers`, activation helpers into `k`.
+void InitKerasLayers(py::module_& k, py::module_& layers);
+
 }  // namespace weft::python

@@ -21,19 +21,72 @@ Dropout = _L.Dropout
 BatchNormalization = _L.BatchNormalization
 Activation = _L.Activation
 ReLU = _L.ReLU
+LeakyReLU = _L.LeakyReLU
+Softmax = _L.Softmax
 Add = _L.Add
-Input = _weft.keras.Input
+Multiply = _L.Multiply
+Average = _L.Average
+Subtract = _L.Subtract
+Maximum = _L.Maximum
+Minimum = _L.Minimum
+Concatenate = _L.Concatenate
+Reshape = _L.Reshape
+Permute = _L.Permute
+Rescaling = _L.Rescaling
+ZeroPadding2D = _L.ZeroPadding2D
+GlobalMaxPooling2D = _L.GlobalMaxPooling2D
+GlobalMaxPool2D = _L.GlobalMaxPool2D
+GlobalAvgPool2D = _L.GlobalAvgPool2D
+Conv1D = _L.Conv1D
+MaxPooling1D = _L.MaxPooling1D
+MaxPool1D = _L.MaxPool1D
+AveragePooling1D = _L.AveragePooling1D
+AvgPool1D = _L.AvgPool1D
+GlobalAveragePooling1D = _L.GlobalAveragePooling1D
+GlobalAvgPool1D = _L.GlobalAvgPool1D
+GlobalMaxPooling1D = _L.GlobalMaxPooling1D
+GlobalMaxPool1D = _L.GlobalMaxPool1D
+
+_DTYPES = (None, "float32")
+
+
+def _per_example_shape(shape, batch_shape, what):
+    if batch_shape is not None:
+        return tuple(batch_shape)[1:]
+    if shape is None:
+        raise ValueError("%s needs shape=(...) (the per-example shape, without the batch dim)" % what)
+    return (shape,) if isinstance(shape, int) else tuple(shape)
+
+
+def _check_dtype(dtype, what):
+    if dtype is not None and str(dtype) not in ("float32", "weft.float32"):
+        raise ValueError("%s: weft's Keras models take float32 inputs, got dtype=%s" % (what, dtype))
+
+
+def Input(shape=None, batch_size=None, dtype=None, sparse=None, batch_shape=None, name=None, tensor=None):
+    """A symbolic model input of per-example ``shape`` (the batch dim, None, is added in front):
+    ``x = keras.Input(shape=(28, 28, 1))`` starts a functional model, or is the first entry of a
+    ``Sequential([...])``. batch_size is accepted and ignored (weft's batch dim is always free)."""
+    _check_dtype(dtype, "Input")
+    if sparse or tensor is not None:
+        raise ValueError("Input: sparse inputs and tensor= are not supported by weft")
+    dims = _per_example_shape(shape, batch_shape, "Input")
+    return _weft.keras.Input(shape=dims, name=name or "input")
 
 
 class InputLayer:
-    """Declares a Sequential model's per-example input shape: ``InputLayer(input_shape=(28, 28, 1))``
-    as the first entry of the layer list (it adds no computation)."""
+    """Declares a Sequential model's per-example input shape: ``InputLayer(shape=(28, 28, 1))``
+    (tf.keras 2: ``input_shape=``) as the first entry of the layer list (it adds no computation)."""
 
-    def __init__(self, input_shape=None, name=None, shape=None):
-        shape = input_shape if input_shape is not None else shape
-        if shape is None:
-            raise ValueError("InputLayer needs input_shape=(...) (the per-example shape, without the batch dim)")
-        self._input_shape = tuple(shape)
+    def __init__(self, input_shape=None, batch_size=None, dtype=None, input_tensor=None, sparse=None, name=None,
+                 shape=None, batch_shape=None, **kwargs):
+        _check_dtype(dtype, "InputLayer")
+        if input_tensor is not None or sparse:
+            raise ValueError("InputLayer: sparse inputs and input_tensor= are not supported by weft")
+        if kwargs:
+            raise TypeError("InputLayer got unexpected arguments: %s" % ", ".join(sorted(kwargs)))
+        self._input_shape = _per_example_shape(shape if input_shape is None else input_shape, batch_shape,
+                                               "InputLayer")
         self.name = name
 
     def __repr__(self):
@@ -41,5 +94,8 @@ class InputLayer:
 
 
 __all__ = ["Layer", "Dense", "Conv2D", "MaxPooling2D", "MaxPool2D", "AveragePooling2D", "AvgPool2D",
-           "GlobalAveragePooling2D", "Flatten", "Dropout", "BatchNormalization", "Activation", "ReLU", "Add",
-           "Input", "InputLayer"]
+           "GlobalAveragePooling2D", "GlobalAvgPool2D", "GlobalMaxPooling2D", "GlobalMaxPool2D", "Flatten", "Dropout",
+           "BatchNormalization", "Activation", "ReLU", "LeakyReLU", "Softmax", "Add", "Multiply", "Average",
+           "Subtract", "Maximum", "Minimum", "Concatenate", "Reshape", "Permute", "Rescaling", "ZeroPadding2D",
+           "Conv1D", "MaxPooling1D", "MaxPool1D", "AveragePooling1D", "AvgPool1D", "GlobalAveragePooling1D",
+           "GlobalAvgPool1D", "GlobalMaxPooling1D", "GlobalMaxPool1D", "Input", "InputLayer"]

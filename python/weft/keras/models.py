@@ -15,9 +15,7 @@ from .. import _weft
 from .. import distribute as _distribute
 from . import losses as _losses, optimizers as _optimizers
 from .callbacks import Callback, History
-from .layers import InputLayer
-
-Input = _weft.keras.Input
+from .layers import Input, InputLayer
 
 
 def _metric_name(m):
@@ -233,8 +231,9 @@ class Model:
 
 
 class Sequential(Model):
-    """A linear stack of layers. The per-example input shape comes from the first layer's
-    ``input_shape=``, an ``InputLayer(input_shape=...)``, or, at the first fit, from the data."""
+    """A linear stack of layers. The per-example input shape comes from a first entry
+    ``keras.Input(shape=...)`` or ``InputLayer(shape=...)``, the first layer's ``input_shape=``, or,
+    at the first fit, from the data."""
 
     def __init__(self, layers=None, name=None):
         super().__init__()
@@ -246,8 +245,8 @@ class Sequential(Model):
 
     def add(self, layer):
         """Appends a layer (before the model is compiled)."""
-        if isinstance(layer, InputLayer):
-            self._input_shape = layer._input_shape
+        if isinstance(layer, (InputLayer, _weft.keras.KerasTensor)):
+            self._set_input(layer)
             return
         if not isinstance(layer, _weft.keras.Layer):
             raise TypeError("Sequential.add takes a weft.keras layer, got %r" % (layer,))
@@ -256,6 +255,20 @@ class Sequential(Model):
         self._layers.append(layer)
         if self._cpp is not None:
             self._cpp.add(layer)
+
+    def _set_input(self, entry):
+        """keras.Input(...) or InputLayer(...): allowed only before any layer, as in Keras."""
+        if isinstance(entry, _weft.keras.KerasTensor):
+            if not _weft.keras._is_input(entry):
+                raise ValueError("Sequential takes keras.Input(shape=...) as its first entry, not the output of a "
+                                 "layer call (%r): build such models with keras.Model(inputs, outputs)" % (entry,))
+            shape = tuple(entry.shape[1:])
+        else:
+            shape = entry._input_shape
+        if self._layers or self._cpp is not None:
+            raise ValueError("Sequential: an Input or InputLayer must come before every layer, got one after %d "
+                             "layer(s)" % len(self._layers))
+        self._input_shape = shape
 
     def _build(self, x=None):
         if self._cpp is None:

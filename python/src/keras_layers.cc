@@ -1,0 +1,203 @@
+// weft.keras.layers added for TensorFlow programs (issue 16): shape layers (Reshape, Permute,
+// Rescaling, ZeroPadding2D, Softmax), merge layers (Concatenate, Multiply, Average, Subtract,
+// Maximum, Minimum), the 1-D layers (Conv1D, pooling), global poolings and LeakyReLU, each with
+// Keras' argument names and defaults; and the activation functions applied to graph tensors.
+// Every factory is callable with keyword arguments only, so its call is its config.
+#include "train/layer.h"
+
+#include "keras_common.h"
+
+namespace weft::python {
+namespace {
+
+using namespace weft::train;
+
+// Keras accepts an int or a one-element tuple for 1-D sizes.
+int64_t Single(const py::handle& h, const char* what) {
+  if (py::isinstance<py::int_>(h)) return h.cast<int64_t>();
+  std::vector<int64_t> v;
+  for (const py::handle& x : h) v.push_back(x.cast<int64_t>());
+  WEFT_REQUIRE(v.size() == 1, "{} must be an int or a 1-tuple, got {}", what, std::string(py::repr(h)));
+  return v[0];
+}
+
+std::vector<int64_t> Ints(const py::handle& h, const char* what) {
+  std::vector<int64_t> v;
+  try {
+    for (const py::handle& x : h) v.push_back(x.cast<int64_t>());
+  } catch (const py::error_already_set&) {
+    throw Error(errors::InvalidArgument("{} must be a tuple of ints, got {}", what, std::string(py::repr(h))));
+  } catch (const py::cast_error&) {
+    throw Error(errors::InvalidArgument("{} must be a tuple of ints, got {}", what, std::string(py::repr(h))));
+  }
+  return v;
+}
+
+// weft's layers are channels_last only (Keras' default).
+void ChannelsLast(const py::object& data_format, const char* layer) {
+  WEFT_REQUIRE(data_format.is_none() || data_format.cast<std::string>() == "channels_last",
+               "{}: data_format must be 'channels_last' (weft's layout), got '{}'", layer,
+               std::string(py::str(data_format)));
+}
+
+// ZeroPadding2D's padding: p, (sym_h, sym_w) or ((top, bottom), (left, right)).
+std::vector<int64_t> Padding2D(const py::handle& h) {
+  if (py::isinstance<py::int_>(h)) return std::vector<int64_t>(4, h.cast<int64_t>());
+  std::vector<int64_t> out;
+  py::sequence seq = py::reinterpret_borrow<py::sequence>(h);
+  WEFT_REQUIRE(py::len(seq) == 2, "ZeroPadding2D: padding must be an int, 2 ints or 2 pairs, got {}",
+               std::string(py::repr(h)));
+  for (const py::handle& p : seq) {
+    if (py::isinstance<py::int_>(p)) {
+      out.insert(out.end(), 2, p.cast<int64_t>());
+    } else {
+      std::vector<int64_t> pair = Ints(p, "ZeroPadding2D padding");
+      WEFT_REQUIRE(pair.size() == 2, "ZeroPadding2D: padding must be an int, 2 ints or 2 pairs, got {}",
+                   std::string(py::repr(h)));
+      out.insert(out.end(), pair.begin(), pair.end());
+    }
+  }
+  return out;
+}
+
+std::string Doc(const std::string& text) { return text + kCommonArgs; }
+
+void DefShapeLayers(py::module_& layers) {
+  layers.def("Reshape", [](const py::object& target_shape, const py::object& name, const py::object& input_shape) {
+    return Finish(Reshape(Ints(target_shape, "Reshape target_shape")), name, input_shape);
+  }, py::arg("target_shape"), py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
+     Doc("Reshapes each example to target_shape (no batch dim); one entry may be -1, inferred:\n"
+         "    Reshape((3, 4)) maps (None, 12) to (None, 3, 4); Reshape((-1, 2, 2)) maps it to (None, 3, 2, 2).").c_str());
+  layers.def("Permute", [](const py::object& dims, const py::object& name, const py::object& input_shape) {
+    return Finish(Permute(Ints(dims, "Permute dims")), name, input_shape);
+  }, py::arg("dims"), py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
+     Doc("Permutes the non-batch axes; dims counts from 1: Permute((2, 1)) maps (None, 10, 64) to\n"
+         "(None, 64, 10).").c_str());
+  layers.def("Rescaling", [](double scale, double offset, const py::object& name, const py::object& input_shape) {
+    return Finish(Rescaling(scale, offset), name, input_shape);
+  }, py::arg("scale"), py::arg("offset") = 0.0, py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
+     Doc("inputs * scale + offset: Rescaling(1. / 255) maps [0, 255] to [0, 1]; Rescaling(1. / 127.5,\n"
+         "offset=-1) to [-1, 1].").c_str());
+  layers.def("ZeroPadding2D", [](const py::object& padding, const py::object& data_format, const py::object& name,
+                                 const py::object& input_shape) {
+    ChannelsLast(data_format, "ZeroPadding2D");
+    return Finish(ZeroPadding2D(Padding2D(padding)), name, input_shape);
+  }, py::arg("padding") = py::make_tuple(1, 1), py::arg("data_format") = py::none(), py::arg("name") = py::none(),
+     py::arg("input_shape") = py::none(),
+     Doc("Adds zero rows and columns around NHWC images. padding: an int (all sides), (h, w) (symmetric)\n"
+         "or ((top, bottom), (left, right)).").c_str());
+  layers.def("Softmax", [](int64_t axis, const py::object& name, const py::object& input_shape) {
+    return Finish(Softmax(axis), name, input_shape);
+  }, py::arg("axis") = -1, py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
+     Doc("exp(x) / sum(exp(x)) along axis (default the last).").c_str());
+  layers.def("LeakyReLU", [](double negative_slope, const py::object& alpha, const py::object& name,
+                             const py::object& input_shape) {
+    return Finish(LeakyReLU(alpha.is_none() ? negative_slope : alpha.cast<double>()), name, input_shape);
+  }, py::arg("negative_slope") = 0.3, py::arg("alpha") = py::none(), py::arg("name") = py::none(),
+     py::arg("input_shape") = py::none(),
+     Doc("x if x > 0 else negative_slope * x. alpha: tf.keras 2's name for negative_slope.").c_str());
+}
+
+void DefMergeLayers(py::module_& layers) {
+  struct Merge {
+    const char* name;
+    LayerPtr (*make)();
+    const char* doc;
+  };
+  for (const Merge& m : {Merge{"Multiply", &Multiply, "Element-wise product of two or more inputs of one shape."},
+                         Merge{"Average", &Average, "Element-wise mean of two or more inputs of one shape."},
+                         Merge{"Maximum", &Maximum, "Element-wise max of two or more inputs of one shape."},
+                         Merge{"Minimum", &Minimum, "Element-wise min of two or more inputs of one shape."},
+                         Merge{"Subtract", &Subtract, "inputs[0] - inputs[1] (exactly two inputs of one shape)."}}) {
+    layers.def(m.name, [make = m.make](const py::object& name) { return Finish(make(), name, py::none()); },
+               py::arg("name") = py::none(),
+               (std::string(m.doc) + "\nCalled on a list: layers." + m.name + "()([a, b]).").c_str());
+  }
+  layers.def("Concatenate", [](int64_t axis, const py::object& name) {
+    return Finish(Concatenate(axis), name, py::none());
+  }, py::arg("axis") = -1, py::arg("name") = py::none(),
+     "Joins a list of inputs along axis (default the last); the other dims must agree:\n"
+     "    layers.Concatenate()([a, b]) with a (None, 4), b (None, 6) gives (None, 10).");
+}
+
+void DefConvLayers(py::module_& layers) {
+  layers.def("Conv1D", [](int64_t filters, const py::object& kernel_size, const py::object& strides,
+                          const std::string& padding, const py::object& data_format, const py::object& dilation_rate,
+                          const py::object& activation, bool use_bias, const py::object& kernel_initializer,
+                          const py::object& bias_initializer, const py::object& kernel_regularizer,
+                          const py::object& name, const py::object& input_shape) {
+    ChannelsLast(data_format, "Conv1D");
+    Conv1DOptions o;
+    o.strides = Single(strides, "Conv1D strides");
+    o.padding = padding;
+    o.dilation_rate = Single(dilation_rate, "Conv1D dilation_rate");
+    o.activation = ActivationName(activation);
+    o.use_bias = use_bias;
+    o.kernel_initializer = InitializerArg(kernel_initializer, "kernel_initializer");
+    o.bias_initializer = InitializerArg(bias_initializer, "bias_initializer");
+    o.kernel_l2 = L2Arg(kernel_regularizer);
+    return Finish(Conv1D(filters, Single(kernel_size, "Conv1D kernel_size"), o), name, input_shape);
+  }, py::arg("filters"), py::arg("kernel_size"), py::arg("strides") = 1, py::arg("padding") = "valid",
+     py::arg("data_format") = py::none(), py::arg("dilation_rate") = 1, py::arg("activation") = py::none(),
+     py::arg("use_bias") = true, py::arg("kernel_initializer") = "glorot_uniform",
+     py::arg("bias_initializer") = "zeros", py::arg("kernel_regularizer") = py::none(), py::arg("name") = py::none(),
+     py::arg("input_shape") = py::none(),
+     Doc("1-D convolution over (batch, steps, channels) with a (kernel_size, in_channels, filters) kernel.\n\n"
+         "padding: 'valid', 'same' or 'causal' (output step t sees input steps <= t).\n"
+         "strides, dilation_rate: ints (not both above 1). activation, use_bias, initializers,\n"
+         "kernel_regularizer: as for Conv2D.").c_str());
+  auto pool = [&](std::initializer_list<const char*> names, LayerPtr (*make)(int64_t, int64_t, std::string),
+                  const char* doc) {
+    for (const char* n : names) {
+      layers.def(n, [make, n](const py::object& pool_size, const py::object& strides, const std::string& padding,
+                              const py::object& data_format, const py::object& name, const py::object& input_shape) {
+        ChannelsLast(data_format, n);
+        const int64_t s = strides.is_none() ? 0 : Single(strides, "pooling strides");
+        return Finish(make(Single(pool_size, "pool_size"), s, padding), name, input_shape);
+      }, py::arg("pool_size") = 2, py::arg("strides") = py::none(), py::arg("padding") = "valid",
+         py::arg("data_format") = py::none(), py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
+         Doc(std::string(doc) + "\n\npool_size: an int (default 2). strides: an int; None = pool_size.\n"
+             "padding: 'valid' or 'same'.").c_str());
+    }
+  };
+  pool({"MaxPooling1D", "MaxPool1D"}, &MaxPool1D, "Max over pool_size steps of (batch, steps, channels) inputs.");
+  pool({"AveragePooling1D", "AvgPool1D"}, &AvgPool1D, "Mean over pool_size steps of (batch, steps, channels) inputs.");
+  auto global = [&](std::initializer_list<const char*> names, LayerPtr (*make)(bool), const char* doc) {
+    for (const char* n : names) {
+      layers.def(n, [make, n](const py::object& data_format, bool keepdims, const py::object& name,
+                              const py::object& input_shape) {
+        ChannelsLast(data_format, n);
+        return Finish(make(keepdims), name, input_shape);
+      }, py::arg("data_format") = py::none(), py::arg("keepdims") = false, py::arg("name") = py::none(),
+         py::arg("input_shape") = py::none(),
+         Doc(std::string(doc) + "\nkeepdims: keep the pooled axes with size 1.").c_str());
+    }
+  };
+  global({"GlobalAveragePooling2D", "GlobalAvgPool2D"}, &GlobalAveragePooling2D,
+         "Mean over height and width: (batch, h, w, c) -> (batch, c).");
+  global({"GlobalMaxPooling2D", "GlobalMaxPool2D"}, &GlobalMaxPooling2D,
+         "Max over height and width: (batch, h, w, c) -> (batch, c).");
+  global({"GlobalAveragePooling1D", "GlobalAvgPool1D"}, &GlobalAveragePooling1D,
+         "Mean over the steps: (batch, steps, c) -> (batch, c).");
+  global({"GlobalMaxPooling1D", "GlobalMaxPool1D"}, &GlobalMaxPooling1D,
+         "Max over the steps: (batch, steps, c) -> (batch, c).");
+}
+
+}  // namespace
+
+void InitKerasLayers(py::module_& k, py::module_& layers) {
+  DefShapeLayers(layers);
+  DefMergeLayers(layers);
+  DefConvLayers(layers);
+  k.def("_is_input", [](const PySym& t) { return t.sym->layer == nullptr; }, py::arg("tensor"),
+        "Whether a KerasTensor is a model input (keras.Input), not a layer's output.");
+  k.def("_known_activations", &KnownActivations);
+  k.def("_check_activation", &CheckActivation, py::arg("name"),
+        "Raises InvalidArgument listing the known names when `name` is not a Keras activation.");
+  k.def("_apply_activation", [](const PyTensor& x, const std::string& activation) {
+    Scope s = Scope::Root(x.graph.cast<Graph*>());
+    return PyTensor{x.graph, ApplyActivation(s, activation, x.out)};
+  }, py::arg("x"), py::arg("activation"), "The named activation of a graph tensor, as new nodes in its graph.");
+}
+
+}  // namespace weft::python

@@ -1,0 +1,296 @@
+// The Keras layers added for TensorFlow programs (train/layers_shape.cc, layers_merge.cc, the 1-D
+// and global layers of layers_conv.cc, train/activations.cc): output shapes, parameter counts,
+// Keras' default names, forward values (TensorFlow-computed or closed forms), gradients by finite
+// differences through each layer's composite ops, and the errors of bad arguments.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "graph/gradients.h"
+#include "graph/session.h"
+#include "ops/array.h"
+#include "ops/framework.h"
+#include "ops/math.h"
+#include "tests/ops/op_test_util.h"
+#include "train/layer.h"
+#include "train/model.h"
+
+using namespace weft;
+using namespace weft::train;
+using weft::test::ExpectNear;
+using weft::test::Rand;
+using weft::test::T;
+
+namespace {
+
+std::string ShapeOf(const Sym& s) { return s->shape.ToString(); }
+
+// Runs layer->Call on constant inputs (and weights), in the inputs' dtype.
+Tensor Apply(const LayerPtr& layer, const std::vector<Tensor>& xs, const std::vector<Tensor>& weights = {}) {
+  std::vector<Sym> syms;
+  for (const Tensor& x : xs) {
+    std::vector<int64_t> dims;
+    for (int i = 1; i < x.shape().rank(); ++i) dims.push_back(x.shape().dim(i));
+    syms.push_back(Input(TensorShape(dims)));
+  }
+  (*layer)(syms);  // builds the layer, as a model does
+  Graph g;
+  Scope s = Scope::Root(&g);
+  CallContext ctx{s.NewSubScope("layer"), false, {}, nullptr};
+  for (const Tensor& w : weights) ctx.weights.push_back(ops::Const(s, w));
+  std::vector<Output> in;
+  for (const Tensor& x : xs) in.push_back(ops::Const(s, x));
+  Output y = layer->Call(ctx, in);
+  Session sess(&g);
+  return sess.Run({}, {y})[0];
+}
+
+// Finite differences (float64) of sum(r * layer(x, w)) against its symbolic gradient, for the
+// input and every weight.
+void CheckLayerGradient(const LayerPtr& layer, const Tensor& x, const std::vector<Tensor>& weights = {}) {
+  std::vector<int64_t> dims;
+  for (int i = 1; i < x.shape().rank(); ++i) dims.push_back(x.shape().dim(i));
+  (*layer)(Input(TensorShape(dims)));
+  std::vector<Tensor> values = {x};
+  values.insert(values.end(), weights.begin(), weights.end());
+  Graph g;
+  Scope s = Scope::Root(&g);
+  std::vector<Output> phs;
+  for (const Tensor& v : values) phs.push_back(ops::Placeholder(s, DType::kFloat64, v.shape()));
+  CallContext ctx{s.NewSubScope("layer"), false, {phs.begin() + 1, phs.end()}, nullptr};
+  Output y = layer->Call(ctx, {phs[0]});
+  Output r = ops::Const(s, Rand(y.shape().dims(), -1, 1, 5));
+  Output loss = ops::Sum(s, ops::Mul(s, y, r));
+  std::vector<Output> grads = Gradients(s, {loss}, phs);
+  Session sess(&g);
+  auto feeds = [&](const std::vector<Tensor>& vs) {
+    std::vector<std::pair<Output, Tensor>> f;
+    for (size_t i = 0; i < vs.size(); ++i) f.emplace_back(phs[i], vs[i]);
+    return f;
+  };
+  std::vector<Tensor> symbolic = sess.Run(feeds(values), grads);
+  const double delta = 1e-6;
+  for (size_t k = 0; k < values.size(); ++k) {
+    for (int64_t i = 0; i < values[k].num_elements(); ++i) {
+      std::vector<Tensor> plus = values, minus = values;
+      plus[k] = values[k].Clone();
+      minus[k] = values[k].Clone();
+      plus[k].data<double>()[i] += delta;
+      minus[k].data<double>()[i] -= delta;
+      const double numeric = (sess.Run(feeds(plus), {loss})[0].data<double>()[0] -
+                              sess.Run(feeds(minus), {loss})[0].data<double>()[0]) / (2 * delta);
+      INFO(layer->type() << " input " << k << " element " << i);
+      CHECK(symbolic[k].data<double>()[i] == doctest::Approx(numeric).epsilon(1e-5));
+    }
+  }
+}
+
+template <typename F>
+std::string ErrorOf(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("keras layers: output shapes and parameter counts as Keras reports them") {
+  Sym v = Input({12});
+  CHECK(ShapeOf(Reshape({3, 4})(v)) == "[?,3,4]");         // Keras' Reshape docstring
+  CHECK(ShapeOf(Reshape({-1, 2, 2})(v)) == "[?,3,2,2]");   // its -1 example
+  CHECK(ShapeOf(Permute({2, 1})(Input({10, 64}))) == "[?,64,10]");  // Keras' Permute docstring
+  CHECK(ShapeOf(Rescaling(1.0 / 255)(v)) == "[?,12]");
+  Sym img = Input({28, 28, 3});
+  CHECK(ShapeOf(ZeroPadding2D({1, 1, 1, 1})(img)) == "[?,30,30,3]");
+  CHECK(ShapeOf(ZeroPadding2D({1, 0, 2, 1})(img)) == "[?,29,31,3]");
+  CHECK(ShapeOf(GlobalMaxPooling2D()(img)) == "[?,3]");
+  CHECK(ShapeOf(GlobalMaxPooling2D(true)(img)) == "[?,1,1,3]");
+  CHECK(ShapeOf(GlobalAveragePooling2D(true)(img)) == "[?,1,1,3]");
+  CHECK(ShapeOf(Softmax(1)(Input({3, 5}))) == "[?,3,5]");
+
+  Sym seq = Input({100, 8});
+  LayerPtr conv = Conv1D(16, 5, {.activation = "relu"});
+  CHECK(ShapeOf(conv(seq)) == "[?,96,16]");
+  CHECK(conv->CountParams(true) == 5 * 8 * 16 + 16);  // kernel (5, 8, 16), bias (16)
+  CHECK(ShapeOf(Conv1D(4, 3, {.strides = 2, .padding = "same"})(seq)) == "[?,50,4]");
+  CHECK(ShapeOf(Conv1D(4, 3, {.padding = "causal", .dilation_rate = 4})(seq)) == "[?,100,4]");
+  CHECK(ShapeOf(Conv1D(4, 3, {.dilation_rate = 2, .use_bias = false})(seq)) == "[?,96,4]");
+  CHECK(ShapeOf(MaxPool1D()(seq)) == "[?,50,8]");
+  CHECK(ShapeOf(MaxPool1D(3, 2, "same")(seq)) == "[?,50,8]");
+  CHECK(ShapeOf(AvgPool1D(3)(seq)) == "[?,33,8]");
+  CHECK(ShapeOf(GlobalAveragePooling1D()(seq)) == "[?,8]");
+  CHECK(ShapeOf(GlobalMaxPooling1D(true)(seq)) == "[?,1,8]");
+  CHECK(ShapeOf(LeakyReLU()(seq)) == "[?,100,8]");
+
+  Sym a = Dense(4)(v), b = Dense(6)(v);
+  CHECK(ShapeOf(Concatenate()({a, b})) == "[?,10]");
+  CHECK(ShapeOf(Concatenate(1)({Reshape({2, 2})(a), Reshape({3, 2})(b)})) == "[?,5,2]");
+  for (const LayerPtr& merge : {Multiply(), Average(), Maximum(), Minimum(), Subtract(), train::Add()}) {
+    CHECK(ShapeOf(merge({a, Dense(4)(v)})) == "[?,4]");
+  }
+}
+
+TEST_CASE("keras layers: default names are Keras' snake case of the class name") {
+  Sym x = Input({20, 4});
+  Sym h = GlobalAveragePooling1D()(MaxPool1D()(LeakyReLU()(Conv1D(8, 3)(x))));
+  Sym y = Dense(2)(Concatenate()({h, GlobalMaxPooling1D()(x)}));
+  Model m({x}, {y});
+  std::vector<std::string> names;
+  for (const LayerPtr& l : m.layers()) names.push_back(l->name());
+  CHECK(names == std::vector<std::string>{"conv1d", "leaky_re_lu", "max_pooling1d", "global_average_pooling1d",
+                                          "global_max_pooling1d", "concatenate", "dense"});
+  std::ostringstream os;
+  m.Summary(os);
+  // A label wider than its column continues on the next line instead of running into the shape.
+  CHECK(os.str().find(" global_average_pooling1d (G (None, 8)") != std::string::npos);
+  CHECK(os.str().find(" lobalAveragePooling1D)") != std::string::npos);
+}
+
+TEST_CASE("keras layers: Conv1D matches TensorFlow for every padding, stride and dilation") {
+  const Tensor x = T<float>({0.5, -1, 2, 0, -1.5, 1, 1, 3, 0.25, -0.5}, {1, 5, 2});
+  std::vector<double> k;
+  for (int i = 0; i < 12; ++i) k.push_back(i / 6.0 - 1.0);
+  const Tensor kernel = T<float>(k, {2, 2, 3}), bias = T<float>({0.1, -0.2, 0.3});
+  // keras.layers.Conv1D(3, 2, ...) with these weights, computed by TensorFlow 2.21.
+  struct Case {
+    std::string padding;
+    int64_t strides, dilation;
+    std::vector<double> want;
+  };
+  const std::vector<Case> cases = {
+      {"valid", 1, 1, {0.1, 0.04999991, 0.8000001, -1.4, -1.45, -0.6999999, 2.6, 2.883333, 3.966667, -2.65, -2.325,
+                       -1.2}},
+      {"valid", 2, 1, {0.1, 0.04999991, 0.8000001, 2.6, 2.883333, 3.966667}},
+      {"valid", 1, 2, {0.6, 0.1333333, 0.4666667, -0.4, 0.2999999, 1.8, 0.85, 0.4250001, 0.8}},
+      {"same", 1, 1, {0.1, 0.04999991, 0.8000001, -1.4, -1.45, -0.6999999, 2.6, 2.883333, 3.966667, -2.65, -2.325,
+                      -1.2, 0.1, -0.2416667, 0.2166667}},
+      {"same", 2, 1, {0.1, 0.04999991, 0.8000001, 2.6, 2.883333, 3.966667, 0.1, -0.2416667, 0.2166667}},
+      {"same", 1, 2, {0.1, 0.1333333, 0.9666668, 0.6, 0.1333333, 0.4666667, -0.4, 0.2999999, 1.8, 0.85, 0.4250001,
+                      0.8, -2.4, -2.033333, -0.8666667}},
+      {"causal", 1, 1, {-0.4, -0.7833333, -0.3666667, 0.1, 0.04999991, 0.8000001, -1.4, -1.45, -0.6999999, 2.6,
+                        2.883333, 3.966667, -2.65, -2.325, -1.2}},
+      {"causal", 2, 1, {-0.4, -0.7833333, -0.3666667, -1.4, -1.45, -0.6999999, -2.65, -2.325, -1.2}},
+      {"causal", 1, 2, {-0.4, -0.7833333, -0.3666667, 0.1, 0.1333333, 0.9666668, 0.6, 0.1333333, 0.4666667, -0.4,
+                        0.2999999, 1.8, 0.85, 0.4250001, 0.8}},
+  };
+  for (const Case& c : cases) {
+    INFO(c.padding << " strides " << c.strides << " dilation " << c.dilation);
+    LayerPtr conv = Conv1D(3, 2, {.strides = c.strides, .padding = c.padding, .dilation_rate = c.dilation});
+    ExpectNear(Apply(conv, {x}, {kernel, bias}),
+               T<float>(c.want, {1, static_cast<int64_t>(c.want.size() / 3), 3}), 1e-5, 1e-5);
+  }
+}
+
+TEST_CASE("keras layers: forward values against closed forms") {
+  const Tensor v = T<float>({1, 2, 3, 4, 5, 6}, {1, 6});
+  ExpectNear(Apply(Reshape({-1, 2}), {v}), T<float>({1, 2, 3, 4, 5, 6}, {1, 3, 2}));
+  ExpectNear(Apply(Rescaling(0.5, -1), {v}), T<float>({-0.5, 0, 0.5, 1, 1.5, 2}, {1, 6}));
+  ExpectNear(Apply(Permute({2, 1}), {T<float>({1, 2, 3, 4, 5, 6}, {1, 2, 3})}),
+             T<float>({1, 4, 2, 5, 3, 6}, {1, 3, 2}));
+  const Tensor a = T<float>({1, -2, 3}, {1, 3}), b = T<float>({4, 5, -6}, {1, 3}), c = T<float>({0, 1, 2}, {1, 3});
+  ExpectNear(Apply(Multiply(), {a, b, c}), T<float>({0, -10, -36}, {1, 3}));
+  ExpectNear(Apply(Average(), {a, b, c}), T<float>({5.0 / 3, 4.0 / 3, -1.0 / 3}, {1, 3}));
+  ExpectNear(Apply(Average(), {a, b}), T<float>({2.5, 1.5, -1.5}, {1, 3}));
+  ExpectNear(Apply(Maximum(), {a, b, c}), T<float>({4, 5, 3}, {1, 3}));
+  ExpectNear(Apply(Minimum(), {a, b, c}), T<float>({0, -2, -6}, {1, 3}));
+  ExpectNear(Apply(Subtract(), {a, b}), T<float>({-3, -7, 9}, {1, 3}));
+  ExpectNear(Apply(Concatenate(), {a, c}), T<float>({1, -2, 3, 0, 1, 2}, {1, 6}));
+  ExpectNear(Apply(ZeroPadding2D({1, 0, 0, 1}), {T<float>({1, 2}, {1, 1, 2, 1})}),
+             T<float>({0, 0, 0, 1, 2, 0}, {1, 2, 3, 1}));
+  ExpectNear(Apply(LeakyReLU(), {T<float>({-2, 3}, {1, 2})}), T<float>({-0.6, 3}, {1, 2}));
+  ExpectNear(Apply(GlobalMaxPooling1D(), {T<float>({1, 5, 4, -2, 0, 3}, {1, 3, 2})}), T<float>({4, 5}, {1, 2}));
+  // Softmax over axis 1 of (1, 2, 2): each column normalized.
+  const double e = std::exp(1.0);
+  ExpectNear(Apply(Softmax(1), {T<float>({0, 1, 1, 1}, {1, 2, 2})}),
+             T<float>({1 / (1 + e), 0.5, e / (1 + e), 0.5}, {1, 2, 2}));
+}
+
+TEST_CASE("keras activations: every name against its formula; unknown names list the known ones") {
+  const std::vector<double> xs = {-3, -1, -0.5, 0, 0.5, 1, 3};
+  auto sig = [](double x) { return 1 / (1 + std::exp(-x)); };
+  auto softplus = [](double x) { return std::log1p(std::exp(x)); };
+  auto relu6 = [](double x) { return std::min(std::max(x, 0.0), 6.0); };
+  const double selu_scale = 1.0507009873554805, selu_alpha = 1.6732632423543772;
+  const std::vector<std::pair<std::string, std::function<double(double)>>> fns = {
+      {"gelu", [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }},
+      {"selu", [&](double x) { return selu_scale * (x > 0 ? x : selu_alpha * std::expm1(x)); }},
+      {"elu", [](double x) { return x > 0 ? x : std::expm1(x); }},
+      {"swish", [&](double x) { return x * sig(x); }},
+      {"silu", [&](double x) { return x * sig(x); }},
+      {"softplus", softplus},
+      {"softsign", [](double x) { return x / (std::abs(x) + 1); }},
+      {"relu6", relu6},
+      {"hard_sigmoid", [&](double x) { return relu6(x + 3) / 6; }},
+      {"hard_silu", [&](double x) { return x * relu6(x + 3) / 6; }},
+      {"mish", [&](double x) { return x * std::tanh(softplus(x)); }},
+      {"exponential", [](double x) { return std::exp(x); }},
+      {"leaky_relu", [](double x) { return x > 0 ? x : 0.2 * x; }},
+      {"linear", [](double x) { return x; }},
+      {"relu", [](double x) { return std::max(x, 0.0); }},
+      {"sigmoid", sig},
+      {"tanh", [](double x) { return std::tanh(x); }},
+  };
+  for (const auto& [name, f] : fns) {
+    INFO(name);
+    std::vector<double> want;
+    for (double x : xs) want.push_back(f(x));
+    ExpectNear(Apply(Activation(name), {T<double>(xs, {1, 7})}), T<double>(want, {1, 7}), 1e-12, 1e-12);
+    ExpectNear(Apply(Dense(7, {.activation = name}), {T<float>(xs, {1, 7})},
+                     {T<float>({1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0,
+                                0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1},
+                               {7, 7}),
+                      T<float>({0, 0, 0, 0, 0, 0, 0})}),
+               T<float>(want, {1, 7}), 1e-5, 1e-5);
+  }
+  const std::string err = ErrorOf([] { Activation("gelux"); });
+  CHECK(err.find("unknown activation 'gelux'") != std::string::npos);
+  CHECK(err.find("gelu, hard_sigmoid") != std::string::npos);
+  CHECK(err.find("swish") != std::string::npos);
+}
+
+TEST_CASE("keras layers: gradients by finite differences through each layer") {
+  CheckLayerGradient(Conv1D(3, 2, {.padding = "causal", .dilation_rate = 2, .activation = "gelu"}),
+                     Rand({2, 5, 2}, -1, 1, 1), {Rand({2, 2, 3}, -1, 1, 2), Rand({3}, -1, 1, 3)});
+  CheckLayerGradient(Conv1D(2, 3, {.strides = 2, .padding = "same", .activation = "selu"}), Rand({1, 6, 2}, -1, 1, 4),
+                     {Rand({3, 2, 2}, -1, 1, 5), Rand({2}, -1, 1, 6)});
+  CheckLayerGradient(Softmax(1), Rand({2, 3, 4}, -1, 1, 7));
+  CheckLayerGradient(Reshape({-1, 2}), Rand({2, 6}, -1, 1, 8));
+  CheckLayerGradient(Permute({2, 1}), Rand({2, 3, 4}, -1, 1, 9));
+  CheckLayerGradient(Rescaling(2.5, 1), Rand({2, 3}, -1, 1, 10));
+  CheckLayerGradient(ZeroPadding2D({1, 0, 2, 1}), Rand({1, 2, 2, 2}, -1, 1, 11));
+  CheckLayerGradient(AvgPool1D(2, 1), Rand({1, 5, 2}, -1, 1, 12));
+  CheckLayerGradient(GlobalAveragePooling1D(), Rand({2, 3, 2}, -1, 1, 13));
+  for (const char* a : {"gelu", "swish", "mish", "softsign", "hard_sigmoid", "softplus", "elu"}) {
+    CheckLayerGradient(Activation(a), Rand({2, 5}, -2, 2, 14));
+  }
+}
+
+TEST_CASE("keras layers: bad arguments and shapes name the layer and the shapes") {
+  CHECK(ErrorOf([] { Reshape({5})(Input({12})); }).find("cannot reshape examples of shape [?,12] (12 values) to "
+                                                         "target_shape (5)") != std::string::npos);
+  CHECK(ErrorOf([] { Reshape({-1, -1}); }).find("at most one -1") != std::string::npos);
+  CHECK(ErrorOf([] { Reshape({-1, 5})(Input({12})); }).find("Reshape") != std::string::npos);
+  CHECK(ErrorOf([] { Permute({1, 1}); }).find("permutation of 1..2") != std::string::npos);
+  CHECK(ErrorOf([] { Permute({2, 1})(Input({4})); }).find("need inputs of rank 3, got [?,4]") != std::string::npos);
+  CHECK(ErrorOf([] { Concatenate()({Input({3, 2}), Input({4, 3})}); })
+            .find("same shape except on axis -1, got [?,3,2], [?,4,3]") != std::string::npos);
+  CHECK(ErrorOf([] { Concatenate(0)({Input({3}), Input({3})}); }).find("batch axis 0") != std::string::npos);
+  CHECK(ErrorOf([] { Multiply()({Input({3}), Input({4})}); }).find("same shape, got [?,3], [?,4]") !=
+        std::string::npos);
+  CHECK(ErrorOf([] { Subtract()({Input({3}), Input({3}), Input({3})}); }).find("takes 2 input(s), got 3") !=
+        std::string::npos);
+  CHECK(ErrorOf([] { Multiply()(Input({3})); }).find("two or more") != std::string::npos);
+  CHECK(ErrorOf([] { Conv1D(4, 3)(Input({28, 28, 1})); }).find("expects inputs (batch, steps, channels), got "
+                                                               "[?,28,28,1]") != std::string::npos);
+  CHECK(ErrorOf([] { Conv1D(4, 3, {.padding = "full"}); }).find("\"full\"") != std::string::npos);
+  CHECK(ErrorOf([] { Conv1D(4, 3, {.strides = 2, .dilation_rate = 2}); }).find("cannot both") != std::string::npos);
+  CHECK(ErrorOf([] { MaxPool1D()(Input({28, 28, 1})); }).find("MaxPooling1D") != std::string::npos);
+  CHECK(ErrorOf([] { GlobalMaxPooling2D()(Input({28})); }).find("expects NHWC inputs") != std::string::npos);
+  CHECK(ErrorOf([] { ZeroPadding2D({1, 1, -1, 1}); }).find("non-negative") != std::string::npos);
+  CHECK(ErrorOf([] { Softmax(0)(Input({3})); }).find("axis 0 is out of range") != std::string::npos);
+  CHECK(ErrorOf([] { LeakyReLU(-1); }).find("negative_slope") != std::string::npos);
+}
