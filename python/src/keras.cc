@@ -39,7 +39,19 @@ std::vector<int64_t> Pair(const py::handle& h, const char* what) {
 std::string ActivationName(const py::handle& h) {
   if (h.is_none()) return "";
   if (py::isinstance<py::str>(h)) return h.cast<std::string>();
-  if (py::hasattr(h, "__name__")) return py::str(h.attr("__name__")).cast<std::string>();
+  if (py::hasattr(h, "__name__")) {
+    // A Keras function (keras.activations.gelu) or tf.nn's (weft.nn.relu) by its name; any other
+    // Python function cannot run inside the C++ graph.
+    const std::string name = py::str(h.attr("__name__")).cast<std::string>();
+    try {
+      CheckActivation(name);
+    } catch (const Error&) {
+      throw Error(errors::InvalidArgument("activation {}: weft's layers take Keras' activations by name or as "
+                                          "weft.keras.activations functions (known: {}); other Python functions "
+                                          "are not run inside the graph", std::string(py::repr(h)), KnownActivations()));
+    }
+    return name;
+  }
   throw Error(errors::InvalidArgument("activation must be None, a name such as 'relu', or a function such as "
                                       "weft.keras.activations.relu; got {}",
                                       std::string(py::repr(h))));
