@@ -141,11 +141,7 @@ void InitKeras(py::module_& k) {
                          const py::object& bias_initializer, const py::object& kernel_regularizer, const py::object& name,
                          const py::object& input_shape) {
     DenseOptions o;
-    o.activation = ActivationName(activation);
-    o.use_bias = use_bias;
-    o.kernel_initializer = InitializerArg(kernel_initializer, "kernel_initializer");
-    o.bias_initializer = InitializerArg(bias_initializer, "bias_initializer");
-    o.kernel_l2 = L2Arg(kernel_regularizer);
+    SetKernelOptions(o, activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer);
     return Finish(Dense(units, o), name, input_shape);
   }, py::arg("units"), py::arg("activation") = py::none(), py::arg("use_bias") = true,
      py::arg("kernel_initializer") = "glorot_uniform", py::arg("bias_initializer") = "zeros",
@@ -161,11 +157,7 @@ void InitKeras(py::module_& k) {
     Conv2DOptions o;
     o.strides = Pair(strides, "Conv2D strides");
     o.padding = padding;
-    o.activation = ActivationName(activation);
-    o.use_bias = use_bias;
-    o.kernel_initializer = InitializerArg(kernel_initializer, "kernel_initializer");
-    o.bias_initializer = InitializerArg(bias_initializer, "bias_initializer");
-    o.kernel_l2 = L2Arg(kernel_regularizer);
+    SetKernelOptions(o, activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer);
     return Finish(Conv2D(filters, Pair(kernel_size, "Conv2D kernel_size"), o), name, input_shape);
   }, py::arg("filters"), py::arg("kernel_size"), py::arg("strides") = py::make_tuple(1, 1), py::arg("padding") = "valid",
      py::arg("activation") = py::none(), py::arg("use_bias") = true, py::arg("kernel_initializer") = "glorot_uniform",

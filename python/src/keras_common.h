@@ -26,7 +26,18 @@ train::Initializer InitializerArg(const py::handle& h, const char* what);
 double L2Arg(const py::handle& h);  // kernel_regularizer: None, a number or regularizers.l2(x)
 // Sets a layer's name and Sequential input shape and returns the Python object.
 py::object Finish(train::LayerPtr layer, const py::object& name, const py::object& input_shape);
-extern const char* const kCommonArgs;  // the docs of `name` and `input_shape`
+extern const char* const kCommonArgs;
+
+// Sets what every layer with a kernel (Dense, Conv1D, Conv2D options) takes from Keras' arguments.
+template <typename Options>
+void SetKernelOptions(Options& o, const py::object& activation, bool use_bias, const py::object& kernel_initializer,
+                      const py::object& bias_initializer, const py::object& kernel_regularizer) {
+  o.activation = ActivationName(activation);
+  o.use_bias = use_bias;
+  o.kernel_initializer = InitializerArg(kernel_initializer, "kernel_initializer");
+  o.bias_initializer = InitializerArg(bias_initializer, "bias_initializer");
+  o.kernel_l2 = L2Arg(kernel_regularizer);
+}  // the docs of `name` and `input_shape`
 
 // keras_layers.cc: the layers added for issue 16 into `layers`, activation helpers into `k`.
 void InitKerasLayers(py::module_& k, py::module_& layers);

@@ -131,11 +131,7 @@ void DefConvLayers(py::module_& layers) {
     o.strides = Single(strides, "Conv1D strides");
     o.padding = padding;
     o.dilation_rate = Single(dilation_rate, "Conv1D dilation_rate");
-    o.activation = ActivationName(activation);
-    o.use_bias = use_bias;
-    o.kernel_initializer = InitializerArg(kernel_initializer, "kernel_initializer");
-    o.bias_initializer = InitializerArg(bias_initializer, "bias_initializer");
-    o.kernel_l2 = L2Arg(kernel_regularizer);
+    SetKernelOptions(o, activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer);
     return Finish(Conv1D(filters, Single(kernel_size, "Conv1D kernel_size"), o), name, input_shape);
   }, py::arg("filters"), py::arg("kernel_size"), py::arg("strides") = 1, py::arg("padding") = "valid",
      py::arg("data_format") = py::none(), py::arg("dilation_rate") = 1, py::arg("activation") = py::none(),
