@@ -130,7 +130,7 @@ struct DenseOptions {
   Initializer bias_initializer = Zeros();
   double kernel_l2 = 0.0;
 };
-// y = activation(x @ kernel + bias) over the last axis (inputs of rank 2).
+// y = activation(x @ kernel + bias) over the last axis (inputs of rank 2 or more).
 LayerPtr Dense(int64_t units, DenseOptions options = {});
 
 struct Conv2DOptions {

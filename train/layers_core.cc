@@ -15,15 +15,27 @@ class DenseLayer : public Layer {
     CheckActivation(o_.activation);
   }
   void Build(const std::vector<TensorShape>& in) override {
-    WEFT_REQUIRE(in[0].rank() == 2 && in[0].dim(1) > 0,
-                 "{}: expects inputs of shape (batch, features) with known features, got {} (use Flatten first)",
-                 Describe(), in[0].ToString());
-    AddWeight("kernel", {in[0].dim(1), units_}, o_.kernel_initializer, true, o_.kernel_l2);
+    const TensorShape& x = in[0];
+    bool known = x.rank() >= 2;
+    for (int i = 1; known && i < x.rank(); ++i) known = x.dim(i) > 0;
+    WEFT_REQUIRE(known, "{}: expects inputs (batch, ..., features) with known non-batch dims, got {}", Describe(),
+                 x.ToString());
+    AddWeight("kernel", {x.dim(x.rank() - 1), units_}, o_.kernel_initializer, true, o_.kernel_l2);
     if (o_.use_bias) AddWeight("bias", {units_}, o_.bias_initializer);
   }
+  // Over the last axis: inputs of rank > 2 are viewed as (rows, features) and reshaped back.
   Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
-    Output y = ops::MatMul(ctx.scope, in[0], ctx.weights[0]);
+    const TensorShape& shape = in[0].shape();
+    Output x = in[0];
+    if (shape.rank() > 2) x = ops::Reshape(ctx.scope, x, std::vector<int64_t>{-1, shape.dim(shape.rank() - 1)});
+    Output y = ops::MatMul(ctx.scope, x, ctx.weights[0]);
     if (o_.use_bias) y = ops::BiasAdd(ctx.scope, y, ctx.weights[1]);
+    if (shape.rank() > 2) {
+      std::vector<int64_t> dims(shape.dims().begin(), shape.dims().end() - 1);
+      dims[0] = -1;
+      dims.push_back(units_);
+      y = ops::Reshape(ctx.scope, y, dims);
+    }
     return ApplyActivation(ctx.scope, o_.activation, y);
   }
 

@@ -146,7 +146,7 @@ void InitKeras(py::module_& k) {
   }, py::arg("units"), py::arg("activation") = py::none(), py::arg("use_bias") = true,
      py::arg("kernel_initializer") = "glorot_uniform", py::arg("bias_initializer") = "zeros",
      py::arg("kernel_regularizer") = py::none(), py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
-     (std::string("Densely connected layer: activation(inputs @ kernel + bias) over the last axis (rank-2 inputs).\n\n"
+     (std::string("Densely connected layer: activation(inputs @ kernel + bias) over the last axis (inputs of any rank >= 2).\n\n"
                   "units: output size. activation: None (linear), 'relu', 'softmax', 'sigmoid', 'tanh' or weft.nn.relu...\n"
                   "kernel_initializer / bias_initializer: a name or weft.keras.initializers object.\n"
                   "kernel_regularizer: weft.keras.regularizers.l2(x) (adds x * sum(kernel**2) to the loss).") + kCommonArgs).c_str());

@@ -125,6 +125,9 @@ TEST_CASE("keras layers: output shapes and parameter counts as Keras reports the
   CHECK(ShapeOf(GlobalAveragePooling1D()(seq)) == "[?,8]");
   CHECK(ShapeOf(GlobalMaxPooling1D(true)(seq)) == "[?,1,8]");
   CHECK(ShapeOf(LeakyReLU()(seq)) == "[?,100,8]");
+  LayerPtr dense = Dense(3);  // over the last axis of any rank, as Keras
+  CHECK(ShapeOf(dense(seq)) == "[?,100,3]");
+  CHECK(dense->CountParams(true) == 8 * 3 + 3);
 
   Sym a = Dense(4)(v), b = Dense(6)(v);
   CHECK(ShapeOf(Concatenate()({a, b})) == "[?,10]");
@@ -202,6 +205,9 @@ TEST_CASE("keras layers: forward values against closed forms") {
   ExpectNear(Apply(ZeroPadding2D({1, 0, 0, 1}), {T<float>({1, 2}, {1, 1, 2, 1})}),
              T<float>({0, 0, 0, 1, 2, 0}, {1, 2, 3, 1}));
   ExpectNear(Apply(LeakyReLU(), {T<float>({-2, 3}, {1, 2})}), T<float>({-0.6, 3}, {1, 2}));
+  // Dense on (1, 2, 2): each row times the kernel, plus the bias.
+  ExpectNear(Apply(Dense(1), {T<float>({1, 2, 3, 4}, {1, 2, 2})}, {T<float>({1, 10}, {2, 1}), T<float>({0.5})}),
+             T<float>({21.5, 43.5}, {1, 2, 1}));
   ExpectNear(Apply(GlobalMaxPooling1D(), {T<float>({1, 5, 4, -2, 0, 3}, {1, 3, 2})}), T<float>({4, 5}, {1, 2}));
   // Softmax over axis 1 of (1, 2, 2): each column normalized.
   const double e = std::exp(1.0);
@@ -258,6 +264,7 @@ TEST_CASE("keras layers: gradients by finite differences through each layer") {
   CheckLayerGradient(Conv1D(2, 3, {.strides = 2, .padding = "same", .activation = "selu"}), Rand({1, 6, 2}, -1, 1, 4),
                      {Rand({3, 2, 2}, -1, 1, 5), Rand({2}, -1, 1, 6)});
   CheckLayerGradient(Softmax(1), Rand({2, 3, 4}, -1, 1, 7));
+  CheckLayerGradient(Dense(2), Rand({2, 3, 4}, -1, 1, 15), {Rand({4, 2}, -1, 1, 16), Rand({2}, -1, 1, 17)});
   CheckLayerGradient(Reshape({-1, 2}), Rand({2, 6}, -1, 1, 8));
   CheckLayerGradient(Permute({2, 1}), Rand({2, 3, 4}, -1, 1, 9));
   CheckLayerGradient(Rescaling(2.5, 1), Rand({2, 3}, -1, 1, 10));
@@ -293,4 +300,5 @@ TEST_CASE("keras layers: bad arguments and shapes name the layer and the shapes"
   CHECK(ErrorOf([] { ZeroPadding2D({1, 1, -1, 1}); }).find("non-negative") != std::string::npos);
   CHECK(ErrorOf([] { Softmax(0)(Input({3})); }).find("axis 0 is out of range") != std::string::npos);
   CHECK(ErrorOf([] { LeakyReLU(-1); }).find("negative_slope") != std::string::npos);
+  CHECK(ErrorOf([] { Dense(2)(Input({})); }).find("expects inputs (batch, ..., features)") != std::string::npos);
 }
