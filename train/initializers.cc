@@ -55,6 +55,10 @@ Output Initializer::Build(const Scope& s, const TensorShape& shape) const {
                                   std::sqrt(2.0 / (fan_in + fan_out)) / kTruncatedStddev, seed);
     case Kind::kHeNormal:
       return ops::TruncatedNormal(s, shape, DType::kFloat32, 0.0, std::sqrt(2.0 / fan_in) / kTruncatedStddev, seed);
+    case Kind::kTensor:
+      WEFT_REQUIRE(tensor != nullptr && tensor->shape() == shape && tensor->dtype() == DType::kFloat32,
+                   "initializer {}: a float32 value of shape {} is needed", ToString(), shape.ToString());
+      return ops::Const(s, *tensor);
   }
   throw Error(errors::Internal("unknown initializer kind"));
 }
@@ -65,6 +69,7 @@ std::string Initializer::ToString() const {
     case Kind::kZeros: return "zeros";
     case Kind::kOnes: return "ones";
     case Kind::kConstant: return fmt::format("constant({})", value);
+    case Kind::kTensor: return fmt::format("tensor({})", tensor ? tensor->shape().ToString() : "none");
     case Kind::kGlorotUniform: name = "glorot_uniform"; break;
     case Kind::kGlorotNormal: name = "glorot_normal"; break;
     case Kind::kHeNormal: name = "he_normal"; break;
@@ -80,6 +85,12 @@ Initializer GlorotUniform(int64_t seed) { return {Initializer::Kind::kGlorotUnif
 Initializer GlorotNormal(int64_t seed) { return {Initializer::Kind::kGlorotNormal, 0.0, seed}; }
 Initializer HeNormal(int64_t seed) { return {Initializer::Kind::kHeNormal, 0.0, seed}; }
 Initializer HeUniform(int64_t seed) { return {Initializer::Kind::kHeUniform, 0.0, seed}; }
+
+Initializer FromTensor(Tensor value) {
+  Initializer init{Initializer::Kind::kTensor};
+  init.tensor = std::make_shared<const Tensor>(std::move(value));
+  return init;
+}
 
 Initializer InitializerByName(const std::string& name, int64_t seed) {
   if (name == "zeros") return Zeros();

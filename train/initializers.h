@@ -6,6 +6,7 @@
 //   Output value = init.Build(scope, {3, 3, 1, 32});   // U(-l, l), l = sqrt(6 / (fan_in + fan_out))
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "graph/scope.h"
@@ -13,10 +14,11 @@
 namespace weft::train {
 
 struct Initializer {
-  enum class Kind { kZeros, kOnes, kConstant, kGlorotUniform, kGlorotNormal, kHeNormal, kHeUniform };
+  enum class Kind { kZeros, kOnes, kConstant, kGlorotUniform, kGlorotNormal, kHeNormal, kHeUniform, kTensor };
   Kind kind = Kind::kZeros;
   double value = 0.0;  // kConstant
   int64_t seed = 0;
+  std::shared_ptr<const Tensor> tensor;  // kTensor: the value itself (shared, never changed)
 
   // The initial value of a float32 tensor of `shape` (fully known).
   Output Build(const Scope& s, const TensorShape& shape) const;
@@ -30,6 +32,8 @@ Initializer GlorotUniform(int64_t seed = 0);
 Initializer GlorotNormal(int64_t seed = 0);  // truncated normal, stddev sqrt(2 / (fan_in + fan_out))
 Initializer HeNormal(int64_t seed = 0);      // truncated normal, stddev sqrt(2 / fan_in)
 Initializer HeUniform(int64_t seed = 0);     // U(-l, l), l = sqrt(6 / fan_in)
+// A given float32 value (its shape must be the weight's): statistics computed before training.
+Initializer FromTensor(Tensor value);
 // By Keras name: "zeros", "ones", "glorot_uniform", "glorot_normal", "he_normal", "he_uniform".
 Initializer InitializerByName(const std::string& name, int64_t seed = 0);
 

@@ -194,6 +194,20 @@ LayerPtr Reshape(std::vector<int64_t> target_shape);
 LayerPtr Permute(std::vector<int64_t> dims);
 // y = x * scale + offset.
 LayerPtr Rescaling(double scale, double offset = 0.0);
+// Keras' Normalization: (x - mean) / max(sqrt(variance), 1e-7) with one mean and variance per
+// index of `axis` (has_axis false: one for all), or x * max(sqrt(variance), 1e-7) + mean when
+// inverted. The statistics are given (float32, one value or one per index) or set from data by
+// AdaptNormalization; they become the non-trainable weights "mean" and "variance".
+struct NormalizationOptions {
+  bool has_axis = true;
+  int64_t axis = -1;
+  Tensor mean, variance;  // empty: from AdaptNormalization
+  bool invert = false;
+};
+LayerPtr Normalization(NormalizationOptions options = {});
+// Sets a Normalization layer's statistics from data [N, ...] (population variance, as Keras'
+// adapt), before the model is compiled. InvalidArgument for another layer or a bad shape.
+void AdaptNormalization(Layer& layer, const Tensor& data);
 // Zero rows and columns around NHWC images: padding = {top, bottom, left, right}.
 LayerPtr ZeroPadding2D(std::vector<int64_t> padding);
 // Softmax over `axis` (negative counts from the end; the batch axis 0 is refused).

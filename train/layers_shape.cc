@@ -1,5 +1,5 @@
-// The layers that reshape or rescale each example: Reshape, Permute, Rescaling, ZeroPadding2D and
-// Softmax (over any non-batch axis). Shapes given by the user are per example (no batch dim).
+// The layers that reshape or rescale each example: Reshape, Permute, Rescaling, Normalization,
+// ZeroPadding2D and Softmax (over any non-batch axis). Shapes given by the user are per example (no batch dim).
 #include <algorithm>
 
 #include "ops/array.h"
@@ -94,6 +94,116 @@ class RescalingLayer : public Layer {
   double scale_, offset_;
 };
 
+class NormalizationLayer : public Layer {
+ public:
+  explicit NormalizationLayer(NormalizationOptions o) : Layer("Normalization"), o_(std::move(o)) {
+    WEFT_REQUIRE(o_.mean.IsInitialized() == o_.variance.IsInitialized(),
+                 "Normalization: pass both mean and variance, or neither (and call adapt)");
+    for (const Tensor* t : {&o_.mean, &o_.variance}) {
+      WEFT_REQUIRE(!t->IsInitialized() || t->dtype() == DType::kFloat32, "Normalization: mean and variance must be "
+                   "float32, got {}", DTypeName(t->dtype()));
+    }
+  }
+  void Adapt(const Tensor& data) {
+    WEFT_REQUIRE(!built(), "{}: adapt must come before the layer is used in a model", Describe());
+    WEFT_REQUIRE(data.dtype() == DType::kFloat32 && data.shape().rank() >= 1 && data.num_elements() > 0,
+                 "{}: adapt needs non-empty float32 data [N, ...], got {} {}", Describe(), DTypeName(data.dtype()),
+                 data.shape().ToString());
+    // Viewed as [outer, c, inner] around the axis (c = 1 without one).
+    const TensorShape& shape = data.shape();
+    int64_t axis = 0, c = 1, outer = data.num_elements(), inner = 1;
+    if (o_.has_axis) {
+      axis = o_.axis < 0 ? o_.axis + shape.rank() : o_.axis;
+      WEFT_REQUIRE(axis >= 1 && axis < shape.rank(), "{}: axis {} is out of range for data of shape {} (not the "
+                   "batch axis)", Describe(), o_.axis, shape.ToString());
+      c = shape.dim(axis);
+      outer = 1;
+      for (int64_t i = 0; i < axis; ++i) outer *= shape.dim(i);
+      inner = data.num_elements() / (outer * c);
+    }
+    std::vector<double> sum(c, 0.0), sq(c, 0.0);
+    const float* x = data.data<float>();
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t k = 0; k < c; ++k) {
+        for (int64_t i = 0; i < inner; ++i) sum[k] += x[(o * c + k) * inner + i];
+      }
+    }
+    const double n = static_cast<double>(outer * inner);
+    for (int64_t k = 0; k < c; ++k) sum[k] /= n;
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t k = 0; k < c; ++k) {
+        for (int64_t i = 0; i < inner; ++i) {
+          const double d = x[(o * c + k) * inner + i] - sum[k];
+          sq[k] += d * d;
+        }
+      }
+    }
+    const TensorShape stat_shape = o_.has_axis ? TensorShape({c}) : TensorShape({});
+    o_.mean = Tensor::Zeros(DType::kFloat32, stat_shape);
+    o_.variance = Tensor::Zeros(DType::kFloat32, stat_shape);
+    for (int64_t k = 0; k < c; ++k) {
+      o_.mean.data<float>()[k] = static_cast<float>(sum[k]);
+      o_.variance.data<float>()[k] = static_cast<float>(sq[k] / n);
+    }
+    count_ = shape.dim(0);
+  }
+  // Adapted statistics are the non-trainable weights mean, variance and count (as Keras 3 keeps
+  // them, so they count as parameters and are saved with the weights); given ones are constants.
+  void Build(const std::vector<TensorShape>& in) override {
+    WEFT_REQUIRE(o_.mean.IsInitialized(), "{}: call adapt(data) or pass mean= and variance= before using it",
+                 Describe());
+    const TensorShape shape = StatShape(in[0]);
+    mean_ = Broadcast(o_.mean, shape, "mean");
+    variance_ = Broadcast(o_.variance, shape, "variance");
+    if (count_ > 0) {
+      AddWeight("mean", shape, FromTensor(mean_), /*trainable=*/false);
+      AddWeight("variance", shape, FromTensor(variance_), /*trainable=*/false);
+      AddWeight("count", {}, Constant(static_cast<double>(count_)), /*trainable=*/false);
+    }
+  }
+  Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
+    const Scope& s = ctx.scope;
+    Output mean = count_ > 0 ? ctx.weights[0] : ops::Const(s, mean_);
+    Output variance = count_ > 0 ? ctx.weights[1] : ops::Const(s, variance_);
+    const TensorShape& x = in[0].shape();
+    if (o_.has_axis) {
+      // Per-index statistics broadcast along `axis`: shape (1, ..., c, ..., 1).
+      std::vector<int64_t> dims(x.rank(), 1);
+      const int64_t axis = o_.axis < 0 ? o_.axis + x.rank() : o_.axis;
+      dims[axis] = FeatureDim(x);
+      mean = ops::Reshape(s, mean, dims);
+      variance = ops::Reshape(s, variance, dims);
+    }
+    Output scale = ops::Maximum(s, ops::Sqrt(s, variance), ops::ScalarLike(s, DType::kFloat32, 1e-7));
+    if (o_.invert) return ops::Add(s, ops::Mul(s, in[0], scale), mean);
+    return ops::Div(s, ops::Sub(s, in[0], mean), scale);
+  }
+
+ private:
+  TensorShape StatShape(const TensorShape& x) const {
+    return o_.has_axis ? TensorShape({FeatureDim(x)}) : TensorShape({});
+  }
+  int64_t FeatureDim(const TensorShape& x) const {
+    const int64_t axis = o_.axis < 0 ? o_.axis + x.rank() : o_.axis;
+    WEFT_REQUIRE(axis >= 1 && axis < x.rank() && x.dim(axis) > 0, "{}: axis {} needs a known non-batch dim of the "
+                 "input, got {}", Describe(), o_.axis, x.ToString());
+    return x.dim(axis);
+  }
+  // A statistic of one value, or of exactly one per index.
+  Tensor Broadcast(const Tensor& t, const TensorShape& shape, const char* what) const {
+    if (t.num_elements() == shape.num_elements()) return t.Reshaped(shape);
+    WEFT_REQUIRE(t.num_elements() == 1, "{}: {} has {} values, the input needs 1 or {}", Describe(), what,
+                 t.num_elements(), shape.num_elements());
+    Tensor out = Tensor::Zeros(DType::kFloat32, shape);
+    for (int64_t i = 0; i < out.num_elements(); ++i) out.data<float>()[i] = t.data<float>()[0];
+    return out;
+  }
+
+  NormalizationOptions o_;
+  Tensor mean_, variance_;  // broadcast to the input's statistics shape at Build
+  int64_t count_ = 0;       // examples adapt saw; 0: the statistics were given
+};
+
 class ZeroPadding2DLayer : public Layer {
  public:
   explicit ZeroPadding2DLayer(std::vector<int64_t> padding) : Layer("ZeroPadding2D"), padding_(std::move(padding)) {
@@ -137,6 +247,14 @@ class SoftmaxLayer : public Layer {
 LayerPtr Reshape(std::vector<int64_t> target_shape) { return std::make_shared<ReshapeLayer>(std::move(target_shape)); }
 LayerPtr Permute(std::vector<int64_t> dims) { return std::make_shared<PermuteLayer>(std::move(dims)); }
 LayerPtr Rescaling(double scale, double offset) { return std::make_shared<RescalingLayer>(scale, offset); }
+LayerPtr Normalization(NormalizationOptions options) {
+  return std::make_shared<NormalizationLayer>(std::move(options));
+}
+void AdaptNormalization(Layer& layer, const Tensor& data) {
+  auto* norm = dynamic_cast<NormalizationLayer*>(&layer);
+  WEFT_REQUIRE(norm != nullptr, "adapt: {} '{}' is not a Normalization layer", layer.type(), layer.name());
+  norm->Adapt(data);
+}
 LayerPtr ZeroPadding2D(std::vector<int64_t> padding) { return std::make_shared<ZeroPadding2DLayer>(std::move(padding)); }
 LayerPtr Softmax(int64_t axis) { return std::make_shared<SoftmaxLayer>(axis); }
 

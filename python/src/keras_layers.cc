@@ -78,6 +78,36 @@ void DefShapeLayers(py::module_& layers) {
   }, py::arg("scale"), py::arg("offset") = 0.0, py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
      Doc("inputs * scale + offset: Rescaling(1. / 255) maps [0, 255] to [0, 1]; Rescaling(1. / 127.5,\n"
          "offset=-1) to [-1, 1].").c_str());
+  layers.def("Normalization", [](const py::object& axis, const py::object& mean, const py::object& variance,
+                                 bool invert, const py::object& name, const py::object& input_shape) {
+    NormalizationOptions o;
+    o.has_axis = !axis.is_none();
+    if (o.has_axis) {
+      WEFT_REQUIRE(py::isinstance<py::int_>(axis), "Normalization: axis must be an int or None (weft takes one "
+                   "axis), got {}", std::string(py::repr(axis)));
+      o.axis = axis.cast<int64_t>();
+    }
+    auto stat = [](const py::object& v) {
+      return v.is_none() ? Tensor() : NumpyToTensor(py::module_::import("numpy").attr("asarray")(v, "float32"));
+    };
+    o.mean = stat(mean);
+    o.variance = stat(variance);
+    o.invert = invert;
+    LayerPtr layer = Normalization(o);
+    py::object obj = Finish(layer, name, input_shape);
+    // Keras' adapt(data): the statistics of a numpy array (or anything np.asarray takes) [N, ...].
+    obj.attr("adapt") = py::cpp_function([layer](const py::object& data, const py::object& batch_size,
+                                                 const py::object& steps) {
+      WEFT_REQUIRE(!py::hasattr(data, "element_spec"), "Normalization.adapt: weft adapts from an array "
+                   "(np.asarray(data)), not from a Dataset");
+      AdaptNormalization(*layer, NumpyToTensor(py::module_::import("numpy").attr("asarray")(data, "float32")));
+    }, py::arg("data"), py::arg("batch_size") = py::none(), py::arg("steps") = py::none());
+    return obj;
+  }, py::arg("axis") = -1, py::arg("mean") = py::none(), py::arg("variance") = py::none(), py::arg("invert") = false,
+     py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
+     Doc("(x - mean) / sqrt(variance) per index of axis (None: one mean and variance for all); invert=True\n"
+         "maps back. mean / variance: given, or set by layer.adapt(data) from an array [N, ...] before the\n"
+         "model is built (they become the non-trainable weights 'mean' and 'variance').").c_str());
   layers.def("ZeroPadding2D", [](const py::object& padding, const py::object& data_format, const py::object& name,
                                  const py::object& input_shape) {
     ChannelsLast(data_format, "ZeroPadding2D");

@@ -245,6 +245,39 @@ def test_leaky_relu_defaults_match_tensorflow():
     np.testing.assert_allclose(run([layers.LeakyReLU(alpha=0.1)], X7), [[-0.3, -0.1, -0.05, 0, 0.5, 1, 3]], rtol=1e-6)
 
 
+# Normalization of NORM_DATA, adapted on it (and given mean=3, variance=4, inverted), by
+# TensorFlow 2.21.
+NORM_DATA = np.array([[1.0, 10.0, 0.5], [2.0, 20.0, 0.5], [4.0, 30.0, 2.5], [5.0, 60.0, 0.5]], np.float32)
+TF_NORMALIZATION = {
+    "axis=-1": [[-1.264911, -1.069045, -0.5773503], [-0.6324555, -0.5345225, -0.5773503],
+                [0.6324555, 0.0, 1.732051], [1.264911, 1.603567, -0.5773503]],
+    "axis=None": [[-0.6040521, -0.07794219, -0.6332805], [-0.5455955, 0.5066244, -0.6332805],
+                  [-0.4286821, 1.091191, -0.5163671], [-0.3702255, 2.844891, -0.6332805]],
+    "invert": [[5.0, 23.0, 4.0], [7.0, 43.0, 4.0], [11.0, 63.0, 8.0], [13.0, 123.0, 4.0]],
+}
+
+
+def test_normalization_adapt_matches_tensorflow():
+    per_feature = layers.Normalization(axis=-1)
+    per_feature.adapt(NORM_DATA)
+    model = keras.Sequential([keras.Input(shape=(3,)), per_feature])
+    model.compile(loss="mse")
+    np.testing.assert_allclose(model.predict(NORM_DATA), TF_NORMALIZATION["axis=-1"], rtol=1e-5, atol=1e-6)
+    # Keras 3 keeps mean (3), variance (3) and count (1) as non-trainable weights.
+    assert [w[0] for w in per_feature.weights] == ["mean", "variance", "count"]
+    assert model.count_params() == 7
+    whole = layers.Normalization(axis=None, input_shape=(3,))
+    whole.adapt(NORM_DATA)
+    np.testing.assert_allclose(run([whole], NORM_DATA), TF_NORMALIZATION["axis=None"], rtol=1e-5, atol=1e-6)
+    given = layers.Normalization(mean=3.0, variance=4.0, invert=True)
+    np.testing.assert_allclose(run([given], NORM_DATA), TF_NORMALIZATION["invert"], rtol=1e-6)
+    assert given.count_params() == 0  # given statistics are constants, as in Keras
+    with pytest.raises(ValueError, match="call adapt"):
+        keras.Sequential([keras.Input(shape=(3,)), layers.Normalization()]).count_params()
+    with pytest.raises(ValueError, match="mean has 2 values, the input needs 1 or 3"):
+        keras.Sequential([keras.Input(shape=(3,)), layers.Normalization(mean=[1, 2], variance=[1, 1])]).count_params()
+
+
 # ---- summary ----------------------------------------------------------------------------------
 
 
@@ -278,9 +311,12 @@ def test_training_through_the_sequence_and_shape_layers():
     # The label: whether the sequence's mean is above the median (the pooled model can see it).
     m = x.mean(1)
     y = (m > np.median(m)).astype(np.int32)
+    normalize = layers.Normalization(axis=None)
+    normalize.adapt(x)
     model = keras.Sequential([
         keras.Input(shape=(24,)),
-        layers.Rescaling(1.0 / 255, offset=-0.5),
+        normalize,
+        layers.Rescaling(0.5, offset=0.1),
         layers.Reshape((-1, 2)),
         layers.Conv1D(8, 3, padding="causal", activation="gelu"),
         layers.LeakyReLU(),

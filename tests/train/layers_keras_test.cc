@@ -26,7 +26,8 @@ namespace {
 
 std::string ShapeOf(const Sym& s) { return s->shape.ToString(); }
 
-// Runs layer->Call on constant inputs (and weights), in the inputs' dtype.
+// Runs layer->Call on constant inputs, in the inputs' dtype, with the given weights (default: the
+// layer's initial values).
 Tensor Apply(const LayerPtr& layer, const std::vector<Tensor>& xs, const std::vector<Tensor>& weights = {}) {
   std::vector<Sym> syms;
   for (const Tensor& x : xs) {
@@ -39,6 +40,9 @@ Tensor Apply(const LayerPtr& layer, const std::vector<Tensor>& xs, const std::ve
   Scope s = Scope::Root(&g);
   CallContext ctx{s.NewSubScope("layer"), false, {}, nullptr};
   for (const Tensor& w : weights) ctx.weights.push_back(ops::Const(s, w));
+  if (weights.empty()) {
+    for (const Weight& w : layer->weights()) ctx.weights.push_back(w.init.Build(s, w.shape));
+  }
   std::vector<Output> in;
   for (const Tensor& x : xs) in.push_back(ops::Const(s, x));
   Output y = layer->Call(ctx, in);
@@ -301,4 +305,27 @@ TEST_CASE("keras layers: bad arguments and shapes name the layer and the shapes"
   CHECK(ErrorOf([] { Softmax(0)(Input({3})); }).find("axis 0 is out of range") != std::string::npos);
   CHECK(ErrorOf([] { LeakyReLU(-1); }).find("negative_slope") != std::string::npos);
   CHECK(ErrorOf([] { Dense(2)(Input({})); }).find("expects inputs (batch, ..., features)") != std::string::npos);
+}
+
+TEST_CASE("keras layers: Normalization adapts per feature or over everything, as Keras") {
+  // Feature 0: values 1, 3 (mean 2, population variance 1); feature 1: 10, 10 (variance 0).
+  const Tensor data = T<float>({1, 10, 3, 10}, {2, 2});
+  LayerPtr norm = Normalization();
+  AdaptNormalization(*norm, data);
+  ExpectNear(Apply(norm, {data}), T<float>({-1, 0, 1, 0}, {2, 2}));  // variance 0: divided by 1e-7, of 0
+  CHECK(norm->CountParams(false) == 2 + 2 + 1);                     // mean, variance, count
+  LayerPtr all = Normalization({.has_axis = false});
+  AdaptNormalization(*all, data);  // mean 6, variance (25 + 16 + 9 + 16) / 4
+  const double sd = std::sqrt(16.5);
+  ExpectNear(Apply(all, {data}), T<float>({-5 / sd, 4 / sd, -3 / sd, 4 / sd}, {2, 2}));
+  LayerPtr inverse = Normalization({.mean = T<float>({6}), .variance = T<float>({16}), .invert = true});
+  ExpectNear(Apply(inverse, {T<float>({-1.25, 1}, {1, 2})}), T<float>({1, 10}, {1, 2}));
+  CHECK(inverse->CountParams(false) == 0);
+  LayerPtr per_row = Normalization({.axis = 1});
+  AdaptNormalization(*per_row, T<float>({1, 3, 10, 20}, {1, 2, 2}));  // axis 1 of (N, 2, 2)
+  ExpectNear(Apply(per_row, {T<float>({1, 3, 10, 20}, {1, 2, 2})}), T<float>({-1, 1, -1, 1}, {1, 2, 2}));
+  CHECK(ErrorOf([] { Normalization()(Input({3})); }).find("call adapt(data)") != std::string::npos);
+  CHECK(ErrorOf([] { AdaptNormalization(*Dense(2), T<float>({1})); }).find("not a Normalization layer") !=
+        std::string::npos);
+  CHECK(ErrorOf([&] { AdaptNormalization(*norm, data); }).find("before the layer is used") != std::string::npos);
 }

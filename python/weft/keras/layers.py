@@ -33,6 +33,7 @@ Concatenate = _L.Concatenate
 Reshape = _L.Reshape
 Permute = _L.Permute
 Rescaling = _L.Rescaling
+Normalization = _L.Normalization
 ZeroPadding2D = _L.ZeroPadding2D
 GlobalMaxPooling2D = _L.GlobalMaxPooling2D
 GlobalMaxPool2D = _L.GlobalMaxPool2D
@@ -96,6 +97,6 @@ class InputLayer:
 __all__ = ["Layer", "Dense", "Conv2D", "MaxPooling2D", "MaxPool2D", "AveragePooling2D", "AvgPool2D",
            "GlobalAveragePooling2D", "GlobalAvgPool2D", "GlobalMaxPooling2D", "GlobalMaxPool2D", "Flatten", "Dropout",
            "BatchNormalization", "Activation", "ReLU", "LeakyReLU", "Softmax", "Add", "Multiply", "Average",
-           "Subtract", "Maximum", "Minimum", "Concatenate", "Reshape", "Permute", "Rescaling", "ZeroPadding2D",
+           "Subtract", "Maximum", "Minimum", "Concatenate", "Reshape", "Permute", "Rescaling", "Normalization", "ZeroPadding2D",
            "Conv1D", "MaxPooling1D", "MaxPool1D", "AveragePooling1D", "AvgPool1D", "GlobalAveragePooling1D",
            "GlobalAvgPool1D", "GlobalMaxPooling1D", "GlobalMaxPool1D", "Input", "InputLayer"]
