@@ -22,6 +22,11 @@ std::vector<Output> SparseSoftmaxCrossEntropyWithLogits(const Scope& s, Output l
 // input NHWC, filter HWIO; padding "SAME" or "VALID"; strides and dilations for (H, W).
 Output Conv2D(const Scope& s, Output input, Output filter, std::vector<int64_t> strides = {1, 1},
               std::string padding = "VALID", std::vector<int64_t> dilations = {1, 1});
+// The gradient of Conv2D for its input (a transposed convolution): out_backprop NHWC with the
+// filter's O channels, filter HWIO, input_sizes an int32 [4] vector (the output's shape).
+Output Conv2DBackpropInput(const Scope& s, Output input_sizes, Output filter, Output out_backprop,
+                           std::vector<int64_t> strides = {1, 1}, std::string padding = "VALID",
+                           std::vector<int64_t> dilations = {1, 1});
 // filter H x W x C x multiplier; output channels C * multiplier.
 Output DepthwiseConv2D(const Scope& s, Output input, Output filter, std::vector<int64_t> strides = {1, 1},
                        std::string padding = "VALID", std::vector<int64_t> dilations = {1, 1});

@@ -155,6 +155,10 @@ inline LayerPtr MaxPool2D(int64_t pool) { return MaxPool2D({pool, pool}); }
 LayerPtr AvgPool2D(std::vector<int64_t> pool_size = {2, 2}, std::vector<int64_t> strides = {},
                    std::string padding = "valid");
 inline LayerPtr AvgPool2D(int64_t pool) { return AvgPool2D({pool, pool}); }
+// The transposed convolution (Keras' Conv2DTranspose, "deconvolution"): kernel (kh, kw, filters,
+// in_channels); output height in * stride ("same") or in * stride + max(kh - stride, 0) ("valid").
+LayerPtr Conv2DTranspose(int64_t filters, std::vector<int64_t> kernel_size, Conv2DOptions options = {});
+
 // Conv1D over (batch, steps, channels) with a (kernel_size, in_channels, filters) kernel.
 struct Conv1DOptions {
   int64_t strides = 1;

@@ -1,6 +1,8 @@
-// The convolutional layers: Conv2D, Conv1D, the 1-D and 2-D pooling layers, the global poolings
+// The convolutional layers: Conv2D, Conv2DTranspose, Conv1D, the 1-D and 2-D pooling layers, the global poolings
 // and BatchNormalization (NHWC / NWC throughout, as Keras' default channels_last). The 1-D layers
 // run the 2-D ops on (batch, 1, steps, channels) views.
+#include <algorithm>
+
 #include "ops/array.h"
 #include "ops/framework.h"
 #include "ops/math.h"
@@ -32,32 +34,58 @@ void RequirePair(const std::vector<int64_t>& v, const char* what, const std::str
                what, v.size());
 }
 
+// Conv2D, and Keras' Conv2DTranspose (transpose = true): the gradient of a Conv2D for its input,
+// with a (kh, kw, filters, in_channels) kernel; its output size per spatial dim is in * stride
+// ("same") or in * stride + max(kernel - stride, 0) ("valid").
 class Conv2DLayer : public Layer {
  public:
-  Conv2DLayer(int64_t filters, std::vector<int64_t> kernel, Conv2DOptions o)
-      : Layer("Conv2D"), filters_(filters), kernel_(std::move(kernel)), o_(std::move(o)) {
-    WEFT_REQUIRE(filters > 0, "Conv2D: filters must be positive, got {}", filters);
-    RequirePair(kernel_, "kernel_size", "Conv2D");
-    RequirePair(o_.strides, "strides", "Conv2D");
-    padding_ = OpPadding(o_.padding, "Conv2D");
+  Conv2DLayer(int64_t filters, std::vector<int64_t> kernel, Conv2DOptions o, bool transpose)
+      : Layer(transpose ? "Conv2DTranspose" : "Conv2D"), filters_(filters), kernel_(std::move(kernel)),
+        o_(std::move(o)), transpose_(transpose) {
+    WEFT_REQUIRE(filters > 0, "{}: filters must be positive, got {}", type(), filters);
+    RequirePair(kernel_, "kernel_size", type());
+    RequirePair(o_.strides, "strides", type());
+    padding_ = OpPadding(o_.padding, type());
     CheckActivation(o_.activation);
   }
   void Build(const std::vector<TensorShape>& in) override {
     RequireImages(in[0], Describe());
-    WEFT_REQUIRE(in[0].dim(3) > 0, "{}: the channel dim must be known, got {}", Describe(), in[0].ToString());
-    AddWeight("kernel", {kernel_[0], kernel_[1], in[0].dim(3), filters_}, o_.kernel_initializer, true, o_.kernel_l2);
+    const int64_t c = in[0].dim(3);
+    WEFT_REQUIRE(c > 0, "{}: the channel dim must be known, got {}", Describe(), in[0].ToString());
+    AddWeight("kernel", {kernel_[0], kernel_[1], transpose_ ? filters_ : c, transpose_ ? c : filters_},
+              o_.kernel_initializer, true, o_.kernel_l2);
     if (o_.use_bias) AddWeight("bias", {filters_}, o_.bias_initializer);
   }
   Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
-    Output y = ops::Conv2D(ctx.scope, in[0], ctx.weights[0], o_.strides, padding_);
+    Output y = transpose_ ? Transposed(ctx.scope, in[0], ctx.weights[0])
+                          : ops::Conv2D(ctx.scope, in[0], ctx.weights[0], o_.strides, padding_);
     if (o_.use_bias) y = ops::BiasAdd(ctx.scope, y, ctx.weights[1]);
     return ApplyActivation(ctx.scope, o_.activation, y);
   }
 
  private:
+  Output Transposed(const Scope& s, Output x, Output kernel) const {
+    const TensorShape& shape = x.shape();
+    RequireImages(shape, Describe());
+    std::vector<int32_t> rest;
+    for (int d = 0; d < 2; ++d) {
+      WEFT_REQUIRE(shape.dim(d + 1) > 0, "{}: needs known height and width, got {}", Describe(), shape.ToString());
+      const int64_t extra = padding_ == "SAME" ? 0 : std::max<int64_t>(kernel_[d] - o_.strides[d], 0);
+      rest.push_back(static_cast<int32_t>(shape.dim(d + 1) * o_.strides[d] + extra));
+    }
+    rest.push_back(static_cast<int32_t>(filters_));
+    // The output's shape: the run-time batch size, then the sizes above.
+    Output batch = ops::StridedSlice(s, ops::Shape(s, x), {0}, {1}, {1});
+    Output sizes = ops::Concat(s, {batch, ops::Const(s, Tensor::FromVector<int32_t>(rest))}, 0);
+    Output y = ops::Conv2DBackpropInput(s, sizes, kernel, x, o_.strides, padding_);
+    // Its static shape, for the layers after it.
+    return ops::Reshape(s, y, std::vector<int64_t>{-1, rest[0], rest[1], filters_});
+  }
+
   int64_t filters_;
   std::vector<int64_t> kernel_;
   Conv2DOptions o_;
+  bool transpose_;
   std::string padding_;
 };
 
@@ -186,7 +214,10 @@ class BatchNormLayer : public Layer {
 }  // namespace
 
 LayerPtr Conv2D(int64_t filters, std::vector<int64_t> kernel_size, Conv2DOptions options) {
-  return std::make_shared<Conv2DLayer>(filters, std::move(kernel_size), std::move(options));
+  return std::make_shared<Conv2DLayer>(filters, std::move(kernel_size), std::move(options), /*transpose=*/false);
+}
+LayerPtr Conv2DTranspose(int64_t filters, std::vector<int64_t> kernel_size, Conv2DOptions options) {
+  return std::make_shared<Conv2DLayer>(filters, std::move(kernel_size), std::move(options), /*transpose=*/true);
 }
 LayerPtr Conv1D(int64_t filters, int64_t kernel_size, Conv1DOptions options) {
   return std::make_shared<Conv1DLayer>(filters, kernel_size, std::move(options));

@@ -172,6 +172,29 @@ void DefConvLayers(py::module_& layers) {
          "padding: 'valid', 'same' or 'causal' (output step t sees input steps <= t).\n"
          "strides, dilation_rate: ints (not both above 1). activation, use_bias, initializers,\n"
          "kernel_regularizer: as for Conv2D.").c_str());
+  layers.def("Conv2DTranspose", [](int64_t filters, const py::object& kernel_size, const py::object& strides,
+                                   const std::string& padding, const py::object& output_padding,
+                                   const py::object& data_format, const py::object& dilation_rate,
+                                   const py::object& activation, bool use_bias, const py::object& kernel_initializer,
+                                   const py::object& bias_initializer, const py::object& kernel_regularizer,
+                                   const py::object& name, const py::object& input_shape) {
+    ChannelsLast(data_format, "Conv2DTranspose");
+    WEFT_REQUIRE(output_padding.is_none(), "Conv2DTranspose: output_padding is not supported by weft");
+    WEFT_REQUIRE(Pair(dilation_rate, "Conv2DTranspose dilation_rate") == std::vector<int64_t>({1, 1}),
+                 "Conv2DTranspose: dilation_rate other than 1 is not supported by weft");
+    Conv2DOptions o;
+    o.strides = Pair(strides, "Conv2DTranspose strides");
+    o.padding = padding;
+    SetKernelOptions(o, activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer);
+    return Finish(Conv2DTranspose(filters, Pair(kernel_size, "Conv2DTranspose kernel_size"), o), name, input_shape);
+  }, py::arg("filters"), py::arg("kernel_size"), py::arg("strides") = py::make_tuple(1, 1),
+     py::arg("padding") = "valid", py::arg("output_padding") = py::none(), py::arg("data_format") = py::none(),
+     py::arg("dilation_rate") = py::make_tuple(1, 1), py::arg("activation") = py::none(), py::arg("use_bias") = true,
+     py::arg("kernel_initializer") = "glorot_uniform", py::arg("bias_initializer") = "zeros",
+     py::arg("kernel_regularizer") = py::none(), py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
+     Doc("Transposed 2-D convolution (upsampling; the gradient of Conv2D for its input) over NHWC inputs,\n"
+         "with a (kh, kw, filters, in_channels) kernel. Output height: in * strides with padding='same',\n"
+         "in * strides + max(kh - strides, 0) with 'valid'. activation, use_bias, initializers: as Conv2D.").c_str());
   auto pool = [&](std::initializer_list<const char*> names, LayerPtr (*make)(int64_t, int64_t, std::string),
                   const char* doc) {
     for (const char* n : names) {

@@ -340,9 +340,12 @@ def test_training_through_merge_and_2d_layers():
     inp = keras.Input(shape=(6, 6, 1))
     h = layers.ZeroPadding2D(1)(inp)
     h = layers.Conv2D(4, 3, activation="selu")(h)
+    h = layers.Conv2DTranspose(4, 3, strides=2, padding="same", activation="relu")(h)
+    assert h.shape == (None, 12, 12, 4)
     a = layers.GlobalMaxPooling2D()(h)
     b = layers.GlobalAveragePooling2D()(h)
     c = layers.Flatten()(layers.Conv2D(4, 6, activation="elu")(inp))
+    assert layers.Conv2DTranspose(3, (2, 3))(inp).shape == (None, 7, 8, 3)  # valid: in + kernel - 1
     merged = layers.Concatenate()([layers.Multiply()([a, b]), layers.Average()([a, c]), layers.Subtract()([b, c]),
                                    layers.Maximum()([a, c]), layers.Minimum()([b, c])])
     out = layers.Dense(1, activation="sigmoid")(layers.Dense(8, activation="softplus")(merged))

@@ -64,7 +64,9 @@ void CheckLayerGradient(const LayerPtr& layer, const Tensor& x, const std::vecto
   for (const Tensor& v : values) phs.push_back(ops::Placeholder(s, DType::kFloat64, v.shape()));
   CallContext ctx{s.NewSubScope("layer"), false, {phs.begin() + 1, phs.end()}, nullptr};
   Output y = layer->Call(ctx, {phs[0]});
-  Output r = ops::Const(s, Rand(y.shape().dims(), -1, 1, 5));
+  std::vector<int64_t> y_dims = y.shape().dims();
+  y_dims[0] = x.shape().dim(0);  // a layer that reshapes to (-1, ...) leaves the batch dim unknown
+  Output r = ops::Const(s, Rand(y_dims, -1, 1, 5));
   Output loss = ops::Sum(s, ops::Mul(s, y, r));
   std::vector<Output> grads = Gradients(s, {loss}, phs);
   Session sess(&g);
@@ -328,4 +330,71 @@ TEST_CASE("keras layers: Normalization adapts per feature or over everything, as
   CHECK(ErrorOf([] { AdaptNormalization(*Dense(2), T<float>({1})); }).find("not a Normalization layer") !=
         std::string::npos);
   CHECK(ErrorOf([&] { AdaptNormalization(*norm, data); }).find("before the layer is used") != std::string::npos);
+}
+
+// Keras' Conv2DTranspose by its definition: every input pixel scatters kernel * value into the
+// output at (i * stride + a - pad_top, j * stride + b - pad_left), with TF's "same" padding
+// (total kernel - stride, the smaller half before) or none ("valid").
+std::vector<double> TransposedConvReference(const Tensor& x, const Tensor& k, int64_t stride, bool same,
+                                            int64_t oh, int64_t ow) {
+  const int64_t n = x.shape().dim(0), h = x.shape().dim(1), w = x.shape().dim(2), c = x.shape().dim(3);
+  const int64_t kh = k.shape().dim(0), kw = k.shape().dim(1), f = k.shape().dim(2);
+  const int64_t pt = same ? std::max<int64_t>(kh - stride, 0) / 2 : 0;
+  const int64_t pl = same ? std::max<int64_t>(kw - stride, 0) / 2 : 0;
+  std::vector<double> y(n * oh * ow * f, 0.0);
+  const float* xv = x.data<float>();
+  const float* kv = k.data<float>();
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t i = 0; i < h; ++i)
+      for (int64_t j = 0; j < w; ++j)
+        for (int64_t a = 0; a < kh; ++a)
+          for (int64_t e = 0; e < kw; ++e) {
+            const int64_t r = i * stride + a - pt, q = j * stride + e - pl;
+            if (r < 0 || r >= oh || q < 0 || q >= ow) continue;
+            for (int64_t o = 0; o < f; ++o)
+              for (int64_t ci = 0; ci < c; ++ci)
+                y[((b * oh + r) * ow + q) * f + o] +=
+                    xv[((b * h + i) * w + j) * c + ci] * kv[((a * kw + e) * f + o) * c + ci];
+          }
+  return y;
+}
+
+TEST_CASE("keras layers: Conv2DTranspose matches TensorFlow and the scatter definition") {
+  std::vector<double> xs, ks;
+  for (int i = 0; i < 24; ++i) xs.push_back((i % 5) / 2.0 - 1.0);
+  for (int i = 0; i < 36; ++i) ks.push_back(i / 10.0 - 1.0);
+  const Tensor x = T<float>(xs, {2, 2, 3, 2}), kernel = T<float>(ks, {3, 3, 2, 2}), bias = T<float>({0.5, -0.5});
+  // keras.layers.Conv2DTranspose(2, 3, strides=2, padding="same") with these weights, by TensorFlow 2.21.
+  const std::vector<double> tf_same_2 = {
+      1.95, 0.65, 1.35, 0.05, 0.3, -0.9, 0.25, -0.65, 0.35, -0.55, 0.4, -0.6, 0.15, -1.15, -0.45, -1.75, -0.9, -2.1,
+      0.85, -0.05, 0.95, 0.05, 0.4, -0.6, -1.15, -2.55, -1.95, -3.35, -3.4, -4.4, 0.65, 0.05, 2.8, 1.9, 1.25, -0.05,
+      0.4, -0.7, 0.2, -0.9, 0.4, -0.4, 1.5, 0.8, 1.75, 0.75, -0.45, -1.75, 0.05, -0.85, 0.25, -0.65, 0.35, -0.55,
+      0.4, -0.6, 0.9, -0.2, 0.8, -0.3, 0.65, -0.25, 0.85, -0.05, 0.95, 0.05, 0.4, -0.6, 0.3, -0.8, 0.2, -0.9, -0.15,
+      -0.75, 0.65, 0.05, 2.8, 1.9, 1.25, -0.05, -0.5, -1.8, -0.65, -1.65, 0.9, 0.2, 1.5, 0.8, 1.75, 0.75, -0.45,
+      -1.75, -0.9, -2.1, 0.85, -0.05};
+  LayerPtr same2 = Conv2DTranspose(2, {3, 3}, {.strides = {2, 2}, .padding = "same"});
+  ExpectNear(Apply(same2, {x}, {kernel, bias}), T<float>(tf_same_2, {2, 4, 6, 2}), 1e-5, 1e-5);
+  // Every padding and stride against the definition; output sizes as TensorFlow reports them
+  // (valid stride 1: (2, 4, 5, 2); valid stride 2: (2, 5, 7, 2); same stride 1: (2, 2, 3, 2)).
+  struct Case {
+    std::string padding;
+    int64_t stride, oh, ow;
+  };
+  for (const Case& c : {Case{"valid", 1, 4, 5}, Case{"valid", 2, 5, 7}, Case{"same", 1, 2, 3}, Case{"same", 2, 4, 6}}) {
+    INFO(c.padding << " stride " << c.stride);
+    LayerPtr t = Conv2DTranspose(2, {3, 3}, {.strides = {c.stride, c.stride}, .padding = c.padding,
+                                             .use_bias = false});
+    CHECK(ShapeOf(t(Input({2, 3, 2}))) == fmt::format("[?,{},{},2]", c.oh, c.ow));
+    ExpectNear(Apply(t, {x}, {kernel}),
+               T<float>(TransposedConvReference(x, kernel, c.stride, c.padding == "same", c.oh, c.ow),
+                        {2, c.oh, c.ow, 2}), 1e-5, 1e-5);
+  }
+  // A kernel smaller than the stride leaves gaps: (2, 3) -> (6, 9), as TensorFlow.
+  CHECK(ShapeOf(Conv2DTranspose(1, {1, 1}, {.strides = {3, 3}})(Input({2, 3, 2}))) == "[?,6,9,1]");
+  CHECK(Conv2DTranspose(4, {3, 3})->CountParams(true) == 0);  // not built yet
+  LayerPtr built = Conv2DTranspose(4, {3, 3});
+  built(Input({5, 5, 2}));
+  CHECK(built->CountParams(true) == 3 * 3 * 4 * 2 + 4);
+  CheckLayerGradient(Conv2DTranspose(2, {3, 3}, {.strides = {2, 2}, .padding = "same", .activation = "tanh"}),
+                     Rand({1, 2, 2, 2}, -1, 1, 20), {Rand({3, 3, 2, 2}, -1, 1, 21), Rand({2}, -1, 1, 22)});
 }

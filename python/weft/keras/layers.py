@@ -39,6 +39,7 @@ GlobalMaxPooling2D = _L.GlobalMaxPooling2D
 GlobalMaxPool2D = _L.GlobalMaxPool2D
 GlobalAvgPool2D = _L.GlobalAvgPool2D
 Conv1D = _L.Conv1D
+Conv2DTranspose = _L.Conv2DTranspose
 MaxPooling1D = _L.MaxPooling1D
 MaxPool1D = _L.MaxPool1D
 AveragePooling1D = _L.AveragePooling1D
@@ -98,5 +99,5 @@ __all__ = ["Layer", "Dense", "Conv2D", "MaxPooling2D", "MaxPool2D", "AveragePool
            "GlobalAveragePooling2D", "GlobalAvgPool2D", "GlobalMaxPooling2D", "GlobalMaxPool2D", "Flatten", "Dropout",
            "BatchNormalization", "Activation", "ReLU", "LeakyReLU", "Softmax", "Add", "Multiply", "Average",
            "Subtract", "Maximum", "Minimum", "Concatenate", "Reshape", "Permute", "Rescaling", "Normalization", "ZeroPadding2D",
-           "Conv1D", "MaxPooling1D", "MaxPool1D", "AveragePooling1D", "AvgPool1D", "GlobalAveragePooling1D",
+           "Conv1D", "Conv2DTranspose", "MaxPooling1D", "MaxPool1D", "AveragePooling1D", "AvgPool1D", "GlobalAveragePooling1D",
            "GlobalAvgPool1D", "GlobalMaxPooling1D", "GlobalMaxPool1D", "Input", "InputLayer"]
