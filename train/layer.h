@@ -212,10 +212,18 @@ LayerPtr Normalization(NormalizationOptions options = {});
 // Sets a Normalization layer's statistics from data [N, ...] (population variance, as Keras'
 // adapt), before the model is compiled. InvalidArgument for another layer or a bad shape.
 void AdaptNormalization(Layer& layer, const Tensor& data);
-// Zero rows and columns around NHWC images: padding = {top, bottom, left, right}.
-LayerPtr ZeroPadding2D(std::vector<int64_t> padding);
 // Softmax over `axis` (negative counts from the end; the batch axis 0 is refused).
 LayerPtr Softmax(int64_t axis = -1);
+
+// ---- Spatial resizing (train/layers_spatial.cc) of sequences (batch, steps, channels) and NHWC
+// images. Amounts are {before, after} per spatial dim: {left, right}, {top, bottom, left, right}.
+LayerPtr ZeroPadding1D(std::vector<int64_t> padding);
+LayerPtr ZeroPadding2D(std::vector<int64_t> padding);
+LayerPtr Cropping1D(std::vector<int64_t> cropping);
+LayerPtr Cropping2D(std::vector<int64_t> cropping);
+// Nearest-neighbour upsampling: each step (pixel) repeated size times per spatial dim.
+LayerPtr UpSampling1D(int64_t size = 2);
+LayerPtr UpSampling2D(std::vector<int64_t> size = {2, 2});
 
 // ---- Merge layers (train/layers_merge.cc): take a list of inputs ---------------------------
 // Element-wise over two or more inputs of the same shape: sum (residual connections), product,

@@ -1,5 +1,5 @@
-// The layers that reshape or rescale each example: Reshape, Permute, Rescaling, Normalization,
-// ZeroPadding2D and Softmax (over any non-batch axis). Shapes given by the user are per example (no batch dim).
+// The layers that reshape or rescale each example: Reshape, Permute, Rescaling, Normalization
+// and Softmax (over any non-batch axis). Shapes given by the user are per example (no batch dim).
 #include <algorithm>
 
 #include "ops/array.h"
@@ -204,24 +204,6 @@ class NormalizationLayer : public Layer {
   int64_t count_ = 0;       // examples adapt saw; 0: the statistics were given
 };
 
-class ZeroPadding2DLayer : public Layer {
- public:
-  explicit ZeroPadding2DLayer(std::vector<int64_t> padding) : Layer("ZeroPadding2D"), padding_(std::move(padding)) {
-    bool ok = padding_.size() == 4;
-    for (int64_t p : padding_) ok = ok && p >= 0;
-    WEFT_REQUIRE(ok, "ZeroPadding2D: padding must be 4 non-negative values (top, bottom, left, right), got {}",
-                 List(padding_));
-  }
-  Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
-    WEFT_REQUIRE(in[0].shape().rank() == 4, "{}: expects NHWC inputs (batch, height, width, channels), got {}",
-                 Describe(), in[0].shape().ToString());
-    return ops::Pad(ctx.scope, in[0], {0, 0, padding_[0], padding_[1], padding_[2], padding_[3], 0, 0});
-  }
-
- private:
-  std::vector<int64_t> padding_;
-};
-
 class SoftmaxLayer : public Layer {
  public:
   explicit SoftmaxLayer(int64_t axis) : Layer("Softmax"), axis_(axis) {}
@@ -255,7 +237,6 @@ void AdaptNormalization(Layer& layer, const Tensor& data) {
   WEFT_REQUIRE(norm != nullptr, "adapt: {} '{}' is not a Normalization layer", layer.type(), layer.name());
   norm->Adapt(data);
 }
-LayerPtr ZeroPadding2D(std::vector<int64_t> padding) { return std::make_shared<ZeroPadding2DLayer>(std::move(padding)); }
 LayerPtr Softmax(int64_t axis) { return std::make_shared<SoftmaxLayer>(axis); }
 
 }  // namespace weft::train

@@ -40,22 +40,23 @@ void ChannelsLast(const py::object& data_format, const char* layer) {
                std::string(py::str(data_format)));
 }
 
-// ZeroPadding2D's padding: p, (sym_h, sym_w) or ((top, bottom), (left, right)).
-std::vector<int64_t> Padding2D(const py::handle& h) {
+// ZeroPadding1D / Cropping1D amounts: p or (left, right).
+std::vector<int64_t> Amounts1D(const py::handle& h, const char* what) {
+  if (py::isinstance<py::int_>(h)) return std::vector<int64_t>(2, h.cast<int64_t>());
+  std::vector<int64_t> v = Ints(h, what);
+  WEFT_REQUIRE(v.size() == 2, "{} must be an int or a pair, got {}", what, std::string(py::repr(h)));
+  return v;
+}
+
+// ZeroPadding2D / Cropping2D amounts: p, (sym_h, sym_w) or ((top, bottom), (left, right)).
+std::vector<int64_t> Amounts2D(const py::handle& h, const char* what) {
   if (py::isinstance<py::int_>(h)) return std::vector<int64_t>(4, h.cast<int64_t>());
   std::vector<int64_t> out;
   py::sequence seq = py::reinterpret_borrow<py::sequence>(h);
-  WEFT_REQUIRE(py::len(seq) == 2, "ZeroPadding2D: padding must be an int, 2 ints or 2 pairs, got {}",
-               std::string(py::repr(h)));
+  WEFT_REQUIRE(py::len(seq) == 2, "{} must be an int, 2 ints or 2 pairs, got {}", what, std::string(py::repr(h)));
   for (const py::handle& p : seq) {
-    if (py::isinstance<py::int_>(p)) {
-      out.insert(out.end(), 2, p.cast<int64_t>());
-    } else {
-      std::vector<int64_t> pair = Ints(p, "ZeroPadding2D padding");
-      WEFT_REQUIRE(pair.size() == 2, "ZeroPadding2D: padding must be an int, 2 ints or 2 pairs, got {}",
-                   std::string(py::repr(h)));
-      out.insert(out.end(), pair.begin(), pair.end());
-    }
+    std::vector<int64_t> pair = Amounts1D(p, what);
+    out.insert(out.end(), pair.begin(), pair.end());
   }
   return out;
 }
@@ -108,14 +109,50 @@ void DefShapeLayers(py::module_& layers) {
      Doc("(x - mean) / sqrt(variance) per index of axis (None: one mean and variance for all); invert=True\n"
          "maps back. mean / variance: given, or set by layer.adapt(data) from an array [N, ...] before the\n"
          "model is built (they become the non-trainable weights 'mean' and 'variance').").c_str());
-  layers.def("ZeroPadding2D", [](const py::object& padding, const py::object& data_format, const py::object& name,
-                                 const py::object& input_shape) {
-    ChannelsLast(data_format, "ZeroPadding2D");
-    return Finish(ZeroPadding2D(Padding2D(padding)), name, input_shape);
-  }, py::arg("padding") = py::make_tuple(1, 1), py::arg("data_format") = py::none(), py::arg("name") = py::none(),
-     py::arg("input_shape") = py::none(),
-     Doc("Adds zero rows and columns around NHWC images. padding: an int (all sides), (h, w) (symmetric)\n"
-         "or ((top, bottom), (left, right)).").c_str());
+  // ZeroPadding / Cropping 1D and 2D: (factory, Keras argument, default, the argument's forms).
+  struct Resize {
+    const char* name;
+    LayerPtr (*make)(std::vector<int64_t>);
+    const char* arg;
+    py::object fallback;
+    bool two_d;
+    const char* doc;
+  };
+  const py::object pair_of_pairs = py::make_tuple(py::make_tuple(0, 0), py::make_tuple(0, 0));
+  for (const Resize& r :
+       {Resize{"ZeroPadding1D", &ZeroPadding1D, "padding", py::int_(1), false,
+               "Adds zero steps to (batch, steps, channels). padding: an int (both sides) or (left, right)."},
+        Resize{"ZeroPadding2D", &ZeroPadding2D, "padding", py::make_tuple(1, 1), true,
+               "Adds zero rows and columns around NHWC images. padding: an int (all sides), (h, w)\n"
+               "(symmetric) or ((top, bottom), (left, right))."},
+        Resize{"Cropping1D", &Cropping1D, "cropping", py::make_tuple(1, 1), false,
+               "Removes steps from (batch, steps, channels). cropping: an int (both sides) or (left, right)."},
+        Resize{"Cropping2D", &Cropping2D, "cropping", pair_of_pairs, true,
+               "Removes rows and columns of NHWC images. cropping: an int (all sides), (h, w) (symmetric)\n"
+               "or ((top, bottom), (left, right))."}}) {
+    layers.def(r.name, [r](const py::object& amounts, const py::object& data_format, const py::object& name,
+                           const py::object& input_shape) {
+      ChannelsLast(data_format, r.name);
+      const std::string what = std::string(r.name) + " " + r.arg;
+      return Finish(r.make(r.two_d ? Amounts2D(amounts, what.c_str()) : Amounts1D(amounts, what.c_str())), name,
+                    input_shape);
+    }, py::arg(r.arg) = r.fallback, py::arg("data_format") = py::none(), py::arg("name") = py::none(),
+       py::arg("input_shape") = py::none(), Doc(r.doc).c_str());
+  }
+  layers.def("UpSampling1D", [](int64_t size, const py::object& name, const py::object& input_shape) {
+    return Finish(UpSampling1D(size), name, input_shape);
+  }, py::arg("size") = 2, py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
+     Doc("Repeats each step `size` times: (batch, steps, c) -> (batch, steps * size, c).").c_str());
+  layers.def("UpSampling2D", [](const py::object& size, const py::object& data_format,
+                                const std::string& interpolation, const py::object& name,
+                                const py::object& input_shape) {
+    ChannelsLast(data_format, "UpSampling2D");
+    WEFT_REQUIRE(interpolation == "nearest", "UpSampling2D: weft supports interpolation='nearest' only, got '{}'",
+                 interpolation);
+    return Finish(UpSampling2D(Pair(size, "UpSampling2D size")), name, input_shape);
+  }, py::arg("size") = py::make_tuple(2, 2), py::arg("data_format") = py::none(), py::arg("interpolation") = "nearest",
+     py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
+     Doc("Repeats each row and column of NHWC images (nearest neighbour). size: an int or (sh, sw).").c_str());
   layers.def("Softmax", [](int64_t axis, const py::object& name, const py::object& input_shape) {
     return Finish(Softmax(axis), name, input_shape);
   }, py::arg("axis") = -1, py::arg("name") = py::none(), py::arg("input_shape") = py::none(),

@@ -213,6 +213,25 @@ def test_zero_padding_and_global_max_pooling_2d():
         layers.GlobalMaxPooling2D(data_format="channels_first")
 
 
+def test_padding_cropping_and_upsampling():
+    # Keras' docstrings: Cropping2D(((2, 2), (4, 4))) on (28, 28, 3) is (24, 20, 3); UpSampling2D
+    # size (1, 2) on (2, 1, 3) repeats each column twice.
+    assert layers.Cropping2D(cropping=((2, 2), (4, 4)))(keras.Input(shape=(28, 28, 3))).shape == (None, 24, 20, 3)
+    x = np.arange(12, dtype=np.float32).reshape(2, 2, 1, 3)
+    np.testing.assert_array_equal(run([layers.UpSampling2D(size=(1, 2))], x), x.repeat(2, axis=2))
+    np.testing.assert_array_equal(run([layers.UpSampling2D()], x), x.repeat(2, axis=1).repeat(2, axis=2))
+    np.testing.assert_array_equal(run([layers.UpSampling1D(size=3)], SEQ), SEQ.repeat(3, axis=1))
+    np.testing.assert_array_equal(run([layers.Cropping1D(cropping=(1, 2))], SEQ), SEQ[:, 1:3])
+    np.testing.assert_array_equal(run([layers.Cropping1D(1)], SEQ), SEQ[:, 1:4])
+    img = np.arange(2 * 5 * 6 * 1, dtype=np.float32).reshape(2, 5, 6, 1)
+    np.testing.assert_array_equal(run([layers.Cropping2D(((1, 0), (2, 1)))], img), img[:, 1:, 2:5])
+    np.testing.assert_array_equal(run([layers.Cropping2D(1)], img), img[:, 1:4, 1:5])
+    np.testing.assert_array_equal(run([layers.ZeroPadding1D(padding=(2, 1))], SEQ),
+                                  np.pad(SEQ, ((0, 0), (2, 1), (0, 0))))
+    with pytest.raises(ValueError, match="interpolation='nearest' only"):
+        layers.UpSampling2D(interpolation="bilinear")
+
+
 @pytest.mark.parametrize("spec", sorted(TF_SEQ))
 def test_1d_pooling_matches_tensorflow(spec):
     layer = eval("layers." + spec)  # the spec is the Keras call TensorFlow ran
@@ -323,6 +342,9 @@ def test_training_through_the_sequence_and_shape_layers():
         layers.MaxPooling1D(2),
         layers.Conv1D(8, 2, activation=keras.activations.swish),
         layers.AveragePooling1D(1),
+        layers.UpSampling1D(2),
+        layers.ZeroPadding1D(1),
+        layers.Cropping1D((0, 2)),
         layers.Permute((2, 1)),
         layers.Permute((2, 1)),
         layers.GlobalAveragePooling1D(),
@@ -338,10 +360,11 @@ def test_training_through_merge_and_2d_layers():
     x = rng.rand(256, 6, 6, 1).astype(np.float32)
     y = (x[:, :3].mean((1, 2, 3)) > x[:, 3:].mean((1, 2, 3))).astype(np.float32).reshape(-1, 1)
     inp = keras.Input(shape=(6, 6, 1))
-    h = layers.ZeroPadding2D(1)(inp)
+    h = layers.Cropping2D(1)(layers.UpSampling2D()(inp))  # (10, 10, 1)
+    h = layers.ZeroPadding2D(1)(h)
     h = layers.Conv2D(4, 3, activation="selu")(h)
     h = layers.Conv2DTranspose(4, 3, strides=2, padding="same", activation="relu")(h)
-    assert h.shape == (None, 12, 12, 4)
+    assert h.shape == (None, 20, 20, 4)
     a = layers.GlobalMaxPooling2D()(h)
     b = layers.GlobalAveragePooling2D()(h)
     c = layers.Flatten()(layers.Conv2D(4, 6, activation="elu")(inp))

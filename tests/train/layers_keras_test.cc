@@ -398,3 +398,28 @@ TEST_CASE("keras layers: Conv2DTranspose matches TensorFlow and the scatter defi
   CheckLayerGradient(Conv2DTranspose(2, {3, 3}, {.strides = {2, 2}, .padding = "same", .activation = "tanh"}),
                      Rand({1, 2, 2, 2}, -1, 1, 20), {Rand({3, 3, 2, 2}, -1, 1, 21), Rand({2}, -1, 1, 22)});
 }
+
+TEST_CASE("keras layers: padding, cropping and upsampling of sequences and images") {
+  Sym seq = Input({10, 3}), img = Input({28, 28, 3});
+  CHECK(ShapeOf(ZeroPadding1D({1, 2})(seq)) == "[?,13,3]");
+  CHECK(ShapeOf(Cropping1D({1, 2})(seq)) == "[?,7,3]");
+  CHECK(ShapeOf(Cropping2D({2, 2, 4, 4})(img)) == "[?,24,20,3]");  // Keras' Cropping2D docstring
+  CHECK(ShapeOf(UpSampling1D(3)(seq)) == "[?,30,3]");
+  CHECK(ShapeOf(UpSampling2D({2, 3})(img)) == "[?,56,84,3]");
+  // Closed forms on (1, 2, 2, 1) = [[1, 2], [3, 4]] and the sequence (1, 3, 1) = [1, 2, 3].
+  const Tensor square = T<float>({1, 2, 3, 4}, {1, 2, 2, 1}), steps = T<float>({1, 2, 3}, {1, 3, 1});
+  ExpectNear(Apply(UpSampling2D({2, 1}), {square}), T<float>({1, 2, 1, 2, 3, 4, 3, 4}, {1, 4, 2, 1}));
+  ExpectNear(Apply(UpSampling2D({1, 2}), {square}), T<float>({1, 1, 2, 2, 3, 3, 4, 4}, {1, 2, 4, 1}));
+  ExpectNear(Apply(UpSampling1D(2), {steps}), T<float>({1, 1, 2, 2, 3, 3}, {1, 6, 1}));
+  ExpectNear(Apply(Cropping2D({1, 0, 0, 1}), {square}), T<float>({3}, {1, 1, 1, 1}));
+  ExpectNear(Apply(Cropping1D({0, 1}), {steps}), T<float>({1, 2}, {1, 2, 1}));
+  ExpectNear(Apply(ZeroPadding1D({2, 0}), {steps}), T<float>({0, 0, 1, 2, 3}, {1, 5, 1}));
+  CheckLayerGradient(UpSampling2D({2, 2}), Rand({2, 2, 3, 2}, -1, 1, 30));
+  CheckLayerGradient(Cropping2D({1, 0, 1, 1}), Rand({1, 3, 4, 2}, -1, 1, 31));
+  CheckLayerGradient(ZeroPadding1D({1, 2}), Rand({2, 3, 2}, -1, 1, 32));
+  CHECK(ErrorOf([] { Cropping1D({5, 5})(Input({10, 3})); }).find("leaves nothing of [?,10,3]") != std::string::npos);
+  CHECK(ErrorOf([] { Cropping2D({1, 1}); }).find("must be 4 non-negative values") != std::string::npos);
+  CHECK(ErrorOf([] { UpSampling2D({2, 0}); }).find("size must be positive") != std::string::npos);
+  CHECK(ErrorOf([] { UpSampling2D()(Input({10, 3})); }).find("(batch, height, width, channels)") !=
+        std::string::npos);
+}

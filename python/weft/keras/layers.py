@@ -34,7 +34,12 @@ Reshape = _L.Reshape
 Permute = _L.Permute
 Rescaling = _L.Rescaling
 Normalization = _L.Normalization
+ZeroPadding1D = _L.ZeroPadding1D
 ZeroPadding2D = _L.ZeroPadding2D
+Cropping1D = _L.Cropping1D
+Cropping2D = _L.Cropping2D
+UpSampling1D = _L.UpSampling1D
+UpSampling2D = _L.UpSampling2D
 GlobalMaxPooling2D = _L.GlobalMaxPooling2D
 GlobalMaxPool2D = _L.GlobalMaxPool2D
 GlobalAvgPool2D = _L.GlobalAvgPool2D
@@ -98,6 +103,7 @@ class InputLayer:
 __all__ = ["Layer", "Dense", "Conv2D", "MaxPooling2D", "MaxPool2D", "AveragePooling2D", "AvgPool2D",
            "GlobalAveragePooling2D", "GlobalAvgPool2D", "GlobalMaxPooling2D", "GlobalMaxPool2D", "Flatten", "Dropout",
            "BatchNormalization", "Activation", "ReLU", "LeakyReLU", "Softmax", "Add", "Multiply", "Average",
-           "Subtract", "Maximum", "Minimum", "Concatenate", "Reshape", "Permute", "Rescaling", "Normalization", "ZeroPadding2D",
+           "Subtract", "Maximum", "Minimum", "Concatenate", "Reshape", "Permute", "Rescaling", "Normalization", "ZeroPadding1D", "ZeroPadding2D", "Cropping1D", "Cropping2D", "UpSampling1D",
+           "UpSampling2D",
            "Conv1D", "Conv2DTranspose", "MaxPooling1D", "MaxPool1D", "AveragePooling1D", "AvgPool1D", "GlobalAveragePooling1D",
            "GlobalAvgPool1D", "GlobalMaxPooling1D", "GlobalMaxPool1D", "Input", "InputLayer"]
