@@ -186,6 +186,14 @@ def test_merge_layers_called_on_lists_of_keras_tensors():
     np.testing.assert_allclose(functional(layers.Maximum()).predict(v), np.maximum(a, b))
     np.testing.assert_allclose(functional(layers.Minimum()).predict(v), np.minimum(a, b))
     np.testing.assert_allclose(functional(layers.Add()).predict(v), a + b)
+    # Keras' functional forms.
+    np.testing.assert_allclose(functional(layers.concatenate).predict(v), np.concatenate([a, b], -1))
+    np.testing.assert_allclose(functional(layers.add).predict(v), a + b)
+    np.testing.assert_allclose(functional(layers.subtract).predict(v), a - b)
+    np.testing.assert_allclose(functional(layers.multiply).predict(v), a * b)
+    np.testing.assert_allclose(functional(layers.average).predict(v), (a + b) / 2)
+    np.testing.assert_allclose(functional(layers.maximum).predict(v), np.maximum(a, b))
+    np.testing.assert_allclose(functional(layers.minimum).predict(v), np.minimum(a, b))
     # Concatenate's axis, and more than two inputs.
     m = functional(layers.Concatenate(axis=1), inputs_shape=(2, 2))
     w = np.arange(4, dtype=np.float32).reshape(1, 2, 2)

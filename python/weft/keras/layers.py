@@ -54,7 +54,43 @@ GlobalAvgPool1D = _L.GlobalAvgPool1D
 GlobalMaxPooling1D = _L.GlobalMaxPooling1D
 GlobalMaxPool1D = _L.GlobalMaxPool1D
 
-_DTYPES = (None, "float32")
+
+
+# Keras' functional forms of the merge layers: layers.add([a, b]) is layers.Add()([a, b]).
+def add(inputs, **kwargs):
+    """Element-wise sum of a list of KerasTensors (``Add(**kwargs)(inputs)``)."""
+    return Add(**kwargs)(inputs)
+
+
+def subtract(inputs, **kwargs):
+    """inputs[0] - inputs[1] (``Subtract(**kwargs)(inputs)``)."""
+    return Subtract(**kwargs)(inputs)
+
+
+def multiply(inputs, **kwargs):
+    """Element-wise product of a list of KerasTensors (``Multiply(**kwargs)(inputs)``)."""
+    return Multiply(**kwargs)(inputs)
+
+
+def average(inputs, **kwargs):
+    """Element-wise mean of a list of KerasTensors (``Average(**kwargs)(inputs)``)."""
+    return Average(**kwargs)(inputs)
+
+
+def maximum(inputs, **kwargs):
+    """Element-wise max of a list of KerasTensors (``Maximum(**kwargs)(inputs)``)."""
+    return Maximum(**kwargs)(inputs)
+
+
+def minimum(inputs, **kwargs):
+    """Element-wise min of a list of KerasTensors (``Minimum(**kwargs)(inputs)``)."""
+    return Minimum(**kwargs)(inputs)
+
+
+def concatenate(inputs, axis=-1, **kwargs):
+    """Joins a list of KerasTensors along axis (``Concatenate(axis, **kwargs)(inputs)``)."""
+    return Concatenate(axis=axis, **kwargs)(inputs)
+
 
 
 def _per_example_shape(shape, batch_shape, what):
@@ -106,4 +142,5 @@ __all__ = ["Layer", "Dense", "Conv2D", "MaxPooling2D", "MaxPool2D", "AveragePool
            "Subtract", "Maximum", "Minimum", "Concatenate", "Reshape", "Permute", "Rescaling", "Normalization", "ZeroPadding1D", "ZeroPadding2D", "Cropping1D", "Cropping2D", "UpSampling1D",
            "UpSampling2D",
            "Conv1D", "Conv2DTranspose", "MaxPooling1D", "MaxPool1D", "AveragePooling1D", "AvgPool1D", "GlobalAveragePooling1D",
-           "GlobalAvgPool1D", "GlobalMaxPooling1D", "GlobalMaxPool1D", "Input", "InputLayer"]
+           "GlobalAvgPool1D", "GlobalMaxPooling1D", "GlobalMaxPool1D", "Input", "InputLayer", "add", "subtract",
+           "multiply", "average", "maximum", "minimum", "concatenate"]
