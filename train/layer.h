@@ -159,6 +159,22 @@ inline LayerPtr AvgPool2D(int64_t pool) { return AvgPool2D({pool, pool}); }
 // in_channels); output height in * stride ("same") or in * stride + max(kh - stride, 0) ("valid").
 LayerPtr Conv2DTranspose(int64_t filters, std::vector<int64_t> kernel_size, Conv2DOptions options = {});
 
+// Depthwise convolution: each input channel convolved with its own depth_multiplier filters
+// (kernel (kh, kw, in, depth_multiplier); output channels in * depth_multiplier). Separable:
+// that, then a 1x1 convolution to `filters` channels (pointwise kernel (1, 1, in * dm, filters)).
+struct SeparableConv2DOptions {
+  std::vector<int64_t> strides = {1, 1};
+  std::string padding = "valid";
+  int64_t depth_multiplier = 1;
+  std::string activation;
+  bool use_bias = true;
+  Initializer depthwise_initializer = GlorotUniform();
+  Initializer pointwise_initializer = GlorotUniform();  // SeparableConv2D only
+  Initializer bias_initializer = Zeros();
+};
+LayerPtr DepthwiseConv2D(std::vector<int64_t> kernel_size, SeparableConv2DOptions options = {});
+LayerPtr SeparableConv2D(int64_t filters, std::vector<int64_t> kernel_size, SeparableConv2DOptions options = {});
+
 // Conv1D over (batch, steps, channels) with a (kernel_size, in_channels, filters) kernel.
 struct Conv1DOptions {
   int64_t strides = 1;

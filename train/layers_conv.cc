@@ -1,4 +1,4 @@
-// The convolutional layers: Conv2D, Conv2DTranspose, Conv1D, the 1-D and 2-D pooling layers, the global poolings
+// The convolutional layers: Conv2D, Conv2DTranspose, DepthwiseConv2D, SeparableConv2D, Conv1D, the 1-D and 2-D pooling layers, the global poolings
 // and BatchNormalization (NHWC / NWC throughout, as Keras' default channels_last). The 1-D layers
 // run the 2-D ops on (batch, 1, steps, channels) views.
 #include <algorithm>
@@ -37,21 +37,32 @@ void RequirePair(const std::vector<int64_t>& v, const char* what, const std::str
 // Conv2D, and Keras' Conv2DTranspose (transpose = true): the gradient of a Conv2D for its input,
 // with a (kh, kw, filters, in_channels) kernel; its output size per spatial dim is in * stride
 // ("same") or in * stride + max(kernel - stride, 0) ("valid").
+// Checks the arguments every windowed layer takes; returns the op's padding ("VALID" / "SAME").
+std::string CheckWindow(const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
+                        const std::string& padding, const std::string& activation, const std::string& layer) {
+  RequirePair(kernel, "kernel_size", layer);
+  RequirePair(strides, "strides", layer);
+  CheckActivation(activation);
+  return OpPadding(padding, layer);
+}
+
+// The channel count of NHWC inputs (known, or an error naming the layer).
+int64_t ImageChannels(const TensorShape& in, const std::string& layer) {
+  RequireImages(in, layer);
+  WEFT_REQUIRE(in.dim(3) > 0, "{}: the channel dim must be known, got {}", layer, in.ToString());
+  return in.dim(3);
+}
+
 class Conv2DLayer : public Layer {
  public:
   Conv2DLayer(int64_t filters, std::vector<int64_t> kernel, Conv2DOptions o, bool transpose)
       : Layer(transpose ? "Conv2DTranspose" : "Conv2D"), filters_(filters), kernel_(std::move(kernel)),
         o_(std::move(o)), transpose_(transpose) {
     WEFT_REQUIRE(filters > 0, "{}: filters must be positive, got {}", type(), filters);
-    RequirePair(kernel_, "kernel_size", type());
-    RequirePair(o_.strides, "strides", type());
-    padding_ = OpPadding(o_.padding, type());
-    CheckActivation(o_.activation);
+    padding_ = CheckWindow(kernel_, o_.strides, o_.padding, o_.activation, type());
   }
   void Build(const std::vector<TensorShape>& in) override {
-    RequireImages(in[0], Describe());
-    const int64_t c = in[0].dim(3);
-    WEFT_REQUIRE(c > 0, "{}: the channel dim must be known, got {}", Describe(), in[0].ToString());
+    const int64_t c = ImageChannels(in[0], Describe());
     AddWeight("kernel", {kernel_[0], kernel_[1], transpose_ ? filters_ : c, transpose_ ? c : filters_},
               o_.kernel_initializer, true, o_.kernel_l2);
     if (o_.use_bias) AddWeight("bias", {filters_}, o_.bias_initializer);
@@ -86,6 +97,40 @@ class Conv2DLayer : public Layer {
   std::vector<int64_t> kernel_;
   Conv2DOptions o_;
   bool transpose_;
+  std::string padding_;
+};
+
+// DepthwiseConv2D (filters 0) and SeparableConv2D (its depthwise output through a 1x1 Conv2D).
+class DepthwiseLayer : public Layer {
+ public:
+  DepthwiseLayer(int64_t filters, std::vector<int64_t> kernel, SeparableConv2DOptions o)
+      : Layer(filters > 0 ? "SeparableConv2D" : "DepthwiseConv2D"), filters_(filters), kernel_(std::move(kernel)),
+        o_(std::move(o)) {
+    WEFT_REQUIRE(filters >= 0, "SeparableConv2D: filters must be positive, got {}", filters);
+    WEFT_REQUIRE(o_.depth_multiplier > 0, "{}: depth_multiplier must be positive, got {}", type(),
+                 o_.depth_multiplier);
+    padding_ = CheckWindow(kernel_, o_.strides, o_.padding, o_.activation, type());
+  }
+  void Build(const std::vector<TensorShape>& in) override {
+    const int64_t c = ImageChannels(in[0], Describe());
+    // Keras 3's weight names: a DepthwiseConv2D's is "kernel".
+    AddWeight(filters_ > 0 ? "depthwise_kernel" : "kernel", {kernel_[0], kernel_[1], c, o_.depth_multiplier},
+              o_.depthwise_initializer);
+    if (filters_ > 0) AddWeight("pointwise_kernel", {1, 1, c * o_.depth_multiplier, filters_}, o_.pointwise_initializer);
+    if (o_.use_bias) AddWeight("bias", {filters_ > 0 ? filters_ : c * o_.depth_multiplier}, o_.bias_initializer);
+  }
+  Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
+    const Scope& s = ctx.scope;
+    Output y = ops::DepthwiseConv2D(s, in[0], ctx.weights[0], o_.strides, padding_);
+    if (filters_ > 0) y = ops::Conv2D(s, y, ctx.weights[1]);
+    if (o_.use_bias) y = ops::BiasAdd(s, y, ctx.weights.back());
+    return ApplyActivation(s, o_.activation, y);
+  }
+
+ private:
+  int64_t filters_;
+  std::vector<int64_t> kernel_;
+  SeparableConv2DOptions o_;
   std::string padding_;
 };
 
@@ -218,6 +263,13 @@ LayerPtr Conv2D(int64_t filters, std::vector<int64_t> kernel_size, Conv2DOptions
 }
 LayerPtr Conv2DTranspose(int64_t filters, std::vector<int64_t> kernel_size, Conv2DOptions options) {
   return std::make_shared<Conv2DLayer>(filters, std::move(kernel_size), std::move(options), /*transpose=*/true);
+}
+LayerPtr DepthwiseConv2D(std::vector<int64_t> kernel_size, SeparableConv2DOptions options) {
+  return std::make_shared<DepthwiseLayer>(0, std::move(kernel_size), std::move(options));
+}
+LayerPtr SeparableConv2D(int64_t filters, std::vector<int64_t> kernel_size, SeparableConv2DOptions options) {
+  WEFT_REQUIRE(filters > 0, "SeparableConv2D: filters must be positive, got {}", filters);
+  return std::make_shared<DepthwiseLayer>(filters, std::move(kernel_size), std::move(options));
 }
 LayerPtr Conv1D(int64_t filters, int64_t kernel_size, Conv1DOptions options) {
   return std::make_shared<Conv1DLayer>(filters, kernel_size, std::move(options));

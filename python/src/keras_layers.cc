@@ -232,6 +232,61 @@ void DefConvLayers(py::module_& layers) {
      Doc("Transposed 2-D convolution (upsampling; the gradient of Conv2D for its input) over NHWC inputs,\n"
          "with a (kh, kw, filters, in_channels) kernel. Output height: in * strides with padding='same',\n"
          "in * strides + max(kh - strides, 0) with 'valid'. activation, use_bias, initializers: as Conv2D.").c_str());
+  // DepthwiseConv2D (filters None) and SeparableConv2D share their arguments.
+  auto separable = [](const char* layer, const py::object& strides, const std::string& padding,
+                      int64_t depth_multiplier, const py::object& data_format, const py::object& dilation_rate,
+                      const py::object& activation, bool use_bias, const py::object& depthwise_initializer,
+                      const py::object& pointwise_initializer, const py::object& bias_initializer) {
+    ChannelsLast(data_format, layer);
+    WEFT_REQUIRE(Pair(dilation_rate, "dilation_rate") == std::vector<int64_t>({1, 1}),
+                 "{}: dilation_rate other than 1 is not supported by weft", layer);
+    SeparableConv2DOptions o;
+    o.strides = Pair(strides, "strides");
+    o.padding = padding;
+    o.depth_multiplier = depth_multiplier;
+    o.activation = ActivationName(activation);
+    o.use_bias = use_bias;
+    o.depthwise_initializer = InitializerArg(depthwise_initializer, "depthwise_initializer");
+    o.pointwise_initializer = InitializerArg(pointwise_initializer, "pointwise_initializer");
+    o.bias_initializer = InitializerArg(bias_initializer, "bias_initializer");
+    return o;
+  };
+  layers.def("DepthwiseConv2D", [separable](const py::object& kernel_size, const py::object& strides,
+                                            const std::string& padding, int64_t depth_multiplier,
+                                            const py::object& data_format, const py::object& dilation_rate,
+                                            const py::object& activation, bool use_bias,
+                                            const py::object& depthwise_initializer,
+                                            const py::object& bias_initializer, const py::object& name,
+                                            const py::object& input_shape) {
+    SeparableConv2DOptions o = separable("DepthwiseConv2D", strides, padding, depth_multiplier, data_format,
+                                         dilation_rate, activation, use_bias, depthwise_initializer,
+                                         py::str("glorot_uniform"), bias_initializer);
+    return Finish(DepthwiseConv2D(Pair(kernel_size, "DepthwiseConv2D kernel_size"), o), name, input_shape);
+  }, py::arg("kernel_size"), py::arg("strides") = py::make_tuple(1, 1), py::arg("padding") = "valid",
+     py::arg("depth_multiplier") = 1, py::arg("data_format") = py::none(), py::arg("dilation_rate") = py::make_tuple(1, 1),
+     py::arg("activation") = py::none(), py::arg("use_bias") = true, py::arg("depthwise_initializer") = "glorot_uniform",
+     py::arg("bias_initializer") = "zeros", py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
+     Doc("Each input channel convolved with its own depth_multiplier filters: kernel (kh, kw, in,\n"
+         "depth_multiplier), output channels in * depth_multiplier.").c_str());
+  layers.def("SeparableConv2D", [separable](int64_t filters, const py::object& kernel_size, const py::object& strides,
+                                            const std::string& padding, const py::object& data_format,
+                                            const py::object& dilation_rate, int64_t depth_multiplier,
+                                            const py::object& activation, bool use_bias,
+                                            const py::object& depthwise_initializer,
+                                            const py::object& pointwise_initializer,
+                                            const py::object& bias_initializer, const py::object& name,
+                                            const py::object& input_shape) {
+    SeparableConv2DOptions o = separable("SeparableConv2D", strides, padding, depth_multiplier, data_format,
+                                         dilation_rate, activation, use_bias, depthwise_initializer,
+                                         pointwise_initializer, bias_initializer);
+    return Finish(SeparableConv2D(filters, Pair(kernel_size, "SeparableConv2D kernel_size"), o), name, input_shape);
+  }, py::arg("filters"), py::arg("kernel_size"), py::arg("strides") = py::make_tuple(1, 1),
+     py::arg("padding") = "valid", py::arg("data_format") = py::none(), py::arg("dilation_rate") = py::make_tuple(1, 1),
+     py::arg("depth_multiplier") = 1, py::arg("activation") = py::none(), py::arg("use_bias") = true,
+     py::arg("depthwise_initializer") = "glorot_uniform", py::arg("pointwise_initializer") = "glorot_uniform",
+     py::arg("bias_initializer") = "zeros", py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
+     Doc("A depthwise convolution (kernel (kh, kw, in, depth_multiplier)) followed by a 1x1 convolution\n"
+         "to `filters` channels (pointwise kernel (1, 1, in * depth_multiplier, filters)), then bias.").c_str());
   auto pool = [&](std::initializer_list<const char*> names, LayerPtr (*make)(int64_t, int64_t, std::string),
                   const char* doc) {
     for (const char* n : names) {

@@ -371,6 +371,7 @@ def test_training_through_merge_and_2d_layers():
     h = layers.Cropping2D(1)(layers.UpSampling2D()(inp))  # (10, 10, 1)
     h = layers.ZeroPadding2D(1)(h)
     h = layers.Conv2D(4, 3, activation="selu")(h)
+    h = layers.SeparableConv2D(4, 3, padding="same", depth_multiplier=2)(layers.DepthwiseConv2D(1)(h))
     h = layers.Conv2DTranspose(4, 3, strides=2, padding="same", activation="relu")(h)
     assert h.shape == (None, 20, 20, 4)
     a = layers.GlobalMaxPooling2D()(h)

@@ -423,3 +423,37 @@ TEST_CASE("keras layers: padding, cropping and upsampling of sequences and image
   CHECK(ErrorOf([] { UpSampling2D()(Input({10, 3})); }).find("(batch, height, width, channels)") !=
         std::string::npos);
 }
+
+TEST_CASE("keras layers: DepthwiseConv2D and SeparableConv2D match TensorFlow") {
+  std::vector<double> xs, dws;
+  for (int i = 0; i < 32; ++i) xs.push_back((i % 7) / 3.0 - 1.0);
+  for (int i = 0; i < 36; ++i) dws.push_back(i / 18.0 - 0.5);
+  const Tensor x = T<float>(xs, {1, 4, 4, 2}), dw = T<float>(dws, {3, 3, 2, 2});
+  const Tensor pw = T<float>({1, -1, 0.5, 0.5, 0.25, -1, -0.5, 1, 1, 2, 0, -0.25}, {1, 1, 4, 3});
+  // keras.layers.SeparableConv2D(3, 3, strides=2, padding="same", depth_multiplier=2) and
+  // DepthwiseConv2D(3, depth_multiplier=2) with these weights, computed by TensorFlow 2.21.
+  LayerPtr sep = SeparableConv2D(3, {3, 3}, {.strides = {2, 2}, .padding = "same", .depth_multiplier = 2});
+  ExpectNear(Apply(sep, {x}, {dw, pw, T<float>({0.1, -0.1, 0.2})}),
+             T<float>({4.22963, -1.285185, -0.5592594, -3.122222, -1.118518, -0.6703701, -0.4277777, 0.1037038,
+                       0.2833333, -0.6777776, 0.6037036, 0.7833334},
+                      {1, 2, 2, 3}),
+             1e-5, 1e-5);
+  LayerPtr depthwise = DepthwiseConv2D({3, 3}, {.depth_multiplier = 2});
+  ExpectNear(Apply(depthwise, {x}, {dw, T<float>({0.1, -0.1, 0.2, 0.3})}),
+             T<float>({2.322222, 2.122222, 0.6814814, 0.8185186, 0.2481482, 0.1222223, -0.8555555, -0.774074,
+                       0.5074074, 0.3444444, 0.4962964, 0.6703703, -0.9185184, -1.137037, -0.5222222, -0.4037036},
+                      {1, 2, 2, 4}),
+             1e-5, 1e-5);
+  CHECK(depthwise->weights()[0].name == "kernel");  // Keras 3's names
+  CHECK(sep->weights()[1].name == "pointwise_kernel");
+  // Keras' parameter counts on (8, 8, 16): 688 and 640.
+  LayerPtr s32 = SeparableConv2D(32, {3, 3}), d2 = DepthwiseConv2D({3, 3}, {.depth_multiplier = 2});
+  CHECK(ShapeOf(d2(s32(Input({8, 8, 16})))) == "[?,4,4,64]");
+  CHECK(s32->CountParams(true) == 688);
+  CHECK(d2->CountParams(true) == 640);
+  CheckLayerGradient(SeparableConv2D(2, {2, 2}, {.activation = "relu"}), Rand({1, 3, 3, 2}, -1, 1, 40),
+                     {Rand({2, 2, 2, 1}, -1, 1, 41), Rand({1, 1, 2, 2}, -1, 1, 42), Rand({2}, -1, 1, 43)});
+  CHECK(ErrorOf([] { SeparableConv2D(0, {3, 3}); }).find("filters must be positive") != std::string::npos);
+  CHECK(ErrorOf([] { DepthwiseConv2D({3, 3}, {.depth_multiplier = 0}); }).find("depth_multiplier") !=
+        std::string::npos);
+}

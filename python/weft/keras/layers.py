@@ -45,6 +45,8 @@ GlobalMaxPool2D = _L.GlobalMaxPool2D
 GlobalAvgPool2D = _L.GlobalAvgPool2D
 Conv1D = _L.Conv1D
 Conv2DTranspose = _L.Conv2DTranspose
+DepthwiseConv2D = _L.DepthwiseConv2D
+SeparableConv2D = _L.SeparableConv2D
 MaxPooling1D = _L.MaxPooling1D
 MaxPool1D = _L.MaxPool1D
 AveragePooling1D = _L.AveragePooling1D
@@ -57,34 +59,20 @@ GlobalMaxPool1D = _L.GlobalMaxPool1D
 
 
 # Keras' functional forms of the merge layers: layers.add([a, b]) is layers.Add()([a, b]).
-def add(inputs, **kwargs):
-    """Element-wise sum of a list of KerasTensors (``Add(**kwargs)(inputs)``)."""
-    return Add(**kwargs)(inputs)
+def _functional(layer, name, what):
+    def merge(inputs, **kwargs):
+        return layer(**kwargs)(inputs)
+    merge.__name__ = merge.__qualname__ = name
+    merge.__doc__ = "%s of a list of KerasTensors (``%s(**kwargs)(inputs)``)." % (what, layer.__name__)
+    return merge
 
 
-def subtract(inputs, **kwargs):
-    """inputs[0] - inputs[1] (``Subtract(**kwargs)(inputs)``)."""
-    return Subtract(**kwargs)(inputs)
-
-
-def multiply(inputs, **kwargs):
-    """Element-wise product of a list of KerasTensors (``Multiply(**kwargs)(inputs)``)."""
-    return Multiply(**kwargs)(inputs)
-
-
-def average(inputs, **kwargs):
-    """Element-wise mean of a list of KerasTensors (``Average(**kwargs)(inputs)``)."""
-    return Average(**kwargs)(inputs)
-
-
-def maximum(inputs, **kwargs):
-    """Element-wise max of a list of KerasTensors (``Maximum(**kwargs)(inputs)``)."""
-    return Maximum(**kwargs)(inputs)
-
-
-def minimum(inputs, **kwargs):
-    """Element-wise min of a list of KerasTensors (``Minimum(**kwargs)(inputs)``)."""
-    return Minimum(**kwargs)(inputs)
+add = _functional(Add, "add", "Element-wise sum")
+subtract = _functional(Subtract, "subtract", "inputs[0] - inputs[1]")
+multiply = _functional(Multiply, "multiply", "Element-wise product")
+average = _functional(Average, "average", "Element-wise mean")
+maximum = _functional(Maximum, "maximum", "Element-wise max")
+minimum = _functional(Minimum, "minimum", "Element-wise min")
 
 
 def concatenate(inputs, axis=-1, **kwargs):
@@ -136,11 +124,12 @@ class InputLayer:
         return "<weft.keras.layers.InputLayer input_shape=%s>" % (self._input_shape,)
 
 
-__all__ = ["Layer", "Dense", "Conv2D", "MaxPooling2D", "MaxPool2D", "AveragePooling2D", "AvgPool2D",
-           "GlobalAveragePooling2D", "GlobalAvgPool2D", "GlobalMaxPooling2D", "GlobalMaxPool2D", "Flatten", "Dropout",
-           "BatchNormalization", "Activation", "ReLU", "LeakyReLU", "Softmax", "Add", "Multiply", "Average",
-           "Subtract", "Maximum", "Minimum", "Concatenate", "Reshape", "Permute", "Rescaling", "Normalization", "ZeroPadding1D", "ZeroPadding2D", "Cropping1D", "Cropping2D", "UpSampling1D",
-           "UpSampling2D",
-           "Conv1D", "Conv2DTranspose", "MaxPooling1D", "MaxPool1D", "AveragePooling1D", "AvgPool1D", "GlobalAveragePooling1D",
-           "GlobalAvgPool1D", "GlobalMaxPooling1D", "GlobalMaxPool1D", "Input", "InputLayer", "add", "subtract",
+__all__ = ["Layer", "Input", "InputLayer", "Dense", "Conv1D", "Conv2D", "Conv2DTranspose", "DepthwiseConv2D",
+           "SeparableConv2D", "MaxPooling1D", "MaxPool1D", "MaxPooling2D", "MaxPool2D", "AveragePooling1D",
+           "AvgPool1D", "AveragePooling2D", "AvgPool2D", "GlobalAveragePooling1D", "GlobalAvgPool1D",
+           "GlobalAveragePooling2D", "GlobalAvgPool2D", "GlobalMaxPooling1D", "GlobalMaxPool1D",
+           "GlobalMaxPooling2D", "GlobalMaxPool2D", "Flatten", "Reshape", "Permute", "Rescaling",
+           "Normalization", "ZeroPadding1D", "ZeroPadding2D", "Cropping1D", "Cropping2D", "UpSampling1D",
+           "UpSampling2D", "Dropout", "BatchNormalization", "Activation", "ReLU", "LeakyReLU", "Softmax",
+           "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate", "add", "subtract",
            "multiply", "average", "maximum", "minimum", "concatenate"]
