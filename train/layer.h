@@ -225,6 +225,16 @@ struct NormalizationOptions {
   bool invert = false;
 };
 LayerPtr Normalization(NormalizationOptions options = {});
+// Keras' LayerNormalization over `axis` of each example: (x - mean) / sqrt(variance + epsilon),
+// times gamma plus beta (per index of axis; left out by scale / center false).
+struct LayerNormalizationOptions {
+  int64_t axis = -1;
+  double epsilon = 1e-3;
+  bool center = true, scale = true;
+  Initializer beta_initializer = Zeros();
+  Initializer gamma_initializer = Ones();
+};
+LayerPtr LayerNormalization(LayerNormalizationOptions options = {});
 // Sets a Normalization layer's statistics from data [N, ...] (population variance, as Keras'
 // adapt), before the model is compiled. InvalidArgument for another layer or a bad shape.
 void AdaptNormalization(Layer& layer, const Tensor& data);

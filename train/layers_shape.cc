@@ -1,5 +1,5 @@
-// The layers that reshape or rescale each example: Reshape, Permute, Rescaling, Normalization
-// and Softmax (over any non-batch axis). Shapes given by the user are per example (no batch dim).
+// The layers that reshape or rescale each example: Reshape, Permute, Rescaling, Normalization,
+// LayerNormalization and Softmax (over any non-batch axis). Shapes given by the user are per example (no batch dim).
 #include <algorithm>
 
 #include "ops/array.h"
@@ -204,6 +204,43 @@ class NormalizationLayer : public Layer {
   int64_t count_ = 0;       // examples adapt saw; 0: the statistics were given
 };
 
+class LayerNormalizationLayer : public Layer {
+ public:
+  explicit LayerNormalizationLayer(LayerNormalizationOptions o) : Layer("LayerNormalization"), o_(std::move(o)) {
+    WEFT_REQUIRE(o_.epsilon > 0, "LayerNormalization: epsilon must be positive, got {}", o_.epsilon);
+  }
+  void Build(const std::vector<TensorShape>& in) override {
+    const int64_t c = in[0].dim(Axis(in[0]));
+    if (o_.scale) AddWeight("gamma", {c}, o_.gamma_initializer);
+    if (o_.center) AddWeight("beta", {c}, o_.beta_initializer);
+  }
+  Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
+    const Scope& s = ctx.scope;
+    const TensorShape& x = in[0].shape();
+    const int64_t axis = Axis(x);
+    Output d = ops::Sub(s, in[0], ops::Mean(s, in[0], {axis}, /*keep_dims=*/true));
+    Output variance = ops::Mean(s, ops::Square(s, d), {axis}, /*keep_dims=*/true);
+    Output y = ops::Mul(s, d, ops::Rsqrt(s, ops::Add(s, variance, ops::ScalarLike(s, in[0].dtype(), o_.epsilon))));
+    // gamma and beta (c,) broadcast along `axis`: shape (1, ..., c, ..., 1).
+    std::vector<int64_t> dims(x.rank(), 1);
+    dims[axis] = x.dim(axis);
+    size_t w = 0;
+    if (o_.scale) y = ops::Mul(s, y, ops::Reshape(s, ctx.weights[w++], dims));
+    if (o_.center) y = ops::Add(s, y, ops::Reshape(s, ctx.weights[w], dims));
+    return y;
+  }
+
+ private:
+  int64_t Axis(const TensorShape& x) const {
+    const int64_t axis = o_.axis < 0 ? o_.axis + x.rank() : o_.axis;
+    WEFT_REQUIRE(axis >= 1 && axis < x.rank() && x.dim(axis) > 0, "{}: axis {} needs a known non-batch dim of the "
+                 "input, got {}", Describe(), o_.axis, x.ToString());
+    return axis;
+  }
+
+  LayerNormalizationOptions o_;
+};
+
 class SoftmaxLayer : public Layer {
  public:
   explicit SoftmaxLayer(int64_t axis) : Layer("Softmax"), axis_(axis) {}
@@ -236,6 +273,9 @@ void AdaptNormalization(Layer& layer, const Tensor& data) {
   auto* norm = dynamic_cast<NormalizationLayer*>(&layer);
   WEFT_REQUIRE(norm != nullptr, "adapt: {} '{}' is not a Normalization layer", layer.type(), layer.name());
   norm->Adapt(data);
+}
+LayerPtr LayerNormalization(LayerNormalizationOptions options) {
+  return std::make_shared<LayerNormalizationLayer>(std::move(options));
 }
 LayerPtr Softmax(int64_t axis) { return std::make_shared<SoftmaxLayer>(axis); }
 

@@ -139,6 +139,23 @@ void DefShapeLayers(py::module_& layers) {
     }, py::arg(r.arg) = r.fallback, py::arg("data_format") = py::none(), py::arg("name") = py::none(),
        py::arg("input_shape") = py::none(), Doc(r.doc).c_str());
   }
+  layers.def("LayerNormalization", [](const py::object& axis, double epsilon, bool center, bool scale,
+                                      const py::object& beta_initializer, const py::object& gamma_initializer,
+                                      const py::object& name, const py::object& input_shape) {
+    LayerNormalizationOptions o;
+    WEFT_REQUIRE(py::isinstance<py::int_>(axis), "LayerNormalization: axis must be an int (weft normalizes over one "
+                 "axis), got {}", std::string(py::repr(axis)));
+    o.axis = axis.cast<int64_t>();
+    o.epsilon = epsilon;
+    o.center = center;
+    o.scale = scale;
+    o.beta_initializer = InitializerArg(beta_initializer, "beta_initializer");
+    o.gamma_initializer = InitializerArg(gamma_initializer, "gamma_initializer");
+    return Finish(LayerNormalization(o), name, input_shape);
+  }, py::arg("axis") = -1, py::arg("epsilon") = 1e-3, py::arg("center") = true, py::arg("scale") = true,
+     py::arg("beta_initializer") = "zeros", py::arg("gamma_initializer") = "ones", py::arg("name") = py::none(),
+     py::arg("input_shape") = py::none(),
+     Doc("Normalizes each example over `axis`: (x - mean) / sqrt(variance + epsilon) * gamma + beta.").c_str());
   layers.def("UpSampling1D", [](int64_t size, const py::object& name, const py::object& input_shape) {
     return Finish(UpSampling1D(size), name, input_shape);
   }, py::arg("size") = 2, py::arg("name") = py::none(), py::arg("input_shape") = py::none(),

@@ -347,6 +347,7 @@ def test_training_through_the_sequence_and_shape_layers():
         layers.Reshape((-1, 2)),
         layers.Conv1D(8, 3, padding="causal", activation="gelu"),
         layers.LeakyReLU(),
+        layers.LayerNormalization(),
         layers.MaxPooling1D(2),
         layers.Conv1D(8, 2, activation=keras.activations.swish),
         layers.AveragePooling1D(1),

@@ -457,3 +457,29 @@ TEST_CASE("keras layers: DepthwiseConv2D and SeparableConv2D match TensorFlow") 
   CHECK(ErrorOf([] { DepthwiseConv2D({3, 3}, {.depth_multiplier = 0}); }).find("depth_multiplier") !=
         std::string::npos);
 }
+
+TEST_CASE("keras layers: LayerNormalization matches TensorFlow") {
+  const Tensor x = T<float>({1, 2, 4, 0.5, -1, 3, 2, 2, 2, -3, 0, 1}, {2, 2, 3});
+  // keras.layers.LayerNormalization()(x) and LayerNormalization(axis=1, epsilon=0.5)(x), by
+  // TensorFlow 2.21 (gamma 1, beta 0).
+  ExpectNear(Apply(LayerNormalization(), {x}),
+             T<float>({-1.068702, -0.2671753, 1.335877, -0.2019934, -1.110964, 1.312957, 0, 0, 0, -1.372575, 0.3921644,
+                       0.980411},
+                      {2, 2, 3}),
+             1e-5, 1e-5);
+  ExpectNear(Apply(LayerNormalization({.axis = 1, .epsilon = 0.5}), {x}),
+             T<float>({0.3333334, 0.904534, 0.5773501, -0.3333333, -0.904534, -0.5773504, 0.9622505, 0.8164966,
+                       0.5773503, -0.9622504, -0.8164966, -0.5773503},
+                      {2, 2, 3}),
+             1e-5, 1e-5);
+  LayerPtr ln = LayerNormalization();
+  ln(Input({2, 3}));
+  CHECK(ln->CountParams(true) == 6);  // gamma, beta: Keras' count
+  LayerPtr plain = LayerNormalization({.center = false, .scale = false});
+  plain(Input({3}));
+  CHECK(plain->CountParams(true) == 0);
+  CheckLayerGradient(LayerNormalization({.axis = 1}), Rand({2, 3, 2}, -1, 1, 50),
+                     {Rand({3}, 0.5, 1.5, 51), Rand({3}, -1, 1, 52)});
+  CHECK(ErrorOf([] { LayerNormalization({.axis = 0})(Input({3})); }).find("axis 0 needs a known non-batch dim") !=
+        std::string::npos);
+}

@@ -34,6 +34,7 @@ Reshape = _L.Reshape
 Permute = _L.Permute
 Rescaling = _L.Rescaling
 Normalization = _L.Normalization
+LayerNormalization = _L.LayerNormalization
 ZeroPadding1D = _L.ZeroPadding1D
 ZeroPadding2D = _L.ZeroPadding2D
 Cropping1D = _L.Cropping1D
@@ -129,7 +130,7 @@ __all__ = ["Layer", "Input", "InputLayer", "Dense", "Conv1D", "Conv2D", "Conv2DT
            "AvgPool1D", "AveragePooling2D", "AvgPool2D", "GlobalAveragePooling1D", "GlobalAvgPool1D",
            "GlobalAveragePooling2D", "GlobalAvgPool2D", "GlobalMaxPooling1D", "GlobalMaxPool1D",
            "GlobalMaxPooling2D", "GlobalMaxPool2D", "Flatten", "Reshape", "Permute", "Rescaling",
-           "Normalization", "ZeroPadding1D", "ZeroPadding2D", "Cropping1D", "Cropping2D", "UpSampling1D",
+           "Normalization", "LayerNormalization", "ZeroPadding1D", "ZeroPadding2D", "Cropping1D", "Cropping2D", "UpSampling1D",
            "UpSampling2D", "Dropout", "BatchNormalization", "Activation", "ReLU", "LeakyReLU", "Softmax",
            "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate", "add", "subtract",
            "multiply", "average", "maximum", "minimum", "concatenate"]
