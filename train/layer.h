@@ -15,6 +15,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -203,9 +204,18 @@ LayerPtr Dropout(double rate, int64_t seed = 0);
 // otherwise; moving = momentum * moving + (1 - momentum) * batch.
 LayerPtr BatchNormalization(double momentum = 0.99, double epsilon = 1e-3);
 LayerPtr Activation(std::string activation);
-LayerPtr ReLU();
+// Keras' ReLU layer: x where x > threshold (else 0), at most max_value, minus
+// negative_slope * relu(threshold - x); the defaults are max(x, 0).
+struct ReLUOptions {
+  std::optional<double> max_value;
+  double negative_slope = 0.0;
+  double threshold = 0.0;
+};
+LayerPtr ReLU(ReLUOptions options = {});
 // x if x > 0 else negative_slope * x (Keras 3's default slope).
 LayerPtr LeakyReLU(double negative_slope = 0.3);
+// x if x > 0 else alpha * (e^x - 1).
+LayerPtr ELU(double alpha = 1.0);
 
 // ---- Shape layers (train/layers_shape.cc); shapes are per example (no batch dim) ----------
 // Reshapes each example to target_shape; one entry may be -1 (inferred from the input).

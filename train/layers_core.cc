@@ -1,5 +1,6 @@
-// The layers that are not convolutional: Dense, Flatten, Activation, ReLU, LeakyReLU, Dropout.
+// The layers that are not convolutional: Dense, Flatten, Activation, ReLU, LeakyReLU, ELU, Dropout.
 #include "ops/array.h"
+#include "ops/framework.h"
 #include "ops/math.h"
 #include "ops/nn.h"
 #include "ops/random.h"
@@ -87,17 +88,50 @@ class DropoutLayer : public Layer {
   int64_t seed_;
 };
 
-class LeakyReLULayer : public Layer {
+// Keras 3's relu with arguments: x where x > threshold (else 0), at most max_value, minus
+// negative_slope * relu(threshold - x). The common cases are the single ops Relu, Relu6, LeakyRelu.
+class ReLULayer : public Layer {
  public:
-  explicit LeakyReLULayer(double slope) : Layer("LeakyReLU"), slope_(slope) {
-    WEFT_REQUIRE(slope >= 0.0, "LeakyReLU: negative_slope must be non-negative, got {}", slope);
+  ReLULayer(std::string type, ReLUOptions o) : Layer(std::move(type)), o_(o) {
+    WEFT_REQUIRE(o_.negative_slope >= 0.0 && o_.threshold >= 0.0 && (!o_.max_value || *o_.max_value >= 0.0),
+                 "{}: max_value, negative_slope and threshold must be non-negative, got {}, {}, {}", this->type(),
+                 o_.max_value ? std::to_string(*o_.max_value) : "None", o_.negative_slope, o_.threshold);
   }
   Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
-    return ops::LeakyRelu(ctx.scope, in[0], slope_);
+    const Scope& s = ctx.scope;
+    const Output x = in[0];
+    if (o_.threshold == 0.0 && !o_.max_value) {
+      return o_.negative_slope == 0.0 ? ops::Relu(s, x) : ops::LeakyRelu(s, x, o_.negative_slope);
+    }
+    if (o_.threshold == 0.0 && o_.negative_slope == 0.0 && *o_.max_value == 6.0) return ops::Relu6(s, x);
+    auto scalar = [&](double v) { return ops::ScalarLike(s, x.dtype(), v); };
+    Output y = o_.threshold == 0.0 ? ops::Relu(s, x)
+                                   : ops::Select(s, ops::Greater(s, x, scalar(o_.threshold)), x, ops::ZerosLike(s, x));
+    if (o_.max_value) y = ops::Minimum(s, y, scalar(*o_.max_value));
+    if (o_.negative_slope != 0.0) {
+      y = ops::Sub(s, y, ops::Mul(s, scalar(o_.negative_slope), ops::Relu(s, ops::Sub(s, scalar(o_.threshold), x))));
+    }
+    return y;
   }
 
  private:
-  double slope_;
+  ReLUOptions o_;
+};
+
+// x if x > 0 else alpha * (e^x - 1) = relu(x) + alpha * (elu(x) - relu(x)).
+class ELULayer : public Layer {
+ public:
+  explicit ELULayer(double alpha) : Layer("ELU"), alpha_(alpha) {}
+  Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
+    const Scope& s = ctx.scope;
+    if (alpha_ == 1.0) return ops::Elu(s, in[0]);
+    const Output r = ops::Relu(s, in[0]);
+    const Output alpha = ops::ScalarLike(s, in[0].dtype(), alpha_);
+    return ops::Add(s, r, ops::Mul(s, alpha, ops::Sub(s, ops::Elu(s, in[0]), r)));
+  }
+
+ private:
+  double alpha_;
 };
 
 }  // namespace
@@ -105,8 +139,11 @@ class LeakyReLULayer : public Layer {
 LayerPtr Dense(int64_t units, DenseOptions options) { return std::make_shared<DenseLayer>(units, std::move(options)); }
 LayerPtr Flatten() { return std::make_shared<FlattenLayer>(); }
 LayerPtr Activation(std::string activation) { return std::make_shared<ActivationLayer>(std::move(activation)); }
-LayerPtr ReLU() { return std::make_shared<ActivationLayer>("relu", "ReLU"); }
+LayerPtr ReLU(ReLUOptions options) { return std::make_shared<ReLULayer>("ReLU", options); }
 LayerPtr Dropout(double rate, int64_t seed) { return std::make_shared<DropoutLayer>(rate, seed); }
-LayerPtr LeakyReLU(double negative_slope) { return std::make_shared<LeakyReLULayer>(negative_slope); }
+LayerPtr LeakyReLU(double negative_slope) {
+  return std::make_shared<ReLULayer>("LeakyReLU", ReLUOptions{.negative_slope = negative_slope});
+}
+LayerPtr ELU(double alpha) { return std::make_shared<ELULayer>(alpha); }
 
 }  // namespace weft::train

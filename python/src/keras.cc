@@ -207,9 +207,6 @@ void InitKeras(py::module_& k) {
     return Finish(Activation(ActivationName(activation)), name, input_shape);
   }, py::arg("activation"), py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
      (std::string("Applies an activation by Keras name or function: ") + KnownActivations() + "." + kCommonArgs).c_str());
-  layers.def("ReLU", [](const py::object& name, const py::object& input_shape) {
-    return Finish(ReLU(), name, input_shape);
-  }, py::arg("name") = py::none(), py::arg("input_shape") = py::none(), "max(x, 0).");
   layers.def("Add", [](const py::object& name) { return Finish(Add(), name, py::none()); },
              py::arg("name") = py::none(),
              "Element-wise sum of two or more inputs of one shape: layers.Add()([a, b]) (residual connections).");

@@ -174,12 +174,27 @@ void DefShapeLayers(py::module_& layers) {
     return Finish(Softmax(axis), name, input_shape);
   }, py::arg("axis") = -1, py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
      Doc("exp(x) / sum(exp(x)) along axis (default the last).").c_str());
+  layers.def("ReLU", [](const py::object& max_value, double negative_slope, double threshold, const py::object& name,
+                        const py::object& input_shape) {
+    ReLUOptions o;
+    if (!max_value.is_none()) o.max_value = max_value.cast<double>();
+    o.negative_slope = negative_slope;
+    o.threshold = threshold;
+    return Finish(ReLU(o), name, input_shape);
+  }, py::arg("max_value") = py::none(), py::arg("negative_slope") = 0.0, py::arg("threshold") = 0.0,
+     py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
+     Doc("x where x > threshold (else 0), at most max_value, minus negative_slope * relu(threshold - x);\n"
+         "the defaults are max(x, 0). ReLU(max_value=6) is relu6.").c_str());
   layers.def("LeakyReLU", [](double negative_slope, const py::object& alpha, const py::object& name,
                              const py::object& input_shape) {
     return Finish(LeakyReLU(alpha.is_none() ? negative_slope : alpha.cast<double>()), name, input_shape);
   }, py::arg("negative_slope") = 0.3, py::arg("alpha") = py::none(), py::arg("name") = py::none(),
      py::arg("input_shape") = py::none(),
      Doc("x if x > 0 else negative_slope * x. alpha: tf.keras 2's name for negative_slope.").c_str());
+  layers.def("ELU", [](double alpha, const py::object& name, const py::object& input_shape) {
+    return Finish(ELU(alpha), name, input_shape);
+  }, py::arg("alpha") = 1.0, py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
+     Doc("x if x > 0 else alpha * (exp(x) - 1).").c_str());
 }
 
 void DefMergeLayers(py::module_& layers) {

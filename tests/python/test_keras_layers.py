@@ -272,6 +272,30 @@ def test_leaky_relu_defaults_match_tensorflow():
     np.testing.assert_allclose(run([layers.LeakyReLU(alpha=0.1)], X7), [[-0.3, -0.1, -0.05, 0, 0.5, 1, 3]], rtol=1e-6)
 
 
+X8 = np.array([[-3.0, -1.0, -0.5, 0.0, 0.5, 1.0, 3.0, 7.0]], np.float32)
+# keras.layers.ReLU(**kwargs)(X8) and ELU(alpha=0.5)(X8), by TensorFlow 2.21.
+TF_RELU = [
+    (dict(max_value=6.0), [0, 0, 0, 0, 0.5, 1, 3, 6]),
+    (dict(max_value=2.0, negative_slope=0.1, threshold=0.5), [-0.35, -0.15, -0.1, -0.05, 0, 1, 2, 2]),
+    (dict(threshold=1.0), [0, 0, 0, 0, 0, 0, 3, 7]),
+    (dict(negative_slope=0.2, threshold=0.75), [-0.75, -0.35, -0.25, -0.15, -0.05, 1, 3, 7]),
+    (dict(), [0, 0, 0, 0, 0.5, 1, 3, 7]),
+]
+
+
+@pytest.mark.parametrize("kwargs,want", TF_RELU)
+def test_relu_arguments_match_tensorflow(kwargs, want):
+    np.testing.assert_allclose(run([layers.ReLU(**kwargs)], X8), [want], rtol=1e-6, atol=1e-7)
+
+
+def test_elu_layer_matches_tensorflow():
+    np.testing.assert_allclose(run([layers.ELU(alpha=0.5)], X8),
+                               [[-0.4751065, -0.3160603, -0.1967347, 0, 0.5, 1, 3, 7]], rtol=1e-6)
+    np.testing.assert_allclose(run([layers.ELU()], X8), [np.where(X8[0] > 0, X8[0], np.expm1(X8[0]))], rtol=1e-6)
+    with pytest.raises(ValueError, match="must be non-negative"):
+        layers.ReLU(max_value=-1)
+
+
 # Normalization of NORM_DATA, adapted on it (and given mean=3, variance=4, inverted), by
 # TensorFlow 2.21.
 NORM_DATA = np.array([[1.0, 10.0, 0.5], [2.0, 20.0, 0.5], [4.0, 30.0, 2.5], [5.0, 60.0, 0.5]], np.float32)
@@ -348,6 +372,8 @@ def test_training_through_the_sequence_and_shape_layers():
         layers.Conv1D(8, 3, padding="causal", activation="gelu"),
         layers.LeakyReLU(),
         layers.LayerNormalization(),
+        layers.ELU(alpha=0.5),
+        layers.ReLU(max_value=6.0, negative_slope=0.1),
         layers.MaxPooling1D(2),
         layers.Conv1D(8, 2, activation=keras.activations.swish),
         layers.AveragePooling1D(1),

@@ -277,6 +277,8 @@ TEST_CASE("keras layers: gradients by finite differences through each layer") {
   CheckLayerGradient(ZeroPadding2D({1, 0, 2, 1}), Rand({1, 2, 2, 2}, -1, 1, 11));
   CheckLayerGradient(AvgPool1D(2, 1), Rand({1, 5, 2}, -1, 1, 12));
   CheckLayerGradient(GlobalAveragePooling1D(), Rand({2, 3, 2}, -1, 1, 13));
+  CheckLayerGradient(ReLU({.max_value = 0.6, .negative_slope = 0.1, .threshold = 0.2}), Rand({2, 5}, -2, 2, 18));
+  CheckLayerGradient(ELU(0.5), Rand({2, 5}, -2, 2, 19));
   for (const char* a : {"gelu", "swish", "mish", "softsign", "hard_sigmoid", "softplus", "elu"}) {
     CheckLayerGradient(Activation(a), Rand({2, 5}, -2, 2, 14));
   }
@@ -306,6 +308,7 @@ TEST_CASE("keras layers: bad arguments and shapes name the layer and the shapes"
   CHECK(ErrorOf([] { ZeroPadding2D({1, 1, -1, 1}); }).find("non-negative") != std::string::npos);
   CHECK(ErrorOf([] { Softmax(0)(Input({3})); }).find("axis 0 is out of range") != std::string::npos);
   CHECK(ErrorOf([] { LeakyReLU(-1); }).find("negative_slope") != std::string::npos);
+  CHECK(ErrorOf([] { ReLU({.max_value = -1}); }).find("must be non-negative, got -1") != std::string::npos);
   CHECK(ErrorOf([] { Dense(2)(Input({})); }).find("expects inputs (batch, ..., features)") != std::string::npos);
 }
 
