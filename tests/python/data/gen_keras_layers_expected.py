@@ -1,7 +1,10 @@
 """Computes the expected values that tests/python/test_keras_layers.py keeps as data, with
 TensorFlow 2.21 (Keras 3). Not a test (it imports TensorFlow): run it with the peers' venv,
     /work/peers-venv/bin/python tests/python/data/gen_keras_layers_expected.py
-and paste the printed numbers (rounded to 7 significant digits) into the test."""
+and paste the printed numbers (rounded to 7 significant digits) into the tests: the first part's
+into tests/python/test_keras_layers.py (activations, 1-D pooling, softmax, Conv1D), the second's
+(Normalization, ReLU / ELU) there too, and the Conv1D, Conv2DTranspose, DepthwiseConv2D /
+SeparableConv2D and LayerNormalization numbers into tests/train/layers_keras_test.cc."""
 import tensorflow as tf, numpy as np, json
 k = tf.keras
 out = {}
@@ -42,3 +45,36 @@ out['softmax'] = {'x': sm.tolist(), 'axis_-1': k.layers.Softmax()(sm).numpy().to
 out['leaky'] = {'default': k.layers.LeakyReLU()(x).numpy().tolist(),
                 'slope_0.1': k.layers.LeakyReLU(negative_slope=0.1)(x).numpy().tolist()}
 print(json.dumps(out))
+
+
+# ---- second part: the values of the later layers ----------------------------------------------
+def show(name, y):
+    print(name, list(np.shape(y)), ", ".join("%.7g" % v for v in np.ravel(y)))
+
+
+d = np.array([[1., 10., 0.5], [2., 20., 0.5], [4., 30., 2.5], [5., 60., 0.5]], np.float32)
+n = k.layers.Normalization(axis=-1); n.adapt(d); show("normalization axis=-1", n(d))
+n = k.layers.Normalization(axis=None); n.adapt(d); show("normalization axis=None", n(d))
+show("normalization invert", k.layers.Normalization(mean=3.0, variance=4.0, invert=True)(d))
+x8 = np.array([[-3., -1., -0.5, 0., 0.5, 1., 3., 7.]], np.float32)
+for kw in [dict(max_value=6.0), dict(max_value=2.0, negative_slope=0.1, threshold=0.5), dict(threshold=1.0),
+           dict(negative_slope=0.2, threshold=0.75)]:
+    show("relu %s" % kw, k.layers.ReLU(**kw)(x8))
+show("elu 0.5", k.layers.ELU(alpha=0.5)(x8))
+
+x = (np.arange(24, dtype=np.float32).reshape(2, 2, 3, 2) % 5) / 2.0 - 1.0
+kern = np.arange(36, dtype=np.float32).reshape(3, 3, 2, 2) / 10.0 - 1.0
+l = k.layers.Conv2DTranspose(2, 3, strides=2, padding="same"); l.build((None, 2, 3, 2))
+l.set_weights([kern, np.array([0.5, -0.5], np.float32)]); show("conv2d_transpose same 2", l(x))
+
+x = (np.arange(32, dtype=np.float32).reshape(1, 4, 4, 2) % 7) / 3.0 - 1.0
+dw = np.arange(36, dtype=np.float32).reshape(3, 3, 2, 2) / 18.0 - 0.5
+pw = np.array([[[[1.0, -1.0, 0.5], [0.5, 0.25, -1.0], [-0.5, 1.0, 1.0], [2.0, 0.0, -0.25]]]], np.float32)
+l = k.layers.SeparableConv2D(3, 3, strides=2, padding="same", depth_multiplier=2); l.build((None, 4, 4, 2))
+l.set_weights([dw, pw, np.array([0.1, -0.1, 0.2], np.float32)]); show("separable", l(x))
+l = k.layers.DepthwiseConv2D(3, depth_multiplier=2); l.build((None, 4, 4, 2))
+l.set_weights([dw, np.array([0.1, -0.1, 0.2, 0.3], np.float32)]); show("depthwise", l(x))
+
+x = np.array([[[1., 2., 4.], [0.5, -1., 3.]], [[2., 2., 2.], [-3., 0., 1.]]], np.float32)
+show("layer_norm", k.layers.LayerNormalization()(x))
+show("layer_norm axis=1 eps=0.5", k.layers.LayerNormalization(axis=1, epsilon=0.5)(x))
