@@ -216,12 +216,19 @@ LayerPtr ReLU(ReLUOptions options = {});
 LayerPtr LeakyReLU(double negative_slope = 0.3);
 // x if x > 0 else alpha * (e^x - 1).
 LayerPtr ELU(double alpha = 1.0);
+// x if x > 0 else alpha * x with a learned alpha per input value (weight "alpha" of the example
+// shape, its dims in shared_axes (1-based, as Keras) of size 1 and shared).
+LayerPtr PReLU(Initializer alpha_initializer = Zeros(), std::vector<int64_t> shared_axes = {});
 
 // ---- Shape layers (train/layers_shape.cc); shapes are per example (no batch dim) ----------
 // Reshapes each example to target_shape; one entry may be -1 (inferred from the input).
 LayerPtr Reshape(std::vector<int64_t> target_shape);
 // Permutes the non-batch axes: dims is a permutation of 1..rank-1 (Keras' 1-based indexing).
 LayerPtr Permute(std::vector<int64_t> dims);
+// (batch, features) -> (batch, n, features): each example repeated n times.
+LayerPtr RepeatVector(int64_t n);
+// The input unchanged (Keras' Identity, a placeholder in model code).
+LayerPtr Identity();
 // y = x * scale + offset.
 LayerPtr Rescaling(double scale, double offset = 0.0);
 // Keras' Normalization: (x - mean) / max(sqrt(variance), 1e-7) with one mean and variance per

@@ -1,4 +1,7 @@
-// The layers that are not convolutional: Dense, Flatten, Activation, ReLU, LeakyReLU, ELU, Dropout.
+// The layers that are not convolutional: Dense, Flatten, Activation, ReLU, LeakyReLU, ELU, PReLU,
+// Dropout.
+#include <algorithm>
+
 #include "ops/array.h"
 #include "ops/framework.h"
 #include "ops/math.h"
@@ -134,6 +137,34 @@ class ELULayer : public Layer {
   double alpha_;
 };
 
+class PReLULayer : public Layer {
+ public:
+  PReLULayer(Initializer init, std::vector<int64_t> shared) : Layer("PReLU"), init_(init), shared_(std::move(shared)) {}
+  void Build(const std::vector<TensorShape>& in) override {
+    std::vector<int64_t> dims;
+    for (int i = 1; i < in[0].rank(); ++i) {
+      const bool shared = std::find(shared_.begin(), shared_.end(), i) != shared_.end();
+      WEFT_REQUIRE(shared || in[0].dim(i) > 0, "{}: needs known non-batch dims (or shared_axes), got {}", Describe(),
+                   in[0].ToString());
+      dims.push_back(shared ? 1 : in[0].dim(i));
+    }
+    for (int64_t a : shared_) {
+      WEFT_REQUIRE(a >= 1 && a < in[0].rank(), "{}: shared_axes {} is not a non-batch axis of {}", Describe(), a,
+                   in[0].ToString());
+    }
+    AddWeight("alpha", TensorShape(dims), init_);
+  }
+  // relu(x) - alpha * relu(-x)
+  Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
+    const Scope& s = ctx.scope;
+    return ops::Sub(s, ops::Relu(s, in[0]), ops::Mul(s, ctx.weights[0], ops::Relu(s, ops::Neg(s, in[0]))));
+  }
+
+ private:
+  Initializer init_;
+  std::vector<int64_t> shared_;
+};
+
 }  // namespace
 
 LayerPtr Dense(int64_t units, DenseOptions options) { return std::make_shared<DenseLayer>(units, std::move(options)); }
@@ -145,5 +176,8 @@ LayerPtr LeakyReLU(double negative_slope) {
   return std::make_shared<ReLULayer>("LeakyReLU", ReLUOptions{.negative_slope = negative_slope});
 }
 LayerPtr ELU(double alpha) { return std::make_shared<ELULayer>(alpha); }
+LayerPtr PReLU(Initializer alpha_initializer, std::vector<int64_t> shared_axes) {
+  return std::make_shared<PReLULayer>(alpha_initializer, std::move(shared_axes));
+}
 
 }  // namespace weft::train

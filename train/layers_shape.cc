@@ -1,4 +1,5 @@
-// The layers that reshape or rescale each example: Reshape, Permute, Rescaling, Normalization,
+// The layers that reshape or rescale each example: Reshape, Permute, RepeatVector, Identity,
+// Rescaling, Normalization,
 // LayerNormalization and Softmax (over any non-batch axis). Shapes given by the user are per example (no batch dim).
 #include <algorithm>
 
@@ -79,6 +80,27 @@ class PermuteLayer : public Layer {
 
  private:
   std::vector<int64_t> dims_;
+};
+
+class RepeatVectorLayer : public Layer {
+ public:
+  explicit RepeatVectorLayer(int64_t n) : Layer("RepeatVector"), n_(n) {
+    WEFT_REQUIRE(n > 0, "RepeatVector: n must be positive, got {}", n);
+  }
+  Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
+    WEFT_REQUIRE(in[0].shape().rank() == 2, "{}: expects inputs (batch, features), got {}", Describe(),
+                 in[0].shape().ToString());
+    return ops::Tile(ctx.scope, ops::ExpandDims(ctx.scope, in[0], 1), {1, n_, 1});
+  }
+
+ private:
+  int64_t n_;
+};
+
+class IdentityLayer : public Layer {
+ public:
+  IdentityLayer() : Layer("Identity") {}
+  Output Call(CallContext& ctx, const std::vector<Output>& in) const override { return ops::Identity(ctx.scope, in[0]); }
 };
 
 class RescalingLayer : public Layer {
@@ -265,6 +287,8 @@ class SoftmaxLayer : public Layer {
 
 LayerPtr Reshape(std::vector<int64_t> target_shape) { return std::make_shared<ReshapeLayer>(std::move(target_shape)); }
 LayerPtr Permute(std::vector<int64_t> dims) { return std::make_shared<PermuteLayer>(std::move(dims)); }
+LayerPtr RepeatVector(int64_t n) { return std::make_shared<RepeatVectorLayer>(n); }
+LayerPtr Identity() { return std::make_shared<IdentityLayer>(); }
 LayerPtr Rescaling(double scale, double offset) { return std::make_shared<RescalingLayer>(scale, offset); }
 LayerPtr Normalization(NormalizationOptions options) {
   return std::make_shared<NormalizationLayer>(std::move(options));

@@ -191,6 +191,27 @@ void DefShapeLayers(py::module_& layers) {
   }, py::arg("negative_slope") = 0.3, py::arg("alpha") = py::none(), py::arg("name") = py::none(),
      py::arg("input_shape") = py::none(),
      Doc("x if x > 0 else negative_slope * x. alpha: tf.keras 2's name for negative_slope.").c_str());
+  layers.def("PReLU", [](const py::object& alpha_initializer, const py::object& alpha_regularizer,
+                         const py::object& alpha_constraint, const py::object& shared_axes, const py::object& name,
+                         const py::object& input_shape) {
+    WEFT_REQUIRE(alpha_regularizer.is_none() && alpha_constraint.is_none(),
+                 "PReLU: alpha_regularizer and alpha_constraint are not supported by weft");
+    std::vector<int64_t> shared;
+    if (py::isinstance<py::int_>(shared_axes)) shared.push_back(shared_axes.cast<int64_t>());
+    else if (!shared_axes.is_none()) shared = Ints(shared_axes, "PReLU shared_axes");
+    return Finish(PReLU(InitializerArg(alpha_initializer, "alpha_initializer"), shared), name, input_shape);
+  }, py::arg("alpha_initializer") = "zeros", py::arg("alpha_regularizer") = py::none(),
+     py::arg("alpha_constraint") = py::none(), py::arg("shared_axes") = py::none(), py::arg("name") = py::none(),
+     py::arg("input_shape") = py::none(),
+     Doc("x if x > 0 else alpha * x, alpha learned per input value (weight of the example shape; the axes\n"
+         "in shared_axes, counted from 1, share one alpha).").c_str());
+  layers.def("RepeatVector", [](int64_t n, const py::object& name, const py::object& input_shape) {
+    return Finish(RepeatVector(n), name, input_shape);
+  }, py::arg("n"), py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
+     Doc("(batch, features) -> (batch, n, features): each example repeated n times.").c_str());
+  layers.def("Identity", [](const py::object& name, const py::object& input_shape) {
+    return Finish(Identity(), name, input_shape);
+  }, py::arg("name") = py::none(), py::arg("input_shape") = py::none(), Doc("The input unchanged.").c_str());
   layers.def("ELU", [](double alpha, const py::object& name, const py::object& input_shape) {
     return Finish(ELU(alpha), name, input_shape);
   }, py::arg("alpha") = 1.0, py::arg("name") = py::none(), py::arg("input_shape") = py::none(),

@@ -296,6 +296,18 @@ def test_elu_layer_matches_tensorflow():
         layers.ReLU(max_value=-1)
 
 
+def test_prelu_repeat_vector_identity():
+    # PReLU starts at alpha 0 (Keras' default initializer): relu; with alpha 0.25 everywhere:
+    np.testing.assert_allclose(run([layers.PReLU()], X8), np.maximum(X8, 0))
+    np.testing.assert_allclose(run([layers.PReLU(alpha_initializer=keras.initializers.Constant(0.25))], X8),
+                               np.where(X8 > 0, X8, 0.25 * X8))
+    model = keras.Sequential([keras.Input(shape=(4, 5, 3)), layers.PReLU(shared_axes=[1, 2])])
+    assert model.count_params() == 3
+    assert layers.RepeatVector(3)(keras.Input(shape=(32,))).shape == (None, 3, 32)  # Keras' docstring
+    np.testing.assert_array_equal(run([layers.RepeatVector(2)], X7), np.stack([X7, X7], axis=1))
+    np.testing.assert_array_equal(run([layers.Identity()], X7), X7)
+
+
 # Normalization of NORM_DATA, adapted on it (and given mean=3, variance=4, inverted), by
 # TensorFlow 2.21.
 NORM_DATA = np.array([[1.0, 10.0, 0.5], [2.0, 20.0, 0.5], [4.0, 30.0, 2.5], [5.0, 60.0, 0.5]], np.float32)
@@ -383,6 +395,8 @@ def test_training_through_the_sequence_and_shape_layers():
         layers.Permute((2, 1)),
         layers.Permute((2, 1)),
         layers.GlobalAveragePooling1D(),
+        layers.RepeatVector(2),
+        layers.Flatten(),
         layers.Dense(2),
         layers.Softmax(),
     ])
@@ -407,6 +421,7 @@ def test_training_through_merge_and_2d_layers():
     assert layers.Conv2DTranspose(3, (2, 3))(inp).shape == (None, 7, 8, 3)  # valid: in + kernel - 1
     merged = layers.Concatenate()([layers.Multiply()([a, b]), layers.Average()([a, c]), layers.Subtract()([b, c]),
                                    layers.Maximum()([a, c]), layers.Minimum()([b, c])])
+    merged = layers.PReLU()(layers.Identity()(merged))
     out = layers.Dense(1, activation="sigmoid")(layers.Dense(8, activation="softplus")(merged))
     first, last = fit_loss(keras.Model(inp, out), x, y, "mse")
     assert last < 0.8 * first, (first, last)

@@ -486,3 +486,22 @@ TEST_CASE("keras layers: LayerNormalization matches TensorFlow") {
   CHECK(ErrorOf([] { LayerNormalization({.axis = 0})(Input({3})); }).find("axis 0 needs a known non-batch dim") !=
         std::string::npos);
 }
+
+TEST_CASE("keras layers: PReLU, RepeatVector and Identity") {
+  LayerPtr prelu = PReLU();
+  CHECK(ShapeOf(prelu(Input({4, 5, 3}))) == "[?,4,5,3]");
+  CHECK(prelu->CountParams(true) == 60);  // one alpha per value, as Keras
+  LayerPtr shared = PReLU(Zeros(), {1, 2});
+  shared(Input({4, 5, 3}));
+  CHECK(shared->CountParams(true) == 3);  // Keras' shared_axes=[1, 2]: one alpha per channel
+  ExpectNear(Apply(PReLU(), {T<float>({-2, 1, -4}, {1, 3})}, {T<float>({0.5, 0.5, 0.25})}),
+             T<float>({-1, 1, -1}, {1, 3}));
+  CheckLayerGradient(PReLU(Zeros(), {1}), Rand({2, 3, 2}, -1, 1, 60), {Rand({1, 2}, 0, 1, 61)});
+  CHECK(ShapeOf(RepeatVector(3)(Input({32}))) == "[?,3,32]");  // Keras' RepeatVector docstring
+  ExpectNear(Apply(RepeatVector(2), {T<float>({1, 2}, {1, 2})}), T<float>({1, 2, 1, 2}, {1, 2, 2}));
+  CheckLayerGradient(RepeatVector(3), Rand({2, 2}, -1, 1, 62));
+  ExpectNear(Apply(Identity(), {T<float>({1, 2}, {1, 2})}), T<float>({1, 2}, {1, 2}));
+  CHECK(ErrorOf([] { RepeatVector(2)(Input({3, 4})); }).find("expects inputs (batch, features)") !=
+        std::string::npos);
+  CHECK(ErrorOf([] { PReLU(Zeros(), {3})(Input({4})); }).find("shared_axes 3") != std::string::npos);
+}

@@ -23,6 +23,9 @@ Activation = _L.Activation
 ReLU = _L.ReLU
 LeakyReLU = _L.LeakyReLU
 ELU = _L.ELU
+PReLU = _L.PReLU
+RepeatVector = _L.RepeatVector
+Identity = _L.Identity
 Softmax = _L.Softmax
 Add = _L.Add
 Multiply = _L.Multiply
@@ -132,6 +135,7 @@ __all__ = ["Layer", "Input", "InputLayer", "Dense", "Conv1D", "Conv2D", "Conv2DT
            "GlobalAveragePooling2D", "GlobalAvgPool2D", "GlobalMaxPooling1D", "GlobalMaxPool1D",
            "GlobalMaxPooling2D", "GlobalMaxPool2D", "Flatten", "Reshape", "Permute", "Rescaling",
            "Normalization", "LayerNormalization", "ZeroPadding1D", "ZeroPadding2D", "Cropping1D", "Cropping2D", "UpSampling1D",
-           "UpSampling2D", "Dropout", "BatchNormalization", "Activation", "ReLU", "LeakyReLU", "ELU", "Softmax",
+           "UpSampling2D", "Dropout", "BatchNormalization", "Activation", "ReLU", "LeakyReLU", "ELU", "PReLU",
+           "RepeatVector", "Identity", "Softmax",
            "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate", "add", "subtract",
            "multiply", "average", "maximum", "minimum", "concatenate"]
