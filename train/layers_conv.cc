@@ -235,11 +235,16 @@ class BatchNormLayer : public Layer {
   Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
     const Scope& s = ctx.scope;
     const std::vector<Output>& w = ctx.weights;  // gamma, beta, moving_mean, moving_variance
-    // FusedBatchNorm normalizes over every axis but the last: a rank-2 input is viewed as NHWC.
+    // FusedBatchNorm normalizes over every axis but the last: inputs of another rank (Dense
+    // outputs, Conv1D sequences) are viewed as (rows, 1, 1, channels) and reshaped back.
     Output x = in[0];
-    const bool flat = x.shape().rank() == 2;
-    if (flat) x = ops::Reshape(s, x, std::vector<int64_t>{-1, 1, 1, x.shape().dim(1)});
-    RequireImages(x.shape(), Describe());
+    const TensorShape& shape = x.shape();
+    const bool flat = shape.rank() != 4;
+    WEFT_REQUIRE(shape.rank() >= 2, "{}: expects inputs (batch, ..., channels), got {}", Describe(), shape.ToString());
+    for (int i = 1; flat && i < shape.rank(); ++i) {
+      WEFT_REQUIRE(shape.dim(i) >= 0, "{}: needs known non-batch dims, got {}", Describe(), shape.ToString());
+    }
+    if (flat) x = ops::Reshape(s, x, std::vector<int64_t>{-1, 1, 1, shape.dim(shape.rank() - 1)});
     std::vector<Output> bn = ops::FusedBatchNorm(s, x, w[0], w[1], w[2], w[3], eps_, ctx.training);
     if (ctx.training && ctx.updates != nullptr) {
       // moving -= (1 - momentum) * (moving - batch)
@@ -248,7 +253,11 @@ class BatchNormLayer : public Layer {
       ctx.updates->push_back(ops::AssignSub(s, w[3], ops::Mul(s, ops::Sub(s, w[3], bn[2]), decay)));
     }
     Output y = bn[0];
-    if (flat) y = ops::Reshape(s, y, std::vector<int64_t>{-1, in[0].shape().dim(1)});
+    if (flat) {
+      std::vector<int64_t> dims = shape.dims();
+      dims[0] = -1;
+      y = ops::Reshape(s, y, dims);
+    }
     return y;
   }
 

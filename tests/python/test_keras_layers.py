@@ -382,6 +382,7 @@ def test_training_through_the_sequence_and_shape_layers():
         layers.Rescaling(0.5, offset=0.1),
         layers.Reshape((-1, 2)),
         layers.Conv1D(8, 3, padding="causal", activation="gelu"),
+        layers.BatchNormalization(),
         layers.LeakyReLU(),
         layers.LayerNormalization(),
         layers.ELU(alpha=0.5),

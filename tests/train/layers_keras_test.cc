@@ -131,6 +131,9 @@ TEST_CASE("keras layers: output shapes and parameter counts as Keras reports the
   CHECK(ShapeOf(GlobalAveragePooling1D()(seq)) == "[?,8]");
   CHECK(ShapeOf(GlobalMaxPooling1D(true)(seq)) == "[?,1,8]");
   CHECK(ShapeOf(LeakyReLU()(seq)) == "[?,100,8]");
+  LayerPtr bn = BatchNormalization();  // over the channels of a sequence, as Keras
+  CHECK(ShapeOf(bn(seq)) == "[?,100,8]");
+  CHECK(bn->CountParams(true) == 16);
   LayerPtr dense = Dense(3);  // over the last axis of any rank, as Keras
   CHECK(ShapeOf(dense(seq)) == "[?,100,3]");
   CHECK(dense->CountParams(true) == 8 * 3 + 3);
@@ -211,6 +214,11 @@ TEST_CASE("keras layers: forward values against closed forms") {
   ExpectNear(Apply(ZeroPadding2D({1, 0, 0, 1}), {T<float>({1, 2}, {1, 1, 2, 1})}),
              T<float>({0, 0, 0, 1, 2, 0}, {1, 2, 3, 1}));
   ExpectNear(Apply(LeakyReLU(), {T<float>({-2, 3}, {1, 2})}), T<float>({-0.6, 3}, {1, 2}));
+  // BatchNormalization in inference on (1, 2, 2): (x - moving_mean) / sqrt(moving_variance + eps)
+  // * gamma + beta per channel.
+  ExpectNear(Apply(BatchNormalization(0.99, 0.25), {T<float>({1, 2, 3, 4}, {1, 2, 2})},
+                   {T<float>({2, 1}), T<float>({0, 1}), T<float>({1, 2}), T<float>({0.75, 3.75})}),
+             T<float>({0, 1, 4, 2}, {1, 2, 2}));
   // Dense on (1, 2, 2): each row times the kernel, plus the bias.
   ExpectNear(Apply(Dense(1), {T<float>({1, 2, 3, 4}, {1, 2, 2})}, {T<float>({1, 10}, {2, 1}), T<float>({0.5})}),
              T<float>({21.5, 43.5}, {1, 2, 1}));
