@@ -1,6 +1,7 @@
-// The convolutional layers: Conv2D, Conv2DTranspose, DepthwiseConv2D, SeparableConv2D, Conv1D, the 1-D and 2-D pooling layers, the global poolings
-// and BatchNormalization (NHWC / NWC throughout, as Keras' default channels_last). The 1-D layers
-// run the 2-D ops on (batch, 1, steps, channels) views.
+// The convolutional layers: Conv2D, Conv2DTranspose, DepthwiseConv2D, SeparableConv2D, Conv1D,
+// the 1-D and 2-D pooling layers, the global poolings and BatchNormalization (NHWC / NWC
+// throughout, as Keras' default channels_last). The 1-D layers run the 2-D ops on
+// (batch, 1, steps, channels) views.
 #include <algorithm>
 
 #include "ops/array.h"
@@ -116,7 +117,9 @@ class DepthwiseLayer : public Layer {
     // Keras 3's weight names: a DepthwiseConv2D's is "kernel".
     AddWeight(filters_ > 0 ? "depthwise_kernel" : "kernel", {kernel_[0], kernel_[1], c, o_.depth_multiplier},
               o_.depthwise_initializer);
-    if (filters_ > 0) AddWeight("pointwise_kernel", {1, 1, c * o_.depth_multiplier, filters_}, o_.pointwise_initializer);
+    if (filters_ > 0) {
+      AddWeight("pointwise_kernel", {1, 1, c * o_.depth_multiplier, filters_}, o_.pointwise_initializer);
+    }
     if (o_.use_bias) AddWeight("bias", {filters_ > 0 ? filters_ : c * o_.depth_multiplier}, o_.bias_initializer);
   }
   Output Call(CallContext& ctx, const std::vector<Output>& in) const override {

@@ -100,7 +100,9 @@ class RepeatVectorLayer : public Layer {
 class IdentityLayer : public Layer {
  public:
   IdentityLayer() : Layer("Identity") {}
-  Output Call(CallContext& ctx, const std::vector<Output>& in) const override { return ops::Identity(ctx.scope, in[0]); }
+  Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
+    return ops::Identity(ctx.scope, in[0]);
+  }
 };
 
 class RescalingLayer : public Layer {

@@ -68,7 +68,8 @@ void DefShapeLayers(py::module_& layers) {
     return Finish(Reshape(Ints(target_shape, "Reshape target_shape")), name, input_shape);
   }, py::arg("target_shape"), py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
      Doc("Reshapes each example to target_shape (no batch dim); one entry may be -1, inferred:\n"
-         "    Reshape((3, 4)) maps (None, 12) to (None, 3, 4); Reshape((-1, 2, 2)) maps it to (None, 3, 2, 2).").c_str());
+         "    Reshape((3, 4)) maps (None, 12) to (None, 3, 4);\n"
+         "    Reshape((-1, 2, 2)) maps it to (None, 3, 2, 2).").c_str());
   layers.def("Permute", [](const py::object& dims, const py::object& name, const py::object& input_shape) {
     return Finish(Permute(Ints(dims, "Permute dims")), name, input_shape);
   }, py::arg("dims"), py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
@@ -316,8 +317,9 @@ void DefConvLayers(py::module_& layers) {
                                          py::str("glorot_uniform"), bias_initializer);
     return Finish(DepthwiseConv2D(Pair(kernel_size, "DepthwiseConv2D kernel_size"), o), name, input_shape);
   }, py::arg("kernel_size"), py::arg("strides") = py::make_tuple(1, 1), py::arg("padding") = "valid",
-     py::arg("depth_multiplier") = 1, py::arg("data_format") = py::none(), py::arg("dilation_rate") = py::make_tuple(1, 1),
-     py::arg("activation") = py::none(), py::arg("use_bias") = true, py::arg("depthwise_initializer") = "glorot_uniform",
+     py::arg("depth_multiplier") = 1, py::arg("data_format") = py::none(),
+     py::arg("dilation_rate") = py::make_tuple(1, 1), py::arg("activation") = py::none(), py::arg("use_bias") = true,
+     py::arg("depthwise_initializer") = "glorot_uniform",
      py::arg("bias_initializer") = "zeros", py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
      Doc("Each input channel convolved with its own depth_multiplier filters: kernel (kh, kw, in,\n"
          "depth_multiplier), output channels in * depth_multiplier.").c_str());

@@ -13,10 +13,11 @@ The talks' script runs with ``import weft as tf`` in place of ``import tensorflo
 Layers, losses, optimizers, schedules and callbacks are the C++ objects; fit / evaluate / predict
 run the C++ loop (same progress output) with the GIL released.
 """
-from . import activations, layers, losses, metrics, optimizers, callbacks, datasets, initializers, regularizers  # noqa: F401
+from . import activations, layers, losses, metrics, optimizers, callbacks  # noqa: F401
+from . import datasets, initializers, regularizers  # noqa: F401
 from .models import Model, Sequential, Input  # noqa: F401
 from .layers import Layer  # noqa: F401
 from . import models  # noqa: F401
 
-__all__ = ["Model", "Sequential", "Input", "Layer", "activations", "layers", "losses", "optimizers", "callbacks", "datasets",
-           "initializers", "regularizers", "metrics"]
+__all__ = ["Model", "Sequential", "Input", "Layer", "activations", "layers", "losses", "optimizers", "callbacks",
+           "datasets", "initializers", "regularizers", "metrics"]

@@ -130,12 +130,12 @@ class InputLayer:
 
 
 __all__ = ["Layer", "Input", "InputLayer", "Dense", "Conv1D", "Conv2D", "Conv2DTranspose", "DepthwiseConv2D",
-           "SeparableConv2D", "MaxPooling1D", "MaxPool1D", "MaxPooling2D", "MaxPool2D", "AveragePooling1D",
-           "AvgPool1D", "AveragePooling2D", "AvgPool2D", "GlobalAveragePooling1D", "GlobalAvgPool1D",
-           "GlobalAveragePooling2D", "GlobalAvgPool2D", "GlobalMaxPooling1D", "GlobalMaxPool1D",
-           "GlobalMaxPooling2D", "GlobalMaxPool2D", "Flatten", "Reshape", "Permute", "Rescaling",
-           "Normalization", "LayerNormalization", "ZeroPadding1D", "ZeroPadding2D", "Cropping1D", "Cropping2D", "UpSampling1D",
-           "UpSampling2D", "Dropout", "BatchNormalization", "Activation", "ReLU", "LeakyReLU", "ELU", "PReLU",
-           "RepeatVector", "Identity", "Softmax",
-           "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate", "add", "subtract",
-           "multiply", "average", "maximum", "minimum", "concatenate"]
+           "SeparableConv2D", "MaxPooling1D", "MaxPool1D", "MaxPooling2D", "MaxPool2D",
+           "AveragePooling1D", "AvgPool1D", "AveragePooling2D", "AvgPool2D", "GlobalAveragePooling1D",
+           "GlobalAvgPool1D", "GlobalAveragePooling2D", "GlobalAvgPool2D", "GlobalMaxPooling1D",
+           "GlobalMaxPool1D", "GlobalMaxPooling2D", "GlobalMaxPool2D", "Flatten", "Reshape", "Permute",
+           "Rescaling", "Normalization", "LayerNormalization", "ZeroPadding1D", "ZeroPadding2D",
+           "Cropping1D", "Cropping2D", "UpSampling1D", "UpSampling2D", "Dropout", "BatchNormalization",
+           "Activation", "ReLU", "LeakyReLU", "ELU", "PReLU", "RepeatVector", "Identity", "Softmax",
+           "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate", "add",
+           "subtract", "multiply", "average", "maximum", "minimum", "concatenate"]
