@@ -18,4 +18,8 @@ struct PySchedule {
   train::Schedule schedule;
 };
 
+// Losses, metrics, optimizers and schedules (keras_compile.cc), and the learning-rate accessors
+// of the Model class (after InitKerasModel has registered it).
+void InitKerasCompile(py::module_& k);
+
 }  // namespace weft::python

@@ -29,7 +29,7 @@ std::string TempDir(const std::string& name) {
   return dir.string();
 }
 
-CompileOptions Options(Optimizer opt, std::vector<std::string> metrics = {"accuracy"}) {
+CompileOptions Options(Optimizer opt, std::vector<Metric> metrics = {"accuracy"}) {
   CompileOptions o;
   o.loss = SparseCategoricalCrossentropy(/*from_logits=*/true);
   o.optimizer = std::move(opt);

@@ -1,37 +1,218 @@
-"""Keras metric objects, for ``compile(metrics=[...])``; each stands for the C++ metric of its name
-(train/losses.h): strings such as 'accuracy' work as well."""
+"""Keras metrics over weft's C++ metrics (train/metrics.h), for ``compile(metrics=[...])`` and
+standalone use.
+
+Names ('accuracy', 'acc', 'mse', 'top_k_categorical_accuracy', ...) and objects both work; the
+log key is the name given ('acc' logs as 'acc', AUC() as 'auc', AUC(name='roc') as 'roc').
+'accuracy' becomes binary, categorical or sparse categorical accuracy from the loss and the
+output shape, as Keras resolves it. Like Keras' stateful metrics, each batch adds sufficient
+statistics (correct/seen counts, confusion counts at thresholds) to running totals, so an
+epoch's AUC, Precision and Recall come from the whole epoch's counts. Standalone::
+
+    m = keras.metrics.AUC(num_thresholds=3)
+    m.update_state([0, 0, 1, 1], [0, 0.5, 0.3, 0.9])
+    m.result().numpy()    # 0.75 (Keras' docstring)
+"""
+import numpy as np
+
+from .. import _weft
+from . import losses as _losses
+
+_cpp = _weft.keras.metrics
 
 
 class Metric:
-    """A metric by name (computed per batch in the C++ graph, averaged over the epoch)."""
-    name = None
+    """A Keras metric: ``update_state(y_true, y_pred)``, ``result()``, ``reset_state()``, or
+    ``compile(metrics=[...])``."""
 
-    def __init__(self, name=None):
-        if name is not None:
-            self.name = name
+    def __init__(self, cpp):
+        self._cpp = cpp
+        self._totals = None
+
+    @property
+    def name(self):
+        return self._cpp.name
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        if sample_weight is not None:
+            raise NotImplementedError("weft metrics take no sample_weight (metric '%s')" % self.name)
+        stats = np.asarray(self._cpp.stats(np.asarray(y_true), np.asarray(y_pred, dtype=np.float32)), dtype=np.float64)
+        self._totals = stats if self._totals is None else self._totals + stats
+
+    def result(self):
+        return _losses.value(0.0 if self._totals is None else self._cpp.result(list(self._totals)))
+
+    def reset_state(self):
+        self._totals = None
+
+    reset_states = reset_state  # Keras 2's name
+
+    def __call__(self, y_true, y_pred, sample_weight=None):
+        """Adds the batch to the state and returns the result so far (as Keras)."""
+        self.update_state(y_true, y_pred, sample_weight)
+        return self.result()
+
+    def get_config(self):
+        return {"name": self.name}
 
     def __repr__(self):
-        return "<weft.keras.metrics %s>" % self.name
+        return "<weft.keras.metrics.%s name=%r>" % (type(self).__name__, self.name)
+
+
+def _no(what, value, metric):
+    if value:
+        raise NotImplementedError("weft.keras.metrics.%s: %s is not supported (got %r)" % (metric, what, value))
 
 
 class Accuracy(Metric):
-    """'accuracy': resolved against the loss (sparse or categorical), as Keras resolves the string."""
-    name = "accuracy"
+    """'accuracy' as compile resolves the string: binary, categorical or sparse categorical
+    accuracy from the labels and predictions (Keras' Accuracy object compares values exactly;
+    weft's resolves instead)."""
+
+    def __init__(self, name="accuracy", dtype=None):
+        super().__init__(_cpp.get("accuracy").renamed(name))
 
 
-class SparseCategoricalAccuracy(Metric):
-    """Integer labels against the arg-max of the predictions."""
-    name = "sparse_categorical_accuracy"
+class BinaryAccuracy(Metric):
+    """How often (y_pred > threshold) equals the 0/1 label."""
+
+    def __init__(self, name="binary_accuracy", dtype=None, threshold=0.5):
+        super().__init__(_cpp.BinaryAccuracy(float(threshold), name))
 
 
 class CategoricalAccuracy(Metric):
-    """One-hot labels against the arg-max of the predictions."""
-    name = "categorical_accuracy"
+    """How often the arg-max of the prediction is the one-hot label's class."""
+
+    def __init__(self, name="categorical_accuracy", dtype=None):
+        super().__init__(_cpp.CategoricalAccuracy(name))
 
 
-class MeanSquaredError(Metric):
-    """Mean of (y - pred)**2."""
-    name = "mse"
+class SparseCategoricalAccuracy(Metric):
+    """How often the arg-max of the prediction is the integer label."""
+
+    def __init__(self, name="sparse_categorical_accuracy", dtype=None):
+        super().__init__(_cpp.SparseCategoricalAccuracy(name))
 
 
-__all__ = ["Metric", "Accuracy", "SparseCategoricalAccuracy", "CategoricalAccuracy", "MeanSquaredError"]
+class TopKCategoricalAccuracy(Metric):
+    """How often the one-hot label's class is among the k highest predictions."""
+
+    def __init__(self, k=5, name="top_k_categorical_accuracy", dtype=None):
+        super().__init__(_cpp.TopKCategoricalAccuracy(int(k), name))
+
+
+class SparseTopKCategoricalAccuracy(Metric):
+    """How often the integer label is among the k highest predictions."""
+
+    def __init__(self, k=5, name="sparse_top_k_categorical_accuracy", dtype=None):
+        super().__init__(_cpp.SparseTopKCategoricalAccuracy(int(k), name))
+
+
+class _LossMetric(Metric):
+    _loss = None
+
+    def __init__(self, name, **kwargs):
+        super().__init__(_cpp.LossMetric(self._loss(**kwargs)._cpp, name))
+
+
+class MeanSquaredError(_LossMetric):
+    """Mean of (y_true - y_pred)**2."""
+    _loss = _losses.MeanSquaredError
+
+    def __init__(self, name="mean_squared_error", dtype=None):
+        super().__init__(name)
+
+
+class MeanAbsoluteError(_LossMetric):
+    """Mean of |y_true - y_pred|."""
+    _loss = _losses.MeanAbsoluteError
+
+    def __init__(self, name="mean_absolute_error", dtype=None):
+        super().__init__(name)
+
+
+class BinaryCrossentropy(_LossMetric):
+    """Mean binary cross-entropy."""
+    _loss = _losses.BinaryCrossentropy
+
+    def __init__(self, name="binary_crossentropy", dtype=None, from_logits=False, label_smoothing=0.0):
+        super().__init__(name, from_logits=from_logits, label_smoothing=label_smoothing)
+
+
+class CategoricalCrossentropy(_LossMetric):
+    """Mean categorical cross-entropy."""
+    _loss = _losses.CategoricalCrossentropy
+
+    def __init__(self, name="categorical_crossentropy", dtype=None, from_logits=False, label_smoothing=0.0):
+        super().__init__(name, from_logits=from_logits, label_smoothing=label_smoothing)
+
+
+class SparseCategoricalCrossentropy(_LossMetric):
+    """Mean sparse categorical cross-entropy."""
+    _loss = _losses.SparseCategoricalCrossentropy
+
+    def __init__(self, name="sparse_categorical_crossentropy", dtype=None, from_logits=False):
+        super().__init__(name, from_logits=from_logits)
+
+
+class AUC(Metric):
+    """Area under the ROC curve from confusion counts at num_thresholds thresholds spread over
+    [0, 1], with Keras' trapezoidal ('interpolation') sum; labels are positive when nonzero."""
+
+    def __init__(self, num_thresholds=200, curve="ROC", summation_method="interpolation", name=None, dtype=None,
+                 thresholds=None, multi_label=False, num_labels=None, label_weights=None, from_logits=False):
+        if str(curve).upper() != "ROC" or str(summation_method).lower() != "interpolation":
+            raise NotImplementedError("weft.keras.metrics.AUC: only curve='ROC' with summation_method='interpolation' "
+                                      "(Keras' defaults), got curve=%r, summation_method=%r" % (curve, summation_method))
+        _no("thresholds", thresholds is not None, "AUC")
+        _no("multi_label", multi_label, "AUC")
+        _no("label_weights", label_weights is not None, "AUC")
+        _no("from_logits", from_logits, "AUC")
+        super().__init__(_cpp.AUC(int(num_thresholds), name or "auc"))
+
+
+def _threshold(thresholds, metric):
+    if thresholds is None:
+        return 0.5
+    if np.ndim(thresholds) == 0:
+        return float(thresholds)
+    raise NotImplementedError("weft.keras.metrics.%s: one threshold only, got %r" % (metric, thresholds))
+
+
+class Precision(Metric):
+    """tp / (tp + fp) with predictions positive above the threshold (0.5)."""
+
+    def __init__(self, thresholds=None, top_k=None, class_id=None, name=None, dtype=None):
+        _no("top_k", top_k, "Precision")
+        _no("class_id", class_id is not None, "Precision")
+        super().__init__(_cpp.Precision(_threshold(thresholds, "Precision"), name or "precision"))
+
+
+class Recall(Metric):
+    """tp / (tp + fn) with predictions positive above the threshold (0.5)."""
+
+    def __init__(self, thresholds=None, top_k=None, class_id=None, name=None, dtype=None):
+        _no("top_k", top_k, "Recall")
+        _no("class_id", class_id is not None, "Recall")
+        super().__init__(_cpp.Recall(_threshold(thresholds, "Recall"), name or "recall"))
+
+
+def get(identifier):
+    """A Metric from a Metric, a Metric class, or a Keras name ('accuracy', 'acc',
+    'binary_accuracy', 'categorical_accuracy', 'sparse_categorical_accuracy',
+    'top_k_categorical_accuracy', 'sparse_top_k_categorical_accuracy', 'mse', 'mae', 'auc', ...)."""
+    if isinstance(identifier, Metric):
+        return identifier
+    if isinstance(identifier, type) and issubclass(identifier, Metric):
+        return identifier()
+    if isinstance(identifier, str):
+        return Metric(_cpp.get(identifier))
+    if callable(identifier) and hasattr(identifier, "_weft_loss"):  # a loss function as a metric
+        return Metric(_cpp.get(identifier.__name__))
+    raise TypeError("metrics must be weft.keras.metrics objects or names, got %r (custom Python metric "
+                    "functions are not supported: weft computes metrics in its C++ graph)" % (identifier,))
+
+
+__all__ = ["Metric", "Accuracy", "BinaryAccuracy", "CategoricalAccuracy", "SparseCategoricalAccuracy",
+           "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy", "MeanSquaredError", "MeanAbsoluteError",
+           "BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy", "AUC", "Precision",
+           "Recall", "get"]

@@ -1,27 +1,202 @@
-"""Keras optimizers (train/optimizers.h) and learning-rate schedules (``optimizers.schedules``)."""
+"""Keras optimizers over weft's C++ optimizers (train/optimizers.h), and learning-rate schedules
+(``optimizers.schedules``, train/schedules.h).
+
+Every optimizer takes Keras' arguments and defaults, plus ``clipnorm``, ``clipvalue``,
+``global_clipnorm`` and ``weight_decay``; ``learning_rate`` is a number or a schedule. After
+``model.compile(optimizer=opt)``, ``opt.learning_rate`` reads the rate the next step uses and
+setting it (a number) changes the rate from the next step on — what ReduceLROnPlateau and
+LearningRateScheduler do between epochs::
+
+    opt = keras.optimizers.Adam(1e-3, clipnorm=1.0)
+    model.compile(optimizer=opt, loss="mse")
+    opt.learning_rate = 1e-4          # or model.optimizer.learning_rate = 1e-4
+"""
 import types
+import weakref
 
 from .. import _weft
+from .losses import value as _value
 
-Optimizer = _weft.keras.Optimizer
-SGD = _weft.keras.optimizers.SGD
-Adam = _weft.keras.optimizers.Adam
+_cpp = _weft.keras.optimizers
 
+
+class Optimizer:
+    """A Keras optimizer: pass it to ``Model.compile(optimizer=...)``."""
+
+    def __init__(self, cpp, name=None):
+        self._cpp = cpp
+        self.name = name or cpp.name
+        self._model = None  # weakref to the weft.keras Model compiled with it
+
+    def _attach(self, model):
+        """Called by Model.compile: learning_rate then reads and sets the compiled model's rate."""
+        self._model = weakref.ref(model)
+
+    def _compiled(self):
+        model = self._model() if self._model is not None else None
+        cpp = getattr(model, "_cpp", None)
+        return cpp if cpp is not None and cpp.compiled else None
+
+    @property
+    def learning_rate(self):
+        """The rate the next training step uses (a schedule's value at the current step)."""
+        cpp = self._compiled()
+        return _value(cpp.learning_rate if cpp is not None else self._cpp.learning_rate_at(0))
+
+    @learning_rate.setter
+    def learning_rate(self, lr):
+        if self._cpp.learning_rate_is_schedule:
+            raise TypeError("This optimizer was created with a LearningRateSchedule as its learning_rate, hence its "
+                            "learning rate is not settable (%r)" % (self._cpp,))
+        cpp = self._compiled()
+        if cpp is not None:
+            cpp.set_learning_rate(float(lr))
+        self._cpp = self._cpp.with_learning_rate(float(lr) if not hasattr(lr, "_schedule") else lr)
+
+    lr = learning_rate  # Keras 2's name, still used by many scripts
+
+    @property
+    def iterations(self):
+        """Training steps taken by the compiled model (0 before)."""
+        cpp = self._compiled()
+        return _value(cpp.iterations if cpp is not None else 0)
+
+    def get_config(self):
+        c = {"name": self.name, "learning_rate": float(self.learning_rate)}
+        for k in ("clipnorm", "clipvalue", "global_clipnorm"):
+            v = getattr(self._cpp, k)
+            c[k] = v if v > 0 else None
+        return c
+
+    def __repr__(self):
+        return "<weft.keras.optimizers.%r>" % (self._cpp,)
+
+
+def _attrs(*names):
+    """Read-only views of the C++ optimizer's hyper-parameters (Keras' attribute names)."""
+    return {n: property(lambda self, n=n: getattr(self._cpp, n)) for n in names}
+
+
+class SGD(Optimizer):
+    """Gradient descent with optional momentum / Nesterov momentum."""
+
+    def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, weight_decay=None, clipnorm=None,
+                 clipvalue=None, global_clipnorm=None, name="SGD", **kwargs):
+        super().__init__(_cpp.SGD(_rate(learning_rate), float(momentum), bool(nesterov), clipnorm=clipnorm,
+                                  clipvalue=clipvalue, global_clipnorm=global_clipnorm, weight_decay=weight_decay), name)
+
+
+class Adam(Optimizer):
+    """Adam (Keras' bias correction; amsgrad keeps the running maximum of v)."""
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False, weight_decay=None,
+                 clipnorm=None, clipvalue=None, global_clipnorm=None, name="adam", **kwargs):
+        super().__init__(_cpp.Adam(_rate(learning_rate), float(beta_1), float(beta_2), float(epsilon), bool(amsgrad),
+                                   clipnorm=clipnorm, clipvalue=clipvalue, global_clipnorm=global_clipnorm,
+                                   weight_decay=weight_decay), name)
+
+
+class AdamW(Optimizer):
+    """Adam with decoupled weight decay: w -= lr * weight_decay * w before each update."""
+
+    def __init__(self, learning_rate=0.001, weight_decay=0.004, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
+                 amsgrad=False, clipnorm=None, clipvalue=None, global_clipnorm=None, name="adamw", **kwargs):
+        super().__init__(_cpp.AdamW(_rate(learning_rate), float(weight_decay), float(beta_1), float(beta_2),
+                                    float(epsilon), bool(amsgrad), clipnorm=clipnorm, clipvalue=clipvalue,
+                                    global_clipnorm=global_clipnorm), name)
+
+
+class RMSprop(Optimizer):
+    """RMSprop: divides by the root of a running mean of g**2 (centered: minus the squared mean of g)."""
+
+    def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False, weight_decay=None,
+                 clipnorm=None, clipvalue=None, global_clipnorm=None, name="rmsprop", **kwargs):
+        super().__init__(_cpp.RMSprop(_rate(learning_rate), float(rho), float(momentum), float(epsilon),
+                                      bool(centered), clipnorm=clipnorm, clipvalue=clipvalue,
+                                      global_clipnorm=global_clipnorm, weight_decay=weight_decay), name)
+
+
+class Adagrad(Optimizer):
+    """Adagrad: divides by the root of the sum of g**2 (starting at initial_accumulator_value)."""
+
+    def __init__(self, learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-7, weight_decay=None,
+                 clipnorm=None, clipvalue=None, global_clipnorm=None, name="adagrad", **kwargs):
+        super().__init__(_cpp.Adagrad(_rate(learning_rate), float(initial_accumulator_value), float(epsilon),
+                                      clipnorm=clipnorm, clipvalue=clipvalue, global_clipnorm=global_clipnorm,
+                                      weight_decay=weight_decay), name)
+
+
+for _cls, _names in ((SGD, ("momentum", "nesterov")), (Adam, ("beta_1", "beta_2", "epsilon", "amsgrad")),
+                     (AdamW, ("beta_1", "beta_2", "epsilon", "amsgrad", "weight_decay")),
+                     (RMSprop, ("rho", "momentum", "epsilon", "centered")),
+                     (Adagrad, ("initial_accumulator_value", "epsilon"))):
+    for _k, _p in _attrs(*_names, "clipnorm", "clipvalue", "global_clipnorm").items():
+        setattr(_cls, _k, _p)
+
+
+class LearningRateSchedule:
+    """Base of the schedules: ``schedule(step)`` is the rate at that step (counted from 0)."""
+
+    def __init__(self, schedule):
+        self._schedule = schedule
+
+    def __call__(self, step):
+        return _value(self._schedule(int(step)))
+
+    def __repr__(self):
+        return "<weft.keras.optimizers.schedules %r>" % (self._schedule,)
+
+
+def _schedule_class(name, factory, doc):
+    def __init__(self, *args, **kwargs):
+        kwargs.pop("name", None)
+        LearningRateSchedule.__init__(self, factory(*args, **kwargs))
+
+    return type(name, (LearningRateSchedule,), {"__init__": __init__, "__doc__": doc})
+
+
+_s = _weft.keras.schedules
 schedules = types.ModuleType("weft.keras.optimizers.schedules", "Learning rate as a function of the step.")
-schedules.LearningRateSchedule = _weft.keras.LearningRateSchedule
-schedules.Constant = _weft.keras.schedules.Constant
-schedules.StepDecay = _weft.keras.schedules.StepDecay
-schedules.CosineDecay = _weft.keras.schedules.CosineDecay
-schedules.LinearWarmup = _weft.keras.schedules.LinearWarmup
+schedules.LearningRateSchedule = LearningRateSchedule
+schedules.ExponentialDecay = _schedule_class(
+    "ExponentialDecay", _s.ExponentialDecay,
+    "ExponentialDecay(initial_learning_rate, decay_steps, decay_rate, staircase=False):\n"
+    "initial_learning_rate * decay_rate ** (step / decay_steps), the exponent floored when staircase.")
+schedules.PiecewiseConstantDecay = _schedule_class(
+    "PiecewiseConstantDecay", _s.PiecewiseConstantDecay,
+    "PiecewiseConstantDecay(boundaries, values): values[0] while step <= boundaries[0], values[i] while\n"
+    "boundaries[i-1] < step <= boundaries[i], values[-1] after the last boundary.")
+schedules.CosineDecay = _schedule_class(
+    "CosineDecay", _s.CosineDecay,
+    "CosineDecay(initial_learning_rate, decay_steps, alpha=0.0, warmup_target=None, warmup_steps=0):\n"
+    "cosine decay to alpha * rate over decay_steps, after an optional linear warm-up to warmup_target.")
+schedules.StepDecay = _schedule_class("StepDecay", _s.StepDecay,
+                                      "StepDecay(initial_learning_rate, step_size, gamma=0.1): rate * gamma ** (step // step_size).")
+schedules.LinearWarmup = _schedule_class("LinearWarmup", _s.LinearWarmup,
+                                         "LinearWarmup(after, warmup_steps): a linear rise, then the schedule `after`.")
+schedules.Constant = _schedule_class("Constant", _s.Constant, "Constant(learning_rate).")
+
+
+def _rate(lr):
+    """A number or a schedule, as the C++ factories take it."""
+    if hasattr(lr, "_schedule"):
+        return lr._schedule
+    if callable(lr) and not isinstance(lr, (int, float)):
+        raise TypeError("learning_rate must be a number or a weft.keras.optimizers.schedules object, got %r (Python "
+                        "schedules are not supported: weft evaluates the schedule in C++)" % (lr,))
+    return float(lr)
 
 
 def get(identifier):
-    """An Optimizer from an Optimizer or a name ('sgd', 'adam', 'momentum') with its default rate."""
+    """An Optimizer from an Optimizer, an Optimizer class, or a name ('sgd', 'adam', 'adamw',
+    'rmsprop', 'adagrad'; weft's 'momentum' is SGD with momentum 0.9) with Keras' defaults."""
     if isinstance(identifier, Optimizer):
         return identifier
-    if isinstance(identifier, str):
-        return _weft.keras.optimizers.get(identifier.lower())
+    if isinstance(identifier, type) and issubclass(identifier, Optimizer):
+        return identifier()
+    if isinstance(identifier, str):  # unknown names raise InvalidArgument listing the known ones
+        return Optimizer(_cpp.get(identifier))
     raise TypeError("optimizer must be a weft.keras.optimizers object or a name, got %r" % (identifier,))
 
 
-__all__ = ["Optimizer", "SGD", "Adam", "schedules", "get"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "schedules", "get"]
