@@ -165,7 +165,7 @@ def get(identifier):
     if callable(identifier) and hasattr(identifier, "_weft_loss"):
         return identifier._weft_loss()
     if isinstance(identifier, str):
-        return Loss(_cpp.get(identifier), name=identifier)
+        return Loss(_cpp.get(identifier))  # named as Keras' function: 'mse' -> 'mean_squared_error'
     raise TypeError("loss must be a weft.keras.losses object, function or name, got %r (custom Python loss "
                     "functions are not supported: weft builds the loss in its C++ graph)" % (identifier,))
 

@@ -53,6 +53,10 @@ class Optimizer:
             cpp.set_learning_rate(float(lr))
         self._cpp = self._cpp.with_learning_rate(float(lr) if not hasattr(lr, "_schedule") else lr)
 
+    def learning_rate_at(self, step):
+        """The rate the optimizer's schedule (or constant) gives at `step`."""
+        return self._cpp.learning_rate_at(int(step))
+
     lr = learning_rate  # Keras 2's name, still used by many scripts
 
     @property
