@@ -14,6 +14,28 @@ namespace {
 
 using namespace weft::train;
 
+// A schedule written in Python (a keras.optimizers.schedules.LearningRateSchedule subclass):
+// called with the step on the host before each training step, under the GIL.
+class PythonSchedule : public LearningRateSchedule {
+ public:
+  explicit PythonSchedule(py::object fn) : fn_(new py::object(std::move(fn))) {}
+  ~PythonSchedule() override {
+    py::gil_scoped_acquire gil;
+    delete fn_;
+  }
+  double operator()(int64_t step) const override {
+    py::gil_scoped_acquire gil;
+    return py::float_((*fn_)(step)).cast<double>();
+  }
+  std::string ToString() const override {
+    py::gil_scoped_acquire gil;
+    return py::repr(*fn_).cast<std::string>();
+  }
+
+ private:
+  py::object* fn_;  // owned; released under the GIL
+};
+
 Schedule ScheduleArg(const py::handle& h) {
   if (py::isinstance<PySchedule>(h)) return h.cast<const PySchedule&>().schedule;
   if (py::hasattr(h, "_schedule")) return h.attr("_schedule").cast<const PySchedule&>().schedule;
@@ -117,6 +139,8 @@ void InitSchedules(py::module_& k) {
     return PySchedule{CosineDecay(lr, decay_steps, alpha, warmup_target, warmup_steps)};
   }, py::arg("initial_learning_rate"), py::arg("decay_steps"), py::arg("alpha") = 0.0,
      py::arg("warmup_target") = py::none(), py::arg("warmup_steps") = 0);
+  sched.def("FromPython", [](py::object fn) { return PySchedule{std::make_shared<PythonSchedule>(std::move(fn))}; },
+            py::arg("schedule"), "A schedule that calls schedule(step) (a Python object) before each step.");
   sched.def("LinearWarmup", [](const py::object& after, int64_t warmup_steps) {
     return PySchedule{LinearWarmup(ScheduleArg(after), warmup_steps)};
   }, py::arg("after"), py::arg("warmup_steps"));

@@ -284,3 +284,29 @@ def test_schedules_follow_keras_formulas():
     assert [float(warm(s)) for s in [0, 5, 10, 60, 110, 200]] == pytest.approx(ref["cos_warm"], abs=1e-7)
     with pytest.raises(weft.errors.InvalidArgumentError, match="one more entry than boundaries"):
         S.PiecewiseConstantDecay([10], [1.0])
+
+
+def test_python_schedule_subclass_drives_training():
+    class InverseSqrt(S.LearningRateSchedule):  # the Transformer tutorial's shape of schedule
+        def __init__(self, scale):
+            super().__init__()
+            self.scale = scale
+            self.seen = []
+
+        def __call__(self, step):
+            self.seen.append(int(step))
+            return self.scale / math.sqrt(float(step) + 1.0)
+
+    sched = InverseSqrt(0.5)
+    model = _dense_model(O.SGD(sched))
+    w0 = model.get_weights()[0]
+    model.fit(OPT_X, OPT_Y, batch_size=4, epochs=2, shuffle=False, verbose=0)
+    assert sched.seen[:2] == [0, 1]
+    # Two SGD steps with rates 0.5 and 0.5 / sqrt(2), by hand.
+    w, b = w0.copy(), np.full(2, -0.05, np.float32)
+    for lr in (0.5, 0.5 / math.sqrt(2)):
+        err = OPT_X @ w + b - OPT_Y
+        w, b = w - lr * 2 * OPT_X.T @ err / OPT_Y.size, b - lr * 2 * err.sum(0) / OPT_Y.size
+    np.testing.assert_allclose(model.get_weights()[0], w, rtol=1e-5)
+    with pytest.raises(TypeError, match="not settable"):
+        model.optimizer.learning_rate = 0.1

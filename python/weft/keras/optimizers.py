@@ -139,16 +139,31 @@ for _cls, _names in ((SGD, ("momentum", "nesterov")), (Adam, ("beta_1", "beta_2"
 
 
 class LearningRateSchedule:
-    """Base of the schedules: ``schedule(step)`` is the rate at that step (counted from 0)."""
+    """Base of the schedules: ``schedule(step)`` is the rate at that step (counted from 0).
 
-    def __init__(self, schedule):
-        self._schedule = schedule
+    Subclass it as in Keras (``__call__(self, step)`` returning a number, computed with Python
+    or numpy): weft calls it on the host before each training step."""
+
+    def __init__(self, schedule=None):
+        self._cpp_schedule = schedule
+
+    @property
+    def _schedule(self):
+        # A Python subclass: C++ calls back into __call__ (not cached: no reference cycle through C++).
+        return self._cpp_schedule if self._cpp_schedule is not None else _s.FromPython(self)
 
     def __call__(self, step):
-        return _value(self._schedule(int(step)))
+        if self._cpp_schedule is None:
+            raise NotImplementedError("a LearningRateSchedule subclass must define __call__(self, step)")
+        return _value(self._cpp_schedule(int(step)))
+
+    def get_config(self):
+        return {}
 
     def __repr__(self):
-        return "<weft.keras.optimizers.schedules %r>" % (self._schedule,)
+        if self._cpp_schedule is None:
+            return "<%s (a Python LearningRateSchedule)>" % type(self).__name__
+        return "<weft.keras.optimizers.schedules %r>" % (self._cpp_schedule,)
 
 
 def _schedule_class(name, factory, doc):
