@@ -310,3 +310,12 @@ def test_python_schedule_subclass_drives_training():
     np.testing.assert_allclose(model.get_weights()[0], w, rtol=1e-5)
     with pytest.raises(TypeError, match="not settable"):
         model.optimizer.learning_rate = 0.1
+
+
+def test_optimizer_keyword_arguments_as_keras():
+    with pytest.warns(UserWarning, match="decay"):
+        O.Adam(decay=0.1)
+    with pytest.raises(ValueError, match="not recognized"):
+        O.Adam(lr=0.1)  # Keras 3 rejects the old name too
+    with pytest.raises(NotImplementedError, match="use_ema"):
+        O.SGD(use_ema=True)

@@ -12,6 +12,7 @@ LearningRateScheduler do between epochs::
     opt.learning_rate = 1e-4          # or model.optimizer.learning_rate = 1e-4
 """
 import types
+import warnings
 import weakref
 
 from .. import _weft
@@ -76,6 +77,24 @@ class Optimizer:
         return "<weft.keras.optimizers.%r>" % (self._cpp,)
 
 
+_UNSUPPORTED = ("use_ema", "ema_momentum", "ema_overwrite_frequency", "loss_scale_factor",
+                "gradient_accumulation_steps")
+
+
+def _check_kwargs(kwargs):
+    """Keras' handling of the remaining keyword arguments: `decay` is ignored with a warning, the
+    rest is an error (weft lacks EMA, loss scaling and gradient accumulation)."""
+    if kwargs.pop("decay", None) is not None:
+        warnings.warn("Argument `decay` is no longer supported and will be ignored.")
+    kwargs.pop("jit_compile", None)  # a tf.function option: nothing to compile here
+    used = {k: v for k, v in kwargs.items() if k in _UNSUPPORTED and v not in (None, False)}
+    if used:
+        raise NotImplementedError("weft optimizers do not support %s" % ", ".join(sorted(used)))
+    unknown = {k: v for k, v in kwargs.items() if k not in _UNSUPPORTED}
+    if unknown:
+        raise ValueError("Argument(s) not recognized: %r" % (unknown,))
+
+
 def _attrs(*names):
     """Read-only views of the C++ optimizer's hyper-parameters (Keras' attribute names)."""
     return {n: property(lambda self, n=n: getattr(self._cpp, n)) for n in names}
@@ -86,6 +105,7 @@ class SGD(Optimizer):
 
     def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, weight_decay=None, clipnorm=None,
                  clipvalue=None, global_clipnorm=None, name="SGD", **kwargs):
+        _check_kwargs(kwargs)
         super().__init__(_cpp.SGD(_rate(learning_rate), float(momentum), bool(nesterov), clipnorm=clipnorm,
                                   clipvalue=clipvalue, global_clipnorm=global_clipnorm, weight_decay=weight_decay), name)
 
@@ -95,6 +115,7 @@ class Adam(Optimizer):
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False, weight_decay=None,
                  clipnorm=None, clipvalue=None, global_clipnorm=None, name="adam", **kwargs):
+        _check_kwargs(kwargs)
         super().__init__(_cpp.Adam(_rate(learning_rate), float(beta_1), float(beta_2), float(epsilon), bool(amsgrad),
                                    clipnorm=clipnorm, clipvalue=clipvalue, global_clipnorm=global_clipnorm,
                                    weight_decay=weight_decay), name)
@@ -105,6 +126,7 @@ class AdamW(Optimizer):
 
     def __init__(self, learning_rate=0.001, weight_decay=0.004, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
                  amsgrad=False, clipnorm=None, clipvalue=None, global_clipnorm=None, name="adamw", **kwargs):
+        _check_kwargs(kwargs)
         super().__init__(_cpp.AdamW(_rate(learning_rate), float(weight_decay), float(beta_1), float(beta_2),
                                     float(epsilon), bool(amsgrad), clipnorm=clipnorm, clipvalue=clipvalue,
                                     global_clipnorm=global_clipnorm), name)
@@ -115,6 +137,7 @@ class RMSprop(Optimizer):
 
     def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False, weight_decay=None,
                  clipnorm=None, clipvalue=None, global_clipnorm=None, name="rmsprop", **kwargs):
+        _check_kwargs(kwargs)
         super().__init__(_cpp.RMSprop(_rate(learning_rate), float(rho), float(momentum), float(epsilon),
                                       bool(centered), clipnorm=clipnorm, clipvalue=clipvalue,
                                       global_clipnorm=global_clipnorm, weight_decay=weight_decay), name)
@@ -125,6 +148,7 @@ class Adagrad(Optimizer):
 
     def __init__(self, learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-7, weight_decay=None,
                  clipnorm=None, clipvalue=None, global_clipnorm=None, name="adagrad", **kwargs):
+        _check_kwargs(kwargs)
         super().__init__(_cpp.Adagrad(_rate(learning_rate), float(initial_accumulator_value), float(epsilon),
                                       clipnorm=clipnorm, clipvalue=clipvalue, global_clipnorm=global_clipnorm,
                                       weight_decay=weight_decay), name)
