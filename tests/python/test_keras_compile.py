@@ -319,3 +319,14 @@ def test_optimizer_keyword_arguments_as_keras():
         O.Adam(lr=0.1)  # Keras 3 rejects the old name too
     with pytest.raises(NotImplementedError, match="use_ema"):
         O.SGD(use_ema=True)
+
+
+def test_compile_takes_keras_arguments():
+    model = _model(1, None)
+    model.compile(loss="mse", run_eagerly=True, steps_per_execution=4, jit_compile=False, loss_weights=[1.0])
+    assert model.optimizer.name == "RMSprop"  # Keras' default optimizer
+    assert model.evaluate(X, np.zeros((40, 1), np.float32), verbose=0) >= 0.0
+    with pytest.raises(NotImplementedError, match="loss_weights"):
+        model.compile(loss="mse", loss_weights=0.5)
+    with pytest.raises(NotImplementedError, match="weighted_metrics"):
+        model.compile(loss="mse", weighted_metrics=["mae"])

@@ -94,16 +94,28 @@ class Model:
         (print_fn or print)(text)
 
     # ---- compile / train ---------------------------------------------------------------------
-    def compile(self, optimizer="sgd", loss=None, metrics=None, seed=0, inter_op_threads=0, intra_op_threads=0):
-        """Builds the training graph.
+    def compile(self, optimizer="rmsprop", loss=None, loss_weights=None, metrics=None, weighted_metrics=None,
+                run_eagerly=False, steps_per_execution=1, jit_compile="auto", auto_scale_loss=True, seed=0,
+                inter_op_threads=0, intra_op_threads=0):
+        """Builds the training graph (Keras' arguments, in Keras' order).
 
-        optimizer: a weft.keras.optimizers object or a name ('sgd', 'adam', 'adamw', 'rmsprop', 'adagrad').
+        optimizer: a weft.keras.optimizers object or a name ('rmsprop' as Keras' default, 'sgd',
+        'adam', 'adamw', 'adagrad').
         loss: a weft.keras.losses object, function or name ('sparse_categorical_crossentropy', 'mse', ...).
         metrics: names ('accuracy', resolved against the loss and output as Keras does; 'mse', ...) or
         weft.keras.metrics objects (AUC(), Precision(), ...); each is logged under its name.
+        run_eagerly, steps_per_execution, jit_compile, auto_scale_loss: accepted; weft always runs
+        its compiled graph one step at a time, which gives the same results.
         seed: graph seed (nonzero: reproducible initial weights and dropout).
         inter_op_threads / intra_op_threads: 0 = one per hardware thread.
         """
+        weights = (list(loss_weights.values()) if isinstance(loss_weights, dict)
+                   else np.ravel(loss_weights).tolist() if loss_weights is not None else [1.0])
+        if weights != [1.0]:
+            raise NotImplementedError("compile(loss_weights=%r): weft models have one output and an unweighted loss"
+                                      % (loss_weights,))
+        if weighted_metrics:
+            raise NotImplementedError("compile(weighted_metrics=...): weft metrics take no sample weights")
         if loss is None:
             raise ValueError("compile needs a loss, e.g. loss=weft.keras.losses.SparseCategoricalCrossentropy()")
         metrics = [_metrics.get(m) for m in (metrics or [])]
