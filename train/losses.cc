@@ -26,14 +26,6 @@ void RequireClasses(const Output& pred, const std::string& loss) {
                pred.shape().ToString());
 }
 
-// Mean over every axis but the batch one (Keras' mean over the last axis, then the batch mean:
-// the same total). Rank-1 predictions are already per example.
-Output MeanPerExample(const Scope& s, Output x) {
-  std::vector<int64_t> axes;
-  for (int i = 1; i < x.shape().rank(); ++i) axes.push_back(i);
-  return axes.empty() ? x : ops::Mean(s, x, axes);
-}
-
 // y * (1 - ls) + ls / classes: Keras' label smoothing (classes = 2 for the binary loss).
 Output Smooth(const Scope& s, Output y, double ls, double classes) {
   if (ls == 0.0) return y;
@@ -166,6 +158,12 @@ Loss LossByName(const std::string& name) {
   std::string known;
   for (const auto& [k, _] : kByName) known += (known.empty() ? "" : ", ") + k;
   throw Error(errors::InvalidArgument("unknown loss '{}' (known: {})", name, known));
+}
+
+Output MeanPerExample(const Scope& s, Output x) {
+  std::vector<int64_t> axes;
+  for (int i = 1; i < x.shape().rank(); ++i) axes.push_back(i);
+  return axes.empty() ? x : ops::Mean(s, x, axes);
 }
 
 Tensor MatchLabelRank(const Tensor& y, const TensorShape& want) {

@@ -54,6 +54,10 @@ Loss Huber(double delta = 1.0);
 // names: "MeanSquaredError", ...). Unknown names list the known ones.
 Loss LossByName(const std::string& name);
 
+// Mean over every axis but the batch one (Keras' mean over the last axis, then the batch mean:
+// the same total); rank-1 values are already per example.
+Output MeanPerExample(const Scope& s, Output x);
+
 // Labels as the loss expects them, the way Keras squeezes or expands y_true to y_pred's rank: a
 // trailing axis of 1 is dropped ([n, 1] -> [n] for sparse labels) or added ([n] -> [n, 1] for a
 // one-unit output). Shares the buffer; other shapes come back unchanged (checked by the caller).

@@ -179,19 +179,24 @@ int Metric::num_stats() const {
   }
 }
 
-Output Metric::BuildStats(const Scope& s, Output y, Output pred) const {
+bool Metric::is_mean() const {
+  return kind != Kind::kAUC && kind != Kind::kPrecision && kind != Kind::kRecall && kind != Kind::kAccuracy;
+}
+
+Output Metric::BuildValues(const Scope& s, Output y, Output pred) const {
   WEFT_REQUIRE(kind != Kind::kAccuracy, "metric '{}': resolve 'accuracy' (Metric::Resolved) before building it", name);
+  WEFT_REQUIRE(is_mean(), "metric '{}' has no per-example values (it is a ratio of accumulated counts)", name);
   switch (kind) {
     case Kind::kBinaryAccuracy: {
       Output predicted = ops::Cast(s, ops::Greater(s, pred, ops::ScalarLike(s, pred.dtype(), threshold)), DType::kFloat32);
-      return MeanStats(s, ops::Equal(s, ops::Cast(s, y, DType::kFloat32), predicted));
+      return MeanPerExample(s, ops::Cast(s, ops::Equal(s, ops::Cast(s, y, DType::kFloat32), predicted), DType::kFloat32));
     }
     case Kind::kCategoricalAccuracy:
     case Kind::kSparseCategoricalAccuracy: {
       Output predicted = ops::ArgMax(s, pred, 1, DType::kInt32);
       Output truth = kind == Kind::kSparseCategoricalAccuracy ? ops::Cast(s, y, DType::kInt32)
                                                               : ops::ArgMax(s, y, 1, DType::kInt32);
-      return MeanStats(s, ops::Equal(s, predicted, truth));
+      return ops::Cast(s, ops::Equal(s, predicted, truth), DType::kFloat32);
     }
     case Kind::kTopKCategoricalAccuracy:
     case Kind::kSparseTopKCategoricalAccuracy: {
@@ -203,15 +208,21 @@ Output Metric::BuildStats(const Scope& s, Output y, Output pred) const {
                           : ops::OneHot(s, ops::Cast(s, y, DType::kInt32), classes, 1.0, 0.0, pred.dtype());
       Output true_score = ops::Sum(s, ops::Mul(s, onehot, pred), {1}, /*keep_dims=*/true);
       Output higher = ops::Sum(s, ops::Cast(s, ops::Greater(s, pred, true_score), DType::kFloat32), {1});
-      return MeanStats(s, ops::Less(s, higher, ops::ScalarLike(s, DType::kFloat32, static_cast<double>(k))));
+      return ops::Cast(s, ops::Less(s, higher, ops::ScalarLike(s, DType::kFloat32, static_cast<double>(k))),
+                       DType::kFloat32);
     }
-    case Kind::kLoss: return MeanStats(s, loss.Build(s, y, pred));
-    case Kind::kAUC: return ConfusionStats(s, y, pred, AucThresholds(num_thresholds));
-    case Kind::kPrecision:
-    case Kind::kRecall: return ConfusionStats(s, y, pred, {static_cast<float>(threshold)});
-    case Kind::kAccuracy: break;
+    case Kind::kLoss: return loss.Build(s, y, pred);
+    default: break;
   }
   throw Error(errors::Internal("metric '{}': unknown kind", name));
+}
+
+Output Metric::BuildStats(const Scope& s, Output y, Output pred) const {
+  if (kind == Kind::kAUC) return ConfusionStats(s, y, pred, AucThresholds(num_thresholds));
+  if (kind == Kind::kPrecision || kind == Kind::kRecall) {
+    return ConfusionStats(s, y, pred, {static_cast<float>(threshold)});
+  }
+  return MeanStats(s, BuildValues(s, y, pred));
 }
 
 double Metric::Result(const std::vector<double>& st) const {
@@ -263,15 +274,30 @@ void MetricTotals::Reset() {
   for (auto& t : totals_) t.clear();
 }
 
-std::vector<double> EvaluateMetricStats(const Metric& metric, const Tensor& y_in, const Tensor& pred) {
+namespace {
+
+// The metric resolved for arrays y and pred, with y reshaped as its kind expects.
+std::pair<Metric, Tensor> ForArrays(const Metric& metric, const Tensor& y_in, const Tensor& pred) {
   Metric m = metric;
   if (m.kind == Kind::kAccuracy) m.kind = AccuracyFor(y_in.shape(), pred.shape());
   const bool sparse = m.kind == Kind::kSparseCategoricalAccuracy || m.kind == Kind::kSparseTopKCategoricalAccuracy;
-  const Tensor y = MatchLabelRank(y_in, sparse ? TensorShape({-1})
-                                        : m.kind == Kind::kLoss ? m.loss.LabelShape(pred.shape()) : pred.shape());
+  Tensor y = MatchLabelRank(y_in, sparse ? TensorShape({-1})
+                                  : m.kind == Kind::kLoss ? m.loss.LabelShape(pred.shape()) : pred.shape());
   m = ResolvedFor(m, y.shape(), pred.shape());
+  return {m, y};
+}
+
+}  // namespace
+
+std::vector<double> EvaluateMetricStats(const Metric& metric, const Tensor& y_in, const Tensor& pred) {
+  const auto [m, y] = ForArrays(metric, y_in, pred);
   Tensor out = RunOnArrays(y, pred, [&](const Scope& s, Output yt, Output p) { return m.BuildStats(s, yt, p); });
   return std::vector<double>(out.data<float>(), out.data<float>() + out.num_elements());
+}
+
+Tensor MetricValues(const Metric& metric, const Tensor& y_in, const Tensor& pred) {
+  const auto [m, y] = ForArrays(metric, y_in, pred);
+  return RunOnArrays(y, pred, [&](const Scope& s, Output yt, Output p) { return m.BuildValues(s, yt, p); });
 }
 
 }  // namespace weft::train

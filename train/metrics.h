@@ -54,6 +54,10 @@ struct Metric {
   int num_stats() const;
   // The batch's statistics, summed over its examples: float32 [num_stats()].
   Output BuildStats(const Scope& s, Output y, Output pred) const;
+  // Means of a per-example value (the accuracies, loss metrics): is_mean(), and BuildValues
+  // gives the values [batch] (float32) whose sum and count BuildStats accumulates.
+  bool is_mean() const;
+  Output BuildValues(const Scope& s, Output y, Output pred) const;
   // The metric's value from (accumulated) statistics; 0 where a ratio has no denominator.
   double Result(const std::vector<double>& stats) const;
 };
@@ -85,5 +89,8 @@ class MetricTotals {
 // A metric's value over (y, pred), computed by running BuildStats in a one-off graph (the
 // Python metric objects' update_state feeds these statistics to their own totals).
 std::vector<double> EvaluateMetricStats(const Metric& metric, const Tensor& y, const Tensor& pred);
+// The per-example values of a mean metric on arrays: Keras' metric functions
+// (keras.metrics.sparse_categorical_accuracy(y_true, y_pred)).
+Tensor MetricValues(const Metric& metric, const Tensor& y, const Tensor& pred);
 
 }  // namespace weft::train

@@ -99,6 +99,13 @@ void InitMetrics(py::module_& k) {
         py::gil_scoped_release nogil;
         return EvaluateMetricStats(m, y, p);
       }, py::arg("y_true"), py::arg("y_pred"), "The statistics of one batch of arrays (sums over its examples).")
+      .def("values", [](const Metric& m, const py::object& y_true, const py::object& y_pred) {
+        Tensor y = NumpyToTensor(y_true), p = NumpyToTensor(y_pred);
+        py::gil_scoped_release nogil;
+        Tensor v = MetricValues(m, y, p);
+        py::gil_scoped_acquire gil;
+        return TensorToNumpy(v);
+      }, py::arg("y_true"), py::arg("y_pred"), "Per-example values of a mean metric (float32 [batch]).")
       .def("renamed", [](Metric m, const std::string& name) {
         m.name = name;
         return m;

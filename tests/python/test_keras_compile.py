@@ -330,3 +330,22 @@ def test_compile_takes_keras_arguments():
         model.compile(loss="mse", loss_weights=0.5)
     with pytest.raises(NotImplementedError, match="weighted_metrics"):
         model.compile(loss="mse", weighted_metrics=["mae"])
+
+
+def test_metric_functions_per_example_and_in_compile():
+    # Keras' docstring examples of the metric functions.
+    np.testing.assert_allclose(M.sparse_categorical_accuracy([2, 1], [[0.1, 0.9, 0.8], [0.05, 0.95, 0]]), [0, 1])
+    np.testing.assert_allclose(M.categorical_accuracy([[0, 0, 1], [0, 1, 0]], [[0.1, 0.9, 0.8], [0.05, 0.95, 0]]),
+                               [0, 1])
+    np.testing.assert_allclose(M.binary_accuracy([[1], [1], [0], [0]], [[1], [1], [0], [0]]), [1, 1, 1, 1])
+    np.testing.assert_allclose(M.top_k_categorical_accuracy([[0, 0, 1], [0, 1, 0]], [[0.1, 0.9, 0.8],
+                                                                                    [0.05, 0.95, 0]], k=1), [0, 1])
+    np.testing.assert_allclose(M.sparse_top_k_categorical_accuracy([2, 1], [[0.1, 0.9, 0.8], [0.05, 0.95, 0]], k=1),
+                               [0, 1])
+    labels = np.random.default_rng(6).integers(0, 3, 40)
+    model = _model(3, "softmax")
+    model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy",
+                  metrics=[M.sparse_categorical_accuracy, M.sparse_top_k_categorical_accuracy])
+    logs = model.evaluate(X, labels, verbose=0, return_dict=True)
+    assert logs["sparse_categorical_accuracy"] == pytest.approx(np.mean(model.predict(X).argmax(1) == labels))
+    assert logs["sparse_top_k_categorical_accuracy"] == 1.0  # 3 classes, k = 5

@@ -196,6 +196,50 @@ class Recall(Metric):
         super().__init__(_cpp.Recall(_threshold(thresholds, "Recall"), name or "recall"))
 
 
+def _values(cpp, y_true, y_pred):
+    return _losses.value(cpp.values(np.asarray(y_true), np.asarray(y_pred, dtype=np.float32)))
+
+
+def _metric_function(fn):
+    """Marks Keras' metric function `fn`: compile(metrics=[fn]) logs it under its name."""
+    fn._weft_metric = fn.__name__
+    return fn
+
+
+@_metric_function
+def binary_accuracy(y_true, y_pred, threshold=0.5):
+    """Per-example binary accuracy: mean over the last axis of (y_pred > threshold) == y_true."""
+    return _values(_cpp.BinaryAccuracy(float(threshold)), y_true, y_pred)
+
+
+@_metric_function
+def categorical_accuracy(y_true, y_pred):
+    """Per-example: 1 where the arg-max of y_pred is the one-hot label's class."""
+    return _values(_cpp.CategoricalAccuracy(), y_true, y_pred)
+
+
+@_metric_function
+def sparse_categorical_accuracy(y_true, y_pred):
+    """Per-example: 1 where the arg-max of y_pred is the integer label."""
+    return _values(_cpp.SparseCategoricalAccuracy(), y_true, y_pred)
+
+
+@_metric_function
+def top_k_categorical_accuracy(y_true, y_pred, k=5):
+    """Per-example: 1 where the one-hot label's class is among the k highest predictions."""
+    return _values(_cpp.TopKCategoricalAccuracy(int(k)), y_true, y_pred)
+
+
+@_metric_function
+def sparse_top_k_categorical_accuracy(y_true, y_pred, k=5):
+    """Per-example: 1 where the integer label is among the k highest predictions."""
+    return _values(_cpp.SparseTopKCategoricalAccuracy(int(k)), y_true, y_pred)
+
+
+mean_squared_error = mse = _losses.mean_squared_error
+mean_absolute_error = mae = _losses.mean_absolute_error
+
+
 def get(identifier):
     """A Metric from a Metric, a Metric class, or a Keras name ('accuracy', 'acc',
     'binary_accuracy', 'categorical_accuracy', 'sparse_categorical_accuracy',
@@ -206,6 +250,8 @@ def get(identifier):
         return identifier()
     if isinstance(identifier, str):
         return Metric(_cpp.get(identifier))
+    if callable(identifier) and hasattr(identifier, "_weft_metric"):  # a metric function: logged by its name
+        return Metric(_cpp.get(identifier._weft_metric))
     if callable(identifier) and hasattr(identifier, "_weft_loss"):  # a loss function as a metric
         return Metric(_cpp.get(identifier.__name__))
     raise TypeError("metrics must be weft.keras.metrics objects or names, got %r (custom Python metric "
@@ -215,4 +261,6 @@ def get(identifier):
 __all__ = ["Metric", "Accuracy", "BinaryAccuracy", "CategoricalAccuracy", "SparseCategoricalAccuracy",
            "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy", "MeanSquaredError", "MeanAbsoluteError",
            "BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy", "AUC", "Precision",
-           "Recall", "get"]
+           "Recall", "binary_accuracy", "categorical_accuracy", "sparse_categorical_accuracy",
+           "top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy", "mean_squared_error", "mse",
+           "mean_absolute_error", "mae", "get"]
