@@ -55,6 +55,18 @@ Optimizer WithExtras(Optimizer o, const py::object& clipnorm, const py::object& 
   return o;
 }
 
+// f(y_true, y_pred) over two arrays, run without the GIL; its tensor as a numpy array.
+template <typename F>
+py::array OnArrays(const py::object& y_true, const py::object& y_pred, F f) {
+  const Tensor y = NumpyToTensor(y_true), p = NumpyToTensor(y_pred);
+  Tensor out;
+  {
+    py::gil_scoped_release nogil;
+    out = f(y, p);
+  }
+  return TensorToNumpy(out);
+}
+
 // Defines optimizer `name` with its own arguments followed by the ones every Keras optimizer takes
 // (clipnorm, clipvalue, global_clipnorm, weight_decay), which `f` receives last.
 template <typename F, typename... Args>
@@ -70,11 +82,7 @@ void InitLosses(py::module_& k) {
       .def_readonly("label_smoothing", &Loss::label_smoothing)
       .def_readonly("delta", &Loss::delta)
       .def("per_example", [](const Loss& l, const py::object& y_true, const py::object& y_pred) {
-        Tensor y = NumpyToTensor(y_true), p = NumpyToTensor(y_pred);
-        py::gil_scoped_release nogil;
-        Tensor v = LossPerExample(l, y, p);
-        py::gil_scoped_acquire gil;
-        return TensorToNumpy(v);
+        return OnArrays(y_true, y_pred, [&](const Tensor& y, const Tensor& p) { return LossPerExample(l, y, p); });
       }, py::arg("y_true"), py::arg("y_pred"), "The per-example loss values (float32 [batch]) of arrays.")
       .def("__repr__", [](const Loss& l) { return "<weft.keras.losses." + l.name() + (l.from_logits ? " from_logits>" : ">"); });
   py::module_ losses = k.def_submodule("losses", "Keras losses.");
@@ -100,11 +108,7 @@ void InitMetrics(py::module_& k) {
         return EvaluateMetricStats(m, y, p);
       }, py::arg("y_true"), py::arg("y_pred"), "The statistics of one batch of arrays (sums over its examples).")
       .def("values", [](const Metric& m, const py::object& y_true, const py::object& y_pred) {
-        Tensor y = NumpyToTensor(y_true), p = NumpyToTensor(y_pred);
-        py::gil_scoped_release nogil;
-        Tensor v = MetricValues(m, y, p);
-        py::gil_scoped_acquire gil;
-        return TensorToNumpy(v);
+        return OnArrays(y_true, y_pred, [&](const Tensor& y, const Tensor& p) { return MetricValues(m, y, p); });
       }, py::arg("y_true"), py::arg("y_pred"), "Per-example values of a mean metric (float32 [batch]).")
       .def("renamed", [](Metric m, const std::string& name) {
         m.name = name;
