@@ -23,8 +23,8 @@ class Value(np.ndarray):
         return np.asarray(self)
 
 
-def value(x):
-    return np.asarray(x, dtype=np.float32).view(Value)
+def value(x, dtype=np.float32):
+    return np.asarray(x, dtype=dtype).view(Value)
 
 
 def _arrays(y_true, y_pred):

@@ -13,6 +13,8 @@ LearningRateScheduler do between epochs::
 """
 import types
 import warnings
+
+import numpy as np
 import weakref
 
 from .. import _weft
@@ -64,7 +66,7 @@ class Optimizer:
     def iterations(self):
         """Training steps taken by the compiled model (0 before)."""
         cpp = self._compiled()
-        return _value(cpp.iterations if cpp is not None else 0)
+        return _value(cpp.iterations if cpp is not None else 0, dtype=np.int64)
 
     def get_config(self):
         c = {"name": self.name, "learning_rate": float(self.learning_rate)}
