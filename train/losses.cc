@@ -21,6 +21,18 @@ Output ClipProbabilities(const Scope& s, Output p) {
                       ops::ScalarLike(s, p.dtype(), 1.0 - kEpsilon));
 }
 
+std::vector<int64_t> NonBatchAxes(const Output& x) {
+  std::vector<int64_t> axes;
+  for (int i = 1; i < x.shape().rank(); ++i) axes.push_back(i);
+  return axes;
+}
+
+// Sum over every axis but the batch one (the KL divergence's and cosine similarity's reduction).
+Output SumPerExample(const Scope& s, Output x) {
+  const std::vector<int64_t> axes = NonBatchAxes(x);
+  return axes.empty() ? x : ops::Sum(s, x, axes);
+}
+
 void RequireClasses(const Output& pred, const std::string& loss) {
   WEFT_REQUIRE(pred.shape().rank() == 2, "{}: expects predictions of shape (batch, classes), got {}", loss,
                pred.shape().ToString());
@@ -88,6 +100,49 @@ Output Loss::Build(const Scope& s, Output y, Output pred) const {
                                         ops::Mul(s, d, ops::Sub(s, abs, quad))));
     }
     case Kind::kSparseCategoricalCrossentropy: break;
+    default: return BuildOther(s, y, pred);
+  }
+  throw Error(errors::Internal("unknown loss kind"));
+}
+
+Output Loss::BuildOther(const Scope& s, Output y, Output pred) const {
+  auto c = [&](double v) { return ops::ScalarLike(s, pred.dtype(), v); };
+  switch (kind) {
+    case Kind::kMeanAbsolutePercentageError:
+      return ops::Mul(s, c(100.0), MeanPerExample(s, ops::Abs(s, ops::Div(s, ops::Sub(s, y, pred),
+                                                                          ops::Maximum(s, ops::Abs(s, y), c(kEpsilon))))));
+    case Kind::kMeanSquaredLogarithmicError: {
+      auto log1p = [&](Output x) { return ops::Log(s, ops::Add(s, ops::Maximum(s, x, c(kEpsilon)), c(1.0))); };
+      return MeanPerExample(s, ops::Square(s, ops::Sub(s, log1p(pred), log1p(y))));
+    }
+    case Kind::kLogCosh: {  // x + softplus(-2x) - log 2: log(cosh(x)) without overflow
+      Output x = ops::Sub(s, pred, y);
+      return MeanPerExample(s, ops::Sub(s, ops::Add(s, x, ops::Softplus(s, ops::Mul(s, c(-2.0), x))), c(std::log(2.0))));
+    }
+    case Kind::kHinge:
+    case Kind::kSquaredHinge: {
+      // Keras: labels that are all 0 or 1 become -1 / 1.
+      Output binary = ops::Min(s, ops::Cast(s, ops::LogicalOr(s, ops::Equal(s, y, c(0.0)), ops::Equal(s, y, c(1.0))),
+                                            DType::kFloat32));
+      Output signed_y = ops::Add(s, ops::Mul(s, y, ops::Add(s, c(1.0), binary)), ops::Neg(s, binary));  // 2y-1 or y
+      Output h = ops::Relu(s, ops::Sub(s, c(1.0), ops::Mul(s, signed_y, pred)));
+      return MeanPerExample(s, kind == Kind::kHinge ? h : ops::Square(s, h));
+    }
+    case Kind::kKLDivergence: {
+      auto clip = [&](Output x) { return ops::Minimum(s, ops::Maximum(s, x, c(kEpsilon)), c(1.0)); };
+      Output yc = clip(y);
+      return SumPerExample(s, ops::Mul(s, yc, ops::Log(s, ops::Div(s, yc, clip(pred)))));
+    }
+    case Kind::kPoisson:
+      return MeanPerExample(s, ops::Sub(s, pred, ops::Mul(s, y, ops::Log(s, ops::Add(s, pred, c(kEpsilon))))));
+    case Kind::kCosineSimilarity: {
+      const int64_t last = std::max(pred.shape().rank() - 1, 0);
+      auto normalized = [&](Output x) {  // x / sqrt(max(sum(x^2), 1e-12)) over the last axis
+        return ops::Mul(s, x, ops::Rsqrt(s, ops::Maximum(s, ops::Sum(s, ops::Square(s, x), {last}, true), c(1e-12))));
+      };
+      return ops::Neg(s, SumPerExample(s, ops::Mul(s, normalized(y), normalized(pred))));
+    }
+    default: break;
   }
   throw Error(errors::Internal("unknown loss kind"));
 }
@@ -109,6 +164,14 @@ std::string Loss::name() const {
     case Kind::kMeanSquaredError: return "mean_squared_error";
     case Kind::kMeanAbsoluteError: return "mean_absolute_error";
     case Kind::kHuber: return "huber";
+    case Kind::kMeanAbsolutePercentageError: return "mean_absolute_percentage_error";
+    case Kind::kMeanSquaredLogarithmicError: return "mean_squared_logarithmic_error";
+    case Kind::kLogCosh: return "log_cosh";
+    case Kind::kHinge: return "hinge";
+    case Kind::kSquaredHinge: return "squared_hinge";
+    case Kind::kKLDivergence: return "kl_divergence";
+    case Kind::kPoisson: return "poisson";
+    case Kind::kCosineSimilarity: return "cosine_similarity";
   }
   return "?";
 }
@@ -133,6 +196,12 @@ Loss Huber(double delta) {
   return {.kind = Loss::Kind::kHuber, .delta = delta};
 }
 
+Loss SimpleLoss(Loss::Kind kind) {
+  WEFT_REQUIRE(kind >= Loss::Kind::kMeanAbsolutePercentageError, "SimpleLoss: {} has arguments; use its factory",
+               Loss{.kind = kind}.name());
+  return {.kind = kind};
+}
+
 Loss LossByName(const std::string& name) {
   static const std::map<std::string, Loss (*)()> kByName = {
       {"sparse_categorical_crossentropy", [] { return SparseCategoricalCrossentropy(); }},
@@ -143,6 +212,18 @@ Loss LossByName(const std::string& name) {
       {"mean_absolute_error", [] { return MeanAbsoluteError(); }},
       {"mae", [] { return MeanAbsoluteError(); }},
       {"huber", [] { return Huber(); }},
+      {"mean_absolute_percentage_error", [] { return SimpleLoss(Loss::Kind::kMeanAbsolutePercentageError); }},
+      {"mape", [] { return SimpleLoss(Loss::Kind::kMeanAbsolutePercentageError); }},
+      {"mean_squared_logarithmic_error", [] { return SimpleLoss(Loss::Kind::kMeanSquaredLogarithmicError); }},
+      {"msle", [] { return SimpleLoss(Loss::Kind::kMeanSquaredLogarithmicError); }},
+      {"log_cosh", [] { return SimpleLoss(Loss::Kind::kLogCosh); }},
+      {"logcosh", [] { return SimpleLoss(Loss::Kind::kLogCosh); }},
+      {"hinge", [] { return SimpleLoss(Loss::Kind::kHinge); }},
+      {"squared_hinge", [] { return SimpleLoss(Loss::Kind::kSquaredHinge); }},
+      {"kl_divergence", [] { return SimpleLoss(Loss::Kind::kKLDivergence); }},
+      {"kld", [] { return SimpleLoss(Loss::Kind::kKLDivergence); }},
+      {"poisson", [] { return SimpleLoss(Loss::Kind::kPoisson); }},
+      {"cosine_similarity", [] { return SimpleLoss(Loss::Kind::kCosineSimilarity); }},
   };
   // Keras' class names too: "MeanSquaredError" -> "mean_squared_error", "MSE" -> "mse".
   std::string key;
@@ -154,6 +235,7 @@ Loss LossByName(const std::string& name) {
     key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
   if (key == "huber_loss") key = "huber";
+  if (key == "kldivergence") key = "kl_divergence";  // "KLDivergence"
   if (auto it = kByName.find(key); it != kByName.end()) return it->second();
   std::string known;
   for (const auto& [k, _] : kByName) known += (known.empty() ? "" : ", ") + k;
@@ -161,8 +243,7 @@ Loss LossByName(const std::string& name) {
 }
 
 Output MeanPerExample(const Scope& s, Output x) {
-  std::vector<int64_t> axes;
-  for (int i = 1; i < x.shape().rank(); ++i) axes.push_back(i);
+  const std::vector<int64_t> axes = NonBatchAxes(x);
   return axes.empty() ? x : ops::Mean(s, x, axes);
 }
 

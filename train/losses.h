@@ -27,6 +27,14 @@ struct Loss {
     kMeanSquaredError,
     kMeanAbsoluteError,
     kHuber,
+    kMeanAbsolutePercentageError,
+    kMeanSquaredLogarithmicError,
+    kLogCosh,
+    kHinge,
+    kSquaredHinge,
+    kKLDivergence,
+    kPoisson,
+    kCosineSimilarity,
   };
   Kind kind = Kind::kSparseCategoricalCrossentropy;
   bool from_logits = false;     // cross-entropies: predictions are logits, not probabilities
@@ -40,6 +48,9 @@ struct Loss {
   DType label_dtype() const;
   TensorShape LabelShape(const TensorShape& pred_shape) const;
   std::string name() const;  // Keras' function name: "sparse_categorical_crossentropy"
+
+ private:
+  Output BuildOther(const Scope& s, Output y, Output pred) const;  // the losses of SimpleLoss
 };
 
 Loss SparseCategoricalCrossentropy(bool from_logits = false);
@@ -48,10 +59,18 @@ Loss BinaryCrossentropy(bool from_logits = false, double label_smoothing = 0.0);
 Loss MeanSquaredError();
 Loss MeanAbsoluteError();
 Loss Huber(double delta = 1.0);
+// Keras' other regression / probabilistic losses (per example, over the last axis):
+// mape 100 * mean(|y - p| / max(|y|, eps)); msle mean((log1p(max(p, eps)) - log1p(max(y, eps)))^2);
+// logcosh mean(log(cosh(p - y))); hinge mean(max(1 - y p, 0)) and squared_hinge its square, with
+// 0/1 labels taken as -1/1 (when every label is 0 or 1, as Keras); kl_divergence
+// sum(y log(y / p)), y and p clipped to [eps, 1]; poisson mean(p - y log(p + eps));
+// cosine_similarity -sum(y / |y| * p / |p|).
+Loss SimpleLoss(Loss::Kind kind);
 // By Keras name (probabilities, not logits, as Keras assumes for a string):
 // "sparse_categorical_crossentropy", "categorical_crossentropy", "binary_crossentropy",
-// "mse" / "mean_squared_error", "mae" / "mean_absolute_error", "huber" (and Keras' class
-// names: "MeanSquaredError", ...). Unknown names list the known ones.
+// "mse" / "mean_squared_error", "mae" / "mean_absolute_error", "huber", "mape", "msle",
+// "logcosh", "hinge", "squared_hinge", "kld" / "kl_divergence", "poisson", "cosine_similarity"
+// (and Keras' class names: "MeanSquaredError", ...). Unknown names list the known ones.
 Loss LossByName(const std::string& name);
 
 // Mean over every axis but the batch one (Keras' mean over the last axis, then the batch mean:

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
+
+#include <fmt/ranges.h>
 
 #include "ops/array.h"
 #include "ops/framework.h"
@@ -99,27 +102,32 @@ Metric::Metric(const std::string& name) {
       {"sparse_categorical_accuracy", [] { return SparseCategoricalAccuracy(); }},
       {"top_k_categorical_accuracy", [] { return TopKCategoricalAccuracy(); }},
       {"sparse_top_k_categorical_accuracy", [] { return SparseTopKCategoricalAccuracy(); }},
-      {"mean_squared_error", [] { return LossMetric(MeanSquaredError(), "mean_squared_error"); }},
-      {"mean_absolute_error", [] { return LossMetric(MeanAbsoluteError(), "mean_absolute_error"); }},
-      {"binary_crossentropy", [] { return LossMetric(BinaryCrossentropy(), "binary_crossentropy"); }},
-      {"categorical_crossentropy", [] { return LossMetric(CategoricalCrossentropy(), "categorical_crossentropy"); }},
-      {"sparse_categorical_crossentropy",
-       [] { return LossMetric(SparseCategoricalCrossentropy(), "sparse_categorical_crossentropy"); }},
       {"auc", [] { return AUC(); }},
       {"precision", [] { return Precision(); }},
       {"recall", [] { return Recall(); }},
   };
+  // Loss functions that Keras also offers as metrics (the mean of the loss, LossByName's names).
+  static const std::set<std::string> kLossMetrics = {
+      "mean_squared_error", "mean_absolute_error", "mean_absolute_percentage_error",
+      "mean_squared_logarithmic_error", "log_cosh", "hinge", "squared_hinge", "kl_divergence", "poisson",
+      "binary_crossentropy", "categorical_crossentropy", "sparse_categorical_crossentropy"};
   // Keras logs a string metric under the string itself: "acc" as "acc", "mse" as "mse".
   static const std::map<std::string, std::string> kAliases = {
-      {"acc", "accuracy"}, {"mse", "mean_squared_error"}, {"mae", "mean_absolute_error"}};
+      {"acc", "accuracy"}, {"mse", "mean_squared_error"}, {"mae", "mean_absolute_error"},
+      {"mape", "mean_absolute_percentage_error"}, {"msle", "mean_squared_logarithmic_error"},
+      {"logcosh", "log_cosh"}, {"kld", "kl_divergence"}};
   const auto alias = kAliases.find(name);
-  const auto it = kByName.find(alias != kAliases.end() ? alias->second : name);
-  if (it == kByName.end()) {
-    std::string known = "acc, mae, mse";
-    for (const auto& [k, _] : kByName) known += ", " + k;
-    throw Error(errors::InvalidArgument("unknown metric '{}' (known: {})", name, known));
+  const std::string key = alias != kAliases.end() ? alias->second : name;
+  if (const auto it = kByName.find(key); it != kByName.end()) {
+    *this = it->second();
+  } else if (kLossMetrics.count(key) > 0) {
+    *this = LossMetric(LossByName(key), key);
+  } else {
+    std::set<std::string> known(kLossMetrics);
+    for (const auto& [k, _] : kByName) known.insert(k);
+    for (const auto& [k, _] : kAliases) known.insert(k);
+    throw Error(errors::InvalidArgument("unknown metric '{}' (known: {})", name, fmt::join(known, ", ")));
   }
-  *this = it->second();
   this->name = name;
 }
 

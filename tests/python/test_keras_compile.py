@@ -74,8 +74,8 @@ def test_loss_functions_names_and_reductions():
                        ("huber", "huber"), ("MeanSquaredError", "mean_squared_error")]:
         assert L.get(name)._cpp.name == want
     assert L.get(L.binary_crossentropy)._cpp.name == "binary_crossentropy"
-    with pytest.raises(weft.errors.InvalidArgumentError, match=r"unknown loss 'hinge' \(known: .*binary_crossentropy"):
-        L.get("hinge")
+    with pytest.raises(weft.errors.InvalidArgumentError, match=r"unknown loss 'focal' \(known: .*binary_crossentropy"):
+        L.get("focal")
     with pytest.raises(ValueError, match="reduction"):
         L.MeanSquaredError(reduction="mean")
 
@@ -349,3 +349,34 @@ def test_metric_functions_per_example_and_in_compile():
     logs = model.evaluate(X, labels, verbose=0, return_dict=True)
     assert logs["sparse_categorical_accuracy"] == pytest.approx(np.mean(model.predict(X).argmax(1) == labels))
     assert logs["sparse_top_k_categorical_accuracy"] == 1.0  # 3 classes, k = 5
+
+
+def test_other_keras_losses_match_tensorflow():
+    ref = REF["losses"]
+    ry = np.array([[1.0, 2.0, 0.0], [0.5, -1.0, 3.0]], np.float32)
+    rp = np.array([[1.5, 1.0, 0.2], [0.4, -0.5, 2.0]], np.float32)
+    pos = np.array([[0.2, 0.5, 0.3], [0.7, 0.1, 0.2]], np.float32)
+    pos_p = np.array([[0.1, 0.6, 0.3], [0.5, 0.3, 0.2]], np.float32)
+    got = {
+        "mape": L.MeanAbsolutePercentageError()(ry, rp),
+        "msle": L.MeanSquaredLogarithmicError()(np.abs(ry), np.abs(rp)),
+        "logcosh": L.LogCosh()(ry, rp),
+        "hinge01": L.Hinge()(np.array([[0., 1., 1.], [1., 0., 0.]]), rp),  # 0/1 labels become -1/1
+        "hinge_pm": L.Hinge()(np.array([[-1., 1., 1.], [1., -1., -1.]]), rp),
+        "squared_hinge": L.SquaredHinge()(np.array([[0., 1., 1.], [1., 0., 0.]]), rp),
+        "kld": L.KLDivergence()(pos, pos_p),
+        "poisson": L.Poisson()(pos, pos_p),
+        "cosine": L.CosineSimilarity()(ry, rp),
+    }
+    for k, v in got.items():
+        assert float(v) == pytest.approx(ref[k], rel=1e-5), k
+    for name in ["mape", "msle", "logcosh", "kld", "poisson", "hinge", "squared_hinge", "cosine_similarity"]:
+        L.get(name)
+    model = _model(1, None)
+    model.compile(optimizer="sgd", loss="msle", metrics=["mape", "logcosh"])
+    y = np.abs(np.random.default_rng(7).standard_normal((40, 1))).astype(np.float32) + 1
+    logs = model.evaluate(X, y, verbose=0, return_dict=True)
+    pred = model.predict(X)
+    assert logs["mape"] == pytest.approx(100 * np.mean(np.abs(y - pred) / y), rel=1e-4)
+    x = pred - y
+    assert logs["logcosh"] == pytest.approx(np.mean(np.log(np.cosh(x))), rel=1e-4)

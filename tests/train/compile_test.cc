@@ -52,9 +52,15 @@ TEST_CASE("losses: Keras' docstring examples and closed forms") {
   const Tensor sp = LossPerExample(SparseCategoricalCrossentropy(), Tensor::FromVector<int32_t>({1}, {1, 1}),
                                    F({0.25f, 0.75f}, {1, 2}));
   CHECK(Mean(sp) == doctest::Approx(-std::log(0.75)).epsilon(1e-6));
+  // Hinge with 0/1 labels takes them as -1/1: mean(max(1 - y p, 0)) = (max(1 + 0.5, 0) + max(1 - 2, 0)) / 2.
+  CHECK(Mean(LossPerExample(LossByName("hinge"), F({0, 1}, {1, 2}), F({0.5f, 2.0f}, {1, 2}))) == doctest::Approx(0.75));
+  // log cosh stays finite far from 0 (|x| - log 2 there).
+  CHECK(Mean(LossPerExample(LossByName("logcosh"), F({0}, {1, 1}), F({200.0f}, {1, 1}))) ==
+        doctest::Approx(200 - std::log(2.0)).epsilon(1e-6));
+  CHECK(LossByName("KLDivergence").kind == Loss::Kind::kKLDivergence);
   CHECK(LossByName("MeanAbsoluteError").name() == "mean_absolute_error");
   CHECK(LossByName("huber_loss").kind == Loss::Kind::kHuber);
-  CHECK_THROWS_WITH_AS(LossByName("hinge"), doctest::Contains("known: binary_crossentropy"), Error);
+  CHECK_THROWS_WITH_AS(LossByName("focal"), doctest::Contains("known: binary_crossentropy"), Error);
   CHECK_THROWS_WITH_AS(LossPerExample(MeanSquaredError(), F({0, 0, 0}, {1, 3}), F({0, 0}, {1, 2})),
                        doctest::Contains("do not match predictions"), Error);
 }
@@ -84,7 +90,7 @@ TEST_CASE("metrics: accumulated statistics, Keras' docstring examples") {
         Metric::Kind::kCategoricalAccuracy);
   CHECK(Metric("acc").name == "acc");
   CHECK(MetricValue(TopKCategoricalAccuracy(1), F({0, 0, 1, 0, 1, 0}, {2, 3}), probs) == doctest::Approx(0.5));
-  CHECK_THROWS_WITH_AS(Metric("f1"), doctest::Contains("known: acc, mae, mse"), Error);
+  CHECK_THROWS_WITH_AS(Metric("f1"), doctest::Contains("known: acc, accuracy, auc"), Error);
   CHECK_THROWS_WITH_AS(AUC().Resolved(SparseCategoricalCrossentropy(), TensorShape({-1, 4})),
                        doctest::Contains("labels of shape"), Error);
 }

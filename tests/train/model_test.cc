@@ -215,7 +215,7 @@ TEST_CASE("losses: values against hand computation") {
   const double lse1 = std::log(std::exp(0.1) + std::exp(0.1) + std::exp(0.8));
   CHECK(eval(SparseCategoricalCrossentropy(true), sparse) ==
         doctest::Approx(((lse0 - 0.7) + (lse1 - 0.1)) / 2).epsilon(1e-5));
-  CHECK_THROWS_WITH_AS(LossByName("hinge"), doctest::Contains("unknown loss"), Error);
+  CHECK_THROWS_WITH_AS(LossByName("focal"), doctest::Contains("unknown loss"), Error);
 }
 
 TEST_CASE("model: L2 kernel regularization adds l2 * sum(w^2) to the loss") {

@@ -130,6 +130,37 @@ class Huber(Loss):
         return dict(super().get_config(), delta=self.delta)
 
 
+def _simple(cls_name, key, default_name, doc):
+    """A Keras loss class without arguments of its own beyond reduction and name."""
+
+    def __init__(self, reduction="sum_over_batch_size", name=default_name):
+        Loss.__init__(self, _cpp.get(key), name, reduction)
+
+    return type(cls_name, (Loss,), {"__init__": __init__, "__doc__": doc})
+
+
+MeanAbsolutePercentageError = _simple("MeanAbsolutePercentageError", "mape", "mean_absolute_percentage_error",
+                                      "100 * mean(|y_true - y_pred| / max(|y_true|, 1e-7)) over the last axis.")
+MeanSquaredLogarithmicError = _simple("MeanSquaredLogarithmicError", "msle", "mean_squared_logarithmic_error",
+                                      "mean((log(1 + y_pred) - log(1 + y_true))**2) over the last axis.")
+LogCosh = _simple("LogCosh", "log_cosh", "log_cosh", "mean(log(cosh(y_pred - y_true))) over the last axis.")
+Hinge = _simple("Hinge", "hinge", "hinge", "mean(max(1 - y_true * y_pred, 0)); 0/1 labels are taken as -1/1.")
+SquaredHinge = _simple("SquaredHinge", "squared_hinge", "squared_hinge",
+                       "mean(max(1 - y_true * y_pred, 0)**2); 0/1 labels are taken as -1/1.")
+KLDivergence = _simple("KLDivergence", "kl_divergence", "kl_divergence",
+                       "sum(y_true * log(y_true / y_pred)) over the last axis, both clipped to [1e-7, 1].")
+Poisson = _simple("Poisson", "poisson", "poisson", "mean(y_pred - y_true * log(y_pred + 1e-7)) over the last axis.")
+
+
+class CosineSimilarity(Loss):
+    """-sum(l2_normalize(y_true) * l2_normalize(y_pred)) over the last axis (-1: same direction)."""
+
+    def __init__(self, axis=-1, reduction="sum_over_batch_size", name="cosine_similarity"):
+        if axis != -1:
+            raise ValueError("CosineSimilarity: weft reduces over the last axis only (axis=-1), got axis=%r" % (axis,))
+        super().__init__(_cpp.get("cosine_similarity"), name, reduction)
+
+
 def _function(cls, name, doc, **defaults):
     """Keras' loss function `name`: the per-example values of `cls(**kwargs)` (and, passed to
     compile, that loss)."""
@@ -152,6 +183,16 @@ binary_crossentropy = _function(BinaryCrossentropy, "binary_crossentropy",
 mean_squared_error = mse = MSE = _function(MeanSquaredError, "mean_squared_error", "Per-example mean squared error.")
 mean_absolute_error = mae = MAE = _function(MeanAbsoluteError, "mean_absolute_error", "Per-example mean absolute error.")
 huber = _function(Huber, "huber", "Per-example Huber loss (delta=1.0).")
+mean_absolute_percentage_error = mape = MAPE = _function(MeanAbsolutePercentageError, "mean_absolute_percentage_error",
+                                                         "Per-example mean absolute percentage error.")
+mean_squared_logarithmic_error = msle = MSLE = _function(MeanSquaredLogarithmicError, "mean_squared_logarithmic_error",
+                                                         "Per-example mean squared logarithmic error.")
+log_cosh = logcosh = _function(LogCosh, "log_cosh", "Per-example log-cosh error.")
+hinge = _function(Hinge, "hinge", "Per-example hinge loss.")
+squared_hinge = _function(SquaredHinge, "squared_hinge", "Per-example squared hinge loss.")
+kl_divergence = kld = KLD = _function(KLDivergence, "kl_divergence", "Per-example Kullback-Leibler divergence.")
+poisson = _function(Poisson, "poisson", "Per-example Poisson loss.")
+cosine_similarity = _function(CosineSimilarity, "cosine_similarity", "Per-example negative cosine similarity.")
 
 
 def get(identifier):
@@ -173,4 +214,7 @@ def get(identifier):
 __all__ = ["Loss", "SparseCategoricalCrossentropy", "CategoricalCrossentropy", "BinaryCrossentropy",
            "MeanSquaredError", "MeanAbsoluteError", "Huber", "sparse_categorical_crossentropy",
            "categorical_crossentropy", "binary_crossentropy", "mean_squared_error", "mse", "mean_absolute_error",
-           "mae", "huber", "get"]
+           "mae", "huber", "MeanAbsolutePercentageError", "MeanSquaredLogarithmicError", "LogCosh", "Hinge",
+           "SquaredHinge", "KLDivergence", "Poisson", "CosineSimilarity", "mean_absolute_percentage_error", "mape",
+           "mean_squared_logarithmic_error", "msle", "log_cosh", "logcosh", "hinge", "squared_hinge", "kl_divergence",
+           "kld", "poisson", "cosine_similarity", "get"]

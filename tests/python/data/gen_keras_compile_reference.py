@@ -24,6 +24,19 @@ out["bce_vec"] = float(L.BinaryCrossentropy()(np.array([0.,1.,1.]), np.array([[0
 mt = np.array([[0.,1.],[0.,0.]],np.float32); mp = np.array([[1.,1.],[1.,0.]],np.float32)
 out["mse"] = float(L.MeanSquaredError()(mt, mp)); out["mae"] = float(L.MeanAbsoluteError()(mt, mp))
 out["huber"] = float(L.Huber()(bt, bp)); out["huber_d"] = float(L.Huber(delta=0.3)(bt, np.array([[0.6,1.9],[-0.4,0.1]],np.float32)))
+ry = np.array([[1.0, 2.0, 0.0], [0.5, -1.0, 3.0]], np.float32)
+rp = np.array([[1.5, 1.0, 0.2], [0.4, -0.5, 2.0]], np.float32)
+pos = np.array([[0.2, 0.5, 0.3], [0.7, 0.1, 0.2]], np.float32)
+pos_p = np.array([[0.1, 0.6, 0.3], [0.5, 0.3, 0.2]], np.float32)
+out["mape"] = float(L.MeanAbsolutePercentageError()(ry, rp))
+out["msle"] = float(L.MeanSquaredLogarithmicError()(np.abs(ry), np.abs(rp)))
+out["logcosh"] = float(L.LogCosh()(ry, rp))
+out["hinge01"] = float(L.Hinge()(np.array([[0., 1., 1.], [1., 0., 0.]]), rp))
+out["hinge_pm"] = float(L.Hinge()(np.array([[-1., 1., 1.], [1., -1., -1.]]), rp))
+out["squared_hinge"] = float(L.SquaredHinge()(np.array([[0., 1., 1.], [1., 0., 0.]]), rp))
+out["kld"] = float(L.KLDivergence()(pos, pos_p))
+out["poisson"] = float(L.Poisson()(pos, pos_p))
+out["cosine"] = float(L.CosineSimilarity()(ry, rp))
 M = keras.metrics
 def met(m, *batches):
     for b in batches: m.update_state(*b)
@@ -82,7 +95,8 @@ for loss, yshape, units, mets in [("mse", (4,1), 1, ["accuracy"]), ("binary_cros
     names[loss + str(yshape) + str(units)] += [type(mm).__name__ for mm in m.metrics[1].metrics] if hasattr(m.metrics[1], "metrics") else []
 out["names"] = names
 LOSSES = ["cce", "cce_ls", "cce_logits", "cce_unnorm", "scce", "scce_col", "scce_logits", "bce", "bce_logits", "bce_ls",
-          "bce_extreme", "bce_vec", "mse", "mae", "huber", "huber_d"]
+          "bce_extreme", "bce_vec", "mse", "mae", "huber", "huber_d", "mape", "msle", "logcosh", "hinge01", "hinge_pm",
+          "squared_hinge", "kld", "poisson", "cosine"]
 METRICS = ["acc_binary", "acc_cat", "acc_sparse", "topk", "sparse_topk", "auc", "auc200_2batches",
            "precision_2batches", "recall_2batches", "precision_doc", "recall_doc"]
 print(json.dumps({
