@@ -132,6 +132,8 @@ def test_accuracy_resolution(loss, units, labels, metric, kind):
     model.compile(optimizer="sgd", loss=loss, metrics=[metric])
     logs = model.evaluate(X, labels, batch_size=7, verbose=0, return_dict=True)
     assert set(logs) == {"loss", metric}  # logged under the string given, as Keras
+    assert model.metrics_names == ["loss", metric]
+    assert model.evaluate(X, labels, batch_size=7, verbose=0) == [logs["loss"], logs[metric]]
     pred = model.predict(X)
     if kind == "binary":
         want = np.mean((pred > 0.5).astype(np.float32) == labels.reshape(pred.shape))

@@ -130,6 +130,11 @@ class Model:
         if self._cpp is not None:
             self._cpp.compile(**dict(self._compile_args, optimizer=self.optimizer._cpp))
 
+    @property
+    def metrics_names(self):
+        """The names of evaluate's values, in its order: ['loss', 'accuracy', ...]."""
+        return ["loss"] + list(self._metric_names)
+
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_data=None,
             shuffle=True, initial_epoch=0, steps_per_epoch=None, shuffle_seed=0):
         """Trains on numpy arrays ``x`` [N, ...] and ``y`` [N] (uint8 / float64 inputs and integer
