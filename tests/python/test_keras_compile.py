@@ -382,3 +382,19 @@ def test_other_keras_losses_match_tensorflow():
     assert logs["mape"] == pytest.approx(100 * np.mean(np.abs(y - pred) / y), rel=1e-4)
     x = pred - y
     assert logs["logcosh"] == pytest.approx(np.mean(np.log(np.cosh(x))), rel=1e-4)
+
+
+def test_mirrored_replicas_add_their_metric_statistics():
+    # Two replicas each see half of every batch; their statistics add up to the whole batch's,
+    # so with a zero learning rate the training epoch's metrics equal evaluate's.
+    rng = np.random.default_rng(8)
+    y = rng.integers(0, 2, (64, 1)).astype(np.float32)
+    x = (rng.standard_normal((64, 3)) + y).astype(np.float32)
+    strategy = weft.distribute.MirroredStrategy(["/device:CPU:0", "/device:CPU:1"])
+    with strategy.scope():
+        model = _model(1, "sigmoid")
+        model.compile(optimizer=O.SGD(0.0), loss="binary_crossentropy", metrics=["accuracy", M.AUC(), M.Recall()])
+    hist = model.fit(x, y, batch_size=16, epochs=1, verbose=0, shuffle=False)
+    logs = model.evaluate(x, y, verbose=0, return_dict=True)
+    for key in ("accuracy", "auc", "recall", "loss"):
+        assert hist.history[key][0] == pytest.approx(logs[key], rel=1e-5), key
