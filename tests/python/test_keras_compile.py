@@ -260,6 +260,8 @@ def test_learning_rate_is_readable_and_settable_between_steps():
     model.train_on_batch(OPT_X, OPT_Y)
     np.testing.assert_allclose(model.get_weights()[0], w0 - 0.01 * g_w, rtol=1e-5)
     assert int(opt.iterations) == 1
+    opt.learning_rate.assign(0.002)  # tf.Variable style, as Keras 3 scripts do
+    assert opt.learning_rate.numpy() == pytest.approx(0.002)
     sched = _dense_model(O.Adam(S.ExponentialDecay(0.1, 10, 0.5))).optimizer
     assert float(sched.learning_rate) == pytest.approx(0.1)
     with pytest.raises(TypeError, match="not settable"):

@@ -42,9 +42,12 @@ class Optimizer:
 
     @property
     def learning_rate(self):
-        """The rate the next training step uses (a schedule's value at the current step)."""
+        """The rate the next training step uses (a schedule's value at the current step), as a
+        scalar with TensorFlow's variable methods: ``.numpy()``, ``float()``, ``.assign(rate)``."""
         cpp = self._compiled()
-        return _value(cpp.learning_rate if cpp is not None else self._cpp.learning_rate_at(0))
+        rate = _value(cpp.learning_rate if cpp is not None else self._cpp.learning_rate_at(0)).view(_LearningRate)
+        rate._optimizer = weakref.ref(self)
+        return rate
 
     @learning_rate.setter
     def learning_rate(self, lr):
@@ -95,6 +98,18 @@ def _check_kwargs(kwargs):
     unknown = {k: v for k, v in kwargs.items() if k not in _UNSUPPORTED}
     if unknown:
         raise ValueError("Argument(s) not recognized: %r" % (unknown,))
+
+
+class _LearningRate(type(_value(0.0))):
+    """optimizer.learning_rate's value; ``assign`` sets the optimizer's rate (tf.Variable's API)."""
+
+    def assign(self, rate):
+        optimizer = self._optimizer() if getattr(self, "_optimizer", None) is not None else None
+        if optimizer is None:
+            raise ValueError("this learning-rate value no longer belongs to an optimizer")
+        optimizer.learning_rate = rate
+        self[...] = float(rate)
+        return self
 
 
 def _attrs(*names):
