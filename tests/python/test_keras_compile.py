@@ -400,3 +400,14 @@ def test_mirrored_replicas_add_their_metric_statistics():
     logs = model.evaluate(x, y, verbose=0, return_dict=True)
     for key in ("accuracy", "auc", "recall", "loss"):
         assert hist.history[key][0] == pytest.approx(logs[key], rel=1e-5), key
+
+
+def test_optimizer_config_round_trip():
+    for opt in [O.SGD(0.05, momentum=0.8, nesterov=True, clipnorm=2.0), O.Adam(0.002, amsgrad=True),
+                O.AdamW(weight_decay=0.01, global_clipnorm=1.0), O.RMSprop(rho=0.8, centered=True),
+                O.Adagrad(initial_accumulator_value=0.2, clipvalue=0.5),
+                O.Adam(S.ExponentialDecay(0.1, 10, 0.5))]:
+        config = opt.get_config()
+        again = type(opt).from_config(config)
+        assert repr(again) == repr(opt) and again.get_config().keys() == config.keys()
+    assert O.SGD(0.05, momentum=0.8).get_config()["momentum"] == pytest.approx(0.8)

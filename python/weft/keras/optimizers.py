@@ -26,8 +26,9 @@ _cpp = _weft.keras.optimizers
 class Optimizer:
     """A Keras optimizer: pass it to ``Model.compile(optimizer=...)``."""
 
-    def __init__(self, cpp, name=None):
+    def __init__(self, cpp, name=None, learning_rate=None):
         self._cpp = cpp
+        self._learning_rate_arg = learning_rate  # as given (a schedule object stays one), for get_config
         self.name = name or cpp.name
         self._model = None  # weakref to the weft.keras Model compiled with it
 
@@ -71,12 +72,28 @@ class Optimizer:
         cpp = self._compiled()
         return _value(cpp.iterations if cpp is not None else 0, dtype=np.int64)
 
+    _params = ()  # the subclass's own hyper-parameters (constructor arguments)
+
     def get_config(self):
-        c = {"name": self.name, "learning_rate": float(self.learning_rate)}
+        """The constructor arguments: ``type(opt).from_config(opt.get_config())`` is the same optimizer
+        (a schedule stays the schedule object; a constant rate is the current rate)."""
+        schedule = getattr(self, "_learning_rate_arg", None)
+        c = {"name": self.name,
+             "learning_rate": schedule if self._cpp.learning_rate_is_schedule else self._cpp.learning_rate_at(0)}
+        for k in self._params:
+            c[k] = getattr(self._cpp, k)
         for k in ("clipnorm", "clipvalue", "global_clipnorm"):
             v = getattr(self._cpp, k)
             c[k] = v if v > 0 else None
+        if "weight_decay" not in c:
+            c["weight_decay"] = self._cpp.weight_decay or None
         return c
+
+    @classmethod
+    def from_config(cls, config):
+        if cls is Optimizer:
+            raise TypeError("from_config: use the optimizer's class (SGD, Adam, ...), not the Optimizer base")
+        return cls(**config)
 
     def __repr__(self):
         return "<weft.keras.optimizers.%r>" % (self._cpp,)
@@ -124,7 +141,7 @@ class SGD(Optimizer):
                  clipvalue=None, global_clipnorm=None, name="SGD", **kwargs):
         _check_kwargs(kwargs)
         super().__init__(_cpp.SGD(_rate(learning_rate), float(momentum), bool(nesterov), clipnorm=clipnorm,
-                                  clipvalue=clipvalue, global_clipnorm=global_clipnorm, weight_decay=weight_decay), name)
+                                  clipvalue=clipvalue, global_clipnorm=global_clipnorm, weight_decay=weight_decay), name, learning_rate)
 
 
 class Adam(Optimizer):
@@ -135,7 +152,7 @@ class Adam(Optimizer):
         _check_kwargs(kwargs)
         super().__init__(_cpp.Adam(_rate(learning_rate), float(beta_1), float(beta_2), float(epsilon), bool(amsgrad),
                                    clipnorm=clipnorm, clipvalue=clipvalue, global_clipnorm=global_clipnorm,
-                                   weight_decay=weight_decay), name)
+                                   weight_decay=weight_decay), name, learning_rate)
 
 
 class AdamW(Optimizer):
@@ -146,7 +163,7 @@ class AdamW(Optimizer):
         _check_kwargs(kwargs)
         super().__init__(_cpp.AdamW(_rate(learning_rate), float(weight_decay), float(beta_1), float(beta_2),
                                     float(epsilon), bool(amsgrad), clipnorm=clipnorm, clipvalue=clipvalue,
-                                    global_clipnorm=global_clipnorm), name)
+                                    global_clipnorm=global_clipnorm), name, learning_rate)
 
 
 class RMSprop(Optimizer):
@@ -157,7 +174,7 @@ class RMSprop(Optimizer):
         _check_kwargs(kwargs)
         super().__init__(_cpp.RMSprop(_rate(learning_rate), float(rho), float(momentum), float(epsilon),
                                       bool(centered), clipnorm=clipnorm, clipvalue=clipvalue,
-                                      global_clipnorm=global_clipnorm, weight_decay=weight_decay), name)
+                                      global_clipnorm=global_clipnorm, weight_decay=weight_decay), name, learning_rate)
 
 
 class Adagrad(Optimizer):
@@ -168,13 +185,14 @@ class Adagrad(Optimizer):
         _check_kwargs(kwargs)
         super().__init__(_cpp.Adagrad(_rate(learning_rate), float(initial_accumulator_value), float(epsilon),
                                       clipnorm=clipnorm, clipvalue=clipvalue, global_clipnorm=global_clipnorm,
-                                      weight_decay=weight_decay), name)
+                                      weight_decay=weight_decay), name, learning_rate)
 
 
 for _cls, _names in ((SGD, ("momentum", "nesterov")), (Adam, ("beta_1", "beta_2", "epsilon", "amsgrad")),
                      (AdamW, ("beta_1", "beta_2", "epsilon", "amsgrad", "weight_decay")),
                      (RMSprop, ("rho", "momentum", "epsilon", "centered")),
                      (Adagrad, ("initial_accumulator_value", "epsilon"))):
+    _cls._params = _names
     for _k, _p in _attrs(*_names, "clipnorm", "clipvalue", "global_clipnorm").items():
         setattr(_cls, _k, _p)
 
