@@ -411,3 +411,11 @@ def test_optimizer_config_round_trip():
         again = type(opt).from_config(config)
         assert repr(again) == repr(opt) and again.get_config().keys() == config.keys()
     assert O.SGD(0.05, momentum=0.8).get_config()["momentum"] == pytest.approx(0.8)
+
+
+def test_metric_config_round_trip():
+    for m in [M.AUC(num_thresholds=50, name="roc"), M.Precision(thresholds=0.3), M.Recall(name="r"),
+              M.BinaryAccuracy(threshold=0.7), M.TopKCategoricalAccuracy(k=3), M.SparseCategoricalAccuracy()]:
+        again = type(m).from_config(m.get_config())
+        assert again.get_config() == m.get_config() and again.name == m.name
+    assert M.AUC(num_thresholds=50).get_config()["num_thresholds"] == 50

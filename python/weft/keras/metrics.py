@@ -51,8 +51,17 @@ class Metric:
         self.update_state(y_true, y_pred, sample_weight)
         return self.result()
 
+    _config = ()  # (argument, C++ field) pairs beside the name, for get_config
+
     def get_config(self):
-        return {"name": self.name}
+        c = {"name": self.name}
+        for arg, field in self._config:
+            c[arg] = getattr(self._cpp, field)
+        return c
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
 
     def __repr__(self):
         return "<weft.keras.metrics.%s name=%r>" % (type(self).__name__, self.name)
@@ -74,6 +83,7 @@ class Accuracy(Metric):
 
 class BinaryAccuracy(Metric):
     """How often (y_pred > threshold) equals the 0/1 label."""
+    _config = (("threshold", "threshold"),)
 
     def __init__(self, name="binary_accuracy", dtype=None, threshold=0.5):
         super().__init__(_cpp.BinaryAccuracy(float(threshold), name))
@@ -95,6 +105,7 @@ class SparseCategoricalAccuracy(Metric):
 
 class TopKCategoricalAccuracy(Metric):
     """How often the one-hot label's class is among the k highest predictions."""
+    _config = (("k", "k"),)
 
     def __init__(self, k=5, name="top_k_categorical_accuracy", dtype=None):
         super().__init__(_cpp.TopKCategoricalAccuracy(int(k), name))
@@ -102,6 +113,7 @@ class TopKCategoricalAccuracy(Metric):
 
 class SparseTopKCategoricalAccuracy(Metric):
     """How often the integer label is among the k highest predictions."""
+    _config = (("k", "k"),)
 
     def __init__(self, k=5, name="sparse_top_k_categorical_accuracy", dtype=None):
         super().__init__(_cpp.SparseTopKCategoricalAccuracy(int(k), name))
@@ -157,6 +169,7 @@ class SparseCategoricalCrossentropy(_LossMetric):
 class AUC(Metric):
     """Area under the ROC curve from confusion counts at num_thresholds thresholds spread over
     [0, 1], with Keras' trapezoidal ('interpolation') sum; labels are positive when nonzero."""
+    _config = (("num_thresholds", "num_thresholds"),)
 
     def __init__(self, num_thresholds=200, curve="ROC", summation_method="interpolation", name=None, dtype=None,
                  thresholds=None, multi_label=False, num_labels=None, label_weights=None, from_logits=False):
@@ -180,6 +193,7 @@ def _threshold(thresholds, metric):
 
 class Precision(Metric):
     """tp / (tp + fp) with predictions positive above the threshold (0.5)."""
+    _config = (("thresholds", "threshold"),)
 
     def __init__(self, thresholds=None, top_k=None, class_id=None, name=None, dtype=None):
         _no("top_k", top_k, "Precision")
@@ -189,6 +203,7 @@ class Precision(Metric):
 
 class Recall(Metric):
     """tp / (tp + fn) with predictions positive above the threshold (0.5)."""
+    _config = (("thresholds", "threshold"),)
 
     def __init__(self, thresholds=None, top_k=None, class_id=None, name=None, dtype=None):
         _no("top_k", top_k, "Recall")
