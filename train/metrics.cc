@@ -136,6 +136,7 @@ Metric BinaryAccuracy(double threshold, std::string name) {
   m.threshold = threshold;
   return m;
 }
+Metric ExactAccuracy(std::string name) { return Make(Kind::kExactAccuracy, std::move(name)); }
 Metric CategoricalAccuracy(std::string name) { return Make(Kind::kCategoricalAccuracy, std::move(name)); }
 Metric SparseCategoricalAccuracy(std::string name) { return Make(Kind::kSparseCategoricalAccuracy, std::move(name)); }
 Metric TopKCategoricalAccuracy(int k, std::string name) {
@@ -199,6 +200,8 @@ Output Metric::BuildValues(const Scope& s, Output y, Output pred) const {
       Output predicted = ops::Cast(s, ops::Greater(s, pred, ops::ScalarLike(s, pred.dtype(), threshold)), DType::kFloat32);
       return MeanPerExample(s, ops::Cast(s, ops::Equal(s, ops::Cast(s, y, DType::kFloat32), predicted), DType::kFloat32));
     }
+    case Kind::kExactAccuracy:
+      return MeanPerExample(s, ops::Cast(s, ops::Equal(s, ops::Cast(s, y, DType::kFloat32), pred), DType::kFloat32));
     case Kind::kCategoricalAccuracy:
     case Kind::kSparseCategoricalAccuracy: {
       Output predicted = ops::ArgMax(s, pred, 1, DType::kInt32);

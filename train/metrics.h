@@ -24,6 +24,7 @@ namespace weft::train {
 struct Metric {
   enum class Kind {
     kAccuracy,  // "accuracy" / "acc": binary, categorical or sparse, resolved at compile time
+    kExactAccuracy,  // keras.metrics.Accuracy(): how often y_pred equals y_true exactly
     kBinaryAccuracy,
     kCategoricalAccuracy,
     kSparseCategoricalAccuracy,
@@ -62,6 +63,7 @@ struct Metric {
   double Result(const std::vector<double>& stats) const;
 };
 
+Metric ExactAccuracy(std::string name = "accuracy");  // Keras' Accuracy object: y_pred == y_true
 Metric BinaryAccuracy(double threshold = 0.5, std::string name = "binary_accuracy");
 Metric CategoricalAccuracy(std::string name = "categorical_accuracy");
 Metric SparseCategoricalAccuracy(std::string name = "sparse_categorical_accuracy");

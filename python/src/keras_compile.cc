@@ -118,6 +118,7 @@ void InitMetrics(py::module_& k) {
       .def("__repr__", [](const Metric& m) { return "<weft.keras.metrics '" + m.name + "'>"; });
   py::module_ metrics = k.def_submodule("metrics", "Keras metrics.");
   metrics.def("get", [](const std::string& name) { return Metric(name); }, py::arg("name"));
+  metrics.def("Accuracy", &ExactAccuracy, py::arg("name") = "accuracy");
   metrics.def("BinaryAccuracy", &BinaryAccuracy, py::arg("threshold") = 0.5, py::arg("name") = "binary_accuracy");
   metrics.def("CategoricalAccuracy", &CategoricalAccuracy, py::arg("name") = "categorical_accuracy");
   metrics.def("SparseCategoricalAccuracy", &SparseCategoricalAccuracy, py::arg("name") = "sparse_categorical_accuracy");

@@ -90,6 +90,7 @@ def test_metric_docstring_examples_and_accumulation():
     assert float(M.Precision()([0, 1, 1, 1], [1, 0, 1, 1])) == pytest.approx(2 / 3)
     assert float(M.Recall()([0, 1, 1, 1], [1, 0, 1, 1])) == pytest.approx(2 / 3)
     assert float(M.BinaryAccuracy()([[1], [1], [0], [0]], [[0.98], [1], [0], [0.6]])) == pytest.approx(0.75)
+    assert float(M.Accuracy()([[1], [2], [3], [4]], [[0], [2], [3], [4]])) == pytest.approx(0.75)  # exact equality
     assert float(M.CategoricalAccuracy()([[0, 0, 1], [0, 1, 0]], [[0.1, 0.9, 0.8], [0.05, 0.95, 0]])) == 0.5
     assert float(M.SparseCategoricalAccuracy()([[2], [1]], [[0.1, 0.6, 0.3], [0.05, 0.95, 0]])) == 0.5
     assert float(M.TopKCategoricalAccuracy(k=1)([[0, 0, 1], [0, 1, 0]], [[0.1, 0.9, 0.8], [0.05, 0.95, 0]])) == 0.5

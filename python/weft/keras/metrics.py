@@ -73,12 +73,11 @@ def _no(what, value, metric):
 
 
 class Accuracy(Metric):
-    """'accuracy' as compile resolves the string: binary, categorical or sparse categorical
-    accuracy from the labels and predictions (Keras' Accuracy object compares values exactly;
-    weft's resolves instead)."""
+    """How often y_pred equals y_true exactly (Keras' Accuracy object; the string 'accuracy' in
+    compile resolves to binary / categorical / sparse accuracy instead)."""
 
     def __init__(self, name="accuracy", dtype=None):
-        super().__init__(_cpp.get("accuracy").renamed(name))
+        super().__init__(_cpp.Accuracy(name))
 
 
 class BinaryAccuracy(Metric):
