@@ -241,6 +241,7 @@ def test_optimizer_names_defaults_and_errors():
         opt = O.get(name)
         assert opt.name == cls and float(opt.learning_rate) == pytest.approx(lr)
     assert O.AdamW().weight_decay == pytest.approx(0.004) and O.Adam().epsilon == pytest.approx(1e-7)
+    assert O.legacy.Adam is O.Adam and O.experimental.AdamW is O.AdamW
     assert O.RMSprop().rho == pytest.approx(0.9) and O.Adagrad().initial_accumulator_value == pytest.approx(0.1)
     with pytest.raises(weft.errors.InvalidArgumentError, match=r"unknown optimizer 'lbfgs' \(known: .*rmsprop"):
         O.get("lbfgs")

@@ -277,4 +277,12 @@ def get(identifier):
     raise TypeError("optimizer must be a weft.keras.optimizers object or a name, got %r" % (identifier,))
 
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "schedules", "get"]
+# TF 2.11-2.15 scripts name the same optimizers under these namespaces; here they are the Keras 3
+# classes above (the legacy ones' formulas agree up to where Adagrad's epsilon sits).
+legacy = types.ModuleType("weft.keras.optimizers.legacy", "Aliases of weft.keras.optimizers' classes.")
+experimental = types.ModuleType("weft.keras.optimizers.experimental", "Aliases of weft.keras.optimizers' classes.")
+for _ns in (legacy, experimental):
+    for _cls in (Optimizer, SGD, Adam, AdamW, RMSprop, Adagrad):
+        setattr(_ns, _cls.__name__, _cls)
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "schedules", "legacy", "experimental", "get"]
