@@ -56,9 +56,14 @@ class Optimizer:
             raise TypeError("This optimizer was created with a LearningRateSchedule as its learning_rate, hence its "
                             "learning rate is not settable (%r)" % (self._cpp,))
         cpp = self._compiled()
+        schedule = hasattr(lr, "_schedule")
         if cpp is not None:
+            if schedule:
+                raise TypeError("a compiled model's learning rate can be set to a number, not a schedule (%r); "
+                                "pass the schedule to the optimizer before compile" % (lr,))
             cpp.set_learning_rate(float(lr))
-        self._cpp = self._cpp.with_learning_rate(float(lr) if not hasattr(lr, "_schedule") else lr)
+        self._cpp = self._cpp.with_learning_rate(lr._schedule if schedule else float(lr))
+        self._learning_rate_arg = lr
 
     def learning_rate_at(self, step):
         """The rate the optimizer's schedule (or constant) gives at `step`."""
