@@ -1,6 +1,7 @@
 #include "train/metrics.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -58,6 +59,25 @@ Output ConfusionStats(const Scope& s, Output y, Output pred, const std::vector<f
 }
 
 double Ratio(double a, double b) { return b > 0.0 ? a / b : 0.0; }  // Keras' divide_no_nan
+
+// The area under the precision-recall curve from [tp(n), fp(n), positives, negatives], with
+// Keras' interpolation (Davis & Goadrich 2006): between neighbouring thresholds precision is
+// interpolated along the true positives, integrated in closed form.
+double PrAuc(const std::vector<double>& st, size_t n) {
+  const double pos = st[2 * n];
+  auto tp = [&](size_t i) { return st[i]; };
+  auto p = [&](size_t i) { return st[i] + st[n + i]; };  // predicted positives
+  double area = 0.0;
+  for (size_t i = 0; i + 1 < n; ++i) {
+    const double dtp = tp(i) - tp(i + 1);
+    const double slope = Ratio(dtp, std::max(p(i) - p(i + 1), 0.0));
+    const double intercept = tp(i + 1) - slope * p(i + 1);
+    const double p_ratio = p(i) > 0 && p(i + 1) > 0 ? Ratio(p(i), std::max(p(i + 1), 0.0)) : 1.0;
+    const double fn_next = pos - tp(i + 1);
+    area += Ratio(slope * (dtp + intercept * std::log(p_ratio)), std::max(tp(i + 1) + fn_next, 0.0));
+  }
+  return area;
+}
 
 // "accuracy" for labels of `label_shape` and predictions of `pred_shape` (Keras' rule:
 // compile_utils' is_binary_or_sparse_categorical).
@@ -156,10 +176,24 @@ Metric LossMetric(Loss loss, std::string name) {
   m.loss = loss;
   return m;
 }
-Metric AUC(int num_thresholds, std::string name) {
+Metric AUC(int num_thresholds, std::string name, bool pr_curve) {
   WEFT_REQUIRE(num_thresholds > 1, "AUC: num_thresholds must be > 1, got {}", num_thresholds);
   Metric m = Make(Kind::kAUC, std::move(name));
   m.num_thresholds = num_thresholds;
+  m.pr_curve = pr_curve;
+  return m;
+}
+
+Metric ConfusionCount(Kind kind, double threshold, std::string name) {
+  static const std::map<Kind, const char*> kNames = {{Kind::kTruePositives, "true_positives"},
+                                                      {Kind::kFalsePositives, "false_positives"},
+                                                      {Kind::kTrueNegatives, "true_negatives"},
+                                                      {Kind::kFalseNegatives, "false_negatives"}};
+  const auto it = kNames.find(kind);
+  WEFT_REQUIRE(it != kNames.end(), "ConfusionCount: not a confusion-count metric kind");
+  WEFT_REQUIRE(threshold >= 0.0 && threshold <= 1.0, "{}: threshold must be in [0, 1], got {}", it->second, threshold);
+  Metric m = Make(kind, name.empty() ? it->second : std::move(name));
+  m.threshold = threshold;
   return m;
 }
 Metric Precision(double threshold, std::string name) {
@@ -182,15 +216,12 @@ Metric Metric::Resolved(const Loss& l, const TensorShape& pred_shape) const {
 int Metric::num_stats() const {
   switch (kind) {
     case Kind::kAUC: return 2 * num_thresholds + 2;
-    case Kind::kPrecision:
-    case Kind::kRecall: return 4;
-    default: return 2;
+    default: return is_mean() ? 2 : 4;
   }
 }
 
-bool Metric::is_mean() const {
-  return kind != Kind::kAUC && kind != Kind::kPrecision && kind != Kind::kRecall && kind != Kind::kAccuracy;
-}
+// "accuracy" always resolves to one of the mean kinds.
+bool Metric::is_mean() const { return kind < Kind::kAUC; }
 
 Output Metric::BuildValues(const Scope& s, Output y, Output pred) const {
   WEFT_REQUIRE(kind != Kind::kAccuracy, "metric '{}': resolve 'accuracy' (Metric::Resolved) before building it", name);
@@ -230,9 +261,7 @@ Output Metric::BuildValues(const Scope& s, Output y, Output pred) const {
 
 Output Metric::BuildStats(const Scope& s, Output y, Output pred) const {
   if (kind == Kind::kAUC) return ConfusionStats(s, y, pred, AucThresholds(num_thresholds));
-  if (kind == Kind::kPrecision || kind == Kind::kRecall) {
-    return ConfusionStats(s, y, pred, {static_cast<float>(threshold)});
-  }
+  if (kind > Kind::kAUC) return ConfusionStats(s, y, pred, {static_cast<float>(threshold)});
   return MeanStats(s, BuildValues(s, y, pred));
 }
 
@@ -242,7 +271,12 @@ double Metric::Result(const std::vector<double>& st) const {
   switch (kind) {
     case Kind::kPrecision: return Ratio(st[0], st[0] + st[1]);  // tp / (tp + fp)
     case Kind::kRecall: return Ratio(st[0], st[2]);             // tp / positives
+    case Kind::kTruePositives: return st[0];
+    case Kind::kFalsePositives: return st[1];
+    case Kind::kTrueNegatives: return st[3] - st[1];   // negatives - fp
+    case Kind::kFalseNegatives: return st[2] - st[0];  // positives - tp
     case Kind::kAUC: {
+      if (pr_curve) return PrAuc(st, static_cast<size_t>(num_thresholds));
       // ROC: x = fp rate, y = tp rate at each threshold (ascending thresholds: descending rates);
       // the area is the sum of trapezoids between neighbours (Keras' 'interpolation').
       const size_t n = static_cast<size_t>(num_thresholds);

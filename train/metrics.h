@@ -22,6 +22,8 @@
 namespace weft::train {
 
 struct Metric {
+  // Order matters: the means of a per-example value come before kAUC, the counts at one
+  // threshold after it (is_mean, BuildStats).
   enum class Kind {
     kAccuracy,  // "accuracy" / "acc": binary, categorical or sparse, resolved at compile time
     kExactAccuracy,  // keras.metrics.Accuracy(): how often y_pred equals y_true exactly
@@ -34,12 +36,17 @@ struct Metric {
     kAUC,
     kPrecision,
     kRecall,
+    kTruePositives,  // counts at `threshold`, summed over the epoch
+    kFalsePositives,
+    kTrueNegatives,
+    kFalseNegatives,
   };
   Kind kind = Kind::kAccuracy;
   std::string name = "accuracy";  // the log key ("val_" + name for validation)
   double threshold = 0.5;         // binary accuracy, precision, recall: positive when pred > threshold
   int k = 5;                      // top-k accuracies
-  int num_thresholds = 200;       // AUC (ROC curve, interpolated trapezoids, as Keras' default)
+  int num_thresholds = 200;       // AUC
+  bool pr_curve = false;          // AUC: the precision-recall curve (Keras' curve='PR'), else ROC
   Loss loss;                      // kLoss
 
   Metric() = default;
@@ -70,9 +77,13 @@ Metric SparseCategoricalAccuracy(std::string name = "sparse_categorical_accuracy
 Metric TopKCategoricalAccuracy(int k = 5, std::string name = "top_k_categorical_accuracy");
 Metric SparseTopKCategoricalAccuracy(int k = 5, std::string name = "sparse_top_k_categorical_accuracy");
 Metric LossMetric(Loss loss, std::string name);  // the mean of a loss function: MeanSquaredError metric
-Metric AUC(int num_thresholds = 200, std::string name = "auc");
+// The area under the ROC curve (trapezoids between thresholds, Keras' 'interpolation'), or with
+// pr_curve under the precision-recall curve (Keras' interpolation of Davis & Goadrich).
+Metric AUC(int num_thresholds = 200, std::string name = "auc", bool pr_curve = false);
 Metric Precision(double threshold = 0.5, std::string name = "precision");
 Metric Recall(double threshold = 0.5, std::string name = "recall");
+// Confusion counts at a threshold: Metric::Kind::kTruePositives ... kFalseNegatives.
+Metric ConfusionCount(Metric::Kind kind, double threshold = 0.5, std::string name = "");
 
 // Running totals of each metric's statistics (an epoch's, or one evaluation's).
 class MetricTotals {

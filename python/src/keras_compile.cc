@@ -102,6 +102,7 @@ void InitMetrics(py::module_& k) {
       .def_readonly("threshold", &Metric::threshold)
       .def_readonly("k", &Metric::k)
       .def_readonly("num_thresholds", &Metric::num_thresholds)
+      .def_readonly("pr_curve", &Metric::pr_curve)
       .def("stats", [](const Metric& m, const py::object& y_true, const py::object& y_pred) {
         Tensor y = NumpyToTensor(y_true), p = NumpyToTensor(y_pred);
         py::gil_scoped_release nogil;
@@ -127,7 +128,14 @@ void InitMetrics(py::module_& k) {
   metrics.def("SparseTopKCategoricalAccuracy", &SparseTopKCategoricalAccuracy, py::arg("k") = 5,
               py::arg("name") = "sparse_top_k_categorical_accuracy");
   metrics.def("LossMetric", &LossMetric, py::arg("loss"), py::arg("name"));
-  metrics.def("AUC", &AUC, py::arg("num_thresholds") = 200, py::arg("name") = "auc");
+  metrics.def("AUC", &AUC, py::arg("num_thresholds") = 200, py::arg("name") = "auc", py::arg("pr_curve") = false);
+  for (const auto& [cls, kind] : {std::pair{"TruePositives", Metric::Kind::kTruePositives},
+                                  std::pair{"FalsePositives", Metric::Kind::kFalsePositives},
+                                  std::pair{"TrueNegatives", Metric::Kind::kTrueNegatives},
+                                  std::pair{"FalseNegatives", Metric::Kind::kFalseNegatives}}) {
+    metrics.def(cls, [kind](double threshold, const std::string& name) { return ConfusionCount(kind, threshold, name); },
+                py::arg("threshold") = 0.5, py::arg("name") = "");
+  }
   metrics.def("Precision", &Precision, py::arg("threshold") = 0.5, py::arg("name") = "precision");
   metrics.def("Recall", &Recall, py::arg("threshold") = 0.5, py::arg("name") = "recall");
 }

@@ -105,6 +105,19 @@ def test_metric_docstring_examples_and_accumulation():
         assert float(m.result()) == pytest.approx(ref[key], abs=1e-6), key
         m.reset_state()
         assert float(m.result()) == 0.0
+    m = M.AUC(curve="PR")  # precision-recall, Keras' interpolation
+    m.update_state(y[:6], p[:6])
+    m.update_state(y[6:], p[6:])
+    assert float(m.result()) == pytest.approx(ref["pr_auc_2batches"], abs=1e-6)
+    assert float(M.AUC(num_thresholds=3, curve="PR")([0, 0, 1, 1], [0, 0.5, 0.3, 0.9])) == \
+        pytest.approx(ref["pr_auc_3"], abs=1e-6)
+    counts = []
+    for cls in (M.TruePositives, M.FalsePositives, M.TrueNegatives, M.FalseNegatives):
+        m = cls()
+        m.update_state(y[:6], p[:6])
+        m.update_state(y[6:], p[6:])
+        counts.append(float(m.result()))
+    assert counts == ref["counts_2batches"]
     # top-k: TF's in_top_k counts ties at the boundary as in.
     assert float(M.SparseTopKCategoricalAccuracy(k=1)([0], [[0.5, 0.5, 0.0]])) == 1.0
 
@@ -186,8 +199,8 @@ def test_metric_errors_name_what_is_wrong():
     with pytest.raises(weft.errors.InvalidArgumentError, match="auc.*labels of shape"):
         model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy", metrics=["auc"])
         model.evaluate(X, np.zeros(40), verbose=0)
-    with pytest.raises(NotImplementedError, match="curve='ROC'"):
-        M.AUC(curve="PR")
+    with pytest.raises(NotImplementedError, match="summation_method"):
+        M.AUC(summation_method="minoring")
 
 
 # ---- optimizers ---------------------------------------------------------------------------------
@@ -421,3 +434,29 @@ def test_metric_config_round_trip():
         again = type(m).from_config(m.get_config())
         assert again.get_config() == m.get_config() and again.name == m.name
     assert M.AUC(num_thresholds=50).get_config()["num_thresholds"] == 50
+
+
+def test_imbalanced_data_tutorial_metrics():
+    # The metric list of TensorFlow's "Classification on imbalanced data" tutorial, in compile.
+    metrics = [M.BinaryCrossentropy(name="cross entropy"), M.MeanSquaredError(name="Brier score"),
+               M.TruePositives(name="tp"), M.FalsePositives(name="fp"), M.TrueNegatives(name="tn"),
+               M.FalseNegatives(name="fn"), M.BinaryAccuracy(name="accuracy"), M.Precision(name="precision"),
+               M.Recall(name="recall"), M.AUC(name="auc"), M.AUC(name="prc", curve="PR")]
+    rng = np.random.default_rng(9)
+    y = (rng.random((64, 1)) < 0.2).astype(np.float32)
+    x = (rng.standard_normal((64, 3)) + y).astype(np.float32)
+    model = _model(1, "sigmoid")
+    model.compile(optimizer=O.Adam(1e-3), loss=L.BinaryCrossentropy(), metrics=metrics)
+    logs = model.evaluate(x, y, batch_size=16, verbose=0, return_dict=True)
+    pred = model.predict(x)
+    above = pred > 0.5
+    assert logs["tp"] == np.sum(above & (y > 0)) and logs["fn"] == np.sum(~above & (y > 0))
+    assert logs["fp"] == np.sum(above & (y == 0)) and logs["tn"] == np.sum(~above & (y == 0))
+    assert logs["Brier score"] == pytest.approx(np.mean((pred - y) ** 2), rel=1e-5)
+    assert logs["prc"] == pytest.approx(float(M.AUC(curve="PR")(y, pred)), abs=1e-6)
+
+
+def test_standalone_string_metrics():
+    m = M.get("accuracy")  # resolves from the arrays, as in compile
+    assert float(m([[2], [1]], [[0.1, 0.6, 0.3], [0.05, 0.95, 0]])) == 0.5
+    assert float(M.get("acc")([[1], [0]], [[0.7], [0.8]])) == 0.5

@@ -72,6 +72,16 @@ TEST_CASE("metrics: accumulated statistics, Keras' docstring examples") {
   const Tensor y = F({0, 1, 1, 1}, {4}), p = F({1, 0, 1, 1}, {4});
   CHECK(MetricValue(Precision(), y, p) == doctest::Approx(2.0 / 3));
   CHECK(MetricValue(Recall(), y, p) == doctest::Approx(2.0 / 3));
+  // Confusion counts at 0.5: tp 2 (0.9, 0.7 on positives), fp 1, tn 1, fn 1.
+  const Tensor cy = F({1, 1, 1, 0, 0}, {5}), cp = F({0.9f, 0.7f, 0.2f, 0.6f, 0.1f}, {5});
+  CHECK(MetricValue(ConfusionCount(Metric::Kind::kTruePositives), cy, cp) == 2);
+  CHECK(MetricValue(ConfusionCount(Metric::Kind::kFalsePositives), cy, cp) == 1);
+  CHECK(MetricValue(ConfusionCount(Metric::Kind::kTrueNegatives), cy, cp) == 1);
+  CHECK(MetricValue(ConfusionCount(Metric::Kind::kFalseNegatives), cy, cp) == 1);
+  CHECK(ConfusionCount(Metric::Kind::kFalseNegatives).name == "false_negatives");
+  // A perfect ranking has PR AUC 1.
+  CHECK(MetricValue(AUC(200, "prc", true), F({0, 0, 1, 1}, {4}), F({0.1f, 0.2f, 0.8f, 0.9f}, {4})) ==
+        doctest::Approx(1.0).epsilon(1e-6));
   // Totals over two batches are the counts of both, not the mean of two ratios.
   MetricTotals totals({Precision()});
   totals.Add({Tensor::FromVector<float>({1, 1, 1, 1}, {4})});  // tp 1, fp 1 (and positives, negatives)

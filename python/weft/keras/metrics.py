@@ -166,20 +166,25 @@ class SparseCategoricalCrossentropy(_LossMetric):
 
 
 class AUC(Metric):
-    """Area under the ROC curve from confusion counts at num_thresholds thresholds spread over
-    [0, 1], with Keras' trapezoidal ('interpolation') sum; labels are positive when nonzero."""
-    _config = (("num_thresholds", "num_thresholds"),)
+    """Area under the ROC curve (or with curve='PR' the precision-recall curve) from confusion
+    counts at num_thresholds thresholds spread over [0, 1], with Keras' 'interpolation' sum;
+    labels are positive when nonzero."""
 
     def __init__(self, num_thresholds=200, curve="ROC", summation_method="interpolation", name=None, dtype=None,
                  thresholds=None, multi_label=False, num_labels=None, label_weights=None, from_logits=False):
-        if str(curve).upper() != "ROC" or str(summation_method).lower() != "interpolation":
-            raise NotImplementedError("weft.keras.metrics.AUC: only curve='ROC' with summation_method='interpolation' "
-                                      "(Keras' defaults), got curve=%r, summation_method=%r" % (curve, summation_method))
+        if str(curve).upper() not in ("ROC", "PR") or str(summation_method).lower() != "interpolation":
+            raise NotImplementedError("weft.keras.metrics.AUC: curve='ROC' or 'PR' with summation_method="
+                                      "'interpolation' (Keras' default), got curve=%r, summation_method=%r"
+                                      % (curve, summation_method))
         _no("thresholds", thresholds is not None, "AUC")
         _no("multi_label", multi_label, "AUC")
         _no("label_weights", label_weights is not None, "AUC")
         _no("from_logits", from_logits, "AUC")
-        super().__init__(_cpp.AUC(int(num_thresholds), name or "auc"))
+        super().__init__(_cpp.AUC(int(num_thresholds), name or "auc", str(curve).upper() == "PR"))
+
+    def get_config(self):
+        return {"name": self.name, "num_thresholds": self._cpp.num_thresholds,
+                "curve": "PR" if self._cpp.pr_curve else "ROC"}
 
 
 def _threshold(thresholds, metric):
@@ -254,6 +259,19 @@ mean_squared_error = mse = _losses.mean_squared_error
 mean_absolute_error = mae = _losses.mean_absolute_error
 
 
+def _count_class(cls_name, doc):
+    def __init__(self, thresholds=None, name=None, dtype=None):
+        Metric.__init__(self, getattr(_cpp, cls_name)(_threshold(thresholds, cls_name), name or ""))
+
+    return type(cls_name, (Metric,), {"__init__": __init__, "__doc__": doc, "_config": (("thresholds", "threshold"),)})
+
+
+TruePositives = _count_class("TruePositives", "Labels > 0 predicted above the threshold (0.5), over the epoch.")
+FalsePositives = _count_class("FalsePositives", "Labels == 0 predicted above the threshold (0.5), over the epoch.")
+TrueNegatives = _count_class("TrueNegatives", "Labels == 0 predicted at or below the threshold, over the epoch.")
+FalseNegatives = _count_class("FalseNegatives", "Labels > 0 predicted at or below the threshold, over the epoch.")
+
+
 def get(identifier):
     """A Metric from a Metric, a Metric class, or a Keras name ('accuracy', 'acc',
     'binary_accuracy', 'categorical_accuracy', 'sparse_categorical_accuracy',
@@ -275,6 +293,6 @@ def get(identifier):
 __all__ = ["Metric", "Accuracy", "BinaryAccuracy", "CategoricalAccuracy", "SparseCategoricalAccuracy",
            "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy", "MeanSquaredError", "MeanAbsoluteError",
            "BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy", "AUC", "Precision",
-           "Recall", "binary_accuracy", "categorical_accuracy", "sparse_categorical_accuracy",
+           "Recall", "TruePositives", "FalsePositives", "TrueNegatives", "FalseNegatives", "binary_accuracy", "categorical_accuracy", "sparse_categorical_accuracy",
            "top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy", "mean_squared_error", "mse",
            "mean_absolute_error", "mae", "get"]

@@ -51,6 +51,10 @@ ya = np.array([0,1,1,0,1,0,1,1,0,0],np.float32); pa = np.array([0.1,0.8,0.35,0.4
 out["auc200_2batches"] = met(M.AUC(), (ya[:6],pa[:6]), (ya[6:],pa[6:]))
 out["precision_2batches"] = met(M.Precision(), (ya[:6],pa[:6]), (ya[6:],pa[6:]))
 out["recall_2batches"] = met(M.Recall(), (ya[:6],pa[:6]), (ya[6:],pa[6:]))
+out["pr_auc_2batches"] = met(M.AUC(curve="PR"), (ya[:6],pa[:6]), (ya[6:],pa[6:]))
+out["pr_auc_3"] = met(M.AUC(num_thresholds=3, curve="PR"), ([0,0,1,1],[0,0.5,0.3,0.9]))
+out["counts_2batches"] = [met(c(), (ya[:6],pa[:6]), (ya[6:],pa[6:])) for c in
+                          (M.TruePositives, M.FalsePositives, M.TrueNegatives, M.FalseNegatives)]
 out["precision_doc"] = met(M.Precision(), ([0,1,1,1],[1,0,1,1]))
 out["recall_doc"] = met(M.Recall(), ([0,1,1,1],[1,0,1,1]))
 # optimizers: Dense(2) on 4 examples of 3 features, MSE, full batch, 4 steps
@@ -98,7 +102,8 @@ LOSSES = ["cce", "cce_ls", "cce_logits", "cce_unnorm", "scce", "scce_col", "scce
           "bce_extreme", "bce_vec", "mse", "mae", "huber", "huber_d", "mape", "msle", "logcosh", "hinge01", "hinge_pm",
           "squared_hinge", "kld", "poisson", "cosine"]
 METRICS = ["acc_binary", "acc_cat", "acc_sparse", "topk", "sparse_topk", "auc", "auc200_2batches",
-           "precision_2batches", "recall_2batches", "precision_doc", "recall_doc"]
+           "precision_2batches", "recall_2batches", "precision_doc", "recall_doc", "pr_auc_2batches", "pr_auc_3",
+           "counts_2batches"]
 print(json.dumps({
     "_comment": "Computed by TensorFlow 2.21 / Keras 3.15 (CPU) with tests/python/data/gen_keras_compile_reference.py; "
                 "test_keras_compile.py compares weft against these numbers.",
