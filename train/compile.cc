@@ -46,7 +46,6 @@ ops::CollectiveGroup Model::WorkerGroup(int64_t key) const {
 int64_t Model::worker_rank() const { return strategy_->first_replica() / strategy_->num_local_replicas(); }
 
 void Model::Compile(CompileOptions o) {
-  for (const std::string& m : o.metrics) CanonicalMetricName(m);
   const Strategy* current = Strategy::Current();
   if (current != nullptr && current != strategy_) {
     throw Error(errors::InvalidArgument(
@@ -167,6 +166,8 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
 
   // The training pass of each replica.
   std::vector<Output> losses, applies;
+  c_->metric_defs.clear();
+  for (const Metric& m : o.metrics) c_->metric_defs.push_back(m.Resolved(o.loss, output_shape()));
   std::vector<std::vector<Output>> metrics(o.metrics.size());
   std::vector<std::vector<Output>> grads(static_cast<size_t>(replicas));
   for (int r = 0; r < replicas; ++r) {
@@ -186,10 +187,8 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
                               : ops::Div(ls, ops::Sum(ls, per_example), c_->global_batch);
     loss = AddL2(ls, loss, l2[ri], 1.0 / group);
     losses.push_back(loss);
-    for (size_t m = 0; m < o.metrics.size(); ++m) {
-      Scope ms = rs.NewSubScope("metrics");
-      Output v = BuildMetric(ms, o.metrics[m], o.loss, y, pred);
-      metrics[m].push_back(!replicated ? ops::Mean(ms, v) : ops::Div(ms, ops::Sum(ms, v), c_->global_batch));
+    for (size_t m = 0; m < o.metrics.size(); ++m) {  // statistics are sums: replicas and workers add theirs
+      metrics[m].push_back(c_->metric_defs[m].BuildStats(rs.NewSubScope("metrics"), y, pred));
     }
     grads[ri] = Gradients(rs, {loss}, trainable[ri]);
     for (size_t i = 0; i < grads[ri].size(); ++i) {
@@ -208,9 +207,7 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
   };
   c_->loss = over_workers(client.NewSubScope("loss"),
                           replicas == 1 ? losses[0] : ops::AddN(client.NewSubScope("loss"), losses));
-  c_->metric_names.clear();
   for (size_t m = 0; m < o.metrics.size(); ++m) {
-    c_->metric_names.push_back(CanonicalMetricName(o.metrics[m]));
     c_->metrics.push_back(over_workers(
         client.NewSubScope("metrics"), replicas == 1 ? metrics[m][0] : ops::AddN(client.NewSubScope("metrics"), metrics[m])));
   }
@@ -283,10 +280,23 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
   Scope es = is.NewSubScope("loss");
   c_->eval_loss = ops::Mean(es, o.loss.Build(es, c_->y, c_->pred));
   c_->eval_loss = AddL2(es, c_->eval_loss, l2[0], 1.0);
-  for (const std::string& m : o.metrics) {
-    Scope ms = is.NewSubScope("metrics");
-    c_->eval_metrics.push_back(ops::Mean(ms, BuildMetric(ms, m, o.loss, c_->y, c_->pred)));
+  for (const Metric& m : c_->metric_defs) c_->eval_metrics.push_back(m.BuildStats(is.NewSubScope("metrics"), c_->y, c_->pred));
+}
+
+double Model::learning_rate() const {
+  RequireCompiled("learning_rate");
+  return (*c_->options.optimizer.learning_rate)(step_);
+}
+
+void Model::SetLearningRate(double lr) {
+  RequireCompiled("SetLearningRate");
+  const Optimizer& opt = c_->options.optimizer;
+  if (!opt.learning_rate->constant()) {
+    throw Error(errors::FailedPrecondition(
+        "Model '{}': the optimizer was compiled with the learning-rate schedule {}, which sets the rate at "
+        "every step; compile with a number to set the rate yourself", name_, opt.learning_rate->ToString()));
   }
+  c_->options.optimizer.learning_rate = ConstantLR(lr);  // read by the next step
 }
 
 }  // namespace weft::train

@@ -64,6 +64,7 @@ static void PrepareArrays(const std::string& model, const TensorShape& input, co
                "Model '{}'.{}: x has {} examples ({}) but y has shape {}", model, what, x->shape().dim(0),
                x->shape().ToString(), y->shape().ToString());
   const TensorShape& want = y_ph.shape();
+  *y = MatchLabelRank(*y, want);  // [n, 1] sparse labels, [n] labels of a one-unit output
   bool ok = want.rank() < 0 || want.rank() == y->shape().rank();
   for (int i = 1; ok && i < want.rank(); ++i) ok = want.dim(i) < 0 || want.dim(i) == y->shape().dim(i);
   WEFT_REQUIRE(ok, "Model '{}'.{}: y has shape {} but the loss expects labels of shape {}", model, what,
@@ -84,8 +85,7 @@ std::vector<std::pair<std::string, const Graph*>> Model::TrainStepPartitions() {
   return session_->Partitions(feeds, fetches, {c_->train});
 }
 
-Logs Model::TrainOnBatch(const Tensor& x, const Tensor& y) {
-  RequireCompiled("TrainOnBatch");
+double Model::TrainStep(const Tensor& x, const Tensor& y, MetricTotals* totals) {
   const float lr = static_cast<float>((*c_->options.optimizer.learning_rate)(step_));
   std::vector<Output> fetches = {c_->loss};
   fetches.insert(fetches.end(), c_->metrics.begin(), c_->metrics.end());
@@ -106,8 +106,16 @@ Logs Model::TrainOnBatch(const Tensor& x, const Tensor& y) {
   // Across workers every worker runs this step together: its id comes from the shared sequence.
   std::vector<Tensor> out = session_->Run(feeds, fetches, {c_->train}, RunOptions{.collective = true, .trace = trace});
   ++step_;
-  Logs logs = {{"loss", out[0].scalar<float>()()}};
-  for (size_t i = 0; i < c_->metric_names.size(); ++i) logs[c_->metric_names[i]] = out[i + 1].scalar<float>()();
+  totals->Add(std::vector<Tensor>(out.begin() + 1, out.end()));
+  return out[0].scalar<float>()();
+}
+
+Logs Model::TrainOnBatch(const Tensor& x, const Tensor& y) {
+  RequireCompiled("TrainOnBatch");
+  MetricTotals totals(c_->metric_defs);  // this batch's values, as Keras' reset_metrics=True
+  const double loss = TrainStep(x, y, &totals);
+  Logs logs = totals.Results();
+  logs["loss"] = loss;
   return logs;
 }
 
@@ -162,7 +170,13 @@ void Model::RunEpochs(const Dataset* fixed, const Tensor* x, const Tensor* y, Fi
     ProgressBar bar(total, o.progress_out);
     if (o.verbose > 0) bar.Begin(epoch + 1, o.epochs);
     std::unique_ptr<Iterator> it = data.Prefetch(2).MakeIterator();
-    Averager avg;
+    Averager avg;  // the loss, weighted by batch size
+    MetricTotals totals(c_->metric_defs);
+    auto running = [&] {  // the epoch so far, as Keras logs it at each batch and at the end
+      Logs logs = totals.Results();
+      for (const auto& [k, v] : avg.Mean()) logs[k] = v;
+      return logs;
+    };
     int64_t steps = 0;
     Element batch;
     while ((o.steps_per_epoch < 0 || steps < o.steps_per_epoch) && it->Next(&batch)) {
@@ -171,14 +185,14 @@ void Model::RunEpochs(const Dataset* fixed, const Tensor* x, const Tensor* y, Fi
       Tensor bx = batch[0], by = batch[1];
       if (fixed != nullptr) PrepareArrays(name_, input_shape(), c_->y, &bx, &by, "Fit");
       const int64_t n = bx.shape().dim(0);
-      Logs logs = TrainOnBatch(bx, by);
-      avg.Add(logs, n);
+      avg.Add({{"loss", TrainStep(bx, by, &totals)}}, n);
       ++steps;
+      const Logs logs = running();
       for (auto& cb : o.callbacks) cb->OnBatchEnd(*this, steps - 1, logs);
-      if (o.verbose > 0) bar.Update(steps, avg.samples, avg.Mean());
+      if (o.verbose > 0) bar.Update(steps, avg.samples, logs);
       if (stop_training_) break;
     }
-    Logs logs = avg.Mean();
+    Logs logs = running();
     if (o.validation_x != nullptr) {
       for (const auto& [k, v] : Evaluate(*o.validation_x, *o.validation_y, o.batch_size)) logs["val_" + k] = v;
     }
@@ -208,6 +222,7 @@ Logs Model::EvaluateBatches(const Dataset& data) {
   fetches.insert(fetches.end(), c_->eval_metrics.begin(), c_->eval_metrics.end());
   std::unique_ptr<Iterator> it = data.Prefetch(2).MakeIterator();
   Averager avg;
+  MetricTotals totals(c_->metric_defs);
   Element batch;
   while (it->Next(&batch)) {
     WEFT_REQUIRE(batch.size() == 2, "Model '{}'.Evaluate: data elements must be {{x, y}}, got {} components", name_,
@@ -216,11 +231,12 @@ Logs Model::EvaluateBatches(const Dataset& data) {
     PrepareArrays(name_, input_shape(), c_->y, &bx, &by, "Evaluate");
     // A local step: each worker evaluates on its own (its metrics are not all-reduced).
     std::vector<Tensor> out = session_->Run({{c_->x, bx}, {c_->y, by}}, fetches, {}, RunOptions{.collective = false});
-    Logs logs = {{"loss", out[0].scalar<float>()()}};
-    for (size_t i = 0; i < c_->metric_names.size(); ++i) logs[c_->metric_names[i]] = out[i + 1].scalar<float>()();
-    avg.Add(logs, bx.shape().dim(0));
+    avg.Add({{"loss", out[0].scalar<float>()()}}, bx.shape().dim(0));
+    totals.Add(std::vector<Tensor>(out.begin() + 1, out.end()));
   }
-  return avg.Mean();
+  Logs logs = totals.Results();
+  logs["loss"] = avg.Mean()["loss"];
+  return logs;
 }
 
 Tensor Model::Predict(const Tensor& x_in, int64_t batch_size) {

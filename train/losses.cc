@@ -1,5 +1,10 @@
 #include "train/losses.h"
 
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include "graph/session.h"
 #include "ops/array.h"
 #include "ops/framework.h"
 #include "ops/math.h"
@@ -8,38 +13,136 @@
 namespace weft::train {
 namespace {
 
-// log(p) with p clipped away from 0, for losses on probabilities (Keras clips at 1e-7).
-Output SafeLog(const Scope& s, Output p) {
-  return ops::Log(s, ops::Maximum(s, p, ops::ScalarLike(s, p.dtype(), 1e-7)));
+constexpr double kEpsilon = 1e-7;  // Keras' backend.epsilon(): the clip of probabilities
+
+// p clipped to [eps, 1 - eps], as Keras does before taking logs of probabilities.
+Output ClipProbabilities(const Scope& s, Output p) {
+  return ops::Minimum(s, ops::Maximum(s, p, ops::ScalarLike(s, p.dtype(), kEpsilon)),
+                      ops::ScalarLike(s, p.dtype(), 1.0 - kEpsilon));
 }
 
-void RequireClasses(const Output& pred, const char* loss) {
+std::vector<int64_t> NonBatchAxes(const Output& x) {
+  std::vector<int64_t> axes;
+  for (int i = 1; i < x.shape().rank(); ++i) axes.push_back(i);
+  return axes;
+}
+
+// Sum over every axis but the batch one (the KL divergence's and cosine similarity's reduction).
+Output SumPerExample(const Scope& s, Output x) {
+  const std::vector<int64_t> axes = NonBatchAxes(x);
+  return axes.empty() ? x : ops::Sum(s, x, axes);
+}
+
+void RequireClasses(const Output& pred, const std::string& loss) {
   WEFT_REQUIRE(pred.shape().rank() == 2, "{}: expects predictions of shape (batch, classes), got {}", loss,
                pred.shape().ToString());
+}
+
+// y * (1 - ls) + ls / classes: Keras' label smoothing (classes = 2 for the binary loss).
+Output Smooth(const Scope& s, Output y, double ls, double classes) {
+  if (ls == 0.0) return y;
+  return ops::Add(s, ops::Mul(s, y, ops::ScalarLike(s, y.dtype(), 1.0 - ls)), ops::ScalarLike(s, y.dtype(), ls / classes));
+}
+
+void RequireSameShape(const Output& y, const Output& pred, const std::string& loss) {
+  const TensorShape& a = y.shape();
+  const TensorShape& b = pred.shape();
+  if (a.unknown_rank() || b.unknown_rank()) return;
+  bool ok = a.rank() == b.rank();
+  for (int i = 0; ok && i < a.rank(); ++i) ok = a.dim(i) < 0 || b.dim(i) < 0 || a.dim(i) == b.dim(i);
+  WEFT_REQUIRE(ok, "{}: labels of shape {} do not match predictions of shape {}", loss, a.ToString(), b.ToString());
 }
 
 }  // namespace
 
 Output Loss::Build(const Scope& s, Output y, Output pred) const {
+  const std::string loss = name();
+  if (kind == Kind::kSparseCategoricalCrossentropy) {
+    RequireClasses(pred, loss);
+    if (y.dtype() != DType::kInt32) y = ops::Cast(s, y, DType::kInt32);
+    // On probabilities Keras takes log(clip(p)) as logits: -log(clip(p)_y / sum(clip(p))).
+    Output logits = from_logits ? pred : ops::Log(s, ClipProbabilities(s, pred));
+    return ops::SparseSoftmaxCrossEntropyWithLogits(s, logits, y)[0];
+  }
+  if (y.dtype() != pred.dtype()) y = ops::Cast(s, y, pred.dtype());
+  RequireSameShape(y, pred, loss);
   switch (kind) {
-    case Kind::kSparseCategoricalCrossentropy: {
-      RequireClasses(pred, "sparse_categorical_crossentropy");
-      if (y.dtype() != DType::kInt32) y = ops::Cast(s, y, DType::kInt32);
-      if (from_logits) return ops::SparseSoftmaxCrossEntropyWithLogits(s, pred, y)[0];
-      Output onehot = ops::OneHot(s, y, pred.shape().dim(1), 1.0, 0.0, pred.dtype());
-      return ops::Neg(s, ops::Sum(s, ops::Mul(s, onehot, SafeLog(s, pred)), {-1}));
-    }
     case Kind::kCategoricalCrossentropy: {
-      RequireClasses(pred, "categorical_crossentropy");
+      RequireClasses(pred, loss);
+      y = Smooth(s, y, label_smoothing, static_cast<double>(pred.shape().dim(1)));
       if (from_logits) return ops::SoftmaxCrossEntropyWithLogits(s, pred, y)[0];
-      return ops::Neg(s, ops::Sum(s, ops::Mul(s, y, SafeLog(s, pred)), {-1}));
+      Output p = ClipProbabilities(s, ops::Div(s, pred, ops::Sum(s, pred, {-1}, /*keep_dims=*/true)));
+      return ops::Neg(s, ops::Sum(s, ops::Mul(s, y, ops::Log(s, p)), {-1}));
     }
-    case Kind::kMeanSquaredError: {
-      Output d = ops::Square(s, ops::Sub(s, pred, y));
-      std::vector<int64_t> axes;
-      for (int i = 1; i < pred.shape().rank(); ++i) axes.push_back(i);
-      return axes.empty() ? d : ops::Mean(s, d, axes);
+    case Kind::kBinaryCrossentropy: {
+      y = Smooth(s, y, label_smoothing, 2.0);
+      Output per_element;
+      if (from_logits) {  // max(x, 0) - x * y + log(1 + exp(-|x|)): stable for any logit
+        per_element = ops::Add(s, ops::Sub(s, ops::Relu(s, pred), ops::Mul(s, pred, y)),
+                               ops::Softplus(s, ops::Neg(s, ops::Abs(s, pred))));
+      } else {  // -(y log p + (1 - y) log(1 - p)), p clipped
+        Output p = ClipProbabilities(s, pred);
+        Output one = ops::ScalarLike(s, pred.dtype(), 1.0);
+        per_element = ops::Neg(s, ops::Add(s, ops::Mul(s, y, ops::Log(s, p)),
+                                           ops::Mul(s, ops::Sub(s, one, y), ops::Log(s, ops::Sub(s, one, p)))));
+      }
+      return MeanPerExample(s, per_element);
     }
+    case Kind::kMeanSquaredError: return MeanPerExample(s, ops::Square(s, ops::Sub(s, pred, y)));
+    case Kind::kMeanAbsoluteError: return MeanPerExample(s, ops::Abs(s, ops::Sub(s, pred, y)));
+    case Kind::kHuber: {
+      // 0.5 * min(|e|, d)^2 + d * (|e| - min(|e|, d)): 0.5 e^2 inside delta, d |e| - d^2 / 2 outside.
+      Output abs = ops::Abs(s, ops::Sub(s, pred, y));
+      Output d = ops::ScalarLike(s, pred.dtype(), delta);
+      Output quad = ops::Minimum(s, abs, d);
+      Output half = ops::ScalarLike(s, pred.dtype(), 0.5);
+      return MeanPerExample(s, ops::Add(s, ops::Mul(s, half, ops::Square(s, quad)),
+                                        ops::Mul(s, d, ops::Sub(s, abs, quad))));
+    }
+    case Kind::kSparseCategoricalCrossentropy: break;
+    default: return BuildOther(s, y, pred);
+  }
+  throw Error(errors::Internal("unknown loss kind"));
+}
+
+Output Loss::BuildOther(const Scope& s, Output y, Output pred) const {
+  auto c = [&](double v) { return ops::ScalarLike(s, pred.dtype(), v); };
+  switch (kind) {
+    case Kind::kMeanAbsolutePercentageError:
+      return ops::Mul(s, c(100.0), MeanPerExample(s, ops::Abs(s, ops::Div(s, ops::Sub(s, y, pred),
+                                                                          ops::Maximum(s, ops::Abs(s, y), c(kEpsilon))))));
+    case Kind::kMeanSquaredLogarithmicError: {
+      auto log1p = [&](Output x) { return ops::Log(s, ops::Add(s, ops::Maximum(s, x, c(kEpsilon)), c(1.0))); };
+      return MeanPerExample(s, ops::Square(s, ops::Sub(s, log1p(pred), log1p(y))));
+    }
+    case Kind::kLogCosh: {  // x + softplus(-2x) - log 2: log(cosh(x)) without overflow
+      Output x = ops::Sub(s, pred, y);
+      return MeanPerExample(s, ops::Sub(s, ops::Add(s, x, ops::Softplus(s, ops::Mul(s, c(-2.0), x))), c(std::log(2.0))));
+    }
+    case Kind::kHinge:
+    case Kind::kSquaredHinge: {
+      // Keras: labels that are all 0 or 1 become -1 / 1.
+      Output binary = ops::Min(s, ops::Cast(s, ops::LogicalOr(s, ops::Equal(s, y, c(0.0)), ops::Equal(s, y, c(1.0))),
+                                            DType::kFloat32));
+      Output signed_y = ops::Add(s, ops::Mul(s, y, ops::Add(s, c(1.0), binary)), ops::Neg(s, binary));  // 2y-1 or y
+      Output h = ops::Relu(s, ops::Sub(s, c(1.0), ops::Mul(s, signed_y, pred)));
+      return MeanPerExample(s, kind == Kind::kHinge ? h : ops::Square(s, h));
+    }
+    case Kind::kKLDivergence: {
+      auto clip = [&](Output x) { return ops::Minimum(s, ops::Maximum(s, x, c(kEpsilon)), c(1.0)); };
+      Output yc = clip(y);
+      return SumPerExample(s, ops::Mul(s, yc, ops::Log(s, ops::Div(s, yc, clip(pred)))));
+    }
+    case Kind::kPoisson:
+      return MeanPerExample(s, ops::Sub(s, pred, ops::Mul(s, y, ops::Log(s, ops::Add(s, pred, c(kEpsilon))))));
+    case Kind::kCosineSimilarity: {
+      const int64_t last = std::max(pred.shape().rank() - 1, 0);
+      auto normalized = [&](Output x) {  // x / sqrt(max(sum(x^2), 1e-12)) over the last axis
+        return ops::Mul(s, x, ops::Rsqrt(s, ops::Maximum(s, ops::Sum(s, ops::Square(s, x), {last}, true), c(1e-12))));
+      };
+      return ops::Neg(s, SumPerExample(s, ops::Mul(s, normalized(y), normalized(pred))));
+    }
+    default: break;
   }
   throw Error(errors::Internal("unknown loss kind"));
 }
@@ -57,48 +160,123 @@ std::string Loss::name() const {
   switch (kind) {
     case Kind::kSparseCategoricalCrossentropy: return "sparse_categorical_crossentropy";
     case Kind::kCategoricalCrossentropy: return "categorical_crossentropy";
+    case Kind::kBinaryCrossentropy: return "binary_crossentropy";
     case Kind::kMeanSquaredError: return "mean_squared_error";
+    case Kind::kMeanAbsoluteError: return "mean_absolute_error";
+    case Kind::kHuber: return "huber";
+    case Kind::kMeanAbsolutePercentageError: return "mean_absolute_percentage_error";
+    case Kind::kMeanSquaredLogarithmicError: return "mean_squared_logarithmic_error";
+    case Kind::kLogCosh: return "log_cosh";
+    case Kind::kHinge: return "hinge";
+    case Kind::kSquaredHinge: return "squared_hinge";
+    case Kind::kKLDivergence: return "kl_divergence";
+    case Kind::kPoisson: return "poisson";
+    case Kind::kCosineSimilarity: return "cosine_similarity";
   }
   return "?";
 }
 
 Loss SparseCategoricalCrossentropy(bool from_logits) {
-  return {Loss::Kind::kSparseCategoricalCrossentropy, from_logits};
+  return {.kind = Loss::Kind::kSparseCategoricalCrossentropy, .from_logits = from_logits};
 }
-Loss CategoricalCrossentropy(bool from_logits) { return {Loss::Kind::kCategoricalCrossentropy, from_logits}; }
-Loss MeanSquaredError() { return {Loss::Kind::kMeanSquaredError, false}; }
+Loss CategoricalCrossentropy(bool from_logits, double label_smoothing) {
+  WEFT_REQUIRE(label_smoothing >= 0.0 && label_smoothing <= 1.0,
+               "CategoricalCrossentropy: label_smoothing must be in [0, 1], got {}", label_smoothing);
+  return {.kind = Loss::Kind::kCategoricalCrossentropy, .from_logits = from_logits, .label_smoothing = label_smoothing};
+}
+Loss BinaryCrossentropy(bool from_logits, double label_smoothing) {
+  WEFT_REQUIRE(label_smoothing >= 0.0 && label_smoothing <= 1.0,
+               "BinaryCrossentropy: label_smoothing must be in [0, 1], got {}", label_smoothing);
+  return {.kind = Loss::Kind::kBinaryCrossentropy, .from_logits = from_logits, .label_smoothing = label_smoothing};
+}
+Loss MeanSquaredError() { return {.kind = Loss::Kind::kMeanSquaredError}; }
+Loss MeanAbsoluteError() { return {.kind = Loss::Kind::kMeanAbsoluteError}; }
+Loss Huber(double delta) {
+  WEFT_REQUIRE(delta > 0.0, "Huber: delta must be positive, got {}", delta);
+  return {.kind = Loss::Kind::kHuber, .delta = delta};
+}
+
+Loss SimpleLoss(Loss::Kind kind) {
+  WEFT_REQUIRE(kind >= Loss::Kind::kMeanAbsolutePercentageError, "SimpleLoss: {} has arguments; use its factory",
+               Loss{.kind = kind}.name());
+  return {.kind = kind};
+}
 
 Loss LossByName(const std::string& name) {
-  if (name == "sparse_categorical_crossentropy") return SparseCategoricalCrossentropy();
-  if (name == "categorical_crossentropy") return CategoricalCrossentropy();
-  if (name == "mse" || name == "mean_squared_error") return MeanSquaredError();
-  throw Error(errors::InvalidArgument(
-      "unknown loss '{}' (known: sparse_categorical_crossentropy, categorical_crossentropy, mean_squared_error)",
-      name));
-}
-
-std::string CanonicalMetricName(const std::string& name) {
-  if (name == "accuracy" || name == "acc") return "accuracy";
-  if (name == "sparse_categorical_accuracy" || name == "categorical_accuracy") return name;
-  if (name == "mse" || name == "mean_squared_error") return "mean_squared_error";
-  throw Error(errors::InvalidArgument(
-      "unknown metric '{}' (known: accuracy, sparse_categorical_accuracy, categorical_accuracy, mse)", name));
-}
-
-Output BuildMetric(const Scope& s, const std::string& metric, const Loss& loss, Output y, Output pred) {
-  const std::string name = CanonicalMetricName(metric);
-  if (name == "mean_squared_error") return MeanSquaredError().Build(s, y, pred);
-  bool sparse = name == "sparse_categorical_accuracy";
-  if (name == "accuracy") {
-    WEFT_REQUIRE(loss.kind != Loss::Kind::kMeanSquaredError,
-                 "metric 'accuracy' needs a classification loss, not {}", loss.name());
-    sparse = loss.kind == Loss::Kind::kSparseCategoricalCrossentropy;
+  static const std::map<std::string, Loss (*)()> kByName = {
+      {"sparse_categorical_crossentropy", [] { return SparseCategoricalCrossentropy(); }},
+      {"categorical_crossentropy", [] { return CategoricalCrossentropy(); }},
+      {"binary_crossentropy", [] { return BinaryCrossentropy(); }},
+      {"mean_squared_error", [] { return MeanSquaredError(); }},
+      {"mse", [] { return MeanSquaredError(); }},
+      {"mean_absolute_error", [] { return MeanAbsoluteError(); }},
+      {"mae", [] { return MeanAbsoluteError(); }},
+      {"huber", [] { return Huber(); }},
+      {"mean_absolute_percentage_error", [] { return SimpleLoss(Loss::Kind::kMeanAbsolutePercentageError); }},
+      {"mape", [] { return SimpleLoss(Loss::Kind::kMeanAbsolutePercentageError); }},
+      {"mean_squared_logarithmic_error", [] { return SimpleLoss(Loss::Kind::kMeanSquaredLogarithmicError); }},
+      {"msle", [] { return SimpleLoss(Loss::Kind::kMeanSquaredLogarithmicError); }},
+      {"log_cosh", [] { return SimpleLoss(Loss::Kind::kLogCosh); }},
+      {"logcosh", [] { return SimpleLoss(Loss::Kind::kLogCosh); }},
+      {"hinge", [] { return SimpleLoss(Loss::Kind::kHinge); }},
+      {"squared_hinge", [] { return SimpleLoss(Loss::Kind::kSquaredHinge); }},
+      {"kl_divergence", [] { return SimpleLoss(Loss::Kind::kKLDivergence); }},
+      {"kld", [] { return SimpleLoss(Loss::Kind::kKLDivergence); }},
+      {"poisson", [] { return SimpleLoss(Loss::Kind::kPoisson); }},
+      {"cosine_similarity", [] { return SimpleLoss(Loss::Kind::kCosineSimilarity); }},
+  };
+  // Keras' class names too: "MeanSquaredError" -> "mean_squared_error", "MSE" -> "mse".
+  std::string key;
+  for (size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    const bool boundary = i > 0 && std::isupper(static_cast<unsigned char>(c)) &&
+                          std::islower(static_cast<unsigned char>(name[i - 1]));
+    if (boundary) key += '_';
+    key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
-  RequireClasses(pred, name.c_str());
-  Output predicted = ops::ArgMax(s, pred, 1, DType::kInt32);
-  Output truth = sparse ? (y.dtype() == DType::kInt32 ? y : ops::Cast(s, y, DType::kInt32))
-                        : ops::ArgMax(s, y, 1, DType::kInt32);
-  return ops::Cast(s, ops::Equal(s, predicted, truth), DType::kFloat32);
+  if (key == "huber_loss") key = "huber";
+  if (key == "kldivergence") key = "kl_divergence";  // "KLDivergence"
+  if (auto it = kByName.find(key); it != kByName.end()) return it->second();
+  std::string known;
+  for (const auto& [k, _] : kByName) known += (known.empty() ? "" : ", ") + k;
+  throw Error(errors::InvalidArgument("unknown loss '{}' (known: {})", name, known));
+}
+
+Output MeanPerExample(const Scope& s, Output x) {
+  const std::vector<int64_t> axes = NonBatchAxes(x);
+  return axes.empty() ? x : ops::Mean(s, x, axes);
+}
+
+Tensor MatchLabelRank(const Tensor& y, const TensorShape& want) {
+  if (want.unknown_rank()) return y;
+  const TensorShape& have = y.shape();
+  if (have.rank() == want.rank() + 1 && have.rank() >= 2 && have.dim(have.rank() - 1) == 1) {
+    std::vector<int64_t> dims(have.dims().begin(), have.dims().end() - 1);
+    return y.Reshaped(TensorShape(dims));
+  }
+  if (have.rank() + 1 == want.rank() && want.dim(want.rank() - 1) == 1) {
+    std::vector<int64_t> dims(have.dims().begin(), have.dims().end());
+    dims.push_back(1);
+    return y.Reshaped(TensorShape(dims));
+  }
+  return y;
+}
+
+Tensor RunOnArrays(const Tensor& y, const Tensor& pred,
+                   const std::function<Output(const Scope&, Output y, Output pred)>& build) {
+  Graph g;
+  Scope s = Scope::Root(&g);
+  Output yp = ops::Placeholder(s.WithOpName("y_true"), y.dtype(), y.shape());
+  Output pp = ops::Placeholder(s.WithOpName("y_pred"), pred.dtype(), pred.shape());
+  Output p = pred.dtype() == DType::kFloat32 ? pp : ops::Cast(s, pp, DType::kFloat32);
+  Output value = build(s, yp, p);
+  Session session(&g, SessionOptions{.inter_op_threads = 1, .intra_op_threads = 1});
+  return session.Run({{yp, y}, {pp, pred}}, {value})[0];
+}
+
+Tensor LossPerExample(const Loss& loss, const Tensor& y, const Tensor& pred) {
+  const Tensor labels = MatchLabelRank(y, loss.LabelShape(pred.shape()));
+  return RunOnArrays(labels, pred, [&](const Scope& s, Output yt, Output p) { return loss.Build(s, yt, p); });
 }
 
 }  // namespace weft::train

@@ -34,6 +34,7 @@
 #include "graph/session.h"
 #include "train/layer.h"
 #include "train/losses.h"
+#include "train/metrics.h"
 #include "train/optimizers.h"
 
 namespace weft {
@@ -56,7 +57,7 @@ using Logs = std::map<std::string, double>;
 struct CompileOptions {
   Loss loss = SparseCategoricalCrossentropy();
   Optimizer optimizer = SGD();
-  std::vector<std::string> metrics;
+  std::vector<Metric> metrics;  // names ("accuracy", "mse") or objects (AUC(), Precision(0.5, "prec"))
   SessionOptions session;  // threads
   int64_t seed = 0;        // graph seed: with it, initial weights and dropout are reproducible
   // Mirrored gradients are all-reduced in buckets of this size (train/grad_buckets.h). -1 (auto):
@@ -124,6 +125,12 @@ class Model {
   std::vector<std::string> VariableNames() const;
 
   int64_t step() const { return step_; }  // training steps taken (restored by LoadWeights)
+  // The learning rate the next training step uses (the optimizer's schedule at step()).
+  double learning_rate() const;
+  // Replaces a constant learning rate from the next step on (ReduceLROnPlateau,
+  // LearningRateScheduler). FailedPrecondition when the optimizer was compiled with a schedule
+  // (as Keras, which refuses to set a rate that a schedule owns).
+  void SetLearningRate(double lr);
   // Asks Fit to stop after the current batch (EarlyStopping, Ctrl-C handlers).
   void StopTraining() { stop_training_ = true; }
   bool stop_requested() const { return stop_training_; }
@@ -150,6 +157,8 @@ class Model {
   static constexpr int64_t kWorkerGroupKey = 2, kBroadcastGroupKey = 3;
   ops::CollectiveGroup WorkerGroup(int64_t key) const;
   int64_t worker_rank() const;
+  // One training step; adds the batch's metric statistics to `totals` and returns its loss.
+  double TrainStep(const Tensor& x, const Tensor& y, MetricTotals* totals);
   void RunEpochs(const Dataset* fixed, const Tensor* x, const Tensor* y, FitOptions& o, History* h);
   void RequireCompiled(const char* what) const;
   // Polls until every variable has a value (set by another process), up to `timeout_seconds`.

@@ -14,12 +14,12 @@ struct Model::Compiled {
   Node* sync_mirrors = nullptr;      // copies replica 0's variables to the other replicas' copies
   Node* broadcast = nullptr;         // across workers: the chief's replica-0 variables to every worker's
   Output loss;                       // training pass: mean loss + L2 terms
-  std::vector<Output> metrics;       // training pass: batch means, in metric_names order
-  std::vector<std::string> metric_names;
+  std::vector<Output> metrics;       // training pass: each metric's batch statistics (train/metrics.h)
+  std::vector<Metric> metric_defs;   // resolved against the loss ("accuracy" made concrete)
   Node* train = nullptr;             // updates every variable and the step counter
   Output pred;                       // inference pass output
   Output eval_loss;                  // inference pass: mean loss + L2 terms
-  std::vector<Output> eval_metrics;  // inference pass
+  std::vector<Output> eval_metrics;  // inference pass: each metric's batch statistics
   Output step;                       // int64 step counter variable
   std::vector<Output> variables;     // everything a checkpoint holds
   Node* restore = nullptr;           // remote variables: assigns each from restore_values (LoadWeights)

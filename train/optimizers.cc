@@ -1,154 +1,238 @@
 #include "train/optimizers.h"
 
 #include <cmath>
-#include <numbers>
+#include <map>
 
 #include "ops/framework.h"
 #include "ops/math.h"
 #include "ops/optimizer.h"
+#include "ops/state.h"
 
 namespace weft::train {
 namespace {
 
-class Constant : public LearningRateSchedule {
- public:
-  explicit Constant(double lr) : lr_(lr) {}
-  double operator()(int64_t) const override { return lr_; }
-  std::string ToString() const override { return fmt::format("{}", lr_); }
+Output F(const Scope& s, double v) { return ops::ScalarLike(s, DType::kFloat32, v); }
 
- private:
-  double lr_;
-};
-
-class Step : public LearningRateSchedule {
- public:
-  Step(double lr, int64_t size, double gamma) : lr_(lr), size_(size), gamma_(gamma) {}
-  double operator()(int64_t step) const override {
-    return lr_ * std::pow(gamma_, static_cast<double>(step / size_));
+// Keras' clipping: g * c / max(norm, c) per gradient (clipnorm) or over all of them
+// (global_clipnorm), or each element into [-c, c] (clipvalue).
+std::vector<Output> Clip(const Scope& s, const Optimizer& o, std::vector<Output> grads) {
+  if (o.clipnorm > 0.0) {
+    for (Output& g : grads) {
+      if (!g.valid()) continue;
+      Output norm = ops::Sqrt(s, ops::Sum(s, ops::Square(s, g)));
+      g = ops::Div(s, ops::Mul(s, g, F(s, o.clipnorm)), ops::Maximum(s, norm, F(s, o.clipnorm)));
+    }
+  } else if (o.global_clipnorm > 0.0) {
+    std::vector<Output> squares;
+    for (const Output& g : grads) {
+      if (g.valid()) squares.push_back(ops::Sum(s, ops::Square(s, g)));
+    }
+    if (squares.empty()) return grads;
+    Output norm = ops::Sqrt(s, squares.size() == 1 ? squares[0] : ops::AddN(s, squares));
+    Output scale = ops::Div(s, F(s, o.global_clipnorm), ops::Maximum(s, norm, F(s, o.global_clipnorm)));
+    for (Output& g : grads) {
+      if (g.valid()) g = ops::Mul(s, g, scale);
+    }
+  } else if (o.clipvalue > 0.0) {
+    for (Output& g : grads) {
+      if (g.valid()) g = ops::Minimum(s, ops::Maximum(s, g, F(s, -o.clipvalue)), F(s, o.clipvalue));
+    }
   }
-  std::string ToString() const override { return fmt::format("step_decay({}, every {}, x{})", lr_, size_, gamma_); }
+  return grads;
+}
 
- private:
-  double lr_;
-  int64_t size_;
-  double gamma_;
-};
+// w -= lr * wd * w, applied before the update (which then waits for it). Like the updates, it
+// runs once the variable's gradient exists (so after the forward pass has read the variable).
+Output DecayWeights(const Scope& s, Output var, Output grad, Output lr, double wd) {
+  const Scope ds = s.WithControlDependencies(std::vector<Output>{grad});
+  return ops::AssignSub(ds, var, ops::Mul(ds, var, ops::Mul(ds, lr, F(ds, wd))));
+}
 
-class Cosine : public LearningRateSchedule {
- public:
-  Cosine(double lr, int64_t steps, double alpha) : lr_(lr), steps_(steps), alpha_(alpha) {}
-  double operator()(int64_t step) const override {
-    const double t = static_cast<double>(std::min(step, steps_)) / static_cast<double>(steps_);
-    const double cosine = 0.5 * (1.0 + std::cos(std::numbers::pi * t));
-    return lr_ * ((1.0 - alpha_) * cosine + alpha_);
+// One variable's update; `t` is the float32 step t = step + 1 (Adam's bias correction).
+Output Update(const Scope& s, const Optimizer& o, Output var, Output g, Output lr, Output t, const SlotFactory& slot) {
+  switch (o.kind) {
+    case Optimizer::Kind::kSGD:
+      if (o.momentum == 0.0) return ops::ApplyGradientDescent(s, var, lr, g);
+      // Keras: m = momentum * m - lr * g; w += m (nesterov: w += momentum * m - lr * g). The fused
+      // op with rate 1 on lr * g is exactly that, with its accumulator holding -m.
+      return ops::ApplyMomentum(s, var, slot(var, "momentum"), F(s, 1.0), ops::Mul(s, g, lr), F(s, o.momentum),
+                                o.nesterov);
+    case Optimizer::Kind::kAdam:
+    case Optimizer::Kind::kAdamW: {
+      Output b1 = F(s, o.beta_1), b2 = F(s, o.beta_2);
+      Output b1_power = ops::Pow(s, b1, t), b2_power = ops::Pow(s, b2, t);
+      if (!o.amsgrad) {
+        return ops::ApplyAdam(s, var, slot(var, "m"), slot(var, "v"), b1_power, b2_power, lr, b1, b2,
+                              F(s, o.epsilon), g);
+      }
+      Output m = slot(var, "m"), v = slot(var, "v"), v_hat = slot(var, "v_hat");
+      Output m1 = ops::Assign(s, m, ops::Add(s, m, ops::Mul(s, ops::Sub(s, g, m), F(s, 1.0 - o.beta_1))));
+      Output v1 = ops::Assign(s, v, ops::Add(s, v, ops::Mul(s, ops::Sub(s, ops::Square(s, g), v), F(s, 1.0 - o.beta_2))));
+      Output vh = ops::Assign(s, v_hat, ops::Maximum(s, v_hat, v1));
+      Output alpha = ops::Div(s, ops::Mul(s, lr, ops::Sqrt(s, ops::Sub(s, F(s, 1.0), b2_power))),
+                              ops::Sub(s, F(s, 1.0), b1_power));
+      return ops::AssignSub(s, var, ops::Div(s, ops::Mul(s, alpha, m1), ops::Add(s, ops::Sqrt(s, vh), F(s, o.epsilon))));
+    }
+    case Optimizer::Kind::kRMSprop: {
+      Output v = slot(var, "velocity");
+      Output v1 = ops::Assign(s, v, ops::Add(s, ops::Mul(s, v, F(s, o.rho)), ops::Mul(s, ops::Square(s, g), F(s, 1.0 - o.rho))));
+      Output denom = v1;
+      if (o.centered) {
+        Output a = slot(var, "average_gradient");
+        Output a1 = ops::Assign(s, a, ops::Add(s, ops::Mul(s, a, F(s, o.rho)), ops::Mul(s, g, F(s, 1.0 - o.rho))));
+        denom = ops::Sub(s, v1, ops::Square(s, a1));
+      }
+      Output step = ops::Div(s, ops::Mul(s, lr, g), ops::Sqrt(s, ops::Add(s, denom, F(s, o.epsilon))));
+      if (o.momentum > 0.0) {
+        Output mom = slot(var, "momentum");
+        step = ops::Assign(s, mom, ops::Add(s, ops::Mul(s, mom, F(s, o.momentum)), step));
+      }
+      return ops::AssignSub(s, var, step);
+    }
+    case Optimizer::Kind::kAdagrad: {
+      Output acc = slot(var, "accumulator");
+      Output a1 = ops::Assign(s, acc, ops::Add(s, acc, ops::Square(s, g)));
+      Output denom = ops::Sqrt(s, ops::Add(s, a1, F(s, o.initial_accumulator_value + o.epsilon)));
+      return ops::AssignSub(s, var, ops::Div(s, ops::Mul(s, lr, g), denom));
+    }
   }
-  std::string ToString() const override { return fmt::format("cosine_decay({}, {} steps)", lr_, steps_); }
-
- private:
-  double lr_;
-  int64_t steps_;
-  double alpha_;
-};
-
-class Warmup : public LearningRateSchedule {
- public:
-  Warmup(Schedule after, int64_t steps) : after_(std::move(after)), steps_(steps) {}
-  double operator()(int64_t step) const override {
-    if (step < steps_) return (*after_)(0) * static_cast<double>(step + 1) / static_cast<double>(steps_);
-    return (*after_)(step - steps_);
-  }
-  std::string ToString() const override { return fmt::format("warmup({} steps) then {}", steps_, after_->ToString()); }
-
- private:
-  Schedule after_;
-  int64_t steps_;
-};
-
-}  // namespace
-
-Schedule ConstantLR(double lr) {
-  WEFT_REQUIRE(lr >= 0.0 && std::isfinite(lr), "learning rate must be a finite number >= 0, got {}", lr);
-  return std::make_shared<Constant>(lr);
-}
-Schedule StepDecay(double lr, int64_t step_size, double gamma) {
-  WEFT_REQUIRE(step_size > 0, "StepDecay: step_size must be positive, got {}", step_size);
-  ConstantLR(lr);
-  return std::make_shared<Step>(lr, step_size, gamma);
-}
-Schedule CosineDecay(double lr, int64_t decay_steps, double alpha) {
-  WEFT_REQUIRE(decay_steps > 0, "CosineDecay: decay_steps must be positive, got {}", decay_steps);
-  ConstantLR(lr);
-  return std::make_shared<Cosine>(lr, decay_steps, alpha);
-}
-Schedule LinearWarmup(Schedule after, int64_t warmup_steps) {
-  WEFT_REQUIRE(after != nullptr && warmup_steps >= 0, "LinearWarmup: needs a schedule and warmup_steps >= 0");
-  return std::make_shared<Warmup>(std::move(after), warmup_steps);
+  throw Error(errors::Internal("unknown optimizer kind"));
 }
 
-Optimizer SGD(Schedule learning_rate, double momentum, bool nesterov) {
-  WEFT_REQUIRE(momentum >= 0.0 && momentum < 1.0, "SGD: momentum must be in [0, 1), got {}", momentum);
-  WEFT_REQUIRE(!nesterov || momentum > 0.0, "SGD: nesterov needs a momentum > 0");
+Optimizer Make(Optimizer::Kind kind, Schedule lr) {
+  WEFT_REQUIRE(lr != nullptr, "optimizer: learning_rate must be a number or a schedule");
   Optimizer o;
-  o.kind = Optimizer::Kind::kSGD;
-  o.learning_rate = std::move(learning_rate);
-  o.momentum = momentum;
-  o.nesterov = nesterov;
+  o.kind = kind;
+  o.learning_rate = std::move(lr);
   return o;
 }
 
-Optimizer Adam(Schedule learning_rate, double beta_1, double beta_2, double epsilon) {
+}  // namespace
+
+void Optimizer::Validate() const {
+  const std::string n = name();
+  WEFT_REQUIRE(momentum >= 0.0 && momentum < 1.0, "{}: momentum must be in [0, 1), got {}", n, momentum);
+  WEFT_REQUIRE(!nesterov || momentum > 0.0, "{}: nesterov needs a momentum > 0", n);
   WEFT_REQUIRE(beta_1 >= 0.0 && beta_1 < 1.0 && beta_2 >= 0.0 && beta_2 < 1.0,
-               "Adam: beta_1 and beta_2 must be in [0, 1), got {} and {}", beta_1, beta_2);
-  WEFT_REQUIRE(epsilon > 0.0, "Adam: epsilon must be positive, got {}", epsilon);
-  Optimizer o;
-  o.kind = Optimizer::Kind::kAdam;
-  o.learning_rate = std::move(learning_rate);
+               "{}: beta_1 and beta_2 must be in [0, 1), got {} and {}", n, beta_1, beta_2);
+  WEFT_REQUIRE(epsilon > 0.0, "{}: epsilon must be positive, got {}", n, epsilon);
+  WEFT_REQUIRE(rho >= 0.0 && rho < 1.0, "{}: rho must be in [0, 1), got {}", n, rho);
+  WEFT_REQUIRE(initial_accumulator_value >= 0.0, "{}: initial_accumulator_value must be >= 0, got {}", n,
+               initial_accumulator_value);
+  WEFT_REQUIRE(weight_decay >= 0.0, "{}: weight_decay must be >= 0, got {}", n, weight_decay);
+  WEFT_REQUIRE(clipnorm >= 0.0 && clipvalue >= 0.0 && global_clipnorm >= 0.0,
+               "{}: clipnorm, clipvalue and global_clipnorm must be >= 0 (0 = off)", n);
+  WEFT_REQUIRE((clipnorm > 0.0) + (clipvalue > 0.0) + (global_clipnorm > 0.0) <= 1,
+               "{}: only one of clipnorm ({}), clipvalue ({}) and global_clipnorm ({}) can be set", n, clipnorm,
+               clipvalue, global_clipnorm);
+}
+
+Optimizer SGD(Schedule learning_rate, double momentum, bool nesterov) {
+  Optimizer o = Make(Optimizer::Kind::kSGD, std::move(learning_rate));
+  o.momentum = momentum;
+  o.nesterov = nesterov;
+  o.Validate();
+  return o;
+}
+
+Optimizer Adam(Schedule learning_rate, double beta_1, double beta_2, double epsilon, bool amsgrad) {
+  Optimizer o = Make(Optimizer::Kind::kAdam, std::move(learning_rate));
   o.beta_1 = beta_1;
   o.beta_2 = beta_2;
   o.epsilon = epsilon;
+  o.amsgrad = amsgrad;
+  o.Validate();
+  return o;
+}
+
+Optimizer AdamW(Schedule learning_rate, double weight_decay, double beta_1, double beta_2, double epsilon,
+                bool amsgrad) {
+  Optimizer o = Adam(std::move(learning_rate), beta_1, beta_2, epsilon, amsgrad);
+  o.kind = Optimizer::Kind::kAdamW;
+  o.weight_decay = weight_decay;
+  o.Validate();
+  return o;
+}
+
+Optimizer RMSprop(Schedule learning_rate, double rho, double momentum, double epsilon, bool centered) {
+  Optimizer o = Make(Optimizer::Kind::kRMSprop, std::move(learning_rate));
+  o.rho = rho;
+  o.momentum = momentum;
+  o.epsilon = epsilon;
+  o.centered = centered;
+  o.Validate();
+  return o;
+}
+
+Optimizer Adagrad(Schedule learning_rate, double initial_accumulator_value, double epsilon) {
+  Optimizer o = Make(Optimizer::Kind::kAdagrad, std::move(learning_rate));
+  o.initial_accumulator_value = initial_accumulator_value;
+  o.epsilon = epsilon;
+  o.Validate();
   return o;
 }
 
 Optimizer OptimizerByName(const std::string& name) {
-  if (name == "sgd") return SGD(0.01);
-  if (name == "momentum") return SGD(0.01, 0.9);
-  if (name == "adam") return Adam(0.001);
-  throw Error(errors::InvalidArgument("unknown optimizer '{}' (known: sgd, momentum, adam)", name));
+  static const std::map<std::string, Optimizer (*)()> kByName = {
+      {"sgd", [] { return SGD(0.01); }},
+      {"momentum", [] { return SGD(0.01, 0.9); }},
+      {"adam", [] { return Adam(0.001); }},
+      {"adamw", [] { return AdamW(ConstantLR(0.001)); }},
+      {"rmsprop", [] { return RMSprop(ConstantLR(0.001)); }},
+      {"adagrad", [] { return Adagrad(ConstantLR(0.001)); }},
+  };
+  std::string key;
+  for (char c : name) key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (auto it = kByName.find(key); it != kByName.end()) return it->second();
+  std::string known;
+  for (const auto& [k, _] : kByName) known += (known.empty() ? "" : ", ") + k;
+  throw Error(errors::InvalidArgument("unknown optimizer '{}' (known: {})", name, known));
+}
+
+std::string Optimizer::name() const {
+  switch (kind) {
+    case Kind::kSGD: return "SGD";
+    case Kind::kAdam: return "Adam";
+    case Kind::kAdamW: return "AdamW";
+    case Kind::kRMSprop: return "RMSprop";
+    case Kind::kAdagrad: return "Adagrad";
+  }
+  return "?";
 }
 
 std::string Optimizer::ToString() const {
-  const std::string lr = learning_rate->ToString();
-  if (kind == Kind::kAdam) return fmt::format("Adam(lr={}, beta_1={}, beta_2={})", lr, beta_1, beta_2);
-  if (momentum == 0.0) return fmt::format("SGD(lr={})", lr);
-  return fmt::format("SGD(lr={}, momentum={}{})", lr, momentum, nesterov ? ", nesterov" : "");
+  std::string args = "lr=" + learning_rate->ToString();
+  switch (kind) {
+    case Kind::kSGD:
+      if (momentum > 0.0) args += fmt::format(", momentum={}{}", momentum, nesterov ? ", nesterov" : "");
+      break;
+    case Kind::kAdamW: args += fmt::format(", weight_decay={}", weight_decay); [[fallthrough]];
+    case Kind::kAdam: args += fmt::format(", beta_1={}, beta_2={}{}", beta_1, beta_2, amsgrad ? ", amsgrad" : ""); break;
+    case Kind::kRMSprop:
+      args += fmt::format(", rho={}{}{}", rho, momentum > 0.0 ? fmt::format(", momentum={}", momentum) : "",
+                          centered ? ", centered" : "");
+      break;
+    case Kind::kAdagrad: args += fmt::format(", initial_accumulator_value={}", initial_accumulator_value); break;
+  }
+  if (clipnorm > 0.0) args += fmt::format(", clipnorm={}", clipnorm);
+  if (clipvalue > 0.0) args += fmt::format(", clipvalue={}", clipvalue);
+  if (global_clipnorm > 0.0) args += fmt::format(", global_clipnorm={}", global_clipnorm);
+  return name() + "(" + args + ")";
 }
 
-std::vector<Output> Optimizer::Apply(const Scope& s, const std::vector<Output>& vars, const std::vector<Output>& grads,
+std::vector<Output> Optimizer::Apply(const Scope& s, const std::vector<Output>& vars, const std::vector<Output>& grads_in,
                                      Output lr, Output step, const SlotFactory& make_slot) const {
-  WEFT_REQUIRE(vars.size() == grads.size(), "Optimizer::Apply: {} variables but {} gradients", vars.size(),
-               grads.size());
+  WEFT_REQUIRE(vars.size() == grads_in.size(), "Optimizer::Apply: {} variables but {} gradients", vars.size(),
+               grads_in.size());
+  Validate();
+  const std::vector<Output> grads = Clip(s, *this, grads_in);
+  Output t = ops::Add(s, ops::Cast(s, step, DType::kFloat32), F(s, 1.0));
   std::vector<Output> updates;
-  if (kind == Kind::kSGD) {
-    Output m = ops::ScalarLike(s, DType::kFloat32, momentum);
-    for (size_t i = 0; i < vars.size(); ++i) {
-      if (!grads[i].valid()) continue;
-      if (momentum == 0.0) {
-        updates.push_back(ops::ApplyGradientDescent(s, vars[i], lr, grads[i]));
-      } else {
-        updates.push_back(ops::ApplyMomentum(s, vars[i], make_slot(vars[i], "momentum"), lr, grads[i], m, nesterov));
-      }
-    }
-    return updates;
-  }
-  // Adam: the bias corrections use beta^t with t = step + 1, computed from the step counter.
-  Output t = ops::Add(s, ops::Cast(s, step, DType::kFloat32), ops::ScalarLike(s, DType::kFloat32, 1.0));
-  Output b1 = ops::ScalarLike(s, DType::kFloat32, beta_1), b2 = ops::ScalarLike(s, DType::kFloat32, beta_2);
-  Output b1_power = ops::Pow(s, b1, t), b2_power = ops::Pow(s, b2, t);
-  Output eps = ops::ScalarLike(s, DType::kFloat32, epsilon);
   for (size_t i = 0; i < vars.size(); ++i) {
     if (!grads[i].valid()) continue;
-    updates.push_back(ops::ApplyAdam(s, vars[i], make_slot(vars[i], "m"), make_slot(vars[i], "v"), b1_power,
-                                     b2_power, lr, b1, b2, eps, grads[i]));
+    Scope us = s;
+    if (weight_decay > 0.0) us = s.WithControlDependencies(std::vector<Output>{DecayWeights(s, vars[i], grads[i], lr, weight_decay)});
+    updates.push_back(Update(us, *this, vars[i], grads[i], lr, t, make_slot));
   }
   return updates;
 }

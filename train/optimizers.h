@@ -1,11 +1,25 @@
-// Optimizers (SGD with momentum / Nesterov, Adam) and learning-rate schedules.
+// Optimizers, with Keras' names, arguments, defaults and update formulas (Keras 3), and
+// gradient clipping (clipnorm / clipvalue / global_clipnorm). Schedules: train/schedules.h.
 //
 //   Optimizer opt = SGD(Warmup(CosineDecay(0.1, 10000), 500), /*momentum=*/0.9, /*nesterov=*/true);
+//   Optimizer adamw = AdamW(0.001, /*weight_decay=*/0.004);
+//   adamw.clipnorm = 1.0;
 //   // in Model::Compile: opt.Apply(scope, vars, grads, lr, step, make_slot) adds the update ops
 //
 // The learning rate is a function of the step, evaluated on the host and fed to the step
-// (so a schedule costs nothing in the graph and is exact); slots (momentum accumulators,
-// Adam moments) are variables the model creates and checkpoints with the weights.
+// (so a schedule costs nothing in the graph and is exact, and a callback may change a constant
+// rate between steps: Model::SetLearningRate); slots (momentum accumulators, Adam moments,
+// RMSprop / Adagrad accumulators) are variables the model creates and checkpoints with the weights.
+//
+// Per step, in Keras' order: clip the gradients, decay the weights (w -= lr * weight_decay * w,
+// decoupled, AdamW's default 0.004 and any optimizer's weight_decay), then the update:
+//   SGD      m = momentum * m - lr * g; w += m (nesterov: w += momentum * m - lr * g); the slot holds -m
+//   Adam     m += (1 - b1)(g - m); v += (1 - b2)(g^2 - v); (amsgrad: v_hat = max(v_hat, v))
+//            w -= lr * sqrt(1 - b2^t) / (1 - b1^t) * m / (sqrt(v) + eps), t = step + 1
+//   RMSprop  v = rho v + (1 - rho) g^2; (centered: a = rho a + (1 - rho) g, v - a^2 below)
+//            d = lr * g / sqrt(v + eps); momentum: mom = momentum * mom + d, w -= mom; else w -= d
+//   Adagrad  acc += g^2; w -= lr * g / sqrt(acc + eps), acc starting at initial_accumulator_value
+//            (the slot holds the sum of g^2; the initial value is added in the update)
 #pragma once
 
 #include <functional>
@@ -14,54 +28,54 @@
 #include <vector>
 
 #include "graph/scope.h"
+#include "train/schedules.h"
 
 namespace weft::train {
-
-class LearningRateSchedule {
- public:
-  virtual ~LearningRateSchedule() = default;
-  virtual double operator()(int64_t step) const = 0;  // step counts from 0
-  virtual std::string ToString() const = 0;
-};
-using Schedule = std::shared_ptr<const LearningRateSchedule>;
-
-Schedule ConstantLR(double lr);
-// lr * gamma^(step / step_size)
-Schedule StepDecay(double lr, int64_t step_size, double gamma = 0.1);
-// alpha * lr + (1 - alpha) * lr * (1 + cos(pi * min(step, decay_steps) / decay_steps)) / 2
-Schedule CosineDecay(double lr, int64_t decay_steps, double alpha = 0.0);
-// Rises linearly from after(0) / warmup_steps to after(0) over the first warmup_steps, then
-// follows `after` (counting its steps from the end of the warm-up).
-Schedule LinearWarmup(Schedule after, int64_t warmup_steps);
 
 // Creates a slot variable named "<var>/<slot>" initialized to zeros, returns it.
 using SlotFactory = std::function<Output(const Output& var, const std::string& slot)>;
 
 struct Optimizer {
-  enum class Kind { kSGD, kAdam };
+  enum class Kind { kSGD, kAdam, kAdamW, kRMSprop, kAdagrad };
   Kind kind = Kind::kSGD;
   Schedule learning_rate = ConstantLR(0.01);
-  double momentum = 0.0;  // SGD
+  double momentum = 0.0;  // SGD, RMSprop
   bool nesterov = false;  // SGD
-  double beta_1 = 0.9, beta_2 = 0.999, epsilon = 1e-7;  // Adam (Keras' defaults)
+  double beta_1 = 0.9, beta_2 = 0.999, epsilon = 1e-7;  // Adam, AdamW (Keras' defaults); epsilon: all but SGD
+  bool amsgrad = false;                                  // Adam, AdamW
+  double rho = 0.9;                                      // RMSprop
+  bool centered = false;                                 // RMSprop
+  double initial_accumulator_value = 0.1;                // Adagrad
+  double weight_decay = 0.0;  // decoupled: w -= lr * weight_decay * w before the update (AdamW: 0.004)
+  // Gradient clipping, 0 = off; at most one (as Keras): each gradient to L2 norm <= clipnorm,
+  // each element to [-clipvalue, clipvalue], or all gradients together to global norm <= global_clipnorm.
+  double clipnorm = 0.0, clipvalue = 0.0, global_clipnorm = 0.0;
 
   // One update op per (var, grad) pair (null grads are skipped). `lr` is a float32 scalar,
   // `step` the int64 step counter (before this step's increment).
   std::vector<Output> Apply(const Scope& s, const std::vector<Output>& vars, const std::vector<Output>& grads,
                             Output lr, Output step, const SlotFactory& make_slot) const;
+  std::string name() const;      // Keras' class name: "SGD", "Adam", "AdamW", "RMSprop", "Adagrad"
   std::string ToString() const;  // "SGD(lr=0.05, momentum=0.9)"
+  void Validate() const;         // throws InvalidArgument naming the bad argument
 };
 
 Optimizer SGD(Schedule learning_rate, double momentum = 0.0, bool nesterov = false);
 inline Optimizer SGD(double lr = 0.01, double momentum = 0.0, bool nesterov = false) {
   return SGD(ConstantLR(lr), momentum, nesterov);
 }
-Optimizer Adam(Schedule learning_rate, double beta_1 = 0.9, double beta_2 = 0.999, double epsilon = 1e-7);
+Optimizer Adam(Schedule learning_rate, double beta_1 = 0.9, double beta_2 = 0.999, double epsilon = 1e-7,
+               bool amsgrad = false);
 inline Optimizer Adam(double lr = 0.001, double beta_1 = 0.9, double beta_2 = 0.999, double epsilon = 1e-7) {
   return Adam(ConstantLR(lr), beta_1, beta_2, epsilon);
 }
-// By Keras name with its default learning rate: "sgd", "adam"; weft also knows "momentum"
-// (SGD with momentum 0.9).
+Optimizer AdamW(Schedule learning_rate, double weight_decay = 0.004, double beta_1 = 0.9, double beta_2 = 0.999,
+                double epsilon = 1e-7, bool amsgrad = false);
+Optimizer RMSprop(Schedule learning_rate, double rho = 0.9, double momentum = 0.0, double epsilon = 1e-7,
+                  bool centered = false);
+Optimizer Adagrad(Schedule learning_rate, double initial_accumulator_value = 0.1, double epsilon = 1e-7);
+// By Keras name with Keras' defaults: "sgd", "adam", "adamw", "rmsprop", "adagrad"; weft also
+// knows "momentum" (SGD with momentum 0.9). Unknown names list the known ones.
 Optimizer OptimizerByName(const std::string& name);
 
 }  // namespace weft::train

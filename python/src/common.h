@@ -88,6 +88,7 @@ void InitGraph(py::module_& m);
 void InitSession(py::module_& m);
 void InitKeras(py::module_& m);
 void InitKerasModel(py::module_& m);
+void InitKerasCompile(py::module_& m);  // keras_compile.cc
 void InitNumpyAllocator(py::module_& m);
 void InitDistribute(py::module_& m);
 #ifdef WEFT_HAVE_UCX

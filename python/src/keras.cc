@@ -1,12 +1,10 @@
 // weft.keras building blocks: layers (the C++ train::Layer objects, made by their factory
-// functions with Keras' argument names), symbolic inputs, losses, optimizers, learning-rate
-// schedules, initializers and the MNIST-format data loaders.
+// functions with Keras' argument names), symbolic inputs, initializers and the MNIST-format data
+// loaders. Losses, metrics, optimizers and schedules: keras_compile.cc.
 #include "data/datasets.h"
 #include "data/idx.h"
 #include "train/initializers.h"
 #include "train/layer.h"
-#include "train/losses.h"
-#include "train/optimizers.h"
 
 #include "keras_common.h"
 
@@ -81,11 +79,6 @@ py::object Finish(LayerPtr layer, const py::object& name, const py::object& inpu
 }
 
 namespace {
-
-Schedule ScheduleArg(const py::handle& h) {
-  if (py::isinstance<PySchedule>(h)) return h.cast<const PySchedule&>().schedule;
-  return ConstantLR(h.cast<double>());
-}
 
 py::tuple MnistSplitToNumpy(const std::string& dir, bool train) {
   MnistSplit s = data::LoadMnist(dir, train);
@@ -211,54 +204,6 @@ void InitKeras(py::module_& k) {
              py::arg("name") = py::none(),
              "Element-wise sum of two or more inputs of one shape: layers.Add()([a, b]) (residual connections).");
   InitKerasLayers(k, layers);
-
-  // ---- losses ---------------------------------------------------------------------------------
-  py::class_<Loss>(k, "Loss", "A loss (train/losses.h): pass it to Model.compile(loss=...).")
-      .def_property_readonly("name", &Loss::name)
-      .def_readonly("from_logits", &Loss::from_logits)
-      .def("__repr__", [](const Loss& l) { return "<weft.keras.losses." + l.name() + (l.from_logits ? " from_logits>" : ">"); });
-  py::module_ losses = k.def_submodule("losses", "Keras losses.");
-  losses.def("SparseCategoricalCrossentropy", [](bool from_logits) { return SparseCategoricalCrossentropy(from_logits); },
-             py::arg("from_logits") = false,
-             "Cross-entropy of integer class labels (batch,) against predictions (batch, classes).\n"
-             "from_logits: True when the model's last layer has no softmax.");
-  losses.def("CategoricalCrossentropy", [](bool from_logits) { return CategoricalCrossentropy(from_logits); },
-             py::arg("from_logits") = false, "Cross-entropy of one-hot labels (batch, classes).");
-  losses.def("MeanSquaredError", [] { return MeanSquaredError(); }, "Mean of (y - pred)**2 per example.");
-  losses.def("get", [](const std::string& name) { return LossByName(name); }, py::arg("name"),
-             "A loss by Keras name: 'sparse_categorical_crossentropy', 'categorical_crossentropy', 'mse'.");
-
-  // ---- optimizers and schedules ---------------------------------------------------------------
-  py::class_<PySchedule>(k, "LearningRateSchedule", "A learning rate as a function of the step.")
-      .def("__call__", [](const PySchedule& s, int64_t step) { return (*s.schedule)(step); }, py::arg("step"))
-      .def("__repr__", [](const PySchedule& s) { return s.schedule->ToString(); });
-  py::module_ sched = k.def_submodule("schedules", "Learning-rate schedules.");
-  sched.def("Constant", [](double lr) { return PySchedule{ConstantLR(lr)}; }, py::arg("learning_rate"));
-  sched.def("StepDecay", [](double lr, int64_t step_size, double gamma) { return PySchedule{StepDecay(lr, step_size, gamma)}; },
-            py::arg("initial_learning_rate"), py::arg("step_size"), py::arg("gamma") = 0.1,
-            "initial_learning_rate * gamma ** (step // step_size).");
-  sched.def("CosineDecay", [](double lr, int64_t decay_steps, double alpha) { return PySchedule{CosineDecay(lr, decay_steps, alpha)}; },
-            py::arg("initial_learning_rate"), py::arg("decay_steps"), py::arg("alpha") = 0.0,
-            "Cosine decay from initial_learning_rate to alpha * initial_learning_rate over decay_steps.");
-  sched.def("LinearWarmup", [](const py::object& after, int64_t warmup_steps) {
-    return PySchedule{LinearWarmup(ScheduleArg(after), warmup_steps)};
-  }, py::arg("after"), py::arg("warmup_steps"), "Rises linearly over warmup_steps, then follows `after`.");
-
-  py::class_<Optimizer>(k, "Optimizer", "An optimizer (train/optimizers.h): pass it to Model.compile(optimizer=...).")
-      .def_readonly("momentum", &Optimizer::momentum)
-      .def_readonly("nesterov", &Optimizer::nesterov)
-      .def("learning_rate_at", [](const Optimizer& o, int64_t step) { return (*o.learning_rate)(step); }, py::arg("step"))
-      .def("__repr__", &Optimizer::ToString);
-  py::module_ opt = k.def_submodule("optimizers", "Keras optimizers.");
-  opt.def("SGD", [](const py::object& lr, double momentum, bool nesterov) { return SGD(ScheduleArg(lr), momentum, nesterov); },
-          py::arg("learning_rate") = 0.01, py::arg("momentum") = 0.0, py::arg("nesterov") = false,
-          "Stochastic gradient descent: accum = momentum * accum + grad; var -= lr * accum.\n"
-          "learning_rate: a number or a schedule (weft.keras.optimizers.schedules).");
-  opt.def("Adam", [](const py::object& lr, double b1, double b2, double eps) { return Adam(ScheduleArg(lr), b1, b2, eps); },
-          py::arg("learning_rate") = 0.001, py::arg("beta_1") = 0.9, py::arg("beta_2") = 0.999, py::arg("epsilon") = 1e-7,
-          "Adam with Keras' defaults. learning_rate: a number or a schedule.");
-  opt.def("get", [](const std::string& name) { return OptimizerByName(name); }, py::arg("name"),
-          "An optimizer by name with its default learning rate: 'sgd', 'adam', 'momentum'.");
 
   // ---- initializers -----------------------------------------------------------------------------
   py::class_<Initializer>(k, "Initializer", "A weight initializer (train/initializers.h).")

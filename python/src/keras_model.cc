@@ -124,7 +124,7 @@ void InitKerasModel(py::module_& k) {
         m.Summary(os);
         return os.str();
       })
-      .def("compile", [](Model& m, const Loss& loss, const Optimizer& optimizer, const std::vector<std::string>& metrics,
+      .def("compile", [](Model& m, const Loss& loss, const Optimizer& optimizer, const std::vector<Metric>& metrics,
                          int inter_op_threads, int intra_op_threads, int64_t seed) {
              CompileOptions o;
              o.loss = loss;

@@ -1,19 +1,220 @@
-"""Keras losses (train/losses.h): objects for ``compile(loss=...)``; strings work too."""
+"""Keras losses over weft's C++ losses (train/losses.h).
+
+Objects (``SparseCategoricalCrossentropy(from_logits=True)``), names (``'mse'``) and the loss
+functions (``keras.losses.binary_crossentropy``) all work in ``compile(loss=...)``. Called on
+arrays, an object returns the batch's loss as Keras reports it (the mean over the batch,
+Keras' "sum_over_batch_size"), a function the per-example values::
+
+    bce = keras.losses.BinaryCrossentropy()
+    bce([[0., 1.], [0., 0.]], [[0.6, 0.4], [0.4, 0.6]]).numpy()   # 0.815 (Keras' docstring)
+"""
+import numpy as np
+
 from .. import _weft
 
-Loss = _weft.keras.Loss
-SparseCategoricalCrossentropy = _weft.keras.losses.SparseCategoricalCrossentropy
-CategoricalCrossentropy = _weft.keras.losses.CategoricalCrossentropy
-MeanSquaredError = _weft.keras.losses.MeanSquaredError
+_cpp = _weft.keras.losses
+_REDUCTIONS = ("sum_over_batch_size", "sum", "none", None)
+
+
+class Value(np.ndarray):
+    """A computed scalar or array, as a numpy array with TensorFlow's ``.numpy()``."""
+
+    def numpy(self):
+        return np.asarray(self)
+
+
+def value(x, dtype=np.float32):
+    return np.asarray(x, dtype=dtype).view(Value)
+
+
+def _arrays(y_true, y_pred):
+    return np.asarray(y_true), np.asarray(y_pred, dtype=np.float32)
+
+
+class Loss:
+    """A Keras loss: ``loss(y_true, y_pred, sample_weight=None)`` on arrays, or ``compile(loss=...)``.
+
+    The model always averages the per-example loss over the batch ("sum_over_batch_size");
+    ``reduction`` applies to direct calls."""
+
+    def __init__(self, cpp, name=None, reduction="sum_over_batch_size"):
+        if reduction not in _REDUCTIONS:
+            raise ValueError("reduction must be one of %s, got %r" % (", ".join(map(repr, _REDUCTIONS)), reduction))
+        self._cpp = cpp
+        self.name = name or cpp.name
+        self.reduction = reduction
+
+    def __call__(self, y_true, y_pred, sample_weight=None):
+        values = self._cpp.per_example(*_arrays(y_true, y_pred)).astype(np.float64)
+        if sample_weight is not None:  # one weight per example (or one for all)
+            sw = np.asarray(sample_weight, dtype=np.float64)
+            values = values * (sw.reshape(values.shape) if sw.size == values.size else sw)
+        if self.reduction in ("none", None):
+            return value(values)
+        total = values.sum()
+        return value(total if self.reduction == "sum" else total / max(values.size, 1))
+
+    def get_config(self):
+        return {"name": self.name, "reduction": self.reduction}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    def __repr__(self):
+        return "<weft.keras.losses.%s %r>" % (type(self).__name__, self._cpp)
+
+
+class SparseCategoricalCrossentropy(Loss):
+    """Cross-entropy of integer class labels (batch,) or (batch, 1) against (batch, classes) predictions.
+    from_logits: True when the last layer has no softmax."""
+
+    def __init__(self, from_logits=False, reduction="sum_over_batch_size", name="sparse_categorical_crossentropy"):
+        super().__init__(_cpp.SparseCategoricalCrossentropy(bool(from_logits)), name, reduction)
+        self.from_logits = bool(from_logits)
+
+    def get_config(self):
+        return dict(super().get_config(), from_logits=self.from_logits)
+
+
+class CategoricalCrossentropy(Loss):
+    """Cross-entropy of one-hot labels (batch, classes); label_smoothing mixes in the uniform distribution."""
+
+    def __init__(self, from_logits=False, label_smoothing=0.0, axis=-1, reduction="sum_over_batch_size",
+                 name="categorical_crossentropy"):
+        if axis != -1:
+            raise ValueError("CategoricalCrossentropy: weft reduces over the last axis only (axis=-1), got axis=%r" % (axis,))
+        super().__init__(_cpp.CategoricalCrossentropy(bool(from_logits), float(label_smoothing)), name, reduction)
+        self.from_logits, self.label_smoothing = bool(from_logits), float(label_smoothing)
+
+    def get_config(self):
+        return dict(super().get_config(), from_logits=self.from_logits, label_smoothing=self.label_smoothing)
+
+
+class BinaryCrossentropy(Loss):
+    """Cross-entropy of 0/1 labels against probabilities (or logits with from_logits=True), mean over the last axis."""
+
+    def __init__(self, from_logits=False, label_smoothing=0.0, axis=-1, reduction="sum_over_batch_size",
+                 name="binary_crossentropy"):
+        if axis != -1:
+            raise ValueError("BinaryCrossentropy: weft reduces over the last axis only (axis=-1), got axis=%r" % (axis,))
+        super().__init__(_cpp.BinaryCrossentropy(bool(from_logits), float(label_smoothing)), name, reduction)
+        self.from_logits, self.label_smoothing = bool(from_logits), float(label_smoothing)
+
+    def get_config(self):
+        return dict(super().get_config(), from_logits=self.from_logits, label_smoothing=self.label_smoothing)
+
+
+class MeanSquaredError(Loss):
+    """Mean of (y_true - y_pred)**2 over the last axis."""
+
+    def __init__(self, reduction="sum_over_batch_size", name="mean_squared_error"):
+        super().__init__(_cpp.MeanSquaredError(), name, reduction)
+
+
+class MeanAbsoluteError(Loss):
+    """Mean of |y_true - y_pred| over the last axis."""
+
+    def __init__(self, reduction="sum_over_batch_size", name="mean_absolute_error"):
+        super().__init__(_cpp.MeanAbsoluteError(), name, reduction)
+
+
+class Huber(Loss):
+    """0.5 * e**2 where |e| <= delta, delta * |e| - 0.5 * delta**2 beyond; mean over the last axis."""
+
+    def __init__(self, delta=1.0, reduction="sum_over_batch_size", name="huber_loss"):
+        super().__init__(_cpp.Huber(float(delta)), name, reduction)
+        self.delta = float(delta)
+
+    def get_config(self):
+        return dict(super().get_config(), delta=self.delta)
+
+
+def _simple(cls_name, key, default_name, doc):
+    """A Keras loss class without arguments of its own beyond reduction and name."""
+
+    def __init__(self, reduction="sum_over_batch_size", name=default_name):
+        Loss.__init__(self, _cpp.get(key), name, reduction)
+
+    return type(cls_name, (Loss,), {"__init__": __init__, "__doc__": doc})
+
+
+MeanAbsolutePercentageError = _simple("MeanAbsolutePercentageError", "mape", "mean_absolute_percentage_error",
+                                      "100 * mean(|y_true - y_pred| / max(|y_true|, 1e-7)) over the last axis.")
+MeanSquaredLogarithmicError = _simple("MeanSquaredLogarithmicError", "msle", "mean_squared_logarithmic_error",
+                                      "mean((log(1 + y_pred) - log(1 + y_true))**2) over the last axis.")
+LogCosh = _simple("LogCosh", "log_cosh", "log_cosh", "mean(log(cosh(y_pred - y_true))) over the last axis.")
+Hinge = _simple("Hinge", "hinge", "hinge", "mean(max(1 - y_true * y_pred, 0)); 0/1 labels are taken as -1/1.")
+SquaredHinge = _simple("SquaredHinge", "squared_hinge", "squared_hinge",
+                       "mean(max(1 - y_true * y_pred, 0)**2); 0/1 labels are taken as -1/1.")
+KLDivergence = _simple("KLDivergence", "kl_divergence", "kl_divergence",
+                       "sum(y_true * log(y_true / y_pred)) over the last axis, both clipped to [1e-7, 1].")
+Poisson = _simple("Poisson", "poisson", "poisson", "mean(y_pred - y_true * log(y_pred + 1e-7)) over the last axis.")
+
+
+class CosineSimilarity(Loss):
+    """-sum(l2_normalize(y_true) * l2_normalize(y_pred)) over the last axis (-1: same direction)."""
+
+    def __init__(self, axis=-1, reduction="sum_over_batch_size", name="cosine_similarity"):
+        if axis != -1:
+            raise ValueError("CosineSimilarity: weft reduces over the last axis only (axis=-1), got axis=%r" % (axis,))
+        super().__init__(_cpp.get("cosine_similarity"), name, reduction)
+
+
+def _function(cls, name, doc, **defaults):
+    """Keras' loss function `name`: the per-example values of `cls(**kwargs)` (and, passed to
+    compile, that loss)."""
+
+    def fn(y_true, y_pred, **kwargs):
+        return value(cls(**dict(defaults, **kwargs))._cpp.per_example(*_arrays(y_true, y_pred)))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    fn._weft_loss = cls
+    return fn
+
+
+sparse_categorical_crossentropy = _function(SparseCategoricalCrossentropy, "sparse_categorical_crossentropy",
+                                            "Per-example sparse categorical cross-entropy (from_logits=False).")
+categorical_crossentropy = _function(CategoricalCrossentropy, "categorical_crossentropy",
+                                     "Per-example categorical cross-entropy (from_logits, label_smoothing).")
+binary_crossentropy = _function(BinaryCrossentropy, "binary_crossentropy",
+                                "Per-example binary cross-entropy (from_logits, label_smoothing).")
+mean_squared_error = mse = MSE = _function(MeanSquaredError, "mean_squared_error", "Per-example mean squared error.")
+mean_absolute_error = mae = MAE = _function(MeanAbsoluteError, "mean_absolute_error", "Per-example mean absolute error.")
+huber = _function(Huber, "huber", "Per-example Huber loss (delta=1.0).")
+mean_absolute_percentage_error = mape = MAPE = _function(MeanAbsolutePercentageError, "mean_absolute_percentage_error",
+                                                         "Per-example mean absolute percentage error.")
+mean_squared_logarithmic_error = msle = MSLE = _function(MeanSquaredLogarithmicError, "mean_squared_logarithmic_error",
+                                                         "Per-example mean squared logarithmic error.")
+log_cosh = logcosh = _function(LogCosh, "log_cosh", "Per-example log-cosh error.")
+hinge = _function(Hinge, "hinge", "Per-example hinge loss.")
+squared_hinge = _function(SquaredHinge, "squared_hinge", "Per-example squared hinge loss.")
+kl_divergence = kld = KLD = _function(KLDivergence, "kl_divergence", "Per-example Kullback-Leibler divergence.")
+poisson = _function(Poisson, "poisson", "Per-example Poisson loss.")
+cosine_similarity = _function(CosineSimilarity, "cosine_similarity", "Per-example negative cosine similarity.")
 
 
 def get(identifier):
-    """A Loss from a Loss or a Keras name ('sparse_categorical_crossentropy', 'mse', ...)."""
+    """A Loss from a Loss, a Loss class, a loss function of this module, or a Keras name
+    ('sparse_categorical_crossentropy', 'categorical_crossentropy', 'binary_crossentropy',
+    'mse', 'mae', 'huber', ...)."""
     if isinstance(identifier, Loss):
         return identifier
+    if isinstance(identifier, type) and issubclass(identifier, Loss):
+        return identifier()
+    if callable(identifier) and hasattr(identifier, "_weft_loss"):
+        return identifier._weft_loss()
     if isinstance(identifier, str):
-        return _weft.keras.losses.get(identifier)
-    raise TypeError("loss must be a weft.keras.losses object or a name, got %r" % (identifier,))
+        return Loss(_cpp.get(identifier))  # named as Keras' function: 'mse' -> 'mean_squared_error'
+    raise TypeError("loss must be a weft.keras.losses object, function or name, got %r (custom Python loss "
+                    "functions are not supported: weft builds the loss in its C++ graph)" % (identifier,))
 
 
-__all__ = ["Loss", "SparseCategoricalCrossentropy", "CategoricalCrossentropy", "MeanSquaredError", "get"]
+__all__ = ["Loss", "SparseCategoricalCrossentropy", "CategoricalCrossentropy", "BinaryCrossentropy",
+           "MeanSquaredError", "MeanAbsoluteError", "Huber", "sparse_categorical_crossentropy",
+           "categorical_crossentropy", "binary_crossentropy", "mean_squared_error", "mse", "mean_absolute_error",
+           "mae", "huber", "MeanAbsolutePercentageError", "MeanSquaredLogarithmicError", "LogCosh", "Hinge",
+           "SquaredHinge", "KLDivergence", "Poisson", "CosineSimilarity", "mean_absolute_percentage_error", "mape",
+           "mean_squared_logarithmic_error", "msle", "log_cosh", "logcosh", "hinge", "squared_hinge", "kl_divergence",
+           "kld", "poisson", "cosine_similarity", "get"]

@@ -1,37 +1,298 @@
-"""Keras metric objects, for ``compile(metrics=[...])``; each stands for the C++ metric of its name
-(train/losses.h): strings such as 'accuracy' work as well."""
+"""Keras metrics over weft's C++ metrics (train/metrics.h), for ``compile(metrics=[...])`` and
+standalone use.
+
+Names ('accuracy', 'acc', 'mse', 'top_k_categorical_accuracy', ...) and objects both work; the
+log key is the name given ('acc' logs as 'acc', AUC() as 'auc', AUC(name='roc') as 'roc').
+'accuracy' becomes binary, categorical or sparse categorical accuracy from the loss and the
+output shape, as Keras resolves it. Like Keras' stateful metrics, each batch adds sufficient
+statistics (correct/seen counts, confusion counts at thresholds) to running totals, so an
+epoch's AUC, Precision and Recall come from the whole epoch's counts. Standalone::
+
+    m = keras.metrics.AUC(num_thresholds=3)
+    m.update_state([0, 0, 1, 1], [0, 0.5, 0.3, 0.9])
+    m.result().numpy()    # 0.75 (Keras' docstring)
+"""
+import numpy as np
+
+from .. import _weft
+from . import losses as _losses
+
+_cpp = _weft.keras.metrics
 
 
 class Metric:
-    """A metric by name (computed per batch in the C++ graph, averaged over the epoch)."""
-    name = None
+    """A Keras metric: ``update_state(y_true, y_pred)``, ``result()``, ``reset_state()``, or
+    ``compile(metrics=[...])``."""
 
-    def __init__(self, name=None):
-        if name is not None:
-            self.name = name
+    def __init__(self, cpp):
+        self._cpp = cpp
+        self._totals = None
+
+    @property
+    def name(self):
+        return self._cpp.name
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        if sample_weight is not None:
+            raise NotImplementedError("weft metrics take no sample_weight (metric '%s')" % self.name)
+        stats = np.asarray(self._cpp.stats(np.asarray(y_true), np.asarray(y_pred, dtype=np.float32)), dtype=np.float64)
+        self._totals = stats if self._totals is None else self._totals + stats
+
+    def result(self):
+        return _losses.value(0.0 if self._totals is None else self._cpp.result(list(self._totals)))
+
+    def reset_state(self):
+        self._totals = None
+
+    reset_states = reset_state  # Keras 2's name
+
+    def __call__(self, y_true, y_pred, sample_weight=None):
+        """Adds the batch to the state and returns the result so far (as Keras)."""
+        self.update_state(y_true, y_pred, sample_weight)
+        return self.result()
+
+    _config = ()  # (argument, C++ field) pairs beside the name, for get_config
+
+    def get_config(self):
+        c = {"name": self.name}
+        for arg, field in self._config:
+            c[arg] = getattr(self._cpp, field)
+        return c
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
 
     def __repr__(self):
-        return "<weft.keras.metrics %s>" % self.name
+        return "<weft.keras.metrics.%s name=%r>" % (type(self).__name__, self.name)
+
+
+def _no(what, value, metric):
+    if value:
+        raise NotImplementedError("weft.keras.metrics.%s: %s is not supported (got %r)" % (metric, what, value))
 
 
 class Accuracy(Metric):
-    """'accuracy': resolved against the loss (sparse or categorical), as Keras resolves the string."""
-    name = "accuracy"
+    """How often y_pred equals y_true exactly (Keras' Accuracy object; the string 'accuracy' in
+    compile resolves to binary / categorical / sparse accuracy instead)."""
+
+    def __init__(self, name="accuracy", dtype=None):
+        super().__init__(_cpp.Accuracy(name))
 
 
-class SparseCategoricalAccuracy(Metric):
-    """Integer labels against the arg-max of the predictions."""
-    name = "sparse_categorical_accuracy"
+class BinaryAccuracy(Metric):
+    """How often (y_pred > threshold) equals the 0/1 label."""
+    _config = (("threshold", "threshold"),)
+
+    def __init__(self, name="binary_accuracy", dtype=None, threshold=0.5):
+        super().__init__(_cpp.BinaryAccuracy(float(threshold), name))
 
 
 class CategoricalAccuracy(Metric):
-    """One-hot labels against the arg-max of the predictions."""
-    name = "categorical_accuracy"
+    """How often the arg-max of the prediction is the one-hot label's class."""
+
+    def __init__(self, name="categorical_accuracy", dtype=None):
+        super().__init__(_cpp.CategoricalAccuracy(name))
 
 
-class MeanSquaredError(Metric):
-    """Mean of (y - pred)**2."""
-    name = "mse"
+class SparseCategoricalAccuracy(Metric):
+    """How often the arg-max of the prediction is the integer label."""
+
+    def __init__(self, name="sparse_categorical_accuracy", dtype=None):
+        super().__init__(_cpp.SparseCategoricalAccuracy(name))
 
 
-__all__ = ["Metric", "Accuracy", "SparseCategoricalAccuracy", "CategoricalAccuracy", "MeanSquaredError"]
+class TopKCategoricalAccuracy(Metric):
+    """How often the one-hot label's class is among the k highest predictions."""
+    _config = (("k", "k"),)
+
+    def __init__(self, k=5, name="top_k_categorical_accuracy", dtype=None):
+        super().__init__(_cpp.TopKCategoricalAccuracy(int(k), name))
+
+
+class SparseTopKCategoricalAccuracy(Metric):
+    """How often the integer label is among the k highest predictions."""
+    _config = (("k", "k"),)
+
+    def __init__(self, k=5, name="sparse_top_k_categorical_accuracy", dtype=None):
+        super().__init__(_cpp.SparseTopKCategoricalAccuracy(int(k), name))
+
+
+class _LossMetric(Metric):
+    _loss = None
+
+    def __init__(self, name, **kwargs):
+        super().__init__(_cpp.LossMetric(self._loss(**kwargs)._cpp, name))
+
+
+class MeanSquaredError(_LossMetric):
+    """Mean of (y_true - y_pred)**2."""
+    _loss = _losses.MeanSquaredError
+
+    def __init__(self, name="mean_squared_error", dtype=None):
+        super().__init__(name)
+
+
+class MeanAbsoluteError(_LossMetric):
+    """Mean of |y_true - y_pred|."""
+    _loss = _losses.MeanAbsoluteError
+
+    def __init__(self, name="mean_absolute_error", dtype=None):
+        super().__init__(name)
+
+
+class BinaryCrossentropy(_LossMetric):
+    """Mean binary cross-entropy."""
+    _loss = _losses.BinaryCrossentropy
+
+    def __init__(self, name="binary_crossentropy", dtype=None, from_logits=False, label_smoothing=0.0):
+        super().__init__(name, from_logits=from_logits, label_smoothing=label_smoothing)
+
+
+class CategoricalCrossentropy(_LossMetric):
+    """Mean categorical cross-entropy."""
+    _loss = _losses.CategoricalCrossentropy
+
+    def __init__(self, name="categorical_crossentropy", dtype=None, from_logits=False, label_smoothing=0.0):
+        super().__init__(name, from_logits=from_logits, label_smoothing=label_smoothing)
+
+
+class SparseCategoricalCrossentropy(_LossMetric):
+    """Mean sparse categorical cross-entropy."""
+    _loss = _losses.SparseCategoricalCrossentropy
+
+    def __init__(self, name="sparse_categorical_crossentropy", dtype=None, from_logits=False):
+        super().__init__(name, from_logits=from_logits)
+
+
+class AUC(Metric):
+    """Area under the ROC curve (or with curve='PR' the precision-recall curve) from confusion
+    counts at num_thresholds thresholds spread over [0, 1], with Keras' 'interpolation' sum;
+    labels are positive when nonzero."""
+
+    def __init__(self, num_thresholds=200, curve="ROC", summation_method="interpolation", name=None, dtype=None,
+                 thresholds=None, multi_label=False, num_labels=None, label_weights=None, from_logits=False):
+        if str(curve).upper() not in ("ROC", "PR") or str(summation_method).lower() != "interpolation":
+            raise NotImplementedError("weft.keras.metrics.AUC: curve='ROC' or 'PR' with summation_method="
+                                      "'interpolation' (Keras' default), got curve=%r, summation_method=%r"
+                                      % (curve, summation_method))
+        _no("thresholds", thresholds is not None, "AUC")
+        _no("multi_label", multi_label, "AUC")
+        _no("label_weights", label_weights is not None, "AUC")
+        _no("from_logits", from_logits, "AUC")
+        super().__init__(_cpp.AUC(int(num_thresholds), name or "auc", str(curve).upper() == "PR"))
+
+    def get_config(self):
+        return {"name": self.name, "num_thresholds": self._cpp.num_thresholds,
+                "curve": "PR" if self._cpp.pr_curve else "ROC"}
+
+
+def _threshold(thresholds, metric):
+    if thresholds is None:
+        return 0.5
+    if np.ndim(thresholds) == 0:
+        return float(thresholds)
+    raise NotImplementedError("weft.keras.metrics.%s: one threshold only, got %r" % (metric, thresholds))
+
+
+class Precision(Metric):
+    """tp / (tp + fp) with predictions positive above the threshold (0.5)."""
+    _config = (("thresholds", "threshold"),)
+
+    def __init__(self, thresholds=None, top_k=None, class_id=None, name=None, dtype=None):
+        _no("top_k", top_k, "Precision")
+        _no("class_id", class_id is not None, "Precision")
+        super().__init__(_cpp.Precision(_threshold(thresholds, "Precision"), name or "precision"))
+
+
+class Recall(Metric):
+    """tp / (tp + fn) with predictions positive above the threshold (0.5)."""
+    _config = (("thresholds", "threshold"),)
+
+    def __init__(self, thresholds=None, top_k=None, class_id=None, name=None, dtype=None):
+        _no("top_k", top_k, "Recall")
+        _no("class_id", class_id is not None, "Recall")
+        super().__init__(_cpp.Recall(_threshold(thresholds, "Recall"), name or "recall"))
+
+
+def _values(cpp, y_true, y_pred):
+    return _losses.value(cpp.values(np.asarray(y_true), np.asarray(y_pred, dtype=np.float32)))
+
+
+def _metric_function(fn):
+    """Marks Keras' metric function `fn`: compile(metrics=[fn]) logs it under its name."""
+    fn._weft_metric = fn.__name__
+    return fn
+
+
+@_metric_function
+def binary_accuracy(y_true, y_pred, threshold=0.5):
+    """Per-example binary accuracy: mean over the last axis of (y_pred > threshold) == y_true."""
+    return _values(_cpp.BinaryAccuracy(float(threshold)), y_true, y_pred)
+
+
+@_metric_function
+def categorical_accuracy(y_true, y_pred):
+    """Per-example: 1 where the arg-max of y_pred is the one-hot label's class."""
+    return _values(_cpp.CategoricalAccuracy(), y_true, y_pred)
+
+
+@_metric_function
+def sparse_categorical_accuracy(y_true, y_pred):
+    """Per-example: 1 where the arg-max of y_pred is the integer label."""
+    return _values(_cpp.SparseCategoricalAccuracy(), y_true, y_pred)
+
+
+@_metric_function
+def top_k_categorical_accuracy(y_true, y_pred, k=5):
+    """Per-example: 1 where the one-hot label's class is among the k highest predictions."""
+    return _values(_cpp.TopKCategoricalAccuracy(int(k)), y_true, y_pred)
+
+
+@_metric_function
+def sparse_top_k_categorical_accuracy(y_true, y_pred, k=5):
+    """Per-example: 1 where the integer label is among the k highest predictions."""
+    return _values(_cpp.SparseTopKCategoricalAccuracy(int(k)), y_true, y_pred)
+
+
+mean_squared_error = mse = _losses.mean_squared_error
+mean_absolute_error = mae = _losses.mean_absolute_error
+
+
+def _count_class(cls_name, doc):
+    def __init__(self, thresholds=None, name=None, dtype=None):
+        Metric.__init__(self, getattr(_cpp, cls_name)(_threshold(thresholds, cls_name), name or ""))
+
+    return type(cls_name, (Metric,), {"__init__": __init__, "__doc__": doc, "_config": (("thresholds", "threshold"),)})
+
+
+TruePositives = _count_class("TruePositives", "Labels > 0 predicted above the threshold (0.5), over the epoch.")
+FalsePositives = _count_class("FalsePositives", "Labels == 0 predicted above the threshold (0.5), over the epoch.")
+TrueNegatives = _count_class("TrueNegatives", "Labels == 0 predicted at or below the threshold, over the epoch.")
+FalseNegatives = _count_class("FalseNegatives", "Labels > 0 predicted at or below the threshold, over the epoch.")
+
+
+def get(identifier):
+    """A Metric from a Metric, a Metric class, or a Keras name ('accuracy', 'acc',
+    'binary_accuracy', 'categorical_accuracy', 'sparse_categorical_accuracy',
+    'top_k_categorical_accuracy', 'sparse_top_k_categorical_accuracy', 'mse', 'mae', 'auc', ...)."""
+    if isinstance(identifier, Metric):
+        return identifier
+    if isinstance(identifier, type) and issubclass(identifier, Metric):
+        return identifier()
+    if isinstance(identifier, str):
+        return Metric(_cpp.get(identifier))
+    if callable(identifier) and hasattr(identifier, "_weft_metric"):  # a metric function: logged by its name
+        return Metric(_cpp.get(identifier._weft_metric))
+    if callable(identifier) and hasattr(identifier, "_weft_loss"):  # a loss function as a metric
+        return Metric(_cpp.get(identifier.__name__))
+    raise TypeError("metrics must be weft.keras.metrics objects or names, got %r (custom Python metric "
+                    "functions are not supported: weft computes metrics in its C++ graph)" % (identifier,))
+
+
+__all__ = ["Metric", "Accuracy", "BinaryAccuracy", "CategoricalAccuracy", "SparseCategoricalAccuracy",
+           "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy", "MeanSquaredError", "MeanAbsoluteError",
+           "BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy", "AUC", "Precision",
+           "Recall", "TruePositives", "FalsePositives", "TrueNegatives", "FalseNegatives", "binary_accuracy", "categorical_accuracy", "sparse_categorical_accuracy",
+           "top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy", "mean_squared_error", "mse",
+           "mean_absolute_error", "mae", "get"]

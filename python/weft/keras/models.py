@@ -13,19 +13,9 @@ import numpy as np
 
 from .. import _weft
 from .. import distribute as _distribute
-from . import losses as _losses, optimizers as _optimizers
+from . import losses as _losses, metrics as _metrics, optimizers as _optimizers
 from .callbacks import Callback, History
 from .layers import Input, InputLayer
-
-
-def _metric_name(m):
-    if isinstance(m, str):
-        return m
-    if isinstance(m, type):  # a class given instead of an instance
-        m = m()
-    name = getattr(m, "name", None) or type(m).__name__
-    # SparseCategoricalAccuracy -> sparse_categorical_accuracy
-    return "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
 
 
 class Model:
@@ -36,6 +26,7 @@ class Model:
         self._cpp = None
         self._compile_args = None
         self._metric_names = []
+        self.optimizer = self.loss = None  # set by compile
         self.history = None
         # The strategy whose scope the model is created in (weft.distribute); the C++ model is
         # built inside that scope even when that happens later (a Sequential built at fit).
@@ -64,7 +55,7 @@ class Model:
     def _built(self, x=None, what="this call"):
         cpp = self._build(x)
         if self._compile_args is not None and not cpp.compiled:
-            cpp.compile(**self._compile_args)
+            cpp.compile(**dict(self._compile_args, optimizer=self.optimizer._cpp))
         return cpp
 
     def _compiled(self, x=None, what="fit"):
@@ -101,24 +92,46 @@ class Model:
         (print_fn or print)(text)
 
     # ---- compile / train ---------------------------------------------------------------------
-    def compile(self, optimizer="sgd", loss=None, metrics=None, seed=0, inter_op_threads=0, intra_op_threads=0):
-        """Builds the training graph.
+    def compile(self, optimizer="rmsprop", loss=None, loss_weights=None, metrics=None, weighted_metrics=None,
+                run_eagerly=False, steps_per_execution=1, jit_compile="auto", auto_scale_loss=True, seed=0,
+                inter_op_threads=0, intra_op_threads=0):
+        """Builds the training graph (Keras' arguments, in Keras' order).
 
-        optimizer: a weft.keras.optimizers object or a name ('sgd', 'adam', 'momentum').
-        loss: a weft.keras.losses object or a name ('sparse_categorical_crossentropy', 'mse', ...).
-        metrics: names such as 'accuracy' (resolved against the loss, as Keras does).
+        optimizer: a weft.keras.optimizers object or a name ('rmsprop' as Keras' default, 'sgd',
+        'adam', 'adamw', 'adagrad').
+        loss: a weft.keras.losses object, function or name ('sparse_categorical_crossentropy', 'mse', ...).
+        metrics: names ('accuracy', resolved against the loss and output as Keras does; 'mse', ...) or
+        weft.keras.metrics objects (AUC(), Precision(), ...); each is logged under its name.
+        run_eagerly, steps_per_execution, jit_compile, auto_scale_loss: accepted; weft always runs
+        its compiled graph one step at a time, which gives the same results.
         seed: graph seed (nonzero: reproducible initial weights and dropout).
         inter_op_threads / intra_op_threads: 0 = one per hardware thread.
         """
+        weights = (list(loss_weights.values()) if isinstance(loss_weights, dict)
+                   else np.ravel(loss_weights).tolist() if loss_weights is not None else [1.0])
+        if weights != [1.0]:
+            raise NotImplementedError("compile(loss_weights=%r): weft models have one output and an unweighted loss"
+                                      % (loss_weights,))
+        if weighted_metrics:
+            raise NotImplementedError("compile(weighted_metrics=...): weft metrics take no sample weights")
         if loss is None:
             raise ValueError("compile needs a loss, e.g. loss=weft.keras.losses.SparseCategoricalCrossentropy()")
-        metrics = list(metrics or [])
-        self._metric_names = [_metric_name(m) for m in metrics]
-        self._compile_args = dict(loss=_losses.get(loss), optimizer=_optimizers.get(optimizer),
-                                  metrics=self._metric_names, inter_op_threads=int(inter_op_threads),
+        metrics = [_metrics.get(m) for m in (metrics or [])]
+        self._metric_names = [m.name for m in metrics]
+        self.loss = _losses.get(loss)
+        self.optimizer = _optimizers.get(optimizer)
+        self.optimizer._attach(self)  # optimizer.learning_rate reads / sets the compiled model's rate
+        self.compiled_metrics = metrics
+        self._compile_args = dict(loss=self.loss._cpp,  # the optimizer as it is when the graph is built
+                                  metrics=[m._cpp for m in metrics], inter_op_threads=int(inter_op_threads),
                                   intra_op_threads=int(intra_op_threads), seed=int(seed))
         if self._cpp is not None:
-            self._cpp.compile(**self._compile_args)
+            self._cpp.compile(**dict(self._compile_args, optimizer=self.optimizer._cpp))
+
+    @property
+    def metrics_names(self):
+        """The names of evaluate's values, in its order: ['loss', 'accuracy', ...]."""
+        return ["loss"] + list(self._metric_names)
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_data=None,
             shuffle=True, initial_epoch=0, steps_per_epoch=None, shuffle_seed=0):

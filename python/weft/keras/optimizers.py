@@ -1,27 +1,293 @@
-"""Keras optimizers (train/optimizers.h) and learning-rate schedules (``optimizers.schedules``)."""
+"""Keras optimizers over weft's C++ optimizers (train/optimizers.h), and learning-rate schedules
+(``optimizers.schedules``, train/schedules.h).
+
+Every optimizer takes Keras' arguments and defaults, plus ``clipnorm``, ``clipvalue``,
+``global_clipnorm`` and ``weight_decay``; ``learning_rate`` is a number or a schedule. After
+``model.compile(optimizer=opt)``, ``opt.learning_rate`` reads the rate the next step uses and
+setting it (a number) changes the rate from the next step on — what ReduceLROnPlateau and
+LearningRateScheduler do between epochs::
+
+    opt = keras.optimizers.Adam(1e-3, clipnorm=1.0)
+    model.compile(optimizer=opt, loss="mse")
+    opt.learning_rate = 1e-4          # or model.optimizer.learning_rate = 1e-4
+"""
 import types
+import warnings
+
+import numpy as np
+import weakref
 
 from .. import _weft
+from .losses import value as _value
 
-Optimizer = _weft.keras.Optimizer
-SGD = _weft.keras.optimizers.SGD
-Adam = _weft.keras.optimizers.Adam
+_cpp = _weft.keras.optimizers
 
+
+class Optimizer:
+    """A Keras optimizer: pass it to ``Model.compile(optimizer=...)``."""
+
+    def __init__(self, cpp, name=None, learning_rate=None):
+        self._cpp = cpp
+        self._learning_rate_arg = learning_rate  # as given (a schedule object stays one), for get_config
+        self.name = name or cpp.name
+        self._model = None  # weakref to the weft.keras Model compiled with it
+
+    def _attach(self, model):
+        """Called by Model.compile: learning_rate then reads and sets the compiled model's rate."""
+        self._model = weakref.ref(model)
+
+    def _compiled(self):
+        model = self._model() if self._model is not None else None
+        cpp = getattr(model, "_cpp", None)
+        return cpp if cpp is not None and cpp.compiled else None
+
+    @property
+    def learning_rate(self):
+        """The rate the next training step uses (a schedule's value at the current step), as a
+        scalar with TensorFlow's variable methods: ``.numpy()``, ``float()``, ``.assign(rate)``."""
+        cpp = self._compiled()
+        rate = _value(cpp.learning_rate if cpp is not None else self._cpp.learning_rate_at(0)).view(_LearningRate)
+        rate._optimizer = weakref.ref(self)
+        return rate
+
+    @learning_rate.setter
+    def learning_rate(self, lr):
+        if self._cpp.learning_rate_is_schedule:
+            raise TypeError("This optimizer was created with a LearningRateSchedule as its learning_rate, hence its "
+                            "learning rate is not settable (%r)" % (self._cpp,))
+        cpp = self._compiled()
+        schedule = hasattr(lr, "_schedule")
+        if cpp is not None:
+            if schedule:
+                raise TypeError("a compiled model's learning rate can be set to a number, not a schedule (%r); "
+                                "pass the schedule to the optimizer before compile" % (lr,))
+            cpp.set_learning_rate(float(lr))
+        self._cpp = self._cpp.with_learning_rate(lr._schedule if schedule else float(lr))
+        self._learning_rate_arg = lr
+
+    def learning_rate_at(self, step):
+        """The rate the optimizer's schedule (or constant) gives at `step`."""
+        return self._cpp.learning_rate_at(int(step))
+
+    lr = learning_rate  # Keras 2's name, still used by many scripts
+
+    @property
+    def iterations(self):
+        """Training steps taken by the compiled model (0 before)."""
+        cpp = self._compiled()
+        return _value(cpp.iterations if cpp is not None else 0, dtype=np.int64)
+
+    _params = ()  # the subclass's own hyper-parameters (constructor arguments)
+
+    def get_config(self):
+        """The constructor arguments: ``type(opt).from_config(opt.get_config())`` is the same optimizer
+        (a schedule stays the schedule object; a constant rate is the current rate)."""
+        schedule = getattr(self, "_learning_rate_arg", None)
+        c = {"name": self.name,
+             "learning_rate": schedule if self._cpp.learning_rate_is_schedule else self._cpp.learning_rate_at(0)}
+        for k in self._params:
+            c[k] = getattr(self._cpp, k)
+        for k in ("clipnorm", "clipvalue", "global_clipnorm"):
+            v = getattr(self._cpp, k)
+            c[k] = v if v > 0 else None
+        if "weight_decay" not in c:
+            c["weight_decay"] = self._cpp.weight_decay or None
+        return c
+
+    @classmethod
+    def from_config(cls, config):
+        if cls is Optimizer:
+            raise TypeError("from_config: use the optimizer's class (SGD, Adam, ...), not the Optimizer base")
+        return cls(**config)
+
+    def __repr__(self):
+        return "<weft.keras.optimizers.%r>" % (self._cpp,)
+
+
+_UNSUPPORTED = ("use_ema", "ema_momentum", "ema_overwrite_frequency", "loss_scale_factor",
+                "gradient_accumulation_steps")
+
+
+def _check_kwargs(kwargs):
+    """Keras' handling of the remaining keyword arguments: `decay` is ignored with a warning, the
+    rest is an error (weft lacks EMA, loss scaling and gradient accumulation)."""
+    if kwargs.pop("decay", None) is not None:
+        warnings.warn("Argument `decay` is no longer supported and will be ignored.")
+    kwargs.pop("jit_compile", None)  # a tf.function option: nothing to compile here
+    used = {k: v for k, v in kwargs.items() if k in _UNSUPPORTED and v not in (None, False)}
+    if used:
+        raise NotImplementedError("weft optimizers do not support %s" % ", ".join(sorted(used)))
+    unknown = {k: v for k, v in kwargs.items() if k not in _UNSUPPORTED}
+    if unknown:
+        raise ValueError("Argument(s) not recognized: %r" % (unknown,))
+
+
+class _LearningRate(type(_value(0.0))):
+    """optimizer.learning_rate's value; ``assign`` sets the optimizer's rate (tf.Variable's API)."""
+
+    def assign(self, rate):
+        optimizer = self._optimizer() if getattr(self, "_optimizer", None) is not None else None
+        if optimizer is None:
+            raise ValueError("this learning-rate value no longer belongs to an optimizer")
+        optimizer.learning_rate = rate
+        self[...] = float(rate)
+        return self
+
+
+def _attrs(*names):
+    """Read-only views of the C++ optimizer's hyper-parameters (Keras' attribute names)."""
+    return {n: property(lambda self, n=n: getattr(self._cpp, n)) for n in names}
+
+
+class SGD(Optimizer):
+    """Gradient descent with optional momentum / Nesterov momentum."""
+
+    def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, weight_decay=None, clipnorm=None,
+                 clipvalue=None, global_clipnorm=None, name="SGD", **kwargs):
+        _check_kwargs(kwargs)
+        super().__init__(_cpp.SGD(_rate(learning_rate), float(momentum), bool(nesterov), clipnorm=clipnorm,
+                                  clipvalue=clipvalue, global_clipnorm=global_clipnorm, weight_decay=weight_decay), name, learning_rate)
+
+
+class Adam(Optimizer):
+    """Adam (Keras' bias correction; amsgrad keeps the running maximum of v)."""
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False, weight_decay=None,
+                 clipnorm=None, clipvalue=None, global_clipnorm=None, name="adam", **kwargs):
+        _check_kwargs(kwargs)
+        super().__init__(_cpp.Adam(_rate(learning_rate), float(beta_1), float(beta_2), float(epsilon), bool(amsgrad),
+                                   clipnorm=clipnorm, clipvalue=clipvalue, global_clipnorm=global_clipnorm,
+                                   weight_decay=weight_decay), name, learning_rate)
+
+
+class AdamW(Optimizer):
+    """Adam with decoupled weight decay: w -= lr * weight_decay * w before each update."""
+
+    def __init__(self, learning_rate=0.001, weight_decay=0.004, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
+                 amsgrad=False, clipnorm=None, clipvalue=None, global_clipnorm=None, name="adamw", **kwargs):
+        _check_kwargs(kwargs)
+        super().__init__(_cpp.AdamW(_rate(learning_rate), float(weight_decay), float(beta_1), float(beta_2),
+                                    float(epsilon), bool(amsgrad), clipnorm=clipnorm, clipvalue=clipvalue,
+                                    global_clipnorm=global_clipnorm), name, learning_rate)
+
+
+class RMSprop(Optimizer):
+    """RMSprop: divides by the root of a running mean of g**2 (centered: minus the squared mean of g)."""
+
+    def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False, weight_decay=None,
+                 clipnorm=None, clipvalue=None, global_clipnorm=None, name="rmsprop", **kwargs):
+        _check_kwargs(kwargs)
+        super().__init__(_cpp.RMSprop(_rate(learning_rate), float(rho), float(momentum), float(epsilon),
+                                      bool(centered), clipnorm=clipnorm, clipvalue=clipvalue,
+                                      global_clipnorm=global_clipnorm, weight_decay=weight_decay), name, learning_rate)
+
+
+class Adagrad(Optimizer):
+    """Adagrad: divides by the root of the sum of g**2 (starting at initial_accumulator_value)."""
+
+    def __init__(self, learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-7, weight_decay=None,
+                 clipnorm=None, clipvalue=None, global_clipnorm=None, name="adagrad", **kwargs):
+        _check_kwargs(kwargs)
+        super().__init__(_cpp.Adagrad(_rate(learning_rate), float(initial_accumulator_value), float(epsilon),
+                                      clipnorm=clipnorm, clipvalue=clipvalue, global_clipnorm=global_clipnorm,
+                                      weight_decay=weight_decay), name, learning_rate)
+
+
+for _cls, _names in ((SGD, ("momentum", "nesterov")), (Adam, ("beta_1", "beta_2", "epsilon", "amsgrad")),
+                     (AdamW, ("beta_1", "beta_2", "epsilon", "amsgrad", "weight_decay")),
+                     (RMSprop, ("rho", "momentum", "epsilon", "centered")),
+                     (Adagrad, ("initial_accumulator_value", "epsilon"))):
+    _cls._params = _names
+    for _k, _p in _attrs(*_names, "clipnorm", "clipvalue", "global_clipnorm").items():
+        setattr(_cls, _k, _p)
+
+
+class LearningRateSchedule:
+    """Base of the schedules: ``schedule(step)`` is the rate at that step (counted from 0).
+
+    Subclass it as in Keras (``__call__(self, step)`` returning a number, computed with Python
+    or numpy): weft calls it on the host before each training step."""
+
+    def __init__(self, schedule=None):
+        self._cpp_schedule = schedule
+
+    @property
+    def _schedule(self):
+        # A Python subclass: C++ calls back into __call__ (not cached: no reference cycle through C++).
+        return self._cpp_schedule if self._cpp_schedule is not None else _s.FromPython(self)
+
+    def __call__(self, step):
+        if self._cpp_schedule is None:
+            raise NotImplementedError("a LearningRateSchedule subclass must define __call__(self, step)")
+        return _value(self._cpp_schedule(int(step)))
+
+    def get_config(self):
+        return {}
+
+    def __repr__(self):
+        if self._cpp_schedule is None:
+            return "<%s (a Python LearningRateSchedule)>" % type(self).__name__
+        return "<weft.keras.optimizers.schedules %r>" % (self._cpp_schedule,)
+
+
+def _schedule_class(name, factory, doc):
+    def __init__(self, *args, **kwargs):
+        kwargs.pop("name", None)
+        LearningRateSchedule.__init__(self, factory(*args, **kwargs))
+
+    return type(name, (LearningRateSchedule,), {"__init__": __init__, "__doc__": doc})
+
+
+_s = _weft.keras.schedules
 schedules = types.ModuleType("weft.keras.optimizers.schedules", "Learning rate as a function of the step.")
-schedules.LearningRateSchedule = _weft.keras.LearningRateSchedule
-schedules.Constant = _weft.keras.schedules.Constant
-schedules.StepDecay = _weft.keras.schedules.StepDecay
-schedules.CosineDecay = _weft.keras.schedules.CosineDecay
-schedules.LinearWarmup = _weft.keras.schedules.LinearWarmup
+schedules.LearningRateSchedule = LearningRateSchedule
+schedules.ExponentialDecay = _schedule_class(
+    "ExponentialDecay", _s.ExponentialDecay,
+    "ExponentialDecay(initial_learning_rate, decay_steps, decay_rate, staircase=False):\n"
+    "initial_learning_rate * decay_rate ** (step / decay_steps), the exponent floored when staircase.")
+schedules.PiecewiseConstantDecay = _schedule_class(
+    "PiecewiseConstantDecay", _s.PiecewiseConstantDecay,
+    "PiecewiseConstantDecay(boundaries, values): values[0] while step <= boundaries[0], values[i] while\n"
+    "boundaries[i-1] < step <= boundaries[i], values[-1] after the last boundary.")
+schedules.CosineDecay = _schedule_class(
+    "CosineDecay", _s.CosineDecay,
+    "CosineDecay(initial_learning_rate, decay_steps, alpha=0.0, warmup_target=None, warmup_steps=0):\n"
+    "cosine decay to alpha * rate over decay_steps, after an optional linear warm-up to warmup_target.")
+schedules.StepDecay = _schedule_class("StepDecay", _s.StepDecay,
+                                      "StepDecay(initial_learning_rate, step_size, gamma=0.1): rate * gamma ** (step // step_size).")
+schedules.LinearWarmup = _schedule_class("LinearWarmup", _s.LinearWarmup,
+                                         "LinearWarmup(after, warmup_steps): a linear rise, then the schedule `after`.")
+schedules.Constant = _schedule_class("Constant", _s.Constant, "Constant(learning_rate).")
+
+
+def _rate(lr):
+    """A number or a schedule, as the C++ factories take it."""
+    if hasattr(lr, "_schedule"):
+        return lr._schedule
+    if callable(lr) and not isinstance(lr, (int, float)):
+        raise TypeError("learning_rate must be a number or a weft.keras.optimizers.schedules object, got %r (Python "
+                        "schedules are not supported: weft evaluates the schedule in C++)" % (lr,))
+    return float(lr)
 
 
 def get(identifier):
-    """An Optimizer from an Optimizer or a name ('sgd', 'adam', 'momentum') with its default rate."""
+    """An Optimizer from an Optimizer, an Optimizer class, or a name ('sgd', 'adam', 'adamw',
+    'rmsprop', 'adagrad'; weft's 'momentum' is SGD with momentum 0.9) with Keras' defaults."""
     if isinstance(identifier, Optimizer):
         return identifier
-    if isinstance(identifier, str):
-        return _weft.keras.optimizers.get(identifier.lower())
+    if isinstance(identifier, type) and issubclass(identifier, Optimizer):
+        return identifier()
+    if isinstance(identifier, str):  # unknown names raise InvalidArgument listing the known ones
+        return Optimizer(_cpp.get(identifier))
     raise TypeError("optimizer must be a weft.keras.optimizers object or a name, got %r" % (identifier,))
 
 
-__all__ = ["Optimizer", "SGD", "Adam", "schedules", "get"]
+# TF 2.11-2.15 scripts name the same optimizers under these namespaces; here they are the Keras 3
+# classes above (the legacy ones' formulas agree up to where Adagrad's epsilon sits).
+legacy = types.ModuleType("weft.keras.optimizers.legacy", "Aliases of weft.keras.optimizers' classes.")
+experimental = types.ModuleType("weft.keras.optimizers.experimental", "Aliases of weft.keras.optimizers' classes.")
+for _ns in (legacy, experimental):
+    for _cls in (Optimizer, SGD, Adam, AdamW, RMSprop, Adagrad):
+        setattr(_ns, _cls.__name__, _cls)
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "schedules", "legacy", "experimental", "get"]
