@@ -21,6 +21,7 @@ class Callback {
   virtual ~Callback() = default;
   virtual void OnTrainBegin(Model& model) {}
   virtual void OnEpochBegin(Model& model, int epoch) {}
+  virtual void OnBatchBegin(Model& model, int64_t batch) {}
   virtual void OnBatchEnd(Model& model, int64_t batch, const Logs& logs) {}
   virtual void OnEpochEnd(Model& model, int epoch, const Logs& logs) {}
   virtual void OnTrainEnd(Model& model) {}

@@ -74,6 +74,10 @@ struct FitOptions {
   uint64_t shuffle_seed = 0;     // epoch e's order is a function of (shuffle_seed, e)
   const Tensor* validation_x = nullptr;  // not owned; evaluated after each epoch ("val_" logs)
   const Tensor* validation_y = nullptr;
+  // Per-example loss weights [N] (float; Keras' sample_weight, and class_weight mapped to the
+  // examples by the caller); not owned. The batch loss is sum(w * loss) / batch size, as Keras'
+  // default reduction; metrics and validation are unweighted.
+  const Tensor* sample_weight = nullptr;
   std::vector<std::shared_ptr<Callback>> callbacks;
   int verbose = 1;               // 0 silent, 1 progress bar (plain lines when not a terminal)
   // Where the epoch headings and the progress bar go (not owned, not null; flushed after each line).
@@ -111,8 +115,14 @@ class Model {
   Logs Evaluate(const Tensor& x, const Tensor& y, int64_t batch_size = 32);
   Logs Evaluate(const Dataset& data);
   Tensor Predict(const Tensor& x, int64_t batch_size = 32);
-  // One training step on one batch; returns the batch's loss and metrics.
-  Logs TrainOnBatch(const Tensor& x, const Tensor& y);
+  // One training step on one batch; returns the batch's loss and metrics. `sample_weight`
+  // (float [batch], optional) weights each example's loss as FitOptions::sample_weight.
+  Logs TrainOnBatch(const Tensor& x, const Tensor& y, const Tensor* sample_weight = nullptr);
+  // Overrides the optimizer's learning rate (its schedule) from the next step on, as Keras'
+  // callbacks do by assigning optimizer.learning_rate; Compile clears the override.
+  void SetLearningRate(double lr);
+  // The rate the next training step uses (the override, else the schedule at step()).
+  double learning_rate() const;
   // Records the next training step's kernels in `trace` (graph/step_trace.h; not owned).
   void TraceNextStep(StepTrace* trace) { trace_next_ = trace; }
 
@@ -120,6 +130,13 @@ class Model {
   // checkpoint file (train/checkpoint.h). Load checks that each is present with its shape.
   void SaveWeights(const std::string& path);
   void LoadWeights(const std::string& path);
+  // The layers' weights (not optimizer slots or the step), in Keras' get_weights order: layer by
+  // layer, each layer's weights in declaration order; names as in VariableNames.
+  std::vector<std::string> LayerWeightNames() const;
+  // Assigns the named variables (any of VariableNames). Every name and shape is checked before
+  // anything is assigned, so on error (InvalidArgument naming the variable and both shapes, or
+  // NotFound) the model is unchanged. `source` names where the values came from in messages.
+  void SetVariables(const std::map<std::string, Tensor>& values, const std::string& source);
   // Names of the checkpointed variables ("dense/kernel", "dense/kernel/momentum", "step").
   std::vector<std::string> VariableNames() const;
 
@@ -168,6 +185,7 @@ class Model {
   int64_t step_ = 0;
   std::atomic<bool> stop_training_{false};
   StepTrace* trace_next_ = nullptr;
+  double lr_override_ = -1;  // < 0: the optimizer's schedule
 };
 
 // A linear stack of layers on one input of per-example shape `input_shape`.

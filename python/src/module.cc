@@ -17,6 +17,7 @@ PYBIND11_MODULE(_weft, m) {
   py::module_ keras = m.def_submodule("keras", "The C++ training API (train/).");
   InitKeras(keras);
   InitKerasModel(keras);
+  InitKerasConfig(keras);
   py::module_ distribute = m.def_submodule("distribute", "Distribution strategies (train/strategy.h).");
   InitDistribute(distribute);
 #ifdef WEFT_HAVE_UCX

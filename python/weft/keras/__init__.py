@@ -14,9 +14,10 @@ Layers, losses, optimizers, schedules and callbacks are the C++ objects; fit / e
 run the C++ loop (same progress output) with the GIL released.
 """
 from . import layers, losses, metrics, optimizers, callbacks, datasets, initializers, regularizers  # noqa: F401
+from . import utils, saving  # noqa: F401
 from .models import Model, Sequential, Input  # noqa: F401
 from .layers import Layer  # noqa: F401
 from . import models  # noqa: F401
 
 __all__ = ["Model", "Sequential", "Input", "Layer", "layers", "losses", "optimizers", "callbacks", "datasets",
-           "initializers", "regularizers", "metrics"]
+           "initializers", "regularizers", "metrics", "utils", "saving"]

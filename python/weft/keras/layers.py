@@ -43,3 +43,7 @@ class InputLayer:
 __all__ = ["Layer", "Dense", "Conv2D", "MaxPooling2D", "MaxPool2D", "AveragePooling2D", "AvgPool2D",
            "GlobalAveragePooling2D", "Flatten", "Dropout", "BatchNormalization", "Activation", "ReLU", "Add",
            "Input", "InputLayer"]
+
+# Every factory above records its arguments (get_config / from_config / model files).
+from . import _config  # noqa: E402
+_config.record_module(globals(), __all__)

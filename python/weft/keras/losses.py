@@ -17,3 +17,7 @@ def get(identifier):
 
 
 __all__ = ["Loss", "SparseCategoricalCrossentropy", "CategoricalCrossentropy", "MeanSquaredError", "get"]
+
+# Every factory above records its arguments (get_config / from_config / model files).
+from . import _config  # noqa: E402
+_config.record_module(globals(), __all__)

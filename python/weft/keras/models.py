@@ -6,14 +6,17 @@ as Keras does, from the data at the first ``fit``), ``compile`` arguments as obj
 and Keras' return values (History, [loss, metric...]). Training itself is the C++ loop.
 """
 import contextlib
+import inspect
+import re
 import sys
 import time
+import zipfile
 
 import numpy as np
 
 from .. import _weft
-from .. import distribute as _distribute
-from . import losses as _losses, optimizers as _optimizers
+from .. import distribute as _distribute, random as _random
+from . import _config, losses as _losses, optimizers as _optimizers, saving as _saving
 from .callbacks import Callback, History
 from .layers import InputLayer
 
@@ -30,22 +33,157 @@ def _metric_name(m):
     return "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
 
 
+def _numeric(a, what):
+    """``a`` as a numpy array Keras would take (bool labels as float)."""
+    a = np.asarray(a)
+    if a.dtype == np.bool_:
+        a = a.astype(np.float32)
+    if a.dtype.kind not in "iuf":
+        raise TypeError("fit: %s must be numeric (int or float), got dtype %s" % (what, a.dtype))
+    return a
+
+
+def _class_weights(y, class_weight):
+    """Per-example weights from {class: weight}, as Keras maps them (one-hot labels by argmax)."""
+    labels = np.asarray(y)
+    if labels.ndim > 1:
+        labels = np.argmax(labels, axis=-1) if labels.shape[-1] != 1 else np.squeeze(labels, axis=-1)
+    labels = np.round(labels).astype(np.int64)
+    w = np.ones(labels.shape[0], np.float32)
+    for cls, weight in class_weight.items():
+        w[labels == int(cls)] = weight
+    return w
+
+
+def _fit_arrays(x, y, validation_split, validation_data, class_weight, sample_weight):
+    """fit's array arguments as Keras reads them: (x, y, sample_weight, x_val, y_val)."""
+    x, y = _numeric(x, "x"), _numeric(y, "y")
+    if len(x) != len(y):
+        raise ValueError("fit: x has %d examples (shape %s) but y has %d (shape %s)" % (len(x), x.shape, len(y),
+                                                                                       y.shape))
+    if class_weight is not None and sample_weight is not None:
+        raise ValueError("fit: you cannot pass class_weight and sample_weight at the same time")
+    sw = None
+    if sample_weight is not None:
+        sw = np.asarray(sample_weight, np.float32)
+        if sw.shape != (len(x),):
+            raise ValueError("fit: sample_weight has shape %s but x has %d examples (it must be [N])" % (sw.shape,
+                                                                                                       len(x)))
+    elif class_weight is not None:
+        if not isinstance(class_weight, dict):
+            raise TypeError("fit: class_weight must be a dict {class index: weight}, got %r" % (class_weight,))
+        sw = _class_weights(y, class_weight)
+    vx = vy = None
+    if validation_data is not None:
+        if not isinstance(validation_data, (tuple, list)) or len(validation_data) not in (2, 3):
+            raise ValueError("fit: validation_data must be (x_val, y_val) or (x_val, y_val, sample_weight_val)")
+        vx, vy = _numeric(validation_data[0], "validation x"), _numeric(validation_data[1], "validation y")
+    elif validation_split:
+        if not 0.0 < validation_split < 1.0:
+            raise ValueError("fit: validation_split must be in (0, 1), got %r" % (validation_split,))
+        # Keras: the last fraction, taken before any shuffling.
+        split_at = int(np.floor(len(x) * (1.0 - validation_split)))
+        if split_at == 0 or split_at == len(x):
+            raise ValueError("fit: %d examples are not enough to split off validation_split=%r" % (len(x),
+                                                                                               validation_split))
+        x, vx, y, vy = x[:split_at], x[split_at:], y[:split_at], y[split_at:]
+        sw = None if sw is None else sw[:split_at]
+    return x, y, sw, vx, vy
+
+
+def _snake(name):
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
 class Model:
     """A model from symbolic inputs to an output: ``Model(inputs=x, outputs=y)`` with
-    ``x = keras.Input(shape=(...))`` and ``y`` a chain of layer calls on it."""
+    ``x = keras.Input(shape=(...))`` and ``y`` a chain of layer calls on it.
 
-    def __init__(self, inputs=None, outputs=None, name=None):
+    Subclassed, as in Keras: build the layers in ``__init__`` (after ``super().__init__()``) and
+    compose them in ``call(self, inputs, training=None)``. ``call`` is traced once into a graph
+    over a symbolic input, at ``build(input_shape)``, the first ``fit`` or the first call on data;
+    it may apply layers (each layer object once per call site, shared when applied twice) but not
+    run numpy on the symbolic tensors."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "__init__" in vars(cls):  # records the arguments, so get_config / load_model can remake it
+            init = cls.__init__
+
+            def __init__(self, *args, __init=init, __cls=cls, **kw):
+                if type(self) is __cls and not hasattr(self, "_init_args"):
+                    self._init_args = (args, kw)
+                __init(self, *args, **kw)
+
+            __init__.__doc__, __init__.__wrapped__ = init.__doc__, init
+            cls.__init__ = __init__
+
+    def __init__(self, inputs=None, outputs=None, name=None, **kwargs):
+        kwargs.pop("trainable", None)
+        if kwargs:
+            raise TypeError("Model() got unexpected keyword arguments: %s" % ", ".join(sorted(kwargs)))
         self._cpp = None
         self._compile_args = None
+        self._compile_config = None
         self._metric_names = []
+        self._inputs = self._outputs = None
+        self._build_shape = None
         self.history = None
+        self._name = name or (_snake(type(self).__name__) if type(self) not in (Model, Sequential) else "model")
         # The strategy whose scope the model is created in (weft.distribute); the C++ model is
         # built inside that scope even when that happens later (a Sequential built at fit).
         self._strategy = _distribute.get_strategy()
         if inputs is not None or outputs is not None:
             if inputs is None or outputs is None:
                 raise ValueError("Model(inputs, outputs) needs both")
+            self._inputs, self._outputs = inputs, outputs
             self._cpp = _weft.keras.Model(inputs, outputs, name or "model")
+
+    def _subclassed(self):
+        return self._cpp is None and self._inputs is None and type(self).call is not Model.call
+
+    def call(self, inputs, training=None):
+        """The forward pass of a subclassed model (override it)."""
+        raise NotImplementedError("Model.call: a subclass of keras.Model must define call(self, inputs, training=None)")
+
+    def _trace(self, shape):
+        """Builds the C++ model from ``call`` applied to a symbolic input of per-example ``shape``."""
+        inp = Input([None if d is None or d < 0 else int(d) for d in shape], name="input")
+        params = inspect.signature(self.call).parameters
+        try:
+            out = self.call(inp, training=None) if "training" in params else self.call(inp)
+        except Exception as e:
+            raise type(e)("%s.call could not be traced into a graph (input shape %s): %s. call may apply keras "
+                          "layers to its inputs (numpy and Python control flow on the symbolic tensors cannot be "
+                          "traced)" % (type(self).__name__, tuple(shape), e)) from e
+        if not isinstance(out, _weft.keras.KerasTensor):
+            raise TypeError("%s.call must return the output of a keras layer applied to its inputs, got %r"
+                            % (type(self).__name__, out))
+        self._build_shape = tuple(shape)
+        with self._in_strategy():
+            self._cpp = _weft.keras.Model(inp, out, self._name)
+
+    def build(self, input_shape):
+        """Builds the model for inputs of ``input_shape`` (with the batch dim: ``(None, 784)``)."""
+        if self._cpp is None and self._subclassed():
+            self._trace(tuple(input_shape)[1:])
+        else:
+            self._build(np.zeros([1 if d is None else d for d in input_shape], np.float32))
+
+    @property
+    def built(self):
+        return self._cpp is not None
+
+    def __call__(self, inputs, training=None):
+        """On a KerasTensor (a subclassed model inside another model's call): its call. On data:
+        the outputs, as ``predict`` gives them."""
+        if isinstance(inputs, _weft.keras.KerasTensor):
+            if self._subclassed() or type(self).call is not Model.call:
+                params = inspect.signature(self.call).parameters
+                return self.call(inputs, training=training) if "training" in params else self.call(inputs)
+            raise TypeError("calling model '%s' on a KerasTensor (a model inside a model) is not supported: apply "
+                            "its layers instead" % self.name)
+        return self.predict(np.asarray(inputs), verbose=0)
 
     def _in_strategy(self):
         """A context that re-enters the model's strategy scope when it is not the current one."""
@@ -59,8 +197,14 @@ class Model:
 
     # ---- building ----------------------------------------------------------------------------
     def _build(self, x=None):
+        if self._cpp is None and self._subclassed():
+            if x is None:
+                raise ValueError("model '%s' has not yet been built: call build(input_shape) or call it on a batch "
+                                 "of data (or fit it) first" % self._name)
+            self._trace(np.shape(x)[1:])
         if self._cpp is None:
-            raise ValueError("this model has no inputs: use keras.Model(inputs, outputs)")
+            raise ValueError("this model has no inputs: use keras.Model(inputs, outputs), or subclass keras.Model "
+                             "and define call()")
         return self._cpp
 
     def _built(self, x=None, what="this call"):
@@ -77,7 +221,7 @@ class Model:
 
     @property
     def name(self):
-        return self._build().name
+        return self._cpp.name if self._cpp is not None else self._name
 
     @property
     def layers(self):
@@ -103,18 +247,22 @@ class Model:
         (print_fn or print)(text)
 
     # ---- compile / train ---------------------------------------------------------------------
-    def compile(self, optimizer="sgd", loss=None, metrics=None, seed=0, inter_op_threads=0, intra_op_threads=0):
+    def compile(self, optimizer="sgd", loss=None, metrics=None, seed=None, inter_op_threads=0, intra_op_threads=0):
         """Builds the training graph.
 
         optimizer: a weft.keras.optimizers object or a name ('sgd', 'adam', 'momentum').
         loss: a weft.keras.losses object or a name ('sparse_categorical_crossentropy', 'mse', ...).
         metrics: names such as 'accuracy' (resolved against the loss, as Keras does).
-        seed: graph seed (nonzero: reproducible initial weights and dropout).
+        seed: graph seed (nonzero: reproducible initial weights and dropout); None: from
+            weft.random.set_seed / keras.utils.set_random_seed when called, else not seeded.
         inter_op_threads / intra_op_threads: 0 = one per hardware thread.
         """
         if loss is None:
             raise ValueError("compile needs a loss, e.g. loss=weft.keras.losses.SparseCategoricalCrossentropy()")
         metrics = list(metrics or [])
+        if seed is None:
+            seed = _random.next_model_seed()
+        self._compile_config = _saving.compile_config(optimizer, loss, metrics)
         self._metric_names = [_metric_name(m) for m in metrics]
         self._compile_args = dict(loss=_losses.get(loss), optimizer=_optimizers.get(optimizer),
                                   metrics=self._metric_names, inter_op_threads=int(inter_op_threads),
@@ -122,17 +270,20 @@ class Model:
         if self._cpp is not None:
             self._cpp.compile(**self._compile_args)
 
-    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_data=None,
-            shuffle=True, initial_epoch=0, steps_per_epoch=None, shuffle_seed=0):
-        """Trains on numpy arrays ``x`` [N, ...] and ``y`` [N] (uint8 / float64 inputs and integer
-        labels of any width are converted). Prints Keras' progress bar; returns a History.
-        Ctrl-C stops the current step and raises KeyboardInterrupt; the model stays usable."""
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
+            validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,
+            steps_per_epoch=None, shuffle_seed=0):
+        """Trains on numpy arrays ``x`` [N, ...] and ``y`` [N, ...] (any int / float dtype Keras
+        accepts; converted). Keras' arguments and meaning: ``validation_split`` holds out the last
+        fraction of the data (before shuffling), ``validation_data=(x_val, y_val)``, ``class_weight``
+        ({class: weight}) and ``sample_weight`` ([N]) weight each example's loss, ``initial_epoch``
+        resumes. Prints Keras' progress bar; returns a History (``.history`` dict of per-epoch
+        lists, ``.epoch``). Ctrl-C stops the current step and raises KeyboardInterrupt; the model
+        stays usable. ``shuffle_seed`` (weft): epoch e's order is a function of (shuffle_seed, e)."""
         if x is None or y is None:
             raise ValueError("fit needs x and y arrays")
+        x, y, sw, vx, vy = _fit_arrays(x, y, validation_split, validation_data, class_weight, sample_weight)
         cpp = self._compiled(x, "fit")
-        vx = vy = None
-        if validation_data is not None:
-            vx, vy = validation_data[0], validation_data[1]
         cbs = list(callbacks or [])
         params = {"epochs": epochs, "steps": steps_per_epoch, "verbose": verbose}
         for cb in cbs:
@@ -146,9 +297,19 @@ class Model:
                                    initial_epoch=int(initial_epoch),
                                    steps_per_epoch=-1 if steps_per_epoch is None else int(steps_per_epoch),
                                    shuffle=bool(shuffle), shuffle_seed=int(shuffle_seed), validation_x=vx,
-                                   validation_y=vy, callbacks=cbs, verbose=verbose)
+                                   validation_y=vy, callbacks=cbs, verbose=verbose, sample_weight=sw)
         self.history = History(epochs_run, hist, self)
+        self.history.params = params
         return self.history
+
+    @property
+    def _learning_rate(self):
+        """The rate the next training step uses (callbacks set it between epochs)."""
+        return self._compiled(None, "reading the learning rate").learning_rate
+
+    @_learning_rate.setter
+    def _learning_rate(self, value):
+        self._compiled(None, "setting the learning rate").learning_rate = float(value)
 
     def _ordered(self, logs):
         keys = ["loss"] + [m for m in self._metric_names if m in logs]
@@ -173,8 +334,10 @@ class Model:
             return {k: logs[k] for k in keys}
         return logs["loss"] if len(keys) == 1 else [logs[k] for k in keys]
 
-    def predict(self, x, batch_size=None, verbose=0):
-        """The model's outputs for every row of x, as a float32 numpy array (not copied)."""
+    def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
+        """The model's outputs for every row of x, computed in batches of ``batch_size`` (32), as a
+        float32 numpy array."""
+        x = _numeric(x, "x")
         return self._built(x).predict(x, batch_size=int(batch_size or 32))
 
     def train_on_batch(self, x, y, return_dict=False):
@@ -185,18 +348,46 @@ class Model:
             return {k: logs[k] for k in keys}
         return logs["loss"] if len(keys) == 1 else [logs[k] for k in keys]
 
-    # ---- weights -----------------------------------------------------------------------------
-    def save_weights(self, filepath):
-        """Writes weights, optimizer slots and the step to one checkpoint file (CRC-checked)."""
+    # ---- weights, configs and files (saving.py) -----------------------------------------------
+    def save_weights(self, filepath, overwrite=True):
+        """Writes weights, optimizer slots and the step to one weft checkpoint file (CRC-checked;
+        docs/checkpoint-format.md), whatever the name: a ``.weights.h5`` name holds weft's format."""
         self._compiled(None, "save_weights").save_weights(str(filepath))
 
     def load_weights(self, filepath):
-        """Reads a checkpoint written by save_weights (every variable must be there with its shape)."""
-        self._compiled(None, "load_weights").load_weights(str(filepath))
+        """Reads a checkpoint written by save_weights (every variable must be there with its shape),
+        or the weights of a model file written by save."""
+        cpp = self._compiled(None, "load_weights")
+        if zipfile.is_zipfile(str(filepath)):
+            _saving.load_weights_from(cpp, str(filepath))
+        else:
+            cpp.load_weights(str(filepath))
 
     def get_weights(self):
-        """The layers' weights as numpy arrays (kernels, biases, batch-norm statistics)."""
+        """The layers' weights as numpy arrays in Keras' order: layer by layer, each layer's weights
+        in declaration order (Dense: kernel, bias; BatchNormalization: gamma, beta, moving_mean,
+        moving_variance)."""
         return self._compiled(None, "get_weights").get_weights()
+
+    def set_weights(self, weights):
+        """Sets the layers' weights from a list like get_weights' (same count, order and shapes;
+        ValueError naming the weight otherwise, and nothing changes)."""
+        _saving.set_weights(self._compiled(None, "set_weights"), weights)
+
+    def save(self, filepath, overwrite=True, include_optimizer=True, **kwargs):
+        """Writes the whole model (architecture, compile settings, weights and optimizer state) to
+        one weft model file (a zip: config.json, metadata.json, model.weft; docs/python.md);
+        ``keras.models.load_model`` reads it back."""
+        _saving.write_model(self, filepath, overwrite=overwrite, include_optimizer=include_optimizer, **kwargs)
+
+    def get_config(self):
+        """The model's architecture as Keras-style JSON data (layers by their recorded arguments)."""
+        return _saving.model_config(self)["config"]
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        """A new (uncompiled) model from get_config's data."""
+        return _saving.model_from_config(cls, config, custom_objects)
 
     @property
     def stop_training(self):
@@ -271,4 +462,9 @@ class Sequential(Model):
         return self._cpp
 
 
-__all__ = ["Model", "Sequential", "Input"]
+load_model = _saving.load_model
+clone_model = _saving.clone_model
+save_model = _saving.save_model
+
+
+__all__ = ["Model", "Sequential", "Input", "load_model", "save_model", "clone_model"]

@@ -25,3 +25,9 @@ def get(identifier):
 
 
 __all__ = ["Optimizer", "SGD", "Adam", "schedules", "get"]
+
+# Every factory above records its arguments (get_config / from_config / model files).
+from . import _config  # noqa: E402
+_config.record_module(globals(), __all__)
+_config.record_module(vars(schedules), [n for n in vars(schedules) if not n.startswith("_")],
+                      module="weft.keras.optimizers", prefix="schedules.")
