@@ -162,7 +162,7 @@ def _wrap_factory(factory, module, class_name):
         _set(obj, _record_call(factory, module, class_name, args, kwargs))
         return obj
 
-    make.from_config = lambda config: make(**config)
+    make.from_config = lambda config: make(**deserialize(config))
     make._weft_factory = factory
     return make
 
@@ -178,7 +178,7 @@ def _wrap_class(cls, module):
 
     cls.__init__ = __init__
     if "from_config" not in vars(cls):
-        cls.from_config = classmethod(lambda c, config: c(**config))
+        cls.from_config = classmethod(lambda c, config: c(**deserialize(config)))
     if "get_config" not in vars(cls):
         cls.get_config = get_config
     return cls

@@ -177,6 +177,11 @@ def write_model(model, filepath, overwrite=True, include_optimizer=True, save_fo
     path = os.fspath(filepath)
     if not overwrite and os.path.exists(path):
         raise FileExistsError("model.save: '%s' exists and overwrite=False" % path)
+    if model._compile_args is not None:
+        try:  # a compiled model whose build waits for data (a Sequential) is built now when it can be
+            model._built()
+        except ValueError:
+            pass
     doc = model_config(model)
     doc["compile_config"] = model._compile_config if model._compile_args is not None else None
     doc["build_input_shape"] = list(model.input_shape) if model._cpp is not None else None
