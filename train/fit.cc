@@ -198,7 +198,7 @@ void Model::RunEpochs(const Dataset* fixed, const Tensor* x, const Tensor* y, Fi
       avg.Add(logs, n);
       ++steps;
       for (auto& cb : o.callbacks) cb->OnBatchEnd(*this, steps - 1, logs);
-      if (o.verbose > 0) bar.Update(steps, avg.samples, avg.Mean());
+      if (o.verbose == 1) bar.Update(steps, avg.samples, avg.Mean());  // 2: one line per epoch
       if (stop_training_) break;
     }
     Logs logs = avg.Mean();

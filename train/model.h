@@ -79,7 +79,7 @@ struct FitOptions {
   // default reduction; metrics and validation are unweighted.
   const Tensor* sample_weight = nullptr;
   std::vector<std::shared_ptr<Callback>> callbacks;
-  int verbose = 1;               // 0 silent, 1 progress bar (plain lines when not a terminal)
+  int verbose = 1;  // 0 silent, 1 progress bar (plain lines when not a terminal), 2 one line per epoch
   // Where the epoch headings and the progress bar go (not owned, not null; flushed after each line).
   std::FILE* progress_out = stdout;
 };

@@ -91,6 +91,21 @@ def _fit_arrays(x, y, validation_split, validation_data, class_weight, sample_we
     return x, y, sw, vx, vy
 
 
+def _layer_call(layer, inputs, training=None, mask=None, **kwargs):
+    """Layer.__call__ with Keras' call arguments. ``training`` needs no value here: the compiled
+    graph has a training pass (fit) and an inference pass (evaluate, predict), and each layer
+    (Dropout, BatchNormalization) behaves as its pass says; ``mask`` must be None."""
+    if mask is not None:
+        raise NotImplementedError("layer '%s': masks are not supported by weft" % layer.name)
+    if kwargs:
+        raise TypeError("layer '%s' got unexpected call arguments: %s" % (layer.name, ", ".join(sorted(kwargs))))
+    return _layer_call_cpp(layer, inputs)
+
+
+_layer_call_cpp = _weft.keras.Layer.__call__
+_weft.keras.Layer.__call__ = _layer_call
+
+
 def _snake(name):
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
@@ -292,7 +307,7 @@ class Model:
                 cb.set_params(params)
             elif not isinstance(cb, _weft.keras.CppCallback):
                 raise TypeError("callbacks must be weft.keras.callbacks objects or Callback subclasses, got %r" % (cb,))
-        verbose = 1 if verbose == "auto" else int(bool(verbose))
+        verbose = 1 if verbose == "auto" else min(max(int(verbose), 0), 2)
         epochs_run, hist = cpp.fit(x, y, batch_size=int(batch_size or 32), epochs=int(epochs),
                                    initial_epoch=int(initial_epoch),
                                    steps_per_epoch=-1 if steps_per_epoch is None else int(steps_per_epoch),
