@@ -2,6 +2,8 @@
 // (Keras' get_weights / set_weights order), assigning variables from values checked first
 // (LoadWeights, set_weights, whole-model files), and the learning-rate override Keras'
 // callbacks use (ReduceLROnPlateau, LearningRateScheduler).
+#include <set>
+
 #include "ops/framework.h"
 #include "ops/kernel.h"
 #include "ops/state.h"
@@ -21,21 +23,23 @@ std::vector<std::string> Model::LayerWeightNames() const {
 
 void Model::SetVariables(const std::map<std::string, Tensor>& values, const std::string& source) {
   RequireCompiled("SetVariables");
-  std::map<std::string, const Output*> known;
-  for (const Output& v : c_->variables) known.emplace(v.node->name(), &v);
+  std::set<std::string> known;
+  for (const Output& v : c_->variables) known.insert(v.node->name());
   // Everything is checked before anything is assigned: on error the model is unchanged.
   for (const auto& [name, t] : values) {
-    auto it = known.find(name);
-    if (it == known.end()) {
-      std::string names;
-      for (const auto& [k, v] : known) names += (names.empty() ? "" : ", ") + k;
-      throw Error(errors::NotFound("Model '{}': {} names variable '{}', which the model does not have (it has {})",
-                                   name_, source, name, names));
-    }
-    const Output& v = *it->second;
+    if (known.count(name) != 0) continue;
+    std::string names;
+    for (const std::string& k : known) names += (names.empty() ? "" : ", ") + k;
+    throw Error(errors::NotFound("Model '{}': {} names variable '{}', which the model does not have (it has {})",
+                                 name_, source, name, names));
+  }
+  for (const Output& v : c_->variables) {  // in the model's order: the first layer's mismatch is reported
+    auto it = values.find(v.node->name());
+    if (it == values.end()) continue;
+    const Tensor& t = it->second;
     if (t.dtype() != v.dtype() || t.shape() != v.shape()) {
       throw Error(errors::InvalidArgument("Model '{}': {} gives variable '{}' as {} {}, but the model's is {} {}",
-                                          name_, source, name, DTypeName(t.dtype()), t.shape().ToString(),
+                                          name_, source, it->first, DTypeName(t.dtype()), t.shape().ToString(),
                                           DTypeName(v.dtype()), v.shape().ToString()));
     }
   }
