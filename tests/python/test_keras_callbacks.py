@@ -206,3 +206,15 @@ def test_unknown_callback_arguments_are_type_errors():
             make()
     with pytest.raises(TypeError, match="callbacks"):
         one_weight(0.1)[0].fit(np.ones((1, 1)), np.ones((1, 1)), verbose=0, callbacks=[print])
+
+
+def test_callbacks_share_logs_and_history_gets_the_learning_rate(tmp_path):
+    # Keras: ReduceLROnPlateau writes logs["learning_rate"]; later callbacks (CSVLogger) and the
+    # History see it.
+    model, x, y = one_weight(1.0)
+    cb = keras.callbacks.ReduceLROnPlateau(monitor="loss", factor=0.5, patience=1, min_delta=0.0)
+    csv = keras.callbacks.CSVLogger(str(tmp_path / "log.csv"))
+    hist = model.fit(x, y, epochs=3, verbose=0, callbacks=[cb, csv])
+    # logged before the epoch's reduction, as Keras' on_epoch_end does: the rate the epoch ran with
+    assert hist.history["learning_rate"] == [1.0, 1.0, 0.5]
+    assert (tmp_path / "log.csv").read_text().splitlines()[0] == "epoch,learning_rate,loss"

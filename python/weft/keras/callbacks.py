@@ -71,6 +71,59 @@ class History(Callback):
         return "<History epochs=%s keys=%s>" % (self.epoch, sorted(self.history))
 
 
+class CallbackList(Callback):
+    """Calls each callback in order with one shared logs dict per event, as Keras does (so a
+    callback sees what an earlier one added, e.g. ReduceLROnPlateau's ``learning_rate``), and
+    keeps the values callbacks added to each epoch's logs (``added``: [(epoch, {key: value})]),
+    which fit puts into the History."""
+
+    def __init__(self, callbacks=None, model=None, **params):
+        super().__init__()
+        self.callbacks = list(callbacks or [])
+        self.added = []
+        if model is not None:
+            self.set_model(model)
+        if params:
+            self.set_params(params)
+
+    def set_model(self, model):
+        super().set_model(model)
+        for cb in self.callbacks:
+            cb.set_model(model)
+
+    def set_params(self, params):
+        super().set_params(params)
+        for cb in self.callbacks:
+            cb.set_params(params)
+
+    def _each(self, method, *args):
+        for cb in self.callbacks:
+            getattr(cb, method)(*args)
+
+    def on_train_begin(self, logs=None):
+        self._each("on_train_begin", logs)
+
+    def on_train_end(self, logs=None):
+        self._each("on_train_end", logs)
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._each("on_epoch_begin", epoch, logs)
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = {} if logs is None else logs
+        before = dict(logs)
+        self._each("on_epoch_end", epoch, logs)
+        extra = {k: v for k, v in logs.items() if k not in before}
+        if extra:
+            self.added.append((epoch, extra))
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self._each("on_train_batch_begin", batch, logs)
+
+    def on_train_batch_end(self, batch, logs=None):
+        self._each("on_train_batch_end", batch, logs)
+
+
 def _min_mode(monitor, mode, who):
     """True when smaller is better: mode 'min', or 'auto' with a monitor that is not an accuracy."""
     if mode not in ("auto", "min", "max"):
@@ -351,5 +404,5 @@ class TerminateOnNaN(Callback):
             self.model.stop_training = True
 
 
-__all__ = ["Callback", "History", "ModelCheckpoint", "EarlyStopping", "ReduceLROnPlateau", "LearningRateScheduler",
+__all__ = ["Callback", "CallbackList", "History", "ModelCheckpoint", "EarlyStopping", "ReduceLROnPlateau", "LearningRateScheduler",
            "CSVLogger", "LambdaCallback", "TerminateOnNaN"]

@@ -17,7 +17,7 @@ import numpy as np
 from .. import _weft
 from .. import distribute as _distribute, random as _random
 from . import _config, losses as _losses, optimizers as _optimizers, saving as _saving
-from .callbacks import Callback, History
+from .callbacks import Callback, CallbackList, History
 from .layers import InputLayer
 
 Input = _weft.keras.Input
@@ -299,20 +299,26 @@ class Model:
             raise ValueError("fit needs x and y arrays")
         x, y, sw, vx, vy = _fit_arrays(x, y, validation_split, validation_data, class_weight, sample_weight)
         cpp = self._compiled(x, "fit")
-        cbs = list(callbacks or [])
         params = {"epochs": epochs, "steps": steps_per_epoch, "verbose": verbose}
-        for cb in cbs:
+        cpp_cbs, py_cbs = [], []
+        for cb in callbacks or []:
             if isinstance(cb, Callback):
-                cb.set_model(self)
-                cb.set_params(params)
-            elif not isinstance(cb, _weft.keras.CppCallback):
+                py_cbs.append(cb)
+            elif isinstance(cb, _weft.keras.CppCallback):
+                cpp_cbs.append(cb)
+            else:
                 raise TypeError("callbacks must be weft.keras.callbacks objects or Callback subclasses, got %r" % (cb,))
+        py_list = CallbackList(py_cbs, model=self, **params)
+        cbs = cpp_cbs + ([py_list] if py_cbs else [])
         verbose = 1 if verbose == "auto" else min(max(int(verbose), 0), 2)
         epochs_run, hist = cpp.fit(x, y, batch_size=int(batch_size or 32), epochs=int(epochs),
                                    initial_epoch=int(initial_epoch),
                                    steps_per_epoch=-1 if steps_per_epoch is None else int(steps_per_epoch),
                                    shuffle=bool(shuffle), shuffle_seed=int(shuffle_seed), validation_x=vx,
                                    validation_y=vy, callbacks=cbs, verbose=verbose, sample_weight=sw)
+        for epoch, extra in py_list.added:  # what callbacks added to the logs (learning_rate, ...)
+            for k, v in extra.items():
+                hist.setdefault(k, []).append(v)
         self.history = History(epochs_run, hist, self)
         self.history.params = params
         return self.history
