@@ -47,6 +47,8 @@ void InitKerasConfig(py::module_& k) {
     if (it == Configs().end() || it->second.layer.lock() != layer) return py::none();
     return py::str(it->second.json);
   }, py::arg("layer"), "The JSON recorded by _set_layer_config, or None.");
+  k.def("_layer_key", [](const std::shared_ptr<Layer>& layer) { return reinterpret_cast<uintptr_t>(layer.get()); },
+        py::arg("layer"), "An id equal for wrappers of the same C++ layer (while it lives).");
   k.def("_sym_history", [](const PySym& s) {
     py::list inputs;
     for (const train::Sym& in : s.sym->inputs) inputs.append(PySym{in});

@@ -254,3 +254,20 @@ def test_subclassed_model_build_call_and_errors():
 
     with pytest.raises(TypeError, match="Untraceable.call"):
         Untraceable().build((None, 6))
+
+
+def test_layer_get_and_set_weights():
+    model = functional()
+    hidden = model.get_layer("hidden")
+    kernel, bias = hidden.get_weights()
+    assert kernel.shape == (6, 8) and bias.shape == (8,)
+    np.testing.assert_array_equal(kernel, model.get_weights()[0])
+    hidden.set_weights([np.ones((6, 8)), np.zeros(8)])
+    np.testing.assert_array_equal(model.get_weights()[0], np.ones((6, 8)))
+    with pytest.raises(ValueError, match=r"hidden/kernel.*\(6, 8\).*\(8, 6\)"):
+        hidden.set_weights([np.ones((8, 6)), np.zeros(8)])
+    assert layers.Flatten().get_weights() == []
+    unused = layers.Dense(3)
+    unused(keras.Input((2,)))  # built (its weights declared) but in no compiled model
+    with pytest.raises(ValueError, match="compiles"):
+        unused.get_weights()

@@ -10,6 +10,7 @@ import inspect
 import re
 import sys
 import time
+import weakref
 import zipfile
 
 import numpy as np
@@ -104,6 +105,54 @@ def _layer_call(layer, inputs, training=None, mask=None, **kwargs):
 
 _layer_call_cpp = _weft.keras.Layer.__call__
 _weft.keras.Layer.__call__ = _layer_call
+
+
+# The model whose variables hold each layer's weights: C++ layer key -> weak reference to the
+# Python model that compiled it (layer.get_weights / set_weights, as Keras' layers have them).
+_owners = {}
+
+
+def _register_layers(model, cpp):
+    for key in [k for k, ref in _owners.items() if ref() is None]:
+        del _owners[key]
+    for layer in cpp.layers:
+        _owners[_weft.keras._layer_key(layer)] = weakref.ref(model)
+
+
+def _owner(layer):
+    ref = _owners.get(_weft.keras._layer_key(layer))
+    model = ref() if ref is not None else None
+    if model is None or model._cpp is None or not model._cpp.compiled:
+        return None
+    key = _weft.keras._layer_key(layer)
+    return model if any(_weft.keras._layer_key(l) == key for l in model._cpp.layers) else None
+
+
+def _layer_weight_names(layer):
+    return ["%s/%s" % (layer.name, w[0]) for w in layer.weights]
+
+
+def _layer_get_weights(layer):
+    """The layer's weights as numpy arrays (Dense: kernel, bias), from the compiled model it is in."""
+    if not layer.weights:
+        return []
+    model = _owner(layer)
+    if model is None:
+        raise ValueError("layer '%s' has no weight values yet: weft creates them when its model compiles" % layer.name)
+    wanted = set(_layer_weight_names(layer))
+    return [w for n, w in zip(model._cpp.layer_weight_names, model._cpp.get_weights()) if n in wanted]
+
+
+def _layer_set_weights(layer, weights):
+    """Sets the layer's weights (same count and shapes as get_weights) in its compiled model."""
+    model = _owner(layer)
+    if model is None:
+        raise ValueError("layer '%s' has no weight values yet: weft creates them when its model compiles" % layer.name)
+    _saving.set_weights(model._cpp, weights, _layer_weight_names(layer), "layer '%s'.set_weights" % layer.name)
+
+
+_weft.keras.Layer.get_weights = _layer_get_weights
+_weft.keras.Layer.set_weights = _layer_set_weights
 
 
 def _snake(name):
@@ -226,6 +275,7 @@ class Model:
         cpp = self._build(x)
         if self._compile_args is not None and not cpp.compiled:
             cpp.compile(**self._compile_args)
+            _register_layers(self, cpp)
         return cpp
 
     def _compiled(self, x=None, what="fit"):
@@ -284,6 +334,7 @@ class Model:
                                   intra_op_threads=int(intra_op_threads), seed=int(seed))
         if self._cpp is not None:
             self._cpp.compile(**self._compile_args)
+            _register_layers(self, self._cpp)
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
             validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,

@@ -148,22 +148,24 @@ def _class_of(data, custom_objects):
 
 
 # ---- weights lists ------------------------------------------------------------------------------
-def set_weights(cpp, weights):
-    """Keras' set_weights on the compiled C++ model: count and shapes checked, then all assigned."""
-    names = cpp.layer_weight_names
+def set_weights(cpp, weights, names=None, who="set_weights"):
+    """Keras' set_weights on the compiled C++ model (``names``: a subset of its layer weights, in
+    order): count and shapes checked, then all assigned together."""
+    all_names = cpp.layer_weight_names
+    names = all_names if names is None else list(names)
     weights = list(weights)
     if len(weights) != len(names):
-        raise ValueError("set_weights: the model has %d weights (%s) but %d arrays were given" % (
-            len(names), ", ".join(names), len(weights)))
-    current = cpp.get_weights()
+        raise ValueError("%s: expected %d weights (%s) but %d arrays were given" % (
+            who, len(names), ", ".join(names), len(weights)))
+    current = dict(zip(all_names, cpp.get_weights()))
     values = {}
-    for name, w, have in zip(names, weights, current):
-        w = np.asarray(w)
+    for name, w in zip(names, weights):
+        w, have = np.asarray(w), current[name]
         if w.shape != have.shape:
-            raise ValueError("set_weights: weight '%s' has shape %s but the array given for it has shape %s" % (
-                name, have.shape, w.shape))
+            raise ValueError("%s: weight '%s' has shape %s but the array given for it has shape %s" % (
+                who, name, have.shape, w.shape))
         values[name] = np.ascontiguousarray(w, dtype=have.dtype)
-    cpp.set_variables(values, "set_weights")
+    cpp.set_variables(values, who)
 
 
 # ---- files ------------------------------------------------------------------------------------
