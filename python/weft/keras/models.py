@@ -35,7 +35,9 @@ def _metric_name(m):
 
 
 def _numeric(a, what):
-    """``a`` as a numpy array Keras would take (bool labels as float)."""
+    """``a`` as a numpy array Keras would take (bool labels as float; ``[x]`` for a one-input model)."""
+    if isinstance(a, (list, tuple)) and len(a) == 1 and hasattr(a[0], "shape"):
+        a = a[0]
     a = np.asarray(a)
     if a.dtype == np.bool_:
         a = a.astype(np.float32)
