@@ -29,8 +29,9 @@ def _param_names(fn):
         return [p.name for p in inspect.signature(fn).parameters.values() if p.name != "self"]
     except (TypeError, ValueError):
         pass
-    # pybind11 documents its signature on the docstring's first line: "Dense(units: int, activation: ...".
-    m = re.match(r"\s*\w+\((.*?)\)\s*->", (getattr(fn, "__doc__", None) or ""))
+    # pybind11 documents its signature in the docstring: "Dense(units: int, activation: ..." (an
+    # overloaded function lists each; the first is taken).
+    m = re.search(r"\w+\((.*?)\)\s*->", (getattr(fn, "__doc__", None) or ""))
     if not m:
         return []
     names, depth, start, text = [], 0, 0, m.group(1) + ","
@@ -100,7 +101,9 @@ def serialize(value, what="value"):
         cls = type(value)
         return {"module": cls.__module__, "class_name": cls.__qualname__, "config": serialize(value.get_config(), what)}
     if callable(value) and getattr(value, "__name__", None) and not isinstance(value, type):
-        return value.__name__  # an activation function: layers take its name
+        if value.__name__ == "<lambda>":
+            raise TypeError("%s: a lambda cannot be saved by name; use a named function" % what)
+        return value.__name__  # an activation or loss function: saved by name
     if hasattr(value, "__dict__") and not isinstance(value, type):
         cls = type(value)
         return {"module": cls.__module__, "class_name": cls.__qualname__, "config": serialize(vars(value), what)}
@@ -111,6 +114,8 @@ def deserialize(data, custom_objects=None):
     """The inverse of :func:`serialize`: ``{"module", "class_name", "config"}`` dicts are made again."""
     if isinstance(data, list):
         return [deserialize(v, custom_objects) for v in data]
+    if isinstance(data, str) and custom_objects and data in custom_objects:
+        return custom_objects[data]  # a function saved by name
     if not isinstance(data, dict):
         return data
     if "class_name" not in data or "config" not in data:
@@ -144,11 +149,11 @@ def lookup(module, class_name, custom_objects=None):
 
 def _record_call(factory, module, class_name, args, kwargs):
     names = _param_names(factory)
-    if len(args) > len(names):
-        raise TypeError("%s() takes %d positional arguments but %d were given" % (class_name, len(names), len(args)))
     config = dict(zip(names, args))
     config.update(kwargs)
     try:
+        if len(args) > len(names):
+            raise TypeError("the names of its positional arguments are unknown")
         data = {"module": module, "class_name": class_name, "config": serialize(config, class_name)}
     except TypeError as e:
         data = {"module": module, "class_name": class_name, "config": None, "error": str(e)}
