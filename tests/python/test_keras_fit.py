@@ -125,3 +125,27 @@ def test_bad_inputs_name_both_shapes():
         model.fit(np.array([["a", "b"]]), np.ones((1, 1)), verbose=0)
     with pytest.raises(TypeError):
         model.fit(np.ones((4, 2)), np.ones((4, 1)), epochz=3)
+
+
+def test_predict_without_compile_and_compile_keeps_weights():
+    model = keras.Sequential([layers.Flatten(input_shape=(2, 2)), layers.Dense(3)])
+    x = np.random.default_rng(0).standard_normal((5, 2, 2)).astype(np.float32)
+    out = model.predict(x, verbose=0)  # Keras predicts with an uncompiled model
+    w, b = model.get_weights()
+    np.testing.assert_allclose(out, x.reshape(5, 4) @ w + b, rtol=1e-5, atol=1e-6)
+    with pytest.raises(RuntimeError, match="compile"):
+        model.fit(x, np.zeros((5, 3)), verbose=0)
+    model.compile(loss="mse", optimizer="sgd")  # as in Keras, compile does not reset the weights
+    np.testing.assert_array_equal(model.get_weights()[0], w)
+
+
+def test_sequential_nests_a_trained_model():
+    # TensorFlow's classification tutorial: probability_model = Sequential([model, Softmax()])
+    model = keras.Sequential([layers.Dense(3, input_shape=(4,))])
+    model.compile(loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), optimizer="sgd", seed=2)
+    x = np.random.default_rng(0).standard_normal((6, 4)).astype(np.float32)
+    model.fit(x, np.array([0, 1, 2, 0, 1, 2]), verbose=0)
+    probability_model = keras.Sequential([model, layers.Activation("softmax")])
+    logits = model.predict(x, verbose=0)
+    expected = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(probability_model.predict(x, verbose=0), expected, rtol=1e-5)

@@ -273,16 +273,34 @@ class Model:
                              "and define call()")
         return self._cpp
 
-    def _built(self, x=None, what="this call"):
+    def _built(self, x=None, what="this call", inference=False):
+        """The C++ model, built and compiled with the user's compile arguments. ``inference``: a
+        model never compiled gets a compile of its own for predict (weft creates the variables
+        when it compiles; Keras predicts with uncompiled models), which fit does not count."""
         cpp = self._build(x)
-        if self._compile_args is not None and not cpp.compiled:
-            cpp.compile(**self._compile_args)
-            _register_layers(self, cpp)
+        if not cpp.compiled and (self._compile_args is not None or inference):
+            self._compile_cpp(cpp, self._compile_args or dict(
+                loss=_losses.get("mse"), optimizer=_optimizers.get("sgd"), metrics=[],
+                seed=_random.next_model_seed()))
         return cpp
+
+    def _compile_cpp(self, cpp, args):
+        """Compiles the C++ model, keeping the weights it had (Keras' compile does not reset them)
+        and taking those of models nested in this one (Sequential([model, ...]))."""
+        keep = dict(zip(cpp.layer_weight_names, cpp.get_weights())) if cpp.compiled else {}
+        cpp.compile(**args)
+        _register_layers(self, cpp)
+        for inner in getattr(self, "_nested", []):
+            if inner._cpp is not None and inner._cpp.compiled:
+                keep.update(zip(inner._cpp.layer_weight_names, inner._cpp.get_weights()))
+        mine = set(cpp.layer_weight_names)
+        keep = {k: v for k, v in keep.items() if k in mine}
+        if keep:
+            cpp.set_variables(keep, "the weights the model had before compile")
 
     def _compiled(self, x=None, what="fit"):
         cpp = self._built(x, what)
-        if not cpp.compiled:
+        if self._compile_args is None:
             raise RuntimeError("you must compile the model before %s: model.compile(loss=..., optimizer=...)" % what)
         return cpp
 
@@ -335,8 +353,7 @@ class Model:
                                   metrics=self._metric_names, inter_op_threads=int(inter_op_threads),
                                   intra_op_threads=int(intra_op_threads), seed=int(seed))
         if self._cpp is not None:
-            self._cpp.compile(**self._compile_args)
-            _register_layers(self, self._cpp)
+            self._compile_cpp(self._cpp, self._compile_args)
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
             validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,
@@ -412,7 +429,7 @@ class Model:
         """The model's outputs for every row of x, computed in batches of ``batch_size`` (32), as a
         float32 numpy array."""
         x = _numeric(x, "x")
-        return self._built(x).predict(x, batch_size=int(batch_size or 32))
+        return self._built(x, inference=True).predict(x, batch_size=int(batch_size or 32))
 
     def train_on_batch(self, x, y, return_dict=False):
         """One training step on one batch; returns its loss (and metrics)."""
@@ -426,12 +443,12 @@ class Model:
     def save_weights(self, filepath, overwrite=True):
         """Writes weights, optimizer slots and the step to one weft checkpoint file (CRC-checked;
         docs/checkpoint-format.md), whatever the name: a ``.weights.h5`` name holds weft's format."""
-        self._compiled(None, "save_weights").save_weights(str(filepath))
+        self._built(None, inference=True).save_weights(str(filepath))
 
     def load_weights(self, filepath):
         """Reads a checkpoint written by save_weights (every variable must be there with its shape),
         or the weights of a model file written by save."""
-        cpp = self._compiled(None, "load_weights")
+        cpp = self._built(None, inference=True)
         if zipfile.is_zipfile(str(filepath)):
             _saving.load_weights_from(cpp, str(filepath))
         else:
@@ -441,12 +458,12 @@ class Model:
         """The layers' weights as numpy arrays in Keras' order: layer by layer, each layer's weights
         in declaration order (Dense: kernel, bias; BatchNormalization: gamma, beta, moving_mean,
         moving_variance)."""
-        return self._compiled(None, "get_weights").get_weights()
+        return self._built(None, inference=True).get_weights()
 
     def set_weights(self, weights):
         """Sets the layers' weights from a list like get_weights' (same count, order and shapes;
         ValueError naming the weight otherwise, and nothing changes)."""
-        _saving.set_weights(self._compiled(None, "set_weights"), weights)
+        _saving.set_weights(self._built(None, inference=True), weights)
 
     def save(self, filepath, overwrite=True, include_optimizer=True, **kwargs):
         """Writes the whole model (architecture, compile settings, weights and optimizer state) to
@@ -505,6 +522,7 @@ class Sequential(Model):
         super().__init__()
         self._name = name or "sequential"
         self._layers = []
+        self._nested = []
         self._input_shape = None
         for layer in layers or []:
             self.add(layer)
@@ -513,6 +531,16 @@ class Sequential(Model):
         """Appends a layer (before the model is compiled)."""
         if isinstance(layer, InputLayer):
             self._input_shape = layer._input_shape
+            return
+        if isinstance(layer, Sequential):
+            # Keras nests a model as a layer: its layers are added here, and their current weights
+            # are copied in when this model compiles (weft's models own their variables, so later
+            # training of either model does not reach the other).
+            if self._input_shape is None and not self._layers:
+                self._input_shape = layer._input_shape if layer._cpp is None else layer._cpp.input_shape[1:]
+            self._nested.append(layer)
+            for inner in layer._layers:
+                self.add(inner)
             return
         if not isinstance(layer, _weft.keras.Layer):
             raise TypeError("Sequential.add takes a weft.keras layer, got %r" % (layer,))

@@ -179,11 +179,10 @@ def write_model(model, filepath, overwrite=True, include_optimizer=True, save_fo
     path = os.fspath(filepath)
     if not overwrite and os.path.exists(path):
         raise FileExistsError("model.save: '%s' exists and overwrite=False" % path)
-    if model._compile_args is not None:
-        try:  # a compiled model whose build waits for data (a Sequential) is built now when it can be
-            model._built()
-        except ValueError:
-            pass
+    try:  # a model whose build waits for data (a Sequential) is built now when it can be
+        model._built(inference=True)
+    except ValueError:
+        pass  # no input shape yet: the file holds the architecture only
     doc = model_config(model)
     doc["compile_config"] = model._compile_config if model._compile_args is not None else None
     doc["build_input_shape"] = list(model.input_shape) if model._cpp is not None else None
@@ -290,16 +289,14 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
                           loss=_config.deserialize(cc["loss"], custom_objects),
                           metrics=[_config.deserialize(m, custom_objects) for m in cc["metrics"]])
         elif weights is not None:
-            # weft creates variables when it compiles: an inference-ready model gets a compile of its
-            # own (what training uses is set by compile() again).
-            model.compile(optimizer="sgd", loss="mse")
+            model._built(inference=True)  # weft creates the variables when it compiles
     except (KeyError, TypeError, ValueError) as e:
         if isinstance(e, errors.Error):
             raise type(e)("load_model: '%s': %s" % (path, e)) from None
         raise errors.InvalidArgumentError("load_model: '%s' holds a model config weft cannot rebuild: %s: %s" % (
             path, type(e).__name__, e)) from None
     if weights is not None:
-        _assign(model._built(), _checkpoint_values(path, weights), path)
+        _assign(model._built(inference=True), _checkpoint_values(path, weights), path)
     return model
 
 
