@@ -197,8 +197,10 @@ void Model::RunEpochs(const Dataset* fixed, const Tensor* x, const Tensor* y, Fi
       Logs logs = TrainOnBatch(bx, by, batch.size() == 3 ? &batch[2] : nullptr);
       avg.Add(logs, n);
       ++steps;
-      for (auto& cb : o.callbacks) cb->OnBatchEnd(*this, steps - 1, logs);
-      if (o.verbose == 1) bar.Update(steps, avg.samples, avg.Mean());  // 2: one line per epoch
+      // As Keras 3: a batch's logs are the means over the epoch so far.
+      const Logs so_far = avg.Mean();
+      for (auto& cb : o.callbacks) cb->OnBatchEnd(*this, steps - 1, so_far);
+      if (o.verbose == 1) bar.Update(steps, avg.samples, so_far);  // 2: one line per epoch
       if (stop_training_) break;
     }
     Logs logs = avg.Mean();

@@ -172,8 +172,9 @@ def test_lambda_callback_calls():
     model, x, y = one_weight(0.25)
     model.fit(np.ones((2, 1), np.float32), np.ones((2, 1), np.float32), batch_size=1, epochs=1, verbose=0,
               callbacks=[cb], shuffle=False)
+    # a batch's logs are the epoch's means so far, as in Keras 3: (1 + 0.25) / 2 after the second
     assert calls == ["train_begin", "epoch_begin 0", "batch_begin 0", "batch_end 0 1.00", "batch_begin 1",
-                     "batch_end 1 0.25", "epoch_end 0", "train_end"]
+                     "batch_end 1 0.62", "epoch_end 0", "train_end"]
     with pytest.raises(TypeError, match="on_epoch_middle"):
         keras.callbacks.LambdaCallback(on_epoch_middle=print)
 
@@ -218,3 +219,25 @@ def test_callbacks_share_logs_and_history_gets_the_learning_rate(tmp_path):
     # logged before the epoch's reduction, as Keras' on_epoch_end does: the rate the epoch ran with
     assert hist.history["learning_rate"] == [1.0, 1.0, 0.5]
     assert (tmp_path / "log.csv").read_text().splitlines()[0] == "epoch,learning_rate,loss"
+
+
+def test_evaluate_and_predict_call_their_hooks():
+    seen = []
+
+    class Hooks(keras.callbacks.Callback):
+        def on_test_begin(self, logs=None):
+            seen.append("test_begin")
+
+        def on_test_end(self, logs=None):
+            seen.append("test_end %.2f" % logs["loss"])
+
+        def on_predict_begin(self, logs=None):
+            seen.append("predict_begin")
+
+        def on_predict_end(self, logs=None):
+            seen.append("predict_end")
+
+    model, x, y = one_weight(0.25)
+    model.evaluate(x, y, verbose=0, callbacks=[Hooks()])
+    model.predict(x, callbacks=[Hooks()])
+    assert seen == ["test_begin", "test_end 1.00", "predict_begin", "predict_end"]

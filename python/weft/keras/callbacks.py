@@ -57,6 +57,31 @@ class Callback:
     def on_batch_end(self, batch, logs=None):
         pass
 
+    # evaluate / predict call the begin / end hooks; weft has no per-batch test / predict hooks.
+    def on_test_begin(self, logs=None):
+        pass
+
+    def on_test_end(self, logs=None):
+        pass
+
+    def on_predict_begin(self, logs=None):
+        pass
+
+    def on_predict_end(self, logs=None):
+        pass
+
+    def on_test_batch_begin(self, batch, logs=None):
+        pass
+
+    def on_test_batch_end(self, batch, logs=None):
+        pass
+
+    def on_predict_batch_begin(self, batch, logs=None):
+        pass
+
+    def on_predict_batch_end(self, batch, logs=None):
+        pass
+
 
 class History(Callback):
     """What fit returns: ``history.history["loss"]`` (one value per epoch), ``history.epoch``."""
@@ -122,6 +147,18 @@ class CallbackList(Callback):
 
     def on_train_batch_end(self, batch, logs=None):
         self._each("on_train_batch_end", batch, logs)
+
+    def on_test_begin(self, logs=None):
+        self._each("on_test_begin", logs)
+
+    def on_test_end(self, logs=None):
+        self._each("on_test_end", logs)
+
+    def on_predict_begin(self, logs=None):
+        self._each("on_predict_begin", logs)
+
+    def on_predict_end(self, logs=None):
+        self._each("on_predict_end", logs)
 
 
 def _min_mode(monitor, mode, who):
@@ -201,6 +238,8 @@ class ModelCheckpoint(Callback):
         parent = os.path.dirname(path)
         if parent:
             os.makedirs(parent, exist_ok=True)
+        if self.verbose > 0:
+            print("\nEpoch %d: saving model to %s" % (epoch + 1, path))
         if self.save_weights_only:
             self.model.save_weights(path)
         else:

@@ -407,13 +407,16 @@ class Model:
         keys += sorted(k for k in logs if k not in keys)
         return keys
 
-    def evaluate(self, x=None, y=None, batch_size=None, verbose=1, return_dict=False):
+    def evaluate(self, x=None, y=None, batch_size=None, verbose=1, return_dict=False, callbacks=None):
         """Mean loss and metrics over (x, y) in inference mode: [loss, metric, ...] (or the loss alone
         without metrics, or a dict with return_dict=True)."""
         cpp = self._compiled(x, "evaluate")
         batch_size = int(batch_size or 32)
         start = time.time()
+        hooks = CallbackList(callbacks, model=self)
+        hooks.on_test_begin({})
         logs = cpp.evaluate(x, y, batch_size=batch_size)
+        hooks.on_test_end(dict(logs))
         keys = self._ordered(logs)
         if verbose:
             steps = -(-len(x) // batch_size)
@@ -429,7 +432,11 @@ class Model:
         """The model's outputs for every row of x, computed in batches of ``batch_size`` (32), as a
         float32 numpy array."""
         x = _numeric(x, "x")
-        return self._built(x, inference=True).predict(x, batch_size=int(batch_size or 32))
+        hooks = CallbackList(callbacks, model=self)
+        hooks.on_predict_begin({})
+        out = self._built(x, inference=True).predict(x, batch_size=int(batch_size or 32))
+        hooks.on_predict_end({})
+        return out
 
     def train_on_batch(self, x, y, return_dict=False):
         """One training step on one batch; returns its loss (and metrics)."""
