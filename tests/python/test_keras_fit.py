@@ -149,3 +149,12 @@ def test_sequential_nests_a_trained_model():
     logits = model.predict(x, verbose=0)
     expected = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
     np.testing.assert_allclose(probability_model.predict(x, verbose=0), expected, rtol=1e-5)
+
+    # training the outer model reaches the inner one, and the other way round (shared layers)
+    probability_model.compile(loss="sparse_categorical_crossentropy", optimizer=keras.optimizers.SGD(0.5))
+    probability_model.fit(x, np.array([0, 1, 2, 0, 1, 2]), verbose=0)
+    np.testing.assert_array_equal(model.get_weights()[0], probability_model.get_weights()[0])
+    model.fit(x, np.array([0, 1, 2, 0, 1, 2]), verbose=0)
+    logits = model.predict(x, verbose=0)
+    expected = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(probability_model.predict(x, verbose=0), expected, rtol=1e-5)

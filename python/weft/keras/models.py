@@ -290,13 +290,24 @@ class Model:
         keep = dict(zip(cpp.layer_weight_names, cpp.get_weights())) if cpp.compiled else {}
         cpp.compile(**args)
         _register_layers(self, cpp)
-        for inner in getattr(self, "_nested", []):
-            if inner._cpp is not None and inner._cpp.compiled:
-                keep.update(zip(inner._cpp.layer_weight_names, inner._cpp.get_weights()))
         mine = set(cpp.layer_weight_names)
         keep = {k: v for k, v in keep.items() if k in mine}
         if keep:
             cpp.set_variables(keep, "the weights the model had before compile")
+        self._sync_nested(cpp, pull=True)
+
+    def _sync_nested(self, cpp, pull):
+        """Models nested in this one share layers but not variables (each weft model owns its
+        own): their weights are copied in (``pull``) before this model runs and back out after it
+        trains, so either model sees the other's training, as with Keras' shared weights."""
+        for inner in getattr(self, "_nested", []):
+            if pull and (inner._cpp is None or not inner._cpp.compiled):
+                continue
+            src, dst = (inner._cpp, cpp) if pull else (cpp, inner._built(inference=True))
+            wanted = set(dst.layer_weight_names)
+            values = {n: w for n, w in zip(src.layer_weight_names, src.get_weights()) if n in wanted}
+            if values:
+                dst.set_variables(values, "nested model '%s'" % inner.name)
 
     def _compiled(self, x=None, what="fit"):
         cpp = self._built(x, what)
@@ -369,6 +380,7 @@ class Model:
             raise ValueError("fit needs x and y arrays")
         x, y, sw, vx, vy = _fit_arrays(x, y, validation_split, validation_data, class_weight, sample_weight)
         cpp = self._compiled(x, "fit")
+        self._sync_nested(cpp, pull=True)
         params = {"epochs": epochs, "steps": steps_per_epoch, "verbose": verbose}
         cpp_cbs, py_cbs = [], []
         for cb in callbacks or []:
@@ -386,6 +398,7 @@ class Model:
                                    steps_per_epoch=-1 if steps_per_epoch is None else int(steps_per_epoch),
                                    shuffle=bool(shuffle), shuffle_seed=int(shuffle_seed), validation_x=vx,
                                    validation_y=vy, callbacks=cbs, verbose=verbose, sample_weight=sw)
+        self._sync_nested(cpp, pull=False)
         for epoch, extra in py_list.added:  # what callbacks added to the logs (learning_rate, ...)
             for k, v in extra.items():
                 hist.setdefault(k, []).append(v)
@@ -411,6 +424,7 @@ class Model:
         """Mean loss and metrics over (x, y) in inference mode: [loss, metric, ...] (or the loss alone
         without metrics, or a dict with return_dict=True)."""
         cpp = self._compiled(x, "evaluate")
+        self._sync_nested(cpp, pull=True)
         batch_size = int(batch_size or 32)
         start = time.time()
         hooks = CallbackList(callbacks, model=self)
@@ -434,7 +448,9 @@ class Model:
         x = _numeric(x, "x")
         hooks = CallbackList(callbacks, model=self)
         hooks.on_predict_begin({})
-        out = self._built(x, inference=True).predict(x, batch_size=int(batch_size or 32))
+        cpp = self._built(x, inference=True)
+        self._sync_nested(cpp, pull=True)
+        out = cpp.predict(x, batch_size=int(batch_size or 32))
         hooks.on_predict_end({})
         return out
 
