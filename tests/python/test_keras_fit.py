@@ -133,6 +133,8 @@ def test_predict_without_compile_and_compile_keeps_weights():
     out = model.predict(x, verbose=0)  # Keras predicts with an uncompiled model
     w, b = model.get_weights()
     np.testing.assert_allclose(out, x.reshape(5, 4) @ w + b, rtol=1e-5, atol=1e-6)
+    # TensorFlow's quickstart calls the uncompiled model on data: model(x[:1]).numpy()
+    np.testing.assert_array_equal(model(x[:1]).numpy(), out[:1])
     with pytest.raises(RuntimeError, match="compile"):
         model.fit(x, np.zeros((5, 3)), verbose=0)
     model.compile(loss="mse", optimizer="sgd")  # as in Keras, compile does not reset the weights

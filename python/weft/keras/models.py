@@ -157,6 +157,14 @@ _weft.keras.Layer.get_weights = _layer_get_weights
 _weft.keras.Layer.set_weights = _layer_set_weights
 
 
+class EagerArray(np.ndarray):
+    """What calling a model on data returns: a numpy array that also answers ``.numpy()``, as the
+    eager tensor TensorFlow returns does (``model(x).numpy()``)."""
+
+    def numpy(self):
+        return np.asarray(self)
+
+
 def _snake(name):
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
@@ -249,7 +257,7 @@ class Model:
                 return self.call(inputs, training=training) if "training" in params else self.call(inputs)
             raise TypeError("calling model '%s' on a KerasTensor (a model inside a model) is not supported: apply "
                             "its layers instead" % self.name)
-        return self.predict(np.asarray(inputs), verbose=0)
+        return self.predict(np.asarray(inputs), verbose=0).view(EagerArray)
 
     def _in_strategy(self):
         """A context that re-enters the model's strategy scope when it is not the current one."""
