@@ -223,9 +223,7 @@ class ModelCheckpoint(Callback):
                 if self.verbose and current is not None:
                     print("\nEpoch %d: %s did not improve from %.5f" % (epoch + 1, self.monitor, self.best))
                 return
-            if self.verbose:
-                print("\nEpoch %d: %s improved from %.5f to %.5f, saving model" % (epoch + 1, self.monitor, self.best,
-                                                                                  current))
+            why = "%s improved from %.5f to %.5f, " % (self.monitor, self.best, current)
             self.best = current
         strategy = getattr(self.model, "distribute_strategy", None)
         if strategy is not None and not getattr(strategy, "is_chief", True):
@@ -239,7 +237,7 @@ class ModelCheckpoint(Callback):
         if parent:
             os.makedirs(parent, exist_ok=True)
         if self.verbose > 0:
-            print("\nEpoch %d: saving model to %s" % (epoch + 1, path))
+            print("\nEpoch %d: %ssaving model to %s" % (epoch + 1, why if self.save_best_only else "", path))
         if self.save_weights_only:
             self.model.save_weights(path)
         else:
