@@ -271,3 +271,39 @@ def test_layer_get_and_set_weights():
     unused(keras.Input((2,)))  # built (its weights declared) but in no compiled model
     with pytest.raises(ValueError, match="compiles"):
         unused.get_weights()
+
+
+@keras.saving.register_keras_serializable(package="tests")
+class Registered(keras.Model):
+    def __init__(self, units=4, **kwargs):
+        super().__init__(**kwargs)
+        self.dense = layers.Dense(units)
+
+    def call(self, inputs):
+        return self.dense(inputs)
+
+
+def test_registered_subclass_loads_without_custom_objects(tmp_path):
+    model = Registered(units=2)
+    model.build((None, 3))
+    model.save(str(tmp_path / "r.keras"))
+    loaded = keras.models.load_model(str(tmp_path / "r.keras"))
+    assert type(loaded) is Registered and loaded.get_config() == {"units": 2}
+    x = np.ones((2, 3), np.float32)
+    np.testing.assert_array_equal(loaded.predict(x), model.predict(x))
+    # a class defined where load_model cannot import it from, and not registered: an error naming it
+
+    class Local(keras.Model):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.dense = layers.Dense(2)
+
+        def call(self, inputs):
+            return self.dense(inputs)
+
+    local = Local()
+    local.build((None, 3))
+    local.save(str(tmp_path / "l.keras"))
+    with pytest.raises(weft.errors.InvalidArgumentError, match=r"l.keras.*Local.*custom_objects"):
+        keras.models.load_model(str(tmp_path / "l.keras"))
+    assert type(keras.models.load_model(str(tmp_path / "l.keras"), custom_objects={"Local": Local})) is Local

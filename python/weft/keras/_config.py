@@ -99,14 +99,14 @@ def serialize(value, what="value"):
         return config
     if hasattr(value, "get_config") and not isinstance(value, type):
         cls = type(value)
-        return {"module": cls.__module__, "class_name": cls.__qualname__, "config": serialize(value.get_config(), what)}
+        return {"module": cls.__module__, "class_name": cls.__name__, "config": serialize(value.get_config(), what)}
     if callable(value) and getattr(value, "__name__", None) and not isinstance(value, type):
         if value.__name__ == "<lambda>":
             raise TypeError("%s: a lambda cannot be saved by name; use a named function" % what)
         return value.__name__  # an activation or loss function: saved by name
     if hasattr(value, "__dict__") and not isinstance(value, type):
         cls = type(value)
-        return {"module": cls.__module__, "class_name": cls.__qualname__, "config": serialize(vars(value), what)}
+        return {"module": cls.__module__, "class_name": cls.__name__, "config": serialize(vars(value), what)}
     raise TypeError("%s: cannot serialize %r (%s) into a Keras config" % (what, value, type(value).__name__))
 
 
@@ -127,10 +127,17 @@ def deserialize(data, custom_objects=None):
     return cls(**config)
 
 
+# Classes registered with keras.saving.register_keras_serializable: class name -> class.
+registered = {}
+
+
 def lookup(module, class_name, custom_objects=None):
-    """The factory or class ``module.class_name`` (custom_objects first); ValueError lists the known names."""
+    """The factory or class ``module.class_name`` (custom_objects first, then registered classes);
+    ValueError lists the known names."""
     if custom_objects and class_name in custom_objects:
         return custom_objects[class_name]
+    if class_name in registered:
+        return registered[class_name]
     mod = None
     if module:
         try:
@@ -141,7 +148,8 @@ def lookup(module, class_name, custom_objects=None):
     for part in class_name.split("."):
         found = getattr(found, part, None) if found is not None else None
     if found is None:
-        known = sorted(n for n in dir(mod) if not n.startswith("_")) if mod is not None else []
+        known = sorted(n for n in dir(mod) if n[:1].isalpha() and isinstance(getattr(mod, n), type)
+                       or n[:1].isupper() and callable(getattr(mod, n))) if mod is not None else []
         raise ValueError("unknown Keras object '%s' (module %s); known: %s. Pass custom_objects={'%s': ...} for "
                          "your own classes" % (class_name, module, ", ".join(known) or "none", class_name))
     return found
@@ -179,7 +187,7 @@ def _wrap_class(cls, module):
     def __init__(self, *args, **kwargs):
         init(self, *args, **kwargs)
         if type(self) is cls:  # a subclass records its own arguments
-            _set(self, _record_call(init, module, cls.__qualname__, args, kwargs))
+            _set(self, _record_call(init, module, cls.__name__, args, kwargs))
 
     cls.__init__ = __init__
     if "from_config" not in vars(cls):
@@ -217,7 +225,7 @@ def record_module(namespace, names, module=None, prefix=""):
                 continue  # a C++ class (a base or value type): nothing to wrap
             if "get_config" not in vars(obj) and not getattr(obj, "_weft_recorded", False):
                 obj._weft_recorded = True
-                _wrap_class(obj, module)  # records under its own __qualname__
+                _wrap_class(obj, module)  # records under its own __name__
         elif callable(obj) and not hasattr(obj, "_weft_factory") and not isinstance(obj, type(json)):
             namespace[name] = _wrap_factory(obj, module, prefix + name)
 

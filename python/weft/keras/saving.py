@@ -66,7 +66,7 @@ def model_config(model):
         config = model.get_config()
     else:
         config = _init_config(model)
-    return {"module": cls.__module__, "class_name": cls.__qualname__, "config": config}
+    return {"module": cls.__module__, "class_name": cls.__name__, "config": config}
 
 
 def _init_config(model):
@@ -145,6 +145,22 @@ def _class_of(data, custom_objects):
     if data["class_name"] in ("Sequential", "Functional") and data.get("module") == "weft.keras.models":
         return models.Sequential if data["class_name"] == "Sequential" else models.Model
     return _config.lookup(data.get("module"), data["class_name"], custom_objects)
+
+
+def register_keras_serializable(package="Custom", name=None):
+    """Class decorator: load_model finds the class by its name without custom_objects."""
+    def register(cls):
+        _config.registered[name or cls.__name__] = cls
+        return cls
+    return register
+
+
+def get_registered_object(name, custom_objects=None, module_objects=None):
+    """The class registered (or in custom_objects / module_objects) under ``name``, or None."""
+    for table in (custom_objects, _config.registered, module_objects):
+        if table and name in table:
+            return table[name]
+    return None
 
 
 # ---- weights lists ------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import subprocess
 import numpy as np
 
 from .. import random as _random
+from .saving import register_keras_serializable, get_registered_object  # noqa: F401  (keras.utils has them too)
 
 
 def to_categorical(y, num_classes=None, dtype="float32"):
@@ -117,4 +118,5 @@ def plot_model(model, to_file="model.png", show_shapes=False, show_dtype=False, 
     return None
 
 
-__all__ = ["to_categorical", "set_random_seed", "normalize", "plot_model", "model_to_dot"]
+__all__ = ["to_categorical", "set_random_seed", "normalize", "plot_model", "model_to_dot",
+           "register_keras_serializable", "get_registered_object"]
