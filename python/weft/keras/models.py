@@ -1,9 +1,12 @@
-"""Keras models: ``Sequential`` and the functional ``Model``, over the C++ train::Model.
+"""Keras models: ``Sequential``, the functional ``Model`` and subclassed models, over the C++
+train::Model.
 
 The Python class adds what Keras users expect around the C++ object: a Sequential that can be
 built from ``add()`` calls and gets its input shape from the first layer's ``input_shape=`` (or,
-as Keras does, from the data at the first ``fit``), ``compile`` arguments as objects or strings,
-and Keras' return values (History, [loss, metric...]). Training itself is the C++ loop.
+as Keras does, from the data at the first ``fit``), subclasses whose ``call`` is traced into a
+graph, ``compile`` arguments as objects or strings, fit's Keras options (validation_split,
+class_weight, sample_weight), and Keras' return values (History, [loss, metric...]). Training
+itself is the C++ loop; files and configs are in saving.py.
 """
 import contextlib
 import inspect
@@ -17,7 +20,7 @@ import numpy as np
 
 from .. import _weft
 from .. import distribute as _distribute, random as _random
-from . import _config, losses as _losses, optimizers as _optimizers, saving as _saving
+from . import losses as _losses, optimizers as _optimizers, saving as _saving
 from .callbacks import Callback, CallbackList, History
 from .layers import InputLayer
 
@@ -227,9 +230,14 @@ class Model:
         try:
             out = self.call(inp, training=None) if "training" in params else self.call(inp)
         except Exception as e:
-            raise type(e)("%s.call could not be traced into a graph (input shape %s): %s. call may apply keras "
-                          "layers to its inputs (numpy and Python control flow on the symbolic tensors cannot be "
-                          "traced)" % (type(self).__name__, tuple(shape), e)) from e
+            msg = ("%s.call could not be traced into a graph (input shape %s): %s. call may apply keras layers to "
+                   "its inputs (numpy and Python control flow on the symbolic tensors cannot be traced)"
+                   % (type(self).__name__, tuple(shape), e))
+            try:
+                err = type(e)(msg)  # the same kind of error, with the model named
+            except Exception:  # an exception type that takes other arguments
+                err = TypeError(msg)
+            raise err from e
         if not isinstance(out, _weft.keras.KerasTensor):
             raise TypeError("%s.call must return the output of a keras layer applied to its inputs, got %r"
                             % (type(self).__name__, out))
