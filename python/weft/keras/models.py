@@ -443,7 +443,7 @@ class Model:
         self._sync_nested(cpp, pull=True)
         batch_size = int(batch_size or 32)
         start = time.time()
-        hooks = CallbackList(callbacks, model=self)
+        hooks = CallbackList([c for c in callbacks or [] if isinstance(c, Callback)], model=self)
         hooks.on_test_begin({})
         logs = cpp.evaluate(x, y, batch_size=batch_size)
         hooks.on_test_end(dict(logs))
@@ -462,7 +462,7 @@ class Model:
         """The model's outputs for every row of x, computed in batches of ``batch_size`` (32), as a
         float32 numpy array."""
         x = _numeric(x, "x")
-        hooks = CallbackList(callbacks, model=self)
+        hooks = CallbackList([c for c in callbacks or [] if isinstance(c, Callback)], model=self)
         hooks.on_predict_begin({})
         cpp = self._built(x, inference=True)
         self._sync_nested(cpp, pull=True)
