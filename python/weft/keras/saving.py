@@ -20,6 +20,7 @@ import os
 import tempfile
 import warnings
 import zipfile
+import zlib
 
 import numpy as np
 
@@ -241,7 +242,7 @@ def _open(path):
                     path, ", ".join(missing)))
             meta, config = z.read("metadata.json"), z.read("config.json")
             weights = z.read("model.weft") if "model.weft" in names else None
-    except (zipfile.BadZipFile, EOFError, zipfile.LargeZipFile, OSError) as e:
+    except (zipfile.BadZipFile, EOFError, zipfile.LargeZipFile, OSError, zlib.error) as e:
         if isinstance(e, errors.Error):
             raise
         raise errors.DataLossError("load_model: '%s' is truncated or corrupted, or not a weft model file (%s)" % (
