@@ -160,3 +160,32 @@ def test_sequential_nests_a_trained_model():
     logits = model.predict(x, verbose=0)
     expected = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
     np.testing.assert_allclose(probability_model.predict(x, verbose=0), expected, rtol=1e-5)
+
+
+def test_models_sharing_layers_share_weights():
+    # keras.io's autoencoder: the encoder and decoder models share the autoencoder's layers, so
+    # they predict with the weights the autoencoder was trained to.
+    rng = np.random.default_rng(3)
+    x = rng.random((32, 8)).astype(np.float32)
+    inputs = keras.Input(shape=(8,))
+    encoded = layers.Dense(3, activation="relu")(inputs)
+    decoded = layers.Dense(8, activation="sigmoid")(encoded)
+    autoencoder = keras.Model(inputs, decoded)
+    encoder = keras.Model(inputs, encoded)
+    encoded_input = keras.Input(shape=(3,))
+    decoder = keras.Model(encoded_input, autoencoder.layers[-1](encoded_input))
+    autoencoder.compile(optimizer=keras.optimizers.SGD(1.0), loss="mse")
+    before = encoder.predict(x, verbose=0)  # compiles the encoder: it takes the autoencoder's weights
+    autoencoder.fit(x, x, epochs=3, verbose=0)
+    after = encoder.predict(x, verbose=0)
+    assert not np.array_equal(before, after)
+    np.testing.assert_allclose(decoder.predict(after, verbose=0), autoencoder.predict(x, verbose=0), rtol=1e-5,
+                               atol=1e-6)
+    # a model called on a KerasTensor is a layer of the outer model, sharing its weights too
+    outer_in = keras.Input(shape=(8,))
+    outer = keras.Model(outer_in, decoder(encoder(outer_in)))
+    np.testing.assert_allclose(outer.predict(x, verbose=0), autoencoder.predict(x, verbose=0), rtol=1e-5,
+                               atol=1e-6)
+    # layer.set_weights reaches every model that has the layer
+    autoencoder.layers[-1].set_weights([np.zeros((3, 8)), np.zeros(8)])
+    np.testing.assert_allclose(decoder.predict(after, verbose=0), np.full((32, 8), 0.5))

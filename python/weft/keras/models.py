@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import _weft
 from .. import distribute as _distribute, random as _random
-from . import losses as _losses, optimizers as _optimizers, saving as _saving
+from . import _shared, losses as _losses, optimizers as _optimizers, saving as _saving
 from .callbacks import Callback, CallbackList, History
 from .layers import InputLayer
 
@@ -112,54 +112,6 @@ _layer_call_cpp = _weft.keras.Layer.__call__
 _weft.keras.Layer.__call__ = _layer_call
 
 
-# The model whose variables hold each layer's weights: C++ layer key -> weak reference to the
-# Python model that compiled it (layer.get_weights / set_weights, as Keras' layers have them).
-_owners = {}
-
-
-def _register_layers(model, cpp):
-    for key in [k for k, ref in _owners.items() if ref() is None]:
-        del _owners[key]
-    for layer in cpp.layers:
-        _owners[_weft.keras._layer_key(layer)] = weakref.ref(model)
-
-
-def _owner(layer):
-    ref = _owners.get(_weft.keras._layer_key(layer))
-    model = ref() if ref is not None else None
-    if model is None or model._cpp is None or not model._cpp.compiled:
-        return None
-    key = _weft.keras._layer_key(layer)
-    return model if any(_weft.keras._layer_key(l) == key for l in model._cpp.layers) else None
-
-
-def _layer_weight_names(layer):
-    return ["%s/%s" % (layer.name, w[0]) for w in layer.weights]
-
-
-def _layer_get_weights(layer):
-    """The layer's weights as numpy arrays (Dense: kernel, bias), from the compiled model it is in."""
-    if not layer.weights:
-        return []
-    model = _owner(layer)
-    if model is None:
-        raise ValueError("layer '%s' has no weight values yet: weft creates them when its model compiles" % layer.name)
-    wanted = set(_layer_weight_names(layer))
-    return [w for n, w in zip(model._cpp.layer_weight_names, model._cpp.get_weights()) if n in wanted]
-
-
-def _layer_set_weights(layer, weights):
-    """Sets the layer's weights (same count and shapes as get_weights) in its compiled model."""
-    model = _owner(layer)
-    if model is None:
-        raise ValueError("layer '%s' has no weight values yet: weft creates them when its model compiles" % layer.name)
-    _saving.set_weights(model._cpp, weights, _layer_weight_names(layer), "layer '%s'.set_weights" % layer.name)
-
-
-_weft.keras.Layer.get_weights = _layer_get_weights
-_weft.keras.Layer.set_weights = _layer_set_weights
-
-
 class EagerArray(np.ndarray):
     """What calling a model on data returns: a numpy array that also answers ``.numpy()``, as the
     eager tensor TensorFlow returns does (``model(x).numpy()``)."""
@@ -245,6 +197,29 @@ class Model:
         with self._in_strategy():
             self._cpp = _weft.keras.Model(inp, out, self._name)
 
+    def _apply(self, tensor):
+        """This model's layers applied again to ``tensor`` (a model used as a layer of another):
+        the layers are shared, and so are their weights (_shared.py)."""
+        if isinstance(self, Sequential):
+            for layer in self._layers:
+                tensor = layer(tensor)
+            return tensor
+        if not isinstance(self._inputs, _weft.keras.KerasTensor) or not isinstance(self._outputs,
+                                                                                  _weft.keras.KerasTensor):
+            raise TypeError("model '%s' has several inputs or outputs: calling it on a KerasTensor takes a "
+                            "one-input, one-output model" % self.name)
+        done = {_weft.keras._sym_id(self._inputs): tensor}
+
+        def replay(t):
+            key = _weft.keras._sym_id(t)
+            if key not in done:
+                layer, ins = _weft.keras._sym_history(t)
+                args = [replay(i) for i in ins]
+                done[key] = layer(args[0] if len(args) == 1 else args)
+            return done[key]
+
+        return replay(self._outputs)
+
     def build(self, input_shape):
         """Builds the model for inputs of ``input_shape`` (with the batch dim: ``(None, 784)``)."""
         if self._cpp is None and self._subclassed():
@@ -263,8 +238,7 @@ class Model:
             if self._subclassed() or type(self).call is not Model.call:
                 params = inspect.signature(self.call).parameters
                 return self.call(inputs, training=training) if "training" in params else self.call(inputs)
-            raise TypeError("calling model '%s' on a KerasTensor (a model inside a model) is not supported: apply "
-                            "its layers instead" % self.name)
+            return self._apply(inputs)
         return self.predict(np.asarray(inputs), verbose=0).view(EagerArray)
 
     def _in_strategy(self):
@@ -298,32 +272,20 @@ class Model:
             self._compile_cpp(cpp, self._compile_args or dict(
                 loss=_losses.get("mse"), optimizer=_optimizers.get("sgd"), metrics=[],
                 seed=_random.next_model_seed()))
+        if cpp.compiled:
+            _shared.refresh(self, cpp)  # layers shared with models that trained them since
         return cpp
 
     def _compile_cpp(self, cpp, args):
         """Compiles the C++ model, keeping the weights it had (Keras' compile does not reset them)
-        and taking those of models nested in this one (Sequential([model, ...]))."""
+        and taking those of layers it shares with other models (_shared.py)."""
         keep = dict(zip(cpp.layer_weight_names, cpp.get_weights())) if cpp.compiled else {}
         cpp.compile(**args)
-        _register_layers(self, cpp)
-        mine = set(cpp.layer_weight_names)
-        keep = {k: v for k, v in keep.items() if k in mine}
         if keep:
             cpp.set_variables(keep, "the weights the model had before compile")
-        self._sync_nested(cpp, pull=True)
-
-    def _sync_nested(self, cpp, pull):
-        """Models nested in this one share layers but not variables (each weft model owns its
-        own): their weights are copied in (``pull``) before this model runs and back out after it
-        trains, so either model sees the other's training, as with Keras' shared weights."""
-        for inner in getattr(self, "_nested", []):
-            if pull and (inner._cpp is None or not inner._cpp.compiled):
-                continue
-            src, dst = (inner._cpp, cpp) if pull else (cpp, inner._built(inference=True))
-            wanted = set(dst.layer_weight_names)
-            values = {n: w for n, w in zip(src.layer_weight_names, src.get_weights()) if n in wanted}
-            if values:
-                dst.set_variables(values, "nested model '%s'" % inner.name)
+        self._shared_seen = {}
+        _shared.refresh(self, cpp)
+        _shared.claim(self, cpp, only_unclaimed=True)
 
     def _compiled(self, x=None, what="fit"):
         cpp = self._built(x, what)
@@ -396,7 +358,6 @@ class Model:
             raise ValueError("fit needs x and y arrays")
         x, y, sw, vx, vy = _fit_arrays(x, y, validation_split, validation_data, class_weight, sample_weight)
         cpp = self._compiled(x, "fit")
-        self._sync_nested(cpp, pull=True)
         params = {"epochs": epochs, "steps": steps_per_epoch, "verbose": verbose}
         cpp_cbs, py_cbs = [], []
         for cb in callbacks or []:
@@ -414,7 +375,7 @@ class Model:
                                    steps_per_epoch=-1 if steps_per_epoch is None else int(steps_per_epoch),
                                    shuffle=bool(shuffle), shuffle_seed=int(shuffle_seed), validation_x=vx,
                                    validation_y=vy, callbacks=cbs, verbose=verbose, sample_weight=sw)
-        self._sync_nested(cpp, pull=False)
+        _shared.claim(self, cpp)
         for epoch, extra in py_list.added:  # what callbacks added to the logs (learning_rate, ...)
             for k, v in extra.items():
                 hist.setdefault(k, []).append(v)
@@ -440,7 +401,6 @@ class Model:
         """Mean loss and metrics over (x, y) in inference mode: [loss, metric, ...] (or the loss alone
         without metrics, or a dict with return_dict=True)."""
         cpp = self._compiled(x, "evaluate")
-        self._sync_nested(cpp, pull=True)
         batch_size = int(batch_size or 32)
         start = time.time()
         hooks = CallbackList([c for c in callbacks or [] if isinstance(c, Callback)], model=self)
@@ -465,7 +425,6 @@ class Model:
         hooks = CallbackList([c for c in callbacks or [] if isinstance(c, Callback)], model=self)
         hooks.on_predict_begin({})
         cpp = self._built(x, inference=True)
-        self._sync_nested(cpp, pull=True)
         out = cpp.predict(x, batch_size=int(batch_size or 32))
         hooks.on_predict_end({})
         return out
@@ -492,6 +451,7 @@ class Model:
             _saving.load_weights_from(cpp, str(filepath))
         else:
             cpp.load_weights(str(filepath))
+        _shared.claim(self, cpp)
 
     def get_weights(self):
         """The layers' weights as numpy arrays in Keras' order: layer by layer, each layer's weights
@@ -502,7 +462,9 @@ class Model:
     def set_weights(self, weights):
         """Sets the layers' weights from a list like get_weights' (same count, order and shapes;
         ValueError naming the weight otherwise, and nothing changes)."""
-        _saving.set_weights(self._built(None, inference=True), weights)
+        cpp = self._built(None, inference=True)
+        _saving.set_weights(cpp, weights)
+        _shared.claim(self, cpp)
 
     def save(self, filepath, overwrite=True, include_optimizer=True, **kwargs):
         """Writes the whole model (architecture, compile settings, weights and optimizer state) to
@@ -561,7 +523,6 @@ class Sequential(Model):
         super().__init__()
         self._name = name or "sequential"
         self._layers = []
-        self._nested = []
         self._input_shape = None
         for layer in layers or []:
             self.add(layer)
@@ -572,12 +533,10 @@ class Sequential(Model):
             self._input_shape = layer._input_shape
             return
         if isinstance(layer, Sequential):
-            # Keras nests a model as a layer: its layers are added here, and their current weights
-            # are copied in when this model compiles (weft's models own their variables, so later
-            # training of either model does not reach the other).
+            # Keras nests a model as a layer: its layers are added here, sharing their weights
+            # with it (_shared.py).
             if self._input_shape is None and not self._layers:
                 self._input_shape = layer._input_shape if layer._cpp is None else layer._cpp.input_shape[1:]
-            self._nested.append(layer)
             for inner in layer._layers:
                 self.add(inner)
             return

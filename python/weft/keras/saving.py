@@ -25,7 +25,7 @@ import zlib
 import numpy as np
 
 from .. import _weft, errors
-from . import _config
+from . import _config, _shared
 
 FORMAT, VERSION = "weft.keras", 1
 _MEMBERS = ("metadata.json", "config.json")
@@ -314,6 +314,7 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
             path, type(e).__name__, e)) from None
     if weights is not None:
         _assign(model._built(inference=True), _checkpoint_values(path, weights), path)
+        _shared.claim(model, model._cpp)
     return model
 
 
