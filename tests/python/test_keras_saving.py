@@ -181,6 +181,10 @@ def test_layer_and_model_configs():
         assert clone.get_config() == config
         assert clone.count_params() == model.count_params()
     assert subclassed().get_config() == {"hidden": 7}
+    assert [l.type for l in Subclassed(hidden=3).layers] == ["Dense", "Dense"]  # before its trace
+    model = functional()
+    again = keras.models.model_from_json(model.to_json())
+    assert again.get_config() == model.get_config()
 
 
 def test_clone_model_same_architecture_new_weights():

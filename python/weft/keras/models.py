@@ -299,6 +299,13 @@ class Model:
 
     @property
     def layers(self):
+        if self._cpp is None and self._subclassed():  # before the trace: the layers it holds
+            found = []
+            for value in vars(self).values():
+                for v in value if isinstance(value, (list, tuple)) else [value]:
+                    if isinstance(v, _weft.keras.Layer) and v not in found:
+                        found.append(v)
+            return found
         return self._build().layers
 
     def get_layer(self, name):
@@ -476,6 +483,11 @@ class Model:
         """The model's architecture as Keras-style JSON data (layers by their recorded arguments)."""
         return _saving.model_config(self)["config"]
 
+    def to_json(self, **kwargs):
+        """The architecture as JSON text (``keras.models.model_from_json`` reads it)."""
+        import json
+        return json.dumps(_saving.model_config(self), **kwargs)
+
     @classmethod
     def from_config(cls, config, custom_objects=None):
         """A new (uncompiled) model from get_config's data."""
@@ -564,7 +576,8 @@ class Sequential(Model):
 
 load_model = _saving.load_model
 clone_model = _saving.clone_model
+model_from_json = _saving.model_from_json
 save_model = _saving.save_model
 
 
-__all__ = ["Model", "Sequential", "Input", "load_model", "save_model", "clone_model"]
+__all__ = ["Model", "Sequential", "Input", "load_model", "save_model", "clone_model", "model_from_json"]

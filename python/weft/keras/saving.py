@@ -141,6 +141,19 @@ def model_from_config(cls, config, custom_objects=None):
     return cls(**_config.deserialize(config, custom_objects))
 
 
+def model_from_json(json_string, custom_objects=None):
+    """A new (uncompiled) model from ``model.to_json()``'s text."""
+    return _from_data(json.loads(json_string), custom_objects)
+
+
+def _from_data(data, custom_objects):
+    """The model that ``{"module", "class_name", "config"}`` describes (its class's from_config)."""
+    cls = _class_of(data, custom_objects)
+    if _takes_custom(cls):
+        return cls.from_config(data["config"], custom_objects)
+    return cls.from_config(data["config"])
+
+
 def _class_of(data, custom_objects):
     from . import models
     if data["class_name"] in ("Sequential", "Functional") and data.get("module") == "weft.keras.models":
@@ -295,9 +308,7 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     path = os.fspath(filepath)
     config, weights = _open(path)
     try:
-        cls = _class_of(config, custom_objects)
-        model = cls.from_config(config["config"], custom_objects) if _takes_custom(cls) else \
-            cls.from_config(config["config"])
+        model = _from_data(config, custom_objects)
         if config.get("build_input_shape") is not None and model._cpp is None:
             model.build(config["build_input_shape"])
         cc = config.get("compile_config")
@@ -329,5 +340,4 @@ def clone_model(model, input_tensors=None, clone_function=None):
     """A new model with the same architecture and freshly initialized weights (Keras' clone_model)."""
     if input_tensors is not None or clone_function is not None:
         raise NotImplementedError("clone_model: input_tensors and clone_function are not supported by weft")
-    data = model_config(model)
-    return _class_of(data, None).from_config(data["config"])
+    return _from_data(model_config(model), None)
