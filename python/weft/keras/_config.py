@@ -216,6 +216,9 @@ def record_module(namespace, names, module=None, prefix=""):
     objects remember their arguments. Base classes and helpers (``get``, ``Layer``) are skipped.
     ``prefix`` goes before each name in the recorded class_name ("schedules." for a submodule)."""
     module = module or namespace.get("__name__")
+    # C++ factories bound here but left out of __all__ are recorded too.
+    names = list(names) + [n for n, v in list(namespace.items()) if n not in names and callable(v) and
+                           not isinstance(v, type) and getattr(v, "__module__", "").startswith("weft._weft")]
     for name in names:
         obj = namespace.get(name)
         if obj is None or name in _NOT_FACTORIES or name.startswith("_"):
