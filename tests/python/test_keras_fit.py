@@ -189,3 +189,21 @@ def test_models_sharing_layers_share_weights():
     # layer.set_weights reaches every model that has the layer
     autoencoder.layers[-1].set_weights([np.zeros((3, 8)), np.zeros(8)])
     np.testing.assert_allclose(decoder.predict(after, verbose=0), np.full((32, 8), 0.5))
+
+
+def test_sequential_pop_and_layers_before_build():
+    # Keras' Sequential guide: three Dense layers added without an input shape, pop, 2 remain
+    model = keras.Sequential()
+    model.add(layers.Dense(2, activation="relu"))
+    model.add(layers.Dense(3, activation="relu"))
+    model.add(layers.Dense(4))
+    model.pop()
+    assert len(model.layers) == 2
+    x = np.ones((3, 5), np.float32)
+    assert model.predict(x, verbose=0).shape == (3, 3)
+    first = model.get_weights()[0]
+    model.add(layers.Dense(6))
+    assert model.predict(x, verbose=0).shape == (3, 6)
+    model.pop()
+    np.testing.assert_array_equal(model.get_weights()[0], first)  # the others keep their weights
+    assert model.predict(x, verbose=0).shape == (3, 3)

@@ -231,6 +231,17 @@ class Model:
     def built(self):
         return self._cpp is not None
 
+    @property
+    def inputs(self):
+        """The functional model's input KerasTensors (as a list, as Keras)."""
+        return list(self._inputs) if isinstance(self._inputs, (list, tuple)) else (
+            [] if self._inputs is None else [self._inputs])
+
+    @property
+    def outputs(self):
+        return list(self._outputs) if isinstance(self._outputs, (list, tuple)) else (
+            [] if self._outputs is None else [self._outputs])
+
     def __call__(self, inputs, training=None):
         """On a KerasTensor (a subclassed model inside another model's call): its call. On data:
         the outputs, as ``predict`` gives them."""
@@ -558,13 +569,40 @@ class Sequential(Model):
             self._input_shape = layer._input_shape
         self._layers.append(layer)
         if self._cpp is not None:
-            self._cpp.add(layer)
+            if self._cpp.compiled:  # Keras adds to a built model too: rebuilt, weights kept
+                self._rebuild()
+            else:
+                self._cpp.add(layer)
+
+    @property
+    def layers(self):
+        return list(self._layers) if self._cpp is None else self._cpp.layers
+
+    def pop(self):
+        """Removes and returns the last layer (the others keep their weights)."""
+        if not self._layers:
+            raise TypeError("There are no layers in the model.")
+        layer = self._layers.pop()
+        if self._cpp is not None:
+            self._rebuild()
+        return layer
+
+    def _rebuild(self):
+        """A new C++ model of the current layers; the weights the old one had carry over."""
+        old = self._cpp
+        keep = dict(zip(old.layer_weight_names, old.get_weights())) if old.compiled else {}
+        self._cpp = None
+        if self._layers:
+            cpp = self._built(inference=bool(keep))
+            mine = set(cpp.layer_weight_names)
+            if keep:
+                cpp.set_variables({k: v for k, v in keep.items() if k in mine}, "the weights before the change")
 
     def _build(self, x=None):
         if self._cpp is None:
             shape = self._input_shape
             if shape is None and x is not None:
-                shape = tuple(np.shape(x)[1:])
+                shape = self._input_shape = tuple(np.shape(x)[1:])
             if shape is None:
                 raise ValueError("this Sequential model has no input shape yet: pass input_shape=(...) to its first "
                                  "layer (or start with InputLayer(input_shape=...)), or call fit with data first")
