@@ -86,8 +86,10 @@ std::vector<std::pair<std::string, const Graph*>> Model::TrainStepPartitions() {
   return session_->Partitions(feeds, fetches, {c_->train});
 }
 
-Logs Model::TrainOnBatch(const Tensor& x, const Tensor& y, const Tensor* sample_weight) {
+Logs Model::TrainOnBatch(const Tensor& x_in, const Tensor& y_in, const Tensor* sample_weight) {
   RequireCompiled("TrainOnBatch");
+  Tensor x = x_in, y = y_in;  // checked and converted as Fit's (a no-op for Fit's own batches)
+  PrepareArrays(name_, input_shape(), c_->y, &x, &y, "TrainOnBatch");
   const float lr = static_cast<float>(learning_rate());
   const int64_t n = x.shape().rank() > 0 ? x.shape().dim(0) : 0;
   Tensor sw;

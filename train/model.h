@@ -115,8 +115,9 @@ class Model {
   Logs Evaluate(const Tensor& x, const Tensor& y, int64_t batch_size = 32);
   Logs Evaluate(const Dataset& data);
   Tensor Predict(const Tensor& x, int64_t batch_size = 32);
-  // One training step on one batch; returns the batch's loss and metrics. `sample_weight`
-  // (float [batch], optional) weights each example's loss as FitOptions::sample_weight.
+  // One training step on one batch; returns the batch's loss and metrics. x and y are checked
+  // and converted as Fit's are; `sample_weight` (float [batch], optional) weights each example's
+  // loss as FitOptions::sample_weight.
   Logs TrainOnBatch(const Tensor& x, const Tensor& y, const Tensor* sample_weight = nullptr);
   // Overrides the optimizer's learning rate (its schedule) from the next step on, as Keras'
   // callbacks do by assigning optimizer.learning_rate; Compile clears the override.

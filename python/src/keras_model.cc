@@ -198,10 +198,12 @@ void InitKerasModel(py::module_& k) {
              return TensorToNumpy(std::exchange(out, Tensor()));
            }, py::arg("x"), py::arg("batch_size") = 32, "Model::Predict: the outputs for every row of x.")
       .def("train_on_batch",
-           [](Model& m, const py::object& x, const py::object& y) {
+           [](Model& m, const py::object& x, const py::object& y, const py::object& sample_weight) {
              Tensor tx = NumpyToTensor(x), ty = NumpyToTensor(y);
-             return LogsToDict(RunInterruptible([&] { return m.TrainOnBatch(tx, ty); }, [&] { Cancel(m); }));
-           }, py::arg("x"), py::arg("y"))
+             Tensor sw = sample_weight.is_none() ? Tensor() : NumpyToTensor(sample_weight, DType::kFloat32);
+             const Tensor* w = sample_weight.is_none() ? nullptr : &sw;
+             return LogsToDict(RunInterruptible([&] { return m.TrainOnBatch(tx, ty, w); }, [&] { Cancel(m); }));
+           }, py::arg("x"), py::arg("y"), py::arg("sample_weight") = py::none())
       .def("save_weights", [](Model& m, const std::string& path) {
         py::gil_scoped_release nogil;
         m.SaveWeights(path);

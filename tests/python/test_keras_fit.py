@@ -207,3 +207,13 @@ def test_sequential_pop_and_layers_before_build():
     model.pop()
     np.testing.assert_array_equal(model.get_weights()[0], first)  # the others keep their weights
     assert model.predict(x, verbose=0).shape == (3, 3)
+
+
+def test_on_batch_methods():
+    model = zero_model(lr=0.0, metrics=["mse"])
+    x = np.ones((4, 2), np.uint8)  # converted as fit converts
+    y = np.array([[0], [1], [2], [3]], np.int64)
+    assert model.train_on_batch(x, y, sample_weight=np.array([0, 1, 1, 0])) == pytest.approx([(1 + 4) / 4, 3.5])
+    assert model.train_on_batch(x, y, return_dict=True) == pytest.approx({"loss": 3.5, "mean_squared_error": 3.5})
+    assert model.test_on_batch(x, y) == pytest.approx([3.5, 3.5])
+    np.testing.assert_array_equal(model.predict_on_batch(x), np.zeros((4, 1)))

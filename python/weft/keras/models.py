@@ -432,9 +432,7 @@ class Model:
             line = "%d/%d [%s] - %.0fs %.0fms/step" % (steps, steps, "=" * 30, elapsed, 1000 * elapsed / max(steps, 1))
             print(line + "".join(" - %s: %.4f" % (k, logs[k]) for k in keys))
             sys.stdout.flush()
-        if return_dict:
-            return {k: logs[k] for k in keys}
-        return logs["loss"] if len(keys) == 1 else [logs[k] for k in keys]
+        return self._returned(logs, return_dict)
 
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
         """The model's outputs for every row of x, computed in batches of ``batch_size`` (32), as a
@@ -447,9 +445,28 @@ class Model:
         hooks.on_predict_end({})
         return out
 
-    def train_on_batch(self, x, y, return_dict=False):
-        """One training step on one batch; returns its loss (and metrics)."""
-        logs = self._compiled(x, "train_on_batch").train_on_batch(x, y)
+    def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
+        """One training step on one batch; returns its loss (and metrics). ``sample_weight`` /
+        ``class_weight`` weight each example's loss as in fit."""
+        x, y, sw, _, _ = _fit_arrays(x, y, 0.0, None, class_weight, sample_weight)
+        cpp = self._compiled(x, "train_on_batch")
+        logs = cpp.train_on_batch(x, y, sample_weight=sw)
+        _shared.claim(self, cpp)
+        return self._returned(logs, return_dict)
+
+    def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
+        """The loss (and metrics) of one batch in inference mode, as evaluate returns them."""
+        if sample_weight is not None:
+            raise NotImplementedError("test_on_batch: weft's evaluation takes no sample_weight")
+        return self.evaluate(x, y, batch_size=len(x), verbose=0, return_dict=return_dict)
+
+    def predict_on_batch(self, x):
+        """The outputs for one batch, as a numpy array."""
+        x = _numeric(x, "x")
+        return self.predict(x, batch_size=max(len(x), 1), verbose=0)
+
+    def _returned(self, logs, return_dict):
+        """Keras' return value: a dict, the loss alone (no metrics), or [loss, *metrics]."""
         keys = self._ordered(logs)
         if return_dict:
             return {k: logs[k] for k in keys}
