@@ -90,6 +90,8 @@ class Model:
 
     def __init__(self, inputs=None, outputs=None, name=None, **kwargs):
         kwargs.pop("trainable", None)
+        if kwargs.get("dtype") in (None, "float32"):  # weft models compute in float32
+            kwargs.pop("dtype", None)
         if kwargs:
             raise TypeError("Model() got unexpected keyword arguments: %s" % ", ".join(sorted(kwargs)))
         self._cpp = None
