@@ -21,6 +21,8 @@ class Callback {
   virtual ~Callback() = default;
   virtual void OnTrainBegin(Model& model) {}
   virtual void OnEpochBegin(Model& model, int epoch) {}
+  virtual void OnBatchBegin(Model& model, int64_t batch) {}
+  // `logs`: the means of the loss and metrics over the epoch's batches so far (as Keras 3).
   virtual void OnBatchEnd(Model& model, int64_t batch, const Logs& logs) {}
   virtual void OnEpochEnd(Model& model, int epoch, const Logs& logs) {}
   virtual void OnTrainEnd(Model& model) {}

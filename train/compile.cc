@@ -177,11 +177,15 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
     Output y = ops::Placeholder(rs.WithOpName("y"), o.loss.label_dtype(), o.loss.LabelShape(output_shape()));
     c_->xs.push_back(x);
     c_->ys.push_back(y);
+    // Per-example loss weights (Keras' sample_weight / class_weight); TrainOnBatch feeds ones
+    // when none are given.
+    Output sw = ops::Placeholder(rs.WithOpName("sample_weight"), DType::kFloat32, TensorShape{-1});
+    c_->sample_weights.push_back(sw);
     std::vector<Output> updates;
     Output pred = Forward(rs, x, /*training=*/true, vars[ri], &updates);
     applies.insert(applies.end(), updates.begin(), updates.end());
     Scope ls = rs.NewSubScope("loss");
-    Output per_example = o.loss.Build(ls, y, pred);
+    Output per_example = ops::Mul(ls, o.loss.Build(ls, y, pred), sw);
     // Mean over the global batch: each replica contributes sum / global_batch.
     Output loss = !replicated ? ops::Mean(ls, per_example)
                               : ops::Div(ls, ops::Sum(ls, per_example), c_->global_batch);
@@ -290,6 +294,7 @@ double Model::learning_rate() const {
 
 void Model::SetLearningRate(double lr) {
   RequireCompiled("SetLearningRate");
+  WEFT_REQUIRE(lr >= 0, "Model '{}': the learning rate must be >= 0, got {}", name_, lr);
   const Optimizer& opt = c_->options.optimizer;
   if (!opt.learning_rate->constant()) {
     throw Error(errors::FailedPrecondition(

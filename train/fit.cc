@@ -1,4 +1,5 @@
 // The training loop: Fit, Evaluate, Predict and TrainOnBatch over the compiled graph.
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <utility>
@@ -78,6 +79,7 @@ std::vector<std::pair<std::string, const Graph*>> Model::TrainStepPartitions() {
   for (size_t r = 0; r < c_->xs.size(); ++r) {
     feeds.push_back(c_->xs[r]);
     feeds.push_back(c_->ys[r]);
+    feeds.push_back(c_->sample_weights[r]);
   }
   if (c_->global_batch.valid()) feeds.push_back(c_->global_batch);
   std::vector<Output> fetches = {c_->loss};
@@ -85,20 +87,33 @@ std::vector<std::pair<std::string, const Graph*>> Model::TrainStepPartitions() {
   return session_->Partitions(feeds, fetches, {c_->train});
 }
 
-double Model::TrainStep(const Tensor& x, const Tensor& y, MetricTotals* totals) {
-  const float lr = static_cast<float>((*c_->options.optimizer.learning_rate)(step_));
+double Model::TrainStep(const Tensor& x, const Tensor& y, const Tensor* sample_weight, MetricTotals* totals) {
+  const float lr = static_cast<float>(learning_rate());
+  const int64_t n = x.shape().rank() > 0 ? x.shape().dim(0) : 0;
+  Tensor sw;
+  if (sample_weight != nullptr) {
+    WEFT_REQUIRE(sample_weight->shape().rank() == 1 && sample_weight->shape().dim(0) == n,
+                 "Model '{}': sample_weight has shape {} but the batch has {} examples (x: {})", name_,
+                 sample_weight->shape().ToString(), n, x.shape().ToString());
+    sw = CastOnHost(*sample_weight, DType::kFloat32, "sample_weight");
+  } else {
+    sw = Tensor(DType::kFloat32, TensorShape{n});
+    std::fill_n(sw.data<float>(), n, 1.0f);
+  }
   std::vector<Output> fetches = {c_->loss};
   fetches.insert(fetches.end(), c_->metrics.begin(), c_->metrics.end());
   std::vector<std::pair<Output, Tensor>> feeds = {{c_->lr, Tensor::Scalar<float>(lr)}};
   if (!c_->global_batch.valid()) {  // not replicated
     feeds.emplace_back(c_->x, x);
     feeds.emplace_back(c_->y, y);
+    feeds.emplace_back(c_->sample_weights[0], sw);
   } else {  // a replicated step: each replica gets its slice of the global batch
-    std::vector<std::vector<Tensor>> parts = strategy_->SplitBatch({x, y});  // every worker's replicas
+    std::vector<std::vector<Tensor>> parts = strategy_->SplitBatch({x, y, sw});  // every worker's replicas
     for (size_t r = 0; r < c_->xs.size(); ++r) {
       const size_t part = static_cast<size_t>(strategy_->first_replica()) + r;
       feeds.emplace_back(c_->xs[r], parts[part][0]);
       feeds.emplace_back(c_->ys[r], parts[part][1]);
+      feeds.emplace_back(c_->sample_weights[r], parts[part][2]);
     }
     feeds.emplace_back(c_->global_batch, Tensor::Scalar<float>(static_cast<float>(x.shape().dim(0))));
   }
@@ -110,10 +125,12 @@ double Model::TrainStep(const Tensor& x, const Tensor& y, MetricTotals* totals) 
   return out[0].scalar<float>()();
 }
 
-Logs Model::TrainOnBatch(const Tensor& x, const Tensor& y) {
+Logs Model::TrainOnBatch(const Tensor& x_in, const Tensor& y_in, const Tensor* sample_weight) {
   RequireCompiled("TrainOnBatch");
+  Tensor x = x_in, y = y_in;  // checked and converted as Fit's
+  PrepareArrays(name_, input_shape(), c_->y, &x, &y, "TrainOnBatch");
   MetricTotals totals(c_->metric_defs);  // this batch's values, as Keras' reset_metrics=True
-  const double loss = TrainStep(x, y, &totals);
+  const double loss = TrainStep(x, y, sample_weight, &totals);
   Logs logs = totals.Results();
   logs["loss"] = loss;
   return logs;
@@ -132,6 +149,11 @@ History Model::Fit(const Tensor& x_in, const Tensor& y_in, FitOptions o) {
     PrepareArrays(name_, input_shape(), c_->y, &vx, &vy, "Fit (validation data)");
     o.validation_x = &vx;
     o.validation_y = &vy;
+  }
+  if (o.sample_weight != nullptr) {
+    WEFT_REQUIRE(o.sample_weight->shape().rank() == 1 && o.sample_weight->shape().dim(0) == x.shape().dim(0),
+                 "Model '{}'.Fit: sample_weight has shape {} but x has {} examples ({})", name_,
+                 o.sample_weight->shape().ToString(), x.shape().dim(0), x.shape().ToString());
   }
   History h;
   RunEpochs(nullptr, &x, &y, o, &h);
@@ -158,7 +180,8 @@ void Model::RunEpochs(const Dataset* fixed, const Tensor* x, const Tensor* y, Fi
       data = *fixed;
     } else {
       // A fresh order per epoch from (seed, epoch): a resumed run sees the same batches.
-      data = Dataset::FromTensors({*x, *y});
+      data = o.sample_weight != nullptr ? Dataset::FromTensors({*x, *y, *o.sample_weight})
+                                        : Dataset::FromTensors({*x, *y});
       if (strategy_ != nullptr && strategy_->input_shard().second > 1) {  // this worker's rows (async ps)
         data = data.Shard(strategy_->input_shard().second, strategy_->input_shard().first);
       }
@@ -180,16 +203,19 @@ void Model::RunEpochs(const Dataset* fixed, const Tensor* x, const Tensor* y, Fi
     int64_t steps = 0;
     Element batch;
     while ((o.steps_per_epoch < 0 || steps < o.steps_per_epoch) && it->Next(&batch)) {
-      WEFT_REQUIRE(batch.size() == 2, "Model '{}'.Fit: data elements must be {{x, y}}, got {} components", name_,
-                   batch.size());
+      WEFT_REQUIRE(batch.size() == 2 || batch.size() == 3,
+                   "Model '{}'.Fit: data elements must be {{x, y}} or {{x, y, sample_weight}}, got {} components",
+                   name_, batch.size());
       Tensor bx = batch[0], by = batch[1];
       if (fixed != nullptr) PrepareArrays(name_, input_shape(), c_->y, &bx, &by, "Fit");
       const int64_t n = bx.shape().dim(0);
-      avg.Add({{"loss", TrainStep(bx, by, &totals)}}, n);
+      for (auto& cb : o.callbacks) cb->OnBatchBegin(*this, steps);
+      avg.Add({{"loss", TrainStep(bx, by, batch.size() == 3 ? &batch[2] : nullptr, &totals)}}, n);
       ++steps;
+      // As Keras 3: a batch's logs are the means over the epoch so far.
       const Logs logs = running();
       for (auto& cb : o.callbacks) cb->OnBatchEnd(*this, steps - 1, logs);
-      if (o.verbose > 0) bar.Update(steps, avg.samples, logs);
+      if (o.verbose == 1) bar.Update(steps, avg.samples, logs);  // 2: one line per epoch
       if (stop_training_) break;
     }
     Logs logs = running();

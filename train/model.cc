@@ -214,35 +214,18 @@ void Model::SaveWeights(const std::string& path) {
 
 void Model::LoadWeights(const std::string& path) {
   RequireCompiled("LoadWeights");
-  if (!remote()) {
-    RestoreVariables(path, session_->vars(), VariableNames());
-  } else {
-    // Checked here (names, dtypes, shapes: nothing changes on error), then assigned where each
-    // variable lives through placeholders fed with the values.
-    std::vector<Tensor> values;
-    for (const Output& v : c_->variables) values.emplace_back(v.dtype(), v.shape());
-    std::vector<std::pair<std::string, Tensor*>> targets;
-    for (size_t i = 0; i < values.size(); ++i) targets.emplace_back(c_->variables[i].node->name(), &values[i]);
-    RestoreInto(LoadCheckpoint(path), targets, path);
-    if (c_->restore == nullptr) {
-      Scope s = Scope::Root(graph_.get()).NewSubScope("restore");
-      std::vector<Output> assigns;
-      for (const Output& v : c_->variables) {
-        Output value = ops::Placeholder(s.WithOpName(v.node->name() + "/value"), v.dtype(), v.shape());
-        c_->restore_values.push_back(value);
-        assigns.push_back(ops::Assign(s.NewSubScope(v.node->name()), v, value));
-      }
-      c_->restore = ops::Group(s.WithOpName("all"), assigns);
+  std::map<std::string, Tensor> loaded = LoadCheckpoint(path);
+  // Every variable must be in the file (extra entries are ignored: another optimizer's slots).
+  std::map<std::string, Tensor> mine;
+  for (const std::string& name : VariableNames()) {
+    auto it = loaded.find(name);
+    if (it == loaded.end()) {
+      throw Error(errors::NotFound("Model '{}': checkpoint '{}' has no variable '{}' (is it from another model?)",
+                                   name_, path, name));
     }
-    std::vector<std::pair<Output, Tensor>> feeds;
-    for (size_t i = 0; i < values.size(); ++i) feeds.emplace_back(c_->restore_values[i], values[i]);
-    session_->Run(feeds, {}, {c_->restore});
+    mine.emplace(name, std::move(it->second));
   }
-  if (c_->broadcast != nullptr) {  // across workers (each loads): the chief's values win
-    session_->Run({}, {}, {c_->broadcast}, RunOptions{.collective = true});
-  }
-  if (c_->sync_mirrors != nullptr) session_->Run({}, {}, {c_->sync_mirrors});  // copy 0 -> every replica
-  step_ = session_->Run({}, {c_->step})[0].scalar<int64_t>()();
+  SetVariables(mine, fmt::format("checkpoint '{}'", path));
 }
 
 Sequential::Sequential(TensorShape input_shape, std::vector<LayerPtr> layers, std::string name)

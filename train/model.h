@@ -75,8 +75,12 @@ struct FitOptions {
   uint64_t shuffle_seed = 0;     // epoch e's order is a function of (shuffle_seed, e)
   const Tensor* validation_x = nullptr;  // not owned; evaluated after each epoch ("val_" logs)
   const Tensor* validation_y = nullptr;
+  // Per-example loss weights [N] (float; Keras' sample_weight, and class_weight mapped to the
+  // examples by the caller); not owned. The batch loss is sum(w * loss) / batch size, as Keras'
+  // default reduction; metrics and validation are unweighted.
+  const Tensor* sample_weight = nullptr;
   std::vector<std::shared_ptr<Callback>> callbacks;
-  int verbose = 1;               // 0 silent, 1 progress bar (plain lines when not a terminal)
+  int verbose = 1;  // 0 silent, 1 progress bar (plain lines when not a terminal), 2 one line per epoch
   // Where the epoch headings and the progress bar go (not owned, not null; flushed after each line).
   std::FILE* progress_out = stdout;
 };
@@ -112,8 +116,10 @@ class Model {
   Logs Evaluate(const Tensor& x, const Tensor& y, int64_t batch_size = 32);
   Logs Evaluate(const Dataset& data);
   Tensor Predict(const Tensor& x, int64_t batch_size = 32);
-  // One training step on one batch; returns the batch's loss and metrics.
-  Logs TrainOnBatch(const Tensor& x, const Tensor& y);
+  // One training step on one batch; returns the batch's loss and metrics. x and y are checked
+  // and converted as Fit's are; `sample_weight` (float [batch], optional) weights each example's
+  // loss as FitOptions::sample_weight.
+  Logs TrainOnBatch(const Tensor& x, const Tensor& y, const Tensor* sample_weight = nullptr);
   // Records the next training step's kernels in `trace` (graph/step_trace.h; not owned).
   void TraceNextStep(StepTrace* trace) { trace_next_ = trace; }
 
@@ -121,6 +127,13 @@ class Model {
   // checkpoint file (train/checkpoint.h). Load checks that each is present with its shape.
   void SaveWeights(const std::string& path);
   void LoadWeights(const std::string& path);
+  // The layers' weights (not optimizer slots or the step), in Keras' get_weights order: layer by
+  // layer, each layer's weights in declaration order; names as in VariableNames.
+  std::vector<std::string> LayerWeightNames() const;
+  // Assigns the named variables (any of VariableNames). Every name and shape is checked before
+  // anything is assigned, so on error (InvalidArgument naming the variable and both shapes, or
+  // NotFound) the model is unchanged. `source` names where the values came from in messages.
+  void SetVariables(const std::map<std::string, Tensor>& values, const std::string& source);
   // Names of the checkpointed variables ("dense/kernel", "dense/kernel/momentum", "step").
   std::vector<std::string> VariableNames() const;
 
@@ -157,8 +170,9 @@ class Model {
   static constexpr int64_t kWorkerGroupKey = 2, kBroadcastGroupKey = 3;
   ops::CollectiveGroup WorkerGroup(int64_t key) const;
   int64_t worker_rank() const;
-  // One training step; adds the batch's metric statistics to `totals` and returns its loss.
-  double TrainStep(const Tensor& x, const Tensor& y, MetricTotals* totals);
+  // One training step on prepared arrays (`sample_weight`: float [batch] or null for ones); adds
+  // the batch's metric statistics to `totals` and returns its loss.
+  double TrainStep(const Tensor& x, const Tensor& y, const Tensor* sample_weight, MetricTotals* totals);
   void RunEpochs(const Dataset* fixed, const Tensor* x, const Tensor* y, FitOptions& o, History* h);
   void RequireCompiled(const char* what) const;
   // Polls until every variable has a value (set by another process), up to `timeout_seconds`.

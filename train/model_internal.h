@@ -10,6 +10,7 @@ struct Model::Compiled {
   CompileOptions options;
   Output x, y, lr;                   // placeholders: inputs, labels, learning rate (replica 0's x, y)
   std::vector<Output> xs, ys;        // per replica (xs[0] == x); one entry without a strategy
+  std::vector<Output> sample_weights;  // per replica: float [batch] weights of each example's loss
   Output global_batch;               // float32 scalar: examples in the global batch (replicated steps)
   Node* sync_mirrors = nullptr;      // copies replica 0's variables to the other replicas' copies
   Node* broadcast = nullptr;         // across workers: the chief's replica-0 variables to every worker's

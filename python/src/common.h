@@ -89,6 +89,7 @@ void InitSession(py::module_& m);
 void InitKeras(py::module_& m);
 void InitKerasModel(py::module_& m);
 void InitKerasCompile(py::module_& m);  // keras_compile.cc
+void InitKerasConfig(py::module_& m);  // keras_config.cc: layer configs, functional graph walk
 void InitNumpyAllocator(py::module_& m);
 void InitDistribute(py::module_& m);
 #ifdef WEFT_HAVE_UCX

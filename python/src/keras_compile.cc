@@ -228,9 +228,8 @@ void InitKerasCompile(py::module_& k) {
   // The compiled model's learning rate, for the Python optimizer object and the callbacks that
   // change the rate between epochs (ReduceLROnPlateau, LearningRateScheduler).
   auto model = py::reinterpret_borrow<py::class_<Model, std::shared_ptr<Model>>>(k.attr("Model"));
-  model.def_property_readonly("learning_rate", &Model::learning_rate,
-                              "The rate the next training step uses (the optimizer's schedule at `iterations`).")
-      .def("set_learning_rate", &Model::SetLearningRate, py::arg("learning_rate"),
+  // (`learning_rate` itself, read and set, is a property defined with the Model class.)
+  model.def("set_learning_rate", &Model::SetLearningRate, py::arg("learning_rate"),
            "Sets a constant rate from the next step on (FailedPrecondition when the optimizer has a schedule).")
       .def_property_readonly("iterations", &Model::step, "Training steps taken (Keras' optimizer.iterations).");
 }

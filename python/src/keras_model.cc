@@ -32,6 +32,7 @@ class PyCallback : public Callback {
   }
   void OnTrainBegin(Model&) override { Call("on_train_begin", {}); }
   void OnEpochBegin(Model&, int epoch) override { Call("on_epoch_begin", epoch, {}); }
+  void OnBatchBegin(Model&, int64_t batch) override { Call("on_train_batch_begin", batch, {}); }
   void OnBatchEnd(Model&, int64_t batch, const Logs& logs) override { Call("on_train_batch_end", batch, logs); }
   void OnEpochEnd(Model&, int epoch, const Logs& logs) override { Call("on_epoch_end", epoch, logs); }
   void OnTrainEnd(Model&) override { Call("on_train_end", {}); }
@@ -142,7 +143,7 @@ void InitKerasModel(py::module_& k) {
       .def("fit",
            [](Model& m, const py::object& x, const py::object& y, int64_t batch_size, int epochs, int initial_epoch,
               int64_t steps_per_epoch, bool shuffle, uint64_t shuffle_seed, const py::object& validation_x,
-              const py::object& validation_y, const py::list& callbacks, int verbose) {
+              const py::object& validation_y, const py::list& callbacks, int verbose, const py::object& sample_weight) {
              FitOptions o;
              o.batch_size = batch_size;
              o.epochs = epochs;
@@ -151,7 +152,11 @@ void InitKerasModel(py::module_& k) {
              o.shuffle = shuffle;
              o.shuffle_seed = shuffle_seed;
              o.verbose = verbose;
-             Tensor tx = NumpyToTensor(x), ty = NumpyToTensor(y), vx, vy;
+             Tensor tx = NumpyToTensor(x), ty = NumpyToTensor(y), vx, vy, sw;
+             if (!sample_weight.is_none()) {
+               sw = NumpyToTensor(sample_weight);
+               o.sample_weight = &sw;
+             }
              if (!validation_x.is_none()) {
                vx = NumpyToTensor(validation_x);
                vy = NumpyToTensor(validation_y);
@@ -178,8 +183,8 @@ void InitKerasModel(py::module_& k) {
            py::arg("x"), py::arg("y"), py::arg("batch_size") = 32, py::arg("epochs") = 1, py::arg("initial_epoch") = 0,
            py::arg("steps_per_epoch") = -1, py::arg("shuffle") = true, py::arg("shuffle_seed") = 0,
            py::arg("validation_x") = py::none(), py::arg("validation_y") = py::none(),
-           py::arg("callbacks") = py::list(), py::arg("verbose") = 1,
-           "Model::Fit; returns (epochs, history dict).")
+           py::arg("callbacks") = py::list(), py::arg("verbose") = 1, py::arg("sample_weight") = py::none(),
+           "Model::Fit; returns (epochs, history dict). sample_weight: per-example loss weights [N].")
       .def("evaluate",
            [](Model& m, const py::object& x, const py::object& y, int64_t batch_size) {
              Tensor tx = NumpyToTensor(x), ty = NumpyToTensor(y);
@@ -193,10 +198,12 @@ void InitKerasModel(py::module_& k) {
              return TensorToNumpy(std::exchange(out, Tensor()));
            }, py::arg("x"), py::arg("batch_size") = 32, "Model::Predict: the outputs for every row of x.")
       .def("train_on_batch",
-           [](Model& m, const py::object& x, const py::object& y) {
+           [](Model& m, const py::object& x, const py::object& y, const py::object& sample_weight) {
              Tensor tx = NumpyToTensor(x), ty = NumpyToTensor(y);
-             return LogsToDict(RunInterruptible([&] { return m.TrainOnBatch(tx, ty); }, [&] { Cancel(m); }));
-           }, py::arg("x"), py::arg("y"))
+             Tensor sw = sample_weight.is_none() ? Tensor() : NumpyToTensor(sample_weight, DType::kFloat32);
+             const Tensor* w = sample_weight.is_none() ? nullptr : &sw;
+             return LogsToDict(RunInterruptible([&] { return m.TrainOnBatch(tx, ty, w); }, [&] { Cancel(m); }));
+           }, py::arg("x"), py::arg("y"), py::arg("sample_weight") = py::none())
       .def("save_weights", [](Model& m, const std::string& path) {
         py::gil_scoped_release nogil;
         m.SaveWeights(path);
@@ -207,10 +214,7 @@ void InitKerasModel(py::module_& k) {
       }, py::arg("filepath"), "Reads a checkpoint written by save_weights (each variable must match in dtype and shape).")
       .def("get_weights", [](Model& m) {
         WEFT_REQUIRE(m.compiled(), "Model '{}'.get_weights: compile the model first", m.name());
-        std::vector<std::string> names;
-        for (const LayerPtr& l : m.layers()) {
-          for (const Weight& w : l->weights()) names.push_back(l->name() + "/" + w.name);
-        }
+        const std::vector<std::string> names = m.LayerWeightNames();
         std::vector<Tensor> values;
         {
           py::gil_scoped_release nogil;
@@ -220,6 +224,27 @@ void InitKerasModel(py::module_& k) {
         for (Tensor& t : values) out.append(TensorToNumpy(std::exchange(t, Tensor())));
         return out;
       }, "The layers' weights (kernels, biases, batch-norm statistics) as numpy arrays, in layer order.")
+      .def("set_variables", [](Model& m, const py::dict& values, const std::string& source) {
+        std::map<std::string, Tensor> t;
+        for (const auto& [k, v] : values) t.emplace(k.cast<std::string>(), NumpyToTensor(py::reinterpret_borrow<py::object>(v)));
+        py::gil_scoped_release nogil;
+        m.SetVariables(t, source);
+      }, py::arg("values"), py::arg("source"),
+         "Assigns variables by name ({name: array}); all are checked first, so on error nothing changes.")
+      .def("variable_values", [](Model& m) {
+        const std::vector<std::string> names = m.VariableNames();
+        std::vector<Tensor> values;
+        {
+          py::gil_scoped_release nogil;
+          values = m.session()->Run(std::vector<std::pair<std::string, Tensor>>{}, names, {});
+        }
+        py::dict out;
+        for (size_t i = 0; i < names.size(); ++i) out[py::str(names[i])] = TensorToNumpy(std::exchange(values[i], Tensor()));
+        return out;
+      }, "Every checkpointed variable (weights, optimizer slots, step) by name, as numpy arrays.")
+      .def_property_readonly("layer_weight_names", &Model::LayerWeightNames)
+      .def_property("learning_rate", &Model::learning_rate, &Model::SetLearningRate,
+                    "The rate the next step uses; setting it (a constant optimizer rate only, as Keras) changes it from the next step on.")
       .def_property_readonly("variable_names", &Model::VariableNames)
       .def_property_readonly("step", &Model::step, "Training steps taken (restored by load_weights).")
       .def("stop_training", &Model::StopTraining, "Asks fit to stop after the current step.")

@@ -18,6 +18,7 @@ PYBIND11_MODULE(_weft, m) {
   InitKeras(keras);
   InitKerasModel(keras);
   InitKerasCompile(keras);
+  InitKerasConfig(keras);
   py::module_ distribute = m.def_submodule("distribute", "Distribution strategies (train/strategy.h).");
   InitDistribute(distribute);
 #ifdef WEFT_HAVE_UCX

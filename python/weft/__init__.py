@@ -52,6 +52,7 @@ from .ops import raw_ops, gradients, slice, pow, abs  # noqa: E402,F401
 from .session import Session, InteractiveSession, get_default_session  # noqa: E402,F401
 from . import nn  # noqa: E402,F401
 from . import keras  # noqa: E402,F401
+from . import random  # noqa: E402,F401
 from ._weft import gpu_info  # noqa: E402,F401
 from . import distribute  # noqa: E402,F401
 from . import collective_ops  # noqa: E402,F401

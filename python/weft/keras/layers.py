@@ -139,3 +139,7 @@ __all__ = ["Layer", "Input", "InputLayer", "Dense", "Conv1D", "Conv2D", "Conv2DT
            "Activation", "ReLU", "LeakyReLU", "ELU", "PReLU", "RepeatVector", "Identity", "Softmax",
            "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate", "add",
            "subtract", "multiply", "average", "maximum", "minimum", "concatenate"]
+
+# Every factory above records its arguments (get_config / from_config / model files).
+from . import _config  # noqa: E402
+_config.record_module(globals(), __all__)

@@ -218,3 +218,7 @@ __all__ = ["Loss", "SparseCategoricalCrossentropy", "CategoricalCrossentropy", "
            "SquaredHinge", "KLDivergence", "Poisson", "CosineSimilarity", "mean_absolute_percentage_error", "mape",
            "mean_squared_logarithmic_error", "msle", "log_cosh", "logcosh", "hinge", "squared_hinge", "kl_divergence",
            "kld", "poisson", "cosine_similarity", "get"]
+
+# Every factory above records its arguments (get_config / from_config / model files).
+from . import _config  # noqa: E402
+_config.record_module(globals(), __all__)

@@ -1,40 +1,188 @@
-"""Keras models: ``Sequential`` and the functional ``Model``, over the C++ train::Model.
+"""Keras models: ``Sequential``, the functional ``Model`` and subclassed models, over the C++
+train::Model.
 
 The Python class adds what Keras users expect around the C++ object: a Sequential that can be
 built from ``add()`` calls and gets its input shape from the first layer's ``input_shape=`` (or,
-as Keras does, from the data at the first ``fit``), ``compile`` arguments as objects or strings,
-and Keras' return values (History, [loss, metric...]). Training itself is the C++ loop.
+as Keras does, from the data at the first ``fit``), subclasses whose ``call`` is traced into a
+graph, ``compile`` arguments as objects or strings, fit's Keras options (validation_split,
+class_weight, sample_weight), and Keras' return values (History, [loss, metric...]). Training
+itself is the C++ loop; files and configs are in saving.py.
 """
 import contextlib
+import inspect
+import re
 import sys
 import time
+import weakref
+import zipfile
 
 import numpy as np
 
 from .. import _weft
-from .. import distribute as _distribute
-from . import losses as _losses, metrics as _metrics, optimizers as _optimizers
-from .callbacks import Callback, History
+from .. import distribute as _distribute, random as _random
+from . import _shared, losses as _losses, metrics as _metrics, optimizers as _optimizers, saving as _saving
+from ._arrays import fit_arrays as _fit_arrays, numeric as _numeric
+from .callbacks import Callback, CallbackList, History
 from .layers import Input, InputLayer
+
+
+def _layer_call(layer, inputs, training=None, mask=None, **kwargs):
+    """Layer.__call__ with Keras' call arguments. ``training`` needs no value here: the compiled
+    graph has a training pass (fit) and an inference pass (evaluate, predict), and each layer
+    (Dropout, BatchNormalization) behaves as its pass says; ``mask`` must be None."""
+    if mask is not None:
+        raise NotImplementedError("layer '%s': masks are not supported by weft" % layer.name)
+    if kwargs:
+        raise TypeError("layer '%s' got unexpected call arguments: %s" % (layer.name, ", ".join(sorted(kwargs))))
+    return _layer_call_cpp(layer, inputs)
+
+
+_layer_call_cpp = _weft.keras.Layer.__call__
+_weft.keras.Layer.__call__ = _layer_call
+
+
+class EagerArray(np.ndarray):
+    """What calling a model on data returns: a numpy array that also answers ``.numpy()``, as the
+    eager tensor TensorFlow returns does (``model(x).numpy()``)."""
+
+    def numpy(self):
+        return np.asarray(self)
+
+
+def _snake(name):
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
 class Model:
     """A model from symbolic inputs to an output: ``Model(inputs=x, outputs=y)`` with
-    ``x = keras.Input(shape=(...))`` and ``y`` a chain of layer calls on it."""
+    ``x = keras.Input(shape=(...))`` and ``y`` a chain of layer calls on it.
 
-    def __init__(self, inputs=None, outputs=None, name=None):
+    Subclassed, as in Keras: build the layers in ``__init__`` (after ``super().__init__()``) and
+    compose them in ``call(self, inputs, training=None)``. ``call`` is traced once into a graph
+    over a symbolic input, at ``build(input_shape)``, the first ``fit`` or the first call on data;
+    it may apply layers (each layer object once per call site, shared when applied twice) but not
+    run numpy on the symbolic tensors."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "__init__" in vars(cls):  # records the arguments, so get_config / load_model can remake it
+            init = cls.__init__
+
+            def __init__(self, *args, __init=init, __cls=cls, **kw):
+                if type(self) is __cls and not hasattr(self, "_init_args"):
+                    self._init_args = (args, kw)
+                __init(self, *args, **kw)
+
+            __init__.__doc__, __init__.__wrapped__ = init.__doc__, init
+            cls.__init__ = __init__
+
+    def __init__(self, inputs=None, outputs=None, name=None, **kwargs):
+        kwargs.pop("trainable", None)
+        if kwargs.get("dtype") in (None, "float32"):  # weft models compute in float32
+            kwargs.pop("dtype", None)
+        if kwargs:
+            raise TypeError("Model() got unexpected keyword arguments: %s" % ", ".join(sorted(kwargs)))
         self._cpp = None
         self._compile_args = None
+        self._compile_config = None
         self._metric_names = []
         self.optimizer = self.loss = None  # set by compile
+        self._inputs = self._outputs = None
+        self._build_shape = None
         self.history = None
+        self._name = name or (_snake(type(self).__name__) if type(self) not in (Model, Sequential) else "model")
         # The strategy whose scope the model is created in (weft.distribute); the C++ model is
         # built inside that scope even when that happens later (a Sequential built at fit).
         self._strategy = _distribute.get_strategy()
         if inputs is not None or outputs is not None:
             if inputs is None or outputs is None:
                 raise ValueError("Model(inputs, outputs) needs both")
+            self._inputs, self._outputs = inputs, outputs
             self._cpp = _weft.keras.Model(inputs, outputs, name or "model")
+
+    def _subclassed(self):
+        return self._cpp is None and self._inputs is None and type(self).call is not Model.call
+
+    def call(self, inputs, training=None):
+        """The forward pass of a subclassed model (override it)."""
+        raise NotImplementedError("Model.call: a subclass of keras.Model must define call(self, inputs, training=None)")
+
+    def _trace(self, shape):
+        """Builds the C++ model from ``call`` applied to a symbolic input of per-example ``shape``."""
+        inp = Input([None if d is None or d < 0 else int(d) for d in shape], name="input")
+        params = inspect.signature(self.call).parameters
+        try:
+            out = self.call(inp, training=None) if "training" in params else self.call(inp)
+        except Exception as e:
+            msg = ("%s.call could not be traced into a graph (input shape %s): %s. call may apply keras layers to "
+                   "its inputs (numpy and Python control flow on the symbolic tensors cannot be traced)"
+                   % (type(self).__name__, tuple(shape), e))
+            try:
+                err = type(e)(msg)  # the same kind of error, with the model named
+            except Exception:  # an exception type that takes other arguments
+                err = TypeError(msg)
+            raise err from e
+        if not isinstance(out, _weft.keras.KerasTensor):
+            raise TypeError("%s.call must return the output of a keras layer applied to its inputs, got %r"
+                            % (type(self).__name__, out))
+        self._build_shape = tuple(shape)
+        with self._in_strategy():
+            self._cpp = _weft.keras.Model(inp, out, self._name)
+
+    def _apply(self, tensor):
+        """This model's layers applied again to ``tensor`` (a model used as a layer of another):
+        the layers are shared, and so are their weights (_shared.py)."""
+        if isinstance(self, Sequential):
+            for layer in self._layers:
+                tensor = layer(tensor)
+            return tensor
+        if not isinstance(self._inputs, _weft.keras.KerasTensor) or not isinstance(self._outputs,
+                                                                                  _weft.keras.KerasTensor):
+            raise TypeError("model '%s' has several inputs or outputs: calling it on a KerasTensor takes a "
+                            "one-input, one-output model" % self.name)
+        done = {_weft.keras._sym_id(self._inputs): tensor}
+
+        def replay(t):
+            key = _weft.keras._sym_id(t)
+            if key not in done:
+                layer, ins = _weft.keras._sym_history(t)
+                args = [replay(i) for i in ins]
+                done[key] = layer(args[0] if len(args) == 1 else args)
+            return done[key]
+
+        return replay(self._outputs)
+
+    def build(self, input_shape):
+        """Builds the model for inputs of ``input_shape`` (with the batch dim: ``(None, 784)``)."""
+        if self._cpp is None and self._subclassed():
+            self._trace(tuple(input_shape)[1:])
+        else:
+            self._build(np.zeros([1 if d is None else d for d in input_shape], np.float32))
+
+    @property
+    def built(self):
+        return self._cpp is not None
+
+    @property
+    def inputs(self):
+        """The functional model's input KerasTensors (as a list, as Keras)."""
+        return list(self._inputs) if isinstance(self._inputs, (list, tuple)) else (
+            [] if self._inputs is None else [self._inputs])
+
+    @property
+    def outputs(self):
+        return list(self._outputs) if isinstance(self._outputs, (list, tuple)) else (
+            [] if self._outputs is None else [self._outputs])
+
+    def __call__(self, inputs, training=None):
+        """On a KerasTensor (a subclassed model inside another model's call): its call. On data:
+        the outputs, as ``predict`` gives them."""
+        if isinstance(inputs, _weft.keras.KerasTensor):
+            if self._subclassed() or type(self).call is not Model.call:
+                params = inspect.signature(self.call).parameters
+                return self.call(inputs, training=training) if "training" in params else self.call(inputs)
+            return self._apply(inputs)
+        return self.predict(np.asarray(inputs), verbose=0).view(EagerArray)
 
     def _in_strategy(self):
         """A context that re-enters the model's strategy scope when it is not the current one."""
@@ -48,28 +196,61 @@ class Model:
 
     # ---- building ----------------------------------------------------------------------------
     def _build(self, x=None):
+        if self._cpp is None and self._subclassed():
+            if x is None:
+                raise ValueError("model '%s' has not yet been built: call build(input_shape) or call it on a batch "
+                                 "of data (or fit it) first" % self._name)
+            self._trace(np.shape(x)[1:])
         if self._cpp is None:
-            raise ValueError("this model has no inputs: use keras.Model(inputs, outputs)")
+            raise ValueError("this model has no inputs: use keras.Model(inputs, outputs), or subclass keras.Model "
+                             "and define call()")
         return self._cpp
 
-    def _built(self, x=None, what="this call"):
+    def _built(self, x=None, what="this call", inference=False):
+        """The C++ model, built and compiled with the user's compile arguments. ``inference``: a
+        model never compiled gets a compile of its own for predict (weft creates the variables
+        when it compiles; Keras predicts with uncompiled models), which fit does not count."""
         cpp = self._build(x)
-        if self._compile_args is not None and not cpp.compiled:
-            cpp.compile(**dict(self._compile_args, optimizer=self.optimizer._cpp))
+        if not cpp.compiled and (self._compile_args is not None or inference):
+            # The optimizer as it is when the graph is built (its rate may have been set since compile).
+            args = (dict(self._compile_args, optimizer=self.optimizer._cpp) if self._compile_args is not None else
+                    dict(loss=_losses.get("mse")._cpp, optimizer=_optimizers.get("sgd")._cpp, metrics=[],
+                         seed=_random.next_model_seed()))
+            self._compile_cpp(cpp, args)
+        if cpp.compiled:
+            _shared.refresh(self, cpp)  # layers shared with models that trained them since
         return cpp
+
+    def _compile_cpp(self, cpp, args):
+        """Compiles the C++ model, keeping the weights it had (Keras' compile does not reset them)
+        and taking those of layers it shares with other models (_shared.py)."""
+        keep = dict(zip(cpp.layer_weight_names, cpp.get_weights())) if cpp.compiled else {}
+        cpp.compile(**args)
+        if keep:
+            cpp.set_variables(keep, "the weights the model had before compile")
+        self._shared_seen = {}
+        _shared.refresh(self, cpp)
+        _shared.claim(self, cpp, only_unclaimed=True)
 
     def _compiled(self, x=None, what="fit"):
         cpp = self._built(x, what)
-        if not cpp.compiled:
+        if self._compile_args is None:
             raise RuntimeError("you must compile the model before %s: model.compile(loss=..., optimizer=...)" % what)
         return cpp
 
     @property
     def name(self):
-        return self._build().name
+        return self._cpp.name if self._cpp is not None else self._name
 
     @property
     def layers(self):
+        if self._cpp is None and self._subclassed():  # before the trace: the layers it holds
+            found = []
+            for value in vars(self).values():
+                for v in value if isinstance(value, (list, tuple)) else [value]:
+                    if isinstance(v, _weft.keras.Layer) and v not in found:
+                        found.append(v)
+            return found
         return self._build().layers
 
     def get_layer(self, name):
@@ -93,7 +274,7 @@ class Model:
 
     # ---- compile / train ---------------------------------------------------------------------
     def compile(self, optimizer="rmsprop", loss=None, loss_weights=None, metrics=None, weighted_metrics=None,
-                run_eagerly=False, steps_per_execution=1, jit_compile="auto", auto_scale_loss=True, seed=0,
+                run_eagerly=False, steps_per_execution=1, jit_compile="auto", auto_scale_loss=True, seed=None,
                 inter_op_threads=0, intra_op_threads=0):
         """Builds the training graph (Keras' arguments, in Keras' order).
 
@@ -104,7 +285,8 @@ class Model:
         weft.keras.metrics objects (AUC(), Precision(), ...); each is logged under its name.
         run_eagerly, steps_per_execution, jit_compile, auto_scale_loss: accepted; weft always runs
         its compiled graph one step at a time, which gives the same results.
-        seed: graph seed (nonzero: reproducible initial weights and dropout).
+        seed: graph seed (nonzero: reproducible initial weights and dropout); None: from
+            weft.random.set_seed / keras.utils.set_random_seed when called, else not seeded.
         inter_op_threads / intra_op_threads: 0 = one per hardware thread.
         """
         weights = (list(loss_weights.values()) if isinstance(loss_weights, dict)
@@ -116,63 +298,89 @@ class Model:
             raise NotImplementedError("compile(weighted_metrics=...): weft metrics take no sample weights")
         if loss is None:
             raise ValueError("compile needs a loss, e.g. loss=weft.keras.losses.SparseCategoricalCrossentropy()")
+        self._compile_config = _saving.compile_config(optimizer, loss, list(metrics or []))
         metrics = [_metrics.get(m) for m in (metrics or [])]
+        if seed is None:
+            seed = _random.next_model_seed()
         self._metric_names = [m.name for m in metrics]
         self.loss = _losses.get(loss)
         self.optimizer = _optimizers.get(optimizer)
         self.optimizer._attach(self)  # optimizer.learning_rate reads / sets the compiled model's rate
         self.compiled_metrics = metrics
-        self._compile_args = dict(loss=self.loss._cpp,  # the optimizer as it is when the graph is built
+        self._compile_args = dict(loss=self.loss._cpp,  # the optimizer is added when the graph is built
                                   metrics=[m._cpp for m in metrics], inter_op_threads=int(inter_op_threads),
                                   intra_op_threads=int(intra_op_threads), seed=int(seed))
         if self._cpp is not None:
-            self._cpp.compile(**dict(self._compile_args, optimizer=self.optimizer._cpp))
+            self._compile_cpp(self._cpp, dict(self._compile_args, optimizer=self.optimizer._cpp))
 
     @property
     def metrics_names(self):
         """The names of evaluate's values, in its order: ['loss', 'accuracy', ...]."""
         return ["loss"] + list(self._metric_names)
 
-    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_data=None,
-            shuffle=True, initial_epoch=0, steps_per_epoch=None, shuffle_seed=0):
-        """Trains on numpy arrays ``x`` [N, ...] and ``y`` [N] (uint8 / float64 inputs and integer
-        labels of any width are converted). Prints Keras' progress bar; returns a History.
-        Ctrl-C stops the current step and raises KeyboardInterrupt; the model stays usable."""
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
+            validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,
+            steps_per_epoch=None, shuffle_seed=0):
+        """Trains on numpy arrays ``x`` [N, ...] and ``y`` [N, ...] (any int / float dtype Keras
+        accepts; converted). Keras' arguments and meaning: ``validation_split`` holds out the last
+        fraction of the data (before shuffling), ``validation_data=(x_val, y_val)``, ``class_weight``
+        ({class: weight}) and ``sample_weight`` ([N]) weight each example's loss, ``initial_epoch``
+        resumes. Prints Keras' progress bar; returns a History (``.history`` dict of per-epoch
+        lists, ``.epoch``). Ctrl-C stops the current step and raises KeyboardInterrupt; the model
+        stays usable. ``shuffle_seed`` (weft): epoch e's order is a function of (shuffle_seed, e)."""
         if x is None or y is None:
             raise ValueError("fit needs x and y arrays")
+        x, y, sw, vx, vy = _fit_arrays(x, y, validation_split, validation_data, class_weight, sample_weight)
         cpp = self._compiled(x, "fit")
-        vx = vy = None
-        if validation_data is not None:
-            vx, vy = validation_data[0], validation_data[1]
-        cbs = list(callbacks or [])
         params = {"epochs": epochs, "steps": steps_per_epoch, "verbose": verbose}
-        for cb in cbs:
+        cpp_cbs, py_cbs = [], []
+        for cb in callbacks or []:
             if isinstance(cb, Callback):
-                cb.set_model(self)
-                cb.set_params(params)
-            elif not isinstance(cb, _weft.keras.CppCallback):
+                py_cbs.append(cb)
+            elif isinstance(cb, _weft.keras.CppCallback):
+                cpp_cbs.append(cb)
+            else:
                 raise TypeError("callbacks must be weft.keras.callbacks objects or Callback subclasses, got %r" % (cb,))
-        verbose = 1 if verbose == "auto" else int(bool(verbose))
+        py_list = CallbackList(py_cbs, model=self, **params)
+        cbs = cpp_cbs + ([py_list] if py_cbs else [])
+        verbose = 1 if verbose == "auto" else min(max(int(verbose), 0), 2)
         epochs_run, hist = cpp.fit(x, y, batch_size=int(batch_size or 32), epochs=int(epochs),
                                    initial_epoch=int(initial_epoch),
                                    steps_per_epoch=-1 if steps_per_epoch is None else int(steps_per_epoch),
                                    shuffle=bool(shuffle), shuffle_seed=int(shuffle_seed), validation_x=vx,
-                                   validation_y=vy, callbacks=cbs, verbose=verbose)
+                                   validation_y=vy, callbacks=cbs, verbose=verbose, sample_weight=sw)
+        _shared.claim(self, cpp)
+        for epoch, extra in py_list.added:  # what callbacks added to the logs (learning_rate, ...)
+            for k, v in extra.items():
+                hist.setdefault(k, []).append(v)
         self.history = History(epochs_run, hist, self)
+        self.history.params = params
         return self.history
+
+    @property
+    def _learning_rate(self):
+        """The rate the next training step uses (callbacks set it between epochs)."""
+        return self._compiled(None, "reading the learning rate").learning_rate
+
+    @_learning_rate.setter
+    def _learning_rate(self, value):
+        self._compiled(None, "setting the learning rate").learning_rate = float(value)
 
     def _ordered(self, logs):
         keys = ["loss"] + [m for m in self._metric_names if m in logs]
         keys += sorted(k for k in logs if k not in keys)
         return keys
 
-    def evaluate(self, x=None, y=None, batch_size=None, verbose=1, return_dict=False):
+    def evaluate(self, x=None, y=None, batch_size=None, verbose=1, return_dict=False, callbacks=None):
         """Mean loss and metrics over (x, y) in inference mode: [loss, metric, ...] (or the loss alone
         without metrics, or a dict with return_dict=True)."""
         cpp = self._compiled(x, "evaluate")
         batch_size = int(batch_size or 32)
         start = time.time()
+        hooks = CallbackList([c for c in callbacks or [] if isinstance(c, Callback)], model=self)
+        hooks.on_test_begin({})
         logs = cpp.evaluate(x, y, batch_size=batch_size)
+        hooks.on_test_end(dict(logs))
         keys = self._ordered(logs)
         if verbose:
             steps = -(-len(x) // batch_size)
@@ -180,34 +388,94 @@ class Model:
             line = "%d/%d [%s] - %.0fs %.0fms/step" % (steps, steps, "=" * 30, elapsed, 1000 * elapsed / max(steps, 1))
             print(line + "".join(" - %s: %.4f" % (k, logs[k]) for k in keys))
             sys.stdout.flush()
-        if return_dict:
-            return {k: logs[k] for k in keys}
-        return logs["loss"] if len(keys) == 1 else [logs[k] for k in keys]
+        return self._returned(logs, return_dict)
 
-    def predict(self, x, batch_size=None, verbose=0):
-        """The model's outputs for every row of x, as a float32 numpy array (not copied)."""
-        return self._built(x).predict(x, batch_size=int(batch_size or 32))
+    def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
+        """The model's outputs for every row of x, computed in batches of ``batch_size`` (32), as a
+        float32 numpy array."""
+        x = _numeric(x, "x")
+        hooks = CallbackList([c for c in callbacks or [] if isinstance(c, Callback)], model=self)
+        hooks.on_predict_begin({})
+        cpp = self._built(x, inference=True)
+        out = cpp.predict(x, batch_size=int(batch_size or 32))
+        hooks.on_predict_end({})
+        return out
 
-    def train_on_batch(self, x, y, return_dict=False):
-        """One training step on one batch; returns its loss (and metrics)."""
-        logs = self._compiled(x, "train_on_batch").train_on_batch(x, y)
+    def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
+        """One training step on one batch; returns its loss (and metrics). ``sample_weight`` /
+        ``class_weight`` weight each example's loss as in fit."""
+        x, y, sw, _, _ = _fit_arrays(x, y, 0.0, None, class_weight, sample_weight)
+        cpp = self._compiled(x, "train_on_batch")
+        logs = cpp.train_on_batch(x, y, sample_weight=sw)
+        _shared.claim(self, cpp)
+        return self._returned(logs, return_dict)
+
+    def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
+        """The loss (and metrics) of one batch in inference mode, as evaluate returns them."""
+        if sample_weight is not None:
+            raise NotImplementedError("test_on_batch: weft's evaluation takes no sample_weight")
+        return self.evaluate(x, y, batch_size=len(x), verbose=0, return_dict=return_dict)
+
+    def predict_on_batch(self, x):
+        """The outputs for one batch, as a numpy array."""
+        x = _numeric(x, "x")
+        return self.predict(x, batch_size=max(len(x), 1), verbose=0)
+
+    def _returned(self, logs, return_dict):
+        """Keras' return value: a dict, the loss alone (no metrics), or [loss, *metrics]."""
         keys = self._ordered(logs)
         if return_dict:
             return {k: logs[k] for k in keys}
         return logs["loss"] if len(keys) == 1 else [logs[k] for k in keys]
 
-    # ---- weights -----------------------------------------------------------------------------
-    def save_weights(self, filepath):
-        """Writes weights, optimizer slots and the step to one checkpoint file (CRC-checked)."""
-        self._compiled(None, "save_weights").save_weights(str(filepath))
+    # ---- weights, configs and files (saving.py) -----------------------------------------------
+    def save_weights(self, filepath, overwrite=True):
+        """Writes weights, optimizer slots and the step to one weft checkpoint file (CRC-checked;
+        docs/checkpoint-format.md), whatever the name: a ``.weights.h5`` name holds weft's format."""
+        self._built(None, inference=True).save_weights(str(filepath))
 
     def load_weights(self, filepath):
-        """Reads a checkpoint written by save_weights (every variable must be there with its shape)."""
-        self._compiled(None, "load_weights").load_weights(str(filepath))
+        """Reads a checkpoint written by save_weights (every variable must be there with its shape),
+        or the weights of a model file written by save."""
+        cpp = self._built(None, inference=True)
+        if zipfile.is_zipfile(str(filepath)):
+            _saving.load_weights_from(cpp, str(filepath))
+        else:
+            cpp.load_weights(str(filepath))
+        _shared.claim(self, cpp)
 
     def get_weights(self):
-        """The layers' weights as numpy arrays (kernels, biases, batch-norm statistics)."""
-        return self._compiled(None, "get_weights").get_weights()
+        """The layers' weights as numpy arrays in Keras' order: layer by layer, each layer's weights
+        in declaration order (Dense: kernel, bias; BatchNormalization: gamma, beta, moving_mean,
+        moving_variance)."""
+        return self._built(None, inference=True).get_weights()
+
+    def set_weights(self, weights):
+        """Sets the layers' weights from a list like get_weights' (same count, order and shapes;
+        ValueError naming the weight otherwise, and nothing changes)."""
+        cpp = self._built(None, inference=True)
+        _saving.set_weights(cpp, weights)
+        _shared.claim(self, cpp)
+
+    def save(self, filepath, overwrite=True, include_optimizer=True, **kwargs):
+        """Writes the whole model (architecture, compile settings, weights and optimizer state) to
+        one weft model file (a zip: config.json, metadata.json, model.weft; docs/python.md);
+        ``keras.models.load_model`` reads it back."""
+        _saving.write_model(self, filepath, overwrite=overwrite, include_optimizer=include_optimizer, **kwargs)
+
+    def get_config(self):
+        """The model's architecture as Keras-style JSON data (layers by their recorded arguments)."""
+        return _saving.model_config(self)["config"]
+
+    def to_json(self, **kwargs):
+        """The architecture as JSON text (``keras.models.model_from_json`` reads it)."""
+        import json
+        return json.dumps(_saving.model_config(self), **kwargs)
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        """A new (uncompiled) model from get_config's data."""
+        return _saving.model_from_config(cls, config, custom_objects)
 
     @property
     def stop_training(self):
@@ -261,13 +529,48 @@ class Sequential(Model):
         if isinstance(layer, (InputLayer, _weft.keras.KerasTensor)):
             self._set_input(layer)
             return
+        if isinstance(layer, Sequential):
+            # Keras nests a model as a layer: its layers are added here, sharing their weights
+            # with it (_shared.py).
+            if self._input_shape is None and not self._layers:
+                self._input_shape = layer._input_shape if layer._cpp is None else layer._cpp.input_shape[1:]
+            for inner in layer._layers:
+                self.add(inner)
+            return
         if not isinstance(layer, _weft.keras.Layer):
             raise TypeError("Sequential.add takes a weft.keras layer, got %r" % (layer,))
         if self._input_shape is None and not self._layers and hasattr(layer, "_input_shape"):
             self._input_shape = layer._input_shape
         self._layers.append(layer)
         if self._cpp is not None:
-            self._cpp.add(layer)
+            if self._cpp.compiled:  # Keras adds to a built model too: rebuilt, weights kept
+                self._rebuild()
+            else:
+                self._cpp.add(layer)
+
+    @property
+    def layers(self):
+        return list(self._layers) if self._cpp is None else self._cpp.layers
+
+    def pop(self):
+        """Removes and returns the last layer (the others keep their weights)."""
+        if not self._layers:
+            raise TypeError("There are no layers in the model.")
+        layer = self._layers.pop()
+        if self._cpp is not None:
+            self._rebuild()
+        return layer
+
+    def _rebuild(self):
+        """A new C++ model of the current layers; the weights the old one had carry over."""
+        old = self._cpp
+        keep = dict(zip(old.layer_weight_names, old.get_weights())) if old.compiled else {}
+        self._cpp = None
+        if self._layers:
+            cpp = self._built(inference=bool(keep))
+            mine = set(cpp.layer_weight_names)
+            if keep:
+                cpp.set_variables({k: v for k, v in keep.items() if k in mine}, "the weights before the change")
 
     def _set_input(self, entry):
         """keras.Input(...) or InputLayer(...): allowed only before any layer, as in Keras."""
@@ -287,7 +590,7 @@ class Sequential(Model):
         if self._cpp is None:
             shape = self._input_shape
             if shape is None and x is not None:
-                shape = tuple(np.shape(x)[1:])
+                shape = self._input_shape = tuple(np.shape(x)[1:])
             if shape is None:
                 raise ValueError("this Sequential model has no input shape yet: pass input_shape=(...) to its first "
                                  "layer (or start with InputLayer(input_shape=...)), or call fit with data first")
@@ -297,4 +600,10 @@ class Sequential(Model):
         return self._cpp
 
 
-__all__ = ["Model", "Sequential", "Input"]
+load_model = _saving.load_model
+clone_model = _saving.clone_model
+model_from_json = _saving.model_from_json
+save_model = _saving.save_model
+
+
+__all__ = ["Model", "Sequential", "Input", "load_model", "save_model", "clone_model", "model_from_json"]

@@ -291,3 +291,9 @@ for _ns in (legacy, experimental):
         setattr(_ns, _cls.__name__, _cls)
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "schedules", "legacy", "experimental", "get"]
+
+# Every factory above records its arguments (get_config / from_config / model files).
+from . import _config  # noqa: E402
+_config.record_module(globals(), __all__)
+_config.record_module(vars(schedules), [n for n in vars(schedules) if not n.startswith("_")],
+                      module="weft.keras.optimizers", prefix="schedules.")

@@ -1,0 +1,122 @@
+"""keras.utils: label encoding, seeding, normalization and model pictures."""
+import os
+import re
+import random as _py_random
+import shutil
+import subprocess
+
+import numpy as np
+
+from .. import random as _random
+from .saving import register_keras_serializable, get_registered_object  # noqa: F401  (keras.utils has them too)
+
+
+def to_categorical(y, num_classes=None, dtype="float32"):
+    """One-hot rows for integer class labels: ``y`` of shape [N] (or [N, 1]) -> [N, num_classes]
+    (num_classes defaults to max(y) + 1); other shapes gain a last axis of num_classes."""
+    y = np.asarray(y)
+    if y.dtype.kind == "f":
+        if not np.all(np.equal(np.mod(y, 1), 0)):
+            raise ValueError("to_categorical: labels must be whole numbers, got %r" % (y[np.mod(y, 1) != 0][:5],))
+    elif y.dtype.kind not in "iub":
+        raise TypeError("to_categorical: labels must be integers, got dtype %s" % y.dtype)
+    y = y.astype(np.int64)
+    shape = y.shape
+    if len(shape) > 1 and shape[-1] == 1:
+        shape = shape[:-1]
+    y = y.reshape(-1)
+    if y.size and y.min() < 0:
+        raise ValueError("to_categorical: labels must be >= 0, got %d" % y.min())
+    if num_classes is None:
+        num_classes = int(y.max()) + 1 if y.size else 0
+    elif y.size and y.max() >= num_classes:
+        raise ValueError("to_categorical: label %d is out of range for num_classes=%d" % (y.max(), num_classes))
+    out = np.zeros((y.size, int(num_classes)), dtype=dtype)
+    out[np.arange(y.size), y] = 1
+    return out.reshape(tuple(shape) + (int(num_classes),))
+
+
+def set_random_seed(seed):
+    """Seeds Python's ``random``, numpy's global generator and weft (``weft.random.set_seed``), as
+    Keras' set_random_seed does: the same seed gives the same initial weights and the same training."""
+    if not isinstance(seed, int):
+        raise ValueError("set_random_seed: seed must be an int, got %r" % (seed,))
+    _py_random.seed(seed)
+    np.random.seed(seed % 2 ** 32)
+    os.environ["PYTHONHASHSEED"] = str(seed)
+    _random.set_seed(seed)
+
+
+def normalize(x, axis=-1, order=2):
+    """``x`` divided by its ``order``-norm along ``axis`` (zero norms left as zeros)."""
+    x = np.asarray(x)
+    norm = np.atleast_1d(np.linalg.norm(x, order, axis))
+    norm[norm == 0] = 1
+    return x / np.expand_dims(norm, axis)
+
+
+def _output_shapes(model):
+    """{layer name: output shape text} from the model's summary table (one row per layer call)."""
+    shapes = {}
+    for line in model._build().summary_text().splitlines():
+        m = re.match(r"^ (\S+) \((\w+)\)\s+(\(.*?\))\s+\d", line)
+        if m:
+            shapes.setdefault(m.group(1), m.group(3))
+    return shapes
+
+
+def _dot_label(layer, shapes, show_shapes, show_layer_names):
+    text = "%s (%s)" % (layer.name, layer.type) if show_layer_names else layer.type
+    if show_shapes and layer.name in shapes:
+        text += "\\noutput: %s" % shapes[layer.name]
+    return text
+
+
+def model_to_dot(model, show_shapes=False, show_layer_names=True, rankdir="TB"):
+    """Graphviz DOT text of the model's layers and the tensors between them."""
+    from . import saving
+    cfg = saving.model_config(model)
+    shapes = _output_shapes(model) if show_shapes else {}
+    lines = ["digraph model {", '  rankdir=%s;' % rankdir, "  node [shape=record, fontname=Helvetica];"]
+    if cfg["class_name"] == "Sequential" or "nodes" not in cfg["config"]:
+        # A chain: the input, then each layer in order (subclassed models: the traced layers).
+        cpp = model._build()
+        lines.append('  n0 [label="input\\n%s"];' % (tuple(cpp.input_shape),) if show_shapes else '  n0 [label="input"];')
+        for i, layer in enumerate(cpp.layers, 1):
+            lines.append('  n%d [label="%s"];' % (i, _dot_label(layer, shapes, show_shapes, show_layer_names)))
+            lines.append("  n%d -> n%d;" % (i - 1, i))
+    else:
+        by_name = {l.name: l for l in model.layers}
+        for i, node in enumerate(cfg["config"]["nodes"]):
+            if "input" in node:
+                label = node["input"] + ("\\ninput: %s" % ((None,) + tuple(node["shape"]),) if show_shapes else "")
+            else:
+                label = _dot_label(by_name[node["layer"]], shapes, show_shapes, show_layer_names)
+            lines.append('  n%d [label="%s"];' % (i, label))
+            for j in node.get("inputs", []):
+                lines.append("  n%d -> n%d;" % (j, i))
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def plot_model(model, to_file="model.png", show_shapes=False, show_dtype=False, show_layer_names=True, rankdir="TB",
+               expand_nested=False, dpi=200, **kwargs):
+    """Draws the model's layers with graphviz's ``dot`` into ``to_file`` (.png, .svg, .pdf or .dot by its
+    extension). Needs the ``dot`` program (Debian: graphviz)."""
+    dot = model_to_dot(model, show_shapes=show_shapes, show_layer_names=show_layer_names, rankdir=rankdir)
+    to_file = os.fspath(to_file)
+    ext = os.path.splitext(to_file)[1].lstrip(".").lower() or "png"
+    if ext == "dot":
+        with open(to_file, "w") as f:
+            f.write(dot)
+        return None
+    exe = shutil.which("dot")
+    if exe is None:
+        raise ImportError("plot_model needs graphviz's `dot` program on PATH (Debian: apt-get install graphviz)")
+    subprocess.run([exe, "-T" + ext, "-Gdpi=%d" % dpi, "-o", to_file], input=dot, text=True, check=True,
+                   capture_output=True)
+    return None
+
+
+__all__ = ["to_categorical", "set_random_seed", "normalize", "plot_model", "model_to_dot",
+           "register_keras_serializable", "get_registered_object"]
