@@ -1,0 +1,113 @@
+"""Tracing a Python function into a weft graph once, as tf.data does for map and filter: the
+function is called on symbolic tensors (placeholders of the element spec) inside a fresh graph;
+the pipeline then runs that graph in C++ for every element. Python constructs that need a value
+while tracing (``.numpy()``, ``if tensor:``, iterating a tensor, numpy functions on a tensor) are
+errors that name the construct and where it is."""
+import contextlib
+import os
+import traceback
+
+import numpy as np
+
+from .. import framework as _fw
+from .. import ops as _ops
+from . import _structure as _st
+
+_WEFT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class _Untraceable(Exception):
+    def __init__(self, construct):
+        super().__init__(construct)
+        self.construct = construct
+
+
+def _raiser(construct):
+    def f(self, *args, **kwargs):
+        raise _Untraceable(construct)
+    return f
+
+
+# Tensor methods replaced while a function is traced (restored after; tracing holds the GIL).
+_GUARDS = {
+    "numpy": "calling .numpy() on a tensor (the function is traced once; elements have no values then)",
+    "__bool__": "using a tensor as a Python bool (`if`, `while`, `and`/`or`, `not`); use weft.where",
+    "__iter__": "iterating over a tensor (a `for` loop or unpacking); index it or use weft.unstack/split",
+    "__len__": "len() of a tensor; use weft.shape",
+    "__array__": "converting a tensor to a numpy array (a numpy function called on a tensor); use weft ops",
+    "__index__": "using a tensor as a Python int (an index, range(), a shape)",
+    "__int__": "int() of a tensor", "__float__": "float() of a tensor",
+}
+
+
+@contextlib.contextmanager
+def _guarded():
+    T = _fw.Tensor
+    saved = {name: T.__dict__.get(name, None) for name in _GUARDS}
+    for name, construct in _GUARDS.items():
+        setattr(T, name, _raiser(construct))
+    try:
+        yield
+    finally:
+        for name, old in saved.items():
+            if old is None:
+                delattr(T, name)
+            else:
+                setattr(T, name, old)
+
+
+def _where(fn, tb):
+    """'name (file:line)' of the function, and the user's line where tracing stopped."""
+    code = getattr(fn, "__code__", None)
+    name = getattr(fn, "__qualname__", None) or repr(fn)
+    where = "%s (%s:%d)" % (name, code.co_filename, code.co_firstlineno) if code else name
+    frames = [f for f in traceback.extract_tb(tb) if not f.filename.startswith(_WEFT_DIR)]
+    if frames:
+        f = frames[-1]
+        where += ", at %s:%d: %s" % (f.filename, f.lineno, (f.line or "").strip())
+    return where
+
+
+def _call(fn, args):
+    """Calls fn as tf.data does: a tuple element's components as separate arguments."""
+    if isinstance(args, tuple) and not _st._is_namedtuple(args):
+        return fn(*args)
+    return fn(args)
+
+
+def trace(fn, spec, what):
+    """Traces ``fn`` over ``spec`` (an element structure of TensorSpecs). Returns (graph, input
+    tensors, output structure of tensors)."""
+    if not callable(fn):
+        raise TypeError("%s needs a function, got %r" % (what, fn))
+    g = _fw.Graph()
+    specs = _st.flatten(spec, _st.is_spec)
+    with g.as_default():
+        inputs = [_fw.placeholder(s.dtype, tuple(s.shape), name="args_%d" % i) for i, s in enumerate(specs)]
+        args = _st.pack(spec, inputs, _st.is_spec)
+        try:
+            with _guarded():
+                out = _call(fn, args)
+        except _Untraceable as e:
+            raise TypeError("%s: cannot trace %s: %s. The function is traced once into a graph over symbolic "
+                            "tensors (as tf.data does) and then runs in C++ for every element." %
+                            (what, _where(fn, e.__traceback__), e.construct)) from None
+        except Exception as e:
+            e.add_note("(while tracing %s for %s; its arguments are symbolic tensors %s)" %
+                       (_where(fn, e.__traceback__), what, spec))
+            raise
+        if isinstance(out, list):
+            out = tuple(out)  # tf.data reads a returned list as a tuple
+        leaves = _st.flatten(out, lambda x: not isinstance(x, (tuple, dict)))
+        tensors = []
+        for v in leaves:
+            if isinstance(v, _fw.Tensor):
+                if v.graph is not g:
+                    raise ValueError("%s: %s returned %s, a tensor of another graph (made outside the function?)" %
+                                     (what, _where(fn, None), v.name))
+            else:
+                v = _fw.constant(np.asarray(_st.to_array(v, what)))
+            # An Identity, so an output that is an input (or the same tensor twice) is still a fetch of its own.
+            tensors.append(_ops.raw_ops.Identity(v, name="output_%d" % len(tensors)))
+        structure = _st.pack(out, tensors, lambda x: not isinstance(x, (tuple, dict)))
+    return g, inputs, structure
