@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import _weft
 from .. import distribute as _distribute
-from . import losses as _losses, optimizers as _optimizers
+from . import _data_adapter, losses as _losses, optimizers as _optimizers
 from .callbacks import Callback, History
 from .layers import InputLayer
 
@@ -123,14 +123,20 @@ class Model:
             self._cpp.compile(**self._compile_args)
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_data=None,
-            shuffle=True, initial_epoch=0, steps_per_epoch=None, shuffle_seed=0):
+            shuffle=True, initial_epoch=0, steps_per_epoch=None, shuffle_seed=0, validation_steps=None):
         """Trains on numpy arrays ``x`` [N, ...] and ``y`` [N] (uint8 / float64 inputs and integer
-        labels of any width are converted). Prints Keras' progress bar; returns a History.
-        Ctrl-C stops the current step and raises KeyboardInterrupt; the model stays usable."""
-        if x is None or y is None:
-            raise ValueError("fit needs x and y arrays")
-        cpp = self._compiled(x, "fit")
+        labels of any width are converted), or on a weft.data Dataset of (x, y) batches (then
+        validation_data may be one, with validation_steps). Prints Keras' progress bar; returns a
+        History. Ctrl-C stops the current step and raises KeyboardInterrupt; the model stays usable."""
         vx = vy = None
+        if _data_adapter.is_dataset(x):
+            cpp = self._compiled(_data_adapter.shape_hint(x), "fit")
+            x, vx = _data_adapter.fit_dataset(self, x, y, batch_size, validation_data, validation_steps)
+            validation_data = None
+        elif x is None or y is None:
+            raise ValueError("fit needs x and y arrays")
+        else:
+            cpp = self._compiled(x, "fit")
         if validation_data is not None:
             vx, vy = validation_data[0], validation_data[1]
         cbs = list(callbacks or [])
@@ -146,7 +152,8 @@ class Model:
                                    initial_epoch=int(initial_epoch),
                                    steps_per_epoch=-1 if steps_per_epoch is None else int(steps_per_epoch),
                                    shuffle=bool(shuffle), shuffle_seed=int(shuffle_seed), validation_x=vx,
-                                   validation_y=vy, callbacks=cbs, verbose=verbose)
+                                   validation_y=vy, callbacks=cbs, verbose=verbose,
+                                   validation_steps=int(validation_steps or -1))
         self.history = History(epochs_run, hist, self)
         return self.history
 
@@ -155,16 +162,21 @@ class Model:
         keys += sorted(k for k in logs if k not in keys)
         return keys
 
-    def evaluate(self, x=None, y=None, batch_size=None, verbose=1, return_dict=False):
-        """Mean loss and metrics over (x, y) in inference mode: [loss, metric, ...] (or the loss alone
-        without metrics, or a dict with return_dict=True)."""
-        cpp = self._compiled(x, "evaluate")
+    def evaluate(self, x=None, y=None, batch_size=None, verbose=1, return_dict=False, steps=None):
+        """Mean loss and metrics over (x, y) (arrays, or a weft.data Dataset of (x, y) batches, of
+        which ``steps`` batches when given) in inference mode: [loss, metric, ...] (or the loss
+        alone without metrics, or a dict with return_dict=True)."""
+        if _data_adapter.is_dataset(x):
+            cpp = self._compiled(_data_adapter.shape_hint(x), "evaluate")
+            x, y = _data_adapter.evaluate_dataset(self, x, y, batch_size, steps), None
+        else:
+            cpp = self._compiled(x, "evaluate")
         batch_size = int(batch_size or 32)
         start = time.time()
         logs = cpp.evaluate(x, y, batch_size=batch_size)
         keys = self._ordered(logs)
         if verbose:
-            steps = -(-len(x) // batch_size)
+            steps = -(-len(x) // batch_size) if y is not None else x.cardinality()
             elapsed = time.time() - start
             line = "%d/%d [%s] - %.0fs %.0fms/step" % (steps, steps, "=" * 30, elapsed, 1000 * elapsed / max(steps, 1))
             print(line + "".join(" - %s: %.4f" % (k, logs[k]) for k in keys))
@@ -173,8 +185,12 @@ class Model:
             return {k: logs[k] for k in keys}
         return logs["loss"] if len(keys) == 1 else [logs[k] for k in keys]
 
-    def predict(self, x, batch_size=None, verbose=0):
-        """The model's outputs for every row of x, as a float32 numpy array (not copied)."""
+    def predict(self, x, batch_size=None, verbose=0, steps=None):
+        """The model's outputs for every row of x (an array, or a weft.data Dataset of x or (x, ...)
+        batches), as a float32 numpy array (not copied)."""
+        if _data_adapter.is_dataset(x):
+            cpp = self._built(_data_adapter.shape_hint(x))
+            return cpp.predict(_data_adapter.predict_dataset(self, x, batch_size, steps))
         return self._built(x).predict(x, batch_size=int(batch_size or 32))
 
     def train_on_batch(self, x, y, return_dict=False):

@@ -1,0 +1,142 @@
+"""Keras' fit / evaluate / predict over weft.data datasets (Keras semantics): the batch size comes
+from the dataset (``batch_size=`` must not be given), a finite dataset is re-read every epoch, an
+infinite one needs ``steps_per_epoch``; elements are ``(x, y)`` pairs (``x`` alone, or pairs, for
+predict). Under MultiWorkerMirroredStrategy the dataset's auto-shard policy applies: AUTO and DATA
+give each worker its share of every global batch (TF's DATA sharding of in-memory data), OFF gives
+every worker the whole stream in per-worker batches."""
+import numpy as np
+
+from ..data import dataset as _dataset
+from ..data.options import AutoShardPolicy
+
+
+def _name(model):
+    return model._cpp.name if model._cpp is not None else getattr(model, "_name", "model")
+
+
+def is_dataset(x):
+    return isinstance(x, (_dataset.Dataset, DistributedDataset))
+
+
+def _global(x):
+    return x._dataset if isinstance(x, DistributedDataset) else x
+
+
+def _pair_spec(ds, model, what):
+    spec = ds.element_spec
+    if not (isinstance(spec, tuple) and len(spec) == 2 and all(isinstance(s, _dataset.TensorSpec) for s in spec)):
+        raise ValueError("Model '%s'.%s: dataset elements must be (x, y) pairs of tensors for this model's one input, "
+                         "got element_spec %r" % (_name(model), what, spec))
+    return spec
+
+
+def shape_hint(x):
+    """An empty array with the per-example shape of the dataset's x, for a Sequential that takes its
+    input shape from the data."""
+    spec = _global(x).element_spec
+    s = spec[0] if isinstance(spec, tuple) else spec
+    if not isinstance(s, _dataset.TensorSpec) or len(s.shape) < 1:
+        return None
+    return np.zeros((0,) + tuple(1 if d is None else d for d in s.shape[1:]), np.float32)
+
+
+def _for_workers(model, ds):
+    """The C++ dataset this worker trains on, after the auto-shard policy."""
+    strategy = model._strategy
+    workers = getattr(strategy, "num_workers", 1) if strategy is not None else 1
+    policy = ds.options().experimental_distribute.auto_shard_policy
+    if workers <= 1 or policy in (AutoShardPolicy.AUTO, AutoShardPolicy.DATA, AutoShardPolicy.HINT):
+        # Every worker reads the global batches and trains on its slice (C++ Strategy::SplitBatch).
+        return ds._ds
+    if policy == AutoShardPolicy.FILE:
+        raise ValueError("AutoShardPolicy.FILE shards by input files, and weft.data datasets are in memory "
+                         "(TensorFlow fails the same way); use AUTO, DATA or OFF")
+    # OFF: every worker reads the whole stream in per-worker batches (global / workers); the C++
+    # step takes this worker's slice of a global batch, so hand it the batch `workers` times over.
+    spec = ds.element_spec
+    dim = spec[0].shape[0] if len(spec[0].shape) else None
+    if dim is None:
+        raise ValueError("AutoShardPolicy.OFF needs the global batch size in the element spec: batch the dataset "
+                         "with drop_remainder=True")
+    if dim % workers:
+        raise ValueError("AutoShardPolicy.OFF: the global batch %d does not split over %d workers" % (dim, workers))
+    from .. import ops
+    local = ds.unbatch().batch(dim // workers, drop_remainder=True)
+    return local.map(lambda *c: tuple(ops.concat([t] * workers, axis=0) for t in c))._ds
+
+
+def fit_dataset(model, x, y, batch_size, validation_data, validation_steps):
+    """The C++ datasets for fit: (train, validation or None)."""
+    if y is not None:
+        raise ValueError("`y` argument is not supported when using a dataset as input (its elements hold the labels)")
+    if batch_size is not None:
+        raise ValueError("The `batch_size` argument must not be specified when using a dataset as input: the dataset "
+                         "is batched (Dataset.batch)")
+    ds = _global(x)
+    _pair_spec(ds, model, "fit")
+    val = None
+    if validation_data is not None:
+        if not is_dataset(validation_data):
+            raise TypeError("fit(x=a dataset): validation_data must be a dataset too, got %r" % (validation_data,))
+        v = _global(validation_data)
+        _pair_spec(v, model, "fit (validation_data)")
+        if v.cardinality() == _dataset.INFINITE_CARDINALITY and not validation_steps:
+            raise ValueError("validation_data is an infinite dataset: give validation_steps")
+        val = v._ds
+    return _for_workers(model, ds), val
+
+
+def evaluate_dataset(model, x, y, batch_size, steps):
+    if y is not None:
+        raise ValueError("`y` argument is not supported when using a dataset as input (its elements hold the labels)")
+    if batch_size is not None:
+        raise ValueError("The `batch_size` argument must not be specified when using a dataset as input")
+    ds = _global(x)
+    _pair_spec(ds, model, "evaluate")
+    if steps is not None:
+        ds = ds.take(int(steps))
+    return ds._ds
+
+
+def predict_dataset(model, x, batch_size, steps):
+    if batch_size is not None:
+        raise ValueError("The `batch_size` argument must not be specified when using a dataset as input")
+    ds = _global(x)
+    spec = ds.element_spec
+    if isinstance(spec, tuple):
+        if not spec or not isinstance(spec[0], _dataset.TensorSpec):
+            raise ValueError("Model.predict: dataset elements must be x or (x, ...) tensors, got element_spec %r" %
+                             (spec,))
+        ds = ds.map(lambda x, *rest: x)
+    elif not isinstance(spec, _dataset.TensorSpec):
+        raise ValueError("Model.predict: dataset elements must be x or (x, ...) tensors, got element_spec %r" % (spec,))
+    if steps is not None:
+        ds = ds.take(int(steps))
+    return ds._ds
+
+
+class DistributedDataset:
+    """``strategy.experimental_distribute_dataset(ds)``: iterating it gives this worker's part of
+    every global batch (one replica: the element itself; several: a tuple with one per local
+    replica); ``model.fit`` takes it as it takes ``ds``."""
+
+    def __init__(self, strategy, dataset):
+        if not isinstance(dataset, _dataset.Dataset):
+            raise TypeError("experimental_distribute_dataset needs a weft.data.Dataset, got %r" % (dataset,))
+        self._strategy = strategy
+        self._dataset = dataset
+
+    @property
+    def element_spec(self):
+        return self._dataset.element_spec
+
+    def __iter__(self):
+        from ..data import _structure as st
+        ds = self._dataset
+        spec = ds.element_spec
+        n = len(st.flatten(spec, st.is_spec))
+        local = len(self._strategy.devices)
+        for comps in ds._ds.distribute(self._strategy._cpp).make_iterator():
+            parts = [st.pack(spec, [c.view(_dataset.EagerValue) for c in comps[r * n:(r + 1) * n]], st.is_spec)
+                     for r in range(local)]
+            yield parts[0] if local == 1 else tuple(parts)
