@@ -119,8 +119,7 @@ class FilterNode : public DatasetNode {
     return std::make_unique<It>(upstream_->MakeIterator(), &pred_);
   }
   int64_t Cardinality() const override {
-    const int64_t c = upstream_->Cardinality();
-    return c == 0 || c == kInfiniteCardinality ? c : kUnknownCardinality;
+    return upstream_->Cardinality() == 0 ? 0 : kUnknownCardinality;  // tf.data's answer, even for infinite input
   }
   std::string Describe() const override { return "Filter"; }
 

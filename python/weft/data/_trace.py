@@ -40,12 +40,24 @@ _GUARDS = {
 }
 
 
+def _compare(op_name):
+    # Inside a traced function `==` and `!=` are elementwise, as in TensorFlow 2 (outside, weft's
+    # graph API keeps identity so tensors can be dict keys).
+    def f(a, b):
+        if b is None or not isinstance(b, (_fw.Tensor, int, float, bool, np.ndarray, np.generic, list)):
+            return op_name == "NotEqual"
+        return getattr(_ops.raw_ops, op_name)(a, _ops._other(a, b))
+    return f
+
+
 @contextlib.contextmanager
 def _guarded():
     T = _fw.Tensor
-    saved = {name: T.__dict__.get(name, None) for name in _GUARDS}
-    for name, construct in _GUARDS.items():
-        setattr(T, name, _raiser(construct))
+    replaced = dict({name: _raiser(c) for name, c in _GUARDS.items()}, __eq__=_compare("Equal"),
+                    __ne__=_compare("NotEqual"))
+    saved = {name: T.__dict__.get(name, None) for name in replaced}
+    for name, f in replaced.items():
+        setattr(T, name, f)
     try:
         yield
     finally:

@@ -1,0 +1,210 @@
+"""weft.data against tf.data's documented behaviour: the expected values are the examples in
+TensorFlow's Dataset docstrings, or were printed by TensorFlow 2.21 (CPU) running the same
+pipeline (marked "TF 2.21 printed")."""
+import numpy as np
+import pytest
+
+import weft as tf
+
+Dataset = tf.data.Dataset
+
+
+def values(ds):
+    return [tuple(v.tolist() if isinstance(v, np.ndarray) else v for v in e) if isinstance(e, tuple)
+            else (e.tolist() if isinstance(e, np.ndarray) else e) for e in ds.as_numpy_iterator()]
+
+
+def test_range_and_batch_docstrings():
+    assert values(Dataset.range(5)) == [0, 1, 2, 3, 4]
+    assert values(Dataset.range(2, 5)) == [2, 3, 4]
+    assert values(Dataset.range(1, 5, 2)) == [1, 3]
+    assert values(Dataset.range(1, 5, -2)) == []
+    assert values(Dataset.range(5, 1)) == []
+    assert values(Dataset.range(5, 1, -2)) == [5, 3]
+    assert values(Dataset.range(8).batch(3)) == [[0, 1, 2], [3, 4, 5], [6, 7]]
+    assert values(Dataset.range(8).batch(3, drop_remainder=True)) == [[0, 1, 2], [3, 4, 5]]
+    # TF 2.21 printed: batch's spec has an unknown batch dim unless drop_remainder.
+    assert Dataset.range(10).batch(3).element_spec == tf.TensorSpec(shape=(None,), dtype=tf.int64)
+    assert Dataset.range(10).batch(3, drop_remainder=True).element_spec.shape == (3,)
+    assert Dataset.range(5).element_spec == tf.TensorSpec(shape=(), dtype=tf.int64)
+
+
+def test_from_tensor_slices_structures_and_dtypes():
+    assert values(Dataset.from_tensor_slices([1, 2, 3])) == [1, 2, 3]
+    assert values(Dataset.from_tensor_slices([[1, 2], [3, 4]])) == [[1, 2], [3, 4]]
+    assert values(Dataset.from_tensor_slices(([1, 2], [3, 4], [5, 6]))) == [(1, 3, 5), (2, 4, 6)]
+    assert list(Dataset.from_tensor_slices({"a": [1, 2], "b": [3, 4]}).as_numpy_iterator()) == \
+        [{"a": 1, "b": 3}, {"a": 2, "b": 4}]
+    # The docstring of as_numpy_iterator: nested structures come back as they went in.
+    assert list(Dataset.from_tensor_slices({"a": ([1, 2], [3, 4]), "b": [5, 6]}).as_numpy_iterator()) == \
+        [{"a": (1, 3), "b": 5}, {"a": (2, 4), "b": 6}]
+    # TF 2.21 printed: Python floats are float32, ints int32; numpy arrays keep their dtype.
+    spec = Dataset.from_tensor_slices((np.zeros((4, 3), np.uint8), [1, 2, 3, 4])).element_spec
+    assert spec == (tf.TensorSpec((3,), tf.uint8), tf.TensorSpec((), tf.int32))
+    assert Dataset.from_tensor_slices([1.5, 2.0]).element_spec.dtype == tf.float32
+    assert Dataset.from_tensor_slices(np.array([1.5, 2.0])).element_spec.dtype == tf.float64
+    assert Dataset.from_tensor_slices(np.array([1, 2])).element_spec.dtype == tf.int64
+    assert Dataset.from_tensors(([1, 2, 3], [4.0])).element_spec == \
+        (tf.TensorSpec((3,), tf.int32), tf.TensorSpec((1,), tf.float32))
+    assert values(Dataset.from_tensors([1, 2, 3])) == [[1, 2, 3]]
+    with pytest.raises(ValueError, match="differ in their first dim"):
+        Dataset.from_tensor_slices((np.zeros(3), np.zeros(4)))
+    with pytest.raises(TypeError, match="strings"):
+        Dataset.from_tensor_slices(np.array(["a", "b"]))
+
+
+def test_iteration_gives_eager_style_values():
+    ds = Dataset.from_tensor_slices((np.arange(6, dtype=np.float32).reshape(3, 2), np.array([7, 8, 9])))
+    xs, ys = [], []
+    for x, y in ds:
+        xs.append(x.numpy().tolist())
+        ys.append(int(y.numpy()))
+        assert x.shape == (2,)
+    assert xs == [[0, 1], [2, 3], [4, 5]] and ys == [7, 8, 9]
+    assert "numpy=7" in repr(next(iter(ds))[1])
+
+
+def test_zip_enumerate_take_skip_shard_repeat():
+    a, b = Dataset.range(1, 4), Dataset.range(4, 7)
+    c = Dataset.range(7, 13).batch(2)
+    d = Dataset.range(13, 15)
+    assert values(Dataset.zip((a, b))) == [(1, 4), (2, 5), (3, 6)]
+    assert values(Dataset.zip(a, b)) == [(1, 4), (2, 5), (3, 6)]
+    assert values(Dataset.zip((a, b, c))) == [(1, 4, [7, 8]), (2, 5, [9, 10]), (3, 6, [11, 12])]
+    assert values(Dataset.zip((a, d))) == [(1, 13), (2, 14)]
+    assert list(Dataset.zip({"x": a, "y": b}).as_numpy_iterator())[0] == {"x": 1, "y": 4}
+    assert values(Dataset.from_tensor_slices([1, 2, 3]).enumerate(start=5)) == [(5, 1), (6, 2), (7, 3)]
+    assert values(Dataset.range(10).take(3)) == [0, 1, 2]
+    assert values(Dataset.range(10).skip(7)) == [7, 8, 9]
+    assert values(Dataset.range(10).shard(num_shards=3, index=0)) == [0, 3, 6, 9]
+    assert values(Dataset.range(10).shard(num_shards=3, index=1)) == [1, 4, 7]
+    assert values(Dataset.range(10).shard(num_shards=3, index=2)) == [2, 5, 8]
+    assert values(Dataset.from_tensor_slices([1, 2, 3]).repeat(3)) == [1, 2, 3] * 3
+    assert values(Dataset.range(3).repeat().take(7)) == [0, 1, 2, 0, 1, 2, 0]
+
+
+def test_cardinality_constants_and_rules():
+    # Constants and results as TF 2.21 printed them.
+    assert tf.data.INFINITE_CARDINALITY == -1 and tf.data.UNKNOWN_CARDINALITY == -2
+    assert tf.data.experimental.INFINITE_CARDINALITY == -1 and tf.data.AUTOTUNE == tf.data.experimental.AUTOTUNE == -1
+    D = Dataset
+    assert D.range(42).cardinality().numpy() == 42
+    assert D.range(42).repeat().cardinality() == tf.data.INFINITE_CARDINALITY
+    assert D.range(42).filter(lambda x: x < 3).cardinality() == tf.data.UNKNOWN_CARDINALITY
+    assert D.range(42).repeat().filter(lambda x: x < 3).cardinality() == -2
+    assert D.range(10).batch(3).cardinality() == 4
+    assert D.range(10).batch(3).unbatch().cardinality() == -2
+    assert D.range(10).batch(3, drop_remainder=True).unbatch().cardinality() == 9
+    assert D.zip(D.range(3), D.range(5).repeat()).cardinality() == 3
+    assert D.zip(D.range(3).repeat(), D.range(5).repeat()).cardinality() == -1
+    assert D.zip(D.range(3), D.range(5).filter(lambda x: x > 1)).cardinality() == -2
+    assert D.range(10).skip(3).cardinality() == 7 and D.range(10).skip(-1).cardinality() == 0
+    assert D.range(10).repeat().skip(3).cardinality() == -1
+    assert D.range(10).repeat().take(3).cardinality() == 3
+    assert D.range(10).filter(lambda x: x > 3).take(3).cardinality() == -2
+    assert D.range(10).shard(3, 1).cardinality() == 3
+    assert len(D.range(7)) == 7
+    with pytest.raises(TypeError, match="infinite"):
+        len(D.range(7).repeat())
+
+
+def test_shuffle_seed_and_reshuffle():
+    ds = Dataset.range(20).shuffle(20, seed=7)
+    first, second = values(ds), values(ds)
+    assert sorted(first) == list(range(20)) and first != list(range(20))
+    assert first != second  # a new order each pass (reshuffle_each_iteration=True)
+    assert values(Dataset.range(20).shuffle(20, seed=7)) == first  # the seed fixes the orders
+    fixed = Dataset.range(20).shuffle(20, seed=7, reshuffle_each_iteration=False)
+    assert values(fixed) == values(fixed)
+    small = values(Dataset.range(100).shuffle(buffer_size=1))
+    assert small == list(range(100))  # a buffer of one element does not reorder
+
+
+def test_cache_replays_the_first_pass():
+    # Documented: shuffle before cache fixes the order of every later pass to the first one.
+    ds = Dataset.range(30).shuffle(30, seed=3).cache()
+    first = values(ds)
+    assert values(ds) == first and sorted(first) == list(range(30))
+    assert values(Dataset.range(5).map(lambda x: x * 2).cache()) == [0, 2, 4, 6, 8]
+    assert values(Dataset.range(4).cache().repeat(2)) == [0, 1, 2, 3] * 2
+
+
+def test_unbatch():
+    assert values(Dataset.range(10).batch(3).unbatch()) == list(range(10))
+    ds = Dataset.from_tensor_slices((np.arange(12).reshape(3, 2, 2), np.arange(6).reshape(3, 2))).unbatch()
+    assert ds.element_spec == (tf.TensorSpec((2,), tf.int64), tf.TensorSpec((), tf.int64))
+    assert values(ds)[:2] == [([0, 1], 0), ([2, 3], 1)]
+
+
+def test_map_is_traced_into_a_graph():
+    assert values(Dataset.range(1, 6).map(lambda x: x + 1)) == [2, 3, 4, 5, 6]
+    # TF 2.21 printed these elements and specs for the same pipelines.
+    x = np.arange(12, dtype=np.uint8).reshape(3, 4)
+    y = np.array([0, 2, 1], np.uint8)
+    ds = Dataset.from_tensor_slices((x, y)).map(lambda a, b: (tf.cast(a, tf.float32) / 255.0, tf.one_hot(b, 3)))
+    assert ds.element_spec == (tf.TensorSpec((4,), tf.float32), tf.TensorSpec((3,), tf.float32))
+    got = list(ds.as_numpy_iterator())
+    np.testing.assert_allclose(got[1][0], [0.01568627543747425, 0.019607843831181526, 0.0235294122248888,
+                                           0.027450980618596077], rtol=1e-6)
+    assert [g[1].tolist() for g in got] == [[1, 0, 0], [0, 0, 1], [0, 1, 0]]
+    ds = Dataset.from_tensor_slices(x).map(lambda a: tf.reshape(tf.expand_dims(a, -1), [2, 2, 1]))
+    assert ds.element_spec == tf.TensorSpec((2, 2, 1), tf.uint8)
+    assert [a.ravel().tolist() for a in ds.as_numpy_iterator()] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]]
+    ds = Dataset.range(3).map(lambda v: (v, 1.0, [1, 2]))
+    assert ds.element_spec == (tf.TensorSpec((), tf.int64), tf.TensorSpec((), tf.float32),
+                               tf.TensorSpec((2,), tf.int32))
+    assert values(ds)[2] == (2, 1.0, [1, 2])
+    # dict elements go to the function as one argument and may come back as dicts
+    ds = Dataset.from_tensor_slices({"image": np.ones((2, 3), np.float32), "label": [4, 5]})
+    out = list(ds.map(lambda d: {"x": d["image"] * 2.0, "y": d["label"]}).as_numpy_iterator())
+    assert out[1]["y"] == 5 and out[1]["x"].tolist() == [2, 2, 2]
+    # returning an input unchanged, and the same tensor twice
+    assert values(Dataset.range(2).map(lambda v: (v, v))) == [(0, 0), (1, 1)]
+
+
+def test_map_in_parallel_keeps_the_order():
+    n = 500
+    ds = Dataset.range(n).map(lambda v: v * v, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+    assert values(ds) == [i * i for i in range(n)]
+    assert values(Dataset.range(n).map(lambda v: v + 1, num_parallel_calls=3).batch(100).unbatch()) == \
+        list(range(1, n + 1))
+
+
+def test_filter():
+    assert values(Dataset.from_tensor_slices([1, 2, 3]).filter(lambda x: x < 3)) == [1, 2]
+    assert values(Dataset.from_tensor_slices([1, 2, 3]).filter(lambda x: tf.equal(x, 1))) == [1]
+    assert values(Dataset.from_tensor_slices([1, 2, 3]).filter(lambda x: x == 2)) == [2]  # == is elementwise here
+    with pytest.raises(Exception, match="scalar bool"):
+        Dataset.range(3).filter(lambda x: x + 1)
+
+
+def test_untraceable_functions_name_the_construct():
+    def uses_if(x):
+        if x > 2:
+            return x
+        return -x
+    with pytest.raises(TypeError, match=r"uses_if .*test_data.py.*Python bool \(`if`"):
+        Dataset.range(3).map(uses_if)
+    with pytest.raises(TypeError, match=r"\.numpy\(\)"):
+        Dataset.range(3).map(lambda x: x.numpy() + 1)
+    with pytest.raises(TypeError, match="numpy array"):
+        Dataset.range(3).map(lambda x: np.float32(x))
+    with pytest.raises(TypeError, match="iterating over a tensor"):
+        Dataset.from_tensor_slices(np.zeros((2, 3))).map(lambda x: [v for v in x])
+    with pytest.raises(AttributeError) as e:  # an op weft lacks: Python's own error, with the tracing context
+        Dataset.range(3).map(lambda x: tf.no_such_op(x))
+    assert "while tracing" in str(e.value.__notes__)
+    # outside tracing, tensors are left as they were: == is identity, bool is an error of its own
+    t = tf.placeholder(tf.float32)
+    assert (t == t) is True and not hasattr(t, "numpy")
+
+
+def test_with_options_and_auto_shard_policy():
+    options = tf.data.Options()
+    assert options.experimental_distribute.auto_shard_policy == tf.data.experimental.AutoShardPolicy.AUTO
+    options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
+    ds = Dataset.range(4).with_options(options).map(lambda x: x)
+    assert ds.options().experimental_distribute.auto_shard_policy == tf.data.experimental.AutoShardPolicy.OFF
+    # TF's enum values
+    P = tf.data.experimental.AutoShardPolicy
+    assert (P.OFF, P.AUTO, P.FILE, P.DATA, P.HINT) == (-1, 0, 1, 2, 3)
