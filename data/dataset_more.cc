@@ -250,9 +250,9 @@ class ParallelMapIterator : public Iterator {
   }
   bool Next(Element* out) override {
     std::unique_lock<std::mutex> l(mu_);
-    cv_.wait(l, [&] { return done_.count(next_out_) > 0 || (end_ >= 0 && next_out_ >= end_); });
+    cv_.wait(l, [&] { return (end_ >= 0 && next_out_ >= end_) || done_.count(next_out_) > 0; });
+    if (end_ >= 0 && next_out_ >= end_) return false;  // the end, or past an element that failed
     auto it = done_.find(next_out_);
-    if (it == done_.end()) return false;
     Result r = std::move(it->second);
     done_.erase(it);
     ++next_out_;

@@ -2,8 +2,8 @@
 // do after tracing `fn` once over symbolic inputs. The pipeline's threads call it without Python.
 //
 //   auto g = std::make_shared<Graph>();
-//   Scope s(g.get());
-//   Output x = ops::Placeholder(s, DType::kUint8, TensorShape({28, 28}));
+//   Scope s = Scope::Root(g.get());
+//   Output x = ops::Placeholder(s, DType::kUInt8, TensorShape({28, 28}));
 //   Output y = ops::Div(s, ops::Cast(s, x, DType::kFloat32), ops::Const(s, 255.0f));
 //   Dataset ds = images.Map(GraphMapFn(g, {x}, {y}), /*num_parallel_calls=*/2);
 //
