@@ -92,3 +92,14 @@ def test_dataset_errors():
         m.predict(wrong)
     with pytest.raises(tf.errors.InvalidArgumentError, match="labels"):
         m.evaluate(Dataset.from_tensor_slices((x[:8], np.zeros((8, 3), np.int32))).batch(4), verbose=0)
+
+
+def test_tf_data_pipeline_example_runs(tmp_path):
+    import os
+    import subprocess
+    import sys
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "python", "tf_data_pipeline.py")
+    out = subprocess.run([sys.executable, script, "--epochs", "2", "--steps-per-epoch", "20"], capture_output=True,
+                         text=True, timeout=300, cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "Epoch 2/2" in out.stdout and "val_accuracy" in out.stdout and "test accuracy" in out.stdout, out.stdout
