@@ -208,3 +208,36 @@ def test_with_options_and_auto_shard_policy():
     # TF's enum values
     P = tf.data.experimental.AutoShardPolicy
     assert (P.OFF, P.AUTO, P.FILE, P.DATA, P.HINT) == (-1, 0, 1, 2, 3)
+
+
+def _fused(ds):
+    return "Batch(4) -> Map" in ds._ds.debug_string()
+
+
+@pytest.mark.parametrize("fn,fused", [
+    (lambda x, y: (tf.cast(x, tf.float32) / 255.0, y), True),
+    (lambda x, y: (tf.expand_dims(tf.cast(x, tf.float32), -1) * 2.0 - 1.0, tf.one_hot(y, 5)), True),
+    (lambda x, y: (tf.where(x > 100, x, tf.zeros_like(x)), y), True),
+    # these mix rows or move the batch dim when run on a batch: they must stay per element
+    (lambda x, y: (tf.cast(x, tf.float32) - tf.reduce_mean(tf.cast(x, tf.float32)), y), False),
+    (lambda x, y: (tf.reduce_sum(x, axis=1), y), False),
+    (lambda x, y: (x[:, 0], y), False),
+    (lambda x, y: (tf.reshape(x, [9]), y), False),
+    (lambda x, y: (tf.transpose(x), y), False),
+    (lambda x, y: (tf.cast(x, tf.int64) + tf.cast(y, tf.int64), y), False),  # [3,3] + [] broadcast per element
+    (lambda x, y: (tf.expand_dims(x, 0), y), False),
+    (lambda x, y: (x, 7), False),  # a constant output has no batch dim
+])
+def test_map_then_batch_runs_per_batch_only_when_that_cannot_change_results(fn, fused):
+    rng = np.random.default_rng(1)
+    x = rng.integers(0, 255, size=(10, 3, 3)).astype(np.uint8)
+    y = rng.integers(0, 5, size=10).astype(np.int32)
+    src = Dataset.from_tensor_slices((x, y))
+    ds = src.map(fn).batch(4)
+    assert _fused(ds) == fused, ds._ds.debug_string()
+    per_element = src.map(fn).prefetch(1).batch(4)  # a stage in between: never fused
+    assert not _fused(per_element)
+    for a, b in zip(ds.as_numpy_iterator(), per_element.as_numpy_iterator()):
+        for u, v in zip(a, b):
+            np.testing.assert_array_equal(u, v)
+    assert ds.element_spec == per_element.element_spec

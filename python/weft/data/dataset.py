@@ -21,7 +21,7 @@ import numpy as np
 from .. import _weft
 from .. import framework as _fw
 from . import _structure as _st
-from . import _trace
+from . import _trace, _vectorize
 from .options import Options
 
 _cpp = _weft.data
@@ -72,6 +72,7 @@ class Dataset:
         self._ds = cpp
         self._spec = spec
         self._opts = options or Options()
+        self._pending_map = None  # (fn, upstream, element graph, threads) when this is map's result
 
     def _derive(self, cpp, spec=None):
         return Dataset(cpp, self._spec if spec is None else spec, self._opts)
@@ -152,6 +153,14 @@ class Dataset:
         dim = batch_size if drop_remainder else None
         spec = _st.pack(self._spec, [_st.TensorSpec((dim,) + tuple(s.shape), s.dtype)
                                      for s in self._flat_spec()], _st.is_spec)
+        if self._pending_map is not None:  # map(f).batch(n) as batch(n).map(f over batches) when f allows
+            fn, upstream, graph, threads = self._pending_map
+            vec = _vectorize.batched_map(fn, upstream._spec, graph)
+            if vec is not None:
+                g, inputs, out = vec
+                flat = _st.flatten(out, lambda x: isinstance(x, _fw.Tensor))
+                batches = upstream._ds.batch(batch_size, bool(drop_remainder))
+                return self._derive(batches.map_graph(g, inputs, flat, threads), spec)
         return self._derive(self._ds.batch(batch_size, bool(drop_remainder)), spec)
 
     def unbatch(self, name=None):
@@ -175,7 +184,10 @@ class Dataset:
         flat_out = _st.flatten(out, lambda x: isinstance(x, _fw.Tensor))
         spec = _st.pack(out, [_st.TensorSpec(() if t.shape is None else t.shape, t.dtype) for t in flat_out],
                         lambda x: isinstance(x, _fw.Tensor))
-        return self._derive(self._ds.map_graph(g, inputs, flat_out, _threads(num_parallel_calls)), spec)
+        threads = _threads(num_parallel_calls)
+        result = self._derive(self._ds.map_graph(g, inputs, flat_out, threads), spec)
+        result._pending_map = (map_func, self, g, threads)
+        return result
 
     def filter(self, predicate, name=None):
         """The elements for which ``predicate`` (traced like map's function) returns True."""
