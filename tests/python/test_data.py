@@ -197,6 +197,10 @@ def test_untraceable_functions_name_the_construct():
     # outside tracing, tensors are left as they were: == is identity, bool is an error of its own
     t = tf.placeholder(tf.float32)
     assert (t == t) is True and not hasattr(t, "numpy")
+    with pytest.raises(TypeError):
+        iter(t)
+    with pytest.raises(TypeError, match="truth value"):
+        bool(t)
 
 
 def test_with_options_and_auto_shard_policy():

@@ -5,6 +5,7 @@ while tracing (``.numpy()``, ``if tensor:``, iterating a tensor, numpy functions
 errors that name the construct and where it is."""
 import contextlib
 import os
+import threading
 import traceback
 
 import numpy as np
@@ -20,6 +21,28 @@ class _Untraceable(Exception):
     def __init__(self, construct):
         super().__init__(construct)
         self.construct = construct
+
+
+_ABSENT = object()
+_local = threading.local()  # .depth: > 0 while this thread traces a function
+
+
+def _tracing():
+    return getattr(_local, "depth", 0) > 0
+
+
+def _only_while_tracing(name, traced, original):
+    """A Tensor method that is ``traced`` on the thread that traces, and ``original`` (or absent)
+    elsewhere: another thread building a graph meanwhile sees weft's usual tensors."""
+    def f(self, *args, **kwargs):
+        if _tracing():
+            return traced(self, *args, **kwargs)
+        if original is _ABSENT:
+            raise AttributeError("'weft.Tensor' object has no attribute %r" % name)
+        if original is None:  # a method set to None: the protocol is off (``__iter__``)
+            raise TypeError("'weft.Tensor' object does not support %s" % name)
+        return original(self, *args, **kwargs)
+    return f
 
 
 def _raiser(construct):
@@ -50,22 +73,36 @@ def _compare(op_name):
     return f
 
 
+_installed = {"count": 0, "saved": None}
+_install_lock = threading.Lock()
+
+
 @contextlib.contextmanager
 def _guarded():
+    """Installs the tracing behaviour of Tensor methods while any thread traces (the first trace
+    installs, the last one out restores); it applies only on threads that are tracing."""
     T = _fw.Tensor
     replaced = dict({name: _raiser(c) for name, c in _GUARDS.items()}, __eq__=_compare("Equal"),
                     __ne__=_compare("NotEqual"))
-    saved = {name: T.__dict__.get(name, None) for name in replaced}
-    for name, f in replaced.items():
-        setattr(T, name, f)
+    with _install_lock:
+        if _installed["count"] == 0:
+            saved = _installed["saved"] = {name: T.__dict__.get(name, _ABSENT) for name in replaced}
+            for name, f in replaced.items():
+                setattr(T, name, _only_while_tracing(name, f, saved[name]))
+        _installed["count"] += 1
+    _local.depth = getattr(_local, "depth", 0) + 1
     try:
         yield
     finally:
-        for name, old in saved.items():
-            if old is None:
-                delattr(T, name)
-            else:
-                setattr(T, name, old)
+        _local.depth -= 1
+        with _install_lock:
+            _installed["count"] -= 1
+            if _installed["count"] == 0:
+                for name, old in _installed["saved"].items():
+                    if old is _ABSENT:
+                        delattr(T, name)
+                    else:
+                        setattr(T, name, old)
 
 
 def _where(fn, tb):
