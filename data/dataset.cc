@@ -385,6 +385,12 @@ Dataset Dataset::Unbatch(int64_t known_batch) const {
   return Dataset(internal::NewUnbatchNode(node_, known_batch));
 }
 
+Dataset Dataset::Concatenate(const Dataset& other) const {
+  node("Concatenate");
+  other.node("Concatenate");
+  return Dataset(internal::NewConcatenateNode(node_, other.node_));
+}
+
 Dataset Dataset::Range(int64_t start, int64_t stop, int64_t step, DType dtype) {
   WEFT_REQUIRE(step != 0, "Dataset::Range: step must not be 0");
   return Dataset(internal::NewRangeNode(start, stop, step, dtype));

@@ -77,6 +77,9 @@ class Dataset {
   Dataset Batch(int64_t batch_size, bool drop_remainder = false) const;
   // The stream `count` times over (-1: forever). Each pass is a new epoch for upstream Shuffles.
   Dataset Repeat(int64_t count = -1) const;
+  // This dataset's elements, then `other`'s (the components must agree in number; each element
+  // is passed on as it is).
+  Dataset Concatenate(const Dataset& other) const;
   // Elements index, index + num_shards, index + 2*num_shards, ... (REQUIRES 0 <= index < num_shards).
   Dataset Shard(int64_t num_shards, int64_t index) const;
   // Applies `fn` to every element. With num_parallel_calls > 1, that many threads call `fn` on

@@ -146,5 +146,6 @@ NodePtr NewCacheNode(NodePtr upstream);
 NodePtr NewUnbatchNode(NodePtr upstream, int64_t known_batch);
 NodePtr NewRangeNode(int64_t start, int64_t stop, int64_t step, DType dtype);
 NodePtr NewZipNode(std::vector<NodePtr> inputs);
+NodePtr NewConcatenateNode(NodePtr first, NodePtr second);
 
 }  // namespace weft::data::internal

@@ -1,4 +1,4 @@
-// Dataset stages beyond the core set: Range and Zip sources, Filter, Cache, Unbatch and the
+// Dataset stages beyond the core set: Range and Zip sources, Concatenate, Filter, Cache, Unbatch and the
 // parallel Map (tf.data's map(num_parallel_calls=...), deterministic order).
 #include <algorithm>
 #include <condition_variable>
@@ -96,6 +96,40 @@ class ZipNode : public DatasetNode {
 
  private:
   std::vector<NodePtr> inputs_;
+};
+
+class ConcatenateNode : public DatasetNode {
+ public:
+  ConcatenateNode(NodePtr first, NodePtr second) : DatasetNode(std::move(first)), second_(std::move(second)) {}
+  std::unique_ptr<Iterator> MakeIterator() const override {
+    class It : public Iterator {
+     public:
+      It(std::unique_ptr<Iterator> first, const DatasetNode* second) : it_(std::move(first)), second_(second) {}
+      bool Next(Element* out) override {
+        if (it_->Next(out)) return true;
+        if (second_ == nullptr) return false;
+        it_ = second_->MakeIterator();  // made when reached: a second Shuffle's epoch starts then
+        second_ = nullptr;
+        return it_->Next(out);
+      }
+
+     private:
+      std::unique_ptr<Iterator> it_;
+      const DatasetNode* second_;  // not owned (the node holds it); null once started
+    };
+    return std::make_unique<It>(upstream_->MakeIterator(), second_.get());
+  }
+  // tf.data's rule: unknown or infinite if the first is, else if the second is, else the sum.
+  int64_t Cardinality() const override {
+    const int64_t a = upstream_->Cardinality();
+    if (a < 0) return a;
+    const int64_t b = second_->Cardinality();
+    return b < 0 ? b : a + b;
+  }
+  std::string Describe() const override { return "Concatenate(" + second_->DebugString() + ")"; }
+
+ private:
+  NodePtr second_;
 };
 
 class FilterNode : public DatasetNode {
@@ -345,5 +379,8 @@ NodePtr NewRangeNode(int64_t start, int64_t stop, int64_t step, DType dtype) {
   return std::make_shared<RangeNode>(start, stop, step, dtype);
 }
 NodePtr NewZipNode(std::vector<NodePtr> inputs) { return std::make_shared<ZipNode>(std::move(inputs)); }
+NodePtr NewConcatenateNode(NodePtr first, NodePtr second) {
+  return std::make_shared<ConcatenateNode>(std::move(first), std::move(second));
+}
 
 }  // namespace weft::data::internal

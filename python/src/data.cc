@@ -58,6 +58,8 @@ void InitData(py::module_& m) {
         for (const PyDataset& d : ds) v.push_back(d.ds);
         return PyDataset{Dataset::Zip(v)};
       }, py::arg("datasets"))
+      .def("concatenate", [](const PyDataset& a, const PyDataset& b) { return PyDataset{a.ds.Concatenate(b.ds)}; },
+           py::arg("other"))
       .def("shuffle", [](const PyDataset& d, uint64_t seed, int64_t buffer_size, bool reshuffle) {
         return PyDataset{d.ds.Shuffle(seed, buffer_size, reshuffle)};
       }, py::arg("seed"), py::arg("buffer_size"), py::arg("reshuffle_each_iteration"))

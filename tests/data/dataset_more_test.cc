@@ -51,6 +51,14 @@ TEST_CASE("Zip joins components and ends with the shortest input") {
         kInfiniteCardinality);
 }
 
+TEST_CASE("Concatenate: one stream after the other, with tf.data's cardinality") {
+  Dataset c = Dataset::Range(0, 3).Concatenate(Dataset::Range(10, 12));
+  CHECK(Ints(c) == std::vector<int64_t>{0, 1, 2, 10, 11});
+  CHECK(c.Cardinality() == 5);
+  CHECK(Dataset::Range(0, 3).Concatenate(Dataset::Range(0, 1).Repeat()).Cardinality() == kInfiniteCardinality);
+  CHECK(Dataset::Range(0, 3).Repeat().Concatenate(Dataset::Range(0, 1)).Cardinality() == kInfiniteCardinality);
+}
+
 TEST_CASE("Filter, Skip and their cardinalities") {
   Dataset even = Dataset::Range(0, 10).Filter([](const Element& e) { return e[0].scalar<int64_t>()() % 2 == 0; });
   CHECK(Ints(even) == std::vector<int64_t>{0, 2, 4, 6, 8});

@@ -83,6 +83,20 @@ def test_zip_enumerate_take_skip_shard_repeat():
     assert values(Dataset.range(3).repeat().take(7)) == [0, 1, 2, 0, 1, 2, 0]
 
 
+def test_concatenate():
+    # Dataset.concatenate's docstring example
+    a, b = Dataset.range(1, 4), Dataset.range(4, 8)
+    assert values(a.concatenate(b)) == [1, 2, 3, 4, 5, 6, 7]
+    assert a.concatenate(b).cardinality() == 7
+    c = Dataset.zip((Dataset.range(7, 10), Dataset.range(10, 13)))
+    with pytest.raises(TypeError, match="differ"):
+        a.concatenate(c)
+    with pytest.raises(TypeError, match="differ"):
+        a.concatenate(Dataset.from_tensor_slices([1.0]))  # float32 after int64
+    ragged = Dataset.from_tensors(np.zeros(2)).concatenate(Dataset.from_tensors(np.ones(3)))
+    assert ragged.element_spec.shape == (None,) and values(ragged) == [[0, 0], [1, 1, 1]]
+
+
 def test_cardinality_constants_and_rules():
     # Constants and results as TF 2.21 printed them.
     assert tf.data.INFINITE_CARDINALITY == -1 and tf.data.UNKNOWN_CARDINALITY == -2

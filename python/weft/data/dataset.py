@@ -229,6 +229,20 @@ class Dataset:
             raise ValueError("Dataset.prefetch: buffer_size must be >= 1 or AUTOTUNE, got %d" % buffer_size)
         return self._derive(self._ds.prefetch(buffer_size))
 
+    def concatenate(self, dataset, name=None):
+        """This dataset's elements followed by ``dataset``'s (same structure and dtypes; a dim
+        where the two specs differ becomes None)."""
+        a, b = self._flat_spec(), dataset._flat_spec() if isinstance(dataset, Dataset) else None
+        skeleton = lambda d: _st.pack(d._spec, [0] * len(d._flat_spec()), _st.is_spec)  # noqa: E731
+        same = b is not None and skeleton(self) == skeleton(dataset) and all(
+            x.dtype == y.dtype and len(x.shape) == len(y.shape) for x, y in zip(a, b))
+        if not same:
+            raise TypeError("Dataset.concatenate: the datasets' elements differ: %r and %r" %
+                            (self._spec, getattr(dataset, "_spec", dataset)))
+        spec = _st.pack(self._spec, [_st.TensorSpec([d if d == e else None for d, e in zip(x.shape, y.shape)],
+                                                    x.dtype) for x, y in zip(a, b)], _st.is_spec)
+        return self._derive(self._ds.concatenate(dataset._ds), spec)
+
     def enumerate(self, start=0, name=None):
         """Elements ``(i, element)`` with i counting from ``start`` (int64)."""
         return Dataset.zip((Dataset.range(start, 2 ** 62), self))
