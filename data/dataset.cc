@@ -385,6 +385,11 @@ Dataset Dataset::Unbatch(int64_t known_batch) const {
   return Dataset(internal::NewUnbatchNode(node_, known_batch));
 }
 
+Dataset Dataset::FromIterators(std::function<std::unique_ptr<Iterator>()> make) {
+  WEFT_REQUIRE(static_cast<bool>(make), "Dataset::FromIterators: the function is empty");
+  return Dataset(internal::NewIteratorsNode(std::move(make)));
+}
+
 Dataset Dataset::Concatenate(const Dataset& other) const {
   node("Concatenate");
   other.node("Concatenate");

@@ -1,4 +1,4 @@
-// Dataset stages beyond the core set: Range and Zip sources, Concatenate, Filter, Cache, Unbatch and the
+// Dataset stages beyond the core set: Range, Zip and FromIterators sources, Concatenate, Filter, Cache, Unbatch and the
 // parallel Map (tf.data's map(num_parallel_calls=...), deterministic order).
 #include <algorithm>
 #include <condition_variable>
@@ -96,6 +96,17 @@ class ZipNode : public DatasetNode {
 
  private:
   std::vector<NodePtr> inputs_;
+};
+
+class IteratorsNode : public DatasetNode {
+ public:
+  explicit IteratorsNode(std::function<std::unique_ptr<Iterator>()> make) : make_(std::move(make)) {}
+  std::unique_ptr<Iterator> MakeIterator() const override { return make_(); }
+  int64_t Cardinality() const override { return kUnknownCardinality; }
+  std::string Describe() const override { return "FromIterators"; }
+
+ private:
+  std::function<std::unique_ptr<Iterator>()> make_;
 };
 
 class ConcatenateNode : public DatasetNode {
@@ -379,6 +390,9 @@ NodePtr NewRangeNode(int64_t start, int64_t stop, int64_t step, DType dtype) {
   return std::make_shared<RangeNode>(start, stop, step, dtype);
 }
 NodePtr NewZipNode(std::vector<NodePtr> inputs) { return std::make_shared<ZipNode>(std::move(inputs)); }
+NodePtr NewIteratorsNode(std::function<std::unique_ptr<Iterator>()> make) {
+  return std::make_shared<IteratorsNode>(std::move(make));
+}
 NodePtr NewConcatenateNode(NodePtr first, NodePtr second) {
   return std::make_shared<ConcatenateNode>(std::move(first), std::move(second));
 }

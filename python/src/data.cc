@@ -26,6 +26,37 @@ struct PyIterator {
   std::unique_ptr<data::Iterator> it;
 };
 
+// Elements from a Python iterator of lists of arrays (weft.data's from_generator checks and
+// flattens them); takes the GIL for each element, on whichever pipeline thread asks.
+class PythonIterator : public data::Iterator {
+ public:
+  explicit PythonIterator(py::object it) : it_(std::move(it)) {}
+  ~PythonIterator() override {
+    py::gil_scoped_acquire gil;
+    it_ = py::object();
+  }
+  bool Next(data::Element* out) override {
+    py::gil_scoped_acquire gil;
+    if (it_.is_none()) return false;
+    try {
+      py::object item = it_.attr("__next__")();
+      out->clear();
+      for (const py::handle& a : item) out->push_back(NumpyToTensor(a));
+      return true;
+    } catch (py::error_already_set& e) {
+      if (e.matches(PyExc_StopIteration)) {
+        it_ = py::none();
+        return false;
+      }
+      // A Python exception must not travel to other threads: it becomes a weft error with its text.
+      throw Error(errors::InvalidArgument("Dataset.from_generator: {}", e.what()));
+    }
+  }
+
+ private:
+  py::object it_;
+};
+
 }  // namespace
 
 void InitData(py::module_& m) {
@@ -50,6 +81,16 @@ void InitData(py::module_& m) {
         for (const py::handle& c : components) ts.push_back(NumpyToTensor(c));
         return PyDataset{Dataset::FromTensors(std::move(ts))};
       }, py::arg("components"), "Element i is row i of every component (shared, not copied).")
+      .def_static("from_iterators", [](py::function make) {
+        auto holder = std::shared_ptr<py::object>(new py::object(std::move(make)), [](py::object* f) {
+          py::gil_scoped_acquire gil;
+          delete f;
+        });
+        return PyDataset{Dataset::FromIterators([holder] {
+          py::gil_scoped_acquire gil;
+          return std::unique_ptr<data::Iterator>(new PythonIterator((*holder)()));
+        })};
+      }, py::arg("make"), "Elements from make() (called once per pass): an iterator of lists of arrays.")
       .def_static("range", [](int64_t start, int64_t stop, int64_t step, const py::object& dtype) {
         return PyDataset{Dataset::Range(start, stop, step, ToDType(dtype))};
       }, py::arg("start"), py::arg("stop"), py::arg("step"), py::arg("dtype"))

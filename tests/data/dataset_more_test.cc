@@ -59,6 +59,17 @@ TEST_CASE("Concatenate: one stream after the other, with tf.data's cardinality")
   CHECK(Dataset::Range(0, 3).Repeat().Concatenate(Dataset::Range(0, 1)).Cardinality() == kInfiniteCardinality);
 }
 
+TEST_CASE("FromIterators makes a new iterator for each pass") {
+  auto passes = std::make_shared<int>(0);
+  Dataset ds = Dataset::FromIterators([passes] {
+    ++*passes;
+    return Dataset::Range(0, 3).MakeIterator();
+  });
+  CHECK(ds.Cardinality() == kUnknownCardinality);
+  CHECK(Ints(ds.Repeat(2)) == std::vector<int64_t>{0, 1, 2, 0, 1, 2});
+  CHECK(*passes == 2);
+}
+
 TEST_CASE("Filter, Skip and their cardinalities") {
   Dataset even = Dataset::Range(0, 10).Filter([](const Element& e) { return e[0].scalar<int64_t>()() % 2 == 0; });
   CHECK(Ints(even) == std::vector<int64_t>{0, 2, 4, 6, 8});

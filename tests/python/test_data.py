@@ -83,6 +83,34 @@ def test_zip_enumerate_take_skip_shard_repeat():
     assert values(Dataset.range(3).repeat().take(7)) == [0, 1, 2, 0, 1, 2, 0]
 
 
+def test_from_generator():
+    def gen():
+        for i in range(5):
+            yield np.full((2,), i, np.float32), i
+    sig = (tf.TensorSpec(shape=(2,), dtype=tf.float32), tf.TensorSpec(shape=(), dtype=tf.int32))
+    ds = Dataset.from_generator(gen, output_signature=sig)
+    assert ds.element_spec == sig and ds.cardinality() == tf.data.UNKNOWN_CARDINALITY
+    got = values(ds.map(lambda x, y: (x * 2.0, y)).batch(2).prefetch(2))
+    assert got == [([[0, 0], [2, 2]], [0, 1]), ([[4, 4], [6, 6]], [2, 3]), ([[8, 8]], [4])]
+    assert values(ds.take(2)) == values(ds.take(2))  # the generator is called again for each pass
+    # the docstring's older form: output_types (and output_shapes)
+    assert values(Dataset.from_generator(lambda: iter([1, 2, 3]), output_types=tf.int64)) == [1, 2, 3]
+    ds = Dataset.from_generator(lambda n: ((i, [i] * 2) for i in range(n)), output_types=(tf.int32, tf.float32),
+                                output_shapes=((), (2,)), args=(2,))
+    assert values(ds) == [(0, [0.0, 0.0]), (1, [1.0, 1.0])]
+
+    def wrong():
+        yield np.zeros(3, np.float32), 1
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"shape \(3,\) where the output signature has"):
+        list(Dataset.from_generator(wrong, output_signature=sig))
+
+    def failing():
+        yield 1
+        raise RuntimeError("boom")
+    with pytest.raises(tf.errors.InvalidArgumentError, match="RuntimeError: boom"):
+        list(Dataset.from_generator(failing, output_types=tf.int32).prefetch(2))
+
+
 def test_concatenate():
     # Dataset.concatenate's docstring example
     a, b = Dataset.range(1, 4), Dataset.range(4, 8)

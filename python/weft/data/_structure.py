@@ -64,6 +64,18 @@ def flatten(s, is_leaf):
                     (s, type(s).__name__))
 
 
+def flatten_as(spec, value, what):
+    """The leaves of ``value`` in the structure of ``spec`` (TensorSpec leaves); a value whose
+    structure differs is a TypeError naming both."""
+    if isinstance(spec, TensorSpec):
+        return [value]
+    if isinstance(spec, dict) and isinstance(value, dict) and set(spec) == set(value):
+        return [x for k in sorted(spec) for x in flatten_as(spec[k], value[k], what)]
+    if isinstance(spec, (tuple, list)) and isinstance(value, (tuple, list)) and len(spec) == len(value):
+        return [x for s, v in zip(spec, value) for x in flatten_as(s, v, what)]
+    raise TypeError("%s: the value %r does not have the structure of %r" % (what, value, spec))
+
+
 def pack(template, leaves, is_leaf):
     """``template``'s structure with its leaves replaced, in order, by ``leaves``."""
     it = iter(leaves)

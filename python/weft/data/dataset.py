@@ -104,6 +104,49 @@ class Dataset:
         return Dataset(cpp, _st.pack(tensors, specs, _st.is_value_leaf))
 
     @staticmethod
+    def from_generator(generator, output_types=None, output_shapes=None, args=None, output_signature=None,
+                       name=None):
+        """Elements from ``generator(*args)``, a Python generator function called once per pass,
+        described by ``output_signature`` (a structure of TensorSpec) or by ``output_types`` and
+        ``output_shapes``. Each value is converted to the spec's dtypes and checked against its
+        shapes (InvalidArgumentError naming both). The generator runs with the GIL, one element at
+        a time; the stages after it run in C++."""
+        # Without shapes (output_types alone) the values are not checked and the spec says () for
+        # each component: weft's TensorSpec has no unknown rank.
+        unknown_shapes = output_signature is None and output_shapes is None
+        if output_signature is None:
+            if output_types is None:
+                raise TypeError("Dataset.from_generator needs output_signature (or output_types)")
+            is_type = lambda t: not isinstance(t, (tuple, list, dict))  # noqa: E731
+            is_shape = lambda x: x is None or (isinstance(x, (tuple, list)) and  # noqa: E731
+                                               all(d is None or isinstance(d, int) for d in x))
+            types = _st.flatten(output_types, is_type)
+            shapes = [()] * len(types) if unknown_shapes else _st.flatten(output_shapes, is_shape)
+            output_signature = _st.pack(output_types, [_st.TensorSpec(sh or (), t) for t, sh in zip(types, shapes)],
+                                        is_type)
+        spec = output_signature
+        flat = _st.flatten(spec, _st.is_spec)
+        if not flat:
+            raise TypeError("Dataset.from_generator: output_signature has no TensorSpec: %r" % (spec,))
+        if not callable(generator):
+            raise TypeError("Dataset.from_generator needs a generator function (called once per pass), got %r" %
+                            (generator,))
+        call_args = tuple(args or ())
+
+        def elements():
+            for value in generator(*call_args):
+                leaves = _st.flatten_as(spec, value, "Dataset.from_generator")
+                arrays = []
+                for v, s in zip(leaves, flat):
+                    a = np.asarray(v, dtype=s.dtype.as_numpy_dtype)
+                    if not unknown_shapes and not s.is_compatible_with(a):
+                        raise TypeError("the generator yielded a %s of shape %s where the output signature has %r" %
+                                        (a.dtype, a.shape, s))
+                    arrays.append(a if a.flags.c_contiguous else a.copy())  # (ascontiguousarray makes 0-d 1-d)
+                yield arrays
+        return Dataset(_cpp.Dataset.from_iterators(elements), spec)
+
+    @staticmethod
     def range(*args, output_type=_fw.int64, name=None):
         """Like Python's range (``range(stop)``, ``range(start, stop[, step])``), as int64 scalars."""
         if not 1 <= len(args) <= 3:
