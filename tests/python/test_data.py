@@ -268,7 +268,10 @@ def _fused(ds):
     (lambda x, y: (tf.cast(x, tf.float32) - tf.reduce_mean(tf.cast(x, tf.float32)), y), False),
     (lambda x, y: (tf.reduce_sum(x, axis=1), y), False),
     (lambda x, y: (x[:, 0], y), False),
-    (lambda x, y: (tf.reshape(x, [9]), y), False),
+    (lambda x, y: (tf.reshape(x, [9]), y), True),  # reshape keeps the batch dim: rewritten to [-1, 9]
+    (lambda x, y: (tf.reshape(tf.cast(x, tf.float32), [-1, 1]) * 2.0, y), True),
+    (lambda x, y: (tf.reshape(x, [3, 3, 1]) + tf.reshape(x, [-1])[0], y), False),
+    (lambda x, y: (tf.reshape(x, tf.shape(x)), y), False),
     (lambda x, y: (tf.transpose(x), y), False),
     (lambda x, y: (tf.cast(x, tf.int64) + tf.cast(y, tf.int64), y), False),  # [3,3] + [] broadcast per element
     (lambda x, y: (tf.expand_dims(x, 0), y), False),
