@@ -59,6 +59,8 @@ def test_map_pipeline_feeds_fit_and_validation_data():
     assert set(h.history) == {"loss", "accuracy", "val_loss", "val_accuracy"} and len(h.history["val_loss"]) == 2
     h = m.fit(ds, epochs=1, validation_data=val.repeat(), validation_steps=2, verbose=0)
     assert len(h.history["val_loss"]) == 1
+    h = m.fit(ds, epochs=1, validation_data=(x[:64], y[:64]), verbose=0)  # arrays beside a dataset, as Keras
+    assert len(h.history["val_accuracy"]) == 1
 
 
 def test_steps_per_epoch_runs_one_iterator_across_epochs():

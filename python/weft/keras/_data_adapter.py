@@ -76,8 +76,12 @@ def fit_dataset(model, x, y, batch_size, validation_data, validation_steps):
     _pair_spec(ds, model, "fit")
     val = None
     if validation_data is not None:
+        if isinstance(validation_data, (tuple, list)) and len(validation_data) == 2:
+            # Arrays beside a dataset: batched by 32, as Keras batches validation arrays by default.
+            validation_data = _dataset.Dataset.from_tensor_slices(tuple(validation_data)).batch(32)
         if not is_dataset(validation_data):
-            raise TypeError("fit(x=a dataset): validation_data must be a dataset too, got %r" % (validation_data,))
+            raise TypeError("fit(x=a dataset): validation_data must be a dataset or (x_val, y_val) arrays, got %r" %
+                            (validation_data,))
         v = _global(validation_data)
         _pair_spec(v, model, "fit (validation_data)")
         if v.cardinality() == _dataset.INFINITE_CARDINALITY and not validation_steps:
