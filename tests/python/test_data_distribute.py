@@ -35,7 +35,7 @@ def make():
               optimizer=keras.optimizers.SGD(0.1), seed=5)
     return m
 
-ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(96, seed=3).batch(GLOBAL, drop_remainder=True)
+ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(96, seed=3).batch(GLOBAL)
 result = {}
 if mode == "single":
     for name, d in (("auto", ds), ("off", ds.unbatch().batch(GLOBAL // 2, drop_remainder=True))):

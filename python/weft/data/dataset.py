@@ -73,9 +73,12 @@ class Dataset:
         self._spec = spec
         self._opts = options or Options()
         self._pending_map = None  # (fn, upstream, element graph, threads) when this is map's result
+        self._batch_size = None  # the last batch(n)'s n while elements are its batches (for AutoShardPolicy.OFF)
 
-    def _derive(self, cpp, spec=None):
-        return Dataset(cpp, self._spec if spec is None else spec, self._opts)
+    def _derive(self, cpp, spec=None, batch_size=-1):
+        out = Dataset(cpp, self._spec if spec is None else spec, self._opts)
+        out._batch_size = self._batch_size if batch_size == -1 else batch_size
+        return out
 
     # ---- sources ---------------------------------------------------------------------------
     @staticmethod
@@ -203,8 +206,8 @@ class Dataset:
                 g, inputs, out = vec
                 flat = _st.flatten(out, lambda x: isinstance(x, _fw.Tensor))
                 batches = upstream._ds.batch(batch_size, bool(drop_remainder))
-                return self._derive(batches.map_graph(g, inputs, flat, threads), spec)
-        return self._derive(self._ds.batch(batch_size, bool(drop_remainder)), spec)
+                return self._derive(batches.map_graph(g, inputs, flat, threads), spec, batch_size)
+        return self._derive(self._ds.batch(batch_size, bool(drop_remainder)), spec, batch_size)
 
     def unbatch(self, name=None):
         """Splits every element along its first dim into separate elements."""
@@ -215,7 +218,7 @@ class Dataset:
         dims = {s.shape[0] for s in flat}
         known = dims.pop() if len(dims) == 1 and None not in dims else -1
         spec = _st.pack(self._spec, [_st.TensorSpec(s.shape[1:], s.dtype) for s in flat], _st.is_spec)
-        return self._derive(self._ds.unbatch(known), spec)
+        return self._derive(self._ds.unbatch(known), spec, None)
 
     def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None):
         """Applies ``map_func`` to every element. The function is traced once into a weft graph over
@@ -298,7 +301,9 @@ class Dataset:
         """The same dataset with ``options`` (weft.data.Options) merged over its own."""
         if not isinstance(options, Options):
             raise TypeError("Dataset.with_options needs a weft.data.Options, got %r" % (options,))
-        return Dataset(self._ds, self._spec, self._opts.merge(options))
+        out = Dataset(self._ds, self._spec, self._opts.merge(options))
+        out._batch_size = self._batch_size
+        return out
 
     def options(self):
         return self._opts

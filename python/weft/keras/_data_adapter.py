@@ -54,10 +54,12 @@ def _for_workers(model, ds):
     # OFF: every worker reads the whole stream in per-worker batches (global / workers); the C++
     # step takes this worker's slice of a global batch, so hand it the batch `workers` times over.
     spec = ds.element_spec
-    dim = spec[0].shape[0] if len(spec[0].shape) else None
+    if not len(spec[0].shape):
+        raise ValueError("AutoShardPolicy.OFF: the dataset's elements are not batches (element_spec %r)" % (spec,))
+    dim = spec[0].shape[0] or ds._batch_size  # batched without drop_remainder: batch(n)'s n
     if dim is None:
-        raise ValueError("AutoShardPolicy.OFF needs the global batch size in the element spec: batch the dataset "
-                         "with drop_remainder=True")
+        raise ValueError("AutoShardPolicy.OFF needs the global batch size: end the dataset with batch(n) (then "
+                         "map, prefetch, repeat and the like), element_spec %r" % (spec,))
     if dim % workers:
         raise ValueError("AutoShardPolicy.OFF: the global batch %d does not split over %d workers" % (dim, workers))
     from .. import ops
