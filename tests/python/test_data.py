@@ -233,6 +233,8 @@ def test_untraceable_functions_name_the_construct():
         Dataset.range(3).map(lambda x: np.float32(x))
     with pytest.raises(TypeError, match="iterating over a tensor"):
         Dataset.from_tensor_slices(np.zeros((2, 3))).map(lambda x: [v for v in x])
+    with pytest.raises(TypeError, match="returned None"):
+        Dataset.range(3).map(lambda x: None)
     with pytest.raises(AttributeError) as e:  # an op weft lacks: Python's own error, with the tracing context
         Dataset.range(3).map(lambda x: tf.no_such_op(x))
     assert "while tracing" in str(e.value.__notes__)

@@ -51,7 +51,7 @@ def _raiser(construct):
     return f
 
 
-# Tensor methods replaced while a function is traced (restored after; tracing holds the GIL).
+# Tensor methods that behave differently on a thread that traces (see _guarded).
 _GUARDS = {
     "numpy": "calling .numpy() on a tensor (the function is traced once; elements have no values then)",
     "__bool__": "using a tensor as a Python bool (`if`, `while`, `and`/`or`, `not`); use weft.where",
@@ -145,6 +145,9 @@ def trace(fn, spec, what):
             e.add_note("(while tracing %s for %s; its arguments are symbolic tensors %s)" %
                        (_where(fn, e.__traceback__), what, spec))
             raise
+        if out is None:
+            raise TypeError("%s: %s returned None; it must return the new element (tensors, numbers or arrays, or "
+                            "tuples and dicts of them)" % (what, _where(fn, None)))
         if isinstance(out, list):
             out = tuple(out)  # tf.data reads a returned list as a tuple
         leaves = _st.flatten(out, lambda x: not isinstance(x, (tuple, dict)))
