@@ -111,6 +111,19 @@ def test_from_generator():
         list(Dataset.from_generator(failing, output_types=tf.int32).prefetch(2))
 
 
+def test_reduce():
+    # Dataset.reduce's docstring examples
+    assert Dataset.range(5).reduce(np.int64(0), lambda x, _: x + 1).numpy() == 5
+    assert Dataset.range(5).reduce(np.int64(0), lambda x, y: x + y).numpy() == 10
+    # the tf.data guide: a list of ints is int32, as is the Python 0
+    assert Dataset.from_tensor_slices([8, 3, 0, 8, 2, 1]).reduce(0, lambda state, value: state + value).numpy() == 22
+    total, count = Dataset.from_tensor_slices((np.ones((4, 2), np.float32), [1, 2, 3, 4])).reduce(
+        (np.zeros(2, np.float32), 0), lambda s, e: (s[0] + e[0], s[1] + e[1]))
+    assert total.numpy().tolist() == [4, 4] and count.numpy() == 10
+    with pytest.raises(TypeError, match="state like initial_state"):
+        Dataset.range(3).reduce(0, lambda s, e: e)  # int32 state, int64 result
+
+
 def test_concatenate():
     # Dataset.concatenate's docstring example
     a, b = Dataset.range(1, 4), Dataset.range(4, 8)

@@ -293,6 +293,25 @@ class Dataset:
         """Elements ``(i, element)`` with i counting from ``start`` (int64)."""
         return Dataset.zip((Dataset.range(start, 2 ** 62), self))
 
+    def reduce(self, initial_state, reduce_func, name=None):
+        """Folds the dataset into one value: ``state = reduce_func(state, element)`` from
+        ``initial_state`` (a value or structure of values), traced once like map's function; the
+        state keeps its structure and dtypes. Returns the final state (values with ``.numpy()``)."""
+        init = [_st.to_array(v, "Dataset.reduce") for v in _st.flatten(initial_state, _st.is_value_leaf)]
+        state_spec = _st.pack(initial_state, [_st.TensorSpec(a.shape, _fw.as_dtype(a.dtype)) for a in init],
+                              _st.is_value_leaf)
+        g, inputs, out = _trace.trace(reduce_func, (state_spec, self._spec), "Dataset.reduce")
+        flat_out = _st.flatten(out, lambda x: isinstance(x, _fw.Tensor))
+        if [t.dtype for t in flat_out] != [_fw.as_dtype(a.dtype) for a in init]:
+            raise TypeError("Dataset.reduce: reduce_func must return a state like initial_state (%r), got %r" %
+                            (state_spec, out))
+        from ..session import Session
+        state = init
+        with Session(g, inter_op_threads=1, intra_op_threads=1) as sess:
+            for comps in self._ds.make_iterator():
+                state = sess.run(flat_out, feed_dict=dict(zip(inputs, list(state) + list(comps))))
+        return _st.pack(state_spec, [np.asarray(a).view(EagerValue) for a in state], _st.is_spec)
+
     def apply(self, transformation_func):
         """``transformation_func(self)``: a function from dataset to dataset."""
         return transformation_func(self)
