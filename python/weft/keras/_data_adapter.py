@@ -6,6 +6,7 @@ give each worker its share of every global batch (TF's DATA sharding of in-memor
 every worker the whole stream in per-worker batches."""
 import numpy as np
 
+from .. import framework as _fw
 from ..data import dataset as _dataset
 from ..data.options import AutoShardPolicy
 
@@ -22,11 +23,35 @@ def _global(x):
     return x._dataset if isinstance(x, DistributedDataset) else x
 
 
+# The dtypes the C++ model converts its inputs and labels from (train/fit.cc CastOnHost).
+_NUMBER_DTYPES = ("float32", "float64", "int32", "int64", "uint8")
+
+
+def _check_x(model, x, spec, what):
+    """x's spec against the built model's input: dtype and shape, naming both (InvalidArgumentError,
+    a ValueError, as Keras' ValueError)."""
+    want = model._cpp.input_shape if model._cpp is not None else None
+    bad = str(x.dtype) not in _NUMBER_DTYPES
+    if want is not None and not bad:
+        bad = len(x.shape) != len(want) or any(a is not None and b is not None and a != b
+                                               for a, b in zip(x.shape[1:], want[1:]))
+    if bad:
+        raise _fw._weft_error("InvalidArgument", "Model '%s'.%s: the dataset's x is %s %s but the model's input is "
+                              "%s with dtype float32 (or %s, converted) (element_spec %r)" %
+                              (_name(model), what, x.dtype, tuple(x.shape), want, ", ".join(_NUMBER_DTYPES[1:]),
+                               spec))
+
+
 def _pair_spec(ds, model, what):
     spec = ds.element_spec
     if not (isinstance(spec, tuple) and len(spec) == 2 and all(isinstance(s, _dataset.TensorSpec) for s in spec)):
         raise ValueError("Model '%s'.%s: dataset elements must be (x, y) pairs of tensors for this model's one input, "
                          "got element_spec %r" % (_name(model), what, spec))
+    _check_x(model, spec[0], spec, what)
+    if str(spec[1].dtype) not in _NUMBER_DTYPES:
+        raise _fw._weft_error("InvalidArgument", "Model '%s'.%s: the dataset's labels are %s; labels must be numbers "
+                              "(%s) (element_spec %r)" % (_name(model), what, spec[1].dtype,
+                                                         ", ".join(_NUMBER_DTYPES), spec))
     return spec
 
 
@@ -116,6 +141,7 @@ def predict_dataset(model, x, batch_size, steps):
         ds = ds.map(lambda x, *rest: x)
     elif not isinstance(spec, _dataset.TensorSpec):
         raise ValueError("Model.predict: dataset elements must be x or (x, ...) tensors, got element_spec %r" % (spec,))
+    _check_x(model, ds.element_spec, spec, "predict")
     if steps is not None:
         ds = ds.take(int(steps))
     return ds._ds
