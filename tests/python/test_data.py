@@ -171,6 +171,15 @@ def test_shuffle_seed_and_reshuffle():
     assert values(Dataset.range(20).shuffle(20, seed=7)) == first  # the seed fixes the orders
     fixed = Dataset.range(20).shuffle(20, seed=7, reshuffle_each_iteration=False)
     assert values(fixed) == values(fixed)
+    # without a seed: random orders, unless a graph seed is set (then the same for the same seed)
+    g = tf.Graph()
+    with g.as_default():
+        g.seed = 11
+        a = values(Dataset.range(50).shuffle(50))
+    g2 = tf.Graph()
+    with g2.as_default():
+        g2.seed = 11
+        assert values(Dataset.range(50).shuffle(50)) == a
     small = values(Dataset.range(100).shuffle(buffer_size=1))
     assert small == list(range(100))  # a buffer of one element does not reorder
 

@@ -63,6 +63,18 @@ def _count(n, what):
     return n
 
 
+def _unseeded_shuffle_seed():
+    """A shuffle without a seed: random, unless the default graph has a seed (weft's global seed,
+    TF1's graph seed), from which the k-th such shuffle derives its own, as TF derives op seeds."""
+    g = _fw.get_default_graph()
+    if not g.seed:
+        return int.from_bytes(os.urandom(8), "little")
+    if getattr(g, "_data_seed_base", None) != g.seed:
+        g._data_seed_base, g._data_shuffles = g.seed, 0
+    g._data_shuffles += 1
+    return (g.seed * 1000003 + g._data_shuffles) & (2 ** 64 - 1)
+
+
 class Dataset:
     """A stream of elements (tf.data.Dataset). Made by the static constructors
     (``from_tensor_slices``, ``from_tensors``, ``range``, ``zip``) and transformed by methods that
@@ -182,7 +194,7 @@ class Dataset:
         if buffer_size < 1 and buffer_size != -1:
             raise ValueError("Dataset.shuffle: buffer_size must be >= 1, got %d" % buffer_size)
         if seed is None:
-            seed = int.from_bytes(os.urandom(8), "little")
+            seed = _unseeded_shuffle_seed()
         return self._derive(self._ds.shuffle(int(seed) & (2 ** 64 - 1), buffer_size, bool(reshuffle_each_iteration)))
 
     def repeat(self, count=None, name=None):
