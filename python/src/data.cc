@@ -22,7 +22,17 @@ std::vector<Output> Outputs(const std::vector<PyTensor>& ts, Graph* g, const cha
   return out;
 }
 
+// Destroyed by Python (with the GIL): the iterator's destructor joins the pipeline's threads,
+// which may be waiting for the GIL (a from_generator source), so it runs without it.
 struct PyIterator {
+  explicit PyIterator(std::unique_ptr<data::Iterator> i) : it(std::move(i)) {}
+  PyIterator(PyIterator&&) = default;
+  ~PyIterator() {
+    if (it != nullptr && PyGILState_Check()) {
+      py::gil_scoped_release nogil;
+      it.reset();
+    }
+  }
   std::unique_ptr<data::Iterator> it;
 };
 
@@ -139,7 +149,7 @@ void InitData(py::module_& m) {
       .def("debug_string", [](const PyDataset& d) { return d.ds.DebugString(); })
       .def("make_iterator", [](const PyDataset& d) {
         py::gil_scoped_release nogil;  // a Prefetch stage starts its thread here
-        return PyIterator{d.ds.MakeIterator()};
+        return PyIterator(d.ds.MakeIterator());
       });
   m.attr("INFINITE_CARDINALITY") = data::kInfiniteCardinality;
   m.attr("UNKNOWN_CARDINALITY") = data::kUnknownCardinality;

@@ -314,3 +314,29 @@ def test_map_then_batch_runs_per_batch_only_when_that_cannot_change_results(fn, 
         for u, v in zip(a, b):
             np.testing.assert_array_equal(u, v)
     assert ds.element_spec == per_element.element_spec
+
+
+def test_leaving_a_generator_pipeline_early_does_not_hang():
+    """Breaking out of a loop over from_generator -> parallel map -> prefetch destroys the iterator
+    while its threads wait for the GIL (to call the generator): that must not deadlock."""
+    import subprocess
+    import sys
+    script = """
+import numpy as np
+import weft as tf
+def gen():
+    i = 0
+    while True:
+        sum(range(20000))  # Python work: the threads often wait for the GIL
+        yield np.float32(i)
+        i += 1
+ds = tf.data.Dataset.from_generator(gen, output_signature=tf.TensorSpec((), tf.float32))
+ds = ds.map(lambda x: x * 2.0, num_parallel_calls=2).prefetch(1)
+for _ in range(30):
+    for x in ds:
+        if x.numpy() > 2:
+            break
+print("done")
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "done" in out.stdout, out.stdout + out.stderr
