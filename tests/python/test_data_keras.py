@@ -61,6 +61,8 @@ def test_map_pipeline_feeds_fit_and_validation_data():
     assert len(h.history["val_loss"]) == 1
     h = m.fit(ds, epochs=1, validation_data=(x[:64], y[:64]), verbose=0)  # arrays beside a dataset, as Keras
     assert len(h.history["val_accuracy"]) == 1
+    h = m.fit(x[:64] / 255.0, y[:64], batch_size=16, epochs=1, validation_data=val, verbose=0)  # and the reverse
+    assert len(h.history["val_accuracy"]) == 1
 
 
 def test_steps_per_epoch_runs_one_iterator_across_epochs():

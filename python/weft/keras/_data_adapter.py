@@ -109,12 +109,17 @@ def fit_dataset(model, x, y, batch_size, validation_data, validation_steps):
         if not is_dataset(validation_data):
             raise TypeError("fit(x=a dataset): validation_data must be a dataset or (x_val, y_val) arrays, got %r" %
                             (validation_data,))
-        v = _global(validation_data)
-        _pair_spec(v, model, "fit (validation_data)")
-        if v.cardinality() == _dataset.INFINITE_CARDINALITY and not validation_steps:
-            raise ValueError("validation_data is an infinite dataset: give validation_steps")
-        val = v._ds
+        val = validation_dataset(model, validation_data, validation_steps)
     return _for_workers(model, ds), val
+
+
+def validation_dataset(model, validation_data, validation_steps):
+    """The C++ dataset fit evaluates after each epoch (validation_steps batches of it, when given)."""
+    v = _global(validation_data)
+    _pair_spec(v, model, "fit (validation_data)")
+    if v.cardinality() == _dataset.INFINITE_CARDINALITY and not validation_steps:
+        raise ValueError("validation_data is an infinite dataset: give validation_steps")
+    return v._ds
 
 
 def evaluate_dataset(model, x, y, batch_size, steps):

@@ -137,7 +137,9 @@ class Model:
             raise ValueError("fit needs x and y arrays")
         else:
             cpp = self._compiled(x, "fit")
-        if validation_data is not None:
+        if _data_adapter.is_dataset(validation_data):  # a dataset beside arrays
+            vx = _data_adapter.validation_dataset(self, validation_data, validation_steps)
+        elif validation_data is not None:
             vx, vy = validation_data[0], validation_data[1]
         cbs = list(callbacks or [])
         params = {"epochs": epochs, "steps": steps_per_epoch, "verbose": verbose}
