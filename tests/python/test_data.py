@@ -226,6 +226,15 @@ def test_map_is_traced_into_a_graph():
     assert values(Dataset.range(2).map(lambda v: (v, v))) == [(0, 0), (1, 1)]
 
 
+def test_map_divides_integers_as_tf_does():
+    # TF 2.21 printed: `/` on integer tensors is true division (uint8 -> float32, int64 -> float64).
+    ds = Dataset.from_tensor_slices(np.array([[0, 128, 255]], np.uint8)).map(lambda x: x / 255)
+    assert ds.element_spec == tf.TensorSpec((3,), tf.float32)
+    np.testing.assert_allclose(values(ds)[0], [0.0, 0.5019608, 1.0], rtol=1e-6)
+    ds = Dataset.from_tensor_slices(np.array([[0, 128, 255]], np.int64)).map(lambda x: x / 2)
+    assert ds.element_spec.dtype == tf.float64 and values(ds)[0] == [0.0, 64.0, 127.5]
+
+
 def test_map_in_parallel_keeps_the_order():
     n = 500
     ds = Dataset.range(n).map(lambda v: v * v, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
