@@ -55,7 +55,7 @@ def _raiser(construct):
 _GUARDS = {
     "numpy": "calling .numpy() on a tensor (the function is traced once; elements have no values then)",
     "__bool__": "using a tensor as a Python bool (`if`, `while`, `and`/`or`, `not`); use weft.where",
-    "__iter__": "iterating over a tensor (a `for` loop or unpacking); index it or use weft.unstack/split",
+    "__iter__": "iterating over a tensor (a `for` loop or unpacking); index it or use weft.split",
     "__len__": "len() of a tensor; use weft.shape",
     "__array__": "converting a tensor to a numpy array (a numpy function called on a tensor); use weft ops",
     "__index__": "using a tensor as a Python int (an index, range(), a shape)",
