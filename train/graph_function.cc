@@ -35,7 +35,11 @@ class GraphFunction {
                    t.DebugString(), in.name(), DTypeName(in.dtype()), in.shape().ToString());
       feeds.emplace_back(in, t);
     }
-    return session_->Run(feeds, outputs_);
+    try {
+      return session_->Run(feeds, outputs_);
+    } catch (const Error& e) {
+      throw Error(e.status().WithContext("in a Dataset map/filter function"));  // say which step failed
+    }
   }
 
  private:

@@ -235,6 +235,15 @@ def test_map_divides_integers_as_tf_does():
     assert ds.element_spec.dtype == tf.float64 and values(ds)[0] == [0.0, 64.0, 127.5]
 
 
+def test_an_element_that_fails_the_function_names_it():
+    ds = Dataset.from_tensor_slices(np.array([0, 1, 7], np.int32)).map(
+        lambda i: tf.gather(tf.constant([10.0, 20.0, 30.0]), i))
+    it = ds.as_numpy_iterator()
+    assert [next(it), next(it)] == [10.0, 20.0]
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"Dataset map/filter function.*7 is out of range"):
+        next(it)
+
+
 def test_map_in_parallel_keeps_the_order():
     n = 500
     ds = Dataset.range(n).map(lambda v: v * v, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
