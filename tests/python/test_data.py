@@ -161,6 +161,7 @@ def test_cardinality_constants_and_rules():
     assert len(D.range(7)) == 7
     with pytest.raises(TypeError, match="infinite"):
         len(D.range(7).repeat())
+    assert D.range(7).repeat() and D.range(0)  # truthiness is not len()
 
 
 def test_shuffle_seed_and_reshuffle():

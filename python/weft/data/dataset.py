@@ -361,6 +361,9 @@ class Dataset:
             raise TypeError("The dataset length is unknown.")
         return int(n)
 
+    def __bool__(self):
+        return True  # as TF's: truthiness must not go through __len__ (an infinite dataset has none)
+
     def _elements(self, wrap):
         it = self._ds.make_iterator()
         for comps in it:
