@@ -94,7 +94,10 @@ def test_from_generator():
     assert got == [([[0, 0], [2, 2]], [0, 1]), ([[4, 4], [6, 6]], [2, 3]), ([[8, 8]], [4])]
     assert values(ds.take(2)) == values(ds.take(2))  # the generator is called again for each pass
     # the docstring's older form: output_types (and output_shapes)
-    assert values(Dataset.from_generator(lambda: iter([1, 2, 3]), output_types=tf.int64)) == [1, 2, 3]
+    ds = Dataset.from_generator(lambda: iter([1, 2, 3]), output_types=tf.int64)
+    assert values(ds) == [1, 2, 3] and ds.element_spec.shape is None  # TF: TensorShape(None)
+    ragged = Dataset.from_generator(lambda: (np.arange(n) for n in (1, 3)), output_types=tf.int64)
+    assert values(ragged.map(lambda v: v * 2)) == [[0], [0, 2, 4]]  # unknown rank through map
     ds = Dataset.from_generator(lambda n: ((i, [i] * 2) for i in range(n)), output_types=(tf.int32, tf.float32),
                                 output_shapes=((), (2,)), args=(2,))
     assert values(ds) == [(0, [0.0, 0.0]), (1, [1.0, 1.0])]

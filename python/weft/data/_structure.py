@@ -23,10 +23,11 @@ class TensorShape(tuple):
 
 
 class TensorSpec:
-    """The shape and dtype of one component of a dataset's elements (tf.TensorSpec)."""
+    """The shape and dtype of one component of a dataset's elements (tf.TensorSpec). ``shape``
+    None: the rank is unknown too (TF's TensorShape(None))."""
 
     def __init__(self, shape, dtype=_fw.float32, name=None):
-        self.shape = TensorShape(None if d is None else int(d) for d in shape)
+        self.shape = None if shape is None else TensorShape(None if d is None else int(d) for d in shape)
         self.dtype = _fw.as_dtype(dtype)
         self.name = name
 
@@ -34,6 +35,8 @@ class TensorSpec:
         """True when ``other`` (a TensorSpec, or an array) has this dtype and fits this shape."""
         shape = other.shape
         dtype = other.dtype if isinstance(other, TensorSpec) else _fw.as_dtype(np.asarray(other).dtype)
+        if self.shape is None or shape is None:
+            return dtype == self.dtype
         return dtype == self.dtype and len(shape) == len(self.shape) and all(
             a is None or b is None or a == b for a, b in zip(self.shape, shape))
 
@@ -45,7 +48,8 @@ class TensorSpec:
         return hash((self.shape, self.dtype))
 
     def __repr__(self):
-        return "TensorSpec(shape=%s, dtype=%r, name=%r)" % (tuple(self.shape), self.dtype, self.name)
+        shape = "<unknown>" if self.shape is None else tuple(self.shape)
+        return "TensorSpec(shape=%s, dtype=%r, name=%r)" % (shape, self.dtype, self.name)
 
 
 def _is_namedtuple(s):

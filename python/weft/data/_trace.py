@@ -132,7 +132,8 @@ def trace(fn, spec, what):
     g = _fw.Graph()
     specs = _st.flatten(spec, _st.is_spec)
     with g.as_default():
-        inputs = [_fw.placeholder(s.dtype, tuple(s.shape), name="args_%d" % i) for i, s in enumerate(specs)]
+        inputs = [_fw.placeholder(s.dtype, None if s.shape is None else tuple(s.shape), name="args_%d" % i)
+                  for i, s in enumerate(specs)]
         args = _st.pack(spec, inputs, _st.is_spec)
         try:
             with _guarded():

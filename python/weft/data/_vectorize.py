@@ -86,7 +86,7 @@ def batched_map(fn, spec, element_graph):
     """(graph, inputs, outputs structure) of ``fn`` over batches of ``spec``, or None when the
     per-element map must stay."""
     flat = _st.flatten(spec, _st.is_spec)
-    if any(d is None for s in flat for d in s.shape):
+    if any(s.shape is None or None in s.shape for s in flat):
         return None  # elements may differ in shape: they cannot be batched before the map
     batched_spec = _st.pack(spec, [_st.TensorSpec((None,) + tuple(s.shape), s.dtype) for s in flat], _st.is_spec)
     try:

@@ -126,18 +126,15 @@ class Dataset:
         ``output_shapes``. Each value is converted to the spec's dtypes and checked against its
         shapes (InvalidArgumentError naming both). The generator runs with the GIL, one element at
         a time; the stages after it run in C++."""
-        # Without shapes (output_types alone) the values are not checked and the spec says () for
-        # each component: weft's TensorSpec has no unknown rank.
-        unknown_shapes = output_signature is None and output_shapes is None
-        if output_signature is None:
+        if output_signature is None:  # without output_shapes the shapes are unknown, as in TF
             if output_types is None:
                 raise TypeError("Dataset.from_generator needs output_signature (or output_types)")
             is_type = lambda t: not isinstance(t, (tuple, list, dict))  # noqa: E731
             is_shape = lambda x: x is None or (isinstance(x, (tuple, list)) and  # noqa: E731
                                                all(d is None or isinstance(d, int) for d in x))
             types = _st.flatten(output_types, is_type)
-            shapes = [()] * len(types) if unknown_shapes else _st.flatten(output_shapes, is_shape)
-            output_signature = _st.pack(output_types, [_st.TensorSpec(sh or (), t) for t, sh in zip(types, shapes)],
+            shapes = [None] * len(types) if output_shapes is None else _st.flatten(output_shapes, is_shape)
+            output_signature = _st.pack(output_types, [_st.TensorSpec(sh, t) for t, sh in zip(types, shapes)],
                                         is_type)
         spec = output_signature
         flat = _st.flatten(spec, _st.is_spec)
@@ -154,7 +151,7 @@ class Dataset:
                 arrays = []
                 for v, s in zip(leaves, flat):
                     a = np.asarray(v, dtype=s.dtype.as_numpy_dtype)
-                    if not unknown_shapes and not s.is_compatible_with(a):
+                    if not s.is_compatible_with(a):
                         raise TypeError("the generator yielded a %s of shape %s where the output signature has %r" %
                                         (a.dtype, a.shape, s))
                     arrays.append(a if a.flags.c_contiguous else a.copy())  # (ascontiguousarray makes 0-d 1-d)
@@ -209,7 +206,7 @@ class Dataset:
         if batch_size < 1:
             raise ValueError("Dataset.batch: batch_size must be >= 1, got %d" % batch_size)
         dim = batch_size if drop_remainder else None
-        spec = _st.pack(self._spec, [_st.TensorSpec((dim,) + tuple(s.shape), s.dtype)
+        spec = _st.pack(self._spec, [_st.TensorSpec(None if s.shape is None else (dim,) + tuple(s.shape), s.dtype)
                                      for s in self._flat_spec()], _st.is_spec)
         if self._pending_map is not None:  # map(f).batch(n) as batch(n).map(f over batches) when f allows
             fn, upstream, graph, threads = self._pending_map
@@ -225,11 +222,12 @@ class Dataset:
         """Splits every element along its first dim into separate elements."""
         flat = self._flat_spec()
         for s in flat:
-            if len(s.shape) == 0:
+            if s.shape is not None and len(s.shape) == 0:
                 raise ValueError("Dataset.unbatch: a component is a scalar (%r); unbatch needs rank >= 1" % (s,))
-        dims = {s.shape[0] for s in flat}
+        dims = {None if s.shape is None else s.shape[0] for s in flat}
         known = dims.pop() if len(dims) == 1 and None not in dims else -1
-        spec = _st.pack(self._spec, [_st.TensorSpec(s.shape[1:], s.dtype) for s in flat], _st.is_spec)
+        spec = _st.pack(self._spec, [_st.TensorSpec(None if s.shape is None else s.shape[1:], s.dtype) for s in flat],
+                        _st.is_spec)
         return self._derive(self._ds.unbatch(known), spec, None)
 
     def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None):
@@ -240,7 +238,7 @@ class Dataset:
         TypeError naming the construct."""
         g, inputs, out = _trace.trace(map_func, self._spec, "Dataset.map")
         flat_out = _st.flatten(out, lambda x: isinstance(x, _fw.Tensor))
-        spec = _st.pack(out, [_st.TensorSpec(() if t.shape is None else t.shape, t.dtype) for t in flat_out],
+        spec = _st.pack(out, [_st.TensorSpec(t.shape, t.dtype) for t in flat_out],
                         lambda x: isinstance(x, _fw.Tensor))
         threads = _threads(num_parallel_calls)
         result = self._derive(self._ds.map_graph(g, inputs, flat_out, threads), spec)
@@ -293,12 +291,16 @@ class Dataset:
         a, b = self._flat_spec(), dataset._flat_spec() if isinstance(dataset, Dataset) else None
         skeleton = lambda d: _st.pack(d._spec, [0] * len(d._flat_spec()), _st.is_spec)  # noqa: E731
         same = b is not None and skeleton(self) == skeleton(dataset) and all(
-            x.dtype == y.dtype and len(x.shape) == len(y.shape) for x, y in zip(a, b))
+            x.dtype == y.dtype for x, y in zip(a, b))
         if not same:
             raise TypeError("Dataset.concatenate: the datasets' elements differ: %r and %r" %
                             (self._spec, getattr(dataset, "_spec", dataset)))
-        spec = _st.pack(self._spec, [_st.TensorSpec([d if d == e else None for d, e in zip(x.shape, y.shape)],
-                                                    x.dtype) for x, y in zip(a, b)], _st.is_spec)
+        def common(x, y):  # the most specific shape both fit
+            if x is None or y is None or len(x) != len(y):
+                return None
+            return [d if d == e else None for d, e in zip(x, y)]
+        spec = _st.pack(self._spec, [_st.TensorSpec(common(x.shape, y.shape), x.dtype) for x, y in zip(a, b)],
+                        _st.is_spec)
         return self._derive(self._ds.concatenate(dataset._ds), spec)
 
     def enumerate(self, start=0, name=None):

@@ -32,13 +32,13 @@ def _check_x(model, x, spec, what):
     a ValueError, as Keras' ValueError)."""
     want = model._cpp.input_shape if model._cpp is not None else None
     bad = str(x.dtype) not in _NUMBER_DTYPES
-    if want is not None and not bad:
+    if want is not None and x.shape is not None and not bad:
         bad = len(x.shape) != len(want) or any(a is not None and b is not None and a != b
                                                for a, b in zip(x.shape[1:], want[1:]))
     if bad:
         raise _fw._weft_error("InvalidArgument", "Model '%s'.%s: the dataset's x is %s %s but the model's input is "
                               "%s with dtype float32 (or %s, converted) (element_spec %r)" %
-                              (_name(model), what, x.dtype, tuple(x.shape), want, ", ".join(_NUMBER_DTYPES[1:]),
+                              (_name(model), what, x.dtype, x.shape and tuple(x.shape), want, ", ".join(_NUMBER_DTYPES[1:]),
                                spec))
 
 
@@ -60,7 +60,7 @@ def shape_hint(x):
     input shape from the data."""
     spec = _global(x).element_spec
     s = spec[0] if isinstance(spec, tuple) else spec
-    if not isinstance(s, _dataset.TensorSpec) or len(s.shape) < 1:
+    if not isinstance(s, _dataset.TensorSpec) or not s.shape:
         return None
     return np.zeros((0,) + tuple(1 if d is None else d for d in s.shape[1:]), np.float32)
 
@@ -79,7 +79,7 @@ def _for_workers(model, ds):
     # OFF: every worker reads the whole stream in per-worker batches (global / workers); the C++
     # step takes this worker's slice of a global batch, so hand it the batch `workers` times over.
     spec = ds.element_spec
-    if not len(spec[0].shape):
+    if not spec[0].shape:
         raise ValueError("AutoShardPolicy.OFF: the dataset's elements are not batches (element_spec %r)" % (spec,))
     dim = spec[0].shape[0] or ds._batch_size  # batched without drop_remainder: batch(n)'s n
     if dim is None:
