@@ -6,7 +6,10 @@
    against `weft-zoo train mnist_cnn --epochs 1` with the same settings (batch 64, SGD momentum 0.9,
    lr 0.05, seed 1, same threads): training images/s, interleaved run by run, median ratio.
 
+3. With --dataset: the same Python fit fed by a weft.data pipeline against fed by arrays (above).
+
     .venv/bin/python bench/python_overhead.py [--build-dir build] [--threads 2] [--repeats 3] [--skip-fit]
+    .venv/bin/python bench/python_overhead.py --dataset [--steps 300] [--repeats 5]
 """
 import argparse
 import json
@@ -48,8 +51,10 @@ import numpy as np
 from weft import keras
 from weft.keras import layers
 threads, steps = int(sys.argv[1]), (None if sys.argv[2] == "all" else int(sys.argv[2]))
+feed = sys.argv[3] if len(sys.argv) > 3 else "arrays"  # arrays | dataset | dataset_map (part 3)
 (x, y), _ = keras.datasets.fashion_mnist.load_data()
-x = x.reshape(-1, 28, 28, 1) / np.float32(255)  # float32, as weft-zoo's loader gives
+raw = x.reshape(-1, 28, 28, 1)
+x = raw / np.float32(255)  # float32, as weft-zoo's loader gives
 model = keras.Sequential([
     layers.Conv2D(32, 3, activation="relu", input_shape=(28, 28, 1)), layers.MaxPooling2D(), layers.Flatten(),
     layers.Dense(64, activation="relu"), layers.Dense(10)])
@@ -57,16 +62,24 @@ model.compile(loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
               optimizer=keras.optimizers.SGD(0.05, momentum=0.9), metrics=["accuracy"], seed=1,
               inter_op_threads=threads, intra_op_threads=threads)
 start, cpu = time.perf_counter(), time.process_time()
-model.fit(x, y, batch_size=64, epochs=1, shuffle_seed=1, verbose=0, steps_per_epoch=steps)
+if feed == "arrays":
+    model.fit(x, y, batch_size=64, epochs=1, shuffle_seed=1, verbose=0, steps_per_epoch=steps)
+else:
+    import weft as tf
+    ds = tf.data.Dataset.from_tensor_slices((x, y) if feed == "dataset" else (raw, y)).shuffle(len(x), seed=1)
+    if feed == "dataset_map":
+        ds = ds.map(lambda a, b: (tf.cast(a, tf.float32) / 255.0, b), num_parallel_calls=tf.data.AUTOTUNE)
+    ds = ds.batch(64).prefetch(tf.data.AUTOTUNE)
+    model.fit(ds, epochs=1, verbose=0, steps_per_epoch=steps)
 images = len(x) if steps is None else min(len(x), steps * 64)
 print(json.dumps({"images_per_second": images / (time.perf_counter() - start),
                   "cpu_seconds": time.process_time() - cpu}))
 """
 
 
-def python_fit_ips(threads, steps):
+def python_fit_ips(threads, steps, feed="arrays"):
     """(training images/s, CPU seconds of the training) of one Python fit."""
-    out = subprocess.run([sys.executable, "-c", FIT_SCRIPT, str(threads), "all" if steps is None else str(steps)],
+    out = subprocess.run([sys.executable, "-c", FIT_SCRIPT, str(threads), "all" if steps is None else str(steps), feed],
                          check=True, capture_output=True, text=True).stdout
     r = json.loads(out.strip().splitlines()[-1])
     return r["images_per_second"], r["cpu_seconds"]
@@ -98,7 +111,11 @@ def main():
                          "repeats: steadier medians on a loaded machine")
     ap.add_argument("--runs", type=int, default=20000)
     ap.add_argument("--skip-fit", action="store_true")
+    ap.add_argument("--dataset", action="store_true",
+                    help="only part 3: fit from a weft.data pipeline against fit from arrays")
     args = ap.parse_args()
+    if args.dataset:
+        return dataset_fit(args)
 
     cpp = subprocess.run([os.path.join(args.build_dir, "bench", "bench_session_overhead"), str(args.runs)],
                          check=True, capture_output=True, text=True)
@@ -135,6 +152,30 @@ def main():
           "time, %.3f by CPU time (%s)" % (args.threads, "%d steps" % args.steps if args.steps else "full epoch", r, rc,
                                           "within 5%" if max(r, rc) >= 0.95 else "MORE than 5% slower"))
     return 0 if max(r, rc) >= 0.95 else 1
+
+
+def dataset_fit(args):
+    """3. fit on a weft.data pipeline (from_tensor_slices -> shuffle -> batch -> prefetch; and the same
+    from uint8 images with a traced map that scales them) against fit on the float32 arrays, each
+    in a fresh process, interleaved: median throughput ratios (goal: within 5%)."""
+    worst = 1.0
+    for feed in ("dataset", "dataset_map"):
+        ratios, cpu_ratios = [], []
+        for i in range(args.repeats):
+            first, second = ("arrays", feed) if i % 2 == 0 else (feed, "arrays")
+            r = {first: python_fit_ips(args.threads, args.steps, first)}
+            r[second] = python_fit_ips(args.threads, args.steps, second)
+            ratios.append(r[feed][0] / r["arrays"][0])
+            cpu_ratios.append(r["arrays"][1] / r[feed][1])  # the pipeline's threads' CPU time included
+            print("fit run %d: arrays %.0f img/s (%.1f CPU-s), %s %.0f img/s (%.1f CPU-s), ratio %.3f (CPU time %.3f)"
+                  % (i + 1, r["arrays"][0], r["arrays"][1], feed, r[feed][0], r[feed][1], ratios[-1], cpu_ratios[-1]))
+            sys.stdout.flush()
+        m, mc = statistics.median(ratios), statistics.median(cpu_ratios)
+        worst = min(worst, max(m, mc))
+        print("fit, mnist_cnn, batch 64, %d threads, %s: median %s / arrays throughput %.3f by wall time, %.3f by "
+              "CPU time (%s)" % (args.threads, "%d steps" % args.steps if args.steps else "full epoch", feed, m, mc,
+                                 "within 5%" if max(m, mc) >= 0.95 else "MORE than 5% slower"))
+    return 0 if worst >= 0.95 else 1
 
 
 if __name__ == "__main__":

@@ -273,6 +273,45 @@ class TakeNode : public PassThroughNode {
   int64_t n_;
 };
 
+template <typename Item>
+class SkipStream : public Stream<Item> {
+ public:
+  SkipStream(std::unique_ptr<Stream<Item>> up, int64_t n) : up_(std::move(up)), n_(n) {}
+  bool Next(Item* out) override {
+    for (; n_ != 0; n_ = n_ > 0 ? n_ - 1 : n_) {
+      if (!up_->Next(out)) return false;  // n_ == -1 skips everything
+    }
+    return up_->Next(out);
+  }
+
+ private:
+  std::unique_ptr<Stream<Item>> up_;
+  int64_t n_;  // still to skip; -1: all
+};
+
+class SkipNode : public PassThroughNode {
+ public:
+  SkipNode(NodePtr up, int64_t n) : PassThroughNode(std::move(up)), n_(n) {}
+  int64_t Cardinality() const override {
+    const int64_t c = upstream_->Cardinality();
+    if (n_ < 0) return c == kUnknownCardinality ? c : 0;
+    if (c < 0) return c;
+    return std::max<int64_t>(0, c - n_);
+  }
+  std::string Describe() const override { return n_ < 0 ? "Skip(all)" : fmt::format("Skip({})", n_); }
+
+ protected:
+  std::unique_ptr<IndexStream> MakeIndices() const override {
+    return std::make_unique<SkipStream<int64_t>>(upstream_->MakeIndexStream(), n_);
+  }
+  std::unique_ptr<Iterator> MakeElements() const override {
+    return std::make_unique<SkipStream<Element>>(upstream_->MakeIterator(), n_);
+  }
+
+ private:
+  int64_t n_;
+};
+
 }  // namespace
 
 const internal::DatasetNode& Dataset::node(const char* what) const {
@@ -317,10 +356,59 @@ Dataset Dataset::Shard(int64_t num_shards, int64_t index) const {
   return Dataset(std::make_shared<ShardNode>(node_, num_shards, index));
 }
 
-Dataset Dataset::Map(MapFn fn) const {
+Dataset Dataset::Map(MapFn fn, int num_parallel_calls) const {
   node("Map");
   WEFT_REQUIRE(static_cast<bool>(fn), "Dataset::Map: the function is empty");
-  return Dataset(internal::NewMapNode(node_, std::move(fn)));
+  WEFT_REQUIRE(num_parallel_calls >= 1, "Dataset::Map: num_parallel_calls must be >= 1, got {}", num_parallel_calls);
+  return Dataset(internal::NewMapNode(node_, std::move(fn), num_parallel_calls));
+}
+
+Dataset Dataset::Filter(PredicateFn pred) const {
+  node("Filter");
+  WEFT_REQUIRE(static_cast<bool>(pred), "Dataset::Filter: the predicate is empty");
+  return Dataset(internal::NewFilterNode(node_, std::move(pred)));
+}
+
+Dataset Dataset::Skip(int64_t n) const {
+  node("Skip");
+  WEFT_REQUIRE(n >= -1, "Dataset::Skip: n must be >= 0 or -1 (all), got {}", n);
+  return Dataset(std::make_shared<SkipNode>(node_, n));
+}
+
+Dataset Dataset::Cache() const {
+  node("Cache");
+  return Dataset(internal::NewCacheNode(node_));
+}
+
+Dataset Dataset::Unbatch(int64_t known_batch) const {
+  node("Unbatch");
+  return Dataset(internal::NewUnbatchNode(node_, known_batch));
+}
+
+Dataset Dataset::FromIterators(std::function<std::unique_ptr<Iterator>()> make) {
+  WEFT_REQUIRE(static_cast<bool>(make), "Dataset::FromIterators: the function is empty");
+  return Dataset(internal::NewIteratorsNode(std::move(make)));
+}
+
+Dataset Dataset::Concatenate(const Dataset& other) const {
+  node("Concatenate");
+  other.node("Concatenate");
+  return Dataset(internal::NewConcatenateNode(node_, other.node_));
+}
+
+Dataset Dataset::Range(int64_t start, int64_t stop, int64_t step, DType dtype) {
+  WEFT_REQUIRE(step != 0, "Dataset::Range: step must not be 0");
+  return Dataset(internal::NewRangeNode(start, stop, step, dtype));
+}
+
+Dataset Dataset::Zip(const std::vector<Dataset>& datasets) {
+  WEFT_REQUIRE(!datasets.empty(), "Dataset::Zip: needs at least one dataset");
+  std::vector<NodePtr> nodes;
+  for (const Dataset& d : datasets) {
+    d.node("Zip");
+    nodes.push_back(d.node_);
+  }
+  return Dataset(internal::NewZipNode(std::move(nodes)));
 }
 
 Dataset Dataset::Take(int64_t n) const {

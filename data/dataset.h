@@ -34,6 +34,7 @@ namespace weft::data {
 
 using Element = std::vector<Tensor>;
 using MapFn = std::function<Element(Element)>;
+using PredicateFn = std::function<bool(const Element&)>;
 
 // Cardinality() values for streams without a known finite length.
 inline constexpr int64_t kInfiniteCardinality = -1;
@@ -60,6 +61,14 @@ class Dataset {
   // same dim 0 (else InvalidArgument naming the shapes). The dataset shares the components' buffers
   // (no copy): do not write into them while the dataset is in use. Elements it yields are copies.
   static Dataset FromTensors(std::vector<Tensor> components);
+  // Scalars start, start + step, ... up to (not including) stop, of `dtype` (a number type);
+  // step != 0 (InvalidArgument). Computed lazily: Range(0, 1 << 40) costs nothing up front.
+  static Dataset Range(int64_t start, int64_t stop, int64_t step = 1, DType dtype = DType::kInt64);
+  // Elements from iterators that `make` returns, one per pass (e.g. over a user's generator);
+  // the cardinality is unknown. `make` and the iterators are called from the pipeline's threads.
+  static Dataset FromIterators(std::function<std::unique_ptr<Iterator>()> make);
+  // Element i is the components of element i of every dataset, in order; ends with the shortest.
+  static Dataset Zip(const std::vector<Dataset>& datasets);
 
   // Random order from a buffer of `buffer_size` elements (-1: the whole stream, a uniform
   // permutation). Epoch k (the k-th iterator made from this stage) uses the order given by
@@ -71,10 +80,25 @@ class Dataset {
   Dataset Batch(int64_t batch_size, bool drop_remainder = false) const;
   // The stream `count` times over (-1: forever). Each pass is a new epoch for upstream Shuffles.
   Dataset Repeat(int64_t count = -1) const;
+  // This dataset's elements, then `other`'s (the components must agree in number; each element
+  // is passed on as it is).
+  Dataset Concatenate(const Dataset& other) const;
   // Elements index, index + num_shards, index + 2*num_shards, ... (REQUIRES 0 <= index < num_shards).
   Dataset Shard(int64_t num_shards, int64_t index) const;
-  // Applies `fn` to every element.
-  Dataset Map(MapFn fn) const;
+  // Applies `fn` to every element. With num_parallel_calls > 1, that many threads call `fn` on
+  // consecutive elements at once (so `fn` must be thread-safe); the output order stays the input
+  // order (deterministic), and an exception surfaces at the element that raised it.
+  Dataset Map(MapFn fn, int num_parallel_calls = 1) const;
+  // The elements for which `pred` returns true.
+  Dataset Filter(PredicateFn pred) const;
+  // All but the first `n` elements (-1: skips everything).
+  Dataset Skip(int64_t n) const;
+  // The first complete pass stores the elements in memory; later passes replay them without
+  // running the upstream stages again. A pass abandoned early stores nothing.
+  Dataset Cache() const;
+  // Each element's components (rank >= 1, equal dim 0) split along dim 0 into separate elements.
+  // `known_batch`: the dim 0 every element has, when the caller knows it (for Cardinality).
+  Dataset Unbatch(int64_t known_batch = -1) const;
   // At most the first `n` elements (-1: all).
   Dataset Take(int64_t n) const;
   // Runs the upstream stages on a background thread that keeps up to `buffer_size` (>= 1) elements

@@ -137,7 +137,16 @@ class RowIterator : public Iterator {
 
 // Stages defined in dataset_stages.cc.
 NodePtr NewBatchNode(NodePtr upstream, int64_t batch_size, bool drop_remainder);
-NodePtr NewMapNode(NodePtr upstream, MapFn fn);
+NodePtr NewMapNode(NodePtr upstream, MapFn fn, int num_parallel_calls);
 NodePtr NewPrefetchNode(NodePtr upstream, int64_t buffer_size);
+// Defined in dataset_more.cc.
+NodePtr NewParallelMapNode(NodePtr upstream, MapFn fn, int num_parallel_calls);
+NodePtr NewFilterNode(NodePtr upstream, PredicateFn pred);
+NodePtr NewCacheNode(NodePtr upstream);
+NodePtr NewUnbatchNode(NodePtr upstream, int64_t known_batch);
+NodePtr NewRangeNode(int64_t start, int64_t stop, int64_t step, DType dtype);
+NodePtr NewZipNode(std::vector<NodePtr> inputs);
+NodePtr NewConcatenateNode(NodePtr first, NodePtr second);
+NodePtr NewIteratorsNode(std::function<std::unique_ptr<Iterator>()> make);
 
 }  // namespace weft::data::internal

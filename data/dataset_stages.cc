@@ -215,7 +215,10 @@ class PrefetchNode : public DatasetNode {
 NodePtr NewBatchNode(NodePtr upstream, int64_t batch_size, bool drop_remainder) {
   return std::make_shared<BatchNode>(std::move(upstream), batch_size, drop_remainder);
 }
-NodePtr NewMapNode(NodePtr upstream, MapFn fn) { return std::make_shared<MapNode>(std::move(upstream), std::move(fn)); }
+NodePtr NewMapNode(NodePtr upstream, MapFn fn, int num_parallel_calls) {
+  if (num_parallel_calls > 1) return NewParallelMapNode(std::move(upstream), std::move(fn), num_parallel_calls);
+  return std::make_shared<MapNode>(std::move(upstream), std::move(fn));
+}
 NodePtr NewPrefetchNode(NodePtr upstream, int64_t buffer_size) {
   return std::make_shared<PrefetchNode>(std::move(upstream), buffer_size);
 }

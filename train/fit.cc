@@ -162,6 +162,8 @@ History Model::Fit(const Tensor& x_in, const Tensor& y_in, FitOptions o) {
 
 History Model::Fit(const Dataset& data, FitOptions o) {
   RequireCompiled("Fit");
+  WEFT_REQUIRE(data.Cardinality() != data::kInfiniteCardinality || o.steps_per_epoch > 0,
+               "Model '{}'.Fit: the dataset is infinite ({}); give steps_per_epoch", name_, data.DebugString());
   History h;
   RunEpochs(&data, nullptr, nullptr, o, &h);
   return h;
@@ -172,6 +174,8 @@ void Model::RunEpochs(const Dataset* fixed, const Tensor* x, const Tensor* y, Fi
                name_, o.epochs, o.initial_epoch);
   WEFT_REQUIRE(o.progress_out != nullptr, "Model '{}'.Fit: progress_out is null (stdout is the default)", name_);
   stop_training_ = false;
+  std::unique_ptr<Iterator> it;
+  int64_t pass_steps = 0;  // batches taken from `it` so far
   for (auto& cb : o.callbacks) cb->OnTrainBegin(*this);
   for (int epoch = o.initial_epoch; epoch < o.epochs && !stop_training_; ++epoch) {
     for (auto& cb : o.callbacks) cb->OnEpochBegin(*this, epoch);
@@ -192,7 +196,12 @@ void Model::RunEpochs(const Dataset* fixed, const Tensor* x, const Tensor* y, Fi
     if (o.steps_per_epoch > 0) total = total >= 0 ? std::min(total, o.steps_per_epoch) : o.steps_per_epoch;
     ProgressBar bar(total, o.progress_out);
     if (o.verbose > 0) bar.Begin(epoch + 1, o.epochs);
-    std::unique_ptr<Iterator> it = data.Prefetch(2).MakeIterator();
+    // A user's dataset with steps_per_epoch: one iterator runs on across epochs (Keras).
+    const bool carry_on = fixed != nullptr && o.steps_per_epoch > 0;
+    if (!carry_on || it == nullptr) {
+      it = data.Prefetch(2).MakeIterator();
+      pass_steps = 0;
+    }
     Averager avg;  // the loss, weighted by batch size
     MetricTotals totals(c_->metric_defs);
     auto running = [&] {  // the epoch so far, as Keras logs it at each batch and at the end
@@ -202,13 +211,15 @@ void Model::RunEpochs(const Dataset* fixed, const Tensor* x, const Tensor* y, Fi
     };
     int64_t steps = 0;
     Element batch;
-    while ((o.steps_per_epoch < 0 || steps < o.steps_per_epoch) && it->Next(&batch)) {
+    bool ran_out = false;
+    while ((o.steps_per_epoch < 0 || steps < o.steps_per_epoch) && !(ran_out = !it->Next(&batch))) {
       WEFT_REQUIRE(batch.size() == 2 || batch.size() == 3,
                    "Model '{}'.Fit: data elements must be {{x, y}} or {{x, y, sample_weight}}, got {} components",
                    name_, batch.size());
       Tensor bx = batch[0], by = batch[1];
       if (fixed != nullptr) PrepareArrays(name_, input_shape(), c_->y, &bx, &by, "Fit");
       const int64_t n = bx.shape().dim(0);
+      ++pass_steps;
       for (auto& cb : o.callbacks) cb->OnBatchBegin(*this, steps);
       avg.Add({{"loss", TrainStep(bx, by, batch.size() == 3 ? &batch[2] : nullptr, &totals)}}, n);
       ++steps;
@@ -218,9 +229,14 @@ void Model::RunEpochs(const Dataset* fixed, const Tensor* x, const Tensor* y, Fi
       if (o.verbose == 1) bar.Update(steps, avg.samples, logs);  // 2: one line per epoch
       if (stop_training_) break;
     }
+    if (ran_out || pass_steps == data.Cardinality()) it.reset();  // the next epoch starts a new pass
     Logs logs = running();
     if (o.validation_x != nullptr) {
       for (const auto& [k, v] : Evaluate(*o.validation_x, *o.validation_y, o.batch_size)) logs["val_" + k] = v;
+    }
+    if (o.validation_data != nullptr) {
+      const Dataset val = o.validation_steps > 0 ? o.validation_data->Take(o.validation_steps) : *o.validation_data;
+      for (const auto& [k, v] : Evaluate(val)) logs["val_" + k] = v;
     }
     if (o.verbose > 0) bar.Finish(steps, avg.samples, logs);
     h->epochs.push_back(epoch);
@@ -240,6 +256,8 @@ Logs Model::Evaluate(const Tensor& x_in, const Tensor& y_in, int64_t batch_size)
 
 Logs Model::Evaluate(const Dataset& data) {
   RequireCompiled("Evaluate");
+  WEFT_REQUIRE(data.Cardinality() != data::kInfiniteCardinality, "Model '{}'.Evaluate: the dataset is infinite ({}); "
+               "take a finite part (steps)", name_, data.DebugString());
   return EvaluateBatches(data);
 }
 
@@ -285,6 +303,32 @@ Tensor Model::Predict(const Tensor& x_in, int64_t batch_size) {
     done += out.shape().dim(0);
   }
   WEFT_REQUIRE(done == n, "Model '{}'.Predict: produced {} rows for {} inputs", name_, done, n);
+  return result;
+}
+
+Tensor Model::Predict(const Dataset& data) {
+  RequireCompiled("Predict");
+  WEFT_REQUIRE(data.Cardinality() != data::kInfiniteCardinality, "Model '{}'.Predict: the dataset is infinite ({}); "
+               "take a finite part (steps)", name_, data.DebugString());
+  std::unique_ptr<Iterator> it = data.Prefetch(2).MakeIterator();
+  std::vector<Tensor> outs;
+  int64_t rows = 0;
+  Element batch;
+  while (it->Next(&batch)) {
+    WEFT_REQUIRE(!batch.empty(), "Model '{}'.Predict: a dataset element has no components", name_);
+    Tensor bx = batch[0];
+    PrepareArrays(name_, input_shape(), c_->y, &bx, nullptr, "Predict");
+    outs.push_back(session_->Run({{c_->x, bx}}, {c_->pred})[0]);
+    rows += outs.back().shape().dim(0);
+  }
+  std::vector<int64_t> dims = {rows};
+  for (int i = 1; i < output_shape().rank(); ++i) dims.push_back(output_shape().dim(i));
+  Tensor result(DType::kFloat32, TensorShape(dims));
+  char* dst = static_cast<char*>(result.raw_data());
+  for (const Tensor& t : outs) {
+    std::memcpy(dst, t.raw_data(), t.bytes());
+    dst += t.bytes();
+  }
   return result;
 }
 

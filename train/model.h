@@ -79,6 +79,10 @@ struct FitOptions {
   // examples by the caller); not owned. The batch loss is sum(w * loss) / batch size, as Keras'
   // default reduction; metrics and validation are unweighted.
   const Tensor* sample_weight = nullptr;
+  // Or a Dataset of {x, y} batches (not owned), evaluated after each epoch; validation_steps > 0
+  // takes only that many batches of it.
+  const Dataset* validation_data = nullptr;
+  int64_t validation_steps = -1;
   std::vector<std::shared_ptr<Callback>> callbacks;
   int verbose = 1;  // 0 silent, 1 progress bar (plain lines when not a terminal), 2 one line per epoch
   // Where the epoch headings and the progress bar go (not owned, not null; flushed after each line).
@@ -110,12 +114,17 @@ class Model {
   bool compiled() const { return session_ != nullptr; }
 
   History Fit(const Tensor& x, const Tensor& y, FitOptions options = {});
-  // Batches of {x, y}; an epoch is one pass over `data` (or steps_per_epoch batches).
+  // Batches of {x, y}; an epoch is one pass over `data`. With steps_per_epoch, as Keras: one
+  // iterator runs on across epochs (an infinite `data` needs steps_per_epoch); when a finite one
+  // runs out, that epoch ends early and the next starts a new pass.
   History Fit(const Dataset& data, FitOptions options = {});
   // Mean loss and metrics over the data, in inference mode.
   Logs Evaluate(const Tensor& x, const Tensor& y, int64_t batch_size = 32);
   Logs Evaluate(const Dataset& data);
   Tensor Predict(const Tensor& x, int64_t batch_size = 32);
+  // The outputs for every batch of `data` (component 0 of each element; others, e.g. labels, are
+  // ignored), concatenated along dim 0.
+  Tensor Predict(const Dataset& data);
   // One training step on one batch; returns the batch's loss and metrics. x and y are checked
   // and converted as Fit's are; `sample_weight` (float [batch], optional) weights each example's
   // loss as FitOptions::sample_weight.

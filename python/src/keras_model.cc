@@ -9,6 +9,7 @@
 #include "train/callbacks.h"
 #include "train/model.h"
 
+#include "data_common.h"
 #include "keras_common.h"
 
 namespace weft::python {
@@ -143,7 +144,8 @@ void InitKerasModel(py::module_& k) {
       .def("fit",
            [](Model& m, const py::object& x, const py::object& y, int64_t batch_size, int epochs, int initial_epoch,
               int64_t steps_per_epoch, bool shuffle, uint64_t shuffle_seed, const py::object& validation_x,
-              const py::object& validation_y, const py::list& callbacks, int verbose, const py::object& sample_weight) {
+              const py::object& validation_y, const py::list& callbacks, int verbose, const py::object& sample_weight,
+              int64_t validation_steps) {
              FitOptions o;
              o.batch_size = batch_size;
              o.epochs = epochs;
@@ -152,12 +154,18 @@ void InitKerasModel(py::module_& k) {
              o.shuffle = shuffle;
              o.shuffle_seed = shuffle_seed;
              o.verbose = verbose;
-             Tensor tx = NumpyToTensor(x), ty = NumpyToTensor(y), vx, vy, sw;
+             const bool dataset = py::isinstance<PyDataset>(x);  // x: a weft.data pipeline of {x, y} batches
+             Tensor tx = dataset ? Tensor() : NumpyToTensor(x), ty = dataset ? Tensor() : NumpyToTensor(y), vx, vy, sw;
              if (!sample_weight.is_none()) {
                sw = NumpyToTensor(sample_weight);
                o.sample_weight = &sw;
              }
-             if (!validation_x.is_none()) {
+             data::Dataset vds;
+             if (py::isinstance<PyDataset>(validation_x)) {
+               vds = validation_x.cast<const PyDataset&>().ds;
+               o.validation_data = &vds;
+               o.validation_steps = validation_steps;
+             } else if (!validation_x.is_none()) {
                vx = NumpyToTensor(validation_x);
                vy = NumpyToTensor(validation_y);
                o.validation_x = &vx;
@@ -172,7 +180,7 @@ void InitKerasModel(py::module_& k) {
              }
              FlushPythonStdout();
              History h = RunInterruptible([&] {
-               History r = m.Fit(tx, ty, o);
+               History r = dataset ? m.Fit(x.cast<const PyDataset&>().ds, o) : m.Fit(tx, ty, o);
                std::fflush(stdout);
                return r;
              }, [&] { Cancel(m); });
@@ -184,17 +192,29 @@ void InitKerasModel(py::module_& k) {
            py::arg("steps_per_epoch") = -1, py::arg("shuffle") = true, py::arg("shuffle_seed") = 0,
            py::arg("validation_x") = py::none(), py::arg("validation_y") = py::none(),
            py::arg("callbacks") = py::list(), py::arg("verbose") = 1, py::arg("sample_weight") = py::none(),
-           "Model::Fit; returns (epochs, history dict). sample_weight: per-example loss weights [N].")
+           py::arg("validation_steps") = -1,
+           "Model::Fit (x, validation_x: arrays or a _weft.data.Dataset); returns (epochs, history dict). "
+           "sample_weight: per-example loss weights [N] (arrays only).")
       .def("evaluate",
            [](Model& m, const py::object& x, const py::object& y, int64_t batch_size) {
+             if (py::isinstance<PyDataset>(x)) {
+               data::Dataset ds = x.cast<const PyDataset&>().ds;
+               return LogsToDict(RunInterruptible([&] { return m.Evaluate(ds); }, [&] { Cancel(m); }));
+             }
              Tensor tx = NumpyToTensor(x), ty = NumpyToTensor(y);
              Logs logs = RunInterruptible([&] { return m.Evaluate(tx, ty, batch_size); }, [&] { Cancel(m); });
              return LogsToDict(logs);
            }, py::arg("x"), py::arg("y"), py::arg("batch_size") = 32, "Model::Evaluate: mean loss and metrics.")
       .def("predict",
            [](Model& m, const py::object& x, int64_t batch_size) {
-             Tensor tx = NumpyToTensor(x);
-             Tensor out = RunInterruptible([&] { return m.Predict(tx, batch_size); }, [&] { Cancel(m); });
+             Tensor out;
+             if (py::isinstance<PyDataset>(x)) {
+               data::Dataset ds = x.cast<const PyDataset&>().ds;
+               out = RunInterruptible([&] { return m.Predict(ds); }, [&] { Cancel(m); });
+             } else {
+               Tensor tx = NumpyToTensor(x);
+               out = RunInterruptible([&] { return m.Predict(tx, batch_size); }, [&] { Cancel(m); });
+             }
              return TensorToNumpy(std::exchange(out, Tensor()));
            }, py::arg("x"), py::arg("batch_size") = 32, "Model::Predict: the outputs for every row of x.")
       .def("train_on_batch",

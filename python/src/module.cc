@@ -1,5 +1,6 @@
 // The `weft._weft` extension module; the `weft` package (python/weft/) is the public face.
 #include "common.h"
+#include "data_common.h"
 
 namespace weft::python {
 void InitInterrupt();
@@ -14,6 +15,8 @@ PYBIND11_MODULE(_weft, m) {
   InitNumpyAllocator(m);
   InitGraph(m);
   InitSession(m);
+  py::module_ data = m.def_submodule("data", "The input pipeline (data/dataset.h).");
+  InitData(data);
   py::module_ keras = m.def_submodule("keras", "The C++ training API (train/).");
   InitKeras(keras);
   InitKerasModel(keras);

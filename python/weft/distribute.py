@@ -71,6 +71,11 @@ class Strategy:
             stack.pop()
             self._cpp._exit()
 
+    def experimental_distribute_dataset(self, dataset, options=None):
+        """``dataset`` (of global batches) as this worker's replicas see it; ``model.fit`` takes either."""
+        from .keras._data_adapter import DistributedDataset
+        return DistributedDataset(self, dataset)
+
     def __repr__(self):
         return "<weft.distribute.%s over %s>" % (type(self).__name__, ", ".join(self.devices))
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from . import _weft
 from .framework import (Tensor, Operation, as_dtype, constant, convert_to_tensor, get_default_graph,
-                        int32, int64, float32, _numpy_value)
+                        int32, int64, float32, float64, uint8, _numpy_value)
 
 # ---- generated raw ops ------------------------------------------------------------------------
 
@@ -457,9 +457,21 @@ def _install_operators():
             return lambda a, b: raw(_other(a, b), a)
         return lambda a, b: raw(a, _other(a, b))
 
-    for py, op in (("add", "Add"), ("sub", "Sub"), ("mul", "Mul"), ("truediv", "Div"), ("pow", "Pow")):
+    for py, op in (("add", "Add"), ("sub", "Sub"), ("mul", "Mul"), ("pow", "Pow")):
         setattr(T, "__%s__" % py, binop(op))
         setattr(T, "__r%s__" % py, binop(op, reverse=True))
+
+    def truediv(reverse):
+        # As TF's `/` (tf.truediv): integers divide as floats, float32 for 8-bit ones, else float64.
+        def f(a, b):
+            x, y = (_other(a, b), a) if reverse else (a, _other(a, b))
+            if x.dtype in (uint8, int32, int64) and x.dtype == y.dtype:
+                to = float32 if x.dtype == uint8 else float64
+                x, y = cast(x, to), cast(y, to)
+            return raw_ops.Div(x, y)
+        return f
+    T.__truediv__ = truediv(False)
+    T.__rtruediv__ = truediv(True)
     for py, op in (("lt", "Less"), ("le", "LessEqual"), ("gt", "Greater"), ("ge", "GreaterEqual")):
         setattr(T, "__%s__" % py, binop(op))
     T.__and__ = binop("LogicalAnd")

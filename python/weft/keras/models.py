@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import _weft
 from .. import distribute as _distribute, random as _random
-from . import _shared, losses as _losses, metrics as _metrics, optimizers as _optimizers, saving as _saving
+from . import _data_adapter, _shared, losses as _losses, metrics as _metrics, optimizers as _optimizers, saving as _saving
 from ._arrays import fit_arrays as _fit_arrays, numeric as _numeric
 from .callbacks import Callback, CallbackList, History
 from .layers import Input, InputLayer
@@ -320,18 +320,35 @@ class Model:
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
             validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,
-            steps_per_epoch=None, shuffle_seed=0):
+            steps_per_epoch=None, validation_steps=None, shuffle_seed=0):
         """Trains on numpy arrays ``x`` [N, ...] and ``y`` [N, ...] (any int / float dtype Keras
-        accepts; converted). Keras' arguments and meaning: ``validation_split`` holds out the last
-        fraction of the data (before shuffling), ``validation_data=(x_val, y_val)``, ``class_weight``
-        ({class: weight}) and ``sample_weight`` ([N]) weight each example's loss, ``initial_epoch``
-        resumes. Prints Keras' progress bar; returns a History (``.history`` dict of per-epoch
-        lists, ``.epoch``). Ctrl-C stops the current step and raises KeyboardInterrupt; the model
-        stays usable. ``shuffle_seed`` (weft): epoch e's order is a function of (shuffle_seed, e)."""
-        if x is None or y is None:
-            raise ValueError("fit needs x and y arrays")
-        x, y, sw, vx, vy = _fit_arrays(x, y, validation_split, validation_data, class_weight, sample_weight)
-        cpp = self._compiled(x, "fit")
+        accepts; converted), or on a weft.data Dataset of (x, y) batches (then validation_data may
+        be one, with validation_steps). Keras' arguments and meaning: ``validation_split`` holds out
+        the last fraction of the data (before shuffling), ``validation_data=(x_val, y_val)`` or a
+        Dataset, ``class_weight`` ({class: weight}) and ``sample_weight`` ([N]) weight each example's
+        loss, ``initial_epoch`` resumes. Prints Keras' progress bar; returns a History (``.history``
+        dict of per-epoch lists, ``.epoch``). Ctrl-C stops the current step and raises
+        KeyboardInterrupt; the model stays usable. ``shuffle_seed`` (weft): epoch e's order is a
+        function of (shuffle_seed, e)."""
+        sw = vx = vy = None
+        if _data_adapter.is_dataset(x):
+            if validation_split:
+                raise ValueError("`validation_split` is only supported for arrays, not a dataset (hold out a "
+                                 "dataset with take / skip and pass it as validation_data)")
+            if sample_weight is not None or class_weight is not None:
+                raise ValueError("`sample_weight` and `class_weight` are taken from arrays: with a dataset, weft "
+                                 "does not weight examples (give arrays, or leave them out)")
+            cpp = self._compiled(_data_adapter.shape_hint(x), "fit")
+            x, vx = _data_adapter.fit_dataset(self, x, y, batch_size, validation_data, validation_steps)
+        else:
+            if x is None or y is None:
+                raise ValueError("fit needs x and y arrays, or a weft.data Dataset of (x, y) batches")
+            val_ds = validation_data if _data_adapter.is_dataset(validation_data) else None
+            x, y, sw, vx, vy = _fit_arrays(x, y, validation_split, None if val_ds is not None else validation_data,
+                                           class_weight, sample_weight)
+            cpp = self._compiled(x, "fit")
+            if val_ds is not None:  # a dataset beside arrays
+                vx = _data_adapter.validation_dataset(self, val_ds, validation_steps)
         params = {"epochs": epochs, "steps": steps_per_epoch, "verbose": verbose}
         cpp_cbs, py_cbs = [], []
         for cb in callbacks or []:
@@ -348,7 +365,8 @@ class Model:
                                    initial_epoch=int(initial_epoch),
                                    steps_per_epoch=-1 if steps_per_epoch is None else int(steps_per_epoch),
                                    shuffle=bool(shuffle), shuffle_seed=int(shuffle_seed), validation_x=vx,
-                                   validation_y=vy, callbacks=cbs, verbose=verbose, sample_weight=sw)
+                                   validation_y=vy, callbacks=cbs, verbose=verbose, sample_weight=sw,
+                                   validation_steps=int(validation_steps or -1))
         _shared.claim(self, cpp)
         for epoch, extra in py_list.added:  # what callbacks added to the logs (learning_rate, ...)
             for k, v in extra.items():
@@ -371,10 +389,18 @@ class Model:
         keys += sorted(k for k in logs if k not in keys)
         return keys
 
-    def evaluate(self, x=None, y=None, batch_size=None, verbose=1, return_dict=False, callbacks=None):
-        """Mean loss and metrics over (x, y) in inference mode: [loss, metric, ...] (or the loss alone
-        without metrics, or a dict with return_dict=True)."""
-        cpp = self._compiled(x, "evaluate")
+    def evaluate(self, x=None, y=None, batch_size=None, verbose=1, sample_weight=None, steps=None, callbacks=None,
+                 return_dict=False):
+        """Mean loss and metrics over (x, y) (arrays, or a weft.data Dataset of (x, y) batches, of
+        which ``steps`` batches when given) in inference mode: [loss, metric, ...] (or the loss
+        alone without metrics, or a dict with return_dict=True). Keras' argument order."""
+        if sample_weight is not None:
+            raise NotImplementedError("evaluate(sample_weight=...): weft's evaluation takes no sample weights")
+        if _data_adapter.is_dataset(x):
+            cpp = self._compiled(_data_adapter.shape_hint(x), "evaluate")
+            x, y = _data_adapter.evaluate_dataset(self, x, y, batch_size, steps), None
+        else:
+            cpp = self._compiled(x, "evaluate")
         batch_size = int(batch_size or 32)
         start = time.time()
         hooks = CallbackList([c for c in callbacks or [] if isinstance(c, Callback)], model=self)
@@ -383,7 +409,7 @@ class Model:
         hooks.on_test_end(dict(logs))
         keys = self._ordered(logs)
         if verbose:
-            steps = -(-len(x) // batch_size)
+            steps = -(-len(x) // batch_size) if y is not None else x.cardinality()
             elapsed = time.time() - start
             line = "%d/%d [%s] - %.0fs %.0fms/step" % (steps, steps, "=" * 30, elapsed, 1000 * elapsed / max(steps, 1))
             print(line + "".join(" - %s: %.4f" % (k, logs[k]) for k in keys))
@@ -391,13 +417,17 @@ class Model:
         return self._returned(logs, return_dict)
 
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
-        """The model's outputs for every row of x, computed in batches of ``batch_size`` (32), as a
-        float32 numpy array."""
-        x = _numeric(x, "x")
+        """The model's outputs for every row of x (an array, or a weft.data Dataset of x or (x, ...)
+        batches), computed in batches of ``batch_size`` (32), as a float32 numpy array."""
         hooks = CallbackList([c for c in callbacks or [] if isinstance(c, Callback)], model=self)
         hooks.on_predict_begin({})
-        cpp = self._built(x, inference=True)
-        out = cpp.predict(x, batch_size=int(batch_size or 32))
+        if _data_adapter.is_dataset(x):
+            cpp = self._built(_data_adapter.shape_hint(x), inference=True)
+            out = cpp.predict(_data_adapter.predict_dataset(self, x, batch_size, steps))
+        else:
+            x = _numeric(x, "x")
+            cpp = self._built(x, inference=True)
+            out = cpp.predict(x, batch_size=int(batch_size or 32))
         hooks.on_predict_end({})
         return out
 

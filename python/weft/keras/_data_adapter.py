@@ -1,0 +1,179 @@
+"""Keras' fit / evaluate / predict over weft.data datasets (Keras semantics): the batch size comes
+from the dataset (``batch_size=`` must not be given), a finite dataset is re-read every epoch, an
+infinite one needs ``steps_per_epoch``; elements are ``(x, y)`` pairs (``x`` alone, or pairs, for
+predict). Under MultiWorkerMirroredStrategy the dataset's auto-shard policy applies: AUTO and DATA
+give each worker its share of every global batch (TF's DATA sharding of in-memory data), OFF gives
+every worker the whole stream in per-worker batches."""
+import numpy as np
+
+from .. import framework as _fw
+from ..data import dataset as _dataset
+from ..data.options import AutoShardPolicy
+
+
+def _name(model):
+    return model._cpp.name if model._cpp is not None else getattr(model, "_name", "model")
+
+
+def is_dataset(x):
+    return isinstance(x, (_dataset.Dataset, DistributedDataset))
+
+
+def _global(x):
+    return x._dataset if isinstance(x, DistributedDataset) else x
+
+
+# The dtypes the C++ model converts its inputs and labels from (train/fit.cc CastOnHost).
+_NUMBER_DTYPES = ("float32", "float64", "int32", "int64", "uint8")
+
+
+def _check_x(model, x, spec, what):
+    """x's spec against the built model's input: dtype and shape, naming both (InvalidArgumentError,
+    a ValueError, as Keras' ValueError)."""
+    want = model._cpp.input_shape if model._cpp is not None else None
+    bad = str(x.dtype) not in _NUMBER_DTYPES
+    if want is not None and x.shape is not None and not bad:
+        bad = len(x.shape) != len(want) or any(a is not None and b is not None and a != b
+                                               for a, b in zip(x.shape[1:], want[1:]))
+    if bad:
+        raise _fw._weft_error("InvalidArgument", "Model '%s'.%s: the dataset's x is %s %s but the model's input is "
+                              "%s with dtype float32 (or %s, converted) (element_spec %r)" %
+                              (_name(model), what, x.dtype, x.shape and tuple(x.shape), want, ", ".join(_NUMBER_DTYPES[1:]),
+                               spec))
+
+
+def _pair_spec(ds, model, what):
+    spec = ds.element_spec
+    if not (isinstance(spec, tuple) and len(spec) == 2 and all(isinstance(s, _dataset.TensorSpec) for s in spec)):
+        raise ValueError("Model '%s'.%s: dataset elements must be (x, y) pairs of tensors for this model's one input, "
+                         "got element_spec %r" % (_name(model), what, spec))
+    _check_x(model, spec[0], spec, what)
+    if str(spec[1].dtype) not in _NUMBER_DTYPES:
+        raise _fw._weft_error("InvalidArgument", "Model '%s'.%s: the dataset's labels are %s; labels must be numbers "
+                              "(%s) (element_spec %r)" % (_name(model), what, spec[1].dtype,
+                                                         ", ".join(_NUMBER_DTYPES), spec))
+    return spec
+
+
+def shape_hint(x):
+    """An empty array with the per-example shape of the dataset's x, for a Sequential that takes its
+    input shape from the data."""
+    spec = _global(x).element_spec
+    s = spec[0] if isinstance(spec, tuple) else spec
+    if not isinstance(s, _dataset.TensorSpec) or not s.shape:
+        return None
+    return np.zeros((0,) + tuple(1 if d is None else d for d in s.shape[1:]), np.float32)
+
+
+def _for_workers(model, ds):
+    """The C++ dataset this worker trains on, after the auto-shard policy."""
+    strategy = model._strategy
+    workers = getattr(strategy, "num_workers", 1) if strategy is not None else 1
+    policy = ds.options().experimental_distribute.auto_shard_policy
+    if workers <= 1 or policy in (AutoShardPolicy.AUTO, AutoShardPolicy.DATA, AutoShardPolicy.HINT):
+        # Every worker reads the global batches and trains on its slice (C++ Strategy::SplitBatch).
+        return ds._ds
+    if policy == AutoShardPolicy.FILE:
+        raise ValueError("AutoShardPolicy.FILE shards by input files, and weft.data datasets are in memory "
+                         "(TensorFlow fails the same way); use AUTO, DATA or OFF")
+    # OFF: every worker reads the whole stream in per-worker batches (global / workers); the C++
+    # step takes this worker's slice of a global batch, so hand it the batch `workers` times over.
+    spec = ds.element_spec
+    if not spec[0].shape:
+        raise ValueError("AutoShardPolicy.OFF: the dataset's elements are not batches (element_spec %r)" % (spec,))
+    dim = spec[0].shape[0] or ds._batch_size  # batched without drop_remainder: batch(n)'s n
+    if dim is None:
+        raise ValueError("AutoShardPolicy.OFF needs the global batch size: end the dataset with batch(n) (then "
+                         "map, prefetch, repeat and the like), element_spec %r" % (spec,))
+    if dim % workers:
+        raise ValueError("AutoShardPolicy.OFF: the global batch %d does not split over %d workers" % (dim, workers))
+    from .. import ops
+    local = ds.unbatch().batch(dim // workers, drop_remainder=True)
+    return local.map(lambda *c: tuple(ops.concat([t] * workers, axis=0) for t in c))._ds
+
+
+def fit_dataset(model, x, y, batch_size, validation_data, validation_steps):
+    """The C++ datasets for fit: (train, validation or None)."""
+    if y is not None:
+        raise ValueError("`y` argument is not supported when using a dataset as input (its elements hold the labels)")
+    if batch_size is not None:
+        raise ValueError("The `batch_size` argument must not be specified when using a dataset as input: the dataset "
+                         "is batched (Dataset.batch)")
+    ds = _global(x)
+    _pair_spec(ds, model, "fit")
+    val = None
+    if validation_data is not None:
+        if isinstance(validation_data, (tuple, list)) and len(validation_data) == 2:
+            # Arrays beside a dataset: batched by 32, as Keras batches validation arrays by default.
+            validation_data = _dataset.Dataset.from_tensor_slices(tuple(validation_data)).batch(32)
+        if not is_dataset(validation_data):
+            raise TypeError("fit(x=a dataset): validation_data must be a dataset or (x_val, y_val) arrays, got %r" %
+                            (validation_data,))
+        val = validation_dataset(model, validation_data, validation_steps)
+    return _for_workers(model, ds), val
+
+
+def validation_dataset(model, validation_data, validation_steps):
+    """The C++ dataset fit evaluates after each epoch (validation_steps batches of it, when given)."""
+    v = _global(validation_data)
+    _pair_spec(v, model, "fit (validation_data)")
+    if v.cardinality() == _dataset.INFINITE_CARDINALITY and not validation_steps:
+        raise ValueError("validation_data is an infinite dataset: give validation_steps")
+    return v._ds
+
+
+def evaluate_dataset(model, x, y, batch_size, steps):
+    if y is not None:
+        raise ValueError("`y` argument is not supported when using a dataset as input (its elements hold the labels)")
+    if batch_size is not None:
+        raise ValueError("The `batch_size` argument must not be specified when using a dataset as input")
+    ds = _global(x)
+    _pair_spec(ds, model, "evaluate")
+    if steps is not None:
+        ds = ds.take(int(steps))
+    return ds._ds
+
+
+def predict_dataset(model, x, batch_size, steps):
+    if batch_size is not None:
+        raise ValueError("The `batch_size` argument must not be specified when using a dataset as input")
+    ds = _global(x)
+    spec = ds.element_spec
+    if isinstance(spec, tuple):
+        if not spec or not isinstance(spec[0], _dataset.TensorSpec):
+            raise ValueError("Model.predict: dataset elements must be x or (x, ...) tensors, got element_spec %r" %
+                             (spec,))
+        ds = ds.map(lambda x, *rest: x)
+    elif not isinstance(spec, _dataset.TensorSpec):
+        raise ValueError("Model.predict: dataset elements must be x or (x, ...) tensors, got element_spec %r" % (spec,))
+    _check_x(model, ds.element_spec, spec, "predict")
+    if steps is not None:
+        ds = ds.take(int(steps))
+    return ds._ds
+
+
+class DistributedDataset:
+    """``strategy.experimental_distribute_dataset(ds)``: iterating it gives this worker's part of
+    every global batch (one replica: the element itself; several: a tuple with one per local
+    replica); ``model.fit`` takes it as it takes ``ds``."""
+
+    def __init__(self, strategy, dataset):
+        if not isinstance(dataset, _dataset.Dataset):
+            raise TypeError("experimental_distribute_dataset needs a weft.data.Dataset, got %r" % (dataset,))
+        self._strategy = strategy
+        self._dataset = dataset
+
+    @property
+    def element_spec(self):
+        return self._dataset.element_spec
+
+    def __iter__(self):
+        from ..data import _structure as st
+        ds = self._dataset
+        spec = ds.element_spec
+        n = len(st.flatten(spec, st.is_spec))
+        local = len(self._strategy.devices)
+        for comps in ds._ds.distribute(self._strategy._cpp).make_iterator():
+            parts = [st.pack(spec, [c.view(_dataset.EagerValue) for c in comps[r * n:(r + 1) * n]], st.is_spec)
+                     for r in range(local)]
+            yield parts[0] if local == 1 else tuple(parts)
