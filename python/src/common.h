@@ -90,6 +90,8 @@ void InitKeras(py::module_& m);
 void InitKerasModel(py::module_& m);
 void InitNumpyAllocator(py::module_& m);
 void InitDistribute(py::module_& m);
+// Checkpoint files of weft.train.Saver, CRC-32C and graph nodes for TensorBoard (tf1_io.cc).
+void InitTf1Io(py::module_& m);
 #ifdef WEFT_HAVE_UCX
 // weft.distribute.Server and the runner of weft.Session(target=...) (python/src/server.cc).
 void InitServer(py::module_& m);

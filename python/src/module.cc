@@ -14,6 +14,7 @@ PYBIND11_MODULE(_weft, m) {
   InitNumpyAllocator(m);
   InitGraph(m);
   InitSession(m);
+  InitTf1Io(m);
   py::module_ keras = m.def_submodule("keras", "The C++ training API (train/).");
   InitKeras(keras);
   InitKerasModel(keras);

@@ -1,0 +1,201 @@
+"""TensorBoard event files, written without protobuf or tensorboard at run time.
+
+An event file is a sequence of TFRecords (u64 length, masked CRC-32C of the length, the bytes,
+masked CRC-32C of the bytes), each holding one ``tensorflow.Event`` protocol buffer encoded here
+by hand. The field numbers are those of TensorFlow's event.proto, summary.proto, graph.proto,
+node_def.proto, attr_value.proto and tensor.proto; only the fields weft writes are encoded.
+
+    w = EventFileWriter("logs/train")             # logs/train/events.out.tfevents.<time>.<host>...
+    w.add_scalar("loss", 0.25, step=3)             # a TF2 scalar (a float tensor, plugin "scalars")
+    w.add_event(summary=summary_proto([simple_value("acc", 0.9)]), step=3)   # a TF1 simple_value
+    w.add_graph(weft.get_default_graph())          # the GraphDef: node name, op, inputs, device
+    w.close()
+"""
+import os
+import socket
+import struct
+import threading
+import time
+
+import numpy as np
+
+from . import _weft
+
+# ---- protocol buffer wire format -----------------------------------------------------------------
+
+_VARINT, _FIXED64, _BYTES, _FIXED32 = 0, 1, 2, 5
+
+
+def _varint(n):
+    n &= (1 << 64) - 1  # negative int64s are ten-byte varints, as protobuf writes them
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _key(field, wire):
+    return _varint((field << 3) | wire)
+
+
+def field_varint(field, n):
+    return _key(field, _VARINT) + _varint(int(n))
+
+
+def field_double(field, x):
+    return _key(field, _FIXED64) + struct.pack("<d", float(x))
+
+
+def field_float(field, x):
+    return _key(field, _FIXED32) + struct.pack("<f", float(x))
+
+
+def field_bytes(field, data):
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return _key(field, _BYTES) + _varint(len(data)) + bytes(data)
+
+
+def field_packed_doubles(field, values):
+    return field_bytes(field, np.asarray(values, dtype="<f8").tobytes())
+
+
+# ---- messages ------------------------------------------------------------------------------------
+
+# TensorFlow's DataType enum (types.proto) for weft's dtypes.
+_DATA_TYPE = {"float32": 1, "float64": 2, "int32": 3, "uint8": 4, "int64": 9, "bool": 10, "bfloat16": 14,
+              "float16": 19}
+
+
+def simple_value(tag, value):
+    """A TF1 ``Summary.Value`` with ``simple_value`` (what ``tf.compat.v1.summary.scalar`` writes)."""
+    return field_bytes(1, tag) + field_float(2, value)
+
+
+def scalar_tensor_value(tag, value):
+    """A TF2 ``Summary.Value``: a float32 scalar tensor with the "scalars" plugin's metadata (what
+    ``tf.summary.scalar`` writes; TensorBoard reads it as a scalar series)."""
+    plugin_data = field_bytes(1, "scalars") + field_bytes(2, b"")
+    metadata = field_bytes(1, plugin_data) + field_varint(4, 1)  # data_class = DATA_CLASS_SCALAR
+    tensor = field_varint(1, _DATA_TYPE["float32"]) + field_bytes(2, b"") + \
+        field_bytes(5, np.asarray([value], dtype="<f4").tobytes())  # dtype, tensor_shape {}, float_val
+    return field_bytes(1, tag) + field_bytes(9, metadata) + field_bytes(8, tensor)
+
+
+def histogram_value(tag, values):
+    """A TF1 ``Summary.Value`` with a HistogramProto of ``values`` (30 equal buckets over their range)."""
+    v = np.asarray(values, dtype=np.float64).ravel()
+    if v.size == 0:
+        lo = hi = 0.0
+        counts, edges = np.zeros(1), np.array([0.0, 0.0])
+    else:
+        lo, hi = float(v.min()), float(v.max())
+        counts, edges = np.histogram(v, bins=30 if hi > lo else 1, range=(lo, hi if hi > lo else lo + 1e-12))
+    histo = (field_double(1, lo) + field_double(2, hi) + field_double(3, v.size) + field_double(4, v.sum()) +
+             field_double(5, np.square(v).sum()) + field_packed_doubles(6, edges[1:]) +
+             field_packed_doubles(7, counts))
+    return field_bytes(1, tag) + field_bytes(5, histo)
+
+
+def summary_proto(values):
+    """A ``Summary`` from encoded ``Summary.Value``s."""
+    return b"".join(field_bytes(1, v) for v in values)
+
+
+def graph_def(graph):
+    """The GraphDef of a weft.Graph or a compiled Keras model's graph: every node's name, op,
+    inputs ("node", "node:1", "^control") and device, and its output dtype as attr "T"."""
+    out = bytearray()
+    for name, op, inputs, device, dtype in _weft._graph_nodes(graph):
+        node = field_bytes(1, name) + field_bytes(2, op)
+        for i in inputs:
+            node += field_bytes(3, i)
+        if device:
+            node += field_bytes(4, device)
+        if dtype in _DATA_TYPE:
+            node += field_bytes(5, field_bytes(1, "T") + field_bytes(2, field_varint(6, _DATA_TYPE[dtype])))
+        out += field_bytes(1, node)
+    out += field_bytes(4, field_varint(1, 1))  # versions { producer: 1 }
+    return bytes(out)
+
+
+def event(step=0, wall_time=None, file_version=None, graph=None, summary=None):
+    """An encoded ``Event``: wall_time (seconds), step, and one of file_version, graph_def, summary."""
+    e = field_double(1, time.time() if wall_time is None else wall_time) + field_varint(2, step)
+    if file_version is not None:
+        e += field_bytes(3, file_version)
+    if graph is not None:
+        e += field_bytes(4, graph)
+    if summary is not None:
+        e += field_bytes(5, summary)
+    return e
+
+
+# ---- TFRecord files ------------------------------------------------------------------------------
+
+def _masked_crc(data):
+    c = _weft._crc32c(bytes(data))
+    return (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def tfrecord(data):
+    """One TFRecord: length, masked CRC of the length, data, masked CRC of the data."""
+    header = struct.pack("<Q", len(data))
+    return header + struct.pack("<I", _masked_crc(header)) + data + struct.pack("<I", _masked_crc(data))
+
+
+_file_counter = [0]
+_counter_lock = threading.Lock()
+
+
+class EventFileWriter:
+    """Appends events to a new file ``logdir/events.out.tfevents.<seconds>.<host>.<pid>.<n><suffix>``
+    (made with its directories); the first event is the file version, as TensorFlow writes it.
+    Thread-safe. Events reach the disk on ``flush()``, ``close()``, or when Python's buffer fills."""
+
+    def __init__(self, logdir, filename_suffix=""):
+        self.logdir = str(logdir)
+        os.makedirs(self.logdir, exist_ok=True)
+        with _counter_lock:
+            _file_counter[0] += 1
+            n = _file_counter[0]
+        name = "events.out.tfevents.%d.%s.%d.%d%s" % (time.time(), socket.gethostname(), os.getpid(), n,
+                                                      filename_suffix or "")
+        self.path = os.path.join(self.logdir, name)
+        self._lock = threading.Lock()
+        self._file = open(self.path, "wb")
+        self.add_event(file_version="brain.Event:2")
+        self.flush()
+
+    @property
+    def closed(self):
+        return self._file is None
+
+    def add_event(self, step=0, **what):
+        data = tfrecord(event(step=step, **what))
+        with self._lock:
+            if self._file is None:
+                raise ValueError("event file %s is closed" % self.path)
+            self._file.write(data)
+
+    def add_scalar(self, tag, value, step):
+        self.add_event(step=step, summary=summary_proto([scalar_tensor_value(tag, value)]))
+
+    def add_graph(self, graph, step=0):
+        self.add_event(step=step, graph=graph_def(graph))
+
+    def flush(self):
+        with self._lock:
+            if self._file is not None:
+                self._file.flush()
+
+    def close(self):
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+                self._file = None

@@ -1,0 +1,96 @@
+"""``tf.compat.v1.layers``: TF1's functional layers, built with ``get_variable`` in a variable scope
+named after the layer ("dense", "dense_1", ... or ``name``), as TF1 names their variables
+("dense/kernel", "dense/bias")."""
+import numpy as np
+
+from ...framework import Tensor
+from ...nn import bias_add, conv2d as _conv2d, max_pool2d, avg_pool2d, dropout as _dropout
+from ...ops import identity, matmul, reshape
+from .variable_scope import get_variable, variable_scope, zeros_initializer
+
+
+def _activate(y, activation):
+    return activation(y) if activation is not None else y
+
+
+def _scope(name, default, reuse):
+    return variable_scope(name, default_name=default, reuse=reuse)
+
+
+def dense(inputs, units, activation=None, use_bias=True, kernel_initializer=None, bias_initializer=None,
+          kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
+          bias_constraint=None, trainable=True, name=None, reuse=None):
+    """activation(inputs @ kernel + bias) over the last axis; kernel [in, units] (glorot_uniform by
+    default), bias [units] (zeros)."""
+    n_in = inputs.shape[-1] if inputs.shape else None
+    if n_in is None:
+        raise ValueError("layers.dense: the last dimension of the inputs %s must be known, got shape %s" %
+                         (inputs.name, inputs.shape))
+    if len(inputs.shape) != 2:
+        raise ValueError("layers.dense: weft's dense takes [batch, features] inputs, got shape %s" % (inputs.shape,))
+    with _scope(name, "dense", reuse):
+        kernel = get_variable("kernel", [n_in, units], dtype=inputs.dtype, initializer=kernel_initializer,
+                              trainable=trainable)
+        y = matmul(inputs, kernel)
+        if use_bias:
+            bias = get_variable("bias", [units], dtype=inputs.dtype, initializer=bias_initializer or zeros_initializer(),
+                                trainable=trainable)
+            y = bias_add(y, bias)
+        return _activate(y, activation)
+
+
+def conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="valid", data_format="channels_last",
+           dilation_rate=(1, 1), activation=None, use_bias=True, kernel_initializer=None, bias_initializer=None,
+           kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
+           bias_constraint=None, trainable=True, name=None, reuse=None):
+    """A 2-D convolution over NHWC ``inputs`` with a [kh, kw, in, filters] kernel (channels_last only)."""
+    if data_format != "channels_last":
+        raise NotImplementedError("weft's conv2d is channels_last (NHWC) only, got %r" % data_format)
+    kh, kw = (kernel_size, kernel_size) if isinstance(kernel_size, int) else kernel_size
+    n_in = inputs.shape[-1]
+    if n_in is None:
+        raise ValueError("layers.conv2d: the channel dimension of %s must be known, got shape %s" %
+                         (inputs.name, inputs.shape))
+    with _scope(name, "conv2d", reuse):
+        kernel = get_variable("kernel", [kh, kw, n_in, filters], dtype=inputs.dtype, initializer=kernel_initializer,
+                              trainable=trainable)
+        y = _conv2d(inputs, kernel, strides=strides, padding=padding.upper(), dilations=dilation_rate)
+        if use_bias:
+            bias = get_variable("bias", [filters], dtype=inputs.dtype, initializer=bias_initializer or zeros_initializer(),
+                                trainable=trainable)
+            y = bias_add(y, bias)
+        return _activate(y, activation)
+
+
+def max_pooling2d(inputs, pool_size, strides, padding="valid", data_format="channels_last", name=None):
+    if data_format != "channels_last":
+        raise NotImplementedError("weft's pooling is channels_last (NHWC) only, got %r" % data_format)
+    return max_pool2d(inputs, pool_size, strides, padding.upper(), name=name)
+
+
+def average_pooling2d(inputs, pool_size, strides, padding="valid", data_format="channels_last", name=None):
+    if data_format != "channels_last":
+        raise NotImplementedError("weft's pooling is channels_last (NHWC) only, got %r" % data_format)
+    return avg_pool2d(inputs, pool_size, strides, padding.upper(), name=name)
+
+
+def flatten(inputs, name=None, data_format="channels_last"):
+    """[batch, ...] -> [batch, product of the other dims] (which must be known)."""
+    rest = inputs.shape[1:]
+    if any(d is None for d in rest):
+        raise ValueError("layers.flatten: the non-batch dims of %s must be known, got shape %s" %
+                         (inputs.name, inputs.shape))
+    return reshape(inputs, [-1, int(np.prod(rest))], name=name)
+
+
+def dropout(inputs, rate=0.5, noise_shape=None, seed=None, training=False, name=None):
+    """Drops with probability ``rate`` when ``training`` (a Python bool), else passes ``inputs`` through."""
+    if isinstance(training, Tensor):
+        raise NotImplementedError("weft's layers.dropout takes training as a Python bool (build one graph for "
+                                  "training and one for inference), not the tensor %s" % training.name)
+    if noise_shape is not None:
+        raise NotImplementedError("weft's dropout does not support noise_shape")
+    return _dropout(inputs, rate, seed=seed or 0, name=name) if training else identity(inputs, name=name)
+
+
+__all__ = ["dense", "conv2d", "max_pooling2d", "average_pooling2d", "flatten", "dropout"]

@@ -1,0 +1,54 @@
+"""``tf.compat.v1.nn``: weft.nn plus the TF1 spellings graph-mode programs use."""
+from ...nn import *  # noqa: F401,F403
+from ...nn import max_pool2d, avg_pool2d, softmax_cross_entropy_with_logits, dropout as _dropout
+from ...framework import Tensor, convert_to_tensor
+from ...ops import abs as _abs, exp, gather, log, maximum, reduce_sum, square
+
+
+def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None):
+    """TF1's dropout: keeps each element with probability ``keep_prob`` (or drops with ``rate``)
+    and scales the kept ones by 1 / keep_prob. ``noise_shape`` is not supported."""
+    if noise_shape is not None:
+        raise NotImplementedError("weft's dropout draws one mask element per input element; noise_shape is not "
+                                  "supported")
+    if (keep_prob is None) == (rate is None):
+        raise ValueError("dropout: give exactly one of keep_prob and rate")
+    if isinstance(keep_prob, Tensor) or isinstance(rate, Tensor):
+        raise NotImplementedError("weft's dropout takes its rate as a number, not a tensor")
+    return _dropout(x, rate if rate is not None else 1.0 - keep_prob, seed=seed or 0, name=name)
+
+
+def softmax_cross_entropy_with_logits_v2(labels, logits, axis=-1, name=None):
+    """Per-row cross-entropy of probability ``labels`` and ``logits`` (last axis)."""
+    return softmax_cross_entropy_with_logits(labels=labels, logits=logits, name=name)
+
+
+def sigmoid_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, name=None):
+    """Elementwise max(x, 0) - x * z + log(1 + exp(-|x|)), for logits x and labels z (TF's stable form)."""
+    logits = convert_to_tensor(logits)
+    labels = convert_to_tensor(labels, None if isinstance(labels, Tensor) else logits.dtype)
+    return maximum(logits, 0.0) - logits * labels + log(1.0 + exp(-_abs(logits)))
+
+
+def l2_loss(t, name=None):
+    """sum(t ** 2) / 2."""
+    return reduce_sum(square(t)) * 0.5
+
+
+def embedding_lookup(params, ids, name=None, **unused):
+    """Rows of ``params`` at ``ids`` (a gather along axis 0)."""
+    return gather(params, ids, name=name)
+
+
+def max_pool(value, ksize, strides, padding, data_format="NHWC", name=None, input=None):
+    """TF1's max_pool (NHWC only)."""
+    if data_format != "NHWC":
+        raise NotImplementedError("weft's pooling is NHWC only, got data_format=%r" % data_format)
+    return max_pool2d(value if input is None else input, ksize, strides, padding, name=name)
+
+
+def avg_pool(value, ksize, strides, padding, data_format="NHWC", name=None, input=None):
+    """TF1's avg_pool (NHWC only)."""
+    if data_format != "NHWC":
+        raise NotImplementedError("weft's pooling is NHWC only, got data_format=%r" % data_format)
+    return avg_pool2d(value if input is None else input, ksize, strides, padding, name=name)
