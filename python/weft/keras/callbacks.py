@@ -63,4 +63,6 @@ class History(Callback):
         return "<History epochs=%s keys=%s>" % (self.epoch, sorted(self.history))
 
 
-__all__ = ["Callback", "History", "ModelCheckpoint", "EarlyStopping", "CSVLogger"]
+from .tensorboard import TensorBoard  # noqa: E402 - it subclasses Callback
+
+__all__ = ["Callback", "History", "ModelCheckpoint", "EarlyStopping", "CSVLogger", "TensorBoard"]
