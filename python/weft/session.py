@@ -111,7 +111,8 @@ class Session(_weft.Session):
         inter_op_threads = cfg.get("inter_op_threads", 0) if inter_op_threads is None else inter_op_threads
         intra_op_threads = cfg.get("intra_op_threads", 0) if intra_op_threads is None else intra_op_threads
         soft_placement = cfg.get("soft_placement", True) if soft_placement is None else soft_placement
-        self._log_device_placement = cfg.get("log_device_placement", False)
+        # A remote session's partitions live on its servers: there is nothing local to log.
+        self._log_device_placement = cfg.get("log_device_placement", False) and not target
         server = None
         if target:
             from .distribute import _server_for_target
@@ -142,7 +143,7 @@ class Session(_weft.Session):
         compiled = self.num_compiled
         values = self._run(feeds, f.tensors, f.targets)
         if self._log_device_placement and self.num_compiled != compiled:
-            _log_placement(self.graph)
+            _log_placement(self._placement([t for t, _ in feeds], f.tensors, f.targets))
         return f.build(values)
 
     def as_default(self):
@@ -238,12 +239,10 @@ def _config_settings(config):
     return out
 
 
-def _log_placement(graph):
+def _log_placement(placement):
     import sys
-    print("Device mapping:", file=sys.stderr)
-    for op in graph.get_operations():
-        if op.assigned_device:
-            print("%s: (%s): %s" % (op.name, op.type, op.assigned_device), file=sys.stderr)
+    for name, op, device in placement:
+        print("%s: (%s): %s" % (name, op, device), file=sys.stderr)
 
 
 __all__ = ["Session", "InteractiveSession", "get_default_session", "ConfigProto", "GPUOptions", "RunOptions",

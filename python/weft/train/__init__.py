@@ -17,3 +17,4 @@ from .training_util import (get_global_step, create_global_step, get_or_create_g
                             global_step, exponential_decay)
 from .saver import (Saver, latest_checkpoint, get_checkpoint_state, checkpoint_exists,  # noqa: F401
                     load_checkpoint, list_variables, load_variable, CheckpointState)
+from ..distribute import Server, ClusterSpec  # noqa: F401,E402 - TF1's tf.train.Server / tf.train.ClusterSpec

@@ -115,10 +115,10 @@ class Saver:
             if shape is not None and (len(shape) != value.ndim or
                                       any(d is not None and d != n for d, n in zip(shape, value.shape))):
                 raise _weft_error("InvalidArgument", "Saver.restore: variable %s has shape %s but checkpoint %s holds "
-                                  "shape %s for it" % (v.op.name, shape, path, value.shape))
+                                  "shape %s under %r" % (v.op.name, shape, path, value.shape, key))
             if value.dtype != v.dtype.as_numpy_dtype:
-                raise _weft_error("InvalidArgument", "Saver.restore: variable %s is %s but checkpoint %s holds %s for it" %
-                                  (v.op.name, v.dtype, path, value.dtype))
+                raise _weft_error("InvalidArgument", "Saver.restore: variable %s is %s but checkpoint %s holds %s under %r"
+                                  % (v.op.name, v.dtype, path, value.dtype, key))
             feeds[p] = value
         sess.run([a for _, _, _, a in self._restore], feed_dict=feeds)
 

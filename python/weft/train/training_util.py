@@ -31,7 +31,7 @@ def create_global_step(graph=None):
     g = graph if graph is not None else get_default_graph()
     if get_global_step(g) is not None:
         raise ValueError('"global_step" already exists.')
-    with g.as_default(), g.name_scope(None), g.device(None):
+    with g.as_default(), g.name_scope(None):  # in the caller's device block, as TF places it
         v = Variable(constant(0, dtype=int64), trainable=False, name=_GLOBAL_STEP)
     _variables.register(v, trainable=False)
     return v

@@ -1,0 +1,376 @@
+"""TF1 graph mode: weft.compat.v1, the TF1 optimizers (against TF1's documented update rules and
+against numbers TensorFlow 2.21 computed), Saver / latest_checkpoint, Session(target, graph, config)
+in TF's order, and a graph with variables on a ps task trained through Session(server.target)."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import weft
+import weft.compat.v1 as tf
+
+# ---- optimizers against TF1's update rules --------------------------------------------------------
+# loss = 0.5 * sum((w - t)^2), so grad = w - t: each rule below is TF1's documented formula.
+
+W0 = np.array([1.0, -2.0, 0.5], np.float64)
+T = np.array([0.0, 1.0, 2.0], np.float64)
+
+
+def sgd(steps, lr=0.1):
+    w = W0.copy()
+    for _ in range(steps):
+        w -= lr * (w - T)
+    return w
+
+
+def momentum(steps, lr=0.1, mu=0.9, nesterov=False):
+    w, a = W0.copy(), np.zeros(3)
+    for _ in range(steps):
+        g = w - T
+        a = mu * a + g
+        w -= lr * (g + mu * a) if nesterov else lr * a
+    return w
+
+
+def adam(steps, lr=0.1, b1=0.9, b2=0.999, eps=1e-8):
+    w, m, v = W0.copy(), np.zeros(3), np.zeros(3)
+    for t in range(1, steps + 1):
+        g = w - T
+        lr_t = lr * np.sqrt(1 - b2 ** t) / (1 - b1 ** t)  # TF1's "epsilon hat" form
+        m = b1 * m + (1 - b1) * g
+        v = b2 * v + (1 - b2) * g * g
+        w -= lr_t * m / (np.sqrt(v) + eps)
+    return w
+
+
+def rmsprop(steps, lr=0.1, decay=0.9, mu=0.0, eps=1e-10, centered=False):
+    w, ms, mom, mg = W0.copy(), np.ones(3), np.zeros(3), np.zeros(3)  # TF1 starts ms at ones
+    for _ in range(steps):
+        g = w - T
+        ms = decay * ms + (1 - decay) * g * g
+        mg = decay * mg + (1 - decay) * g
+        denom = ms - mg * mg if centered else ms
+        mom = mu * mom + lr * g / np.sqrt(denom + eps)
+        w -= mom
+    return w
+
+
+def adagrad(steps, lr=0.1, init=0.1):
+    w, acc = W0.copy(), np.full(3, init)
+    for _ in range(steps):
+        g = w - T
+        acc += g * g
+        w -= lr * g / np.sqrt(acc)
+    return w
+
+
+CASES = [
+    ("sgd", lambda: tf.train.GradientDescentOptimizer(0.1), sgd),
+    ("momentum", lambda: tf.train.MomentumOptimizer(0.1, 0.9), momentum),
+    ("nesterov", lambda: tf.train.MomentumOptimizer(0.1, 0.9, use_nesterov=True),
+     lambda s: momentum(s, nesterov=True)),
+    ("adam", lambda: tf.train.AdamOptimizer(0.1), adam),
+    ("rmsprop", lambda: tf.train.RMSPropOptimizer(0.1), rmsprop),
+    ("rmsprop_momentum_centered", lambda: tf.train.RMSPropOptimizer(0.1, momentum=0.5, centered=True),
+     lambda s: rmsprop(s, mu=0.5, centered=True)),
+    ("adagrad", lambda: tf.train.AdagradOptimizer(0.1), adagrad),
+]
+
+
+@pytest.mark.parametrize("name,make,rule", CASES, ids=[c[0] for c in CASES])
+def test_optimizer_follows_tf1_update_rule(name, make, rule):
+    g = weft.Graph()
+    with g.as_default():
+        w = tf.Variable(W0, name="w")
+        loss = 0.5 * tf.reduce_sum(tf.square(w - T))
+        step = tf.train.get_or_create_global_step()
+        train_op = make().minimize(loss, global_step=step)
+        with tf.Session(graph=g) as sess:
+            sess.run(tf.global_variables_initializer())
+            for k in range(1, 4):
+                sess.run(train_op)
+                np.testing.assert_allclose(sess.run(w), rule(k), rtol=1e-9, atol=1e-12, err_msg="step %d" % k)
+            assert sess.run(step) == 3
+
+
+# TensorFlow 2.21 (tensorflow.compat.v1, CPU, graph mode) ran this very program (linear regression,
+# three steps) and printed these values of w and b; kept here as data.
+TF_RESULTS = {
+    "GradientDescent": ([0.6126111745834351, -0.09616667777299881], 0.1380000114440918),
+    "Momentum": ([0.7146111130714417, 0.29083332419395447], 0.27300000190734863),
+    "Nesterov": ([0.6086945533752441, 0.26446783542633057], 0.16057200729846954),
+    "Adam": ([0.6839251518249512, -0.20490916073322296], 0.25349682569503784),
+    "RMSProp": ([0.6092981696128845, -0.130037322640419], 0.14599502086639404),
+    "RMSPropCentered": ([0.6410221457481384, 0.041200339794158936], 0.2000374048948288),
+    "Adagrad": ([0.6019589900970459, -0.29259181022644043], 0.15489080548286438),
+}
+MAKERS = {
+    "GradientDescent": lambda: tf.train.GradientDescentOptimizer(0.1),
+    "Momentum": lambda: tf.train.MomentumOptimizer(0.1, 0.9),
+    "Nesterov": lambda: tf.train.MomentumOptimizer(0.1, 0.9, use_nesterov=True),
+    "Adam": lambda: tf.train.AdamOptimizer(0.1),
+    "RMSProp": lambda: tf.train.RMSPropOptimizer(0.1),
+    "RMSPropCentered": lambda: tf.train.RMSPropOptimizer(0.1, momentum=0.5, centered=True),
+    "Adagrad": lambda: tf.train.AdagradOptimizer(0.1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TF_RESULTS))
+def test_tf1_program_matches_tensorflow(name):
+    X = np.array([[1., 2.], [3., -1.], [0.5, 0.5]], np.float32)
+    Y = np.array([[1.], [2.], [0.]], np.float32)
+    tf.reset_default_graph()
+    tf.disable_eager_execution()
+    tf.disable_v2_behavior()
+    x = tf.placeholder(tf.float32, [None, 2])
+    y = tf.placeholder(tf.float32, [None, 1])
+    w = tf.Variable(np.array([[0.5], [-0.5]], np.float32), name="w")
+    b = tf.get_variable("b", [1], initializer=tf.zeros_initializer())
+    loss = tf.losses.mean_squared_error(y, tf.matmul(x, w) + b)
+    gs = tf.train.get_or_create_global_step()
+    op = MAKERS[name]().minimize(loss, global_step=gs)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for _ in range(3):
+            sess.run(op, {x: X, y: Y})
+        want_w, want_b = TF_RESULTS[name]
+        np.testing.assert_allclose(sess.run(w).ravel(), want_w, rtol=2e-6)
+        np.testing.assert_allclose(sess.run(b), [want_b], rtol=2e-6)
+        assert sess.run(gs) == 3
+
+
+def test_compute_and_apply_gradients_and_slots():
+    g = weft.Graph()
+    with g.as_default():
+        w = tf.Variable(np.array([1.0, 2.0], np.float32), name="w")
+        unused = tf.Variable(np.zeros(2, np.float32), name="unused")
+        loss = tf.reduce_sum(w * w)
+        opt = tf.train.AdamOptimizer(0.01)
+        gv = opt.compute_gradients(loss)
+        assert [v.op.name for _, v in gv] == ["w", "unused"]
+        assert gv[1][0] is None  # the loss does not depend on it
+        train_op = opt.apply_gradients(gv)
+        assert opt.get_slot(w, "m").op.name == "w/Adam" and opt.get_slot(w, "v").op.name == "w/Adam_1"
+        assert opt.get_slot(unused, "m") is None
+        names = {v.op.name for v in tf.global_variables()}
+        assert {"w", "unused", "w/Adam", "w/Adam_1", "beta1_power", "beta2_power"} <= names
+        assert {v.op.name for v in tf.trainable_variables()} == {"w", "unused"}
+        with tf.Session(graph=g) as sess:
+            sess.run(tf.global_variables_initializer())
+            grads = sess.run(gv[0][0])
+            np.testing.assert_allclose(grads, [2.0, 4.0])
+            sess.run(train_op)
+            np.testing.assert_allclose(sess.run(opt._beta1_power), 0.9 ** 2, rtol=1e-6)
+        with pytest.raises(ValueError, match="No gradients provided"):
+            tf.train.GradientDescentOptimizer(0.1).minimize(tf.reduce_sum(tf.constant([1.0])), var_list=[unused])
+
+
+def test_exponential_decay_follows_the_global_step():
+    g = weft.Graph()
+    with g.as_default():
+        step = tf.train.get_or_create_global_step()
+        assert tf.train.get_global_step() is not None and step.op.name == "global_step"
+        with pytest.raises(ValueError, match="already exists"):
+            tf.train.create_global_step()
+        lr = tf.train.exponential_decay(0.1, step, decay_steps=2, decay_rate=0.5, staircase=True)
+        smooth = tf.train.exponential_decay(0.1, step, decay_steps=2, decay_rate=0.5)
+        with tf.Session(graph=g) as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(step.assign(3))
+            np.testing.assert_allclose(sess.run(lr), 0.1 * 0.5 ** 1, rtol=1e-6)
+            np.testing.assert_allclose(sess.run(smooth), 0.1 * 0.5 ** 1.5, rtol=1e-6)
+
+
+# ---- Saver ---------------------------------------------------------------------------------------
+
+def test_saver_round_trip_latest_checkpoint_and_max_to_keep(tmp_path):
+    g = weft.Graph()
+    with g.as_default():
+        w = tf.Variable(np.arange(6, dtype=np.float32).reshape(2, 3), name="w")
+        with tf.variable_scope("layer"):
+            b = tf.get_variable("b", [3], initializer=tf.constant_initializer(0.5))
+        step = tf.train.get_or_create_global_step()
+        train_op = tf.train.MomentumOptimizer(0.1, 0.9).minimize(tf.reduce_sum(w) + tf.reduce_sum(b), global_step=step)
+        saver = tf.train.Saver(max_to_keep=2)
+        assert tf.train.latest_checkpoint(str(tmp_path)) is None
+        prefix = str(tmp_path / "model.ckpt")
+        with tf.Session(graph=g) as sess:
+            sess.run(tf.global_variables_initializer())
+            saved = {}
+            for i in range(3):
+                sess.run(train_op)
+                path = saver.save(sess, prefix, global_step=step)
+                assert path == "%s-%d" % (prefix, i + 1)
+                saved[path] = sess.run([w, b, step])
+            assert tf.train.latest_checkpoint(str(tmp_path)) == prefix + "-3"
+            assert saver.last_checkpoints == [prefix + "-2", prefix + "-3"]
+            assert not tf.train.checkpoint_exists(prefix + "-1")  # deleted: max_to_keep=2
+            state = tf.train.get_checkpoint_state(str(tmp_path))
+            assert state.all_model_checkpoint_paths == [prefix + "-2", prefix + "-3"]
+            with open(tmp_path / "checkpoint") as f:
+                assert f.readline().strip() == 'model_checkpoint_path: "model.ckpt-3"'
+            names = dict(tf.train.list_variables(str(tmp_path)))
+            assert names["w"] == [2, 3] and names["layer/b"] == [3] and "w/Momentum" in names
+            sess.run(train_op)
+            saver.restore(sess, prefix + "-2")
+            for got, want in zip(sess.run([w, b, step]), saved[prefix + "-2"]):
+                np.testing.assert_array_equal(got, want)
+        # A fresh session restores without running the initializers (the slots come back too).
+        with tf.Session(graph=g) as sess:
+            saver.restore(sess, tf.train.latest_checkpoint(str(tmp_path)))
+            np.testing.assert_array_equal(sess.run(w), saved[prefix + "-3"][0])
+            sess.run(train_op)
+
+
+def test_saver_errors_name_what_is_wrong(tmp_path):
+    g = weft.Graph()
+    with g.as_default():
+        w = tf.Variable(np.zeros((2, 2), np.float32), name="w")
+        saver = tf.train.Saver([w])
+        other = tf.Variable(np.zeros(3, np.float32), name="other")
+        with tf.Session(graph=g) as sess:
+            sess.run(tf.global_variables_initializer())
+            path = saver.save(sess, str(tmp_path / "a"))
+            assert path == str(tmp_path / "a")
+            with pytest.raises(ValueError, match="not a valid checkpoint"):
+                saver.restore(sess, str(tmp_path / "missing"))
+            with pytest.raises(weft.errors.NotFoundError, match="Key other not found"):
+                tf.train.Saver([other]).restore(sess, path)
+            with pytest.raises(weft.errors.InvalidArgumentError, match=r"variable other has shape \(3,\) .* shape \(2, 2\) under 'w'"):
+                tf.train.Saver({"w": other}).restore(sess, path)
+            with pytest.raises(ValueError, match="Parent directory"):
+                saver.save(sess, str(tmp_path / "no" / "such" / "dir" / "m"))
+            data = bytearray(open(path + ".weft", "rb").read())
+            data[-6] ^= 0xFF
+            open(path + ".weft", "wb").write(bytes(data))
+            with pytest.raises(weft.errors.DataLossError, match="a.weft"):
+                saver.restore(sess, path)
+
+
+# ---- compat.v1 surface ---------------------------------------------------------------------------
+
+def test_variable_scope_get_variable_and_layers():
+    g = weft.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [None, 4], name="x")
+        h = tf.layers.dense(x, 3, activation=tf.nn.relu)
+        y = tf.layers.dense(h, 2, name="out")
+        assert {v.op.name for v in tf.trainable_variables()} == {"dense/kernel", "dense/bias", "out/kernel", "out/bias"}
+        with tf.variable_scope("s"):
+            a = tf.get_variable("a", [2], initializer=tf.ones_initializer())
+        with pytest.raises(ValueError, match="already exists, disallowed"):
+            with tf.variable_scope("s"):
+                tf.get_variable("a", [2])
+        with tf.variable_scope("s", reuse=True):
+            assert tf.get_variable("a").op.name == "s/a"
+            with pytest.raises(ValueError, match="does not exist"):
+                tf.get_variable("b", [2])
+        with tf.variable_scope("s", reuse=tf.AUTO_REUSE):
+            assert tf.get_variable("a", [2]) == a
+            assert tf.get_variable("c", [1]).op.name == "s/c"
+        tf.set_random_seed(7)
+        with tf.Session(graph=g) as sess:
+            sess.run(tf.global_variables_initializer())
+            k = sess.run(g.get_tensor_by_name("dense/kernel:0"))
+            limit = np.sqrt(6.0 / (4 + 3))  # glorot_uniform, TF1's default initializer
+            assert k.shape == (4, 3) and np.all(np.abs(k) <= limit) and np.std(k) > 0
+            np.testing.assert_array_equal(sess.run(a), [1.0, 1.0])
+            assert sess.run(y, {x: np.ones((5, 4), np.float32)}).shape == (5, 2)
+
+
+def test_losses_match_closed_forms():
+    labels = np.array([[1.0, 0.0], [0.0, 2.0]], np.float32)
+    pred = np.array([[0.5, 1.0], [1.0, 1.0]], np.float32)
+    logits = np.array([[2.0, 0.5, -1.0], [0.1, 0.2, 0.3]], np.float32)
+    classes = np.array([0, 2], np.int32)
+    logp = logits - np.log(np.exp(logits).sum(1, keepdims=True))
+    z = np.array([[1.0, 0.0, 1.0], [0.0, 0.0, 1.0]], np.float32)
+    g = weft.Graph()
+    with g.as_default(), tf.Session(graph=g) as sess:
+        got = sess.run([tf.losses.mean_squared_error(labels, pred), tf.losses.absolute_difference(labels, pred),
+                        tf.losses.mean_squared_error(labels, pred, weights=2.0),
+                        tf.losses.sparse_softmax_cross_entropy(classes, logits),
+                        tf.losses.softmax_cross_entropy(np.eye(3, dtype=np.float32)[classes], logits),
+                        tf.losses.sigmoid_cross_entropy(z, logits),
+                        tf.losses.huber_loss(labels, pred)])
+    err = pred - labels
+    sig = 1 / (1 + np.exp(-logits))
+    huber = np.where(np.abs(err) <= 1, 0.5 * err ** 2, np.abs(err) - 0.5)
+    want = [np.mean(err ** 2), np.mean(np.abs(err)), 2 * np.mean(err ** 2), -np.mean(logp[[0, 1], classes]),
+            -np.mean(logp[[0, 1], classes]), np.mean(-z * np.log(sig) - (1 - z) * np.log(1 - sig)), np.mean(huber)]
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def test_session_argument_order_and_config():
+    g = weft.Graph()
+    with g.as_default():
+        c = tf.constant(3.0) * 2.0
+    cfg = tf.ConfigProto(allow_soft_placement=True, log_device_placement=False, intra_op_parallelism_threads=1,
+                         inter_op_parallelism_threads=1)
+    cfg.gpu_options.allow_growth = True
+    with tf.Session("", g, cfg) as s1, tf.Session(graph=g, config=cfg) as s2, tf.Session(g) as s3:
+        assert s1.run(c) == s2.run(c) == s3.run(c) == 6.0
+        assert s1.graph is g and s3.graph is g
+    with pytest.raises(TypeError, match="target string"):
+        tf.Session(42)
+    with pytest.raises(TypeError, match="two graphs"):
+        tf.Session(g, graph=g)
+    with pytest.raises(NotImplementedError, match="no eager execution"):
+        tf.enable_eager_execution()
+    assert tf.executing_eagerly() is False
+    sess = tf.InteractiveSession(graph=g)
+    try:
+        assert c.eval() == 6.0
+    finally:
+        sess.close()
+
+
+def test_log_device_placement_prints_each_node():
+    script = ("import weft.compat.v1 as tf\nx = tf.placeholder(tf.float32, name='x')\ny = tf.add(x, x, name='y')\n"
+              "with tf.Session(config=tf.ConfigProto(log_device_placement=True)) as s: s.run(y, {x: 1.0})\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, env=env)
+    assert r.returncode == 0, r.stderr
+    assert "y: (Add): " in r.stderr and "CPU:0" in r.stderr
+
+
+# ---- distributed ---------------------------------------------------------------------------------
+
+from test_distribute_server import cluster  # noqa: E402,F401 - the ps-task fixture (a child process)
+
+
+@pytest.mark.skipif(not hasattr(weft._weft.distribute, "Server"), reason="built without UCX")
+def test_optimizer_updates_variables_on_a_ps_task_through_session_target(cluster):
+    spec, _ = cluster
+    server = weft.distribute.Server(spec, job_name="worker", task_index=0, threads=1)
+    xv = np.array([[1.0, 2.0], [3.0, -1.0]], np.float32)
+    yv = np.array([[1.0], [0.0]], np.float32)
+
+    def build(ps_device):
+        g = weft.Graph()
+        with g.as_default():
+            x = tf.placeholder(tf.float32, [None, 2])
+            with tf.device(ps_device):
+                w = tf.Variable(np.array([[0.5], [-0.5]], np.float32), name="w")
+                step = tf.train.get_or_create_global_step()
+            with tf.device("/job:worker/task:0"):
+                loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - yv))
+                train_op = tf.train.AdamOptimizer(0.1).minimize(loss, global_step=step)
+            init = tf.global_variables_initializer()
+        return g, x, w, step, train_op, init
+
+    g, x, w, step, train_op, init = build("/job:ps/task:0")
+    gl, xl, wl, stepl, train_opl, initl = build(None)
+    updates = [op for op in g.get_operations() if op.type in ("ApplyAdam", "AssignAdd")]
+    assert updates and all(op.device.startswith("/job:ps/task:0") for op in updates)
+    assert g.get_operation_by_name("w/Adam").device.startswith("/job:ps/task:0")
+    with tf.Session(server.target, g) as remote, tf.Session(graph=gl) as local:
+        remote.run(init)
+        local.run(initl)
+        for _ in range(3):
+            remote.run(train_op, {x: xv})
+            local.run(train_opl, {xl: xv})
+        np.testing.assert_allclose(remote.run(w), local.run(wl), rtol=1e-6)
+        assert remote.run(step) == 3
