@@ -9,6 +9,8 @@ The GIL is released while a step runs; Ctrl-C cancels the step and raises Keyboa
 session and its variables stay usable).
 """
 
+import numpy as np
+
 from . import _weft
 from .framework import Graph, Operation, Tensor, get_default_graph
 
@@ -127,8 +129,9 @@ class Session(_weft.Session):
 
         feed_dict maps tensors (usually placeholders; or "name:0") to values: numpy arrays of the
         tensor's dtype are used in place (no copy when C-contiguous and 64-byte aligned); Python
-        numbers and lists are converted to the tensor's dtype. A feed of the wrong dtype or shape
-        raises InvalidArgumentError naming both. ``options`` and ``run_metadata`` (TF's tracing) are
+        numbers, lists and numpy arrays of the same kind (float64 for a float32 tensor, as TF
+        allows) are converted to the tensor's dtype. A feed of another kind (float for an int
+        tensor) or of the wrong shape raises InvalidArgumentError naming both. ``options`` and ``run_metadata`` (TF's tracing) are
         accepted and ignored.
         """
         f = _Fetches(self.graph, fetches)
@@ -139,7 +142,7 @@ class Session(_weft.Session):
                     k = self.graph.get_tensor_by_name(k)
                 elif not isinstance(k, Tensor):
                     raise TypeError("feed_dict keys must be tensors or names, got %r" % (k,))
-                feeds.append((k, v))
+                feeds.append((k, _converted_feed(k, v)))
         compiled = self.num_compiled
         values = self._run(feeds, f.tensors, f.targets)
         if self._log_device_placement and self.num_compiled != compiled:
@@ -158,6 +161,21 @@ class Session(_weft.Session):
         _session_stack.remove(self)
         self.close()
         return False
+
+
+def _converted_feed(tensor, value):
+    """A numpy feed converted to the tensor's dtype when the conversion keeps the kind (float64 ->
+    float32, int64 -> int32, int -> float, bool -> number), as TF converts feeds; other mismatches
+    (float -> int, ...) are left for the run to reject, naming both dtypes."""
+    if not isinstance(value, (np.ndarray, np.generic)):
+        return value
+    try:
+        want = tensor.dtype.as_numpy_dtype
+    except (AttributeError, TypeError):  # bfloat16 has no numpy dtype
+        return value
+    if value.dtype != want and np.can_cast(value.dtype, want, casting="same_kind"):
+        return np.asarray(value, dtype=want)
+    return value
 
 
 class _DefaultSession:

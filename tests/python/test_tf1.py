@@ -327,6 +327,24 @@ def test_session_argument_order_and_config():
         sess.close()
 
 
+def test_feeds_are_converted_within_their_kind_and_v1_spellings():
+    g = weft.Graph()
+    with g.as_default():
+        x = tf.placeholder("float", [None, 2])          # TF1's "float" is float32
+        n = tf.placeholder(tf.int32, [None])
+        s = tf.reduce_sum(x, reduction_indices=1, keep_dims=True)
+        m = tf.argmax(x, dimension=1)
+        with pytest.raises(ValueError, match="both 'axis' and 'reduction_indices'"):
+            tf.reduce_sum(x, axis=0, reduction_indices=1)
+        with tf.Session(graph=g) as sess:
+            xv = np.array([[1.0, 3.0], [4.0, 2.0]])      # float64, as numpy makes it
+            got_s, got_m = sess.run([s, m], {x: xv})
+            assert got_s.dtype == np.float32 and got_s.tolist() == [[4.0], [6.0]] and got_m.tolist() == [1, 0]
+            assert sess.run(n * 2, {n: np.array([1, 2], np.int64)}).tolist() == [2, 4]
+            with pytest.raises(weft.errors.InvalidArgumentError, match="float64"):
+                sess.run(n * 2, {n: np.array([1.5, 2.0])})
+
+
 def test_log_device_placement_prints_each_node():
     script = ("import weft.compat.v1 as tf\nx = tf.placeholder(tf.float32, name='x')\ny = tf.add(x, x, name='y')\n"
               "with tf.Session(config=tf.ConfigProto(log_device_placement=True)) as s: s.run(y, {x: 1.0})\n")

@@ -1,0 +1,40 @@
+"""TF1's spellings of the reductions and arg-reductions: ``reduction_indices`` (for ``axis``),
+``keep_dims`` (for ``keepdims``) and ``dimension`` (for ``axis``), as ``tf.compat.v1`` accepts them."""
+from ... import ops as _ops
+
+
+def _v1_axis(axis, old, old_name):
+    if old is not None:
+        if axis is not None:
+            raise ValueError("Cannot specify both 'axis' and '%s'" % old_name)
+        return old
+    return axis
+
+
+def _reduction(f):
+    def g(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None, keep_dims=None):
+        axis = _v1_axis(axis, reduction_indices, "reduction_indices")
+        return f(input_tensor, axis=axis, keepdims=bool(keepdims or keep_dims), name=name)
+    g.__name__ = g.__qualname__ = f.__name__
+    g.__doc__ = f.__doc__ + "\n\nTF1 spellings: reduction_indices= for axis, keep_dims= for keepdims."
+    return g
+
+
+reduce_sum = _reduction(_ops.reduce_sum)
+reduce_mean = _reduction(_ops.reduce_mean)
+reduce_max = _reduction(_ops.reduce_max)
+reduce_min = _reduction(_ops.reduce_min)
+reduce_prod = _reduction(_ops.reduce_prod)
+
+
+def argmax(input, axis=None, name=None, dimension=None, output_type=_ops.int64):
+    """Index of the largest element along ``axis`` (or TF1's ``dimension``; default 0)."""
+    return _ops.argmax(input, _v1_axis(axis, dimension, "dimension"), output_type=output_type, name=name)
+
+
+def argmin(input, axis=None, name=None, dimension=None, output_type=_ops.int64):
+    """Index of the smallest element along ``axis`` (or TF1's ``dimension``; default 0)."""
+    return _ops.argmin(input, _v1_axis(axis, dimension, "dimension"), output_type=output_type, name=name)
+
+
+__all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "argmax", "argmin"]
