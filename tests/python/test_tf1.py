@@ -280,6 +280,36 @@ def test_variable_scope_get_variable_and_layers():
             assert sess.run(y, {x: np.ones((5, 4), np.float32)}).shape == (5, 2)
 
 
+def test_set_random_seed_repeats_initializers_and_random_ops():
+    def run():
+        g = weft.Graph()
+        with g.as_default():
+            tf.set_random_seed(42)
+            w = tf.get_variable("w", [3, 4])
+            n = tf.random_normal([5])
+            u = tf.random.uniform([2], seed=3)
+            with tf.Session(graph=g) as sess:
+                sess.run(tf.global_variables_initializer())
+                return sess.run([w, n, u])
+    a, b = run(), run()
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x, y)
+    assert not np.array_equal(a[1][:2], a[2])
+
+
+def test_clipping_matches_closed_forms():
+    g = weft.Graph()
+    with g.as_default(), tf.Session(graph=g) as sess:
+        a, b = np.array([3.0, 4.0], np.float32), np.array([12.0], np.float32)
+        (ca, cb), norm = tf.clip_by_global_norm([tf.constant(a), tf.constant(b)], 6.5)
+        got = sess.run([ca, cb, norm, tf.clip_by_value(tf.constant(a), 3.5, 3.8), tf.clip_by_norm(tf.constant(a), 2.5)])
+    np.testing.assert_allclose(got[0], a * 6.5 / 13.0, rtol=1e-6)
+    np.testing.assert_allclose(got[1], b * 6.5 / 13.0, rtol=1e-6)
+    np.testing.assert_allclose(got[2], 13.0, rtol=1e-6)
+    np.testing.assert_allclose(got[3], [3.5, 3.8], rtol=1e-6)
+    np.testing.assert_allclose(got[4], a / 2.0, rtol=1e-6)
+
+
 def test_losses_match_closed_forms():
     labels = np.array([[1.0, 0.0], [0.0, 2.0]], np.float32)
     pred = np.array([[0.5, 1.0], [1.0, 1.0]], np.float32)

@@ -27,7 +27,8 @@ from . import layers, logging, losses  # noqa: F401
 nn = _importlib.import_module(__name__ + ".nn")
 summary = _importlib.import_module(__name__ + ".summary")
 from .variable_scope import *  # noqa: F401,F403
-from .math import *  # noqa: F401,F403 - reductions with reduction_indices= / keep_dims=
+from .math import *  # noqa: F401,F403 - reductions with reduction_indices= / keep_dims=, clipping
+from .random import *  # noqa: F401,F403 - random ops seeded by set_random_seed
 from .variable_scope import glorot_uniform_initializer as _glorot_uniform
 from .variable_scope import (zeros_initializer, ones_initializer, constant_initializer,  # noqa: F401
                              random_normal_initializer, truncated_normal_initializer, random_uniform_initializer,
@@ -60,10 +61,11 @@ def executing_eagerly():
     return False
 
 
-def set_random_seed(seed):
-    """The default graph's seed: random ops (and initializers) without their own seed derive one
-    from it, so the same program gives the same values."""
-    get_default_graph().seed = int(seed)
+def placeholder_with_default(input, shape, name=None):
+    """``input`` unless fed: weft can feed any tensor, so this is an Identity of ``input``
+    (a fed value must have ``input``'s shape)."""
+    from ...ops import identity
+    return identity(input, name=name or "PlaceholderWithDefault")
 
 
 def to_float(x, name="ToFloat"):

@@ -38,3 +38,35 @@ def argmin(input, axis=None, name=None, dimension=None, output_type=_ops.int64):
 
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "argmax", "argmin"]
+
+
+# ---- clipping ------------------------------------------------------------------------------------
+
+def clip_by_value(t, clip_value_min, clip_value_max, name=None):
+    """min(max(t, clip_value_min), clip_value_max), elementwise."""
+    return _ops.minimum(_ops.maximum(t, clip_value_min), clip_value_max, name=name)
+
+
+def global_norm(t_list, name=None):
+    """sqrt(sum of the squares of every element of every tensor in t_list); None entries are skipped."""
+    ts = [t for t in t_list if t is not None]
+    if not ts:
+        raise ValueError("global_norm: t_list has no tensors")
+    return _ops.sqrt(_ops.add_n([_ops.reduce_sum(_ops.square(t)) for t in ts]), name=name)
+
+
+def clip_by_norm(t, clip_norm, axes=None, name=None):
+    """t * clip_norm / max(l2norm(t), clip_norm): t unchanged when its L2 norm is within clip_norm."""
+    norm = _ops.sqrt(_ops.reduce_sum(_ops.square(t), axis=axes, keepdims=axes is not None))
+    return t * clip_norm / _ops.maximum(norm, clip_norm)
+
+
+def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
+    """(the tensors scaled by clip_norm / max(global_norm, clip_norm), the global norm), as TF
+    returns them; None entries stay None."""
+    norm = use_norm if use_norm is not None else global_norm(t_list)
+    scale = clip_norm / _ops.maximum(norm, clip_norm)
+    return [None if t is None else t * scale for t in t_list], norm
+
+
+__all__ += ["clip_by_value", "global_norm", "clip_by_norm", "clip_by_global_norm"]

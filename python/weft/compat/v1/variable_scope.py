@@ -13,7 +13,8 @@ import numpy as np
 
 from ... import _variables
 from ...framework import Tensor, Variable, as_dtype, constant, convert_to_tensor, float32, get_default_graph
-from ...ops import fill, random_normal, random_uniform, truncated_normal
+from ...ops import fill
+from .random import random_normal, random_uniform, truncated_normal
 
 AUTO_REUSE = "AUTO_REUSE"
 
@@ -63,14 +64,14 @@ class random_normal_initializer(_Initializer):  # noqa: N801
         self.mean, self.stddev, self.seed = mean, stddev, seed
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        return random_normal(shape, self.mean, self.stddev, self._dtype(dtype), self.seed or 0)
+        return random_normal(shape, self.mean, self.stddev, self._dtype(dtype), self.seed)
 
 
 class truncated_normal_initializer(random_normal_initializer):  # noqa: N801
     """Normal values redrawn beyond two standard deviations."""
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        return truncated_normal(shape, self.mean, self.stddev, self._dtype(dtype), self.seed or 0)
+        return truncated_normal(shape, self.mean, self.stddev, self._dtype(dtype), self.seed)
 
 
 class random_uniform_initializer(_Initializer):  # noqa: N801
@@ -79,7 +80,7 @@ class random_uniform_initializer(_Initializer):  # noqa: N801
         self.minval, self.maxval, self.seed = minval, 1.0 if maxval is None else maxval, seed
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        return random_uniform(shape, self.minval, self.maxval, self._dtype(dtype), self.seed or 0)
+        return random_uniform(shape, self.minval, self.maxval, self._dtype(dtype), self.seed)
 
 
 class variance_scaling_initializer(_Initializer):  # noqa: N801
@@ -105,7 +106,7 @@ class variance_scaling_initializer(_Initializer):  # noqa: N801
         fan_out = shape[-1] * receptive if len(shape) >= 2 else (shape[0] if shape else 1)
         n = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2.0}[self.mode]
         scale = self.scale / max(1.0, n)
-        dt, seed = self._dtype(dtype), self.seed or 0
+        dt, seed = self._dtype(dtype), self.seed
         if self.distribution == "uniform":
             limit = math.sqrt(3.0 * scale)
             return random_uniform(shape, -limit, limit, dt, seed)
