@@ -297,6 +297,28 @@ def test_set_random_seed_repeats_initializers_and_random_ops():
     assert not np.array_equal(a[1][:2], a[2])
 
 
+def test_dropout_with_a_fed_keep_prob_and_a_training_tensor():
+    g = weft.Graph()
+    with g.as_default():
+        tf.set_random_seed(3)
+        x = tf.placeholder(tf.float32, [None, 1000])
+        keep_prob = tf.placeholder(tf.float32)
+        y = tf.nn.dropout(x, keep_prob)
+        dx, = tf.gradients(tf.reduce_sum(y * 3.0), [x])
+        training = tf.placeholder_with_default(False, shape=())
+        z = tf.layers.dropout(x, rate=0.5, training=training)
+        with tf.Session(graph=g) as sess:
+            xv = np.ones((20, 1000), np.float32)
+            yv, dxv = sess.run([y, dx], {x: xv, keep_prob: 0.25})
+            assert set(np.unique(yv)) == {0.0, 4.0}                      # kept values scaled by 1 / 0.25
+            assert abs((yv != 0).mean() - 0.25) < 5 * np.sqrt(0.25 * 0.75 / yv.size)
+            np.testing.assert_array_equal(dxv, 3.0 * yv)                 # dy * mask / keep_prob
+            np.testing.assert_array_equal(sess.run(y, {x: xv, keep_prob: 1.0}), xv)
+            np.testing.assert_array_equal(sess.run(z, {x: xv}), xv)       # not training: the identity
+            zt = sess.run(z, {x: xv, training: True})
+            assert set(np.unique(zt)) == {0.0, 2.0}
+
+
 def test_clipping_matches_closed_forms():
     g = weft.Graph()
     with g.as_default(), tf.Session(graph=g) as sess:

@@ -4,8 +4,9 @@ named after the layer ("dense", "dense_1", ... or ``name``), as TF1 names their 
 import numpy as np
 
 from ...framework import Tensor
-from ...nn import bias_add, conv2d as _conv2d, max_pool2d, avg_pool2d, dropout as _dropout
-from ...ops import identity, matmul, reshape
+from ...nn import bias_add, conv2d as _conv2d, max_pool2d, avg_pool2d
+from ...ops import identity, matmul, reshape, where
+from .nn import dropout as _nn_dropout
 from .variable_scope import get_variable, variable_scope, zeros_initializer
 
 
@@ -84,13 +85,14 @@ def flatten(inputs, name=None, data_format="channels_last"):
 
 
 def dropout(inputs, rate=0.5, noise_shape=None, seed=None, training=False, name=None):
-    """Drops with probability ``rate`` when ``training`` (a Python bool), else passes ``inputs`` through."""
+    """Drops with probability ``rate`` when ``training`` (a Python bool, or a bool tensor such as a
+    placeholder: then both paths are built and the tensor picks one per run), else passes
+    ``inputs`` through."""
     if isinstance(training, Tensor):
-        raise NotImplementedError("weft's layers.dropout takes training as a Python bool (build one graph for "
-                                  "training and one for inference), not the tensor %s" % training.name)
-    if noise_shape is not None:
-        raise NotImplementedError("weft's dropout does not support noise_shape")
-    return _dropout(inputs, rate, seed=seed or 0, name=name) if training else identity(inputs, name=name)
+        return where(training, _nn_dropout(inputs, rate=rate, noise_shape=noise_shape, seed=seed), inputs, name=name)
+    if training:
+        return _nn_dropout(inputs, rate=rate, noise_shape=noise_shape, seed=seed, name=name)
+    return identity(inputs, name=name)
 
 
 __all__ = ["dense", "conv2d", "max_pooling2d", "average_pooling2d", "flatten", "dropout"]

@@ -1,21 +1,32 @@
 """``tf.compat.v1.nn``: weft.nn plus the TF1 spellings graph-mode programs use."""
 from ...nn import *  # noqa: F401,F403
-from ...nn import max_pool2d, avg_pool2d, softmax_cross_entropy_with_logits, dropout as _dropout
+from ...nn import max_pool2d, avg_pool2d, softmax_cross_entropy_with_logits
 from ...framework import Tensor, convert_to_tensor
-from ...ops import abs as _abs, exp, gather, log, maximum, reduce_sum, square
+from ...ops import abs as _abs, cast, exp, gather, less, log, maximum, raw_ops, reduce_sum, square
+from .random import seeds
 
 
 def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None):
-    """TF1's dropout: keeps each element with probability ``keep_prob`` (or drops with ``rate``)
-    and scales the kept ones by 1 / keep_prob. ``noise_shape`` is not supported."""
+    """TF1's dropout: keeps each element with probability ``keep_prob`` (or drops it with
+    probability ``rate``) and scales what it keeps by 1 / keep_prob. The probability may be a
+    number or a tensor (a placeholder fed 0.5 in training and 1.0 in evaluation); a number uses
+    the Dropout op, a tensor compares RandomUniformLike(x) with it. ``noise_shape`` is not supported."""
     if noise_shape is not None:
         raise NotImplementedError("weft's dropout draws one mask element per input element; noise_shape is not "
                                   "supported")
     if (keep_prob is None) == (rate is None):
         raise ValueError("dropout: give exactly one of keep_prob and rate")
-    if isinstance(keep_prob, Tensor) or isinstance(rate, Tensor):
-        raise NotImplementedError("weft's dropout takes its rate as a number, not a tensor")
-    return _dropout(x, rate if rate is not None else 1.0 - keep_prob, seed=seed or 0, name=name)
+    x = convert_to_tensor(x)
+    s, s2 = seeds(seed)
+    if not isinstance(keep_prob, Tensor) and not isinstance(rate, Tensor):
+        drop = float(rate) if rate is not None else 1.0 - float(keep_prob)
+        return raw_ops.Dropout(x, rate=drop, seed=s, seed2=s2, name=name)[0]
+    keep = keep_prob if keep_prob is not None else 1.0 - convert_to_tensor(rate)
+    keep = convert_to_tensor(keep, None if isinstance(keep, Tensor) else x.dtype)
+    if keep.dtype != x.dtype:
+        keep = cast(keep, x.dtype)
+    kept = cast(less(raw_ops.RandomUniformLike(x, seed=s, seed2=s2), keep), x.dtype)
+    return x * kept / keep
 
 
 def softmax_cross_entropy_with_logits_v2(labels, logits, axis=-1, name=None):
