@@ -55,7 +55,7 @@ from . import keras  # noqa: E402,F401
 from ._weft import gpu_info  # noqa: E402,F401
 from . import distribute  # noqa: E402,F401
 from . import collective_ops  # noqa: E402,F401
-from . import train, summary, compat  # noqa: E402,F401
 
 bool = bool_  # weft.bool, as tf.bool (shadows the builtin only inside this namespace)
 __version__ = "0.1.0"
+from . import train, summary, compat  # noqa: E402,F401 - last: compat.v1 takes in everything above

@@ -319,6 +319,28 @@ def test_dropout_with_a_fed_keep_prob_and_a_training_tensor():
             assert set(np.unique(zt)) == {0.0, 2.0}
 
 
+def test_batch_normalization_uses_batch_statistics_and_updates_moving_averages():
+    xv = np.array([[1.0, 10.0], [2.0, 14.0], [6.0, 12.0]], np.float32)
+    mean, var = xv.mean(0), xv.var(0)
+    g = weft.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [None, 2])
+        training = tf.placeholder(tf.bool, [])
+        y = tf.layers.batch_normalization(x, momentum=0.9, training=training)
+        update_ops = tf.get_collection(tf.GraphKeys.UPDATE_OPS)
+        assert len(update_ops) == 2
+        names = {v.op.name for v in tf.global_variables()}
+        assert names == {"batch_normalization/" + n for n in ("gamma", "beta", "moving_mean", "moving_variance")}
+        assert {v.op.name for v in tf.trainable_variables()} == {"batch_normalization/gamma", "batch_normalization/beta"}
+        with tf.Session(graph=g) as sess:
+            sess.run(tf.global_variables_initializer())
+            got, _ = sess.run([y, update_ops], {x: xv, training: True})
+            np.testing.assert_allclose(got, (xv - mean) / np.sqrt(var + 1e-3), rtol=1e-5, atol=1e-6)
+            mm = 0.1 * mean                                   # 0.9 * 0 + 0.1 * batch mean
+            mv = 0.9 * 1.0 + 0.1 * var * 3 / 2                # the unbiased batch variance
+            np.testing.assert_allclose(sess.run(y, {x: xv, training: False}), (xv - mm) / np.sqrt(mv + 1e-3), rtol=1e-5, atol=1e-6)
+
+
 def test_clipping_matches_closed_forms():
     g = weft.Graph()
     with g.as_default(), tf.Session(graph=g) as sess:

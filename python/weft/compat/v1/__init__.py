@@ -144,8 +144,9 @@ def add_to_collection(name, value):
 
 def get_collection(key, scope=None):
     """The collection ``key``: the graph's variables for GLOBAL_VARIABLES / TRAINABLE_VARIABLES,
-    the global step for GLOBAL_STEP, what ``add_to_collection`` put there otherwise (UPDATE_OPS is
-    empty unless a program adds to it), [] for a collection nobody filled."""
+    the global step for GLOBAL_STEP, batch_normalization's moving-average updates (and whatever
+    the program added) for UPDATE_OPS, what ``add_to_collection`` put there otherwise, [] for a
+    collection nobody filled."""
     if key == GraphKeys.GLOBAL_VARIABLES:
         return global_variables(scope)
     if key == GraphKeys.TRAINABLE_VARIABLES:
@@ -153,7 +154,10 @@ def get_collection(key, scope=None):
     if key == GraphKeys.GLOBAL_STEP:
         step = train.get_global_step()
         return [step] if step is not None else []
-    items = list(_collections(get_default_graph()).get(key, []))
+    g = get_default_graph()
+    items = list(_collections(g).get(key, []))
+    if key == GraphKeys.UPDATE_OPS:  # layers.batch_normalization's moving-average updates
+        items = [g.get_operation_by_name(n) for n in g.__dict__.get("_tf1_update_ops", [])] + items
     if scope is not None:
         items = [i for i in items if _re.match(scope, getattr(i, "name", ""))]
     return items

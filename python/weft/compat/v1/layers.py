@@ -4,10 +4,11 @@ named after the layer ("dense", "dense_1", ... or ``name``), as TF1 names their 
 import numpy as np
 
 from ...framework import Tensor
-from ...nn import bias_add, conv2d as _conv2d, max_pool2d, avg_pool2d
-from ...ops import identity, matmul, reshape, where
+from ...framework import constant
+from ...nn import bias_add, conv2d as _conv2d, max_pool2d, avg_pool2d, fused_batch_norm
+from ...ops import cast, fill, identity, matmul, maximum, reshape, size, where
 from .nn import dropout as _nn_dropout
-from .variable_scope import get_variable, variable_scope, zeros_initializer
+from .variable_scope import get_variable, ones_initializer, variable_scope, zeros_initializer
 
 
 def _activate(y, activation):
@@ -75,6 +76,50 @@ def average_pooling2d(inputs, pool_size, strides, padding="valid", data_format="
     return avg_pool2d(inputs, pool_size, strides, padding.upper(), name=name)
 
 
+def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
+                        beta_initializer=None, gamma_initializer=None, moving_mean_initializer=None,
+                        moving_variance_initializer=None, beta_regularizer=None, gamma_regularizer=None,
+                        beta_constraint=None, gamma_constraint=None, training=False, trainable=True, name=None,
+                        reuse=None, renorm=False, renorm_clipping=None, renorm_momentum=0.99, fused=None,
+                        virtual_batch_size=None, adjustment=None):
+    """Batch norm over the last axis, TF1's way: variables gamma, beta, moving_mean and
+    moving_variance; in training (a Python bool, or a bool tensor choosing per run) it normalizes
+    with the batch's statistics and puts the moving-average updates (the variance Bessel-corrected,
+    as TF's fused kernel gives it) in the UPDATE_OPS collection, which the program runs with its
+    train op (``with tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS))``)."""
+    rank = len(inputs.shape) if inputs.shape is not None else None
+    if rank is None or axis not in (-1, rank - 1):
+        raise NotImplementedError("weft's batch_normalization normalizes over the last axis (channels_last), got "
+                                  "axis=%r for shape %s" % (axis, inputs.shape))
+    if renorm or virtual_batch_size or adjustment:
+        raise NotImplementedError("weft's batch_normalization has no renorm, virtual_batch_size or adjustment")
+    c = inputs.shape[-1]
+    if c is None:
+        raise ValueError("batch_normalization: the last dimension of %s must be known" % inputs.name)
+    dt = inputs.dtype
+    with _scope(name, "batch_normalization", reuse):
+        gamma = get_variable("gamma", [c], dtype=dt, initializer=gamma_initializer or ones_initializer(),
+                             trainable=trainable) if scale else fill([c], constant(1, dtype=dt))
+        beta = get_variable("beta", [c], dtype=dt, initializer=beta_initializer or zeros_initializer(),
+                            trainable=trainable) if center else fill([c], constant(0, dtype=dt))
+        mean = get_variable("moving_mean", [c], dtype=dt, initializer=moving_mean_initializer or zeros_initializer(),
+                            trainable=False)
+        var = get_variable("moving_variance", [c], dtype=dt,
+                           initializer=moving_variance_initializer or ones_initializer(), trainable=False)
+        inference = fused_batch_norm(inputs, gamma, beta, mean, var, epsilon=epsilon, is_training=False)[0]
+        if training is False:
+            return inference
+        y, batch_mean, batch_var = fused_batch_norm(inputs, gamma, beta, mean, var, epsilon=epsilon, is_training=True)
+        n = cast(size(inputs), dt) / float(c)
+        unbiased = batch_var * n / maximum(n - 1.0, 1.0)
+        g = inputs.graph
+        updates = g.__dict__.setdefault("_tf1_update_ops", [])  # names: the graph holds no op objects
+        for v, batch in ((mean, batch_mean), (var, unbiased)):
+            with g.device(None), g.device(v.op.device or None):
+                updates.append(v.assign(v * momentum + batch * (1.0 - momentum)).op.name)
+        return y if training is True else where(training, y, inference)
+
+
 def flatten(inputs, name=None, data_format="channels_last"):
     """[batch, ...] -> [batch, product of the other dims] (which must be known)."""
     rest = inputs.shape[1:]
@@ -95,4 +140,4 @@ def dropout(inputs, rate=0.5, noise_shape=None, seed=None, training=False, name=
     return identity(inputs, name=name)
 
 
-__all__ = ["dense", "conv2d", "max_pooling2d", "average_pooling2d", "flatten", "dropout"]
+__all__ = ["dense", "conv2d", "max_pooling2d", "average_pooling2d", "batch_normalization", "flatten", "dropout"]
