@@ -466,3 +466,73 @@ def test_optimizer_updates_variables_on_a_ps_task_through_session_target(cluster
             local.run(train_opl, {xl: xv})
         np.testing.assert_allclose(remote.run(w), local.run(wl), rtol=1e-6)
         assert remote.run(step) == 3
+
+
+# ---- MonitoredTrainingSession and hooks ------------------------------------------------------------
+
+def regression_graph():
+    g = weft.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [None, 2])
+        y = tf.placeholder(tf.float32, [None, 1])
+        w = tf.Variable(np.zeros((2, 1), np.float32), name="w")
+        loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
+        tf.summary.scalar("loss", loss)
+        step = tf.train.get_or_create_global_step()
+        train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=step)
+    xv = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], np.float32)
+    return g, {x: xv, y: xv @ np.array([[1.0], [2.0]], np.float32)}, loss, step, train_op
+
+
+def test_monitored_training_session_stops_saves_and_resumes(tmp_path, caplog):
+    g, feed, loss, step, train_op = regression_graph()
+
+    class Count(tf.train.SessionRunHook):
+        def begin(self):
+            self.calls, self.seen = 0, []
+
+        def before_run(self, run_context):
+            return tf.train.SessionRunArgs({"step": step})
+
+        def after_run(self, run_context, run_values):
+            self.calls += 1
+            self.seen.append(int(run_values.results["step"]))
+
+    count = Count()
+    ckpt = str(tmp_path / "run")
+    with g.as_default():
+        hooks = [tf.train.StopAtStepHook(last_step=12), tf.train.NanTensorHook(loss), count,
+                 tf.train.LoggingTensorHook({"loss": loss}, every_n_iter=5)]
+        with caplog.at_level("INFO", logger="weft"):
+            with tf.train.MonitoredTrainingSession(checkpoint_dir=ckpt, save_checkpoint_steps=5,
+                                                   save_summaries_steps=4, hooks=hooks) as sess:
+                while not sess.should_stop():
+                    sess.run(train_op, feed)
+        assert count.calls == 12 and count.seen == list(range(12))
+        assert sum("loss = " in r.getMessage() for r in caplog.records) == 3  # iterations 0, 5, 10
+        names = os.listdir(ckpt)
+        assert {"model.ckpt-0.weft", "model.ckpt-5.weft", "model.ckpt-10.weft", "model.ckpt-12.weft"} <= set(names)
+        assert any(n.startswith("events.out.tfevents.") for n in names)
+        assert tf.train.latest_checkpoint(ckpt).endswith("model.ckpt-12")
+        # A second session restores step 12 and the trained w; running out of input ends it cleanly.
+        with tf.train.MonitoredTrainingSession(checkpoint_dir=ckpt, hooks=[tf.train.StopAtStepHook(num_steps=3)]) as sess:
+            assert sess.run(step, feed) == 12
+            while not sess.should_stop():
+                sess.run(train_op, feed)
+            assert sess.run(step, feed) == 15
+            raise weft.errors.OutOfRangeError("end of input", "OutOfRange")
+        assert tf.train.latest_checkpoint(ckpt).endswith("model.ckpt-15")  # saved by the hook's end()
+
+
+def test_nan_tensor_hook_stops_training():
+    g, feed, loss, step, train_op = regression_graph()
+    with g.as_default():
+        bad = loss * np.float32(np.nan)
+        with pytest.raises(tf.train.NanLossDuringTrainingError):
+            with tf.train.MonitoredTrainingSession(hooks=[tf.train.NanTensorHook(bad)]) as sess:
+                sess.run(train_op, feed)
+        with tf.train.MonitoredTrainingSession(hooks=[tf.train.NanTensorHook(bad, fail_on_nan_loss=False)]) as sess:
+            sess.run(train_op, feed)
+            assert sess.should_stop()
+        with pytest.raises(ValueError, match="num_steps or last_step"):
+            tf.train.StopAtStepHook()

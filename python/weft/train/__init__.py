@@ -17,4 +17,9 @@ from .training_util import (get_global_step, create_global_step, get_or_create_g
                             global_step, exponential_decay)
 from .saver import (Saver, latest_checkpoint, get_checkpoint_state, checkpoint_exists,  # noqa: F401
                     load_checkpoint, list_variables, load_variable, CheckpointState)
+from .hooks import (SessionRunArgs, SessionRunContext, SessionRunValues, SessionRunHook,  # noqa: F401,E402
+                    SecondOrStepTimer, StopAtStepHook, NanLossDuringTrainingError, NanTensorHook, LoggingTensorHook,
+                    FeedFnHook, CheckpointSaverHook, SummarySaverHook, StepCounterHook, SummaryWriterCache)
+from .monitored_session import (Scaffold, ChiefSessionCreator, WorkerSessionCreator, MonitoredSession,  # noqa: F401,E402
+                                SingularMonitoredSession, MonitoredTrainingSession)
 from ..distribute import Server, ClusterSpec  # noqa: F401,E402 - TF1's tf.train.Server / tf.train.ClusterSpec
