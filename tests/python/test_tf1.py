@@ -141,6 +141,27 @@ def test_tf1_program_matches_tensorflow(name):
         assert sess.run(gs) == 3
 
 
+def test_replica_device_setter_round_robins_variables_over_ps_tasks():
+    g = weft.Graph()
+    cluster = {"ps": ["h:1", "h:2"], "worker": ["h:3", "h:4"]}
+    assert tf.train.replica_device_setter(cluster={"worker": ["h:3"]}) is None  # no ps task: no function
+    with g.as_default(), tf.device(tf.train.replica_device_setter(cluster=cluster, worker_device="/job:worker/task:1")):
+        a = tf.Variable(np.zeros(2, np.float32), name="a")
+        b = tf.get_variable("b", [2])
+        c = tf.Variable(np.zeros(2, np.float32), name="c")
+        with tf.device("/job:ps/task:1"):
+            pinned = tf.Variable(np.zeros(2, np.float32), name="pinned")
+        with tf.device("/device:CPU:0"):
+            y = tf.add(a, b, name="y")
+        slots = tf.train.MomentumOptimizer(0.1, 0.9)
+        slots.minimize(tf.reduce_sum(y * c))
+    assert [v.op.device for v in (a, b, c)] == ["/job:ps/task:0", "/job:ps/task:1", "/job:ps/task:0"]
+    assert pinned.op.device == "/job:ps/task:1"                       # an inner block wins
+    assert a.initializer.device == "/job:ps/task:0"                  # initializers stay with their variable
+    assert y.op.device == "/job:worker/task:1/device:CPU:0"
+    assert slots.get_slot(b, "momentum").op.device == "/job:ps/task:1"
+
+
 def test_compute_and_apply_gradients_and_slots():
     g = weft.Graph()
     with g.as_default():
@@ -440,21 +461,22 @@ def test_optimizer_updates_variables_on_a_ps_task_through_session_target(cluster
     xv = np.array([[1.0, 2.0], [3.0, -1.0]], np.float32)
     yv = np.array([[1.0], [0.0]], np.float32)
 
-    def build(ps_device):
+    def build(device):
         g = weft.Graph()
-        with g.as_default():
+        with g.as_default(), tf.device(device):  # TF1's between-graph pattern: variables to ps, the rest here
             x = tf.placeholder(tf.float32, [None, 2])
-            with tf.device(ps_device):
-                w = tf.Variable(np.array([[0.5], [-0.5]], np.float32), name="w")
-                step = tf.train.get_or_create_global_step()
-            with tf.device("/job:worker/task:0"):
-                loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - yv))
-                train_op = tf.train.AdamOptimizer(0.1).minimize(loss, global_step=step)
+            w = tf.Variable(np.array([[0.5], [-0.5]], np.float32), name="w")
+            step = tf.train.get_or_create_global_step()
+            loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - yv))
+            train_op = tf.train.AdamOptimizer(0.1).minimize(loss, global_step=step)
             init = tf.global_variables_initializer()
         return g, x, w, step, train_op, init
 
-    g, x, w, step, train_op, init = build("/job:ps/task:0")
+    g, x, w, step, train_op, init = build(tf.train.replica_device_setter(
+        cluster=tf.train.ClusterSpec(spec), worker_device="/job:worker/task:0"))
     gl, xl, wl, stepl, train_opl, initl = build(None)
+    assert w.op.device == step.op.device == "/job:ps/task:0"
+    assert g.get_operation_by_name("MatMul").device == "/job:worker/task:0"
     updates = [op for op in g.get_operations() if op.type in ("ApplyAdam", "AssignAdd")]
     assert updates and all(op.device.startswith("/job:ps/task:0") for op in updates)
     assert g.get_operation_by_name("w/Adam").device.startswith("/job:ps/task:0")
