@@ -16,6 +16,7 @@ import socket
 import struct
 import threading
 import time
+import zlib
 
 import numpy as np
 
@@ -102,6 +103,41 @@ def histogram_value(tag, values):
     return field_bytes(1, tag) + field_bytes(5, histo)
 
 
+def _png(image):
+    """PNG bytes of a uint8 [height, width, channels] array (1, 2, 3 or 4 channels)."""
+    h, w, c = image.shape
+    color_type = {1: 0, 2: 4, 3: 2, 4: 6}[c]
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    rows = b"".join(b"\x00" + image[y].tobytes() for y in range(h))  # filter type 0 per row
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, color_type, 0, 0, 0)) +
+            chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+def _image_uint8(image):
+    """TF1's image summary scaling: uint8 as is; floats all >= 0 scaled so the largest is 255;
+    floats with negatives shifted so 0 is 127 and scaled so the smallest is 0 or the largest 255."""
+    if image.dtype == np.uint8:
+        return image
+    v = image.astype(np.float64)
+    lo, hi = float(v.min()), float(v.max())
+    if lo >= 0:
+        out = v * (255.0 / hi if hi > 0 else 0.0)
+    else:
+        out = 127.0 + v * min(127.0 / -lo, 128.0 / hi if hi > 0 else np.inf)
+    return np.clip(np.rint(out), 0, 255).astype(np.uint8)
+
+
+def image_value(tag, image):
+    """A TF1 ``Summary.Value`` with an Image: one [height, width, channels] array, PNG-encoded."""
+    if image.ndim != 3 or image.shape[2] not in (1, 2, 3, 4):
+        raise ValueError("image summary %r: need [height, width, 1|2|3|4 channels], got shape %s" % (tag, image.shape))
+    h, w, c = image.shape
+    img = field_varint(1, h) + field_varint(2, w) + field_varint(3, c) + field_bytes(4, _png(_image_uint8(image)))
+    return field_bytes(1, tag) + field_bytes(4, img)
+
+
 def summary_proto(values):
     """A ``Summary`` from encoded ``Summary.Value``s."""
     return b"".join(field_bytes(1, v) for v in values)
@@ -124,8 +160,9 @@ def graph_def(graph):
     return bytes(out)
 
 
-def event(step=0, wall_time=None, file_version=None, graph=None, summary=None):
-    """An encoded ``Event``: wall_time (seconds), step, and one of file_version, graph_def, summary."""
+def event(step=0, wall_time=None, file_version=None, graph=None, summary=None, tagged_run_metadata=None):
+    """An encoded ``Event``: wall_time (seconds), step, and one of file_version, graph_def, summary,
+    tagged_run_metadata (a (tag, RunMetadata bytes) pair)."""
     e = field_double(1, time.time() if wall_time is None else wall_time) + field_varint(2, step)
     if file_version is not None:
         e += field_bytes(3, file_version)
@@ -133,6 +170,8 @@ def event(step=0, wall_time=None, file_version=None, graph=None, summary=None):
         e += field_bytes(4, graph)
     if summary is not None:
         e += field_bytes(5, summary)
+    if tagged_run_metadata is not None:
+        e += field_bytes(8, field_bytes(1, tagged_run_metadata[0]) + field_bytes(2, tagged_run_metadata[1]))
     return e
 
 

@@ -133,3 +133,29 @@ def test_keras_callback_epoch_only_and_bad_update_freq(tmp_path):
     assert train.Tags()["tensors"] == ["epoch_loss"] and not train.Tags()["graph"]
     with pytest.raises(ValueError, match="update_freq"):
         keras.callbacks.TensorBoard(str(tmp_path), update_freq="sometimes")
+
+
+def test_image_summaries_and_run_metadata(tmp_path):
+    Image = pytest.importorskip("PIL.Image", reason="pillow (a tensorboard dependency) is missing")
+    import io
+    g = weft.Graph()
+    with g.as_default():
+        x = tf1.placeholder(tf1.float32, [None, 2, 3, 1])
+        s = tf1.summary.image("input", x, max_outputs=2)
+        one = tf1.summary.image("first", x, max_outputs=1)
+        with tf1.Session(graph=g) as sess, tf1.summary.FileWriter(str(tmp_path)) as writer:
+            batch = np.zeros((3, 2, 3, 1), np.float32)
+            batch[0, 0, 0, 0], batch[0, 1, 2, 0] = 0.5, 0.25          # all >= 0: the largest becomes 255
+            batch[1, 0, 1, 0], batch[1, 1, 1, 0] = -1.0, 0.25         # negatives: 0 -> 127, -1 -> 0
+            writer.add_summary(sess.run(s, {x: batch}), 3)
+            writer.add_summary(sess.run(one, {x: batch}), 3)
+            writer.add_run_metadata(tf1.RunMetadata(), "step003", 3)
+    acc = load(tmp_path)
+    assert sorted(acc.Tags()["images"]) == ["first/image", "input/image/0", "input/image/1"]
+    assert acc.Tags()["run_metadata"] == ["step003"]
+    ev = acc.Images("input/image/0")[0]
+    assert (ev.step, ev.width, ev.height) == (3, 3, 2)
+    px = np.asarray(Image.open(io.BytesIO(ev.encoded_image_string)))
+    assert px.shape == (2, 3) and px[0, 0] == 255 and px[1, 2] == 128 and px[0, 1] == 0
+    px1 = np.asarray(Image.open(io.BytesIO(acc.Images("input/image/1")[0].encoded_image_string)))
+    assert px1[0, 1] == 0 and px1[0, 0] == 127 and px1[1, 1] == 159  # 127 + 0.25 * 127, rounded

@@ -558,3 +558,28 @@ def test_nan_tensor_hook_stops_training():
             assert sess.should_stop()
         with pytest.raises(ValueError, match="num_steps or last_step"):
             tf.train.StopAtStepHook()
+
+
+def test_app_run_parses_flags_and_gfile(tmp_path):
+    script = """
+import weft.compat.v1 as tf
+flags = tf.app.flags
+flags.DEFINE_string("job_name", "", "ps or worker")
+flags.DEFINE_integer("task_index", 0, "task")
+flags.DEFINE_boolean("sync", True, "sync")
+flags.DEFINE_float("lr", 0.1, "rate")
+FLAGS = flags.FLAGS
+def main(argv):
+    d = argv[1]
+    if tf.gfile.Exists(d):
+        tf.gfile.DeleteRecursively(d)
+    tf.gfile.MakeDirs(d + "/sub")
+    print(argv[1:], FLAGS.job_name, FLAGS.task_index, FLAGS.sync, FLAGS.lr, tf.gfile.ListDirectory(d))
+if __name__ == "__main__":
+    tf.app.run()
+"""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "d"), "--job_name=ps", "--task_index", "2",
+                          "--nosync", "--lr=0.5"], capture_output=True, text=True, timeout=60, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "['%s'] ps 2 False 0.5 ['sub']" % (tmp_path / "d")

@@ -22,7 +22,7 @@ from ...ops import cast as _cast, no_op as _no_op, divide
 from ...session import (Session, InteractiveSession, ConfigProto, GPUOptions, RunOptions,  # noqa: F401
                         RunMetadata)
 from ... import errors  # noqa: F401
-from . import layers, logging, losses  # noqa: F401
+from . import flags, gfile, layers, logging, losses  # noqa: F401
 # weft's own nn and summary came in with the star import; `from . import` would return those.
 nn = _importlib.import_module(__name__ + ".nn")
 summary = _importlib.import_module(__name__ + ".summary")
@@ -180,10 +180,14 @@ class initializers:  # noqa: N801 - TF's namespace tf.compat.v1.initializers
 
 
 class app:  # noqa: N801 - TF's namespace tf.compat.v1.app
+    flags = flags
+
     @staticmethod
     def run(main=None, argv=None):
-        """Calls ``main(argv)`` (default: ``__main__.main`` and sys.argv) and exits with its result."""
+        """Parses the flags from ``argv`` (default sys.argv), calls ``main(the other arguments)``
+        (default: ``__main__.main``) and exits with its result."""
         import sys
+        rest = flags.FLAGS(sys.argv if argv is None else argv)
         if main is None:
             main = sys.modules["__main__"].main
-        sys.exit(main(sys.argv if argv is None else argv))
+        sys.exit(main(rest))

@@ -37,23 +37,30 @@ class _SummaryOp:
     the serialized ``Summary`` (bytes) that ``FileWriter.add_summary`` takes."""
 
     def __init__(self, entries):
-        self._entries = list(entries)  # (kind, tag, tensor)
+        self._entries = list(entries)  # (kind, tag, tensor, max_outputs)
 
     def _weft_fetch(self):
         def finish(values):
             out = []
-            for (kind, tag, _), v in zip(self._entries, values):
+            for (kind, tag, _, max_outputs), v in zip(self._entries, values):
                 if kind == "scalar":
                     if v.size != 1:
                         raise ValueError("summary scalar %r: tensor has shape %s, not a scalar" % (tag, v.shape))
                     out.append(_events.simple_value(tag, float(v.reshape(()))))
-                else:
+                elif kind == "histogram":
                     out.append(_events.histogram_value(tag, v))
+                else:
+                    if v.ndim != 4:
+                        raise ValueError("summary image %r: need [batch, height, width, channels], got shape %s" %
+                                         (tag, v.shape))
+                    n = min(max_outputs, v.shape[0])
+                    out.extend(_events.image_value(tag + "/image" + ("/%d" % i if max_outputs > 1 else ""), v[i])
+                               for i in range(n))
             return _events.summary_proto(out)
-        return [t for _, _, t in self._entries], finish
+        return [t for _, _, t, _ in self._entries], finish
 
     def __repr__(self):
-        return "<summary op %s>" % [tag for _, tag, _ in self._entries]
+        return "<summary op %s>" % [tag for _, tag, _, _ in self._entries]
 
 
 def _collection(g):
@@ -64,14 +71,14 @@ def _collection(g):
     return c
 
 
-def _summary_op(kind, name, tensor, collections):
+def _summary_op(kind, name, tensor, collections, max_outputs=0):
     if not isinstance(tensor, Tensor):
         raise TypeError("summary %s %r: needs a graph tensor, got %r" % (kind, name, tensor))
     g = tensor.graph
     tag = "/".join(g._name_stack + [name])
     if collections is None or collections:  # collections=[] keeps it out of merge_all, as in TF
-        _collection(g).append((kind, tag, tensor.name))  # by name: the graph holds no tensor objects
-    return _SummaryOp([(kind, tag, tensor)])
+        _collection(g).append((kind, tag, tensor.name, max_outputs))  # by name: the graph holds no tensor objects
+    return _SummaryOp([(kind, tag, tensor, max_outputs)])
 
 
 def scalar(name, tensor, collections=None, family=None):
@@ -82,6 +89,12 @@ def scalar(name, tensor, collections=None, family=None):
 def histogram(name, values, collections=None, family=None):
     """A summary op of a histogram of ``values`` (30 equal-width buckets between min and max)."""
     return _summary_op("histogram", name, values, collections)
+
+
+def image(name, tensor, max_outputs=3, collections=None, family=None):
+    """A summary op of up to ``max_outputs`` images of ``tensor`` [batch, height, width, 1|3|4],
+    PNG-encoded and scaled as TF1 documents it; tags "<name>/image/<i>" ("<name>/image" for one)."""
+    return _summary_op("image", name, tensor, collections, int(max_outputs))
 
 
 def merge(inputs, collections=None, name=None):
@@ -98,7 +111,7 @@ def merge_all(key=None, scope=None, name=None):
     """A summary op of every summary made in the default graph (with a tag starting with
     ``scope`` if given), or None when there is none."""
     g = get_default_graph()
-    entries = [(k, tag, g.get_tensor_by_name(t)) for k, tag, t in _collection(g)
+    entries = [(k, tag, g.get_tensor_by_name(t), n) for k, tag, t, n in _collection(g)
                if scope is None or tag.startswith(scope)]
     return _SummaryOp(entries) if entries else None
 
@@ -127,6 +140,10 @@ class FileWriter:
             raise TypeError("add_summary takes the bytes of sess.run(summary_op) or a Summary, got %r" % (summary,))
         self._events.add_event(step=int(global_step or 0), summary=bytes(summary))
 
+    def add_run_metadata(self, run_metadata, tag, global_step=None):
+        """Writes a tagged RunMetadata event; weft records no step statistics, so it is empty."""
+        self._events.add_event(step=int(global_step or 0), tagged_run_metadata=(tag, b""))
+
     def add_graph(self, graph, global_step=None, graph_def=None):
         """Writes ``graph`` (a weft.Graph) as a GraphDef: node names, ops, inputs and devices."""
         if not isinstance(graph, Graph):
@@ -152,4 +169,4 @@ class FileWriter:
         return False
 
 
-__all__ = ["Summary", "FileWriter", "scalar", "histogram", "merge", "merge_all"]
+__all__ = ["Summary", "FileWriter", "scalar", "histogram", "image", "merge", "merge_all"]
