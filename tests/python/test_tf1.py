@@ -583,3 +583,75 @@ if __name__ == "__main__":
                           "--nosync", "--lr=0.5"], capture_output=True, text=True, timeout=60, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "['%s'] ps 2 False 0.5 ['sub']" % (tmp_path / "d")
+
+
+DIST_SCRIPT = """
+import numpy as np
+import weft.compat.v1 as tf
+flags = tf.app.flags
+flags.DEFINE_string("ps_hosts", "", ""); flags.DEFINE_string("worker_hosts", "", "")
+flags.DEFINE_string("job_name", "", ""); flags.DEFINE_integer("task_index", 0, "")
+flags.DEFINE_string("ckpt", "", "")
+FLAGS = flags.FLAGS
+def main(_):
+    cluster = tf.train.ClusterSpec({"ps": FLAGS.ps_hosts.split(","), "worker": FLAGS.worker_hosts.split(",")})
+    server = tf.train.Server(cluster, job_name=FLAGS.job_name, task_index=FLAGS.task_index)
+    if FLAGS.job_name == "ps":
+        print("ready", flush=True)
+        server.join()
+        return
+    with tf.device(tf.train.replica_device_setter(worker_device="/job:worker/task:%d" % FLAGS.task_index,
+                                                  cluster=cluster)):
+        x = tf.placeholder(tf.float32, [None, 2])
+        y = tf.placeholder(tf.float32, [None, 1])
+        w = tf.Variable(tf.zeros([2, 1]))
+        b = tf.Variable(tf.zeros([1]))
+        loss = tf.reduce_mean(tf.square(tf.matmul(x, w) + b - y))
+        global_step = tf.train.get_or_create_global_step()
+        train_op = tf.train.AdagradOptimizer(0.5).minimize(loss, global_step=global_step)
+    X = np.random.default_rng(FLAGS.task_index).random((32, 2))
+    Y = X @ [[1.0], [2.0]] + 0.5
+    with tf.train.MonitoredTrainingSession(master=server.target, is_chief=FLAGS.task_index == 0,
+                                           checkpoint_dir=FLAGS.ckpt if FLAGS.task_index == 0 else None,
+                                           hooks=[tf.train.StopAtStepHook(last_step=100)]) as sess:
+        first = None
+        while not sess.should_stop():
+            _, l = sess.run([train_op, loss], {x: X, y: Y})
+            first = l if first is None else first
+    print("done %.6f %.6f" % (first, l), flush=True)
+if __name__ == "__main__":
+    tf.app.run()
+"""
+
+
+@pytest.mark.skipif(not hasattr(weft._weft.distribute, "Server"), reason="built without UCX")
+def test_tf1_between_graph_replication_with_monitored_training_sessions(tmp_path):
+    """TF1's published between-graph pattern, unchanged but for the import: a ps task and two
+    workers (processes), replica_device_setter, MonitoredTrainingSession(master=server.target)."""
+    from test_distribute_server import free_port
+    hosts = ["--ps_hosts=127.0.0.1:%d" % free_port(),
+             "--worker_hosts=127.0.0.1:%d,127.0.0.1:%d" % (free_port(), free_port()), "--ckpt=%s" % (tmp_path / "c")]
+    script = tmp_path / "dist.py"
+    script.write_text(DIST_SCRIPT)
+    env = dict(os.environ, UCX_TLS="tcp,self", PYTHONPATH=os.pathsep.join(sys.path))
+    ps = subprocess.Popen([sys.executable, str(script), "--job_name=ps"] + hosts, env=env, stdout=subprocess.PIPE,
+                          text=True)
+    workers = []
+    try:
+        assert ps.stdout.readline().strip() == "ready"
+        workers = [subprocess.Popen([sys.executable, str(script), "--job_name=worker", "--task_index=%d" % i] + hosts,
+                                    env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                   for i in (1, 0)]  # the non-chief first: it waits for the chief to initialize
+        outs = [w.communicate(timeout=120)[0] for w in workers]
+    finally:
+        for p in workers + [ps]:
+            p.kill()
+            p.wait(timeout=20)
+    losses = []
+    for w, out in zip(workers, outs):
+        assert w.returncode == 0, out
+        losses.append([float(v) for v in out.strip().splitlines()[-1].split()[1:]])
+    # The chief's first step starts from zeros (loss about 6); both end on the shared, trained weights.
+    assert losses[1][0] > 1.0 and losses[0][1] < 0.05 and losses[1][1] < 0.05, losses
+    assert tf.train.latest_checkpoint(str(tmp_path / "c")) is not None
+    assert tf.train.load_variable(str(tmp_path / "c"), "global_step") >= 100
