@@ -16,7 +16,7 @@ import importlib as _importlib
 import re as _re
 
 from ... import *  # noqa: F401,F403 - weft's graph API is TF1's
-from ... import train, summary as _summary_v2, _variables  # noqa: F401
+from ... import train, _variables  # noqa: F401
 from ...framework import get_default_graph, group, variables_initializer  # noqa: F401
 from ...ops import cast as _cast, no_op as _no_op, divide
 from ...session import (Session, InteractiveSession, ConfigProto, GPUOptions, RunOptions,  # noqa: F401
