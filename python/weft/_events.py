@@ -78,14 +78,72 @@ def simple_value(tag, value):
     return field_bytes(1, tag) + field_float(2, value)
 
 
-def scalar_tensor_value(tag, value):
-    """A TF2 ``Summary.Value``: a float32 scalar tensor with the "scalars" plugin's metadata (what
-    ``tf.summary.scalar`` writes; TensorBoard reads it as a scalar series)."""
-    plugin_data = field_bytes(1, "scalars") + field_bytes(2, b"")
-    metadata = field_bytes(1, plugin_data) + field_varint(4, 1)  # data_class = DATA_CLASS_SCALAR
-    tensor = field_varint(1, _DATA_TYPE["float32"]) + field_bytes(2, b"") + \
-        field_bytes(5, np.asarray([value], dtype="<f4").tobytes())  # dtype, tensor_shape {}, float_val
-    return field_bytes(1, tag) + field_bytes(9, metadata) + field_bytes(8, tensor)
+def _tensor_shape(shape):
+    return b"".join(field_bytes(2, field_varint(1, d)) for d in shape)  # TensorShapeProto.dim {size}
+
+
+def tensor_proto(value):
+    """A TensorProto of a numpy value: numbers as little-endian tensor_content, strings as string_val."""
+    a = np.asarray(value)
+    if a.dtype.kind in "SUO":
+        vals = [v if isinstance(v, bytes) else str(v).encode("utf-8") for v in a.ravel()]
+        return field_varint(1, 7) + field_bytes(2, _tensor_shape(a.shape)) + b"".join(field_bytes(8, v) for v in vals)
+    name = {"f4": "float32", "f8": "float64", "i4": "int32", "i8": "int64", "u1": "uint8", "b1": "bool"}.get(
+        a.dtype.str[1:])
+    if name is None:
+        raise TypeError("no TensorProto encoding for numpy dtype %s" % a.dtype)
+    data = a.astype(a.dtype.newbyteorder("<")).tobytes()
+    return field_varint(1, _DATA_TYPE[name]) + field_bytes(2, _tensor_shape(a.shape)) + field_bytes(4, data)
+
+
+# SummaryMetadata.DataClass
+DATA_CLASS_SCALAR, DATA_CLASS_TENSOR, DATA_CLASS_BLOB_SEQUENCE = 1, 2, 3
+
+
+def plugin_tensor_value(tag, plugin, data_class, value, description=None):
+    """A TF2 ``Summary.Value``: a tensor with a plugin's metadata, as TF2's summary ops write them."""
+    metadata = field_bytes(1, field_bytes(1, plugin) + field_bytes(2, b"")) + field_varint(4, data_class)
+    if description:
+        metadata += field_bytes(3, description)
+    return field_bytes(1, tag) + field_bytes(9, metadata) + field_bytes(8, tensor_proto(value))
+
+
+def scalar_tensor_value(tag, value, description=None):
+    """A TF2 scalar: a float32 tensor with the "scalars" plugin's metadata (``tf.summary.scalar``)."""
+    return plugin_tensor_value(tag, "scalars", DATA_CLASS_SCALAR, np.float32(value), description)
+
+
+def histogram_tensor_value(tag, values, buckets=30, description=None):
+    """A TF2 histogram (``tf.summary.histogram``): float64 [buckets, 3] rows of (left edge, right
+    edge, count) over equal-width buckets between the values' min and max."""
+    v = np.asarray(values, dtype=np.float64).ravel()
+    if v.size == 0:
+        rows = np.zeros((buckets, 3))
+    else:
+        lo, hi = float(v.min()), float(v.max())
+        if hi == lo:
+            lo, hi = lo - 0.5, hi + 0.5
+        counts, edges = np.histogram(v, bins=buckets, range=(lo, hi))
+        rows = np.stack([edges[:-1], edges[1:], counts.astype(np.float64)], axis=1)
+    return plugin_tensor_value(tag, "histograms", DATA_CLASS_TENSOR, rows, description)
+
+
+def image_tensor_value(tag, images, max_outputs=3, description=None):
+    """TF2 images (``tf.summary.image``): a string tensor [width, height, png, ...] of up to
+    ``max_outputs`` images of [k, height, width, 1|2|3|4]; floats are read in [0, 1] (clipped)."""
+    a = np.asarray(images)
+    if a.ndim != 4 or a.shape[3] not in (1, 2, 3, 4):
+        raise ValueError("image summary %r: need [k, height, width, 1|2|3|4 channels], got shape %s" % (tag, a.shape))
+    if a.dtype != np.uint8:
+        a = np.floor(np.clip(a.astype(np.float64) * 255.5, 0, 255)).astype(np.uint8)  # TF's convert_image_dtype
+    pngs = [_png(a[i]) for i in range(min(max_outputs, a.shape[0]))]
+    value = np.array([str(a.shape[2]).encode(), str(a.shape[1]).encode()] + pngs, dtype=object)
+    return plugin_tensor_value(tag, "images", DATA_CLASS_BLOB_SEQUENCE, value, description)
+
+
+def text_tensor_value(tag, text, description=None):
+    """TF2 text (``tf.summary.text``): a string tensor with the "text" plugin's metadata."""
+    return plugin_tensor_value(tag, "text", DATA_CLASS_TENSOR, np.array(text, dtype=object), description)
 
 
 def histogram_value(tag, values):
@@ -224,6 +282,10 @@ class EventFileWriter:
 
     def add_scalar(self, tag, value, step):
         self.add_event(step=step, summary=summary_proto([scalar_tensor_value(tag, value)]))
+
+    def add_value(self, value, step):
+        """Writes one encoded ``Summary.Value`` at ``step``."""
+        self.add_event(step=step, summary=summary_proto([value]))
 
     def add_graph(self, graph, step=0):
         self.add_event(step=step, graph=graph_def(graph))

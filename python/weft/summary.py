@@ -8,8 +8,9 @@
 
 The files are TensorBoard event files (``logs/run1/events.out.tfevents.*``) that TensorBoard and
 its readers load; weft writes them itself (python/weft/_events.py). TF1's ``FileWriter`` and summary
-ops are in ``weft.compat.v1.summary``. Values are numbers: weft has no eager tensors, so a graph
-tensor is run (``sess.run``) before it is written.
+ops are in ``weft.compat.v1.summary``. Values are numbers and numpy arrays: weft has no eager
+tensors, so a graph tensor is run (``sess.run``) before it is written (one that needs no feeds,
+such as a constant, is computed on the spot).
 """
 import contextlib
 
@@ -63,9 +64,6 @@ class SummaryWriter:
         while self in _default_writer:
             _default_writer.remove(self)
 
-    def _write_scalar(self, name, value, step):
-        self._events.add_scalar(name, value, step)
-
 
 def create_file_writer(logdir, max_queue=None, flush_millis=None, filename_suffix=None, name=None):
     """A SummaryWriter for an event file in ``logdir`` (created if missing). ``max_queue``,
@@ -80,25 +78,62 @@ def _resolve_step(step, what):
         raise ValueError("weft.summary.%s: no step: pass step=, or set one with "
                          "weft.summary.experimental.set_step(step) or writer.as_default(step=...)" % what)
     if isinstance(step, Tensor):
-        raise TypeError("weft.summary.%s: step must be a number, not the graph tensor %s (run it first)" %
-                        (what, step.name))
+        step = _value_of(step, what, "step")
     return int(step)
+
+
+def _value_of(data, what, name):
+    """``data`` as numpy: a graph tensor that needs no feeds (constants and ops on them) is computed
+    in a session of its own; one that needs feeds or variables is an error saying to run it first."""
+    if not isinstance(data, Tensor):
+        return np.asarray(data)
+    from .session import Session
+    try:
+        with Session(graph=data.graph) as sess:
+            return np.asarray(sess.run(data))
+    except Exception as e:
+        raise ValueError("weft.summary.%s(%s): %s is a graph tensor that cannot be computed alone (%s); run it "
+                         "with your session and pass the value" % (what, name, data.name, e)) from e
+
+
+def _write(what, name, step, encode):
+    """Writes encode() to the default writer at the resolved step; False without a default writer."""
+    if not _default_writer:
+        return False
+    step = _resolve_step(step, what)
+    _default_writer[-1]._events.add_value(encode(), step)
+    return True
 
 
 def scalar(name, data, step=None, description=None):
     """Writes the scalar ``data`` under the tag ``name`` at ``step`` to the default writer, as a
     float32 tensor with the "scalars" plugin's metadata (TF2's form). Returns True if written,
     False when there is no default writer (as TF does)."""
-    if not _default_writer:
-        return False
-    if isinstance(data, Tensor):
-        raise TypeError("weft.summary.scalar(%r): data is the graph tensor %s; run it (sess.run) and pass its "
-                        "value" % (name, data.name))
-    value = np.asarray(data)
-    if value.size != 1 or not (np.issubdtype(value.dtype, np.number) or value.dtype == np.bool_):
-        raise ValueError("weft.summary.scalar(%r): data must be one number, got %r" % (name, data))
-    _default_writer[-1]._write_scalar(name, float(value.reshape(())), _resolve_step(step, "scalar"))
-    return True
+    def encode():
+        value = _value_of(data, "scalar", name)
+        if value.size != 1 or not (np.issubdtype(value.dtype, np.number) or value.dtype == np.bool_):
+            raise ValueError("weft.summary.scalar(%r): data must be one number, got %r" % (name, data))
+        return _events.scalar_tensor_value(name, float(value.reshape(())), description)
+    return _write("scalar", name, step, encode)
+
+
+def histogram(name, data, step=None, buckets=None, description=None):
+    """Writes a histogram of ``data`` (``buckets`` equal-width buckets, 30 by default) in TF2's form."""
+    return _write("histogram", name, step, lambda: _events.histogram_tensor_value(
+        name, _value_of(data, "histogram", name), 30 if buckets is None else int(buckets), description))
+
+
+def image(name, data, step=None, max_outputs=3, description=None):
+    """Writes up to ``max_outputs`` images of ``data`` [k, height, width, 1|2|3|4] (uint8, or floats in
+    [0, 1]) as PNGs in TF2's form."""
+    return _write("image", name, step, lambda: _events.image_tensor_value(
+        name, _value_of(data, "image", name), int(max_outputs), description))
+
+
+def text(name, data, step=None, description=None):
+    """Writes a string (or an array of strings) for TensorBoard's text dashboard."""
+    return _write("text", name, step, lambda: _events.text_tensor_value(
+        name, data if not isinstance(data, Tensor) else _value_of(data, "text", name), description))
 
 
 def graph(graph_data):
@@ -132,4 +167,5 @@ class experimental:  # noqa: N801 - TF's namespace tf.summary.experimental
         return _step[0]
 
 
-__all__ = ["SummaryWriter", "create_file_writer", "scalar", "graph", "flush", "experimental"]
+__all__ = ["SummaryWriter", "create_file_writer", "scalar", "histogram", "image", "text", "graph", "flush",
+           "experimental"]

@@ -59,6 +59,33 @@ def test_tf2_scalars_are_float_tensors_of_the_scalars_plugin(tmp_path):
     assert acc.SummaryMetadata("loss").plugin_data.plugin_name == "scalars"
 
 
+def test_tf2_histogram_image_and_text(tmp_path):
+    Image = pytest.importorskip("PIL.Image", reason="pillow (a tensorboard dependency) is missing")
+    import io
+    writer = weft.summary.create_file_writer(str(tmp_path))
+    data = np.array([0.0, 0.0, 1.0, 3.0])
+    images = np.zeros((4, 2, 3, 3), np.float32)
+    images[0, 0, 0] = [1.0, 0.5, 2.0]                     # floats in [0, 1], clipped: 255, 127, 255
+    with writer.as_default(step=5):
+        assert weft.summary.histogram("h", data, buckets=3)
+        assert weft.summary.image("im", images, max_outputs=2)
+        assert weft.summary.text("note", "hello")
+        assert weft.summary.scalar("c", weft.constant(2.5))  # a tensor that needs no feeds
+        with pytest.raises(ValueError, match="cannot be computed alone"):
+            weft.summary.scalar("p", weft.placeholder(weft.float32))
+    writer.close()
+    acc = load(tmp_path)
+    rows = tensor_util.make_ndarray(acc.Tensors("h")[0].tensor_proto)
+    np.testing.assert_allclose(rows, [[0, 1, 2], [1, 2, 1], [2, 3, 1]])
+    assert acc.SummaryMetadata("im").plugin_data.plugin_name == "images"
+    blobs = tensor_util.make_ndarray(acc.Tensors("im")[0].tensor_proto)
+    assert blobs.shape == (4,) and blobs[0] == b"3" and blobs[1] == b"2"  # width, height, then 2 PNGs
+    px = np.asarray(Image.open(io.BytesIO(blobs[2])))
+    assert px.shape == (2, 3, 3) and px[0, 0].tolist() == [255, 127, 255] and px[1, 2].tolist() == [0, 0, 0]
+    assert tensor_util.make_ndarray(acc.Tensors("note")[0].tensor_proto) == b"hello"
+    assert tensor_series(acc, "c") == [(5, 2.5)]
+
+
 def test_file_writer_writes_graph_and_summaries(tmp_path):
     g = weft.Graph()
     with g.as_default():
@@ -107,7 +134,8 @@ def test_keras_callback_layout_tags_and_steps(tmp_path):
     hist = model.fit(x, y, batch_size=16, epochs=2, validation_data=(x, y), verbose=0, callbacks=[tb])
     assert sorted(os.listdir(tmp_path)) == ["train", "validation"]
     train, val = load(tmp_path / "train"), load(tmp_path / "validation")
-    assert sorted(train.Tags()["tensors"]) == ["batch_accuracy", "batch_loss", "epoch_accuracy", "epoch_loss"]
+    assert sorted(train.Tags()["tensors"]) == ["batch_accuracy", "batch_loss", "dense/bias", "dense/kernel",
+                                               "dense_1/bias", "dense_1/kernel", "epoch_accuracy", "epoch_loss"]
     assert sorted(val.Tags()["tensors"]) == ["epoch_accuracy", "epoch_loss", "evaluation_accuracy_vs_iterations",
                                              "evaluation_loss_vs_iterations"]
     # 4 batches an epoch: batch scalars every 2nd batch, counted from 1 across epochs.
@@ -116,7 +144,12 @@ def test_keras_callback_layout_tags_and_steps(tmp_path):
     np.testing.assert_allclose([v for _, v in tensor_series(val, "epoch_loss")], hist.history["val_loss"], rtol=1e-6)
     assert [s for s, _ in tensor_series(val, "epoch_loss")] == [0, 1]
     assert [s for s, _ in tensor_series(val, "evaluation_loss_vs_iterations")] == [4, 8]
-    assert sorted(train.Tags()["histograms"]) == ["dense/bias", "dense/kernel", "dense_1/bias", "dense_1/kernel"]
+    # Weight histograms in TF2's form, once per epoch (histogram_freq=1): 30 buckets over the 4 x 8 kernel.
+    kernel = train.Tensors("dense/kernel")
+    assert [e.step for e in kernel] == [0, 1] and train.SummaryMetadata("dense/kernel").plugin_data.plugin_name == \
+        "histograms"
+    rows = tensor_util.make_ndarray(kernel[-1].tensor_proto)
+    assert rows.shape == (30, 3) and rows[:, 2].sum() == 32 and np.all(rows[:, 0] < rows[:, 1])
     ops = {n.op for n in train.Graph().node}
     assert {"MatMul", "Relu"} <= ops
 

@@ -7,9 +7,9 @@
 Keras' layout and names: ``log_dir/train`` gets "epoch_<metric>" per epoch (step = epoch, from 0),
 "batch_<metric>" every ``update_freq`` batches (step = the batch count of this fit, from 1) and the
 graph of the training step; ``log_dir/validation`` gets the "val_" metrics as "epoch_<metric>" and
-"evaluation_<metric>_vs_iterations" (step = batches trained). Scalars are written in TF2's form
-(float tensors with the "scalars" plugin), the graph as a GraphDef, weight histograms
-(``histogram_freq``) as HistogramProtos.
+"evaluation_<metric>_vs_iterations" (step = batches trained). Scalars and weight histograms
+(``histogram_freq``) are written in TF2's form (tensors with the "scalars" / "histograms" plugin's
+metadata), the graph as a GraphDef.
 """
 import os
 import time
@@ -119,6 +119,6 @@ class TensorBoard(Callback):
         if len(names) != len(values):
             raise RuntimeError("TensorBoard(histogram_freq=...): the model lists %d weights but get_weights() gave %d"
                                % (len(names), len(values)))
-        summary = _events.summary_proto([_events.histogram_value("%s/%s" % (layer, name), v)
+        summary = _events.summary_proto([_events.histogram_tensor_value("%s/%s" % (layer, name), v)
                                          for (layer, name), v in zip(names, values)])
         self._writer("train").add_event(step=epoch, summary=summary)
