@@ -15,7 +15,7 @@ from .optimizer import (Optimizer, GradientDescentOptimizer, MomentumOptimizer, 
                         RMSPropOptimizer, AdagradOptimizer)
 from .training_util import (get_global_step, create_global_step, get_or_create_global_step,  # noqa: F401
                             global_step, exponential_decay)
-from .saver import (Saver, latest_checkpoint, get_checkpoint_state, checkpoint_exists,  # noqa: F401
+from .saver import (Saver, import_meta_graph, latest_checkpoint, get_checkpoint_state, checkpoint_exists,  # noqa: F401
                     load_checkpoint, list_variables, load_variable, CheckpointState)
 from .hooks import (SessionRunArgs, SessionRunContext, SessionRunValues, SessionRunHook,  # noqa: F401,E402
                     SecondOrStepTimer, StopAtStepHook, NanLossDuringTrainingError, NanTensorHook, LoggingTensorHook,

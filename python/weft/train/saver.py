@@ -56,6 +56,7 @@ class Saver:
                 raise ValueError("At least two variables have the same name: %s" % key)
             seen.add(key)
         self._named = named
+        self._graph = g
         self._max_to_keep = max_to_keep
         self._last = []  # the prefixes this saver wrote, oldest first
         # Restore ops, made now (as TF1's Saver builds its graph): one fed placeholder and Assign per
@@ -75,7 +76,8 @@ class Saver:
     def save(self, sess, save_path, global_step=None, latest_filename=None, meta_graph_suffix="meta",
              write_meta_graph=True, write_state=True, strip_default_attrs=False, save_debug_info=False):
         """Writes the variables' current values to ``save_path`` (``-<global_step>`` appended when
-        given: a number or a tensor) and returns that prefix. weft writes no ``.meta`` graph file."""
+        given: a number or a tensor) and returns that prefix; with ``write_meta_graph`` also the graph
+        as ``prefix.meta`` (weft's graph file, for ``import_meta_graph``)."""
         if global_step is not None:
             step = global_step if isinstance(global_step, int) else int(sess.run(global_step))
             save_path = "%s-%d" % (save_path, step)
@@ -90,10 +92,13 @@ class Saver:
         if self._max_to_keep:
             while len(self._last) > self._max_to_keep:
                 old = self._last.pop(0)
-                if os.path.isfile(old + _SUFFIX):
-                    os.remove(old + _SUFFIX)
+                for f in (old + _SUFFIX, old + "." + meta_graph_suffix):
+                    if os.path.isfile(f):
+                        os.remove(f)
         if write_state:
             _write_state(parent, latest_filename or _STATE, save_path, self._last)
+        if write_meta_graph:
+            self._graph.save(save_path + "." + meta_graph_suffix)  # weft's graph file (docs/graph-format.md)
         return save_path
 
     def restore(self, sess, save_path):
@@ -132,6 +137,34 @@ def _write_state(directory, filename, latest, all_paths):
     with open(tmp, "w") as f:
         f.write("\n".join(lines) + "\n")
     os.replace(tmp, os.path.join(directory, filename))
+
+
+def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None, **unused):
+    """Loads the graph file a Saver wrote next to a checkpoint (``prefix.meta``) as the default
+    graph and returns a Saver of its variables, for ``saver.restore(sess, prefix)``. weft replaces
+    the default graph rather than merging into it, so the default graph must be empty (call
+    ``reset_default_graph()`` first) and ``import_scope`` is not supported; devices are kept
+    (soft placement runs ops pinned to a missing GPU on the CPU), so ``clear_devices`` changes nothing."""
+    from .. import framework
+    if import_scope:
+        raise NotImplementedError("import_meta_graph(import_scope=...): weft loads the graph as it was saved")
+    if framework._graph_stack or framework.get_default_graph().num_nodes:
+        raise ValueError("import_meta_graph: weft loads %s as the default graph, which must be empty: call "
+                         "tf.reset_default_graph() first" % meta_graph_or_file)
+    g = framework.Graph.load(meta_graph_or_file)
+    # The variables (and their initializers) of the loaded graph, for global_variables() and Saver().
+    g._initializer_names = [op.name + "/Assign" for op in g.get_operations() if op.type == "Variable" and
+                            _has_op(g, op.name + "/Assign")]
+    framework._global_graph[0] = g
+    return Saver(allow_empty=True)
+
+
+def _has_op(g, name):
+    try:
+        g.get_operation_by_name(name)
+        return True
+    except KeyError:  # weft.errors.NotFoundError
+        return False
 
 
 class CheckpointState:
@@ -205,5 +238,5 @@ def load_variable(ckpt_dir_or_file, name):
     return d[name]
 
 
-__all__ = ["Saver", "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists", "load_checkpoint",
+__all__ = ["Saver", "import_meta_graph", "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists", "load_checkpoint",
            "list_variables", "load_variable", "CheckpointState"]
