@@ -11,10 +11,11 @@ weft's CRC-checked checkpoint of the variables' values under their names. As Ten
 beyond ``max_to_keep``. Values travel through the session (``sess.run`` to save, Assign ops fed
 the loaded arrays to restore), so variables on a ps task of a DistributedSession work too.
 """
+import logging
 import os
 import re
 
-from .. import _variables, _weft
+from .. import _variables, _weft, errors
 from ..framework import Variable, get_default_graph, placeholder, _weft_error
 
 _SUFFIX = ".weft"
@@ -98,7 +99,13 @@ class Saver:
         if write_state:
             _write_state(parent, latest_filename or _STATE, save_path, self._last)
         if write_meta_graph:
-            self._graph.save(save_path + "." + meta_graph_suffix)  # weft's graph file (docs/graph-format.md)
+            # weft's graph file (docs/graph-format.md). The checkpoint is what save() promises: a graph
+            # the file format cannot hold (an op with an attr it does not encode) only costs the .meta.
+            try:
+                self._graph.save(save_path + "." + meta_graph_suffix)
+            except errors.Error as e:
+                logging.getLogger("weft").warning("Saver: the graph was not written to %s.%s (%s); the checkpoint "
+                                                  "was", save_path, meta_graph_suffix, e)
         return save_path
 
     def restore(self, sess, save_path):
