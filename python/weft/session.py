@@ -143,7 +143,7 @@ class Session(_weft.Session):
                 elif not isinstance(k, Tensor):
                     raise TypeError("feed_dict keys must be tensors or names, got %r" % (k,))
                 feeds.append((k, _converted_feed(k, v)))
-        compiled = self.num_compiled
+        compiled = self.num_compiled if self._log_device_placement else 0
         values = self._run(feeds, f.tensors, f.targets)
         if self._log_device_placement and self.num_compiled != compiled:
             _log_placement(self._placement([t for t, _ in feeds], f.tensors, f.targets))
@@ -166,16 +166,17 @@ class Session(_weft.Session):
 def _converted_feed(tensor, value):
     """A numpy feed converted to the tensor's dtype when the conversion keeps the kind (float64 ->
     float32, int64 -> int32, int -> float, bool -> number), as TF converts feeds; other mismatches
-    (float -> int, ...) are left for the run to reject, naming both dtypes."""
+    (float -> int, ...) are left for the run to reject, naming both dtypes. (On every run's path:
+    the common case, a feed of the right dtype, costs two attribute reads and a comparison.)"""
     if not isinstance(value, (np.ndarray, np.generic)):
         return value
     try:
         want = tensor.dtype.as_numpy_dtype
     except (AttributeError, TypeError):  # bfloat16 has no numpy dtype
         return value
-    if value.dtype != want and np.can_cast(value.dtype, want, casting="same_kind"):
-        return np.asarray(value, dtype=want)
-    return value
+    if value.dtype == want or not np.can_cast(value.dtype, want, casting="same_kind"):
+        return value
+    return np.asarray(value, dtype=want)
 
 
 class _DefaultSession:
