@@ -160,10 +160,11 @@ def test_keras_callback_epoch_only_and_bad_update_freq(tmp_path):
     model = keras.Sequential([keras.layers.Dense(2, input_shape=(3,))])
     model.compile(optimizer="sgd", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     model.fit(x, y, batch_size=4, epochs=1, verbose=0,
-              callbacks=[keras.callbacks.TensorBoard(str(tmp_path), write_graph=False)])
+              callbacks=[keras.callbacks.TensorBoard(str(tmp_path), write_graph=False, write_steps_per_second=True)])
     assert os.listdir(tmp_path) == ["train"]
     train = load(tmp_path / "train")
-    assert train.Tags()["tensors"] == ["epoch_loss"] and not train.Tags()["graph"]
+    assert sorted(train.Tags()["tensors"]) == ["epoch_loss", "epoch_steps_per_second"] and not train.Tags()["graph"]
+    assert tensor_series(train, "epoch_steps_per_second")[0][1] > 0
     with pytest.raises(ValueError, match="update_freq"):
         keras.callbacks.TensorBoard(str(tmp_path), update_freq="sometimes")
 
