@@ -188,6 +188,21 @@ def test_compute_and_apply_gradients_and_slots():
             tf.train.GradientDescentOptimizer(0.1).minimize(tf.reduce_sum(tf.constant([1.0])), var_list=[unused])
 
 
+def test_minimize_and_saver_work_outside_the_variables_default_block(tmp_path):
+    g = weft.Graph()
+    with g.as_default():
+        w = tf.Variable(np.array([1.0, -1.0], np.float32), name="w")
+        loss = tf.reduce_sum(w * w)
+    train_op = tf.train.GradientDescentOptimizer(0.25).minimize(loss)  # built into w's graph
+    saver = tf.train.Saver([w])
+    assert train_op.graph is g and tf.get_default_graph() is not g
+    with tf.Session(graph=g) as sess:
+        sess.run(w.initializer)
+        sess.run(train_op)
+        np.testing.assert_allclose(sess.run(w), [0.5, -0.5])        # w - 0.25 * 2w
+        saver.restore(sess, saver.save(sess, str(tmp_path / "m")))
+
+
 def test_exponential_decay_follows_the_global_step():
     g = weft.Graph()
     with g.as_default():

@@ -69,7 +69,7 @@ class Optimizer:
         if not applied:
             raise ValueError("No gradients provided for any variable: %s." % [v.op.name for _, v in pairs])
         graph = applied[0][1].graph
-        with graph.name_scope(name or self._name):
+        with graph.as_default(), graph.name_scope(name or self._name):  # the variables' graph, default or not
             self._create_slots([v for _, v in applied])
             self._prepare()
             updates = []

@@ -56,6 +56,8 @@ class Saver:
             if key in seen:
                 raise ValueError("At least two variables have the same name: %s" % key)
             seen.add(key)
+        if named:
+            g = named[0][1].graph  # the variables' graph, default or not
         self._named = named
         self._graph = g
         self._max_to_keep = max_to_keep
@@ -63,7 +65,7 @@ class Saver:
         # Restore ops, made now (as TF1's Saver builds its graph): one fed placeholder and Assign per
         # variable, on the variable's device.
         self._restore = []
-        with g.name_scope(name or "save"):
+        with g.as_default(), g.name_scope(name or "save"):
             for key, v in named:
                 with v.graph.device(None), v.graph.device(v.op.device or None):
                     p = placeholder(v.dtype, shape=None, name="restore_value")
