@@ -400,6 +400,36 @@ def test_cond_picks_a_branch_and_refuses_branches_that_change_state():
             assert b[1]["s"] == 0.0 and d.tolist() == [1.0, 1.0, 1.0]
 
 
+def test_tf1_composites_match_numpy():
+    a = np.array([[1.0, -2.0, 0.0], [3.0, 0.5, -1.0]], np.float32)
+    g = weft.Graph()
+    with g.as_default(), tf.Session(graph=g) as sess:
+        t = tf.constant(a)
+        mean, var = tf.nn.moments(t, axes=[0])
+        got = sess.run({
+            "stack": tf.stack([t, t * 2.0], axis=1), "unstack": tf.unstack(t, axis=1), "log1p": tf.log1p(tf.abs(t)),
+            "nonzero": tf.count_nonzero(t, axis=1), "lse": tf.reduce_logsumexp(t, axis=1), "norm": tf.norm(t),
+            "mean": mean, "var": var, "l2n": tf.nn.l2_normalize(t, axis=1), "selu": tf.nn.selu(t),
+            "bn": tf.nn.batch_normalization(t, mean, var, 1.0, 2.0, 1e-3),
+            "xwb": tf.nn.xw_plus_b(t, tf.constant(np.ones((3, 1), np.float32)), tf.constant([0.5])),
+            "nan": tf.is_nan(t / t)})
+    np.testing.assert_allclose(got["stack"], np.stack([a, 2 * a], axis=1))
+    for i, u in enumerate(got["unstack"]):
+        np.testing.assert_allclose(u, a[:, i])
+    np.testing.assert_allclose(got["log1p"], np.log1p(np.abs(a)), rtol=1e-6)
+    assert got["nonzero"].tolist() == [2, 3]
+    np.testing.assert_allclose(got["lse"], np.log(np.exp(a).sum(1)), rtol=1e-6)
+    np.testing.assert_allclose(got["norm"], np.sqrt((a ** 2).sum()), rtol=1e-6)
+    np.testing.assert_allclose(got["mean"], a.mean(0), rtol=1e-6)
+    np.testing.assert_allclose(got["var"], a.var(0), rtol=1e-6)
+    np.testing.assert_allclose(got["l2n"], a / np.sqrt((a ** 2).sum(1, keepdims=True)), rtol=1e-6)
+    selu = 1.0507009873554805 * np.where(a > 0, a, 1.6732632423543772 * (np.exp(a) - 1))
+    np.testing.assert_allclose(got["selu"], selu, rtol=1e-6)
+    np.testing.assert_allclose(got["bn"], (a - a.mean(0)) / np.sqrt(a.var(0) + 1e-3) * 2.0 + 1.0, rtol=1e-5)
+    np.testing.assert_allclose(got["xwb"], a.sum(1, keepdims=True) + 0.5, rtol=1e-6)
+    assert got["nan"].tolist() == [[False, False, True], [False, False, False]]
+
+
 def test_clipping_matches_closed_forms():
     g = weft.Graph()
     with g.as_default(), tf.Session(graph=g) as sess:

@@ -70,3 +70,65 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
 
 
 __all__ += ["clip_by_value", "global_norm", "clip_by_norm", "clip_by_global_norm"]
+
+
+# ---- composites TF1 programs use -----------------------------------------------------------------
+
+def stack(values, axis=0, name="stack"):
+    """Joins same-shape tensors along a new dim ``axis``."""
+    values = [_ops.convert_to_tensor(v) for v in values]
+    rank = len(values[0].shape) if values[0].shape is not None else None
+    if axis < 0:
+        if rank is None:
+            raise ValueError("stack: a negative axis needs inputs of known rank")
+        axis += rank + 1
+    return _ops.concat([_ops.expand_dims(v, axis) for v in values], axis, name=name)
+
+
+def unstack(value, num=None, axis=0, name="unstack"):
+    """The slices of ``value`` along ``axis`` (its size must be known, or given as ``num``)."""
+    value = _ops.convert_to_tensor(value)
+    n = num if num is not None else (value.shape[axis] if value.shape is not None else None)
+    if n is None:
+        raise ValueError("unstack: cannot infer num from shape %s; pass num=" % (value.shape,))
+    parts = _ops.split(value, int(n), axis=axis)
+    parts = parts if isinstance(parts, (list, tuple)) else [parts]
+    return [_ops.squeeze(p, axis=axis) for p in parts]
+
+
+def log1p(x, name=None):
+    """log(1 + x)."""
+    return _ops.log(1.0 + _ops.convert_to_tensor(x), name=name)
+
+
+def is_nan(x, name=None):
+    """x != x (true exactly for NaN)."""
+    return _ops.not_equal(x, x, name=name)
+
+
+def count_nonzero(input_tensor, axis=None, keepdims=False, dtype=_ops.int64, name=None, reduction_indices=None,
+                  keep_dims=None):
+    """The number of nonzero elements (along ``axis``), as ``dtype``."""
+    axis = _v1_axis(axis, reduction_indices, "reduction_indices")
+    x = _ops.convert_to_tensor(input_tensor)
+    nonzero = _ops.cast(_ops.not_equal(x, _ops.zeros_like(x)), dtype)
+    return _ops.reduce_sum(nonzero, axis=axis, keepdims=bool(keepdims or keep_dims), name=name)
+
+
+def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None, reduction_indices=None, keep_dims=None):
+    """log(sum(exp(x))) computed stably: m + log(sum(exp(x - m))) with m the (stopped) max."""
+    axis = _v1_axis(axis, reduction_indices, "reduction_indices")
+    x = _ops.convert_to_tensor(input_tensor)
+    m = _ops.stop_gradient(_ops.reduce_max(x, axis=axis, keepdims=True))
+    out = _ops.log(_ops.reduce_sum(_ops.exp(x - m), axis=axis, keepdims=True)) + m
+    return out if (keepdims or keep_dims) else _ops.squeeze(out, axis=axis)
+
+
+def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None, keep_dims=None):
+    """The Euclidean norm (of all elements, or along ``axis``); other orders are not provided."""
+    if ord not in ("euclidean", "fro", 2, 2.0):
+        raise NotImplementedError("weft's norm is the Euclidean one, got ord=%r" % (ord,))
+    return _ops.sqrt(_ops.reduce_sum(_ops.square(tensor), axis=axis, keepdims=bool(keepdims or keep_dims)), name=name)
+
+
+__all__ += ["stack", "unstack", "log1p", "is_nan", "count_nonzero", "reduce_logsumexp", "norm"]

@@ -2,7 +2,9 @@
 from ...nn import *  # noqa: F401,F403
 from ...nn import max_pool2d, avg_pool2d, softmax_cross_entropy_with_logits
 from ...framework import Tensor, convert_to_tensor
-from ...ops import abs as _abs, cast, exp, gather, less, log, maximum, raw_ops, reduce_sum, square
+from ...nn import bias_add, elu
+from ...ops import (abs as _abs, cast, exp, gather, greater, less, log, matmul, maximum, raw_ops, reduce_mean,
+                    reduce_sum, rsqrt, square, squeeze, stop_gradient, where)
 from .random import seeds
 
 
@@ -49,6 +51,43 @@ def l2_loss(t, name=None):
 def embedding_lookup(params, ids, name=None, **unused):
     """Rows of ``params`` at ``ids`` (a gather along axis 0)."""
     return gather(params, ids, name=name)
+
+
+def moments(x, axes, shift=None, name=None, keep_dims=None, keepdims=None):
+    """(mean, variance) of ``x`` over ``axes`` (the variance biased, as TF computes it)."""
+    keep = bool(keepdims or keep_dims)
+    mean = reduce_mean(x, axis=axes, keepdims=True)
+    variance = reduce_mean(square(x - stop_gradient(mean)), axis=axes, keepdims=True)
+    if not keep:
+        mean, variance = squeeze(mean, axis=axes), squeeze(variance, axis=axes)
+    return mean, variance
+
+
+def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name=None):
+    """(x - mean) / sqrt(variance + variance_epsilon) * scale + offset (offset, scale may be None)."""
+    inv = rsqrt(variance + variance_epsilon)
+    if scale is not None:
+        inv = inv * scale
+    y = (x - mean) * inv
+    return y + offset if offset is not None else y
+
+
+def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
+    """x / sqrt(max(sum(x ** 2, axis), epsilon))."""
+    axis = dim if axis is None else axis
+    return x * rsqrt(maximum(reduce_sum(square(x), axis=axis, keepdims=True), epsilon))
+
+
+def xw_plus_b(x, weights, biases, name=None):
+    """matmul(x, weights) + biases."""
+    return bias_add(matmul(x, weights), biases, name=name)
+
+
+def selu(features, name=None):
+    """scale * (x if x > 0 else alpha * (exp(x) - 1)), with TF's SELU constants."""
+    alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+    x = convert_to_tensor(features)
+    return scale * where(greater(x, 0.0), x, alpha * elu(x))
 
 
 def max_pool(value, ksize, strides, padding, data_format="NHWC", name=None, input=None):
