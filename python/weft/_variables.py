@@ -23,6 +23,22 @@ def register(var, trainable):
     _registry(var.graph)[var.op.name] = bool(trainable)
 
 
+def _locals(g):
+    return g.__dict__.setdefault("_tf1_local_variables", [])
+
+
+def register_local(var):
+    """Records ``var`` as a local variable (TF1's LOCAL_VARIABLES: metric accumulators): not in
+    all_variables (so not checkpointed), initialized by local_variables_initializer."""
+    register(var, trainable=False)
+    _locals(var.graph).append(var.op.name)
+
+
+def local_variables(g):
+    """The local variables of ``g`` in creation order."""
+    return [view(g, name) for name in _locals(g)]
+
+
 def view(g, name):
     """A Variable object over the existing variable node ``name`` of graph ``g``."""
     v = Variable.__new__(Variable)
@@ -34,12 +50,15 @@ def view(g, name):
 
 
 def all_variables(g):
-    """Every variable of ``g`` in creation order: live Python objects where they exist, else views."""
+    """Every (global) variable of ``g`` in creation order: live Python objects where they exist, else
+    views."""
     live = {v.op.name: v for v in g._live_variables()}
+    local = set(_locals(g))
     out = []
     for init in g._initializer_names:
         name = init[:-len("/Assign")]
-        out.append(live[name] if name in live else view(g, name))
+        if name not in local:
+            out.append(live[name] if name in live else view(g, name))
     return out
 
 

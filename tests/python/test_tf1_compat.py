@@ -232,3 +232,29 @@ if __name__ == "__main__":
                           "--nosync", "--lr=0.5"], capture_output=True, text=True, timeout=60, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "['%s'] ps 2 False 0.5 ['sub']" % (tmp_path / "d")
+
+
+def test_streaming_metrics_accumulate_over_batches_in_local_variables():
+    g = weft.Graph()
+    with g.as_default():
+        y = tf.placeholder(tf.int64, [None])
+        p = tf.placeholder(tf.int64, [None])
+        v = tf.placeholder(tf.float32, [None])
+        acc, acc_op = tf.metrics.accuracy(labels=y, predictions=p)
+        mean, mean_op = tf.metrics.mean(v, weights=tf.constant([1.0, 3.0]))
+        prec, prec_op = tf.metrics.precision(labels=y, predictions=p)
+        rec, rec_op = tf.metrics.recall(labels=y, predictions=p)
+        w = tf.Variable(1.0, name="w")
+        assert {x.op.name for x in tf.local_variables()} >= {"accuracy/total", "accuracy/count"}
+        assert [x.op.name for x in tf.global_variables()] == ["w"]          # not checkpointed
+        with tf.Session(graph=g) as sess:
+            sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
+            assert sess.run(acc) == 0.0                                     # nothing seen yet: 0, not NaN
+            sess.run([acc_op, prec_op, rec_op], {y: [1, 0, 1], p: [1, 1, 1]})
+            sess.run([acc_op, prec_op, rec_op], {y: [0, 1], p: [0, 0]})
+            sess.run(mean_op, {v: [2.0, 4.0]})
+            sess.run(mean_op, {v: [0.0, 8.0]})
+            np.testing.assert_allclose(sess.run([acc, mean, prec, rec]),
+                                       [3 / 5, (2 + 12 + 0 + 24) / 8, 2 / 3, 2 / 3], rtol=1e-6)
+            sess.run(tf.local_variables_initializer())                      # a reset, as in TF
+            assert sess.run(acc) == 0.0 and sess.run(w) == 1.0

@@ -25,6 +25,7 @@ from ... import errors  # noqa: F401
 from . import flags, gfile, layers, logging, losses  # noqa: F401
 # weft's own nn and summary came in with the star import; `from . import` would return those.
 nn = _importlib.import_module(__name__ + ".nn")
+metrics = _importlib.import_module(__name__ + ".metrics")
 summary = _importlib.import_module(__name__ + ".summary")
 from .variable_scope import *  # noqa: F401,F403
 from .math import *  # noqa: F401,F403 - reductions with reduction_indices= / keep_dims=, clipping
@@ -99,8 +100,9 @@ all_variables = global_variables
 
 
 def local_variables(scope=None):
-    """Empty: weft has no local (uncheckpointed) variables."""
-    return []
+    """The local variables of the default graph (the metrics' accumulators), filtered by ``scope``."""
+    vs = _variables.local_variables(get_default_graph())
+    return [v for v in vs if scope is None or _re.match(scope, v.op.name)]
 
 
 def global_variables_initializer():
@@ -113,8 +115,8 @@ initialize_all_variables = global_variables_initializer
 
 
 def local_variables_initializer():
-    """A no-op: there are no local variables."""
-    return _no_op(name="init_1")
+    """An operation that (re)initializes the local variables (the metrics' accumulators)."""
+    return variables_initializer(local_variables(), name="init_1")
 
 
 def tables_initializer(name="init_all_tables"):
@@ -152,6 +154,8 @@ def get_collection(key, scope=None):
         return global_variables(scope)
     if key == GraphKeys.TRAINABLE_VARIABLES:
         return trainable_variables(scope)
+    if key == GraphKeys.LOCAL_VARIABLES:
+        return local_variables(scope)
     if key == GraphKeys.GLOBAL_STEP:
         step = train.get_global_step()
         return [step] if step is not None else []
