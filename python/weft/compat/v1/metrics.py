@@ -10,7 +10,7 @@
 """
 from ... import _variables
 from ...framework import Tensor, convert_to_tensor, float32
-from ...ops import abs as _abs, cast, equal, fill, greater, logical_and, maximum, ones_like, reduce_sum, square, size
+from ...ops import abs as _abs, cast, equal, fill, greater, logical_and, maximum, ones_like, reduce_sum, size, square
 from .variable_scope import variable_scope
 
 
@@ -69,26 +69,23 @@ def mean_absolute_error(labels, predictions, weights=None, metrics_collections=N
     return _ratio(num, den, name or "mean_absolute_error")
 
 
-def _binary(labels, predictions):
-    return cast(labels, "bool"), cast(predictions, "bool")
+def _true_positive_ratio(labels, predictions, weights, name, of_predicted):
+    """true positives / predicted positives (precision) or / actual positives (recall)."""
+    if weights is not None:
+        raise NotImplementedError("weft's metrics.%s takes no weights" % name)
+    y, p = cast(convert_to_tensor(labels), "bool"), cast(convert_to_tensor(predictions), "bool")
+    tp = reduce_sum(cast(logical_and(y, p), float32))
+    return _ratio(tp, reduce_sum(cast(p if of_predicted else y, float32)), name)
 
 
 def precision(labels, predictions, weights=None, metrics_collections=None, updates_collections=None, name=None):
     """true positives / predicted positives, for boolean (or 0/1) labels and predictions."""
-    if weights is not None:
-        raise NotImplementedError("weft's metrics.precision takes no weights")
-    y, p = _binary(convert_to_tensor(labels), convert_to_tensor(predictions))
-    tp = reduce_sum(cast(logical_and(y, p), float32))
-    return _ratio(tp, reduce_sum(cast(p, float32)), name or "precision")
+    return _true_positive_ratio(labels, predictions, weights, name or "precision", of_predicted=True)
 
 
 def recall(labels, predictions, weights=None, metrics_collections=None, updates_collections=None, name=None):
     """true positives / actual positives, for boolean (or 0/1) labels and predictions."""
-    if weights is not None:
-        raise NotImplementedError("weft's metrics.recall takes no weights")
-    y, p = _binary(convert_to_tensor(labels), convert_to_tensor(predictions))
-    tp = reduce_sum(cast(logical_and(y, p), float32))
-    return _ratio(tp, reduce_sum(cast(y, float32)), name or "recall")
+    return _true_positive_ratio(labels, predictions, weights, name or "recall", of_predicted=False)
 
 
 __all__ = ["mean", "accuracy", "mean_squared_error", "mean_absolute_error", "precision", "recall"]
