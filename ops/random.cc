@@ -6,6 +6,9 @@
 // the same values. The kernels (ops/kernels/cpu/random.cc) use a counter-based generator keyed on
 // (seed, seed2): successive runs of one kernel continue the stream, in parallel and reproducibly.
 //
+// RandomUniformLike is RandomUniform over [0, 1) with the shape of its input (known only at run
+// time, as TF's random_uniform(tf.shape(x))): what a dropout whose keep probability is fed needs.
+//
 // Dropout is one op with two outputs, the result and the scaled keep mask
 // (1 / (1 - rate) where kept, 0 where dropped); its gradient reuses that mask, so the backward
 // pass sees exactly the mask of the forward pass of the same step.
@@ -39,6 +42,8 @@ void RandomNormalShape(InferenceContext& c) {
   WEFT_REQUIRE(stddev >= 0, "stddev must be >= 0, got {}", stddev);
   RandomShape(c);
 }
+
+void LikeShape(InferenceContext& c) { c.set_output(0, c.input(0)); }
 
 void DropoutShape(InferenceContext& c) {
   double rate = c.attr<double>("rate");
@@ -79,6 +84,12 @@ void RegisterRandomOps(OpRegistry& r) {
       .Attr("seed", 0).Attr("seed2", 0)
       .Shape(RandomNormalShape).NoGradient().Stateful()
       .Doc("Normal values redrawn while more than 2 standard deviations from the mean.");
+  r.Register("RandomUniformLike").Input("x", "T").Output("output", "T")
+      .TypeAttr("T", kRandomTypes)
+      .Attr("seed", 0).Attr("seed2", 0)
+      .Shape(LikeShape).NoGradient().Stateful()
+      .Doc("Uniform values in [0, 1) with the shape of x (x's values are not read); the same stream as "
+           "RandomUniform for the same seeds.");
   r.Register("Dropout").Input("x", "T").Output("output", "T").Output("mask", "T")
       .TypeAttr("T", kRandomTypes)
       .Attr("rate", AttrType::kFloat)
@@ -131,6 +142,9 @@ Output RandomNormal(const Scope& s, TensorShape shape, DType dtype, double mean,
 }
 Output TruncatedNormal(const Scope& s, TensorShape shape, DType dtype, double mean, double stddev, int64_t seed) {
   return RandomOp(s, "TruncatedNormal", std::move(shape), dtype, "mean", mean, "stddev", stddev, seed);
+}
+Output RandomUniformLike(const Scope& s, Output x, int64_t seed) {
+  return s.Op("RandomUniformLike", {x}, Seeds(s, seed));
 }
 Output Dropout(const Scope& s, Output x, double rate, int64_t seed) {
   AttrMap attrs = Seeds(s, seed);

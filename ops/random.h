@@ -13,6 +13,8 @@ Output RandomNormal(const Scope& s, TensorShape shape, DType dtype = DType::kFlo
 // Normal values redrawn when more than 2 stddev from the mean.
 Output TruncatedNormal(const Scope& s, TensorShape shape, DType dtype = DType::kFloat32, double mean = 0.0,
                        double stddev = 1.0, int64_t seed = 0);
+// Uniform values in [0, 1) with x's shape (taken at run time; x's values are not read).
+Output RandomUniformLike(const Scope& s, Output x, int64_t seed = 0);
 // Keeps each element with probability 1 - rate, scaled by 1 / (1 - rate); identity when rate is 0.
 Output Dropout(const Scope& s, Output x, double rate, int64_t seed = 0);
 

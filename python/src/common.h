@@ -92,6 +92,8 @@ void InitKerasCompile(py::module_& m);  // keras_compile.cc
 void InitKerasConfig(py::module_& m);  // keras_config.cc: layer configs, functional graph walk
 void InitNumpyAllocator(py::module_& m);
 void InitDistribute(py::module_& m);
+// Checkpoint files of weft.train.Saver, CRC-32C and graph nodes for TensorBoard (tf1_io.cc).
+void InitTf1Io(py::module_& m);
 #ifdef WEFT_HAVE_UCX
 // weft.distribute.Server and the runner of weft.Session(target=...) (python/src/server.cc).
 void InitServer(py::module_& m);

@@ -17,6 +17,7 @@ PYBIND11_MODULE(_weft, m) {
   InitSession(m);
   py::module_ data = m.def_submodule("data", "The input pipeline (data/dataset.h).");
   InitData(data);
+  InitTf1Io(m);
   py::module_ keras = m.def_submodule("keras", "The C++ training API (train/).");
   InitKeras(keras);
   InitKerasModel(keras);

@@ -79,6 +79,25 @@ void InitSession(py::module_& m) {
              return result;
            },
            py::arg("feeds"), py::arg("fetches"), py::arg("targets"))
+      .def("_placement",
+           [](PySession& self, const std::vector<PyTensor>& feeds, const std::vector<PyTensor>& fetches,
+              const std::vector<PyOperation>& targets) {
+             // (node, op, device) of every node the signature's partitions run, _Send/_Recv excepted:
+             // what ConfigProto(log_device_placement=True) prints. Empty for a remote session.
+             std::vector<Output> f, o;
+             std::vector<Node*> t;
+             for (const PyTensor& x : feeds) f.push_back(x.out);
+             for (const PyTensor& x : fetches) o.push_back(x.out);
+             for (const PyOperation& x : targets) t.push_back(x.node);
+             std::vector<std::tuple<std::string, std::string, std::string>> out;
+             for (const auto& [device, g] : self.get().Partitions(f, o, t)) {
+               for (const Node* n : g->nodes()) {
+                 if (n != nullptr && n->op() != "_Send" && n->op() != "_Recv") out.emplace_back(n->name(), n->op(), device);
+               }
+             }
+             return out;
+           },
+           py::arg("feeds"), py::arg("fetches"), py::arg("targets"))
       .def("cancel", [](PySession& self) { self.get().Cancel(); }, "Cancels the running steps (they fail with CancelledError).")
       .def("close", [](PySession& self) { self.session.reset(); }, "Frees the session's variables and compiled steps.")
       .def_property_readonly("closed", [](const PySession& s) { return !s.session; })

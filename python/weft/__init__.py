@@ -61,3 +61,4 @@ from .data import TensorSpec  # noqa: E402,F401
 
 bool = bool_  # weft.bool, as tf.bool (shadows the builtin only inside this namespace)
 __version__ = "0.1.0"
+from . import train, summary, compat  # noqa: E402,F401 - last: compat.v1 takes in everything above

@@ -81,8 +81,10 @@ class Graph(_weft.Graph):
     @contextlib.contextmanager
     def device(self, spec):
         """Records ``spec`` ("/device:CPU:0", "/job:worker/task:1") on operations made inside;
-        an inner spec overrides the fields it sets. ``None`` clears it."""
-        if spec is not None:
+        an inner spec overrides the fields it sets. ``None`` clears it. ``spec`` may also be a
+        device function, as in TF: called with each new operation's description (``.type``,
+        ``.name``, ``.device``: the spec so far) it returns a spec, e.g. replica_device_setter."""
+        if spec is not None and not callable(spec):
             _weft.merge_device("", spec)  # validates now, naming the bad spec
         saved = self._device_stack
         self._device_stack = saved + [spec] if spec is not None else []
@@ -109,7 +111,23 @@ class Graph(_weft.Graph):
         """Adds an operation of registered op ``op_type``. ``inputs``: tensors (a list for a list
         argument). Returns the Operation; errors name the node, op, shapes and dtypes."""
         return self._add_op(op_type, list(inputs), dict(attrs or {}), name or "", "/".join(self._name_stack),
-                            [d for d in self._device_stack], list(self._control_stack))
+                            self._devices_for(op_type, name), list(self._control_stack))
+
+    def _devices_for(self, op_type, name=None):
+        """The device specs of a new ``op_type`` operation: the stack, device functions applied."""
+        if not any(callable(d) for d in self._device_stack):
+            return list(self._device_stack)
+        out = []
+        for d in self._device_stack:
+            if callable(d):
+                merged = ""
+                for spec in out:
+                    merged = _weft.merge_device(merged, spec)
+                d = d(_OpDescription(op_type, name or op_type, merged))
+                if not d:
+                    continue
+            out.append(d)
+        return out
 
     def _track_variable(self, var):
         self._variables.append(weakref.ref(var))
@@ -121,6 +139,14 @@ class Graph(_weft.Graph):
 
     def __repr__(self):
         return "<weft.Graph with %d nodes>" % self.num_nodes
+
+
+class _OpDescription:
+    """What a device function sees of the operation being made: ``type``, ``name`` and ``device``
+    (the device spec from the enclosing blocks so far)."""
+
+    def __init__(self, op_type, name, device):
+        self.type, self.name, self.device = op_type, name, device
 
 
 _graph_stack = []
@@ -254,7 +280,7 @@ class Variable(Tensor):
             Tensor.__init__(self, op.outputs[0])
             # The initializer sits next to the variable: "<variable>/Assign".
             self.initializer = g._add_op("Assign", [self, init], {}, op.name + "/Assign", "",
-                                         list(g._device_stack), [])
+                                         [op.device] if op.device else [], [])
         self.initial_value = init
         self.trainable = trainable
         g._track_variable(self)
@@ -295,7 +321,7 @@ def group(*inputs, name=None):
     for i in inputs:
         flat.extend(i if isinstance(i, (list, tuple)) else [i])
     with g.control_dependencies(None):
-        return g._add_op("NoOp", [], {}, name or "group_deps", "/".join(g._name_stack), list(g._device_stack),
+        return g._add_op("NoOp", [], {}, name or "group_deps", "/".join(g._name_stack), g._devices_for("NoOp", name),
                          [_as_operation(i) for i in flat])
 
 

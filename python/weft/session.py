@@ -9,6 +9,8 @@ The GIL is released while a step runs; Ctrl-C cancels the step and raises Keyboa
 session and its variables stay usable).
 """
 
+import numpy as np
+
 from . import _weft
 from .framework import Graph, Operation, Tensor, get_default_graph
 
@@ -33,6 +35,9 @@ class _Fetches:
             if ":" in f:
                 return self._flatten(self.graph.get_tensor_by_name(f))
             return self._flatten(self.graph.get_operation_by_name(f))
+        if hasattr(f, "_weft_fetch"):  # e.g. a TF1 summary op: tensors to run, then a function of their values
+            inner, finish = f._weft_fetch()
+            return ("custom", finish, self._flatten(inner))
         if isinstance(f, dict):
             return ("dict", type(f), [(k, self._flatten(v)) for k, v in f.items()])
         if isinstance(f, tuple) and hasattr(f, "_fields"):
@@ -51,6 +56,8 @@ class _Fetches:
             return values[t[1]]
         if kind == "op":
             return None
+        if kind == "custom":
+            return t[1](self.build(values, t[2]))
         if kind == "dict":
             d = {k: self.build(values, v) for k, v in t[2]}
             return t[1](d) if t[1] is not dict else d
@@ -73,34 +80,59 @@ class Session(_weft.Session):
     """Runs ``graph`` (default: the default graph) on CPU devices ``CPU:0 .. CPU:num_cpu_devices-1``
     and every GPU weft finds (``weft.gpu_info()``). Threads: 0 means one per hardware thread.
 
+    TensorFlow's argument order: ``Session(target='', graph=None, config=None)``; a weft.Graph as
+    the first argument is taken as ``graph`` (weft's earlier order, still accepted).
+
     An operation pinned with ``weft.device("/device:GPU:0")`` runs there; without a GPU it runs on the
     CPU (soft_placement=True) or the run raises InvalidArgumentError saying why there is no GPU.
     """
 
-    def __init__(self, graph=None, inter_op_threads=0, intra_op_threads=0, constant_folding=True, cse=True,
-                 num_cpu_devices=1, soft_placement=True, target="", step_timeout=30.0):
-        """``target``: a weft.distribute.Server's ``target`` (of this process): the graph's steps run
-        over its cluster, each task's operations on its server; a step fails (naming the task) when
-        a task fails or it takes longer than ``step_timeout`` seconds."""
+    def __init__(self, target="", graph=None, config=None, *, inter_op_threads=None, intra_op_threads=None,
+                 constant_folding=True, cse=True, num_cpu_devices=1, soft_placement=None, step_timeout=30.0):
+        """``target``: a weft.distribute.Server's ``target`` ("ucx://host:port", of this process; a
+        "grpc://host:port" names the same server): the graph's steps run over its cluster, each
+        task's operations on its server; a step fails (naming the task) when a task fails or it
+        takes longer than ``step_timeout`` seconds. ``config``: a ``ConfigProto`` (see its doc for
+        the fields weft maps); explicit keyword arguments win over it."""
+        if isinstance(target, Graph):
+            if graph is not None:
+                raise TypeError("Session(%r, graph=%r): two graphs; TensorFlow's order is Session(target='', "
+                                "graph=None, config=None)" % (target, graph))
+            target, graph = "", target
+        if isinstance(target, bytes):
+            target = target.decode("utf-8")
+        if target is None:
+            target = ""
+        if not isinstance(target, str):
+            raise TypeError("Session(target=...) takes a server's target string (\"ucx://host:port\", from "
+                            "weft.distribute.Server(...).target) or '', got %r" % (target,))
         graph = graph if graph is not None else get_default_graph()
         if not isinstance(graph, Graph):
             raise TypeError("Session(graph=...) needs a weft.Graph, got %r" % (graph,))
+        cfg = _config_settings(config)
+        inter_op_threads = cfg.get("inter_op_threads", 0) if inter_op_threads is None else inter_op_threads
+        intra_op_threads = cfg.get("intra_op_threads", 0) if intra_op_threads is None else intra_op_threads
+        soft_placement = cfg.get("soft_placement", True) if soft_placement is None else soft_placement
+        # A remote session's partitions live on its servers: there is nothing local to log.
+        self._log_device_placement = cfg.get("log_device_placement", False) and not target
         server = None
         if target:
             from .distribute import _server_for_target
-            server = _server_for_target(target)
+            server = _server_for_target("ucx://" + target[len("grpc://"):] if target.startswith("grpc://") else target)
         super().__init__(graph, inter_op_threads, intra_op_threads, constant_folding, cse, num_cpu_devices,
                          soft_placement, server, int(step_timeout * 1000))
 
-    def run(self, fetches, feed_dict=None):
+    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         """Runs the step that computes ``fetches`` and returns their values as numpy arrays, in the
         same structure (a tensor, an operation (-> None), a "name:0" string, or lists, tuples,
         namedtuples and dicts of them).
 
         feed_dict maps tensors (usually placeholders; or "name:0") to values: numpy arrays of the
         tensor's dtype are used in place (no copy when C-contiguous and 64-byte aligned); Python
-        numbers and lists are converted to the tensor's dtype. A feed of the wrong dtype or shape
-        raises InvalidArgumentError naming both.
+        numbers, lists and numpy arrays of the same kind (float64 for a float32 tensor, as TF
+        allows) are converted to the tensor's dtype. A feed of another kind (float for an int
+        tensor) or of the wrong shape raises InvalidArgumentError naming both. ``options`` and ``run_metadata`` (TF's tracing) are
+        accepted and ignored.
         """
         f = _Fetches(self.graph, fetches)
         feeds = []
@@ -110,8 +142,11 @@ class Session(_weft.Session):
                     k = self.graph.get_tensor_by_name(k)
                 elif not isinstance(k, Tensor):
                     raise TypeError("feed_dict keys must be tensors or names, got %r" % (k,))
-                feeds.append((k, v))
+                feeds.append((k, _converted_feed(k, v)))
+        compiled = self.num_compiled if self._log_device_placement else 0
         values = self._run(feeds, f.tensors, f.targets)
+        if self._log_device_placement and self.num_compiled != compiled:
+            _log_placement(self._placement([t for t, _ in feeds], f.tensors, f.targets))
         return f.build(values)
 
     def as_default(self):
@@ -128,6 +163,22 @@ class Session(_weft.Session):
         return False
 
 
+def _converted_feed(tensor, value):
+    """A numpy feed converted to the tensor's dtype when the conversion keeps the kind (float64 ->
+    float32, int64 -> int32, int -> float, bool -> number), as TF converts feeds; other mismatches
+    (float -> int, ...) are left for the run to reject, naming both dtypes. (On every run's path:
+    the common case, a feed of the right dtype, costs two attribute reads and a comparison.)"""
+    if not isinstance(value, (np.ndarray, np.generic)):
+        return value
+    try:
+        want = tensor.dtype.as_numpy_dtype
+    except (AttributeError, TypeError):  # bfloat16 has no numpy dtype
+        return value
+    if value.dtype == want or not np.can_cast(value.dtype, want, casting="same_kind"):
+        return value
+    return np.asarray(value, dtype=want)
+
+
 class _DefaultSession:
     def __init__(self, sess, close):
         self.sess = sess
@@ -141,5 +192,77 @@ class _DefaultSession:
         return False
 
 
-InteractiveSession = Session
-__all__ = ["Session", "get_default_session"]
+class InteractiveSession(Session):
+    """A Session that makes itself the default session when made (``Tensor.eval()`` and
+    ``Operation.run()`` use it) until ``close()``, as TF's InteractiveSession does."""
+
+    def __init__(self, target="", graph=None, config=None, **kwargs):
+        super().__init__(target, graph, config, **kwargs)
+        _session_stack.append(self)
+
+    def close(self):
+        if self in _session_stack:
+            _session_stack.remove(self)
+        super().close()
+
+
+class _Options:
+    """A TF options message: fields given as keyword arguments or set as attributes."""
+
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+
+
+class GPUOptions(_Options):
+    """Accepted for TF1 programs (``allow_growth``, ``per_process_gpu_memory_fraction``, ...); weft's CUDA
+    allocator grows as needed, so the fields have no effect."""
+
+
+class ConfigProto(_Options):
+    """TF1's session configuration. weft maps ``inter_op_parallelism_threads`` and
+    ``intra_op_parallelism_threads`` (0: one per hardware thread) to the session's thread pools,
+    ``allow_soft_placement`` to soft placement (weft's default is on, so an op pinned to a GPU
+    runs on the CPU when there is none; set False to fail instead) and ``log_device_placement`` to
+    a "name: (Op): device" line per node on stderr after each new step is compiled. The other fields
+    (``device_count``, ``gpu_options``, ``graph_options``, ...) are accepted and have no effect."""
+
+    def __init__(self, **fields):
+        fields.setdefault("gpu_options", GPUOptions())
+        super().__init__(**fields)
+
+
+class RunOptions(_Options):
+    """Accepted by ``Session.run(options=...)``; weft does not trace steps."""
+    NO_TRACE, SOFTWARE_TRACE, HARDWARE_TRACE, FULL_TRACE = 0, 1, 2, 3
+
+
+class RunMetadata(_Options):
+    """Accepted by ``Session.run(run_metadata=...)``; left empty (weft does not trace steps)."""
+
+
+def _config_settings(config):
+    """The Session settings a ConfigProto (or None) asks for."""
+    if config is None:
+        return {}
+    if not isinstance(config, _Options):
+        raise TypeError("Session(config=...) takes a weft.compat.v1.ConfigProto, got %r" % (config,))
+    d = config.__dict__
+    out = {}
+    for field, key in (("inter_op_parallelism_threads", "inter_op_threads"),
+                       ("intra_op_parallelism_threads", "intra_op_threads")):
+        if d.get(field):
+            out[key] = int(d[field])
+    if "allow_soft_placement" in d:
+        out["soft_placement"] = bool(d["allow_soft_placement"])
+    out["log_device_placement"] = bool(d.get("log_device_placement", False))
+    return out
+
+
+def _log_placement(placement):
+    import sys
+    for name, op, device in placement:
+        print("%s: (%s): %s" % (name, op, device), file=sys.stderr)
+
+
+__all__ = ["Session", "InteractiveSession", "get_default_session", "ConfigProto", "GPUOptions", "RunOptions",
+           "RunMetadata"]

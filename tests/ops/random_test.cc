@@ -177,6 +177,32 @@ TEST_CASE("random ops: empty shapes and bad attrs") {
   ExpectOpError("TruncatedNormal", {}, RandomAttrs({2}, DType::kInt32, 1, 1), Code::kInvalidArgument, "int32");
 }
 
+TEST_CASE("RandomUniformLike: x's shape, RandomUniform's numbers for the same seeds, float types only") {
+  for (DType dt : {DType::kFloat32, DType::kFloat64}) {
+    CAPTURE(DTypeName(dt));
+    Tensor x = Rand({3, 5, 7}, -4, 4, 9, dt);
+    Tensor like = RunOp("RandomUniformLike", {x}, {{"seed", int64_t{3}}, {"seed2", int64_t{5}}})[0];
+    CHECK(like.shape() == x.shape());
+    CHECK(like.dtype() == dt);
+    ExpectEqual(like, RunOp("RandomUniform", {}, RandomAttrs({3, 5, 7}, dt, 3, 5))[0]);
+    Stats st = StatsOf(like);
+    CHECK(st.min >= 0.0);
+    CHECK(st.max < 1.0);
+  }
+  CHECK(RunOp("RandomUniformLike", {Rand({0, 4})}, {{"seed", int64_t{1}}, {"seed2", int64_t{1}}})[0].shape() ==
+        TensorShape({0, 4}));
+  ExpectOpError("RandomUniformLike", {T<int32_t>({1, 2})}, {}, Code::kInvalidArgument, "int32");
+  // The shape comes at run time: a placeholder of unknown batch size builds, and each run follows
+  // the fed shape.
+  Graph g;
+  Scope s = Scope::Root(&g);
+  Output x = ops::Placeholder(s, DType::kFloat32, TensorShape({-1, 2}));
+  Output u = ops::RandomUniformLike(s, x, 7);
+  Session sess(&g);
+  CHECK(sess.Run({{x, Rand({4, 2}, -1, 1, 1, DType::kFloat32)}}, {u})[0].shape() == TensorShape({4, 2}));
+  CHECK(sess.Run({{x, Rand({9, 2}, -1, 1, 2, DType::kFloat32)}}, {u})[0].shape() == TensorShape({9, 2}));
+}
+
 TEST_CASE("Dropout: keeps about 1 - rate, scales kept values, mask matches the output") {
   for (DType dt : {DType::kFloat32, DType::kFloat64}) {
     CAPTURE(DTypeName(dt));

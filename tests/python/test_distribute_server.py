@@ -66,7 +66,7 @@ def test_session_with_a_target_runs_ops_pinned_to_the_ps_task(cluster):
     xv = np.array([[1.0, 2.0], [3.0, -1.0]], np.float32)
     g, x, w, y, step, unset = model("/job:ps/task:0")
     gl, xl, wl, yl, stepl, _ = model(None)
-    with weft.Session(gl) as local, weft.Session(g, target=server.target, step_timeout=20) as remote:
+    with weft.Session(gl) as local, weft.Session(server.target, g, step_timeout=20) as remote:
         local.run(wl.initializer)
         remote.run(w.initializer)
         for _ in range(3):
@@ -89,7 +89,7 @@ def test_session_with_a_target_runs_ops_pinned_to_the_ps_task(cluster):
 
 def test_session_target_must_be_a_server_of_this_process():
     with pytest.raises(ValueError, match="no weft.distribute.Server of this process"):
-        weft.Session(weft.Graph(), target="ucx://127.0.0.1:1")
+        weft.Session("ucx://127.0.0.1:1", graph=weft.Graph())
 
 
 def test_cluster_spec_and_tf_config_resolver(monkeypatch):

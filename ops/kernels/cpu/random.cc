@@ -105,6 +105,20 @@ class RandomUniformOp : public OpKernel {
   double lo_, hi_;
 };
 
+// RandomUniform's [0, 1) stream with the input's shape.
+template <typename T>
+class RandomUniformLikeOp : public OpKernel {
+ public:
+  explicit RandomUniformLikeOp(const Node& node) : OpKernel(node), state_(node) {}
+  void Compute(OpKernelContext* ctx) override {
+    Tensor* out = ctx->allocate_output(0, ctx->input(0).shape());
+    Generate<T, 4 / kWords<T>>(ctx, state_, out, [&](auto& words, uint64_t i) { return Uniform01<T>(words(i)); });
+  }
+
+ private:
+  RandomState state_;
+};
+
 template <typename T>
 class RandomNormalOp : public OpKernel {
  public:
@@ -175,6 +189,7 @@ class DropoutOp : public OpKernel {
 
 void RegisterRandomKernels(KernelRegistry& r) {
   RegisterTyped<RandomUniformOp, float, double>(r, "RandomUniform", "dtype");
+  RegisterTyped<RandomUniformLikeOp, float, double>(r, "RandomUniformLike");
   RegisterTyped<RandomNormalOp, float, double>(r, "RandomNormal", "dtype");
   RegisterTyped<TruncatedNormalOp, float, double>(r, "TruncatedNormal", "dtype");
   RegisterTyped<DropoutOp, float, double>(r, "Dropout");

@@ -1,5 +1,5 @@
-// GPU kernels of the random ops (ops/random.cc): RandomUniform, RandomNormal, TruncatedNormal and
-// Dropout, made on the device by train.cu over ops/kernels/philox.h. The generator state
+// GPU kernels of the random ops (ops/random.cc): RandomUniform, RandomUniformLike, RandomNormal,
+// TruncatedNormal and Dropout, made on the device by train.cu over ops/kernels/philox.h. The generator state
 // (RandomState: the key and the stream position) is the CPU kernels', so a seeded op gives the
 // same numbers, and Dropout the same mask, on either device.
 #include "ops/kernels/cuda/gpu_kernel.h"
@@ -36,6 +36,23 @@ class RandomOp : public OpKernel {
   TensorShape shape_;
   double a_, b_;
 };
+// RandomUniformLike(x): RandomUniform's [0, 1) numbers with x's shape (x's data is not read).
+template <typename T>
+class RandomUniformLikeOp : public OpKernel {
+ public:
+  explicit RandomUniformLikeOp(const Node& n) : OpKernel(n), state_(n) {}
+  void Compute(OpKernelContext* ctx) override {
+    GpuContext* gpu = GpuOf(ctx);
+    Tensor* out = ctx->allocate_output(0, ctx->input(0).shape());
+    const int64_t n = out->num_elements();
+    if (n == 0) return;
+    LaunchRandomUniform<T>(out->data<T>(), n, state_.key(), state_.Reserve(n), T(0), T(1), gpu->compute_stream());
+  }
+
+ private:
+  RandomState state_;
+};
+
 // Dropout(x): y = x * mask, mask = (u >= rate) / (1 - rate) with u the CPU kernel's uniforms
 // (same seed, same stream position: the same mask on either device).
 template <typename T>
@@ -69,6 +86,7 @@ template <typename T> using TruncatedNormalOp = RandomOp<T, 2>;
 
 void RegisterCudaRandomKernels(KernelRegistry& r) {
   RegisterTyped<RandomUniformOp, float, double>(r, "RandomUniform", "dtype", "GPU");
+  RegisterTyped<RandomUniformLikeOp, float, double>(r, "RandomUniformLike", "T", "GPU");
   RegisterTyped<RandomNormalOp, float, double>(r, "RandomNormal", "dtype", "GPU");
   RegisterTyped<TruncatedNormalOp, float, double>(r, "TruncatedNormal", "dtype", "GPU");
   RegisterTyped<DropoutOp, float, double>(r, "Dropout", "T", "GPU");

@@ -441,5 +441,7 @@ class TerminateOnNaN(Callback):
             self.model.stop_training = True
 
 
-__all__ = ["Callback", "CallbackList", "History", "ModelCheckpoint", "EarlyStopping", "ReduceLROnPlateau", "LearningRateScheduler",
-           "CSVLogger", "LambdaCallback", "TerminateOnNaN"]
+from .tensorboard import TensorBoard  # noqa: E402 - it subclasses Callback
+
+__all__ = ["Callback", "CallbackList", "History", "ModelCheckpoint", "EarlyStopping", "ReduceLROnPlateau",
+           "LearningRateScheduler", "CSVLogger", "LambdaCallback", "TerminateOnNaN", "TensorBoard"]

@@ -118,6 +118,7 @@ TEST_CASE("GPU vs CPU: random ops give the CPU's numbers for the same seeds") {
                       {"seed2", int64_t{5}}};
   const std::vector<GpuCase> cases = {
       {"RandomUniform", {}, seeds, 1e-6},
+      {"RandomUniformLike", {F({7, 33}, 2)}, {{"seed", int64_t{3}}, {"seed2", int64_t{5}}}, 1e-6},
       {"RandomNormal", {}, seeds, 1e-5},
       {"TruncatedNormal", {}, seeds, 1e-5},
       {"Dropout", {F({7, 33}, 1)}, {{"rate", 0.3}, {"seed", int64_t{3}}, {"seed2", int64_t{7}}}, 0},
