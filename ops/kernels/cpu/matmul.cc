@@ -5,25 +5,20 @@
 //
 // Shape key: a is [m, k] (stored [k, m] when transposed), b is [k, n] (stored [n, k] when
 // transposed), the product is [m, n]. BatchMatMul has leading batch dims that broadcast.
-#include <Eigen/Core>
-
+// float32 blocks run AVX-512 code in a portable build on a CPU that has it (cpu_dispatch.h).
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "ops/all_ops.h"
 #include "ops/kernel.h"
 #include "ops/kernels/cpu/broadcast.h"
+#include "ops/kernels/cpu/cpu_dispatch.h"
+#include "ops/kernels/cpu/gemm_block.h"
 #include "ops/kernels/cpu/math_kernels.h"
 
 namespace weft {
 namespace {
-
-template <typename T>
-using RowMap = Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>, 0, Eigen::OuterStride<>>;
-template <typename T>
-using ColMap = Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>, 0, Eigen::OuterStride<>>;
-template <typename T>
-using OutMap = Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>, 0, Eigen::OuterStride<>>;
 
 // One product of two row-major matrices, optionally transposed: op(a) is [m, k], op(b) is [k, n],
 // c is [m, n] (all contiguous). A stored matrix read transposed is the column-major view of it.
@@ -37,19 +32,10 @@ struct Gemm {
 
   // c[r0:r1, c0:c1] = op(a)[r0:r1, :] @ op(b)[:, c0:c1], single-threaded. k > 0.
   void Block(int64_t r0, int64_t r1, int64_t c0, int64_t c1) const {
-    OutMap<T> out(c + r0 * n + c0, r1 - r0, c1 - c0, Eigen::OuterStride<>(n));
-    auto with_b = [&](const auto& ma) {
-      if (tb) {
-        out.noalias() = ma * ColMap<T>(b + c0 * k, k, c1 - c0, Eigen::OuterStride<>(k));
-      } else {
-        out.noalias() = ma * RowMap<T>(b + c0, k, c1 - c0, Eigen::OuterStride<>(n));
-      }
-    };
-    if (ta) {
-      with_b(ColMap<T>(a + r0, r1 - r0, k, Eigen::OuterStride<>(m)));
-    } else {
-      with_b(RowMap<T>(a + r0 * k, r1 - r0, k, Eigen::OuterStride<>(k)));
+    if constexpr (std::is_same_v<T, float>) {
+      if (GemmBlockF32Fn wide = WideKernels().gemm_block_f32) return wide(a, b, c, m, n, k, ta, tb, r0, r1, c0, c1);
     }
+    GemmBlock<T>(a, b, c, m, n, k, ta, tb, r0, r1, c0, c1);
   }
 
   // The whole product, single-threaded.
