@@ -21,7 +21,8 @@ wheel=$(echo "$tmp"/dist/weft-*.whl)
 import sys, zipfile
 names = zipfile.ZipFile(sys.argv[1]).namelist()
 want = {"the package": "weft/__init__.py", "the Keras package": "weft/keras/__init__.py",
-        "the extension": "weft/_weft.cpython-", "libweft": "libweft.so", "weft-zoo": ".data/scripts/weft-zoo"}
+        "the extension": "weft/_weft.cpython-", "libweft": "libweft.so",
+        "the AVX-512 kernels": "libweft_avx512.so", "weft-zoo": ".data/scripts/weft-zoo"}
 missing = [f"{what} ({name})" for what, name in want.items() if not any(name in n for n in names)]
 extra = [n for n in names if n.endswith((".h", ".pc", "meson.build")) or "__pycache__" in n]
 if missing or extra:
