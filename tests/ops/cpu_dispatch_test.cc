@@ -28,7 +28,7 @@ std::vector<double> NaiveBlock(const std::vector<float>& a, const std::vector<fl
   return c;
 }
 
-TEST_CASE("libweft_avx512 GEMM block matches the reference, every layout and a sub-block") {
+TEST_CASE("libweft_avx512 GEMM block matches the reference, every layout, a sub-block, accumulating") {
   const WideCpuKernels wide = LoadWideKernels();
   if (wide.gemm_block_f32 == nullptr) {
     MESSAGE("skipped: libweft_avx512.so not used: " << wide.source);
@@ -47,8 +47,11 @@ TEST_CASE("libweft_avx512 GEMM block matches the reference, every layout and a s
         for (bool sub : {false, true}) {
           const int64_t r0 = sub ? s.m / 3 : 0, c0 = sub ? s.n / 2 : 0;
           std::vector<float> c(s.m * s.n, -7.0f);
-          wide.gemm_block_f32(a.data(), b.data(), c.data(), s.m, s.n, s.k, ta, tb, r0, s.m, c0, s.n);
-          const std::vector<double> want = NaiveBlock(a, b, s.m, s.n, s.k, ta, tb, r0, s.m, c0, s.n);
+          // acc (sub-blocks only): c += op(a) @ op(b) over the -7 already there.
+          const bool acc = sub;
+          wide.gemm_block_f32(a.data(), b.data(), c.data(), s.m, s.n, s.k, ta, tb, acc, r0, s.m, c0, s.n);
+          std::vector<double> want = NaiveBlock(a, b, s.m, s.n, s.k, ta, tb, r0, s.m, c0, s.n);
+          if (acc) for (double& v : want) v -= 7.0;
           CAPTURE(s.m); CAPTURE(s.n); CAPTURE(s.k); CAPTURE(ta); CAPTURE(tb); CAPTURE(sub);
           for (int64_t i = 0; i < s.m; ++i) {
             for (int64_t j = 0; j < s.n; ++j) {

@@ -5,9 +5,9 @@
 #include "ops/kernels/cpu/gemm_block.h"
 
 extern "C" __attribute__((visibility("default"))) void weft_avx512_gemm_block_f32(
-    const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k, bool ta, bool tb, int64_t r0,
-    int64_t r1, int64_t c0, int64_t c1) {
-  weft::GemmBlock<float>(a, b, c, m, n, k, ta, tb, r0, r1, c0, c1);
+    const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k, bool ta, bool tb, bool acc,
+    int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+  weft::GemmBlock<float>(a, b, c, m, n, k, ta, tb, acc, r0, r1, c0, c1);
 }
 
 // Type check: the exported function has the signature the loader casts it to.

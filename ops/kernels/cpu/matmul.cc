@@ -5,74 +5,17 @@
 //
 // Shape key: a is [m, k] (stored [k, m] when transposed), b is [k, n] (stored [n, k] when
 // transposed), the product is [m, n]. BatchMatMul has leading batch dims that broadcast.
-// float32 blocks run AVX-512 code in a portable build on a CPU that has it (cpu_dispatch.h).
 #include <algorithm>
-#include <type_traits>
 #include <vector>
 
 #include "ops/all_ops.h"
 #include "ops/kernel.h"
 #include "ops/kernels/cpu/broadcast.h"
-#include "ops/kernels/cpu/cpu_dispatch.h"
-#include "ops/kernels/cpu/gemm_block.h"
+#include "ops/kernels/cpu/gemm.h"
 #include "ops/kernels/cpu/math_kernels.h"
 
 namespace weft {
 namespace {
-
-// One product of two row-major matrices, optionally transposed: op(a) is [m, k], op(b) is [k, n],
-// c is [m, n] (all contiguous). A stored matrix read transposed is the column-major view of it.
-template <typename T>
-struct Gemm {
-  const T* a;
-  const T* b;
-  T* c;
-  int64_t m, n, k;
-  bool ta, tb;
-
-  // c[r0:r1, c0:c1] = op(a)[r0:r1, :] @ op(b)[:, c0:c1], single-threaded. k > 0.
-  void Block(int64_t r0, int64_t r1, int64_t c0, int64_t c1) const {
-    if constexpr (std::is_same_v<T, float>) {
-      if (GemmBlockF32Fn wide = WideKernels().gemm_block_f32) return wide(a, b, c, m, n, k, ta, tb, r0, r1, c0, c1);
-    }
-    GemmBlock<T>(a, b, c, m, n, k, ta, tb, r0, r1, c0, c1);
-  }
-
-  // The whole product, single-threaded.
-  void Run() const {
-    if (k == 0) {
-      std::fill_n(c, m * n, T(0));
-      return;
-    }
-    Block(0, m, 0, n);
-  }
-
-  // The whole product, split into one block of rows (or of columns, when there are more columns
-  // than rows) per pool thread once it is large enough to be worth it.
-  void RunParallel(ThreadPool* pool) const {
-    const int threads = pool ? pool->num_threads() : 1;
-    if (k == 0 || threads <= 1 || m * n * k < kSmallMatrixFlops) return Run();
-    const bool by_rows = m >= n;
-    const int64_t len = by_rows ? m : n;
-    // Blocks of a multiple of 16 rows/columns, so each keeps whole GEMM register tiles.
-    const int64_t per = std::max<int64_t>(16, (len / threads + 15) / 16 * 16);
-    const int64_t blocks = (len + per - 1) / per;
-    pool->ParallelFor(blocks, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        const int64_t lo = i * per, hi = std::min(len, lo + per);
-        if (by_rows) {
-          Block(lo, hi, 0, n);
-        } else {
-          Block(0, m, lo, hi);
-        }
-      }
-    });
-  }
-
-  // Below this many multiply-adds a product runs on one thread: splitting it would cost about as
-  // much in thread hand-offs as it saves (its time on one core: bench/README.md, Kernels).
-  static constexpr int64_t kSmallMatrixFlops = int64_t{1} << 21;
-};
 
 template <typename T>
 class MatMulOp : public OpKernel {
@@ -91,7 +34,7 @@ class MatMulOp : public OpKernel {
                  ta_ ? " (transposed)" : "", b.shape().ToString(), tb_ ? " (transposed)" : "", k, kb);
     Tensor* out = ctx->allocate_output(0, TensorShape({m, n}));
     if (m * n == 0) return;
-    Gemm<T>{a.data<T>(), b.data<T>(), out->data<T>(), m, n, k, ta_, tb_}.RunParallel(ctx->intra_op_pool());
+    GemmProduct<T>{a.data<T>(), b.data<T>(), out->data<T>(), m, n, k, ta_, tb_}.RunParallel(ctx->intra_op_pool());
   }
 
  private:
@@ -131,7 +74,7 @@ class BatchMatMulOp : public OpKernel {
     auto gemm = [&](int64_t i) {
       int64_t oa = i, ob = i;
       if (!plan.same_shape) plan.Offsets(i, &oa, &ob);
-      return Gemm<T>{pa + oa * ar * ac, pb + ob * br * bc, po + i * m * n, m, n, k, adj_x_, adj_y_};
+      return GemmProduct<T>{pa + oa * ar * ac, pb + ob * br * bc, po + i * m * n, m, n, k, adj_x_, adj_y_};
     };
     // One product: split it over the pool. Several: the batches run in parallel, each product
     // single-threaded (no hand-off per product, and each packs its own operands once).
