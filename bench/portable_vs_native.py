@@ -1,11 +1,12 @@
 """A portable weft (meson option native=false: x86-64-v3, AVX2; the GEMM of MatMul and Conv2D
-switching to AVX-512 at run time) against a native one (-march=native), kernel by kernel: drive_kernels.py's MatMul and
-Conv2D cases, the three builds asked in turn for each case (this machine's speed drifts), medians
-of GFLOP/s over rounds, ratios to native. A third column runs the portable build without its AVX-512
-module (bench_kernels and libweft.so copied to a directory without libweft_avx512.so, so the
-dispatch finds nothing): what the dispatch buys.
+switching to AVX-512 at run time) against a native one (-march=native), kernel by kernel:
+drive_kernels.py's MatMul and Conv2D cases, the three builds asked in turn for each case (this
+machine's speed drifts), medians of GFLOP/s over rounds, ratios to native. A third column runs
+the portable build without its AVX-512 module (bench_kernels and libweft.so copied to a directory
+without libweft_avx512.so, so the dispatch finds nothing): what the dispatch buys.
 
-    python3 bench/portable_vs_native.py build/bench/bench_kernels build-wheel/bench/bench_kernels [--rounds 5] [--threads 1,2]
+    python3 bench/portable_vs_native.py build/bench/bench_kernels build-wheel/bench/bench_kernels \\
+        [--rounds 5] [--threads 1,2]
 
 (build-wheel: `pip install . -Cbuild-dir=build-wheel` or `meson setup build-wheel -Dnative=false`.)
 """
