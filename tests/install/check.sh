@@ -24,6 +24,10 @@ want = {"the package": "weft/__init__.py", "the Keras package": "weft/keras/__in
         "the extension": "weft/_weft.cpython-", "libweft": "libweft.so",
         "the AVX-512 kernels": "libweft_avx512.so", "weft-zoo": ".data/scripts/weft-zoo"}
 missing = [f"{what} ({name})" for what, name in want.items() if not any(name in n for n in names)]
+# libweft loads libweft_avx512.so from its own directory (ops/kernels/cpu/cpu_dispatch.h).
+dirs = {lib: {n.rsplit("/", 1)[0] for n in names if n.endswith("/" + lib)} for lib in ("libweft.so", "libweft_avx512.so")}
+if not missing and dirs["libweft.so"] != dirs["libweft_avx512.so"]:
+    missing.append(f"libweft_avx512.so beside libweft.so ({dirs})")
 extra = [n for n in names if n.endswith((".h", ".pc", "meson.build")) or "__pycache__" in n]
 if missing or extra:
     sys.exit(f"check.sh: wheel {sys.argv[1]}: missing {missing}, unexpected {extra}")
