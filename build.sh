@@ -4,8 +4,11 @@
 #   ./build.sh test   install what is missing, build, run every test, then the memory suites again
 #                     under ASan + UBSan (ASAN_SUITES below)
 # Both also make the Python set-up: a venv in .venv (Debian's python3) with the pinned packages of
-# python/requirements.txt, the weft extension built for it, and .venv/.../weft.pth so that
-# `.venv/bin/python -c "import weft"` works from any directory.
+# python/requirements.txt and python/requirements-build.txt, and weft installed into it as an
+# editable meson-python install of the build directory (`pip install -e .`, no second compile), so
+# `.venv/bin/python -c "import weft"` works from any directory and `weft-zoo` is .venv/bin's.
+# `test` also runs a part of tests/python with numpy 1.26 (.venv-numpy1) and checks the installs:
+# the wheel of the built tree in a fresh venv, and a C++ program built against `meson install`.
 # Environment: BUILD_DIR (default build), JOBS (default: nproc).
 # At exit, also on failure, it prints each phase's wall time: the CI budget (.ci/run) shows in every log.
 set -euo pipefail
@@ -20,6 +23,10 @@ JOBS="${JOBS:-$(nproc)}"
 # what they link (libweft, libweft_ucx's wire object) are built in the sanitizer tree: no zoo,
 # examples, benchmarks, Python extension or libweft_ucx.
 ASAN_SUITES=(core ops graph collective data train wire)
+
+# The part of tests/python that runs again with numpy 1.26 (.venv-numpy1): numpy conversions and the
+# aligned allocator, graphs and gradients, errors, Keras training; a few seconds.
+NUMPY1_TESTS=(test_numpy.py test_graph.py test_gradients.py test_errors.py test_keras.py)
 
 # Phase timing: `phase NAME` ends the running phase and starts NAME; the EXIT trap ends the last one
 # and prints the table, marking the phase a failure stopped in.
@@ -48,7 +55,7 @@ fi
 
 # Debian packages the build and the tests need (nothing else is installed by hand).
 packages=(g++ meson ninja-build pkg-config libeigen3-dev libfmt-dev doctest-dev zlib1g-dev
-          dataset-fashion-mnist graphviz pybind11-dev python3-dev python3-venv
+          dataset-fashion-mnist graphviz python3-dev python3-venv patchelf make
           libucx-dev ucx-utils)
 # The tests also start a local Spark (tests/python/test_spark.py): Java.
 [ "${1:-run}" = test ] && packages+=(openjdk-17-jre-headless)
@@ -66,26 +73,30 @@ install_missing() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-# The venv the Python package is built for and tested with; re-installs when requirements change.
-setup_venv() {  # setup_venv [REQUIREMENTS...] (default: python/requirements.txt)
-  [ -x .venv/bin/python ] || /usr/bin/python3 -m venv .venv
-  local req stamp
-  for req in "${@:-python/requirements.txt}"; do
-    stamp=".venv/.weft-$(basename "$req" .txt)"
-    if ! cmp -s "$req" "$stamp"; then
-      echo "== pip install -r $req (into .venv)"
-      .venv/bin/python -m pip install -q --disable-pip-version-check -r "$req"
-      cp "$req" "$stamp"
-    fi
-  done
+# A venv with a requirements file's pins; re-installs when the file changes.
+setup_venv() {  # setup_venv VENV REQUIREMENTS [pip options...]
+  local venv="$1" req="$2" stamp; shift 2
+  [ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv "$venv"
+  stamp="$venv/.weft-$(basename "$req" .txt)"
+  if ! cmp -s "$req" "$stamp"; then
+    echo "== pip install -r $req (into $venv)"
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check "$@" -r "$req"
+    cp "$req" "$stamp"
+  fi
 }
 
-# Puts python/ (the package) and $BUILD_DIR/python (the extension) on the venv's path.
-register_python() {
-  compgen -G "$BUILD_DIR/python/weft/_weft*.so" >/dev/null || return 0
+# .venv gets weft as an editable meson-python install of $BUILD_DIR: pip reconfigures the built tree
+# (keeping its options: native and tests override pyproject.toml's settings for wheels) and writes a
+# loader that imports python/weft/ and the built extension, rebuilding changed C++ first (ninja)
+# as meson-python's editable installs do.
+install_editable() {
   local site
   site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-  printf '%s\n%s\n' "$PWD/python" "$(cd "$BUILD_DIR" && pwd)/python" > "$site/weft.pth"
+  rm -f "$site/weft.pth"  # the hand-written path file of earlier set-ups
+  .venv/bin/python -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps \
+    -e . -Cbuild-dir="$BUILD_DIR" "${editable_args[@]}" -Ccompile-args=-j"$JOBS"
+  # meson-python's editable installs leave out executables: weft-zoo goes on the venv's PATH here.
+  ln -sf "$(cd "$BUILD_DIR" && pwd)/zoo/weft-zoo" .venv/bin/weft-zoo
 }
 
 configure() {  # configure DIR [meson options...]
@@ -129,13 +140,19 @@ case "$mode" in run|test) ;; *) echo "usage: $0 run|test" >&2; exit 2 ;; esac
 phase apt
 install_missing
 phase pip
-setup_venv
-[ "$mode" = test ] && setup_venv python/requirements-test.txt
+setup_venv .venv python/requirements.txt
+# meson-python and PyPI's pybind11 without their dependencies: meson and ninja are Debian's.
+setup_venv .venv python/requirements-build.txt --no-deps
+[ "$mode" = test ] && setup_venv .venv python/requirements-test.txt
+# The release tree's options, given again to pip's reconfigure (pyproject.toml's are for wheels).
+tree_options=(-Dpython_exe="$PWD/.venv/bin/python" -Dnative=true -Dtests=auto -Dpkgconfig.relocatable=true)
+editable_args=("${tree_options[@]/#/-Csetup-args=}")
 case "$mode" in
   run)
     phase build
-    build "$BUILD_DIR" -Dpython_exe="$PWD/.venv/bin/python"
-    register_python
+    build "$BUILD_DIR" "${tree_options[@]}"
+    phase "pip install -e"
+    install_editable
     # The talks' Keras CNN, one epoch on Fashion-MNIST, then evaluated on the test split.
     phase "weft-zoo train"
     echo "== weft-zoo train mnist_cnn --epochs 1"
@@ -143,13 +160,24 @@ case "$mode" in
     ;;
   test)
     phase build
-    build "$BUILD_DIR" -Dpython_exe="$PWD/.venv/bin/python"
-    register_python
+    build "$BUILD_DIR" "${tree_options[@]}"
+    phase "pip install -e"
+    install_editable
     phase "meson test"
     meson test -C "$BUILD_DIR" --print-errorlogs --num-processes "$JOBS"
-    # The Python package (tests/python), with the venv's interpreter.
+    # The Python package (tests/python), with the venv's interpreter (numpy 2).
     phase pytest
     .venv/bin/python -m pytest -q tests/python
+    # A part of it again with numpy 1.26 and the same extension (PYTHONPATH, no install there).
+    phase "pytest numpy 1"
+    setup_venv .venv-numpy1 python/requirements-numpy1.txt
+    .venv-numpy1/bin/python -c 'import numpy, sys; sys.exit(numpy.__version__.startswith("1.") == False)' ||
+      { echo "build.sh: .venv-numpy1 does not hold numpy 1.x" >&2; exit 1; }
+    PYTHONPATH="$PWD/python:$PWD/$BUILD_DIR/python" .venv-numpy1/bin/python -m pytest -q "${NUMPY1_TESTS[@]/#/tests/python/}"
+    # The installs: the built tree's wheel in a fresh venv (import from /, weft-zoo on PATH) and a C++
+    # program built against `meson install` with pkg-config (tests/install/check.sh).
+    phase "install checks"
+    tests/install/check.sh "$BUILD_DIR" .venv/bin/python "${editable_args[@]}"
     # ASAN_SUITES again under AddressSanitizer + UndefinedBehaviorSanitizer, in a tree that builds
     # only their executables. Without CUDA: the CUDA runtime and ASan's shadow memory do not mix (the
     # caching allocator's host tests run in the release tree). -O1 -g1, asserts on: ASan's reports

@@ -23,16 +23,18 @@ Errors are ``weft.errors.*`` exceptions carrying the C++ message. See docs/pytho
 """
 import pkgutil as _pkgutil
 
-# The package is python/weft/ (these files) plus the built extension in <build>/python/weft/;
-# both directories are on sys.path (the venv's weft.pth, written by build.sh).
+# Installed (pip install ., or build.sh's editable .venv) the extension sits in this package. From a
+# source tree with PYTHONPATH=python:build/python it is in build/python/weft/, which extend_path
+# joins to this package.
 __path__ = _pkgutil.extend_path(__path__, __name__)
 
 try:
     from . import _weft
 except ImportError as _e:  # pragma: no cover - a set-up problem, explained
     raise ImportError(
-        "weft's C++ extension (weft._weft) was not found or did not load (%s). Build it with ./build.sh "
-        "(which also writes .venv/lib/python3.*/site-packages/weft.pth) and use .venv/bin/python." % _e) from _e
+        "weft's C++ extension (weft._weft) was not found or did not load (%s). Install weft with "
+        "`pip install .` (or ./build.sh, then use .venv/bin/python), or put python/ and build/python/ "
+        "on PYTHONPATH after `ninja -C build`." % _e) from _e
 
 import os as _os  # noqa: E402
 

@@ -11,12 +11,14 @@
 // 1x1 filters with stride 1 and no padding skip im2col: the input itself is the col matrix.
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "ops/all_ops.h"
 #include "ops/kernel.h"
 #include "ops/kernels/cpu/broadcast.h"
 #include "ops/kernels/cpu/conv_direct.h"
+#include "ops/kernels/cpu/gemm.h"
 #include "ops/kernels/cpu/nn_kernels.h"
 
 namespace weft {
@@ -32,10 +34,18 @@ template <typename T>
 using ConstMat = Eigen::TensorMap<Eigen::Tensor<const T, 2, Eigen::RowMajor, Eigen::DenseIndex>>;
 
 // c [m, n] (+)= op(a) x op(b), with op(a) [m, k] (stored [k, m] when ta) and op(b) [k, n]
-// (stored [n, k] when tb). Runs on the intra-op pool.
+// (stored [n, k] when tb). Runs on the intra-op pool: Eigen's contraction, or, in a portable build
+// on a CPU with AVX-512, MatMul's blocked product over libweft_avx512.so (cpu_dispatch.h).
 template <typename T>
-void Gemm(const Eigen::ThreadPoolDevice& d, const T* a, const T* b, T* c, int64_t m, int64_t k, int64_t n,
-          bool ta, bool tb, bool accumulate) {
+void Gemm(OpKernelContext* ctx, const T* a, const T* b, T* c, int64_t m, int64_t k, int64_t n, bool ta, bool tb,
+          bool accumulate) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (WideKernels().gemm_block_f32 != nullptr) {
+      GemmProduct<float>{a, b, c, m, n, k, ta, tb, accumulate}.RunParallel(ctx->intra_op_pool());
+      return;
+    }
+  }
+  const Eigen::ThreadPoolDevice& d = ctx->eigen_device();
   ConstMat<T> A(a, ta ? k : m, ta ? m : k);
   ConstMat<T> B(b, tb ? n : k, tb ? k : n);
   Mat<T> C(c, m, n);
@@ -218,7 +228,7 @@ class Conv2DOp : public OpKernel {
     const T* x = input.data<T>();
     const T* f = filter.data<T>();
     if (IsPointwise(g)) {
-      Gemm<T>(ctx->eigen_device(), x, f, y, rows, K, O, false, false, false);
+      Gemm<T>(ctx, x, f, y, rows, K, O, false, false, false);
       ep.Run(ctx->intra_op_pool(), y, rows, O);
       return;
     }
@@ -234,7 +244,7 @@ class Conv2DOp : public OpKernel {
       ctx->intra_op_pool()->ParallelFor(r1 - r0, [&](int64_t b, int64_t e) {
         Im2Col(g, x, r0 + b, r0 + e, cp + b * K);
       });
-      Gemm<T>(ctx->eigen_device(), cp, f, y + r0 * O, r1 - r0, K, O, false, false, false);
+      Gemm<T>(ctx, cp, f, y + r0 * O, r1 - r0, K, O, false, false, false);
     }
     ep.Run(ctx->intra_op_pool(), y, rows, O);
   }
@@ -262,7 +272,7 @@ class Conv2DBackpropInputOp : public OpKernel {
     const T* dy = dy_t.data<T>();
     const T* f = filter.data<T>();
     if (IsPointwise(g) && rows > 0 && O > 0) {
-      Gemm<T>(ctx->eigen_device(), dy, f, dx, rows, O, K, false, true, false);
+      Gemm<T>(ctx, dy, f, dx, rows, O, K, false, true, false);
       return;
     }
     std::fill(dx, dx + out->num_elements(), T(0));
@@ -274,7 +284,7 @@ class Conv2DBackpropInputOp : public OpKernel {
     for (int64_t n0 = 0; n0 < g.n; n0 += images) {
       const int64_t n1 = std::min(g.n, n0 + images);
       const int64_t r0 = n0 * g.oh * g.ow, r1 = n1 * g.oh * g.ow;
-      Gemm<T>(ctx->eigen_device(), dy + r0 * O, f, cp, r1 - r0, O, K, false, true, false);
+      Gemm<T>(ctx, dy + r0 * O, f, cp, r1 - r0, O, K, false, true, false);
       // Images write disjoint parts of dx, so col2im runs in parallel over them.
       ctx->intra_op_pool()->ParallelFor(n1 - n0, [&](int64_t b, int64_t e) {
         Col2Im(g, cp + b * per_image, n0 + b, n0 + e, dx);
@@ -307,7 +317,7 @@ class Conv2DBackpropFilterOp : public OpKernel {
     const T* x = input.data<T>();
     const T* dy = dy_t.data<T>();
     if (IsPointwise(g)) {
-      Gemm<T>(ctx->eigen_device(), x, dy, df, K, rows, O, true, false, false);
+      Gemm<T>(ctx, x, dy, df, K, rows, O, true, false, false);
       return;
     }
     if (UseDirect(g)) {
@@ -341,7 +351,7 @@ class Conv2DBackpropFilterOp : public OpKernel {
       ctx->intra_op_pool()->ParallelFor(r1 - r0, [&](int64_t b, int64_t e) {
         Im2Col(g, x, r0 + b, r0 + e, cp + b * K);
       });
-      Gemm<T>(ctx->eigen_device(), cp, dy + r0 * O, df, K, r1 - r0, O, true, false, r0 > 0);
+      Gemm<T>(ctx, cp, dy + r0 * O, df, K, r1 - r0, O, true, false, r0 > 0);
     }
   }
 

@@ -5,88 +5,17 @@
 //
 // Shape key: a is [m, k] (stored [k, m] when transposed), b is [k, n] (stored [n, k] when
 // transposed), the product is [m, n]. BatchMatMul has leading batch dims that broadcast.
-#include <Eigen/Core>
-
 #include <algorithm>
 #include <vector>
 
 #include "ops/all_ops.h"
 #include "ops/kernel.h"
 #include "ops/kernels/cpu/broadcast.h"
+#include "ops/kernels/cpu/gemm.h"
 #include "ops/kernels/cpu/math_kernels.h"
 
 namespace weft {
 namespace {
-
-template <typename T>
-using RowMap = Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>, 0, Eigen::OuterStride<>>;
-template <typename T>
-using ColMap = Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>, 0, Eigen::OuterStride<>>;
-template <typename T>
-using OutMap = Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>, 0, Eigen::OuterStride<>>;
-
-// One product of two row-major matrices, optionally transposed: op(a) is [m, k], op(b) is [k, n],
-// c is [m, n] (all contiguous). A stored matrix read transposed is the column-major view of it.
-template <typename T>
-struct Gemm {
-  const T* a;
-  const T* b;
-  T* c;
-  int64_t m, n, k;
-  bool ta, tb;
-
-  // c[r0:r1, c0:c1] = op(a)[r0:r1, :] @ op(b)[:, c0:c1], single-threaded. k > 0.
-  void Block(int64_t r0, int64_t r1, int64_t c0, int64_t c1) const {
-    OutMap<T> out(c + r0 * n + c0, r1 - r0, c1 - c0, Eigen::OuterStride<>(n));
-    auto with_b = [&](const auto& ma) {
-      if (tb) {
-        out.noalias() = ma * ColMap<T>(b + c0 * k, k, c1 - c0, Eigen::OuterStride<>(k));
-      } else {
-        out.noalias() = ma * RowMap<T>(b + c0, k, c1 - c0, Eigen::OuterStride<>(n));
-      }
-    };
-    if (ta) {
-      with_b(ColMap<T>(a + r0, r1 - r0, k, Eigen::OuterStride<>(m)));
-    } else {
-      with_b(RowMap<T>(a + r0 * k, r1 - r0, k, Eigen::OuterStride<>(k)));
-    }
-  }
-
-  // The whole product, single-threaded.
-  void Run() const {
-    if (k == 0) {
-      std::fill_n(c, m * n, T(0));
-      return;
-    }
-    Block(0, m, 0, n);
-  }
-
-  // The whole product, split into one block of rows (or of columns, when there are more columns
-  // than rows) per pool thread once it is large enough to be worth it.
-  void RunParallel(ThreadPool* pool) const {
-    const int threads = pool ? pool->num_threads() : 1;
-    if (k == 0 || threads <= 1 || m * n * k < kSmallMatrixFlops) return Run();
-    const bool by_rows = m >= n;
-    const int64_t len = by_rows ? m : n;
-    // Blocks of a multiple of 16 rows/columns, so each keeps whole GEMM register tiles.
-    const int64_t per = std::max<int64_t>(16, (len / threads + 15) / 16 * 16);
-    const int64_t blocks = (len + per - 1) / per;
-    pool->ParallelFor(blocks, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        const int64_t lo = i * per, hi = std::min(len, lo + per);
-        if (by_rows) {
-          Block(lo, hi, 0, n);
-        } else {
-          Block(0, m, lo, hi);
-        }
-      }
-    });
-  }
-
-  // Below this many multiply-adds a product runs on one thread: splitting it would cost about as
-  // much in thread hand-offs as it saves (its time on one core: bench/README.md, Kernels).
-  static constexpr int64_t kSmallMatrixFlops = int64_t{1} << 21;
-};
 
 template <typename T>
 class MatMulOp : public OpKernel {
@@ -105,7 +34,7 @@ class MatMulOp : public OpKernel {
                  ta_ ? " (transposed)" : "", b.shape().ToString(), tb_ ? " (transposed)" : "", k, kb);
     Tensor* out = ctx->allocate_output(0, TensorShape({m, n}));
     if (m * n == 0) return;
-    Gemm<T>{a.data<T>(), b.data<T>(), out->data<T>(), m, n, k, ta_, tb_}.RunParallel(ctx->intra_op_pool());
+    GemmProduct<T>{a.data<T>(), b.data<T>(), out->data<T>(), m, n, k, ta_, tb_}.RunParallel(ctx->intra_op_pool());
   }
 
  private:
@@ -145,7 +74,7 @@ class BatchMatMulOp : public OpKernel {
     auto gemm = [&](int64_t i) {
       int64_t oa = i, ob = i;
       if (!plan.same_shape) plan.Offsets(i, &oa, &ob);
-      return Gemm<T>{pa + oa * ar * ac, pb + ob * br * bc, po + i * m * n, m, n, k, adj_x_, adj_y_};
+      return GemmProduct<T>{pa + oa * ar * ac, pb + ob * br * bc, po + i * m * n, m, n, k, adj_x_, adj_y_};
     };
     // One product: split it over the pool. Several: the batches run in parallel, each product
     // single-threaded (no hand-off per product, and each packs its own operands once).
