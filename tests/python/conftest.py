@@ -1,3 +1,5 @@
+import socket
+
 import numpy as np
 import pytest
 
@@ -25,3 +27,14 @@ def aligned_empty(shape, dtype, offset=0):
     raw = np.zeros(n + 128, np.uint8)
     start = (-raw.ctypes.data) % 64 + offset
     return raw[start:start + n].view(dtype).reshape(shape)
+
+
+def free_ports(n):
+    """n distinct free TCP ports on 127.0.0.1 (all bound at once, then released)."""
+    socks = [socket.socket() for _ in range(n)]
+    for s in socks:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import weft
+from conftest import free_ports
 
 pytestmark = pytest.mark.skipif(not hasattr(weft._weft.distribute, "MultiWorkerMirroredStrategy"),
                                 reason="weft built without UCX")
@@ -57,21 +58,10 @@ np.save(out, np.array(result, dtype=object), allow_pickle=True)
 '''
 
 
-def _free_ports(n):
-    import socket
-    socks = [socket.socket() for _ in range(n)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
-
-
 def test_two_workers_match_one_process(tmp_path):
     script = tmp_path / "worker.py"
     script.write_text(SCRIPT)
-    workers = ["127.0.0.1:%d" % p for p in _free_ports(2)]
+    workers = ["127.0.0.1:%d" % p for p in free_ports(2)]
     procs = []
     for index in range(2):
         env = dict(os.environ, TF_CONFIG=json.dumps({"cluster": {"worker": workers},

@@ -3,7 +3,6 @@ a ps task in a child Python process (server.join()), the client here as worker:0
 bounded and the child is killed when the test leaves."""
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -12,6 +11,7 @@ import numpy as np
 import pytest
 
 import weft
+from conftest import free_ports
 
 pytestmark = pytest.mark.skipif(not hasattr(weft._weft.distribute, "Server"), reason="built without UCX")
 
@@ -25,15 +25,10 @@ server.join()
 """
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def cluster():
-    spec = {"worker": ["127.0.0.1:%d" % free_port()], "ps": ["127.0.0.1:%d" % free_port()]}
+    worker, ps_port = free_ports(2)
+    spec = {"worker": ["127.0.0.1:%d" % worker], "ps": ["127.0.0.1:%d" % ps_port]}
     env = dict(os.environ, TF_CONFIG=json.dumps({"cluster": spec, "task": {"type": "ps", "index": 0}}),
                UCX_TLS="tcp,self")
     ps = subprocess.Popen([sys.executable, "-c", PS_SCRIPT], env=env, stdout=subprocess.PIPE, text=True)

@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import free_ports
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "python")
 
@@ -33,17 +34,6 @@ def test_metric_objects():
     assert set(d) == {"loss", "sparse_categorical_accuracy"}
 
 
-def _free_ports(n):
-    import socket
-    socks = [socket.socket() for _ in range(n)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
-
-
 @pytest.mark.skipif(not hasattr(__import__("weft")._weft.distribute, "MultiWorkerMirroredStrategy"),
                     reason="weft built without UCX")
 def test_distributed_example_on_two_workers(tmp_path):
@@ -51,7 +41,7 @@ def test_distributed_example_on_two_workers(tmp_path):
     it): both train the same global steps and log the same (global) loss; the chief predicts."""
     import json
     import re
-    workers = ["127.0.0.1:%d" % p for p in _free_ports(2)]
+    workers = ["127.0.0.1:%d" % p for p in free_ports(2)]
     procs = []
     for index in range(2):
         env = dict(os.environ, TF_CONFIG=json.dumps({"cluster": {"worker": workers},

@@ -100,7 +100,7 @@ def test_evaluate_return_values():
     model = zero_model(metrics=["mse"])
     loss, mse = model.evaluate(x, y, verbose=0)
     assert loss == pytest.approx(4.0) and mse == pytest.approx(4.0)
-    assert model.evaluate(x, y, verbose=0, return_dict=True) == pytest.approx({"loss": 4.0, "mean_squared_error": 4.0})
+    assert model.evaluate(x, y, verbose=0, return_dict=True) == pytest.approx({"loss": 4.0, "mse": 4.0})
 
 
 def test_predict_in_batches():
@@ -214,6 +214,6 @@ def test_on_batch_methods():
     x = np.ones((4, 2), np.uint8)  # converted as fit converts
     y = np.array([[0], [1], [2], [3]], np.int64)
     assert model.train_on_batch(x, y, sample_weight=np.array([0, 1, 1, 0])) == pytest.approx([(1 + 4) / 4, 3.5])
-    assert model.train_on_batch(x, y, return_dict=True) == pytest.approx({"loss": 3.5, "mean_squared_error": 3.5})
+    assert model.train_on_batch(x, y, return_dict=True) == pytest.approx({"loss": 3.5, "mse": 3.5})
     assert model.test_on_batch(x, y) == pytest.approx([3.5, 3.5])
     np.testing.assert_array_equal(model.predict_on_batch(x), np.zeros((4, 1)))

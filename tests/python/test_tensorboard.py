@@ -135,7 +135,8 @@ def test_keras_callback_layout_tags_and_steps(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["train", "validation"]
     train, val = load(tmp_path / "train"), load(tmp_path / "validation")
     assert sorted(train.Tags()["tensors"]) == ["batch_accuracy", "batch_loss", "dense/bias", "dense/kernel",
-                                               "dense_1/bias", "dense_1/kernel", "epoch_accuracy", "epoch_loss"]
+                                               "dense_1/bias", "dense_1/kernel", "epoch_accuracy", "epoch_learning_rate",
+                                               "epoch_loss"]
     assert sorted(val.Tags()["tensors"]) == ["epoch_accuracy", "epoch_loss", "evaluation_accuracy_vs_iterations",
                                              "evaluation_loss_vs_iterations"]
     # 4 batches an epoch: batch scalars every 2nd batch, counted from 1 across epochs.
@@ -143,6 +144,8 @@ def test_keras_callback_layout_tags_and_steps(tmp_path):
     np.testing.assert_allclose([v for _, v in tensor_series(train, "epoch_loss")], hist.history["loss"], rtol=1e-6)
     np.testing.assert_allclose([v for _, v in tensor_series(val, "epoch_loss")], hist.history["val_loss"], rtol=1e-6)
     assert [s for s, _ in tensor_series(val, "epoch_loss")] == [0, 1]
+    # Keras writes the optimizer's rate each epoch (SGD's default 0.01).
+    np.testing.assert_allclose([v for _, v in tensor_series(train, "epoch_learning_rate")], [0.01, 0.01], rtol=1e-6)
     assert [s for s, _ in tensor_series(val, "evaluation_loss_vs_iterations")] == [4, 8]
     # Weight histograms in TF2's form, once per epoch (histogram_freq=1): 30 buckets over the 4 x 8 kernel.
     kernel = train.Tensors("dense/kernel")
@@ -163,7 +166,7 @@ def test_keras_callback_epoch_only_and_bad_update_freq(tmp_path):
               callbacks=[keras.callbacks.TensorBoard(str(tmp_path), write_graph=False, write_steps_per_second=True)])
     assert os.listdir(tmp_path) == ["train"]
     train = load(tmp_path / "train")
-    assert sorted(train.Tags()["tensors"]) == ["epoch_loss", "epoch_steps_per_second"] and not train.Tags()["graph"]
+    assert sorted(train.Tags()["tensors"]) == ["epoch_learning_rate", "epoch_loss", "epoch_steps_per_second"] and not train.Tags()["graph"]
     assert tensor_series(train, "epoch_steps_per_second")[0][1] > 0
     with pytest.raises(ValueError, match="update_freq"):
         keras.callbacks.TensorBoard(str(tmp_path), update_freq="sometimes")

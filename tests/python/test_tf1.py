@@ -476,9 +476,10 @@ if __name__ == "__main__":
 def test_tf1_between_graph_replication_with_monitored_training_sessions(tmp_path):
     """TF1's published between-graph pattern, unchanged but for the import: a ps task and two
     workers (processes), replica_device_setter, MonitoredTrainingSession(master=server.target)."""
-    from test_distribute_server import free_port
-    hosts = ["--ps_hosts=127.0.0.1:%d" % free_port(),
-             "--worker_hosts=127.0.0.1:%d,127.0.0.1:%d" % (free_port(), free_port()), "--ckpt=%s" % (tmp_path / "c")]
+    from conftest import free_ports
+    ps, w0, w1 = free_ports(3)
+    hosts = ["--ps_hosts=127.0.0.1:%d" % ps,
+             "--worker_hosts=127.0.0.1:%d,127.0.0.1:%d" % (w0, w1), "--ckpt=%s" % (tmp_path / "c")]
     script = tmp_path / "dist.py"
     script.write_text(DIST_SCRIPT)
     env = dict(os.environ, UCX_TLS="tcp,self", PYTHONPATH=os.pathsep.join(sys.path))

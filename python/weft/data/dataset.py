@@ -40,8 +40,10 @@ class EagerValue(np.ndarray):
         return a[()] if a.ndim == 0 else a
 
     def __repr__(self):
-        return "<weft.Tensor: shape=%s, dtype=%s, numpy=%r>" % (self.shape, _fw.as_dtype(self.dtype),
-                                                                self.numpy())
+        # A scalar shows as TensorFlow shows it (numpy=7), not as numpy 2's repr (np.int64(7)).
+        a = self.view(np.ndarray)
+        value = a.item() if a.ndim == 0 else a
+        return "<weft.Tensor: shape=%s, dtype=%s, numpy=%r>" % (self.shape, _fw.as_dtype(self.dtype), value)
 
 
 def _threads(n):
