@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -161,8 +162,11 @@ int FoldConstants(Graph* g, ThreadPool* pool, size_t max_bytes) {
     size_t bytes = 0;
     for (const Tensor& t : *values) bytes += t.IsInitialized() ? t.bytes() : max_bytes + 1;
     if (bytes > max_bytes) continue;
+    // Each input node once: a node used twice (x * x) must not be looked at after its removal.
     std::vector<Node*> inputs;
-    for (const Output& in : n->inputs()) inputs.push_back(in.node);
+    for (const Output& in : n->inputs()) {
+      if (std::find(inputs.begin(), inputs.end(), in.node) == inputs.end()) inputs.push_back(in.node);
+    }
     Node* first = nullptr;
     for (int i = 0; i < n->num_outputs(); ++i) {
       const Tensor& t = (*values)[i];

@@ -20,6 +20,7 @@ OpRegistry& OpRegistry::Global() {
     RegisterOptimizerOps(*r);
     RegisterSendRecvOps(*r);
     RegisterCollectiveOps(*r);
+    RegisterSearchOps(*r);
     return r;
   }();
   return *registry;
@@ -37,6 +38,7 @@ KernelRegistry& KernelRegistry::Global() {
     RegisterOptimizerKernels(*r);
     RegisterSendRecvKernels(*r);
     RegisterCollectiveKernels(*r);
+    RegisterSearchKernels(*r);
 #if defined(WEFT_CUDA)
     RegisterCudaKernels(*r);  // device type "GPU" (ops/kernels/cuda/)
 #endif

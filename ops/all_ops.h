@@ -17,6 +17,7 @@ void RegisterRandomOps(OpRegistry& r);      // RandomUniform, RandomNormal, Trun
 void RegisterOptimizerOps(OpRegistry& r);   // ApplyGradientDescent, ApplyMomentum, ApplyAdam
 void RegisterSendRecvOps(OpRegistry& r);    // _Send, _Recv (inserted by the partitioner)
 void RegisterCollectiveOps(OpRegistry& r);  // CollectiveReduce, CollectiveBroadcast, CollectiveAllGather, CollectiveReduceScatter
+void RegisterSearchOps(OpRegistry& r);      // Range, Where, TopK, TopKGrad, Cumsum
 
 void RegisterFrameworkKernels(KernelRegistry& r);
 void RegisterStateKernels(KernelRegistry& r);
@@ -27,5 +28,6 @@ void RegisterRandomKernels(KernelRegistry& r);
 void RegisterOptimizerKernels(KernelRegistry& r);
 void RegisterSendRecvKernels(KernelRegistry& r);
 void RegisterCollectiveKernels(KernelRegistry& r);
+void RegisterSearchKernels(KernelRegistry& r);
 
 }  // namespace weft

@@ -202,6 +202,15 @@ Grads ErfGrad(const Scope& s, const Node& op, const Grads& dy) {
 }
 // y = log(x):  dx = dy / x
 Grads LogGrad(const Scope& s, const Node& op, const Grads& dy) { return {ops::Div(s, dy[0], op.input(0))}; }
+// y = log(1 + x):  dx = dy / (1 + x)
+Grads Log1pGrad(const Scope& s, const Node& op, const Grads& dy) {
+  const Output x = op.input(0);
+  return {ops::Div(s, dy[0], ops::Add(s, x, Scalar(s, x, 1)))};
+}
+// y = exp(x) - 1:  dx = dy * (y + 1)
+Grads Expm1Grad(const Scope& s, const Node& op, const Grads& dy) {
+  return {ops::Mul(s, dy[0], ops::Add(s, Out(op), Scalar(s, dy[0], 1)))};
+}
 
 // y = cond ? a : b:  da = cond ? dy : 0,  db = cond ? 0 : dy
 Grads SelectGrad(const Scope& s, const Node& op, const Grads& dy) {
@@ -347,6 +356,12 @@ void RegisterMathOps(OpRegistry& r) {
   RegisterUnary(r, "Reciprocal", kFloat, ReciprocalGrad, "1 / x.");
   RegisterUnary(r, "Exp", kFloat, ExpGrad, "e ^ x.");
   RegisterUnary(r, "Log", kFloat, LogGrad, "Natural logarithm of x.");
+  RegisterUnary(r, "Log1p", kFloat, Log1pGrad, "log(1 + x), accurate for small x.");
+  RegisterUnary(r, "Expm1", kFloat, Expm1Grad, "exp(x) - 1, accurate for small x.");
+  // As TF: Floor, Ceil and Round have no gradient (it is zero almost everywhere).
+  RegisterUnary(r, "Floor", kFloat, nullptr, "The largest integer not greater than x.");
+  RegisterUnary(r, "Ceil", kFloat, nullptr, "The smallest integer not less than x.");
+  RegisterUnary(r, "Round", kFloat, nullptr, "x rounded to the nearest integer, halves to even (banker's rounding).");
   RegisterUnary(r, "Erf", kFloat, ErfGrad, "The error function 2/sqrt(pi) * integral from 0 to x of exp(-t^2) (exact GELU).");
 
   RegisterCompare(r, "Equal", kAll, "a == b elementwise (bool), broadcasting like numpy.");

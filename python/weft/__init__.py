@@ -51,6 +51,13 @@ from .framework import (  # noqa: E402,F401
     global_variables_initializer, variables_initializer, group, load_graph, save_graph, graph_to_dot)
 from .ops import *  # noqa: E402,F401,F403
 from .ops import raw_ops, gradients, slice, pow, abs  # noqa: E402,F401
+from .array_ops import *  # noqa: E402,F401,F403
+from . import math  # noqa: E402,F401
+from .math import (  # noqa: E402,F401  (the tf.math functions TF also exports at the top level)
+    truediv, divide, floordiv, floor, round, ceil, cumsum, reduce_any, reduce_all, reduce_logsumexp, reduce_std,
+    reduce_variance, reduce_euclidean_norm, count_nonzero, is_nan, is_inf, is_finite, log1p, expm1, erf, floormod, mod,
+    squared_difference, divide_no_nan, log_sigmoid, logical_xor, softplus, xlogy, in_top_k, top_k, confusion_matrix,
+    l2_normalize)
 from .session import Session, InteractiveSession, get_default_session  # noqa: E402,F401
 from . import nn  # noqa: E402,F401
 from . import keras  # noqa: E402,F401

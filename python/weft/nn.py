@@ -4,7 +4,9 @@
     loss = weft.reduce_mean(weft.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=h))
 """
 from .framework import Tensor, convert_to_tensor
+from . import ops as _o
 from .ops import raw_ops, sigmoid, tanh, cast  # noqa: F401  (re-exported as weft.nn.sigmoid, ...)
+from .math import erf, log1p, log_sigmoid, l2_normalize, top_k, in_top_k  # noqa: F401  (tf.nn.* as tf.math.*)
 
 
 def _pair(v, what):
@@ -118,3 +120,73 @@ def fused_batch_norm(x, scale, offset, mean, variance, epsilon=1e-3, is_training
     """Batch norm over the last axis; returns (y, batch_mean, batch_variance) (op FusedBatchNorm)."""
     return raw_ops.FusedBatchNorm(x, scale, offset, mean, variance, epsilon=float(epsilon),
                                   is_training=bool(is_training), name=name)
+
+
+# ---- composites (TF's tf.nn functions that are formulas over the ops above) --------------------
+
+def _tensors(*xs):
+    """xs as tensors; Python values take the dtype of the first tensor among them."""
+    first = next((x for x in xs if isinstance(x, Tensor)), None)
+    return [x if isinstance(x, Tensor) else convert_to_tensor(x, first.dtype if first is not None else None) for x in xs]
+
+
+def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
+    """Elementwise cross-entropy of probabilities ``labels`` and ``logits``, computed as TF does
+    for stability: max(x, 0) - x * z + log(1 + exp(-|x|))."""
+    if labels is None or logits is None:
+        raise ValueError("sigmoid_cross_entropy_with_logits needs labels= and logits=")
+    logits, labels = _tensors(logits, labels)
+    return _o.maximum(logits, 0.0) - logits * labels + log1p(_o.exp(-_o.abs(logits)))
+
+
+def weighted_cross_entropy_with_logits(labels, logits, pos_weight, name=None):
+    """sigmoid cross-entropy with the positive term weighted by pos_weight:
+    (1 - z) * x + (1 + (q - 1) * z) * (log(1 + exp(-|x|)) + max(-x, 0))."""
+    logits, labels = _tensors(logits, labels)
+    log_weight = 1.0 + (pos_weight - 1.0) * labels
+    return (1.0 - labels) * logits + log_weight * (log1p(_o.exp(-_o.abs(logits))) + _o.maximum(-logits, 0.0))
+
+
+def l2_loss(t, name=None):
+    """sum(t ** 2) / 2."""
+    t = convert_to_tensor(t)
+    return _o.reduce_sum(_o.square(t)) / 2.0
+
+
+def moments(x, axes, shift=None, keepdims=False, name=None):
+    """(mean, variance) of x over ``axes``; the variance is the population one (as TF, computed
+    around the stop-gradient mean)."""
+    x = convert_to_tensor(x)
+    axes = [int(axes)] if isinstance(axes, int) else [int(a) for a in axes]
+    mean = _o.reduce_mean(x, axes, keepdims=True)
+    variance = _o.reduce_mean(_o.square(x - _o.stop_gradient(mean)), axes, keepdims=True)
+    if not keepdims:
+        mean, variance = _o.squeeze(mean, axes), _o.squeeze(variance, axes)
+    return mean, variance
+
+
+def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name=None):
+    """(x - mean) * scale / sqrt(variance + variance_epsilon) + offset (offset, scale may be None)."""
+    x, mean, variance = _tensors(x, mean, variance)
+    inv = _o.rsqrt(variance + variance_epsilon)
+    if scale is not None:
+        inv = inv * scale
+    return x * inv + (offset - mean * inv if offset is not None else -mean * inv)
+
+
+def gelu(features, approximate=False, name=None):
+    """x * Phi(x): exact 0.5 x (1 + erf(x / sqrt 2)), or with approximate=True the tanh form
+    0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))."""
+    x = convert_to_tensor(features)
+    if approximate:
+        return 0.5 * x * (1.0 + _o.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
+    return 0.5 * x * (1.0 + erf(x * 0.7071067811865476))
+
+
+def silu(features, beta=1.0, name=None):
+    """x * sigmoid(beta * x) (tf.nn.swish)."""
+    x = convert_to_tensor(features)
+    return x * sigmoid(x * beta)
+
+
+swish = silu

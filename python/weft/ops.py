@@ -142,8 +142,13 @@ for _py, _op in _BINARY.items():
     globals()[_py] = _binary(_op, _py)
 
 
-def where(condition, x, y, name=None):
-    """Elementwise ``x if condition else y`` (op Select)."""
+def where(condition, x=None, y=None, name=None):
+    """Elementwise ``x if condition else y`` (op Select); with condition alone, the coordinates of
+    its true elements as int64 [count, rank] (op Where)."""
+    if x is None and y is None:
+        return raw_ops.Where(condition, name=name)
+    if x is None or y is None:
+        raise ValueError("weft.where needs both x and y, or neither")
     return raw_ops.Select(condition, x, y, name=name)
 
 

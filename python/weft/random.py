@@ -9,7 +9,9 @@ same dropout masks and the same training, while two models in one program still 
 import random as _py_random
 
 from . import framework as _framework
-from .ops import random_normal as normal, random_uniform as uniform  # noqa: F401  (tf.random.normal, ...)
+from . import ops as _ops
+from .framework import convert_to_tensor as _convert, float32 as _float32, int64 as _int64
+from .ops import random_normal as normal, random_uniform as uniform, truncated_normal  # noqa: F401  (tf.random.*)
 
 _state = {"seed": None, "models": 0}
 
@@ -36,4 +38,30 @@ def next_model_seed():
     return rng.randrange(1, 2 ** 62)
 
 
-__all__ = ["set_seed", "get_global_seed", "normal", "uniform"]
+def shuffle(value, seed=None, name=None):
+    """``value`` with its slices along dim 0 in a random order (a new order each run): the order
+    of uniform draws, one per slice, sorted."""
+    from .array_ops import range as _range
+    value = _convert(value)
+    n = _ops.shape(value, out_type=_int64)[0]
+    keys = _ops.raw_ops.RandomUniformLike(_ops.cast(_range(n), _float32), seed=int(seed or 0))
+    order = _ops.raw_ops.TopK(keys, k=-1)[1]
+    return _ops.gather(value, order, axis=0, name=name)
+
+
+def categorical(logits, num_samples, dtype=None, seed=None, name=None):
+    """[batch, num_samples] class indices drawn from the unnormalized log-probabilities ``logits``
+    [batch, classes] (the Gumbel-max trick: argmax of logits - log(-log(U)))."""
+    logits = _convert(logits)
+    if logits.shape is None or len(logits.shape) != 2:
+        raise ValueError("weft.random.categorical: logits must be [batch, classes], got shape %s" % (logits.shape,))
+    if logits.dtype not in (_ops.float32, _ops.float64):
+        logits = _ops.cast(logits, _float32)
+    tiled = _ops.tile(_ops.expand_dims(logits, 1), [1, int(num_samples), 1])
+    u = _ops.raw_ops.RandomUniformLike(tiled, seed=int(seed or 0))
+    # u in [0, 1): u = 0 gives a -inf key, never drawn (a probability-zero event anyway).
+    gumbel = -_ops.log(-_ops.log(u))
+    return _ops.argmax(tiled + gumbel, axis=2, output_type=dtype or _int64, name=name)
+
+
+__all__ = ["set_seed", "get_global_seed", "normal", "uniform", "truncated_normal", "shuffle", "categorical"]

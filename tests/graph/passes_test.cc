@@ -55,6 +55,19 @@ TEST_CASE("constant folding evaluates constant subgraphs and static shapes") {
   CHECK(out[1].ToVector<int32_t>() == std::vector<int32_t>{4, 5});
 }
 
+TEST_CASE("constant folding of a node that uses one constant twice (x * x) removes that constant once") {
+  Graph g;
+  Scope s = Scope::Root(&g);
+  Output c = ops::Const(s, 3.0);
+  Output sq = ops::Greater(s, ops::Mul(s, c, c), ops::Const(s, 1.0));
+  auto step = PruneForStep(g, {}, {sq}, {});
+  ThreadPool pool(1);
+  CHECK(FoldConstants(step.get(), &pool) == 2);
+  CHECK(CountOp(*step, "Mul") == 0);
+  Session sess(&g);
+  CHECK(sess.Run({}, {sq})[0].scalar<bool>()() == true);
+}
+
 TEST_CASE("folding leaves failing constant expressions for run time, where they name the node") {
   Graph g;
   Scope s = Scope::Root(&g);

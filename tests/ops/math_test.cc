@@ -143,10 +143,15 @@ TEST_CASE("unary ops match std:: functions") {
       {"Exp", [](double x) { return std::exp(x); }},
       {"Log", [](double x) { return std::log(x); }},
       {"Erf", [](double x) { return std::erf(x); }},
+      {"Log1p", [](double x) { return std::log1p(x); }},
+      {"Expm1", [](double x) { return std::expm1(x); }},
+      {"Floor", [](double x) { return std::floor(x); }},
+      {"Ceil", [](double x) { return std::ceil(x); }},
+      {"Round", [](double x) { return std::nearbyint(x); }},
   };
   for (const auto& [op, f] : ops) {
     const bool positive = std::string_view(op) == "Sqrt" || std::string_view(op) == "Rsqrt" ||
-                          std::string_view(op) == "Log";
+                          std::string_view(op) == "Log" || std::string_view(op) == "Log1p";
     for (const auto& dims : std::vector<std::vector<int64_t>>{{2, 3}, {}, {0, 3}, {1000}}) {
       const Tensor x = Rand(dims, positive ? 0.1 : -2.0, 2.0, 7);
       Tensor want = x.Clone();
@@ -158,6 +163,10 @@ TEST_CASE("unary ops match std:: functions") {
   }
   const Tensor i = T<int32_t>({-3, 0, 4});
   ExpectEqual(RunOp("Neg", {i})[0], T<int32_t>({3, 0, -4}));
+  // tf.math.round's docstring: halves round to even.
+  ExpectEqual(RunOp("Round", {T<double>({0.5, 1.5, 2.5, -2.5, -1.7})})[0], T<double>({0, 2, 2, -2, -2}));
+  ExpectEqual(RunOp("Floor", {T<float>({-1.5, 1.2, 3})})[0], T<float>({-2, 1, 3}));
+  ExpectEqual(RunOp("Ceil", {T<float>({-1.5, 1.2, 3})})[0], T<float>({-1, 2, 3}));
   ExpectEqual(RunOp("Abs", {As<int64_t>(i)})[0], T<int64_t>({3, 0, 4}));
   ExpectEqual(RunOp("Sign", {i})[0], T<int32_t>({-1, 0, 1}));
   ExpectEqual(RunOp("Square", {T<uint8_t>({3, 16})})[0], T<uint8_t>({9, 0}));
@@ -427,7 +436,8 @@ TEST_CASE("gradients of elementwise ops, with broadcasting") {
     CheckGradient("Minimum", {a, c});
   }
   const Tensor x = Rand({2, 3}, 0.5, 2.0, 54), z = Rand({2, 3}, -2.0, 2.0, 55);
-  for (const char* op : {"Neg", "Abs", "Square", "Exp", "Erf"}) CheckGradient(op, {z});
+  for (const char* op : {"Neg", "Abs", "Square", "Exp", "Erf", "Expm1"}) CheckGradient(op, {z});
+  CheckGradient("Log1p", {x});
   for (const char* op : {"Sqrt", "Rsqrt", "Reciprocal", "Log"}) CheckGradient(op, {x});
   CheckGradient("Select", {T<bool>({1, 0, 0, 1, 1, 0}, {2, 3}), x, z});
   CheckGradient("Select", {T<bool>({0, 1}), x, z});
@@ -534,7 +544,7 @@ TEST_CASE("errors name the shapes, axes and dtypes") {
 
 TEST_CASE("every math op rejects a dtype outside its type list, or shapes that do not broadcast") {
   const Code kInvalid = Code::kInvalidArgument;
-  for (const char* op : {"Rsqrt", "Reciprocal", "Exp", "Log", "Erf"}) ExpectOpError(op, {T<int32_t>({4})}, {}, kInvalid, "int32");
+  for (const char* op : {"Rsqrt", "Reciprocal", "Exp", "Log", "Erf", "Log1p", "Expm1", "Floor", "Ceil", "Round"}) ExpectOpError(op, {T<int32_t>({4})}, {}, kInvalid, "int32");
   for (const char* op : {"Neg", "Abs", "Sign"}) ExpectOpError(op, {T<uint8_t>({4})}, {}, kInvalid, "uint8");
   ExpectOpError("Square", {T<bool>({1})}, {}, kInvalid, "bool");
   for (const char* op : {"Sub", "Maximum", "Minimum", "Equal", "NotEqual"}) {

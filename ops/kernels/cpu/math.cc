@@ -2,6 +2,7 @@
 // Cast and AddN, plus RegisterMathKernels, which registers the whole family. Binary arithmetic is
 // in math_binary.cc, comparisons and logical ops in math_compare.cc, reductions in reduce.cc,
 // products in matmul.cc.
+#include <cmath>
 #include <type_traits>
 
 #include "ops/all_ops.h"
@@ -43,6 +44,12 @@ WEFT_UNARY_FN(ReciprocalFn, x.inverse())
 WEFT_UNARY_FN(ExpFn, x.exp())
 WEFT_UNARY_FN(LogFn, x.log())
 WEFT_UNARY_FN(ErfFn, x.erf())
+WEFT_UNARY_FN(Log1pFn, x.log1p())
+WEFT_UNARY_FN(Expm1Fn, x.expm1())
+WEFT_UNARY_FN(FloorFn, x.floor())
+WEFT_UNARY_FN(CeilFn, x.ceil())
+// Half to even, as TF's Round (Eigen's round() takes halves away from zero).
+WEFT_UNARY_FN(RoundFn, x.unaryExpr([](auto v) { return std::nearbyint(v); }))
 WEFT_UNARY_FN(LogicalNotFn, x.unaryExpr([](bool v) { return !v; }))
 #undef WEFT_UNARY_FN
 
@@ -56,6 +63,11 @@ template <typename T> using ReciprocalOp = UnaryOp<T, ReciprocalFn>;
 template <typename T> using ExpOp = UnaryOp<T, ExpFn>;
 template <typename T> using LogOp = UnaryOp<T, LogFn>;
 template <typename T> using ErfOp = UnaryOp<T, ErfFn>;
+template <typename T> using Log1pOp = UnaryOp<T, Log1pFn>;
+template <typename T> using Expm1Op = UnaryOp<T, Expm1Fn>;
+template <typename T> using FloorOp = UnaryOp<T, FloorFn>;
+template <typename T> using CeilOp = UnaryOp<T, CeilFn>;
+template <typename T> using RoundOp = UnaryOp<T, RoundFn>;
 using LogicalNotOp = UnaryOp<bool, LogicalNotFn>;
 
 // ---- Select, Cast, AddN ---------------------------------------------------------------------
@@ -172,6 +184,11 @@ void RegisterMathKernels(KernelRegistry& r) {
   RegisterTyped<ExpOp, WEFT_FLOAT_TYPES>(r, "Exp");
   RegisterTyped<LogOp, WEFT_FLOAT_TYPES>(r, "Log");
   RegisterTyped<ErfOp, WEFT_FLOAT_TYPES>(r, "Erf");
+  RegisterTyped<Log1pOp, WEFT_FLOAT_TYPES>(r, "Log1p");
+  RegisterTyped<Expm1Op, WEFT_FLOAT_TYPES>(r, "Expm1");
+  RegisterTyped<FloorOp, WEFT_FLOAT_TYPES>(r, "Floor");
+  RegisterTyped<CeilOp, WEFT_FLOAT_TYPES>(r, "Ceil");
+  RegisterTyped<RoundOp, WEFT_FLOAT_TYPES>(r, "Round");
   RegisterUntyped<LogicalNotOp>(r, "LogicalNot");
 
   RegisterTyped<SelectOp, WEFT_ALL_TYPES>(r, "Select");

@@ -27,8 +27,8 @@ from . import _structure as _st
 from . import _trace
 
 _ELEMENTWISE = frozenset((
-    "Cast", "Neg", "Abs", "Exp", "Log", "Sqrt", "Rsqrt", "Square", "Reciprocal", "Sign", "Tanh", "Sigmoid", "Relu",
-    "Relu6", "Elu", "Softplus", "LogicalNot", "Identity", "StopGradient", "ZerosLike", "OnesLike",
+    "Cast", "Neg", "Abs", "Exp", "Log", "Log1p", "Expm1", "Floor", "Ceil", "Round", "Erf", "Sqrt", "Rsqrt", "Square",
+    "Reciprocal", "Sign", "Tanh", "Sigmoid", "Relu", "Relu6", "Elu", "Softplus", "LogicalNot", "Identity", "StopGradient", "ZerosLike", "OnesLike",
     "Add", "Sub", "Mul", "Div", "Pow", "Maximum", "Minimum", "Less", "LessEqual", "Greater", "GreaterEqual", "Equal",
     "NotEqual", "LogicalAnd", "LogicalOr", "Select", "ExpandDims", "OneHot", "Reshape", "Placeholder", "Const"))
 

@@ -1,0 +1,276 @@
+"""``weft.math``: TensorFlow's ``tf.math`` namespace, as graph ops.
+
+    m = weft.math.reduce_std(x, axis=0)
+    v, i = weft.math.top_k(logits, k=5)
+    cm = weft.math.confusion_matrix(labels, predictions, num_classes=10)
+
+The elementwise ops and reductions that exist at the top level (``weft.exp``, ``weft.reduce_sum``,
+...) are the same functions here; what TF defines only as ``tf.math.*`` (``log1p``, ``is_nan``,
+``cumsum``, ``top_k``, ...) is defined here and also exported at the top level where TF does.
+Composites are built from weft's ops, so they run in sessions, differentiate where TF does, and
+trace inside ``weft.data`` map functions.
+"""
+import numpy as np
+
+from . import ops as _ops
+from .framework import Tensor, as_dtype, constant, convert_to_tensor, float32, float64, int32, int64, bool_, uint8
+from .ops import (  # noqa: F401  (tf.math.abs, ...: the top-level functions)
+    abs, add, add_n, argmax, argmin, cast, equal, exp, greater, greater_equal, less, less_equal, log, logical_and,
+    logical_not, logical_or, maximum, minimum, multiply, negative, not_equal, pow, reciprocal, reduce_max,
+    reduce_mean, reduce_min, reduce_prod, reduce_sum, rsqrt, sigmoid, sign, sqrt, square, subtract, tanh, raw_ops)
+from .ops import _axis_list, _unary
+
+log1p = _unary("Log1p", "log1p")
+expm1 = _unary("Expm1", "expm1")
+floor = _unary("Floor", "floor")
+ceil = _unary("Ceil", "ceil")
+round = _unary("Round", "round")  # noqa: A001  (tf.math.round; halves to even)
+erf = _unary("Erf", "erf")
+
+
+def _t(x, like=None):
+    """x as a tensor; a Python value takes ``like``'s dtype when given."""
+    if isinstance(x, Tensor):
+        return x
+    return convert_to_tensor(x, like.dtype if isinstance(like, Tensor) else None)
+
+
+def _float_of(x):
+    """float32 for integer tensors (as TF's integer-to-float promotions in the ops below)."""
+    return x if x.dtype in (float32, float64) else _ops.cast(x, float32)
+
+
+def truediv(x, y, name=None):
+    """x / y; integer tensors divide as floats (float32 for uint8, else float64), as TF's ``/``."""
+    x = _t(x, y)
+    return x.__truediv__(_t(y, x))
+
+
+divide = truediv
+
+
+def floordiv(x, y, name=None):
+    """floor(x / y) elementwise (integers: rounded toward -inf, as Python's //)."""
+    x = _t(x, y)
+    y = _t(y, x)
+    if x.dtype in (float32, float64):
+        return floor(raw_ops.Div(x, y))
+    return _ops.cast(floor(_ops.cast(x, float64) / _ops.cast(y, float64)), x.dtype)
+
+
+def floormod(x, y, name=None):
+    """x - floordiv(x, y) * y: the remainder with the sign of y, as Python's %."""
+    x = _t(x, y)
+    y = _t(y, x)
+    return raw_ops.Sub(x, raw_ops.Mul(floordiv(x, y), y))
+
+
+mod = floormod
+
+
+def squared_difference(x, y, name=None):
+    """(x - y) ** 2 elementwise."""
+    x = _t(x, y)
+    return square(raw_ops.Sub(x, _t(y, x)))
+
+
+def _broadcast_pair(x, y):
+    """x and y broadcast against each other (adding zeros), so Select can take either's shape."""
+    x = _t(x, y)
+    y = _t(y, x)
+    return x + _ops.zeros_like(y), y + _ops.zeros_like(x)
+
+
+def divide_no_nan(x, y, name=None):
+    """x / y, and 0 where y is 0."""
+    x, y = _broadcast_pair(x, y)
+    zero = raw_ops.Equal(y, _ops.zeros_like(y))
+    return raw_ops.Select(zero, _ops.zeros_like(x), raw_ops.Div(x, raw_ops.Select(zero, _ops.ones_like(y), y)))
+
+
+def multiply_no_nan(x, y, name=None):
+    """x * y, and 0 where y is 0 (even where x is inf or nan)."""
+    x, y = _broadcast_pair(x, y)
+    prod = raw_ops.Mul(x, y)
+    return raw_ops.Select(raw_ops.Equal(y, _ops.zeros_like(y)), _ops.zeros_like(prod), prod)
+
+
+def scalar_mul(scalar, x, name=None):
+    """scalar * x."""
+    return _t(x) * scalar
+
+
+def is_nan(x, name=None):
+    """True where x is NaN (NaN is the one value not equal to itself)."""
+    x = _t(x)
+    return raw_ops.NotEqual(x, x)
+
+
+def is_inf(x, name=None):
+    """True where x is +inf or -inf."""
+    x = _t(x)
+    return raw_ops.Equal(abs(x), constant(np.inf, x.dtype))
+
+
+def is_finite(x, name=None):
+    """True where x is neither inf nor NaN (x - x is 0 exactly for finite x, NaN otherwise)."""
+    x = _t(x)
+    return raw_ops.Equal(raw_ops.Sub(x, x), _ops.zeros_like(x))
+
+
+def logical_xor(x, y, name=None):
+    """x != y for booleans."""
+    return raw_ops.NotEqual(_t(x), _t(y))
+
+
+def softplus(features, name=None):
+    """log(1 + exp(features)) (op Softplus)."""
+    return raw_ops.Softplus(features, name=name)
+
+
+def log_sigmoid(x, name=None):
+    """log(sigmoid(x)) = -softplus(-x), stable for large |x|."""
+    return -softplus(-_t(x))
+
+
+def xlogy(x, y, name=None):
+    """x * log(y), and 0 where x is 0 (even where y is 0)."""
+    x, y = _broadcast_pair(x, y)
+    zero = raw_ops.Equal(x, _ops.zeros_like(x))
+    return raw_ops.Select(zero, _ops.zeros_like(x), x * log(raw_ops.Select(zero, _ops.ones_like(y), y)))
+
+
+def reduce_any(input_tensor, axis=None, keepdims=False, name=None):
+    """Logical or over axis (None: all axes) of a bool tensor."""
+    x = _ops.cast(_t(input_tensor), int32)
+    return _ops.cast(reduce_max(x, axis, keepdims), bool_)
+
+
+def reduce_all(input_tensor, axis=None, keepdims=False, name=None):
+    """Logical and over axis (None: all axes) of a bool tensor."""
+    x = _ops.cast(_t(input_tensor), int32)
+    return _ops.cast(reduce_min(x, axis, keepdims), bool_)
+
+
+def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
+    """Population variance, mean((x - mean(x))^2) over axis (as TF: no Bessel correction)."""
+    x = _t(input_tensor)
+    if x.dtype not in (float32, float64):
+        raise TypeError("weft.math.reduce_variance needs a float tensor, got %s (cast it first)" % x.dtype)
+    mean = reduce_mean(x, axis, keepdims=True)
+    return reduce_mean(square(x - mean), axis, keepdims)
+
+
+def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
+    """Population standard deviation: sqrt(reduce_variance(x))."""
+    return sqrt(reduce_variance(input_tensor, axis, keepdims))
+
+
+def reduce_euclidean_norm(input_tensor, axis=None, keepdims=False, name=None):
+    """sqrt(sum(x^2)) over axis."""
+    return sqrt(reduce_sum(square(_t(input_tensor)), axis, keepdims))
+
+
+def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
+    """log(sum(exp(x))) over axis, computed around the (finite) maximum so it does not overflow."""
+    x = _t(input_tensor)
+    raw_max = reduce_max(x, axis, keepdims=True)
+    m = _ops.stop_gradient(raw_ops.Select(is_finite(raw_max), raw_max, _ops.zeros_like(raw_max)))
+    out = log(reduce_sum(exp(x - m), axis, keepdims=True)) + m
+    return out if keepdims else _ops.squeeze(out, _reduced_axes(x, axis))
+
+
+def _reduced_axes(x, axis):
+    if axis is None:
+        if x.shape is None:
+            raise ValueError("reduce_logsumexp over all axes needs a tensor of known rank")
+        return list(range(len(x.shape)))
+    return _axis_list(axis)
+
+
+def count_nonzero(input, axis=None, keepdims=False, dtype=int64, name=None):
+    """The number of non-zero (true) elements over axis, as ``dtype``."""
+    x = _t(input)
+    nz = raw_ops.NotEqual(x, _ops.zeros_like(x))
+    return _ops.cast(reduce_sum(_ops.cast(nz, int64), axis, keepdims), dtype)
+
+
+def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
+    """Running sums along axis (op Cumsum): tf.math.cumsum([a, b, c]) = [a, a + b, a + b + c];
+    exclusive starts at 0, reverse sums from the end."""
+    return raw_ops.Cumsum(_t(x), axis=int(axis), exclusive=bool(exclusive), reverse=bool(reverse), name=name)
+
+
+def top_k(input, k=1, sorted=True, name=None):
+    """(values, indices) of the k largest entries along the last dim, largest first; equal values
+    keep their index order (op TopK). indices are int32. ``sorted=False`` also returns them sorted
+    (TF allows any order then)."""
+    values, indices = raw_ops.TopK(_t(input), k=int(k), name=name)
+    return _TopKV2(values, indices)
+
+
+class _TopKV2(tuple):
+    """TF's TopKV2 result: a (values, indices) pair with those two fields."""
+    def __new__(cls, values, indices):
+        return super().__new__(cls, (values, indices))
+    values = property(lambda self: self[0])
+    indices = property(lambda self: self[1])
+
+
+def in_top_k(targets, predictions, k, name=None):
+    """Whether predictions[i, targets[i]] is among the k largest of row i (bool [batch]). As TF,
+    ties at the k-th value count as in the top k, and a non-finite target prediction is False."""
+    predictions = _t(predictions)
+    targets = _t(targets)
+    if predictions.shape is None or len(predictions.shape) != 2 or predictions.shape[1] is None:
+        raise ValueError("in_top_k: predictions must be [batch, classes] with a known number of classes, got %s"
+                         % (predictions.shape,))
+    pick = _ops.one_hot(targets, predictions.shape[1], on_value=1, off_value=0, dtype=bool_)
+    target = reduce_sum(raw_ops.Select(pick, predictions, _ops.zeros_like(predictions)), axis=1, keepdims=True)
+    above = reduce_sum(_ops.cast(raw_ops.Greater(predictions, target), int32), axis=1)
+    return raw_ops.LogicalAnd(raw_ops.Less(above, constant(int(k), int32)),
+                              _ops.squeeze(is_finite(target), [1]))
+
+
+def confusion_matrix(labels, predictions, num_classes=None, weights=None, dtype=int32, name=None):
+    """[num_classes, num_classes] counts: entry (i, j) counts examples of label i predicted as j
+    (weighted by ``weights``). weft needs ``num_classes`` (TF can infer max + 1 from the values,
+    but the graph is built before they are known)."""
+    labels, predictions = _t(labels), _t(predictions)
+    if num_classes is None:
+        raise ValueError("weft.math.confusion_matrix needs num_classes (the graph is built before the labels "
+                         "are known); pass num_classes=")
+    n = int(num_classes)
+    lab = _ops.one_hot(_ops.cast(_ops.reshape(labels, [-1]), int32), n, dtype=float64)
+    pred = _ops.one_hot(_ops.cast(_ops.reshape(predictions, [-1]), int32), n, dtype=float64)
+    if weights is not None:
+        w = _ops.cast(_ops.reshape(_t(weights), [-1, 1]), float64)
+        lab = lab * w
+    return _ops.cast(_ops.matmul(lab, pred, transpose_a=True), dtype)
+
+
+def l2_normalize(x, axis=None, epsilon=1e-12, name=None):
+    """x / sqrt(max(sum(x^2, axis), epsilon)) (axis None: all axes)."""
+    x = _float_of(_t(x))
+    sq = reduce_sum(square(x), axis, keepdims=True)
+    return x * rsqrt(maximum(sq, constant(epsilon, x.dtype)))
+
+
+def softmax(logits, axis=-1, name=None):
+    from .nn import softmax as _softmax
+    return _softmax(logits, axis, name)
+
+
+def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=int32, name=None):
+    """Counts of each value 0..n-1 in ``arr`` (n = minlength, which weft needs: the graph is built
+    before the values are known)."""
+    if minlength is None or (maxlength is not None and maxlength != minlength):
+        raise ValueError("weft.math.bincount needs minlength (= maxlength when given): the number of bins")
+    oh = _ops.one_hot(_ops.cast(_ops.reshape(_t(arr), [-1]), int32), int(minlength), dtype=float64)
+    if weights is not None:
+        oh = oh * _ops.cast(_ops.reshape(_t(weights), [-1, 1]), float64)
+    return _ops.cast(reduce_sum(oh, 0), dtype)
+
+
+__all__ = sorted(n for n, v in list(globals().items()) if not n.startswith("_") and callable(v)
+                 and n not in ("Tensor", "as_dtype", "constant", "convert_to_tensor", "raw_ops"))
