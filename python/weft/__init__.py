@@ -62,6 +62,7 @@ from .session import Session, InteractiveSession, get_default_session  # noqa: E
 from . import nn  # noqa: E402,F401
 from . import keras  # noqa: E402,F401
 from . import random  # noqa: E402,F401
+from . import image  # noqa: E402,F401
 from ._weft import gpu_info  # noqa: E402,F401
 from . import distribute  # noqa: E402,F401
 from . import collective_ops  # noqa: E402,F401
