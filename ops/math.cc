@@ -207,6 +207,14 @@ Grads Log1pGrad(const Scope& s, const Node& op, const Grads& dy) {
   const Output x = op.input(0);
   return {ops::Div(s, dy[0], ops::Add(s, x, Scalar(s, x, 1)))};
 }
+// y = sin(x):  dx = dy * cos(x)
+Grads SinGrad(const Scope& s, const Node& op, const Grads& dy) {
+  return {ops::Mul(s, dy[0], s.Op("Cos", {op.input(0)}))};
+}
+// y = cos(x):  dx = -dy * sin(x)
+Grads CosGrad(const Scope& s, const Node& op, const Grads& dy) {
+  return {ops::Neg(s, ops::Mul(s, dy[0], s.Op("Sin", {op.input(0)})))};
+}
 // y = exp(x) - 1:  dx = dy * (y + 1)
 Grads Expm1Grad(const Scope& s, const Node& op, const Grads& dy) {
   return {ops::Mul(s, dy[0], ops::Add(s, Out(op), Scalar(s, dy[0], 1)))};
@@ -358,6 +366,8 @@ void RegisterMathOps(OpRegistry& r) {
   RegisterUnary(r, "Log", kFloat, LogGrad, "Natural logarithm of x.");
   RegisterUnary(r, "Log1p", kFloat, Log1pGrad, "log(1 + x), accurate for small x.");
   RegisterUnary(r, "Expm1", kFloat, Expm1Grad, "exp(x) - 1, accurate for small x.");
+  RegisterUnary(r, "Sin", kFloat, SinGrad, "sin(x), x in radians.");
+  RegisterUnary(r, "Cos", kFloat, CosGrad, "cos(x), x in radians.");
   // As TF: Floor, Ceil and Round have no gradient (it is zero almost everywhere).
   RegisterUnary(r, "Floor", kFloat, nullptr, "The largest integer not greater than x.");
   RegisterUnary(r, "Ceil", kFloat, nullptr, "The smallest integer not less than x.");

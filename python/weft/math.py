@@ -26,6 +26,8 @@ floor = _unary("Floor", "floor")
 ceil = _unary("Ceil", "ceil")
 round = _unary("Round", "round")  # noqa: A001  (tf.math.round; halves to even)
 erf = _unary("Erf", "erf")
+sin = _unary("Sin", "sin")
+cos = _unary("Cos", "cos")
 
 
 def _t(x, like=None):

@@ -341,20 +341,70 @@ def assign_sub(ref, value, name=None):
 
 # ---- random -----------------------------------------------------------------------------------
 
-def random_uniform(shape, minval=0.0, maxval=1.0, dtype=float32, seed=0, name=None):
-    """Uniform values in [minval, maxval) (op RandomUniform); seed 0 derives one from the graph seed."""
-    return raw_ops.RandomUniform(shape=list(shape), minval=float(minval), maxval=float(maxval), dtype=dtype,
-                                 seed=int(seed or 0), name=name)
+def _static_shape(shape):
+    """shape as a list of ints, or None when it is (or holds) a tensor: known only at run time."""
+    if isinstance(shape, Tensor) or any(isinstance(d, Tensor) for d in shape):
+        return None
+    return [int(d) for d in shape]
+
+
+def _run_time_shape(shape):
+    """An int32 shape tensor from a tensor, or a list mixing ints and scalar tensors."""
+    if isinstance(shape, Tensor):
+        return cast(shape, int32)
+    return raw_ops.Concat([reshape(cast(d, int32), [1]) if isinstance(d, Tensor) else
+                           constant(np.asarray([int(d)], np.int32)) for d in shape], axis=0)
+
+
+def _uniform_like(shape, dtype, seed):
+    """Uniform [0, 1) draws of a run-time ``shape`` (op RandomUniformLike over a zero fill)."""
+    zeros = raw_ops.Fill(_run_time_shape(shape), constant(0, dtype))
+    return raw_ops.RandomUniformLike(zeros, seed=int(seed or 0))
+
+
+def random_uniform(shape, minval=0, maxval=None, dtype=float32, seed=0, name=None):
+    """Uniform values in [minval, maxval) (op RandomUniform); seed 0 derives one from the graph seed.
+    ``shape`` may be a tensor (``weft.shape(x)``) or hold scalar tensors; integer dtypes need
+    maxval and draw integers in [minval, maxval); minval and maxval may be scalar tensors."""
+    dtype = as_dtype(dtype)
+    integer = dtype in (int32, int64)
+    if maxval is None:
+        if integer:
+            raise ValueError("random_uniform with dtype %s needs maxval (integers are drawn from [minval, maxval))"
+                             % dtype)
+        maxval = 1.0
+    draw = float64 if integer else dtype
+    dims = _static_shape(shape)
+    if dims is not None and not isinstance(minval, Tensor) and not isinstance(maxval, Tensor):
+        u = raw_ops.RandomUniform(shape=dims, minval=float(minval), maxval=float(maxval), dtype=draw,
+                                  seed=int(seed or 0), name=None if integer else name)
+    else:
+        lo = cast(minval, draw) if isinstance(minval, Tensor) else constant(minval, draw)
+        hi = cast(maxval, draw) if isinstance(maxval, Tensor) else constant(maxval, draw)
+        u = lo + _uniform_like(shape if dims is None else dims, draw, seed) * (hi - lo)
+    return cast(raw_ops.Floor(u), dtype, name=name) if integer else u
 
 
 def random_normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=0, name=None):
-    """Normal values (op RandomNormal)."""
-    return raw_ops.RandomNormal(shape=list(shape), mean=float(mean), stddev=float(stddev), dtype=dtype,
-                                seed=int(seed or 0), name=name)
+    """Normal values (op RandomNormal). ``shape`` may be a tensor: the draws then come from two
+    uniforms per value by the Box-Muller transform."""
+    dims = _static_shape(shape)
+    if dims is not None:
+        return raw_ops.RandomNormal(shape=dims, mean=float(mean), stddev=float(stddev), dtype=dtype,
+                                    seed=int(seed or 0), name=name)
+    # One uniform draw with a trailing pair per value (one op, so one seed and no shared stream).
+    shape2 = raw_ops.Concat([_run_time_shape(shape), constant(np.asarray([2], np.int32))], axis=0)
+    u = _uniform_like(shape2, as_dtype(dtype), seed)
+    u1, u2 = u[..., 0], u[..., 1]
+    z = sqrt(constant(-2.0, as_dtype(dtype)) * log(1.0 - u1)) * raw_ops.Cos(u2 * (2 * np.pi))
+    return z * stddev + mean
 
 
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=0, name=None):
-    """Normal values redrawn beyond 2 stddev (op TruncatedNormal)."""
+    """Normal values redrawn beyond 2 stddev (op TruncatedNormal); shape is Python ints."""
+    if _static_shape(shape) is None:
+        raise NotImplementedError("truncated_normal needs shape as Python ints (not a tensor); draw "
+                                  "random_normal and clip_by_value for a run-time shape")
     return raw_ops.TruncatedNormal(shape=list(shape), mean=float(mean), stddev=float(stddev), dtype=dtype,
                                    seed=int(seed or 0), name=name)
 

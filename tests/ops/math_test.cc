@@ -145,6 +145,8 @@ TEST_CASE("unary ops match std:: functions") {
       {"Erf", [](double x) { return std::erf(x); }},
       {"Log1p", [](double x) { return std::log1p(x); }},
       {"Expm1", [](double x) { return std::expm1(x); }},
+      {"Sin", [](double x) { return std::sin(x); }},
+      {"Cos", [](double x) { return std::cos(x); }},
       {"Floor", [](double x) { return std::floor(x); }},
       {"Ceil", [](double x) { return std::ceil(x); }},
       {"Round", [](double x) { return std::nearbyint(x); }},
@@ -436,7 +438,7 @@ TEST_CASE("gradients of elementwise ops, with broadcasting") {
     CheckGradient("Minimum", {a, c});
   }
   const Tensor x = Rand({2, 3}, 0.5, 2.0, 54), z = Rand({2, 3}, -2.0, 2.0, 55);
-  for (const char* op : {"Neg", "Abs", "Square", "Exp", "Erf", "Expm1"}) CheckGradient(op, {z});
+  for (const char* op : {"Neg", "Abs", "Square", "Exp", "Erf", "Expm1", "Sin", "Cos"}) CheckGradient(op, {z});
   CheckGradient("Log1p", {x});
   for (const char* op : {"Sqrt", "Rsqrt", "Reciprocal", "Log"}) CheckGradient(op, {x});
   CheckGradient("Select", {T<bool>({1, 0, 0, 1, 1, 0}, {2, 3}), x, z});
@@ -544,7 +546,8 @@ TEST_CASE("errors name the shapes, axes and dtypes") {
 
 TEST_CASE("every math op rejects a dtype outside its type list, or shapes that do not broadcast") {
   const Code kInvalid = Code::kInvalidArgument;
-  for (const char* op : {"Rsqrt", "Reciprocal", "Exp", "Log", "Erf", "Log1p", "Expm1", "Floor", "Ceil", "Round"}) ExpectOpError(op, {T<int32_t>({4})}, {}, kInvalid, "int32");
+  for (const char* op : {"Rsqrt", "Reciprocal", "Exp", "Log", "Erf", "Log1p", "Expm1", "Floor", "Ceil", "Round", "Sin", "Cos"})
+    ExpectOpError(op, {T<int32_t>({4})}, {}, kInvalid, "int32");
   for (const char* op : {"Neg", "Abs", "Sign"}) ExpectOpError(op, {T<uint8_t>({4})}, {}, kInvalid, "uint8");
   ExpectOpError("Square", {T<bool>({1})}, {}, kInvalid, "bool");
   for (const char* op : {"Sub", "Maximum", "Minimum", "Equal", "NotEqual"}) {

@@ -291,3 +291,26 @@ def test_random_shuffle_truncated_normal_categorical(graph, sess):
     assert draws.shape == (2, 4000) and draws.dtype == np.int64
     assert abs(draws[0].mean() - 0.5) < 0.05 and abs(draws[1].mean() - 0.9) < 0.03
     assert run(sess, tf.random.categorical([[-1e9, 0.0, -1e9]], 5)).tolist() == [[1] * 5]
+
+
+def test_random_uniform_integers_and_run_time_shapes(graph, sess):
+    ints = run(sess, tf.random.uniform([5000], 2, 7, dtype=tf.int32))
+    assert ints.dtype == np.int32 and set(ints.tolist()) == {2, 3, 4, 5, 6}
+    with pytest.raises(ValueError, match="maxval"):
+        tf.random.uniform([3], dtype=tf.int64)
+    x = tf.placeholder(tf.float32, shape=(None, 3))
+    u = tf.random.uniform(tf.shape(x), minval=-2.0, maxval=tf.constant(2.0))
+    n = tf.random.normal([tf.shape(x)[0], 2000], mean=1.0, stddev=3.0)
+    uv, nv = run(sess, u, n, feed={x: np.zeros((4, 3), np.float32)})
+    assert uv.shape == (4, 3) and uv.min() >= -2.0 and uv.max() < 2.0 and len(set(uv.ravel().tolist())) == 12
+    assert nv.shape == (4, 2000) and abs(nv.mean() - 1.0) < 0.1 and abs(nv.std() - 3.0) < 0.1
+    with pytest.raises(NotImplementedError, match="Python ints"):
+        tf.random.truncated_normal(tf.shape(x))
+
+
+def test_sin_cos(graph, sess):
+    v = np.array([0.0, 0.5, -2.0, 3.0])
+    s, c = run(sess, tf.math.sin(v), tf.math.cos(v))
+    np.testing.assert_allclose(s, np.sin(v), rtol=1e-15)
+    np.testing.assert_allclose(c, np.cos(v), rtol=1e-15)
+    check_grad(sess, lambda z: tf.math.sin(z) * tf.math.cos(z), v.reshape(2, 2))

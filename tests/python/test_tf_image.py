@@ -199,3 +199,14 @@ def test_math_and_composites_inside_dataset_map():
     assert s.tolist() == [-1.0, 2.0, 3.0] and i.tolist() == [0, 2] and cs.tolist() == [3.0, 2.0, 4.0]
     np.testing.assert_allclose(st, [3.0, np.std([3.0, -1.0, 2.0])], rtol=1e-6)
     assert bm.tolist() == [3.0, 2.0] and out[1][4].tolist() == [0.5, 4.0]
+
+
+def test_image_functions_over_batches_of_unknown_size_inside_map():
+    imgs = np.random.default_rng(4).uniform(0, 1, (10, 6, 6, 1)).astype(np.float32)
+    ds = tf.data.Dataset.from_tensor_slices(imgs).batch(4)  # batches of 4, 4, 2: the batch dim is None
+    out = list(ds.map(lambda b: (tf.image.resize(b, [3, 3], method="nearest"), tf.image.random_flip_up_down(b)))
+               .as_numpy_iterator())
+    assert [o[0].shape for o in out] == [(4, 3, 3, 1), (4, 3, 3, 1), (2, 3, 3, 1)]
+    np.testing.assert_array_equal(np.concatenate([o[0] for o in out]), tf_nearest(imgs, 3, 3))
+    flips = np.concatenate([o[1] for o in out])
+    assert all((f == i).all() or (f == i[::-1]).all() for f, i in zip(flips, imgs))

@@ -45,6 +45,8 @@ WEFT_UNARY_FN(ExpFn, x.exp())
 WEFT_UNARY_FN(LogFn, x.log())
 WEFT_UNARY_FN(ErfFn, x.erf())
 WEFT_UNARY_FN(Log1pFn, x.log1p())
+WEFT_UNARY_FN(SinFn, x.unaryExpr([](auto v) { return std::sin(v); }))
+WEFT_UNARY_FN(CosFn, x.unaryExpr([](auto v) { return std::cos(v); }))
 WEFT_UNARY_FN(Expm1Fn, x.expm1())
 WEFT_UNARY_FN(FloorFn, x.floor())
 WEFT_UNARY_FN(CeilFn, x.ceil())
@@ -64,6 +66,8 @@ template <typename T> using ExpOp = UnaryOp<T, ExpFn>;
 template <typename T> using LogOp = UnaryOp<T, LogFn>;
 template <typename T> using ErfOp = UnaryOp<T, ErfFn>;
 template <typename T> using Log1pOp = UnaryOp<T, Log1pFn>;
+template <typename T> using SinOp = UnaryOp<T, SinFn>;
+template <typename T> using CosOp = UnaryOp<T, CosFn>;
 template <typename T> using Expm1Op = UnaryOp<T, Expm1Fn>;
 template <typename T> using FloorOp = UnaryOp<T, FloorFn>;
 template <typename T> using CeilOp = UnaryOp<T, CeilFn>;
@@ -185,6 +189,8 @@ void RegisterMathKernels(KernelRegistry& r) {
   RegisterTyped<LogOp, WEFT_FLOAT_TYPES>(r, "Log");
   RegisterTyped<ErfOp, WEFT_FLOAT_TYPES>(r, "Erf");
   RegisterTyped<Log1pOp, WEFT_FLOAT_TYPES>(r, "Log1p");
+  RegisterTyped<SinOp, WEFT_FLOAT_TYPES>(r, "Sin");
+  RegisterTyped<CosOp, WEFT_FLOAT_TYPES>(r, "Cos");
   RegisterTyped<Expm1Op, WEFT_FLOAT_TYPES>(r, "Expm1");
   RegisterTyped<FloorOp, WEFT_FLOAT_TYPES>(r, "Floor");
   RegisterTyped<CeilOp, WEFT_FLOAT_TYPES>(r, "Ceil");
