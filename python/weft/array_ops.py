@@ -304,13 +304,13 @@ def gather_nd(params, indices, batch_dims=0, name=None):
     idx = _ops.cast(indices, int64)
     linear = _ops.reduce_sum(idx * constant(strides), -1)
     # A component outside its dim would alias another element of the flat params: send it to -1,
-    # which Gather rejects with an InvalidArgument error.
+    # which Gather rejects with an InvalidArgument error (its node's name says what -1 means).
     inside = _ops.logical_and(_ops.greater_equal(idx, _ops.zeros_like(idx)),
                               _ops.less(idx, constant(np.asarray(lead, np.int64))))
     ok = _ops.equal(_ops.reduce_min(_ops.cast(inside, int32), -1), constant(1, int32))
     linear = _ops.where(ok, linear, -_ops.ones_like(linear))
     flat = _ops.reshape(params, _join_shape([int(np.prod(lead, dtype=np.int64))], _dims_of(params, k, r)))
-    return _ops.gather(flat, linear, axis=0)
+    return _ops.gather(flat, linear, axis=0, name="gather_nd_index_out_of_range_is_minus_1")
 
 
 def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
@@ -341,6 +341,8 @@ def _sorted_last(values, axis, direction, what):
     if direction not in ("ASCENDING", "DESCENDING"):
         raise ValueError("weft.%s: direction must be 'ASCENDING' or 'DESCENDING', got %r" % (what, direction))
     x = _t(values)
+    if x.dtype not in (float32, float64, int32, int64, uint8):
+        raise TypeError("weft.%s sorts numbers (float32, float64, int32, int64, uint8), not %s" % (what, x.dtype))
     r = _rank(x, "weft." + what)
     axis = axis + r if axis < 0 else axis
     if not 0 <= axis < r:

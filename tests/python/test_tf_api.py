@@ -196,7 +196,7 @@ def test_gather_nd_boolean_mask(graph, sess):
     cube = np.arange(24).reshape(2, 3, 4).astype(np.float64)
     idx = np.array([[[1, 2], [0, 1]], [[0, 0], [1, 0]]])
     np.testing.assert_array_equal(run(sess, tf.gather_nd(cube, idx)), cube[idx[..., 0], idx[..., 1]])
-    with pytest.raises(tf.errors.InvalidArgumentError):
+    with pytest.raises(tf.errors.InvalidArgumentError, match="gather_nd_index_out_of_range"):
         sess.run(tf.gather_nd(params, [[0, 2]]))  # dim 1 has size 2: no silent aliasing of [1, 0]
     assert run(sess, tf.boolean_mask([0, 1, 2, 3], [True, False, True, False])).tolist() == [0, 2]  # TF doc
     assert run(sess, tf.boolean_mask(tf.constant([[1, 2], [3, 4], [5, 6]]), np.array([True, False, True]))).tolist() \
@@ -226,6 +226,8 @@ def test_sort_argsort_tensordot(graph, sess):
     assert run(sess, tf.sort(tf.constant(np.array([3, 200, 0], np.uint8)))).tolist() == [0, 3, 200]
     with pytest.raises(ValueError, match="direction"):
         tf.sort(a, direction="UP")
+    with pytest.raises(TypeError, match="bool"):
+        tf.sort([True, False])
     rng = np.random.default_rng(5)
     p, q = rng.standard_normal((2, 3, 4)), rng.standard_normal((4, 3, 5))
     np.testing.assert_allclose(run(sess, tf.tensordot(p, q, [[1, 2], [1, 0]])), np.tensordot(p, q, [[1, 2], [1, 0]]),
