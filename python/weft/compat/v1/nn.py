@@ -3,8 +3,8 @@ from ...nn import *  # noqa: F401,F403
 from ...nn import max_pool2d, avg_pool2d, softmax_cross_entropy_with_logits
 from ...framework import Tensor, convert_to_tensor
 from ...nn import bias_add, elu
-from ...ops import (abs as _abs, cast, exp, gather, greater, less, log, matmul, maximum, raw_ops, reduce_mean,
-                    reduce_sum, rsqrt, square, squeeze, stop_gradient, where)
+from ... import nn as _nn
+from ...ops import cast, gather, greater, less, matmul, raw_ops, where
 from .random import seeds
 
 
@@ -38,14 +38,7 @@ def softmax_cross_entropy_with_logits_v2(labels, logits, axis=-1, name=None):
 
 def sigmoid_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, name=None):
     """Elementwise max(x, 0) - x * z + log(1 + exp(-|x|)), for logits x and labels z (TF's stable form)."""
-    logits = convert_to_tensor(logits)
-    labels = convert_to_tensor(labels, None if isinstance(labels, Tensor) else logits.dtype)
-    return maximum(logits, 0.0) - logits * labels + log(1.0 + exp(-_abs(logits)))
-
-
-def l2_loss(t, name=None):
-    """sum(t ** 2) / 2."""
-    return reduce_sum(square(t)) * 0.5
+    return _nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits, name=name)
 
 
 def embedding_lookup(params, ids, name=None, **unused):
@@ -55,27 +48,12 @@ def embedding_lookup(params, ids, name=None, **unused):
 
 def moments(x, axes, shift=None, name=None, keep_dims=None, keepdims=None):
     """(mean, variance) of ``x`` over ``axes`` (the variance biased, as TF computes it)."""
-    keep = bool(keepdims or keep_dims)
-    mean = reduce_mean(x, axis=axes, keepdims=True)
-    variance = reduce_mean(square(x - stop_gradient(mean)), axis=axes, keepdims=True)
-    if not keep:
-        mean, variance = squeeze(mean, axis=axes), squeeze(variance, axis=axes)
-    return mean, variance
-
-
-def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name=None):
-    """(x - mean) / sqrt(variance + variance_epsilon) * scale + offset (offset, scale may be None)."""
-    inv = rsqrt(variance + variance_epsilon)
-    if scale is not None:
-        inv = inv * scale
-    y = (x - mean) * inv
-    return y + offset if offset is not None else y
+    return _nn.moments(x, axes, keepdims=bool(keepdims or keep_dims), name=name)
 
 
 def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
-    """x / sqrt(max(sum(x ** 2, axis), epsilon))."""
-    axis = dim if axis is None else axis
-    return x * rsqrt(maximum(reduce_sum(square(x), axis=axis, keepdims=True), epsilon))
+    """x / sqrt(max(sum(x ** 2, axis), epsilon)); TF1's dim= for axis."""
+    return _nn.l2_normalize(x, dim if axis is None else axis, epsilon, name=name)
 
 
 def xw_plus_b(x, weights, biases, name=None):
