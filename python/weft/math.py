@@ -13,7 +13,7 @@ trace inside ``weft.data`` map functions.
 import numpy as np
 
 from . import ops as _ops
-from .framework import Tensor, as_dtype, constant, convert_to_tensor, float32, float64, int32, int64, bool_, uint8
+from .framework import Tensor, constant, convert_to_tensor, float32, float64, int32, int64, bool_
 from .ops import (  # noqa: F401  (tf.math.abs, ...: the top-level functions)
     abs, add, add_n, argmax, argmin, cast, equal, exp, greater, greater_equal, less, less_equal, log, logical_and,
     logical_not, logical_or, maximum, minimum, multiply, negative, not_equal, pow, reciprocal, reduce_max,
