@@ -50,18 +50,32 @@ def softplus(features, name=None):
     return raw_ops.Softplus(features, name=name)
 
 
+def _over_axis(op, logits, axis, name):
+    """op (over the last axis) applied over ``axis``: that axis is swapped to the end and back."""
+    x = convert_to_tensor(logits)
+    if axis is None or axis == -1:
+        return op(x, name=name)
+    if x.shape is None:
+        raise ValueError("softmax over axis %d needs a tensor of known rank" % axis)
+    r = len(x.shape)
+    a = axis + r if axis < 0 else axis
+    if not 0 <= a < r:
+        raise ValueError("softmax: axis %d out of range for shape %s" % (axis, x.shape))
+    if a == r - 1:
+        return op(x, name=name)
+    perm = list(range(r))
+    perm[a], perm[-1] = perm[-1], perm[a]
+    return _o.transpose(op(_o.transpose(x, perm)), perm)
+
+
 def softmax(logits, axis=-1, name=None):
-    """exp(x) / sum(exp(x)) over the last axis (op Softmax)."""
-    if axis not in (-1, None):
-        raise NotImplementedError("weft.nn.softmax works over the last axis only")
-    return raw_ops.Softmax(logits, name=name)
+    """exp(x) / sum(exp(x)) over ``axis`` (default the last) (op Softmax)."""
+    return _over_axis(raw_ops.Softmax, logits, axis, name)
 
 
 def log_softmax(logits, axis=-1, name=None):
-    """x - log(sum(exp(x))) over the last axis (op LogSoftmax)."""
-    if axis not in (-1, None):
-        raise NotImplementedError("weft.nn.log_softmax works over the last axis only")
-    return raw_ops.LogSoftmax(logits, name=name)
+    """x - log(sum(exp(x))) over ``axis`` (default the last) (op LogSoftmax)."""
+    return _over_axis(raw_ops.LogSoftmax, logits, axis, name)
 
 
 def softmax_cross_entropy_with_logits(labels, logits, name=None):

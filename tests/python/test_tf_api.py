@@ -316,3 +316,14 @@ def test_sin_cos(graph, sess):
     np.testing.assert_allclose(s, np.sin(v), rtol=1e-15)
     np.testing.assert_allclose(c, np.cos(v), rtol=1e-15)
     check_grad(sess, lambda z: tf.math.sin(z) * tf.math.cos(z), v.reshape(2, 2))
+
+
+def test_softmax_over_any_axis(graph, sess):
+    v = np.random.default_rng(6).standard_normal((2, 3, 4))
+    for axis in (0, 1, -1, 2):
+        e = np.exp(v - v.max(axis, keepdims=True))
+        want = e / e.sum(axis, keepdims=True)
+        got, lg = run(sess, tf.nn.softmax(v, axis=axis), tf.nn.log_softmax(v, axis=axis))
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+        np.testing.assert_allclose(lg, np.log(want), rtol=1e-12, atol=1e-12)
+    check_grad(sess, lambda z: tf.nn.softmax(z, axis=0), v[0])
