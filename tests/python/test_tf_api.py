@@ -327,3 +327,11 @@ def test_softmax_over_any_axis(graph, sess):
         np.testing.assert_allclose(got, want, rtol=1e-12)
         np.testing.assert_allclose(lg, np.log(want), rtol=1e-12, atol=1e-12)
     check_grad(sess, lambda z: tf.nn.softmax(z, axis=0), v[0])
+
+
+def test_compat_v1_divide_and_div(graph, sess):
+    import weft.compat.v1 as v1
+    got = run(sess, v1.divide(7, 2), v1.div(-7, 2), v1.div(7.0, 2.0))
+    assert [np.asarray(g).tolist() for g in got] == [3.5, -4, 3.5]  # tf.divide is x / y; tf.div is Python 2's
+    assert v1.math.top_k is tf.math.top_k and v1.math.reduce_sum(tf.constant([[1, 2]]), reduction_indices=1,
+                                                                 keep_dims=True).shape == (1, 1)

@@ -18,7 +18,8 @@ import re as _re
 from ... import *  # noqa: F401,F403 - weft's graph API is TF1's
 from ... import train, _variables  # noqa: F401
 from ...framework import get_default_graph, group, variables_initializer  # noqa: F401
-from ...ops import cast as _cast, no_op as _no_op, divide
+from ...ops import cast as _cast, no_op as _no_op, divide as _raw_div
+from ...math import divide, floordiv as _floordiv  # noqa: F401  (tf.divide is x / y: true division)
 from ...session import (Session, InteractiveSession, ConfigProto, GPUOptions, RunOptions,  # noqa: F401
                         RunMetadata)
 from ... import errors  # noqa: F401
@@ -37,7 +38,12 @@ from .variable_scope import (zeros_initializer, ones_initializer, constant_initi
                              variance_scaling_initializer, glorot_normal_initializer)
 
 Summary = summary.Summary
-div = divide
+
+
+def div(x, y, name=None):
+    """TF1's div: Python 2 division -- floor division for integer tensors, x / y for floats."""
+    x = convert_to_tensor(x)
+    return _raw_div(x, y) if x.dtype in (float32, float64) else _floordiv(x, y)
 
 
 def disable_eager_execution():
