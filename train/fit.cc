@@ -1,6 +1,7 @@
 // The training loop: Fit, Evaluate, Predict and TrainOnBatch over the compiled graph.
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <utility>
 
@@ -230,11 +231,20 @@ void Model::RunEpochs(const Dataset* fixed, const Tensor* x, const Tensor* y, Fi
       if (stop_training_) break;
     }
     if (ran_out || pass_steps == data.Cardinality()) it.reset();  // the next epoch starts a new pass
+    if (fixed != nullptr && steps == 0 && ran_out) {
+      std::fprintf(stderr, "WARNING: Model '%s'.Fit: your input ran out of data; interrupting training. Make sure "
+                   "that your dataset or generator can generate at least `steps_per_epoch * epochs` batches. You may "
+                   "need to use the repeat() function when building your dataset.\n", name_.c_str());
+      break;
+    }
     Logs logs = running();
-    if (o.validation_x != nullptr) {
+    const bool validate = o.validation_epochs.empty() ||
+                          std::find(o.validation_epochs.begin(), o.validation_epochs.end(), epoch + 1) !=
+                              o.validation_epochs.end();
+    if (o.validation_x != nullptr && validate) {
       for (const auto& [k, v] : Evaluate(*o.validation_x, *o.validation_y, o.batch_size)) logs["val_" + k] = v;
     }
-    if (o.validation_data != nullptr) {
+    if (o.validation_data != nullptr && validate) {
       const Dataset val = o.validation_steps > 0 ? o.validation_data->Take(o.validation_steps) : *o.validation_data;
       for (const auto& [k, v] : Evaluate(val)) logs["val_" + k] = v;
     }

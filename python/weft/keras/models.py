@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import _weft
 from .. import distribute as _distribute, random as _random
+from ..config._state import defaults as _config
 from . import _data_adapter, _shared, losses as _losses, metrics as _metrics, optimizers as _optimizers, saving as _saving
 from ._arrays import fit_arrays as _fit_arrays, numeric as _numeric
 from .callbacks import Callback, CallbackList, History
@@ -51,6 +52,32 @@ class EagerArray(np.ndarray):
 
 def _snake(name):
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def _validation_epochs(freq, epochs):
+    """Keras' validation_freq as the 1-based epochs to validate after ([] = every epoch)."""
+    if isinstance(freq, bool) or not isinstance(freq, (int, list, tuple, range, set)):
+        raise ValueError("fit: validation_freq must be an int or a list of epochs, got %r" % (freq,))
+    if isinstance(freq, int):
+        if freq < 1:
+            raise ValueError("fit: validation_freq must be >= 1, got %d" % freq)
+        return [] if freq == 1 else [e for e in range(1, int(epochs) + 1) if e % freq == 0] or [0]
+    epochs_list = sorted(int(e) for e in freq)
+    return epochs_list or [0]  # [0]: no epoch is validated
+
+
+class _EpochHooks(Callback):
+    """Calls a PyDataset's on_epoch_begin / on_epoch_end around each training epoch (Keras)."""
+
+    def __init__(self, source):
+        super().__init__()
+        self._source = source
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._source.on_epoch_begin()
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._source.on_epoch_end()
 
 
 class Model:
@@ -215,7 +242,8 @@ class Model:
             # The optimizer as it is when the graph is built (its rate may have been set since compile).
             args = (dict(self._compile_args, optimizer=self.optimizer._cpp) if self._compile_args is not None else
                     dict(loss=_losses.get("mse")._cpp, optimizer=_optimizers.get("sgd")._cpp, metrics=[],
-                         seed=_random.next_model_seed()))
+                         seed=_random.next_model_seed(), inter_op_threads=_config["inter_op_threads"],
+                         intra_op_threads=_config["intra_op_threads"], use_gpus=_config["use_gpus"]))
             self._compile_cpp(cpp, args)
         if cpp.compiled:
             _shared.refresh(self, cpp)  # layers shared with models that trained them since
@@ -287,7 +315,8 @@ class Model:
         its compiled graph one step at a time, which gives the same results.
         seed: graph seed (nonzero: reproducible initial weights and dropout); None: from
             weft.random.set_seed / keras.utils.set_random_seed when called, else not seeded.
-        inter_op_threads / intra_op_threads: 0 = one per hardware thread.
+        inter_op_threads / intra_op_threads: 0 = weft.config.threading's setting (whose 0 is one per
+            hardware thread).
         """
         weights = (list(loss_weights.values()) if isinstance(loss_weights, dict)
                    else np.ravel(loss_weights).tolist() if loss_weights is not None else [1.0])
@@ -308,8 +337,10 @@ class Model:
         self.optimizer._attach(self)  # optimizer.learning_rate reads / sets the compiled model's rate
         self.compiled_metrics = metrics
         self._compile_args = dict(loss=self.loss._cpp,  # the optimizer is added when the graph is built
-                                  metrics=[m._cpp for m in metrics], inter_op_threads=int(inter_op_threads),
-                                  intra_op_threads=int(intra_op_threads), seed=int(seed))
+                                  metrics=[m._cpp for m in metrics],
+                                  inter_op_threads=int(inter_op_threads) or _config["inter_op_threads"],
+                                  intra_op_threads=int(intra_op_threads) or _config["intra_op_threads"],
+                                  seed=int(seed), use_gpus=_config["use_gpus"])
         if self._cpp is not None:
             self._compile_cpp(self._cpp, dict(self._compile_args, optimizer=self.optimizer._cpp))
 
@@ -320,7 +351,8 @@ class Model:
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
             validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,
-            steps_per_epoch=None, validation_steps=None, shuffle_seed=0):
+            steps_per_epoch=None, validation_steps=None, validation_batch_size=None, validation_freq=1,
+            shuffle_seed=0):
         """Trains on numpy arrays ``x`` [N, ...] and ``y`` [N, ...] (any int / float dtype Keras
         accepts; converted), or on a weft.data Dataset of (x, y) batches (then validation_data may
         be one, with validation_steps). Keras' arguments and meaning: ``validation_split`` holds out
@@ -329,8 +361,34 @@ class Model:
         loss, ``initial_epoch`` resumes. Prints Keras' progress bar; returns a History (``.history``
         dict of per-epoch lists, ``.epoch``). Ctrl-C stops the current step and raises
         KeyboardInterrupt; the model stays usable. ``shuffle_seed`` (weft): epoch e's order is a
-        function of (shuffle_seed, e)."""
+        function of (shuffle_seed, e).
+
+        ``x`` may also be a Python generator of (x, y) or (x, y, sample_weight) batches (read on across
+        epochs; an endless one needs steps_per_epoch) or a keras.utils.PyDataset / Sequence (len()
+        batches per epoch, in a shuffled order when ``shuffle``; its on_epoch_end is called after
+        each epoch); validation_data may be one too. ``validation_freq``: validate after every n-th
+        epoch (an int) or after the listed epochs (1-based), as Keras."""
         sw = vx = vy = None
+        validation_epochs = _validation_epochs(validation_freq, epochs)
+        if validation_batch_size is not None and not (_data_adapter.is_dataset(validation_data) or
+                                                      _data_adapter.is_python_data(validation_data)):
+            batch_size_val = int(validation_batch_size)
+        else:
+            batch_size_val = None
+        epoch_hooks = []
+        if _data_adapter.is_python_data(x):
+            x, source = _data_adapter.from_python(self, x, "fit", shuffle=shuffle, seed=shuffle_seed,
+                                                  first_pass=initial_epoch)
+            if source is not None:
+                epoch_hooks.append(_EpochHooks(source))
+        if _data_adapter.is_python_data(validation_data):
+            validation_data, _ = _data_adapter.from_python(self, validation_data, "fit (validation_data)")
+        if batch_size_val is not None:
+            if batch_size_val < 1:
+                raise ValueError("fit: validation_batch_size must be >= 1, got %d" % batch_size_val)
+            vdata = validation_data
+            if isinstance(vdata, (tuple, list)) and len(vdata) == 2:
+                validation_data = _data_adapter._dataset.Dataset.from_tensor_slices(tuple(vdata)).batch(batch_size_val)
         if _data_adapter.is_dataset(x):
             if validation_split:
                 raise ValueError("`validation_split` is only supported for arrays, not a dataset (hold out a "
@@ -358,15 +416,16 @@ class Model:
                 cpp_cbs.append(cb)
             else:
                 raise TypeError("callbacks must be weft.keras.callbacks objects or Callback subclasses, got %r" % (cb,))
-        py_list = CallbackList(py_cbs, model=self, **params)
-        cbs = cpp_cbs + ([py_list] if py_cbs else [])
+        py_list = CallbackList(epoch_hooks + py_cbs, model=self, **params)
+        cbs = cpp_cbs + ([py_list] if py_cbs or epoch_hooks else [])
         verbose = 1 if verbose == "auto" else min(max(int(verbose), 0), 2)
         epochs_run, hist = cpp.fit(x, y, batch_size=int(batch_size or 32), epochs=int(epochs),
                                    initial_epoch=int(initial_epoch),
                                    steps_per_epoch=-1 if steps_per_epoch is None else int(steps_per_epoch),
                                    shuffle=bool(shuffle), shuffle_seed=int(shuffle_seed), validation_x=vx,
                                    validation_y=vy, callbacks=cbs, verbose=verbose, sample_weight=sw,
-                                   validation_steps=int(validation_steps or -1))
+                                   validation_steps=int(validation_steps or -1),
+                                   validation_epochs=validation_epochs)
         _shared.claim(self, cpp)
         for epoch, extra in py_list.added:  # what callbacks added to the logs (learning_rate, ...)
             for k, v in extra.items():
@@ -396,6 +455,8 @@ class Model:
         alone without metrics, or a dict with return_dict=True). Keras' argument order."""
         if sample_weight is not None:
             raise NotImplementedError("evaluate(sample_weight=...): weft's evaluation takes no sample weights")
+        if _data_adapter.is_python_data(x):
+            x, _ = _data_adapter.from_python(self, x, "evaluate")
         if _data_adapter.is_dataset(x):
             cpp = self._compiled(_data_adapter.shape_hint(x), "evaluate")
             x, y = _data_adapter.evaluate_dataset(self, x, y, batch_size, steps), None
@@ -421,6 +482,8 @@ class Model:
         batches), computed in batches of ``batch_size`` (32), as a float32 numpy array."""
         hooks = CallbackList([c for c in callbacks or [] if isinstance(c, Callback)], model=self)
         hooks.on_predict_begin({})
+        if _data_adapter.is_python_data(x):
+            x, _ = _data_adapter.from_python(self, x, "predict")
         if _data_adapter.is_dataset(x):
             cpp = self._built(_data_adapter.shape_hint(x), inference=True)
             out = cpp.predict(_data_adapter.predict_dataset(self, x, batch_size, steps))
