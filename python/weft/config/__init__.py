@@ -76,7 +76,7 @@ def set_visible_devices(devices, device_type=None):
         if gpus and len(gpus) != len(all_gpus):
             raise NotImplementedError("set_visible_devices: weft uses every GPU or none; to use only %r, start the "
                                       "process with CUDA_VISIBLE_DEVICES set to their indices" % (gpus,))
-        _defaults["use_gpus"] = bool(gpus) or not all_gpus
+        _defaults["use_gpus"] = bool(gpus)
 
 
 def list_logical_devices(device_type=None):

@@ -174,7 +174,8 @@ class GFile(io.IOBase):
         return self._f.tell()
 
     def flush(self):
-        self._f.flush()
+        if not self._f.closed:
+            self._f.flush()
 
     def size(self):
         """The file's length in bytes (after flushing what was written)."""
