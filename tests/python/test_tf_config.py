@@ -159,3 +159,12 @@ def test_mixed_precision_float32_only():
     for name in ("mixed_float16", "mixed_bfloat16"):
         with pytest.raises(NotImplementedError, match="float32 only"):
             tf.keras.mixed_precision.set_global_policy(name)
+
+
+def test_distribute_reduce_op_and_input_context():
+    assert tf.distribute.ReduceOp.SUM == "SUM" and tf.distribute.ReduceOp.MEAN == "MEAN"
+    ctx = tf.distribute.InputContext(num_input_pipelines=2, input_pipeline_id=1, num_replicas_in_sync=4)
+    assert (ctx.num_input_pipelines, ctx.input_pipeline_id, ctx.num_replicas_in_sync) == (2, 1, 4)
+    assert ctx.get_per_replica_batch_size(64) == 16
+    with pytest.raises(ValueError, match="not divisible"):
+        ctx.get_per_replica_batch_size(10)
