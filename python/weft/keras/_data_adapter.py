@@ -59,9 +59,9 @@ def _pair_spec(ds, model, what, weights=False):
         if isinstance(spec, tuple) and len(spec) == 3 and not weights:
             raise NotImplementedError("Model '%s'.%s: the data holds (x, y, sample_weight) batches; weft's evaluation "
                                       "takes no sample weights (give (x, y) batches)" % (_name(model), what))
-        raise ValueError("Model '%s'.%s: dataset elements must be (x, y)%s tuples of tensors for this model's one "
+        raise ValueError("Model '%s'.%s: dataset elements must be (x, y) pairs%s of tensors for this model's one "
                          "input, got element_spec %r" % (_name(model), what,
-                                                         " or (x, y, sample_weight)" if weights else "", spec))
+                                                         " (or (x, y, sample_weight) triples)" if weights else "", spec))
     _check_x(model, spec[0], spec, what)
     if str(spec[1].dtype) not in _NUMBER_DTYPES:
         raise _fw._weft_error("InvalidArgument", "Model '%s'.%s: the dataset's labels are %s; labels must be numbers "
