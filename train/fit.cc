@@ -274,17 +274,30 @@ Logs Model::Evaluate(const Dataset& data) {
 Logs Model::EvaluateBatches(const Dataset& data) {
   std::vector<Output> fetches = {c_->eval_loss};
   fetches.insert(fetches.end(), c_->eval_metrics.begin(), c_->eval_metrics.end());
+  std::vector<Output> weighted_fetches = fetches;
+  weighted_fetches[0] = c_->eval_weighted_loss;
   std::unique_ptr<Iterator> it = data.Prefetch(2).MakeIterator();
   Averager avg;
   MetricTotals totals(c_->metric_defs);
   Element batch;
   while (it->Next(&batch)) {
-    WEFT_REQUIRE(batch.size() == 2, "Model '{}'.Evaluate: data elements must be {{x, y}}, got {} components", name_,
-                 batch.size());
+    WEFT_REQUIRE(batch.size() == 2 || batch.size() == 3,
+                 "Model '{}'.Evaluate: data elements must be {{x, y}} or {{x, y, sample_weight}}, got {} components",
+                 name_, batch.size());
     Tensor bx = batch[0], by = batch[1];
     PrepareArrays(name_, input_shape(), c_->y, &bx, &by, "Evaluate");
+    std::vector<std::pair<Output, Tensor>> feeds = {{c_->x, bx}, {c_->y, by}};
+    const bool weighted = batch.size() == 3;
+    if (weighted) {
+      const int64_t n = bx.shape().dim(0);
+      WEFT_REQUIRE(batch[2].shape().rank() == 1 && batch[2].shape().dim(0) == n,
+                   "Model '{}'.Evaluate: sample_weight has shape {} but the batch has {} examples (x: {})", name_,
+                   batch[2].shape().ToString(), n, bx.shape().ToString());
+      feeds.emplace_back(c_->eval_sample_weight, CastOnHost(batch[2], DType::kFloat32, "sample_weight"));
+    }
     // A local step: each worker evaluates on its own (its metrics are not all-reduced).
-    std::vector<Tensor> out = session_->Run({{c_->x, bx}, {c_->y, by}}, fetches, {}, RunOptions{.collective = false});
+    std::vector<Tensor> out = session_->Run(feeds, weighted ? weighted_fetches : fetches, {},
+                                            RunOptions{.collective = false});
     avg.Add({{"loss", out[0].scalar<float>()()}}, bx.shape().dim(0));
     totals.Add(std::vector<Tensor>(out.begin() + 1, out.end()));
   }

@@ -123,7 +123,8 @@ class Model {
   // all (a one-pass stream, such as a Python generator, already used up) stops training with a
   // warning on stderr, as Keras does ("Your input ran out of data"); that epoch is not recorded.
   History Fit(const Dataset& data, FitOptions options = {});
-  // Mean loss and metrics over the data, in inference mode.
+  // Mean loss and metrics over the data, in inference mode. Dataset elements may be {x, y,
+  // sample_weight}: the loss is then weighted as in Fit (metrics are not).
   Logs Evaluate(const Tensor& x, const Tensor& y, int64_t batch_size = 32);
   Logs Evaluate(const Dataset& data);
   Tensor Predict(const Tensor& x, int64_t batch_size = 32);

@@ -208,3 +208,19 @@ def test_custom_object_scope():
         assert _config.lookup(None, "Twice") is Twice
     with pytest.raises(ValueError, match="unknown Keras object"):
         _config.lookup(None, "Twice")
+
+
+def test_evaluate_with_sample_weight_is_keras_weighted_mean():
+    x, y = _linear_data()
+    m = _model()
+    m.set_weights([np.array([[1.0], [0.0], [0.0], [1.0]], np.float32), np.array([0.5], np.float32)])
+    w = np.linspace(0.0, 2.0, 256).astype(np.float32)
+    err = (x @ np.array([[1.0], [0.0], [0.0], [1.0]]) + 0.5 - y)[:, 0] ** 2
+    want = float(np.sum(w * err) / 256)  # Keras: sum(w * loss) / examples
+    np.testing.assert_allclose(m.evaluate(x, y, sample_weight=w, batch_size=50, verbose=0), want, rtol=1e-5)
+    batches = ((x[i:i + 64], y[i:i + 64], w[i:i + 64]) for i in range(0, 256, 64))
+    np.testing.assert_allclose(m.evaluate(batches, verbose=0), want, rtol=1e-5)
+    np.testing.assert_allclose(m.test_on_batch(x, y, sample_weight=w), want, rtol=1e-5)
+    np.testing.assert_allclose(m.evaluate(x, y, verbose=0), float(np.mean(err)), rtol=1e-5)
+    with pytest.raises(ValueError, match="one weight per example"):
+        m.evaluate(x, y, sample_weight=w[:10], verbose=0)

@@ -168,3 +168,10 @@ def test_distribute_reduce_op_and_input_context():
     assert ctx.get_per_replica_batch_size(64) == 16
     with pytest.raises(ValueError, match="not divisible"):
         ctx.get_per_replica_batch_size(10)
+
+
+def test_optimizer_jit_switch_is_remembered():
+    tf.config.optimizer.set_jit(True)
+    assert tf.config.optimizer.get_jit() is True
+    with pytest.raises(ValueError, match="set_jit"):
+        tf.config.optimizer.set_jit("sometimes")

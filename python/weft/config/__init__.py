@@ -15,7 +15,7 @@ its runtime has started; weft has no such moment).
 import collections
 
 from .. import _weft
-from . import experimental, threading  # noqa: F401
+from . import experimental, optimizer, threading  # noqa: F401
 from ._state import defaults as _defaults
 
 
@@ -108,4 +108,4 @@ def functions_run_eagerly():
 
 __all__ = ["PhysicalDevice", "LogicalDevice", "list_physical_devices", "list_logical_devices", "get_visible_devices",
            "set_visible_devices", "get_soft_device_placement", "set_soft_device_placement", "run_functions_eagerly",
-           "functions_run_eagerly", "experimental", "threading"]
+           "functions_run_eagerly", "experimental", "optimizer", "threading"]

@@ -51,14 +51,11 @@ def _check_x(model, x, spec, what):
                                spec))
 
 
-def _pair_spec(ds, model, what, weights=False):
-    """Checks that elements are (x, y) pairs (or (x, y, sample_weight) when ``weights``: fit's data)."""
+def _pair_spec(ds, model, what, weights=True):
+    """Checks that elements are (x, y) pairs (or (x, y, sample_weight) triples when ``weights``)."""
     spec = ds.element_spec
     sizes = (2, 3) if weights else (2,)
     if not (isinstance(spec, tuple) and len(spec) in sizes and all(isinstance(s, _dataset.TensorSpec) for s in spec)):
-        if isinstance(spec, tuple) and len(spec) == 3 and not weights:
-            raise NotImplementedError("Model '%s'.%s: the data holds (x, y, sample_weight) batches; weft's evaluation "
-                                      "takes no sample weights (give (x, y) batches)" % (_name(model), what))
         raise ValueError("Model '%s'.%s: dataset elements must be (x, y) pairs%s of tensors for this model's one "
                          "input, got element_spec %r" % (_name(model), what,
                                                          " (or (x, y, sample_weight) triples)" if weights else "", spec))
@@ -115,7 +112,7 @@ def fit_dataset(model, x, y, batch_size, validation_data, validation_steps):
         raise ValueError("The `batch_size` argument must not be specified when using a dataset as input: the dataset "
                          "is batched (Dataset.batch)")
     ds = _global(x)
-    _pair_spec(ds, model, "fit", weights=True)
+    _pair_spec(ds, model, "fit")
     val = None
     if validation_data is not None:
         if isinstance(validation_data, (tuple, list)) and len(validation_data) == 2:

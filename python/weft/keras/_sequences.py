@@ -118,6 +118,18 @@ def timeseries_dataset_from_array(data, targets, sequence_length, sequence_strid
             yield w if tail is None else (w, tail[p])
     window_spec = _dataset.TensorSpec((int(sequence_length),) + data.shape[1:], data.dtype)
     spec = window_spec if tail is None else (window_spec, _dataset.TensorSpec(tail.shape[1:], tail.dtype))
+    if batch_size is not None and not shuffle:
+        # In order: whole batches cut at once (one Python step per batch, not per window).
+        bs = int(batch_size)
+
+        def batches():
+            for b in range(0, len(positions), bs):
+                p = positions[b:b + bs]
+                w = steps[p[:, None] + offsets[None, :]]
+                yield w if tail is None else (w, tail[p])
+        batch_spec = _dataset.TensorSpec((None, int(sequence_length)) + data.shape[1:], data.dtype)
+        spec = batch_spec if tail is None else (batch_spec, _dataset.TensorSpec((None,) + tail.shape[1:], tail.dtype))
+        return _dataset._generated(batches, spec, -(-len(positions) // bs)).prefetch(_dataset.AUTOTUNE)
     ds = _dataset._generated(windows, spec, len(positions))
     if batch_size is not None:
         if shuffle:
@@ -156,7 +168,7 @@ def split_dataset(dataset, left_size=None, right_size=None, shuffle=False, seed=
         if isinstance(size, float):
             if not 0 < size < 1:
                 raise ValueError("split_dataset: %s as a float must be in (0, 1), got %r" % (name, size))
-            return int(round(size * total)) if name == "left_size" else int(round(size * total))
+            return int(round(size * total))
         if isinstance(size, (int, np.integer)) and not isinstance(size, bool) and 0 <= size <= total:
             return int(size)
         raise ValueError("split_dataset: %s must be a float in (0, 1) or an int in [0, %d], got %r" %

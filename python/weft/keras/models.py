@@ -66,6 +66,21 @@ def _validation_epochs(freq, epochs):
     return epochs_list or [0]  # [0]: no epoch is validated
 
 
+def _weighted_batches(x, y, sample_weight, batch_size):
+    """evaluate's arrays with per-example weights, as a dataset of (x, y, sample_weight) batches."""
+    if y is None:
+        raise ValueError("evaluate needs y with sample_weight")
+    x, y = _numeric(x, "x"), _numeric(y, "y")
+    sw = np.asarray(sample_weight, np.float32)
+    if sw.ndim == 2 and sw.shape[1] == 1:
+        sw = sw[:, 0]
+    if sw.shape != (len(x),):
+        raise ValueError("evaluate: sample_weight must have one weight per example: shape (%d,), got %s" %
+                         (len(x), sw.shape))
+    from ..data import Dataset
+    return Dataset.from_tensor_slices((x, y, sw)).batch(int(batch_size or 32))
+
+
 class _EpochHooks(Callback):
     """Calls a PyDataset's on_epoch_begin / on_epoch_end around each training epoch (Keras)."""
 
@@ -454,7 +469,11 @@ class Model:
         which ``steps`` batches when given) in inference mode: [loss, metric, ...] (or the loss
         alone without metrics, or a dict with return_dict=True). Keras' argument order."""
         if sample_weight is not None:
-            raise NotImplementedError("evaluate(sample_weight=...): weft's evaluation takes no sample weights")
+            if _data_adapter.is_dataset(x) or _data_adapter.is_python_data(x):
+                raise ValueError("evaluate: `sample_weight` is taken with arrays; a dataset or generator gives "
+                                 "(x, y, sample_weight) batches instead")
+            x, y = _weighted_batches(x, y, sample_weight, batch_size), None
+            batch_size = None
         if _data_adapter.is_python_data(x):
             x, _ = _data_adapter.from_python(self, x, "evaluate")
         if _data_adapter.is_dataset(x):
@@ -472,7 +491,8 @@ class Model:
         if verbose:
             steps = -(-len(x) // batch_size) if y is not None else x.cardinality()
             elapsed = time.time() - start
-            line = "%d/%d [%s] - %.0fs %.0fms/step" % (steps, steps, "=" * 30, elapsed, 1000 * elapsed / max(steps, 1))
+            line = ("%d/%d [%s] - " % (steps, steps, "=" * 30) if steps >= 0 else "") + "%.0fs %.0fms/step" % (
+                elapsed, 1000 * elapsed / max(steps, 1))
             print(line + "".join(" - %s: %.4f" % (k, logs[k]) for k in keys))
             sys.stdout.flush()
         return self._returned(logs, return_dict)
@@ -505,9 +525,7 @@ class Model:
 
     def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
         """The loss (and metrics) of one batch in inference mode, as evaluate returns them."""
-        if sample_weight is not None:
-            raise NotImplementedError("test_on_batch: weft's evaluation takes no sample_weight")
-        return self.evaluate(x, y, batch_size=len(x), verbose=0, return_dict=return_dict)
+        return self.evaluate(x, y, batch_size=len(x), verbose=0, sample_weight=sample_weight, return_dict=return_dict)
 
     def predict_on_batch(self, x):
         """The outputs for one batch, as a numpy array."""
