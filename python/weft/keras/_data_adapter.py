@@ -17,7 +17,9 @@ import numpy as np
 from .. import framework as _fw
 from ..data import dataset as _dataset
 from ..data.options import AutoShardPolicy
+from ._arrays import numeric
 from ._pydataset import PyDataset
+from .callbacks import Callback
 
 
 def _name(model):
@@ -242,6 +244,64 @@ def from_python(model, data, what, shuffle=False, seed=0, first_pass=0):
         for value in it:
             yield _batch(value, where)
     return _dataset._generated(make, _signature(first, where), _dataset.UNKNOWN_CARDINALITY), None
+
+
+def validation_epochs(freq, epochs):
+    """Keras' validation_freq as the 1-based epochs to validate after ([] = every epoch)."""
+    if isinstance(freq, bool) or not isinstance(freq, (int, list, tuple, range, set)):
+        raise ValueError("fit: validation_freq must be an int or a list of epochs, got %r" % (freq,))
+    if isinstance(freq, int):
+        if freq < 1:
+            raise ValueError("fit: validation_freq must be >= 1, got %d" % freq)
+        return [] if freq == 1 else [e for e in range(1, int(epochs) + 1) if e % freq == 0] or [0]
+    epochs_list = sorted(int(e) for e in freq)
+    return epochs_list or [0]  # [0]: no epoch is validated
+
+
+def weighted_batches(x, y, sample_weight, batch_size):
+    """evaluate's arrays with per-example weights, as a dataset of (x, y, sample_weight) batches."""
+    if y is None:
+        raise ValueError("evaluate needs y with sample_weight")
+    x, y = numeric(x, "x"), numeric(y, "y")
+    sw = np.asarray(sample_weight, np.float32)
+    if sw.ndim == 2 and sw.shape[1] == 1:
+        sw = sw[:, 0]
+    if sw.shape != (len(x),):
+        raise ValueError("evaluate: sample_weight must have one weight per example: shape (%d,), got %s" %
+                         (len(x), sw.shape))
+    return _dataset.Dataset.from_tensor_slices((x, y, sw)).batch(int(batch_size or 32))
+
+
+class _EpochHooks(Callback):
+    """Calls a PyDataset's on_epoch_begin / on_epoch_end around each training epoch (Keras)."""
+
+    def __init__(self, source):
+        super().__init__()
+        self._source = source
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._source.on_epoch_begin()
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._source.on_epoch_end()
+
+
+def python_fit_inputs(model, x, validation_data, validation_batch_size, shuffle, seed, initial_epoch):
+    """fit's x and validation_data with generators and PyDatasets made datasets, and validation
+    arrays batched by ``validation_batch_size``; plus the callbacks that give a PyDataset its
+    epoch hooks."""
+    hooks = []
+    if is_python_data(x):
+        x, source = from_python(model, x, "fit", shuffle=shuffle, seed=seed, first_pass=initial_epoch)
+        if source is not None:
+            hooks.append(_EpochHooks(source))
+    if is_python_data(validation_data):
+        validation_data, _ = from_python(model, validation_data, "fit (validation_data)")
+    elif validation_batch_size is not None and isinstance(validation_data, (tuple, list)) and len(validation_data) == 2:
+        if int(validation_batch_size) < 1:
+            raise ValueError("fit: validation_batch_size must be >= 1, got %r" % (validation_batch_size,))
+        validation_data = _dataset.Dataset.from_tensor_slices(tuple(validation_data)).batch(int(validation_batch_size))
+    return x, validation_data, hooks
 
 
 class DistributedDataset:

@@ -54,47 +54,6 @@ def _snake(name):
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
-def _validation_epochs(freq, epochs):
-    """Keras' validation_freq as the 1-based epochs to validate after ([] = every epoch)."""
-    if isinstance(freq, bool) or not isinstance(freq, (int, list, tuple, range, set)):
-        raise ValueError("fit: validation_freq must be an int or a list of epochs, got %r" % (freq,))
-    if isinstance(freq, int):
-        if freq < 1:
-            raise ValueError("fit: validation_freq must be >= 1, got %d" % freq)
-        return [] if freq == 1 else [e for e in range(1, int(epochs) + 1) if e % freq == 0] or [0]
-    epochs_list = sorted(int(e) for e in freq)
-    return epochs_list or [0]  # [0]: no epoch is validated
-
-
-def _weighted_batches(x, y, sample_weight, batch_size):
-    """evaluate's arrays with per-example weights, as a dataset of (x, y, sample_weight) batches."""
-    if y is None:
-        raise ValueError("evaluate needs y with sample_weight")
-    x, y = _numeric(x, "x"), _numeric(y, "y")
-    sw = np.asarray(sample_weight, np.float32)
-    if sw.ndim == 2 and sw.shape[1] == 1:
-        sw = sw[:, 0]
-    if sw.shape != (len(x),):
-        raise ValueError("evaluate: sample_weight must have one weight per example: shape (%d,), got %s" %
-                         (len(x), sw.shape))
-    from ..data import Dataset
-    return Dataset.from_tensor_slices((x, y, sw)).batch(int(batch_size or 32))
-
-
-class _EpochHooks(Callback):
-    """Calls a PyDataset's on_epoch_begin / on_epoch_end around each training epoch (Keras)."""
-
-    def __init__(self, source):
-        super().__init__()
-        self._source = source
-
-    def on_epoch_begin(self, epoch, logs=None):
-        self._source.on_epoch_begin()
-
-    def on_epoch_end(self, epoch, logs=None):
-        self._source.on_epoch_end()
-
-
 class Model:
     """A model from symbolic inputs to an output: ``Model(inputs=x, outputs=y)`` with
     ``x = keras.Input(shape=(...))`` and ``y`` a chain of layer calls on it.
@@ -384,26 +343,9 @@ class Model:
         each epoch); validation_data may be one too. ``validation_freq``: validate after every n-th
         epoch (an int) or after the listed epochs (1-based), as Keras."""
         sw = vx = vy = None
-        validation_epochs = _validation_epochs(validation_freq, epochs)
-        if validation_batch_size is not None and not (_data_adapter.is_dataset(validation_data) or
-                                                      _data_adapter.is_python_data(validation_data)):
-            batch_size_val = int(validation_batch_size)
-        else:
-            batch_size_val = None
-        epoch_hooks = []
-        if _data_adapter.is_python_data(x):
-            x, source = _data_adapter.from_python(self, x, "fit", shuffle=shuffle, seed=shuffle_seed,
-                                                  first_pass=initial_epoch)
-            if source is not None:
-                epoch_hooks.append(_EpochHooks(source))
-        if _data_adapter.is_python_data(validation_data):
-            validation_data, _ = _data_adapter.from_python(self, validation_data, "fit (validation_data)")
-        if batch_size_val is not None:
-            if batch_size_val < 1:
-                raise ValueError("fit: validation_batch_size must be >= 1, got %d" % batch_size_val)
-            vdata = validation_data
-            if isinstance(vdata, (tuple, list)) and len(vdata) == 2:
-                validation_data = _data_adapter._dataset.Dataset.from_tensor_slices(tuple(vdata)).batch(batch_size_val)
+        validation_epochs = _data_adapter.validation_epochs(validation_freq, epochs)
+        x, validation_data, epoch_hooks = _data_adapter.python_fit_inputs(
+            self, x, validation_data, validation_batch_size, shuffle, shuffle_seed, initial_epoch)
         if _data_adapter.is_dataset(x):
             if validation_split:
                 raise ValueError("`validation_split` is only supported for arrays, not a dataset (hold out a "
@@ -472,7 +414,7 @@ class Model:
             if _data_adapter.is_dataset(x) or _data_adapter.is_python_data(x):
                 raise ValueError("evaluate: `sample_weight` is taken with arrays; a dataset or generator gives "
                                  "(x, y, sample_weight) batches instead")
-            x, y = _weighted_batches(x, y, sample_weight, batch_size), None
+            x, y = _data_adapter.weighted_batches(x, y, sample_weight, batch_size), None
             batch_size = None
         if _data_adapter.is_python_data(x):
             x, _ = _data_adapter.from_python(self, x, "evaluate")
