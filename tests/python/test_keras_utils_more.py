@@ -224,3 +224,15 @@ def test_evaluate_with_sample_weight_is_keras_weighted_mean():
     np.testing.assert_allclose(m.evaluate(x, y, verbose=0), float(np.mean(err)), rtol=1e-5)
     with pytest.raises(ValueError, match="one weight per example"):
         m.evaluate(x, y, sample_weight=w[:10], verbose=0)
+
+
+def test_tf2_generator_methods_delegate():
+    x, y = _linear_data()
+    m = _model()
+    with pytest.warns(DeprecationWarning, match="fit_generator"):
+        h = m.fit_generator(Batches(x, y, 32), epochs=2, verbose=0)
+    assert len(h.history["loss"]) == 2
+    with pytest.warns(DeprecationWarning):
+        np.testing.assert_allclose(m.evaluate_generator(Batches(x, y, 32)), m.evaluate(x, y, verbose=0), rtol=1e-5)
+    with pytest.warns(DeprecationWarning):
+        assert m.predict_generator(Batches(x, y, 32)).shape == (256, 1)

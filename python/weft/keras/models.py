@@ -13,6 +13,7 @@ import inspect
 import re
 import sys
 import time
+import warnings
 import weakref
 import zipfile
 
@@ -455,6 +456,29 @@ class Model:
             out = cpp.predict(x, batch_size=int(batch_size or 32))
         hooks.on_predict_end({})
         return out
+
+    # TF 2.x's deprecated generator methods (removed in Keras 3): fit / evaluate / predict take generators.
+    def fit_generator(self, generator, steps_per_epoch=None, epochs=1, verbose=1, callbacks=None,
+                      validation_data=None, validation_steps=None, validation_freq=1, class_weight=None,
+                      max_queue_size=10, workers=1, use_multiprocessing=False, shuffle=True, initial_epoch=0):
+        warnings.warn("`Model.fit_generator` is deprecated; use `Model.fit`, which supports generators.",
+                      DeprecationWarning, stacklevel=2)
+        return self.fit(generator, steps_per_epoch=steps_per_epoch, epochs=epochs, verbose=verbose,
+                        callbacks=callbacks, validation_data=validation_data, validation_steps=validation_steps,
+                        validation_freq=validation_freq, class_weight=class_weight, shuffle=shuffle,
+                        initial_epoch=initial_epoch)
+
+    def evaluate_generator(self, generator, steps=None, callbacks=None, max_queue_size=10, workers=1,
+                           use_multiprocessing=False, verbose=0):
+        warnings.warn("`Model.evaluate_generator` is deprecated; use `Model.evaluate`, which supports generators.",
+                      DeprecationWarning, stacklevel=2)
+        return self.evaluate(generator, steps=steps, callbacks=callbacks, verbose=verbose)
+
+    def predict_generator(self, generator, steps=None, callbacks=None, max_queue_size=10, workers=1,
+                          use_multiprocessing=False, verbose=0):
+        warnings.warn("`Model.predict_generator` is deprecated; use `Model.predict`, which supports generators.",
+                      DeprecationWarning, stacklevel=2)
+        return self.predict(generator, steps=steps, callbacks=callbacks, verbose=verbose)
 
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
         """One training step on one batch; returns its loss (and metrics). ``sample_weight`` /
