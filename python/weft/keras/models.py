@@ -327,7 +327,7 @@ class Model:
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
             validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,
             steps_per_epoch=None, validation_steps=None, validation_batch_size=None, validation_freq=1,
-            shuffle_seed=0):
+            max_queue_size=10, workers=1, use_multiprocessing=False, shuffle_seed=0):
         """Trains on numpy arrays ``x`` [N, ...] and ``y`` [N, ...] (any int / float dtype Keras
         accepts; converted), or on a weft.data Dataset of (x, y) batches (then validation_data may
         be one, with validation_steps). Keras' arguments and meaning: ``validation_split`` holds out
@@ -342,7 +342,8 @@ class Model:
         epochs; an endless one needs steps_per_epoch) or a keras.utils.PyDataset / Sequence (len()
         batches per epoch, in a shuffled order when ``shuffle``; its on_epoch_end is called after
         each epoch); validation_data may be one too. ``validation_freq``: validate after every n-th
-        epoch (an int) or after the listed epochs (1-based), as Keras."""
+        epoch (an int) or after the listed epochs (1-based), as Keras. ``max_queue_size``,
+        ``workers``, ``use_multiprocessing`` (TF 2.x's): accepted; batches are read on one thread."""
         sw = vx = vy = None
         validation_epochs = _data_adapter.validation_epochs(validation_freq, epochs)
         x, validation_data, epoch_hooks = _data_adapter.python_fit_inputs(
@@ -407,7 +408,7 @@ class Model:
         return keys
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose=1, sample_weight=None, steps=None, callbacks=None,
-                 return_dict=False):
+                 max_queue_size=10, workers=1, use_multiprocessing=False, return_dict=False):
         """Mean loss and metrics over (x, y) (arrays, or a weft.data Dataset of (x, y) batches, of
         which ``steps`` batches when given) in inference mode: [loss, metric, ...] (or the loss
         alone without metrics, or a dict with return_dict=True). Keras' argument order."""
@@ -440,7 +441,8 @@ class Model:
             sys.stdout.flush()
         return self._returned(logs, return_dict)
 
-    def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
+    def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None, max_queue_size=10, workers=1,
+                use_multiprocessing=False):
         """The model's outputs for every row of x (an array, or a weft.data Dataset of x or (x, ...)
         batches), computed in batches of ``batch_size`` (32), as a float32 numpy array."""
         hooks = CallbackList([c for c in callbacks or [] if isinstance(c, Callback)], model=self)
