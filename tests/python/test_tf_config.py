@@ -142,6 +142,10 @@ def test_backend_helpers():
     K.set_floatx("float32")
     assert K.int_shape(tf.keras.Input(shape=(3, 4))) == (None, 3, 4)
     assert K.int_shape(np.zeros((2, 5))) == (2, 5)
+    c = K.cast(np.array([1.7, -2.2]), "int32")
+    assert c.dtype == np.int32 and c.tolist() == [1, -2]
+    p = tf.placeholder(tf.float32, [2])
+    assert K.cast(p, tf.int64).dtype == tf.int64
     m = tf.keras.Sequential([tf.keras.layers.Dense(1, input_shape=(4,))])
     m.compile(loss="mse", optimizer=tf.keras.optimizers.SGD(0.1))
     K.set_value(m.optimizer.learning_rate, 1e-4)

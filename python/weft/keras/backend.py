@@ -68,6 +68,14 @@ def int_shape(x):
     return tuple(None if d is None or (isinstance(d, int) and d < 0) else int(d) for d in shape)
 
 
+def cast(x, dtype):
+    """``x`` as ``dtype``: a graph tensor through weft.cast, anything else as a numpy array."""
+    if isinstance(x, (_fw.Tensor, _fw.Variable)):
+        from .. import ops
+        return ops.cast(x, dtype)
+    return np.asarray(x).astype(_fw.as_dtype(dtype).as_numpy_dtype)
+
+
 def get_value(x):
     """The value of ``x`` as numpy: an optimizer's learning_rate or iterations, a number, an array,
     or anything with ``.numpy()``. A graph tensor has no value outside a Session (TypeError)."""
@@ -97,4 +105,4 @@ def set_value(x, value):
 
 
 __all__ = ["backend", "clear_session", "epsilon", "set_epsilon", "floatx", "set_floatx", "image_data_format",
-           "set_image_data_format", "int_shape", "get_value", "set_value"]
+           "set_image_data_format", "int_shape", "cast", "get_value", "set_value"]
