@@ -39,6 +39,11 @@ def test_visible_devices_hide_gpus_but_not_cpus():
     assert defaults["use_gpus"] is False
     with pytest.raises(ValueError, match="CPU devices cannot be hidden"):
         tf.config.set_visible_devices([], "CPU")
+    tf.config.set_visible_devices(tf.config.list_physical_devices())  # everything visible again
+    assert defaults["use_gpus"] is bool(tf.config.list_physical_devices("GPU"))
+    assert tf.config.get_visible_devices() == tf.config.list_physical_devices()
+    tf.config.set_visible_devices(tf.config.list_physical_devices("CPU"))  # no type: unlisted GPUs hidden
+    assert tf.config.get_visible_devices() == tf.config.list_physical_devices("CPU")
     with pytest.raises(ValueError, match="not one of list_physical_devices"):
         tf.config.set_visible_devices([tf.config.PhysicalDevice("/physical_device:GPU:9", "GPU")], "GPU")
 

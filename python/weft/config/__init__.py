@@ -54,8 +54,8 @@ def get_visible_devices(device_type=None):
 
 def set_visible_devices(devices, device_type=None):
     """Makes ``devices`` (a PhysicalDevice or a list of them, from list_physical_devices) the ones of
-    ``device_type`` (None: every type in the list) that Sessions and Keras models made afterwards
-    use. weft can hide every GPU or none (to use some of them, start the process with
+    ``device_type`` (None: of every type, so unlisted GPUs are hidden) that Sessions and Keras
+    models made afterwards use. weft can hide every GPU or none (to use some of them, start the process with
     CUDA_VISIBLE_DEVICES); CPUs cannot be hidden."""
     devices = [devices] if isinstance(devices, PhysicalDevice) else list(devices)
     known = list_physical_devices()
@@ -67,7 +67,7 @@ def set_visible_devices(devices, device_type=None):
         raise ValueError("set_visible_devices: unknown device_type %r (weft has 'CPU' and 'GPU')" % (device_type,))
     if kind is not None and any(d.device_type != kind for d in devices):
         raise ValueError("set_visible_devices: device_type=%r but the list holds %r" % (device_type, devices))
-    kinds = {kind} if kind is not None else {d.device_type for d in devices} or {"CPU", "GPU"}
+    kinds = {kind} if kind is not None else {"CPU", "GPU"}  # None: every type, as TF (unlisted ones hidden)
     if "CPU" in kinds and not any(d.device_type == "CPU" for d in devices):
         raise ValueError("set_visible_devices: CPU devices cannot be hidden (TensorFlow refuses it too)")
     if "GPU" in kinds:
