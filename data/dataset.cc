@@ -385,9 +385,12 @@ Dataset Dataset::Unbatch(int64_t known_batch) const {
   return Dataset(internal::NewUnbatchNode(node_, known_batch));
 }
 
-Dataset Dataset::FromIterators(std::function<std::unique_ptr<Iterator>()> make) {
+Dataset Dataset::FromIterators(std::function<std::unique_ptr<Iterator>()> make, int64_t cardinality) {
   WEFT_REQUIRE(static_cast<bool>(make), "Dataset::FromIterators: the function is empty");
-  return Dataset(internal::NewIteratorsNode(std::move(make)));
+  WEFT_REQUIRE(cardinality >= 0 || cardinality == kUnknownCardinality || cardinality == kInfiniteCardinality,
+               "Dataset::FromIterators: cardinality must be >= 0, kUnknownCardinality or kInfiniteCardinality, got {}",
+               cardinality);
+  return Dataset(internal::NewIteratorsNode(std::move(make), cardinality));
 }
 
 Dataset Dataset::Concatenate(const Dataset& other) const {

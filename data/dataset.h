@@ -64,9 +64,11 @@ class Dataset {
   // Scalars start, start + step, ... up to (not including) stop, of `dtype` (a number type);
   // step != 0 (InvalidArgument). Computed lazily: Range(0, 1 << 40) costs nothing up front.
   static Dataset Range(int64_t start, int64_t stop, int64_t step = 1, DType dtype = DType::kInt64);
-  // Elements from iterators that `make` returns, one per pass (e.g. over a user's generator);
-  // the cardinality is unknown. `make` and the iterators are called from the pipeline's threads.
-  static Dataset FromIterators(std::function<std::unique_ptr<Iterator>()> make);
+  // Elements from iterators that `make` returns, one per pass (e.g. over a user's generator).
+  // `cardinality`: the elements each pass yields when the caller knows it (a keras Sequence's
+  // len), else kUnknownCardinality. `make` and the iterators are called from the pipeline's threads.
+  static Dataset FromIterators(std::function<std::unique_ptr<Iterator>()> make,
+                               int64_t cardinality = kUnknownCardinality);
   // Element i is the components of element i of every dataset, in order; ends with the shortest.
   static Dataset Zip(const std::vector<Dataset>& datasets);
 

@@ -147,6 +147,6 @@ NodePtr NewUnbatchNode(NodePtr upstream, int64_t known_batch);
 NodePtr NewRangeNode(int64_t start, int64_t stop, int64_t step, DType dtype);
 NodePtr NewZipNode(std::vector<NodePtr> inputs);
 NodePtr NewConcatenateNode(NodePtr first, NodePtr second);
-NodePtr NewIteratorsNode(std::function<std::unique_ptr<Iterator>()> make);
+NodePtr NewIteratorsNode(std::function<std::unique_ptr<Iterator>()> make, int64_t cardinality);
 
 }  // namespace weft::data::internal

@@ -100,13 +100,15 @@ class ZipNode : public DatasetNode {
 
 class IteratorsNode : public DatasetNode {
  public:
-  explicit IteratorsNode(std::function<std::unique_ptr<Iterator>()> make) : make_(std::move(make)) {}
+  IteratorsNode(std::function<std::unique_ptr<Iterator>()> make, int64_t cardinality)
+      : make_(std::move(make)), cardinality_(cardinality) {}
   std::unique_ptr<Iterator> MakeIterator() const override { return make_(); }
-  int64_t Cardinality() const override { return kUnknownCardinality; }
+  int64_t Cardinality() const override { return cardinality_; }
   std::string Describe() const override { return "FromIterators"; }
 
  private:
   std::function<std::unique_ptr<Iterator>()> make_;
+  int64_t cardinality_;
 };
 
 class ConcatenateNode : public DatasetNode {
@@ -390,8 +392,8 @@ NodePtr NewRangeNode(int64_t start, int64_t stop, int64_t step, DType dtype) {
   return std::make_shared<RangeNode>(start, stop, step, dtype);
 }
 NodePtr NewZipNode(std::vector<NodePtr> inputs) { return std::make_shared<ZipNode>(std::move(inputs)); }
-NodePtr NewIteratorsNode(std::function<std::unique_ptr<Iterator>()> make) {
-  return std::make_shared<IteratorsNode>(std::move(make));
+NodePtr NewIteratorsNode(std::function<std::unique_ptr<Iterator>()> make, int64_t cardinality) {
+  return std::make_shared<IteratorsNode>(std::move(make), cardinality);
 }
 NodePtr NewConcatenateNode(NodePtr first, NodePtr second) {
   return std::make_shared<ConcatenateNode>(std::move(first), std::move(second));

@@ -282,8 +282,12 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
   Scope is = root.NewSubScope("inference").WithDevice(device(0));
   c_->pred = Forward(is, c_->x, /*training=*/false, vars[0], nullptr);
   Scope es = is.NewSubScope("loss");
-  c_->eval_loss = ops::Mean(es, o.loss.Build(es, c_->y, c_->pred));
-  c_->eval_loss = AddL2(es, c_->eval_loss, l2[0], 1.0);
+  Output eval_per_example = o.loss.Build(es, c_->y, c_->pred);
+  c_->eval_loss = AddL2(es, ops::Mean(es, eval_per_example), l2[0], 1.0);
+  // Evaluate with sample weights: the loss weighted as in training, sum(w * loss) / batch.
+  c_->eval_sample_weight = ops::Placeholder(es.WithOpName("sample_weight"), DType::kFloat32, TensorShape{-1});
+  c_->eval_weighted_loss =
+      AddL2(es, ops::Mean(es, ops::Mul(es, eval_per_example, c_->eval_sample_weight)), l2[0], 1.0);
   for (const Metric& m : c_->metric_defs) c_->eval_metrics.push_back(m.BuildStats(is.NewSubScope("metrics"), c_->y, c_->pred));
 }
 

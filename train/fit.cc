@@ -1,6 +1,7 @@
 // The training loop: Fit, Evaluate, Predict and TrainOnBatch over the compiled graph.
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <utility>
 
@@ -230,11 +231,20 @@ void Model::RunEpochs(const Dataset* fixed, const Tensor* x, const Tensor* y, Fi
       if (stop_training_) break;
     }
     if (ran_out || pass_steps == data.Cardinality()) it.reset();  // the next epoch starts a new pass
+    if (fixed != nullptr && steps == 0 && ran_out) {
+      std::fprintf(stderr, "WARNING: Model '%s'.Fit: your input ran out of data; interrupting training. Make sure "
+                   "that your dataset or generator can generate at least `steps_per_epoch * epochs` batches. You may "
+                   "need to use the repeat() function when building your dataset.\n", name_.c_str());
+      break;
+    }
     Logs logs = running();
-    if (o.validation_x != nullptr) {
+    const bool validate = o.validation_epochs.empty() ||
+                          std::find(o.validation_epochs.begin(), o.validation_epochs.end(), epoch + 1) !=
+                              o.validation_epochs.end();
+    if (o.validation_x != nullptr && validate) {
       for (const auto& [k, v] : Evaluate(*o.validation_x, *o.validation_y, o.batch_size)) logs["val_" + k] = v;
     }
-    if (o.validation_data != nullptr) {
+    if (o.validation_data != nullptr && validate) {
       const Dataset val = o.validation_steps > 0 ? o.validation_data->Take(o.validation_steps) : *o.validation_data;
       for (const auto& [k, v] : Evaluate(val)) logs["val_" + k] = v;
     }
@@ -264,17 +274,30 @@ Logs Model::Evaluate(const Dataset& data) {
 Logs Model::EvaluateBatches(const Dataset& data) {
   std::vector<Output> fetches = {c_->eval_loss};
   fetches.insert(fetches.end(), c_->eval_metrics.begin(), c_->eval_metrics.end());
+  std::vector<Output> weighted_fetches = fetches;
+  weighted_fetches[0] = c_->eval_weighted_loss;
   std::unique_ptr<Iterator> it = data.Prefetch(2).MakeIterator();
   Averager avg;
   MetricTotals totals(c_->metric_defs);
   Element batch;
   while (it->Next(&batch)) {
-    WEFT_REQUIRE(batch.size() == 2, "Model '{}'.Evaluate: data elements must be {{x, y}}, got {} components", name_,
-                 batch.size());
+    WEFT_REQUIRE(batch.size() == 2 || batch.size() == 3,
+                 "Model '{}'.Evaluate: data elements must be {{x, y}} or {{x, y, sample_weight}}, got {} components",
+                 name_, batch.size());
     Tensor bx = batch[0], by = batch[1];
     PrepareArrays(name_, input_shape(), c_->y, &bx, &by, "Evaluate");
+    std::vector<std::pair<Output, Tensor>> feeds = {{c_->x, bx}, {c_->y, by}};
+    const bool weighted = batch.size() == 3;
+    if (weighted) {
+      const int64_t n = bx.shape().dim(0);
+      WEFT_REQUIRE(batch[2].shape().rank() == 1 && batch[2].shape().dim(0) == n,
+                   "Model '{}'.Evaluate: sample_weight has shape {} but the batch has {} examples (x: {})", name_,
+                   batch[2].shape().ToString(), n, bx.shape().ToString());
+      feeds.emplace_back(c_->eval_sample_weight, CastOnHost(batch[2], DType::kFloat32, "sample_weight"));
+    }
     // A local step: each worker evaluates on its own (its metrics are not all-reduced).
-    std::vector<Tensor> out = session_->Run({{c_->x, bx}, {c_->y, by}}, fetches, {}, RunOptions{.collective = false});
+    std::vector<Tensor> out = session_->Run(feeds, weighted ? weighted_fetches : fetches, {},
+                                            RunOptions{.collective = false});
     avg.Add({{"loss", out[0].scalar<float>()()}}, bx.shape().dim(0));
     totals.Add(std::vector<Tensor>(out.begin() + 1, out.end()));
   }

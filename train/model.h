@@ -83,6 +83,9 @@ struct FitOptions {
   // takes only that many batches of it.
   const Dataset* validation_data = nullptr;
   int64_t validation_steps = -1;
+  // The epochs (1-based) after which the validation data is evaluated (Keras' validation_freq);
+  // empty: after every epoch.
+  std::vector<int> validation_epochs;
   std::vector<std::shared_ptr<Callback>> callbacks;
   int verbose = 1;  // 0 silent, 1 progress bar (plain lines when not a terminal), 2 one line per epoch
   // Where the epoch headings and the progress bar go (not owned, not null; flushed after each line).
@@ -116,9 +119,12 @@ class Model {
   History Fit(const Tensor& x, const Tensor& y, FitOptions options = {});
   // Batches of {x, y}; an epoch is one pass over `data`. With steps_per_epoch, as Keras: one
   // iterator runs on across epochs (an infinite `data` needs steps_per_epoch); when a finite one
-  // runs out, that epoch ends early and the next starts a new pass.
+  // runs out, that epoch ends early and the next starts a new pass. An epoch that gets no batch at
+  // all (a one-pass stream, such as a Python generator, already used up) stops training with a
+  // warning on stderr, as Keras does ("Your input ran out of data"); that epoch is not recorded.
   History Fit(const Dataset& data, FitOptions options = {});
-  // Mean loss and metrics over the data, in inference mode.
+  // Mean loss and metrics over the data, in inference mode. Dataset elements may be {x, y,
+  // sample_weight}: the loss is then weighted as in Fit (metrics are not).
   Logs Evaluate(const Tensor& x, const Tensor& y, int64_t batch_size = 32);
   Logs Evaluate(const Dataset& data);
   Tensor Predict(const Tensor& x, int64_t batch_size = 32);

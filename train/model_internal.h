@@ -20,6 +20,8 @@ struct Model::Compiled {
   Node* train = nullptr;             // updates every variable and the step counter
   Output pred;                       // inference pass output
   Output eval_loss;                  // inference pass: mean loss + L2 terms
+  Output eval_sample_weight;         // inference pass: float [batch] weights of each example's loss
+  Output eval_weighted_loss;         // inference pass: mean(weight * loss) + L2 terms
   std::vector<Output> eval_metrics;  // inference pass: each metric's batch statistics
   Output step;                       // int64 step counter variable
   std::vector<Output> variables;     // everything a checkpoint holds

@@ -91,7 +91,7 @@ void InitData(py::module_& m) {
         for (const py::handle& c : components) ts.push_back(NumpyToTensor(c));
         return PyDataset{Dataset::FromTensors(std::move(ts))};
       }, py::arg("components"), "Element i is row i of every component (shared, not copied).")
-      .def_static("from_iterators", [](py::function make) {
+      .def_static("from_iterators", [](py::function make, int64_t cardinality) {
         auto holder = std::shared_ptr<py::object>(new py::object(std::move(make)), [](py::object* f) {
           py::gil_scoped_acquire gil;
           delete f;
@@ -99,8 +99,10 @@ void InitData(py::module_& m) {
         return PyDataset{Dataset::FromIterators([holder] {
           py::gil_scoped_acquire gil;
           return std::unique_ptr<data::Iterator>(new PythonIterator((*holder)()));
-        })};
-      }, py::arg("make"), "Elements from make() (called once per pass): an iterator of lists of arrays.")
+        }, cardinality)};
+      }, py::arg("make"), py::arg("cardinality") = data::kUnknownCardinality,
+      "Elements from make() (called once per pass): an iterator of lists of arrays; `cardinality`: how many "
+      "each pass yields, when the caller knows it.")
       .def_static("range", [](int64_t start, int64_t stop, int64_t step, const py::object& dtype) {
         return PyDataset{Dataset::Range(start, stop, step, ToDType(dtype))};
       }, py::arg("start"), py::arg("stop"), py::arg("step"), py::arg("dtype"))

@@ -127,26 +127,28 @@ void InitKerasModel(py::module_& k) {
         return os.str();
       })
       .def("compile", [](Model& m, const Loss& loss, const Optimizer& optimizer, const std::vector<Metric>& metrics,
-                         int inter_op_threads, int intra_op_threads, int64_t seed) {
+                         int inter_op_threads, int intra_op_threads, int64_t seed, bool use_gpus) {
              CompileOptions o;
              o.loss = loss;
              o.optimizer = optimizer;
              o.metrics = metrics;
              o.session.inter_op_threads = inter_op_threads;
              o.session.intra_op_threads = intra_op_threads;
+             o.session.use_gpus = use_gpus;
              o.seed = seed;
              py::gil_scoped_release nogil;
              m.Compile(o);
            },
            py::arg("loss"), py::arg("optimizer"), py::arg("metrics"), py::arg("inter_op_threads") = 0,
-           py::arg("intra_op_threads") = 0, py::arg("seed") = 0)
+           py::arg("intra_op_threads") = 0, py::arg("seed") = 0, py::arg("use_gpus") = true)
       .def_property_readonly("compiled", &Model::compiled)
       .def("fit",
            [](Model& m, const py::object& x, const py::object& y, int64_t batch_size, int epochs, int initial_epoch,
               int64_t steps_per_epoch, bool shuffle, uint64_t shuffle_seed, const py::object& validation_x,
               const py::object& validation_y, const py::list& callbacks, int verbose, const py::object& sample_weight,
-              int64_t validation_steps) {
+              int64_t validation_steps, const std::vector<int>& validation_epochs) {
              FitOptions o;
+             o.validation_epochs = validation_epochs;
              o.batch_size = batch_size;
              o.epochs = epochs;
              o.initial_epoch = initial_epoch;
@@ -192,7 +194,7 @@ void InitKerasModel(py::module_& k) {
            py::arg("steps_per_epoch") = -1, py::arg("shuffle") = true, py::arg("shuffle_seed") = 0,
            py::arg("validation_x") = py::none(), py::arg("validation_y") = py::none(),
            py::arg("callbacks") = py::list(), py::arg("verbose") = 1, py::arg("sample_weight") = py::none(),
-           py::arg("validation_steps") = -1,
+           py::arg("validation_steps") = -1, py::arg("validation_epochs") = std::vector<int>{},
            "Model::Fit (x, validation_x: arrays or a _weft.data.Dataset); returns (epochs, history dict). "
            "sample_weight: per-example loss weights [N] (arrays only).")
       .def("evaluate",

@@ -23,11 +23,13 @@ struct PySession {
 void InitSession(py::module_& m) {
   py::class_<PySession>(m, "Session", "Runs a graph (graph/session.h).")
       .def(py::init([](py::object graph, int inter_op_threads, int intra_op_threads, bool constant_folding, bool cse,
-                       int num_cpu_devices, bool soft_placement, py::object server, int64_t step_timeout_ms) {
+                       int num_cpu_devices, bool soft_placement, py::object server, int64_t step_timeout_ms,
+                       bool use_gpus) {
              WEFT_REQUIRE(num_cpu_devices >= 1, "Session: num_cpu_devices must be at least 1, got {}", num_cpu_devices);
              SessionOptions o;
              o.num_cpu_devices = num_cpu_devices;
              o.soft_placement = soft_placement;
+             o.use_gpus = use_gpus;
              if (!server.is_none()) {
 #ifdef WEFT_HAVE_UCX
                o.remote = RemoteRunnerFor(server, step_timeout_ms);
@@ -45,7 +47,8 @@ void InitSession(py::module_& m) {
            py::arg("graph"), py::arg("inter_op_threads") = 0, py::arg("intra_op_threads") = 0,
            py::arg("constant_folding") = true, py::arg("cse") = true, py::arg("num_cpu_devices") = 1,
            py::arg("soft_placement") = true, py::arg("server") = py::none(), py::arg("step_timeout_ms") = 30000,
-           "A session over `graph` on CPU:0 .. CPU:num_cpu_devices-1 and every GPU found; 0 threads means one per "
+           py::arg("use_gpus") = true,
+           "A session over `graph` on CPU:0 .. CPU:num_cpu_devices-1 and every GPU found (use_gpus); 0 threads means one per "
            "hardware thread. soft_placement: an op pinned to a device that cannot run it (no such device, no kernel "
            "there) runs elsewhere instead of failing. With `server` (a weft.distribute.Server of this process), "
            "steps run over its cluster.")
@@ -111,9 +114,15 @@ void InitSession(py::module_& m) {
         d["count"] = p.count;
         d["reason"] = p.reason;
         d["names"] = p.names;
+#ifdef WEFT_CUDA
+        d["built_with_cuda"] = true;
+#else
+        d["built_with_cuda"] = false;
+#endif
         return d;
       },
-      "The GPUs weft found: {'count': n, 'reason': why none (CUDA's words), 'names': [...]} (docs/cuda.md).");
+      "The GPUs weft found: {'count': n, 'reason': why none (CUDA's words), 'names': [...], 'built_with_cuda': bool} "
+        "(docs/cuda.md).");
 }
 
 }  // namespace weft::python

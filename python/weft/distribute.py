@@ -296,6 +296,45 @@ def has_strategy():
     return get_strategy() is not None
 
 
+class ReduceOp:
+    """How values from the replicas are combined (tf.distribute.ReduceOp): SUM or MEAN."""
+    SUM = "SUM"
+    MEAN = "MEAN"
+
+
+class InputContext:
+    """What an input function learns about its place in a distributed run (tf.distribute's):
+    this worker's input pipeline among ``num_input_pipelines`` and the replicas in sync.
+
+        def dataset_fn(ctx):
+            batch = ctx.get_per_replica_batch_size(64)
+            return ds.shard(ctx.num_input_pipelines, ctx.input_pipeline_id).batch(batch)
+    """
+
+    def __init__(self, num_input_pipelines=1, input_pipeline_id=0, num_replicas_in_sync=1):
+        if not 0 <= input_pipeline_id < num_input_pipelines:
+            raise ValueError("InputContext: input_pipeline_id %r must be in [0, num_input_pipelines=%r)" %
+                             (input_pipeline_id, num_input_pipelines))
+        self._num_input_pipelines = int(num_input_pipelines)
+        self._input_pipeline_id = int(input_pipeline_id)
+        self._num_replicas_in_sync = int(num_replicas_in_sync)
+
+    num_input_pipelines = property(lambda self: self._num_input_pipelines)
+    input_pipeline_id = property(lambda self: self._input_pipeline_id)
+    num_replicas_in_sync = property(lambda self: self._num_replicas_in_sync)
+
+    def get_per_replica_batch_size(self, global_batch_size):
+        """``global_batch_size / num_replicas_in_sync``; ValueError when it does not divide."""
+        if global_batch_size % self._num_replicas_in_sync != 0:
+            raise ValueError("The `global_batch_size` %r is not divisible by `num_replicas_in_sync` %r " %
+                             (global_batch_size, self._num_replicas_in_sync))
+        return global_batch_size // self._num_replicas_in_sync
+
+    def __str__(self):
+        return "tf.distribute.InputContext(input pipeline id {}, total: {})".format(self._input_pipeline_id,
+                                                                                   self._num_input_pipelines)
+
+
 __all__ = ["Strategy", "OneDeviceStrategy", "MirroredStrategy", "CentralStorageStrategy",
            "MultiWorkerMirroredStrategy", "TFConfigClusterResolver", "cluster_resolver", "experimental", "get_strategy",
-           "has_strategy", "Server", "ClusterSpec"]
+           "has_strategy", "Server", "ClusterSpec", "ReduceOp", "InputContext"]

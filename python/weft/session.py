@@ -110,9 +110,13 @@ class Session(_weft.Session):
         if not isinstance(graph, Graph):
             raise TypeError("Session(graph=...) needs a weft.Graph, got %r" % (graph,))
         cfg = _config_settings(config)
-        inter_op_threads = cfg.get("inter_op_threads", 0) if inter_op_threads is None else inter_op_threads
-        intra_op_threads = cfg.get("intra_op_threads", 0) if intra_op_threads is None else intra_op_threads
-        soft_placement = cfg.get("soft_placement", True) if soft_placement is None else soft_placement
+        # Unset: weft.config's process-wide defaults (tf.config.threading, set_soft_device_placement).
+        from .config._state import defaults
+        inter_op_threads = (cfg.get("inter_op_threads", defaults["inter_op_threads"]) if inter_op_threads is None
+                            else inter_op_threads)
+        intra_op_threads = (cfg.get("intra_op_threads", defaults["intra_op_threads"]) if intra_op_threads is None
+                            else intra_op_threads)
+        soft_placement = cfg.get("soft_placement", defaults["soft_placement"]) if soft_placement is None else soft_placement
         # A remote session's partitions live on its servers: there is nothing local to log.
         self._log_device_placement = cfg.get("log_device_placement", False) and not target
         server = None
@@ -120,7 +124,7 @@ class Session(_weft.Session):
             from .distribute import _server_for_target
             server = _server_for_target("ucx://" + target[len("grpc://"):] if target.startswith("grpc://") else target)
         super().__init__(graph, inter_op_threads, intra_op_threads, constant_folding, cse, num_cpu_devices,
-                         soft_placement, server, int(step_timeout * 1000))
+                         soft_placement, server, int(step_timeout * 1000), defaults["use_gpus"])
 
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         """Runs the step that computes ``fetches`` and returns their values as numpy arrays, in the

@@ -70,6 +70,15 @@ TEST_CASE("FromIterators makes a new iterator for each pass") {
   CHECK(*passes == 2);
 }
 
+TEST_CASE("FromIterators takes a cardinality the caller knows") {
+  auto make = [] { return Dataset::Range(0, 4).MakeIterator(); };
+  Dataset ds = Dataset::FromIterators(make, 4);
+  CHECK(ds.Cardinality() == 4);
+  CHECK(ds.Batch(3).Cardinality() == 2);
+  CHECK(Dataset::FromIterators(make, kInfiniteCardinality).Take(2).Cardinality() == 2);
+  CHECK_THROWS_AS(Dataset::FromIterators(make, -7), Error);
+}
+
 TEST_CASE("Filter, Skip and their cardinalities") {
   Dataset even = Dataset::Range(0, 10).Filter([](const Element& e) { return e[0].scalar<int64_t>()() % 2 == 0; });
   CHECK(Ints(even) == std::vector<int64_t>{0, 2, 4, 6, 8});

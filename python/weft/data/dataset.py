@@ -77,6 +77,28 @@ def _unseeded_shuffle_seed():
     return (g.seed * 1000003 + g._data_shuffles) & (2 ** 64 - 1)
 
 
+def _generated(make, spec, cardinality):
+    """The Dataset of the values that ``make()`` (called once per pass) yields, each converted to
+    ``spec``'s dtypes and checked against its shapes. ``cardinality``: the values each pass yields,
+    when the caller knows it (keras' Sequence: its len), else UNKNOWN_CARDINALITY."""
+    flat = _st.flatten(spec, _st.is_spec)
+    if not flat:
+        raise TypeError("Dataset.from_generator: output_signature has no TensorSpec: %r" % (spec,))
+
+    def elements():
+        for value in make():
+            leaves = _st.flatten_as(spec, value, "Dataset.from_generator")
+            arrays = []
+            for v, s in zip(leaves, flat):
+                a = np.asarray(v, dtype=s.dtype.as_numpy_dtype)
+                if not s.is_compatible_with(a):
+                    raise TypeError("the generator yielded a %s of shape %s where the output signature has %r" %
+                                    (a.dtype, a.shape, s))
+                arrays.append(a if a.flags.c_contiguous else a.copy())  # (ascontiguousarray makes 0-d 1-d)
+            yield arrays
+    return Dataset(_cpp.Dataset.from_iterators(elements, int(cardinality)), spec)
+
+
 class Dataset:
     """A stream of elements (tf.data.Dataset). Made by the static constructors
     (``from_tensor_slices``, ``from_tensors``, ``range``, ``zip``) and transformed by methods that
@@ -138,27 +160,11 @@ class Dataset:
             shapes = [None] * len(types) if output_shapes is None else _st.flatten(output_shapes, is_shape)
             output_signature = _st.pack(output_types, [_st.TensorSpec(sh, t) for t, sh in zip(types, shapes)],
                                         is_type)
-        spec = output_signature
-        flat = _st.flatten(spec, _st.is_spec)
-        if not flat:
-            raise TypeError("Dataset.from_generator: output_signature has no TensorSpec: %r" % (spec,))
         if not callable(generator):
             raise TypeError("Dataset.from_generator needs a generator function (called once per pass), got %r" %
                             (generator,))
         call_args = tuple(args or ())
-
-        def elements():
-            for value in generator(*call_args):
-                leaves = _st.flatten_as(spec, value, "Dataset.from_generator")
-                arrays = []
-                for v, s in zip(leaves, flat):
-                    a = np.asarray(v, dtype=s.dtype.as_numpy_dtype)
-                    if not s.is_compatible_with(a):
-                        raise TypeError("the generator yielded a %s of shape %s where the output signature has %r" %
-                                        (a.dtype, a.shape, s))
-                    arrays.append(a if a.flags.c_contiguous else a.copy())  # (ascontiguousarray makes 0-d 1-d)
-                yield arrays
-        return Dataset(_cpp.Dataset.from_iterators(elements), spec)
+        return _generated(lambda: generator(*call_args), output_signature, UNKNOWN_CARDINALITY)
 
     @staticmethod
     def range(*args, output_type=_fw.int64, name=None):

@@ -116,6 +116,8 @@ def deserialize(data, custom_objects=None):
         return [deserialize(v, custom_objects) for v in data]
     if isinstance(data, str) and custom_objects and data in custom_objects:
         return custom_objects[data]  # a function saved by name
+    if isinstance(data, str) and data in global_custom_objects:
+        return global_custom_objects[data]
     if not isinstance(data, dict):
         return data
     if "class_name" not in data or "config" not in data:
@@ -129,6 +131,32 @@ def deserialize(data, custom_objects=None):
 
 # Classes registered with keras.saving.register_keras_serializable: class name -> class.
 registered = {}
+# keras.utils.get_custom_objects(): name -> class or function, for every load (custom_object_scope
+# adds to it for the length of a with block).
+global_custom_objects = {}
+
+
+class CustomObjectScope:
+    """``with keras.utils.custom_object_scope({'MyLayer': MyLayer}):`` -- the objects are found by
+    name (load_model, model_from_json, deserialize) inside the block, as if passed as custom_objects."""
+
+    def __init__(self, *args):
+        for a in args:
+            if not isinstance(a, dict):
+                raise TypeError("custom_object_scope takes dicts of {name: object}, got %r" % (a,))
+        self._objects = args
+        self._backup = None
+
+    def __enter__(self):
+        self._backup = dict(global_custom_objects)
+        for objects in self._objects:
+            global_custom_objects.update(objects)
+        return self
+
+    def __exit__(self, *exc):
+        global_custom_objects.clear()
+        global_custom_objects.update(self._backup)
+        return False
 
 
 def lookup(module, class_name, custom_objects=None):
@@ -136,6 +164,8 @@ def lookup(module, class_name, custom_objects=None):
     ValueError lists the known names."""
     if custom_objects and class_name in custom_objects:
         return custom_objects[class_name]
+    if class_name in global_custom_objects:
+        return global_custom_objects[class_name]
     if class_name in registered:
         return registered[class_name]
     mod = None

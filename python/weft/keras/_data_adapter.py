@@ -3,12 +3,23 @@ from the dataset (``batch_size=`` must not be given), a finite dataset is re-rea
 infinite one needs ``steps_per_epoch``; elements are ``(x, y)`` pairs (``x`` alone, or pairs, for
 predict). Under MultiWorkerMirroredStrategy the dataset's auto-shard policy applies: AUTO and DATA
 give each worker its share of every global batch (TF's DATA sharding of in-memory data), OFF gives
-every worker the whole stream in per-worker batches."""
+every worker the whole stream in per-worker batches.
+
+Python generators and keras.utils.PyDataset / Sequence objects become weft.data datasets here
+(``from_python``), so they take the same C++ path: a generator is one stream read on across epochs
+(a finite one is used up by the first epoch unless ``steps_per_epoch`` rations it, as in Keras), a
+PyDataset gives ``len()`` batches per epoch.
+"""
+import inspect
+
 import numpy as np
 
 from .. import framework as _fw
 from ..data import dataset as _dataset
 from ..data.options import AutoShardPolicy
+from ._arrays import numeric
+from ._pydataset import PyDataset
+from .callbacks import Callback
 
 
 def _name(model):
@@ -42,11 +53,14 @@ def _check_x(model, x, spec, what):
                                spec))
 
 
-def _pair_spec(ds, model, what):
+def _pair_spec(ds, model, what, weights=True):
+    """Checks that elements are (x, y) pairs (or (x, y, sample_weight) triples when ``weights``)."""
     spec = ds.element_spec
-    if not (isinstance(spec, tuple) and len(spec) == 2 and all(isinstance(s, _dataset.TensorSpec) for s in spec)):
-        raise ValueError("Model '%s'.%s: dataset elements must be (x, y) pairs of tensors for this model's one input, "
-                         "got element_spec %r" % (_name(model), what, spec))
+    sizes = (2, 3) if weights else (2,)
+    if not (isinstance(spec, tuple) and len(spec) in sizes and all(isinstance(s, _dataset.TensorSpec) for s in spec)):
+        raise ValueError("Model '%s'.%s: dataset elements must be (x, y) pairs%s of tensors for this model's one "
+                         "input, got element_spec %r" % (_name(model), what,
+                                                         " (or (x, y, sample_weight) triples)" if weights else "", spec))
     _check_x(model, spec[0], spec, what)
     if str(spec[1].dtype) not in _NUMBER_DTYPES:
         raise _fw._weft_error("InvalidArgument", "Model '%s'.%s: the dataset's labels are %s; labels must be numbers "
@@ -150,6 +164,144 @@ def predict_dataset(model, x, batch_size, steps):
     if steps is not None:
         ds = ds.take(int(steps))
     return ds._ds
+
+
+def is_python_data(x):
+    """A Python generator (or another one-pass iterator) or a keras.utils.PyDataset / Sequence."""
+    if isinstance(x, PyDataset):
+        return True
+    if x is None or is_dataset(x) or isinstance(x, (np.ndarray, list, tuple, dict, str, bytes)):
+        return False
+    return inspect.isgenerator(x) or (hasattr(x, "__next__") and hasattr(x, "__iter__"))
+
+
+def _components(value, what):
+    """A batch as Keras reads it: x, (x,), (x, y) or (x, y, sample_weight); trailing Nones dropped."""
+    parts = list(value) if isinstance(value, (tuple, list)) else [value]
+    while parts and parts[-1] is None:
+        parts.pop()
+    if not 1 <= len(parts) <= 3 or any(p is None for p in parts):
+        raise ValueError("%s: a batch must be x, (x, y) or (x, y, sample_weight), got %d parts (%s)" %
+                         (what, len(parts), ", ".join(type(p).__name__ for p in parts)))
+    return tuple(parts)
+
+
+def _batch(value, what):
+    """The batch as the dataset's element: x alone, or the tuple."""
+    parts = _components(value, what)
+    return parts[0] if len(parts) == 1 else parts
+
+
+def _signature(first, what):
+    """TensorSpecs from the first batch: its dtypes, dim 0 (the batch) left open."""
+    specs = []
+    for part in first:
+        a = np.asarray(part)
+        if a.ndim == 0 or a.dtype == object:
+            raise ValueError("%s: batch components must be arrays with a batch dim, got %s %r" %
+                             (what, a.dtype, a.shape))
+        specs.append(_dataset.TensorSpec((None,) + a.shape[1:], _fw.as_dtype(a.dtype)))
+    return specs[0] if len(specs) == 1 else tuple(specs)
+
+
+def from_python(model, data, what, shuffle=False, seed=0, first_pass=0):
+    """(weft.data Dataset, PyDataset or None) for a generator or PyDataset ``data``. A PyDataset
+    yields ``data[i]`` for i in range(len) each pass (permuted by (seed, pass) when ``shuffle``) and
+    is returned second, for the caller to call its on_epoch_begin / on_epoch_end."""
+    where = "Model '%s'.%s" % (_name(model), what)
+    if isinstance(data, PyDataset):
+        n = data.num_batches
+        if n is not None and n <= 0:
+            raise ValueError("%s: the %s has no batches (len %d)" % (where, type(data).__name__, n))
+        first = _components(data[0], where)
+        passes = [first_pass]
+
+        def make():
+            k = passes[0]
+            passes[0] += 1
+            if n is None:  # endless: steps_per_epoch rations it
+                i = 0
+                while True:
+                    yield _batch(data[i], where)
+                    i += 1
+            order = (np.random.RandomState((seed * 1000003 + k) % 2 ** 32).permutation(n) if shuffle else range(n))
+            for i in order:
+                yield _batch(data[int(i)], where)
+        card = _dataset.INFINITE_CARDINALITY if n is None else n
+        return _dataset._generated(make, _signature(first, where), card), data
+    it = iter(data)
+    try:
+        first = _components(next(it), where)
+    except StopIteration:
+        raise ValueError("%s: the generator yielded no batches" % where) from None
+    pending = [first]
+
+    def make():
+        # Every pass reads on from where the last stopped: a generator is one stream. (A loop, not
+        # `yield from`: closing an abandoned pass must not close the user's generator.)
+        while pending:
+            yield _batch(pending.pop(), where)
+        for value in it:
+            yield _batch(value, where)
+    return _dataset._generated(make, _signature(first, where), _dataset.UNKNOWN_CARDINALITY), None
+
+
+def validation_epochs(freq, epochs):
+    """Keras' validation_freq as the 1-based epochs to validate after ([] = every epoch)."""
+    if isinstance(freq, bool) or not isinstance(freq, (int, list, tuple, range, set)):
+        raise ValueError("fit: validation_freq must be an int or a list of epochs, got %r" % (freq,))
+    if isinstance(freq, int):
+        if freq < 1:
+            raise ValueError("fit: validation_freq must be >= 1, got %d" % freq)
+        return [] if freq == 1 else [e for e in range(1, int(epochs) + 1) if e % freq == 0] or [0]
+    epochs_list = sorted(int(e) for e in freq)
+    return epochs_list or [0]  # [0]: no epoch is validated
+
+
+def weighted_batches(x, y, sample_weight, batch_size):
+    """evaluate's arrays with per-example weights, as a dataset of (x, y, sample_weight) batches."""
+    if y is None:
+        raise ValueError("evaluate needs y with sample_weight")
+    x, y = numeric(x, "x"), numeric(y, "y")
+    sw = np.asarray(sample_weight, np.float32)
+    if sw.ndim == 2 and sw.shape[1] == 1:
+        sw = sw[:, 0]
+    if sw.shape != (len(x),):
+        raise ValueError("evaluate: sample_weight must have one weight per example: shape (%d,), got %s" %
+                         (len(x), sw.shape))
+    return _dataset.Dataset.from_tensor_slices((x, y, sw)).batch(int(batch_size or 32))
+
+
+class _EpochHooks(Callback):
+    """Calls a PyDataset's on_epoch_begin / on_epoch_end around each training epoch (Keras)."""
+
+    def __init__(self, source):
+        super().__init__()
+        self._source = source
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._source.on_epoch_begin()
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._source.on_epoch_end()
+
+
+def python_fit_inputs(model, x, validation_data, validation_batch_size, shuffle, seed, initial_epoch):
+    """fit's x and validation_data with generators and PyDatasets made datasets, and validation
+    arrays batched by ``validation_batch_size``; plus the callbacks that give a PyDataset its
+    epoch hooks."""
+    hooks = []
+    if is_python_data(x):
+        x, source = from_python(model, x, "fit", shuffle=shuffle, seed=seed, first_pass=initial_epoch)
+        if source is not None:
+            hooks.append(_EpochHooks(source))
+    if is_python_data(validation_data):
+        validation_data, _ = from_python(model, validation_data, "fit (validation_data)")
+    elif validation_batch_size is not None and isinstance(validation_data, (tuple, list)) and len(validation_data) == 2:
+        if int(validation_batch_size) < 1:
+            raise ValueError("fit: validation_batch_size must be >= 1, got %r" % (validation_batch_size,))
+        validation_data = _dataset.Dataset.from_tensor_slices(tuple(validation_data)).batch(int(validation_batch_size))
+    return x, validation_data, hooks
 
 
 class DistributedDataset:

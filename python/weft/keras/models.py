@@ -13,6 +13,7 @@ import inspect
 import re
 import sys
 import time
+import warnings
 import weakref
 import zipfile
 
@@ -20,6 +21,7 @@ import numpy as np
 
 from .. import _weft
 from .. import distribute as _distribute, random as _random
+from ..config._state import defaults as _config
 from . import _data_adapter, _shared, losses as _losses, metrics as _metrics, optimizers as _optimizers, saving as _saving
 from ._arrays import fit_arrays as _fit_arrays, numeric as _numeric
 from .callbacks import Callback, CallbackList, History
@@ -215,7 +217,8 @@ class Model:
             # The optimizer as it is when the graph is built (its rate may have been set since compile).
             args = (dict(self._compile_args, optimizer=self.optimizer._cpp) if self._compile_args is not None else
                     dict(loss=_losses.get("mse")._cpp, optimizer=_optimizers.get("sgd")._cpp, metrics=[],
-                         seed=_random.next_model_seed()))
+                         seed=_random.next_model_seed(), inter_op_threads=_config["inter_op_threads"],
+                         intra_op_threads=_config["intra_op_threads"], use_gpus=_config["use_gpus"]))
             self._compile_cpp(cpp, args)
         if cpp.compiled:
             _shared.refresh(self, cpp)  # layers shared with models that trained them since
@@ -287,7 +290,8 @@ class Model:
         its compiled graph one step at a time, which gives the same results.
         seed: graph seed (nonzero: reproducible initial weights and dropout); None: from
             weft.random.set_seed / keras.utils.set_random_seed when called, else not seeded.
-        inter_op_threads / intra_op_threads: 0 = one per hardware thread.
+        inter_op_threads / intra_op_threads: 0 = weft.config.threading's setting (whose 0 is one per
+            hardware thread).
         """
         weights = (list(loss_weights.values()) if isinstance(loss_weights, dict)
                    else np.ravel(loss_weights).tolist() if loss_weights is not None else [1.0])
@@ -308,8 +312,10 @@ class Model:
         self.optimizer._attach(self)  # optimizer.learning_rate reads / sets the compiled model's rate
         self.compiled_metrics = metrics
         self._compile_args = dict(loss=self.loss._cpp,  # the optimizer is added when the graph is built
-                                  metrics=[m._cpp for m in metrics], inter_op_threads=int(inter_op_threads),
-                                  intra_op_threads=int(intra_op_threads), seed=int(seed))
+                                  metrics=[m._cpp for m in metrics],
+                                  inter_op_threads=int(inter_op_threads) or _config["inter_op_threads"],
+                                  intra_op_threads=int(intra_op_threads) or _config["intra_op_threads"],
+                                  seed=int(seed), use_gpus=_config["use_gpus"])
         if self._cpp is not None:
             self._compile_cpp(self._cpp, dict(self._compile_args, optimizer=self.optimizer._cpp))
 
@@ -320,7 +326,8 @@ class Model:
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
             validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,
-            steps_per_epoch=None, validation_steps=None, shuffle_seed=0):
+            steps_per_epoch=None, validation_steps=None, validation_batch_size=None, validation_freq=1,
+            max_queue_size=10, workers=1, use_multiprocessing=False, shuffle_seed=0):
         """Trains on numpy arrays ``x`` [N, ...] and ``y`` [N, ...] (any int / float dtype Keras
         accepts; converted), or on a weft.data Dataset of (x, y) batches (then validation_data may
         be one, with validation_steps). Keras' arguments and meaning: ``validation_split`` holds out
@@ -329,8 +336,18 @@ class Model:
         loss, ``initial_epoch`` resumes. Prints Keras' progress bar; returns a History (``.history``
         dict of per-epoch lists, ``.epoch``). Ctrl-C stops the current step and raises
         KeyboardInterrupt; the model stays usable. ``shuffle_seed`` (weft): epoch e's order is a
-        function of (shuffle_seed, e)."""
+        function of (shuffle_seed, e).
+
+        ``x`` may also be a Python generator of (x, y) or (x, y, sample_weight) batches (read on across
+        epochs; an endless one needs steps_per_epoch) or a keras.utils.PyDataset / Sequence (len()
+        batches per epoch, in a shuffled order when ``shuffle``; its on_epoch_end is called after
+        each epoch); validation_data may be one too. ``validation_freq``: validate after every n-th
+        epoch (an int) or after the listed epochs (1-based), as Keras. ``max_queue_size``,
+        ``workers``, ``use_multiprocessing`` (TF 2.x's): accepted; batches are read on one thread."""
         sw = vx = vy = None
+        validation_epochs = _data_adapter.validation_epochs(validation_freq, epochs)
+        x, validation_data, epoch_hooks = _data_adapter.python_fit_inputs(
+            self, x, validation_data, validation_batch_size, shuffle, shuffle_seed, initial_epoch)
         if _data_adapter.is_dataset(x):
             if validation_split:
                 raise ValueError("`validation_split` is only supported for arrays, not a dataset (hold out a "
@@ -358,15 +375,16 @@ class Model:
                 cpp_cbs.append(cb)
             else:
                 raise TypeError("callbacks must be weft.keras.callbacks objects or Callback subclasses, got %r" % (cb,))
-        py_list = CallbackList(py_cbs, model=self, **params)
-        cbs = cpp_cbs + ([py_list] if py_cbs else [])
+        py_list = CallbackList(epoch_hooks + py_cbs, model=self, **params)
+        cbs = cpp_cbs + ([py_list] if py_cbs or epoch_hooks else [])
         verbose = 1 if verbose == "auto" else min(max(int(verbose), 0), 2)
         epochs_run, hist = cpp.fit(x, y, batch_size=int(batch_size or 32), epochs=int(epochs),
                                    initial_epoch=int(initial_epoch),
                                    steps_per_epoch=-1 if steps_per_epoch is None else int(steps_per_epoch),
                                    shuffle=bool(shuffle), shuffle_seed=int(shuffle_seed), validation_x=vx,
                                    validation_y=vy, callbacks=cbs, verbose=verbose, sample_weight=sw,
-                                   validation_steps=int(validation_steps or -1))
+                                   validation_steps=int(validation_steps or -1),
+                                   validation_epochs=validation_epochs)
         _shared.claim(self, cpp)
         for epoch, extra in py_list.added:  # what callbacks added to the logs (learning_rate, ...)
             for k, v in extra.items():
@@ -390,12 +408,18 @@ class Model:
         return keys
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose=1, sample_weight=None, steps=None, callbacks=None,
-                 return_dict=False):
+                 max_queue_size=10, workers=1, use_multiprocessing=False, return_dict=False):
         """Mean loss and metrics over (x, y) (arrays, or a weft.data Dataset of (x, y) batches, of
         which ``steps`` batches when given) in inference mode: [loss, metric, ...] (or the loss
         alone without metrics, or a dict with return_dict=True). Keras' argument order."""
         if sample_weight is not None:
-            raise NotImplementedError("evaluate(sample_weight=...): weft's evaluation takes no sample weights")
+            if _data_adapter.is_dataset(x) or _data_adapter.is_python_data(x):
+                raise ValueError("evaluate: `sample_weight` is taken with arrays; a dataset or generator gives "
+                                 "(x, y, sample_weight) batches instead")
+            x, y = _data_adapter.weighted_batches(x, y, sample_weight, batch_size), None
+            batch_size = None
+        if _data_adapter.is_python_data(x):
+            x, _ = _data_adapter.from_python(self, x, "evaluate")
         if _data_adapter.is_dataset(x):
             cpp = self._compiled(_data_adapter.shape_hint(x), "evaluate")
             x, y = _data_adapter.evaluate_dataset(self, x, y, batch_size, steps), None
@@ -411,16 +435,20 @@ class Model:
         if verbose:
             steps = -(-len(x) // batch_size) if y is not None else x.cardinality()
             elapsed = time.time() - start
-            line = "%d/%d [%s] - %.0fs %.0fms/step" % (steps, steps, "=" * 30, elapsed, 1000 * elapsed / max(steps, 1))
+            line = ("%d/%d [%s] - " % (steps, steps, "=" * 30) if steps >= 0 else "") + "%.0fs %.0fms/step" % (
+                elapsed, 1000 * elapsed / max(steps, 1))
             print(line + "".join(" - %s: %.4f" % (k, logs[k]) for k in keys))
             sys.stdout.flush()
         return self._returned(logs, return_dict)
 
-    def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
+    def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None, max_queue_size=10, workers=1,
+                use_multiprocessing=False):
         """The model's outputs for every row of x (an array, or a weft.data Dataset of x or (x, ...)
         batches), computed in batches of ``batch_size`` (32), as a float32 numpy array."""
         hooks = CallbackList([c for c in callbacks or [] if isinstance(c, Callback)], model=self)
         hooks.on_predict_begin({})
+        if _data_adapter.is_python_data(x):
+            x, _ = _data_adapter.from_python(self, x, "predict")
         if _data_adapter.is_dataset(x):
             cpp = self._built(_data_adapter.shape_hint(x), inference=True)
             out = cpp.predict(_data_adapter.predict_dataset(self, x, batch_size, steps))
@@ -430,6 +458,29 @@ class Model:
             out = cpp.predict(x, batch_size=int(batch_size or 32))
         hooks.on_predict_end({})
         return out
+
+    # TF 2.x's deprecated generator methods (removed in Keras 3): fit / evaluate / predict take generators.
+    def fit_generator(self, generator, steps_per_epoch=None, epochs=1, verbose=1, callbacks=None,
+                      validation_data=None, validation_steps=None, validation_freq=1, class_weight=None,
+                      max_queue_size=10, workers=1, use_multiprocessing=False, shuffle=True, initial_epoch=0):
+        warnings.warn("`Model.fit_generator` is deprecated; use `Model.fit`, which supports generators.",
+                      DeprecationWarning, stacklevel=2)
+        return self.fit(generator, steps_per_epoch=steps_per_epoch, epochs=epochs, verbose=verbose,
+                        callbacks=callbacks, validation_data=validation_data, validation_steps=validation_steps,
+                        validation_freq=validation_freq, class_weight=class_weight, shuffle=shuffle,
+                        initial_epoch=initial_epoch)
+
+    def evaluate_generator(self, generator, steps=None, callbacks=None, max_queue_size=10, workers=1,
+                           use_multiprocessing=False, verbose=0):
+        warnings.warn("`Model.evaluate_generator` is deprecated; use `Model.evaluate`, which supports generators.",
+                      DeprecationWarning, stacklevel=2)
+        return self.evaluate(generator, steps=steps, callbacks=callbacks, verbose=verbose)
+
+    def predict_generator(self, generator, steps=None, callbacks=None, max_queue_size=10, workers=1,
+                          use_multiprocessing=False, verbose=0):
+        warnings.warn("`Model.predict_generator` is deprecated; use `Model.predict`, which supports generators.",
+                      DeprecationWarning, stacklevel=2)
+        return self.predict(generator, steps=steps, callbacks=callbacks, verbose=verbose)
 
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
         """One training step on one batch; returns its loss (and metrics). ``sample_weight`` /
@@ -442,9 +493,7 @@ class Model:
 
     def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
         """The loss (and metrics) of one batch in inference mode, as evaluate returns them."""
-        if sample_weight is not None:
-            raise NotImplementedError("test_on_batch: weft's evaluation takes no sample_weight")
-        return self.evaluate(x, y, batch_size=len(x), verbose=0, return_dict=return_dict)
+        return self.evaluate(x, y, batch_size=len(x), verbose=0, sample_weight=sample_weight, return_dict=return_dict)
 
     def predict_on_batch(self, x):
         """The outputs for one batch, as a numpy array."""

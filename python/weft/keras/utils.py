@@ -1,4 +1,6 @@
-"""keras.utils: label encoding, seeding, normalization and model pictures."""
+"""keras.utils: label encoding, seeding, normalization, model pictures, sequence padding and
+windows (_sequences.py), PyDataset / Sequence inputs (_pydataset.py), get_file from the cache
+(_files.py), Progbar and custom-object scopes."""
 import os
 import re
 import random as _py_random
@@ -9,6 +11,18 @@ import numpy as np
 
 from .. import random as _random
 from .saving import register_keras_serializable, get_registered_object  # noqa: F401  (keras.utils has them too)
+from ._config import CustomObjectScope, global_custom_objects as _global_custom_objects
+from ._files import get_file  # noqa: F401
+from ._progbar import Progbar  # noqa: F401
+from ._pydataset import PyDataset, Sequence  # noqa: F401
+from ._sequences import pad_sequences, split_dataset, timeseries_dataset_from_array  # noqa: F401
+
+custom_object_scope = CustomObjectScope
+
+
+def get_custom_objects():
+    """The process-wide {name: object} dict consulted by every load (add your classes to it)."""
+    return _global_custom_objects
 
 
 def to_categorical(y, num_classes=None, dtype="float32"):
@@ -119,4 +133,6 @@ def plot_model(model, to_file="model.png", show_shapes=False, show_dtype=False, 
 
 
 __all__ = ["to_categorical", "set_random_seed", "normalize", "plot_model", "model_to_dot",
-           "register_keras_serializable", "get_registered_object"]
+           "register_keras_serializable", "get_registered_object", "get_file", "Progbar", "PyDataset", "Sequence",
+           "pad_sequences", "split_dataset", "timeseries_dataset_from_array", "custom_object_scope",
+           "CustomObjectScope", "get_custom_objects"]

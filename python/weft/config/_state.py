@@ -1,0 +1,12 @@
+"""The process-wide defaults weft.config sets, read by Session and Model.compile when they are
+created (not per thread: TensorFlow's settings are per process too)."""
+
+defaults = {
+    "inter_op_threads": 0,  # 0: one per hardware thread
+    "intra_op_threads": 0,
+    "use_gpus": True,
+    "soft_placement": True,
+    "run_functions_eagerly": False,
+    "op_determinism": False,
+}
+memory_growth = {}  # PhysicalDevice -> bool

@@ -1,0 +1,50 @@
+"""``tf.config.experimental``: memory growth (accepted: weft's CUDA allocator grows as needed),
+op determinism, and the older names of weft.config's device functions."""
+from ._state import defaults as _defaults, memory_growth as _memory_growth
+
+
+def _gpu(device, what):
+    from . import PhysicalDevice, list_physical_devices
+    if not isinstance(device, PhysicalDevice) or device not in list_physical_devices():
+        raise ValueError("%s: %r is not a device of list_physical_devices()" % (what, device))
+    if device.device_type != "GPU":
+        raise ValueError("%s: cannot set memory growth on non-GPU device %s" % (what, device.name))
+    return device
+
+
+def set_memory_growth(device, enable):
+    """Accepted for a GPU of list_physical_devices('GPU'): weft's CUDA allocator already takes GPU
+    memory as it is needed rather than all of it up front."""
+    _memory_growth[_gpu(device, "set_memory_growth")] = bool(enable)
+
+
+def get_memory_growth(device):
+    return _memory_growth.get(_gpu(device, "get_memory_growth"), False)
+
+
+def enable_op_determinism():
+    """Accepted and remembered (``is_op_determinism_enabled()``). weft has no nondeterministic-op
+    check; for reproducible runs seed with keras.utils.set_random_seed (initial weights, dropout
+    and shuffles then repeat)."""
+    _defaults["op_determinism"] = True
+
+
+def disable_op_determinism():
+    _defaults["op_determinism"] = False
+
+
+def is_op_determinism_enabled():
+    return _defaults["op_determinism"]
+
+
+def __getattr__(name):
+    # TF 2.0's names, kept by TF: tf.config.experimental.list_physical_devices, ...
+    if name in ("list_physical_devices", "list_logical_devices", "get_visible_devices", "set_visible_devices"):
+        from .. import config
+        return getattr(config, name)
+    raise AttributeError("module 'weft.config.experimental' has no attribute %r" % name)
+
+
+__all__ = ["set_memory_growth", "get_memory_growth", "enable_op_determinism", "disable_op_determinism",
+           "is_op_determinism_enabled", "list_physical_devices", "list_logical_devices", "get_visible_devices",
+           "set_visible_devices"]
