@@ -98,11 +98,18 @@ void DefShapeLayers(py::module_& layers) {
     LayerPtr layer = Normalization(o);
     py::object obj = Finish(layer, name, input_shape);
     // Keras' adapt(data): the statistics of a numpy array (or anything np.asarray takes) [N, ...].
-    obj.attr("adapt") = py::cpp_function([layer](const py::object& data, const py::object& batch_size,
-                                                 const py::object& steps) {
+    // The per-example shape adapt saw is kept on the Python object (`_adapt_shape`), so the
+    // adapted weights can be read (`layer.mean`) before any model is built (keras/_eager.py).
+    // A weak reference: the method is an attribute of the object it refers to.
+    obj.attr("adapt") = py::cpp_function([layer, self = py::weakref(obj)](const py::object& data,
+                                                                        const py::object& batch_size,
+                                                                        const py::object& steps) {
       WEFT_REQUIRE(!py::hasattr(data, "element_spec"), "Normalization.adapt: weft adapts from an array "
                    "(np.asarray(data)), not from a Dataset");
-      AdaptNormalization(*layer, NumpyToTensor(py::module_::import("numpy").attr("asarray")(data, "float32")));
+      py::object array = py::module_::import("numpy").attr("asarray")(data, "float32");
+      AdaptNormalization(*layer, NumpyToTensor(array));
+      py::object owner = self();
+      if (!owner.is_none()) owner.attr("_adapt_shape") = array.attr("shape")[py::slice(1, std::nullopt, std::nullopt)];
     }, py::arg("data"), py::arg("batch_size") = py::none(), py::arg("steps") = py::none());
     return obj;
   }, py::arg("axis") = -1, py::arg("mean") = py::none(), py::arg("variance") = py::none(), py::arg("invert") = false,

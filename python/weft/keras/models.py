@@ -22,9 +22,10 @@ import numpy as np
 from .. import _weft
 from .. import distribute as _distribute, random as _random
 from ..config._state import defaults as _config
-from . import _data_adapter, _shared, losses as _losses, metrics as _metrics, optimizers as _optimizers, saving as _saving
+from . import _data_adapter, _eager, _shared, losses as _losses, metrics as _metrics, optimizers as _optimizers, saving as _saving
 from ._arrays import fit_arrays as _fit_arrays, numeric as _numeric
 from .callbacks import Callback, CallbackList, History
+from ._eager import EagerArray
 from .layers import Input, InputLayer
 
 
@@ -36,19 +37,19 @@ def _layer_call(layer, inputs, training=None, mask=None, **kwargs):
         raise NotImplementedError("layer '%s': masks are not supported by weft" % layer.name)
     if kwargs:
         raise TypeError("layer '%s' got unexpected call arguments: %s" % (layer.name, ", ".join(sorted(kwargs))))
+    if isinstance(inputs, (np.ndarray, np.generic, list, tuple, int, float)) and not _symbolic(inputs):
+        return _eager.call_on_data(layer, inputs, _layer_call_cpp)  # layer(x) on data: run it (Keras' eager call)
     return _layer_call_cpp(layer, inputs)
+
+
+def _symbolic(inputs):
+    """A KerasTensor or graph tensor, or a list of them (a merge layer's inputs)."""
+    items = inputs if isinstance(inputs, (list, tuple)) else [inputs]
+    return any(not isinstance(i, (np.ndarray, np.generic, int, float, list, tuple)) for i in items)
 
 
 _layer_call_cpp = _weft.keras.Layer.__call__
 _weft.keras.Layer.__call__ = _layer_call
-
-
-class EagerArray(np.ndarray):
-    """What calling a model on data returns: a numpy array that also answers ``.numpy()``, as the
-    eager tensor TensorFlow returns does (``model(x).numpy()``)."""
-
-    def numpy(self):
-        return np.asarray(self)
 
 
 def _snake(name):
@@ -670,6 +671,8 @@ class Sequential(Model):
             shape = self._input_shape
             if shape is None and x is not None:
                 shape = self._input_shape = tuple(np.shape(x)[1:])
+            if shape is None and self._layers and getattr(self._layers[0], "_adapt_shape", None) is not None:
+                shape = self._input_shape = tuple(self._layers[0]._adapt_shape)  # adapt built the first layer
             if shape is None:
                 raise ValueError("this Sequential model has no input shape yet: pass input_shape=(...) to its first "
                                  "layer (or start with InputLayer(input_shape=...)), or call fit with data first")

@@ -48,6 +48,12 @@ def _layer_entry(layer):
     if data is None or data.get("config") is None:
         why = data.get("error") if data else "it was not made by a weft.keras.layers factory"
         raise TypeError("layer '%s' (%s) cannot be saved in a model config: %s" % (layer.name, layer.type, why))
+    config = data["config"]
+    if getattr(layer, "_adapt_shape", None) is not None and config.get("mean") is None:
+        # An adapted Normalization: weft builds the layer from its statistics, so the config
+        # carries them (Keras restores them from the weights; the weights are restored too).
+        mean, variance = layer.get_weights()[:2]
+        data = dict(data, config=dict(config, mean=mean.tolist(), variance=variance.tolist()))
     return data
 
 

@@ -1,0 +1,82 @@
+"""Keras' eager conveniences on layers, in a graph framework.
+
+- Calling a layer on data (``layer(np_array)``, ``normalizer(x).numpy()``) runs it: weft builds,
+  once per input shape, a one-layer functional model ``Model(Input(shape), layer(Input))`` and
+  predicts with it. That model shares the layer with every other model using it (_shared.py), so
+  the values are those of the model that last changed the layer's weights; a layer no model has
+  built yet gets fresh initial weights, as Keras builds a layer at its first call.
+- A built layer's weights are attributes, as Keras' variables are (``dense.kernel``,
+  ``dense.bias``, ``batch_norm.moving_mean``, ``normalizer.mean``): a numpy array of the current
+  value with ``.numpy()``, ``.name`` (``"dense/kernel"``) and ``.assign(value)``.
+"""
+import numpy as np
+
+from .. import _weft
+from . import _shared
+from ._arrays import numeric
+
+
+class EagerArray(np.ndarray):
+    """What calling a model or layer on data returns: a numpy array that also answers
+    ``.numpy()``, as the eager tensor TensorFlow returns does (``model(x).numpy()``)."""
+
+    def numpy(self):
+        return np.asarray(self)
+
+
+class WeightValue(EagerArray):
+    """A layer weight's value (a copy): ``.numpy()``, ``.name``, ``.assign(value)`` (sets the
+    layer's weight in the model that holds it, as ``layer.set_weights`` does)."""
+
+    def assign(self, value):
+        layer, index = self._layer, self._index
+        weights = _shared._layer_get_weights(layer)
+        weights[index] = np.asarray(value, dtype=weights[index].dtype).reshape(weights[index].shape)
+        _shared._layer_set_weights(layer, weights)
+        self[...] = weights[index]
+        return self
+
+
+def call_on_data(layer, data, call):
+    """``layer(data)`` for numpy data: its output as an EagerArray. ``call(layer, symbolic)`` is the
+    symbolic call (Layer.__call__ on a KerasTensor)."""
+    from .models import Input, Model
+    x = numeric(data, "the input of layer '%s'" % layer.name)
+    if x.ndim == 0:
+        raise ValueError("layer '%s' was called on a scalar; Keras layers take a batch [N, ...]" % layer.name)
+    shape = tuple(x.shape[1:])
+    cache = layer.__dict__.setdefault("_eager_models", {})
+    model = cache.get(shape)
+    if model is None:
+        inp = Input(shape=shape)
+        model = Model(inp, call(layer, inp), name="%s_eager" % layer.name)
+        cache[shape] = model
+    return model.predict(x, batch_size=max(len(x), 1), verbose=0).view(EagerArray)
+
+
+def _weight_attribute(layer, attr):
+    """Layer.__getattr__: a declared weight of a built layer by its name (``kernel``)."""
+    if attr.startswith("_"):
+        raise AttributeError(attr)
+    if not layer.weights and getattr(layer, "_adapt_shape", None) is not None:
+        # An adapted preprocessing layer (Normalization) no model has built yet: build it on the
+        # shape adapt saw, as Keras builds it in adapt.
+        call_on_data(layer, np.zeros((1,) + tuple(layer._adapt_shape), np.float32), _call_symbolic)
+    names = [w[0] for w in layer.weights]
+    if attr not in names:
+        if not layer.weights:
+            raise AttributeError("'%s' layer '%s' has no attribute '%s' (its weights, if it has any, exist once the "
+                                 "layer is built: call it on data or build its model)" % (layer.type, layer.name, attr))
+        raise AttributeError("'%s' layer '%s' has no attribute '%s' (its weights: %s)" % (
+            layer.type, layer.name, attr, ", ".join(names)))
+    index = names.index(attr)
+    if _shared.source(layer) is None:
+        raise AttributeError("layer '%s': weight '%s' has no value yet: weft creates the values when its model "
+                             "compiles (or when the layer is called on data)" % (layer.name, attr))
+    value = _shared._layer_get_weights(layer)[index].view(WeightValue)
+    value._layer, value._index, value.name = layer, index, "%s/%s" % (layer.name, attr)
+    return value
+
+
+_call_symbolic = _weft.keras.Layer.__call__  # the C++ call on KerasTensors (before models.py wraps it)
+_weft.keras.Layer.__getattr__ = _weight_attribute
