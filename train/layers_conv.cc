@@ -65,8 +65,8 @@ class Conv2DLayer : public Layer {
   void Build(const std::vector<TensorShape>& in) override {
     const int64_t c = ImageChannels(in[0], Describe());
     AddWeight("kernel", {kernel_[0], kernel_[1], transpose_ ? filters_ : c, transpose_ ? c : filters_},
-              o_.kernel_initializer, true, o_.kernel_l2);
-    if (o_.use_bias) AddWeight("bias", {filters_}, o_.bias_initializer);
+              o_.kernel_initializer, true, o_.kernel_l2, o_.kernel_l1, o_.kernel_constraint);
+    if (o_.use_bias) AddWeight("bias", {filters_}, o_.bias_initializer, true, o_.bias_l2, o_.bias_l1, o_.bias_constraint);
   }
   Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
     Output y = transpose_ ? Transposed(ctx.scope, in[0], ctx.weights[0])
@@ -153,8 +153,9 @@ class Conv1DLayer : public Layer {
   void Build(const std::vector<TensorShape>& in) override {
     RequireSteps(in[0], Describe());
     WEFT_REQUIRE(in[0].dim(2) > 0, "{}: the channel dim must be known, got {}", Describe(), in[0].ToString());
-    AddWeight("kernel", {kernel_, in[0].dim(2), filters_}, o_.kernel_initializer, true, o_.kernel_l2);
-    if (o_.use_bias) AddWeight("bias", {filters_}, o_.bias_initializer);
+    AddWeight("kernel", {kernel_, in[0].dim(2), filters_}, o_.kernel_initializer, true, o_.kernel_l2, o_.kernel_l1,
+              o_.kernel_constraint);
+    if (o_.use_bias) AddWeight("bias", {filters_}, o_.bias_initializer, true, o_.bias_l2, o_.bias_l1, o_.bias_constraint);
   }
   Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
     const Scope& s = ctx.scope;
