@@ -103,13 +103,44 @@ Metric ResolvedFor(const Metric& m, const TensorShape& label, const TensorShape&
                  "metric '{}': expects {} labels, but the labels have shape {} (predictions {})", m.name,
                  sparse_labels ? "integer class (batch,)" : "one-hot (batch, classes)", label.ToString(),
                  pred.ToString());
-  } else if (out.kind != Kind::kLoss && !label.unknown_rank()) {  // element-wise against the predictions
+  } else if (out.kind == Kind::kR2Score) {
+    WEFT_REQUIRE(!pred.unknown_rank() && pred.rank() == 2 && pred.dim(1) > 0,
+                 "metric '{}': R2Score expects 2D predictions (batch_size, output_dim) with output_dim known, got {}",
+                 m.name, pred.ToString());
+    out.num_outputs = static_cast<int>(pred.dim(1));
+  }
+  if (!classes && out.kind != Kind::kLoss && out.kind != Kind::kRootMeanSquaredError && !label.unknown_rank()) {
     WEFT_REQUIRE(label.rank() == pred.rank(),
                  "metric '{}': labels of shape {} do not match predictions of shape {} (integer class labels "
                  "need a sparse metric such as 'sparse_categorical_accuracy')",
                  m.name, label.ToString(), pred.ToString());
   }
   return out;
+}
+
+// R2Score's statistics of (batch, n) labels and predictions: [count, sum y (n), sum y^2 (n),
+// sum (y - pred)^2 (n)].
+Output R2Stats(const Scope& s, Output y, Output pred, int n, const std::string& name) {
+  WEFT_REQUIRE(n > 0, "metric '{}': resolve it (Metric::Resolved) before building it", name);
+  Output yf = ops::Reshape(s, ops::Cast(s, y, DType::kFloat32), std::vector<int64_t>{-1, n});
+  Output p = ops::Reshape(s, pred, std::vector<int64_t>{-1, n});
+  Output count = ops::Reshape(s, ops::Cast(s, ops::Slice(s, ops::Shape(s, yf), {0}, {1}), DType::kFloat32),
+                              std::vector<int64_t>{1});
+  return ops::Concat(s, {count, ops::Sum(s, yf, {0}), ops::Sum(s, ops::Square(s, yf), {0}),
+                         ops::Sum(s, ops::Square(s, ops::Sub(s, yf, p)), {0})}, 0);
+}
+
+double R2Result(const std::vector<double>& st, int n) {
+  const double count = st[0];
+  double total_score = 0.0;
+  for (int j = 0; j < n; ++j) {
+    const double sum = st[1 + j], squares = st[1 + n + j], residual = st[1 + 2 * n + j];
+    const double total = squares - sum * (count > 0 ? sum / count : 0.0);
+    double score = 1.0 - residual / total;  // Keras: an infinite score (constant labels) counts as 0
+    if (std::isinf(score)) score = 0.0;
+    total_score += score;
+  }
+  return n > 0 ? total_score / n : 0.0;
 }
 
 }  // namespace
@@ -125,6 +156,8 @@ Metric::Metric(const std::string& name) {
       {"auc", [] { return AUC(); }},
       {"precision", [] { return Precision(); }},
       {"recall", [] { return Recall(); }},
+      {"root_mean_squared_error", [] { return RootMeanSquaredError(); }},
+      {"r2_score", [] { return R2Score(); }},
   };
   // Loss functions that Keras also offers as metrics (the mean of the loss, LossByName's names).
   static const std::set<std::string> kLossMetrics = {
@@ -209,6 +242,14 @@ Metric Recall(double threshold, std::string name) {
   return m;
 }
 
+Metric RootMeanSquaredError(std::string name) {
+  Metric m = Make(Kind::kRootMeanSquaredError, std::move(name));
+  m.loss = MeanSquaredError();
+  return m;
+}
+
+Metric R2Score(std::string name) { return Make(Kind::kR2Score, std::move(name)); }
+
 Metric Metric::Resolved(const Loss& l, const TensorShape& pred_shape) const {
   return ResolvedFor(*this, l.LabelShape(pred_shape), pred_shape);
 }
@@ -216,6 +257,7 @@ Metric Metric::Resolved(const Loss& l, const TensorShape& pred_shape) const {
 int Metric::num_stats() const {
   switch (kind) {
     case Kind::kAUC: return 2 * num_thresholds + 2;
+    case Kind::kR2Score: return 1 + 3 * num_outputs;
     default: return is_mean() ? 2 : 4;
   }
 }
@@ -253,7 +295,8 @@ Output Metric::BuildValues(const Scope& s, Output y, Output pred) const {
       return ops::Cast(s, ops::Less(s, higher, ops::ScalarLike(s, DType::kFloat32, static_cast<double>(k))),
                        DType::kFloat32);
     }
-    case Kind::kLoss: return loss.Build(s, y, pred);
+    case Kind::kLoss:
+    case Kind::kRootMeanSquaredError: return loss.Build(s, y, pred);
     default: break;
   }
   throw Error(errors::Internal("metric '{}': unknown kind", name));
@@ -261,11 +304,16 @@ Output Metric::BuildValues(const Scope& s, Output y, Output pred) const {
 
 Output Metric::BuildStats(const Scope& s, Output y, Output pred) const {
   if (kind == Kind::kAUC) return ConfusionStats(s, y, pred, AucThresholds(num_thresholds));
+  if (kind == Kind::kR2Score) return R2Stats(s, y, pred, num_outputs, name);
   if (kind > Kind::kAUC) return ConfusionStats(s, y, pred, {static_cast<float>(threshold)});
   return MeanStats(s, BuildValues(s, y, pred));
 }
 
 double Metric::Result(const std::vector<double>& st) const {
+  if (kind == Kind::kR2Score) {  // (standalone objects keep the unresolved metric: n from the statistics)
+    WEFT_REQUIRE(st.size() > 1 && (st.size() - 1) % 3 == 0, "metric '{}': {} statistics", name, st.size());
+    return R2Result(st, static_cast<int>((st.size() - 1) / 3));
+  }
   WEFT_REQUIRE(static_cast<int>(st.size()) == num_stats(), "metric '{}': {} statistics, expected {}", name, st.size(),
                num_stats());
   switch (kind) {
@@ -275,6 +323,8 @@ double Metric::Result(const std::vector<double>& st) const {
     case Kind::kFalsePositives: return st[1];
     case Kind::kTrueNegatives: return st[3] - st[1];   // negatives - fp
     case Kind::kFalseNegatives: return st[2] - st[0];  // positives - tp
+    case Kind::kRootMeanSquaredError: return std::sqrt(Ratio(st[0], st[1]));
+    case Kind::kR2Score: return R2Result(st, num_outputs);
     case Kind::kAUC: {
       if (pr_curve) return PrAuc(st, static_cast<size_t>(num_thresholds));
       // ROC: x = fp rate, y = tp rate at each threshold (ascending thresholds: descending rates);

@@ -128,6 +128,8 @@ void InitMetrics(py::module_& k) {
   metrics.def("SparseTopKCategoricalAccuracy", &SparseTopKCategoricalAccuracy, py::arg("k") = 5,
               py::arg("name") = "sparse_top_k_categorical_accuracy");
   metrics.def("LossMetric", &LossMetric, py::arg("loss"), py::arg("name"));
+  metrics.def("RootMeanSquaredError", &RootMeanSquaredError, py::arg("name") = "root_mean_squared_error");
+  metrics.def("R2Score", &R2Score, py::arg("name") = "r2_score");
   metrics.def("AUC", &AUC, py::arg("num_thresholds") = 200, py::arg("name") = "auc", py::arg("pr_curve") = false);
   for (const auto& [cls, kind] : {std::pair{"TruePositives", Metric::Kind::kTruePositives},
                                   std::pair{"FalsePositives", Metric::Kind::kFalsePositives},

@@ -354,3 +354,79 @@ def test_model_with_new_layers_saves_and_loads(tmp_path):
     assert loaded.optimizer.name.lower() == "nadam"
     assert loaded.evaluate(x, np.zeros((16, 3), np.float32), verbose=0) == pytest.approx(
         model.evaluate(x, np.zeros((16, 3), np.float32), verbose=0), rel=1e-6)
+
+
+# ---- metrics and losses -------------------------------------------------------------------------
+
+M, L = keras.metrics, keras.losses
+
+
+def test_new_metric_docstring_examples():
+    # Keras' docstrings' numbers.
+    yt, yp = [[0, 1], [0, 0]], [[1, 1], [0, 0]]
+    assert float(M.RootMeanSquaredError()(yt, yp)) == pytest.approx(0.5)
+    assert float(M.MeanSquaredLogarithmicError()(yt, yp)) == pytest.approx(0.12011322)
+    assert float(M.LogCoshError()(yt, yp)) == pytest.approx(0.10844523)
+    r2 = M.R2Score()
+    r2.update_state([[1], [4], [3]], [[2], [4], [4]])
+    assert float(r2.result()) == pytest.approx(0.57142854)
+    m = M.Mean()
+    m.update_state([1, 3, 5, 7])
+    assert float(m.result()) == pytest.approx(4.0)
+    m.reset_state()
+    m.update_state([1, 3, 5, 7], sample_weight=[1, 1, 0, 0])
+    assert float(m.result()) == pytest.approx(2.0)
+    assert float(M.Sum()([1, 3, 5, 7])) == pytest.approx(16.0)
+    assert float(L.CategoricalHinge()([[0, 1], [0, 0]], [[0.6, 0.4], [0.4, 0.6]])) == pytest.approx(1.4)
+    np.testing.assert_allclose(L.categorical_hinge([[0, 1], [0, 0]], [[0.6, 0.4], [0.4, 0.6]]), [1.2, 1.6], rtol=1e-6)
+
+
+def test_rmse_and_r2_accumulate_over_batches():
+    rng = np.random.default_rng(3)
+    y1, p1 = rng.normal(size=(5, 2)), rng.normal(size=(5, 2))
+    y2, p2 = rng.normal(size=(7, 2)) + 1.0, rng.normal(size=(7, 2))
+    y, p = np.concatenate([y1, y2]), np.concatenate([p1, p2])
+    rmse, r2 = M.RootMeanSquaredError(), M.R2Score()
+    for a, b in ((y1, p1), (y2, p2)):
+        rmse.update_state(a, b)
+        r2.update_state(a, b)
+    assert float(rmse.result()) == pytest.approx(np.sqrt(((y - p) ** 2).mean()), rel=1e-5)
+    want = np.mean(1 - ((y - p) ** 2).sum(0) / ((y - y.mean(0)) ** 2).sum(0))
+    assert float(r2.result()) == pytest.approx(want, rel=1e-5)
+
+
+def test_new_metrics_in_compile_and_losses_by_name():
+    rng = np.random.default_rng(4)
+    x, y = rng.normal(size=(40, 3)).astype(np.float32), rng.normal(size=(40, 2)).astype(np.float32)
+    model = keras.Sequential([keras.Input(shape=(3,)), Ly.Dense(2)])
+    model.compile(optimizer="sgd", loss="mse",
+                  metrics=[M.RootMeanSquaredError(), M.R2Score(), "root_mean_squared_error", M.LogCoshError()])
+    logs = model.evaluate(x, y, batch_size=16, verbose=0, return_dict=True)
+    p = model.predict(x, verbose=0).astype(np.float64)
+    assert logs["root_mean_squared_error"] == pytest.approx(np.sqrt(((y - p) ** 2).mean()), rel=1e-5)
+    assert logs["r2_score"] == pytest.approx(np.mean(1 - ((y - p) ** 2).sum(0) / ((y - y.mean(0)) ** 2).sum(0)),
+                                             rel=1e-4)
+    e = p - y
+    assert logs["logcosh"] == pytest.approx(np.mean(np.log(np.cosh(e))), rel=1e-5)
+    with pytest.raises(TypeError, match="use it standalone"):
+        model.compile(optimizer="sgd", loss="mse", metrics=[M.Mean()])
+    cls = keras.Sequential([keras.Input(shape=(3,)), Ly.Dense(4, activation="softmax")])
+    cls.compile(optimizer="sgd", loss="categorical_hinge")
+    onehot = np.eye(4, dtype=np.float32)[rng.integers(0, 4, size=40)]
+    q = cls.predict(x, verbose=0)
+    want = np.maximum(((1 - onehot) * q).max(1) - (onehot * q).sum(1) + 1, 0).mean()
+    assert cls.evaluate(x, onehot, verbose=0) == pytest.approx(want, rel=1e-5)
+    with pytest.raises(weft.errors.InvalidArgumentError, match="R2Score expects 2D"):
+        bad = keras.Sequential([keras.Input(shape=(3, 2)), Ly.Dense(2)])
+        bad.compile(optimizer="sgd", loss="mse", metrics=[M.R2Score()])
+        bad.evaluate(np.zeros((4, 3, 2), np.float32), np.zeros((4, 3, 2), np.float32), verbose=0)
+
+
+def test_keras2_reduction_constants():
+    R_ = L.Reduction
+    assert (R_.AUTO, R_.NONE, R_.SUM, R_.SUM_OVER_BATCH_SIZE) == ("auto", "none", "sum", "sum_over_batch_size")
+    mse = L.MeanSquaredError(reduction=R_.SUM)
+    assert float(mse([[0., 1.], [0., 0.]], [[1., 1.], [1., 0.]])) == pytest.approx(1.0)  # 0.5 + 0.5
+    assert float(L.MeanSquaredError(reduction=R_.AUTO)([[0., 1.], [0., 0.]], [[1., 1.], [1., 0.]])) == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="Invalid Reduction Key"):
+        R_.validate("mean")
