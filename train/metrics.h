@@ -42,6 +42,7 @@ struct Metric {
     kTrueNegatives,
     kFalseNegatives,
     kR2Score,  // per output: 1 - residual / total sum of squares, then their mean (Keras' uniform_average)
+    kFBetaScore,  // per class from tp, fp, fn; averaged by `average`
   };
   Kind kind = Kind::kAccuracy;
   std::string name = "accuracy";  // the log key ("val_" + name for validation)
@@ -50,7 +51,9 @@ struct Metric {
   int num_thresholds = 200;       // AUC
   bool pr_curve = false;          // AUC: the precision-recall curve (Keras' curve='PR'), else ROC
   Loss loss;                      // kLoss
-  int num_outputs = 0;            // kR2Score: the predictions' last dim (set by Resolved; 0 before)
+  int num_outputs = 0;            // kR2Score, kFBetaScore: the predictions' last dim (set by Resolved; 0 before)
+  double beta = 1.0;              // kFBetaScore; its threshold < 0 means Keras' None (the row's maximum is positive)
+  std::string average;            // kFBetaScore: "micro", "macro", "weighted" ("" = Keras' None: one score per class)
 
   Metric() = default;
   // By Keras name, so that CompileOptions{.metrics = {"accuracy"}} reads as in Keras. Unknown
@@ -84,6 +87,14 @@ Metric RootMeanSquaredError(std::string name = "root_mean_squared_error");
 // Keras' R2Score (class_aggregation "uniform_average", no adjustment): statistics per output of
 // (batch, outputs) predictions: the count, sum y, sum y^2 and the residual sum (y - pred)^2.
 Metric R2Score(std::string name = "r2_score");
+// Keras' FBetaScore / F1Score (beta = 1) over (batch, classes) one-hot or multi-label targets:
+// predictions are positive above `threshold`, or (threshold < 0, Keras' None) where they equal
+// their row's maximum. Per class (1 + b^2) p r / (b^2 p + r + eps), p = tp / (tp + fp + eps),
+// r = tp / (tp + fn + eps), eps = 1e-7; "micro" pools the counts first, "macro" averages the
+// classes, "weighted" weights them by their true count. Result needs an average;
+// FBetaPerClass gives the per-class scores (average "").
+Metric FBetaScore(std::string average = "", double beta = 1.0, double threshold = -1.0, std::string name = "fbeta_score");
+std::vector<double> FBetaPerClass(const Metric& m, const std::vector<double>& stats);
 // The area under the ROC curve (trapezoids between thresholds, Keras' 'interpolation'), or with
 // pr_curve under the precision-recall curve (Keras' interpolation of Davis & Goadrich).
 Metric AUC(int num_thresholds = 200, std::string name = "auc", bool pr_curve = false);

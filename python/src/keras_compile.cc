@@ -103,6 +103,8 @@ void InitMetrics(py::module_& k) {
       .def_readonly("k", &Metric::k)
       .def_readonly("num_thresholds", &Metric::num_thresholds)
       .def_readonly("pr_curve", &Metric::pr_curve)
+      .def_readonly("beta", &Metric::beta)
+      .def_readonly("average", &Metric::average)
       .def("stats", [](const Metric& m, const py::object& y_true, const py::object& y_pred) {
         Tensor y = NumpyToTensor(y_true), p = NumpyToTensor(y_pred);
         py::gil_scoped_release nogil;
@@ -130,6 +132,13 @@ void InitMetrics(py::module_& k) {
   metrics.def("LossMetric", &LossMetric, py::arg("loss"), py::arg("name"));
   metrics.def("RootMeanSquaredError", &RootMeanSquaredError, py::arg("name") = "root_mean_squared_error");
   metrics.def("R2Score", &R2Score, py::arg("name") = "r2_score");
+  metrics.def("FBetaScore", [](const py::object& average, double beta, const py::object& threshold, const std::string& name) {
+    return FBetaScore(average.is_none() ? "" : average.cast<std::string>(), beta,
+                      threshold.is_none() ? -1.0 : threshold.cast<double>(), name);
+  }, py::arg("average") = py::none(), py::arg("beta") = 1.0, py::arg("threshold") = py::none(),
+     py::arg("name") = "fbeta_score");
+  metrics.def("fbeta_per_class", &FBetaPerClass, py::arg("metric"), py::arg("stats"),
+              "FBetaScore's score per class (one, pooled, for average='micro') from accumulated statistics.");
   metrics.def("AUC", &AUC, py::arg("num_thresholds") = 200, py::arg("name") = "auc", py::arg("pr_curve") = false);
   for (const auto& [cls, kind] : {std::pair{"TruePositives", Metric::Kind::kTruePositives},
                                   std::pair{"FalsePositives", Metric::Kind::kFalsePositives},

@@ -430,3 +430,43 @@ def test_keras2_reduction_constants():
     assert float(L.MeanSquaredError(reduction=R_.AUTO)([[0., 1.], [0., 0.]], [[1., 1.], [1., 0.]])) == pytest.approx(0.5)
     with pytest.raises(ValueError, match="Invalid Reduction Key"):
         R_.validate("mean")
+
+
+@pytest.mark.parametrize("key, make", [
+    ("f1_t05", lambda: M.F1Score(threshold=0.5)), ("fbeta2_t05", lambda: M.FBetaScore(beta=2.0, threshold=0.5)),
+    ("f1_none", lambda: M.F1Score()), ("f1_micro", lambda: M.F1Score(average="micro")),
+    ("f1_macro", lambda: M.F1Score(average="macro", threshold=0.5)),
+    ("fbeta_weighted", lambda: M.FBetaScore(average="weighted", beta=0.5))])
+def test_fscores_match_tensorflow(key, make):
+    fy = np.array([[1, 1, 1], [1, 0, 0], [1, 1, 0]], np.int32)
+    fp = np.array([[0.2, 0.6, 0.7], [0.2, 0.6, 0.6], [0.6, 0.8, 0.0]], np.float32)
+    fy2 = np.array([[0, 0, 1], [0, 1, 0], [1, 0, 0], [0, 0, 1]], np.int32)
+    fp2 = np.array([[0.3, 0.3, 0.3], [0.0, 0.0, 0.0], [0.9, 0.05, 0.05], [0.1, 0.7, 0.2]], np.float32)
+    m = make()
+    m.update_state(fy, fp)
+    m.update_state(fy2, fp2)
+    np.testing.assert_allclose(m.result(), REF["fscores"][key], rtol=1e-5)
+
+
+def test_f1_docstring_and_compile():
+    # Keras' F1Score docstring: [0.5, 0.8, 0.6666667].
+    m = M.F1Score(threshold=0.5)
+    m.update_state(np.array([[1, 1, 1], [1, 0, 0], [1, 1, 0]]),
+                   np.array([[0.2, 0.6, 0.7], [0.2, 0.6, 0.6], [0.6, 0.8, 0.0]], np.float32))
+    np.testing.assert_allclose(m.result(), [0.5, 0.8, 0.6666667], rtol=1e-5)
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(30, 3)).astype(np.float32)
+    y = np.eye(3, dtype=np.float32)[rng.integers(0, 3, size=30)]
+    model = keras.Sequential([keras.Input(shape=(3,)), Ly.Dense(3, activation="softmax")])
+    model.compile(optimizer="sgd", loss="categorical_crossentropy", metrics=[M.F1Score(average="macro")])
+    logs = model.evaluate(x, y, batch_size=8, verbose=0, return_dict=True)
+    q = model.predict(x, verbose=0)
+    pred = (q >= q.max(1, keepdims=True)).astype(np.float64)
+    tp, fp, fn = (y * pred).sum(0), ((1 - y) * pred).sum(0), (y * (1 - pred)).sum(0)
+    p, r = tp / (tp + fp + 1e-7), tp / (tp + fn + 1e-7)
+    assert logs["f1_score"] == pytest.approx(np.mean(2 * p * r / (p + r + 1e-7)), rel=1e-5, abs=1e-6)
+    with pytest.raises(weft.errors.InvalidArgumentError, match="one score per class"):
+        model.compile(optimizer="sgd", loss="categorical_crossentropy", metrics=[M.F1Score()])
+        model.evaluate(x, y, verbose=0)
+    with pytest.raises(weft.errors.InvalidArgumentError, match="average must be"):
+        M.F1Score(average="samples")

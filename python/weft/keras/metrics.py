@@ -207,6 +207,36 @@ class R2Score(Metric):
         super().__init__(_cpp.R2Score(name))
 
 
+class FBetaScore(Metric):
+    """F-beta per class of (batch, classes) one-hot or multi-label targets: predictions positive
+    above ``threshold``, or (None) where they are their row's maximum. ``average`` None gives one
+    score per class (standalone only: compile's metrics are numbers), 'micro' pools the counts,
+    'macro' averages the classes, 'weighted' weights them by their true count."""
+    _config = (("average", "average"), ("beta", "beta"), ("threshold", "threshold"))
+
+    def __init__(self, average=None, beta=1.0, threshold=None, name="fbeta_score", dtype=None):
+        super().__init__(_cpp.FBetaScore(average, float(beta), None if threshold is None else float(threshold), name))
+
+    def result(self):
+        if self._cpp.average != "" or self._totals is None:
+            return super().result()
+        return _losses.value(_cpp.fbeta_per_class(self._cpp, list(self._totals)))
+
+    def get_config(self):
+        c = super().get_config()
+        c["average"] = c["average"] or None
+        c["threshold"] = c["threshold"] if c["threshold"] >= 0 else None
+        return c
+
+
+class F1Score(FBetaScore):
+    """FBetaScore with beta = 1."""
+    _config = (("average", "average"), ("threshold", "threshold"))
+
+    def __init__(self, average=None, threshold=None, name="f1_score", dtype=None):
+        super().__init__(average, 1.0, threshold, name)
+
+
 class _Reduce:
     """Keras' Mean and Sum: standalone reductions of the values given to ``update_state`` (they
     have no (y_true, y_pred) form, so compile does not take them, as in Keras)."""
@@ -393,6 +423,6 @@ __all__ = ["Metric", "Accuracy", "BinaryAccuracy", "CategoricalAccuracy", "Spars
            "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy", "MeanSquaredError", "MeanAbsoluteError",
            "BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy", "AUC", "Precision",
            "Recall", "MeanSquaredLogarithmicError", "LogCoshError", "CategoricalHinge", "RootMeanSquaredError",
-           "R2Score", "Mean", "Sum", "TruePositives", "FalsePositives", "TrueNegatives", "FalseNegatives", "binary_accuracy", "categorical_accuracy", "sparse_categorical_accuracy",
+           "R2Score", "FBetaScore", "F1Score", "Mean", "Sum", "TruePositives", "FalsePositives", "TrueNegatives", "FalseNegatives", "binary_accuracy", "categorical_accuracy", "sparse_categorical_accuracy",
            "top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy", "mean_squared_error", "mse",
            "mean_absolute_error", "mae", "get"]

@@ -37,7 +37,23 @@ sch = {
     "cosine_restarts_m": [float(S.CosineDecayRestarts(0.1, 10, t_mul=1.0, m_mul=0.5, alpha=0.1)(s)) for s in steps],
     "cosine_restarts_t": [float(S.CosineDecayRestarts(0.1, 8, t_mul=1.5, m_mul=0.9)(s)) for s in steps],
 }
+# F-scores: Keras' docstring data, and a second batch with ties and a zero row.
+M = keras.metrics
+fy = np.array([[1, 1, 1], [1, 0, 0], [1, 1, 0]], np.int32)
+fp = np.array([[0.2, 0.6, 0.7], [0.2, 0.6, 0.6], [0.6, 0.8, 0.0]], np.float32)
+fy2 = np.array([[0, 0, 1], [0, 1, 0], [1, 0, 0], [0, 0, 1]], np.int32)
+fp2 = np.array([[0.3, 0.3, 0.3], [0.0, 0.0, 0.0], [0.9, 0.05, 0.05], [0.1, 0.7, 0.2]], np.float32)
+fscores = {}
+for key, make in {"f1_t05": lambda: M.F1Score(threshold=0.5), "fbeta2_t05": lambda: M.FBetaScore(beta=2.0, threshold=0.5),
+                  "f1_none": lambda: M.F1Score(), "f1_micro": lambda: M.F1Score(average="micro"),
+                  "f1_macro": lambda: M.F1Score(average="macro", threshold=0.5),
+                  "fbeta_weighted": lambda: M.FBetaScore(average="weighted", beta=0.5)}.items():
+    m = make()
+    m.update_state(fy, fp)
+    m.update_state(fy2, fp2)
+    fscores[key] = np.asarray(m.result()).tolist()
 print(json.dumps({
     "_comment": "Computed by TensorFlow %s / Keras %s (CPU) with tests/python/data/gen_keras_more_reference.py; "
                 "test_keras_more.py compares weft against these numbers." % (tf.__version__, keras.__version__),
-    "optimizers": opt, "schedule_steps": steps, "schedules": sch}, indent=1))
+    "optimizers": opt, "schedule_steps": steps, "schedules": sch,
+    "fscores": fscores}, indent=1))
