@@ -470,3 +470,14 @@ def test_f1_docstring_and_compile():
         model.evaluate(x, y, verbose=0)
     with pytest.raises(weft.errors.InvalidArgumentError, match="average must be"):
         M.F1Score(average="samples")
+
+
+def test_lambda_models_save_weights_but_not_a_lambda_config(tmp_path):
+    model = keras.Sequential([keras.Input(shape=(3,)), Ly.Lambda(lambda t: t * 2.0), Ly.Dense(2)])
+    model.compile("sgd", "mse")
+    with pytest.raises(TypeError, match="lambda cannot be saved by name"):
+        model.save(str(tmp_path / "m.keras"))
+    model.save_weights(str(tmp_path / "m.weights.h5"))  # the weights are saved as usual
+    with pytest.raises(AttributeError, match="nonexistent") as info:
+        Ly.Lambda(lambda t: tf.nonexistent(t))(keras.Input(shape=(3,)))
+    assert "while tracing Lambda" in str(info.value.__notes__)

@@ -99,6 +99,10 @@ def Lambda(function, output_shape=None, mask=None, arguments=None, name=None, in
                 raise TypeError("%s: cannot trace the function: %s. A Lambda's function is traced once over a "
                                 "symbolic tensor (shape %s): use weft ops (tf.math, tf.nn, keras.activations) on it, "
                                 "not numpy" % (what, e.construct, (None,) + tuple(shape[1:]))) from None
+            except Exception as e:
+                e.add_note("(while tracing %s over a symbolic float32 tensor of shape %s)"
+                           % (what, (None,) + tuple(shape[1:])))
+                raise
             if isinstance(y, (list, tuple)) or y is None or (not isinstance(y, _fw.Tensor) and not hasattr(y, "dtype")):
                 raise TypeError("%s must return one tensor, got %r" % (what, y))
             if not isinstance(y, _fw.Tensor) or y.graph is not g:
