@@ -38,6 +38,12 @@ Output AddL2(const Scope& s, Output loss, const std::vector<Penalty>& terms, dou
   return loss;
 }
 
+// loss + scale * the layers' own loss terms (each replica's, as Keras scales them under a strategy).
+Output AddLayerLosses(const Scope& s, Output loss, const std::vector<Output>& terms, double scale) {
+  for (const Output& t : terms) loss = ops::Add(s, loss, ops::Mul(s, ops::ScalarLike(s, DType::kFloat32, scale), t));
+  return loss;
+}
+
 }  // namespace
 
 // Across workers: a group of every worker's first replica, in worker order (rank = worker index).
@@ -193,7 +199,8 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
     Output sw = ops::Placeholder(rs.WithOpName("sample_weight"), DType::kFloat32, TensorShape{-1});
     c_->sample_weights.push_back(sw);
     std::vector<Output> updates;
-    Output pred = Forward(rs, x, /*training=*/true, vars[ri], &updates);
+    std::vector<Output> layer_losses;
+    Output pred = Forward(rs, x, /*training=*/true, vars[ri], &updates, &layer_losses);
     applies.insert(applies.end(), updates.begin(), updates.end());
     Scope ls = rs.NewSubScope("loss");
     Output per_example = ops::Mul(ls, o.loss.Build(ls, y, pred), sw);
@@ -201,6 +208,7 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
     Output loss = !replicated ? ops::Mean(ls, per_example)
                               : ops::Div(ls, ops::Sum(ls, per_example), c_->global_batch);
     loss = AddL2(ls, loss, l2[ri], 1.0 / group);
+    loss = AddLayerLosses(ls, loss, layer_losses, 1.0 / group);
     losses.push_back(loss);
     for (size_t m = 0; m < o.metrics.size(); ++m) {  // statistics are sums: replicas and workers add theirs
       metrics[m].push_back(c_->metric_defs[m].BuildStats(rs.NewSubScope("metrics"), y, pred));
@@ -303,10 +311,12 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
 
   // The inference pass (Evaluate, Predict): replica 0's variables on replica 0's device.
   Scope is = root.NewSubScope("inference").WithDevice(device(0));
-  c_->pred = Forward(is, c_->x, /*training=*/false, vars[0], nullptr);
+  std::vector<Output> eval_layer_losses;
+  c_->pred = Forward(is, c_->x, /*training=*/false, vars[0], nullptr, &eval_layer_losses);
   Scope es = is.NewSubScope("loss");
   c_->eval_loss = ops::Mean(es, o.loss.Build(es, c_->y, c_->pred));
   c_->eval_loss = AddL2(es, c_->eval_loss, l2[0], 1.0);
+  c_->eval_loss = AddLayerLosses(es, c_->eval_loss, eval_layer_losses, 1.0);
   for (const Metric& m : c_->metric_defs) c_->eval_metrics.push_back(m.BuildStats(is.NewSubScope("metrics"), c_->y, c_->pred));
 }
 

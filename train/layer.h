@@ -74,6 +74,9 @@ struct CallContext {
   bool training = false;
   std::vector<Output> weights;      // one per declared weight, in declaration order
   std::vector<Output>* updates = nullptr;  // training only
+  // Scalar terms the layer adds to the loss (Keras' add_loss: activity regularization), in the
+  // training and the inference pass; null where no loss is computed.
+  std::vector<Output>* losses = nullptr;
 };
 
 class Layer : public std::enable_shared_from_this<Layer> {

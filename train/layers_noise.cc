@@ -126,6 +126,28 @@ class AlphaDropoutLayer : public Layer {
   int64_t seed_;
 };
 
+class ActivityRegularizationLayer : public Layer {
+ public:
+  ActivityRegularizationLayer(double l1, double l2) : Layer("ActivityRegularization"), l1_(l1), l2_(l2) {
+    WEFT_REQUIRE(l1 >= 0.0 && l2 >= 0.0, "ActivityRegularization: l1 and l2 must be >= 0, got {} and {}", l1, l2);
+  }
+  Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
+    if (ctx.losses == nullptr || (l1_ == 0.0 && l2_ == 0.0)) return in[0];
+    const Scope& s = ctx.scope;
+    Output x = in[0];
+    Output penalty = ops::Add(s, ops::Mul(s, F(s, l1_), ops::Sum(s, ops::Abs(s, x))),
+                              ops::Mul(s, F(s, l2_), ops::Sum(s, ops::Square(s, x))));
+    // Keras' divide_no_nan by the batch size: an empty batch's penalty (0) stays 0.
+    Output batch = ops::Reshape(s, ops::Cast(s, ops::Slice(s, ops::Shape(s, x), {0}, {1}), DType::kFloat32),
+                                std::vector<int64_t>{});
+    ctx.losses->push_back(ops::Div(s, penalty, ops::Maximum(s, batch, F(s, 1.0))));
+    return x;
+  }
+
+ private:
+  double l1_, l2_;
+};
+
 class CenterCropLayer : public Layer {
  public:
   CenterCropLayer(int64_t height, int64_t width) : Layer("CenterCrop"), height_(height), width_(width) {
@@ -218,6 +240,7 @@ LayerPtr GaussianDropout(double rate, int64_t seed) { return std::make_shared<Ga
 LayerPtr SpatialDropout1D(double rate, int64_t seed) { return std::make_shared<SpatialDropoutLayer>(1, rate, seed); }
 LayerPtr SpatialDropout2D(double rate, int64_t seed) { return std::make_shared<SpatialDropoutLayer>(2, rate, seed); }
 LayerPtr AlphaDropout(double rate, int64_t seed) { return std::make_shared<AlphaDropoutLayer>(rate, seed); }
+LayerPtr ActivityRegularization(double l1, double l2) { return std::make_shared<ActivityRegularizationLayer>(l1, l2); }
 LayerPtr CenterCrop(int64_t height, int64_t width) { return std::make_shared<CenterCropLayer>(height, width); }
 LayerPtr Lambda(std::function<TracedFunction(const TensorShape&)> trace) {
   return std::make_shared<LambdaLayer>(std::move(trace));

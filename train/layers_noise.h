@@ -24,6 +24,9 @@ LayerPtr SpatialDropout2D(double rate, int64_t seed = 0);
 // SELU-preserving dropout (Klambauer et al., Keras' formula): dropped units become
 // alpha' = -1.7581 (SELU's negative saturation), then a * x + b restores mean and variance.
 LayerPtr AlphaDropout(double rate, int64_t seed = 0);
+// The identity that adds (l1 * sum(|x|) + l2 * sum(x^2)) / batch size to the loss (Keras'
+// activity regularization, normalized by the batch as Keras 3 does), in training and evaluation.
+LayerPtr ActivityRegularization(double l1 = 0.0, double l2 = 0.0);
 // The central (height, width) window of NHWC inputs (training and inference); inputs smaller
 // than the window are InvalidArgument (Keras resizes them; weft does not).
 LayerPtr CenterCrop(int64_t height, int64_t width);

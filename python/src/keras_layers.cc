@@ -423,6 +423,10 @@ void DefNoiseLayers(py::module_& layers) {
        py::arg("data_format") = py::none(), py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
        Doc(r.doc).c_str());
   }
+  layers.def("ActivityRegularization", [](double l1, double l2, const py::object& name, const py::object& input_shape) {
+    return Finish(ActivityRegularization(l1, l2), name, input_shape);
+  }, py::arg("l1") = 0.0, py::arg("l2") = 0.0, py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
+     Doc("The identity; adds (l1 * sum(|x|) + l2 * sum(x**2)) / batch_size to the loss (training and evaluation).").c_str());
   layers.def("CenterCrop", [](int64_t height, int64_t width, const py::object& data_format, const py::object& name,
                               const py::object& input_shape) {
     ChannelsLast(data_format, "CenterCrop");

@@ -333,8 +333,6 @@ def test_lambda_trains_through_and_rejects_numpy():
         Ly.Lambda(lambda t: np.exp(t))(keras.Input(shape=(3,)))
     with pytest.raises(NotImplementedError, match="masks"):
         Ly.Lambda(lambda t: t, mask=lambda i, m: m)
-    with pytest.raises(NotImplementedError, match="ActivityRegularization"):
-        Ly.ActivityRegularization(l1=0.01)
 
 
 def test_model_with_new_layers_saves_and_loads(tmp_path):
@@ -481,3 +479,24 @@ def test_lambda_models_save_weights_but_not_a_lambda_config(tmp_path):
     with pytest.raises(AttributeError, match="nonexistent") as info:
         Ly.Lambda(lambda t: tf.nonexistent(t))(keras.Input(shape=(3,)))
     assert "while tracing Lambda" in str(info.value.__notes__)
+
+
+def test_activity_regularization_adds_its_penalty_per_example():
+    # Keras 3: (l1 * sum|x| + l2 * sum x^2) / batch_size joins the loss, in training and evaluation.
+    rng = np.random.default_rng(6)
+    x, y = rng.normal(size=(8, 4)).astype(np.float32), rng.normal(size=(8, 1)).astype(np.float32)
+    model = keras.Sequential([keras.Input(shape=(4,)), Ly.ActivityRegularization(l1=0.1, l2=0.2),
+                              Ly.Dense(1, kernel_initializer="ones", use_bias=False)])
+    model.compile(optimizer=O.SGD(0.0), loss="mse")
+    want = np.mean((x.sum(1, keepdims=True) - y) ** 2) + (0.1 * np.abs(x).sum() + 0.2 * (x ** 2).sum()) / 8
+    assert model.evaluate(x, y, batch_size=8, verbose=0) == pytest.approx(want, rel=1e-5)
+    assert model.fit(x, y, batch_size=8, verbose=0).history["loss"][0] == pytest.approx(want, rel=1e-5)
+    # The gradient of the penalty reaches the layers before it: Dense(ones) -> ActivityRegularization(l2).
+    inp = keras.Input(shape=(4,))
+    out = Ly.ActivityRegularization(l2=0.5)(Ly.Dense(1, kernel_initializer="ones", use_bias=False)(inp))
+    reg = keras.Model(inp, out)
+    reg.compile(optimizer=O.SGD(0.1), loss="mse")
+    reg.train_on_batch(x, np.zeros((8, 1), np.float32))
+    h = x.sum(1, keepdims=True)  # the output, w = ones
+    g = 2 * x.T @ h / 8 + 0.5 * 2 * x.T @ h / 8
+    np.testing.assert_allclose(reg.get_weights()[0], 1 - 0.1 * g, rtol=1e-5)

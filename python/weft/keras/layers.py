@@ -115,11 +115,7 @@ def Lambda(function, output_shape=None, mask=None, arguments=None, name=None, in
     return _L._Lambda(trace, name=name, input_shape=input_shape)
 
 
-def ActivityRegularization(l1=0.0, l2=0.0, **kwargs):
-    """Not supported: weft's layers add no losses of their own (Keras' activity regularization)."""
-    raise NotImplementedError("ActivityRegularization: weft layers cannot add activity-regularization losses; "
-                              "penalize weights with kernel_regularizer=regularizers.L1L2(...) instead, or add the "
-                              "term to a subclassed model's loss")
+ActivityRegularization = _L.ActivityRegularization
 
 
 
@@ -199,7 +195,8 @@ __all__ = ["Layer", "Input", "InputLayer", "Dense", "Conv1D", "Conv2D", "Conv2DT
            "Activation", "ReLU", "LeakyReLU", "ELU", "PReLU", "RepeatVector", "Identity", "Softmax",
            "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate", "add",
            "subtract", "multiply", "average", "maximum", "minimum", "concatenate", "GaussianNoise",
-           "GaussianDropout", "SpatialDropout1D", "SpatialDropout2D", "AlphaDropout", "CenterCrop", "Lambda"]
+           "GaussianDropout", "SpatialDropout1D", "SpatialDropout2D", "AlphaDropout", "CenterCrop", "Lambda",
+           "ActivityRegularization"]
 
 # Every factory above records its arguments (get_config / from_config / model files).
 from . import _config  # noqa: E402
