@@ -2,6 +2,7 @@
 
 #include <fmt/ranges.h>
 
+#include "ops/array.h"
 #include "ops/framework.h"
 #include "ops/math.h"
 #include "ops/nn.h"
@@ -23,6 +24,17 @@ std::string Layer::Describe() const { return fmt::format("{} '{}'", type_, name_
 void Layer::AddWeight(std::string name, TensorShape shape, Initializer init, bool trainable, double l2, double l1,
                       Constraint constraint) {
   weights_.push_back(Weight{std::move(name), std::move(shape), init, trainable, l2, l1, std::move(constraint)});
+}
+
+void AddActivityPenalty(CallContext& ctx, Output y, double l1, double l2) {
+  if (ctx.losses == nullptr || (l1 == 0.0 && l2 == 0.0)) return;
+  const Scope s = ctx.scope.NewSubScope("activity_regularizer");
+  auto f = [&](double v) { return ops::ScalarLike(s, DType::kFloat32, v); };
+  Output penalty = ops::Add(s, ops::Mul(s, f(l1), ops::Sum(s, ops::Abs(s, y))), ops::Mul(s, f(l2), ops::Sum(s, ops::Square(s, y))));
+  // Keras' divide_no_nan by the batch size: an empty batch's penalty (0) stays 0.
+  Output batch = ops::Reshape(s, ops::Cast(s, ops::Slice(s, ops::Shape(s, y), {0}, {1}), DType::kFloat32),
+                              std::vector<int64_t>{});
+  ctx.losses->push_back(ops::Div(s, penalty, ops::Maximum(s, batch, f(1.0))));
 }
 
 Output Constraint::Project(const Scope& s, Output w) const {

@@ -79,6 +79,10 @@ struct CallContext {
   std::vector<Output>* losses = nullptr;
 };
 
+// Keras' activity regularization of a layer's output y: adds (l1 * sum(|y|) + l2 * sum(y^2)) /
+// batch size to ctx.losses (when the pass collects losses and a coefficient is nonzero).
+void AddActivityPenalty(CallContext& ctx, Output y, double l1, double l2);
+
 class Layer : public std::enable_shared_from_this<Layer> {
  public:
   explicit Layer(std::string type) : type_(std::move(type)) {}
@@ -155,6 +159,7 @@ struct DenseOptions {
   double kernel_l2 = 0.0;
   double kernel_l1 = 0.0, bias_l1 = 0.0, bias_l2 = 0.0;  // Keras' kernel_regularizer / bias_regularizer
   Constraint kernel_constraint, bias_constraint;
+  double activity_l1 = 0.0, activity_l2 = 0.0;  // Keras' activity_regularizer (AddActivityPenalty)
 };
 // y = activation(x @ kernel + bias) over the last axis (inputs of rank 2 or more).
 LayerPtr Dense(int64_t units, DenseOptions options = {});
@@ -169,6 +174,7 @@ struct Conv2DOptions {
   double kernel_l2 = 0.0;
   double kernel_l1 = 0.0, bias_l1 = 0.0, bias_l2 = 0.0;  // Keras' kernel_regularizer / bias_regularizer
   Constraint kernel_constraint, bias_constraint;
+  double activity_l1 = 0.0, activity_l2 = 0.0;  // Keras' activity_regularizer (AddActivityPenalty)
 };
 // NHWC convolution with a (kh, kw, in_channels, filters) kernel.
 LayerPtr Conv2D(int64_t filters, std::vector<int64_t> kernel_size, Conv2DOptions options = {});
@@ -215,6 +221,7 @@ struct Conv1DOptions {
   double kernel_l2 = 0.0;
   double kernel_l1 = 0.0, bias_l1 = 0.0, bias_l2 = 0.0;  // Keras' kernel_regularizer / bias_regularizer
   Constraint kernel_constraint, bias_constraint;
+  double activity_l1 = 0.0, activity_l2 = 0.0;  // Keras' activity_regularizer (AddActivityPenalty)
 };
 LayerPtr Conv1D(int64_t filters, int64_t kernel_size, Conv1DOptions options = {});
 // Pools (batch, steps, channels) over pool_size steps; strides <= 0 means pool_size.

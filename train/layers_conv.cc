@@ -72,7 +72,9 @@ class Conv2DLayer : public Layer {
     Output y = transpose_ ? Transposed(ctx.scope, in[0], ctx.weights[0])
                           : ops::Conv2D(ctx.scope, in[0], ctx.weights[0], o_.strides, padding_);
     if (o_.use_bias) y = ops::BiasAdd(ctx.scope, y, ctx.weights[1]);
-    return ApplyActivation(ctx.scope, o_.activation, y);
+    Output out = ApplyActivation(ctx.scope, o_.activation, y);
+    AddActivityPenalty(ctx, out, o_.activity_l1, o_.activity_l2);
+    return out;
   }
 
  private:
@@ -167,7 +169,9 @@ class Conv1DLayer : public Layer {
     Output y = ops::Conv2D(s, ops::ExpandDims(s, x, 1), filter, {1, o_.strides}, padding_, {1, o_.dilation_rate});
     y = ops::Squeeze(s, y, {1});
     if (o_.use_bias) y = ops::BiasAdd(s, y, ctx.weights[1]);
-    return ApplyActivation(s, o_.activation, y);
+    Output out = ApplyActivation(s, o_.activation, y);
+    AddActivityPenalty(ctx, out, o_.activity_l1, o_.activity_l2);
+    return out;
   }
 
  private:

@@ -41,7 +41,9 @@ class DenseLayer : public Layer {
       dims.push_back(units_);
       y = ops::Reshape(ctx.scope, y, dims);
     }
-    return ApplyActivation(ctx.scope, o_.activation, y);
+    Output out = ApplyActivation(ctx.scope, o_.activation, y);
+    AddActivityPenalty(ctx, out, o_.activity_l1, o_.activity_l2);
+    return out;
   }
 
  private:

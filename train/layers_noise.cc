@@ -132,16 +132,8 @@ class ActivityRegularizationLayer : public Layer {
     WEFT_REQUIRE(l1 >= 0.0 && l2 >= 0.0, "ActivityRegularization: l1 and l2 must be >= 0, got {} and {}", l1, l2);
   }
   Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
-    if (ctx.losses == nullptr || (l1_ == 0.0 && l2_ == 0.0)) return in[0];
-    const Scope& s = ctx.scope;
-    Output x = in[0];
-    Output penalty = ops::Add(s, ops::Mul(s, F(s, l1_), ops::Sum(s, ops::Abs(s, x))),
-                              ops::Mul(s, F(s, l2_), ops::Sum(s, ops::Square(s, x))));
-    // Keras' divide_no_nan by the batch size: an empty batch's penalty (0) stays 0.
-    Output batch = ops::Reshape(s, ops::Cast(s, ops::Slice(s, ops::Shape(s, x), {0}, {1}), DType::kFloat32),
-                                std::vector<int64_t>{});
-    ctx.losses->push_back(ops::Div(s, penalty, ops::Maximum(s, batch, F(s, 1.0))));
-    return x;
+    AddActivityPenalty(ctx, in[0], l1_, l2_);
+    return in[0];
   }
 
  private:

@@ -173,10 +173,11 @@ void InitKeras(py::module_& k) {
   layers.def("Dense", [](int64_t units, const py::object& activation, bool use_bias, const py::object& kernel_initializer,
                          const py::object& bias_initializer, const py::object& kernel_regularizer, const py::object& name,
                          const py::object& input_shape, const py::object& bias_regularizer,
-                         const py::object& kernel_constraint, const py::object& bias_constraint) {
+                         const py::object& kernel_constraint, const py::object& bias_constraint,
+                         const py::object& activity_regularizer) {
     DenseOptions o;
     SetKernelOptions(o, activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
-                     kernel_constraint, bias_constraint);
+                     kernel_constraint, bias_constraint, activity_regularizer);
     return Finish(Dense(units, o), name, input_shape);
   }, py::arg("units"), py::arg("activation") = py::none(), py::arg("use_bias") = true,
      py::arg("kernel_initializer") = "glorot_uniform", py::arg("bias_initializer") = "zeros",
@@ -188,18 +189,20 @@ void InitKeras(py::module_& k) {
                   "kernel_regularizer / bias_regularizer: weft.keras.regularizers.l2(x), l1(x), l1_l2(l1, l2)\n"
                   "(add l1 * sum(|w|) + l2 * sum(w**2) to the loss).\n"
                   "kernel_constraint / bias_constraint: weft.keras.constraints.MaxNorm(...), NonNeg(), ... (applied\n"
-                  "after each optimizer update).") + kCommonArgs).c_str());
+                  "after each optimizer update).\n"
+                  "activity_regularizer: a regularizer of the output (its penalty / batch size joins the loss).")
+      + kCommonArgs).c_str());
   layers.def("Conv2D", [](int64_t filters, const py::object& kernel_size, const py::object& strides,
                           const std::string& padding, const py::object& activation, bool use_bias,
                           const py::object& kernel_initializer, const py::object& bias_initializer,
                           const py::object& kernel_regularizer, const py::object& name, const py::object& input_shape,
                           const py::object& bias_regularizer, const py::object& kernel_constraint,
-                          const py::object& bias_constraint) {
+                          const py::object& bias_constraint, const py::object& activity_regularizer) {
     Conv2DOptions o;
     o.strides = Pair(strides, "Conv2D strides");
     o.padding = padding;
     SetKernelOptions(o, activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
-                     kernel_constraint, bias_constraint);
+                     kernel_constraint, bias_constraint, activity_regularizer);
     return Finish(Conv2D(filters, Pair(kernel_size, "Conv2D kernel_size"), o), name, input_shape);
   }, py::arg("filters"), py::arg("kernel_size"), py::arg("strides") = py::make_tuple(1, 1), py::arg("padding") = "valid",
      py::arg("activation") = py::none(), py::arg("use_bias") = true, py::arg("kernel_initializer") = "glorot_uniform",

@@ -38,7 +38,8 @@ template <typename Options>
 void SetKernelOptions(Options& o, const py::object& activation, bool use_bias, const py::object& kernel_initializer,
                       const py::object& bias_initializer, const py::object& kernel_regularizer,
                       const py::object& bias_regularizer = py::none(), const py::object& kernel_constraint = py::none(),
-                      const py::object& bias_constraint = py::none()) {
+                      const py::object& bias_constraint = py::none(),
+                      const py::object& activity_regularizer = py::none()) {
   o.activation = ActivationName(activation);
   o.use_bias = use_bias;
   o.kernel_initializer = InitializerArg(kernel_initializer, "kernel_initializer");
@@ -47,12 +48,13 @@ void SetKernelOptions(Options& o, const py::object& activation, bool use_bias, c
   std::tie(o.bias_l1, o.bias_l2) = RegularizerArg(bias_regularizer, "bias_regularizer");
   o.kernel_constraint = ConstraintArg(kernel_constraint, "kernel_constraint");
   o.bias_constraint = ConstraintArg(bias_constraint, "bias_constraint");
+  std::tie(o.activity_l1, o.activity_l2) = RegularizerArg(activity_regularizer, "activity_regularizer");
 }
 
 // The extra Keras arguments of the layers with a kernel, in the order SetKernelOptions takes them.
 #define WEFT_KERNEL_EXTRA_ARGS                                                                        \
   py::arg("bias_regularizer") = py::none(), py::arg("kernel_constraint") = py::none(), \
-      py::arg("bias_constraint") = py::none()  // the docs of `name` and `input_shape`
+      py::arg("bias_constraint") = py::none(), py::arg("activity_regularizer") = py::none()  // the docs of `name` and `input_shape`
 
 // keras_layers.cc: the layers added for issue 16 into `layers`, activation helpers into `k`.
 void InitKerasLayers(py::module_& k, py::module_& layers);

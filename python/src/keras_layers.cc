@@ -249,14 +249,15 @@ void DefConvLayers(py::module_& layers) {
                           const py::object& activation, bool use_bias, const py::object& kernel_initializer,
                           const py::object& bias_initializer, const py::object& kernel_regularizer,
                           const py::object& name, const py::object& input_shape, const py::object& bias_regularizer,
-                          const py::object& kernel_constraint, const py::object& bias_constraint) {
+                          const py::object& kernel_constraint, const py::object& bias_constraint,
+                         const py::object& activity_regularizer) {
     ChannelsLast(data_format, "Conv1D");
     Conv1DOptions o;
     o.strides = Single(strides, "Conv1D strides");
     o.padding = padding;
     o.dilation_rate = Single(dilation_rate, "Conv1D dilation_rate");
     SetKernelOptions(o, activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
-                     kernel_constraint, bias_constraint);
+                     kernel_constraint, bias_constraint, activity_regularizer);
     return Finish(Conv1D(filters, Single(kernel_size, "Conv1D kernel_size"), o), name, input_shape);
   }, py::arg("filters"), py::arg("kernel_size"), py::arg("strides") = 1, py::arg("padding") = "valid",
      py::arg("data_format") = py::none(), py::arg("dilation_rate") = 1, py::arg("activation") = py::none(),
@@ -274,7 +275,7 @@ void DefConvLayers(py::module_& layers) {
                                    const py::object& bias_initializer, const py::object& kernel_regularizer,
                                    const py::object& name, const py::object& input_shape,
                                    const py::object& bias_regularizer, const py::object& kernel_constraint,
-                                   const py::object& bias_constraint) {
+                                   const py::object& bias_constraint, const py::object& activity_regularizer) {
     ChannelsLast(data_format, "Conv2DTranspose");
     WEFT_REQUIRE(output_padding.is_none(), "Conv2DTranspose: output_padding is not supported by weft");
     WEFT_REQUIRE(Pair(dilation_rate, "Conv2DTranspose dilation_rate") == std::vector<int64_t>({1, 1}),
@@ -283,7 +284,7 @@ void DefConvLayers(py::module_& layers) {
     o.strides = Pair(strides, "Conv2DTranspose strides");
     o.padding = padding;
     SetKernelOptions(o, activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
-                     kernel_constraint, bias_constraint);
+                     kernel_constraint, bias_constraint, activity_regularizer);
     return Finish(Conv2DTranspose(filters, Pair(kernel_size, "Conv2DTranspose kernel_size"), o), name, input_shape);
   }, py::arg("filters"), py::arg("kernel_size"), py::arg("strides") = py::make_tuple(1, 1),
      py::arg("padding") = "valid", py::arg("output_padding") = py::none(), py::arg("data_format") = py::none(),

@@ -500,3 +500,17 @@ def test_activity_regularization_adds_its_penalty_per_example():
     h = x.sum(1, keepdims=True)  # the output, w = ones
     g = 2 * x.T @ h / 8 + 0.5 * 2 * x.T @ h / 8
     np.testing.assert_allclose(reg.get_weights()[0], 1 - 0.1 * g, rtol=1e-5)
+
+
+def test_activity_regularizer_argument_on_dense():
+    # The sparse autoencoder of the Keras blog: Dense(..., activity_regularizer=regularizers.l1(1e-5)).
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(8, 4)).astype(np.float32)
+    model = keras.Sequential([keras.Input(shape=(4,)),
+                              Ly.Dense(3, activation="relu", kernel_initializer=I.Constant(0.2), use_bias=False,
+                                       activity_regularizer=R.l1(0.01)),
+                              Ly.Dense(4, kernel_initializer="ones", use_bias=False)])
+    model.compile(optimizer="sgd", loss="mse")
+    h = np.maximum(x @ np.full((4, 3), 0.2, np.float32), 0)
+    want = np.mean((h @ np.ones((3, 4)) - x) ** 2) + 0.01 * np.abs(h).sum() / 8
+    assert model.evaluate(x, x, batch_size=8, verbose=0) == pytest.approx(want, rel=1e-5)
