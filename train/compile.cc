@@ -22,12 +22,25 @@
 namespace weft::train {
 namespace {
 
-// loss + scale * sum over (w, l2) of l2 * sum(w^2): Keras' kernel_regularizer=l2(x) terms.
-Output AddL2(const Scope& s, Output loss, const std::vector<std::pair<Output, double>>& terms, double scale) {
-  for (const auto& [w, coef] : terms) {
-    loss = ops::Add(s, loss,
-                    ops::Mul(s, ops::ScalarLike(s, DType::kFloat32, coef * scale), ops::Sum(s, ops::Square(s, w))));
+// A weight's regularization (Keras' kernel_regularizer / bias_regularizer): (w, l1, l2).
+struct Penalty {
+  Output w;
+  double l1, l2;
+};
+
+// loss + scale * sum over the penalties of l1 * sum(|w|) + l2 * sum(w^2).
+Output AddL2(const Scope& s, Output loss, const std::vector<Penalty>& terms, double scale) {
+  auto f = [&](double v) { return ops::ScalarLike(s, DType::kFloat32, v); };
+  for (const Penalty& p : terms) {
+    if (p.l1 > 0.0) loss = ops::Add(s, loss, ops::Mul(s, f(p.l1 * scale), ops::Sum(s, ops::Abs(s, p.w))));
+    if (p.l2 > 0.0) loss = ops::Add(s, loss, ops::Mul(s, f(p.l2 * scale), ops::Sum(s, ops::Square(s, p.w))));
   }
+  return loss;
+}
+
+// loss + scale * the layers' own loss terms (each replica's, as Keras scales them under a strategy).
+Output AddLayerLosses(const Scope& s, Output loss, const std::vector<Output>& terms, double scale) {
+  for (const Output& t : terms) loss = ops::Add(s, loss, ops::Mul(s, ops::ScalarLike(s, DType::kFloat32, scale), t));
   return loss;
 }
 
@@ -121,7 +134,8 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
   // Weights of every layer, per replica ("dense/kernel", "dense/kernel/replica_1", ...).
   std::vector<LayerVars> vars(static_cast<size_t>(replicas));
   std::vector<std::vector<Output>> trainable(static_cast<size_t>(replicas));
-  std::vector<std::vector<std::pair<Output, double>>> l2(static_cast<size_t>(replicas));
+  std::vector<std::vector<Penalty>> l2(static_cast<size_t>(replicas));
+  std::vector<std::vector<Constraint>> constraints(static_cast<size_t>(replicas));  // per trainable variable
   const Scope var_root = strategy_ != nullptr && !mirrored ? root.WithDevice(strategy_->variable_device()) : root;
   // Not mirrored: each weight on the least loaded variable device (one for central storage, the
   // ps tasks for ParameterServerStrategy), by bytes.
@@ -150,8 +164,11 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
         }
         if (r == 0) first = v;
         vars[static_cast<size_t>(r)][layer.get()].push_back(v);
-        if (w.trainable) trainable[static_cast<size_t>(r)].push_back(v);
-        if (w.l2 > 0.0) l2[static_cast<size_t>(r)].emplace_back(v, w.l2);
+        if (w.trainable) {
+          trainable[static_cast<size_t>(r)].push_back(v);
+          constraints[static_cast<size_t>(r)].push_back(w.constraint);
+        }
+        if (w.l2 > 0.0 || w.l1 > 0.0) l2[static_cast<size_t>(r)].push_back(Penalty{v, w.l1, w.l2});
       }
     }
   }
@@ -182,7 +199,8 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
     Output sw = ops::Placeholder(rs.WithOpName("sample_weight"), DType::kFloat32, TensorShape{-1});
     c_->sample_weights.push_back(sw);
     std::vector<Output> updates;
-    Output pred = Forward(rs, x, /*training=*/true, vars[ri], &updates);
+    std::vector<Output> layer_losses;
+    Output pred = Forward(rs, x, /*training=*/true, vars[ri], &updates, &layer_losses);
     applies.insert(applies.end(), updates.begin(), updates.end());
     Scope ls = rs.NewSubScope("loss");
     Output per_example = ops::Mul(ls, o.loss.Build(ls, y, pred), sw);
@@ -190,6 +208,7 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
     Output loss = !replicated ? ops::Mean(ls, per_example)
                               : ops::Div(ls, ops::Sum(ls, per_example), c_->global_batch);
     loss = AddL2(ls, loss, l2[ri], 1.0 / group);
+    loss = AddLayerLosses(ls, loss, layer_losses, 1.0 / group);
     losses.push_back(loss);
     for (size_t m = 0; m < o.metrics.size(); ++m) {  // statistics are sums: replicas and workers add theirs
       metrics[m].push_back(c_->metric_defs[m].BuildStats(rs.NewSubScope("metrics"), y, pred));
@@ -260,6 +279,18 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
       });
     };
     std::vector<Output> a = o.optimizer.Apply(os, trainable[ri], g, c_->lr, c_->step, make_slot);
+    // Keras' constraints: each constrained variable projected once its update has run (Apply
+    // returns one update per variable: every gradient exists, checked above).
+    for (size_t k = 0; k < a.size() && a.size() == trainable[ri].size(); ++k) {
+      const Constraint& c = constraints[ri][k];
+      if (!c) continue;
+      const Scope cs = os.NewSubScope("constraint").WithControlDependencies(std::vector<Output>{a[k]});
+      // A variable's output is its value at the step's start: adding zeros after the update
+      // returns the updated value.
+      const Output& v = trainable[ri][k];
+      Output updated = ops::AssignAdd(cs, v, ops::Const(cs, Tensor::Zeros(DType::kFloat32, v.shape())));
+      a[k] = ops::Assign(cs, v, c.Project(cs, updated));
+    }
     applies.insert(applies.end(), a.begin(), a.end());
   }
   Output increment = ops::AssignAdd(step_scope.NewSubScope("optimizer").WithControlDependencies(applies), c_->step,
@@ -280,14 +311,17 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
 
   // The inference pass (Evaluate, Predict): replica 0's variables on replica 0's device.
   Scope is = root.NewSubScope("inference").WithDevice(device(0));
-  c_->pred = Forward(is, c_->x, /*training=*/false, vars[0], nullptr);
+  std::vector<Output> eval_layer_losses;
+  c_->pred = Forward(is, c_->x, /*training=*/false, vars[0], nullptr, &eval_layer_losses);
   Scope es = is.NewSubScope("loss");
   Output eval_per_example = o.loss.Build(es, c_->y, c_->pred);
   c_->eval_loss = AddL2(es, ops::Mean(es, eval_per_example), l2[0], 1.0);
+  c_->eval_loss = AddLayerLosses(es, c_->eval_loss, eval_layer_losses, 1.0);
   // Evaluate with sample weights: the loss weighted as in training, sum(w * loss) / batch.
   c_->eval_sample_weight = ops::Placeholder(es.WithOpName("sample_weight"), DType::kFloat32, TensorShape{-1});
   c_->eval_weighted_loss =
       AddL2(es, ops::Mean(es, ops::Mul(es, eval_per_example, c_->eval_sample_weight)), l2[0], 1.0);
+  c_->eval_weighted_loss = AddLayerLosses(es, c_->eval_weighted_loss, eval_layer_losses, 1.0);
   for (const Metric& m : c_->metric_defs) c_->eval_metrics.push_back(m.BuildStats(is.NewSubScope("metrics"), c_->y, c_->pred));
 }
 

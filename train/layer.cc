@@ -1,5 +1,8 @@
 #include "train/layer.h"
 
+#include <fmt/ranges.h>
+
+#include "ops/array.h"
 #include "ops/framework.h"
 #include "ops/math.h"
 #include "ops/nn.h"
@@ -18,8 +21,59 @@ Sym Input(TensorShape shape, std::string name) {
 
 std::string Layer::Describe() const { return fmt::format("{} '{}'", type_, name_.empty() ? type_ : name_); }
 
-void Layer::AddWeight(std::string name, TensorShape shape, Initializer init, bool trainable, double l2) {
-  weights_.push_back(Weight{std::move(name), std::move(shape), init, trainable, l2});
+void Layer::AddWeight(std::string name, TensorShape shape, Initializer init, bool trainable, double l2, double l1,
+                      Constraint constraint) {
+  weights_.push_back(Weight{std::move(name), std::move(shape), init, trainable, l2, l1, std::move(constraint)});
+}
+
+void AddActivityPenalty(CallContext& ctx, Output y, double l1, double l2) {
+  if (ctx.losses == nullptr || (l1 == 0.0 && l2 == 0.0)) return;
+  const Scope s = ctx.scope.NewSubScope("activity_regularizer");
+  auto f = [&](double v) { return ops::ScalarLike(s, DType::kFloat32, v); };
+  Output penalty = ops::Add(s, ops::Mul(s, f(l1), ops::Sum(s, ops::Abs(s, y))), ops::Mul(s, f(l2), ops::Sum(s, ops::Square(s, y))));
+  // Keras' divide_no_nan by the batch size: an empty batch's penalty (0) stays 0.
+  Output batch = ops::Reshape(s, ops::Cast(s, ops::Slice(s, ops::Shape(s, y), {0}, {1}), DType::kFloat32),
+                              std::vector<int64_t>{});
+  ctx.losses->push_back(ops::Div(s, penalty, ops::Maximum(s, batch, f(1.0))));
+}
+
+Output Constraint::Project(const Scope& s, Output w) const {
+  if (kind == Kind::kNonNeg) {
+    return ops::Mul(s, w, ops::Cast(s, ops::GreaterEqual(s, w, ops::ScalarLike(s, DType::kFloat32, 0.0)), DType::kFloat32));
+  }
+  const int rank = w.shape().rank();
+  std::vector<int64_t> axes;
+  for (int64_t a : axis) {
+    WEFT_REQUIRE(a >= -rank && a < rank, "{}: axis {} is out of range for a weight of shape {}", ToString(), a,
+                 w.shape().ToString());
+    axes.push_back(a < 0 ? a + rank : a);
+  }
+  auto f = [&](double v) { return ops::ScalarLike(s, DType::kFloat32, v); };
+  Output norm = ops::Sqrt(s, ops::Sum(s, ops::Square(s, w), axes, /*keep_dims=*/true));
+  Output desired = norm;
+  switch (kind) {
+    case Kind::kMaxNorm: desired = ops::Minimum(s, norm, f(max_value)); break;
+    case Kind::kMinMaxNorm:
+      desired = ops::Add(s, ops::Mul(s, f(rate), ops::Minimum(s, ops::Maximum(s, norm, f(min_value)), f(max_value))),
+                         ops::Mul(s, f(1.0 - rate), norm));
+      break;
+    case Kind::kUnitNorm: desired = f(1.0); break;
+    default: break;
+  }
+  return ops::Div(s, ops::Mul(s, w, desired), ops::Add(s, norm, f(1e-7)));
+}
+
+std::string Constraint::ToString() const {
+  switch (kind) {
+    case Kind::kNone: return "none";
+    case Kind::kNonNeg: return "non_neg";
+    case Kind::kMaxNorm: return fmt::format("max_norm(max_value={}, axis=[{}])", max_value, fmt::join(axis, ", "));
+    case Kind::kUnitNorm: return fmt::format("unit_norm(axis=[{}])", fmt::join(axis, ", "));
+    case Kind::kMinMaxNorm:
+      return fmt::format("min_max_norm(min_value={}, max_value={}, rate={}, axis=[{}])", min_value, max_value, rate,
+                         fmt::join(axis, ", "));
+  }
+  return "?";
 }
 
 int64_t Layer::CountParams(bool trainable) const {

@@ -39,13 +39,32 @@ struct SymNode {
 // A model input of per-example shape `shape` (the batch dim is added in front).
 Sym Input(TensorShape shape, std::string name = "input");
 
+// Keras' weight constraints (kernel_constraint / bias_constraint): a projection the training step
+// applies to the weight after each optimizer update, w = Project(w). Norms are over `axis` (Keras'
+// default 0: a Dense kernel's column per unit), eps = 1e-7 as Keras' backend epsilon:
+//   max_norm      w * clip(norm, 0, max_value) / (eps + norm)
+//   min_max_norm  w * (rate * clip(norm, min_value, max_value) + (1 - rate) * norm) / (eps + norm)
+//   unit_norm     w / (eps + norm)
+//   non_neg       w * (w >= 0)
+struct Constraint {
+  enum class Kind { kNone, kMaxNorm, kMinMaxNorm, kUnitNorm, kNonNeg };
+  Kind kind = Kind::kNone;
+  double min_value = 0.0, max_value = 2.0, rate = 1.0;
+  std::vector<int64_t> axis = {0};  // negative: from the end
+  explicit operator bool() const { return kind != Kind::kNone; }
+  Output Project(const Scope& s, Output w) const;
+  std::string ToString() const;  // "max_norm(max_value=2, axis=[0])"
+};
+
 // A weight a layer declares; the model creates the variable.
 struct Weight {
   std::string name;  // within the layer: "kernel", "bias", "moving_mean", ...
   TensorShape shape;
   Initializer init;
   bool trainable = true;
-  double l2 = 0.0;  // kernel_regularizer l2: adds l2 * sum(w^2) to the loss
+  double l2 = 0.0;  // kernel_regularizer / bias_regularizer: adds l1 * sum(|w|) + l2 * sum(w^2) to the loss
+  double l1 = 0.0;
+  Constraint constraint;  // applied after each update
 };
 
 // What a layer's Call sees: where to add nodes, the variables of its weights, the mode, and
@@ -55,7 +74,14 @@ struct CallContext {
   bool training = false;
   std::vector<Output> weights;      // one per declared weight, in declaration order
   std::vector<Output>* updates = nullptr;  // training only
+  // Scalar terms the layer adds to the loss (Keras' add_loss: activity regularization), in the
+  // training and the inference pass; null where no loss is computed.
+  std::vector<Output>* losses = nullptr;
 };
+
+// Keras' activity regularization of a layer's output y: adds (l1 * sum(|y|) + l2 * sum(y^2)) /
+// batch size to ctx.losses (when the pass collects losses and a coefficient is nonzero).
+void AddActivityPenalty(CallContext& ctx, Output y, double l1, double l2);
 
 class Layer : public std::enable_shared_from_this<Layer> {
  public:
@@ -90,7 +116,8 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // running Call on placeholders in a scratch graph.
   virtual void Build(const std::vector<TensorShape>& input_shapes) {}
   virtual int num_inputs() const { return 1; }  // -1: two or more
-  void AddWeight(std::string name, TensorShape shape, Initializer init, bool trainable = true, double l2 = 0.0);
+  void AddWeight(std::string name, TensorShape shape, Initializer init, bool trainable = true, double l2 = 0.0,
+                 double l1 = 0.0, Constraint constraint = {});
   // "Conv2D 'conv2d': " for messages.
   std::string Describe() const;
 
@@ -130,6 +157,9 @@ struct DenseOptions {
   Initializer kernel_initializer = GlorotUniform();
   Initializer bias_initializer = Zeros();
   double kernel_l2 = 0.0;
+  double kernel_l1 = 0.0, bias_l1 = 0.0, bias_l2 = 0.0;  // Keras' kernel_regularizer / bias_regularizer
+  Constraint kernel_constraint, bias_constraint;
+  double activity_l1 = 0.0, activity_l2 = 0.0;  // Keras' activity_regularizer (AddActivityPenalty)
 };
 // y = activation(x @ kernel + bias) over the last axis (inputs of rank 2 or more).
 LayerPtr Dense(int64_t units, DenseOptions options = {});
@@ -142,6 +172,9 @@ struct Conv2DOptions {
   Initializer kernel_initializer = GlorotUniform();
   Initializer bias_initializer = Zeros();
   double kernel_l2 = 0.0;
+  double kernel_l1 = 0.0, bias_l1 = 0.0, bias_l2 = 0.0;  // Keras' kernel_regularizer / bias_regularizer
+  Constraint kernel_constraint, bias_constraint;
+  double activity_l1 = 0.0, activity_l2 = 0.0;  // Keras' activity_regularizer (AddActivityPenalty)
 };
 // NHWC convolution with a (kh, kw, in_channels, filters) kernel.
 LayerPtr Conv2D(int64_t filters, std::vector<int64_t> kernel_size, Conv2DOptions options = {});
@@ -186,6 +219,9 @@ struct Conv1DOptions {
   Initializer kernel_initializer = GlorotUniform();
   Initializer bias_initializer = Zeros();
   double kernel_l2 = 0.0;
+  double kernel_l1 = 0.0, bias_l1 = 0.0, bias_l2 = 0.0;  // Keras' kernel_regularizer / bias_regularizer
+  Constraint kernel_constraint, bias_constraint;
+  double activity_l1 = 0.0, activity_l2 = 0.0;  // Keras' activity_regularizer (AddActivityPenalty)
 };
 LayerPtr Conv1D(int64_t filters, int64_t kernel_size, Conv1DOptions options = {});
 // Pools (batch, steps, channels) over pool_size steps; strides <= 0 means pool_size.

@@ -65,14 +65,16 @@ class Conv2DLayer : public Layer {
   void Build(const std::vector<TensorShape>& in) override {
     const int64_t c = ImageChannels(in[0], Describe());
     AddWeight("kernel", {kernel_[0], kernel_[1], transpose_ ? filters_ : c, transpose_ ? c : filters_},
-              o_.kernel_initializer, true, o_.kernel_l2);
-    if (o_.use_bias) AddWeight("bias", {filters_}, o_.bias_initializer);
+              o_.kernel_initializer, true, o_.kernel_l2, o_.kernel_l1, o_.kernel_constraint);
+    if (o_.use_bias) AddWeight("bias", {filters_}, o_.bias_initializer, true, o_.bias_l2, o_.bias_l1, o_.bias_constraint);
   }
   Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
     Output y = transpose_ ? Transposed(ctx.scope, in[0], ctx.weights[0])
                           : ops::Conv2D(ctx.scope, in[0], ctx.weights[0], o_.strides, padding_);
     if (o_.use_bias) y = ops::BiasAdd(ctx.scope, y, ctx.weights[1]);
-    return ApplyActivation(ctx.scope, o_.activation, y);
+    Output out = ApplyActivation(ctx.scope, o_.activation, y);
+    AddActivityPenalty(ctx, out, o_.activity_l1, o_.activity_l2);
+    return out;
   }
 
  private:
@@ -153,8 +155,9 @@ class Conv1DLayer : public Layer {
   void Build(const std::vector<TensorShape>& in) override {
     RequireSteps(in[0], Describe());
     WEFT_REQUIRE(in[0].dim(2) > 0, "{}: the channel dim must be known, got {}", Describe(), in[0].ToString());
-    AddWeight("kernel", {kernel_, in[0].dim(2), filters_}, o_.kernel_initializer, true, o_.kernel_l2);
-    if (o_.use_bias) AddWeight("bias", {filters_}, o_.bias_initializer);
+    AddWeight("kernel", {kernel_, in[0].dim(2), filters_}, o_.kernel_initializer, true, o_.kernel_l2, o_.kernel_l1,
+              o_.kernel_constraint);
+    if (o_.use_bias) AddWeight("bias", {filters_}, o_.bias_initializer, true, o_.bias_l2, o_.bias_l1, o_.bias_constraint);
   }
   Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
     const Scope& s = ctx.scope;
@@ -166,7 +169,9 @@ class Conv1DLayer : public Layer {
     Output y = ops::Conv2D(s, ops::ExpandDims(s, x, 1), filter, {1, o_.strides}, padding_, {1, o_.dilation_rate});
     y = ops::Squeeze(s, y, {1});
     if (o_.use_bias) y = ops::BiasAdd(s, y, ctx.weights[1]);
-    return ApplyActivation(s, o_.activation, y);
+    Output out = ApplyActivation(s, o_.activation, y);
+    AddActivityPenalty(ctx, out, o_.activity_l1, o_.activity_l2);
+    return out;
   }
 
  private:

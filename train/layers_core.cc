@@ -24,8 +24,9 @@ class DenseLayer : public Layer {
     for (int i = 1; known && i < x.rank(); ++i) known = x.dim(i) > 0;
     WEFT_REQUIRE(known, "{}: expects inputs (batch, ..., features) with known non-batch dims, got {}", Describe(),
                  x.ToString());
-    AddWeight("kernel", {x.dim(x.rank() - 1), units_}, o_.kernel_initializer, true, o_.kernel_l2);
-    if (o_.use_bias) AddWeight("bias", {units_}, o_.bias_initializer);
+    AddWeight("kernel", {x.dim(x.rank() - 1), units_}, o_.kernel_initializer, true, o_.kernel_l2, o_.kernel_l1,
+              o_.kernel_constraint);
+    if (o_.use_bias) AddWeight("bias", {units_}, o_.bias_initializer, true, o_.bias_l2, o_.bias_l1, o_.bias_constraint);
   }
   // Over the last axis: inputs of rank > 2 are viewed as (rows, features) and reshaped back.
   Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
@@ -40,7 +41,9 @@ class DenseLayer : public Layer {
       dims.push_back(units_);
       y = ops::Reshape(ctx.scope, y, dims);
     }
-    return ApplyActivation(ctx.scope, o_.activation, y);
+    Output out = ApplyActivation(ctx.scope, o_.activation, y);
+    AddActivityPenalty(ctx, out, o_.activity_l1, o_.activity_l2);
+    return out;
   }
 
  private:

@@ -128,6 +128,11 @@ Output Loss::BuildOther(const Scope& s, Output y, Output pred) const {
       Output h = ops::Relu(s, ops::Sub(s, c(1.0), ops::Mul(s, signed_y, pred)));
       return MeanPerExample(s, kind == Kind::kHinge ? h : ops::Square(s, h));
     }
+    case Kind::kCategoricalHinge: {
+      Output pos = ops::Sum(s, ops::Mul(s, y, pred), {-1});
+      Output neg = ops::Max(s, ops::Mul(s, ops::Sub(s, c(1.0), y), pred), {-1});
+      return ops::Relu(s, ops::Add(s, ops::Sub(s, neg, pos), c(1.0)));
+    }
     case Kind::kKLDivergence: {
       auto clip = [&](Output x) { return ops::Minimum(s, ops::Maximum(s, x, c(kEpsilon)), c(1.0)); };
       Output yc = clip(y);
@@ -172,6 +177,7 @@ std::string Loss::name() const {
     case Kind::kKLDivergence: return "kl_divergence";
     case Kind::kPoisson: return "poisson";
     case Kind::kCosineSimilarity: return "cosine_similarity";
+    case Kind::kCategoricalHinge: return "categorical_hinge";
   }
   return "?";
 }
@@ -224,6 +230,7 @@ Loss LossByName(const std::string& name) {
       {"kld", [] { return SimpleLoss(Loss::Kind::kKLDivergence); }},
       {"poisson", [] { return SimpleLoss(Loss::Kind::kPoisson); }},
       {"cosine_similarity", [] { return SimpleLoss(Loss::Kind::kCosineSimilarity); }},
+      {"categorical_hinge", [] { return SimpleLoss(Loss::Kind::kCategoricalHinge); }},
   };
   // Keras' class names too: "MeanSquaredError" -> "mean_squared_error", "MSE" -> "mse".
   std::string key;

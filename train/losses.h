@@ -35,6 +35,7 @@ struct Loss {
     kKLDivergence,
     kPoisson,
     kCosineSimilarity,
+    kCategoricalHinge,
   };
   Kind kind = Kind::kSparseCategoricalCrossentropy;
   bool from_logits = false;     // cross-entropies: predictions are logits, not probabilities
@@ -64,7 +65,7 @@ Loss Huber(double delta = 1.0);
 // logcosh mean(log(cosh(p - y))); hinge mean(max(1 - y p, 0)) and squared_hinge its square, with
 // 0/1 labels taken as -1/1 (when every label is 0 or 1, as Keras); kl_divergence
 // sum(y log(y / p)), y and p clipped to [eps, 1]; poisson mean(p - y log(p + eps));
-// cosine_similarity -sum(y / |y| * p / |p|).
+// cosine_similarity -sum(y / |y| * p / |p|); categorical_hinge max(max((1 - y) p) - sum(y p) + 1, 0).
 Loss SimpleLoss(Loss::Kind kind);
 // By Keras name (probabilities, not logits, as Keras assumes for a string):
 // "sparse_categorical_crossentropy", "categorical_crossentropy", "binary_crossentropy",

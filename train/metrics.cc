@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <set>
 
 #include <fmt/ranges.h>
@@ -103,13 +104,59 @@ Metric ResolvedFor(const Metric& m, const TensorShape& label, const TensorShape&
                  "metric '{}': expects {} labels, but the labels have shape {} (predictions {})", m.name,
                  sparse_labels ? "integer class (batch,)" : "one-hot (batch, classes)", label.ToString(),
                  pred.ToString());
-  } else if (out.kind != Kind::kLoss && !label.unknown_rank()) {  // element-wise against the predictions
+  } else if (out.kind == Kind::kR2Score || out.kind == Kind::kFBetaScore) {
+    WEFT_REQUIRE(!pred.unknown_rank() && pred.rank() == 2 && pred.dim(1) > 0,
+                 "metric '{}': {} expects 2D predictions (batch_size, output_dim) with output_dim known, got {}",
+                 m.name, out.kind == Kind::kR2Score ? "R2Score" : "FBetaScore", pred.ToString());
+    out.num_outputs = static_cast<int>(pred.dim(1));
+  }
+  if (!classes && out.kind != Kind::kLoss && out.kind != Kind::kRootMeanSquaredError && !label.unknown_rank()) {
     WEFT_REQUIRE(label.rank() == pred.rank(),
                  "metric '{}': labels of shape {} do not match predictions of shape {} (integer class labels "
                  "need a sparse metric such as 'sparse_categorical_accuracy')",
                  m.name, label.ToString(), pred.ToString());
   }
   return out;
+}
+
+// R2Score's statistics of (batch, n) labels and predictions: [count, sum y (n), sum y^2 (n),
+// sum (y - pred)^2 (n)].
+Output R2Stats(const Scope& s, Output y, Output pred, int n, const std::string& name) {
+  WEFT_REQUIRE(n > 0, "metric '{}': resolve it (Metric::Resolved) before building it", name);
+  Output yf = ops::Reshape(s, ops::Cast(s, y, DType::kFloat32), std::vector<int64_t>{-1, n});
+  Output p = ops::Reshape(s, pred, std::vector<int64_t>{-1, n});
+  Output count = ops::Reshape(s, ops::Cast(s, ops::Slice(s, ops::Shape(s, yf), {0}, {1}), DType::kFloat32),
+                              std::vector<int64_t>{1});
+  return ops::Concat(s, {count, ops::Sum(s, yf, {0}), ops::Sum(s, ops::Square(s, yf), {0}),
+                         ops::Sum(s, ops::Square(s, ops::Sub(s, yf, p)), {0})}, 0);
+}
+
+// FBetaScore's statistics of (batch, n) targets and predictions: [tp (n), fp (n), fn (n)].
+Output FBetaStats(const Scope& s, Output y, Output pred, double threshold) {
+  auto f = [&](double v) { return ops::ScalarLike(s, DType::kFloat32, v); };
+  Output yf = ops::Cast(s, y, DType::kFloat32);
+  // Keras' None: the row's maximum, unless it is 0 (a row of zeros has no positive).
+  Output positive = threshold < 0.0 ? ops::LogicalAnd(s, ops::GreaterEqual(s, pred, ops::Max(s, pred, {-1}, true)),
+                                                      ops::Greater(s, ops::Abs(s, pred), f(1e-9)))
+                                    : ops::Greater(s, pred, f(threshold));
+  Output pb = ops::Cast(s, positive, DType::kFloat32);
+  Output tp = ops::Sum(s, ops::Mul(s, yf, pb), {0});
+  Output fp = ops::Sum(s, ops::Mul(s, ops::Sub(s, f(1.0), yf), pb), {0});
+  Output fn = ops::Sum(s, ops::Mul(s, yf, ops::Sub(s, f(1.0), pb)), {0});
+  return ops::Concat(s, {tp, fp, fn}, 0);
+}
+
+double R2Result(const std::vector<double>& st, int n) {
+  const double count = st[0];
+  double total_score = 0.0;
+  for (int j = 0; j < n; ++j) {
+    const double sum = st[1 + j], squares = st[1 + n + j], residual = st[1 + 2 * n + j];
+    const double total = squares - sum * (count > 0 ? sum / count : 0.0);
+    double score = 1.0 - residual / total;  // Keras: an infinite score (constant labels) counts as 0
+    if (std::isinf(score)) score = 0.0;
+    total_score += score;
+  }
+  return n > 0 ? total_score / n : 0.0;
 }
 
 }  // namespace
@@ -125,6 +172,8 @@ Metric::Metric(const std::string& name) {
       {"auc", [] { return AUC(); }},
       {"precision", [] { return Precision(); }},
       {"recall", [] { return Recall(); }},
+      {"root_mean_squared_error", [] { return RootMeanSquaredError(); }},
+      {"r2_score", [] { return R2Score(); }},
   };
   // Loss functions that Keras also offers as metrics (the mean of the loss, LossByName's names).
   static const std::set<std::string> kLossMetrics = {
@@ -209,13 +258,58 @@ Metric Recall(double threshold, std::string name) {
   return m;
 }
 
+Metric RootMeanSquaredError(std::string name) {
+  Metric m = Make(Kind::kRootMeanSquaredError, std::move(name));
+  m.loss = MeanSquaredError();
+  return m;
+}
+
+Metric R2Score(std::string name) { return Make(Kind::kR2Score, std::move(name)); }
+
+Metric FBetaScore(std::string average, double beta, double threshold, std::string name) {
+  WEFT_REQUIRE(average.empty() || average == "micro" || average == "macro" || average == "weighted",
+               "FBetaScore: average must be None, 'micro', 'macro' or 'weighted', got '{}'", average);
+  WEFT_REQUIRE(beta > 0.0, "FBetaScore: beta must be positive, got {}", beta);
+  WEFT_REQUIRE(threshold < 0.0 || (threshold > 0.0 && threshold <= 1.0),
+               "FBetaScore: threshold must be None or in (0, 1], got {}", threshold);
+  Metric m = Make(Kind::kFBetaScore, std::move(name));
+  m.average = std::move(average);
+  m.beta = beta;
+  m.threshold = threshold;
+  return m;
+}
+
+std::vector<double> FBetaPerClass(const Metric& m, const std::vector<double>& st) {
+  WEFT_REQUIRE(m.kind == Kind::kFBetaScore && !st.empty() && st.size() % 3 == 0, "metric '{}': {} statistics", m.name,
+               st.size());
+  const size_t n = st.size() / 3;
+  constexpr double kEps = 1e-7;
+  const double b2 = m.beta * m.beta;
+  auto score = [&](double tp, double fp, double fn) {
+    const double p = tp / (tp + fp + kEps), r = tp / (tp + fn + kEps);
+    return (1.0 + b2) * p * r / (b2 * p + r + kEps);
+  };
+  if (m.average == "micro") {
+    double tp = 0, fp = 0, fn = 0;
+    for (size_t j = 0; j < n; ++j) tp += st[j], fp += st[n + j], fn += st[2 * n + j];
+    return {score(tp, fp, fn)};
+  }
+  std::vector<double> out;
+  for (size_t j = 0; j < n; ++j) out.push_back(score(st[j], st[n + j], st[2 * n + j]));
+  return out;
+}
+
 Metric Metric::Resolved(const Loss& l, const TensorShape& pred_shape) const {
+  WEFT_REQUIRE(kind != Kind::kFBetaScore || !average.empty(), "metric '{}': average=None gives one score per class; "
+               "compile's metrics need one number: pass average='micro', 'macro' or 'weighted'", name);
   return ResolvedFor(*this, l.LabelShape(pred_shape), pred_shape);
 }
 
 int Metric::num_stats() const {
   switch (kind) {
     case Kind::kAUC: return 2 * num_thresholds + 2;
+    case Kind::kR2Score: return 1 + 3 * num_outputs;
+    case Kind::kFBetaScore: return 3 * num_outputs;
     default: return is_mean() ? 2 : 4;
   }
 }
@@ -253,7 +347,8 @@ Output Metric::BuildValues(const Scope& s, Output y, Output pred) const {
       return ops::Cast(s, ops::Less(s, higher, ops::ScalarLike(s, DType::kFloat32, static_cast<double>(k))),
                        DType::kFloat32);
     }
-    case Kind::kLoss: return loss.Build(s, y, pred);
+    case Kind::kLoss:
+    case Kind::kRootMeanSquaredError: return loss.Build(s, y, pred);
     default: break;
   }
   throw Error(errors::Internal("metric '{}': unknown kind", name));
@@ -261,11 +356,30 @@ Output Metric::BuildValues(const Scope& s, Output y, Output pred) const {
 
 Output Metric::BuildStats(const Scope& s, Output y, Output pred) const {
   if (kind == Kind::kAUC) return ConfusionStats(s, y, pred, AucThresholds(num_thresholds));
+  if (kind == Kind::kR2Score) return R2Stats(s, y, pred, num_outputs, name);
+  if (kind == Kind::kFBetaScore) return FBetaStats(s, y, pred, threshold);
   if (kind > Kind::kAUC) return ConfusionStats(s, y, pred, {static_cast<float>(threshold)});
   return MeanStats(s, BuildValues(s, y, pred));
 }
 
 double Metric::Result(const std::vector<double>& st) const {
+  if (kind == Kind::kR2Score) {  // (standalone objects keep the unresolved metric: n from the statistics)
+    WEFT_REQUIRE(st.size() > 1 && (st.size() - 1) % 3 == 0, "metric '{}': {} statistics", name, st.size());
+    return R2Result(st, static_cast<int>((st.size() - 1) / 3));
+  }
+  if (kind == Kind::kFBetaScore) {
+    WEFT_REQUIRE(!average.empty(), "metric '{}': average=None gives one score per class; compile's metrics need one "
+                 "number: pass average='micro', 'macro' or 'weighted'", name);
+    const std::vector<double> scores = FBetaPerClass(*this, st);
+    if (average != "weighted") return std::accumulate(scores.begin(), scores.end(), 0.0) / static_cast<double>(scores.size());
+    const size_t n = scores.size();
+    double weighted = 0.0, support = 0.0;  // true count of class j: tp + fn
+    for (size_t j = 0; j < n; ++j) {
+      weighted += scores[j] * (st[j] + st[2 * n + j]);
+      support += st[j] + st[2 * n + j];
+    }
+    return weighted / (support + 1e-7);
+  }
   WEFT_REQUIRE(static_cast<int>(st.size()) == num_stats(), "metric '{}': {} statistics, expected {}", name, st.size(),
                num_stats());
   switch (kind) {
@@ -275,6 +389,8 @@ double Metric::Result(const std::vector<double>& st) const {
     case Kind::kFalsePositives: return st[1];
     case Kind::kTrueNegatives: return st[3] - st[1];   // negatives - fp
     case Kind::kFalseNegatives: return st[2] - st[0];  // positives - tp
+    case Kind::kRootMeanSquaredError: return std::sqrt(Ratio(st[0], st[1]));
+    case Kind::kR2Score: return R2Result(st, num_outputs);
     case Kind::kAUC: {
       if (pr_curve) return PrAuc(st, static_cast<size_t>(num_thresholds));
       // ROC: x = fp rate, y = tp rate at each threshold (ascending thresholds: descending rates);

@@ -33,6 +33,7 @@ struct Metric {
     kTopKCategoricalAccuracy,
     kSparseTopKCategoricalAccuracy,
     kLoss,  // a loss function's mean as a metric: "mse", "mae", "binary_crossentropy", ...
+    kRootMeanSquaredError,  // sqrt of the mean of the per-example MSE
     kAUC,
     kPrecision,
     kRecall,
@@ -40,6 +41,8 @@ struct Metric {
     kFalsePositives,
     kTrueNegatives,
     kFalseNegatives,
+    kR2Score,  // per output: 1 - residual / total sum of squares, then their mean (Keras' uniform_average)
+    kFBetaScore,  // per class from tp, fp, fn; averaged by `average`
   };
   Kind kind = Kind::kAccuracy;
   std::string name = "accuracy";  // the log key ("val_" + name for validation)
@@ -48,6 +51,9 @@ struct Metric {
   int num_thresholds = 200;       // AUC
   bool pr_curve = false;          // AUC: the precision-recall curve (Keras' curve='PR'), else ROC
   Loss loss;                      // kLoss
+  int num_outputs = 0;            // kR2Score, kFBetaScore: the predictions' last dim (set by Resolved; 0 before)
+  double beta = 1.0;              // kFBetaScore; its threshold < 0 means Keras' None (the row's maximum is positive)
+  std::string average;            // kFBetaScore: "micro", "macro", "weighted" ("" = Keras' None: one score per class)
 
   Metric() = default;
   // By Keras name, so that CompileOptions{.metrics = {"accuracy"}} reads as in Keras. Unknown
@@ -77,6 +83,18 @@ Metric SparseCategoricalAccuracy(std::string name = "sparse_categorical_accuracy
 Metric TopKCategoricalAccuracy(int k = 5, std::string name = "top_k_categorical_accuracy");
 Metric SparseTopKCategoricalAccuracy(int k = 5, std::string name = "sparse_top_k_categorical_accuracy");
 Metric LossMetric(Loss loss, std::string name);  // the mean of a loss function: MeanSquaredError metric
+Metric RootMeanSquaredError(std::string name = "root_mean_squared_error");
+// Keras' R2Score (class_aggregation "uniform_average", no adjustment): statistics per output of
+// (batch, outputs) predictions: the count, sum y, sum y^2 and the residual sum (y - pred)^2.
+Metric R2Score(std::string name = "r2_score");
+// Keras' FBetaScore / F1Score (beta = 1) over (batch, classes) one-hot or multi-label targets:
+// predictions are positive above `threshold`, or (threshold < 0, Keras' None) where they equal
+// their row's maximum. Per class (1 + b^2) p r / (b^2 p + r + eps), p = tp / (tp + fp + eps),
+// r = tp / (tp + fn + eps), eps = 1e-7; "micro" pools the counts first, "macro" averages the
+// classes, "weighted" weights them by their true count. Result needs an average;
+// FBetaPerClass gives the per-class scores (average "").
+Metric FBetaScore(std::string average = "", double beta = 1.0, double threshold = -1.0, std::string name = "fbeta_score");
+std::vector<double> FBetaPerClass(const Metric& m, const std::vector<double>& stats);
 // The area under the ROC curve (trapezoids between thresholds, Keras' 'interpolation'), or with
 // pr_curve under the precision-recall curve (Keras' interpolation of Davis & Goadrich).
 Metric AUC(int num_thresholds = 200, std::string name = "auc", bool pr_curve = false);

@@ -155,12 +155,12 @@ void Model::Summary(std::ostream& os) const {
 }
 
 Output Model::Forward(const Scope& scope, Output x, bool training, const LayerVars& vars,
-                      std::vector<Output>* updates) const {
+                      std::vector<Output>* updates, std::vector<Output>* losses) const {
   std::map<const SymNode*, Output> values = {{inputs_[0].get(), x}};
   for (const Sym& call : calls_) {
     Scope ls = scope.NewSubScope(call->layer->name());
     if (!call->layer->device().empty()) ls = ls.WithDevice(call->layer->device());
-    CallContext ctx{ls, training, vars.at(call->layer.get()), updates};
+    CallContext ctx{ls, training, vars.at(call->layer.get()), updates, losses};
     std::vector<Output> in;
     for (const Sym& s : call->inputs) in.push_back(values.at(s.get()));
     values[call.get()] = call->layer->Call(ctx, in);

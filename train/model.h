@@ -178,8 +178,9 @@ class Model {
   struct Compiled;
   using LayerVars = std::map<const Layer*, std::vector<Output>>;
   // Builds the forward pass of every recorded layer call in `scope` over the variables `vars`.
+  // Layers' loss terms (CallContext::losses) go to `losses` when it is given.
   Output Forward(const Scope& scope, Output x, bool training, const LayerVars& vars,
-                 std::vector<Output>* updates) const;
+                 std::vector<Output>* updates, std::vector<Output>* losses = nullptr) const;
   void BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Output>* inits);
   // Across workers (MultiWorkerMirroredStrategy): collectives over every worker's first replica.
   static constexpr int64_t kWorkerGroupKey = 2, kBroadcastGroupKey = 3;

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <map>
 
+#include "ops/array.h"
 #include "ops/framework.h"
 #include "ops/math.h"
 #include "ops/optimizer.h"
@@ -46,6 +47,23 @@ std::vector<Output> Clip(const Scope& s, const Optimizer& o, std::vector<Output>
 Output DecayWeights(const Scope& s, Output var, Output grad, Output lr, double wd) {
   const Scope ds = s.WithControlDependencies(std::vector<Output>{grad});
   return ops::AssignSub(ds, var, ops::Mul(ds, var, ops::Mul(ds, lr, F(ds, wd))));
+}
+
+// Nadam's u_prod_t = prod_{i=1..t} b1 (1 - 0.5 * 0.96^i) (Keras keeps it in a variable): as
+// exp(t log b1 + L[min(t, N)]), L[k] the host's partial sums of log(1 - 0.5 * 0.96^i); past
+// N = 1000 the terms (below 1e-18) no longer move a float32 sum.
+Output NadamMomentumProduct(const Scope& s, double beta_1, Output t_int) {
+  constexpr int64_t kTerms = 1000;
+  std::vector<float> partial(kTerms + 1, 0.0f);
+  double sum = 0.0;
+  for (int64_t i = 1; i <= kTerms; ++i) {
+    sum += std::log1p(-0.5 * std::pow(0.96, static_cast<double>(i)));
+    partial[static_cast<size_t>(i)] = static_cast<float>(sum);
+  }
+  const Tensor table = Tensor::FromVector(partial);
+  Output idx = ops::Minimum(s, t_int, ops::Const(s, kTerms));
+  Output t = ops::Cast(s, t_int, DType::kFloat32);
+  return ops::Exp(s, ops::Add(s, ops::Mul(s, t, F(s, std::log(beta_1))), ops::Gather(s, ops::Const(s, table), idx)));
 }
 
 // One variable's update; `t` is the float32 step t = step + 1 (Adam's bias correction).
@@ -95,6 +113,66 @@ Output Update(const Scope& s, const Optimizer& o, Output var, Output g, Output l
       Output denom = ops::Sqrt(s, ops::Add(s, a1, F(s, o.initial_accumulator_value + o.epsilon)));
       return ops::AssignSub(s, var, ops::Div(s, ops::Mul(s, lr, g), denom));
     }
+    case Optimizer::Kind::kNadam: {
+      Output b1 = F(s, o.beta_1);
+      auto u = [&](Output i) {  // b1 (1 - 0.5 * 0.96^i)
+        return ops::Mul(s, b1, ops::Sub(s, F(s, 1.0), ops::Mul(s, F(s, 0.5), ops::Pow(s, F(s, 0.96), i))));
+      };
+      Output u_t = u(t), u_next = u(ops::Add(s, t, F(s, 1.0)));
+      Output t_int = ops::Cast(s, t, DType::kInt64);
+      Output u_prod = NadamMomentumProduct(s, o.beta_1, t_int), u_prod_next = ops::Mul(s, u_prod, u_next);
+      Output m = slot(var, "momentum"), v = slot(var, "velocity");
+      Output m1 = ops::Assign(s, m, ops::Add(s, m, ops::Mul(s, ops::Sub(s, g, m), F(s, 1.0 - o.beta_1))));
+      Output v1 = ops::Assign(s, v, ops::Add(s, v, ops::Mul(s, ops::Sub(s, ops::Square(s, g), v), F(s, 1.0 - o.beta_2))));
+      Output m_hat = ops::Add(s, ops::Div(s, ops::Mul(s, u_next, m1), ops::Sub(s, F(s, 1.0), u_prod_next)),
+                              ops::Div(s, ops::Mul(s, ops::Sub(s, F(s, 1.0), u_t), g), ops::Sub(s, F(s, 1.0), u_prod)));
+      Output v_hat = ops::Div(s, v1, ops::Sub(s, F(s, 1.0), ops::Pow(s, F(s, o.beta_2), t)));
+      return ops::AssignSub(s, var, ops::Div(s, ops::Mul(s, m_hat, lr), ops::Add(s, ops::Sqrt(s, v_hat), F(s, o.epsilon))));
+    }
+    case Optimizer::Kind::kAdamax: {
+      Output m = slot(var, "m"), u = slot(var, "u");
+      Output m1 = ops::Assign(s, m, ops::Add(s, m, ops::Mul(s, ops::Sub(s, g, m), F(s, 1.0 - o.beta_1))));
+      Output u1 = ops::Assign(s, u, ops::Maximum(s, ops::Mul(s, u, F(s, o.beta_2)), ops::Abs(s, g)));
+      Output bias = ops::Sub(s, F(s, 1.0), ops::Pow(s, F(s, o.beta_1), t));
+      return ops::AssignSub(s, var, ops::Div(s, ops::Mul(s, lr, m1), ops::Mul(s, bias, ops::Add(s, u1, F(s, o.epsilon)))));
+    }
+    case Optimizer::Kind::kAdadelta: {
+      Output a = slot(var, "accumulated_grad"), ad = slot(var, "accumulated_delta_var");
+      auto rms = [&](Output x) { return ops::Sqrt(s, ops::Add(s, x, F(s, o.epsilon))); };
+      auto average = [&](Output acc, Output x2) {
+        return ops::Add(s, ops::Mul(s, acc, F(s, o.rho)), ops::Mul(s, x2, F(s, 1.0 - o.rho)));
+      };
+      Output a1 = ops::Assign(s, a, average(a, ops::Square(s, g)));
+      Output delta = ops::Neg(s, ops::Div(s, ops::Mul(s, rms(ad), g), rms(a1)));
+      Output ad1 = ops::Assign(s, ad, average(ad, ops::Square(s, delta)));
+      // The update reads delta after its accumulator took it in (Keras' order).
+      const Scope after = s.WithControlDependencies(std::vector<Output>{ad1});
+      return ops::AssignAdd(after, var, ops::Mul(after, lr, delta));
+    }
+    case Optimizer::Kind::kFtrl: {
+      Output acc_slot = slot(var, "accumulator"), linear = slot(var, "linear");
+      Output acc = ops::Add(s, acc_slot, F(s, o.initial_accumulator_value));
+      Output new_acc = ops::Add(s, acc, ops::Square(s, g));
+      Output power = F(s, -o.learning_rate_power);
+      Output l2 = ops::Add(s, F(s, o.l2_regularization_strength), ops::Div(s, F(s, o.beta), ops::Mul(s, F(s, 2.0), lr)));
+      Output g_used = ops::Add(s, g, ops::Mul(s, var, F(s, 2.0 * o.l2_shrinkage_regularization_strength)));
+      Output sigma = ops::Div(s, ops::Sub(s, ops::Pow(s, new_acc, power), ops::Pow(s, acc, power)), lr);
+      Output lin1 = ops::Assign(s, linear, ops::Add(s, linear, ops::Sub(s, g_used, ops::Mul(s, sigma, var))));
+      Output quadratic = ops::Add(s, ops::Div(s, ops::Pow(s, new_acc, power), lr), ops::Mul(s, l2, F(s, 2.0)));
+      Output clipped = ops::Minimum(s, ops::Maximum(s, lin1, F(s, -o.l1_regularization_strength)),
+                                    F(s, o.l1_regularization_strength));
+      Output w1 = ops::Assign(s, var, ops::Div(s, ops::Sub(s, clipped, lin1), quadratic));
+      const Scope after = s.WithControlDependencies(std::vector<Output>{w1});
+      return ops::AssignAdd(after, acc_slot, ops::Square(after, g));
+    }
+    case Optimizer::Kind::kLion: {
+      Output m = slot(var, "momentum");
+      Output direction = ops::Sign(s, ops::Add(s, ops::Mul(s, m, F(s, o.beta_1)), ops::Mul(s, g, F(s, 1.0 - o.beta_1))));
+      Output w1 = ops::AssignSub(s, var, ops::Mul(s, lr, direction));
+      const Scope after = s.WithControlDependencies(std::vector<Output>{w1});
+      return ops::Assign(after, m, ops::Add(after, ops::Mul(after, m, F(after, o.beta_2)),
+                                            ops::Mul(after, g, F(after, 1.0 - o.beta_2))));
+    }
   }
   throw Error(errors::Internal("unknown optimizer kind"));
 }
@@ -119,6 +197,10 @@ void Optimizer::Validate() const {
   WEFT_REQUIRE(rho >= 0.0 && rho < 1.0, "{}: rho must be in [0, 1), got {}", n, rho);
   WEFT_REQUIRE(initial_accumulator_value >= 0.0, "{}: initial_accumulator_value must be >= 0, got {}", n,
                initial_accumulator_value);
+  WEFT_REQUIRE(learning_rate_power <= 0.0, "{}: learning_rate_power must be <= 0, got {}", n, learning_rate_power);
+  WEFT_REQUIRE(l1_regularization_strength >= 0.0 && l2_regularization_strength >= 0.0 &&
+                   l2_shrinkage_regularization_strength >= 0.0 && beta >= 0.0,
+               "{}: l1/l2/l2_shrinkage regularization strengths and beta must be >= 0", n);
   WEFT_REQUIRE(weight_decay >= 0.0, "{}: weight_decay must be >= 0, got {}", n, weight_decay);
   WEFT_REQUIRE(clipnorm >= 0.0 && clipvalue >= 0.0 && global_clipnorm >= 0.0,
                "{}: clipnorm, clipvalue and global_clipnorm must be >= 0 (0 = off)", n);
@@ -172,6 +254,48 @@ Optimizer Adagrad(Schedule learning_rate, double initial_accumulator_value, doub
   return o;
 }
 
+Optimizer Nadam(Schedule learning_rate, double beta_1, double beta_2, double epsilon) {
+  Optimizer o = Adam(std::move(learning_rate), beta_1, beta_2, epsilon);
+  o.kind = Optimizer::Kind::kNadam;
+  return o;
+}
+
+Optimizer Adamax(Schedule learning_rate, double beta_1, double beta_2, double epsilon) {
+  Optimizer o = Adam(std::move(learning_rate), beta_1, beta_2, epsilon);
+  o.kind = Optimizer::Kind::kAdamax;
+  return o;
+}
+
+Optimizer Adadelta(Schedule learning_rate, double rho, double epsilon) {
+  Optimizer o = Make(Optimizer::Kind::kAdadelta, std::move(learning_rate));
+  o.rho = rho;
+  o.epsilon = epsilon;
+  o.Validate();
+  return o;
+}
+
+Optimizer Ftrl(Schedule learning_rate, double learning_rate_power, double initial_accumulator_value,
+               double l1_regularization_strength, double l2_regularization_strength,
+               double l2_shrinkage_regularization_strength, double beta) {
+  Optimizer o = Make(Optimizer::Kind::kFtrl, std::move(learning_rate));
+  o.learning_rate_power = learning_rate_power;
+  o.initial_accumulator_value = initial_accumulator_value;
+  o.l1_regularization_strength = l1_regularization_strength;
+  o.l2_regularization_strength = l2_regularization_strength;
+  o.l2_shrinkage_regularization_strength = l2_shrinkage_regularization_strength;
+  o.beta = beta;
+  o.Validate();
+  return o;
+}
+
+Optimizer Lion(Schedule learning_rate, double beta_1, double beta_2) {
+  Optimizer o = Make(Optimizer::Kind::kLion, std::move(learning_rate));
+  o.beta_1 = beta_1;
+  o.beta_2 = beta_2;
+  o.Validate();
+  return o;
+}
+
 Optimizer OptimizerByName(const std::string& name) {
   static const std::map<std::string, Optimizer (*)()> kByName = {
       {"sgd", [] { return SGD(0.01); }},
@@ -180,6 +304,11 @@ Optimizer OptimizerByName(const std::string& name) {
       {"adamw", [] { return AdamW(ConstantLR(0.001)); }},
       {"rmsprop", [] { return RMSprop(ConstantLR(0.001)); }},
       {"adagrad", [] { return Adagrad(ConstantLR(0.001)); }},
+      {"nadam", [] { return Nadam(ConstantLR(0.001)); }},
+      {"adamax", [] { return Adamax(ConstantLR(0.001)); }},
+      {"adadelta", [] { return Adadelta(ConstantLR(0.001)); }},
+      {"ftrl", [] { return Ftrl(ConstantLR(0.001)); }},
+      {"lion", [] { return Lion(ConstantLR(0.001)); }},
   };
   std::string key;
   for (char c : name) key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -196,6 +325,11 @@ std::string Optimizer::name() const {
     case Kind::kAdamW: return "AdamW";
     case Kind::kRMSprop: return "RMSprop";
     case Kind::kAdagrad: return "Adagrad";
+    case Kind::kNadam: return "Nadam";
+    case Kind::kAdamax: return "Adamax";
+    case Kind::kAdadelta: return "Adadelta";
+    case Kind::kFtrl: return "Ftrl";
+    case Kind::kLion: return "Lion";
   }
   return "?";
 }
@@ -213,6 +347,15 @@ std::string Optimizer::ToString() const {
                           centered ? ", centered" : "");
       break;
     case Kind::kAdagrad: args += fmt::format(", initial_accumulator_value={}", initial_accumulator_value); break;
+    case Kind::kNadam:
+    case Kind::kAdamax:
+    case Kind::kLion: args += fmt::format(", beta_1={}, beta_2={}", beta_1, beta_2); break;
+    case Kind::kAdadelta: args += fmt::format(", rho={}", rho); break;
+    case Kind::kFtrl:
+      args += fmt::format(", learning_rate_power={}, initial_accumulator_value={}, l1={}, l2={}, l2_shrinkage={}, beta={}",
+                          learning_rate_power, initial_accumulator_value, l1_regularization_strength,
+                          l2_regularization_strength, l2_shrinkage_regularization_strength, beta);
+      break;
   }
   if (clipnorm > 0.0) args += fmt::format(", clipnorm={}", clipnorm);
   if (clipvalue > 0.0) args += fmt::format(", clipvalue={}", clipvalue);

@@ -20,6 +20,15 @@
 //            d = lr * g / sqrt(v + eps); momentum: mom = momentum * mom + d, w -= mom; else w -= d
 //   Adagrad  acc += g^2; w -= lr * g / sqrt(acc + eps), acc starting at initial_accumulator_value
 //            (the slot holds the sum of g^2; the initial value is added in the update)
+//   Nadam    Adam's moments; u_i = b1 (1 - 0.5 * 0.96^i), u_prod_t = u_1 ... u_t;
+//            m_hat = u_{t+1} m / (1 - u_prod_t u_{t+1}) + (1 - u_t) g / (1 - u_prod_t);
+//            w -= lr * m_hat / (sqrt(v / (1 - b2^t)) + eps)
+//   Adamax   m += (1 - b1)(g - m); u = max(b2 u, |g|); w -= lr * m / ((1 - b1^t)(u + eps))
+//   Adadelta a = rho a + (1 - rho) g^2; d = -sqrt(ad + eps) g / sqrt(a + eps);
+//            ad = rho ad + (1 - rho) d^2; w += lr * d
+//   Ftrl     McMahan's FTRL-proximal with Keras' arguments (learning_rate_power, l1/l2/l2-shrinkage
+//            strengths, beta); the accumulator starts at initial_accumulator_value (slot: minus it)
+//   Lion     w -= lr * sign(b1 m + (1 - b1) g); m = b2 m + (1 - b2) g
 #pragma once
 
 #include <functional>
@@ -36,16 +45,19 @@ namespace weft::train {
 using SlotFactory = std::function<Output(const Output& var, const std::string& slot)>;
 
 struct Optimizer {
-  enum class Kind { kSGD, kAdam, kAdamW, kRMSprop, kAdagrad };
+  enum class Kind { kSGD, kAdam, kAdamW, kRMSprop, kAdagrad, kNadam, kAdamax, kAdadelta, kFtrl, kLion };
   Kind kind = Kind::kSGD;
   Schedule learning_rate = ConstantLR(0.01);
   double momentum = 0.0;  // SGD, RMSprop
   bool nesterov = false;  // SGD
-  double beta_1 = 0.9, beta_2 = 0.999, epsilon = 1e-7;  // Adam, AdamW (Keras' defaults); epsilon: all but SGD
+  double beta_1 = 0.9, beta_2 = 0.999, epsilon = 1e-7;  // Adam family, Lion; epsilon: all but SGD, Ftrl, Lion
   bool amsgrad = false;                                  // Adam, AdamW
-  double rho = 0.9;                                      // RMSprop
+  double rho = 0.9;                                      // RMSprop, Adadelta
   bool centered = false;                                 // RMSprop
-  double initial_accumulator_value = 0.1;                // Adagrad
+  double initial_accumulator_value = 0.1;                // Adagrad, Ftrl
+  double learning_rate_power = -0.5;                     // Ftrl
+  double l1_regularization_strength = 0.0, l2_regularization_strength = 0.0;  // Ftrl
+  double l2_shrinkage_regularization_strength = 0.0, beta = 0.0;              // Ftrl
   double weight_decay = 0.0;  // decoupled: w -= lr * weight_decay * w before the update (AdamW: 0.004)
   // Gradient clipping, 0 = off; at most one (as Keras): each gradient to L2 norm <= clipnorm,
   // each element to [-clipvalue, clipvalue], or all gradients together to global norm <= global_clipnorm.
@@ -55,7 +67,7 @@ struct Optimizer {
   // `step` the int64 step counter (before this step's increment).
   std::vector<Output> Apply(const Scope& s, const std::vector<Output>& vars, const std::vector<Output>& grads,
                             Output lr, Output step, const SlotFactory& make_slot) const;
-  std::string name() const;      // Keras' class name: "SGD", "Adam", "AdamW", "RMSprop", "Adagrad"
+  std::string name() const;      // Keras' class name: "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", ...
   std::string ToString() const;  // "SGD(lr=0.05, momentum=0.9)"
   void Validate() const;         // throws InvalidArgument naming the bad argument
 };
@@ -74,7 +86,15 @@ Optimizer AdamW(Schedule learning_rate, double weight_decay = 0.004, double beta
 Optimizer RMSprop(Schedule learning_rate, double rho = 0.9, double momentum = 0.0, double epsilon = 1e-7,
                   bool centered = false);
 Optimizer Adagrad(Schedule learning_rate, double initial_accumulator_value = 0.1, double epsilon = 1e-7);
-// By Keras name with Keras' defaults: "sgd", "adam", "adamw", "rmsprop", "adagrad"; weft also
+Optimizer Nadam(Schedule learning_rate, double beta_1 = 0.9, double beta_2 = 0.999, double epsilon = 1e-7);
+Optimizer Adamax(Schedule learning_rate, double beta_1 = 0.9, double beta_2 = 0.999, double epsilon = 1e-7);
+Optimizer Adadelta(Schedule learning_rate, double rho = 0.95, double epsilon = 1e-7);
+Optimizer Ftrl(Schedule learning_rate, double learning_rate_power = -0.5, double initial_accumulator_value = 0.1,
+               double l1_regularization_strength = 0.0, double l2_regularization_strength = 0.0,
+               double l2_shrinkage_regularization_strength = 0.0, double beta = 0.0);
+Optimizer Lion(Schedule learning_rate, double beta_1 = 0.9, double beta_2 = 0.99);
+// By Keras name with Keras' defaults: "sgd", "adam", "adamw", "rmsprop", "adagrad", "nadam",
+// "adamax", "adadelta", "ftrl", "lion"; weft also
 // knows "momentum" (SGD with momentum 0.9). Unknown names list the known ones.
 Optimizer OptimizerByName(const std::string& name);
 

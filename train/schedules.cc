@@ -102,6 +102,78 @@ class Cosine : public LearningRateSchedule {
   int64_t warmup_;
 };
 
+class InverseTime : public LearningRateSchedule {
+ public:
+  InverseTime(double lr, int64_t steps, double rate, bool staircase)
+      : lr_(lr), steps_(steps), rate_(rate), staircase_(staircase) {}
+  double operator()(int64_t step) const override {
+    double p = static_cast<double>(step) / static_cast<double>(steps_);
+    if (staircase_) p = std::floor(p);
+    return lr_ / (1.0 + rate_ * p);
+  }
+  std::string ToString() const override {
+    return fmt::format("inverse_time_decay({}, rate {} per {} steps{})", lr_, rate_, steps_, staircase_ ? ", staircase" : "");
+  }
+
+ private:
+  double lr_;
+  int64_t steps_;
+  double rate_;
+  bool staircase_;
+};
+
+class Polynomial : public LearningRateSchedule {
+ public:
+  Polynomial(double lr, int64_t steps, double end, double power, bool cycle)
+      : lr_(lr), steps_(steps), end_(end), power_(power), cycle_(cycle) {}
+  double operator()(int64_t step) const override {
+    double t = static_cast<double>(step), d = static_cast<double>(steps_);
+    if (cycle_) {
+      d *= step == 0 ? 1.0 : std::ceil(t / d);
+    } else {
+      t = std::min(t, d);
+    }
+    return (lr_ - end_) * std::pow(1.0 - t / d, power_) + end_;
+  }
+  std::string ToString() const override {
+    return fmt::format("polynomial_decay({} -> {} over {} steps, power {}{})", lr_, end_, steps_, power_,
+                       cycle_ ? ", cycle" : "");
+  }
+
+ private:
+  double lr_;
+  int64_t steps_;
+  double end_, power_;
+  bool cycle_;
+};
+
+class CosineRestarts : public LearningRateSchedule {
+ public:
+  CosineRestarts(double lr, int64_t steps, double t_mul, double m_mul, double alpha)
+      : lr_(lr), steps_(steps), t_mul_(t_mul), m_mul_(m_mul), alpha_(alpha) {}
+  double operator()(int64_t step) const override {
+    double f = static_cast<double>(step) / static_cast<double>(steps_), i = 0.0;
+    if (t_mul_ == 1.0) {
+      i = std::floor(f);
+      f -= i;
+    } else {
+      i = std::floor(std::log(1.0 - f * (1.0 - t_mul_)) / std::log(t_mul_));
+      const double start = (1.0 - std::pow(t_mul_, i)) / (1.0 - t_mul_);
+      f = (f - start) / std::pow(t_mul_, i);
+    }
+    const double cosine = 0.5 * std::pow(m_mul_, i) * (1.0 + std::cos(std::numbers::pi * f));
+    return lr_ * ((1.0 - alpha_) * cosine + alpha_);
+  }
+  std::string ToString() const override {
+    return fmt::format("cosine_decay_restarts({}, first {} steps, t_mul {}, m_mul {})", lr_, steps_, t_mul_, m_mul_);
+  }
+
+ private:
+  double lr_;
+  int64_t steps_;
+  double t_mul_, m_mul_, alpha_;
+};
+
 class Warmup : public LearningRateSchedule {
  public:
   Warmup(Schedule after, int64_t steps) : after_(std::move(after)), steps_(steps) {}
@@ -154,6 +226,27 @@ Schedule CosineDecay(double lr, int64_t decay_steps, double alpha, std::optional
   RequireRate(lr, "CosineDecay");
   if (warmup_target) RequireRate(*warmup_target, "CosineDecay warmup_target");
   return std::make_shared<Cosine>(lr, decay_steps, alpha, warmup_target, warmup_steps);
+}
+Schedule InverseTimeDecay(double lr, int64_t decay_steps, double decay_rate, bool staircase) {
+  WEFT_REQUIRE(decay_steps > 0, "InverseTimeDecay: decay_steps must be positive, got {}", decay_steps);
+  WEFT_REQUIRE(decay_rate >= 0.0, "InverseTimeDecay: decay_rate must be >= 0, got {}", decay_rate);
+  RequireRate(lr, "InverseTimeDecay");
+  return std::make_shared<InverseTime>(lr, decay_steps, decay_rate, staircase);
+}
+Schedule PolynomialDecay(double lr, int64_t decay_steps, double end_learning_rate, double power, bool cycle) {
+  WEFT_REQUIRE(decay_steps > 0, "PolynomialDecay: decay_steps must be positive, got {}", decay_steps);
+  WEFT_REQUIRE(power > 0.0, "PolynomialDecay: power must be positive, got {}", power);
+  RequireRate(lr, "PolynomialDecay");
+  RequireRate(end_learning_rate, "PolynomialDecay end_learning_rate");
+  return std::make_shared<Polynomial>(lr, decay_steps, end_learning_rate, power, cycle);
+}
+Schedule CosineDecayRestarts(double lr, int64_t first_decay_steps, double t_mul, double m_mul, double alpha) {
+  WEFT_REQUIRE(first_decay_steps > 0, "CosineDecayRestarts: first_decay_steps must be positive, got {}",
+               first_decay_steps);
+  WEFT_REQUIRE(t_mul > 0.0 && m_mul >= 0.0, "CosineDecayRestarts: t_mul must be > 0 and m_mul >= 0, got {} and {}",
+               t_mul, m_mul);
+  RequireRate(lr, "CosineDecayRestarts");
+  return std::make_shared<CosineRestarts>(lr, first_decay_steps, t_mul, m_mul, alpha);
 }
 Schedule LinearWarmup(Schedule after, int64_t warmup_steps) {
   WEFT_REQUIRE(after != nullptr && warmup_steps >= 0, "LinearWarmup: needs a schedule and warmup_steps >= 0");

@@ -39,6 +39,17 @@ Schedule PiecewiseConstantDecay(std::vector<int64_t> boundaries, std::vector<dou
 // warmup_steps, then cosine(warmup_target, min(step - warmup_steps, decay_steps)).
 Schedule CosineDecay(double lr, int64_t decay_steps, double alpha = 0.0, std::optional<double> warmup_target = {},
                      int64_t warmup_steps = 0);
+// lr / (1 + decay_rate * step / decay_steps), the ratio floored when staircase.
+Schedule InverseTimeDecay(double lr, int64_t decay_steps, double decay_rate, bool staircase = false);
+// (lr - end) * (1 - t / d)^power + end with t = min(step, decay_steps), d = decay_steps; with cycle,
+// t = step and d = decay_steps * ceil(step / decay_steps) (d = decay_steps at step 0).
+Schedule PolynomialDecay(double lr, int64_t decay_steps, double end_learning_rate = 0.0001, double power = 1.0,
+                         bool cycle = false);
+// SGDR: f = step / first_decay_steps; period i (t_mul == 1: floor(f); else
+// floor(log(1 - f (1 - t_mul)) / log(t_mul))) starts at sum_{j<i} t_mul^j and is t_mul^i long,
+// f' the fraction of it done; lr * ((1 - alpha) * m_mul^i * (1 + cos(pi f')) / 2 + alpha).
+Schedule CosineDecayRestarts(double lr, int64_t first_decay_steps, double t_mul = 2.0, double m_mul = 1.0,
+                             double alpha = 0.0);
 // Rises linearly from after(0) / warmup_steps to after(0) over the first warmup_steps, then
 // follows `after` (counting its steps from the end of the warm-up).
 Schedule LinearWarmup(Schedule after, int64_t warmup_steps);

@@ -69,6 +69,46 @@ double L2Arg(const py::handle& h) {
   return h.cast<double>();
 }
 
+std::pair<double, double> RegularizerArg(const py::handle& h, const char* what) {
+  if (h.is_none()) return {0.0, 0.0};
+  if (py::hasattr(h, "l1") || py::hasattr(h, "l2")) {
+    const double l1 = py::hasattr(h, "l1") ? py::getattr(h, "l1").cast<double>() : 0.0;
+    const double l2 = py::hasattr(h, "l2") ? py::getattr(h, "l2").cast<double>() : 0.0;
+    WEFT_REQUIRE(l1 >= 0.0 && l2 >= 0.0, "{}: l1 and l2 must be >= 0, got {} and {}", what, l1, l2);
+    return {l1, l2};
+  }
+  if (py::isinstance<py::float_>(h) || py::isinstance<py::int_>(h)) return {0.0, h.cast<double>()};
+  if (py::isinstance<py::str>(h)) {
+    const std::string name = h.cast<std::string>();
+    if (name == "l1") return {0.01, 0.0};
+    if (name == "l2") return {0.0, 0.01};
+    if (name == "l1_l2") return {0.01, 0.01};
+    throw Error(errors::InvalidArgument("{}: unknown regularizer '{}' (known: l1, l2, l1_l2)", what, name));
+  }
+  throw py::type_error(fmt::format(
+      "{}: weft takes weft.keras.regularizers objects (L1, L2, L1L2, l1, l2, l1_l2) or None, got {}; a custom "
+      "regularizer function is not supported (add its term to the loss of a subclassed model instead)",
+      what, std::string(py::repr(h))));
+}
+
+Constraint ConstraintArg(const py::handle& h, const char* what) {
+  if (h.is_none()) return {};
+  if (py::isinstance<Constraint>(h)) return h.cast<Constraint>();
+  if (py::isinstance<py::str>(h)) {
+    const std::string name = h.cast<std::string>();
+    Constraint c;
+    if (name == "max_norm") c.kind = Constraint::Kind::kMaxNorm;
+    else if (name == "non_neg") c.kind = Constraint::Kind::kNonNeg;
+    else if (name == "unit_norm") c.kind = Constraint::Kind::kUnitNorm;
+    else if (name == "min_max_norm") c = {Constraint::Kind::kMinMaxNorm, 0.0, 1.0};
+    else throw Error(errors::InvalidArgument("{}: unknown constraint '{}' (known: max_norm, min_max_norm, non_neg, unit_norm)", what, name));
+    return c;
+  }
+  throw py::type_error(fmt::format(
+      "{}: weft takes weft.keras.constraints objects (MaxNorm, MinMaxNorm, NonNeg, UnitNorm) or None, got {}; a "
+      "custom constraint function is not supported", what, std::string(py::repr(h))));
+}
+
 // Sets the Keras extras every layer factory takes: a name and the Sequential input shape.
 // Returns the Python object (which carries `_input_shape`).
 py::object Finish(LayerPtr layer, const py::object& name, const py::object& input_shape) {
@@ -132,37 +172,50 @@ void InitKeras(py::module_& k) {
   py::module_ layers = k.def_submodule("layers", "Keras layers.");
   layers.def("Dense", [](int64_t units, const py::object& activation, bool use_bias, const py::object& kernel_initializer,
                          const py::object& bias_initializer, const py::object& kernel_regularizer, const py::object& name,
-                         const py::object& input_shape) {
+                         const py::object& input_shape, const py::object& bias_regularizer,
+                         const py::object& kernel_constraint, const py::object& bias_constraint,
+                         const py::object& activity_regularizer) {
     DenseOptions o;
-    SetKernelOptions(o, activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer);
+    SetKernelOptions(o, activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
+                     kernel_constraint, bias_constraint, activity_regularizer);
     return Finish(Dense(units, o), name, input_shape);
   }, py::arg("units"), py::arg("activation") = py::none(), py::arg("use_bias") = true,
      py::arg("kernel_initializer") = "glorot_uniform", py::arg("bias_initializer") = "zeros",
      py::arg("kernel_regularizer") = py::none(), py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
+     WEFT_KERNEL_EXTRA_ARGS,
      (std::string("Densely connected layer: activation(inputs @ kernel + bias) over the last axis (inputs of any rank >= 2).\n\n"
                   "units: output size. activation: None (linear), 'relu', 'softmax', 'sigmoid', 'tanh' or weft.nn.relu...\n"
                   "kernel_initializer / bias_initializer: a name or weft.keras.initializers object.\n"
-                  "kernel_regularizer: weft.keras.regularizers.l2(x) (adds x * sum(kernel**2) to the loss).") + kCommonArgs).c_str());
+                  "kernel_regularizer / bias_regularizer: weft.keras.regularizers.l2(x), l1(x), l1_l2(l1, l2)\n"
+                  "(add l1 * sum(|w|) + l2 * sum(w**2) to the loss).\n"
+                  "kernel_constraint / bias_constraint: weft.keras.constraints.MaxNorm(...), NonNeg(), ... (applied\n"
+                  "after each optimizer update).\n"
+                  "activity_regularizer: a regularizer of the output (its penalty / batch size joins the loss).")
+      + kCommonArgs).c_str());
   layers.def("Conv2D", [](int64_t filters, const py::object& kernel_size, const py::object& strides,
                           const std::string& padding, const py::object& activation, bool use_bias,
                           const py::object& kernel_initializer, const py::object& bias_initializer,
-                          const py::object& kernel_regularizer, const py::object& name, const py::object& input_shape) {
+                          const py::object& kernel_regularizer, const py::object& name, const py::object& input_shape,
+                          const py::object& bias_regularizer, const py::object& kernel_constraint,
+                          const py::object& bias_constraint, const py::object& activity_regularizer) {
     Conv2DOptions o;
     o.strides = Pair(strides, "Conv2D strides");
     o.padding = padding;
-    SetKernelOptions(o, activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer);
+    SetKernelOptions(o, activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
+                     kernel_constraint, bias_constraint, activity_regularizer);
     return Finish(Conv2D(filters, Pair(kernel_size, "Conv2D kernel_size"), o), name, input_shape);
   }, py::arg("filters"), py::arg("kernel_size"), py::arg("strides") = py::make_tuple(1, 1), py::arg("padding") = "valid",
      py::arg("activation") = py::none(), py::arg("use_bias") = true, py::arg("kernel_initializer") = "glorot_uniform",
      py::arg("bias_initializer") = "zeros", py::arg("kernel_regularizer") = py::none(), py::arg("name") = py::none(),
-     py::arg("input_shape") = py::none(),
+     py::arg("input_shape") = py::none(), WEFT_KERNEL_EXTRA_ARGS,
      (std::string("2-D convolution over NHWC inputs (batch, height, width, channels) with a\n"
                   "(kh, kw, in_channels, filters) kernel.\n\n"
                   "filters: number of output channels.\n"
                   "kernel_size: an int (square) or (kh, kw).\n"
                   "strides: an int or (sh, sw). padding: 'valid' (no padding) or 'same'.\n"
                   "activation: None (linear), 'relu', 'softmax', 'sigmoid', 'tanh' or weft.nn.relu...\n"
-                  "use_bias, kernel_initializer, bias_initializer, kernel_regularizer: as for Dense.\n\n"
+                  "use_bias, kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,\n"
+                  "kernel_constraint, bias_constraint: as for Dense.\n\n"
                   "Example: Conv2D(32, (3, 3), activation='relu', input_shape=(28, 28, 1))") + kCommonArgs).c_str());
   auto pool = [&](const char* keras_name, const char* alias, LayerPtr (*make)(std::vector<int64_t>, std::vector<int64_t>, std::string),
                   const char* doc) {
@@ -212,10 +265,57 @@ void InitKeras(py::module_& k) {
   init.def("Zeros", [] { return Zeros(); });
   init.def("Ones", [] { return Ones(); });
   init.def("Constant", [](double v) { return Constant(v); }, py::arg("value") = 0.0);
-  init.def("GlorotUniform", [](int64_t seed) { return GlorotUniform(seed); }, py::arg("seed") = 0);
-  init.def("GlorotNormal", [](int64_t seed) { return GlorotNormal(seed); }, py::arg("seed") = 0);
-  init.def("HeNormal", [](int64_t seed) { return HeNormal(seed); }, py::arg("seed") = 0);
-  init.def("HeUniform", [](int64_t seed) { return HeUniform(seed); }, py::arg("seed") = 0);
+  // Keras' seed: None (a fresh draw per weight; the graph's seed when set) or an int.
+  auto seed_arg = [](const py::object& seed) { return seed.is_none() ? int64_t{0} : seed.cast<int64_t>(); };
+  for (const auto& [cls, factory] : {std::pair{"GlorotUniform", &GlorotUniform}, std::pair{"GlorotNormal", &GlorotNormal},
+                                     std::pair{"HeNormal", &HeNormal}, std::pair{"HeUniform", &HeUniform},
+                                     std::pair{"LecunNormal", &LecunNormal}, std::pair{"LecunUniform", &LecunUniform}}) {
+    init.def(cls, [factory, seed_arg](const py::object& seed) { return factory(seed_arg(seed)); }, py::arg("seed") = py::none());
+  }
+  init.def("VarianceScaling", [seed_arg](double scale, const std::string& mode, const std::string& distribution,
+                                         const py::object& seed) {
+    return VarianceScaling(scale, mode, distribution, seed_arg(seed));
+  }, py::arg("scale") = 1.0, py::arg("mode") = "fan_in", py::arg("distribution") = "truncated_normal",
+     py::arg("seed") = py::none());
+  init.def("RandomNormal", [seed_arg](double mean, double stddev, const py::object& seed) {
+    return RandomNormal(mean, stddev, seed_arg(seed));
+  }, py::arg("mean") = 0.0, py::arg("stddev") = 0.05, py::arg("seed") = py::none());
+  init.def("TruncatedNormal", [seed_arg](double mean, double stddev, const py::object& seed) {
+    return TruncatedNormal(mean, stddev, seed_arg(seed));
+  }, py::arg("mean") = 0.0, py::arg("stddev") = 0.05, py::arg("seed") = py::none());
+  init.def("RandomUniform", [seed_arg](double minval, double maxval, const py::object& seed) {
+    return RandomUniform(minval, maxval, seed_arg(seed));
+  }, py::arg("minval") = -0.05, py::arg("maxval") = 0.05, py::arg("seed") = py::none());
+  init.def("Orthogonal", [seed_arg](double gain, const py::object& seed) { return Orthogonal(gain, seed_arg(seed)); },
+           py::arg("gain") = 1.0, py::arg("seed") = py::none());
+  init.def("Identity", [](double gain) { return IdentityInitializer(gain); }, py::arg("gain") = 1.0);
+  init.def("get", [](const std::string& name) { return InitializerByName(name); }, py::arg("name"));
+
+  // ---- constraints ------------------------------------------------------------------------------
+  py::class_<Constraint>(k, "Constraint", "A weight constraint (train/layer.h), applied after each optimizer update.")
+      .def_readonly("max_value", &Constraint::max_value)
+      .def_readonly("min_value", &Constraint::min_value)
+      .def_readonly("rate", &Constraint::rate)
+      .def_readonly("axis", &Constraint::axis)
+      .def("__repr__", &Constraint::ToString);
+  py::module_ cons = k.def_submodule("constraints", "Keras weight constraints.");
+  auto axes = [](const py::object& axis) {
+    if (py::isinstance<py::int_>(axis)) return std::vector<int64_t>{axis.cast<int64_t>()};
+    return axis.cast<std::vector<int64_t>>();
+  };
+  cons.def("MaxNorm", [axes](double max_value, const py::object& axis) {
+    WEFT_REQUIRE(max_value >= 0.0, "MaxNorm: max_value must be >= 0, got {}", max_value);
+    return Constraint{Constraint::Kind::kMaxNorm, 0.0, max_value, 1.0, axes(axis)};
+  }, py::arg("max_value") = 2.0, py::arg("axis") = 0);
+  cons.def("MinMaxNorm", [axes](double min_value, double max_value, double rate, const py::object& axis) {
+    WEFT_REQUIRE(0.0 <= min_value && min_value <= max_value, "MinMaxNorm: needs 0 <= min_value <= max_value, got {} and {}",
+                 min_value, max_value);
+    return Constraint{Constraint::Kind::kMinMaxNorm, min_value, max_value, rate, axes(axis)};
+  }, py::arg("min_value") = 0.0, py::arg("max_value") = 1.0, py::arg("rate") = 1.0, py::arg("axis") = 0);
+  cons.def("UnitNorm", [axes](const py::object& axis) {
+    return Constraint{Constraint::Kind::kUnitNorm, 0.0, 0.0, 1.0, axes(axis)};
+  }, py::arg("axis") = 0);
+  cons.def("NonNeg", [] { return Constraint{Constraint::Kind::kNonNeg}; });
 
   // ---- data -------------------------------------------------------------------------------------
   k.def("_load_mnist_dir", &MnistSplitToNumpy, py::arg("directory"), py::arg("train"),

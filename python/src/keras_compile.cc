@@ -103,6 +103,8 @@ void InitMetrics(py::module_& k) {
       .def_readonly("k", &Metric::k)
       .def_readonly("num_thresholds", &Metric::num_thresholds)
       .def_readonly("pr_curve", &Metric::pr_curve)
+      .def_readonly("beta", &Metric::beta)
+      .def_readonly("average", &Metric::average)
       .def("stats", [](const Metric& m, const py::object& y_true, const py::object& y_pred) {
         Tensor y = NumpyToTensor(y_true), p = NumpyToTensor(y_pred);
         py::gil_scoped_release nogil;
@@ -128,6 +130,15 @@ void InitMetrics(py::module_& k) {
   metrics.def("SparseTopKCategoricalAccuracy", &SparseTopKCategoricalAccuracy, py::arg("k") = 5,
               py::arg("name") = "sparse_top_k_categorical_accuracy");
   metrics.def("LossMetric", &LossMetric, py::arg("loss"), py::arg("name"));
+  metrics.def("RootMeanSquaredError", &RootMeanSquaredError, py::arg("name") = "root_mean_squared_error");
+  metrics.def("R2Score", &R2Score, py::arg("name") = "r2_score");
+  metrics.def("FBetaScore", [](const py::object& average, double beta, const py::object& threshold, const std::string& name) {
+    return FBetaScore(average.is_none() ? "" : average.cast<std::string>(), beta,
+                      threshold.is_none() ? -1.0 : threshold.cast<double>(), name);
+  }, py::arg("average") = py::none(), py::arg("beta") = 1.0, py::arg("threshold") = py::none(),
+     py::arg("name") = "fbeta_score");
+  metrics.def("fbeta_per_class", &FBetaPerClass, py::arg("metric"), py::arg("stats"),
+              "FBetaScore's score per class (one, pooled, for average='micro') from accumulated statistics.");
   metrics.def("AUC", &AUC, py::arg("num_thresholds") = 200, py::arg("name") = "auc", py::arg("pr_curve") = false);
   for (const auto& [cls, kind] : {std::pair{"TruePositives", Metric::Kind::kTruePositives},
                                   std::pair{"FalsePositives", Metric::Kind::kFalsePositives},
@@ -159,6 +170,17 @@ void InitSchedules(py::module_& k) {
     return PySchedule{CosineDecay(lr, decay_steps, alpha, warmup_target, warmup_steps)};
   }, py::arg("initial_learning_rate"), py::arg("decay_steps"), py::arg("alpha") = 0.0,
      py::arg("warmup_target") = py::none(), py::arg("warmup_steps") = 0);
+  sched.def("InverseTimeDecay", [](double lr, int64_t decay_steps, double decay_rate, bool staircase) {
+    return PySchedule{InverseTimeDecay(lr, decay_steps, decay_rate, staircase)};
+  }, py::arg("initial_learning_rate"), py::arg("decay_steps"), py::arg("decay_rate"), py::arg("staircase") = false);
+  sched.def("PolynomialDecay", [](double lr, int64_t decay_steps, double end, double power, bool cycle) {
+    return PySchedule{PolynomialDecay(lr, decay_steps, end, power, cycle)};
+  }, py::arg("initial_learning_rate"), py::arg("decay_steps"), py::arg("end_learning_rate") = 0.0001,
+     py::arg("power") = 1.0, py::arg("cycle") = false);
+  sched.def("CosineDecayRestarts", [](double lr, int64_t first_decay_steps, double t_mul, double m_mul, double alpha) {
+    return PySchedule{CosineDecayRestarts(lr, first_decay_steps, t_mul, m_mul, alpha)};
+  }, py::arg("initial_learning_rate"), py::arg("first_decay_steps"), py::arg("t_mul") = 2.0, py::arg("m_mul") = 1.0,
+     py::arg("alpha") = 0.0);
   sched.def("FromPython", [](py::object fn) { return PySchedule{std::make_shared<PythonSchedule>(std::move(fn))}; },
             py::arg("schedule"), "A schedule that calls schedule(step) (a Python object) before each step.");
   sched.def("LinearWarmup", [](const py::object& after, int64_t warmup_steps) {
@@ -178,6 +200,11 @@ void InitOptimizers(py::module_& k) {
       .def_readonly("rho", &Optimizer::rho)
       .def_readonly("centered", &Optimizer::centered)
       .def_readonly("initial_accumulator_value", &Optimizer::initial_accumulator_value)
+      .def_readonly("learning_rate_power", &Optimizer::learning_rate_power)
+      .def_readonly("l1_regularization_strength", &Optimizer::l1_regularization_strength)
+      .def_readonly("l2_regularization_strength", &Optimizer::l2_regularization_strength)
+      .def_readonly("l2_shrinkage_regularization_strength", &Optimizer::l2_shrinkage_regularization_strength)
+      .def_readonly("beta", &Optimizer::beta)
       .def_readonly("weight_decay", &Optimizer::weight_decay)
       .def_readonly("clipnorm", &Optimizer::clipnorm)
       .def_readonly("clipvalue", &Optimizer::clipvalue)
@@ -215,6 +242,27 @@ void InitOptimizers(py::module_& k) {
                         const py::object& gcn, const py::object& wd) {
     return WithExtras(Adagrad(ScheduleArg(lr), init, eps), cn, cv, gcn, wd);
   }, py::arg("learning_rate") = 0.001, py::arg("initial_accumulator_value") = 0.1, py::arg("epsilon") = 1e-7);
+  for (const auto& [cls, factory] : {std::pair{"Nadam", &Nadam}, std::pair{"Adamax", &Adamax}}) {
+    DefOptimizer(opt, cls, [factory](const py::object& lr, double b1, double b2, double eps, const py::object& cn,
+                                     const py::object& cv, const py::object& gcn, const py::object& wd) {
+      return WithExtras(factory(ScheduleArg(lr), b1, b2, eps), cn, cv, gcn, wd);
+    }, py::arg("learning_rate") = 0.001, py::arg("beta_1") = 0.9, py::arg("beta_2") = 0.999, py::arg("epsilon") = 1e-7);
+  }
+  DefOptimizer(opt, "Adadelta", [](const py::object& lr, double rho, double eps, const py::object& cn, const py::object& cv,
+                         const py::object& gcn, const py::object& wd) {
+    return WithExtras(Adadelta(ScheduleArg(lr), rho, eps), cn, cv, gcn, wd);
+  }, py::arg("learning_rate") = 0.001, py::arg("rho") = 0.95, py::arg("epsilon") = 1e-7);
+  DefOptimizer(opt, "Ftrl", [](const py::object& lr, double power, double init, double l1, double l2, double l2_shrinkage,
+                     double beta, const py::object& cn, const py::object& cv, const py::object& gcn, const py::object& wd) {
+    return WithExtras(Ftrl(ScheduleArg(lr), power, init, l1, l2, l2_shrinkage, beta), cn, cv, gcn, wd);
+  }, py::arg("learning_rate") = 0.001, py::arg("learning_rate_power") = -0.5,
+     py::arg("initial_accumulator_value") = 0.1, py::arg("l1_regularization_strength") = 0.0,
+     py::arg("l2_regularization_strength") = 0.0, py::arg("l2_shrinkage_regularization_strength") = 0.0,
+     py::arg("beta") = 0.0);
+  DefOptimizer(opt, "Lion", [](const py::object& lr, double b1, double b2, const py::object& cn, const py::object& cv,
+                     const py::object& gcn, const py::object& wd) {
+    return WithExtras(Lion(ScheduleArg(lr), b1, b2), cn, cv, gcn, wd);
+  }, py::arg("learning_rate") = 0.001, py::arg("beta_1") = 0.9, py::arg("beta_2") = 0.99);
   opt.def("get", &OptimizerByName, py::arg("name"), "An optimizer by name with Keras' defaults.");
 }
 

@@ -5,6 +5,8 @@
 // Every factory is callable with keyword arguments only, so its call is its config.
 #include "train/layer.h"
 
+#include "train/layers_noise.h"
+
 #include "keras_common.h"
 
 namespace weft::python {
@@ -253,29 +255,34 @@ void DefConvLayers(py::module_& layers) {
                           const std::string& padding, const py::object& data_format, const py::object& dilation_rate,
                           const py::object& activation, bool use_bias, const py::object& kernel_initializer,
                           const py::object& bias_initializer, const py::object& kernel_regularizer,
-                          const py::object& name, const py::object& input_shape) {
+                          const py::object& name, const py::object& input_shape, const py::object& bias_regularizer,
+                          const py::object& kernel_constraint, const py::object& bias_constraint,
+                         const py::object& activity_regularizer) {
     ChannelsLast(data_format, "Conv1D");
     Conv1DOptions o;
     o.strides = Single(strides, "Conv1D strides");
     o.padding = padding;
     o.dilation_rate = Single(dilation_rate, "Conv1D dilation_rate");
-    SetKernelOptions(o, activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer);
+    SetKernelOptions(o, activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
+                     kernel_constraint, bias_constraint, activity_regularizer);
     return Finish(Conv1D(filters, Single(kernel_size, "Conv1D kernel_size"), o), name, input_shape);
   }, py::arg("filters"), py::arg("kernel_size"), py::arg("strides") = 1, py::arg("padding") = "valid",
      py::arg("data_format") = py::none(), py::arg("dilation_rate") = 1, py::arg("activation") = py::none(),
      py::arg("use_bias") = true, py::arg("kernel_initializer") = "glorot_uniform",
      py::arg("bias_initializer") = "zeros", py::arg("kernel_regularizer") = py::none(), py::arg("name") = py::none(),
-     py::arg("input_shape") = py::none(),
+     py::arg("input_shape") = py::none(), WEFT_KERNEL_EXTRA_ARGS,
      Doc("1-D convolution over (batch, steps, channels) with a (kernel_size, in_channels, filters) kernel.\n\n"
          "padding: 'valid', 'same' or 'causal' (output step t sees input steps <= t).\n"
          "strides, dilation_rate: ints (not both above 1). activation, use_bias, initializers,\n"
-         "kernel_regularizer: as for Conv2D.").c_str());
+         "regularizers, constraints: as for Conv2D.").c_str());
   layers.def("Conv2DTranspose", [](int64_t filters, const py::object& kernel_size, const py::object& strides,
                                    const std::string& padding, const py::object& output_padding,
                                    const py::object& data_format, const py::object& dilation_rate,
                                    const py::object& activation, bool use_bias, const py::object& kernel_initializer,
                                    const py::object& bias_initializer, const py::object& kernel_regularizer,
-                                   const py::object& name, const py::object& input_shape) {
+                                   const py::object& name, const py::object& input_shape,
+                                   const py::object& bias_regularizer, const py::object& kernel_constraint,
+                                   const py::object& bias_constraint, const py::object& activity_regularizer) {
     ChannelsLast(data_format, "Conv2DTranspose");
     WEFT_REQUIRE(output_padding.is_none(), "Conv2DTranspose: output_padding is not supported by weft");
     WEFT_REQUIRE(Pair(dilation_rate, "Conv2DTranspose dilation_rate") == std::vector<int64_t>({1, 1}),
@@ -283,13 +290,15 @@ void DefConvLayers(py::module_& layers) {
     Conv2DOptions o;
     o.strides = Pair(strides, "Conv2DTranspose strides");
     o.padding = padding;
-    SetKernelOptions(o, activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer);
+    SetKernelOptions(o, activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
+                     kernel_constraint, bias_constraint, activity_regularizer);
     return Finish(Conv2DTranspose(filters, Pair(kernel_size, "Conv2DTranspose kernel_size"), o), name, input_shape);
   }, py::arg("filters"), py::arg("kernel_size"), py::arg("strides") = py::make_tuple(1, 1),
      py::arg("padding") = "valid", py::arg("output_padding") = py::none(), py::arg("data_format") = py::none(),
      py::arg("dilation_rate") = py::make_tuple(1, 1), py::arg("activation") = py::none(), py::arg("use_bias") = true,
      py::arg("kernel_initializer") = "glorot_uniform", py::arg("bias_initializer") = "zeros",
      py::arg("kernel_regularizer") = py::none(), py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
+     WEFT_KERNEL_EXTRA_ARGS,
      Doc("Transposed 2-D convolution (upsampling; the gradient of Conv2D for its input) over NHWC inputs,\n"
          "with a (kh, kw, filters, in_channels) kernel. Output height: in * strides with padding='same',\n"
          "in * strides + max(kh - strides, 0) with 'valid'. activation, use_bias, initializers: as Conv2D.").c_str());
@@ -388,7 +397,71 @@ void DefConvLayers(py::module_& layers) {
 
 }  // namespace
 
+// Keras' seed argument: None (0: the graph's seed when set, else fresh) or an int.
+int64_t SeedArg(const py::object& seed) { return seed.is_none() ? 0 : seed.cast<int64_t>(); }
+
+void DefNoiseLayers(py::module_& layers) {
+  layers.def("GaussianNoise", [](double stddev, const py::object& seed, const py::object& name, const py::object& input_shape) {
+    return Finish(GaussianNoise(stddev, SeedArg(seed)), name, input_shape);
+  }, py::arg("stddev"), py::arg("seed") = py::none(), py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
+     Doc("Adds N(0, stddev**2) noise while training; the identity at inference.").c_str());
+  struct Rated {
+    const char* name;
+    LayerPtr (*make)(double, int64_t);
+    const char* doc;
+  };
+  for (const Rated& r : {Rated{"GaussianDropout", &GaussianDropout,
+                               "Multiplies by N(1, rate / (1 - rate)) noise while training; the identity at inference."},
+                         Rated{"SpatialDropout1D", &SpatialDropout1D,
+                               "Drops whole channels of (batch, steps, channels) inputs while training (kept ones\n"
+                               "scaled by 1 / (1 - rate)); the identity at inference."},
+                         Rated{"SpatialDropout2D", &SpatialDropout2D,
+                               "Drops whole channels of NHWC inputs while training (kept ones scaled by\n"
+                               "1 / (1 - rate)); the identity at inference."},
+                         Rated{"AlphaDropout", &AlphaDropout,
+                               "Dropout that keeps SELU's mean and variance (dropped units set to SELU's\n"
+                               "saturation, then an affine correction) while training; the identity at inference."}}) {
+    layers.def(r.name, [make = r.make, what = r.name](double rate, const py::object& noise_shape, const py::object& seed,
+                                                       const py::object& data_format, const py::object& name,
+                                                       const py::object& input_shape) {
+      WEFT_REQUIRE(noise_shape.is_none(), "{}: noise_shape is not supported by weft", what);
+      ChannelsLast(data_format, what);
+      return Finish(make(rate, SeedArg(seed)), name, input_shape);
+    }, py::arg("rate"), py::arg("noise_shape") = py::none(), py::arg("seed") = py::none(),
+       py::arg("data_format") = py::none(), py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
+       Doc(r.doc).c_str());
+  }
+  layers.def("ActivityRegularization", [](double l1, double l2, const py::object& name, const py::object& input_shape) {
+    return Finish(ActivityRegularization(l1, l2), name, input_shape);
+  }, py::arg("l1") = 0.0, py::arg("l2") = 0.0, py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
+     Doc("The identity; adds (l1 * sum(|x|) + l2 * sum(x**2)) / batch_size to the loss (training and evaluation).").c_str());
+  layers.def("CenterCrop", [](int64_t height, int64_t width, const py::object& data_format, const py::object& name,
+                              const py::object& input_shape) {
+    ChannelsLast(data_format, "CenterCrop");
+    return Finish(CenterCrop(height, width), name, input_shape);
+  }, py::arg("height"), py::arg("width"), py::arg("data_format") = py::none(), py::arg("name") = py::none(),
+     py::arg("input_shape") = py::none(),
+     Doc("The central (height, width) window of NHWC images (in training and at inference).").c_str());
+  layers.def("_Lambda", [](const py::object& tracer, const py::object& name, const py::object& input_shape) {
+    // Released with the GIL held (the layer may be destroyed on a thread without it).
+    std::shared_ptr<py::object> fn(new py::object(tracer), [](py::object* p) {
+      py::gil_scoped_acquire gil;
+      delete p;
+    });
+    return Finish(Lambda([fn](const TensorShape& shape) {
+      py::gil_scoped_acquire gil;
+      py::list dims;
+      for (int i = 0; i < shape.rank(); ++i) dims.append(shape.dim(i) < 0 ? py::object(py::none()) : py::int_(shape.dim(i)));
+      py::tuple r = (*fn)(py::tuple(dims));
+      const PyTensor in = r[1].cast<PyTensor>(), out = r[2].cast<PyTensor>();
+      return TracedFunction{r[0].cast<GraphPtr>(), in.out, out.out};
+    }), name, input_shape);
+  }, py::arg("tracer"), py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
+     "A Lambda layer: tracer(shape) returns (graph, input tensor, output tensor), called once.");
+}
+
 void InitKerasLayers(py::module_& k, py::module_& layers) {
+  DefNoiseLayers(layers);
   DefShapeLayers(layers);
   DefMergeLayers(layers);
   DefConvLayers(layers);

@@ -178,8 +178,51 @@ TEST_CASE("optimizers: one step against the closed-form update") {
   // SGD momentum 0.9, two steps: m1 = -lr g, m2 = 0.9 m1 - lr g: w += m1 + m2.
   check(OneStep(SGD(lr, 0.9), 2), 1 - lr * g0 * 2.9, -2 - lr * g1 * 2.9);
   CHECK(OptimizerByName("RMSprop").kind == Optimizer::Kind::kRMSprop);
-  CHECK_THROWS_WITH_AS(OptimizerByName("lbfgs"), doctest::Contains("known: adagrad, adam, adamw"), Error);
+  CHECK_THROWS_WITH_AS(OptimizerByName("lbfgs"), doctest::Contains("known: adadelta, adagrad, adam, adamax"), Error);
   Optimizer both = SGD(lr);
   both.clipnorm = both.clipvalue = 1.0;
   CHECK_THROWS_WITH_AS(both.Validate(), doctest::Contains("only one of clipnorm"), Error);
+}
+
+TEST_CASE("optimizers Nadam, Adamax, Adadelta, Ftrl, Lion: the first step's closed form") {
+  const double g[2] = {0.5, -3.0}, w[2] = {1.0, -2.0}, lr = 0.1, eps = 1e-7;
+  auto check = [&](const std::vector<float>& got, auto expected) {
+    for (int i = 0; i < 2; ++i) CHECK(got[static_cast<size_t>(i)] == doctest::Approx(expected(w[i], g[i])).epsilon(1e-5));
+  };
+  // Adamax: m = 0.1 g, u = |g|: w -= lr * m / (0.1 * (u + eps)).
+  check(OneStep(Adamax(ConstantLR(lr))), [&](double w0, double g0) { return w0 - lr * g0 / (std::abs(g0) + eps); });
+  // Lion: w -= lr * sign((1 - b1) g).
+  check(OneStep(Lion(ConstantLR(lr))), [&](double w0, double g0) { return w0 - lr * (g0 > 0 ? 1 : -1); });
+  // Adadelta: a = (1 - rho) g^2; delta = -sqrt(eps) g / sqrt(a + eps).
+  check(OneStep(Adadelta(ConstantLR(lr))), [&](double w0, double g0) {
+    return w0 - lr * std::sqrt(eps) * g0 / std::sqrt(0.05 * g0 * g0 + eps);
+  });
+  // Nadam at t = 1: u1 = 0.9 (1 - 0.5 * 0.96), u2 = 0.9 (1 - 0.5 * 0.96^2), u_prod = u1.
+  const double u1 = 0.9 * (1 - 0.5 * 0.96), u2 = 0.9 * (1 - 0.5 * 0.96 * 0.96);
+  check(OneStep(Nadam(ConstantLR(lr))), [&](double w0, double g0) {
+    const double m_hat = u2 * 0.1 * g0 / (1 - u1 * u2) + (1 - u1) * g0 / (1 - u1);
+    return w0 - lr * m_hat / (std::abs(g0) + eps);  // v_hat = g^2
+  });
+  // Ftrl, no regularization: linear = g - (sqrt(0.1 + g^2) - sqrt(0.1)) / lr * w; w = -linear / (sqrt(0.1 + g^2) / lr).
+  check(OneStep(Ftrl(ConstantLR(lr))), [&](double w0, double g0) {
+    const double n = std::sqrt(0.1 + g0 * g0), linear = g0 - (n - std::sqrt(0.1)) / lr * w0;
+    return -linear / (n / lr);
+  });
+  CHECK(OptimizerByName("Nadam").name() == "Nadam");
+  CHECK_THROWS_WITH_AS(Ftrl(ConstantLR(lr), 0.5), doctest::Contains("learning_rate_power must be <= 0"), Error);
+}
+
+TEST_CASE("schedules InverseTimeDecay, PolynomialDecay, CosineDecayRestarts: Keras' formulas") {
+  CHECK((*InverseTimeDecay(0.1, 10, 0.5))(5) == doctest::Approx(0.1 / 1.25));
+  CHECK((*InverseTimeDecay(0.1, 10, 0.5, true))(15) == doctest::Approx(0.1 / 1.5));
+  CHECK((*PolynomialDecay(0.5, 10, 0.1))(5) == doctest::Approx(0.3));
+  CHECK((*PolynomialDecay(0.5, 10, 0.1, 2.0))(50) == doctest::Approx(0.1));
+  // cycle: at step 15 the decay runs over 20 steps.
+  CHECK((*PolynomialDecay(0.5, 10, 0.1, 1.0, true))(15) == doctest::Approx(0.4 * 0.25 + 0.1));
+  Schedule r = CosineDecayRestarts(1.0, 10);  // periods of 10, 20, 40 steps
+  CHECK((*r)(5) == doctest::Approx(0.5));
+  CHECK((*r)(10) == doctest::Approx(1.0));
+  CHECK((*r)(20) == doctest::Approx(0.5));
+  CHECK((*CosineDecayRestarts(1.0, 10, 1.0, 0.5))(10) == doctest::Approx(0.5));
+  CHECK_THROWS_WITH_AS(PolynomialDecay(0.1, 0), doctest::Contains("decay_steps must be positive"), Error);
 }

@@ -131,5 +131,6 @@ TEST_CASE("initializers: fans, ranges and seeds") {
   CHECK(std::sqrt(sq / 2000.0) == doctest::Approx(std::sqrt(2.0 / 200.0)).epsilon(0.1));  // He: var 2 / fan_in
   CHECK(out[3].flat<float>()(2) == 0.0f);
   CHECK(out[4].flat<float>()(2) == 1.0f);
-  CHECK_THROWS_WITH_AS(InitializerByName("orthogonal"), doctest::Contains("unknown initializer"), Error);
+  CHECK_THROWS_WITH_AS(InitializerByName("orthogonal_ish"), doctest::Contains("unknown initializer"), Error);
+  CHECK(InitializerByName("HeNormal").ToString() == "he_normal");
 }

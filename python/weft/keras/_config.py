@@ -70,7 +70,7 @@ def recorded(obj):
         if text is None:
             return None
         config = json.loads(text)
-        if obj.name:
+        if obj.name and config.get("config") is not None:  # (None: not serializable, "error" says why)
             config["config"]["name"] = obj.name  # the model may have named it since
         return config
     config = getattr(obj, "_keras_config", None)

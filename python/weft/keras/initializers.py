@@ -1,12 +1,43 @@
-"""Keras weight initializers (train/initializers.h); layers also take their names ('he_normal')."""
+"""Keras weight initializers (train/initializers.h); layers also take their names ('he_normal').
+
+Classes and their lowercase function aliases take Keras' arguments and defaults; ``seed`` (an int)
+fixes the draw, None takes one from the graph's seed (``weft.random.set_seed``) when set."""
 from .. import _weft
 
 _I = _weft.keras.initializers
 Initializer = _weft.keras.Initializer
 Zeros, Ones, Constant = _I.Zeros, _I.Ones, _I.Constant
 GlorotUniform, GlorotNormal, HeNormal, HeUniform = _I.GlorotUniform, _I.GlorotNormal, _I.HeNormal, _I.HeUniform
-__all__ = ["Initializer", "Zeros", "Ones", "Constant", "GlorotUniform", "GlorotNormal", "HeNormal", "HeUniform"]
+LecunNormal, LecunUniform, VarianceScaling = _I.LecunNormal, _I.LecunUniform, _I.VarianceScaling
+RandomNormal, RandomUniform, TruncatedNormal = _I.RandomNormal, _I.RandomUniform, _I.TruncatedNormal
+Orthogonal, Identity = _I.Orthogonal, _I.Identity
+__all__ = ["Initializer", "Zeros", "Ones", "Constant", "GlorotUniform", "GlorotNormal", "HeNormal", "HeUniform",
+           "LecunNormal", "LecunUniform", "VarianceScaling", "RandomNormal", "RandomUniform", "TruncatedNormal",
+           "Orthogonal", "Identity"]
 
 # Every factory above records its arguments (get_config / from_config / model files).
 from . import _config  # noqa: E402
 _config.record_module(globals(), __all__)
+
+# Keras' function-style aliases (the same recorded factories).
+zeros, ones, constant = Zeros, Ones, Constant
+glorot_uniform, glorot_normal, he_normal, he_uniform = GlorotUniform, GlorotNormal, HeNormal, HeUniform
+lecun_normal, lecun_uniform, variance_scaling = LecunNormal, LecunUniform, VarianceScaling
+random_normal, random_uniform, truncated_normal = RandomNormal, RandomUniform, TruncatedNormal
+orthogonal, identity = Orthogonal, Identity
+IdentityInitializer, OrthogonalInitializer = Identity, Orthogonal
+
+
+def get(identifier):
+    """An Initializer from an Initializer, a name ('he_normal', 'HeNormal') or None."""
+    if identifier is None or isinstance(identifier, Initializer):
+        return identifier
+    if isinstance(identifier, str):
+        return _I.get(identifier)
+    raise TypeError("Could not interpret initializer identifier: %r (weft takes a name or a "
+                    "weft.keras.initializers object; custom initializer functions are not supported)" % (identifier,))
+
+
+__all__ += ["zeros", "ones", "constant", "glorot_uniform", "glorot_normal", "he_normal", "he_uniform",
+            "lecun_normal", "lecun_uniform", "variance_scaling", "random_normal", "random_uniform",
+            "truncated_normal", "orthogonal", "identity", "get"]

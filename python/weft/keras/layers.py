@@ -60,6 +60,62 @@ GlobalAveragePooling1D = _L.GlobalAveragePooling1D
 GlobalAvgPool1D = _L.GlobalAvgPool1D
 GlobalMaxPooling1D = _L.GlobalMaxPooling1D
 GlobalMaxPool1D = _L.GlobalMaxPool1D
+GaussianNoise = _L.GaussianNoise
+GaussianDropout = _L.GaussianDropout
+SpatialDropout1D = _L.SpatialDropout1D
+SpatialDropout2D = _L.SpatialDropout2D
+AlphaDropout = _L.AlphaDropout
+CenterCrop = _L.CenterCrop
+
+
+def Lambda(function, output_shape=None, mask=None, arguments=None, name=None, input_shape=None, **kwargs):
+    """Wraps ``function`` as a layer: ``layers.Lambda(lambda x: tf.square(x) * 2)``.
+
+    As Keras traces it, weft calls ``function(x, **arguments)`` once, on a symbolic float32 tensor
+    of the input's shape (batch dim None), when the layer is first called; the ops it adds (weft
+    ops, ``tf.math``, ``keras.activations``) become the layer's computation, in training and at
+    inference. numpy code, Python control flow on the tensor's values and variables cannot be
+    traced: such a function raises TypeError naming what it did. ``output_shape`` is accepted
+    and not needed (the ops' shapes give it)."""
+    if mask is not None:
+        raise NotImplementedError("Lambda: masks are not supported by weft (mask=%r)" % (mask,))
+    if kwargs:
+        raise TypeError("Lambda got unexpected arguments: %s" % ", ".join(sorted(kwargs)))
+    if not callable(function):
+        raise TypeError("Lambda needs a function, got %r" % (function,))
+    arguments = dict(arguments or {})
+    what = "Lambda(%s)" % (getattr(function, "__qualname__", None) or repr(function))
+
+    def trace(shape):
+        from .. import framework as _fw, ops as _ops
+        from ..data import _trace
+        g = _fw.Graph()
+        with g.as_default():
+            x = _fw.placeholder("float32", shape, name="lambda_input")
+            try:
+                with _trace._guarded():
+                    y = function(x, **arguments)
+            except _trace._Untraceable as e:
+                raise TypeError("%s: cannot trace the function: %s. A Lambda's function is traced once over a "
+                                "symbolic tensor (shape %s): use weft ops (tf.math, tf.nn, keras.activations) on it, "
+                                "not numpy" % (what, e.construct, (None,) + tuple(shape[1:]))) from None
+            except Exception as e:
+                e.add_note("(while tracing %s over a symbolic float32 tensor of shape %s)"
+                           % (what, (None,) + tuple(shape[1:])))
+                raise
+            if isinstance(y, (list, tuple)) or y is None or (not isinstance(y, _fw.Tensor) and not hasattr(y, "dtype")):
+                raise TypeError("%s must return one tensor, got %r" % (what, y))
+            if not isinstance(y, _fw.Tensor) or y.graph is not g:
+                y = _fw.constant(y) if not isinstance(y, _fw.Tensor) else y
+                if y.graph is not g:
+                    raise ValueError("%s returned a tensor of another graph (made outside the function?)" % what)
+            y = _ops.raw_ops.Identity(y, name="lambda_output")
+        return g, x, y
+
+    return _L._Lambda(trace, name=name, input_shape=input_shape)
+
+
+ActivityRegularization = _L.ActivityRegularization
 
 
 
@@ -138,7 +194,9 @@ __all__ = ["Layer", "Input", "InputLayer", "Dense", "Conv1D", "Conv2D", "Conv2DT
            "Cropping1D", "Cropping2D", "UpSampling1D", "UpSampling2D", "Dropout", "BatchNormalization",
            "Activation", "ReLU", "LeakyReLU", "ELU", "PReLU", "RepeatVector", "Identity", "Softmax",
            "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate", "add",
-           "subtract", "multiply", "average", "maximum", "minimum", "concatenate"]
+           "subtract", "multiply", "average", "maximum", "minimum", "concatenate", "GaussianNoise",
+           "GaussianDropout", "SpatialDropout1D", "SpatialDropout2D", "AlphaDropout", "CenterCrop", "Lambda",
+           "ActivityRegularization"]
 
 # Every factory above records its arguments (get_config / from_config / model files).
 from . import _config  # noqa: E402

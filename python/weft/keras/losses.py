@@ -13,7 +13,24 @@ import numpy as np
 from .. import _weft
 
 _cpp = _weft.keras.losses
-_REDUCTIONS = ("sum_over_batch_size", "sum", "none", None)
+_REDUCTIONS = ("sum_over_batch_size", "sum", "none", "auto", None)  # Keras 2's "auto": sum_over_batch_size
+
+
+class Reduction:
+    """Keras 2's ``tf.keras.losses.Reduction`` constants (Keras 3 takes the strings themselves)."""
+    AUTO = "auto"
+    NONE = "none"
+    SUM = "sum"
+    SUM_OVER_BATCH_SIZE = "sum_over_batch_size"
+
+    @classmethod
+    def all(cls):
+        return (cls.AUTO, cls.NONE, cls.SUM, cls.SUM_OVER_BATCH_SIZE)
+
+    @classmethod
+    def validate(cls, key):
+        if key not in cls.all():
+            raise ValueError("Invalid Reduction Key: %s. Expected keys are %s" % (key, cls.all()))
 
 
 class Value(np.ndarray):
@@ -147,6 +164,9 @@ LogCosh = _simple("LogCosh", "log_cosh", "log_cosh", "mean(log(cosh(y_pred - y_t
 Hinge = _simple("Hinge", "hinge", "hinge", "mean(max(1 - y_true * y_pred, 0)); 0/1 labels are taken as -1/1.")
 SquaredHinge = _simple("SquaredHinge", "squared_hinge", "squared_hinge",
                        "mean(max(1 - y_true * y_pred, 0)**2); 0/1 labels are taken as -1/1.")
+CategoricalHinge = _simple("CategoricalHinge", "categorical_hinge", "categorical_hinge",
+                           "max(max((1 - y_true) * y_pred) - sum(y_true * y_pred) + 1, 0) over the last axis "
+                           "(one-hot labels).")
 KLDivergence = _simple("KLDivergence", "kl_divergence", "kl_divergence",
                        "sum(y_true * log(y_true / y_pred)) over the last axis, both clipped to [1e-7, 1].")
 Poisson = _simple("Poisson", "poisson", "poisson", "mean(y_pred - y_true * log(y_pred + 1e-7)) over the last axis.")
@@ -190,6 +210,7 @@ mean_squared_logarithmic_error = msle = MSLE = _function(MeanSquaredLogarithmicE
 log_cosh = logcosh = _function(LogCosh, "log_cosh", "Per-example log-cosh error.")
 hinge = _function(Hinge, "hinge", "Per-example hinge loss.")
 squared_hinge = _function(SquaredHinge, "squared_hinge", "Per-example squared hinge loss.")
+categorical_hinge = _function(CategoricalHinge, "categorical_hinge", "Per-example categorical hinge loss.")
 kl_divergence = kld = KLD = _function(KLDivergence, "kl_divergence", "Per-example Kullback-Leibler divergence.")
 poisson = _function(Poisson, "poisson", "Per-example Poisson loss.")
 cosine_similarity = _function(CosineSimilarity, "cosine_similarity", "Per-example negative cosine similarity.")
@@ -217,8 +238,9 @@ __all__ = ["Loss", "SparseCategoricalCrossentropy", "CategoricalCrossentropy", "
            "mae", "huber", "MeanAbsolutePercentageError", "MeanSquaredLogarithmicError", "LogCosh", "Hinge",
            "SquaredHinge", "KLDivergence", "Poisson", "CosineSimilarity", "mean_absolute_percentage_error", "mape",
            "mean_squared_logarithmic_error", "msle", "log_cosh", "logcosh", "hinge", "squared_hinge", "kl_divergence",
-           "kld", "poisson", "cosine_similarity", "get"]
+           "kld", "poisson", "cosine_similarity", "CategoricalHinge", "categorical_hinge", "get"]
 
 # Every factory above records its arguments (get_config / from_config / model files).
 from . import _config  # noqa: E402
 _config.record_module(globals(), __all__)
+__all__.append("Reduction")

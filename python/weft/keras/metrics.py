@@ -165,6 +165,132 @@ class SparseCategoricalCrossentropy(_LossMetric):
         super().__init__(name, from_logits=from_logits)
 
 
+class MeanSquaredLogarithmicError(_LossMetric):
+    """Mean of (log(1 + y_pred) - log(1 + y_true))**2."""
+    _loss = _losses.MeanSquaredLogarithmicError
+
+    def __init__(self, name="mean_squared_logarithmic_error", dtype=None):
+        super().__init__(name)
+
+
+class LogCoshError(_LossMetric):
+    """Mean of log(cosh(y_pred - y_true))."""
+    _loss = _losses.LogCosh
+
+    def __init__(self, name="logcosh", dtype=None):
+        super().__init__(name)
+
+
+class CategoricalHinge(_LossMetric):
+    """Mean categorical hinge loss."""
+    _loss = _losses.CategoricalHinge
+
+    def __init__(self, name="categorical_hinge", dtype=None):
+        super().__init__(name)
+
+
+class RootMeanSquaredError(Metric):
+    """sqrt of the mean squared error over everything seen (not a mean of per-batch roots)."""
+
+    def __init__(self, name="root_mean_squared_error", dtype=None):
+        super().__init__(_cpp.RootMeanSquaredError(name))
+
+
+class R2Score(Metric):
+    """The coefficient of determination per output of (batch, outputs) predictions, averaged over
+    the outputs (Keras' class_aggregation='uniform_average'), from totals over everything seen."""
+
+    def __init__(self, class_aggregation="uniform_average", num_regressors=0, name="r2_score", dtype=None):
+        if class_aggregation != "uniform_average" or num_regressors != 0:
+            raise NotImplementedError("weft.keras.metrics.R2Score: class_aggregation='uniform_average' and "
+                                      "num_regressors=0 only, got %r and %r" % (class_aggregation, num_regressors))
+        super().__init__(_cpp.R2Score(name))
+
+
+class FBetaScore(Metric):
+    """F-beta per class of (batch, classes) one-hot or multi-label targets: predictions positive
+    above ``threshold``, or (None) where they are their row's maximum. ``average`` None gives one
+    score per class (standalone only: compile's metrics are numbers), 'micro' pools the counts,
+    'macro' averages the classes, 'weighted' weights them by their true count."""
+    _config = (("average", "average"), ("beta", "beta"), ("threshold", "threshold"))
+
+    def __init__(self, average=None, beta=1.0, threshold=None, name="fbeta_score", dtype=None):
+        super().__init__(_cpp.FBetaScore(average, float(beta), None if threshold is None else float(threshold), name))
+
+    def result(self):
+        if self._cpp.average != "" or self._totals is None:
+            return super().result()
+        return _losses.value(_cpp.fbeta_per_class(self._cpp, list(self._totals)))
+
+    def get_config(self):
+        c = super().get_config()
+        c["average"] = c["average"] or None
+        c["threshold"] = c["threshold"] if c["threshold"] >= 0 else None
+        return c
+
+
+class F1Score(FBetaScore):
+    """FBetaScore with beta = 1."""
+    _config = (("average", "average"), ("threshold", "threshold"))
+
+    def __init__(self, average=None, threshold=None, name="f1_score", dtype=None):
+        super().__init__(average, 1.0, threshold, name)
+
+
+class _Reduce:
+    """Keras' Mean and Sum: standalone reductions of the values given to ``update_state`` (they
+    have no (y_true, y_pred) form, so compile does not take them, as in Keras)."""
+
+    def __init__(self, name, dtype=None):
+        self.name = name
+        self.reset_state()
+
+    def update_state(self, values, sample_weight=None):
+        v = np.asarray(values, np.float64)
+        w = np.ones_like(v) if sample_weight is None else np.broadcast_to(np.asarray(sample_weight, np.float64), v.shape)
+        self._total += float((v * w).sum())
+        self._count += float(w.sum())
+
+    def reset_state(self):
+        self._total, self._count = 0.0, 0.0
+
+    reset_states = reset_state
+
+    def __call__(self, values, sample_weight=None):
+        self.update_state(values, sample_weight)
+        return self.result()
+
+    def get_config(self):
+        return {"name": self.name}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    def __repr__(self):
+        return "<weft.keras.metrics.%s name=%r>" % (type(self).__name__, self.name)
+
+
+class Mean(_Reduce):
+    """The (weighted) mean of every value given to update_state: ``m.update_state([1, 3, 5, 7])``."""
+
+    def __init__(self, name="mean", dtype=None):
+        super().__init__(name)
+
+    def result(self):
+        return _losses.value(self._total / self._count if self._count else 0.0)
+
+
+class Sum(_Reduce):
+    """The (weighted) sum of every value given to update_state."""
+
+    def __init__(self, name="sum", dtype=None):
+        super().__init__(name)
+
+    def result(self):
+        return _losses.value(self._total)
+
+
 class AUC(Metric):
     """Area under the ROC curve (or with curve='PR' the precision-recall curve) from confusion
     counts at num_thresholds thresholds spread over [0, 1], with Keras' 'interpolation' sum;
@@ -278,6 +404,9 @@ def get(identifier):
     'top_k_categorical_accuracy', 'sparse_top_k_categorical_accuracy', 'mse', 'mae', 'auc', ...)."""
     if isinstance(identifier, Metric):
         return identifier
+    if isinstance(identifier, _Reduce) or (isinstance(identifier, type) and issubclass(identifier, _Reduce)):
+        raise TypeError("keras.metrics.%s reduces the values given to update_state; compile's metrics take "
+                        "(y_true, y_pred): use it standalone" % getattr(identifier, "__name__", type(identifier).__name__))
     if isinstance(identifier, type) and issubclass(identifier, Metric):
         return identifier()
     if isinstance(identifier, str):
@@ -293,6 +422,7 @@ def get(identifier):
 __all__ = ["Metric", "Accuracy", "BinaryAccuracy", "CategoricalAccuracy", "SparseCategoricalAccuracy",
            "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy", "MeanSquaredError", "MeanAbsoluteError",
            "BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy", "AUC", "Precision",
-           "Recall", "TruePositives", "FalsePositives", "TrueNegatives", "FalseNegatives", "binary_accuracy", "categorical_accuracy", "sparse_categorical_accuracy",
+           "Recall", "MeanSquaredLogarithmicError", "LogCoshError", "CategoricalHinge", "RootMeanSquaredError",
+           "R2Score", "FBetaScore", "F1Score", "Mean", "Sum", "TruePositives", "FalsePositives", "TrueNegatives", "FalseNegatives", "binary_accuracy", "categorical_accuracy", "sparse_categorical_accuracy",
            "top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy", "mean_squared_error", "mse",
            "mean_absolute_error", "mae", "get"]

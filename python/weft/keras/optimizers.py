@@ -193,10 +193,73 @@ class Adagrad(Optimizer):
                                       weight_decay=weight_decay), name, learning_rate)
 
 
+class Nadam(Optimizer):
+    """Adam with Nesterov momentum (Dozat's schedule of momentum: beta_1 * (1 - 0.5 * 0.96**t))."""
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, weight_decay=None, clipnorm=None,
+                 clipvalue=None, global_clipnorm=None, name="nadam", **kwargs):
+        _check_kwargs(kwargs)
+        super().__init__(_cpp.Nadam(_rate(learning_rate), float(beta_1), float(beta_2), float(epsilon),
+                                    clipnorm=clipnorm, clipvalue=clipvalue, global_clipnorm=global_clipnorm,
+                                    weight_decay=weight_decay), name, learning_rate)
+
+
+class Adamax(Optimizer):
+    """Adam with the infinity norm: u = max(beta_2 * u, |g|) in place of the second moment."""
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, weight_decay=None, clipnorm=None,
+                 clipvalue=None, global_clipnorm=None, name="adamax", **kwargs):
+        _check_kwargs(kwargs)
+        super().__init__(_cpp.Adamax(_rate(learning_rate), float(beta_1), float(beta_2), float(epsilon),
+                                     clipnorm=clipnorm, clipvalue=clipvalue, global_clipnorm=global_clipnorm,
+                                     weight_decay=weight_decay), name, learning_rate)
+
+
+class Adadelta(Optimizer):
+    """Adadelta: steps scaled by running RMS of past updates over running RMS of gradients."""
+
+    def __init__(self, learning_rate=0.001, rho=0.95, epsilon=1e-7, weight_decay=None, clipnorm=None, clipvalue=None,
+                 global_clipnorm=None, name="adadelta", **kwargs):
+        _check_kwargs(kwargs)
+        super().__init__(_cpp.Adadelta(_rate(learning_rate), float(rho), float(epsilon), clipnorm=clipnorm,
+                                       clipvalue=clipvalue, global_clipnorm=global_clipnorm,
+                                       weight_decay=weight_decay), name, learning_rate)
+
+
+class Ftrl(Optimizer):
+    """FTRL-proximal (McMahan et al.) with Keras' arguments: L1 / L2 / L2-shrinkage strengths and beta."""
+
+    def __init__(self, learning_rate=0.001, learning_rate_power=-0.5, initial_accumulator_value=0.1,
+                 l1_regularization_strength=0.0, l2_regularization_strength=0.0,
+                 l2_shrinkage_regularization_strength=0.0, beta=0.0, weight_decay=None, clipnorm=None, clipvalue=None,
+                 global_clipnorm=None, name="ftrl", **kwargs):
+        _check_kwargs(kwargs)
+        super().__init__(_cpp.Ftrl(_rate(learning_rate), float(learning_rate_power), float(initial_accumulator_value),
+                                   float(l1_regularization_strength), float(l2_regularization_strength),
+                                   float(l2_shrinkage_regularization_strength), float(beta), clipnorm=clipnorm,
+                                   clipvalue=clipvalue, global_clipnorm=global_clipnorm, weight_decay=weight_decay),
+                         name, learning_rate)
+
+
+class Lion(Optimizer):
+    """Lion (Chen et al.): w -= lr * sign(beta_1 * m + (1 - beta_1) * g); m = beta_2 * m + (1 - beta_2) * g."""
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.99, weight_decay=None, clipnorm=None, clipvalue=None,
+                 global_clipnorm=None, name="lion", **kwargs):
+        _check_kwargs(kwargs)
+        super().__init__(_cpp.Lion(_rate(learning_rate), float(beta_1), float(beta_2), clipnorm=clipnorm,
+                                   clipvalue=clipvalue, global_clipnorm=global_clipnorm, weight_decay=weight_decay),
+                         name, learning_rate)
+
+
 for _cls, _names in ((SGD, ("momentum", "nesterov")), (Adam, ("beta_1", "beta_2", "epsilon", "amsgrad")),
                      (AdamW, ("beta_1", "beta_2", "epsilon", "amsgrad", "weight_decay")),
                      (RMSprop, ("rho", "momentum", "epsilon", "centered")),
-                     (Adagrad, ("initial_accumulator_value", "epsilon"))):
+                     (Adagrad, ("initial_accumulator_value", "epsilon")),
+                     (Nadam, ("beta_1", "beta_2", "epsilon")), (Adamax, ("beta_1", "beta_2", "epsilon")),
+                     (Adadelta, ("rho", "epsilon")), (Lion, ("beta_1", "beta_2")),
+                     (Ftrl, ("learning_rate_power", "initial_accumulator_value", "l1_regularization_strength",
+                             "l2_regularization_strength", "l2_shrinkage_regularization_strength", "beta"))):
     _cls._params = _names
     for _k, _p in _attrs(*_names, "clipnorm", "clipvalue", "global_clipnorm").items():
         setattr(_cls, _k, _p)
@@ -253,6 +316,19 @@ schedules.CosineDecay = _schedule_class(
     "CosineDecay", _s.CosineDecay,
     "CosineDecay(initial_learning_rate, decay_steps, alpha=0.0, warmup_target=None, warmup_steps=0):\n"
     "cosine decay to alpha * rate over decay_steps, after an optional linear warm-up to warmup_target.")
+schedules.InverseTimeDecay = _schedule_class(
+    "InverseTimeDecay", _s.InverseTimeDecay,
+    "InverseTimeDecay(initial_learning_rate, decay_steps, decay_rate, staircase=False):\n"
+    "initial_learning_rate / (1 + decay_rate * step / decay_steps), the ratio floored when staircase.")
+schedules.PolynomialDecay = _schedule_class(
+    "PolynomialDecay", _s.PolynomialDecay,
+    "PolynomialDecay(initial_learning_rate, decay_steps, end_learning_rate=0.0001, power=1.0, cycle=False):\n"
+    "(initial - end) * (1 - step / decay_steps) ** power + end, step capped at decay_steps (cycle: decay_steps\n"
+    "grows to the next multiple of itself above step).")
+schedules.CosineDecayRestarts = _schedule_class(
+    "CosineDecayRestarts", _s.CosineDecayRestarts,
+    "CosineDecayRestarts(initial_learning_rate, first_decay_steps, t_mul=2.0, m_mul=1.0, alpha=0.0): SGDR's\n"
+    "cosine decay restarted after first_decay_steps, each period t_mul times longer and m_mul times lower.")
 schedules.StepDecay = _schedule_class("StepDecay", _s.StepDecay,
                                       "StepDecay(initial_learning_rate, step_size, gamma=0.1): rate * gamma ** (step // step_size).")
 schedules.LinearWarmup = _schedule_class("LinearWarmup", _s.LinearWarmup,
@@ -272,7 +348,8 @@ def _rate(lr):
 
 def get(identifier):
     """An Optimizer from an Optimizer, an Optimizer class, or a name ('sgd', 'adam', 'adamw',
-    'rmsprop', 'adagrad'; weft's 'momentum' is SGD with momentum 0.9) with Keras' defaults."""
+    'rmsprop', 'adagrad', 'nadam', 'adamax', 'adadelta', 'ftrl', 'lion'; weft's 'momentum' is SGD
+    with momentum 0.9) with Keras' defaults."""
     if isinstance(identifier, Optimizer):
         return identifier
     if isinstance(identifier, type) and issubclass(identifier, Optimizer):
@@ -287,10 +364,11 @@ def get(identifier):
 legacy = types.ModuleType("weft.keras.optimizers.legacy", "Aliases of weft.keras.optimizers' classes.")
 experimental = types.ModuleType("weft.keras.optimizers.experimental", "Aliases of weft.keras.optimizers' classes.")
 for _ns in (legacy, experimental):
-    for _cls in (Optimizer, SGD, Adam, AdamW, RMSprop, Adagrad):
+    for _cls in (Optimizer, SGD, Adam, AdamW, RMSprop, Adagrad, Nadam, Adamax, Adadelta, Ftrl):
         setattr(_ns, _cls.__name__, _cls)
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "schedules", "legacy", "experimental", "get"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Nadam", "Adamax", "Adadelta", "Ftrl", "Lion",
+           "schedules", "legacy", "experimental", "get"]
 
 # Every factory above records its arguments (get_config / from_config / model files).
 from . import _config  # noqa: E402
