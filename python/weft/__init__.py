@@ -59,6 +59,8 @@ from .math import (  # noqa: E402,F401  (the tf.math functions TF also exports a
     squared_difference, divide_no_nan, log_sigmoid, logical_xor, softplus, xlogy, in_top_k, top_k, confusion_matrix,
     l2_normalize)
 from .session import Session, InteractiveSession, get_default_session  # noqa: E402,F401
+from . import _values  # noqa: E402,F401 - Tensor.numpy() of tensors computed from constants
+from ._function import function  # noqa: E402,F401
 from . import nn  # noqa: E402,F401
 from . import keras  # noqa: E402,F401
 from . import random  # noqa: E402,F401

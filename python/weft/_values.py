@@ -1,0 +1,85 @@
+"""Values of graph tensors for TensorFlow 2 style code: ``tf.argmax(probs, 1).numpy()``,
+``float(tf.reduce_sum(c))``, ``np.asarray(tf.nn.softmax(logits))``.
+
+weft builds graphs; TensorFlow 2 runs ops eagerly. A tensor computed from constants only (numpy
+arrays, Python numbers, ``weft.constant``) has one value, so ``Tensor.numpy()`` runs it in a
+session on its graph and remembers the value: asking again gives the same value, as an eager
+tensor's does (a random op is drawn once). A tensor that depends on a Variable is read in the
+default session (``with weft.Session() as sess:``), which holds the variables' values; one that
+depends on a placeholder has no value without a feed: both are errors naming the node otherwise.
+Functions traced by weft.data (map, filter) refuse these conversions, naming the construct
+(data/_trace.py).
+"""
+import weakref
+
+import numpy as np
+
+from . import framework as _fw
+
+_FEEDS = ("Placeholder", "PlaceholderWithDefault")
+_STATE = ("Variable", "VarHandleOp", "VariableV2")
+
+# Per graph: its session for constant tensors, and the values given out ((node, index) -> array).
+_per_graph = weakref.WeakKeyDictionary()
+
+
+def _needs(tensor):
+    """('feed' | 'state' | None, the first such node) over the tensor's inputs, transitively."""
+    stack, seen, state = [tensor.op], set(), None
+    while stack:
+        op = stack.pop()
+        if op.name in seen:
+            continue
+        seen.add(op.name)
+        if op.type in _FEEDS:
+            return "feed", op
+        if op.type in _STATE and state is None:
+            state = op
+        stack.extend(t.op for t in op.inputs)
+        stack.extend(op.control_inputs)
+    return ("state", state) if state is not None else (None, None)
+
+
+def value(tensor):
+    """The tensor's value as a numpy array (see the module docstring)."""
+    kind, node = _needs(tensor)
+    if kind == "feed":
+        raise ValueError("tensor '%s' depends on placeholder '%s', which has no value outside Session.run: run it "
+                         "with sess.run(tensor, feed_dict={...})" % (tensor.name, node.name))
+    if kind == "state":
+        from .session import _session_stack
+        if not _session_stack:
+            raise ValueError("tensor '%s' depends on variable '%s', whose value lives in a Session: read it with "
+                             "sess.run(tensor), or inside `with weft.Session() as sess:` after initializing it"
+                             % (tensor.name, node.name))
+        return np.asarray(_session_stack[-1].run(tensor))
+    graph = tensor.graph
+    state = _per_graph.get(graph)
+    if state is None:
+        from .session import Session
+        state = _per_graph[graph] = {"session": Session(graph), "values": {}}
+    key = tensor.name
+    if key not in state["values"]:
+        state["values"][key] = np.asarray(state["session"].run(tensor))
+    return state["values"][key]
+
+
+def _numpy(self):
+    v = value(self)
+    return v[()] if v.ndim == 0 else v
+
+
+def _array(self, dtype=None, copy=None):
+    v = value(self)
+    return v.astype(dtype) if dtype is not None else v
+
+
+def _install():
+    T = _fw.Tensor
+    T.numpy = _numpy
+    T.__array__ = _array
+    T.__float__ = lambda t: float(value(t))
+    T.__int__ = lambda t: int(value(t))
+
+
+_install()

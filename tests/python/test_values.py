@@ -1,0 +1,50 @@
+"""TensorFlow 2 style values of graph tensors (weft/_values.py) and weft.function: expected values
+are the examples of TensorFlow's API docs (tf.nn.softmax, tf.math.argmax, tf.reduce_sum)."""
+import numpy as np
+import pytest
+
+import weft as tf
+
+
+def test_numpy_of_tensors_computed_from_constants():
+    np.testing.assert_allclose(tf.nn.softmax([-1, 0., 1.]).numpy(), [0.09003057, 0.24472848, 0.66524094], rtol=1e-6)
+    assert tf.math.argmax(tf.constant([2, 20, 30, 3, 6])).numpy() == 2
+    x = tf.constant([[1, 1, 1], [1, 1, 1]])
+    assert tf.reduce_sum(x).numpy() == 6 and int(tf.reduce_sum(x)) == 6
+    np.testing.assert_array_equal(tf.reduce_sum(x, 0).numpy(), [2, 2, 2])
+    assert float(tf.constant(2.5) * 2) == 5.0
+    np.testing.assert_array_equal(np.asarray(tf.constant([1, 2]) + 1), [2, 3])
+
+
+def test_a_random_tensor_keeps_its_value():
+    r = tf.random.normal([4], seed=3)
+    np.testing.assert_array_equal(r.numpy(), r.numpy())
+
+
+def test_placeholders_and_variables_name_what_is_missing():
+    x = tf.placeholder(tf.float32, [None], name="images")
+    with pytest.raises(ValueError, match="placeholder 'images'"):
+        (x * 2).numpy()
+    v = tf.Variable(3.0, name="w")
+    with pytest.raises(ValueError, match="variable 'w'"):
+        (v * 2).numpy()
+    with tf.Session() as sess:  # the default session holds the variable's value
+        sess.run(tf.global_variables_initializer())
+        assert (v * 2).numpy() == 6.0
+
+
+def test_map_functions_still_refuse_numpy():
+    ds = tf.data.Dataset.from_tensor_slices(np.arange(3, dtype=np.float32))
+    with pytest.raises(TypeError, match="numpy"):
+        ds.map(lambda e: e * float(e.numpy()))
+
+
+def test_function_runs_as_written_and_checks_its_signature():
+    @tf.function
+    def double_sum(x):
+        return tf.reduce_sum(x * 2)
+    assert double_sum(np.ones(3, np.float32)).numpy() == 6.0
+    inc = tf.function(lambda x: x + 1, input_signature=[tf.TensorSpec([None], tf.float32)])
+    np.testing.assert_array_equal(inc(tf.constant([1., 2.])).numpy(), [2., 3.])
+    with pytest.raises(ValueError, match="input_signature"):
+        inc(tf.constant([[1.]]))
