@@ -311,3 +311,16 @@ def test_registered_subclass_loads_without_custom_objects(tmp_path):
     with pytest.raises(weft.errors.InvalidArgumentError, match=r"l.keras.*Local.*custom_objects"):
         keras.models.load_model(str(tmp_path / "l.keras"))
     assert type(keras.models.load_model(str(tmp_path / "l.keras"), custom_objects={"Local": Local})) is Local
+
+
+def test_save_weights_makes_the_parent_directory(tmp_path):
+    # As TensorFlow's tutorials rely on: model.save_weights("training_2/cp-0000.weights.h5").
+    model = keras.Sequential([keras.layers.Dense(2, input_shape=(3,))])
+    model.compile(optimizer="sgd", loss="mse")
+    path = tmp_path / "training_2" / "cp-0000.weights.h5"
+    model.save_weights(str(path))
+    again = keras.Sequential([keras.layers.Dense(2, input_shape=(3,))])
+    again.compile(optimizer="sgd", loss="mse")
+    again.load_weights(str(path))
+    for a, b in zip(again.get_weights(), model.get_weights()):
+        np.testing.assert_array_equal(a, b)

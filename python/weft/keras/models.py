@@ -10,6 +10,7 @@ itself is the C++ loop; files and configs are in saving.py.
 """
 import contextlib
 import inspect
+import os
 import re
 import sys
 import time
@@ -511,8 +512,12 @@ class Model:
     # ---- weights, configs and files (saving.py) -----------------------------------------------
     def save_weights(self, filepath, overwrite=True):
         """Writes weights, optimizer slots and the step to one weft checkpoint file (CRC-checked;
-        docs/checkpoint-format.md), whatever the name: a ``.weights.h5`` name holds weft's format."""
-        self._built(None, inference=True).save_weights(str(filepath))
+        docs/checkpoint-format.md), whatever the name: a ``.weights.h5`` name holds weft's format.
+        A missing parent directory is made, as TensorFlow's checkpoint writer makes it."""
+        parent = os.path.dirname(os.fspath(filepath))
+        if parent:
+            os.makedirs(parent, exist_ok=True)
+        self._built(None, inference=True).save_weights(os.fspath(filepath))
 
     def load_weights(self, filepath):
         """Reads a checkpoint written by save_weights (every variable must be there with its shape),
