@@ -56,6 +56,9 @@ std::string ActivationName(const py::handle& h) {
 }
 
 Initializer InitializerArg(const py::handle& h, const char* what) {
+  // None: what Keras' add_weight uses for a float weight given no initializer (glorot_uniform),
+  // e.g. Dense(bias_initializer=None).
+  if (h.is_none()) return InitializerByName("glorot_uniform");
   if (py::isinstance<py::str>(h)) return InitializerByName(h.cast<std::string>());
   if (py::isinstance<Initializer>(h)) return h.cast<Initializer>();
   throw Error(errors::InvalidArgument("{} must be a name ('glorot_uniform', 'zeros', ...) or a "
@@ -264,7 +267,13 @@ void InitKeras(py::module_& k) {
   py::module_ init = k.def_submodule("initializers", "Keras initializers.");
   init.def("Zeros", [] { return Zeros(); });
   init.def("Ones", [] { return Ones(); });
-  init.def("Constant", [](double v) { return Constant(v); }, py::arg("value") = 0.0);
+  // A number, or an array of one element (np.log([pos / neg]) in Keras' imbalanced-data example).
+  init.def("Constant", [](const py::object& value) {
+    py::object a = py::module_::import("numpy").attr("asarray")(value, "float64");
+    WEFT_REQUIRE(a.attr("size").cast<int64_t>() == 1, "initializers.Constant: weft fills a weight with one number; "
+                 "got a value of shape {} (set whole arrays with layer.set_weights)", std::string(py::str(a.attr("shape"))));
+    return Constant(a.attr("item")().cast<double>());
+  }, py::arg("value") = 0.0);
   // Keras' seed: None (a fresh draw per weight; the graph's seed when set) or an int.
   auto seed_arg = [](const py::object& seed) { return seed.is_none() ? int64_t{0} : seed.cast<int64_t>(); };
   for (const auto& [cls, factory] : {std::pair{"GlorotUniform", &GlorotUniform}, std::pair{"GlorotNormal", &GlorotNormal},

@@ -514,3 +514,20 @@ def test_activity_regularizer_argument_on_dense():
     h = np.maximum(x @ np.full((4, 3), 0.2, np.float32), 0)
     want = np.mean((h @ np.ones((3, 4)) - x) ** 2) + 0.01 * np.abs(h).sum() / 8
     assert model.evaluate(x, x, batch_size=8, verbose=0) == pytest.approx(want, rel=1e-5)
+
+
+def test_initializer_none_and_constant_of_one_element():
+    # Keras' imbalanced-data example: bias_initializer=None when no bias is given (add_weight's
+    # float default, glorot_uniform), else Constant(np.log([pos / neg])) (an array of one element).
+    bias = np.log([221 / 3779])
+    for init in (None, keras.initializers.Constant(bias)):
+        model = keras.Sequential([keras.layers.Dense(1, activation="sigmoid", bias_initializer=init,
+                                                     kernel_initializer="zeros", input_shape=(3,))])
+        p = model.predict(np.zeros((2, 3), np.float32))
+        if init is not None:
+            np.testing.assert_allclose(p, np.full((2, 1), 221 / 4000), rtol=1e-5)  # sigmoid(log(p/n)) = p/(p+n)
+        else:
+            b = model.get_weights()[1]
+            assert b.shape == (1,) and abs(b[0]) <= np.sqrt(6 / 2)  # glorot_uniform's limit for a (1,) weight
+    with pytest.raises(ValueError, match="one number"):
+        keras.initializers.Constant(np.ones(3))
