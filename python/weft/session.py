@@ -13,6 +13,7 @@ import numpy as np
 
 from . import _weft
 from .framework import Graph, Operation, Tensor, get_default_graph
+from .data import _graph_iterator
 
 
 class _Fetches:
@@ -147,6 +148,7 @@ class Session(_weft.Session):
                 elif not isinstance(k, Tensor):
                     raise TypeError("feed_dict keys must be tensors or names, got %r" % (k,))
                 feeds.append((k, _converted_feed(k, v)))
+        feeds += _graph_iterator.feeds(self.graph, f.tensors, f.targets, [t for t, _ in feeds])  # TF1 get_next()
         compiled = self.num_compiled if self._log_device_placement else 0
         values = self._run(feeds, f.tensors, f.targets)
         if self._log_device_placement and self.num_compiled != compiled:

@@ -14,6 +14,7 @@ from .dataset import (AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Datas
                       TensorSpec)
 from ._structure import TensorShape  # noqa: F401
 from .options import AutoShardPolicy, Options  # noqa: F401
+from ._graph_iterator import Iterator, make_initializable_iterator, make_one_shot_iterator  # noqa: F401
 
 # tf.data.experimental's names that programs still use.
 experimental = _types.SimpleNamespace(AUTOTUNE=AUTOTUNE, AutoShardPolicy=AutoShardPolicy,
@@ -22,4 +23,8 @@ experimental = _types.SimpleNamespace(AUTOTUNE=AUTOTUNE, AutoShardPolicy=AutoSha
                                       cardinality=lambda ds: ds.cardinality())
 
 __all__ = ["Dataset", "Options", "AutoShardPolicy", "TensorSpec", "AUTOTUNE", "INFINITE_CARDINALITY",
-           "UNKNOWN_CARDINALITY", "experimental"]
+           "UNKNOWN_CARDINALITY", "experimental", "Iterator", "make_one_shot_iterator", "make_initializable_iterator"]
+
+# TF1's Dataset methods for graph-mode iterators.
+Dataset.make_one_shot_iterator = make_one_shot_iterator
+Dataset.make_initializable_iterator = make_initializable_iterator
