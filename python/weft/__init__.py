@@ -70,6 +70,7 @@ from . import distribute  # noqa: E402,F401
 from . import collective_ops  # noqa: E402,F401
 from . import data  # noqa: E402,F401
 from . import config, io, test  # noqa: E402,F401
+from . import saved_model  # noqa: E402,F401
 from .data import TensorSpec  # noqa: E402,F401
 
 bool = bool_  # weft.bool, as tf.bool (shadows the builtin only inside this namespace)

@@ -548,6 +548,17 @@ class Model:
         ``keras.models.load_model`` reads it back."""
         _saving.write_model(self, filepath, overwrite=overwrite, include_optimizer=include_optimizer, **kwargs)
 
+    def export(self, filepath, format="tf_saved_model", verbose=True):
+        """Keras 3's export for serving: here weft.saved_model.save (a directory that
+        weft.saved_model.load and keras.models.load_model read)."""
+        if format != "tf_saved_model":
+            raise NotImplementedError("model.export(format=%r): weft exports its own model directory only "
+                                      "(format='tf_saved_model')" % (format,))
+        from .. import saved_model
+        saved_model.save(self, filepath)
+        if verbose:
+            print("Saved artifact at '%s'." % filepath)
+
     def get_config(self):
         """The model's architecture as Keras-style JSON data (layers by their recorded arguments)."""
         return _saving.model_config(self)["config"]

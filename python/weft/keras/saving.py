@@ -28,6 +28,8 @@ from .. import _weft, errors
 from . import _config, _shared
 
 FORMAT, VERSION = "weft.keras", 1
+# The model file inside a directory written by weft.saved_model.save (or model.export).
+SAVED_MODEL_FILE = "model.keras"
 _MEMBERS = ("metadata.json", "config.json")
 
 
@@ -213,8 +215,12 @@ def save_model(model, filepath, overwrite=True, **kwargs):
 def write_model(model, filepath, overwrite=True, include_optimizer=True, save_format=None, zipped=None):
     """Writes the whole model to ``filepath`` (see the module docstring)."""
     path = os.fspath(filepath)
+    if os.path.isdir(path):  # a SavedModel directory (tf.saved_model.save, TF 2.x's model.save(dir))
+        path = os.path.join(path, SAVED_MODEL_FILE)
     if not overwrite and os.path.exists(path):
         raise FileExistsError("model.save: '%s' exists and overwrite=False" % path)
+    if os.path.dirname(path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)  # as TF 2.x's model.save("saved_model/my_model")
     try:  # a model whose build waits for data (a Sequential) is built now when it can be
         model._built(inference=True)
     except ValueError:
@@ -312,6 +318,8 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     optimizer state (training continues where it stopped). ``custom_objects``: {name: class}
     for subclassed models and your own objects."""
     path = os.fspath(filepath)
+    if os.path.isdir(path):  # written by weft.saved_model.save / model.export
+        path = os.path.join(path, SAVED_MODEL_FILE)
     config, weights = _open(path)
     try:
         model = _from_data(config, custom_objects)
