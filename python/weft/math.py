@@ -240,8 +240,11 @@ def confusion_matrix(labels, predictions, num_classes=None, weights=None, dtype=
     but the graph is built before they are known)."""
     labels, predictions = _t(labels), _t(predictions)
     if num_classes is None:
-        raise ValueError("weft.math.confusion_matrix needs num_classes (the graph is built before the labels "
-                         "are known); pass num_classes=")
+        top = _known_max(labels, predictions)  # labels and predictions computed from constants: TF's max + 1
+        if top is None:
+            raise ValueError("weft.math.confusion_matrix needs num_classes when the labels come from a placeholder "
+                             "or a variable (the graph is built before they are known); pass num_classes=")
+        num_classes = top + 1
     n = int(num_classes)
     lab = _ops.one_hot(_ops.cast(_ops.reshape(labels, [-1]), int32), n, dtype=float64)
     pred = _ops.one_hot(_ops.cast(_ops.reshape(predictions, [-1]), int32), n, dtype=float64)
@@ -249,6 +252,15 @@ def confusion_matrix(labels, predictions, num_classes=None, weights=None, dtype=
         w = _ops.cast(_ops.reshape(_t(weights), [-1, 1]), float64)
         lab = lab * w
     return _ops.cast(_ops.matmul(lab, pred, transpose_a=True), dtype)
+
+
+def _known_max(*tensors):
+    """The largest value of tensors computed from constants (weft/_values.py), or None."""
+    from ._values import value
+    try:
+        return max(int(np.max(value(t))) if np.size(value(t)) else -1 for t in tensors)
+    except ValueError:
+        return None
 
 
 def l2_normalize(x, axis=None, epsilon=1e-12, name=None):
@@ -266,9 +278,17 @@ def softmax(logits, axis=-1, name=None):
 def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=int32, name=None):
     """Counts of each value 0..n-1 in ``arr`` (n = minlength, which weft needs: the graph is built
     before the values are known)."""
-    if minlength is None or (maxlength is not None and maxlength != minlength):
-        raise ValueError("weft.math.bincount needs minlength (= maxlength when given): the number of bins")
-    oh = _ops.one_hot(_ops.cast(_ops.reshape(_t(arr), [-1]), int32), int(minlength), dtype=float64)
+    arr = _t(arr)
+    top = _known_max(arr)
+    if top is not None:  # values computed from constants: TF's rule, max(max + 1, minlength) capped at maxlength
+        n = max(top + 1, int(minlength or 0))
+        n = min(n, int(maxlength)) if maxlength is not None else n
+    elif minlength is None or (maxlength is not None and maxlength != minlength):
+        raise ValueError("weft.math.bincount of values from a placeholder or variable needs minlength (= maxlength "
+                         "when given): the number of bins (the graph is built before the values are known)")
+    else:
+        n = int(minlength)
+    oh = _ops.one_hot(_ops.cast(_ops.reshape(arr, [-1]), int32), n, dtype=float64)
     if weights is not None:
         oh = oh * _ops.cast(_ops.reshape(_t(weights), [-1, 1]), float64)
     return _ops.cast(reduce_sum(oh, 0), dtype)

@@ -48,3 +48,16 @@ def test_function_runs_as_written_and_checks_its_signature():
     np.testing.assert_array_equal(inc(tf.constant([1., 2.])).numpy(), [2., 3.])
     with pytest.raises(ValueError, match="input_signature"):
         inc(tf.constant([[1.]]))
+
+
+def test_counts_of_constant_values_infer_their_size():
+    # tf.math.confusion_matrix's and tf.math.bincount's documented examples (no num_classes / minlength).
+    np.testing.assert_array_equal(tf.math.confusion_matrix([1, 2, 4], [2, 2, 4]).numpy(),
+                                  [[0, 0, 0, 0, 0], [0, 0, 1, 0, 0], [0, 0, 1, 0, 0], [0, 0, 0, 0, 0],
+                                   [0, 0, 0, 0, 1]])
+    values = tf.constant([1, 1, 2, 3, 2, 4, 4, 5])
+    np.testing.assert_array_equal(tf.math.bincount(values).numpy(), [0, 2, 2, 1, 2, 1])
+    np.testing.assert_array_equal(tf.math.bincount(values, minlength=8).numpy(), [0, 2, 2, 1, 2, 1, 0, 0])
+    labels = tf.placeholder(tf.int32, [None])
+    with pytest.raises(ValueError, match="num_classes"):
+        tf.math.confusion_matrix(labels, labels)
