@@ -38,3 +38,14 @@ def free_ports(n):
     for s in socks:
         s.close()
     return ports
+
+
+def numeric_grad(f, x, eps=1e-6):
+    """Central differences of the scalar function f at x (float64), for gradient checks."""
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        xp, xm = x.copy(), x.copy()
+        xp[i] += eps
+        xm[i] -= eps
+        g[i] = (f(xp) - f(xm)) / (2 * eps)
+    return g

@@ -3,16 +3,7 @@ import numpy as np
 import pytest
 
 import weft
-
-
-def numeric_grad(f, x, eps=1e-6):
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        xp, xm = x.copy(), x.copy()
-        xp[i] += eps
-        xm[i] -= eps
-        g[i] = (f(xp) - f(xm)) / (2 * eps)
-    return g
+from conftest import numeric_grad
 
 
 CASES = {

@@ -5,21 +5,12 @@ import numpy as np
 import pytest
 
 import weft as tf
+from conftest import numeric_grad
 
 
 def run(sess, *ts, feed=None):
     out = sess.run(list(ts), feed_dict=feed)
     return out[0] if len(ts) == 1 else out
-
-
-def numeric_grad(f, x, eps=1e-6):
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        xp, xm = x.copy(), x.copy()
-        xp[i] += eps
-        xm[i] -= eps
-        g[i] = (f(xp) - f(xm)) / (2 * eps)
-    return g
 
 
 def check_grad(sess, fn, x0, rtol=1e-5, atol=1e-7):
