@@ -66,6 +66,14 @@ SpatialDropout1D = _L.SpatialDropout1D
 SpatialDropout2D = _L.SpatialDropout2D
 AlphaDropout = _L.AlphaDropout
 CenterCrop = _L.CenterCrop
+Resizing = _L.Resizing
+RandomFlip = _L.RandomFlip
+RandomContrast = _L.RandomContrast
+RandomBrightness = _L.RandomBrightness
+RandomCrop = _L.RandomCrop
+RandomRotation = _L.RandomRotation
+RandomZoom = _L.RandomZoom
+RandomTranslation = _L.RandomTranslation
 
 
 def Lambda(function, output_shape=None, mask=None, arguments=None, name=None, input_shape=None, **kwargs):
@@ -196,7 +204,8 @@ __all__ = ["Layer", "Input", "InputLayer", "Dense", "Conv1D", "Conv2D", "Conv2DT
            "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate", "add",
            "subtract", "multiply", "average", "maximum", "minimum", "concatenate", "GaussianNoise",
            "GaussianDropout", "SpatialDropout1D", "SpatialDropout2D", "AlphaDropout", "CenterCrop", "Lambda",
-           "ActivityRegularization"]
+           "ActivityRegularization", "Resizing", "RandomFlip", "RandomContrast",
+           "RandomBrightness", "RandomCrop", "RandomRotation", "RandomZoom", "RandomTranslation"]
 
 # Every factory above records its arguments (get_config / from_config / model files).
 from . import _config  # noqa: E402
