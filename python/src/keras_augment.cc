@@ -41,6 +41,8 @@ Sampling MakeSampling(const std::string& fill_mode, const std::string& interpola
 
 const char* kRandom = "\nDrawn per image in the training pass (fit); the identity at inference (evaluate, predict).";
 
+std::string Doc(const std::string& text) { return text + kCommonArgs; }
+
 }  // namespace
 
 void DefAugmentLayers(py::module_& layers) {
@@ -57,16 +59,16 @@ void DefAugmentLayers(py::module_& layers) {
   }, arg("height"), arg("width"), arg("interpolation") = "bilinear", arg("crop_to_aspect_ratio") = false,
      arg("pad_to_aspect_ratio") = false, arg("fill_mode") = "constant", arg("fill_value") = 0.0,
      arg("data_format") = none, arg("name") = none, arg("input_shape") = none,
-     "Resizes NHWC images to (height, width) as tf.image.resize (half-pixel centers; 'bilinear' or\n"
-     "'nearest'), in training and at inference; crop_to_aspect_ratio first crops the largest central\n"
-     "window of the target's aspect ratio.");
+     Doc("Resizes NHWC images to (height, width) as tf.image.resize (half-pixel centers; 'bilinear' or\n"
+         "'nearest'), in training and at inference; crop_to_aspect_ratio first crops the largest central\n"
+         "window of the target's aspect ratio.").c_str());
   layers.def("RandomFlip", [](const std::string& mode, const py::object& seed, const py::object& data_format,
                               const py::object& name, const py::object& input_shape) {
     ChannelsLast(data_format, "RandomFlip");
     return Finish(RandomFlip(mode, Seed(seed)), name, input_shape);
   }, arg("mode") = "horizontal_and_vertical", arg("seed") = none, arg("data_format") = none, arg("name") = none,
      arg("input_shape") = none,
-     (std::string("Mirrors each image with probability 1/2: mode 'horizontal' (left-right), 'vertical' or\n"
+     Doc(std::string("Mirrors each image with probability 1/2: mode 'horizontal' (left-right), 'vertical' or\n"
                   "'horizontal_and_vertical' (one draw flips both, as Keras 3).") + kRandom).c_str());
   layers.def("RandomContrast", [](const py::object& factor, const py::object& value_range, const py::object& seed,
                                   const py::object& name, const py::object& input_shape) {
@@ -74,7 +76,7 @@ void DefAugmentLayers(py::module_& layers) {
                                  Seed(seed)), name, input_shape);
   }, arg("factor"), arg("value_range") = py::make_tuple(0, 255), arg("seed") = none, arg("name") = none,
      arg("input_shape") = none,
-     (std::string("(x - mean) * c + mean per image and channel, c uniform in [1 - lower, 1 + upper] (factor f:\n"
+     Doc(std::string("(x - mean) * c + mean per image and channel, c uniform in [1 - lower, 1 + upper] (factor f:\n"
                   "lower = upper = f), clipped to value_range.") + kRandom).c_str());
   layers.def("RandomBrightness", [](const py::object& factor, const py::object& value_range, const py::object& seed,
                                     const py::object& name, const py::object& input_shape) {
@@ -82,7 +84,7 @@ void DefAugmentLayers(py::module_& layers) {
                                    Seed(seed)), name, input_shape);
   }, arg("factor"), arg("value_range") = py::make_tuple(0, 255), arg("seed") = none, arg("name") = none,
      arg("input_shape") = none,
-     (std::string("x + d * (high - low), d uniform in factor (f: [-f, f], within [-1, 1]), clipped to\n"
+     Doc(std::string("x + d * (high - low), d uniform in factor (f: [-f, f], within [-1, 1]), clipped to\n"
                   "value_range (low, high).") + kRandom).c_str());
   layers.def("RandomCrop", [](int64_t height, int64_t width, const py::object& seed, const py::object& data_format,
                               const py::object& name, const py::object& input_shape) {
@@ -90,8 +92,8 @@ void DefAugmentLayers(py::module_& layers) {
     return Finish(RandomCrop(height, width, Seed(seed)), name, input_shape);
   }, arg("height"), arg("width"), arg("seed") = none, arg("data_format") = none, arg("name") = none,
      arg("input_shape") = none,
-     "Training: a (height, width) window at a random offset per image. At inference (and for images\n"
-     "smaller than the window): Resizing(height, width, crop_to_aspect_ratio=True).");
+     Doc("Training: a (height, width) window at a random offset per image. At inference (and for images\n"
+         "smaller than the window): Resizing(height, width, crop_to_aspect_ratio=True).").c_str());
   layers.def("RandomRotation", [](const py::object& factor, const std::string& fill_mode, const std::string& interpolation,
                                   const py::object& seed, double fill_value, const py::object& value_range,
                                   const py::object& data_format, const py::object& name, const py::object& input_shape) {
@@ -102,7 +104,7 @@ void DefAugmentLayers(py::module_& layers) {
   }, arg("factor"), arg("fill_mode") = "reflect", arg("interpolation") = "bilinear", arg("seed") = none,
      arg("fill_value") = 0.0, arg("value_range") = py::make_tuple(0, 255), arg("data_format") = none, arg("name") = none,
      arg("input_shape") = none,
-     (std::string("Rotates each image about its center by factor * 2 pi radians (f: [-f, f] turns), counter-\n"
+     Doc(std::string("Rotates each image about its center by factor * 2 pi radians (f: [-f, f] turns), counter-\n"
                   "clockwise for positive angles; fill_mode 'reflect' | 'wrap' | 'constant' | 'nearest'.") + kRandom).c_str());
   layers.def("RandomZoom", [](const py::object& height_factor, const py::object& width_factor, const std::string& fill_mode,
                               const std::string& interpolation, const py::object& seed, double fill_value,
@@ -114,7 +116,7 @@ void DefAugmentLayers(py::module_& layers) {
                              MakeSampling(fill_mode, interpolation, seed, fill_value)), name, input_shape);
   }, arg("height_factor"), arg("width_factor") = none, arg("fill_mode") = "reflect", arg("interpolation") = "bilinear",
      arg("seed") = none, arg("fill_value") = 0.0, arg("data_format") = none, arg("name") = none, arg("input_shape") = none,
-     (std::string("Zooms each image about its center by 1 + f, f uniform in height_factor (f: [-f, f]; > 0\n"
+     Doc(std::string("Zooms each image about its center by 1 + f, f uniform in height_factor (f: [-f, f]; > 0\n"
                   "zooms out) and width_factor (None: the height's zoom, keeping the aspect ratio).") + kRandom).c_str());
   layers.def("RandomTranslation", [](const py::object& height_factor, const py::object& width_factor,
                                      const std::string& fill_mode, const std::string& interpolation, const py::object& seed,
@@ -126,7 +128,7 @@ void DefAugmentLayers(py::module_& layers) {
                                     MakeSampling(fill_mode, interpolation, seed, fill_value)), name, input_shape);
   }, arg("height_factor"), arg("width_factor"), arg("fill_mode") = "reflect", arg("interpolation") = "bilinear",
      arg("seed") = none, arg("fill_value") = 0.0, arg("data_format") = none, arg("name") = none, arg("input_shape") = none,
-     (std::string("Shifts each image by f * height down and g * width right, f and g uniform in height_factor\n"
+     Doc(std::string("Shifts each image by f * height down and g * width right, f and g uniform in height_factor\n"
                   "and width_factor (fractions; f: [-f, f]).") + kRandom).c_str());
 }
 

@@ -157,3 +157,12 @@ def test_bad_arguments_name_what_was_wrong():
         L.RandomRotation((0.2, 0.1))
     with pytest.raises(weft.errors.InvalidArgumentError, match="known height and width"):
         L.RandomFlip()(keras.Input(shape=(8, 3)))
+
+
+def test_tf2_experimental_preprocessing_names_are_the_same_layers():
+    pre = weft.keras.layers.experimental.preprocessing
+    assert pre.RandomFlip is L.RandomFlip and pre.Resizing is L.Resizing and pre.Rescaling is L.Rescaling
+    layer = pre.RandomZoom(0.2, seed=1)
+    assert layer.get_config()["height_factor"] == 0.2
+    with pytest.raises(AttributeError, match="RandomGrayscale"):
+        pre.RandomGrayscale

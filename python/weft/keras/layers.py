@@ -207,6 +207,25 @@ __all__ = ["Layer", "Input", "InputLayer", "Dense", "Conv1D", "Conv2D", "Conv2DT
            "ActivityRegularization", "Resizing", "RandomFlip", "RandomContrast",
            "RandomBrightness", "RandomCrop", "RandomRotation", "RandomZoom", "RandomTranslation"]
 
+# TF 2.1-2.5's names: layers.experimental.preprocessing.RandomFlip etc. (the same layers, looked
+# up on access, so they are the factories record_module below wraps).
+import types as _types  # noqa: E402
+experimental = _types.ModuleType("weft.keras.layers.experimental", "TF 2.x's experimental layer names.")
+experimental.preprocessing = _types.ModuleType("weft.keras.layers.experimental.preprocessing",
+                                               "TF 2.x's preprocessing layers: aliases of weft.keras.layers'.")
+_PREPROCESSING = ("Rescaling", "Normalization", "CenterCrop", "Resizing", "RandomFlip", "RandomContrast",
+                  "RandomBrightness", "RandomCrop", "RandomRotation", "RandomZoom", "RandomTranslation")
+
+
+def _preprocessing_layer(name):
+    if name in _PREPROCESSING:
+        return globals()[name]
+    raise AttributeError("weft.keras.layers.experimental.preprocessing has no %r (it has %s)"
+                         % (name, ", ".join(_PREPROCESSING)))
+
+
+experimental.preprocessing.__getattr__ = _preprocessing_layer
+
 # Every factory above records its arguments (get_config / from_config / model files).
 from . import _config  # noqa: E402
 _config.record_module(globals(), __all__)
