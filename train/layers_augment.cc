@@ -63,9 +63,12 @@ void RequireImages(const TensorShape& in, const std::string& layer) {
                in.ToString());
 }
 
+}  // namespace
+
 // TF2's resize of NHWC x to (h, w): half-pixel centers, edges clamped; with crop, Keras 3's
 // central window of the target's aspect ratio first.
-Output Resize(const Scope& s, Output x, int64_t h, int64_t w, const std::string& interpolation, bool crop) {
+Output ResizeImages(const Scope& s, Output x, int64_t h, int64_t w, const std::string& interpolation, bool crop) {
+  RequireImages(x.shape(), "resize");
   int64_t in_h = x.shape().dim(1), in_w = x.shape().dim(2);
   if (crop) {
     const int64_t ch = std::max<int64_t>(std::min(in_h, static_cast<int64_t>(static_cast<float>(in_w * h) / w)), 1);
@@ -80,6 +83,8 @@ Output Resize(const Scope& s, Output x, int64_t h, int64_t w, const std::string&
                    0.0, h, w);
 }
 
+namespace {
+
 class ResizingLayer : public Layer {
  public:
   ResizingLayer(int64_t h, int64_t w, std::string interpolation, bool crop)
@@ -89,7 +94,7 @@ class ResizingLayer : public Layer {
   }
   void Build(const std::vector<TensorShape>& in) override { RequireImages(in[0], Describe()); }
   Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
-    return Resize(ctx.scope, in[0], h_, w_, interpolation_, crop_);
+    return ResizeImages(ctx.scope, in[0], h_, w_, interpolation_, crop_);
   }
 
  private:
@@ -173,7 +178,7 @@ class RandomCropLayer : public Layer {
   Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
     const Scope& s = ctx.scope;
     const int64_t h = in[0].shape().dim(1), w = in[0].shape().dim(2);
-    if (!ctx.training || h < h_ || w < w_) return Resize(s, in[0], h_, w_, "bilinear", /*crop=*/true);
+    if (!ctx.training || h < h_ || w < w_) return ResizeImages(s, in[0], h_, w_, "bilinear", /*crop=*/true);
     auto offset = [&](int64_t room, int k) {
       return s.Op("Floor", {PerImage(s, in[0], Seed(seed_, k), {0.0, static_cast<double>(room + 1)})});
     };

@@ -31,6 +31,10 @@ struct Sampling {
 // first takes the largest central window of the target's aspect ratio.
 LayerPtr Resizing(int64_t height, int64_t width, const std::string& interpolation = "bilinear",
                   bool crop_to_aspect_ratio = false);
+// The resize of NHWC images (static height and width) Resizing applies, for other layers (CenterCrop
+// of images smaller than its window, as Keras).
+Output ResizeImages(const Scope& s, Output images, int64_t height, int64_t width, const std::string& interpolation,
+                    bool crop_to_aspect_ratio);
 // mode "horizontal" | "vertical" | "horizontal_and_vertical" (one draw per image flips both axes,
 // as Keras 3).
 LayerPtr RandomFlip(const std::string& mode, int64_t seed = 0);

@@ -112,6 +112,13 @@ def test_resizing_matches_tf2_half_pixel_bilinear():
     np.testing.assert_array_equal(nearest.predict(x, verbose=0), x.repeat(2, axis=1).repeat(2, axis=2))
 
 
+def test_center_crop_resizes_smaller_images_as_keras_3():
+    x = _images(2, h=3, w=6)
+    model = keras.Sequential([keras.Input(shape=(3, 6, 3)), L.CenterCrop(4, 4)])
+    # The central 3 x 3 window (columns 1..3), resized to 4 x 4.
+    np.testing.assert_allclose(model.predict(x, verbose=0), _tf_resize_bilinear(x[:, :, 1:4], 4, 4), rtol=1e-5, atol=1e-3)
+
+
 def test_random_crop_windows_in_training_and_resizes_at_inference():
     x = _images(1, h=8, w=8, c=1)
     crop = _trainer(L.RandomCrop(4, 4, seed=7), (8, 8, 1))
