@@ -46,6 +46,25 @@ TEST_CASE("ImageProjectiveTransform: bilinear weights, per-image transforms and 
              T<float>({1, 1.6666666, 2, 2.2}, {1, 1, 4, 1}), 1e-5, 1e-5);
 }
 
+TEST_CASE("ImageProjectiveTransform's gradient is the adjoint of the sampling") {
+  const Tensor img = Rand({2, 3, 4, 2});
+  const Tensor rotate = T<float>({0.8f, -0.6f, 1.1f, 0.6f, 0.8f, -0.4f, 0, 0, 1, 0, 0.5f, 0, 1, 0.25f, 0, 0}, {2, 8});
+  for (const char* interpolation : {"BILINEAR", "NEAREST"}) {
+    for (const char* fill : {"REFLECT", "WRAP", "CONSTANT", "NEAREST"}) {
+      CheckGradient(kOp, {img, rotate}, {{"interpolation", std::string(interpolation)}, {"fill_mode", std::string(fill)}},
+                    {0});
+    }
+  }
+  CheckGradient(kOp, {img, T<float>({0.5f, 0, 0.25f, 0, 2, 0.1f, 0, 0}, {1, 8})},
+                {{"output_height", int64_t{5}}, {"output_width", int64_t{2}}}, {0});
+  // By hand: the row [1 2 3 4] read at x + 0.25 (constant fill): dy = [1 10 100 1000] goes back as
+  // dx[x] = 0.75 dy[x] + 0.25 dy[x - 1] (the last output's 0.25 share read the fill value).
+  ExpectNear(RunOp("ImageProjectiveTransformGrad", {T<float>({1, 10, 100, 1000}, {1, 1, 4, 1}), ShiftX(0.25), Row()})[0],
+             T<float>({0.75, 7.75, 77.5, 775}, {1, 1, 4, 1}));
+  ExpectOpError("ImageProjectiveTransformGrad", {T<float>({1, 2, 3}, {1, 1, 3, 1}), ShiftX(0), Row()}, {}, kInvalid,
+                "dy must be");
+}
+
 TEST_CASE("ImageProjectiveTransform: bad input names what was wrong") {
   ExpectOpError(kOp, {T<float>({1, 2, 3, 4}, {4}), ShiftX(0)}, {}, kInvalid, "images");
   ExpectOpError(kOp, {Row(), T<float>({1, 0, 0, 0, 1, 0}, {1, 6})}, {}, kInvalid, "8 columns");

@@ -173,3 +173,13 @@ def test_tf2_experimental_preprocessing_names_are_the_same_layers():
     assert layer.get_config()["height_factor"] == 0.2
     with pytest.raises(AttributeError, match="RandomGrayscale"):
         pre.RandomGrayscale
+
+
+def test_gradients_flow_through_augmentation_after_a_trainable_layer():
+    # Keras differentiates through the sampling: a Conv2D before RandomRotation still learns.
+    model = keras.Sequential([keras.Input(shape=(8, 8, 3)), L.Conv2D(2, 3, padding="same"), L.RandomRotation(0.2),
+                              L.RandomFlip(), L.Resizing(4, 4), L.Flatten(), L.Dense(1)])
+    model.compile(optimizer=keras.optimizers.SGD(0.01), loss="mse")
+    before = model.get_weights()[0].copy()
+    model.fit(_images(8, lo=0, hi=1), np.ones((8, 1), np.float32), epochs=1, batch_size=8, verbose=0)
+    assert np.all(np.isfinite(model.get_weights()[0])) and np.any(model.get_weights()[0] != before)
