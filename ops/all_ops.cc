@@ -21,6 +21,7 @@ OpRegistry& OpRegistry::Global() {
     RegisterSendRecvOps(*r);
     RegisterCollectiveOps(*r);
     RegisterSearchOps(*r);
+    RegisterImageOps(*r);
     return r;
   }();
   return *registry;
@@ -39,6 +40,7 @@ KernelRegistry& KernelRegistry::Global() {
     RegisterSendRecvKernels(*r);
     RegisterCollectiveKernels(*r);
     RegisterSearchKernels(*r);
+    RegisterImageKernels(*r);
 #if defined(WEFT_CUDA)
     RegisterCudaKernels(*r);  // device type "GPU" (ops/kernels/cuda/)
 #endif

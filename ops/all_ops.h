@@ -18,6 +18,7 @@ void RegisterOptimizerOps(OpRegistry& r);   // ApplyGradientDescent, ApplyMoment
 void RegisterSendRecvOps(OpRegistry& r);    // _Send, _Recv (inserted by the partitioner)
 void RegisterCollectiveOps(OpRegistry& r);  // CollectiveReduce, CollectiveBroadcast, CollectiveAllGather, CollectiveReduceScatter
 void RegisterSearchOps(OpRegistry& r);      // Range, Where, TopK, TopKGrad, Cumsum
+void RegisterImageOps(OpRegistry& r);       // ImageProjectiveTransform
 
 void RegisterFrameworkKernels(KernelRegistry& r);
 void RegisterStateKernels(KernelRegistry& r);
@@ -29,5 +30,6 @@ void RegisterOptimizerKernels(KernelRegistry& r);
 void RegisterSendRecvKernels(KernelRegistry& r);
 void RegisterCollectiveKernels(KernelRegistry& r);
 void RegisterSearchKernels(KernelRegistry& r);
+void RegisterImageKernels(KernelRegistry& r);
 
 }  // namespace weft

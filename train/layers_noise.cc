@@ -9,6 +9,7 @@
 #include "ops/framework.h"
 #include "ops/math.h"
 #include "ops/random.h"
+#include "train/layers_augment.h"
 
 namespace weft::train {
 namespace {
@@ -149,12 +150,15 @@ class CenterCropLayer : public Layer {
     WEFT_REQUIRE(in[0].rank() == 4 || in[0].rank() == 3, "{}: expects (batch, height, width, channels) inputs, got {}",
                  Describe(), in[0].ToString());
     const int h = in[0].rank() - 3;
-    WEFT_REQUIRE(in[0].dim(h) >= height_ && in[0].dim(h + 1) >= width_,
-                 "{}: the input {} is smaller than the crop {}x{} (Keras would resize it; weft crops only: add a "
-                 "Resizing step before)", Describe(), in[0].ToString(), height_, width_);
+    WEFT_REQUIRE((in[0].dim(h) >= height_ && in[0].dim(h + 1) >= width_) || in[0].rank() == 4,
+                 "{}: the single image {} is smaller than the crop {}x{} (batched images are resized, as Keras)",
+                 Describe(), in[0].ToString(), height_, width_);
   }
   Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
     const TensorShape& shape = in[0].shape();
+    if (shape.rank() == 4 && (shape.dim(1) < height_ || shape.dim(2) < width_)) {
+      return ResizeImages(ctx.scope, in[0], height_, width_, "bilinear", /*crop_to_aspect_ratio=*/true);
+    }
     const int h = shape.rank() - 3;  // 3: (height, width, channels) of one example given as a batch
     std::vector<int64_t> begin(static_cast<size_t>(shape.rank()), 0), size(static_cast<size_t>(shape.rank()), -1);
     begin[static_cast<size_t>(h)] = (shape.dim(h) - height_) / 2;

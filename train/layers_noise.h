@@ -27,8 +27,8 @@ LayerPtr AlphaDropout(double rate, int64_t seed = 0);
 // The identity that adds (l1 * sum(|x|) + l2 * sum(x^2)) / batch size to the loss (Keras'
 // activity regularization, normalized by the batch as Keras 3 does), in training and evaluation.
 LayerPtr ActivityRegularization(double l1 = 0.0, double l2 = 0.0);
-// The central (height, width) window of NHWC inputs (training and inference); inputs smaller
-// than the window are InvalidArgument (Keras resizes them; weft does not).
+// The central (height, width) window of NHWC inputs (training and inference); batched images
+// smaller than the window are resized as Keras 3 does (Resizing with crop_to_aspect_ratio).
 LayerPtr CenterCrop(int64_t height, int64_t width);
 
 // A function traced once into its own graph over a placeholder of the input's shape (with the

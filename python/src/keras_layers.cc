@@ -460,8 +460,11 @@ void DefNoiseLayers(py::module_& layers) {
      "A Lambda layer: tracer(shape) returns (graph, input tensor, output tensor), called once.");
 }
 
+void DefAugmentLayers(py::module_& layers);  // keras_augment.cc
+
 void InitKerasLayers(py::module_& k, py::module_& layers) {
   DefNoiseLayers(layers);
+  DefAugmentLayers(layers);
   DefShapeLayers(layers);
   DefMergeLayers(layers);
   DefConvLayers(layers);

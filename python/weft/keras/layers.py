@@ -66,6 +66,14 @@ SpatialDropout1D = _L.SpatialDropout1D
 SpatialDropout2D = _L.SpatialDropout2D
 AlphaDropout = _L.AlphaDropout
 CenterCrop = _L.CenterCrop
+Resizing = _L.Resizing
+RandomFlip = _L.RandomFlip
+RandomContrast = _L.RandomContrast
+RandomBrightness = _L.RandomBrightness
+RandomCrop = _L.RandomCrop
+RandomRotation = _L.RandomRotation
+RandomZoom = _L.RandomZoom
+RandomTranslation = _L.RandomTranslation
 
 
 def Lambda(function, output_shape=None, mask=None, arguments=None, name=None, input_shape=None, **kwargs):
@@ -196,7 +204,27 @@ __all__ = ["Layer", "Input", "InputLayer", "Dense", "Conv1D", "Conv2D", "Conv2DT
            "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate", "add",
            "subtract", "multiply", "average", "maximum", "minimum", "concatenate", "GaussianNoise",
            "GaussianDropout", "SpatialDropout1D", "SpatialDropout2D", "AlphaDropout", "CenterCrop", "Lambda",
-           "ActivityRegularization"]
+           "ActivityRegularization", "Resizing", "RandomFlip", "RandomContrast",
+           "RandomBrightness", "RandomCrop", "RandomRotation", "RandomZoom", "RandomTranslation"]
+
+# TF 2.1-2.5's names: layers.experimental.preprocessing.RandomFlip etc. (the same layers, looked
+# up on access, so they are the factories record_module below wraps).
+import types as _types  # noqa: E402
+experimental = _types.ModuleType("weft.keras.layers.experimental", "TF 2.x's experimental layer names.")
+experimental.preprocessing = _types.ModuleType("weft.keras.layers.experimental.preprocessing",
+                                               "TF 2.x's preprocessing layers: aliases of weft.keras.layers'.")
+_PREPROCESSING = ("Rescaling", "Normalization", "CenterCrop", "Resizing", "RandomFlip", "RandomContrast",
+                  "RandomBrightness", "RandomCrop", "RandomRotation", "RandomZoom", "RandomTranslation")
+
+
+def _preprocessing_layer(name):
+    if name in _PREPROCESSING:
+        return globals()[name]
+    raise AttributeError("weft.keras.layers.experimental.preprocessing has no %r (it has %s)"
+                         % (name, ", ".join(_PREPROCESSING)))
+
+
+experimental.preprocessing.__getattr__ = _preprocessing_layer
 
 # Every factory above records its arguments (get_config / from_config / model files).
 from . import _config  # noqa: E402
