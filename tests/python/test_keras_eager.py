@@ -57,3 +57,16 @@ def test_adapted_normalization_reads_calls_builds_and_saves(tmp_path):
     model.save(path)
     again = keras.models.load_model(path)
     np.testing.assert_allclose(again.predict(data[:8]), model.predict(data[:8]), rtol=1e-6)
+
+
+def test_weight_lists_of_models_and_layers():
+    model = keras.Sequential([keras.layers.Dense(3, input_shape=(2,)), keras.layers.BatchNormalization(),
+                              keras.layers.Dense(1)])
+    # Keras: trainable (kernel, bias, gamma, beta, kernel, bias) then the moving statistics.
+    assert [v.name for v in model.trainable_variables] == ["dense/kernel", "dense/bias", "batch_normalization/gamma",
+                                                           "batch_normalization/beta", "dense_1/kernel", "dense_1/bias"]
+    assert [v.name for v in model.non_trainable_weights] == ["batch_normalization/moving_mean",
+                                                             "batch_normalization/moving_variance"]
+    assert len(model.weights) == 8 and model.layers[1].trainable_weights[0].shape == (3,)
+    np.testing.assert_array_equal(model.layers[1].non_trainable_weights[1].numpy(), np.ones(3))  # variance starts at 1
+    assert keras.Sequential([keras.layers.Dense(1)]).weights == []  # not built: no weights yet

@@ -61,3 +61,32 @@ def test_counts_of_constant_values_infer_their_size():
     labels = tf.placeholder(tf.int32, [None])
     with pytest.raises(ValueError, match="num_classes"):
         tf.math.confusion_matrix(labels, labels)
+
+
+def test_gradient_tape_over_graph_tensors():
+    # TensorFlow's autodiff guide: d(x^2)/dx at 3 is 6; the w, b example with w = ones, b = zeros,
+    # x = [[1, 2, 3]]: y = [6, 6], loss = mean(y^2), dl/dy = y, dl/dw = x^T y, dl/db = y.
+    x = tf.constant(3.0)
+    with tf.GradientTape() as g:
+        g.watch(x)
+        y = x * x
+    assert g.gradient(y, x).numpy() == 6.0
+    with pytest.raises(RuntimeError, match="non-persistent"):
+        g.gradient(y, x)
+    w, b = tf.constant(np.ones((3, 2), np.float32)), tf.constant(np.zeros(2, np.float32))
+    with tf.GradientTape(persistent=True) as tape:
+        loss = tf.reduce_mean((tf.constant([[1., 2., 3.]]) @ w + b) ** 2)
+    grads = tape.gradient(loss, {"w": w, "b": b})
+    np.testing.assert_allclose(grads["w"].numpy(), [[6, 6], [12, 12], [18, 18]])
+    np.testing.assert_allclose(grads["b"].numpy(), [6, 6])
+    other = tf.constant(1.0)
+    assert tape.gradient(loss, [w, other])[1] is None
+    assert tape.gradient(loss, [other], unconnected_gradients="zero")[0].numpy() == 0.0
+
+
+def test_gradient_tape_refuses_keras_custom_loops_by_name():
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1, input_shape=(2,))])
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(model(np.ones((1, 2), np.float32)))
+    with pytest.raises(NotImplementedError, match="model.fit"):
+        tape.gradient(loss, model.trainable_variables)

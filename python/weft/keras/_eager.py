@@ -5,7 +5,8 @@
   predicts with it. That model shares the layer with every other model using it (_shared.py), so
   the values are those of the model that last changed the layer's weights; a layer no model has
   built yet gets fresh initial weights, as Keras builds a layer at its first call.
-- A built layer's weights are attributes, as Keras' variables are (``dense.kernel``,
+- A built layer's weights are attributes (and ``trainable_weights`` / ``non_trainable_weights``
+  lists; a model's ``weights``, ``trainable_variables``, ...), as Keras' variables are (``dense.kernel``,
   ``dense.bias``, ``batch_norm.moving_mean``, ``normalizer.mean``): a numpy array of the current
   value with ``.numpy()``, ``.name`` (``"dense/kernel"``) and ``.assign(value)``.
 """
@@ -78,5 +79,16 @@ def _weight_attribute(layer, attr):
     return value
 
 
+def _weight_values(layer, trainable):
+    """The layer's weights (trainable or not) as WeightValue arrays, in declaration order."""
+    return [_weight_attribute(layer, w[0]) for w in layer.weights if bool(w[2]) == trainable]
+
+
 _call_symbolic = _weft.keras.Layer.__call__  # the C++ call on KerasTensors (before models.py wraps it)
 _weft.keras.Layer.__getattr__ = _weight_attribute
+# Keras' weight lists of a built layer (values, as the attributes above); `layer.weights` stays weft's
+# declaration list of (name, shape, trainable).
+_weft.keras.Layer.trainable_weights = property(lambda layer: _weight_values(layer, True))
+_weft.keras.Layer.non_trainable_weights = property(lambda layer: _weight_values(layer, False))
+_weft.keras.Layer.trainable_variables = _weft.keras.Layer.trainable_weights
+_weft.keras.Layer.non_trainable_variables = _weft.keras.Layer.non_trainable_weights

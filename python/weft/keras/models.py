@@ -529,6 +529,20 @@ class Model:
             cpp.load_weights(str(filepath))
         _shared.claim(self, cpp)
 
+    def _weight_values(self, trainable):
+        try:
+            cpp = self._built(None, inference=True)
+        except ValueError:
+            return []  # not built yet (no input shape): no weights, as Keras' unbuilt models
+        return [v for layer in cpp.layers for v in (layer.trainable_weights if trainable else
+                                                    layer.non_trainable_weights)]
+
+    trainable_weights = property(lambda self: self._weight_values(True),
+                                 doc="The trainable weights' values (numpy arrays with .numpy(), .name, .assign).")
+    non_trainable_weights = property(lambda self: self._weight_values(False))
+    weights = property(lambda self: self.trainable_weights + self.non_trainable_weights)
+    trainable_variables, non_trainable_variables, variables = trainable_weights, non_trainable_weights, weights
+
     def get_weights(self):
         """The layers' weights as numpy arrays in Keras' order: layer by layer, each layer's weights
         in declaration order (Dense: kernel, bias; BatchNormalization: gamma, beta, moving_mean,
