@@ -25,18 +25,12 @@ _per_graph = weakref.WeakKeyDictionary()
 
 def _needs(tensor):
     """('feed' | 'state' | None, the first such node) over the tensor's inputs, transitively."""
-    stack, seen, state = [tensor.op], set(), None
-    while stack:
-        op = stack.pop()
-        if op.name in seen:
-            continue
-        seen.add(op.name)
+    state = None
+    for op in _fw.ancestor_ops([tensor.op]):
         if op.type in _FEEDS:
             return "feed", op
         if op.type in _STATE and state is None:
             state = op
-        stack.extend(t.op for t in op.inputs)
-        stack.extend(op.control_inputs)
     return ("state", state) if state is not None else (None, None)
 
 

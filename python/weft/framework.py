@@ -194,6 +194,20 @@ def _as_operation(x):
 
 # ---- values -> tensors ------------------------------------------------------------------------
 
+def ancestor_ops(ops):
+    """Each operation that ``ops`` depend on (themselves included, data and control inputs,
+    transitively), once, depth first. Stop early by leaving the loop."""
+    stack, seen = list(ops), set()
+    while stack:
+        op = stack.pop()
+        if op.name in seen:
+            continue
+        seen.add(op.name)
+        yield op
+        stack.extend(t.op for t in op.inputs)
+        stack.extend(op.control_inputs)
+
+
 def _numpy_value(value, dtype=None):
     """A numpy array for ``value``: Python floats become float32 and ints int32 (as in TF) unless
     ``dtype`` is given; numpy arrays keep their dtype unless ``dtype`` is given."""

@@ -153,15 +153,9 @@ def feeds(graph, tensors, targets, fed):
 
 def _needed_getters(getters, tensors, targets):
     """[(getter, names of its placeholders the run needs)] in the order first reached."""
-    stack, seen, found = [t.op for t in tensors] + list(targets), set(), {}
-    while stack:
-        op = stack.pop()
-        if op.name in seen:
-            continue
-        seen.add(op.name)
+    found = {}
+    for op in _fw.ancestor_ops([t.op for t in tensors] + list(targets)):
         g = getters.get(op.name)
         if g is not None:
             found.setdefault(id(g), (g, set()))[1].add(op.name)
-        stack.extend(t.op for t in op.inputs)
-        stack.extend(op.control_inputs)
     return list(found.values())
