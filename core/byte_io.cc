@@ -19,8 +19,44 @@ std::string ByteReader::Str(std::string_view what) {
   const uint32_t n = Pod<uint32_t>(what);
   Need(n, what);
   std::string s(in_.substr(pos_, n));
+  if (!IsValidUtf8(s)) Fail(fmt::format("{}: the string at byte {} is not valid UTF-8", what, pos_));
   pos_ += n;
   return s;
+}
+
+bool IsValidUtf8(std::string_view s) {
+  // RFC 3629: 1-4 byte sequences, no overlongs, no surrogates (U+D800..U+DFFF), nothing past U+10FFFF.
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const auto* end = p + s.size();
+  while (p < end) {
+    const unsigned char c = *p;
+    if (c < 0x80) {
+      ++p;
+      continue;
+    }
+    int n;
+    unsigned char lo = 0x80, hi = 0xBF;  // the range of the second byte
+    if (c >= 0xC2 && c <= 0xDF) {
+      n = 1;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 2;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 3;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {
+      return false;
+    }
+    if (end - p <= n) return false;
+    if (p[1] < lo || p[1] > hi) return false;
+    for (int i = 2; i <= n; ++i) {
+      if ((p[i] & 0xC0) != 0x80) return false;
+    }
+    p += n + 1;
+  }
+  return true;
 }
 
 TensorShape ByteReader::Shape(std::string_view what) {

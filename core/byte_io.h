@@ -9,7 +9,8 @@
 //   uint32_t v = r.Pod<uint32_t>("version");  // truncation: DataLoss "RunStep request: truncated while
 //   Tensor u = r.ReadTensor("feed 0");        //   reading version (at byte 0)"
 //
-// Every problem throws Error(DataLoss) naming the context, the field and the byte offset.
+// Every problem throws Error(DataLoss) naming the context, the field and the byte offset; a string
+// that is not valid UTF-8 is one.
 #pragma once
 
 #include <cstring>
@@ -20,6 +21,11 @@
 #include "core/tensor.h"
 
 namespace weft {
+
+// Whether `s` is well-formed UTF-8 (RFC 3629). Every string read from a file or message is checked
+// (ByteReader::Str, checkpoint tensor names): names reach Python, where bad bytes would surface as
+// a UnicodeDecodeError instead of DataLoss.
+bool IsValidUtf8(std::string_view s);
 
 class ByteWriter {
  public:

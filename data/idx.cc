@@ -1,9 +1,12 @@
 #include "data/idx.h"
 
+#include <unistd.h>
 #include <zlib.h>
 
 #include <filesystem>
 #include <memory>
+
+#include "core/file.h"
 
 namespace weft::data {
 
@@ -34,8 +37,12 @@ uint32_t BigEndian32(const unsigned char* b) {
 }  // namespace
 
 Tensor ReadIdx(const std::string& path) {
-  GzFile f(gzopen(path.c_str(), "rb"));
-  if (!f) throw Error(errors::NotFound("IDX file '{}': cannot open", path));
+  const int fd = OpenRegularFile(path, "IDX file");
+  GzFile f(gzdopen(fd, "rb"));  // owns fd from here (gzclose closes it)
+  if (!f) {
+    ::close(fd);
+    throw Error(errors::ResourceExhausted("IDX file '{}': cannot start reading it (zlib)", path));
+  }
   unsigned char magic[4];
   if (!ReadExactly(f.get(), magic, 4)) throw Error(errors::DataLoss("IDX file '{}': truncated header", path));
   if (magic[0] != 0 || magic[1] != 0) {

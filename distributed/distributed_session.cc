@@ -168,7 +168,9 @@ void DistributedSession::AbortEverywhere(const Compiled& compiled, uint64_t step
 }
 
 Status DistributedSession::RunStep(const Compiled& compiled, uint64_t step_id, const std::vector<Tensor>& args,
-                                   std::vector<Tensor>* rets) {
+                                   std::vector<Tensor>* rets, std::chrono::milliseconds timeout) {
+  const std::chrono::milliseconds limit =
+      timeout.count() > 0 ? std::min(timeout, options_.step_timeout) : options_.step_timeout;
   struct State {
     std::mutex mu;
     std::condition_variable cv;
@@ -198,6 +200,21 @@ Status DistributedSession::RunStep(const Compiled& compiled, uint64_t step_id, c
     std::lock_guard<std::mutex> l(state->mu);
     if (--state->pending == 0) state->cv.notify_all();
   };
+  // Cancel: the step fails with `why` (reported as its error) and is aborted everywhere.
+  auto cancel = [this, state, &compiled, step_id](const Status& why) {
+    bool abort = false;
+    {
+      std::lock_guard<std::mutex> l(state->mu);
+      if (state->first.ok() || IsSecondary(state->first)) state->first = why;
+      abort = !state->aborted;
+      state->aborted = true;
+    }
+    if (abort) AbortEverywhere(compiled, step_id, why);
+  };
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    running_[step_id] = cancel;
+  }
   for (const auto& tp : compiled.tasks) {
     RunStepRequest q;
     q.step_id = step_id;
@@ -207,7 +224,7 @@ Status DistributedSession::RunStep(const Compiled& compiled, uint64_t step_id, c
     if (tp.task == server_->task_index()) {
       server_->RunStep(std::move(q), [&tp, finish](const Status& s, RunStepReply r) { finish(tp, s, std::move(r)); });
     } else {
-      server_->control().CallAsync(tp.task, ControlMethod::kRunStep, EncodeRunStep(q), options_.step_timeout,
+      server_->control().CallAsync(tp.task, ControlMethod::kRunStep, EncodeRunStep(q), limit,
                                    [&tp, finish](ControlResult r) {
                                      RunStepReply reply;
                                      if (r.status.ok()) {
@@ -223,9 +240,9 @@ Status DistributedSession::RunStep(const Compiled& compiled, uint64_t step_id, c
   }
   // Remote calls complete by step_timeout; this task's partitions are aborted then if still running.
   std::unique_lock<std::mutex> l(state->mu);
-  if (!state->cv.wait_for(l, options_.step_timeout + std::chrono::seconds(1), [&] { return state->pending == 0; })) {
+  if (!state->cv.wait_for(l, limit + std::chrono::seconds(1), [&] { return state->pending == 0; })) {
     const Status late = errors::DeadlineExceeded("step {}: task {} did not finish within {} ms", step_id,
-                                                 server_->task().ToString(), options_.step_timeout.count());
+                                                 server_->task().ToString(), limit.count());
     if (state->first.ok()) state->first = late;
     l.unlock();
     AbortEverywhere(compiled, step_id, late);
@@ -234,6 +251,10 @@ Status DistributedSession::RunStep(const Compiled& compiled, uint64_t step_id, c
   }
   Status s = state->first;
   l.unlock();
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    running_.erase(step_id);
+  }
   if (!s.ok()) {
     for (const auto& tp : compiled.tasks) {
       if (tp.task == server_->task_index()) {
@@ -247,8 +268,16 @@ Status DistributedSession::RunStep(const Compiled& compiled, uint64_t step_id, c
   return s;
 }
 
+void DistributedSession::Cancel(const Status& why) {
+  // Under mu_: a step's entry (and the compiled step its cancel uses) stays until RunStep erases it.
+  // The cancel only posts AbortStep calls and never takes mu_.
+  std::lock_guard<std::mutex> l(mu_);
+  for (auto& [id, cancel] : running_) cancel(why);
+}
+
 std::vector<Tensor> DistributedSession::Run(const std::vector<std::pair<Output, Tensor>>& feeds,
-                                            const std::vector<Output>& fetches, const std::vector<Node*>& targets) {
+                                            const std::vector<Output>& fetches, const std::vector<Node*>& targets,
+                                            std::chrono::milliseconds timeout) {
   std::vector<Output> feed_outputs;
   std::vector<Tensor> args;
   for (const auto& [out, value] : feeds) {
@@ -262,7 +291,7 @@ std::vector<Tensor> DistributedSession::Run(const std::vector<std::pair<Output, 
   std::shared_ptr<Compiled> compiled = Compile(feed_outputs, fetches, targets);
   std::vector<Tensor> rets(fetches.size());
   const uint64_t step_id = next_step_id_.fetch_add(1);
-  ThrowIfError(RunStep(*compiled, step_id, args, &rets));
+  ThrowIfError(RunStep(*compiled, step_id, args, &rets, timeout));
   for (size_t i = 0; i < fetches.size(); ++i) {
     if (!rets[i].IsInitialized()) throw Error(errors::Internal("fetch '{}' produced no value", fetches[i].name()));
   }

@@ -20,6 +20,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -56,7 +57,14 @@ class DistributedSession : public RemoteRunner {
   ~DistributedSession() override;  // deregisters the graphs on every task (bounded)
 
   std::vector<Tensor> Run(const std::vector<std::pair<Output, Tensor>>& feeds, const std::vector<Output>& fetches,
-                          const std::vector<Node*>& targets = {}) override;
+                          const std::vector<Node*>& targets = {}) {
+    return Run(feeds, fetches, targets, std::chrono::milliseconds(0));
+  }
+  // `timeout` > 0: the step's limit is the smaller of it and step_timeout.
+  std::vector<Tensor> Run(const std::vector<std::pair<Output, Tensor>>& feeds, const std::vector<Output>& fetches,
+                          const std::vector<Node*>& targets, std::chrono::milliseconds timeout) override;
+  // Aborts the running steps on every task (AbortStep); their Run throws `why`.
+  void Cancel(const Status& why) override;
   // The devices of the cluster (this task's first) and the task each compiled partition went to.
   const DeviceSet& devices() const { return devices_; }
   std::vector<std::pair<std::string, std::string>> Partitions(const std::vector<Output>& feeds,
@@ -68,7 +76,8 @@ class DistributedSession : public RemoteRunner {
   struct Compiled;
   std::shared_ptr<Compiled> Compile(const std::vector<Output>& feeds, const std::vector<Output>& fetches,
                                     const std::vector<Node*>& targets);
-  Status RunStep(const Compiled& compiled, uint64_t step_id, const std::vector<Tensor>& args, std::vector<Tensor>* rets);
+  Status RunStep(const Compiled& compiled, uint64_t step_id, const std::vector<Tensor>& args, std::vector<Tensor>* rets,
+                 std::chrono::milliseconds timeout);
   void AbortEverywhere(const Compiled& compiled, uint64_t step_id, const Status& status);
 
   Graph* graph_;
@@ -78,6 +87,8 @@ class DistributedSession : public RemoteRunner {
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<Compiled>> cache_;
   std::atomic<uint64_t> next_step_id_;
+  // The running steps' cancel functions (Cancel), under mu_.
+  std::map<uint64_t, std::function<void(const Status&)>> running_;
 };
 
 }  // namespace weft

@@ -109,9 +109,12 @@ Status MultiWorkerMirroredStrategy::Shutdown() {
     });
   }
   Status result;
+  const auto patience = collective_step_failed_ ? std::chrono::milliseconds(0) : options_.shutdown_timeout;
   {
     std::unique_lock<std::mutex> l(wait->mu);
-    if (!wait->cv.wait_for(l, options_.shutdown_timeout, [&] { return wait->pending == 0; })) {
+    if (patience.count() == 0) {
+      result = wait->pending == 0 ? wait->status : Status();  // nobody waited for: see the header
+    } else if (!wait->cv.wait_for(l, patience, [&] { return wait->pending == 0; })) {
       result = errors::DeadlineExceeded("MultiWorkerMirroredStrategy: task {}: {} worker(s) did not leave within {} ms",
                                         config_.task->ToString(), wait->pending, options_.shutdown_timeout.count());
     } else {
@@ -130,7 +133,9 @@ void MultiWorkerMirroredStrategy::ConfigureSession(SessionOptions* o) const {
   o->task = config_.task->index;
   UcxRendezvousMgr* mgr = mgr_.get();
   o->rendezvous_factory = [mgr](uint64_t step) { return mgr->Find(step); };
-  o->rendezvous_cleanup = [mgr](uint64_t step) { mgr->Cleanup(step); };
+  o->rendezvous_cleanup = [this, mgr](uint64_t step) {
+    if (!mgr->Cleanup(step).ok() && step < (uint64_t{1} << 62)) collective_step_failed_ = true;
+  };
   o->next_step_id = [this](bool collective) {
     if (collective) return ++collective_steps_;
     return (uint64_t{1} << 62) + ++local_steps_;

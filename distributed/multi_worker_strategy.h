@@ -28,7 +28,9 @@
 // waits, up to `shutdown_timeout`, until each has said the same, so that no worker exits while
 // another still waits for its last messages (a worker that ended its last step may still owe the
 // others the last chunks of that step's all-reduce). A worker whose connection ends meanwhile
-// (one that failed, or that got this worker's "bye" and left) is not waited for.
+// (one that failed, or that got this worker's "bye" and left) is not waited for; after a failed
+// collective step nobody is (the step failed everywhere: nothing is owed), so that a step's
+// DeadlineExceeded reaches the caller at `collective_timeout`, not `shutdown_timeout` later.
 //
 // Thread-safe after construction; the steps of its models must be issued in the same order on
 // every worker, one at a time.
@@ -84,6 +86,10 @@ class MultiWorkerMirroredStrategy : public Strategy {
   // Step ids: collective steps count up from 1 on every worker alike; local ones from 2^62.
   mutable std::atomic<uint64_t> collective_steps_{0}, local_steps_{0};
   bool shut_down_ = false;
+  // Set when a collective step of this worker failed (its rendezvous was aborted): every member's
+  // copy of that step fails too, so nobody waits for this worker's data, and Shutdown does not
+  // wait for the others' "bye" (a stopped or failed peer would hold this worker's error back).
+  mutable std::atomic<bool> collective_step_failed_{false};
 };
 
 }  // namespace weft

@@ -111,6 +111,21 @@ bool UcxRendezvous::DriveUntil(const std::function<bool()>& ready) {
   return mgr_->transport().worker()->DriveUntil(ready);
 }
 
+std::string UcxRendezvous::DescribeWaiting() const {
+  std::vector<std::string> recvs;
+  std::map<std::string, int> remote;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    for (const auto& [key, p] : pending_) remote.emplace(key, p.src_task);
+  }
+  for (const std::string& key : local_.WaitingKeys()) {
+    auto it = remote.find(key);
+    recvs.push_back(it == remote.end() ? fmt::format("Recv of '{}' (no Send yet)", key)
+                                       : fmt::format("Recv of '{}' from {}", key, mgr_->transport().PeerName(it->second)));
+  }
+  return DescribeRecvs(recvs);
+}
+
 size_t UcxRendezvous::num_remote_pending() const {
   std::lock_guard<std::mutex> l(mu_);
   return pending_.size();
@@ -194,7 +209,7 @@ std::shared_ptr<UcxRendezvous> UcxRendezvousMgr::Find(uint64_t step_id) {
   return r;
 }
 
-void UcxRendezvousMgr::Cleanup(uint64_t step_id) {
+Status UcxRendezvousMgr::Cleanup(uint64_t step_id) {
   std::shared_ptr<UcxRendezvous> r;
   {
     std::lock_guard<std::mutex> l(mu_);
@@ -208,10 +223,13 @@ void UcxRendezvousMgr::Cleanup(uint64_t step_id) {
   }
   transport_->ForgetReceiveInto(step_id);
   // (No fmt here: this runs once per step, and per all-reduce in benchmarks.)
+  if (!r) return Status();
+  Status before = r->local_.abort_status();
   // Recvs still waiting complete with Aborted; with none, later Sends would go nowhere anyway.
-  if (r && r->local_.num_pending() > 0) {
+  if (r->local_.num_pending() > 0) {
     r->StartAbort(Status(Code::kAborted, "step " + std::to_string(step_id) + " was cleaned up with a Recv still waiting"));
   }
+  return before;
 }
 
 int64_t UcxRendezvousMgr::num_dropped() const {

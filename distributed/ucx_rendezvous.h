@@ -62,6 +62,8 @@ class UcxRendezvous : public Rendezvous {
   void StartAbort(const Status& status) override;
   // The waiting thread drives the UCX worker (UcxWorker::DriveUntil).
   bool DriveUntil(const std::function<bool()>& ready) override;
+  // Remote Recvs name their peer ("Recv of 'key' from task worker:1 (host:port)").
+  std::string DescribeWaiting() const override;
   uint64_t step_id() const { return step_id_; }
   // Recvs of remote keys still waiting.
   size_t num_remote_pending() const;
@@ -96,7 +98,9 @@ class UcxRendezvousMgr {
   // The step's rendezvous, created on first use (by Find or by a tensor arriving for it).
   std::shared_ptr<UcxRendezvous> Find(uint64_t step_id);
   // Forgets the step: its pending Recvs complete with Aborted; tensors arriving for it later are dropped.
-  void Cleanup(uint64_t step_id);
+  // Returns what the step was aborted with before (OK: it was not; its own failure, a peer's, a
+  // timeout), so that an owner learns that the step failed.
+  Status Cleanup(uint64_t step_id);
   UcxTransport& transport() { return *transport_; }
   std::chrono::milliseconds recv_timeout() const { return std::chrono::milliseconds(recv_timeout_ms_.load()); }
   void SetRecvTimeout(std::chrono::milliseconds timeout) { recv_timeout_ms_ = timeout.count(); }

@@ -2,6 +2,7 @@
 
 #include "core/byte_io.h"
 #include "core/device_name.h"
+#include "core/file.h"
 
 #include <fmt/format.h>
 #include <zlib.h>
@@ -172,11 +173,7 @@ void SaveGraph(const Graph& g, const std::string& path) {
 }
 
 std::unique_ptr<Graph> LoadGraph(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error(errors::NotFound("cannot open graph file '{}'", path));
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ParseGraph(ss.str(), path);
+  return ParseGraph(ReadRegularFile(path, "graph file"), path);
 }
 
 namespace {

@@ -95,8 +95,10 @@ std::vector<std::pair<std::string, const Graph*>> Session::Partitions(const std:
 
 // Runs every partition of the step at once; the first failure aborts the rendezvous (so Recvs
 // waiting for a device that failed complete with its error) and cancels the other partitions.
+// A cancellation from outside (Session::Cancel, the step's timeout) aborts the rendezvous too:
+// that is what ends a Recv whose Send will never come.
 Status Session::RunPartitions(const Compiled& compiled, int64_t step_id, CallFrame* frame, CancellationManager* cm,
-                              StepTrace* trace) {
+                              const RunOptions& options) {
   std::shared_ptr<Rendezvous> owned;
   try {
     owned = options_.rendezvous_factory ? options_.rendezvous_factory(static_cast<uint64_t>(step_id))
@@ -106,13 +108,12 @@ Status Session::RunPartitions(const Compiled& compiled, int64_t step_id, CallFra
   }
   if (owned == nullptr) return errors::Internal("step {}: the session's rendezvous_factory returned null", step_id);
   Rendezvous& rendezvous = *owned;
+  // The callback holds the rendezvous: a StartCancel racing with the end of the step may still be
+  // running it after DeregisterCallback returns.
+  const CancellationManager::Token abort_token =
+      cm->RegisterCallback([owned](const Status& why) { owned->StartAbort(why); });
   const ExecutorArgs args{.step_id = step_id, .frame = frame, .rendezvous = &rendezvous, .cancellation = cm,
-                          .collectives = collectives_.get(), .trace = trace};
-  if (compiled.parts.size() == 1) {
-    Status s = compiled.parts[0].executor->Run(args);
-    if (!s.ok()) rendezvous.StartAbort(s);  // peers in other processes wait on this step's keys
-    return s;
-  }
+                          .collectives = collectives_.get(), .trace = options.trace};
   std::mutex mu;
   std::condition_variable cv;
   // Partitions still running: changed under mu (for cv), read without it while driving.
@@ -121,7 +122,7 @@ Status Session::RunPartitions(const Compiled& compiled, int64_t step_id, CallFra
   for (const auto& part : compiled.parts) {
     part.executor->RunAsync(args, [&](Status s) {
       if (!s.ok()) {
-        rendezvous.StartAbort(s);
+        rendezvous.StartAbort(s);  // peers (other partitions, other processes) wait on this step's keys
         cm->StartCancel(s);
       }
       std::lock_guard<std::mutex> l(mu);
@@ -131,15 +132,34 @@ Status Session::RunPartitions(const Compiled& compiled, int64_t step_id, CallFra
   }
   // Across processes this thread polls the transport while it waits (Rendezvous::DriveUntil).
   auto ended = [&] { return pending.load(std::memory_order_acquire) == 0; };
+  if (options.timeout.count() > 0) {
+    const auto deadline = std::chrono::steady_clock::now() + options.timeout;
+    rendezvous.DriveUntil([&] { return ended() || std::chrono::steady_clock::now() >= deadline; });
+    bool in_time;
+    {
+      std::unique_lock<std::mutex> l(mu);
+      in_time = cv.wait_until(l, deadline, ended);
+    }
+    if (!in_time) {
+      // Described before the abort empties the rendezvous.
+      const std::string waiting = rendezvous.DescribeWaiting();
+      cm->StartCancel(errors::DeadlineExceeded("step {} did not finish within its timeout of {} ms (RunOptions.timeout){}",
+                                               step_id, options.timeout.count(),
+                                               waiting.empty() ? "" : "; still waiting for " + waiting));
+    }
+  }
   rendezvous.DriveUntil(ended);
-  std::unique_lock<std::mutex> l(mu);
-  cv.wait(l, ended);
+  {
+    std::unique_lock<std::mutex> l(mu);
+    cv.wait(l, ended);
+  }
+  cm->DeregisterCallback(abort_token);
   return first;
 }
 
 std::vector<Tensor> Session::Run(const std::vector<std::pair<Output, Tensor>>& feeds, const std::vector<Output>& fetches,
                                  const std::vector<Node*>& targets, const RunOptions& options) {
-  if (remote_) return remote_->Run(feeds, fetches, targets);
+  if (remote_) return remote_->Run(feeds, fetches, targets, options.timeout);
   std::vector<Output> feed_outputs;
   CallFrame frame;
   for (const auto& [out, value] : feeds) {
@@ -168,7 +188,7 @@ std::vector<Tensor> Session::Run(const std::vector<std::pair<Output, Tensor>>& f
     std::lock_guard<std::mutex> l(mu_);
     running_[step_id] = &cm;
   }
-  Status status = RunPartitions(*compiled, step_id, &frame, &cm, options.trace);
+  Status status = RunPartitions(*compiled, step_id, &frame, &cm, options);
   if (options_.rendezvous_cleanup) options_.rendezvous_cleanup(static_cast<uint64_t>(step_id));
   {
     std::lock_guard<std::mutex> l(mu_);
@@ -200,6 +220,7 @@ std::vector<Tensor> Session::Run(const std::vector<std::pair<std::string, Tensor
 
 void Session::Cancel(Status why) {
   if (why.ok()) why = errors::Cancelled("step cancelled by Session::Cancel");
+  if (remote_) remote_->Cancel(why);
   std::lock_guard<std::mutex> l(mu_);
   for (auto& [id, cm] : running_) cm->StartCancel(why);
 }

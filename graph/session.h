@@ -28,6 +28,7 @@
 // several threads; the graph must not change while a Run is compiling.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -49,8 +50,12 @@ class Session;
 class RemoteRunner {
  public:
   virtual ~RemoteRunner() = default;
+  // `timeout` > 0 bounds the step as RunOptions::timeout does (the runner's own limit still holds).
   virtual std::vector<Tensor> Run(const std::vector<std::pair<Output, Tensor>>& feeds,
-                                  const std::vector<Output>& fetches, const std::vector<Node*>& targets) = 0;
+                                  const std::vector<Output>& fetches, const std::vector<Node*>& targets,
+                                  std::chrono::milliseconds timeout) = 0;
+  // Session::Cancel: the running steps fail with `why` on every task they use.
+  virtual void Cancel(const Status& why) = 0;
 };
 
 // How one Run runs (TensorFlow's RunOptions). Designated initializers name what a call sets:
@@ -61,6 +66,10 @@ struct RunOptions {
   // id is this process's own). Without `next_step_id` both kinds count on the Session's counter.
   bool collective = false;
   StepTrace* trace = nullptr;  // not owned; when set, every kernel of this step is recorded there
+  // The longest the step may take (TensorFlow's RunOptions.timeout_in_ms); 0: no limit. Past it
+  // the step is cancelled and Run throws DeadlineExceeded naming the step and what it was still
+  // waiting for (the keys of its pending Recvs and their peers: Rendezvous::DescribeWaiting).
+  std::chrono::milliseconds timeout{0};
 };
 
 struct SessionOptions {
@@ -105,6 +114,9 @@ class Session {
                           const std::vector<std::string>& fetches, const std::vector<std::string>& targets);
 
   // Cancels the running steps (they fail with `why`, Cancelled by default); later Runs work.
+  // Every wait of a step ends: its kernels see the step's CancellationManager, and the step's
+  // rendezvous is aborted with `why`, so a Recv whose Send never comes (a peer that is gone, a
+  // graph that has no sender for it) completes with that status.
   void Cancel(Status why = {});
 
   VarStore& vars() { return vars_; }
@@ -126,7 +138,7 @@ class Session {
   std::shared_ptr<Compiled> Compile(const std::vector<Output>& feeds, const std::vector<Output>& fetches,
                                     const std::vector<Node*>& targets);
   Status RunPartitions(const Compiled& compiled, int64_t step_id, CallFrame* frame, CancellationManager* cm,
-                       StepTrace* trace);
+                       const RunOptions& options);
 
   Graph* graph_;
   SessionOptions options_;

@@ -108,6 +108,34 @@ void LocalRendezvous::StartAbort(const Status& status) {
   for (DoneCallback& w : waiters) w(aborted_, Tensor(), false);
 }
 
+std::vector<std::string> LocalRendezvous::WaitingKeys() const {
+  std::vector<std::string> keys;
+  std::lock_guard<std::mutex> l(mu_);
+  for (const auto& [key, item] : items_) {
+    if (item.waiter) keys.push_back(key);
+  }
+  return keys;
+}
+
+std::string DescribeRecvs(const std::vector<std::string>& recvs) {
+  constexpr size_t kListed = 4;
+  std::string out;
+  for (size_t i = 0; i < recvs.size() && i < kListed; ++i) out += (i > 0 ? ", " : "") + recvs[i];
+  if (recvs.size() > kListed) out += fmt::format(" and {} more", recvs.size() - kListed);
+  return out;
+}
+
+std::string LocalRendezvous::DescribeWaiting() const {
+  std::vector<std::string> recvs;
+  for (const std::string& key : WaitingKeys()) recvs.push_back(fmt::format("Recv of '{}' (no Send yet)", key));
+  return DescribeRecvs(recvs);
+}
+
+Status LocalRendezvous::abort_status() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return aborted_;
+}
+
 size_t LocalRendezvous::num_pending() const {
   std::lock_guard<std::mutex> l(mu_);
   return items_.size();

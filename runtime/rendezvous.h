@@ -21,6 +21,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/status.h"
 #include "core/tensor.h"
@@ -79,7 +80,13 @@ class Rendezvous {
   // the result ends the wait on the thread that made it (UcxRendezvous: UcxWorker::DriveUntil).
   // Returns ready(); the caller then blocks as usual. Default: nothing to drive.
   virtual bool DriveUntil(const std::function<bool()>& ready) { return ready(); }
+  // The Recvs still waiting, for an error message ("'key' (no Send yet), ..."; a cross-process
+  // rendezvous names the peer each waits for); empty when none. Lists a few and counts the rest.
+  virtual std::string DescribeWaiting() const { return {}; }
 };
+
+// "a, b, c, d and 3 more": the list DescribeWaiting returns.
+std::string DescribeRecvs(const std::vector<std::string>& recvs);
 
 // In-process hand-over: the receiver gets the sender's buffer (no copy).
 class LocalRendezvous : public Rendezvous {
@@ -89,6 +96,11 @@ class LocalRendezvous : public Rendezvous {
   Status Send(const std::string& key, const RendezvousArgs& args, const Tensor& value, bool is_dead) override;
   void RecvAsync(const std::string& key, const RendezvousArgs& args, DoneCallback done) override;
   void StartAbort(const Status& status) override;
+  std::string DescribeWaiting() const override;
+  // OK, or the status the rendezvous was aborted with.
+  Status abort_status() const;
+  // Keys whose Recv waits (their Send has not come), in key order.
+  std::vector<std::string> WaitingKeys() const;
   // Keys sent and not received yet, or received and not sent (for tests and leak checks).
   size_t num_pending() const;
 

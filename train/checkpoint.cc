@@ -1,10 +1,12 @@
 #include "train/checkpoint.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <bit>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -14,7 +16,9 @@
 
 #include <fmt/ranges.h>
 
+#include "core/byte_io.h"
 #include "core/crc32c.h"
+#include "core/file.h"
 #include "ops/kernel.h"
 
 namespace weft::train {
@@ -68,6 +72,23 @@ Error IoError(int err, const std::string& what, const std::string& path) {
 }
 
 template <typename T> void Append(std::string* s, T v) { s->append(reinterpret_cast<const char*>(&v), sizeof(T)); }
+
+// A checkpoint's temporary is "<file>.tmp-<pid>-<8 hex digits>"; this says whether `name` is one
+// and, if so, the file it was for and the pid that wrote it.
+bool ParseTemporaryName(std::string_view name, std::string_view* file, long* pid) {
+  const size_t at = name.rfind(".tmp-");
+  if (at == std::string_view::npos || at == 0) return false;
+  const std::string_view tail = name.substr(at + 5);  // "<pid>-<hex>"
+  const size_t dash = tail.find('-');
+  if (dash == std::string_view::npos || dash == 0 || tail.size() - dash - 1 != 8) return false;
+  const auto [end, ec] = std::from_chars(tail.data(), tail.data() + dash, *pid);
+  if (ec != std::errc() || end != tail.data() + dash || *pid <= 0) return false;
+  for (char c : tail.substr(dash + 1)) {
+    if (!std::isxdigit(static_cast<unsigned char>(c)) || std::isupper(static_cast<unsigned char>(c))) return false;
+  }
+  *file = name.substr(0, at);
+  return true;
+}
 
 // Writes a temporary file; unless Commit() succeeds, the destructor closes and removes it.
 class AtomicFile {
@@ -140,17 +161,12 @@ class AtomicFile {
 class Reader {
  public:
   explicit Reader(std::string path) : path_(std::move(path)) {
-    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) throw IoError(errno, "LoadCheckpoint: cannot open", path_);
+    fd_ = OpenRegularFile(path_, "LoadCheckpoint: checkpoint");  // a FIFO must not block the open
     struct stat st;
     if (::fstat(fd_, &st) != 0) {
       const int err = errno;
       ::close(fd_);
       throw IoError(err, "LoadCheckpoint: cannot stat", path_);
-    }
-    if (!S_ISREG(st.st_mode)) {
-      ::close(fd_);
-      throw Error(errors::InvalidArgument("LoadCheckpoint: '{}' is not a regular file", path_));
     }
     remaining_ = static_cast<uint64_t>(st.st_size);
     size_ = remaining_;
@@ -200,6 +216,10 @@ Error Corrupt(const std::string& path, const std::string& where, const std::stri
 }  // namespace
 
 void SaveCheckpoint(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors) {
+  {
+    const std::filesystem::path p(path);
+    RemoveStaleTemporaries(p.parent_path().string(), p.filename().string());
+  }
   std::set<std::string_view> names;
   for (size_t i = 0; i < tensors.size(); ++i) {
     const auto& [name, t] = tensors[i];
@@ -277,6 +297,7 @@ std::map<std::string, Tensor> LoadCheckpoint(const std::string& path) {
     }
     std::string name(name_len, '\0');
     in.Read(name.data(), name_len, where + " name");
+    if (!IsValidUtf8(name)) throw Corrupt(path, where, "the name is not valid UTF-8 (corrupted or not written by weft)");
     meta += name;
     where = fmt::format("tensor #{} ('{}')", i, name);
     const uint8_t code = in.Get<uint8_t>(where + " dtype", &meta);
@@ -410,6 +431,51 @@ void RestoreVariables(const std::string& path, VarStore& vars, const std::vector
   }
 }
 
+namespace {
+
+// "ckpt-<step>.weft" (CheckpointPath's names): true and *step set.
+bool CheckpointStepOf(std::string_view name, int64_t* step) {
+  constexpr std::string_view kPrefix = "ckpt-", kSuffix = ".weft";
+  if (name.size() <= kPrefix.size() + kSuffix.size() || !name.starts_with(kPrefix) || !name.ends_with(kSuffix)) {
+    return false;
+  }
+  const char* begin = name.data() + kPrefix.size();
+  const char* end = name.data() + name.size() - kSuffix.size();
+  auto [p, err] = std::from_chars(begin, end, *step);
+  return err == std::errc() && p == end && *begin != '-' && *begin != '+';
+}
+
+bool IsCheckpointName(std::string_view name) {
+  int64_t step;
+  return CheckpointStepOf(name, &step);
+}
+
+}  // namespace
+
+int RemoveStaleTemporaries(const std::string& dir, const std::string& file) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::directory_iterator it(dir.empty() ? "." : dir, ec);
+  if (ec) return 0;  // nothing to clean (a missing directory is the caller's concern)
+  const auto now = fs::file_time_type::clock::now();
+  int removed = 0;
+  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    std::string_view of;
+    long pid = 0;
+    if (!ParseTemporaryName(name, &of, &pid)) continue;
+    const bool ours = file.empty() ? IsCheckpointName(of) : of == file;
+    if (!ours) continue;
+    std::error_code fec;
+    if (!it->is_regular_file(fec) || fec) continue;
+    const auto mtime = fs::last_write_time(it->path(), fec);
+    if (fec || now - mtime < kStaleTemporaryAge) continue;  // a save may still be writing it
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // its writer may be alive
+    if (::unlink(it->path().c_str()) == 0) ++removed;
+  }
+  return removed;
+}
+
 std::string CheckpointPath(const std::string& dir, int64_t step) {
   WEFT_REQUIRE(step >= 0, "CheckpointPath: step must be >= 0, got {}", step);
   return fmt::format("{}/ckpt-{}.weft", dir, step);
@@ -425,17 +491,9 @@ std::vector<std::pair<int64_t, std::string>> ListCheckpoints(const std::string& 
     throw IoError(ec.value(), "ListCheckpoints: cannot list", dir);
   }
   for (; it != fs::directory_iterator(); it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    constexpr std::string_view kPrefix = "ckpt-", kSuffix = ".weft";
-    if (name.size() <= kPrefix.size() + kSuffix.size() || !name.starts_with(kPrefix) || !name.ends_with(kSuffix)) {
-      continue;  // also skips "ckpt-5.weft.tmp-..." files of saves in progress
-    }
-    const char* begin = name.data() + kPrefix.size();
-    const char* end = name.data() + name.size() - kSuffix.size();
     int64_t step = -1;
-    auto [p, err] = std::from_chars(begin, end, step);
-    if (err != std::errc() || p != end || *begin == '-' || *begin == '+') continue;
-    found.emplace_back(step, CheckpointPath(dir, step));
+    // Also skips "ckpt-5.weft.tmp-..." files of saves in progress.
+    if (CheckpointStepOf(it->path().filename().string(), &step)) found.emplace_back(step, CheckpointPath(dir, step));
   }
   if (ec) throw IoError(ec.value(), "ListCheckpoints: error while listing", dir);
   std::sort(found.begin(), found.end());
@@ -443,12 +501,14 @@ std::vector<std::pair<int64_t, std::string>> ListCheckpoints(const std::string& 
 }
 
 std::string LatestCheckpoint(const std::string& dir) {
+  RemoveStaleTemporaries(dir);
   auto all = ListCheckpoints(dir);
   return all.empty() ? "" : all.back().second;
 }
 
 void PruneCheckpoints(const std::string& dir, int keep) {
   WEFT_REQUIRE(keep >= 0, "PruneCheckpoints: keep must be >= 0, got {}", keep);
+  RemoveStaleTemporaries(dir);
   auto all = ListCheckpoints(dir);
   for (size_t i = 0; i + static_cast<size_t>(keep) < all.size(); ++i) {
     if (::unlink(all[i].second.c_str()) != 0 && errno != ENOENT) {

@@ -30,6 +30,7 @@
 // its own temporary file; the last rename wins).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -84,5 +85,16 @@ std::vector<std::pair<int64_t, std::string>> ListCheckpoints(const std::string& 
 std::string LatestCheckpoint(const std::string& dir);
 // Deletes all but the `keep` (>= 0) highest-step checkpoints in `dir`.
 void PruneCheckpoints(const std::string& dir, int keep);
+
+// How old an unfinished temporary must be before RemoveStaleTemporaries may remove it.
+inline constexpr std::chrono::minutes kStaleTemporaryAge{10};
+// Removes the stale temporaries of checkpoint saves in `dir` and returns how many. The rule: only
+// files named as SaveCheckpoint names its temporaries ("<file>.tmp-<pid>-<8 hex digits>") whose
+// <file> is `file` (empty: any checkpoint name "ckpt-<step>.weft"), that are regular files, were
+// last written at least kStaleTemporaryAge ago (a save on another machine sharing the directory
+// writes to its temporary until it renames it) and whose pid is not a live process here. Nothing
+// else is ever removed; errors are ignored (a read-only directory keeps its files). Run by
+// SaveCheckpoint (for the file it writes), LatestCheckpoint and PruneCheckpoints.
+int RemoveStaleTemporaries(const std::string& dir, const std::string& file = "");
 
 }  // namespace weft::train

@@ -177,6 +177,7 @@ void Model::RunEpochs(const Dataset* fixed, const Tensor* x, const Tensor* y, Fi
   stop_training_ = false;
   std::unique_ptr<Iterator> it;
   int64_t pass_steps = 0;  // batches taken from `it` so far
+  int64_t fit_steps = 0;   // batches trained on in this call
   for (auto& cb : o.callbacks) cb->OnTrainBegin(*this);
   for (int epoch = o.initial_epoch; epoch < o.epochs && !stop_training_; ++epoch) {
     for (auto& cb : o.callbacks) cb->OnEpochBegin(*this, epoch);
@@ -230,6 +231,10 @@ void Model::RunEpochs(const Dataset* fixed, const Tensor* x, const Tensor* y, Fi
       if (o.verbose == 1) bar.Update(steps, avg.samples, logs);  // 2: one line per epoch
       if (stop_training_) break;
     }
+    fit_steps += steps;
+    // Keras raises ValueError for data that gives no batch at all (not for a repeated pass that ran dry).
+    WEFT_REQUIRE(!(ran_out && fit_steps == 0), "Model '{}'.Fit: the training data gave no batch (0 samples): nothing "
+                 "to train on", name_);
     if (ran_out || pass_steps == data.Cardinality()) it.reset();  // the next epoch starts a new pass
     if (fixed != nullptr && steps == 0 && ran_out) {
       std::fprintf(stderr, "WARNING: Model '%s'.Fit: your input ran out of data; interrupting training. Make sure "
@@ -280,7 +285,9 @@ Logs Model::EvaluateBatches(const Dataset& data) {
   Averager avg;
   MetricTotals totals(c_->metric_defs);
   Element batch;
+  int64_t batches = 0;
   while (it->Next(&batch)) {
+    ++batches;
     WEFT_REQUIRE(batch.size() == 2 || batch.size() == 3,
                  "Model '{}'.Evaluate: data elements must be {{x, y}} or {{x, y, sample_weight}}, got {} components",
                  name_, batch.size());
@@ -301,6 +308,8 @@ Logs Model::EvaluateBatches(const Dataset& data) {
     avg.Add({{"loss", out[0].scalar<float>()()}}, bx.shape().dim(0));
     totals.Add(std::vector<Tensor>(out.begin() + 1, out.end()));
   }
+  // A mean over no batch is no number (Keras raises ValueError for empty data).
+  WEFT_REQUIRE(batches > 0, "Model '{}'.Evaluate: the data gave no batch (0 samples): nothing to evaluate", name_);
   Logs logs = totals.Results();
   logs["loss"] = avg.Mean()["loss"];
   return logs;

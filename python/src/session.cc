@@ -55,7 +55,7 @@ void InitSession(py::module_& m) {
       .def_property_readonly("graph", [](const PySession& s) { return s.graph; })
       .def("_run",
            [](PySession& self, const std::vector<std::pair<PyTensor, py::object>>& feeds,
-              const std::vector<PyTensor>& fetches, const std::vector<PyOperation>& targets) {
+              const std::vector<PyTensor>& fetches, const std::vector<PyOperation>& targets, int64_t timeout_ms) {
              Session& sess = self.get();
              Graph* g = self.graph.cast<Graph*>();
              std::vector<std::pair<Output, Tensor>> feed_tensors;
@@ -75,13 +75,18 @@ void InitSession(py::module_& m) {
                target_nodes.push_back(o.node);
              }
              std::vector<Tensor> out = RunInterruptible(
-                 [&] { return sess.Run(feed_tensors, fetch_outputs, target_nodes); }, [&] { sess.Cancel(); });
+                 [&] {
+                   return sess.Run(feed_tensors, fetch_outputs, target_nodes,
+                                   RunOptions{.timeout = std::chrono::milliseconds(std::max<int64_t>(timeout_ms, 0))});
+                 },
+                 [&] { sess.Cancel(); });
              feed_tensors.clear();  // the fed arrays' buffers are no longer shared with the results
              py::list result;
              for (Tensor& t : out) result.append(TensorToNumpy(std::exchange(t, Tensor())));
              return result;
            },
-           py::arg("feeds"), py::arg("fetches"), py::arg("targets"))
+           py::arg("feeds"), py::arg("fetches"), py::arg("targets"), py::arg("timeout_ms") = 0,
+           "Runs one step; timeout_ms > 0 bounds it (DeadlineExceededError naming what it still waited for).")
       .def("_placement",
            [](PySession& self, const std::vector<PyTensor>& feeds, const std::vector<PyTensor>& fetches,
               const std::vector<PyOperation>& targets) {

@@ -8,6 +8,7 @@
 //   _weft._crc32c(b"123456789")                                # 0xE3069283
 //   _weft._graph_nodes(graph)   # [("x", "Placeholder", [], "", "float32"), ...]
 #include "core/crc32c.h"
+#include "core/file.h"
 #include "train/checkpoint.h"
 #include "train/model.h"
 
@@ -64,6 +65,11 @@ void InitTf1Io(py::module_& m) {
         py::arg("path"), "Reads and verifies a checkpoint file: {name: array}.");
   m.def("_latest_weft_checkpoint", &train::LatestCheckpoint, py::arg("dir"),
         "The highest-step `dir`/ckpt-<step>.weft (weft's training-loop convention), or \"\".");
+  m.def("_check_regular_file",
+        [](const std::string& path, const std::string& what) { ThrowIfError(CheckRegularFile(path, what)); },
+        py::arg("path"), py::arg("what"),
+        "Raises NotFoundError / FailedPreconditionError (naming `what` and the path) unless `path` is a regular "
+        "file: the check every reader of a file makes before opening it (core/file.h).");
   m.def("_crc32c",
         [](const py::bytes& data) {
           std::string_view s = data;

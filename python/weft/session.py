@@ -120,6 +120,7 @@ class Session(_weft.Session):
         soft_placement = cfg.get("soft_placement", defaults["soft_placement"]) if soft_placement is None else soft_placement
         # A remote session's partitions live on its servers: there is nothing local to log.
         self._log_device_placement = cfg.get("log_device_placement", False) and not target
+        self._operation_timeout_ms = cfg.get("operation_timeout_in_ms", 0)
         server = None
         if target:
             from .distribute import _server_for_target
@@ -136,7 +137,12 @@ class Session(_weft.Session):
         tensor's dtype are used in place (no copy when C-contiguous and 64-byte aligned); Python
         numbers, lists and numpy arrays of the same kind (float64 for a float32 tensor, as TF
         allows) are converted to the tensor's dtype. A feed of another kind (float for an int
-        tensor) or of the wrong shape raises InvalidArgumentError naming both. ``options`` and ``run_metadata`` (TF's tracing) are
+        tensor) or of the wrong shape raises InvalidArgumentError naming both.
+
+        ``options``: a ``RunOptions``; its ``timeout_in_ms`` (> 0) bounds the step, as in TF: past it
+        the step is cancelled and DeadlineExceededError names the step and what it still waited for
+        (0 or unset: the ConfigProto's ``operation_timeout_in_ms``, else no limit). Ctrl-C cancels a
+        running step (KeyboardInterrupt), whatever it waits on. ``run_metadata`` (TF's tracing) is
         accepted and ignored.
         """
         f = _Fetches(self.graph, fetches)
@@ -150,7 +156,7 @@ class Session(_weft.Session):
                 feeds.append((k, _converted_feed(k, v)))
         feeds += _graph_iterator.feeds(self.graph, f.tensors, f.targets, [t for t, _ in feeds])  # TF1 get_next()
         compiled = self.num_compiled if self._log_device_placement else 0
-        values = self._run(feeds, f.tensors, f.targets)
+        values = self._run(feeds, f.tensors, f.targets, _timeout_ms(options, self._operation_timeout_ms))
         if self._log_device_placement and self.num_compiled != compiled:
             _log_placement(self._placement([t for t, _ in feeds], f.tensors, f.targets))
         return f.build(values)
@@ -229,7 +235,8 @@ class ConfigProto(_Options):
     ``intra_op_parallelism_threads`` (0: one per hardware thread) to the session's thread pools,
     ``allow_soft_placement`` to soft placement (weft's default is on, so an op pinned to a GPU
     runs on the CPU when there is none; set False to fail instead) and ``log_device_placement`` to
-    a "name: (Op): device" line per node on stderr after each new step is compiled. The other fields
+    a "name: (Op): device" line per node on stderr after each new step is compiled, and
+    ``operation_timeout_in_ms`` (> 0) to every run's limit (see ``Session.run``). The other fields
     (``device_count``, ``gpu_options``, ``graph_options``, ...) are accepted and have no effect."""
 
     def __init__(self, **fields):
@@ -238,12 +245,28 @@ class ConfigProto(_Options):
 
 
 class RunOptions(_Options):
-    """Accepted by ``Session.run(options=...)``; weft does not trace steps."""
+    """``Session.run(options=...)``: ``timeout_in_ms`` (> 0) bounds the step (DeadlineExceededError past
+    it); the tracing fields are accepted and have no effect (weft does not trace steps here)."""
     NO_TRACE, SOFTWARE_TRACE, HARDWARE_TRACE, FULL_TRACE = 0, 1, 2, 3
 
 
 class RunMetadata(_Options):
     """Accepted by ``Session.run(run_metadata=...)``; left empty (weft does not trace steps)."""
+
+
+def _timeout_ms(options, default_ms):
+    """The step's limit in ms from RunOptions.timeout_in_ms (0: none, then ``default_ms``)."""
+    if options is None:
+        return default_ms
+    if not isinstance(options, _Options):
+        raise TypeError("Session.run(options=...) takes a weft.compat.v1.RunOptions, got %r" % (options,))
+    value = getattr(options, "timeout_in_ms", 0) or 0
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError("RunOptions.timeout_in_ms must be an int (milliseconds), got %r" % (value,))
+    if value < 0 or value > 2**62:
+        raise ValueError("RunOptions.timeout_in_ms must be 0 (no limit) or a positive number of milliseconds "
+                         "below 2**62, got %d" % value)
+    return int(value) or default_ms
 
 
 def _config_settings(config):
@@ -258,6 +281,8 @@ def _config_settings(config):
                        ("intra_op_parallelism_threads", "intra_op_threads")):
         if d.get(field):
             out[key] = int(d[field])
+    if d.get("operation_timeout_in_ms"):
+        out["operation_timeout_in_ms"] = _timeout_ms(RunOptions(timeout_in_ms=d["operation_timeout_in_ms"]), 0)
     if "allow_soft_placement" in d:
         out["soft_placement"] = bool(d["allow_soft_placement"])
     out["log_device_placement"] = bool(d.get("log_device_placement", False))

@@ -47,7 +47,7 @@ TEST_CASE("files save atomically and load back") {
   auto h = LoadGraph(path);
   CHECK(h->num_nodes() == g->num_nodes());
   std::remove(path.c_str());
-  CHECK_THROWS_WITH_AS(LoadGraph("no/such/file"), doctest::Contains("cannot open graph file 'no/such/file'"), Error);
+  CHECK_THROWS_WITH_AS(LoadGraph("no/such/file"), doctest::Contains("graph file 'no/such/file': no such file"), Error);
 }
 
 TEST_CASE("damaged files are DataLoss errors") {

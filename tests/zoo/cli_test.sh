@@ -58,6 +58,17 @@ cp "$tmp/ckpt/ckpt-16.weft" "$tmp/bad.weft"
 printf '\xff' | dd of="$tmp/bad.weft" bs=1 seek=200 conv=notrunc status=none
 expect 1 "DataLoss.*bad.weft" -- "$zoo" evaluate mlp --data synthetic --checkpoint "$tmp/bad.weft"
 expect 1 "nothere.weft" -- "$zoo" evaluate mlp --data synthetic --checkpoint "$tmp/nothere.weft"
+# Not a regular file (issue 17, finding 7): refused before the open, which blocks on a FIFO with
+# no writer. `timeout` turns a hang into a failure. A directory and a character device too.
+mkdir -p "$tmp/fifo"
+mkfifo "$tmp/fifo/ckpt-10.weft"
+expect 1 "ckpt-10.weft': is a FIFO (named pipe), not a regular file" -- \
+  timeout 20 "$zoo" evaluate mlp --data synthetic --checkpoint "$tmp/fifo/ckpt-10.weft"
+expect 1 "is a FIFO (named pipe)" -- \
+  timeout 20 "$zoo" train mlp "${common[@]}" --epochs 1 --checkpoint-dir "$tmp/fifo" --resume
+expect 1 "is a directory, not a regular file" -- "$zoo" evaluate mlp --data synthetic --checkpoint "$tmp/ckpt"
+expect 1 "is a character device, not a regular file" -- \
+  timeout 20 "$zoo" evaluate mlp --data synthetic --checkpoint /dev/zero
 
 # Across processes (when built with UCX): 2 workers under launch train like one process at the
 # same global batch; only the chief writes checkpoints and the summary.

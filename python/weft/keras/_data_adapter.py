@@ -258,6 +258,18 @@ def validation_epochs(freq, epochs):
     return epochs_list or [0]  # [0]: no epoch is validated
 
 
+def batch_size_of(batch_size, where):
+    """``batch_size`` as an int, 32 when None (Keras' default); anything but a positive int is an
+    error naming it (as tf.data's batch(0) is), never a silent default."""
+    if batch_size is None:
+        return 32
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)):
+        raise TypeError("%s: batch_size must be a positive int or None, got %r" % (where, batch_size))
+    if batch_size <= 0:
+        raise ValueError("%s: batch_size must be a positive int or None (32), got %d" % (where, batch_size))
+    return int(batch_size)
+
+
 def weighted_batches(x, y, sample_weight, batch_size):
     """evaluate's arrays with per-example weights, as a dataset of (x, y, sample_weight) batches."""
     if y is None:
@@ -269,7 +281,7 @@ def weighted_batches(x, y, sample_weight, batch_size):
     if sw.shape != (len(x),):
         raise ValueError("evaluate: sample_weight must have one weight per example: shape (%d,), got %s" %
                          (len(x), sw.shape))
-    return _dataset.Dataset.from_tensor_slices((x, y, sw)).batch(int(batch_size or 32))
+    return _dataset.Dataset.from_tensor_slices((x, y, sw)).batch(batch_size_of(batch_size, "evaluate"))
 
 
 class _EpochHooks(Callback):

@@ -347,6 +347,8 @@ class Model:
         epoch (an int) or after the listed epochs (1-based), as Keras. ``max_queue_size``,
         ``workers``, ``use_multiprocessing`` (TF 2.x's): accepted; batches are read on one thread."""
         sw = vx = vy = None
+        if batch_size is not None:  # with a dataset, fit_dataset says it must not be given
+            _data_adapter.batch_size_of(batch_size, "fit")
         validation_epochs = _data_adapter.validation_epochs(validation_freq, epochs)
         x, validation_data, epoch_hooks = _data_adapter.python_fit_inputs(
             self, x, validation_data, validation_batch_size, shuffle, shuffle_seed, initial_epoch)
@@ -380,7 +382,7 @@ class Model:
         py_list = CallbackList(epoch_hooks + py_cbs, model=self, **params)
         cbs = cpp_cbs + ([py_list] if py_cbs or epoch_hooks else [])
         verbose = 1 if verbose == "auto" else min(max(int(verbose), 0), 2)
-        epochs_run, hist = cpp.fit(x, y, batch_size=int(batch_size or 32), epochs=int(epochs),
+        epochs_run, hist = cpp.fit(x, y, batch_size=_data_adapter.batch_size_of(batch_size, "fit"), epochs=int(epochs),
                                    initial_epoch=int(initial_epoch),
                                    steps_per_epoch=-1 if steps_per_epoch is None else int(steps_per_epoch),
                                    shuffle=bool(shuffle), shuffle_seed=int(shuffle_seed), validation_x=vx,
@@ -427,7 +429,7 @@ class Model:
             x, y = _data_adapter.evaluate_dataset(self, x, y, batch_size, steps), None
         else:
             cpp = self._compiled(x, "evaluate")
-        batch_size = int(batch_size or 32)
+        batch_size = _data_adapter.batch_size_of(batch_size, "evaluate")
         start = time.time()
         hooks = CallbackList([c for c in callbacks or [] if isinstance(c, Callback)], model=self)
         hooks.on_test_begin({})
@@ -457,7 +459,7 @@ class Model:
         else:
             x = _numeric(x, "x")
             cpp = self._built(x, inference=True)
-            out = cpp.predict(x, batch_size=int(batch_size or 32))
+            out = cpp.predict(x, batch_size=_data_adapter.batch_size_of(batch_size, "predict"))
         hooks.on_predict_end({})
         return out
 
@@ -523,6 +525,8 @@ class Model:
         """Reads a checkpoint written by save_weights (every variable must be there with its shape),
         or the weights of a model file written by save."""
         cpp = self._built(None, inference=True)
+        if os.path.exists(str(filepath)):  # what is missing, the checkpoint reader names
+            _weft._check_regular_file(str(filepath), "load_weights: weights file")  # before is_zipfile opens it
         if zipfile.is_zipfile(str(filepath)):
             _saving.load_weights_from(cpp, str(filepath))
         else:

@@ -255,6 +255,7 @@ def _open(path):
     """The archive's metadata, config and (possibly None) checkpoint bytes, all CRC-checked."""
     if not os.path.exists(path):
         raise errors.NotFoundError("load_model: no file '%s'" % path)
+    _weft._check_regular_file(os.fspath(path), "load_model: model file")  # a FIFO would block the open
     try:
         with zipfile.ZipFile(path) as z:
             bad = z.testzip()  # reads every member, checking its CRC-32
