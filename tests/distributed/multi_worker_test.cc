@@ -181,7 +181,13 @@ TEST_CASE("multi worker child") {
     if (std::string(role) == "stop" && strategy.worker_index() == 1) {
       f.callbacks.push_back(std::make_shared<StopAt>(3, dir + "/stopped_at.txt"));
     }
-    m->Fit(data.x, data.y, f);
+    try {
+      m->Fit(data.x, data.y, f);
+    } catch (const Error&) {  // when Fit threw, before the model and the strategy go
+      std::ofstream(fmt::format("{}/fit_failed_at{}.txt", dir, strategy.worker_index()))
+          << fmt::format("{:.6f}", MonotonicSeconds());
+      throw;
+    }
     // The step's caller drove the UCX worker while it waited (Rendezvous::DriveUntil).
     WEFT_REQUIRE(strategy.rendezvous().transport().worker()->num_lent() > 0,
                  "no training step's caller drove the UCX worker while it waited");
@@ -260,29 +266,41 @@ TEST_CASE("multi worker: a killed worker makes the other fail naming it") {
 }
 
 TEST_CASE("multi worker: a stopped worker (SIGSTOP) makes the other fail at its collective timeout (+-10%)") {
-  // Issue 17, finding 8: with a 60 s timeout the error came at +72 s (the leave handshake then
-  // waited shutdown_timeout for the stopped peer). 3 s here; the stopped worker is continued and
-  // killed at the end whatever happened.
-  constexpr double kTimeout = 3.0;
+  // Issue 17, finding 8: with a 60 s collective timeout the error reached the program at +72 s: the
+  // step failed on time, but the leave handshake then waited shutdown_timeout (10 s) for the
+  // stopped peer, and the transport 2 s more for sends it would never take. 2 s here.
+  constexpr double kTimeout = 2.0;
   const std::string dir = std::filesystem::temp_directory_path() / fmt::format("weft_mw_stop_{}", getpid());
   std::filesystem::create_directories(dir);
   std::vector<pid_t> pids = StartWorkers(dir, "stop", 1, static_cast<int>(kTimeout * 1000));
-  const int s0 = WaitBounded(pids[0], std::chrono::seconds(90));
-  kill(pids[1], SIGCONT);
-  kill(pids[1], SIGKILL);
-  waitpid(pids[1], nullptr, 0);
+  struct Reap {  // whatever happens, the stopped worker is continued, killed and reaped
+    pid_t pid;
+    ~Reap() {
+      kill(pid, SIGCONT);
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  } reap{pids[1]};
+  const int s0 = WaitBounded(pids[0], std::chrono::seconds(60));
   CHECK((WIFEXITED(s0) && WEXITSTATUS(s0) == 3));
   const std::string error = ReadFile(dir + "/error0.txt");
   MESSAGE("the other worker reported: " << error);
   CHECK_MESSAGE(error.find("DeadlineExceeded") != std::string::npos, error);
   // Names the stopped peer (the collective as "/job:worker/replica:0/task:1/...", a Recv as "worker:1").
   CHECK_MESSAGE((error.find("task:1") != std::string::npos || error.find("worker:1") != std::string::npos), error);
-  const std::string stopped = ReadFile(dir + "/stopped_at.txt"), failed = ReadFile(dir + "/failed_at0.txt");
+  const std::string stopped = ReadFile(dir + "/stopped_at.txt"), fit_failed = ReadFile(dir + "/fit_failed_at0.txt"),
+                    failed = ReadFile(dir + "/failed_at0.txt");
   REQUIRE(!stopped.empty());
+  REQUIRE(!fit_failed.empty());
   REQUIRE(!failed.empty());
-  const double after = std::stod(failed) - std::stod(stopped);
-  MESSAGE("DeadlineExceeded seen " << after << " s after the peer stopped (timeout " << kTimeout << " s)");
-  CHECK(after >= 0.9 * kTimeout);
-  CHECK(after <= 1.1 * kTimeout);
+  const double raised = std::stod(fit_failed) - std::stod(stopped), seen = std::stod(failed) - std::stod(stopped);
+  MESSAGE("Fit raised DeadlineExceeded " << raised << " s after the peer stopped (timeout " << kTimeout
+          << " s); the program had it, the strategy gone, at " << seen << " s");
+  CHECK(raised >= 0.9 * kTimeout);
+  CHECK(raised <= 1.1 * kTimeout);
+  // Leaving after a failed step no longer waits shutdown_timeout (10 s) and a send drain (2 s) for
+  // the stopped peer; what remains is the transport's bounded close (UcxRendezvousMgr's 2 s drain,
+  // up to 1 s per endpoint's flush).
+  CHECK(seen - raised < 8.0);
   std::filesystem::remove_all(dir);
 }
