@@ -19,8 +19,14 @@ std::string ByteReader::Str(std::string_view what) {
   const uint32_t n = Pod<uint32_t>(what);
   Need(n, what);
   std::string s(in_.substr(pos_, n));
-  if (!IsValidUtf8(s)) Fail(fmt::format("{}: the string at byte {} is not valid UTF-8", what, pos_));
   pos_ += n;
+  return s;
+}
+
+std::string ByteReader::Text(std::string_view what) {
+  const size_t at = pos_;
+  std::string s = Str(what);
+  if (!IsValidUtf8(s)) Fail(fmt::format("{}: the text at byte {} is not valid UTF-8", what, at + 4));
   return s;
 }
 

@@ -9,8 +9,8 @@
 //   uint32_t v = r.Pod<uint32_t>("version");  // truncation: DataLoss "RunStep request: truncated while
 //   Tensor u = r.ReadTensor("feed 0");        //   reading version (at byte 0)"
 //
-// Every problem throws Error(DataLoss) naming the context, the field and the byte offset; a string
-// that is not valid UTF-8 is one.
+// Every problem throws Error(DataLoss) naming the context, the field and the byte offset; Text
+// (a name) that is not valid UTF-8 is one (Str is bytes).
 #pragma once
 
 #include <cstring>
@@ -22,8 +22,8 @@
 
 namespace weft {
 
-// Whether `s` is well-formed UTF-8 (RFC 3629). Every string read from a file or message is checked
-// (ByteReader::Str, checkpoint tensor names): names reach Python, where bad bytes would surface as
+// Whether `s` is well-formed UTF-8 (RFC 3629). Every name read from a file is checked
+// (ByteReader::Text, checkpoint tensor names): names reach Python, where bad bytes would surface as
 // a UnicodeDecodeError instead of DataLoss.
 bool IsValidUtf8(std::string_view s);
 
@@ -56,6 +56,8 @@ class ByteReader {
     return v;
   }
   std::string Str(std::string_view what);
+  // Str that must be UTF-8 (names, text attributes): DataLoss naming `what` and the offset if not.
+  std::string Text(std::string_view what);
   TensorShape Shape(std::string_view what);
   DType ReadDType(std::string_view what);
   Tensor ReadTensor(std::string_view what);

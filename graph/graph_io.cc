@@ -52,7 +52,7 @@ AttrValue ReadAttr(Reader& r, const std::string& what) {
     case 0: return r.Pod<uint8_t>(what) != 0;
     case 1: return r.Pod<int64_t>(what);
     case 2: return r.Pod<double>(what);
-    case 3: return r.Str(what);
+    case 3: return r.Text(what);
     case 4: return r.ReadDType(what);
     case 5: return r.Shape(what);
     case 6: {
@@ -127,13 +127,13 @@ std::unique_ptr<Graph> ParseGraph(std::string_view bytes, std::string_view sourc
   const uint32_t count = br.Pod<uint32_t>("node count");
   for (uint32_t k = 0; k < count; ++k) {
     NodeSpec spec;
-    spec.name = br.Str("node name");
+    spec.name = br.Text("node name");
     const std::string what = fmt::format("node '{}'", spec.name);
-    spec.op = br.Str(what);
-    spec.device = br.Str(what);
+    spec.op = br.Text(what);
+    spec.device = br.Text(what);
     const uint32_t n_in = br.Pod<uint32_t>(what);
     for (uint32_t i = 0; i < n_in; ++i) {
-      const std::string src = br.Str(what);
+      const std::string src = br.Text(what);
       const uint32_t index = br.Pod<uint32_t>(what);
       Node* s = g->FindNode(src);
       if (s == nullptr) br.Fail(fmt::format("{}: input {} names unknown node '{}' (or the graph has a cycle)", what, i, src));
@@ -142,14 +142,14 @@ std::unique_ptr<Graph> ParseGraph(std::string_view bytes, std::string_view sourc
     }
     const uint32_t n_ctrl = br.Pod<uint32_t>(what);
     for (uint32_t i = 0; i < n_ctrl; ++i) {
-      const std::string src = br.Str(what);
+      const std::string src = br.Text(what);
       Node* s = g->FindNode(src);
       if (s == nullptr) br.Fail(fmt::format("{}: control input names unknown node '{}'", what, src));
       spec.control_inputs.push_back(s);
     }
     const uint32_t n_attr = br.Pod<uint32_t>(what);
     for (uint32_t i = 0; i < n_attr; ++i) {
-      std::string name = br.Str(what);
+      std::string name = br.Text(what);
       spec.attrs[name] = ReadAttr(br, fmt::format("{} attr '{}'", what, name));
     }
     g->AddNode(std::move(spec));  // validates op, attrs, types and shapes
