@@ -81,24 +81,43 @@ def test_sigint_ends_a_step_waiting_on_a_recv_with_no_sender(tmp_path):
 
 
 def test_run_options_timeout_is_deadline_exceeded_naming_the_step_and_the_key(tmp_path):
-    g = weft.load_graph(orphan_graph(tmp_path))
-    with weft.Session(g) as sess:
-        start = time.time()
-        with pytest.raises(errors.DeadlineExceededError) as e:
-            sess.run("y:0", options=weft.compat.v1.RunOptions(timeout_in_ms=400))
-        took = time.time() - start
-        msg = str(e.value)
-        assert "timeout of 400 ms" in msg and ";nowhere:0;" in msg and "no Send yet" in msg, msg
-        assert "step " in msg
-        assert 0.4 <= took < 0.4 * 1.1 + 0.2, took
+    # In a subprocess: without the timeout this run would never end.
+    script = """
+        import time
+        import weft
+        from weft import errors
+        g = weft.load_graph(%r)
+        with weft.Session(g) as sess:
+            start = time.time()
+            try:
+                sess.run("y:0", options=weft.compat.v1.RunOptions(timeout_in_ms=400))
+                print("NO ERROR")
+            except errors.DeadlineExceededError as e:
+                print("TOOK %%.3f" %% (time.time() - start))
+                print("MESSAGE", e)
         # A session-wide limit from ConfigProto, as TF's operation_timeout_in_ms.
-    cfg = weft.compat.v1.ConfigProto(operation_timeout_in_ms=300)
-    with weft.Session(graph=g, config=cfg) as sess:
-        with pytest.raises(errors.DeadlineExceededError, match="timeout of 300 ms"):
-            sess.run("y:0")
-        with g.as_default():
-            c = weft.constant(1.0) * 2.0
-        assert sess.run(c, options=weft.compat.v1.RunOptions(timeout_in_ms=5000)) == 2.0
+        cfg = weft.compat.v1.ConfigProto(operation_timeout_in_ms=300)
+        with weft.Session(graph=g, config=cfg) as sess:
+            try:
+                sess.run("y:0")
+            except errors.DeadlineExceededError as e:
+                print("CONFIG", e)
+            with g.as_default():
+                c = weft.constant(1.0) * 2.0
+            print("IN TIME", sess.run(c, options=weft.compat.v1.RunOptions(timeout_in_ms=5000)))
+    """ % orphan_graph(tmp_path)
+    try:
+        r = run_script(script, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("Session.run ignored RunOptions.timeout_in_ms")
+    out = r.stdout
+    assert r.returncode == 0 and "MESSAGE" in out, out + r.stderr
+    msg = out.split("MESSAGE ")[1].splitlines()[0]
+    assert "timeout of 400 ms" in msg and ";nowhere:0;" in msg and "no Send yet" in msg and "step " in msg, msg
+    took = float(out.split("TOOK ")[1].split()[0])
+    assert 0.4 <= took < 0.4 * 1.1 + 0.2, took
+    assert "timeout of 300 ms" in out.split("CONFIG ")[1].splitlines()[0], out
+    assert "IN TIME 2.0" in out, out
 
 
 def test_run_options_timeout_rejects_bad_values(sess, graph):
