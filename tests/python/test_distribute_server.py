@@ -96,3 +96,26 @@ def test_cluster_spec_and_tf_config_resolver(monkeypatch):
     assert spec.num_tasks("worker") == 2 and spec.task_address("ps", 0) == "h:3"
     with pytest.raises(weft.errors.InvalidArgumentError, match="ps"):
         weft.distribute.Server({"ps": ["127.0.0.1:1"]}, job_name="ps", task_index=4)
+
+
+def test_run_options_timeout_bounds_a_step_over_the_cluster(cluster):
+    # Issue 17, finding 7: a step on the ps task that waits on a _Recv no _Send feeds. Without a
+    # per-run limit it waited step_timeout (30 s here); RunOptions(timeout_in_ms) bounds it.
+    spec, ps = cluster
+    server = weft.distribute.Server(spec, job_name="worker", task_index=0, threads=1)
+    ps_cpu = "/job:ps/replica:0/task:0/device:CPU:0"
+    g = weft.Graph()
+    with g.as_default():
+        with weft.device("/job:ps/task:0"):
+            r = g.create_op("_Recv", [], attrs={"tensor_type": weft.float32, "shape": [2], "tensor_name": "nowhere:0",
+                                                "send_device": ps_cpu, "send_device_incarnation": 1,
+                                                "recv_device": ps_cpu}, name="orphan")
+        y = weft.identity(r.outputs[0], name="y")
+    with weft.Session(server.target, graph=g) as sess:
+        start = time.time()
+        with pytest.raises(weft.errors.DeadlineExceededError):
+            sess.run(y, options=weft.compat.v1.RunOptions(timeout_in_ms=1000))
+        took = time.time() - start
+        # The limit, plus the bounded grace the client gives the tasks' own replies (1 s).
+        assert 1.0 <= took < 3.0, took
+        print("remote step timeout: DeadlineExceededError after %.2f s" % took)
