@@ -266,9 +266,9 @@ TEST_CASE("multi worker: a killed worker makes the other fail naming it") {
 }
 
 TEST_CASE("multi worker: a stopped worker (SIGSTOP) makes the other fail at its collective timeout (+-10%)") {
-  // Issue 17, finding 8: with a 60 s collective timeout the error reached the program at +72 s: the
-  // step failed on time, but the leave handshake then waited shutdown_timeout (10 s) for the
-  // stopped peer, and the transport 2 s more for sends it would never take. 2 s here.
+  // Issue 17, finding 8: the step failed on time, but the error reached the program late: the
+  // leave handshake then waited shutdown_timeout for the stopped peer's "bye", and for sends it
+  // would never take (docs/security-hangs.md).
   constexpr double kTimeout = 2.0;
   const std::string dir = std::filesystem::temp_directory_path() / fmt::format("weft_mw_stop_{}", getpid());
   std::filesystem::create_directories(dir);
