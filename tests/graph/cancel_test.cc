@@ -92,7 +92,7 @@ TEST_CASE("RunOptions::timeout: DeadlineExceeded at the timeout, naming the step
   CHECK(s.message().find(";nowhere:0;") != std::string::npos);  // the key of the Recv it waited for
   CHECK(s.message().find("no Send yet") != std::string::npos);
   CHECK(secs >= 0.5);
-  CHECK(secs < 0.5 * 1.1 + 0.1);  // its configured time (+10%, plus a scheduling allowance)
+  CHECK(secs < 0.5 * 1.1 + 0.2);  // its configured time (+10%, plus a scheduling allowance on a loaded machine)
   // A step that ends in time is not touched by its timeout.
   Output c = ops::Const(Scope::Root(&g).WithOpName("c"), Tensor::Scalar<float>(2));
   CHECK(sess.Run({}, {c}, {}, RunOptions{.timeout = std::chrono::milliseconds(500)})[0].scalar<float>()() == 2);
@@ -110,5 +110,5 @@ TEST_CASE("RunOptions::timeout across partitions: the other device's work is can
   Status st = RunBounded([&] { sess.Run({}, {a}, {}, RunOptions{.timeout = std::chrono::milliseconds(300)}); },
                          std::chrono::seconds(10), &secs);
   CHECK(st.code() == Code::kDeadlineExceeded);
-  CHECK(secs < 0.3 * 1.1 + 0.1);
+  CHECK(secs < 0.3 * 1.1 + 0.2);
 }
