@@ -61,10 +61,12 @@ UcxTransport::~UcxTransport() {
     return Status();
   }, std::chrono::seconds(10));
   worker_->Stop();  // joins the progress thread: no hook runs after this
+  // The ucp worker goes first: destroying it completes the sends still in flight (a peer that is
+  // stopped never takes them), and their callbacks use the channel and the connector.
+  worker_.reset();
   probe_.reset();
   channel_.reset();  // the receive pool and the bounce buffers unregister their chunks
   connector_.reset();
-  worker_.reset();
   registry_->Close();  // tensors still holding pool buffers outlive the context: unmap now
   context_.reset();
 }
