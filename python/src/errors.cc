@@ -16,7 +16,15 @@ void InitErrors(py::module_& m) {
         PyErr_SetString(PyExc_RuntimeError, e.what());
         return;
       }
-      py::object exc = cls(e.status().message(), std::string(CodeName(e.code())));
+      // A message may quote bytes from a file that are not UTF-8: escape them, never fail here.
+      const std::string& msg = e.status().message();
+      py::object text = py::reinterpret_steal<py::object>(
+          PyUnicode_DecodeUTF8(msg.data(), static_cast<Py_ssize_t>(msg.size()), "backslashreplace"));
+      if (!text) {
+        PyErr_Clear();
+        text = py::str("(the error message could not be decoded)");
+      }
+      py::object exc = cls(text, std::string(CodeName(e.code())));
       PyErr_SetObject(cls.ptr(), exc.ptr());
     }
   });
