@@ -24,8 +24,8 @@ JOBS="${JOBS:-$(nproc)}"
 # allocators, kernels, the executor, rendezvous and collectives, the input pipeline, the checkpoint
 # reader (train: it decodes files a user hands it), the wire decoder, the fuzz targets of every
 # decoder (fuzz: a bounded time per target, tests/fuzz/meson.build)). Only their executables and
-# what they link (libweft, libweft_ucx's wire object) are built in the sanitizer tree: no zoo,
-# examples, benchmarks or Python extension; libweft_ucx only for the fuzz targets of its decoders.
+# what they link (libweft, libweft_ucx's decoder objects) are built in the sanitizer tree: no zoo,
+# examples, benchmarks, Python extension or libweft_ucx (its decoders' objects only: wire, fuzz).
 ASAN_SUITES=(core ops graph collective data train wire fuzz)
 
 # Phase timing: `phase NAME` ends the running phase and starts NAME; the EXIT trap ends the last one
