@@ -11,6 +11,7 @@
 // command that replays it. Inputs that end in an error message not seen before join the corpus
 // (a cheap stand-in for coverage feedback: a new message is a new path through the decoder).
 #include <dirent.h>
+#include <dlfcn.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -36,7 +37,6 @@
 // this large (decoders must check lengths against the bytes they have before allocating), and a
 // run that grows past the RSS limit is stopped with a report.
 extern "C" const char* __asan_default_options() { return "max_allocation_size_mb=256:hard_rss_limit_mb=2048"; }
-extern "C" void __sanitizer_set_death_callback(void (*)()) __attribute__((weak));
 
 namespace weft::fuzz {
 namespace {
@@ -90,10 +90,19 @@ void OnSignal(int sig) {
   raise(sig);
 }
 
+// Under the sanitizers, their death callback; gcc links ASan and UBSan as two libraries, each with
+// its own copy of the callback, so every loaded copy gets it. Otherwise, the fatal signals.
 void InstallDeathHandlers() {
-  if (__sanitizer_set_death_callback != nullptr) {
-    __sanitizer_set_death_callback(OnDeath);  // the sanitizers own the fatal signals
-  } else {
+  using SetCallback = void (*)(void (*)());
+  std::set<SetCallback> setters;
+  if (auto f = reinterpret_cast<SetCallback>(dlsym(RTLD_DEFAULT, "__sanitizer_set_death_callback"))) setters.insert(f);
+  for (const char* lib : {"libasan.so.8", "libubsan.so.1"}) {
+    if (void* h = dlopen(lib, RTLD_LAZY | RTLD_NOLOAD)) {
+      if (auto f = reinterpret_cast<SetCallback>(dlsym(h, "__sanitizer_set_death_callback"))) setters.insert(f);
+    }
+  }
+  for (SetCallback f : setters) f(OnDeath);
+  if (setters.empty()) {
     for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) signal(sig, OnSignal);
   }
 }
