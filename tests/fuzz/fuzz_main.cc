@@ -48,9 +48,10 @@ std::map<std::string, FuzzTarget>& Registry() {
   return targets;
 }
 
-// What the crash handlers need: the input being decoded and where to save it.
+// What the crash handlers need: the input being decoded, what it is, and where to save it.
 struct Current {
   std::string target;
+  std::string which;  // "seed 2", "regression file ...", "input #123 of seed 1 (...)"
   const std::string* input = nullptr;
   std::string crash_dir = ".";
   std::atomic<int64_t> started_ns{0};  // 0 while no input is being decoded
@@ -67,21 +68,22 @@ std::string SaveInput(const std::string& target, const std::string& bytes, const
   return path;
 }
 
-[[noreturn]] void Finding(const std::string& what) {
+void Report(const std::string& what) {
   const std::string path = SaveInput(g_current.target, *g_current.input, g_current.crash_dir);
-  std::fprintf(stderr, "weft_fuzz: FINDING in target %s: %s\n  input (%zu bytes) saved to %s\n  replay: weft_fuzz --target %s %s\n",
-               g_current.target.c_str(), what.c_str(), g_current.input->size(), path.c_str(), g_current.target.c_str(),
-               path.c_str());
+  std::fprintf(stderr, "weft_fuzz: FINDING in target %s, %s: %s\n  input (%zu bytes) saved to %s\n"
+               "  replay: weft_fuzz --target %s %s\n", g_current.target.c_str(), g_current.which.c_str(), what.c_str(),
+               g_current.input->size(), path.c_str(), g_current.target.c_str(), path.c_str());
   std::fflush(stderr);
+}
+
+[[noreturn]] void Finding(const std::string& what) {
+  Report(what);
   _exit(1);
 }
 
-// A sanitizer report, a fatal signal or std::terminate: save the input, then let the process die.
+// A sanitizer report or a fatal signal: save the input, then let the process die.
 void OnDeath() {
-  if (g_current.input == nullptr || g_current.started_ns.load() == 0) return;
-  const std::string path = SaveInput(g_current.target, *g_current.input, g_current.crash_dir);
-  std::fprintf(stderr, "weft_fuzz: target %s died on an input of %zu bytes saved to %s\n  replay: weft_fuzz --target %s %s\n",
-               g_current.target.c_str(), g_current.input->size(), path.c_str(), g_current.target.c_str(), path.c_str());
+  if (g_current.input != nullptr && g_current.started_ns.load() != 0) Report("the process died (report above)");
 }
 
 void OnSignal(int sig) {
@@ -150,7 +152,8 @@ struct Outcome {
   std::string message;
 };
 
-Outcome DecodeOne(const FuzzTarget& t, const std::string& input) {
+Outcome DecodeOne(const FuzzTarget& t, const std::string& input, std::string which) {
+  g_current.which = std::move(which);
   g_current.input = &input;
   g_current.started_ns.store(Clock::now().time_since_epoch().count());
   Outcome out;
@@ -208,14 +211,16 @@ constexpr size_t kMaxInputBytes = 1 << 20;
 void RunTarget(const std::string& name, const FuzzTarget& t, const Options& o) {
   g_current.target = name;
   std::vector<std::string> corpus = t.seeds();
-  for (const std::string& s : corpus) {
-    const std::string copy = s;
-    if (!DecodeOne(t, copy).accepted) Finding("a seed made by weft's own writer was rejected");
+  const size_t num_seeds = corpus.size();
+  for (size_t i = 0; i < num_seeds; ++i) {
+    if (!DecodeOne(t, corpus[i], fmt::format("seed {}", i)).accepted) {
+      Finding("a seed made by weft's own writer was rejected");
+    }
   }
   size_t regressions = 0;
   if (!o.regressions.empty()) {
     for (const std::string& path : FilesIn(o.regressions + "/" + name)) {
-      DecodeOne(t, ReadFile(path));
+      DecodeOne(t, ReadFile(path), "regression file " + path);
       ++regressions;
     }
   }
@@ -230,7 +235,8 @@ void RunTarget(const std::string& name, const FuzzTarget& t, const Options& o) {
     std::string input = Mutate(corpus[rng.Below(corpus.size())], corpus, rng);
     if (input.size() > kMaxInputBytes) input.resize(kMaxInputBytes);
     if (t.fixup && !rng.OneIn(4)) t.fixup(input);
-    const Outcome r = DecodeOne(t, input);
+    const Outcome r = DecodeOne(t, input, fmt::format("input #{} of seed {} (the run again: --seed {} --runs {})", execs,
+                                                      o.seed, o.seed, execs + 1));
     ++execs;
     accepted += r.accepted;
     if (!r.accepted) ++by_code[r.key.substr(0, r.key.find(':'))];
@@ -246,7 +252,7 @@ void RunTarget(const std::string& name, const FuzzTarget& t, const Options& o) {
   std::printf("%-12s %9llu execs in %6.1f s (%7.0f/s), %zu seeds, %zu regressions, corpus %zu, %zu distinct "
               "errors; accepted %llu, rejected%s\n",
               name.c_str(), static_cast<unsigned long long>(execs), secs, secs > 0 ? execs / secs : 0.0,
-              t.seeds().size(), regressions, corpus.size(), seen.size(), static_cast<unsigned long long>(accepted),
+              num_seeds, regressions, corpus.size(), seen.size(), static_cast<unsigned long long>(accepted),
               codes.c_str());
   std::fflush(stdout);
 }
@@ -318,7 +324,7 @@ int main(int argc, char** argv) {
     if (o.targets.size() != 1) return Usage();
     g_current.target = o.targets[0];
     for (const std::string& path : o.files) {
-      const Outcome r = DecodeOne(Registry()[o.targets[0]], ReadFile(path));
+      const Outcome r = DecodeOne(Registry()[o.targets[0]], ReadFile(path), "file " + path);
       std::printf("%s: %s%s\n", path.c_str(), r.accepted ? "accepted" : "rejected: ", r.message.c_str());
     }
     return 0;
