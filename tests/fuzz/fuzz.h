@@ -11,7 +11,7 @@
 //
 // Contract of `decode`: it calls the real decoder entry point on `in` and either returns (the input
 // was accepted) or throws weft::Error (rejected, with a message naming what was wrong). Anything
-// else is a finding: another exception type, an Error of code Internal or Unknown, a crash, a
+// else is a finding: another exception type, an Error of code Internal, a crash, a
 // sanitizer report, a leak, or an input that takes longer than the per-input timeout.
 #pragma once
 
