@@ -213,9 +213,8 @@ void RunTarget(const std::string& name, const FuzzTarget& t, const Options& o) {
   std::vector<std::string> corpus = t.seeds();
   const size_t num_seeds = corpus.size();
   for (size_t i = 0; i < num_seeds; ++i) {
-    if (!DecodeOne(t, corpus[i], fmt::format("seed {}", i)).accepted) {
-      Finding("a seed made by weft's own writer was rejected");
-    }
+    const Outcome r = DecodeOne(t, corpus[i], fmt::format("seed {}", i));
+    if (!r.accepted) Finding("a seed made by weft's own writer was rejected: " + r.message);
   }
   size_t regressions = 0;
   if (!o.regressions.empty()) {
