@@ -17,17 +17,19 @@
 #include <string_view>
 #include <vector>
 
+#include "ops/kernels/philox.h"
+
 namespace weft::fuzz {
 
-// splitmix64: small, fast and well-distributed; its whole state is one integer.
+// SplitMix64 (ops/kernels/philox.h's): small, fast, well-distributed, and its
+// whole state is one integer.
 class Rng {
  public:
   explicit Rng(uint64_t seed) : state_(seed) {}
   uint64_t Next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+    const uint64_t x = state_;
+    state_ += 0x9E3779B97F4A7C15ull;
+    return philox::SplitMix64(x);
   }
   // Uniform in [0, n); n > 0.
   uint64_t Below(uint64_t n) { return Next() % n; }
