@@ -3,6 +3,9 @@
 #   ./build.sh run    install what is missing, build, run the main job
 #   ./build.sh test   install what is missing, build, run every test, then the memory suites again
 #                     under ASan + UBSan (ASAN_SUITES below)
+#   ./build.sh fuzz [TARGET [SECONDS]]   build the ASan + UBSan tree's weft_fuzz and run one fuzz
+#                     target (default: all) for SECONDS each (default 60) with a fresh seed
+#                     (SEED=N repeats a run); crashes are saved in fuzz-crashes/ (docs/fuzzing.md)
 # Both also make the Python set-up: a venv in .venv (Debian's python3) with the pinned packages of
 # python/requirements.txt and python/requirements-build.txt, and weft installed into it as an
 # editable meson-python install of the build directory (`pip install -e .`, no second compile), so
@@ -19,10 +22,11 @@ JOBS="${JOBS:-$(nproc)}"
 
 # The meson suites that run again under ASan + UBSan: the code that owns and indexes memory (tensors,
 # allocators, kernels, the executor, rendezvous and collectives, the input pipeline, the checkpoint
-# reader (train: it decodes files a user hands it), the wire decoder). Only their executables and
-# what they link (libweft, libweft_ucx's wire object) are built in the sanitizer tree: no zoo,
-# examples, benchmarks, Python extension or libweft_ucx.
-ASAN_SUITES=(core ops graph collective data train wire)
+# reader (train: it decodes files a user hands it), the wire decoder, the fuzz targets of every
+# decoder (fuzz: a bounded time per target, tests/fuzz/meson.build)). Only their executables and
+# what they link (libweft, libweft_ucx's decoder objects) are built in the sanitizer tree: no zoo,
+# examples, benchmarks, Python extension or libweft_ucx (its decoders' objects only: wire, fuzz).
+ASAN_SUITES=(core ops graph collective data train wire fuzz)
 
 # Phase timing: `phase NAME` ends the running phase and starts NAME; the EXIT trap ends the last one
 # and prints the table, marking the phase a failure stopped in.
@@ -132,9 +136,32 @@ print('\n'.join(sorted(out)))
 PY
 }
 
-case "$mode" in run|test) ;; *) echo "usage: $0 run|test" >&2; exit 2 ;; esac
+# The ASan + UBSan tree (ASAN_SUITES): without CUDA, since the CUDA runtime and ASan's shadow memory
+# do not mix (the caching allocator's host tests run in the release tree). -O1 -g1, asserts on:
+# ASan's reports keep function names and lines, and the Eigen kernels compile in a fraction of
+# -O2 -g's time, which dominated this phase (figures: bench/README.md, "CI budget").
+asan_dir="$BUILD_DIR-asan"
+configure_asan() {
+  configure "$asan_dir" -Db_sanitize=address,undefined -Db_lundef=false -Doptimization=1 -Ddebug=false -Db_ndebug=false \
+    -Dcpp_args=-g1 -Dnative=true -Dpython=disabled -Dcuda=disabled
+}
+asan_env=(ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1)
+
+case "$mode" in run|test|fuzz) ;; *) echo "usage: $0 run|test|fuzz [TARGET [SECONDS]]" >&2; exit 2 ;; esac
 phase apt
 install_missing
+if [ "$mode" = fuzz ]; then
+  phase "asan build"
+  configure_asan
+  ninja -C "$asan_dir" -j "$JOBS" tests/fuzz/weft_fuzz
+  phase fuzz
+  mkdir -p fuzz-crashes
+  target_args=()
+  [ -z "${2:-}" ] || target_args=(--target "$2")
+  env "${asan_env[@]}" "$asan_dir/tests/fuzz/weft_fuzz" "${target_args[@]}" --seconds "${3:-60}" \
+    --seed "${SEED:-$(date +%s)}" --regressions tests/fuzz/regressions --crash-dir fuzz-crashes
+  exit 0
+fi
 phase pip
 setup_venv .venv python/requirements.txt
 # meson-python and PyPI's pybind11 without their dependencies: meson and ninja are Debian's.
@@ -176,20 +203,14 @@ case "$mode" in
     phase "install checks"
     tests/install/check.sh "$BUILD_DIR" .venv/bin/python "${editable_args[@]}"
     # ASAN_SUITES again under AddressSanitizer + UndefinedBehaviorSanitizer, in a tree that builds
-    # only their executables. Without CUDA: the CUDA runtime and ASan's shadow memory do not mix (the
-    # caching allocator's host tests run in the release tree). -O1 -g1, asserts on: ASan's reports
-    # keep function names and lines, and the Eigen kernels compile in a fraction of -O2 -g's time,
-    # which dominated this phase (figures: bench/README.md, "CI budget").
+    # only their executables (configure_asan above).
     phase "asan build"
-    asan_dir="$BUILD_DIR-asan"
-    configure "$asan_dir" -Db_sanitize=address,undefined -Db_lundef=false -Doptimization=1 -Ddebug=false -Db_ndebug=false \
-      -Dcpp_args=-g1 -Dnative=true -Dpython=disabled -Dcuda=disabled
+    configure_asan
     asan_targets=$(suite_targets "$asan_dir" "${ASAN_SUITES[@]}")
     # shellcheck disable=SC2086  # one target per line
     ninja -C "$asan_dir" -j "$JOBS" $asan_targets
     phase "asan test"
-    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-      meson test -C "$asan_dir" --no-rebuild --print-errorlogs --num-processes "$JOBS" --timeout-multiplier 4 \
+    env "${asan_env[@]}" meson test -C "$asan_dir" --no-rebuild --print-errorlogs --num-processes "$JOBS" --timeout-multiplier 4 \
         "${ASAN_SUITES[@]/#/--suite=}"
     ;;
 esac

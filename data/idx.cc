@@ -76,10 +76,19 @@ Tensor ReadIdx(const std::string& path) {
     throw Error(errors::DataLoss("IDX file '{}': dims {} are too large", path, shape.ToString()));
   }
   if (n > (int64_t{1} << 34)) throw Error(errors::DataLoss("IDX file '{}': dims {} are too large", path, shape.ToString()));
-  std::vector<unsigned char> raw(static_cast<size_t>(n) * elem);
-  if (!ReadExactly(f.get(), raw.data(), raw.size())) {
-    throw Error(errors::DataLoss("IDX file '{}': truncated: dims {} need {} bytes of data", path, shape.ToString(),
-                                 raw.size()));
+  // The data, in chunks: memory grows with the bytes the file really holds, so a header whose dims
+  // promise more (a damaged or hostile 16-byte file can claim 2^34 elements) fails as truncated
+  // without allocating what it claims first.
+  const size_t want = static_cast<size_t>(n) * elem;
+  constexpr size_t kChunk = size_t{16} << 20;
+  std::vector<unsigned char> raw;
+  while (raw.size() < want) {
+    const size_t at = raw.size();
+    raw.resize(at + std::min(kChunk, want - at));
+    if (!ReadExactly(f.get(), raw.data() + at, raw.size() - at)) {
+      throw Error(errors::DataLoss("IDX file '{}': truncated: dims {} need {} bytes of data", path, shape.ToString(),
+                                   want));
+    }
   }
   char extra;
   if (gzread(f.get(), &extra, 1) > 0) {

@@ -277,10 +277,18 @@ def _open(path):
         meta, config = json.loads(meta), json.loads(config)
     except ValueError as e:
         raise errors.DataLossError("load_model: '%s' has a damaged metadata or config member (%s)" % (path, e)) from None
+    for name, value in (("metadata.json", meta), ("config.json", config)):
+        if not isinstance(value, dict):
+            raise errors.DataLossError("load_model: '%s' has a damaged %s member (a JSON %s, not an object)" % (
+                path, name, type(value).__name__))
     if meta.get("format") != FORMAT:
         raise errors.InvalidArgumentError("load_model: '%s' is not a weft model file (format %r, expected %r)" % (
             path, meta.get("format"), FORMAT))
-    if meta.get("version", 0) > VERSION:
+    version = meta.get("version", 0)
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise errors.DataLossError("load_model: '%s' has a damaged metadata member (format version %r)" % (
+            path, version))
+    if version > VERSION:
         raise errors.FailedPreconditionError("load_model: '%s' is format version %s; this weft reads up to %d" % (
             path, meta.get("version"), VERSION))
     return config, weights
@@ -333,7 +341,10 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
                           metrics=[_config.deserialize(m, custom_objects) for m in cc["metrics"]])
         elif weights is not None:
             model._built(inference=True)  # weft creates the variables when it compiles
-    except (KeyError, TypeError, ValueError) as e:
+    # The config came from a file: whatever it holds, a value of the wrong JSON type or shape
+    # surfaces here as one of these (an int where a name belongs: AttributeError; a short list:
+    # IndexError; 10**400 as a size: OverflowError) and is the file's fault, not a weft bug.
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError, RecursionError) as e:
         if isinstance(e, errors.Error):
             raise type(e)("load_model: '%s': %s" % (path, e)) from None
         raise errors.InvalidArgumentError("load_model: '%s' holds a model config weft cannot rebuild: %s: %s" % (
