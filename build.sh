@@ -19,8 +19,10 @@ BUILD_DIR="${BUILD_DIR:-build}"
 JOBS="${JOBS:-$(nproc)}"
 
 # The meson suites that run again against UCX 1.22 (PyPI's libucx-cu13 wheel, python/requirements-ucx.txt)
-# in a second tree, $BUILD_DIR-ucx122, that builds only their executables (docs/ucx.md, "Which UCX").
-UCX122_SUITES=(distributed)
+# in a second tree, $BUILD_DIR-ucx122, that builds only their executables (docs/ucx.md, "Which UCX"):
+# everything between processes (distributed: transport, servers, strategies; zoo: weft-zoo launch,
+# multi-worker and parameter-server training, the elastic restart).
+UCX122_SUITES=(distributed zoo)
 
 # The meson suites that run again under ASan + UBSan: the code that owns and indexes memory (tensors,
 # allocators, kernels, the executor, rendezvous and collectives, the input pipeline, the checkpoint
