@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # weft's one set-up script. On a fresh Debian 12 machine (as root, or with sudo available):
 #   ./build.sh run    install what is missing, build, run the main job
-#   ./build.sh test   install what is missing, build, run every test, then the distributed suite
+#   ./build.sh test   install what is missing, build, run every test, then the multi-process suites
 #                     against UCX 1.22 (UCX122_SUITES below) and the memory suites under ASan + UBSan
 #                     (ASAN_SUITES below)
 # Both also make the Python set-up: a venv in .venv (Debian's python3) with the pinned packages of
