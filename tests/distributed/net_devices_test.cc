@@ -160,7 +160,9 @@ TEST_CASE("net devices: a task on 127.0.0.1 listens on no other interface's addr
     o.context.config["NET_DEVICES"] = "all";
     UcxTransport t(o, nullptr, nullptr);
     const std::vector<std::string> all = OwnListeningAddresses();
-    CHECK_MESSAGE(std::any_of(all.begin(), all.end(), [&](const std::string& a) { return a.rfind(ext->first + ":", 0) == 0; }),
+    const bool external = std::any_of(all.begin(), all.end(),
+                                      [&](const std::string& a) { return a.rfind(ext->first + ":", 0) == 0; });
+    CHECK_MESSAGE(external,
                   "UCX's tcp transport should listen on ", ext->first, " (", ext->second, ") with NET_DEVICES=all");
   }
 }
