@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # weft's one set-up script. On a fresh Debian 12 machine (as root, or with sudo available):
 #   ./build.sh run    install what is missing, build, run the main job
-#   ./build.sh test   install what is missing, build, run every test, then the memory suites again
-#                     under ASan + UBSan (ASAN_SUITES below)
+#   ./build.sh test   install what is missing, build, run every test, then the multi-process suites
+#                     against UCX 1.22 (UCX122_SUITES below) and the memory suites under ASan + UBSan
+#                     (ASAN_SUITES below)
 #   ./build.sh fuzz [TARGET [SECONDS]]   build the ASan + UBSan tree's weft_fuzz and run one fuzz
 #                     target (default: all) for SECONDS each (default 60) with a fresh seed
 #                     (SEED=N repeats a run); crashes are saved in fuzz-crashes/ (docs/fuzzing.md)
@@ -19,6 +20,12 @@ cd "$(dirname "$0")"
 mode="${1:-run}"
 BUILD_DIR="${BUILD_DIR:-build}"
 JOBS="${JOBS:-$(nproc)}"
+
+# The meson suites that run again against UCX 1.22 (PyPI's libucx-cu13 wheel, python/requirements-ucx.txt)
+# in a second tree, $BUILD_DIR-ucx122, that builds only their executables (docs/ucx.md, "Which UCX"):
+# everything between processes (distributed: transport, servers, strategies; zoo: weft-zoo launch,
+# multi-worker and parameter-server training, the elastic restart).
+UCX122_SUITES=(distributed zoo)
 
 # The meson suites that run again under ASan + UBSan: the code that owns and indexes memory (tensors,
 # allocators, kernels, the executor, rendezvous and collectives, the input pipeline, the checkpoint
@@ -131,7 +138,7 @@ for t in intro('--tests'):
         out |= {os.path.relpath(f, d) for dep in t['depends'] for f in files[dep]}
 missing = [s for s in want if s not in found]
 if missing:
-    sys.exit(f"build.sh: no test in suite(s) {', '.join(missing)} of {d} (renamed? update ASAN_SUITES)")
+    sys.exit(f"build.sh: no test in suite(s) {', '.join(missing)} of {d} (renamed? update ASAN_SUITES / UCX122_SUITES)")
 print('\n'.join(sorted(out)))
 PY
 }
@@ -167,6 +174,7 @@ setup_venv .venv python/requirements.txt
 # meson-python and PyPI's pybind11 without their dependencies: meson and ninja are Debian's.
 setup_venv .venv python/requirements-build.txt --no-deps
 [ "$mode" = test ] && setup_venv .venv python/requirements-test.txt
+[ "$mode" = test ] && setup_venv .venv python/requirements-ucx.txt --no-deps
 # The release tree's options, given again to pip's reconfigure (pyproject.toml's are for wheels).
 tree_options=(-Dpython_exe="$PWD/.venv/bin/python" -Dnative=true -Dtests=auto -Dpkgconfig.relocatable=true)
 editable_args=("${tree_options[@]/#/-Csetup-args=}")
@@ -202,6 +210,19 @@ case "$mode" in
     # program built against `meson install` with pkg-config (tests/install/check.sh).
     phase "install checks"
     tests/install/check.sh "$BUILD_DIR" .venv/bin/python "${editable_args[@]}"
+    # UCX122_SUITES again against UCX 1.22 (the wheel's tree: CUDA transports, no verbs) instead of
+    # Debian's 1.13: the UCX-using executables only (-Ducx_prefix puts the wheel's lib/ in their
+    # rpath), with the release tree's options so that everything not including UCX's headers is a
+    # ccache hit. Bounded by the suites' meson timeouts.
+    phase "ucx 1.22 build"
+    ucx_dir="$BUILD_DIR-ucx122"
+    ucx_prefix=$(.venv/bin/python -c 'import libucx, os; print(os.path.dirname(libucx.__file__))')
+    configure "$ucx_dir" -Dnative=true -Dtests=auto -Dpython=disabled -Ducx=enabled -Ducx_prefix="$ucx_prefix"
+    ucx_targets=$(suite_targets "$ucx_dir" "${UCX122_SUITES[@]}")
+    # shellcheck disable=SC2086  # one target per line
+    ninja -C "$ucx_dir" -j "$JOBS" $ucx_targets
+    phase "ucx 1.22 test"
+    meson test -C "$ucx_dir" --no-rebuild --print-errorlogs --num-processes "$JOBS" "${UCX122_SUITES[@]/#/--suite=}"
     # ASAN_SUITES again under AddressSanitizer + UndefinedBehaviorSanitizer, in a tree that builds
     # only their executables (configure_asan above).
     phase "asan build"

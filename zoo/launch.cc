@@ -122,7 +122,7 @@ struct Child {
 };
 
 // Forks `c`'s process: own process group, killed if the launcher dies, TF_CONFIG in its environment.
-void Start(Child& c, const std::vector<std::string>& command, const std::string& tf_config,
+void Start(Child& c, const std::vector<std::string>& command, const std::string& tf_config, int restart,
            const sigset_t& original_mask) {
   int out[2], err[2];
   if (pipe2(out, O_CLOEXEC) != 0) ThrowErrno("pipe");
@@ -131,6 +131,7 @@ void Start(Child& c, const std::vector<std::string>& command, const std::string&
   for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   const std::string task = c.task.ToString();
+  const std::string restart_count = std::to_string(restart);
   const pid_t launcher = getpid();
   const pid_t pid = fork();
   if (pid < 0) ThrowErrno("fork");
@@ -144,6 +145,7 @@ void Start(Child& c, const std::vector<std::string>& command, const std::string&
     sigprocmask(SIG_SETMASK, &original_mask, nullptr);
     setenv("TF_CONFIG", tf_config.c_str(), 1);
     setenv("WEFT_TASK", task.c_str(), 1);
+    setenv("WEFT_RESTART_COUNT", restart_count.c_str(), 1);
     setenv("PYTHONUNBUFFERED", "1", 1);
     execvp(argv[0], argv.data());
     const std::string msg = std::string("weft-zoo launch: cannot run '") + argv[0] + "': " + std::strerror(errno) + "\n";
@@ -165,19 +167,9 @@ class Launcher {
   int Run() {
     if (o_.command.empty()) throw Error(errors::InvalidArgument("launch: no command given (put it after --)"));
     if (o_.workers < 1) throw Error(errors::InvalidArgument("launch: -n must be at least 1, got {}", o_.workers));
-    const int total = o_.workers + o_.ps + (o_.chief ? 1 : 0);
-    const std::vector<int> ports = FreePorts(o_.host, total);
-    std::map<std::string, std::vector<std::string>> jobs;
-    size_t next = 0;
-    auto add = [&](const std::string& job, int n) {
-      for (int i = 0; i < n; ++i) jobs[job].push_back(fmt::format("{}:{}", o_.host, ports[next++]));
-    };
-    if (o_.chief) add("chief", 1);
-    add("worker", o_.workers);
-    add("ps", o_.ps);
-    ClusterConfig config{ClusterSpec(jobs), std::nullopt};
-    WriteAll(STDERR_FILENO, fmt::format("weft-zoo launch: cluster {}\n", config.cluster.ToJson()));
-
+    if (o_.max_restarts < 0) {
+      throw Error(errors::InvalidArgument("launch: --max-restarts must be at least 0, got {}", o_.max_restarts));
+    }
     // SIGCHLD and the forwarded signals arrive on a signalfd, not as handlers.
     sigset_t mask, original;
     sigemptyset(&mask);
@@ -191,12 +183,20 @@ class Launcher {
     int result = 1;
     try {
       if (sfd < 0) ThrowErrno("signalfd");
-      children_.reserve(static_cast<size_t>(total));
-      for (const TaskId& t : config.cluster.Tasks()) {
-        children_.push_back(Child{.task = t, .prefix = fmt::format("[{}] ", t.ToString())});
-        Start(children_.back(), o_.command, config.ToTfConfig(t), original);
+      for (int restart = 0;; ++restart) {
+        result = RunIncarnation(sfd, original, restart);
+        // Restart only after a task failed on its own: a signal the launcher forwarded (Ctrl-C)
+        // ends the job.
+        if (failure_ == nullptr || forwarded_ != 0 || restart >= o_.max_restarts) break;
+        WriteAll(STDERR_FILENO, fmt::format("weft-zoo launch: restarting the job after task {} {} (restart {} of {})\n",
+                                            failure_->task.ToString(), failure_->Describe(), restart + 1,
+                                            o_.max_restarts));
+        for (Child& c : children_) c.CloseAll();
       }
-      result = Loop(sfd);
+      if (failure_ != nullptr) {
+        WriteAll(STDERR_FILENO, fmt::format("weft-zoo launch: failed: task {} {}\n", failure_->task.ToString(),
+                                            failure_->Describe()));
+      }
     } catch (...) {
       Stop(SIGKILL);
       ReapAll(/*block=*/true);
@@ -208,6 +208,32 @@ class Launcher {
   }
 
  private:
+  // One run of the whole job on fresh ports: starts every task and waits until all have exited.
+  int RunIncarnation(int sfd, const sigset_t& original, int restart) {
+    children_.clear();
+    stopping_ = false;
+    failure_ = nullptr;
+    kill_deadline_.reset();
+    const int total = o_.workers + o_.ps + (o_.chief ? 1 : 0);
+    const std::vector<int> ports = FreePorts(o_.host, total);
+    std::map<std::string, std::vector<std::string>> jobs;
+    size_t next = 0;
+    auto add = [&](const std::string& job, int n) {
+      for (int i = 0; i < n; ++i) jobs[job].push_back(fmt::format("{}:{}", o_.host, ports[next++]));
+    };
+    if (o_.chief) add("chief", 1);
+    add("worker", o_.workers);
+    add("ps", o_.ps);
+    ClusterConfig config{ClusterSpec(jobs), std::nullopt};
+    WriteAll(STDERR_FILENO, fmt::format("weft-zoo launch: cluster {}\n", config.cluster.ToJson()));
+    children_.reserve(static_cast<size_t>(total));
+    for (const TaskId& t : config.cluster.Tasks()) {
+      children_.push_back(Child{.task = t, .prefix = fmt::format("[{}] ", t.ToString())});
+      Start(children_.back(), o_.command, config.ToTfConfig(t), restart, original);
+    }
+    return Loop(sfd);
+  }
+
   void Cleanup(int sfd, const sigset_t& original, const struct sigaction& old_pipe) {
     for (Child& c : children_) c.CloseAll();
     if (sfd >= 0) close(sfd);
@@ -305,11 +331,7 @@ class Launcher {
       }
       ReapAll(/*block=*/false);
     }
-    if (failure_ != nullptr) {
-      WriteAll(STDERR_FILENO, fmt::format("weft-zoo launch: failed: task {} {}\n", failure_->task.ToString(),
-                                          failure_->Describe()));
-      return failure_->ExitCode();
-    }
+    if (failure_ != nullptr) return failure_->ExitCode();
     if (forwarded_ != 0) return 128 + forwarded_;
     return 0;
   }

@@ -16,6 +16,13 @@
 // tasks (which serve forever) are stopped the same way and the launch succeeds. Every child is
 // reaped before Launch returns; if the launcher itself dies, the kernel kills the children
 // (PR_SET_PDEATHSIG). Not thread-safe: one Launch per process at a time (it owns SIGCHLD).
+//
+// Elastic restart (`max_restarts`, as `torchrun --max-restarts`): when a task fails (exits non-zero
+// or is killed, not because the launcher forwarded a signal), the others are stopped as above and
+// the whole job starts again, a new incarnation on new free ports, up to max_restarts times; each
+// task sees WEFT_RESTART_COUNT (0 for the first run). Resuming is the command's part: `weft-zoo
+// train --checkpoint-dir DIR --resume` continues at the epoch after the chief's latest checkpoint
+// (Keras' BackupAndRestore); a command that does not resume starts over.
 #pragma once
 
 #include <chrono>
@@ -30,6 +37,7 @@ struct LaunchOptions {
   bool chief = false;             // one more task, job "chief" (TF's chief + workers layout)
   std::string host = "127.0.0.1";  // where the generated addresses point
   std::chrono::milliseconds grace{10000};  // SIGTERM -> SIGKILL
+  int max_restarts = 0;                    // restarts of the whole job after a task failed
   std::vector<std::string> command;
 };
 

@@ -1,6 +1,16 @@
 #include "distributed/ucx/environment.h"
 
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netdb.h>
+#include <netinet/in.h>
+
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <vector>
 
 namespace weft {
 namespace {
@@ -47,17 +57,84 @@ std::optional<uint64_t> ParseCount(const std::string& s) {
   return std::strtoull(s.c_str(), nullptr, 10);
 }
 
+// getenv through the caller's function when given, else the process's.
+std::optional<std::string> Lookup(const GetEnv& getenv, const std::string& name) {
+  if (getenv) return getenv(name);
+  if (const char* v = std::getenv(name.c_str())) return std::string(v);
+  return std::nullopt;
+}
+
+// An IPv4 or IPv6 address, comparable by its bytes.
+struct IpAddress {
+  int family = 0;
+  unsigned char bytes[16] = {};
+  bool operator==(const IpAddress& o) const {
+    return family == o.family && std::memcmp(bytes, o.bytes, family == AF_INET ? 4 : 16) == 0;
+  }
+  bool IsWildcard() const {
+    static const unsigned char zero[16] = {};
+    return std::memcmp(bytes, zero, family == AF_INET ? 4 : 16) == 0;
+  }
+  bool IsLoopback() const {
+    static const unsigned char v6_loopback[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+    return family == AF_INET ? bytes[0] == 127 : std::memcmp(bytes, v6_loopback, 16) == 0;
+  }
+};
+
+std::optional<IpAddress> FromSockaddr(const sockaddr* sa) {
+  if (sa == nullptr) return std::nullopt;
+  IpAddress a;
+  a.family = sa->sa_family;
+  if (sa->sa_family == AF_INET) {
+    std::memcpy(a.bytes, &reinterpret_cast<const sockaddr_in*>(sa)->sin_addr, 4);
+  } else if (sa->sa_family == AF_INET6) {
+    std::memcpy(a.bytes, &reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr, 16);
+  } else {
+    return std::nullopt;
+  }
+  return a;
+}
+
+// The host's addresses: itself when numeric, else what the resolver says (in its order).
+std::vector<IpAddress> Addresses(const std::string& host) {
+  std::string h = host;
+  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);  // "[::1]"
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  std::vector<IpAddress> out;
+  if (getaddrinfo(h.c_str(), nullptr, &hints, &res) != 0) return out;
+  for (const addrinfo* r = res; r != nullptr; r = r->ai_next) {
+    if (auto a = FromSockaddr(r->ai_addr)) out.push_back(*a);
+  }
+  freeaddrinfo(res);
+  return out;
+}
+
+// The RDMA ports ("mlx5_0:1") whose network device is interface `name`, from sysfs.
+std::vector<std::string> RdmaPortsOf(const std::string& name, const std::string& sysfs_root) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  std::error_code ec;
+  const fs::path ib = fs::path(sysfs_root) / "class/net" / name / "device/infiniband";
+  for (const auto& dev : fs::directory_iterator(ib, ec)) {
+    std::vector<std::string> ports;
+    for (const auto& port : fs::directory_iterator(dev.path() / "ports", ec)) {
+      ports.push_back(dev.path().filename().string() + ":" + port.path().filename().string());
+    }
+    std::sort(ports.begin(), ports.end());
+    out.insert(out.end(), ports.begin(), ports.end());
+  }
+  return out;
+}
+
+
 }  // namespace
 
-void ApplyUcxEnvironment(UcxTransportOptions* options,
-                         const std::function<std::optional<std::string>(const std::string& name)>& getenv) {
+void ApplyUcxEnvironment(UcxTransportOptions* options, const GetEnv& getenv) {
   for (const Variable& var : Variables()) {
-    std::optional<std::string> value;
-    if (getenv) {
-      value = getenv(var.name);
-    } else if (const char* v = std::getenv(var.name)) {
-      value = v;
-    }
+    const std::optional<std::string> value = Lookup(getenv, var.name);
     if (!value) continue;
     const std::optional<uint64_t> n = ParseCount(*value);
     if (!n || (var.kind == Kind::kBool && *n > 1)) {
@@ -74,6 +151,38 @@ std::string UcxEnvironmentHelp() {
     out += fmt::format("  {:<24} {}\n", fmt::format("{}={}", var.name, var.kind == Kind::kBool ? "0|1" : "N"), var.what);
   }
   return out;
+}
+
+std::optional<std::string> NetDevicesForHost(const std::string& host, const std::string& sysfs_root) {
+  const std::vector<IpAddress> wanted = Addresses(host);
+  for (const IpAddress& a : wanted) {
+    if (a.IsWildcard()) return std::nullopt;  // every interface, as asked
+  }
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return std::nullopt;
+  std::optional<std::string> exact, loopback;
+  for (const IpAddress& a : wanted) {
+    for (const ifaddrs* i = list; i != nullptr && !exact; i = i->ifa_next) {
+      const std::optional<IpAddress> held = FromSockaddr(i->ifa_addr);
+      if (held && *held == a) exact = i->ifa_name;
+      if (held && !loopback && a.IsLoopback() && (i->ifa_flags & IFF_LOOPBACK) != 0) loopback = i->ifa_name;
+    }
+    if (exact) break;
+  }
+  freeifaddrs(list);
+  const std::optional<std::string> name = exact ? exact : loopback;
+  if (!name) return std::nullopt;
+  std::string devices = *name;
+  for (const std::string& port : RdmaPortsOf(*name, sysfs_root)) devices += "," + port;
+  return devices;
+}
+
+std::optional<std::string> SetNetDevicesFromAddress(std::map<std::string, std::string>* config, const std::string& host,
+                                                    const GetEnv& getenv) {
+  if (config->count("NET_DEVICES") != 0 || Lookup(getenv, "UCX_NET_DEVICES")) return std::nullopt;
+  std::optional<std::string> devices = NetDevicesForHost(host);
+  if (devices) (*config)["NET_DEVICES"] = *devices;
+  return devices;
 }
 
 }  // namespace weft

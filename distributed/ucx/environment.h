@@ -21,6 +21,11 @@
 //   WEFT_UCX_LOG=0|1            UcxTransportOptions::log_thresholds
 //
 // Thread-safe as getenv is (call it before starting threads that set the environment).
+//
+// Also here: which network devices UCX may use, from the task's cluster-spec address
+// (NetDevicesForHost, SetNetDevicesFromAddress; UcxTransport calls the latter for every task), so
+// that UCX's transports listen only on the interface the cluster spec names (docs/ucx.md,
+// "Listening only where told").
 #pragma once
 
 #include <functional>
@@ -31,12 +36,30 @@
 
 namespace weft {
 
+using GetEnv = std::function<std::optional<std::string>(const std::string& name)>;
+
 // Reads the environment (or `getenv`, for tests) and overrides the fields whose variable is set.
 // Throws Error (InvalidArgument naming the variable and its value) when a value does not parse.
-void ApplyUcxEnvironment(UcxTransportOptions* options,
-                         const std::function<std::optional<std::string>(const std::string& name)>& getenv = {});
+void ApplyUcxEnvironment(UcxTransportOptions* options, const GetEnv& getenv = {});
 
 // One line per variable: "WEFT_UCX_LEND=0|1  <what it sets>".
 std::string UcxEnvironmentHelp();
+
+// The value for UCX's NET_DEVICES that keeps a task whose cluster-spec host is `host` on the
+// interface owning that address: the interface's name ("lo" for 127.0.0.1, "eth0"), followed by the
+// RDMA ports (verbs, "mlx5_0:1") whose network device it is, so RoCE and IPoIB stay usable; found
+// with getifaddrs and <sysfs_root>/class/net/<if>/device/infiniband/. An address of the loopback
+// range (127.0.0.0/8, ::1) that no interface holds exactly is the loopback interface's; a host name
+// is resolved and its first address held by an interface here is used.
+// nullopt (no restriction: UCX's default, every device) when the host is a wildcard (0.0.0.0, ::: the
+// user asked for every interface) or when no interface here holds it (the listener's bind then
+// fails naming the address). Shared-memory and self transports are not network devices: unaffected.
+std::optional<std::string> NetDevicesForHost(const std::string& host, const std::string& sysfs_root = "/sys");
+
+// Sets config["NET_DEVICES"] from NetDevicesForHost(host) unless the user chose devices already:
+// UCX_NET_DEVICES in the environment (read through `getenv`, default the process's) or NET_DEVICES
+// in `config`. Returns the value it set (nullopt: left alone).
+std::optional<std::string> SetNetDevicesFromAddress(std::map<std::string, std::string>* config, const std::string& host,
+                                                    const GetEnv& getenv = {});
 
 }  // namespace weft

@@ -1,5 +1,7 @@
 #include "distributed/ucx/transport.h"
 
+#include "distributed/ucx/environment.h"
+
 namespace weft {
 
 UcxTransport::UcxTransport(UcxTransportOptions options, MessageHandler on_message, PeerFailureHandler on_peer_failure)
@@ -10,6 +12,9 @@ UcxTransport::UcxTransport(UcxTransportOptions options, MessageHandler on_messag
   UcxContextOptions context_options = options_.context;
   // Data messages (above the eager threshold plus room for a header) go by UCX rendezvous.
   context_options.config.emplace("RNDV_THRESH", std::to_string(options_.eager_threshold + 1024));
+  if (options_.net_devices_from_address) {
+    SetNetDevicesFromAddress(&context_options.config, HostPort::Parse(options_.cluster.Address(options_.task)).host);
+  }
   context_ = std::make_unique<UcxContext>(context_options);
   registry_ = std::make_shared<UcxMemRegistry>(context_->get());
   if (options_.worker.name == "ucx") options_.worker.name = "ucx " + options_.task.ToString();

@@ -73,6 +73,12 @@ struct UcxTransportOptions {
   // Binds the task's host with this port instead of the spec's (0: a free port, see port()); for
   // tests and launchers that hand ports around afterwards with SetPeerAddress. -1: the spec's port.
   int listen_port_override = -1;
+  // Keep UCX's network transports on the interface that owns this task's cluster-spec address
+  // (UCX's NET_DEVICES, SetNetDevicesFromAddress in environment.h): without it UCX's tcp transport
+  // also listens on every other interface's address. Not applied when the user chose the devices
+  // (UCX_NET_DEVICES in the environment, NET_DEVICES in context.config) or the address is a
+  // wildcard (0.0.0.0, ::). Shared memory is not a network device: unaffected.
+  bool net_devices_from_address = true;
   UcxContextOptions context;
   UcxWorkerOptions worker;
 };

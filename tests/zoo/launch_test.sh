@@ -2,7 +2,8 @@
 # weft-zoo launch: per-task TF_CONFIG on distinct loopback ports, prefixed output, ps tasks stopped
 # when the workers are done, one failing task stopping the others (SIGTERM, then SIGKILL after the
 # grace), signals forwarded, no process left behind, usage errors; then weft-zoo train under
-# ParameterServerStrategy, async and sync, through launch. About 6 s.
+# ParameterServerStrategy, async and sync, through launch; elastic restart of a multi-worker job
+# (--max-restarts). About 20 s.
 #   tests/zoo/launch_test.sh path/to/weft-zoo
 set -euo pipefail
 zoo="$1"
@@ -93,4 +94,49 @@ if ! grep -q "strategy must be" "$tmp/out"; then
   grep -q '^\[worker:1\] .*stopping (the client has finished)' "$tmp/out" || fail "worker:1 serves: $(cat "$tmp/out")"
   [ "$(run "$tmp/out" -- "$zoo" train mlp --ps-mode async --data synthetic)" = 2 ] || fail "--ps-mode alone: usage error"
 fi
+
+# 7. Elastic restart (--max-restarts): a worker of a multi-worker job is killed (SIGKILL, from here)
+#    after the chief's first checkpoint; the launcher stops the other, starts the job again on new
+#    ports, and `train --resume` continues at the epoch after the latest checkpoint. Bounded: 60 s.
+#    Without --max-restarts the same kill fails the launch (137).
+# pid_of TASK RESTART: the task process of the launch under `timeout` ($launcher) running TASK in
+# incarnation RESTART (from its environment).
+pid_of() {
+  local l p
+  for l in $(ps -o pid= --ppid "$launcher"); do
+    for p in $(ps -o pid= --ppid "$l"); do
+      if grep -qzx "WEFT_TASK=$1" "/proc/$p/environ" 2>/dev/null &&
+         grep -qzx "WEFT_RESTART_COUNT=$2" "/proc/$p/environ" 2>/dev/null; then echo "$p"; return; fi
+    done
+  done
+}
+# kill_after_checkpoint OUT_FILE MAX_RESTARTS: runs the job, kills worker:1 once ckpt-60 exists; echoes the exit status.
+kill_after_checkpoint() {
+  rm -rf "$tmp/elastic"
+  timeout 60 "$zoo" launch -n 2 --max-restarts "$2" -- "$zoo" train mlp --strategy multi_worker --data synthetic \
+    --epochs 3 --steps-per-epoch 60 --batch-size 32 --threads 1 --quiet --checkpoint-dir "$tmp/elastic" --resume \
+    >"$1" 2>&1 &
+  launcher=$!
+  for _ in $(seq 600); do [ -e "$tmp/elastic/ckpt-60.weft" ] && break; sleep 0.05; done
+  [ -e "$tmp/elastic/ckpt-60.weft" ] || { kill "$launcher"; fail "no checkpoint after epoch 1 within 30 s: $(cat "$1")"; }
+  victim="$(pid_of worker:1 0)"
+  [ -n "$victim" ] || { kill "$launcher"; fail "worker:1 had already finished at the first checkpoint: $(cat "$1")"; }
+  kill -KILL "$victim"
+  local status=0
+  wait "$launcher" || status=$?
+  echo "$status"
+}
+status="$(kill_after_checkpoint "$tmp/out" 1)"
+[ "$status" = 0 ] || fail "the restarted job should finish with 0, got $status: $(cat "$tmp/out")"
+grep -q "restarting the job after task worker:1 was killed by signal 9 .*(restart 1 of 1)" "$tmp/out" ||
+  fail "the launcher did not say it restarts: $(cat "$tmp/out")"
+[ "$(grep -c "weft-zoo launch: cluster" "$tmp/out")" = 2 ] || fail "expected two incarnations: $(cat "$tmp/out")"
+grep -Eq '^\[worker:0\] resumed from .*ckpt-(60|120)\.weft \(step (60|120), epoch [12]\)' "$tmp/out" ||
+  fail "the chief did not resume at an epoch > 0: $(cat "$tmp/out")"
+[ "$(grep -c '^\[worker:[01]\] test_loss' "$tmp/out")" = 2 ] || fail "both workers finish after the restart: $(cat "$tmp/out")"
+[ -e "$tmp/elastic/ckpt-180.weft" ] || fail "the restarted job wrote no final checkpoint: $(ls "$tmp/elastic")"
+status="$(kill_after_checkpoint "$tmp/out" 0)"
+[ "$status" = 137 ] || fail "without --max-restarts the killed worker fails the launch (137), got $status: $(cat "$tmp/out")"
+grep -q "restarting" "$tmp/out" && fail "restarted without --max-restarts: $(cat "$tmp/out")"
+[ "$(run "$tmp/out" -- "$zoo" launch -n 2 --max-restarts -1 -- true)" = 2 ] || fail "--max-restarts -1 should be a usage error"
 echo "launch_test: OK"
