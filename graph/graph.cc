@@ -6,6 +6,8 @@
 #include <queue>
 #include <set>
 
+#include "core/checked.h"
+
 namespace weft {
 
 DType Output::dtype() const { return node->output_dtype(index); }
@@ -108,7 +110,9 @@ void ResolveTypes(const OpDef& def, const NodeSpec& spec, AttrMap& attrs, std::v
   for (const ArgDef& a : def.outputs) {
     const DType t = a.type_attr.empty() ? a.fixed_type : std::get<DType>(attrs.at(a.type_attr));
     const int64_t count = a.number_attr.empty() ? 1 : std::get<int64_t>(attrs.at(a.number_attr));
-    WEFT_REQUIRE(count >= 0, "attr '{}' = {} must not be negative", a.number_attr, count);
+    // A list output's length sizes the node itself (one dtype, shape and edge slot per output):
+    // bounded here for every op, before any shape function or kernel sees it.
+    CheckAttrRange(count, 0, kMaxListArity, a.number_attr);
     for (int64_t j = 0; j < count; ++j) out_types.push_back(t);
   }
 }
