@@ -188,5 +188,12 @@ TEST_CASE("_FusedConv2DMaxPool propagates a NaN of its convolution into the pool
   }
 }
 
+TEST_CASE("TopK ranks NaN above every number (np.sort puts NaN last, so first in descending order)") {
+  // A plain `>` is no strict weak order once a NaN is in the row: partial_sort was undefined.
+  const auto out = RunOp("TopK", {T<float>({1, kNaN, 3, kNaN, -2})}, {{"k", int64_t{4}}});
+  ExpectNear(out[0], T<float>({kNaN, kNaN, 3, 1}));
+  ExpectEqual(out[1], T<int32_t>({1, 3, 2, 0}));
+}
+
 }  // namespace
 }  // namespace weft::test
