@@ -85,6 +85,10 @@ StridedSliceSpec ComputeStridedSlice(const std::vector<int64_t>& in_dims, const 
     if (s < 0 && b > e) size = (b - e - 1) / -s + 1;
     spec.begin[k] = size > 0 ? b : 0;
     spec.size[k] = size;
+    // A step is only taken between elements: with at most one, any stride (even 2^62) reads the
+    // same, and a step of 1 keeps step * element-stride inside int64 (with two or more elements,
+    // |step| < dim, so the product is below the tensor's element count).
+    if (size <= 1) spec.step[k] = 1;
     spec.out_dims.push_back(size);
   }
   return spec;
