@@ -207,6 +207,14 @@ std::vector<Config> SpecialConfigs(const std::string& op) {
              {},
              {{"axis", int64_t{0}}}}};
   }
+  if (op == "_ConvPoolBackpropFilterBias") {
+    // conv VALID [1,4,4,2] * [2,2,2,3] -> [1,3,3,3]; a 1x1 pool keeps it, every argmax tap is 0.
+    const Tensor pooled = SmallTensor(DType::kFloat32, TensorShape({1, 3, 3, 3}));
+    return {{{x, Tensor::FromVector<int32_t>({2, 2, 2, 3}, TensorShape({4})),
+              Tensor::FromVector<int32_t>(std::vector<int32_t>(27, 0), TensorShape({1, 3, 3, 3})), pooled, pooled},
+             {},
+             {{"ksize", std::vector<int64_t>{1, 1}}, {"pool_strides", std::vector<int64_t>{1, 1}}}}};
+  }
   if (op == "Reshape") return {{{x, Tensor::FromVector<int32_t>({4, 8}, TensorShape({2}))}, {}, {}}};
   if (op == "Fill") return {{{Tensor::FromVector<int32_t>({2, 3}, TensorShape({2})), Tensor::Scalar<float>(1)}, {}, {}}};
   return {};
