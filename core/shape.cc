@@ -4,12 +4,29 @@
 
 namespace weft {
 
+// Every dim is at most kMaxElements, so that a sum of two dims (Concat, Pad, windows) never
+// overflows int64; products are checked where they are formed (num_elements, core/checked.h).
 void TensorShape::Validate() const {
-  for (int64_t d : dims_) {
-    if (d < kUnknownDim) {
-      throw Error(errors::InvalidArgument("negative dimension {} in shape [{}]", d, fmt::join(dims_, ",")));
-    }
+  if (static_cast<int64_t>(dims_.size()) > kMaxRank) {
+    throw Error(errors::InvalidArgument("shape of rank {} exceeds the maximum rank {}", dims_.size(), kMaxRank));
   }
+  for (int64_t d : dims_) CheckDim(d, dims_);
+}
+
+void TensorShape::CheckDim(int64_t d, const std::vector<int64_t>& dims) {
+  if (d < kUnknownDim) {
+    throw Error(errors::InvalidArgument("negative dimension {} in shape [{}]", d, fmt::join(dims, ",")));
+  }
+  if (d > kMaxElements) {
+    throw Error(errors::InvalidArgument("dimension {} in shape [{}] exceeds the limit 2^50", d, fmt::join(dims, ",")));
+  }
+}
+
+TensorShape TensorShape::UnknownOfRank(int64_t rank) {
+  if (rank < 0 || rank > kMaxRank) {
+    throw Error(errors::InvalidArgument("rank {} is out of range [0, {}]", rank, kMaxRank));
+  }
+  return TensorShape(std::vector<int64_t>(rank, kUnknownDim));
 }
 
 bool TensorShape::IsFullyDefined() const {
@@ -43,13 +60,17 @@ std::string TensorShape::ToString() const {
 }
 
 void TensorShape::AddDim(int64_t d) {
-  if (d < kUnknownDim) throw Error(errors::InvalidArgument("negative dimension {}", d));
+  CheckDim(d, dims_);
+  if (static_cast<int64_t>(dims_.size()) >= kMaxRank) {
+    throw Error(errors::InvalidArgument("adding a dimension to a shape of rank {} exceeds the maximum rank {}",
+                                        dims_.size(), kMaxRank));
+  }
   unknown_rank_ = false;
   dims_.push_back(d);
 }
 
 void TensorShape::set_dim(int i, int64_t d) {
-  if (d < kUnknownDim) throw Error(errors::InvalidArgument("negative dimension {}", d));
+  CheckDim(d, dims_);
   dims_.at(i) = d;
 }
 

@@ -17,8 +17,11 @@ namespace weft {
 class TensorShape {
  public:
   static constexpr int64_t kUnknownDim = -1;
-  // Largest element count a tensor may have (keeps byte sizes inside int64).
+  // Largest element count a tensor may have (keeps byte sizes inside int64), and so the largest
+  // dim: every dim is checked against it, so a sum of two dims cannot overflow.
   static constexpr int64_t kMaxElements = int64_t{1} << 50;
+  // Highest rank (TensorFlow's limit too); more is InvalidArgument.
+  static constexpr int64_t kMaxRank = 254;
 
   TensorShape() = default;  // scalar: rank 0, known
   TensorShape(std::initializer_list<int64_t> dims) : dims_(dims) { Validate(); }
@@ -28,7 +31,8 @@ class TensorShape {
     s.unknown_rank_ = true;
     return s;
   }
-  static TensorShape UnknownOfRank(int rank) { return TensorShape(std::vector<int64_t>(rank, kUnknownDim)); }
+  // InvalidArgument unless 0 <= rank <= kMaxRank.
+  static TensorShape UnknownOfRank(int64_t rank);
 
   bool unknown_rank() const { return unknown_rank_; }
   int rank() const { return unknown_rank_ ? -1 : static_cast<int>(dims_.size()); }
@@ -55,6 +59,7 @@ class TensorShape {
 
  private:
   void Validate() const;
+  static void CheckDim(int64_t d, const std::vector<int64_t>& dims);  // -1 <= d <= kMaxElements
   std::vector<int64_t> dims_;
   bool unknown_rank_ = false;
 };

@@ -6,6 +6,8 @@
 #include <queue>
 #include <set>
 
+#include "core/checked.h"
+
 namespace weft {
 
 DType Output::dtype() const { return node->output_dtype(index); }
@@ -108,10 +110,10 @@ void ResolveTypes(const OpDef& def, const NodeSpec& spec, AttrMap& attrs, std::v
   for (const ArgDef& a : def.outputs) {
     const DType t = a.type_attr.empty() ? a.fixed_type : std::get<DType>(attrs.at(a.type_attr));
     const int64_t count = a.number_attr.empty() ? 1 : std::get<int64_t>(attrs.at(a.number_attr));
-    // A list output's length sizes the node (one dtype, shape and edge slot per output); a graph
-    // file can say anything, so it is bounded before any shape function or kernel sees it.
-    WEFT_REQUIRE(count >= 0 && count <= (int64_t{1} << 16), "attr '{}' = {} is out of range [0, {}]", a.number_attr,
-                 count, int64_t{1} << 16);
+    // A list output's length sizes the node itself (one dtype, shape and edge slot per output); a
+    // graph file can say anything, so it is bounded here for every op, before any shape function or
+    // kernel sees it.
+    CheckAttrRange(count, 0, kMaxListArity, a.number_attr);
     for (int64_t j = 0; j < count; ++j) out_types.push_back(t);
   }
 }

@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "core/checked.h"
+
 namespace weft {
 
 std::string_view AttrTypeName(AttrType t) {
@@ -83,7 +85,11 @@ const T& GetExact(const AttrMap& attrs, std::string_view name, std::string_view 
   }
 WEFT_GET_ATTR(bool, bool, "bool")
 WEFT_GET_ATTR(int64_t, int64_t, "int")
-WEFT_GET_ATTR(int, int64_t, "int")
+// An int attr read as int is checked, never wrapped: 2^32 + 3 read as 3 would be a wrong answer.
+template <>
+int GetAttr<int>(const AttrMap& attrs, std::string_view name, std::string_view owner) {
+  return CheckedNarrow<int>(GetExact<int64_t>(attrs, name, owner, "int"), fmt::format("{}: attr '{}'", owner, name));
+}
 WEFT_GET_ATTR(double, double, "float")
 WEFT_GET_ATTR(float, double, "float")
 WEFT_GET_ATTR(std::string, std::string, "string")

@@ -24,7 +24,8 @@ std::string AttrValueString(const AttrValue& v);  // for DOT, errors and debuggi
 bool AttrValueEquals(const AttrValue& a, const AttrValue& b);  // tensors compare by value
 
 // Reads attr `name` as T from `attrs`; throws InvalidArgument naming `owner` (e.g. "MatMul 'mm'")
-// if missing or of another type. int attrs may be read as int (32-bit) too, floats as float.
+// if missing or of another type. int attrs may be read as int (32-bit) too (InvalidArgument when
+// the value does not fit), floats as float.
 template <typename T>
 T GetAttr(const AttrMap& attrs, std::string_view name, std::string_view owner);
 

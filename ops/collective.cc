@@ -4,6 +4,7 @@
 // algorithms: runtime/collectives/. docs/collectives.md has the contract.
 #include "ops/collective.h"
 
+#include "core/checked.h"
 #include "runtime/collectives/algorithms.h"
 #include "ops/all_ops.h"
 #include "ops/op_def.h"
@@ -13,18 +14,36 @@ namespace {
 
 const std::vector<DType> kCollectiveTypes = {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64};
 
+// The group attrs every collective shares, checked where the node is built: group_size sizes the
+// output (all-gather), divides rows (reduce-scatter) and the kernel's bookkeeping.
+int64_t CheckGroup(const InferenceContext& c) {
+  const int64_t n = CheckAttrRange(c.attr<int64_t>("group_size"), 1, kMaxListArity, "group_size");
+  CheckAttrRange(c.attr<int64_t>("rank"), 0, n - 1, "rank");
+  const double timeout = c.attr<double>("timeout_seconds");
+  WEFT_REQUIRE(timeout > 0 && timeout <= kMaxTimeoutSeconds, "attr 'timeout_seconds' = {} must be in (0, {}]", timeout,
+               kMaxTimeoutSeconds);
+  return n;
+}
+
+void GroupUnchangedShape(InferenceContext& c) {
+  CheckGroup(c);
+  UnchangedShape(c);
+}
+
 void AllGatherShape(InferenceContext& c) {
+  const int64_t n = CheckGroup(c);
   TensorShape in = c.WithRankAtLeast(c.input(0), 1, "input");
   if (in.unknown_rank()) {
     c.set_output(0, in);
     return;
   }
   std::vector<int64_t> dims = in.dims();
-  if (dims[0] >= 0) dims[0] *= c.attr<int64_t>("group_size");
+  if (dims[0] >= 0) dims[0] = CheckedMul(dims[0], n, "CollectiveAllGather: rows");
   c.set_output(0, TensorShape(dims));
 }
 
 void ReduceScatterShape(InferenceContext& c) {
+  CheckGroup(c);
   TensorShape in = c.WithRankAtLeast(c.input(0), 1, "input");
   if (in.unknown_rank()) {
     c.set_output(0, in);
@@ -33,8 +52,7 @@ void ReduceScatterShape(InferenceContext& c) {
   std::vector<int64_t> dims = in.dims();
   if (dims[0] >= 0) {
     int64_t start = 0;
-    ScatterRows(dims[0], static_cast<int>(c.attr<int64_t>("group_size")), static_cast<int>(c.attr<int64_t>("rank")),
-                &start, &dims[0]);
+    ScatterRows(dims[0], c.attr<int>("group_size"), c.attr<int>("rank"), &start, &dims[0]);
   }
   c.set_output(0, TensorShape(dims));
 }
@@ -56,13 +74,13 @@ void RegisterCollectiveOps(OpRegistry& r) {
     return b;
   };
   group(r.Register("CollectiveReduce")).Attr("merge_op", "Add").Attr("final_op", "Id").Attr("algorithm", "auto")
-      .Attr("chunk_bytes", AttrValue(int64_t{1} << 20)).Shape(UnchangedShape)
+      .Attr("chunk_bytes", AttrValue(int64_t{1} << 20)).Shape(GroupUnchangedShape)
       .Doc(std::string("All-reduce: every member gets merge_op (Add, Max, Min) over the members' inputs, then "
                        "final_op (Id, or Div: divided by group_size); bit-identical on every member. algorithm: "
                        "auto (shared memory when all members are in this process, else recursive_doubling up to "
                        "64 KiB and ring above, hierarchical when a task has several members), shared, ring, "
                        "recursive_doubling, hierarchical; chunk_bytes: the ring's pipeline chunk.") + kGroupDoc);
-  group(r.Register("CollectiveBroadcast")).Attr("source_rank", 0).Shape(UnchangedShape)
+  group(r.Register("CollectiveBroadcast")).Attr("source_rank", 0).Shape(GroupUnchangedShape)
       .Doc(std::string("Broadcast: every member outputs the input of member `source_rank`; the others' inputs "
                        "give the expected shape (a different one is an error).") + kGroupDoc);
   group(r.Register("CollectiveAllGather")).Shape(AllGatherShape)

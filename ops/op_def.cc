@@ -146,7 +146,7 @@ TensorShape InferenceContext::InputAsShape(int i) const {
     return TensorShape(dims);
   }
   const TensorShape& s = input(i);
-  if (s.rank() == 1 && s.dim(0) >= 0) return TensorShape::UnknownOfRank(static_cast<int>(s.dim(0)));
+  if (s.rank() == 1 && s.dim(0) >= 0) return TensorShape::UnknownOfRank(s.dim(0));  // checks the rank limit
   return TensorShape::Unknown();
 }
 

@@ -84,6 +84,9 @@ void CumsumShape(InferenceContext& c) {
 int64_t RangeLength(double start, double limit, double delta, bool integer) {
   RangeLengthCheck(start, limit, delta);
   const double n = integer ? std::ceil(std::abs(limit - start) / std::abs(delta)) : std::ceil(std::abs((limit - start) / delta));
+  // Checked before the conversion: a NaN, an infinity or a length past int64 has no int64 value.
+  WEFT_REQUIRE(n <= static_cast<double>(TensorShape::kMaxElements),
+               "Range: start {}, limit {} and delta {} give {} elements (limit 2^50)", start, limit, delta, n);
   return static_cast<int64_t>(n);
 }
 

@@ -54,9 +54,17 @@ DType ToDType(const py::handle& h);
 // else holds the buffer (a variable's storage or a constant is copied, so the array never changes
 // under the caller), else a copy.
 py::array TensorToNumpy(const Tensor& t);
+// The one conversion of a Python value (int, float, list, numpy array) to a numpy array of `dtype`
+// (default: the value's own) that loses nothing silently: an integer target rejects values out
+// of its range (2**40 as int32, -1 as uint8, an int64 array holding 2**40 fed to int32), NaN and
+// infinities, and Python floats with a fraction (1.5 as int32, as TF); a Python int beyond int64
+// is rejected with or without a dtype. Each is InvalidArgument naming the value and the dtype.
+// Other conversions are numpy's astype (float64 -> float32 rounds, as TF).
+py::array CheckedArray(const py::handle& value, std::optional<DType> dtype);
 // Wraps a numpy array (or anything np.asarray accepts) as a Tensor. C-contiguous arrays of a weft
 // dtype whose data is 64-byte aligned are shared (the tensor keeps the array alive); others are
-// copied. `dtype`, when given, converts Python scalars and lists (not ndarrays) to it.
+// copied. `dtype`, when given, converts Python scalars and lists (not ndarrays) to it, checked
+// as CheckedArray.
 Tensor NumpyToTensor(const py::handle& value, std::optional<DType> dtype = std::nullopt);
 
 // ---- running C++ work (interrupt.cc) ---------------------------------------------------------

@@ -62,7 +62,11 @@ void InitSession(py::module_& m) {
              feed_tensors.reserve(feeds.size());
              for (const auto& [t, value] : feeds) {
                WEFT_REQUIRE(t.graph.cast<Graph*>() == g, "feed {} is a tensor of another graph", t.out.name());
-               feed_tensors.emplace_back(t.out, NumpyToTensor(value, t.out.dtype()));
+               try {
+                 feed_tensors.emplace_back(t.out, NumpyToTensor(value, t.out.dtype()));
+               } catch (const Error& e) {  // a Python value the placeholder's dtype cannot hold
+                 throw Error(e.status().WithContext("feed " + t.out.name()));
+               }
              }
              std::vector<Output> fetch_outputs;
              for (const PyTensor& t : fetches) {

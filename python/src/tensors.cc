@@ -77,16 +77,97 @@ py::array TensorToNumpy(const Tensor& t) {
   return out;
 }
 
+namespace {
+
+// "2147483648" for a numpy scalar or Python number (repr of a Python int, numpy's str otherwise).
+std::string ValueText(const py::handle& v) { return std::string(py::str(v)); }
+
+// The (inclusive) range of an integer dtype as Python ints.
+std::pair<py::int_, py::int_> IntRange(DType dt) {
+  switch (dt) {
+    case DType::kInt32: return {py::int_(INT32_MIN), py::int_(INT32_MAX)};
+    case DType::kInt64: return {py::int_(INT64_MIN), py::int_(INT64_MAX)};
+    case DType::kUInt8: return {py::int_(0), py::int_(255)};
+    default: break;
+  }
+  throw Error(errors::Internal("IntRange of {}", DTypeName(dt)));
+}
+
+// InvalidArgument unless every element of `src` (integer, bool or float kind) is a value of the
+// integer dtype `dt`. `python_value`: src came from Python numbers, whose fractions TF rejects.
+void CheckIntegerRange(const py::array& src, DType dt, bool python_value) {
+  if (src.size() == 0) return;
+  const py::module_ np = py::module_::import("numpy");
+  const char kind = src.dtype().kind();
+  const std::string_view name = DTypeName(dt);
+  if (kind == 'f') {
+    const py::object finite = np.attr("isfinite")(src);
+    if (!finite.attr("all")().cast<bool>()) {
+      const py::object at = np.attr("argmin")(finite);
+      throw Error(errors::InvalidArgument("value {} (flat index {}) cannot be converted to {}",
+                                          ValueText(py::object(src.attr("ravel")()[at])), ValueText(at), name));
+    }
+    if (python_value) {
+      const py::object whole = np.attr("equal")(src, np.attr("trunc")(src));
+      if (!whole.attr("all")().cast<bool>()) {
+        const py::object at = np.attr("argmin")(whole);
+        throw Error(errors::InvalidArgument("value {} (flat index {}) is not an integer: it cannot be {}",
+                                            ValueText(py::object(src.attr("ravel")()[at])), ValueText(at), name));
+      }
+    }
+  } else if (kind != 'i' && kind != 'u' && kind != 'b') {
+    return;  // strings and the like: numpy's astype reports them
+  }
+  const auto [lo, hi] = IntRange(dt);
+  for (const char* which : {"argmin", "argmax"}) {
+    const py::object at = np.attr(which)(src);
+    const py::object v = src.attr("ravel")()[at];
+    // Compared as Python numbers: exact for every int64 and uint64 value.
+    const py::object as_number = kind == 'f' ? py::object(py::float_(v)) : py::object(py::int_(v));
+    if (as_number < lo || as_number > hi) {
+      throw Error(errors::InvalidArgument("value {} (flat index {}) is out of range for {} [{}, {}]", ValueText(v),
+                                          ValueText(at), name, ValueText(lo), ValueText(hi)));
+    }
+  }
+}
+
+}  // namespace
+
+py::array CheckedArray(const py::handle& value, std::optional<DType> dtype) {
+  const py::module_ np = py::module_::import("numpy");
+  const py::object generic = np.attr("generic");
+  const bool python_value = !py::isinstance<py::array>(value) && !py::isinstance(value, generic);
+  py::array src;
+  try {
+    src = np.attr("asarray")(value);
+  } catch (py::error_already_set& e) {
+    if (!e.matches(PyExc_OverflowError)) throw;
+    throw Error(errors::InvalidArgument("value {} is out of range for int64 (numpy: {})",
+                                        ValueText(value), e.what()));
+  }
+  if (src.dtype().kind() == 'O' && python_value) {
+    // A Python int beyond 64 bits (numpy keeps it as an object); other objects are numpy's to judge.
+    for (const py::handle& v : src.attr("ravel")()) {
+      if (py::isinstance<py::int_>(v) && !py::isinstance<py::bool_>(v)) {
+        throw Error(errors::InvalidArgument("value {} is out of range for {}", ValueText(v),
+                                            dtype ? DTypeName(*dtype) : std::string_view("int64")));
+      }
+    }
+  }
+  if (!dtype) return src;
+  if (IsInteger(*dtype)) CheckIntegerRange(src, *dtype, python_value);
+  return src.attr("astype")(NumpyDType(*dtype), py::arg("copy") = false);
+}
+
 Tensor NumpyToTensor(const py::handle& value, std::optional<DType> dtype) {
   py::array arr;
   if (py::isinstance<py::array>(value)) {
     arr = py::reinterpret_borrow<py::array>(value);
   } else {
-    // numpy scalars keep their dtype; Python values take `dtype` when given.
+    // numpy scalars keep their dtype; Python values take `dtype` when given (checked).
     static py::handle generic = py::object(py::module_::import("numpy").attr("generic")).release();  // kept for the process
-    const bool keep = py::isinstance(value, generic) || !dtype.has_value();
-    arr = keep ? py::array(py::reinterpret_borrow<py::object>(value))
-               : py::array(py::reinterpret_borrow<py::object>(value)).attr("astype")(NumpyDType(*dtype));
+    arr = py::isinstance(value, generic) ? py::array(py::reinterpret_borrow<py::object>(value))
+                                         : CheckedArray(value, dtype);
   }
   const DType dt = FromNumpyDType(arr.dtype());
   std::vector<int64_t> dims(arr.shape(), arr.shape() + arr.ndim());
@@ -132,6 +213,12 @@ void InitTensors(py::module_& m) {
       .def("__repr__", [](DType d) { return "weft." + std::string(DTypeName(d)); });
   m.def("as_dtype", [](const py::handle& h) { return ToDType(h); }, py::arg("type_value"),
         "The weft DType of a name (\"float32\"), a numpy dtype or type, or a DType.");
+  m.def("_checked_array", [](const py::handle& value, const py::handle& dtype) {
+    return CheckedArray(value, dtype.is_none() ? std::nullopt : std::optional<DType>(ToDType(dtype)));
+  }, py::arg("value"), py::arg("dtype") = py::none(),
+        "`value` as a numpy array of `dtype` (default: its own), rejecting what the conversion would lose: "
+        "integers out of the dtype's range, NaN/inf or fractions of Python floats into integers, Python ints "
+        "beyond int64 (InvalidArgumentError naming the value and dtype).");
   m.def("_tensor_roundtrip", [](const py::handle& a) { return TensorToNumpy(NumpyToTensor(a)); }, py::arg("array"),
         "numpy -> weft Tensor -> numpy, each step zero-copy where it can be (for tests).");
   m.def("_tensor_shares_input", [](const py::array& a) {

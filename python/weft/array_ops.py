@@ -127,7 +127,7 @@ def _join_shape(*parts):
     """A shape from parts (lists of ints, or int32 tensors): a list when all are lists."""
     if all(isinstance(p, list) for p in parts):
         return [d for p in parts for d in p]
-    return _ops.concat([p if isinstance(p, Tensor) else constant(np.asarray(p, np.int32).reshape(-1)) for p in parts
+    return _ops.concat([p if isinstance(p, Tensor) else constant(np.ravel(p), dtype=int32) for p in parts
                         if isinstance(p, Tensor) or p], 0)
 
 
@@ -183,7 +183,7 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001 (
     if not any(isinstance(a, Tensor) for a in args):
         if delta == 0:
             raise ValueError("weft.range: delta must not be 0")
-        return constant(np.arange(start, limit, delta).astype(dtype.as_numpy_dtype), name=name)
+        return constant(np.arange(start, limit, delta), dtype=dtype, name=name)  # checked: no value wraps
     args = [_ops.cast(a, dtype) if isinstance(a, Tensor) else constant(a, dtype) for a in args]
     return raw_ops.Range(*args, name=name)
 

@@ -210,12 +210,14 @@ def ancestor_ops(ops):
 
 def _numpy_value(value, dtype=None):
     """A numpy array for ``value``: Python floats become float32 and ints int32 (as in TF) unless
-    ``dtype`` is given; numpy arrays keep their dtype unless ``dtype`` is given."""
+    ``dtype`` is given; numpy arrays keep their dtype unless ``dtype`` is given. The conversion is
+    checked (``_weft._checked_array``): a value the dtype cannot hold (``2**40`` as int32) is an
+    InvalidArgumentError naming the value and the dtype, never a wrapped number."""
     if dtype is not None:
-        return np.asarray(value, dtype=as_dtype(dtype).as_numpy_dtype)
+        return _weft._checked_array(value, as_dtype(dtype))
     if isinstance(value, (np.ndarray, np.generic)):
         return np.asarray(value)
-    arr = np.asarray(value)
+    arr = _weft._checked_array(value)
     if arr.dtype == np.float64:
         return arr.astype(np.float32)
     if arr.dtype == np.int64:
@@ -223,6 +225,17 @@ def _numpy_value(value, dtype=None):
             return arr
         return arr.astype(np.int32)
     return arr
+
+
+def _index_constant(values, name="Const"):
+    """Integers (indices, dims: a list, tuple or numpy array) as a constant: int32 when every value
+    fits, else int64 (shapes and indices are int64 everywhere, so none wraps); checked as every
+    conversion (a value beyond int64 or a fraction is an InvalidArgumentError)."""
+    arr = _weft._checked_array(values)
+    if arr.dtype.kind not in "iub" and arr.size:
+        arr = _weft._checked_array(values, int64)  # whole floats convert; fractions are rejected
+    fits = arr.size == 0 or (int(arr.min()) >= -2**31 and int(arr.max()) < 2**31)
+    return constant(arr, dtype=int32 if fits else int64, name=name)
 
 
 def constant(value, dtype=None, shape=None, name="Const"):

@@ -10,7 +10,7 @@ import numpy as np
 
 from . import _weft
 from .framework import (Tensor, Operation, as_dtype, constant, convert_to_tensor, get_default_graph,
-                        int32, int64, float32, float64, uint8, _numpy_value)
+                        int32, int64, float32, float64, uint8, _numpy_value, _index_constant)
 
 # ---- generated raw ops ------------------------------------------------------------------------
 
@@ -216,9 +216,11 @@ def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
 # ---- array ops --------------------------------------------------------------------------------
 
 def _shape_tensor(shape):
+    """A shape list as a tensor: int32 when every dim fits (the usual case), else int64 -- shapes
+    are int64 everywhere, so ``fill([2**32 + 3], 1.0)`` asks for 2**32 + 3 elements, not 3."""
     if isinstance(shape, Tensor):
         return shape
-    return constant(np.asarray([-1 if d is None else int(d) for d in shape], dtype=np.int32))
+    return _index_constant([-1 if d is None else int(d) for d in shape])
 
 
 def shape(input, out_type=int32, name=None):
@@ -280,7 +282,7 @@ def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, sh
 
 def gather(params, indices, axis=0, name=None):
     """Slices of ``params`` along ``axis`` at ``indices`` (op Gather)."""
-    indices = indices if isinstance(indices, Tensor) else constant(np.asarray(indices, dtype=np.int32))
+    indices = indices if isinstance(indices, Tensor) else _index_constant(indices)
     return raw_ops.Gather(params, indices, axis=int(axis), name=name)
 
 
@@ -349,11 +351,12 @@ def _static_shape(shape):
 
 
 def _run_time_shape(shape):
-    """An int32 shape tensor from a tensor, or a list mixing ints and scalar tensors."""
+    """An int64 shape tensor (shapes are int64 everywhere: no dim wraps) from a tensor, or a list
+    mixing ints and scalar tensors."""
     if isinstance(shape, Tensor):
-        return cast(shape, int32)
-    return raw_ops.Concat([reshape(cast(d, int32), [1]) if isinstance(d, Tensor) else
-                           constant(np.asarray([int(d)], np.int32)) for d in shape], axis=0)
+        return cast(shape, int64)
+    return raw_ops.Concat([reshape(cast(d, int64), [1]) if isinstance(d, Tensor) else
+                           constant([int(d)], dtype=int64) for d in shape], axis=0)
 
 
 def _uniform_like(shape, dtype, seed):
@@ -393,7 +396,7 @@ def random_normal(shape, mean=0.0, stddev=1.0, dtype=float32, seed=0, name=None)
         return raw_ops.RandomNormal(shape=dims, mean=float(mean), stddev=float(stddev), dtype=dtype,
                                     seed=int(seed or 0), name=name)
     # One uniform draw with a trailing pair per value (one op, so one seed and no shared stream).
-    shape2 = raw_ops.Concat([_run_time_shape(shape), constant(np.asarray([2], np.int32))], axis=0)
+    shape2 = raw_ops.Concat([_run_time_shape(shape), constant([2], dtype=int64)], axis=0)
     u = _uniform_like(shape2, as_dtype(dtype), seed)
     u1, u2 = u[..., 0], u[..., 1]
     z = sqrt(constant(-2.0, as_dtype(dtype)) * log(1.0 - u1)) * raw_ops.Cos(u2 * (2 * np.pi))

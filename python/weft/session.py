@@ -12,6 +12,7 @@ session and its variables stay usable).
 import numpy as np
 
 from . import _weft
+from . import errors as _errors
 from .framework import Graph, Operation, Tensor, get_default_graph
 from .data import _graph_iterator
 
@@ -178,8 +179,10 @@ class Session(_weft.Session):
 def _converted_feed(tensor, value):
     """A numpy feed converted to the tensor's dtype when the conversion keeps the kind (float64 ->
     float32, int64 -> int32, int -> float, bool -> number), as TF converts feeds; other mismatches
-    (float -> int, ...) are left for the run to reject, naming both dtypes. (On every run's path:
-    the common case, a feed of the right dtype, costs two attribute reads and a comparison.)"""
+    (float -> int, ...) are left for the run to reject, naming both dtypes. The conversion is
+    checked: int64 values out of int32's range are an InvalidArgumentError naming the value and
+    dtype (in-range values convert). (On every run's path: the common case, a feed of the right
+    dtype, costs two attribute reads and a comparison.)"""
     if not isinstance(value, (np.ndarray, np.generic)):
         return value
     try:
@@ -188,7 +191,10 @@ def _converted_feed(tensor, value):
         return value
     if value.dtype == want or not np.can_cast(value.dtype, want, casting="same_kind"):
         return value
-    return np.asarray(value, dtype=want)
+    try:
+        return _weft._checked_array(value, tensor.dtype)
+    except _errors.InvalidArgumentError as e:
+        raise _errors.InvalidArgumentError("feed %s: %s" % (tensor.name, e)) from None
 
 
 class _DefaultSession:

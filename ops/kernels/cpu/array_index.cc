@@ -25,6 +25,11 @@ StridedSliceAttrs StridedSliceAttrs::FromNode(const Node& node) {
   return a;
 }
 
+namespace {
+// Bit k of a mask attr; dims past bit 63 have none (a shift by 64 or more is undefined).
+bool MaskBit(int64_t mask, int k) { return k < 64 && ((static_cast<uint64_t>(mask) >> k) & 1) != 0; }
+}  // namespace
+
 StridedSliceSpec ComputeStridedSlice(const std::vector<int64_t>& in_dims, const StridedSliceAttrs& a) {
   const int r = static_cast<int>(in_dims.size());
   const int n = static_cast<int>(a.begin.size());
@@ -44,7 +49,7 @@ StridedSliceSpec ComputeStridedSlice(const std::vector<int64_t>& in_dims, const 
       spec.out_dims.push_back(dim);
       continue;
     }
-    if ((a.shrink_axis_mask >> k) & 1) {  // a single index; the dim is dropped
+    if (MaskBit(a.shrink_axis_mask, k)) {  // a single index; the dim is dropped
       spec.size[k] = 1;
       if (dim < 0) {
         spec.begin[k] = -1;
@@ -73,13 +78,17 @@ StridedSliceSpec ComputeStridedSlice(const std::vector<int64_t>& in_dims, const 
       if (v < 0) v += dim;
       return std::clamp(v, lo, hi);
     };
-    const int64_t b = canonical(a.begin[k], (a.begin_mask >> k) & 1, true);
-    const int64_t e = canonical(a.end[k], (a.end_mask >> k) & 1, false);
+    const int64_t b = canonical(a.begin[k], MaskBit(a.begin_mask, k), true);
+    const int64_t e = canonical(a.end[k], MaskBit(a.end_mask, k), false);
     int64_t size = 0;
     if (s > 0 && e > b) size = (e - b - 1) / s + 1;
     if (s < 0 && b > e) size = (b - e - 1) / -s + 1;
     spec.begin[k] = size > 0 ? b : 0;
     spec.size[k] = size;
+    // A step is only taken between elements: with at most one, any stride (even 2^62) reads the
+    // same, and a step of 1 keeps step * element-stride inside int64 (with two or more elements,
+    // |step| < dim, so the product is below the tensor's element count).
+    if (size <= 1) spec.step[k] = 1;
     spec.out_dims.push_back(size);
   }
   return spec;

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "core/cancellation.h"
+#include "core/checked.h"
 #include "runtime/collectives/algorithms.h"
 #include "runtime/rendezvous.h"
 #include "graph/graph.h"
@@ -24,14 +25,15 @@ class CollectiveOp : public AsyncOpKernel {
   CollectiveOp(const Node& node, Kind kind) : AsyncOpKernel(node), kind_(kind) {
     CollectiveParams& p = params_;
     p.what = node.Describe();
-    p.group_size = static_cast<int>(node.attr<int64_t>("group_size"));
-    p.rank = static_cast<int>(node.attr<int64_t>("rank"));
+    p.group_size = node.attr<int>("group_size");  // checked: a value beyond int is InvalidArgument
+    p.rank = node.attr<int>("rank");
     p.group_key = node.attr<int64_t>("group_key");
     p.instance_key = node.attr<int64_t>("instance_key");
     WEFT_REQUIRE(p.group_size >= 1 && p.rank >= 0 && p.rank < p.group_size, "{}: rank {} outside a group of {}",
                  p.what, p.rank, p.group_size);
     const double timeout = node.attr<double>("timeout_seconds");
-    WEFT_REQUIRE(timeout > 0, "{}: timeout_seconds must be positive, got {}", p.what, timeout);
+    WEFT_REQUIRE(timeout > 0 && timeout <= kMaxTimeoutSeconds, "{}: timeout_seconds must be in (0, {}], got {}",
+                 p.what, kMaxTimeoutSeconds, timeout);
     p.timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout * 1000));
     if (kind == Kind::kAllReduce || kind == Kind::kReduceScatter) {
       p.merge = ParseMergeOp(node.attr<std::string>("merge_op"), p.what);
@@ -45,7 +47,7 @@ class CollectiveOp : public AsyncOpKernel {
       WEFT_REQUIRE(p.chunk_bytes > 0, "{}: chunk_bytes must be positive, got {}", p.what, p.chunk_bytes);
     }
     if (kind == Kind::kBroadcast) {
-      p.source_rank = static_cast<int>(node.attr<int64_t>("source_rank"));
+      p.source_rank = node.attr<int>("source_rank");
       WEFT_REQUIRE(p.source_rank >= 0 && p.source_rank < p.group_size, "{}: source_rank {} outside a group of {}",
                    p.what, p.source_rank, p.group_size);
     }

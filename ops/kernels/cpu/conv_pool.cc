@@ -16,6 +16,7 @@
 #include "ops/all_ops.h"
 #include "ops/kernel.h"
 #include "ops/kernels/cpu/conv_direct.h"
+#include "ops/kernels/cuda/launch.h"  // the NaN-propagating comparisons (plain C++)
 
 namespace weft {
 namespace {
@@ -99,7 +100,7 @@ class FusedConv2DMaxPoolOp : public OpKernel {
               const T* v = rows.data() + i * row + (pw * p.sw + j) * O;
               const int32_t t = static_cast<int32_t>(i * p.kw + j);
               for (int64_t o = 0; o < O; ++o) {  // compare-and-blend: vectorizes
-                const bool greater = v[o] > best[o];
+                const bool greater = ReplacesExtreme(v[o], best[o], true);  // NaN wins, as MaxPool
                 best[o] = greater ? v[o] : best[o];
                 tap[o] = greater ? t : tap[o];
               }

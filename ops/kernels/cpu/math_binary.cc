@@ -64,8 +64,10 @@ template <typename T>
 using DivOp = BinaryOp<T, std::conditional_t<std::is_integral_v<T>, IntDivF<T>, ei::scalar_quotient_op<T, T>>>;
 template <typename T>
 using PowOp = BinaryOp<T, std::conditional_t<std::is_integral_v<T>, IntPowF<T>, ei::scalar_pow_op<T, T>>>;
-template <typename T> using MaximumOp = BinaryOp<T, ei::scalar_max_op<T, T>>;
-template <typename T> using MinimumOp = BinaryOp<T, ei::scalar_min_op<T, T>>;
+// A NaN operand gives NaN, as TF's Maximum/Minimum and np.maximum (Eigen's default keeps the
+// first operand when one is NaN).
+template <typename T> using MaximumOp = BinaryOp<T, ei::scalar_max_op<T, T, Eigen::PropagateNaN>>;
+template <typename T> using MinimumOp = BinaryOp<T, ei::scalar_min_op<T, T, Eigen::PropagateNaN>>;
 
 }  // namespace
 

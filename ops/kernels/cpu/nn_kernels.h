@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/checked.h"
 #include "core/status.h"
 
 namespace weft {
@@ -29,10 +30,11 @@ inline bool ParsePadding(const std::string& padding) {
   return padding == "SAME";
 }
 
-// Checks a 2-element attr of positive values ([h, w] strides, dilations or ksize) and returns it.
+// Checks a 2-element attr ([h, w] strides, dilations or ksize) of values in [1, kMaxWindowAttr]
+// (core/checked.h) and returns it.
 inline std::vector<int64_t> CheckPair(const std::vector<int64_t>& v, const char* name) {
-  WEFT_REQUIRE(v.size() == 2 && v[0] > 0 && v[1] > 0, "attr '{}' must be 2 positive values [h, w], got [{}]",
-               name, fmt::join(v, ","));
+  WEFT_REQUIRE(v.size() == 2 && v[0] > 0 && v[1] > 0 && v[0] <= kMaxWindowAttr && v[1] <= kMaxWindowAttr,
+               "attr '{}' must be 2 values [h, w] in [1, {}], got [{}]", name, kMaxWindowAttr, fmt::join(v, ","));
   return v;
 }
 
@@ -42,7 +44,8 @@ inline std::vector<int64_t> CheckPair(const std::vector<int64_t>& v, const char*
 //   SAME:  out = ceil(in / stride), pad_total = max((out - 1) * stride + k_eff - in, 0),
 //          pad_before = pad_total / 2 (the extra one, if odd, goes after).
 // An unknown `in` (-1) gives an unknown `out`. Under VALID, in - k_eff + stride < 0 is
-// InvalidArgument (as in TF).
+// InvalidArgument (as in TF). Every step is checked arithmetic (core/checked.h): a window whose
+// size, padding or extent leaves int64 is InvalidArgument, never a wrapped (wrong) geometry.
 struct Window {
   int64_t out = -1;
   int64_t pad_before = 0;
@@ -50,16 +53,21 @@ struct Window {
 inline Window ComputeWindow(int64_t in, int64_t k, int64_t stride, int64_t dilation, bool same) {
   Window w;
   if (in < 0) return w;
-  const int64_t k_eff = (k - 1) * dilation + 1;
+  WEFT_REQUIRE(k > 0 && stride > 0 && dilation > 0, "window size {}, stride {} and dilation {} must be positive", k,
+               stride, dilation);
+  constexpr const char* kWhat = "window arithmetic";
+  const int64_t k_eff = CheckedAdd(CheckedMul(k - 1, dilation, kWhat), 1, kWhat);
   if (same) {
-    w.out = (in + stride - 1) / stride;
-    const int64_t pad_total = std::max<int64_t>((w.out - 1) * stride + k_eff - in, 0);
+    w.out = in / stride + (in % stride != 0);
+    const int64_t span = CheckedAdd(CheckedMul(w.out - 1, stride, kWhat), k_eff, kWhat);
+    const int64_t pad_total = std::max<int64_t>(span - in, 0);
     w.pad_before = pad_total / 2;
   } else {
-    WEFT_REQUIRE(in - k_eff + stride >= 0,
+    const int64_t room = CheckedAdd(in - k_eff, stride, kWhat);  // in >= 0 and k_eff >= 1: no overflow
+    WEFT_REQUIRE(room >= 0,
                  "VALID window of effective size {} (size {}, dilation {}, stride {}) does not fit input dim {}", k_eff,
                  k, dilation, stride, in);
-    w.out = (in - k_eff + stride) / stride;
+    w.out = room / stride;
   }
   return w;
 }

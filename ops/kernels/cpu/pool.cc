@@ -6,7 +6,8 @@
 //
 // As in TensorFlow: SAME padding never takes part in a max (padding is -inf), an average divides
 // by the number of in-bounds elements of its window, and MaxPoolGrad routes each gradient to the
-// first maximum of its window (row-major order), so ties go to one element.
+// first maximum of its window (row-major order), so ties go to one element. A NaN in a window is
+// its max and takes the gradient (the first NaN), as TF's MaxPool propagates NaN.
 #include <algorithm>
 #include <limits>
 
@@ -14,6 +15,7 @@
 #include "ops/kernel.h"
 #include "ops/kernels/cpu/broadcast.h"
 #include "ops/kernels/cpu/nn_kernels.h"
+#include "ops/kernels/cuda/launch.h"  // the NaN-propagating comparisons (plain C++)
 
 namespace weft {
 namespace {
@@ -68,7 +70,7 @@ class MaxPoolOp : public OpKernel {
           for (int64_t ih = s.h0; ih < s.h1; ++ih) {
             for (int64_t iw = s.w0; iw < s.w1; ++iw) {
               const T* xp = x + ((n * g.ih + ih) * g.iw + iw) * g.c;
-              for (int64_t c = 0; c < g.c; ++c) yp[c] = std::max(yp[c], xp[c]);
+              for (int64_t c = 0; c < g.c; ++c) yp[c] = MaxPropagateNaN(yp[c], xp[c]);
             }
           }
         }
@@ -128,7 +130,7 @@ class MaxPoolGradOp : public OpKernel {
             for (int32_t t = 1; t < taps; ++t) {
               const T* xp = xi + tap_offset[t];
               for (int64_t c = 0; c < g.c; ++c) {
-                const bool greater = xp[c] > bp[c];
+                const bool greater = ReplacesExtreme(xp[c], bp[c], true);
                 bp[c] = greater ? xp[c] : bp[c];
                 tp[c] = greater ? t : tp[c];
               }
@@ -216,7 +218,8 @@ class MaxPoolGradOp : public OpKernel {
               P idx = pset1<P>(T(0));
               for (int32_t t = 1; t < taps; ++t) {
                 const P v = ploadu<P>(xw + offs[t] + c0);
-                const P greater = pcmp_lt(bestv, v);
+                // best < v, or v the window's first NaN (a NaN best stays)
+                const P greater = pand(pcmp_lt_or_nan(bestv, v), pcmp_eq(bestv, bestv));
                 bestv = pselect(greater, v, bestv);
                 idx = pselect(greater, pset1<P>(T(t)), idx);
               }
@@ -231,7 +234,7 @@ class MaxPoolGradOp : public OpKernel {
               int32_t bt = 0;
               for (int32_t t = 1; t < taps; ++t) {
                 const T v = xw[offs[t] + c];
-                if (v > bv) {
+                if (ReplacesExtreme(v, bv, true)) {
                   bv = v;
                   bt = t;
                 }

@@ -182,8 +182,9 @@ class ReduceOp : public OpKernel {
 
 template <typename T> using SumOp = ReduceOp<T, Eigen::internal::SumReducer<T>>;
 template <typename T> using MeanOp = ReduceOp<T, Eigen::internal::SumReducer<T>, true>;
-template <typename T> using MaxOp = ReduceOp<T, Eigen::internal::MaxReducer<T>>;
-template <typename T> using MinOp = ReduceOp<T, Eigen::internal::MinReducer<T>>;
+// Max and Min propagate NaN (TF, np.max): Eigen's default reducers drop a NaN by position.
+template <typename T> using MaxOp = ReduceOp<T, Eigen::internal::MaxReducer<T, Eigen::PropagateNaN>>;
+template <typename T> using MinOp = ReduceOp<T, Eigen::internal::MinReducer<T, Eigen::PropagateNaN>>;
 template <typename T> using ProdOp = ReduceOp<T, Eigen::internal::ProdReducer<T>>;
 
 }  // namespace
@@ -283,7 +284,7 @@ class SumToShapeOp : public OpKernel {
 
 std::vector<int64_t> ReducedShapeDims(std::vector<int64_t> dims, const std::vector<int64_t>& axis) {
   // Only the rank matters for the axis check; unknown (-1) entries cannot occur at run time.
-  const std::vector<bool> mask = ReducedMask(TensorShape::UnknownOfRank(static_cast<int>(dims.size())), axis);
+  const std::vector<bool> mask = ReducedMask(TensorShape::UnknownOfRank(static_cast<int64_t>(dims.size())), axis);
   for (size_t i = 0; i < dims.size(); ++i) {
     if (mask[i]) dims[i] = 1;
   }

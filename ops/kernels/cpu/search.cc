@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/checked.h"
 #include "ops/all_ops.h"
 #include "ops/kernel.h"
+#include "ops/kernels/cuda/launch.h"  // ReplacesExtreme: NaN-aware comparison (plain C++)
 #include "ops/search.h"
 
 namespace weft {
@@ -61,6 +63,7 @@ class TopKOp : public OpKernel {
     const int64_t n = x.dim(x.rank() - 1);
     const int64_t k = k_ < 0 ? n : k_;
     WEFT_REQUIRE(k <= n, "TopK: k {} is more than the last dim of input {}", k, x.shape().ToString());
+    CheckedNarrow<int32_t>(n, "TopK: the last dim (its int32 indices)");
     std::vector<int64_t> dims = x.shape().dims();
     dims.back() = k;
     T* values = ctx->allocate_output(0, TensorShape(dims))->data<T>();
@@ -71,8 +74,14 @@ class TopKOp : public OpKernel {
     for (int64_t r = 0; r < rows; ++r) {
       const T* v = x.data<T>() + r * n;
       std::iota(order.begin(), order.end(), 0);
-      // Larger first; equal values keep their index order (TF's contract).
-      auto before = [v](int32_t a, int32_t b) { return v[a] > v[b] || (v[a] == v[b] && a < b); };
+      // Larger first; equal values keep their index order (TF's contract). NaN ranks above every
+      // number (as ArgMax's first NaN): the order must be strict and weak for partial_sort,
+      // which a plain `>` is not once a NaN is in the row.
+      auto before = [v](int32_t a, int32_t b) {
+        if (ReplacesExtreme(v[a], v[b], true)) return true;
+        if (ReplacesExtreme(v[b], v[a], true)) return false;
+        return a < b;
+      };
       std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
       for (int64_t j = 0; j < k; ++j) {
         values[r * k + j] = v[order[j]];

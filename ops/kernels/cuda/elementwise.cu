@@ -26,8 +26,8 @@ __device__ T Apply(BinaryKind k, T a, T b) {
       } else {
         return pow(a, b);
       }
-    case BinaryKind::kMaximum: return a > b ? a : b;
-    case BinaryKind::kMinimum: return a < b ? a : b;
+    case BinaryKind::kMaximum: return MaxPropagateNaN(a, b);  // NaN wins, as the CPU kernel and TF
+    case BinaryKind::kMinimum: return MinPropagateNaN(a, b);
     case BinaryKind::kSquaredDifference: return (a - b) * (a - b);
   }
   return T(0);
@@ -96,7 +96,7 @@ __device__ T Apply(UnaryKind k, T x) {
     case UnaryKind::kExp: return exp(x);
     case UnaryKind::kLog: return log(x);
     case UnaryKind::kReciprocal: return T(1) / x;
-    case UnaryKind::kRelu: return x > T(0) ? x : T(0);
+    case UnaryKind::kRelu: return MaxPropagateNaN(x, T(0));  // relu(NaN) = NaN, as TF
     case UnaryKind::kSigmoid: return T(1) / (T(1) + exp(-x));
     case UnaryKind::kTanh: return tanh(x);
   }

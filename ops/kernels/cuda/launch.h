@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #if defined(__CUDACC__)
@@ -109,16 +110,41 @@ struct CopyIndexer {
   }
 };
 
+// NaN as TensorFlow and NumPy treat it in Max, Min, Maximum, Minimum, MaxPool, ArgMax, ArgMin
+// and Relu: a NaN operand wins (np.maximum, np.max, np.argmax's first NaN). The one definition
+// for the CPU kernels and the CUDA kernels; integer types have no NaN and compile to plain
+// comparisons.
+template <typename T>
+WEFT_HD constexpr bool IsNaN(T v) {
+  if constexpr (std::is_floating_point_v<T>) {  // NaN is the one value unequal to itself
+    return v != v;
+  } else {
+    return false;
+  }
+}
+// Whether candidate c takes the place of the running extreme `best` in a scan: strictly
+// greater (is_max) or smaller, or the first NaN (a NaN best is never replaced).
+template <typename T>
+WEFT_HD constexpr bool ReplacesExtreme(T c, T best, bool is_max) {
+  if (IsNaN(best)) return false;
+  return IsNaN(c) || (is_max ? c > best : c < best);
+}
+template <typename T>
+WEFT_HD constexpr T MaxPropagateNaN(T a, T b) { return ReplacesExtreme(b, a, true) ? b : a; }
+template <typename T>
+WEFT_HD constexpr T MinPropagateNaN(T a, T b) { return ReplacesExtreme(b, a, false) ? b : a; }
+
 // ArgMax (is_max) / ArgMin of v[0], v[s], ..., v[(r - 1) * s] (r > 0): the first index of the
-// extreme value (strictly better values replace it, so ties keep the smallest index). The CPU
-// kernel (ops/kernels/cpu/reduce.cc) and the GPU kernel (reduce.cu) both use it.
+// extreme value (strictly better values replace it, so ties keep the smallest index); the first
+// NaN's index when there is one (as np.argmax). The CPU kernel (ops/kernels/cpu/reduce.cc) and
+// the GPU kernel (reduce.cu) both use it.
 template <typename T>
 WEFT_HD int64_t ArgExtreme(const T* v, int64_t r, int64_t s, bool is_max) {
   T best = v[0];
   int64_t at = 0;
-  for (int64_t k = 1; k < r; ++k) {
+  for (int64_t k = 1; k < r && !IsNaN(best); ++k) {
     const T c = v[k * s];
-    if (is_max ? c > best : c < best) {
+    if (ReplacesExtreme(c, best, is_max)) {
       best = c;
       at = k;
     }

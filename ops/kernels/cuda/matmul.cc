@@ -6,6 +6,7 @@
 // with leading dimensions of the stored rows.
 #include <cublas_v2.h>
 
+#include "core/checked.h"
 #include "ops/kernels/cuda/gpu_kernel.h"
 
 namespace weft {
@@ -22,16 +23,19 @@ void Gemm(GpuContext* gpu, const GemmShape& g, const T* a, const T* b, T* c, int
           int64_t stride_b) {
   const T alpha = 1, beta = 0;
   const cublasOperation_t op_a = g.ta ? CUBLAS_OP_T : CUBLAS_OP_N, op_b = g.tb ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const int m = static_cast<int>(g.m), n = static_cast<int>(g.n), k = static_cast<int>(g.k);
-  const int lda = static_cast<int>(g.ta ? g.m : g.k), ldb = static_cast<int>(g.tb ? g.k : g.n);
+  // cuBLAS takes int sizes: checked, so a dim past int32 is InvalidArgument, not a wrapped gemm.
+  const int m = CheckedNarrow<int>(g.m, "cuBLAS gemm: m"), n = CheckedNarrow<int>(g.n, "cuBLAS gemm: n");
+  const int k = CheckedNarrow<int>(g.k, "cuBLAS gemm: k");
+  const int lda = g.ta ? m : k, ldb = g.tb ? k : n;
+  const int nb = CheckedNarrow<int>(batches, "cuBLAS gemm: batches");
   std::lock_guard<std::mutex> l(gpu->library_mu());
   cublasStatus_t s;
   if constexpr (std::is_same_v<T, float>) {
     s = cublasSgemmStridedBatched(gpu->cublas(), op_b, op_a, n, m, k, &alpha, b, ldb, stride_b, a, lda, stride_a, &beta,
-                                  c, n, g.m * g.n, static_cast<int>(batches));
+                                  c, n, g.m * g.n, nb);
   } else {
     s = cublasDgemmStridedBatched(gpu->cublas(), op_b, op_a, n, m, k, &alpha, b, ldb, stride_b, a, lda, stride_a, &beta,
-                                  c, n, g.m * g.n, static_cast<int>(batches));
+                                  c, n, g.m * g.n, nb);
   }
   ThrowIfError(CublasStatus(s, fmt::format("cuBLAS gemm [{}x{}] @ [{}x{}] x{}", g.m, g.k, g.k, g.n, batches)));
 }

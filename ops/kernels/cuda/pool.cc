@@ -53,7 +53,7 @@ class PoolOp : public OpKernel {
   static void SetPool(const PoolDesc& pd, const Conv2DGeometry& g) {
     WEFT_CUDNN_CHECK(cudnnSetPooling2dDescriptor(pd.get(),
                                                  kMax ? CUDNN_POOLING_MAX_DETERMINISTIC : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING,
-                                                 CUDNN_NOT_PROPAGATE_NAN, I(g.kh), I(g.kw), I(g.pad_top), I(g.pad_left), I(g.sh),
+                                                 CUDNN_PROPAGATE_NAN, I(g.kh), I(g.kw), I(g.pad_top), I(g.pad_left), I(g.sh),
                                                  I(g.sw)));
   }
 };

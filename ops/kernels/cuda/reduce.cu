@@ -29,8 +29,8 @@ __device__ double Lowest<double>() {
 template <typename T>
 __device__ T Combine(ReduceKind k, T a, T b) {
   switch (k) {
-    case ReduceKind::kMax: return a > b ? a : b;
-    case ReduceKind::kMin: return a < b ? a : b;
+    case ReduceKind::kMax: return MaxPropagateNaN(a, b);  // NaN wins, as the CPU kernel and TF
+    case ReduceKind::kMin: return MinPropagateNaN(a, b);
     default: return a + b;
   }
 }

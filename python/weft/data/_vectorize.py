@@ -65,7 +65,7 @@ def _batched_reshape():
             if target.count(-1) == 1 and known > 0 and rows % known == 0:
                 target[target.index(-1)] = rows // known
             if -1 not in target:
-                shape = _fw.constant(np.asarray([-1] + target, np.int32), name=_REWRITTEN)
+                shape = _fw._index_constant([-1] + target, name=_REWRITTEN)
         return original(tensor, shape, name=name)
     with _patch_lock:
         if _patch["count"] == 0:

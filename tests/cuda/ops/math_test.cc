@@ -3,6 +3,8 @@
 // These need a GPU: without one every case says so (MESSAGE "SKIPPED ...") and returns.
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include "tests/cuda/gpu_test_util.h"
 
 using namespace weft;
@@ -72,4 +74,20 @@ TEST_CASE("GPU reductions, SumToShape and ReducedShape match the CPU") {
   }
   ExpectGpuMatchesCpu("SumToShape", {R({4, 3, 5}, 4), Ints({3, 1})});
   ExpectGpuMatchesCpu("ReducedShape", {Ints({2, 3, 4})}, {{"axis", std::vector<int64_t>{0, -1}}}, 0);
+}
+
+TEST_CASE("GPU Max, Min, Maximum, Minimum, ArgMax, ArgMin, Relu and MaxPool propagate NaN as the CPU does") {
+  if (!HaveGpu()) return;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (int p = 0; p < 6; ++p) {  // a NaN at every position of a [2, 3] input
+    std::vector<double> v = {1, 3, -2, 3, 0.5, -7};
+    v[p] = nan;
+    const Tensor x = T<float>(v, {2, 3});
+    for (const char* op : {"Max", "Min"}) ExpectGpuMatchesCpu(op, {x}, {{"axis", std::vector<int64_t>{1}}});
+    for (const char* op : {"ArgMax", "ArgMin"}) ExpectGpuMatchesCpu(op, {x}, {{"axis", int64_t{1}}});
+    for (const char* op : {"Maximum", "Minimum"}) ExpectGpuMatchesCpu(op, {x, T<float>({0, nan, 1, 2, 3, 4}, {2, 3})});
+    ExpectGpuMatchesCpu("Relu", {x});
+    ExpectGpuMatchesCpu("MaxPool", {T<float>(v, {1, 2, 3, 1})},
+                        {{"ksize", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{1, 1}}});
+  }
 }
