@@ -57,9 +57,10 @@ commands:
                             N worker (M ps) processes of COMMAND on this machine, each with its
                             TF_CONFIG (free ports on ADDR, default 127.0.0.1), output prefixed
                             "[worker:1] "; one failing stops all (SIGTERM, SIGKILL after S s)
-  server [--cluster SPEC --task JOB:I] [--devices N] [--threads N] [--recv-timeout-ms MS]
+  server [--cluster SPEC --task JOB:I] [--devices N] [--threads N] [--recv-timeout-ms MS] [--insecure]
                             this task's server (UCX builds), cluster from TF_CONFIG or the flags
-                            ('worker=h:p,h:p;ps=h:p', 'ps:0'); serves until SIGTERM / SIGINT
+                            ('worker=h:p,h:p;ps=h:p', 'ps:0'); serves until SIGTERM / SIGINT;
+                            the cluster secret from WEFT_CLUSTER_SECRET(_FILE), or --insecure
 )";
 
 }  // namespace

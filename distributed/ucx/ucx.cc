@@ -380,6 +380,17 @@ void UcxWorker::AddTickHook(std::function<void()> tick) {
   }, std::chrono::seconds(10));
 }
 
+void UcxWorker::AddWakeFd(int fd) {
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = fd;
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+    throw Error(errors::Internal("{}: epoll_ctl(ADD, {}): {}", options_.name, fd, std::strerror(errno)));
+  }
+}
+
+void UcxWorker::RemoveWakeFd(int fd) { epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr); }
+
 // Work on the progress thread must not take the process down: an exception that escapes it is
 // reported on stderr (there is no caller to give it to) and the loop goes on.
 void UcxWorker::Guarded(const std::function<void()>& fn) {
@@ -507,8 +518,8 @@ void UcxWorker::Loop() {
       continue;
     }
     // (A lender may drive while we sleep: its progress drains what woke us; we then park.)
-    epoll_event events[3];
-    const int n = epoll_wait(epoll_fd_, events, 3, wait_ms);
+    epoll_event events[4];
+    const int n = epoll_wait(epoll_fd_, events, 4, wait_ms);
     for (int i = 0; i < n; ++i) {
       if (events[i].data.fd == wake_fd_) {
         uint64_t v;

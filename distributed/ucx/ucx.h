@@ -86,8 +86,8 @@ struct UcxWorkerOptions {
   // (at once when an event wakes it from sleep). In UCX 1.13 those endpoints use the tcp
   // transport, whose progress is an epoll_wait system call: on the data worker it was paid on
   // every round, a large share of a small message's round trip over shared memory (bench/README.md).
-  // Off: one worker for all.
-  bool cm_worker = true;
+  // Off (the default since weft accepts connections itself, peer_connector.h): one worker for all.
+  bool cm_worker = false;
   std::chrono::microseconds cm_poll{200};
   // While a thread drives the worker (DriveUntil) the progress thread parks; it looks again after
   // this long even when nobody woke it (a lender that got its result does not wake it: the next
@@ -133,6 +133,11 @@ class UcxWorker {
   // (`tick`). Add them before traffic starts; they live as long as the worker.
   void AddPollHook(std::function<void()> poll);
   void AddTickHook(std::function<void()> tick);
+  // Wakes the sleeping progress thread when `fd` is readable (level-triggered), so that a poll
+  // hook can serve it: PeerConnector's epoll set of TCP sockets. The fd must outlive the worker
+  // or be removed (RemoveWakeFd) first. Any thread.
+  void AddWakeFd(int fd);
+  void RemoveWakeFd(int fd);
   // This worker's address (for UcxEndpoint::ConnectToWorker on a peer).
   const std::string& address() const { return address_; }
   // True on the thread that drives the worker now: the progress thread, or a thread inside DriveUntil.

@@ -48,6 +48,7 @@ namespace {
 const char* const kCluster = "worker=127.0.0.1:1,127.0.0.1:2;ps=127.0.0.1:3";  // ports replaced by ephemeral ones
 const char* const kTransports[] = {"tcp,self", "sm,self,tcp"};
 constexpr int kWorker1 = 1, kPs0 = 2;  // global task indices
+const char* const kSecret = "server-test-secret";
 
 ServerOptions Options(const std::string& tls) {
   ServerOptions o;
@@ -57,6 +58,7 @@ ServerOptions Options(const std::string& tls) {
   o.transport.listen_port_override = 0;
   o.transport.connect_timeout = 10s;
   o.transport.context.config["TLS"] = tls;
+  o.transport.cluster_secret = kSecret;
   o.transport.data_peer_error_handling = tls.find("sm") == std::string::npos;
   return o;
 }
@@ -348,7 +350,7 @@ TEST_CASE("server: weft-zoo server serves a ps task from TF_CONFIG until SIGTERM
   const int client_port = FreePort(), ps_port = FreePort();
   const ClusterSpec spec = ClusterSpec::FromFlag(fmt::format("worker=127.0.0.1:{};ps=127.0.0.1:{}", client_port, ps_port));
   const std::string tf_config = ClusterConfig{spec, TaskId{"ps", 0}}.ToTfConfig({"ps", 0});
-  Child ps({WEFT_ZOO_PATH, "server", "--threads", "1"}, {{"TF_CONFIG", tf_config}, {"UCX_TLS", "tcp,self"}}, true);
+  Child ps({WEFT_ZOO_PATH, "server", "--threads", "1"}, {{"TF_CONFIG", tf_config}, {"UCX_TLS", "tcp,self"}, {"WEFT_CLUSTER_SECRET", kSecret}}, true);
   const std::string banner = ReadLine(ps.from_child, 20s);
   CHECK_MESSAGE(banner.find(fmt::format("task ps:0 serving at ucx://127.0.0.1:{}", ps_port)) != std::string::npos, banner);
   ServerOptions options = Options("tcp,self");
