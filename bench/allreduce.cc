@@ -79,6 +79,7 @@ UcxTransportOptions Options(int task) {
   o.listen_port_override = 0;
   // tcp only for the connection manager; tensors go by shared memory.
   o.context.config["TLS"] = "posix,sysv,cma,self,tcp";
+  o.cluster_secret = "bench-secret";  // both processes are this program
   // WEFT_UCX_SPIN_US, WEFT_UCX_BUSY_SPIN_US, WEFT_UCX_YIELD, WEFT_UCX_LEND_PARK_US, WEFT_UCX_MEASURE,
   // WEFT_UCX_EAGER ... (--help lists them all).
   ApplyUcxEnvironment(&o);

@@ -5,7 +5,7 @@
 // <= 3x its latency at 8 B.
 //
 //   build/bench_ucx_sendrecv [--transport sm|tcp|both] [--reps 3] [--eager BYTES] [--measure 1|0]
-//                            [--only bw|lat] [--perftest 1|0]
+//                            [--only bw|lat] [--perftest 1|0] [--auth mac|handshake|off]
 //
 // --eager: the eager threshold (with --measure 1, the default, its upper bound: the threshold is
 // measured on the live endpoint at connection and printed). --help also lists the WEFT_UCX_*
@@ -55,6 +55,9 @@ bool g_measure = true;
 // --only: "bw" or "lat" runs that half only (profiling); "" runs both.
 std::string g_only;
 bool g_perftest = true;  // --perftest 0: weft alone (profiling)
+// --auth: "mac" (a cluster secret, every header message MAC'd: the default), "handshake" (the
+// secret proven at connection only: authenticate_messages off), "off" (insecure).
+std::string g_auth = "mac";
 
 UcxTransportOptions Options(int task, const std::string& tls, size_t eager) {
   UcxTransportOptions o;
@@ -64,6 +67,10 @@ UcxTransportOptions Options(int task, const std::string& tls, size_t eager) {
   o.listen_port_override = 0;
   o.eager_threshold = eager;
   o.context.config["TLS"] = tls;
+  if (g_auth != "mac" && g_auth != "handshake" && g_auth != "off") throw std::runtime_error("--auth " + g_auth);
+  o.insecure = g_auth == "off";
+  if (!o.insecure) o.cluster_secret = "bench-secret";
+  o.authenticate_messages = g_auth == "mac";
   ApplyUcxEnvironment(&o);  // WEFT_UCX_* (--help lists them)
   return o;
 }
@@ -267,7 +274,7 @@ void Bench(const std::string& name, const std::string& weft_tls, const std::stri
     close(up[0]);
     execl("/proc/self/exe", "bench_ucx_sendrecv", "--child", std::to_string(down[0]).c_str(),
           std::to_string(up[1]).c_str(), weft_tls.c_str(), std::to_string(eager).c_str(), std::to_string(reps).c_str(),
-          g_measure ? "1" : "0", g_only.empty() ? "all" : g_only.c_str(), nullptr);
+          g_measure ? "1" : "0", g_only.empty() ? "all" : g_only.c_str(), g_auth.c_str(), nullptr);
     _exit(127);
   }
   close(down[0]);
@@ -321,13 +328,15 @@ void Bench(const std::string& name, const std::string& weft_tls, const std::stri
 
 int main(int argc, char** argv) {
   try {
-    if (argc == 9 && std::string(argv[1]) == "--child") {
+    if (argc == 10 && std::string(argv[1]) == "--child") {
       g_measure = std::string(argv[7]) == "1";
+      g_auth = argv[9];
       if (std::string(argv[8]) != "all") g_only = argv[8];
       return Child(std::stoi(argv[2]), std::stoi(argv[3]), argv[4], std::stoul(argv[5]), std::stoi(argv[6]));
     }
     constexpr const char* kUsage =
-        "--transport sm|tcp|both, --reps N, --eager BYTES, --measure 1|0, --only bw|lat, --perftest 1|0";
+        "--transport sm|tcp|both, --reps N, --eager BYTES, --measure 1|0, --only bw|lat, --perftest 1|0, "
+        "--auth mac|handshake|off";
     if (argc == 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
       std::printf("build/bench_ucx_sendrecv [%s]\nEnvironment overrides (distributed/ucx/environment.h):\n%s", kUsage,
                   UcxEnvironmentHelp().c_str());
@@ -344,6 +353,7 @@ int main(int argc, char** argv) {
       else if (flag == "--measure") g_measure = std::string(argv[i + 1]) == "1";
       else if (flag == "--only") g_only = argv[i + 1];
       else if (flag == "--perftest") g_perftest = std::string(argv[i + 1]) == "1";
+      else if (flag == "--auth") g_auth = argv[i + 1];
       else throw std::runtime_error("unknown flag " + flag + " (" + kUsage + "; --help lists the environment's)");
     }
     // weft needs tcp in UCX_TLS for the connection manager; its tensors still go by shared memory.

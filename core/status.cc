@@ -18,6 +18,7 @@ std::string_view CodeName(Code code) {
     case Code::kAborted: return "Aborted";
     case Code::kDataLoss: return "DataLoss";
     case Code::kInternal: return "Internal";
+    case Code::kUnauthenticated: return "Unauthenticated";
   }
   return "Unknown";
 }

@@ -31,6 +31,8 @@ enum class Code {
   kAborted,
   kDataLoss,
   kInternal,
+  // The peer did not prove the cluster's secret (TensorFlow's UNAUTHENTICATED).
+  kUnauthenticated,
 };
 
 std::string_view CodeName(Code code);
@@ -85,6 +87,7 @@ WEFT_ERROR_FACTORY(DeadlineExceeded, kDeadlineExceeded)
 WEFT_ERROR_FACTORY(Aborted, kAborted)
 WEFT_ERROR_FACTORY(DataLoss, kDataLoss)
 WEFT_ERROR_FACTORY(Internal, kInternal)
+WEFT_ERROR_FACTORY(Unauthenticated, kUnauthenticated)
 #undef WEFT_ERROR_FACTORY
 }  // namespace errors
 

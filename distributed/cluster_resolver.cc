@@ -1,5 +1,15 @@
 #include "distributed/cluster_resolver.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "core/sha256.h"
+#include "distributed/ucx/handshake.h"
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -143,6 +153,55 @@ ClusterConfig ResolveCluster(const ClusterResolverOptions& o) {
   std::vector<std::string> addresses;
   for (int r = 0; r < size; ++r) addresses.push_back(WithPort(hosts[static_cast<size_t>(r)], base_port, r));
   return ClusterConfig{ClusterSpec({{"worker", addresses}}), TaskId{"worker", rank}};
+}
+
+ClusterSecret ResolveClusterSecret(const std::function<std::optional<std::string>(const std::string& name)>& getenv) {
+  auto env = [&](const std::string& name) -> std::optional<std::string> {
+    if (getenv) return getenv(name);
+    const char* v = std::getenv(name.c_str());
+    if (v == nullptr) return std::nullopt;
+    return std::string(v);
+  };
+  ClusterSecret out;
+  if (auto v = env("WEFT_INSECURE"); v && !v->empty()) {
+    if (*v != "0" && *v != "1") throw Error(errors::InvalidArgument("WEFT_INSECURE='{}': expected 0 or 1", *v));
+    out.insecure = *v == "1";
+  }
+  const auto secret = env("WEFT_CLUSTER_SECRET");
+  const auto file = env("WEFT_CLUSTER_SECRET_FILE");
+  if (secret && !secret->empty() && file && !file->empty()) {
+    throw Error(errors::InvalidArgument("both WEFT_CLUSTER_SECRET and WEFT_CLUSTER_SECRET_FILE are set: set one"));
+  }
+  if (secret && !secret->empty()) {
+    out.secret = *secret;
+  } else if (file && !file->empty()) {
+    struct stat st{};
+    if (stat(file->c_str(), &st) != 0) {
+      throw Error(errors::NotFound("WEFT_CLUSTER_SECRET_FILE={}: {}", *file, std::strerror(errno)));
+    }
+    if (!S_ISREG(st.st_mode)) {
+      throw Error(errors::InvalidArgument("WEFT_CLUSTER_SECRET_FILE={} is not a regular file", *file));
+    }
+    if ((st.st_mode & 077) != 0) {
+      throw Error(errors::FailedPrecondition(
+          "WEFT_CLUSTER_SECRET_FILE={} may be read by group or others (mode {:04o}): chmod 600 it", *file,
+          st.st_mode & 07777));
+    }
+    std::ifstream in(*file, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (!in.good() && !in.eof()) throw Error(errors::NotFound("WEFT_CLUSTER_SECRET_FILE={}: cannot read it", *file));
+    if (!text.empty() && text.back() == '\n') text.pop_back();
+    if (!text.empty() && text.back() == '\r') text.pop_back();
+    if (text.empty()) throw Error(errors::InvalidArgument("WEFT_CLUSTER_SECRET_FILE={} is empty", *file));
+    out.secret = std::move(text);
+  }
+  return out;
+}
+
+std::string GenerateClusterSecret() {
+  unsigned char bytes[32];
+  SecureRandomBytes(bytes, sizeof(bytes));
+  return HexString(bytes, sizeof(bytes));
 }
 
 }  // namespace weft

@@ -41,4 +41,21 @@ inline constexpr int kDefaultBasePort = 23456;
 
 ClusterConfig ResolveCluster(const ClusterResolverOptions& options = {});
 
+// The cluster's secret, which every task must share (docs/security.md): WEFT_CLUSTER_SECRET (the
+// secret itself) or WEFT_CLUSTER_SECRET_FILE (a file holding it; one trailing newline is dropped;
+// refused when group or others may read it, as ssh refuses such keys). WEFT_INSECURE=1 says that
+// running without one is intended. Neither: an empty secret and insecure false, which the
+// transport refuses at start with a message naming these variables. `weft-zoo launch` and
+// weft.spark.run make a random secret and hand it to every task; under mpirun / srun export it
+// (`mpirun -x WEFT_CLUSTER_SECRET`) or put a file on a shared filesystem.
+struct ClusterSecret {
+  std::string secret;
+  bool insecure = false;
+};
+// Errors (InvalidArgument / NotFound / FailedPrecondition) name the variable or file at fault.
+ClusterSecret ResolveClusterSecret(
+    const std::function<std::optional<std::string>(const std::string& name)>& getenv = {});
+// 32 random bytes as 64 hex characters (what launchers hand their tasks).
+std::string GenerateClusterSecret();
+
 }  // namespace weft

@@ -57,11 +57,10 @@ MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(MultiWorkerOptions opti
   t.connect_timeout = options_.connect_timeout;
   t.device_copier = SelectDeviceCopier(ProbeGpus().count);  // GPU tensors staged when UCX lacks CUDA
   ApplyUcxEnvironment(&t);  // WEFT_UCX_* overrides: whole programs A/B'd without recompiling
-  // Workers restarted on the same fixed ports (mpirun, srun: base port + rank) would fail to bind
-  // while the last run's connections sit in TIME_WAIT; allow it unless the user chose otherwise.
-  // An environment variable: UCX reads its connection managers' settings only from there (a ucp
-  // config override of TCP_CM_REUSEADDR is rejected as invalid in UCX 1.13).
-  setenv("UCX_TCP_CM_REUSEADDR", "y", /*overwrite=*/0);
+  // The secret comes from where the cluster does (the environment a launcher set), unless given.
+  const ClusterSecret secret = options_.secret ? *options_.secret : ResolveClusterSecret();
+  t.cluster_secret = secret.secret;
+  t.insecure = secret.insecure;
   mgr_ = std::make_unique<UcxRendezvousMgr>(
       t, UcxRendezvousOptions{.recv_timeout = options_.collective_timeout, .callback_pool = callbacks_.get()});
   Status s = mgr_->ConnectAll();

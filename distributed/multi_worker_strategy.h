@@ -50,6 +50,7 @@ namespace weft {
 
 struct MultiWorkerOptions {
   std::optional<ClusterConfig> cluster;  // unset: ResolveCluster()
+  std::optional<ClusterSecret> secret;   // unset: ResolveClusterSecret() (the environment)
   int devices_per_worker = 1;
   std::chrono::milliseconds collective_timeout{60000};
   std::chrono::milliseconds connect_timeout{60000};

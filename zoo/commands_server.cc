@@ -4,7 +4,7 @@
 //   TF_CONFIG='{"cluster": {"worker": ["127.0.0.1:10090"], "ps": ["127.0.0.1:10091"]},
 //               "task": {"type": "ps", "index": 0}}' weft-zoo server
 //   weft-zoo server --cluster 'worker=127.0.0.1:10090;ps=127.0.0.1:10091' --task ps:0 [--devices N]
-//       [--threads N] [--recv-timeout-ms MS]
+//       [--threads N] [--recv-timeout-ms MS] [--insecure]
 //
 // `weft-zoo train` run by every task (as `weft-zoo launch --ps 1 -n 2 -- weft-zoo train ...` does):
 // ps tasks serve; in sync mode worker:0 is the client and the other workers serve until it is gone;
@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <ctime>
 
+#include "distributed/cluster_resolver.h"
 #include "distributed/ps_strategy.h"
 #include "distributed/server/server.h"
 #include "zoo/commands.h"
@@ -22,9 +23,14 @@
 namespace weft::zoo {
 namespace {
 
-// A task restarted on a port whose old connections are in TIME_WAIT binds it again (UCX 1.13's
-// tcp connection manager reads this from the environment only; as MultiWorkerMirroredStrategy).
-void ReuseListenAddress() { setenv("UCX_TCP_CM_REUSEADDR", "y", /*overwrite=*/0); }
+// The cluster secret from the environment (weft-zoo launch hands its tasks one), or none with
+// --insecure (docs/security.md).
+ServerOptions WithSecret(ServerOptions o, bool insecure_flag) {
+  const ClusterSecret s = ResolveClusterSecret();
+  o.transport.cluster_secret = s.secret;
+  o.transport.insecure = s.insecure || insecure_flag;
+  return o;
+}
 
 // Serves `config`'s task until SIGTERM / SIGINT, or until `over(server)` says so (asked twice a
 // second). Returns the exit status.
@@ -35,7 +41,6 @@ int Serve(const ClusterConfig& config, const ServerOptions& options, const std::
   sigaddset(&stop, SIGTERM);
   sigaddset(&stop, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
-  ReuseListenAddress();
   Server server(config, options);
   std::printf("weft-zoo server: task %s serving at %s (devices: %s); stop with SIGTERM or SIGINT\n",
               server.task().ToString().c_str(), server.target().c_str(), server.devices().ShortNames().c_str());
@@ -59,7 +64,7 @@ int Serve(const ClusterConfig& config, const ServerOptions& options, const std::
 }  // namespace
 
 int ServerCommand(const std::vector<std::string>& args) {
-  Flags f(args, {"cluster", "task", "devices", "threads", "recv-timeout-ms"}, {});
+  Flags f(args, {"cluster", "task", "devices", "threads", "recv-timeout-ms"}, {"insecure"});
   if (!f.positional().empty()) throw UsageError("server takes no positional arguments");
   if (f.Has("task") && !f.Has("cluster")) throw UsageError("--task needs --cluster");
   const ClusterConfig config =
@@ -69,20 +74,20 @@ int ServerCommand(const std::vector<std::string>& args) {
   options.intra_op_threads = static_cast<int>(f.Int("threads", 0, 0));
   options.inter_op_threads = options.intra_op_threads;
   options.recv_timeout = std::chrono::milliseconds(f.Int("recv-timeout-ms", 30000, 1));
-  return Serve(config, options);
+  return Serve(config, WithSecret(options, f.Has("insecure")));
 }
 
 int ServeParameterServerTask(const std::string& mode) {
   const PsMode m = ParsePsMode(mode);
   const ClusterConfig config = ClusterConfig::FromEnvironment();
   const TaskId task = config.RequireTask();
-  if (task.job == "ps") return Serve(config, {});
+  if (task.job == "ps") return Serve(config, WithSecret({}, false));
   if (m == PsMode::kAsync || task == TaskId{"worker", 0}) return -1;  // a client: it trains
   // Sync: worker:0 drives this task's replica; serve until it has been up (it answered, or it
   // asked us something) and is gone.
   const int client = config.cluster.GlobalIndex({"worker", 0});
   bool seen = false;
-  return Serve(config, {}, [client, &seen](Server& server) {
+  return Serve(config, WithSecret({}, false), [client, &seen](Server& server) {
     const ControlResult r = server.control().Call(client, ControlMethod::kHealth, EncodeEmpty(), std::chrono::seconds(2));
     seen = seen || r.status.ok() || server.HeardFrom(client);
     return seen && !r.status.ok();
@@ -104,9 +109,8 @@ class OwningParameterServerStrategy : private ServerHolder, public ParameterServ
 }  // namespace
 
 std::unique_ptr<Strategy> MakeParameterServerStrategy(const std::string& mode) {
-  ReuseListenAddress();
-  return std::make_unique<OwningParameterServerStrategy>(std::make_unique<Server>(ClusterConfig::FromEnvironment()),
-                                                         ParsePsMode(mode));
+  return std::make_unique<OwningParameterServerStrategy>(
+      std::make_unique<Server>(ClusterConfig::FromEnvironment(), WithSecret({}, false)), ParsePsMode(mode));
 }
 
 }  // namespace weft::zoo

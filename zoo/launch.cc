@@ -17,6 +17,7 @@
 #include <map>
 #include <optional>
 
+#include "distributed/cluster_resolver.h"
 #include "distributed/cluster_spec.h"
 
 namespace weft::zoo {
@@ -347,6 +348,10 @@ class Launcher {
 }  // namespace
 
 int Launch(const LaunchOptions& options) {
+  // Every task gets the same cluster secret (docs/security.md): the user's, or a random one made
+  // here, through the environment the children inherit (the launcher's own, set before any fork).
+  const ClusterSecret secret = ResolveClusterSecret();  // also checks a WEFT_CLUSTER_SECRET_FILE
+  if (secret.secret.empty() && !secret.insecure) setenv("WEFT_CLUSTER_SECRET", GenerateClusterSecret().c_str(), 1);
   Launcher l(options);
   return l.Run();
 }

@@ -60,9 +60,10 @@ commands:
                             --max-restarts: then start the whole job again, up to K times
                             (WEFT_RESTART_COUNT in each task; `train --checkpoint-dir D --resume`
                             continues after the chief's latest checkpoint)
-  server [--cluster SPEC --task JOB:I] [--devices N] [--threads N] [--recv-timeout-ms MS]
+  server [--cluster SPEC --task JOB:I] [--devices N] [--threads N] [--recv-timeout-ms MS] [--insecure]
                             this task's server (UCX builds), cluster from TF_CONFIG or the flags
-                            ('worker=h:p,h:p;ps=h:p', 'ps:0'); serves until SIGTERM / SIGINT
+                            ('worker=h:p,h:p;ps=h:p', 'ps:0'); serves until SIGTERM / SIGINT;
+                            the cluster secret from WEFT_CLUSTER_SECRET(_FILE), or --insecure
 )";
 
 }  // namespace

@@ -28,7 +28,7 @@ void WriteStatus(ByteWriter& w, const Status& s) {
 
 Status ReadStatus(ByteReader& r) {
   const uint8_t code = r.Pod<uint8_t>("status code");
-  if (code > static_cast<uint8_t>(Code::kInternal)) r.Fail(fmt::format("unknown status code {}", code));
+  if (code > static_cast<uint8_t>(Code::kUnauthenticated)) r.Fail(fmt::format("unknown status code {}", code));
   std::string message = r.Str("status message");
   if (code == 0) return Status();
   return Status(static_cast<Code>(code), std::move(message));

@@ -156,14 +156,22 @@ void TensorChannel::PostTensor(SendOp* op) {
     return;
   }
   const bool chunked = staged && device_path_ == DevicePath::kStaged;
-  const bool eager = !chunked && (op->protocol == Protocol::kAuto ? bytes <= peer.eager_threshold
-                                                                   : op->protocol == Protocol::kEager);
+  const HmacSha256* seal = connector_->SendKey(task);
+  // A sealed eager message's MAC covers its payload, which the CPU must read: device memory
+  // (CUDA-aware UCX) goes by rendezvous then.
+  const bool eager = !chunked && !(seal != nullptr && staged) &&
+                     (op->protocol == Protocol::kAuto ? bytes <= peer.eager_threshold : op->protocol == Protocol::kEager);
   const size_t num_chunks = chunked ? ChunkPlan{bytes, staging_->bytes()}.num_chunks() : 1;
   const uint64_t seq = eager ? 0 : peer.next_seq;
   if (!eager) peer.next_seq += num_chunks;
   try {
     op->head = EncodeTensorHeader(self_, op->step_id, op->key, op->value, op->is_dead, eager, seq, op->kind,
                                   chunked ? static_cast<uint32_t>(staging_->bytes()) : 0);
+    if (seal != nullptr) {
+      SealMessage(&op->head,
+                  eager && bytes > 0 ? std::string_view(static_cast<const char*>(op->value.raw_data()), bytes) : "",
+                  *seal);
+    }
   } catch (const Error& e) {
     op->pending = 1;
     op->Complete(e.status());
@@ -218,6 +226,8 @@ PeerCounters TensorChannel::Counters(int task) const {
   std::lock_guard<std::mutex> l(mu_);
   auto it = rejected_.find(task);
   if (it != rejected_.end()) c.rejected = it->second;
+  it = unauthenticated_.find(task);
+  if (it != unauthenticated_.end()) c.unauthenticated = it->second;
   return c;
 }
 

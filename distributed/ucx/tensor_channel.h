@@ -167,6 +167,7 @@ class TensorChannel {
   mutable std::mutex mu_;
   UcxControlHandler on_control_;
   std::map<int, int64_t> rejected_;  // malformed messages by the task their tag names
+  std::map<int, int64_t> unauthenticated_;  // of those, the ones whose MAC did not verify
   Status last_rejection_;
   int64_t num_rejected_ = 0;
   // ReceiveInto's requests by (step, key); into_count_ lets headers skip the lock when there are none.

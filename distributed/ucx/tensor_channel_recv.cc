@@ -151,6 +151,21 @@ void TensorChannel::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t len
                                           op->src_task, options_.cluster.NumTasks(), self_), nullptr);
     return;
   }
+  // On authenticated connections nothing but the tag's task is trusted before the MAC verified.
+  if (!connector_->key().insecure() && options_.authenticate_messages) {
+    const HmacSha256* key = connector_->RecvKey(op->src_task);
+    const Status sealed = key != nullptr ? CheckMessageSeal(op->buffer, length, *key)
+                                         : errors::Unauthenticated("wire: a message from a task with no authenticated "
+                                                                   "connection to this one");
+    if (!sealed.ok()) {
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        unauthenticated_[op->src_task]++;
+      }
+      Reject(op->src_task, sealed, nullptr);
+      return;
+    }
+  }
   WireMessage m;
   Status s = DecodeMessage(op->buffer, length, &m);
   if (s.ok() && m.header.src_task != op->src_task) {
@@ -161,14 +176,6 @@ void TensorChannel::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t len
     return;
   }
   const auto kind = static_cast<WireKind>(m.header.kind);
-  if (kind == WireKind::kHello || kind == WireKind::kHelloReply) {
-    if (m.dtype != DType::kUInt8 || m.dims.size() != 1 || !m.eager) {
-      Reject(op->src_task, errors::DataLoss("wire: a hello message without a worker address"), nullptr);
-    } else {
-      connector_->OnHello(op->src_task, kind, std::string(reinterpret_cast<const char*>(m.payload), m.header.payload_bytes));
-    }
-    return;
-  }
   const uint64_t step = m.header.step_id;
   if (m.is_dead || m.eager) {
     Tensor value;

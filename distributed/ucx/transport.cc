@@ -45,10 +45,9 @@ UcxTransport::UcxTransport(UcxTransportOptions options, MessageHandler on_messag
     worker_.reset();
     throw;
   }
-  // Hellos come through the connection manager's endpoints (its worker), everything else to the data worker.
   worker_->AddPollHook([this] {
     channel_->ProbeHeaders(worker_->get());
-    if (worker_->cm() != worker_->get()) channel_->ProbeHeaders(worker_->cm());
+    connector_->Poll();  // the TCP listener and connections (throttled)
   });
   worker_->AddTickHook([this] {
     probe_->CheckTimeouts();
@@ -117,10 +116,12 @@ Status UcxTransport::last_rejection() const { return channel_->last_rejection();
 
 int64_t UcxTransport::num_rejected() const { return channel_->num_rejected(); }
 
-Status UcxTransport::SendRawForTesting(int task, uint64_t tag, std::string bytes) {
+Status UcxTransport::SendRawForTesting(int task, uint64_t tag, std::string bytes, bool seal) {
   return worker_->RunSync([&]() -> Status {
     UcxEndpoint* data_ep = connector_->DataEndpoint(task);
     if (data_ep == nullptr) return errors::FailedPrecondition("not connected to {}", PeerName(task));
+    const HmacSha256* key = connector_->SendKey(task);
+    if (seal && key != nullptr && bytes.size() >= kWireHeaderBytes) SealMessage(&bytes, "", *key);
     ucp_request_param_t param{};
     ucs_status_ptr_t req = ucp_tag_send_nbx(data_ep->get(), bytes.data(), bytes.size(), tag, &param);
     if (req == nullptr) return Status();

@@ -10,7 +10,8 @@
 //
 // The transport is the front that UcxRendezvous, the servers and the strategies use; it is made
 // of three parts, each with its own header and threading rule:
-//   PeerConnector  (peer_connector.h)   the listener, the hello handshake, retries, peer failure
+//   PeerConnector  (peer_connector.h)   the TCP listener, the authenticated handshake, retries,
+//                                       peer failure and restarted peers
 //   TensorChannel  (tensor_channel.h)   eager / rendezvous tensors, the receive window and pool,
 //                                       GPU staging, ReceiveInto, rejection, the counters
 //   ThresholdProbe (threshold_probe.h)  the eager threshold measured on each live endpoint
@@ -113,12 +114,18 @@ class UcxTransport {
 
   PeerCounters Counters(int task) const { return channel_->Counters(task); }
   void AddWaitTime(int task, int64_t us) { channel_->AddWaitTime(task, us); }
+  // Inbound connections accepted and dropped by the handshake (with the last drop's reason).
+  HandshakeStats handshake_stats() const { return connector_->handshake_stats(); }
+  // This process start's identity (handshake.h).
+  uint64_t incarnation() const { return connector_->incarnation(); }
   // The last malformed message's error (OK when none) and how many there were.
   Status last_rejection() const;
   int64_t num_rejected() const;
 
   // Sends raw bytes under `tag` to `task` and waits for completion (tests of malformed messages).
-  Status SendRawForTesting(int task, uint64_t tag, std::string bytes);
+  // `seal`: with message authentication on, the bytes (at least a header's worth) get a valid MAC
+  // first, so that they reach the decoder; without it they are rejected as unauthenticated.
+  Status SendRawForTesting(int task, uint64_t tag, std::string bytes, bool seal = true);
 
   UcxWorker* worker() { return worker_.get(); }
   DevicePath device_path() const { return channel_->device_path(); }

@@ -70,6 +70,21 @@ struct UcxTransportOptions {
   size_t staging_depth = 4;
   // How long Connect keeps trying (a peer may not be listening yet).
   std::chrono::milliseconds connect_timeout{10000};
+  // The cluster's secret (ResolveClusterSecret in cluster_resolver.h reads WEFT_CLUSTER_SECRET /
+  // WEFT_CLUSTER_SECRET_FILE): every connection proves it both ways before any UCX address is
+  // exchanged (handshake.h), and it keys the per-message MACs. Empty: the transport refuses to
+  // start unless `insecure` says that anyone who reaches the port may drive this task.
+  std::string cluster_secret;
+  bool insecure = false;
+  // With a secret: every header message (tensor headers, control requests and replies) carries
+  // a truncated HMAC-SHA256 under a per-direction key, checked before the message is trusted.
+  // Off: the handshake alone authenticates (UCX's own transport ports then accept forged headers).
+  bool authenticate_messages = true;
+  // A connection must finish its handshake within this time, or it is dropped (and counted).
+  std::chrono::milliseconds handshake_timeout{5000};
+  // This process start's identity in handshakes (0: random). A peer that reconnects with another
+  // one restarted: its old state is dropped and it is accepted again.
+  uint64_t incarnation = 0;
   // Binds the task's host with this port instead of the spec's (0: a free port, see port()); for
   // tests and launchers that hand ports around afterwards with SetPeerAddress. -1: the spec's port.
   int listen_port_override = -1;
@@ -97,7 +112,8 @@ struct PeerCounters {
   int64_t messages_received = 0, bytes_received = 0, eager_received = 0, rendezvous_received = 0;
   int64_t received_in_place = 0;  // rendezvous receives that landed in the receiver's tensor (ReceiveInto)
   int64_t staged_sent = 0;     // device tensors sent through host bounce buffers (also in rendezvous_sent)
-  int64_t rejected = 0;        // malformed messages from this peer
+  int64_t rejected = 0;        // malformed messages from this peer (unauthenticated ones included)
+  int64_t unauthenticated = 0; // header messages whose MAC did not verify
   int64_t wait_us = 0;         // time Recvs of this peer's tensors waited (added by the rendezvous)
   std::string ToString() const;
 };

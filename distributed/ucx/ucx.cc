@@ -20,24 +20,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Resolves host:port to a sockaddr (numeric or by name, IPv4 or IPv6).
-sockaddr_storage Resolve(const HostPort& address, socklen_t* len) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  const std::string port = std::to_string(address.port);
-  const int rc = getaddrinfo(address.host.c_str(), port.c_str(), &hints, &res);
-  if (rc != 0 || res == nullptr) {
-    throw Error(errors::InvalidArgument("cannot resolve '{}': {}", address.ToString(), gai_strerror(rc)));
-  }
-  sockaddr_storage ss{};
-  std::memcpy(&ss, res->ai_addr, res->ai_addrlen);
-  *len = res->ai_addrlen;
-  freeaddrinfo(res);
-  return ss;
-}
-
 // The futex word of an atomic<int> (lock-free, the int's own storage).
 int* FutexWord(std::atomic<int>* a) { return reinterpret_cast<int*>(a); }
 
@@ -380,6 +362,17 @@ void UcxWorker::AddTickHook(std::function<void()> tick) {
   }, std::chrono::seconds(10));
 }
 
+void UcxWorker::AddWakeFd(int fd) {
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = fd;
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+    throw Error(errors::Internal("{}: epoll_ctl(ADD, {}): {}", options_.name, fd, std::strerror(errno)));
+  }
+}
+
+void UcxWorker::RemoveWakeFd(int fd) { epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr); }
+
 // Work on the progress thread must not take the process down: an exception that escapes it is
 // reported on stderr (there is no caller to give it to) and the loop goes on.
 void UcxWorker::Guarded(const std::function<void()>& fn) {
@@ -507,8 +500,8 @@ void UcxWorker::Loop() {
       continue;
     }
     // (A lender may drive while we sleep: its progress drains what woke us; we then park.)
-    epoll_event events[3];
-    const int n = epoll_wait(epoll_fd_, events, 3, wait_ms);
+    epoll_event events[4];
+    const int n = epoll_wait(epoll_fd_, events, 4, wait_ms);
     for (int i = 0; i < n; ++i) {
       if (events[i].data.fd == wake_fd_) {
         uint64_t v;
@@ -519,67 +512,6 @@ void UcxWorker::Loop() {
     last_activity = Clock::now();  // spin again briefly after waking: more traffic usually follows
   }
   driver_ = nullptr;
-}
-
-UcxListener::UcxListener(UcxWorker* worker, const HostPort& address, RequestCallback on_request)
-    : worker_(worker), on_request_(std::move(on_request)) {
-  socklen_t len = 0;
-  sockaddr_storage ss;
-  if (address.port == 0) {  // an ephemeral port: HostPort::Parse refuses 0, so build it by hand
-    HostPort any = address;
-    any.port = 1;
-    ss = Resolve(any, &len);
-    if (ss.ss_family == AF_INET) reinterpret_cast<sockaddr_in*>(&ss)->sin_port = 0;
-    else reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port = 0;
-  } else {
-    ss = Resolve(address, &len);
-  }
-  ucp_listener_params_t params{};
-  params.field_mask = UCP_LISTENER_PARAM_FIELD_SOCK_ADDR | UCP_LISTENER_PARAM_FIELD_CONN_HANDLER;
-  params.sockaddr.addr = reinterpret_cast<const sockaddr*>(&ss);
-  params.sockaddr.addrlen = len;
-  params.conn_handler.cb = &UcxListener::OnRequest;
-  params.conn_handler.arg = this;
-  ThrowIfError(UcxStatus(ucp_listener_create(worker_->cm(), &params, &listener_),
-                         fmt::format("listening on {}", address.ToString())));
-  ucp_listener_attr_t attr{};
-  attr.field_mask = UCP_LISTENER_ATTR_FIELD_SOCKADDR;
-  const ucs_status_t s = ucp_listener_query(listener_, &attr);
-  if (s != UCS_OK) {
-    ucp_listener_destroy(listener_);
-    ThrowIfError(UcxStatus(s, "ucp_listener_query"));
-  }
-  port_ = attr.sockaddr.ss_family == AF_INET ? ntohs(reinterpret_cast<sockaddr_in*>(&attr.sockaddr)->sin_port)
-                                             : ntohs(reinterpret_cast<sockaddr_in6*>(&attr.sockaddr)->sin6_port);
-}
-
-UcxListener::~UcxListener() {
-  if (listener_ != nullptr) ucp_listener_destroy(listener_);
-}
-
-void UcxListener::OnRequest(ucp_conn_request_h request, void* arg) {
-  auto* self = static_cast<UcxListener*>(arg);
-  self->on_request_(request);
-}
-
-std::unique_ptr<UcxEndpoint> UcxEndpoint::Connect(UcxWorker* worker, const HostPort& address, std::string peer_name,
-                                                  ErrorCallback on_error) {
-  std::unique_ptr<UcxEndpoint> ep(new UcxEndpoint(worker, std::move(peer_name), std::move(on_error)));
-  socklen_t len = 0;
-  const sockaddr_storage ss = Resolve(address, &len);
-  ucp_ep_params_t params{};
-  params.field_mask = UCP_EP_PARAM_FIELD_FLAGS | UCP_EP_PARAM_FIELD_SOCK_ADDR | UCP_EP_PARAM_FIELD_ERR_HANDLER |
-                      UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
-  params.flags = UCP_EP_PARAMS_FLAGS_CLIENT_SERVER;
-  params.sockaddr.addr = reinterpret_cast<const sockaddr*>(&ss);
-  params.sockaddr.addrlen = len;
-  params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
-  params.err_handler.cb = &UcxEndpoint::OnError;
-  params.err_handler.arg = ep.get();
-  ep->owner_ = worker->cm();
-  ThrowIfError(UcxStatus(ucp_ep_create(ep->owner_, &params, &ep->ep_),
-                         fmt::format("connecting to {} at {}", ep->peer_name_, address.ToString())));
-  return ep;
 }
 
 std::unique_ptr<UcxEndpoint> UcxEndpoint::ConnectToWorker(UcxWorker* worker, const std::string& worker_address,
@@ -596,22 +528,6 @@ std::unique_ptr<UcxEndpoint> UcxEndpoint::ConnectToWorker(UcxWorker* worker, con
   ep->owner_ = worker->get();
   ThrowIfError(UcxStatus(ucp_ep_create(ep->owner_, &params, &ep->ep_),
                          fmt::format("connecting to the worker of {}", ep->peer_name_)));
-  return ep;
-}
-
-std::unique_ptr<UcxEndpoint> UcxEndpoint::Accept(UcxWorker* worker, ucp_conn_request_h request, std::string peer_name,
-                                                 ErrorCallback on_error) {
-  std::unique_ptr<UcxEndpoint> ep(new UcxEndpoint(worker, std::move(peer_name), std::move(on_error)));
-  ucp_ep_params_t params{};
-  params.field_mask = UCP_EP_PARAM_FIELD_CONN_REQUEST | UCP_EP_PARAM_FIELD_ERR_HANDLER |
-                      UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
-  params.conn_request = request;
-  params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
-  params.err_handler.cb = &UcxEndpoint::OnError;
-  params.err_handler.arg = ep.get();
-  ep->owner_ = worker->cm();
-  ThrowIfError(UcxStatus(ucp_ep_create(ep->owner_, &params, &ep->ep_),
-                         fmt::format("accepting a connection from {}", ep->peer_name_)));
   return ep;
 }
 

@@ -1,13 +1,13 @@
-// RAII wrappers over UCX's ucp layer: context, worker with its progress thread, listener, endpoints.
+// RAII wrappers over UCX's ucp layer: context, worker with its progress thread, endpoints. (weft
+// accepts connections itself, over TCP: peer_connector.h.)
 //
 //   UcxContext ctx({.config = {{"TLS", "tcp,self"}}});          // UCX_* environment, then these overrides
 //   UcxWorker worker(&ctx);                                      // starts the progress thread
-//   std::unique_ptr<UcxListener> listener;
+//   std::unique_ptr<UcxEndpoint> ep;
 //   ThrowIfError(worker.RunSync([&] {                            // ucp calls happen on the progress thread
-//     listener = std::make_unique<UcxListener>(&worker, HostPort{"127.0.0.1", 0}, on_conn_request);
+//     ep = UcxEndpoint::ConnectToWorker(&worker, peer_worker_address, "worker:1", false, on_error);
 //     return Status();
 //   }, std::chrono::seconds(5)));
-//   int port = listener->port();                                 // the port bound (0 asks for a free one)
 //
 // Threading: the ucp worker is created single-threaded and every ucp call is made on the worker's
 // progress thread. Other threads hand work over with Post() (fire and forget) or RunSync() (waits,
@@ -17,9 +17,9 @@
 // peer, a send in flight) it keeps polling for up to `busy_spin` after the last activity; with
 // nothing outstanding only for `spin`. Then it arms the worker (ucp_worker_arm) and
 // sleeps in epoll on the worker's event fd, a wake-up eventfd and the next timer tick: an idle
-// worker costs no CPU. Listeners and connection-manager endpoints live on a second ucp worker
-// (cm(), see UcxWorkerOptions::cm_worker) that the same thread progresses less often.
-// UcxListener and UcxEndpoint are used on the progress thread only.
+// worker costs no CPU; other fds can wake it too (AddWakeFd: PeerConnector's sockets). Optionally
+// a second ucp worker (cm(), see UcxWorkerOptions::cm_worker) is progressed less often.
+// UcxEndpoint is used on the progress thread only.
 //
 // Every ucs_status_t becomes a weft Status carrying ucs_status_string (UcxStatus below).
 #pragma once
@@ -86,8 +86,8 @@ struct UcxWorkerOptions {
   // (at once when an event wakes it from sleep). In UCX 1.13 those endpoints use the tcp
   // transport, whose progress is an epoll_wait system call: on the data worker it was paid on
   // every round, a large share of a small message's round trip over shared memory (bench/README.md).
-  // Off: one worker for all.
-  bool cm_worker = true;
+  // Off (the default since weft accepts connections itself, peer_connector.h): one worker for all.
+  bool cm_worker = false;
   std::chrono::microseconds cm_poll{200};
   // While a thread drives the worker (DriveUntil) the progress thread parks; it looks again after
   // this long even when nobody woke it (a lender that got its result does not wake it: the next
@@ -133,6 +133,11 @@ class UcxWorker {
   // (`tick`). Add them before traffic starts; they live as long as the worker.
   void AddPollHook(std::function<void()> poll);
   void AddTickHook(std::function<void()> tick);
+  // Wakes the sleeping progress thread when `fd` is readable (level-triggered), so that a poll
+  // hook can serve it: PeerConnector's epoll set of TCP sockets. The fd must outlive the worker
+  // or be removed (RemoveWakeFd) first. Any thread.
+  void AddWakeFd(int fd);
+  void RemoveWakeFd(int fd);
   // This worker's address (for UcxEndpoint::ConnectToWorker on a peer).
   const std::string& address() const { return address_; }
   // True on the thread that drives the worker now: the progress thread, or a thread inside DriveUntil.
@@ -207,37 +212,12 @@ class UcxWorker {
   std::chrono::steady_clock::time_point next_tick_, next_cm_;
 };
 
-// A ucp_listener on one address, on the worker's cm(). Binds exactly `address` (port 0: a free port, see port()).
-// Connection requests are handed to `on_request` on the progress thread, which must accept
-// them (UcxEndpoint::Accept) or reject them (ucp_listener_reject).
-class UcxListener {
- public:
-  using RequestCallback = std::function<void(ucp_conn_request_h request)>;
-  UcxListener(UcxWorker* worker, const HostPort& address, RequestCallback on_request);  // throws Error
-  ~UcxListener();
-  UcxListener(const UcxListener&) = delete;
-  UcxListener& operator=(const UcxListener&) = delete;
-  int port() const { return port_; }
-  ucp_listener_h get() const { return listener_; }
-
- private:
-  static void OnRequest(ucp_conn_request_h request, void* arg);
-  UcxWorker* worker_;
-  RequestCallback on_request_;
-  ucp_listener_h listener_ = nullptr;
-  int port_ = 0;
-};
-
 // An endpoint, with peer-failure handling (UCP_ERR_HANDLING_MODE_PEER) unless asked otherwise: when
 // the peer dies or the connection breaks, the status is recorded and `on_error` runs once on the
 // progress thread.
 class UcxEndpoint {
  public:
   using ErrorCallback = std::function<void(const Status& status)>;
-  // Connects to `address` through UCX's connection manager (on the worker's cm(); Accept too).
-  // `peer_name` names the peer in errors.
-  static std::unique_ptr<UcxEndpoint> Connect(UcxWorker* worker, const HostPort& address, std::string peer_name,
-                                              ErrorCallback on_error);
   // Connects to a worker address (ucp_worker_get_address). With `peer_error_handling` UCX uses only
   // transports that report peer failure (in UCX 1.13: tcp, cma, verbs); without it, shared memory
   // (posix, sysv) too, and failures must be noticed elsewhere (UcxTransport keeps a connection-manager
@@ -245,8 +225,6 @@ class UcxEndpoint {
   static std::unique_ptr<UcxEndpoint> ConnectToWorker(UcxWorker* worker, const std::string& worker_address,
                                                       std::string peer_name, bool peer_error_handling,
                                                       ErrorCallback on_error);
-  static std::unique_ptr<UcxEndpoint> Accept(UcxWorker* worker, ucp_conn_request_h request, std::string peer_name,
-                                             ErrorCallback on_error);
   // Closes (flushing when healthy, forcing otherwise), progressing for at most ~1 s.
   ~UcxEndpoint();
   UcxEndpoint(const UcxEndpoint&) = delete;

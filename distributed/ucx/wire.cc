@@ -1,6 +1,7 @@
 #include "distributed/ucx/wire.h"
 
 #include <bit>
+#include <cstddef>
 #include <cstring>
 
 #include "core/crc32c.h"
@@ -16,6 +17,7 @@ size_t AlignUp64(size_t n) { return (n + 63) & ~size_t{63}; }
 uint32_t HeaderCrc(const WireHeader& h, const uint8_t* rest, size_t rest_bytes) {
   WireHeader copy = h;
   copy.header_crc = 0;
+  copy.reserved1 = 0;  // the MAC (SealMessage) is added after the CRC
   return Crc32c(rest, rest_bytes, Crc32c(&copy, sizeof(copy)));
 }
 
@@ -59,6 +61,39 @@ std::string EncodeTensorHeader(int src_task, uint64_t step_id, std::string_view 
   return out;
 }
 
+namespace {
+
+uint64_t MessageMac(const uint8_t* head, size_t head_bytes, std::string_view payload, const HmacSha256& key) {
+  WireHeader h;
+  std::memcpy(&h, head, sizeof(h));
+  h.reserved1 = 0;
+  return key.Compute64({std::string_view(reinterpret_cast<const char*>(&h), sizeof(h)),
+                        std::string_view(reinterpret_cast<const char*>(head) + sizeof(h), head_bytes - sizeof(h)),
+                        payload});
+}
+
+}  // namespace
+
+void SealMessage(std::string* head, std::string_view payload, const HmacSha256& key) {
+  const uint64_t mac = MessageMac(reinterpret_cast<const uint8_t*>(head->data()), head->size(), payload, key);
+  std::memcpy(head->data() + offsetof(WireHeader, reserved1), &mac, sizeof(mac));
+}
+
+Status CheckMessageSeal(const uint8_t* data, size_t length, const HmacSha256& key) {
+  if (length < kWireHeaderBytes) {
+    return errors::Unauthenticated("wire: a message of {} bytes cannot carry a MAC (the header has {})", length,
+                                   kWireHeaderBytes);
+  }
+  uint64_t got;
+  std::memcpy(&got, data + offsetof(WireHeader, reserved1), sizeof(got));
+  const uint64_t want = MessageMac(data, length, {}, key);
+  if (!ConstantTimeEqual(&got, &want, sizeof(want))) {
+    return errors::Unauthenticated("wire: the message's MAC does not verify (forged, damaged, or from another "
+                                   "incarnation of the sender)");
+  }
+  return Status();
+}
+
 Status DecodeMessage(const uint8_t* data, size_t length, WireMessage* out) {
   *out = WireMessage();
   if (length < kWireHeaderBytes) {
@@ -88,8 +123,7 @@ Status DecodeMessage(const uint8_t* data, size_t length, WireMessage* out) {
   out->key.assign(reinterpret_cast<const char*>(data) + kWireHeaderBytes + 8 * h.rank, h.key_bytes);
   out->header_trusted = true;
   auto bad = [&](Status s) { return s.WithContext(fmt::format("wire: key '{}' (step {})", out->key, h.step_id)); };
-  if (h.kind != static_cast<uint16_t>(WireKind::kTensor) && h.kind != static_cast<uint16_t>(WireKind::kHello) &&
-      h.kind != static_cast<uint16_t>(WireKind::kHelloReply) && h.kind != static_cast<uint16_t>(WireKind::kControlRequest) &&
+  if (h.kind != static_cast<uint16_t>(WireKind::kTensor) && h.kind != static_cast<uint16_t>(WireKind::kControlRequest) &&
       h.kind != static_cast<uint16_t>(WireKind::kControlReply)) {
     return bad(errors::InvalidArgument("unknown message kind {}", h.kind));
   }

@@ -10,12 +10,13 @@
 // messages only) zero padding up to `payload_offset` (a multiple of 64, so the receiver can make a
 // tensor over its receive buffer without copying) and `payload_bytes` of tensor data. All integers
 // are little-endian. `header_crc` is the CRC-32C of the header (with the crc field zero), dims and
-// key: a damaged header is never trusted, whatever its length says.
+// key: a damaged header is never trusted, whatever its length says. `reserved1` carries the
+// message's MAC on authenticated connections (SealMessage) and is outside the CRC.
 //
 // Tags (64 bits): [63..56] class, [55..40] source task (global index), [39..0] sequence.
 //   class 1: a message with a WireHeader (probed for with the class mask; the sequence is 0)
 //   class 2: the data of a rendezvous transfer; its sequence comes from the header's `seq`
-// Kinds 16 and 17 set up connections (worker addresses); 32 and up are reserved for the control plane (register / run / abort / health), which
+// Kinds 16 and 17 (worker addresses) are retired: connections are set up over TCP (handshake.h); 32 and up are reserved for the control plane (register / run / abort / health), which
 // uses the same header with the method in `key` and its body as a uint8 payload.
 #pragma once
 
@@ -24,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/sha256.h"
 #include "core/status.h"
 #include "core/tensor.h"
 
@@ -38,8 +40,6 @@ inline constexpr uint32_t kWireMinChunkBytes = 4096;
 
 enum class WireKind : uint16_t {
   kTensor = 1,        // a rendezvous tensor: key = rendezvous key, payload = the tensor's bytes
-  kHello = 16,        // connection set-up: key "hello", payload = the sender's UCX worker address
-  kHelloReply = 17,   // the answer to kHello, same payload
   kControlFirst = 32, // the control plane (distributed/server/control.h):
   kControlRequest = 32,  // step_id = request id, key = method, payload = uint8 body
   kControlReply = 33,    // step_id = the request's id, key = method, payload = uint8 body
@@ -67,7 +67,7 @@ struct WireHeader {
   uint8_t rank;
   uint32_t payload_offset;  // eager: where the payload starts; rendezvous: the message length
   uint32_t chunk_bytes;     // kWireFlagChunked: the chunk size; 0 otherwise
-  uint64_t reserved1;
+  uint64_t reserved1;  // the truncated HMAC of an authenticated message; 0 otherwise
 };
 static_assert(sizeof(WireHeader) == kWireHeaderBytes);
 
@@ -107,5 +107,18 @@ struct WireMessage {
 // the message length against what the header says; DataLoss or InvalidArgument naming the field
 // and both values otherwise.
 Status DecodeMessage(const uint8_t* data, size_t length, WireMessage* out);
+
+}  // namespace weft
+
+namespace weft {
+
+// Per-message authentication (docs/security.md): the first 8 bytes of HMAC-SHA256 under the
+// direction's key (ClusterKey::MessageKey) over the whole message as sent (header with reserved1
+// zero, dims, key, padding, and an eager message's payload), stored in reserved1. `head` is the
+// message head (EncodeTensorHeader); `payload` the eager payload (empty otherwise).
+void SealMessage(std::string* head, std::string_view payload, const HmacSha256& key);
+// Whether the received message's reserved1 is its MAC under `key`. Checked before the header is
+// decoded (nothing in it is trusted before). Unauthenticated naming what failed otherwise.
+Status CheckMessageSeal(const uint8_t* data, size_t length, const HmacSha256& key);
 
 }  // namespace weft

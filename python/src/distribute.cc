@@ -53,9 +53,11 @@ void InitDistribute(py::module_& m) {
   py::class_<MultiWorkerMirroredStrategy, Strategy, std::shared_ptr<MultiWorkerMirroredStrategy>>(
       m, "MultiWorkerMirroredStrategy")
       .def(py::init([](const std::string& tf_config, int devices_per_worker, double collective_timeout,
-                       double connect_timeout) {
+                       double connect_timeout, bool insecure) {
              MultiWorkerOptions o;
              o.cluster = ClusterConfig::FromTfConfig(tf_config);
+             o.secret = ResolveClusterSecret();
+             o.secret->insecure = o.secret->insecure || insecure;
              o.devices_per_worker = devices_per_worker;
              o.collective_timeout = std::chrono::milliseconds(static_cast<int64_t>(collective_timeout * 1000));
              o.connect_timeout = std::chrono::milliseconds(static_cast<int64_t>(connect_timeout * 1000));
@@ -63,7 +65,7 @@ void InitDistribute(py::module_& m) {
              return std::make_shared<MultiWorkerMirroredStrategy>(o);
            }),
            py::arg("tf_config"), py::arg("devices_per_worker") = 1, py::arg("collective_timeout") = 60.0,
-           py::arg("connect_timeout") = 60.0)
+           py::arg("connect_timeout") = 60.0, py::arg("insecure") = false)
       .def_property_readonly("worker_index", &MultiWorkerMirroredStrategy::worker_index)
       .def(
           "shutdown",

@@ -29,7 +29,7 @@ void InitErrors(py::module_& m) {
     }
   });
   m.def("_raise_error", [](const std::string& code, const std::string& message) {
-    for (int c = static_cast<int>(Code::kCancelled); c <= static_cast<int>(Code::kInternal); ++c) {
+    for (int c = static_cast<int>(Code::kCancelled); c <= static_cast<int>(Code::kUnauthenticated); ++c) {
       if (CodeName(static_cast<Code>(c)) == code) throw Error(Status(static_cast<Code>(c), message));
     }
     throw Error(errors::InvalidArgument("unknown error code '{}'", code));

@@ -1,5 +1,6 @@
 // weft.distribute.Server (distributed/server/server.h), built when UCX is found: a task's server,
 // `join()` for ps tasks, and the remote runner a weft.Session(target=server.target) uses.
+#include "distributed/cluster_resolver.h"
 #include "distributed/distributed_session.h"
 #include "distributed/server/server.h"
 
@@ -10,18 +11,29 @@ namespace weft::python {
 void InitServer(py::module_& m) {
   py::class_<Server, std::shared_ptr<Server>>(m, "Server", "A task's server (distributed/server/server.h).")
       .def(py::init([](const std::string& cluster_json, const std::string& job, int index, int num_cpu_devices,
-                       int threads) {
+                       int threads, bool insecure) {
              ServerOptions o;
+             // The secret from where TF_CONFIG comes from (the environment; docs/security.md).
+             const ClusterSecret secret = ResolveClusterSecret();
+             o.transport.cluster_secret = secret.secret;
+             o.transport.insecure = secret.insecure || insecure;
              o.num_cpu_devices = num_cpu_devices;
              o.intra_op_threads = threads;
              o.inter_op_threads = threads;
              return std::make_shared<Server>(ClusterSpec::FromJson(cluster_json), TaskId{job, index}, o);
            }),
            py::arg("cluster_json"), py::arg("job_name"), py::arg("task_index"), py::arg("num_cpu_devices") = 1,
-           py::arg("threads") = 0)
+           py::arg("threads") = 0, py::arg("insecure") = false)
       .def_property_readonly("target", &Server::target)
       .def_property_readonly("task", [](const Server& s) { return s.task().ToString(); })
       .def_property_readonly("port", [](Server& s) { return s.transport().port(); })
+      .def("handshake_stats",
+           [](Server& s) {
+             const HandshakeStats h = s.transport().handshake_stats();
+             return py::dict(py::arg("accepted") = h.accepted, py::arg("dropped") = h.dropped,
+                             py::arg("last_drop") = h.last_drop.ok() ? std::string() : h.last_drop.ToString());
+           },
+           "Inbound connections accepted and dropped by the handshake, and why the last one was dropped.")
       .def("join", [](Server& s) { RunInterruptibleVoid([&] { s.Join(); }, [&] { s.Stop(); }); },
            "Serves until stop() (or Ctrl-C).")
       .def("stop", &Server::Stop, "Makes join() return; the server serves until it is destroyed.");

@@ -181,16 +181,19 @@ class MultiWorkerMirroredStrategy(Strategy):
     (tf.distribute.MultiWorkerMirroredStrategy). ``cluster_resolver``: where this worker is
     (default TFConfigClusterResolver()); ``devices_per_worker``: CPU replicas in each process;
     ``collective_timeout``: seconds a collective waits for a missing worker before failing.
-    Creating it connects to the other workers (waits up to ``connect_timeout`` seconds for them)."""
+    Creating it connects to the other workers (waits up to ``connect_timeout`` seconds for them).
+    The workers prove a shared secret to each other (WEFT_CLUSTER_SECRET / WEFT_CLUSTER_SECRET_FILE,
+    set by weft-zoo launch and weft.spark.run); ``insecure=True`` runs without one."""
 
     def __init__(self, communication_options=None, cluster_resolver=None, devices_per_worker=1,
-                 collective_timeout=60.0, connect_timeout=60.0):
+                 collective_timeout=60.0, connect_timeout=60.0, insecure=False):
         if not hasattr(_weft.distribute, "MultiWorkerMirroredStrategy"):
             raise RuntimeError("MultiWorkerMirroredStrategy needs UCX: this weft was built without it")
         self.cluster_resolver = cluster_resolver or TFConfigClusterResolver()
         cpp = _weft.distribute.MultiWorkerMirroredStrategy(
             self.cluster_resolver.tf_config(), devices_per_worker=int(devices_per_worker),
-            collective_timeout=float(collective_timeout), connect_timeout=float(connect_timeout))
+            collective_timeout=float(collective_timeout), connect_timeout=float(connect_timeout),
+            insecure=bool(insecure))
         super().__init__(cpp)
         # At exit, leave in order: another worker may still wait for this one's last messages.
         atexit.register(_leave_quietly, weakref.ref(cpp))
@@ -250,7 +253,7 @@ class Server:
     """
 
     def __init__(self, server_or_cluster_def, job_name=None, task_index=None, protocol=None, config=None,
-                 start=True, num_cpu_devices=1, threads=0):
+                 start=True, num_cpu_devices=1, threads=0, insecure=False):
         if not hasattr(_weft.distribute, "Server"):
             raise NotImplementedError("weft.distribute.Server: this build of weft has no UCX")
         if protocol not in (None, "ucx", "grpc"):
@@ -260,8 +263,11 @@ class Server:
             if len(cluster.jobs) != 1:
                 raise ValueError("Server: job_name is needed when the cluster has several jobs (%s)" % cluster.jobs)
             job_name = cluster.jobs[0]
+        # The cluster secret comes from WEFT_CLUSTER_SECRET / WEFT_CLUSTER_SECRET_FILE; without one,
+        # insecure=True (or WEFT_INSECURE=1) says anyone who reaches the port may drive this task.
         self._cpp = _weft.distribute.Server(json.dumps(cluster.as_dict()), job_name,
-                                            0 if task_index is None else int(task_index), num_cpu_devices, threads)
+                                            0 if task_index is None else int(task_index), num_cpu_devices, threads,
+                                            bool(insecure))
         self.cluster_spec = cluster
         _servers[self.target] = self
 
@@ -269,6 +275,10 @@ class Server:
     def target(self):
         """"ucx://host:port": what weft.Session(target=...) takes."""
         return self._cpp.target
+
+    def handshake_stats(self):
+        """{"accepted", "dropped", "last_drop"}: inbound connections that passed or failed the handshake."""
+        return self._cpp.handshake_stats()
 
     def join(self):
         """Serves until stop() is called (or Ctrl-C)."""

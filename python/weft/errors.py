@@ -105,10 +105,15 @@ class InternalError(Error, RuntimeError):
     code = "Internal"
 
 
+class UnauthenticatedError(Error, PermissionError):
+    """A peer did not prove the cluster's secret (docs/security.md)."""
+    code = "Unauthenticated"
+
+
 _BY_CODE = {cls.code: cls for cls in (
     CancelledError, InvalidArgumentError, NotFoundError, AlreadyExistsError, FailedPreconditionError,
     OutOfRangeError, UnimplementedError, ResourceExhaustedError, UnavailableError, DeadlineExceededError,
-    AbortedError, DataLossError, InternalError)}
+    AbortedError, DataLossError, InternalError, UnauthenticatedError)}
 
 
 def error_class(code):

@@ -25,6 +25,7 @@ carries the Python traceback).
 """
 import json
 import os
+import secrets
 import socket
 import sys
 
@@ -63,9 +64,16 @@ def run(fn, num_workers=2, spark=None, args=(), kwargs=None, base_port=None, all
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         spark = SparkSession.builder.master("local[%d]" % num_workers).appName("weft").getOrCreate()
     kwargs = dict(kwargs or {})
+    # One secret for the job's workers (docs/security.md): the user's, or a random one made here;
+    # it travels to the tasks inside the closure (Spark ships it with the job, as the function).
+    secret = os.environ.get("WEFT_CLUSTER_SECRET") or (
+        None if os.environ.get("WEFT_CLUSTER_SECRET_FILE") or os.environ.get("WEFT_INSECURE") == "1"
+        else secrets.token_hex(32))
 
     def task(_):
         context = BarrierTaskContext.get()
+        if secret:
+            os.environ["WEFT_CLUSTER_SECRET"] = secret
         os.environ["TF_CONFIG"] = tf_config_from_barrier(context, base_port)
         os.environ["WEFT_TASK"] = "worker:%d" % context.partitionId()
         result = fn(*args, **kwargs)

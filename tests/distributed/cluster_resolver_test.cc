@@ -2,6 +2,9 @@
 // a hostfile or (all ranks on this machine) loopback; every mistake named.
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -93,4 +96,44 @@ TEST_CASE("cluster resolver: mistakes are named") {
             .find("WEFT_HOSTS names 2 address(es) but there are 3 ranks") != std::string::npos);
   CHECK(ErrorOf(WithEnv({{"PMI_RANK", "0"}, {"PMI_SIZE", "2"}, {"WEFT_HOSTS", "a:99999,b"}}), Code::kInvalidArgument)
             .find("a:99999") != std::string::npos);
+}
+
+TEST_CASE("cluster secret: from WEFT_CLUSTER_SECRET, a private file, or none; every mistake named") {
+  auto resolve = [](std::map<std::string, std::string> vars) { return ResolveClusterSecret(WithEnv(vars).getenv); };
+  auto error_of = [&](std::map<std::string, std::string> vars, Code code) -> std::string {
+    try {
+      resolve(vars);
+    } catch (const Error& e) {
+      CHECK(e.code() == code);
+      return e.status().message();
+    }
+    FAIL("no error thrown");
+    return "";
+  };
+  CHECK(resolve({}).secret.empty());
+  CHECK_FALSE(resolve({}).insecure);
+  CHECK(resolve({{"WEFT_INSECURE", "1"}}).insecure);
+  CHECK(error_of({{"WEFT_INSECURE", "yes"}}, Code::kInvalidArgument).find("WEFT_INSECURE") != std::string::npos);
+  CHECK(resolve({{"WEFT_CLUSTER_SECRET", "abc"}}).secret == "abc");
+  const std::string path = fmt::format("/tmp/weft_secret_test_{}", getpid());
+  {
+    std::ofstream(path) << "from-a-file\n";
+  }
+  chmod(path.c_str(), 0600);
+  CHECK(resolve({{"WEFT_CLUSTER_SECRET_FILE", path}}).secret == "from-a-file");  // the newline dropped
+  chmod(path.c_str(), 0644);  // readable by others: refused, as ssh refuses such keys
+  const std::string open_file = error_of({{"WEFT_CLUSTER_SECRET_FILE", path}}, Code::kFailedPrecondition);
+  CHECK(open_file.find("chmod 600") != std::string::npos);
+  CHECK(open_file.find(path) != std::string::npos);
+  CHECK(error_of({{"WEFT_CLUSTER_SECRET_FILE", path}, {"WEFT_CLUSTER_SECRET", "x"}}, Code::kInvalidArgument)
+            .find("both") != std::string::npos);
+  std::remove(path.c_str());
+  CHECK(error_of({{"WEFT_CLUSTER_SECRET_FILE", path}}, Code::kNotFound).find(path) != std::string::npos);
+  CHECK(error_of({{"WEFT_CLUSTER_SECRET_FILE", "/tmp"}}, Code::kInvalidArgument).find("not a regular file") !=
+        std::string::npos);
+  // Launchers' secrets: 64 hex characters, different every time.
+  const std::string a = GenerateClusterSecret(), b = GenerateClusterSecret();
+  CHECK(a.size() == 64);
+  CHECK(a.find_first_not_of("0123456789abcdef") == std::string::npos);
+  CHECK(a != b);
 }

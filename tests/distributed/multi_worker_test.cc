@@ -131,6 +131,7 @@ std::vector<pid_t> StartWorkers(const std::string& dir, const std::string& role,
       setenv("WEFT_MW_DEVICES", std::to_string(devices_per_worker).c_str(), 1);
       setenv("UCX_TLS", "tcp,self", 1);
       if (timeout_ms > 0) setenv("WEFT_MW_TIMEOUT_MS", std::to_string(timeout_ms).c_str(), 1);
+      setenv("WEFT_CLUSTER_SECRET", "multi-worker-test-secret", 1);  // MultiWorkerOptions::secret unset: from here
       execl("/proc/self/exe", "test_distributed", "--test-case=multi worker child", "--no-intro", nullptr);
       _exit(127);
     }

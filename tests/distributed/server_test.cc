@@ -48,6 +48,7 @@ namespace {
 const char* const kCluster = "worker=127.0.0.1:1,127.0.0.1:2;ps=127.0.0.1:3";  // ports replaced by ephemeral ones
 const char* const kTransports[] = {"tcp,self", "sm,self,tcp"};
 constexpr int kWorker1 = 1, kPs0 = 2;  // global task indices
+const char* const kSecret = "server-test-secret";
 
 ServerOptions Options(const std::string& tls) {
   ServerOptions o;
@@ -57,6 +58,7 @@ ServerOptions Options(const std::string& tls) {
   o.transport.listen_port_override = 0;
   o.transport.connect_timeout = 10s;
   o.transport.context.config["TLS"] = tls;
+  o.transport.cluster_secret = kSecret;
   o.transport.data_peer_error_handling = tls.find("sm") == std::string::npos;
   return o;
 }
@@ -348,7 +350,7 @@ TEST_CASE("server: weft-zoo server serves a ps task from TF_CONFIG until SIGTERM
   const int client_port = FreePort(), ps_port = FreePort();
   const ClusterSpec spec = ClusterSpec::FromFlag(fmt::format("worker=127.0.0.1:{};ps=127.0.0.1:{}", client_port, ps_port));
   const std::string tf_config = ClusterConfig{spec, TaskId{"ps", 0}}.ToTfConfig({"ps", 0});
-  Child ps({WEFT_ZOO_PATH, "server", "--threads", "1"}, {{"TF_CONFIG", tf_config}, {"UCX_TLS", "tcp,self"}}, true);
+  Child ps({WEFT_ZOO_PATH, "server", "--threads", "1"}, {{"TF_CONFIG", tf_config}, {"UCX_TLS", "tcp,self"}, {"WEFT_CLUSTER_SECRET", kSecret}}, true);
   const std::string banner = ReadLine(ps.from_child, 20s);
   CHECK_MESSAGE(banner.find(fmt::format("task ps:0 serving at ucx://127.0.0.1:{}", ps_port)) != std::string::npos, banner);
   ServerOptions options = Options("tcp,self");
@@ -369,6 +371,40 @@ TEST_CASE("server: weft-zoo server serves a ps task from TF_CONFIG until SIGTERM
   }
   REQUIRE(kill(ps.pid, SIGTERM) == 0);
   CHECK(ReadLine(ps.from_child, 20s).find("task ps:0 stopping") != std::string::npos);
+  CHECK(ps.Wait(20s) == 0);
+}
+
+// Issue 17, finding 6: a client that exits and a second one started seconds later (a new
+// process: a new incarnation of worker:0) use the same ps task, which kept its variables. Today's
+// main: the second client's Health on ps:0 timed out ("a failed peer stays failed").
+TEST_CASE("server: a ps task keeps serving, with its variables, a client that restarted") {
+  const int client_port = FreePort(), ps_port = FreePort();
+  const ClusterSpec spec = ClusterSpec::FromFlag(fmt::format("worker=127.0.0.1:{};ps=127.0.0.1:{}", client_port, ps_port));
+  const std::string tf_config = ClusterConfig{spec, TaskId{"ps", 0}}.ToTfConfig({"ps", 0});
+  Child ps({WEFT_ZOO_PATH, "server", "--threads", "1"},
+           {{"TF_CONFIG", tf_config}, {"UCX_TLS", "tcp,self"}, {"WEFT_CLUSTER_SECRET", kSecret}}, true);
+  REQUIRE(ReadLine(ps.from_child, 20s).find("serving at") != std::string::npos);
+  ServerOptions options = Options("tcp,self");
+  options.transport.listen_port_override = -1;  // the spec's port, as a restarted process would bind
+  // w after init and one step of AssignSub(w, 0.1 * dw), in closed form: x @ w0 = [[-8, 24], [-9.5, 16]],
+  // so relu passes column 1 only and dw = x^T @ [[0, 1], [0, 1]] = [[0, 0], [0, 2.5], [0, 5]].
+  const std::vector<float> after_one_step = {1, -2, 3, 3.75f, -5, 5.5f};
+  {
+    Server first(spec, {"worker", 0}, options);
+    Model dist(true);
+    DistributedSession remote(&dist.g, &first, {.step_timeout = 20s, .control_timeout = 15s});
+    remote.Run({}, {}, {dist.init});
+    remote.Run({{dist.x, kX}}, {}, {dist.train});
+  }  // the first client exits
+  Server second(spec, {"worker", 0}, options);
+  Model dist(true);
+  DistributedSession remote(&dist.g, &second, {.step_timeout = 20s, .control_timeout = 15s});
+  const Tensor w = remote.Run({}, {dist.w}, {})[0];  // no init: the ps kept w
+  REQUIRE(w.num_elements() == 6);
+  for (int i = 0; i < 6; ++i) CHECK(w.flat<float>()(i) == doctest::Approx(after_one_step[i]));
+  remote.Run({{dist.x, kX}}, {}, {dist.train});  // and it still trains
+  CHECK(remote.Run({}, {dist.w}, {})[0].flat<float>()(3) == doctest::Approx(3.5f));
+  REQUIRE(kill(ps.pid, SIGTERM) == 0);
   CHECK(ps.Wait(20s) == 0);
 }
 

@@ -148,6 +148,7 @@ UcxTransportOptions Options(int task, const std::string& tls) {
   o.listen_port_override = 0;
   o.connect_timeout = std::chrono::seconds(10);
   o.context.config["TLS"] = tls;
+  o.cluster_secret = "ucx-test-secret";  // the handshake proves it (handshake_test.cc covers its failures)
   o.measure_eager_threshold = false;  // the counts below assume kEagerThreshold (the "threshold" test measures)
   // Over TCP every endpoint reports peer failure; with shared memory only the connection manager's does.
   o.data_peer_error_handling = tls.find("posix") == std::string::npos;
@@ -158,7 +159,7 @@ UcxTransportOptions Options(int task, const std::string& tls) {
 }
 
 // Both sides: listen on a free port, swap ports over the pipe, connect.
-void Handshake(UcxRendezvousMgr& mgr, int in_fd, int out_fd, int peer) {
+void SwapPortsAndConnect(UcxRendezvousMgr& mgr, int in_fd, int out_fd, int peer) {
   WriteLine(out_fd, fmt::format("{}", mgr.transport().port()));
   const std::string line = ReadLine(in_fd, std::chrono::seconds(20));
   REQUIRE_MESSAGE(!line.empty(), "no port from the peer");
@@ -277,7 +278,7 @@ TEST_CASE("ucx child") {
   options.measure_eager_threshold = std::string(scenario) == "threshold";
   CollectiveContext collectives;  // outlives mgr
   UcxRendezvousMgr mgr(options, {std::chrono::seconds(20), nullptr});
-  Handshake(mgr, in_fd, out_fd, 0);
+  SwapPortsAndConnect(mgr, in_fd, out_fd, 0);
   const std::string which = scenario;
   if (which == "echo") {
     const std::vector<Case> cases = Cases();
@@ -357,7 +358,7 @@ void EchoEveryCase(const std::function<std::shared_ptr<DeviceCopier>()>& make_co
       return;
     }
     REQUIRE(mgr.transport().device_path() == DevicePath::kStaged);
-    Handshake(mgr, child.from_child, child.to_child, 1);
+    SwapPortsAndConnect(mgr, child.from_child, child.to_child, 1);
     int64_t expect_rendezvous = 0, expect_staged = 0, expect_rendezvous_back = 0;
     for (size_t i = 0; i < cases.size(); ++i) {
       CAPTURE(i);
@@ -423,7 +424,7 @@ TEST_CASE("ucx: the eager threshold is measured on the live endpoint; sizes arou
     options.threshold_candidates = candidates;
     options.measure_budget = std::chrono::milliseconds(1000);  // generous: a loaded machine times slowly
     UcxRendezvousMgr mgr(options, {std::chrono::seconds(20), nullptr});
-    Handshake(mgr, child.from_child, child.to_child, 1);
+    SwapPortsAndConnect(mgr, child.from_child, child.to_child, 1);
     REQUIRE(mgr.transport().WaitForThreshold(1, std::chrono::seconds(10)));
     const size_t threshold = mgr.transport().EagerThreshold(1);
     const std::string report = mgr.transport().ThresholdReport(1);
@@ -460,7 +461,7 @@ TEST_CASE("ucx: ring, recursive-doubling and hierarchical all-reduce between two
     Child child("ucx child", {{"WEFT_UCX_CHILD", "collective"}, {"WEFT_UCX_CHILD_TLS", tls}});
     CollectiveContext collectives;  // outlives mgr
     UcxRendezvousMgr mgr(Options(0, tls), {std::chrono::seconds(20), nullptr});
-    Handshake(mgr, child.from_child, child.to_child, 1);
+    SwapPortsAndConnect(mgr, child.from_child, child.to_child, 1);
     REQUIRE(ReadLine(child.from_child, std::chrono::seconds(20)) == "posted");
     REQUIRE(mgr.Find(999)->Send(Key(0, 1, "in_place"), {}, Make({DType::kFloat32, TensorShape({kInPlaceElems})}, 9), false).ok());
     CollectiveMember(collectives, mgr, 0);
@@ -475,7 +476,7 @@ TEST_CASE("ucx: malformed and truncated messages are rejected and the receiver k
     CAPTURE(tls);
     Child child("ucx child", {{"WEFT_UCX_CHILD", "malformed"}, {"WEFT_UCX_CHILD_TLS", tls}});
     UcxRendezvousMgr mgr(Options(0, tls), {std::chrono::seconds(20), nullptr});
-    Handshake(mgr, child.from_child, child.to_child, 1);
+    SwapPortsAndConnect(mgr, child.from_child, child.to_child, 1);
     UcxTransport& t = mgr.transport();
     const Tensor good = Make({DType::kFloat32, TensorShape({100})}, 5);
     // 1. Not a message at all. 2. A bad magic. 3. A damaged key (checksum). 4. Truncated payload.
@@ -509,7 +510,7 @@ TEST_CASE("ucx: a Recv from a killed peer fails with Unavailable naming it; an u
     CAPTURE(tls);
     Child child("ucx child", {{"WEFT_UCX_CHILD", "kill"}, {"WEFT_UCX_CHILD_TLS", tls}});
     UcxRendezvousMgr mgr(Options(0, tls), {std::chrono::milliseconds(800), nullptr});
-    Handshake(mgr, child.from_child, child.to_child, 1);
+    SwapPortsAndConnect(mgr, child.from_child, child.to_child, 1);
     // Nobody sends this one: the step fails with DeadlineExceeded naming key and peer.
     Received late = RecvWait(*mgr.Find(1), Key(1, 0, "late"), std::chrono::seconds(10));
     CHECK(late.status.code() == Code::kDeadlineExceeded);

@@ -1,9 +1,16 @@
+import os
+import secrets
 import socket
 
 import numpy as np
 import pytest
 
 import weft
+
+# Every server and worker of these tests (and the processes they start, which inherit it) shares
+# one cluster secret, as weft-zoo launch's tasks do (docs/security.md); tests of a missing or wrong
+# secret set their own.
+os.environ.setdefault("WEFT_CLUSTER_SECRET", "pytest-" + secrets.token_hex(8))
 
 
 @pytest.fixture

@@ -119,3 +119,49 @@ def test_run_options_timeout_bounds_a_step_over_the_cluster(cluster):
         # The limit, plus the bounded grace the client gives the tasks' own replies (1 s).
         assert 1.0 <= took < 3.0, took
         print("remote step timeout: DeadlineExceededError after %.2f s" % took)
+
+
+def test_a_client_with_the_wrong_secret_gets_unauthenticated_naming_the_task(cluster, monkeypatch):
+    spec, ps = cluster
+    monkeypatch.setenv("WEFT_CLUSTER_SECRET", "not-the-cluster-secret")
+    server = weft.distribute.Server(spec, job_name="worker", task_index=0, threads=1)
+    g, x, w, y, step, unset = model("/job:ps/task:0")
+    with pytest.raises(weft.errors.UnauthenticatedError, match="ps:0.*cluster secret"):
+        with weft.Session(server.target, g, step_timeout=20) as remote:
+            remote.run(w.initializer)
+    assert ps.poll() is None  # the ps task is still serving
+
+
+def test_garbage_to_the_ps_port_is_dropped_and_counted_and_the_task_still_serves(cluster):
+    import socket
+    spec, ps = cluster
+    ps_port = int(spec["ps"][0].rsplit(":", 1)[1])
+    for payload in (b"\x00" * 64, b"\xff" * 64, b"WFHS"):
+        with socket.create_connection(("127.0.0.1", ps_port), timeout=5) as s:
+            s.sendall(payload)
+    server = weft.distribute.Server(spec, job_name="worker", task_index=0, threads=1)
+    # Garbage to this process's own server is counted where a test (or an operator) can read it.
+    with socket.create_connection(("127.0.0.1", server._cpp.port), timeout=5) as s:
+        s.sendall(b"\xff" * 64)
+    deadline = time.monotonic() + 5
+    while server.handshake_stats()["dropped"] < 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    stats = server.handshake_stats()
+    assert stats["dropped"] == 1 and "bad magic" in stats["last_drop"] and "127.0.0.1:" in stats["last_drop"]
+    g, x, w, y, step, unset = model("/job:ps/task:0")
+    with weft.Session(server.target, g, step_timeout=20) as remote:
+        remote.run(w.initializer)
+        np.testing.assert_array_equal(remote.run(y, {x: np.array([[1.0, 1.0]], np.float32)}), [[-1.0]])
+    assert ps.poll() is None
+
+
+def test_a_server_without_a_secret_refuses_to_start_unless_insecure(monkeypatch):
+    monkeypatch.delenv("WEFT_CLUSTER_SECRET", raising=False)
+    monkeypatch.delenv("WEFT_CLUSTER_SECRET_FILE", raising=False)
+    monkeypatch.delenv("WEFT_INSECURE", raising=False)
+    (port,) = free_ports(1)
+    spec = {"worker": ["127.0.0.1:%d" % port]}
+    with pytest.raises(weft.errors.FailedPreconditionError, match="WEFT_CLUSTER_SECRET.*--insecure"):
+        weft.distribute.Server(spec, job_name="worker", task_index=0, threads=1)
+    server = weft.distribute.Server(spec, job_name="worker", task_index=0, threads=1, insecure=True)
+    assert server.target == "ucx://127.0.0.1:%d" % port
