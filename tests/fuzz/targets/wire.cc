@@ -29,8 +29,6 @@ std::vector<std::string> Seeds() {
       EncodeTensorHeader(3, 9, "dead", f, true, true, 0),
       EncodeTensorHeader(1, 5, "rendezvous", f, false, false, 42),
       EncodeTensorHeader(1, 5, "chunked", big, false, false, 43, WireKind::kTensor, kWireMinChunkBytes),
-      Eager(EncodeTensorHeader(4, 0, "hello", address, false, true, 0, WireKind::kHello), address),
-      Eager(EncodeTensorHeader(4, 0, "hello", address, false, true, 0, WireKind::kHelloReply), address),
       Eager(EncodeTensorHeader(1, 11, "Health", address, false, true, 0, WireKind::kControlRequest), address),
       Eager(EncodeTensorHeader(1, 11, "Health", address, false, true, 0, WireKind::kControlReply), address),
   };
