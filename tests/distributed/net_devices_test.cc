@@ -87,6 +87,7 @@ UcxTransportOptions LoopbackTask() {
   o.listen_port_override = 0;
   o.measure_eager_threshold = false;
   o.context.config["TLS"] = "tcp,self";
+  o.cluster_secret = "net-devices-test-secret";
   return o;
 }
 
