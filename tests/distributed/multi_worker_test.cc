@@ -269,7 +269,7 @@ TEST_CASE("multi worker: a killed worker makes the other fail naming it") {
 TEST_CASE("multi worker: a stopped worker (SIGSTOP) makes the other fail at its collective timeout (+-10%)") {
   // Issue 17, finding 8: the step failed on time, but the error reached the program late: the
   // leave handshake then waited shutdown_timeout for the stopped peer's "bye", and for sends it
-  // would never take (docs/security-hangs.md).
+  // would never take (docs/security.md, "Hangs").
   constexpr double kTimeout = 3.0;
   const std::string dir = std::filesystem::temp_directory_path() / fmt::format("weft_mw_stop_{}", getpid());
   std::filesystem::create_directories(dir);
