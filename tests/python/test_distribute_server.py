@@ -165,3 +165,36 @@ def test_a_server_without_a_secret_refuses_to_start_unless_insecure(monkeypatch)
         weft.distribute.Server(spec, job_name="worker", task_index=0, threads=1)
     server = weft.distribute.Server(spec, job_name="worker", task_index=0, threads=1, insecure=True)
     assert server.target == "ucx://127.0.0.1:%d" % port
+
+
+CLIENT_SCRIPT = """
+import json, sys
+import numpy as np
+import weft
+sys.path.insert(0, sys.argv[1])
+from test_distribute_server import model
+spec = json.loads(sys.argv[2])
+server = weft.distribute.Server(spec, job_name="worker", task_index=0, threads=1)
+g, x, w, y, step, unset = model("/job:ps/task:0")
+with weft.Session(server.target, g, step_timeout=20) as remote:
+    if sys.argv[3] == "first":
+        remote.run(w.initializer)
+    print("w", json.dumps(remote.run(w).ravel().tolist()), flush=True)
+    remote.run(step)
+"""
+
+
+def test_a_restarted_client_process_uses_the_same_ps_task_and_its_variables(cluster):
+    # Issue 17, finding 6: after one client process (worker:0) ran against a ps task and exited, a
+    # second one started in its place failed with DeadlineExceeded ("Health on task ps:0 ... no
+    # reply": a failed peer stayed failed). Now it rejoins with a new incarnation and sees the
+    # variables the first left: w = [1, -2] halved once by the first client, once more by the second.
+    spec, ps = cluster
+    seen = []
+    for which in ("first", "second"):
+        out = subprocess.run([sys.executable, "-c", CLIENT_SCRIPT, os.path.dirname(__file__), json.dumps(spec), which],
+                             capture_output=True, text=True, timeout=60, env=dict(os.environ, UCX_TLS="tcp,self"))
+        assert out.returncode == 0, out.stderr[-2000:]
+        seen.append(json.loads(out.stdout.split("w ", 1)[1].splitlines()[0]))
+    assert seen == [[1.0, -2.0], [0.5, -1.0]]
+    assert ps.poll() is None
