@@ -1,6 +1,7 @@
 #include "distributed/server/server.h"
 
 #include "core/gpu.h"
+#include "distributed/cluster_resolver.h"
 #include "distributed/ucx/environment.h"
 #include "distributed/ucx/staging.h"
 #include "graph/graph_io.h"
@@ -38,6 +39,14 @@ Server::Server(ClusterSpec cluster, TaskId task, ServerOptions options) : option
   control_pool_ = std::make_unique<ThreadPool>(1, "control");
   UcxTransportOptions t = options_.transport;
   ApplyUcxEnvironment(&t);  // WEFT_UCX_* overrides: whole programs A/B'd without recompiling
+  // Options that name no secret and do not say insecure take the environment's, where TF_CONFIG
+  // comes from (as MultiWorkerOptions::secret does): a C++ program's `Server server(config)`
+  // works under weft-zoo launch, mpirun -x WEFT_CLUSTER_SECRET or a secret file.
+  if (t.cluster_secret.empty() && !t.insecure) {
+    const ClusterSecret secret = ResolveClusterSecret();
+    t.cluster_secret = secret.secret;
+    t.insecure = secret.insecure;
+  }
   t.cluster = std::move(cluster);
   t.task = std::move(task);
   if (!t.device_copier) t.device_copier = SelectDeviceCopier(ProbeGpus().count);  // docs/cuda.md

@@ -46,7 +46,8 @@ struct ServerOptions {
   // A Recv waiting longer than this for another task aborts its step (DeadlineExceeded).
   std::chrono::milliseconds recv_timeout{30000};
   // Transport options (eager threshold, UCX configuration, port override for tests); the cluster
-  // and task are the server's.
+  // and task are the server's. With no cluster_secret and not insecure, the server takes
+  // ResolveClusterSecret()'s (WEFT_CLUSTER_SECRET / _FILE / WEFT_INSECURE).
   UcxTransportOptions transport;
 };
 
