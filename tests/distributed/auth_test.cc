@@ -6,7 +6,6 @@
 #include <doctest/doctest.h>
 
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -24,6 +23,7 @@
 #include <thread>
 
 #include "distributed/ucx/transport.h"
+#include "tests/distributed/listening_sockets.h"
 
 using namespace weft;
 using namespace std::chrono_literals;
@@ -87,47 +87,6 @@ Status SendAndWait(UcxTransport& t, int task, const std::string& key, const Tens
   return f.get();
 }
 
-// The listening TCP sockets of this process (/proc/net/tcp{,6} rows whose inode is one of our
-// fds): weft's listener and UCX's tcp transport's, as `ss -ltnp` shows them.
-std::vector<std::pair<std::string, int>> ListeningSockets() {
-  std::set<std::string> inodes;
-  if (DIR* d = opendir("/proc/self/fd")) {
-    while (dirent* e = readdir(d)) {
-      char target[256];
-      const std::string path = std::string("/proc/self/fd/") + e->d_name;
-      const ssize_t n = readlink(path.c_str(), target, sizeof(target) - 1);
-      if (n <= 0) continue;
-      const std::string t(target, static_cast<size_t>(n));
-      if (t.rfind("socket:[", 0) == 0) inodes.insert(t.substr(8, t.size() - 9));
-    }
-    closedir(d);
-  }
-  std::vector<std::pair<std::string, int>> out;
-  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
-    std::ifstream in(table);
-    std::string line;
-    std::getline(in, line);  // header
-    while (std::getline(in, line)) {
-      std::istringstream row(line);
-      std::string sl, local, remote, state, queues, timer, retr, uid, timeout, inode;
-      row >> sl >> local >> remote >> state >> queues >> timer >> retr >> uid >> timeout >> inode;
-      if (state != "0A" || !inodes.count(inode)) continue;  // 0A: LISTEN
-      const size_t colon = local.find(':');
-      const int port = std::stoi(local.substr(colon + 1), nullptr, 16);
-      std::string host = "127.0.0.1";
-      if (colon == 8) {  // IPv4, little-endian hex
-        const uint32_t a = static_cast<uint32_t>(std::stoul(local.substr(0, 8), nullptr, 16));
-        char buf[INET_ADDRSTRLEN];
-        in_addr addr{a};
-        inet_ntop(AF_INET, &addr, buf, sizeof(buf));
-        if (std::string(buf) != "0.0.0.0") host = buf;
-      }
-      out.emplace_back(host, port);
-    }
-  }
-  return out;
-}
-
 // Connects to host:port, sends `bytes`, then waits up to `hold` for the peer to close (returns
 // whether it closed).
 bool SendRaw(const std::string& host, int port, const std::string& bytes, std::chrono::milliseconds hold) {
@@ -169,16 +128,16 @@ int64_t WaitForDrops(UcxTransport& t, int64_t at_least) {
 TEST_CASE("auth: bad connections to every port a task listens on are dropped and counted; it still serves") {
   Inbox inbox;
   UcxTransport a(Options(0), inbox.Handler(), inbox.OnFailure());
-  const std::vector<std::pair<std::string, int>> ports = ListeningSockets();
+  const std::vector<testing::ListeningSocket> ports = testing::OwnListeningSockets();
   REQUIRE(!ports.empty());
   bool has_ours = false;
-  for (const auto& [host, port] : ports) has_ours |= port == a.port();
+  for (const testing::ListeningSocket& l : ports) has_ours |= l.port == a.port();
   CHECK(has_ours);
   // Garbage to every listening port (ours and UCX's own): the process survives (it used to abort).
-  for (const auto& [host, port] : ports) {
-    INFO("port ", host, ":", port);
-    SendRaw(host, port, std::string(64, '\0'), 50ms);
-    SendRaw(host, port, std::string(64, '\xff'), 50ms);
+  for (const testing::ListeningSocket& l : ports) {
+    INFO("port ", l.ToString());
+    SendRaw(l.ConnectHost(), l.port, std::string(64, '\0'), 50ms);
+    SendRaw(l.ConnectHost(), l.port, std::string(64, '\xff'), 50ms);
   }
   CHECK(WaitForDrops(a, 2) >= 2);
   const ClusterKey key(kSecret);
@@ -190,7 +149,7 @@ TEST_CASE("auth: bad connections to every port a task listens on are dropped and
   const uint32_t gib = 1u << 30;
   std::memcpy(huge.data() + 8, &gib, 4);
   CHECK(SendRaw("127.0.0.1", a.port(), huge, 2s));  // the task closes it at once
-  // Slow: connected, silent: closed after handshake_timeout (300 ms here).
+  // Slow: connected, silent: closed after handshake_timeout (Options() sets a short one).
   const auto t0 = std::chrono::steady_clock::now();
   CHECK(SendRaw("127.0.0.1", a.port(), "", 3s));
   CHECK(std::chrono::steady_clock::now() - t0 >= 250ms);

@@ -19,42 +19,15 @@
 
 #include "distributed/ucx/environment.h"
 #include "distributed/ucx/transport.h"
+#include "tests/distributed/listening_sockets.h"
 
 namespace weft {
 namespace {
 
 // The addresses ("127.0.0.1:43155", "[::1]:5000") of the TCP sockets this process listens on.
 std::vector<std::string> OwnListeningAddresses() {
-  std::set<std::string> inodes;
-  for (const auto& fd : std::filesystem::directory_iterator("/proc/self/fd")) {
-    std::error_code ec;
-    const std::string target = std::filesystem::read_symlink(fd.path(), ec).string();
-    if (!ec && target.rfind("socket:[", 0) == 0) inodes.insert(target.substr(8, target.size() - 9));
-  }
   std::vector<std::string> out;
-  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
-    std::ifstream in(table);
-    std::string line;
-    std::getline(in, line);  // header
-    while (std::getline(in, line)) {
-      std::istringstream f(line);
-      std::string slot, local, remote, state, queues, timer, retr, uid, timeout, inode;
-      f >> slot >> local >> remote >> state >> queues >> timer >> retr >> uid >> timeout >> inode;
-      if (state != "0A" || inodes.count(inode) == 0) continue;  // 0A: TCP_LISTEN
-      // local is HEXADDR:HEXPORT, the address as the kernel stores it (32-bit words, host order).
-      const std::string hex = local.substr(0, local.find(':'));
-      const int port = std::stoi(local.substr(local.find(':') + 1), nullptr, 16);
-      unsigned char bytes[16];
-      for (size_t w = 0; w < hex.size() / 8; ++w) {
-        const uint32_t word = static_cast<uint32_t>(std::stoul(hex.substr(8 * w, 8), nullptr, 16));
-        std::memcpy(bytes + 4 * w, &word, 4);
-      }
-      char text[INET6_ADDRSTRLEN] = {};
-      const bool v4 = hex.size() == 8;
-      inet_ntop(v4 ? AF_INET : AF_INET6, bytes, text, sizeof(text));
-      out.push_back(v4 ? fmt::format("{}:{}", text, port) : fmt::format("[{}]:{}", text, port));
-    }
-  }
+  for (const testing::ListeningSocket& l : testing::OwnListeningSockets()) out.push_back(l.ToString());
   return out;
 }
 

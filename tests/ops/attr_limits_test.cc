@@ -55,7 +55,7 @@ TEST_CASE("pooling windows and strides beyond the limit are InvalidArgument nami
 }
 
 TEST_CASE("Split with num_split beyond kMaxListArity is a prompt InvalidArgument naming the node and attr") {
-  // It used to allocate for 24 s (6 GiB of outputs' bookkeeping) and then throw bad_alloc.
+  // It used to allocate the outputs' bookkeeping for seconds and then throw bad_alloc.
   const Tensor x = Rand({4});
   for (int64_t n : {int64_t{10'000'000}, kMaxListArity + 1, int64_t{1} << 40, std::numeric_limits<int64_t>::max()}) {
     CAPTURE(n);
