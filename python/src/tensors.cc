@@ -117,6 +117,8 @@ void CheckIntegerRange(const py::array& src, DType dt, bool python_value) {
     }
   } else if (kind != 'i' && kind != 'u' && kind != 'b') {
     return;  // strings and the like: numpy's astype reports them
+  } else if (np.attr("can_cast")(src.dtype(), NumpyDType(dt), py::arg("casting") = "safe").cast<bool>()) {
+    return;  // every value of the source's integer type fits (int32 into int64, same dtype): no scan
   }
   const auto [lo, hi] = IntRange(dt);
   for (const char* which : {"argmin", "argmax"}) {
