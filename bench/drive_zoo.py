@@ -1,9 +1,13 @@
-"""Interleaves `weft-zoo bench` and the PyTorch peer (peers_zoo.py) and prints a comparison table.
+"""Interleaves `weft-zoo bench` and its peers and prints a comparison table.
 
     python3 drive_zoo.py --weft-cmd "build-bench/zoo/weft-zoo bench" [--rounds 5] [--models mnist_cnn,mlp]
-                         [--batches 64,256] [--threads 1,2] [--openblas DIR] [--json FILE]
+                         [--batches 64,256] [--threads 1,2] [--peers tf,torch] [--openblas DIR] [--json FILE]
 
-For each round and each (model, batch size, threads) it runs the two implementations one after
+Peers: `tf` is TensorFlow 2.21 CPU (peers_zoo_tf.py in the bench-only venv bench/.venv; every zoo
+model), `torch` is Debian's PyTorch 1.13 with OpenBLAS (peers_zoo.py; mnist_cnn and mlp only, a
+historical row).
+
+For each round and each (model, batch size, threads) it runs the implementations one after
 the other as fresh processes, rotating which goes first every round; each prints one JSON object
 {"model", "batch_size", "threads", "images_per_second"}. This machine's speed drifts up to 2x
 within a minute, so the two figures of a row are taken seconds apart and the table shows medians
@@ -49,6 +53,8 @@ def main():
     p.add_argument("--models", default="mnist_cnn,mlp")
     p.add_argument("--batches", default="64,256")
     p.add_argument("--threads", default="1,2")
+    p.add_argument("--peers", default="tf,torch", help="comma-separated: tf, torch")
+    p.add_argument("--tf-python", default=os.path.join(HERE, ".venv", "bin", "python"))
     p.add_argument("--torch-python", default="/usr/bin/python3")
     p.add_argument("--openblas", help="folder with OpenBLAS's libblas.so.3 for torch (Debian's torch links "
                    "reference BLAS otherwise)")
@@ -65,24 +71,33 @@ def main():
     torch_env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     if args.openblas:
         torch_env["LD_LIBRARY_PATH"] = args.openblas + os.pathsep + torch_env.get("LD_LIBRARY_PATH", "")
-    peer = [args.torch_python, os.path.join(HERE, "peers_zoo.py")]
+    peer_cmds = {"torch": [args.torch_python, os.path.join(HERE, "peers_zoo.py")],
+                 "tf": [args.tf_python, os.path.join(HERE, "peers_zoo_tf.py")]}
+    peer_env = {"torch": torch_env, "tf": dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")}
+    peers = [q for q in args.peers.split(",") if q]
+    for q in peers:
+        if q not in peer_cmds:
+            raise SystemExit(f"unknown peer {q!r} (expected tf or torch)")
+    torch_models = {"mnist_cnn", "mlp"}  # the models peers_zoo.py defines
 
-    impls = ["weft", "torch"]
+    impls = ["weft"] + peers
     results = {}  # (model, batch, threads, impl) -> [images/s per round]
     log = open(args.json, "w") if args.json else None
     try:
         for r in range(args.rounds):
-            order = impls[r % 2:] + impls[:r % 2]
+            order = impls[r % len(impls):] + impls[:r % len(impls)]
             for model in models:
                 for b in batches:
                     for t in threads:
                         tail = [model, "--batch-size", str(b), "--threads", str(t), "--json"]
                         want = {"model": model, "batch_size": b, "threads": t}
                         for impl in order:
+                            if impl == "torch" and model not in torch_models:
+                                continue
                             if impl == "weft":
                                 res = run_json("weft", weft_cmd + tail, None, want)
                             else:
-                                res = run_json("torch", peer + tail, torch_env, want)
+                                res = run_json(impl, peer_cmds[impl] + tail, peer_env[impl], want)
                             results.setdefault((model, b, t, impl), []).append(res["images_per_second"])
                             if log:
                                 log.write(json.dumps(dict(res, impl=impl, round=r)) + "\n")
@@ -92,7 +107,8 @@ def main():
         if log:
             log.close()
 
-    head = f"{'model':<10} {'batch':>5} {'thr':>3} {'weft img/s':>11} {'torch img/s':>11} {'weft/torch':>10}"
+    cols = "".join(f" {q + ' img/s':>11} {'weft/' + q:>10}" for q in peers)
+    head = f"{'model':<10} {'batch':>5} {'thr':>3} {'weft img/s':>11}" + cols
     print(f"training images/s, medians of {args.rounds} interleaved rounds")
     print(head)
     print("-" * len(head))
@@ -100,9 +116,15 @@ def main():
         for b in batches:
             for t in threads:
                 w = statistics.median(results[(model, b, t, "weft")])
-                pt = statistics.median(results[(model, b, t, "torch")])
-                print(f"{model:<10} {b:>5} {t:>3} {w:>11.0f} {pt:>11.0f} {w / pt:>10.2f}")
-
+                line = f"{model:<10} {b:>5} {t:>3} {w:>11.0f}"
+                for q in peers:
+                    got = results.get((model, b, t, q))
+                    if got:
+                        m = statistics.median(got)
+                        line += f" {m:>11.0f} {w / m:>10.2f}"
+                    else:
+                        line += f" {'-':>11} {'-':>10}"
+                print(line)
 
 if __name__ == "__main__":
     main()

@@ -1,23 +1,25 @@
 #!/usr/bin/env bash
-# Model benchmark: steady-state training images/s of weft-zoo's models vs PyTorch, 1 and 2 threads.
+# Model benchmark: steady-state training images/s of weft-zoo's models vs TensorFlow 2.21 CPU (every
+# model) and Debian's PyTorch 1.13 with OpenBLAS (mnist_cnn and mlp: a historical row), 1 and 2 threads.
 #
-#   bench/run_zoo.sh [--rounds N] [--models mnist_cnn,mlp] [--batches 64,256] [--threads 1,2] [--json FILE]
+#   bench/run_zoo.sh [--rounds N] [--models mlp,mnist_cnn,lenet5,resnet20,vgg_small] [--batches 64,256]
+#                    [--threads 1,2] [--peers tf,torch] [--json FILE]
 #
-# 1. installs the peers if missing (bench/setup_peers.sh, run only when PyTorch or the OpenBLAS
-#    it unpacks into bench/.cache is missing: this benchmark needs nothing else),
+# 1. installs the peers if missing (bench/setup_peers.sh, run only when TensorFlow's bench venv,
+#    PyTorch or the OpenBLAS it unpacks into bench/.cache is missing),
 # 2. builds zoo/weft-zoo in $BUILD (default build-bench, release, -march=native) unless WEFT_CMD
 #    names another weft command (it gets "MODEL --batch-size B --threads T --json" appended),
-# 3. runs bench/drive_zoo.py, which interleaves `weft-zoo bench` and bench/peers_zoo.py run by
-#    run and prints the table (medians over rounds; the ratio is weft over PyTorch).
+# 3. runs bench/drive_zoo.py, which interleaves `weft-zoo bench`, bench/peers_zoo_tf.py and
+#    bench/peers_zoo.py run by run and prints the table (medians over rounds; ratios are weft over
+#    each peer, above 1: weft is faster).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
 build="${BUILD:-$root/build-bench}"
 
-# This benchmark needs only PyTorch and OpenBLAS: run setup_peers.sh (which also sets up
-# TensorFlow for the kernel benchmark) only when one of them is missing.
 openblas="$here/.cache/openblas/usr/lib/x86_64-linux-gnu/openblas-openmp"
-if ! /usr/bin/python3 -c 'import torch' 2>/dev/null || [ ! -e "$openblas/libblas.so.3" ]; then
+if ! "$here/.venv/bin/python" -c 'import tensorflow' 2>/dev/null \
+   || ! /usr/bin/python3 -c 'import torch' 2>/dev/null || [ ! -e "$openblas/libblas.so.3" ]; then
   "$here/setup_peers.sh"
 fi
 

@@ -26,6 +26,6 @@ fi
 if ! "$here/.venv/bin/python" -c 'import tensorflow' 2>/dev/null; then
   echo "[setup] creating $here/.venv with tensorflow-cpu" >&2
   /usr/bin/python3 -m venv "$here/.venv"
-  "$here/.venv/bin/pip" install -q tensorflow-cpu >&2
+  "$here/.venv/bin/pip" install -q tensorflow-cpu==2.21.0 >&2
 fi
 echo "[setup] peers ready" >&2

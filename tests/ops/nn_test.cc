@@ -343,6 +343,12 @@ const ConvCase kConvCases[] = {
     {{1, 12, 13, 3}, {2, 3, 3, 17}, {1, 2}, "VALID", {2, 1}}, {{2, 26, 26, 4}, {3, 3, 4, 16}, {1, 1}, "VALID", {1, 1}},
     // More input channels run im2col + GEMM.
     {{2, 6, 7, 6}, {3, 3, 6, 5}, {1, 1}, "SAME", {1, 1}},   {{1, 7, 7, 8}, {3, 2, 8, 4}, {2, 1}, "VALID", {1, 2}},
+    // Deep-net shapes (float32: the oneDNN backend where the build has it, conv_dnnl.h): 16-32
+    // channels at stride 1 and 2, a 1x1 stride-2 projection, odd channel counts, a batch of
+    // several chunks with a short last one.
+    {{2, 12, 12, 16}, {3, 3, 16, 16}, {1, 1}, "SAME", {1, 1}}, {{2, 11, 11, 16}, {3, 3, 16, 32}, {2, 2}, "SAME", {1, 1}},
+    {{2, 8, 8, 16}, {1, 1, 16, 32}, {2, 2}, "VALID", {1, 1}},  {{2, 7, 9, 19}, {3, 3, 19, 13}, {1, 1}, "SAME", {1, 1}},
+    {{5, 16, 16, 32}, {3, 3, 32, 32}, {1, 1}, "SAME", {1, 1}}, {{1, 1, 1, 24}, {3, 3, 24, 8}, {1, 1}, "SAME", {1, 1}},
 };
 
 TEST_CASE("Conv2D and its backprop ops match the naive reference") {
@@ -557,16 +563,22 @@ BnRef RefBatchNorm(const Tensor& x, const Tensor& scale, const Tensor& offset, c
 TEST_CASE("FusedBatchNorm in training and inference mode matches the reference") {
   for (DType dt : {DType::kFloat32, DType::kFloat64}) {
     for (bool training : {true, false}) {
-      INFO(DTypeName(dt) << " training " << training);
-      const Tensor x = Cast(Rand({3, 4, 5, 3}, -2, 4, 61), dt);
-      const Tensor scale = Cast(Rand({3}, 0.5, 2, 62), dt), offset = Cast(Rand({3}, -1, 1, 63), dt);
-      const Tensor mean = Cast(Rand({3}, -0.5, 0.5, 64), dt), var = Cast(Rand({3}, 0.5, 1.5, 65), dt);
-      const AttrMap attrs = {{"epsilon", 0.01}, {"is_training", training}};
-      auto out = RunOp("FusedBatchNorm", {x, scale, offset, mean, var}, attrs);
-      const BnRef ref = RefBatchNorm(x, scale, offset, mean, var, 0.01, training);
-      ExpectNear(out[0], ref.y, 1e-4, 1e-4);
-      ExpectNear(out[1], ref.mean, 1e-5, 1e-5);
-      ExpectNear(out[2], ref.var, 1e-5, 1e-4);
+      // The larger shapes span several of the kernel's reduction blocks; their values sit far
+      // from zero (mean 10), where E[x^2] - mean^2 in float would lose digits.
+      for (const auto& [dims, lo, hi] : std::vector<std::tuple<std::vector<int64_t>, double, double>>{
+               {{3, 4, 5, 3}, -2, 4}, {{3, 24, 24, 16}, 8, 12}, {{2, 40, 30, 5}, 9, 11}}) {
+        INFO(DTypeName(dt) << " training " << training << " x " << TensorShape(dims).ToString());
+        const int64_t C = dims.back();
+        const Tensor x = Cast(Rand(dims, lo, hi, 61), dt);
+        const Tensor scale = Cast(Rand({C}, 0.5, 2, 62), dt), offset = Cast(Rand({C}, -1, 1, 63), dt);
+        const Tensor mean = Cast(Rand({C}, -0.5, 0.5, 64), dt), var = Cast(Rand({C}, 0.5, 1.5, 65), dt);
+        const AttrMap attrs = {{"epsilon", 0.01}, {"is_training", training}};
+        auto out = RunOp("FusedBatchNorm", {x, scale, offset, mean, var}, attrs);
+        const BnRef ref = RefBatchNorm(x, scale, offset, mean, var, 0.01, training);
+        ExpectNear(out[0], ref.y, 1e-4, 1e-4);
+        ExpectNear(out[1], ref.mean, 1e-5, 1e-5);
+        ExpectNear(out[2], ref.var, 1e-5, 1e-4);
+      }
     }
   }
   // Channels last on a [N, C] input too; default epsilon 1e-3 and training mode.
@@ -699,25 +711,39 @@ TEST_CASE("nn ops reject integer inputs, mismatched shapes and wrong ranks") {
 TEST_CASE("FusedBatchNormGrad in training mode: TF's closed form") {
   // x [M, C] with its batch statistics; dx = scale * inv / M * (M dy - sum(dy) - xhat sum(dy xhat)),
   // dscale = sum(dy xhat), doffset = sum(dy), inv = 1 / sqrt(var + eps), xhat = (x - mean) inv.
-  const int64_t m = 4, c = 2;
-  const Tensor x = Rand({m, c}, -1, 1, 31), dy = Rand({m, c}, -1, 1, 32), scale = T<double>({0.5, 2});
-  const double eps = 1e-3;
-  std::vector<double> mean(c, 0), var(c, 0), dx(m * c), dscale(c, 0), doffset(c, 0), sdy(c, 0), sdyx(c, 0);
-  const std::vector<double> xv = V(x), dyv = V(dy);
-  for (int64_t i = 0; i < m * c; ++i) mean[i % c] += xv[i] / m;
-  for (int64_t i = 0; i < m * c; ++i) var[i % c] += (xv[i] - mean[i % c]) * (xv[i] - mean[i % c]) / m;
-  auto xhat = [&](int64_t i) { return (xv[i] - mean[i % c]) / std::sqrt(var[i % c] + eps); };
-  for (int64_t i = 0; i < m * c; ++i) sdy[i % c] += dyv[i], sdyx[i % c] += dyv[i] * xhat(i);
-  for (int64_t i = 0; i < m * c; ++i) {
-    dx[i] = V(scale)[i % c] / std::sqrt(var[i % c] + eps) / m * (m * dyv[i] - sdy[i % c] - xhat(i) * sdyx[i % c]);
+  // The larger shapes span several of the kernel's reduction blocks, with C not a vector width.
+  for (const auto& [m, c] : std::vector<std::pair<int64_t, int64_t>>{{4, 2}, {1500, 17}, {3000, 16}}) {
+    INFO("x [" << m << ", " << c << "]");
+    const Tensor x = Rand({m, c}, -1, 3, 31), dy = Rand({m, c}, -1, 1, 32);
+    const Tensor scale = Rand({c}, 0.5, 2, 33);
+    const double eps = 1e-3;
+    std::vector<double> mean(c, 0), var(c, 0), dx(m * c), dscale(c, 0), doffset(c, 0), sdy(c, 0), sdyx(c, 0);
+    const std::vector<double> xv = V(x), dyv = V(dy);
+    for (int64_t i = 0; i < m * c; ++i) mean[i % c] += xv[i] / m;
+    for (int64_t i = 0; i < m * c; ++i) var[i % c] += (xv[i] - mean[i % c]) * (xv[i] - mean[i % c]) / m;
+    auto xhat = [&](int64_t i) { return (xv[i] - mean[i % c]) / std::sqrt(var[i % c] + eps); };
+    for (int64_t i = 0; i < m * c; ++i) sdy[i % c] += dyv[i], sdyx[i % c] += dyv[i] * xhat(i);
+    for (int64_t i = 0; i < m * c; ++i) {
+      dx[i] = V(scale)[i % c] / std::sqrt(var[i % c] + eps) / m * (m * dyv[i] - sdy[i % c] - xhat(i) * sdyx[i % c]);
+    }
+    const Tensor zeros = T<double>(std::vector<double>(c, 0.0));
+    const auto out = RunOp("FusedBatchNormGrad", {dy, x, scale, T<double>(mean), T<double>(var), zeros, zeros},
+                           {{"epsilon", eps}, {"is_training", true}});
+    ExpectNear(out[0], T<double>(dx, {m, c}), 1e-9, 1e-9);
+    ExpectNear(out[1], T<double>(sdyx), 1e-9, 1e-9);
+    ExpectNear(out[2], T<double>(sdy), 1e-9, 1e-9);
+    // float32: the same sums, accumulated in double by the kernel.
+    const auto out32 = RunOp("FusedBatchNormGrad",
+                             {Cast(dy, DType::kFloat32), Cast(x, DType::kFloat32), Cast(scale, DType::kFloat32),
+                              Cast(T<double>(mean), DType::kFloat32), Cast(T<double>(var), DType::kFloat32),
+                              Cast(zeros, DType::kFloat32), Cast(zeros, DType::kFloat32)},
+                             {{"epsilon", eps}, {"is_training", true}});
+    ExpectNear(out32[0], Cast(T<double>(dx, {m, c}), DType::kFloat32), 1e-4, 1e-3);
+    ExpectNear(out32[1], Cast(T<double>(sdyx), DType::kFloat32), 1e-3, 1e-4);
+    ExpectNear(out32[2], Cast(T<double>(sdy), DType::kFloat32), 1e-3, 1e-4);
   }
-  const Tensor zeros = T<double>({0, 0});
-  const auto out = RunOp("FusedBatchNormGrad", {dy, x, scale, T<double>(mean), T<double>(var), zeros, zeros},
-                         {{"epsilon", eps}, {"is_training", true}});
-  ExpectNear(out[0], T<double>(dx, {m, c}), 1e-9, 1e-9);
-  ExpectNear(out[1], T<double>(sdyx), 1e-9, 1e-9);
-  ExpectNear(out[2], T<double>(sdy), 1e-9, 1e-9);
-  ExpectOpError("FusedBatchNormGrad", {dy, x, T<double>({1, 2, 3}), T<double>(mean), T<double>(var), zeros, zeros},
+  const Tensor x = Rand({4, 2}), dy = Rand({4, 2}), zeros = T<double>({0, 0});
+  ExpectOpError("FusedBatchNormGrad", {dy, x, T<double>({1, 2, 3}), T<double>({0, 0}), T<double>({1, 1}), zeros, zeros},
                 {}, Code::kInvalidArgument, "[3]");
 }
 

@@ -1,20 +1,27 @@
 // FusedBatchNorm and FusedBatchNormGrad, channels last.
 //
 // Shape key: C = channels (last axis), M = number of values per channel (N*H*W for NHWC).
-// x is viewed as a [M, C] matrix; per-channel statistics are column reductions, run as Eigen
-// expressions on the intra-op pool. Per-channel coefficients are folded first so the big passes
+// x is viewed as a [M, C] matrix. Per-channel coefficients are folded first so the big passes
 // are a single multiply-add each: y = x * a + b with a = scale / sqrt(var + eps),
 // b = offset - mean * a.
+//
+// Passes over the data (the op is memory-bound: the number of passes is its cost): training
+// forward reads x once for the statistics (sum and sum of squares together) and once more to
+// write y; backward reads x and dy once for sum(dy) and sum(dy * x), and once more to write dx.
+//
+// Determinism: the per-channel sums are ChannelSums (channel_sums.h), the same bits on any number
+// of threads. Their double accumulators also keep E[x^2] - mean^2 accurate for float data.
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "ops/all_ops.h"
 #include "ops/kernel.h"
+#include "ops/kernels/cpu/channel_sums.h"
 #include "ops/kernels/cpu/nn_kernels.h"
 
 namespace weft {
 namespace {
-
-using Idx = Eigen::DenseIndex;
 
 // Checks x (rank >= 2, channels last) and the per-channel vectors; returns {M, C}.
 std::pair<int64_t, int64_t> CheckBatchNorm(const Tensor& x,
@@ -43,36 +50,52 @@ class FusedBatchNormOp : public OpKernel {
     const Tensor& offset = ctx->input(2);
     const auto [M, C] = CheckBatchNorm(x, {{"scale", &scale}, {"offset", &offset}, {"mean", &ctx->input(3)},
                                            {"variance", &ctx->input(4)}});
-    const auto& d = ctx->eigen_device();
     Tensor* y = ctx->allocate_output(0, x.shape());
     Tensor* mean = ctx->allocate_output(1, TensorShape({C}));
     Tensor* var = ctx->allocate_output(2, TensorShape({C}));
     if (C == 0) return;
-    auto X = x.shaped<T, 2>({M, C});
-    const Eigen::array<Idx, 1> rows{0};
-    const Eigen::DSizes<Idx, 2> one_by_c(1, C);
-    const Eigen::array<Idx, 2> bcast{M, 1};
+    const T* xp = x.data<T>();
+    T* mp = mean->data<T>();
+    T* vp = var->data<T>();
     if (is_training_) {
-      // Two passes (mean, then squared deviations) for accuracy. M == 0 gives NaN statistics.
-      const T inv_m = T(1) / static_cast<T>(M);
-      mean->vec<T>().device(d) = X.sum(rows) * inv_m;
-      var->vec<T>().device(d) = (X - mean->vec<T>().reshape(one_by_c).broadcast(bcast)).square().sum(rows) * inv_m;
+      // One pass for sum and sum of squares. M == 0 gives NaN statistics.
+      const std::vector<double> sums = ChannelSums(ctx->intra_op_pool(), M, C, 2, [&](int64_t r, double* acc) {
+        const T* xr = xp + r * C;
+        double* q = acc + C;
+        for (int64_t c = 0; c < C; ++c) {
+          const double v = xr[c];
+          acc[c] += v;
+          q[c] += v * v;
+        }
+      });
+      const double* sum = sums.data();
+      const double* sumsq = sum + C;
+      const double inv_m = 1.0 / static_cast<double>(M);
+      for (int64_t c = 0; c < C; ++c) {
+        const double mu = sum[c] * inv_m;
+        mp[c] = static_cast<T>(mu);
+        vp[c] = static_cast<T>(M == 0 ? sumsq[c] * inv_m : std::max(0.0, sumsq[c] * inv_m - mu * mu));
+      }
     } else {
-      mean->vec<T>() = ctx->input(3).vec<T>();
-      var->vec<T>() = ctx->input(4).vec<T>();
+      std::copy_n(ctx->input(3).data<T>(), C, mp);
+      std::copy_n(ctx->input(4).data<T>(), C, vp);
     }
-    Tensor a(DTypeOf<T>(), TensorShape({C})), b(DTypeOf<T>(), TensorShape({C}));
+    std::vector<T> a(C), b(C);
     const T* sp = scale.data<T>();
     const T* op = offset.data<T>();
-    const T* mp = mean->data<T>();
-    const T* vp = var->data<T>();
     for (int64_t c = 0; c < C; ++c) {
-      a.data<T>()[c] = sp[c] / std::sqrt(vp[c] + static_cast<T>(epsilon_));
-      b.data<T>()[c] = op[c] - mp[c] * a.data<T>()[c];
+      a[c] = sp[c] / std::sqrt(vp[c] + static_cast<T>(epsilon_));
+      b[c] = op[c] - mp[c] * a[c];
     }
     if (M == 0) return;
-    y->shaped<T, 2>({M, C}).device(d) =
-        X * a.vec<T>().reshape(one_by_c).broadcast(bcast) + b.vec<T>().reshape(one_by_c).broadcast(bcast);
+    T* yp = y->data<T>();
+    const T* ap = a.data();
+    const T* bp = b.data();
+    ForChannelRows(ctx->intra_op_pool(), M, C, [&](int64_t r) {
+      const T* xr = xp + r * C;
+      T* yr = yp + r * C;
+      for (int64_t c = 0; c < C; ++c) yr[c] = xr[c] * ap[c] + bp[c];
+    });
   }
 
  private:
@@ -109,56 +132,65 @@ class FusedBatchNormGradOp : public OpKernel {
                  x.shape().ToString());
     const auto [M, C] = CheckBatchNorm(x, {{"scale", &scale}, {"mean", &mean}, {"variance", &var},
                                            {"mean_backprop", &dmean}, {"variance_backprop", &dvar}});
-    const auto& d = ctx->eigen_device();
     Tensor* dx = ctx->allocate_output(0, x.shape());
     Tensor* dscale = ctx->allocate_output(1, TensorShape({C}));
     Tensor* doffset = ctx->allocate_output(2, TensorShape({C}));
     Tensor* dmean_in = ctx->allocate_output(3, TensorShape({C}));
     Tensor* dvar_in = ctx->allocate_output(4, TensorShape({C}));
     if (C == 0) return;
-    auto X = x.shaped<T, 2>({M, C});
-    auto DY = dy.shaped<T, 2>({M, C});
-    const Eigen::array<Idx, 1> rows{0};
-    const Eigen::DSizes<Idx, 2> one_by_c(1, C);
-    const Eigen::array<Idx, 2> bcast{M, 1};
-    // dscale holds sum(dy * (x - mean)) until scaled by inv below.
-    doffset->vec<T>().device(d) = DY.sum(rows);
-    dscale->vec<T>().device(d) = (DY * (X - mean.vec<T>().reshape(one_by_c).broadcast(bcast))).sum(rows);
+    const T* xp = x.data<T>();
+    const T* dyp = dy.data<T>();
+    const T* mu = mean.data<T>();
+    // One pass: sum(dy) and sum(dy * x); sum(dy * (x - mean)) = sum(dy * x) - mean * sum(dy).
+    const std::vector<double> sums = ChannelSums(ctx->intra_op_pool(), M, C, 2, [&](int64_t r, double* acc) {
+      const T* xr = xp + r * C;
+      const T* dr = dyp + r * C;
+      double* q = acc + C;
+      for (int64_t c = 0; c < C; ++c) {
+        const double g = dr[c];
+        acc[c] += g;
+        q[c] += g * static_cast<double>(xr[c]);
+      }
+    });
+    const double* sum_dy = sums.data();
+    const double* sum_dyx = sum_dy + C;
 
     // dx = dy * k1 + (x - mean) * k2 + k3 per channel.
-    Tensor k1(DTypeOf<T>(), TensorShape({C})), k2(DTypeOf<T>(), TensorShape({C})), k3(DTypeOf<T>(), TensorShape({C}));
+    std::vector<T> k1(C), k2(C), k3(C);
     const T m = static_cast<T>(M);
     for (int64_t c = 0; c < C; ++c) {
       const T inv = T(1) / std::sqrt(var.data<T>()[c] + static_cast<T>(epsilon_));
-      const T s = scale.data<T>()[c], off = doffset->data<T>()[c];
-      const T dsc = dscale->data<T>()[c] * inv;
+      const T s = scale.data<T>()[c];
+      const T off = static_cast<T>(sum_dy[c]);
+      const T dsc = static_cast<T>(sum_dyx[c] - static_cast<double>(mu[c]) * sum_dy[c]) * inv;
+      doffset->data<T>()[c] = off;
       dscale->data<T>()[c] = dsc;
-      k1.data<T>()[c] = s * inv;
+      k1[c] = s * inv;
       if (is_training_) {
-        const T kx = (-s * inv * inv * dsc + T(2) * dvar.data<T>()[c]) / m;
-        const T k0 = (-s * inv * off + dmean.data<T>()[c]) / m;
-        k2.data<T>()[c] = kx;
-        k3.data<T>()[c] = k0;
+        k2[c] = (-s * inv * inv * dsc + T(2) * dvar.data<T>()[c]) / m;
+        k3[c] = (-s * inv * off + dmean.data<T>()[c]) / m;
         dmean_in->data<T>()[c] = 0;
         dvar_in->data<T>()[c] = 0;
       } else {
-        k2.data<T>()[c] = 0;
-        k3.data<T>()[c] = 0;
+        k2[c] = 0;
+        k3[c] = 0;
         dmean_in->data<T>()[c] = dmean.data<T>()[c] - s * inv * off;
         dvar_in->data<T>()[c] = dvar.data<T>()[c] - T(0.5) * s * inv * inv * dsc;
       }
     }
     if (M == 0) return;
-    auto DX = dx->shaped<T, 2>({M, C});
-    // Named maps: the expressions below refer to them.
-    auto K1 = k1.vec<T>(), K2 = k2.vec<T>(), K3 = k3.vec<T>(), MU = mean.vec<T>();
-    if (is_training_) {
-      DX.device(d) = DY * K1.reshape(one_by_c).broadcast(bcast) +
-                     (X - MU.reshape(one_by_c).broadcast(bcast)) * K2.reshape(one_by_c).broadcast(bcast) +
-                     K3.reshape(one_by_c).broadcast(bcast);
-    } else {
-      DX.device(d) = DY * k1.vec<T>().reshape(one_by_c).broadcast(bcast);
-    }
+    T* dxp = dx->data<T>();
+    const T *k1p = k1.data(), *k2p = k2.data(), *k3p = k3.data();
+    ForChannelRows(ctx->intra_op_pool(), M, C, [&](int64_t r) {
+      const T* xr = xp + r * C;
+      const T* dr = dyp + r * C;
+      T* out = dxp + r * C;
+      if (!is_training_) {  // x does not enter: an inf or NaN in x stays out of dx
+        for (int64_t c = 0; c < C; ++c) out[c] = dr[c] * k1p[c];
+        return;
+      }
+      for (int64_t c = 0; c < C; ++c) out[c] = dr[c] * k1p[c] + (xr[c] - mu[c]) * k2p[c] + k3p[c];
+    });
   }
 
  private:

@@ -17,7 +17,9 @@
 #include "ops/all_ops.h"
 #include "ops/kernel.h"
 #include "ops/kernels/cpu/broadcast.h"
+#include "ops/kernels/cpu/channel_sums.h"
 #include "ops/kernels/cpu/conv_direct.h"
+#include "ops/kernels/cpu/conv_dnnl.h"
 #include "ops/kernels/cpu/gemm.h"
 #include "ops/kernels/cpu/nn_kernels.h"
 
@@ -236,6 +238,12 @@ class Conv2DOp : public OpKernel {
       DirectConv(ctx->intra_op_pool(), g, x, f, ep, O, y);
       return;
     }
+    if constexpr (std::is_same_v<T, float>) {
+      if (dnnl_.Forward(ctx->intra_op_pool(), g, O, x, f, y)) {
+        ep.Run(ctx->intra_op_pool(), y, rows, O);
+        return;
+      }
+    }
     const int64_t chunk = std::clamp<int64_t>(kMaxColElements / K, 1, rows);
     Tensor col(DTypeOf<T>(), TensorShape({chunk, K}));
     T* cp = col.data<T>();
@@ -252,6 +260,7 @@ class Conv2DOp : public OpKernel {
  private:
   ConvAttrs a_;
   bool fused_, relu_;
+  DnnlConv dnnl_;
 };
 
 // Inputs: input_sizes (int32 [4]), filter [KH,KW,C,O], out_backprop [N,OH,OW,O].
@@ -275,6 +284,9 @@ class Conv2DBackpropInputOp : public OpKernel {
       Gemm<T>(ctx, dy, f, dx, rows, O, K, false, true, false);
       return;
     }
+    if constexpr (std::is_same_v<T, float>) {
+      if (rows > 0 && O > 0 && dnnl_.BackpropInput(ctx->intra_op_pool(), g, O, dy, f, dx)) return;
+    }
     std::fill(dx, dx + out->num_elements(), T(0));
     if (rows == 0 || O == 0) return;
     const int64_t per_image = g.oh * g.ow * K;
@@ -294,6 +306,7 @@ class Conv2DBackpropInputOp : public OpKernel {
 
  private:
   ConvAttrs a_;
+  DnnlConv dnnl_;
 };
 
 // Inputs: input [N,IH,IW,C], filter_sizes (int32 [4]), out_backprop [N,OH,OW,O].
@@ -324,10 +337,8 @@ class Conv2DBackpropFilterOp : public OpKernel {
       // Each block of output rows sums into its own partial filter gradient; the partials are
       // added up at the end (in block order, so the result does not depend on timing).
       const int64_t out_rows = g.n * g.oh, fsize = K * O;
-      // One block per thread once there is enough work (a block costs a K x O partial sum).
-      const int64_t work = out_rows * g.ow * fsize;
-      const int64_t blocks =
-          work < (int64_t{1} << 18) ? 1 : std::min<int64_t>(out_rows, ctx->intra_op_pool()->num_threads());
+      // Blocks fixed by the shape, not the thread count (a block costs a K x O partial sum).
+      const int64_t blocks = PartialBlocks(out_rows, out_rows * g.ow * fsize);
       std::vector<T> partial((blocks - 1) * fsize, T(0));
       std::fill(df, df + fsize, T(0));
       const int64_t per = (out_rows + blocks - 1) / blocks;
@@ -343,6 +354,9 @@ class Conv2DBackpropFilterOp : public OpKernel {
       }
       return;
     }
+    if constexpr (std::is_same_v<T, float>) {
+      if (O > 0 && dnnl_.BackpropFilter(ctx->intra_op_pool(), g, O, x, dy, df)) return;
+    }
     const int64_t chunk = std::clamp<int64_t>(kMaxColElements / K, 1, rows);
     Tensor col(DTypeOf<T>(), TensorShape({chunk, K}));
     T* cp = col.data<T>();
@@ -357,6 +371,7 @@ class Conv2DBackpropFilterOp : public OpKernel {
 
  private:
   ConvAttrs a_;
+  DnnlConv dnnl_;
 };
 
 // ---- Depthwise: filter [KH,KW,C,M], output channel c*M + m reads input channel c only.

@@ -15,6 +15,7 @@
 
 #include "ops/all_ops.h"
 #include "ops/kernel.h"
+#include "ops/kernels/cpu/channel_sums.h"
 #include "ops/kernels/cpu/conv_direct.h"
 #include "ops/kernels/cuda/launch.h"  // the NaN-propagating comparisons (plain C++)
 
@@ -232,7 +233,7 @@ class ConvPoolBackpropFilterBiasOp : public OpKernel {
     const T* dy = grad.data<T>();
     // One partial sum (filter and bias) per block of pooled rows, added up in block order.
     const int64_t work = rows * PW * p.kh * p.kw * fsize;
-    const int64_t blocks = work < (int64_t{1} << 18) ? 1 : std::min<int64_t>(rows, ctx->intra_op_pool()->num_threads());
+    const int64_t blocks = PartialBlocks(rows, work);  // fixed by the shape, not the thread count
     const int64_t part = fsize + O, per = (rows + blocks - 1) / blocks;
     std::vector<T> partial((blocks - 1) * part, T(0));
     const int64_t row = g.ow * O;

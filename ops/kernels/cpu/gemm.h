@@ -53,8 +53,11 @@ struct GemmProduct {
     if (k == 0 || threads <= 1 || m * n * k < kSmallMatrixFlops) return Run();
     const bool by_rows = m >= n;
     const int64_t len = by_rows ? m : n;
-    // Blocks of a multiple of 16 rows/columns, so each keeps whole GEMM register tiles.
-    const int64_t per = std::max<int64_t>(16, (len / threads + 15) / 16 * 16);
+    // Blocks of a multiple of kSplitAlign rows/columns: each keeps whole GEMM register tiles, and
+    // every output element is then computed by the same kind of micro-kernel, so the same bits, on
+    // any number of threads (Eigen's one-packet edge kernel sums in another order than its two-
+    // and three-packet ones: an edge must fall only where it falls without a split).
+    const int64_t per = std::max<int64_t>(kSplitAlign, (len / threads + kSplitAlign - 1) / kSplitAlign * kSplitAlign);
     const int64_t blocks = (len + per - 1) / per;
     pool->ParallelFor(blocks, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
@@ -71,6 +74,9 @@ struct GemmProduct {
   // Below this many multiply-adds a product runs on one thread: splitting it would cost about as
   // much in thread hand-offs as it saves (its time on one core: bench/README.md, Kernels).
   static constexpr int64_t kSmallMatrixFlops = int64_t{1} << 21;
+  // Three AVX-512 float packets: a multiple of every register tile height Eigen uses for float
+  // and double with AVX2 or AVX-512 (tests/train/determinism_test.cc checks the bits).
+  static constexpr int64_t kSplitAlign = 48;
 };
 
 }  // namespace weft

@@ -12,6 +12,7 @@
 #include "ops/kernel.h"
 #include "ops/kernels/cpu/forward.h"
 #include "ops/kernels/cpu/broadcast.h"
+#include "ops/kernels/cpu/channel_sums.h"
 #include "ops/kernels/cpu/nn_kernels.h"
 
 namespace weft {
@@ -211,18 +212,14 @@ class BiasAddGradOp : public OpKernel {
     Tensor* db = ctx->allocate_output(0, TensorShape({C}));
     if (C == 0) return;
     T* out = db->data<T>();
-    std::fill(out, out + C, T(0));
     const T* dp = dy.data<T>();
-    std::mutex mu;  // guards `out` while the blocks add their partial sums
-    ParallelForCost(ctx->intra_op_pool(), dy.num_elements() / C, C, [&](int64_t b, int64_t e) {
-      std::vector<T> part(C, T(0));
-      for (int64_t r = b; r < e; ++r) {
-        const T* dr = dp + r * C;
-        for (int64_t c = 0; c < C; ++c) part[c] += dr[c];
-      }
-      std::lock_guard<std::mutex> lock(mu);
-      for (int64_t c = 0; c < C; ++c) out[c] += part[c];
+    // In double, over blocks fixed by the shape: the same bits on any number of threads.
+    const std::vector<double> sums = ChannelSums(ctx->intra_op_pool(), dy.num_elements() / C, C, 1,
+                                                 [&](int64_t r, double* acc) {
+      const T* dr = dp + r * C;
+      for (int64_t c = 0; c < C; ++c) acc[c] += dr[c];
     });
+    for (int64_t c = 0; c < C; ++c) out[c] = static_cast<T>(sums[c]);
   }
 };
 

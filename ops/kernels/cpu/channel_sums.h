@@ -1,0 +1,71 @@
+// Reductions over rows that give the same bits on any number of threads (issue 18's determinism):
+// the rows are cut into blocks whose size depends on the shape only, each block sums into its
+// own partial, and the partials are added in block order.
+//
+//   // sums[c] = sum_r dy[r, c], sums[C + c] = sum_r dy[r, c] * x[r, c], in double
+//   std::vector<double> sums = ChannelSums(pool, M, C, 2, [&](int64_t r, double* acc) { ... });
+//
+// Shape key: M = rows, C = channels (the last axis: the values of one row are contiguous).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "core/threadpool.h"
+
+namespace weft {
+
+// Rows per block: about 16K values, a function of C only.
+inline int64_t ChannelBlockRows(int64_t C) { return std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(C, 1)); }
+
+// Sums k per-channel quantities over M rows: row(r, acc) adds row r's terms into acc[j * C + c]
+// (k * C doubles, zeroed per block). Returns the k * C totals.
+template <typename RowFn>
+std::vector<double> ChannelSums(ThreadPool* pool, int64_t M, int64_t C, int k, const RowFn& row) {
+  const int64_t per = ChannelBlockRows(C), width = k * C;
+  const int64_t blocks = (M + per - 1) / per;
+  std::vector<double> partial(static_cast<size_t>(blocks * width), 0.0);
+  auto run = [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      double* acc = partial.data() + i * width;
+      for (int64_t r = i * per, end = std::min(M, r + per); r < end; ++r) row(r, acc);
+    }
+  };
+  if (pool != nullptr && blocks > 1) {
+    pool->ParallelFor(blocks, run);
+  } else {
+    run(0, blocks);
+  }
+  std::vector<double> total(static_cast<size_t>(width), 0.0);
+  for (int64_t i = 0; i < blocks; ++i) {
+    const double* acc = partial.data() + i * width;
+    for (int64_t j = 0; j < width; ++j) total[j] += acc[j];
+  }
+  return total;
+}
+
+// Runs row(r) for every row in parallel over blocks of rows (for passes with no reduction).
+template <typename RowFn>
+void ForChannelRows(ThreadPool* pool, int64_t M, int64_t C, const RowFn& row) {
+  const int64_t per = ChannelBlockRows(C);
+  const int64_t blocks = (M + per - 1) / per;
+  auto run = [&](int64_t b, int64_t e) {
+    for (int64_t r = b * per, end = std::min(M, e * per); r < end; ++r) row(r);
+  };
+  if (pool != nullptr && blocks > 1) {
+    pool->ParallelFor(blocks, run);
+  } else {
+    run(0, blocks);
+  }
+}
+
+// The number of blocks to cut `rows` into when each block keeps its own partial sum (a filter
+// gradient) that is added up in block order at the end: one block for small jobs (`work` multiply-
+// adds), else up to kMaxPartialBlocks, never a function of the thread count.
+constexpr int64_t kMaxPartialBlocks = 16;
+inline int64_t PartialBlocks(int64_t rows, int64_t work) {
+  return work < (int64_t{1} << 18) ? 1 : std::clamp<int64_t>(rows, 1, kMaxPartialBlocks);
+}
+
+}  // namespace weft

@@ -1,0 +1,310 @@
+// oneDNN backend of the float32 Conv2D kernels: see conv_dnnl.h for the contract.
+//
+// Shape key: N = batch, B = images of one chunk, C = input channels, O = output channels,
+// KH/KW = filter window, OH/OW = output height/width.
+#include "ops/kernels/cpu/conv_dnnl.h"
+
+#include "weft_build_config.h"
+
+#if WEFT_DNNL
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include <dnnl.hpp>
+#endif
+
+#include "core/threadpool.h"
+
+namespace weft {
+
+#if WEFT_DNNL
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+
+// A chunk holds about this many multiply-adds (at least one image): large enough that a
+// single-threaded oneDNN call amortizes its set-up (~10 us), small enough that a batch of 32-256
+// gives every pool thread several chunks. It depends on the shape only (determinism: conv_dnnl.h).
+constexpr int64_t kChunkMacs = int64_t{1} << 23;
+
+// The CPU engine: created once, immutable afterwards, safe to share between threads.
+const dnnl::engine& Engine() {
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+// Called before every oneDNN call on a pool thread: its OpenMP regions then run inline on the
+// calling thread (weft's pool is the only source of parallelism: no second team of spinning
+// threads competing for the same cores).
+void SingleThreadedOmp() {
+  thread_local bool set = false;
+  if (!set) {
+    omp_set_num_threads(1);
+    set = true;
+  }
+}
+
+// 64-byte aligned scratch bytes (oneDNN's kernels prefer aligned buffers).
+struct Buffer {
+  void* p = nullptr;
+  explicit Buffer(size_t bytes) : p(bytes == 0 ? nullptr : std::aligned_alloc(64, (bytes + 63) / 64 * 64)) {}
+  ~Buffer() { std::free(p); }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+};
+
+// Runs primitive p with args plus its user scratchpad, on the calling thread.
+void Execute(const dnnl::primitive& p, const dnnl::primitive_desc_base& pd,
+             std::unordered_map<int, memory> args) {
+  SingleThreadedOmp();
+  const memory::desc scratch_md = pd.scratchpad_desc();
+  Buffer scratch(scratch_md.get_size());
+  if (scratch.p != nullptr) args.emplace(DNNL_ARG_SCRATCHPAD, memory(scratch_md, Engine(), scratch.p));
+  dnnl::stream stream(Engine());
+  p.execute(stream, args);
+  stream.wait();
+}
+
+// True for oneDNN's direct JIT kernels ("jit:avx512_core", "brgconv:avx512_core", "jit_1x1:..."),
+// false for its im2col GEMM ("gemm:jit") and reference ("ref:any") ones, which are no faster than
+// weft's own path.
+bool IsDirect(const dnnl::primitive_desc_base& pd) {
+  const std::string impl = pd.impl_info_str();
+  return impl.rfind("jit", 0) == 0 || impl.rfind("brg", 0) == 0;
+}
+
+memory::dims Dims(std::initializer_list<int64_t> v) { return memory::dims(v.begin(), v.end()); }
+
+}  // namespace
+
+// One chunk size's primitives for one pass (null when oneDNN has no direct kernel for it).
+struct DnnlPlan {
+  bool direct = false;
+  memory::desc src, dst, weights;      // src/dst: NHWC for the chunk; weights: the kernel's layout
+  memory::desc plain_weights;          // HWIO
+  dnnl::primitive conv;
+  dnnl::primitive_desc_base conv_pd;
+  dnnl::primitive weights_reorder;     // HWIO -> weights (forward, backprop-input) or back (filter)
+  dnnl::primitive_desc_base reorder_pd;
+};
+
+enum class Pass : int64_t { kForward, kBackpropInput, kBackpropFilter };
+
+struct DnnlConv::Impl {
+  std::mutex mu;
+  std::map<std::array<int64_t, 16>, std::shared_ptr<const DnnlPlan>> plans;  // guarded by mu
+
+  // The plan for `pass` over chunks of b images of geometry g (g.n is ignored).
+  std::shared_ptr<const DnnlPlan> Plan(Pass pass, const Conv2DGeometry& g, int64_t O, int64_t b) {
+    const std::array<int64_t, 16> key{static_cast<int64_t>(pass), b, g.ih, g.iw, g.c, g.kh, g.kw, g.sh, g.sw,
+                                      g.dh, g.dw, g.oh, g.ow, g.pad_top, g.pad_left, O};
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = plans.find(key);
+    if (it != plans.end()) return it->second;
+    auto plan = std::make_shared<DnnlPlan>();
+    try {
+      Build(pass, g, O, b, *plan);
+    } catch (const dnnl::error&) {
+      plan->direct = false;  // a shape oneDNN refuses (e.g. negative right padding): weft's path
+    }
+    plans.emplace(key, plan);
+    return plan;
+  }
+
+  static void Build(Pass pass, const Conv2DGeometry& g, int64_t O, int64_t b, DnnlPlan& plan) {
+    using dt = memory::data_type;
+    const dnnl::engine& eng = Engine();
+    plan.src = memory::desc(Dims({b, g.c, g.ih, g.iw}), dt::f32, Tag::nhwc);
+    plan.dst = memory::desc(Dims({b, O, g.oh, g.ow}), dt::f32, Tag::nhwc);
+    plan.plain_weights = memory::desc(Dims({O, g.c, g.kh, g.kw}), dt::f32, Tag::hwio);
+    const memory::desc any_weights(Dims({O, g.c, g.kh, g.kw}), dt::f32, Tag::any);
+    const memory::dims strides = Dims({g.sh, g.sw});
+    const memory::dims dilates = Dims({g.dh - 1, g.dw - 1});
+    const memory::dims pad_l = Dims({g.pad_top, g.pad_left});
+    // The right/bottom padding that makes the output OH x OW (negative when VALID drops a border).
+    const memory::dims pad_r = Dims({(g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1 - g.ih - g.pad_top,
+                                     (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1 - g.iw - g.pad_left});
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    const auto algo = dnnl::algorithm::convolution_direct;
+    const dnnl::convolution_forward::desc fwd(dnnl::prop_kind::forward_training, algo, plan.src, any_weights,
+                                              plan.dst, strides, dilates, pad_l, pad_r);
+    const dnnl::convolution_forward::primitive_desc fwd_pd(fwd, attr, eng);
+    switch (pass) {
+      case Pass::kForward:
+        plan.conv_pd = fwd_pd;
+        plan.weights = fwd_pd.weights_desc();
+        plan.conv = dnnl::convolution_forward(fwd_pd);
+        break;
+      case Pass::kBackpropInput: {
+        const dnnl::convolution_backward_data::desc bwd(algo, plan.src, any_weights, plan.dst, strides, dilates,
+                                                        pad_l, pad_r);
+        const dnnl::convolution_backward_data::primitive_desc pd(bwd, attr, eng, fwd_pd);
+        plan.conv_pd = pd;
+        plan.weights = pd.weights_desc();
+        plan.conv = dnnl::convolution_backward_data(pd);
+        break;
+      }
+      case Pass::kBackpropFilter: {
+        const dnnl::convolution_backward_weights::desc bwd(algo, plan.src, any_weights, plan.dst, strides,
+                                                           dilates, pad_l, pad_r);
+        const dnnl::convolution_backward_weights::primitive_desc pd(bwd, attr, eng, fwd_pd);
+        plan.conv_pd = pd;
+        plan.weights = pd.diff_weights_desc();
+        plan.conv = dnnl::convolution_backward_weights(pd);
+        break;
+      }
+    }
+    plan.direct = IsDirect(plan.conv_pd);
+    if (!plan.direct) return;
+    const bool to_plain = pass == Pass::kBackpropFilter;
+    const dnnl::reorder::primitive_desc rpd(eng, to_plain ? plan.weights : plan.plain_weights, eng,
+                                            to_plain ? plan.plain_weights : plan.weights, attr);
+    plan.reorder_pd = rpd;
+    plan.weights_reorder = dnnl::reorder(rpd);
+  }
+};
+
+namespace {
+
+// The batch cut into chunks of `per` images (the last one shorter).
+struct Chunks {
+  int64_t per, count;
+  Chunks(const Conv2DGeometry& g, int64_t O) {
+    const int64_t image_macs = std::max<int64_t>(1, g.oh * g.ow * O * g.kh * g.kw * g.c);
+    per = std::clamp<int64_t>((kChunkMacs + image_macs - 1) / image_macs, 1, g.n);
+    count = (g.n + per - 1) / per;
+  }
+  int64_t images(int64_t i, int64_t n) const { return std::min(per, n - i * per); }
+};
+
+// Runs body(i) for every chunk i on the pool, one chunk per call.
+template <typename F>
+void ForChunks(ThreadPool* pool, int64_t count, const F& body) {
+  if (pool == nullptr || count == 1) {
+    for (int64_t i = 0; i < count; ++i) body(i);
+    return;
+  }
+  pool->ParallelFor(count, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) body(i);
+  });
+}
+
+}  // namespace
+
+DnnlConv::DnnlConv() : impl_(std::make_unique<Impl>()) {}
+DnnlConv::~DnnlConv() = default;
+bool DnnlConv::Available() { return true; }
+
+// Forward and backprop-input share their shape: a filter reordered once, then chunks that map
+// an NHWC slice of `in` (B images of in_image values each) to a slice of `out`.
+namespace {
+bool RunWithFilter(DnnlConv::Impl& impl, Pass pass, ThreadPool* pool, const Conv2DGeometry& g, int64_t O,
+                   const float* in, const float* f, float* out) {
+  const Chunks chunks(g, O);
+  const auto full = impl.Plan(pass, g, O, chunks.per);
+  const int64_t last_n = chunks.images(chunks.count - 1, g.n);
+  const auto last = last_n == chunks.per ? full : impl.Plan(pass, g, O, last_n);
+  if (!full->direct || !last->direct || full->weights != last->weights) return false;
+  const dnnl::engine& eng = Engine();
+  Buffer blocked(full->weights.get_size());
+  Execute(full->weights_reorder, full->reorder_pd,
+          {{DNNL_ARG_FROM, memory(full->plain_weights, eng, const_cast<float*>(f))},
+           {DNNL_ARG_TO, memory(full->weights, eng, blocked.p)}});
+  const bool fwd = pass == Pass::kForward;
+  const int64_t in_image = fwd ? g.ih * g.iw * g.c : g.oh * g.ow * O;
+  const int64_t out_image = fwd ? g.oh * g.ow * O : g.ih * g.iw * g.c;
+  ForChunks(pool, chunks.count, [&](int64_t i) {
+    const DnnlPlan& p = chunks.images(i, g.n) == chunks.per ? *full : *last;
+    float* src = const_cast<float*>(in) + i * chunks.per * in_image;
+    float* dst = out + i * chunks.per * out_image;
+    if (fwd) {
+      Execute(p.conv, p.conv_pd,
+              {{DNNL_ARG_SRC, memory(p.src, eng, src)}, {DNNL_ARG_WEIGHTS, memory(p.weights, eng, blocked.p)},
+               {DNNL_ARG_DST, memory(p.dst, eng, dst)}});
+    } else {
+      Execute(p.conv, p.conv_pd,
+              {{DNNL_ARG_DIFF_DST, memory(p.dst, eng, src)}, {DNNL_ARG_WEIGHTS, memory(p.weights, eng, blocked.p)},
+               {DNNL_ARG_DIFF_SRC, memory(p.src, eng, dst)}});
+    }
+  });
+  return true;
+}
+}  // namespace
+
+bool DnnlConv::Forward(ThreadPool* pool, const Conv2DGeometry& g, int64_t O, const float* x, const float* f,
+                       float* y) {
+  return RunWithFilter(*impl_, Pass::kForward, pool, g, O, x, f, y);
+}
+
+bool DnnlConv::BackpropInput(ThreadPool* pool, const Conv2DGeometry& g, int64_t O, const float* dy,
+                             const float* f, float* dx) {
+  return RunWithFilter(*impl_, Pass::kBackpropInput, pool, g, O, dy, f, dx);
+}
+
+bool DnnlConv::BackpropFilter(ThreadPool* pool, const Conv2DGeometry& g, int64_t O, const float* x,
+                              const float* dy, float* df) {
+  const Chunks chunks(g, O);
+  const auto full = impl_->Plan(Pass::kBackpropFilter, g, O, chunks.per);
+  const int64_t last_n = chunks.images(chunks.count - 1, g.n);
+  const auto last = last_n == chunks.per ? full : impl_->Plan(Pass::kBackpropFilter, g, O, last_n);
+  if (!full->direct || !last->direct) return false;
+  const dnnl::engine& eng = Engine();
+  const int64_t fsize = g.kh * g.kw * g.c * O;
+  // Chunk 0 writes df itself; chunk i > 0 its own plain partial, added in chunk order below.
+  std::vector<float> partials((chunks.count - 1) * fsize);
+  ForChunks(pool, chunks.count, [&](int64_t i) {
+    const DnnlPlan& p = chunks.images(i, g.n) == chunks.per ? *full : *last;
+    Buffer blocked(p.weights.get_size());
+    Execute(p.conv, p.conv_pd,
+            {{DNNL_ARG_SRC, memory(p.src, eng, const_cast<float*>(x) + i * chunks.per * g.ih * g.iw * g.c)},
+             {DNNL_ARG_DIFF_DST, memory(p.dst, eng, const_cast<float*>(dy) + i * chunks.per * g.oh * g.ow * O)},
+             {DNNL_ARG_DIFF_WEIGHTS, memory(p.weights, eng, blocked.p)}});
+    float* plain = i == 0 ? df : partials.data() + (i - 1) * fsize;
+    Execute(p.weights_reorder, p.reorder_pd,
+            {{DNNL_ARG_FROM, memory(p.weights, eng, blocked.p)}, {DNNL_ARG_TO, memory(p.plain_weights, eng, plain)}});
+  });
+  if (chunks.count > 1) {
+    // Every element sums its partials in chunk order: the same bits whatever the split below.
+    auto add = [&](int64_t b, int64_t e) {
+      for (int64_t i = 1; i < chunks.count; ++i) {
+        const float* p = partials.data() + (i - 1) * fsize;
+        for (int64_t j = b; j < e; ++j) df[j] += p[j];
+      }
+    };
+    if (pool != nullptr && fsize * chunks.count >= (int64_t{1} << 16)) {
+      pool->ParallelFor(fsize, add);
+    } else {
+      add(0, fsize);
+    }
+  }
+  return true;
+}
+
+#else  // no oneDNN in this build: every call leaves the work to weft's own kernels.
+
+struct DnnlConv::Impl {};
+DnnlConv::DnnlConv() = default;
+DnnlConv::~DnnlConv() = default;
+bool DnnlConv::Available() { return false; }
+bool DnnlConv::Forward(ThreadPool*, const Conv2DGeometry&, int64_t, const float*, const float*, float*) {
+  return false;
+}
+bool DnnlConv::BackpropInput(ThreadPool*, const Conv2DGeometry&, int64_t, const float*, const float*, float*) {
+  return false;
+}
+bool DnnlConv::BackpropFilter(ThreadPool*, const Conv2DGeometry&, int64_t, const float*, const float*, float*) {
+  return false;
+}
+
+#endif
+
+}  // namespace weft

@@ -1,0 +1,61 @@
+// oneDNN (Debian's libdnnl, when the build found it) as a backend of the float32 Conv2D kernels.
+//
+//   DnnlConv dnnl;                                   // one per kernel: it caches its primitives
+//   if (!dnnl.Forward(pool, g, O, x, f, y)) { ... weft's own im2col / direct path ... }
+//
+// Shape key as in conv.cc: NHWC input [N,IH,IW,C], HWIO filter [KH,KW,C,O], NHWC output
+// [N,OH,OW,O]. Activations stay in weft's NHWC layout (oneDNN's direct JIT kernels read and write
+// it); only the filter is reordered to oneDNN's blocked layout, and the filter gradient back.
+//
+// Why a backend: for the channel counts deep nets have (16-512), oneDNN's register-blocked direct
+// kernels run several times faster than im2col + GEMM (bench/README.md, "Kernels"). A pass runs
+// here only when oneDNN offers a JIT direct kernel for the shape; where it would fall back to its
+// own im2col GEMM or reference code, the call returns false and the caller runs weft's path.
+//
+// Threads and determinism: weft, not oneDNN's OpenMP, owns the parallelism. The batch is cut into
+// chunks of a fixed number of images that depends on the shape only, never on the thread count;
+// each chunk is one single-threaded oneDNN call on the intra-op pool. The filter gradient sums the
+// chunks' partial gradients in chunk order, so every result is the same bits at any thread count.
+//
+// Thread safety: the methods may be called concurrently (the plan cache is locked; executions
+// use their own scratch memory).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "ops/kernels/cpu/nn_kernels.h"
+
+namespace weft {
+
+class ThreadPool;
+
+class DnnlConv {
+ public:
+  DnnlConv();
+  ~DnnlConv();
+  DnnlConv(const DnnlConv&) = delete;
+  DnnlConv& operator=(const DnnlConv&) = delete;
+
+  // True when this libweft was built with oneDNN.
+  static bool Available();
+
+  // Each returns true when it computed the whole output, false (having written nothing) when
+  // this build has no oneDNN or oneDNN has no direct kernel for the shape. Shapes are checked by
+  // the caller; O > 0 and g.n * g.oh * g.ow > 0.
+  // y [N,OH,OW,O] = conv(x, f).
+  bool Forward(ThreadPool* pool, const Conv2DGeometry& g, int64_t O, const float* x, const float* f, float* y);
+  // dx [N,IH,IW,C] = the input gradient for dy [N,OH,OW,O].
+  bool BackpropInput(ThreadPool* pool, const Conv2DGeometry& g, int64_t O, const float* dy, const float* f,
+                     float* dx);
+  // df [KH,KW,C,O] = the filter gradient for dy.
+  bool BackpropFilter(ThreadPool* pool, const Conv2DGeometry& g, int64_t O, const float* x, const float* dy,
+                      float* df);
+
+  struct Impl;  // the plan cache (conv_dnnl.cc)
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace weft
