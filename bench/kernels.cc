@@ -1,5 +1,5 @@
-// bench_kernels: times MatMul and Conv2D through a weft Session at 1 and 2 intra-op threads and
-// prints one JSON line per (case, threads):
+// bench_kernels: times MatMul, Conv2D and Conv2D's two backprops through a weft Session at 1 and 2
+// intra-op threads and prints one JSON line per (case, threads):
 //
 //   {"impl":"weft","op":"matmul","shape":"512x512x512","threads":1,"ms":1.93,"gflops":139.1,"peak_frac":0.93}
 //
@@ -11,12 +11,15 @@
 //   bench_kernels --serve              reads cases from stdin, one per line, answers each with a
 //                                      JSON line (bench/drive_kernels.py interleaves it with peers):
 //                                        matmul M K N THREADS
-//                                        conv2d N H W C KH KW O SAME|VALID THREADS
+//                                        OP N H W C KH KW O [STRIDE] SAME|VALID THREADS
+//                                      with OP conv2d (forward), conv2d_bi (backprop input) or
+//                                      conv2d_bf (backprop filter); all count the forward's FLOPs.
 //
 // Each case builds its graph once (inputs are Placeholders fed every run, so nothing is folded)
 // and one Session per thread count; a run is Session::Run fetching the result, after 2 warm-up
 // runs. Reported time: the median run.
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <iostream>
 #include <map>
@@ -36,21 +39,24 @@ namespace {
 using namespace weft;
 
 struct Case {
-  std::string op;             // "matmul" or "conv2d"
-  std::vector<int64_t> dims;  // matmul: M K N; conv2d: N H W C KH KW O
+  std::string op;             // "matmul", "conv2d", "conv2d_bi" or "conv2d_bf"
+  std::vector<int64_t> dims;  // matmul: M K N; conv: N H W C KH KW O
   std::string padding = "SAME";
+  int64_t stride = 1;
 
+  bool conv() const { return op != "matmul"; }
   std::string Shape() const {
     std::string s;
     for (int64_t d : dims) s += (s.empty() ? "" : "x") + std::to_string(d);
-    return op == "conv2d" ? s + "_" + padding : s;
+    if (!conv()) return s;
+    return s + (stride != 1 ? "_s" + std::to_string(stride) : "") + "_" + padding;
   }
-  // Multiply-adds count as 2 FLOP.
+  int64_t Out(int64_t in, int64_t k) const { return padding == "SAME" ? (in + stride - 1) / stride : (in - k) / stride + 1; }
+  // Multiply-adds count as 2 FLOP; a backprop does as many as its forward.
   double Flops() const {
     if (op == "matmul") return 2.0 * dims[0] * dims[1] * dims[2];
     int64_t n = dims[0], h = dims[1], w = dims[2], c = dims[3], kh = dims[4], kw = dims[5], o = dims[6];
-    int64_t oh = padding == "SAME" ? h : h - kh + 1, ow = padding == "SAME" ? w : w - kw + 1;
-    return 2.0 * n * oh * ow * o * kh * kw * c;
+    return 2.0 * n * Out(h, kh) * Out(w, kw) * o * kh * kw * c;
   }
 };
 
@@ -68,16 +74,35 @@ class Bench {
  public:
   explicit Bench(const Case& c) : case_(c), s_(Scope::Root(&g_)) {
     const auto& d = c.dims;
+    const std::vector<int64_t> strides = {c.stride, c.stride};
     if (c.op == "matmul") {
       a_value_ = RandomTensor({d[0], d[1]}, 1);
       b_value_ = RandomTensor({d[1], d[2]}, 2);
+    } else if (c.op == "conv2d_bi") {
+      a_value_ = RandomTensor({d[0], c.Out(d[1], d[4]), c.Out(d[2], d[5]), d[6]}, 1);  // dy NHWC
+      b_value_ = RandomTensor({d[4], d[5], d[3], d[6]}, 2);                             // filter HWIO
+    } else if (c.op == "conv2d_bf") {
+      a_value_ = RandomTensor({d[0], d[1], d[2], d[3]}, 1);                             // x NHWC
+      b_value_ = RandomTensor({d[0], c.Out(d[1], d[4]), c.Out(d[2], d[5]), d[6]}, 2);  // dy NHWC
     } else {
       a_value_ = RandomTensor({d[0], d[1], d[2], d[3]}, 1);  // NHWC
       b_value_ = RandomTensor({d[4], d[5], d[3], d[6]}, 2);  // HWIO
     }
     a_ = ops::Placeholder(s_.WithOpName("a"), DType::kFloat32, a_value_.shape());
     b_ = ops::Placeholder(s_.WithOpName("b"), DType::kFloat32, b_value_.shape());
-    y_ = c.op == "matmul" ? ops::MatMul(s_, a_, b_) : ops::Conv2D(s_, a_, b_, {1, 1}, c.padding);
+    if (c.op == "matmul") {
+      y_ = ops::MatMul(s_, a_, b_);
+    } else if (c.op == "conv2d_bi") {
+      const Output sizes = ops::Const(s_, std::vector<int32_t>{int32_t(d[0]), int32_t(d[1]), int32_t(d[2]), int32_t(d[3])},
+                                      TensorShape({4}));
+      y_ = ops::Conv2DBackpropInput(s_, sizes, b_, a_, strides, c.padding);
+    } else if (c.op == "conv2d_bf") {
+      const Output sizes = ops::Const(s_, std::vector<int32_t>{int32_t(d[4]), int32_t(d[5]), int32_t(d[3]), int32_t(d[6])},
+                                      TensorShape({4}));
+      y_ = ops::Conv2DBackpropFilter(s_, a_, sizes, b_, strides, c.padding);
+    } else {
+      y_ = ops::Conv2D(s_, a_, b_, strides, c.padding);
+    }
   }
 
   // Median milliseconds of one Run at `threads` intra-op threads.
@@ -118,17 +143,27 @@ std::string Report(const Case& c, int threads, double ms, double peak_per_core) 
                      c.op, c.Shape(), threads, ms, gflops, gflops / (peak_per_core * threads));
 }
 
-// "matmul M K N T" or "conv2d N H W C KH KW O PAD T"; returns false on a malformed line.
+// "matmul M K N T" or "OP N H W C KH KW O [S] PAD T"; returns false on a malformed line.
 bool ParseCase(const std::string& line, Case* c, int* threads) {
   std::istringstream in(line);
   if (!(in >> c->op)) return false;
-  size_t n = c->op == "matmul" ? 3 : c->op == "conv2d" ? 7 : 0;
+  const bool conv = c->op == "conv2d" || c->op == "conv2d_bi" || c->op == "conv2d_bf";
+  size_t n = c->op == "matmul" ? 3 : conv ? 7 : 0;
   if (n == 0) return false;
   c->dims.assign(n, 0);
   for (auto& d : c->dims) {
     if (!(in >> d) || d <= 0) return false;
   }
-  if (c->op == "conv2d" && !(in >> c->padding && (c->padding == "SAME" || c->padding == "VALID"))) return false;
+  if (conv) {
+    std::string tok;
+    if (!(in >> tok)) return false;
+    if (!tok.empty() && std::isdigit(static_cast<unsigned char>(tok[0]))) {
+      c->stride = std::stoll(tok);
+      if (c->stride <= 0 || !(in >> tok)) return false;
+    }
+    c->padding = tok;
+    if (c->padding != "SAME" && c->padding != "VALID") return false;
+  }
   return static_cast<bool>(in >> *threads) && *threads > 0;
 }
 

@@ -663,6 +663,11 @@ Output Conv2DBackpropInput(const Scope& s, Output input_sizes, Output filter, Ou
   return s.Op("Conv2DBackpropInput", {input_sizes, filter, out_backprop},
               {{"strides", strides}, {"padding", padding}, {"dilations", dilations}});
 }
+Output Conv2DBackpropFilter(const Scope& s, Output input, Output filter_sizes, Output out_backprop,
+                            std::vector<int64_t> strides, std::string padding, std::vector<int64_t> dilations) {
+  return s.Op("Conv2DBackpropFilter", {input, filter_sizes, out_backprop},
+              {{"strides", strides}, {"padding", padding}, {"dilations", dilations}});
+}
 Output MaxPool(const Scope& s, Output input, std::vector<int64_t> ksize, std::vector<int64_t> strides, std::string padding) {
   return s.Op("MaxPool", {input}, {{"ksize", ksize}, {"strides", strides}, {"padding", padding}});
 }

@@ -27,6 +27,11 @@ Output Conv2D(const Scope& s, Output input, Output filter, std::vector<int64_t> 
 Output Conv2DBackpropInput(const Scope& s, Output input_sizes, Output filter, Output out_backprop,
                            std::vector<int64_t> strides = {1, 1}, std::string padding = "VALID",
                            std::vector<int64_t> dilations = {1, 1});
+// The gradient of Conv2D for its filter: input NHWC, filter_sizes an int32 [4] vector (HWIO),
+// out_backprop NHWC.
+Output Conv2DBackpropFilter(const Scope& s, Output input, Output filter_sizes, Output out_backprop,
+                            std::vector<int64_t> strides = {1, 1}, std::string padding = "VALID",
+                            std::vector<int64_t> dilations = {1, 1});
 // filter H x W x C x multiplier; output channels C * multiplier.
 Output DepthwiseConv2D(const Scope& s, Output input, Output filter, std::vector<int64_t> strides = {1, 1},
                        std::string padding = "VALID", std::vector<int64_t> dilations = {1, 1});

@@ -41,7 +41,7 @@ const dnnl::engine& Engine() {
   return engine;
 }
 
-// Called before every oneDNN call on a pool thread: its OpenMP regions then run inline on the
+// Called before every oneDNN primitive is created or run: its OpenMP regions then run inline on the
 // calling thread (weft's pool is the only source of parallelism: no second team of spinning
 // threads competing for the same cores).
 void SingleThreadedOmp() {
@@ -120,6 +120,8 @@ struct DnnlConv::Impl {
   }
 
   static void Build(Pass pass, const Conv2DGeometry& g, int64_t O, int64_t b, DnnlPlan& plan) {
+    // A primitive fixes its thread count when it is created (OpenMP's max threads then): one.
+    SingleThreadedOmp();
     using dt = memory::data_type;
     const dnnl::engine& eng = Engine();
     plan.src = memory::desc(Dims({b, g.c, g.ih, g.iw}), dt::f32, Tag::nhwc);
