@@ -18,13 +18,19 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
+# The MLP's GEMMs, the talks' CNN's conv, and ResNet-20's convolutions at batch 64 (3x3 stride 1 and
+# 2 at 16-64 channels, the 1x1 stride-2 projection), forward and both backprops; one large conv.
+RESNET = ["64 32 32 16 3 3 16 SAME", "64 32 32 16 3 3 32 2 SAME", "64 16 16 32 3 3 32 SAME",
+          "64 16 16 32 3 3 64 2 SAME", "64 8 8 64 3 3 64 SAME", "64 32 32 16 1 1 32 2 SAME"]
 CASES = [
     "matmul 256 256 256",
     "matmul 512 512 512",
     "matmul 1024 1024 1024",
+    "matmul 256 784 512",
+    "matmul 256 512 512",
     "conv2d 64 28 28 1 3 3 32 SAME",
     "conv2d 32 32 32 64 3 3 64 SAME",
-]
+] + [f"{op} {shape}" for shape in RESNET for op in ("conv2d", "conv2d_bi", "conv2d_bf")]
 
 
 class Server:
@@ -58,6 +64,8 @@ def main():
     p.add_argument("--threads", default="1,2")
     p.add_argument("--peak", type=float, default=150.0, help="peak GFLOP/s per core")
     p.add_argument("--min-time", type=float, default=0.3, help="seconds of timed runs per measurement")
+    p.add_argument("--impls", default="weft,torch,tf", help="comma-separated: weft and the peers to ask")
+    p.add_argument("--cases", help="only the cases whose line contains this text (e.g. conv2d_bf)")
     p.add_argument("--torch-python", default="/usr/bin/python3")
     p.add_argument("--tf-python", default=os.path.join(HERE, ".venv", "bin", "python"))
     p.add_argument("--openblas", help="folder with OpenBLAS's libblas.so.3 for torch (Debian's torch links "
@@ -75,17 +83,19 @@ def main():
     torch_env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     if args.openblas:
         torch_env["LD_LIBRARY_PATH"] = args.openblas + os.pathsep + torch_env.get("LD_LIBRARY_PATH", "")
-    servers = {"weft": Server("weft", [args.weft] + common),
-               "torch": Server("torch", [args.torch_python, peers, "--impl", "torch"] + common, env=torch_env)}
+    impls = args.impls.split(",")
+    cases = [c for c in CASES if not args.cases or args.cases in c]
+    servers = {"weft": Server("weft", [args.weft] + common)}
+    if "torch" in impls:
+        servers["torch"] = Server("torch", [args.torch_python, peers, "--impl", "torch"] + common, env=torch_env)
     tf_servers = {t: Server(f"tf/{t}", [args.tf_python, peers, "--impl", "tf", "--threads", str(t)] + common)
-                  for t in threads}
-    impls = ["weft", "torch", "tf"]
+                  for t in threads} if "tf" in impls else {}
     results = {}  # (case, threads, impl) -> [gflops per round]
     log = open(args.json, "w") if args.json else None
     try:
         for r in range(args.rounds):
-            order = impls[r % 3:] + impls[:r % 3]
-            for case in CASES:
+            order = impls[r % len(impls):] + impls[:r % len(impls)]
+            for case in cases:
                 for t in threads:
                     for impl in order:
                         server = tf_servers[t] if impl == "tf" else servers[impl]
@@ -101,19 +111,21 @@ def main():
             log.close()
 
     med = {k: statistics.median(v) for k, v in results.items()}
-    head = (f"{'op':<7} {'shape':<24} {'thr':>3} {'weft GF/s':>10} {'torch GF/s':>10} {'tf GF/s':>9} "
-            f"{'weft/torch':>10} {'weft/tf':>8} {'weft peak':>9}")
+    peers = [i for i in impls if i != "weft"]
+    head = (f"{'op':<9} {'shape':<26} {'thr':>3} {'weft GF/s':>10}" + "".join(f" {p + ' GF/s':>10}" for p in peers)
+            + "".join(f" {'weft/' + p:>10}" for p in peers) + f" {'weft peak':>9}")
     print(f"medians of {args.rounds} interleaved rounds; peak = {args.peak:g} GFLOP/s per core x threads")
     print(head)
     print("-" * len(head))
-    for case in CASES:
+    for case in cases:
         op, dims = case.split()[0], case.split()[1:]
-        shape = "x".join(d for d in dims if d.isdigit()) + ("" if op == "matmul" else " " + dims[-1])
+        shape = "x".join(d for d in dims[:7] if d.isdigit()) + ("" if op == "matmul" else " " + " ".join(dims[7:]))
         for t in threads:
-            w, pt, tf = med[(case, t, "weft")], med[(case, t, "torch")], med[(case, t, "tf")]
-            print(f"{op:<7} {shape:<24} {t:>3} {w:>10.1f} {pt:>10.1f} {tf:>9.1f} {w / pt:>10.2f} {w / tf:>8.2f} "
-                  f"{w / (args.peak * t):>9.2f}")
-
+            w = med[(case, t, "weft")]
+            line = f"{op:<9} {shape:<26} {t:>3} {w:>10.1f}"
+            line += "".join(f" {med[(case, t, p)]:>10.1f}" for p in peers)
+            line += "".join(f" {w / med[(case, t, p)]:>10.2f}" for p in peers)
+            print(line + f" {w / (args.peak * t):>9.2f}")
 
 if __name__ == "__main__":
     main()

@@ -6,7 +6,10 @@
 Same protocol and output as bench_kernels: without --serve, runs the default cases at 1 and 2
 threads; with --serve, reads one case per stdin line and answers with one JSON line:
     matmul M K N THREADS
-    conv2d N H W C KH KW O SAME|VALID THREADS
+    OP N H W C KH KW O [STRIDE] SAME|VALID THREADS
+with OP conv2d (forward), conv2d_bi (backprop input) or conv2d_bf (backprop filter), all counted
+at the forward's FLOPs. torch runs the backprops as torch.nn.grad.conv2d_input / conv2d_weight
+(symmetric padding kh // 2 for SAME), tf as tf.raw_ops.Conv2DBackpropInput / ...Filter.
 
 Same method as weft: inputs built once, 2 warm-up runs, then runs until --min-time seconds (at least
 5), median. Float32 throughout.
@@ -23,27 +26,36 @@ import statistics
 import sys
 import time
 
+# (op, dims, (stride, padding) or None)
 DEFAULT_CASES = [
     ("matmul", [256, 256, 256], None),
     ("matmul", [512, 512, 512], None),
     ("matmul", [1024, 1024, 1024], None),
-    ("conv2d", [64, 28, 28, 1, 3, 3, 32], "SAME"),
-    ("conv2d", [32, 32, 32, 64, 3, 3, 64], "SAME"),
+    ("conv2d", [64, 28, 28, 1, 3, 3, 32], (1, "SAME")),
+    ("conv2d", [32, 32, 32, 64, 3, 3, 64], (1, "SAME")),
 ]
+CONV_OPS = ("conv2d", "conv2d_bi", "conv2d_bf")
 
 
-def flops(op, dims, padding):
+def out_size(size, k, stride, padding):
+    return -(-size // stride) if padding == "SAME" else (size - k) // stride + 1
+
+
+def flops(op, dims, conv):
     if op == "matmul":
         m, k, n = dims
         return 2.0 * m * k * n
     n, h, w, c, kh, kw, o = dims
-    oh, ow = (h, w) if padding == "SAME" else (h - kh + 1, w - kw + 1)
-    return 2.0 * n * oh * ow * o * kh * kw * c
+    stride, padding = conv
+    return 2.0 * n * out_size(h, kh, stride, padding) * out_size(w, kw, stride, padding) * o * kh * kw * c
 
 
-def shape_name(op, dims, padding):
+def shape_name(op, dims, conv):
     s = "x".join(str(d) for d in dims)
-    return s + "_" + padding if op == "conv2d" else s
+    if op == "matmul":
+        return s
+    stride, padding = conv
+    return s + (f"_s{stride}" if stride != 1 else "") + "_" + padding
 
 
 def median_ms(run, min_time):
@@ -78,10 +90,19 @@ class TorchImpl:
                 fn = lambda: torch.matmul(a, b)
             else:
                 n, h, w, c, kh, kw, o = dims
+                stride, pad_name = padding
                 x = torch.rand(n, c, h, w, generator=g) * 2 - 1
                 f = torch.rand(o, c, kh, kw, generator=g) * 2 - 1
-                pad = "same" if padding == "SAME" else "valid"
-                fn = lambda: torch.nn.functional.conv2d(x, f, padding=pad)
+                pad = kh // 2 if pad_name == "SAME" else 0
+                oh = (h + 2 * pad - kh) // stride + 1
+                ow = (w + 2 * pad - kw) // stride + 1
+                dy = torch.rand(n, o, oh, ow, generator=g) * 2 - 1
+                if op == "conv2d_bi":
+                    fn = lambda: torch.nn.grad.conv2d_input(x.shape, f, dy, stride=stride, padding=pad)
+                elif op == "conv2d_bf":
+                    fn = lambda: torch.nn.grad.conv2d_weight(x, f.shape, dy, stride=stride, padding=pad)
+                else:
+                    fn = lambda: torch.nn.functional.conv2d(x, f, stride=stride, padding=pad)
 
             def run():
                 with torch.inference_mode():
@@ -117,11 +138,27 @@ class TfImpl:
                                                   tf.TensorSpec(b.shape, tf.float32)])
             else:
                 n, h, w, c, kh, kw, o = dims
-                a = rng.uniform([n, h, w, c], -1, 1)  # NHWC
-                b = rng.uniform([kh, kw, c, o], -1, 1)  # HWIO
-                fn = tf.function(lambda x, y: tf.nn.conv2d(x, y, strides=1, padding=padding),
-                                 input_signature=[tf.TensorSpec(a.shape, tf.float32),
-                                                  tf.TensorSpec(b.shape, tf.float32)])
+                stride, pad_name = padding
+                dy_shape = [n, out_size(h, kh, stride, pad_name), out_size(w, kw, stride, pad_name), o]
+                st = [1, stride, stride, 1]
+                if op == "conv2d_bi":
+                    a = rng.uniform(dy_shape, -1, 1)
+                    b = rng.uniform([kh, kw, c, o], -1, 1)
+                    sizes = tf.constant([n, h, w, c], tf.int32)
+                    body = lambda dy, f: tf.raw_ops.Conv2DBackpropInput(
+                        input_sizes=sizes, filter=f, out_backprop=dy, strides=st, padding=pad_name)
+                elif op == "conv2d_bf":
+                    a = rng.uniform([n, h, w, c], -1, 1)
+                    b = rng.uniform(dy_shape, -1, 1)
+                    sizes = tf.constant([kh, kw, c, o], tf.int32)
+                    body = lambda x, dy: tf.raw_ops.Conv2DBackpropFilter(
+                        input=x, filter_sizes=sizes, out_backprop=dy, strides=st, padding=pad_name)
+                else:
+                    a = rng.uniform([n, h, w, c], -1, 1)  # NHWC
+                    b = rng.uniform([kh, kw, c, o], -1, 1)  # HWIO
+                    body = lambda x, f: tf.nn.conv2d(x, f, strides=stride, padding=pad_name)
+                fn = tf.function(body, input_signature=[tf.TensorSpec(a.shape, tf.float32),
+                                                        tf.TensorSpec(b.shape, tf.float32)])
             # Eager calls are synchronous by default, so the call returns when the result is ready.
             self.cache[key] = lambda: fn(a, b)
         return self.cache[key]
@@ -140,8 +177,9 @@ def parse_case(line):
     op = parts[0]
     if op == "matmul" and len(parts) == 5:
         return op, [int(p) for p in parts[1:4]], None, int(parts[4])
-    if op == "conv2d" and len(parts) == 10 and parts[8] in ("SAME", "VALID"):
-        return op, [int(p) for p in parts[1:8]], parts[8], int(parts[9])
+    if op in CONV_OPS and len(parts) in (10, 11) and parts[-2] in ("SAME", "VALID"):
+        stride = int(parts[8]) if len(parts) == 11 else 1
+        return op, [int(p) for p in parts[1:8]], (stride, parts[-2]), int(parts[-1])
     raise ValueError(f"bad case line: {line!r}")
 
 

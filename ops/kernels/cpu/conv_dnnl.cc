@@ -15,6 +15,8 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <new>
+#include <unordered_map>
 #include <vector>
 
 #include <dnnl.hpp>
@@ -55,20 +57,46 @@ void SingleThreadedOmp() {
 // 64-byte aligned scratch bytes (oneDNN's kernels prefer aligned buffers).
 struct Buffer {
   void* p = nullptr;
-  explicit Buffer(size_t bytes) : p(bytes == 0 ? nullptr : std::aligned_alloc(64, (bytes + 63) / 64 * 64)) {}
+  size_t size = 0;
+  Buffer() = default;
+  explicit Buffer(size_t bytes) { Reserve(bytes); }
   ~Buffer() { std::free(p); }
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
+  // Grows (never shrinks) to at least `bytes`; the contents are not kept.
+  void* Reserve(size_t bytes) {
+    if (bytes > size) {
+      std::free(p);
+      size = (bytes + 63) / 64 * 64;
+      p = std::aligned_alloc(64, size);
+      if (p == nullptr) {
+        size = 0;
+        throw std::bad_alloc();
+      }
+    }
+    return p;
+  }
 };
+
+// Per pool thread, reused from call to call: a step calls the same shapes again and again, and a
+// fresh multi-megabyte buffer per call would be fresh pages (page faults) every time.
+struct ThreadScratch {
+  Buffer scratchpad, weights;
+};
+ThreadScratch& Scratch() {
+  thread_local ThreadScratch scratch;
+  return scratch;
+}
 
 // Runs primitive p with args plus its user scratchpad, on the calling thread.
 void Execute(const dnnl::primitive& p, const dnnl::primitive_desc_base& pd,
              std::unordered_map<int, memory> args) {
   SingleThreadedOmp();
   const memory::desc scratch_md = pd.scratchpad_desc();
-  Buffer scratch(scratch_md.get_size());
-  if (scratch.p != nullptr) args.emplace(DNNL_ARG_SCRATCHPAD, memory(scratch_md, Engine(), scratch.p));
-  dnnl::stream stream(Engine());
+  if (scratch_md.get_size() > 0) {
+    args.emplace(DNNL_ARG_SCRATCHPAD, memory(scratch_md, Engine(), Scratch().scratchpad.Reserve(scratch_md.get_size())));
+  }
+  thread_local dnnl::stream stream(Engine());
   p.execute(stream, args);
   stream.wait();
 }
@@ -177,12 +205,17 @@ struct DnnlConv::Impl {
 
 namespace {
 
-// The batch cut into chunks of `per` images (the last one shorter).
+// The filter gradient keeps one partial per chunk: at most this many chunks, so the partials'
+// reorders and their sum stay small beside the convolution.
+constexpr int64_t kMaxFilterChunks = 16;
+
+// The batch cut into chunks of `per` images (the last one shorter). A function of the shape only.
 struct Chunks {
   int64_t per, count;
-  Chunks(const Conv2DGeometry& g, int64_t O) {
+  Chunks(const Conv2DGeometry& g, int64_t O, int64_t max_chunks = 0) {
     const int64_t image_macs = std::max<int64_t>(1, g.oh * g.ow * O * g.kh * g.kw * g.c);
     per = std::clamp<int64_t>((kChunkMacs + image_macs - 1) / image_macs, 1, g.n);
+    if (max_chunks > 0) per = std::max(per, (g.n + max_chunks - 1) / max_chunks);
     count = (g.n + per - 1) / per;
   }
   int64_t images(int64_t i, int64_t n) const { return std::min(per, n - i * per); }
@@ -217,10 +250,12 @@ bool RunWithFilter(DnnlConv::Impl& impl, Pass pass, ThreadPool* pool, const Conv
   const auto last = last_n == chunks.per ? full : impl.Plan(pass, g, O, last_n);
   if (!full->direct || !last->direct || full->weights != last->weights) return false;
   const dnnl::engine& eng = Engine();
-  Buffer blocked(full->weights.get_size());
+  // The calling thread's weights buffer holds the reordered filter for the whole call: the chunks
+  // (on any thread) only read it, and never use their own thread's weights buffer.
+  void* blocked = Scratch().weights.Reserve(full->weights.get_size());
   Execute(full->weights_reorder, full->reorder_pd,
           {{DNNL_ARG_FROM, memory(full->plain_weights, eng, const_cast<float*>(f))},
-           {DNNL_ARG_TO, memory(full->weights, eng, blocked.p)}});
+           {DNNL_ARG_TO, memory(full->weights, eng, blocked)}});
   const bool fwd = pass == Pass::kForward;
   const int64_t in_image = fwd ? g.ih * g.iw * g.c : g.oh * g.ow * O;
   const int64_t out_image = fwd ? g.oh * g.ow * O : g.ih * g.iw * g.c;
@@ -230,11 +265,11 @@ bool RunWithFilter(DnnlConv::Impl& impl, Pass pass, ThreadPool* pool, const Conv
     float* dst = out + i * chunks.per * out_image;
     if (fwd) {
       Execute(p.conv, p.conv_pd,
-              {{DNNL_ARG_SRC, memory(p.src, eng, src)}, {DNNL_ARG_WEIGHTS, memory(p.weights, eng, blocked.p)},
+              {{DNNL_ARG_SRC, memory(p.src, eng, src)}, {DNNL_ARG_WEIGHTS, memory(p.weights, eng, blocked)},
                {DNNL_ARG_DST, memory(p.dst, eng, dst)}});
     } else {
       Execute(p.conv, p.conv_pd,
-              {{DNNL_ARG_DIFF_DST, memory(p.dst, eng, src)}, {DNNL_ARG_WEIGHTS, memory(p.weights, eng, blocked.p)},
+              {{DNNL_ARG_DIFF_DST, memory(p.dst, eng, src)}, {DNNL_ARG_WEIGHTS, memory(p.weights, eng, blocked)},
                {DNNL_ARG_DIFF_SRC, memory(p.src, eng, dst)}});
     }
   });
@@ -254,7 +289,7 @@ bool DnnlConv::BackpropInput(ThreadPool* pool, const Conv2DGeometry& g, int64_t 
 
 bool DnnlConv::BackpropFilter(ThreadPool* pool, const Conv2DGeometry& g, int64_t O, const float* x,
                               const float* dy, float* df) {
-  const Chunks chunks(g, O);
+  const Chunks chunks(g, O, kMaxFilterChunks);
   const auto full = impl_->Plan(Pass::kBackpropFilter, g, O, chunks.per);
   const int64_t last_n = chunks.images(chunks.count - 1, g.n);
   const auto last = last_n == chunks.per ? full : impl_->Plan(Pass::kBackpropFilter, g, O, last_n);
@@ -265,14 +300,14 @@ bool DnnlConv::BackpropFilter(ThreadPool* pool, const Conv2DGeometry& g, int64_t
   std::vector<float> partials((chunks.count - 1) * fsize);
   ForChunks(pool, chunks.count, [&](int64_t i) {
     const DnnlPlan& p = chunks.images(i, g.n) == chunks.per ? *full : *last;
-    Buffer blocked(p.weights.get_size());
+    void* blocked = Scratch().weights.Reserve(p.weights.get_size());
     Execute(p.conv, p.conv_pd,
             {{DNNL_ARG_SRC, memory(p.src, eng, const_cast<float*>(x) + i * chunks.per * g.ih * g.iw * g.c)},
              {DNNL_ARG_DIFF_DST, memory(p.dst, eng, const_cast<float*>(dy) + i * chunks.per * g.oh * g.ow * O)},
-             {DNNL_ARG_DIFF_WEIGHTS, memory(p.weights, eng, blocked.p)}});
+             {DNNL_ARG_DIFF_WEIGHTS, memory(p.weights, eng, blocked)}});
     float* plain = i == 0 ? df : partials.data() + (i - 1) * fsize;
     Execute(p.weights_reorder, p.reorder_pd,
-            {{DNNL_ARG_FROM, memory(p.weights, eng, blocked.p)}, {DNNL_ARG_TO, memory(p.plain_weights, eng, plain)}});
+            {{DNNL_ARG_FROM, memory(p.weights, eng, blocked)}, {DNNL_ARG_TO, memory(p.plain_weights, eng, plain)}});
   });
   if (chunks.count > 1) {
     // Every element sums its partials in chunk order: the same bits whatever the split below.
