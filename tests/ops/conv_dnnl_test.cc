@@ -4,6 +4,7 @@
 // oneDNN.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -100,6 +101,20 @@ TEST_CASE("oneDNN conv backend: resnet shapes match the reference and give the s
     std::vector<float> y1(y.size());
     REQUIRE(conv.Forward(&one, g, k.o, x.data(), f.data(), y1.data()));
     CHECK(y1 == y);
+    // _FusedConv2D's epilogue inside the kernel: + bias, then ReLU; and ReLU alone.
+    const auto bias = Random(k.o, seed++);
+    std::vector<double> want(ref.y.size()), want_relu(ref.y.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      want[i] = ref.y[i] + bias[i % k.o];
+      want_relu[i] = std::max(0.0, ref.y[i]);
+    }
+    REQUIRE(conv.Forward(&two, g, k.o, x.data(), f.data(), y1.data(), bias.data(), false));
+    ExpectClose(y1, want, "y + bias");
+    for (double& v : want) v = std::max(0.0, v);
+    REQUIRE(conv.Forward(&two, g, k.o, x.data(), f.data(), y1.data(), bias.data(), true));
+    ExpectClose(y1, want, "relu(y + bias)");
+    REQUIRE(conv.Forward(&two, g, k.o, x.data(), f.data(), y1.data(), nullptr, true));
+    ExpectClose(y1, want_relu, "relu(y)");
   }
 }
 

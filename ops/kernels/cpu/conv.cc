@@ -239,10 +239,7 @@ class Conv2DOp : public OpKernel {
       return;
     }
     if constexpr (std::is_same_v<T, float>) {
-      if (dnnl_.Forward(ctx->intra_op_pool(), g, O, x, f, y)) {
-        ep.Run(ctx->intra_op_pool(), y, rows, O);
-        return;
-      }
+      if (dnnl_.Forward(ctx->intra_op_pool(), g, O, x, f, y, ep.bias, ep.relu)) return;
     }
     const int64_t chunk = std::clamp<int64_t>(kMaxColElements / K, 1, rows);
     Tensor col(DTypeOf<T>(), TensorShape({chunk, K}));

@@ -122,9 +122,11 @@ struct DnnlPlan {
   dnnl::primitive_desc_base conv_pd;
   dnnl::primitive weights_reorder;     // HWIO -> weights (forward, backprop-input) or back (filter)
   dnnl::primitive_desc_base reorder_pd;
+  memory::desc bias;                   // [O], forward with a bias only
 };
 
-enum class Pass : int64_t { kForward, kBackpropInput, kBackpropFilter };
+// The forward with its epilogue: plain, + bias, relu(+ bias), relu.
+enum class Pass : int64_t { kForward, kForwardBias, kForwardBiasRelu, kForwardRelu, kBackpropInput, kBackpropFilter };
 
 struct DnnlConv::Impl {
   std::mutex mu;
@@ -174,6 +176,30 @@ struct DnnlConv::Impl {
         plan.weights = fwd_pd.weights_desc();
         plan.conv = dnnl::convolution_forward(fwd_pd);
         break;
+      case Pass::kForwardBias:
+      case Pass::kForwardBiasRelu:
+      case Pass::kForwardRelu: {
+        // A fresh attr: primitive_attr is a handle, a copy would share the post-ops with `attr`,
+        // which the filter's reorder uses.
+        dnnl::primitive_attr epilogue;
+        epilogue.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+        if (pass != Pass::kForwardBias) {
+          dnnl::post_ops relu;
+          relu.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+          epilogue.set_post_ops(relu);
+        }
+        const bool with_bias = pass != Pass::kForwardRelu;
+        if (with_bias) plan.bias = memory::desc(Dims({O}), dt::f32, Tag::x);
+        const auto desc = with_bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, algo, plan.src,
+                                                                      any_weights, plan.bias, plan.dst, strides,
+                                                                      dilates, pad_l, pad_r)
+                                    : fwd;
+        const dnnl::convolution_forward::primitive_desc pd(desc, epilogue, eng);
+        plan.conv_pd = pd;
+        plan.weights = pd.weights_desc();
+        plan.conv = dnnl::convolution_forward(pd);
+        break;
+      }
       case Pass::kBackpropInput: {
         const dnnl::convolution_backward_data::desc bwd(algo, plan.src, any_weights, plan.dst, strides, dilates,
                                                         pad_l, pad_r);
@@ -243,7 +269,7 @@ bool DnnlConv::Available() { return true; }
 // an NHWC slice of `in` (B images of in_image values each) to a slice of `out`.
 namespace {
 bool RunWithFilter(DnnlConv::Impl& impl, Pass pass, ThreadPool* pool, const Conv2DGeometry& g, int64_t O,
-                   const float* in, const float* f, float* out) {
+                   const float* in, const float* f, float* out, const float* bias = nullptr) {
   const Chunks chunks(g, O);
   const auto full = impl.Plan(pass, g, O, chunks.per);
   const int64_t last_n = chunks.images(chunks.count - 1, g.n);
@@ -256,7 +282,7 @@ bool RunWithFilter(DnnlConv::Impl& impl, Pass pass, ThreadPool* pool, const Conv
   Execute(full->weights_reorder, full->reorder_pd,
           {{DNNL_ARG_FROM, memory(full->plain_weights, eng, const_cast<float*>(f))},
            {DNNL_ARG_TO, memory(full->weights, eng, blocked)}});
-  const bool fwd = pass == Pass::kForward;
+  const bool fwd = pass != Pass::kBackpropInput;
   const int64_t in_image = fwd ? g.ih * g.iw * g.c : g.oh * g.ow * O;
   const int64_t out_image = fwd ? g.oh * g.ow * O : g.ih * g.iw * g.c;
   ForChunks(pool, chunks.count, [&](int64_t i) {
@@ -264,9 +290,11 @@ bool RunWithFilter(DnnlConv::Impl& impl, Pass pass, ThreadPool* pool, const Conv
     float* src = const_cast<float*>(in) + i * chunks.per * in_image;
     float* dst = out + i * chunks.per * out_image;
     if (fwd) {
-      Execute(p.conv, p.conv_pd,
-              {{DNNL_ARG_SRC, memory(p.src, eng, src)}, {DNNL_ARG_WEIGHTS, memory(p.weights, eng, blocked)},
-               {DNNL_ARG_DST, memory(p.dst, eng, dst)}});
+      std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, memory(p.src, eng, src)},
+                                              {DNNL_ARG_WEIGHTS, memory(p.weights, eng, blocked)},
+                                              {DNNL_ARG_DST, memory(p.dst, eng, dst)}};
+      if (bias != nullptr) args.emplace(DNNL_ARG_BIAS, memory(p.bias, eng, const_cast<float*>(bias)));
+      Execute(p.conv, p.conv_pd, std::move(args));
     } else {
       Execute(p.conv, p.conv_pd,
               {{DNNL_ARG_DIFF_DST, memory(p.dst, eng, src)}, {DNNL_ARG_WEIGHTS, memory(p.weights, eng, blocked)},
@@ -278,8 +306,10 @@ bool RunWithFilter(DnnlConv::Impl& impl, Pass pass, ThreadPool* pool, const Conv
 }  // namespace
 
 bool DnnlConv::Forward(ThreadPool* pool, const Conv2DGeometry& g, int64_t O, const float* x, const float* f,
-                       float* y) {
-  return RunWithFilter(*impl_, Pass::kForward, pool, g, O, x, f, y);
+                       float* y, const float* bias, bool relu) {
+  const Pass pass = bias != nullptr ? (relu ? Pass::kForwardBiasRelu : Pass::kForwardBias)
+                                    : (relu ? Pass::kForwardRelu : Pass::kForward);
+  return RunWithFilter(*impl_, pass, pool, g, O, x, f, y, bias);
 }
 
 bool DnnlConv::BackpropInput(ThreadPool* pool, const Conv2DGeometry& g, int64_t O, const float* dy,
@@ -332,7 +362,8 @@ struct DnnlConv::Impl {};
 DnnlConv::DnnlConv() = default;
 DnnlConv::~DnnlConv() = default;
 bool DnnlConv::Available() { return false; }
-bool DnnlConv::Forward(ThreadPool*, const Conv2DGeometry&, int64_t, const float*, const float*, float*) {
+bool DnnlConv::Forward(ThreadPool*, const Conv2DGeometry&, int64_t, const float*, const float*, float*, const float*,
+                       bool) {
   return false;
 }
 bool DnnlConv::BackpropInput(ThreadPool*, const Conv2DGeometry&, int64_t, const float*, const float*, float*) {

@@ -43,8 +43,10 @@ class DnnlConv {
   // Each returns true when it computed the whole output, false (having written nothing) when
   // this build has no oneDNN or oneDNN has no direct kernel for the shape. Shapes are checked by
   // the caller; O > 0 and g.n * g.oh * g.ow > 0.
-  // y [N,OH,OW,O] = conv(x, f).
-  bool Forward(ThreadPool* pool, const Conv2DGeometry& g, int64_t O, const float* x, const float* f, float* y);
+  // y [N,OH,OW,O] = conv(x, f), then + bias[o] when bias is given, then max(., 0) when relu
+  // (_FusedConv2D's epilogue, done inside oneDNN's kernel as it writes y).
+  bool Forward(ThreadPool* pool, const Conv2DGeometry& g, int64_t O, const float* x, const float* f, float* y,
+               const float* bias = nullptr, bool relu = false);
   // dx [N,IH,IW,C] = the input gradient for dy [N,OH,OW,O].
   bool BackpropInput(ThreadPool* pool, const Conv2DGeometry& g, int64_t O, const float* dy, const float* f,
                      float* dx);

@@ -213,9 +213,9 @@ class BiasAddGradOp : public OpKernel {
     if (C == 0) return;
     T* out = db->data<T>();
     const T* dp = dy.data<T>();
-    // In double, over blocks fixed by the shape: the same bits on any number of threads.
-    const std::vector<double> sums = ChannelSums(ctx->intra_op_pool(), dy.num_elements() / C, C, 1,
-                                                 [&](int64_t r, double* acc) {
+    // Over blocks fixed by the shape (the same bits on any number of threads), each in T.
+    const std::vector<double> sums = ChannelSums<T>(ctx->intra_op_pool(), dy.num_elements() / C, C, 1,
+                                                    [&](int64_t r, T* acc) {
       const T* dr = dp + r * C;
       for (int64_t c = 0; c < C; ++c) acc[c] += dr[c];
     });
