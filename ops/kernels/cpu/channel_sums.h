@@ -47,6 +47,25 @@ std::vector<double> ChannelSums(ThreadPool* pool, int64_t M, int64_t C, int k, c
   return total;
 }
 
+// sums[c] = sum over the M rows of x [M, C] of x[r, c], each block accumulated in T, blocks added
+// in double. Few channels (C < 64) would leave a row loop too short to vectorize, so a block is
+// read m rows at a time (m * C contiguous values into m * C accumulators, folded into C at the
+// end of the block): the same order of additions on any number of threads.
+template <typename T>
+std::vector<double> ColumnSums(ThreadPool* pool, const T* x, int64_t M, int64_t C) {
+  const int64_t m = std::max<int64_t>(1, 64 / std::max<int64_t>(C, 1)), width = m * C;
+  const std::vector<double> wide = ChannelSums<T>(pool, (M + m - 1) / m, width, 1, [&](int64_t g, T* acc) {
+    const int64_t r0 = g * m, n = std::min(m, M - r0) * C;
+    T* __restrict a = acc;
+    const T* __restrict v = x + r0 * C;
+    for (int64_t j = 0; j < n; ++j) a[j] += v[j];
+  });
+  std::vector<double> sums(static_cast<size_t>(C), 0.0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t c = 0; c < C; ++c) sums[c] += wide[i * C + c];
+  return sums;
+}
+
 // Runs row(r) for every row in parallel over blocks of rows (for passes with no reduction).
 template <typename RowFn>
 void ForChannelRows(ThreadPool* pool, int64_t M, int64_t C, const RowFn& row) {

@@ -234,12 +234,14 @@ class Conv2DOp : public OpKernel {
       ep.Run(ctx->intra_op_pool(), y, rows, O);
       return;
     }
+    // oneDNN first where it has a direct kernel: it beats weft's direct loops even for the few
+    // input channels of a first layer (bench/README.md, "Kernels").
+    if constexpr (std::is_same_v<T, float>) {
+      if (dnnl_.Forward(ctx->intra_op_pool(), g, O, x, f, y, ep.bias, ep.relu)) return;
+    }
     if (UseDirect(g)) {
       DirectConv(ctx->intra_op_pool(), g, x, f, ep, O, y);
       return;
-    }
-    if constexpr (std::is_same_v<T, float>) {
-      if (dnnl_.Forward(ctx->intra_op_pool(), g, O, x, f, y, ep.bias, ep.relu)) return;
     }
     const int64_t chunk = std::clamp<int64_t>(kMaxColElements / K, 1, rows);
     Tensor col(DTypeOf<T>(), TensorShape({chunk, K}));
@@ -330,6 +332,9 @@ class Conv2DBackpropFilterOp : public OpKernel {
       Gemm<T>(ctx, x, dy, df, K, rows, O, true, false, false);
       return;
     }
+    if constexpr (std::is_same_v<T, float>) {
+      if (O > 0 && dnnl_.BackpropFilter(ctx->intra_op_pool(), g, O, x, dy, df)) return;
+    }
     if (UseDirect(g)) {
       // Each block of output rows sums into its own partial filter gradient; the partials are
       // added up at the end (in block order, so the result does not depend on timing).
@@ -350,9 +355,6 @@ class Conv2DBackpropFilterOp : public OpKernel {
         for (int64_t j = 0; j < fsize; ++j) df[j] += p[j];
       }
       return;
-    }
-    if constexpr (std::is_same_v<T, float>) {
-      if (O > 0 && dnnl_.BackpropFilter(ctx->intra_op_pool(), g, O, x, dy, df)) return;
     }
     const int64_t chunk = std::clamp<int64_t>(kMaxColElements / K, 1, rows);
     Tensor col(DTypeOf<T>(), TensorShape({chunk, K}));

@@ -214,11 +214,7 @@ class BiasAddGradOp : public OpKernel {
     T* out = db->data<T>();
     const T* dp = dy.data<T>();
     // Over blocks fixed by the shape (the same bits on any number of threads), each in T.
-    const std::vector<double> sums = ChannelSums<T>(ctx->intra_op_pool(), dy.num_elements() / C, C, 1,
-                                                    [&](int64_t r, T* acc) {
-      const T* dr = dp + r * C;
-      for (int64_t c = 0; c < C; ++c) acc[c] += dr[c];
-    });
+    const std::vector<double> sums = ColumnSums<T>(ctx->intra_op_pool(), dp, dy.num_elements() / C, C);
     for (int64_t c = 0; c < C; ++c) out[c] = static_cast<T>(sums[c]);
   }
 };
