@@ -231,17 +231,21 @@ struct DnnlConv::Impl {
 
 namespace {
 
-// The filter gradient keeps one partial per chunk: at most this many chunks, so the partials'
-// reorders and their sum stay small beside the convolution.
+// The filter gradient keeps one partial per chunk, summed at the end: at most this many chunks,
+// and at least this many output pixels per chunk, so that sum stays small beside the convolution
+// (a chunk does pixels x filter-size multiply-adds, the sum one add per filter value).
 constexpr int64_t kMaxFilterChunks = 16;
+constexpr int64_t kMinFilterChunkPixels = 512;
 
 // The batch cut into chunks of `per` images (the last one shorter). A function of the shape only.
 struct Chunks {
   int64_t per, count;
-  Chunks(const Conv2DGeometry& g, int64_t O, int64_t max_chunks = 0) {
+  Chunks(const Conv2DGeometry& g, int64_t O, int64_t max_chunks = 0, int64_t min_pixels = 0) {
     const int64_t image_macs = std::max<int64_t>(1, g.oh * g.ow * O * g.kh * g.kw * g.c);
-    per = std::clamp<int64_t>((kChunkMacs + image_macs - 1) / image_macs, 1, g.n);
+    per = (kChunkMacs + image_macs - 1) / image_macs;
     if (max_chunks > 0) per = std::max(per, (g.n + max_chunks - 1) / max_chunks);
+    if (min_pixels > 0) per = std::max(per, (min_pixels + g.oh * g.ow - 1) / std::max<int64_t>(1, g.oh * g.ow));
+    per = std::clamp<int64_t>(per, 1, g.n);
     count = (g.n + per - 1) / per;
   }
   int64_t images(int64_t i, int64_t n) const { return std::min(per, n - i * per); }
@@ -319,40 +323,55 @@ bool DnnlConv::BackpropInput(ThreadPool* pool, const Conv2DGeometry& g, int64_t 
 
 bool DnnlConv::BackpropFilter(ThreadPool* pool, const Conv2DGeometry& g, int64_t O, const float* x,
                               const float* dy, float* df) {
-  const Chunks chunks(g, O, kMaxFilterChunks);
+  const Chunks chunks(g, O, kMaxFilterChunks, kMinFilterChunkPixels);
   const auto full = impl_->Plan(Pass::kBackpropFilter, g, O, chunks.per);
   const int64_t last_n = chunks.images(chunks.count - 1, g.n);
   const auto last = last_n == chunks.per ? full : impl_->Plan(Pass::kBackpropFilter, g, O, last_n);
   if (!full->direct || !last->direct) return false;
   const dnnl::engine& eng = Engine();
-  const int64_t fsize = g.kh * g.kw * g.c * O;
-  // Chunk 0 writes df itself; chunk i > 0 its own plain partial, added in chunk order below.
-  std::vector<float> partials((chunks.count - 1) * fsize);
+  // Every chunk writes its partial gradient in the kernel's blocked layout (chunk i at partials +
+  // i * stride); they are added in chunk order, and the sum is reordered to HWIO once. A last
+  // chunk whose kernel chose another layout is reordered to it first.
+  const memory::desc& blocked = full->weights;
+  const int64_t stride = static_cast<int64_t>(blocked.get_size() / sizeof(float));
+  std::vector<float> partials(static_cast<size_t>(chunks.count * stride));
+  const bool same_layout = last->weights == blocked;
   ForChunks(pool, chunks.count, [&](int64_t i) {
     const DnnlPlan& p = chunks.images(i, g.n) == chunks.per ? *full : *last;
-    void* blocked = Scratch().weights.Reserve(p.weights.get_size());
+    float* mine = partials.data() + i * stride;
+    void* out = &p == full.get() || same_layout ? static_cast<void*>(mine) : Scratch().weights.Reserve(p.weights.get_size());
     Execute(p.conv, p.conv_pd,
             {{DNNL_ARG_SRC, memory(p.src, eng, const_cast<float*>(x) + i * chunks.per * g.ih * g.iw * g.c)},
              {DNNL_ARG_DIFF_DST, memory(p.dst, eng, const_cast<float*>(dy) + i * chunks.per * g.oh * g.ow * O)},
-             {DNNL_ARG_DIFF_WEIGHTS, memory(p.weights, eng, blocked)}});
-    float* plain = i == 0 ? df : partials.data() + (i - 1) * fsize;
-    Execute(p.weights_reorder, p.reorder_pd,
-            {{DNNL_ARG_FROM, memory(p.weights, eng, blocked)}, {DNNL_ARG_TO, memory(p.plain_weights, eng, plain)}});
+             {DNNL_ARG_DIFF_WEIGHTS, memory(p.weights, eng, out)}});
+    if (out != mine) {  // the last chunk's layout -> HWIO -> the full chunks' layout
+      std::vector<float> plain(static_cast<size_t>(g.kh * g.kw * g.c * O));
+      Execute(p.weights_reorder, p.reorder_pd,
+              {{DNNL_ARG_FROM, memory(p.weights, eng, out)}, {DNNL_ARG_TO, memory(p.plain_weights, eng, plain.data())}});
+      dnnl::primitive_attr attr;
+      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      const dnnl::reorder::primitive_desc rpd(eng, p.plain_weights, eng, blocked, attr);
+      Execute(dnnl::reorder(rpd), rpd,
+              {{DNNL_ARG_FROM, memory(p.plain_weights, eng, plain.data())}, {DNNL_ARG_TO, memory(blocked, eng, mine)}});
+    }
   });
+  // Every element sums its partials in chunk order: the same bits whatever the split below.
+  float* sum = partials.data();
+  auto add = [&](int64_t b, int64_t e) {
+    for (int64_t i = 1; i < chunks.count; ++i) {
+      const float* p = partials.data() + i * stride;
+      for (int64_t j = b; j < e; ++j) sum[j] += p[j];
+    }
+  };
   if (chunks.count > 1) {
-    // Every element sums its partials in chunk order: the same bits whatever the split below.
-    auto add = [&](int64_t b, int64_t e) {
-      for (int64_t i = 1; i < chunks.count; ++i) {
-        const float* p = partials.data() + (i - 1) * fsize;
-        for (int64_t j = b; j < e; ++j) df[j] += p[j];
-      }
-    };
-    if (pool != nullptr && fsize * chunks.count >= (int64_t{1} << 16)) {
-      pool->ParallelFor(fsize, add);
+    if (pool != nullptr && stride * chunks.count >= (int64_t{1} << 16)) {
+      pool->ParallelFor(stride, add);
     } else {
-      add(0, fsize);
+      add(0, stride);
     }
   }
+  Execute(full->weights_reorder, full->reorder_pd,
+          {{DNNL_ARG_FROM, memory(blocked, eng, sum)}, {DNNL_ARG_TO, memory(full->plain_weights, eng, df)}});
   return true;
 }
 
