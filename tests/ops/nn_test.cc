@@ -343,7 +343,7 @@ const ConvCase kConvCases[] = {
     {{1, 12, 13, 3}, {2, 3, 3, 17}, {1, 2}, "VALID", {2, 1}}, {{2, 26, 26, 4}, {3, 3, 4, 16}, {1, 1}, "VALID", {1, 1}},
     // More input channels run im2col + GEMM.
     {{2, 6, 7, 6}, {3, 3, 6, 5}, {1, 1}, "SAME", {1, 1}},   {{1, 7, 7, 8}, {3, 2, 8, 4}, {2, 1}, "VALID", {1, 2}},
-    // Deep-net shapes (float32: the oneDNN backend where the build has it, conv_dnnl.h): 16-32
+    // Deep-net shapes (float32: the oneDNN backend where the build has it, onednn.h): 16-32
     // channels at stride 1 and 2, a 1x1 stride-2 projection, odd channel counts, a batch of
     // several chunks with a short last one.
     {{2, 12, 12, 16}, {3, 3, 16, 16}, {1, 1}, "SAME", {1, 1}}, {{2, 11, 11, 16}, {3, 3, 16, 32}, {2, 2}, "SAME", {1, 1}},

@@ -19,7 +19,7 @@
 #include "ops/kernels/cpu/broadcast.h"
 #include "ops/kernels/cpu/channel_sums.h"
 #include "ops/kernels/cpu/conv_direct.h"
-#include "ops/kernels/cpu/conv_dnnl.h"
+#include "ops/kernels/cpu/onednn.h"
 #include "ops/kernels/cpu/gemm.h"
 #include "ops/kernels/cpu/nn_kernels.h"
 

@@ -5,7 +5,8 @@
 //
 // Shape key: op(a) is [m, k] (a stored [k, m] when ta), op(b) is [k, n] (b stored [n, k] when tb),
 // c is [m, n]; all contiguous, row-major. float32 blocks run libweft_avx512.so's code in a
-// portable build on a CPU with AVX-512 (cpu_dispatch.h), other blocks gemm_block.h's.
+// portable build on a CPU with AVX-512 (cpu_dispatch.h), other blocks gemm_block.h's; float32
+// blocks run oneDNN's sgemm first where the build has oneDNN (onednn.h).
 #pragma once
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include "core/threadpool.h"
 #include "ops/kernels/cpu/cpu_dispatch.h"
 #include "ops/kernels/cpu/gemm_block.h"
+#include "ops/kernels/cpu/onednn.h"
 
 namespace weft {
 
@@ -32,6 +34,7 @@ struct GemmProduct {
   // c[r0:r1, c0:c1] (+)= op(a)[r0:r1, :] @ op(b)[:, c0:c1], single-threaded. k > 0.
   void Block(int64_t r0, int64_t r1, int64_t c0, int64_t c1) const {
     if constexpr (std::is_same_v<T, float>) {
+      if (DnnlGemmBlock(a, b, c, m, n, k, ta, tb, acc, r0, r1, c0, c1)) return;
       if (GemmBlockF32Fn wide = WideKernels().gemm_block_f32) return wide(a, b, c, m, n, k, ta, tb, acc, r0, r1, c0, c1);
     }
     GemmBlock<T>(a, b, c, m, n, k, ta, tb, acc, r0, r1, c0, c1);

@@ -1,7 +1,9 @@
-// oneDNN (Debian's libdnnl, when the build found it) as a backend of the float32 Conv2D kernels.
+// oneDNN (Debian's libdnnl, when the build found it) as a backend of the float32 Conv2D kernels
+// and of the float32 GEMM block (MatMul, BatchMatMul, the im2col convolutions).
 //
 //   DnnlConv dnnl;                                   // one per kernel: it caches its primitives
 //   if (!dnnl.Forward(pool, g, O, x, f, y)) { ... weft's own im2col / direct path ... }
+//   if (!DnnlGemmBlock(a, b, c, m, n, k, ta, tb, acc, r0, r1, c0, c1)) GemmBlock<float>(...);
 //
 // Shape key as in conv.cc: NHWC input [N,IH,IW,C], HWIO filter [KH,KW,C,O], NHWC output
 // [N,OH,OW,O]. Activations stay in weft's NHWC layout (oneDNN's direct JIT kernels read and write
@@ -30,6 +32,12 @@ namespace weft {
 
 class ThreadPool;
 
+// gemm_block.h's block, c[r0:r1, c0:c1] (+)= op(a)[r0:r1, :] @ op(b)[:, c0:c1], with oneDNN's JIT
+// sgemm on the calling thread; false (nothing written) in a build without oneDNN. Same layouts
+// and REQUIRES as GemmBlock (gemm_block.h). Thread-safe.
+bool DnnlGemmBlock(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k, bool ta, bool tb,
+                   bool acc, int64_t r0, int64_t r1, int64_t c0, int64_t c1);
+
 class DnnlConv {
  public:
   DnnlConv();
@@ -54,7 +62,7 @@ class DnnlConv {
   bool BackpropFilter(ThreadPool* pool, const Conv2DGeometry& g, int64_t O, const float* x, const float* dy,
                       float* df);
 
-  struct Impl;  // the plan cache (conv_dnnl.cc)
+  struct Impl;  // the plan cache (onednn.cc)
 
  private:
   std::unique_ptr<Impl> impl_;

@@ -1,4 +1,4 @@
-// The oneDNN convolution backend (ops/kernels/cpu/conv_dnnl.h) called directly: it must take the
+// The oneDNN convolution backend (ops/kernels/cpu/onednn.h) called directly: it must take the
 // shapes deep nets have (so the op-level tests in nn_test.cc exercise it), match a naive double
 // reference, and give the same bits on 1 and 2 threads. Skips with the reason in a build without
 // oneDNN.
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/threadpool.h"
-#include "ops/kernels/cpu/conv_dnnl.h"
+#include "ops/kernels/cpu/onednn.h"
 
 namespace weft {
 namespace {

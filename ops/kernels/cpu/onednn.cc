@@ -1,8 +1,8 @@
-// oneDNN backend of the float32 Conv2D kernels: see conv_dnnl.h for the contract.
+// oneDNN backend of the float32 Conv2D kernels: see onednn.h for the contract.
 //
 // Shape key: N = batch, B = images of one chunk, C = input channels, O = output channels,
 // KH/KW = filter window, OH/OW = output height/width.
-#include "ops/kernels/cpu/conv_dnnl.h"
+#include "ops/kernels/cpu/onednn.h"
 
 #include "weft_build_config.h"
 
@@ -34,7 +34,7 @@ using Tag = memory::format_tag;
 
 // A chunk holds about this many multiply-adds (at least one image): large enough that a
 // single-threaded oneDNN call amortizes its set-up (~10 us), small enough that a batch of 32-256
-// gives every pool thread several chunks. It depends on the shape only (determinism: conv_dnnl.h).
+// gives every pool thread several chunks. It depends on the shape only (determinism: onednn.h).
 constexpr int64_t kChunkMacs = int64_t{1} << 23;
 
 // The CPU engine: created once, immutable afterwards, safe to share between threads.
@@ -265,6 +265,17 @@ void ForChunks(ThreadPool* pool, int64_t count, const F& body) {
 
 }  // namespace
 
+bool DnnlGemmBlock(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k, bool ta, bool tb,
+                   bool acc, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+  SingleThreadedOmp();
+  // Row-major, as oneDNN's sgemm: op(a) rows r0.. start at a + r0 (stored [k, m]) or a + r0 * k;
+  // op(b) columns c0.. at b + c0 * k (stored [n, k]) or b + c0.
+  const dnnl_status_t st = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', r1 - r0, c1 - c0, k, 1.0f,
+                                      ta ? a + r0 : a + r0 * k, ta ? m : k, tb ? b + c0 * k : b + c0, tb ? k : n,
+                                      acc ? 1.0f : 0.0f, c + r0 * n + c0, n);
+  return st == dnnl_success;
+}
+
 DnnlConv::DnnlConv() : impl_(std::make_unique<Impl>()) {}
 DnnlConv::~DnnlConv() = default;
 bool DnnlConv::Available() { return true; }
@@ -377,6 +388,10 @@ bool DnnlConv::BackpropFilter(ThreadPool* pool, const Conv2DGeometry& g, int64_t
 
 #else  // no oneDNN in this build: every call leaves the work to weft's own kernels.
 
+bool DnnlGemmBlock(const float*, const float*, float*, int64_t, int64_t, int64_t, bool, bool, bool, int64_t, int64_t,
+                   int64_t, int64_t) {
+  return false;
+}
 struct DnnlConv::Impl {};
 DnnlConv::DnnlConv() = default;
 DnnlConv::~DnnlConv() = default;
