@@ -420,6 +420,63 @@ int FuseNnOps(Graph* g) {
     }
     ++fused;
   }
+  fused += FuseBatchNormRelu(g);
+  return fused;
+}
+
+int FuseBatchNormRelu(Graph* g) {
+  int fused = 0;
+  // Relu(FusedBatchNorm(...):0) -> _FusedBatchNormRelu, when the Relu is the only reader of the
+  // normalized output (the statistics, outputs 1 and 2, may go anywhere).
+  std::set<const Node*> removed;
+  for (Node* bn : TopologicalOrder(g->nodes())) {
+    if (removed.count(bn) || bn->op() != "FusedBatchNorm") continue;
+    Node* relu = nullptr;
+    bool ok = true;
+    for (const auto& [dst, i] : bn->out_edges()) {
+      if (dst->input(i).index != 0) continue;
+      ok &= relu == nullptr && dst->op() == "Relu";
+      relu = dst;
+    }
+    if (!ok || relu == nullptr || !SameCpuPlacement({bn, relu})) continue;
+    std::set<Node*> ctrl;
+    for (Node* n : {bn, relu}) ctrl.insert(n->control_inputs().begin(), n->control_inputs().end());
+    Node* f = g->AddNode({g->UniqueName(relu->name() + "/fused_batch_norm"), "_FusedBatchNormRelu", bn->inputs(),
+                          std::vector<Node*>(ctrl.begin(), ctrl.end()), bn->attrs(), bn->requested_device()});
+    f->set_assigned_device(bn->assigned_device());
+    g->ReplaceUses(Output(relu, 0), Output(f, 0));
+    for (int i : {1, 2}) g->ReplaceUses(Output(bn, i), Output(f, i));
+    g->ReplaceControlUses(bn, f);
+    g->ReplaceControlUses(relu, f);
+    for (Node* n : {relu, bn}) {
+      removed.insert(n);
+      g->RemoveNode(n);
+    }
+    ++fused;
+  }
+  // FusedBatchNormGrad(ReluGrad(dr, r), x, ...) -> _FusedBatchNormGradRelu(dr, r, x, ...), when the
+  // batch-norm gradient is the ReluGrad's only reader: dr * (r > 0) is never stored.
+  removed.clear();
+  for (Node* bg : TopologicalOrder(g->nodes())) {
+    if (removed.count(bg) || bg->op() != "FusedBatchNormGrad" || bg->input(0).index != 0) continue;
+    Node* rg = bg->input(0).node;
+    if (rg->op() != "ReluGrad" || rg->out_edges().size() != 1 || !SameCpuPlacement({rg, bg})) continue;
+    std::vector<Output> inputs = {rg->input(0), rg->input(1)};
+    for (int i = 1; i < bg->num_inputs(); ++i) inputs.push_back(bg->input(i));
+    std::set<Node*> ctrl;
+    for (Node* n : {rg, bg}) ctrl.insert(n->control_inputs().begin(), n->control_inputs().end());
+    Node* f = g->AddNode({g->UniqueName(bg->name() + "/fused_relu_grad"), "_FusedBatchNormGradRelu", inputs,
+                          std::vector<Node*>(ctrl.begin(), ctrl.end()), bg->attrs(), bg->requested_device()});
+    f->set_assigned_device(bg->assigned_device());
+    for (int i = 0; i < bg->num_outputs(); ++i) g->ReplaceUses(Output(bg, i), Output(f, i));
+    g->ReplaceControlUses(bg, f);
+    g->ReplaceControlUses(rg, f);
+    for (Node* n : {bg, rg}) {
+      removed.insert(n);
+      g->RemoveNode(n);
+    }
+    ++fused;
+  }
   return fused;
 }
 

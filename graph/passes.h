@@ -35,5 +35,9 @@ int EliminateCommonSubexpressions(Graph* g);
 // whose windows do not overlap, static conv output height and width). Returns the number of
 // fusions.
 int FuseNnOps(Graph* g);
+// The batch-norm part of FuseNnOps (which calls it): Relu(FusedBatchNorm) -> _FusedBatchNormRelu
+// and FusedBatchNormGrad(ReluGrad) -> _FusedBatchNormGradRelu, on the CPU, where nothing else
+// reads the intermediate tensor. Returns the number of fusions.
+int FuseBatchNormRelu(Graph* g);
 
 }  // namespace weft

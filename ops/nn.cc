@@ -425,6 +425,29 @@ std::vector<Output> FusedBatchNormGrad(const Scope& s, const Node& op, const std
           training ? Output{} : Output(g, 4)};
 }
 
+// {r, mean, variance} = relu(batchnorm(...)) (_FusedBatchNormRelu): FusedBatchNormGrad of
+// dr * (r > 0), in one op that masks as it reads (_FusedBatchNormGradRelu).
+std::vector<Output> FusedBatchNormReluGrad(const Scope& s, const Node& op, const std::vector<Output>& dy) {
+  const bool training = op.attr<bool>("is_training");
+  Node* g = s.AddNode("_FusedBatchNormGradRelu",
+                      {dy[0], Out(op, 0), op.input(0), op.input(1), Out(op, 1), Out(op, 2), dy[1], dy[2]},
+                      {{"epsilon", op.attr<double>("epsilon")}, {"is_training", training}});
+  return {Output(g, 0), Output(g, 1), Output(g, 2), training ? Output{} : Output(g, 3),
+          training ? Output{} : Output(g, 4)};
+}
+
+// As FusedBatchNormGradShape, with y (the Relu's output, y_backprop's shape) at input 1.
+void FusedBatchNormGradReluShape(InferenceContext& c) {
+  const TensorShape x = c.WithRankAtLeast(c.input(2), 2, "x (channels last)");
+  for (int i : {0, 1}) {
+    WEFT_REQUIRE(x.IsCompatibleWith(c.input(i)), "{} has shape {}, x has shape {}", c.node().def().inputs[i].name,
+                 c.input(i).ToString(), x.ToString());
+  }
+  const int64_t ch = BatchNormChannels(c, x, 3, 5);
+  c.set_output(0, x.Merge(c.input(0)).Merge(c.input(1)));
+  for (int i = 1; i < 5; ++i) c.set_output(i, TensorShape({ch}));
+}
+
 }  // namespace
 
 void RegisterNnOps(OpRegistry& r) {
@@ -624,6 +647,24 @@ void RegisterNnOps(OpRegistry& r) {
       .Shape(FusedBatchNormGradShape)
       .Doc("Gradient of FusedBatchNorm given the statistics it normalized with (its outputs 1 and 2) and "
            "the gradients of all its outputs; the last two outputs are zero in training mode.");
+  r.Register("_FusedBatchNormRelu")
+      .Input("x", "T").Input("scale", "T").Input("offset", "T").Input("mean", "T").Input("variance", "T")
+      .Output("y", "T").Output("batch_mean", "T").Output("batch_variance", "T")
+      .TypeAttr("T", kFloats).Attr("epsilon", AttrValue(1e-3)).Attr("is_training", AttrValue(true))
+      .Shape(FusedBatchNormShape).Grad(FusedBatchNormReluGrad)
+      .Doc("Relu(FusedBatchNorm(...)) in one pass over the output (TF's _FusedBatchNormEx with activation "
+           "Relu): y = max(batchnorm(x), 0), the statistics as FusedBatchNorm's. The FuseNnOps graph pass "
+           "(graph/passes.h) makes it from the two nodes.");
+  r.Register("_FusedBatchNormGradRelu")
+      .Input("y_backprop", "T").Input("y", "T").Input("x", "T").Input("scale", "T").Input("mean", "T")
+      .Input("variance", "T").Input("mean_backprop", "T").Input("variance_backprop", "T")
+      .Output("x_backprop", "T").Output("scale_backprop", "T").Output("offset_backprop", "T")
+      .Output("mean_input_backprop", "T").Output("variance_input_backprop", "T")
+      .TypeAttr("T", kFloats).Attr("epsilon", AttrValue(1e-3)).Attr("is_training", AttrValue(true))
+      .Shape(FusedBatchNormGradReluShape)
+      .Doc("FusedBatchNormGrad(ReluGrad(y_backprop, y), x, ...) without storing the ReluGrad: y is "
+           "_FusedBatchNormRelu's (or Relu's) output, y_backprop its gradient. The FuseNnOps graph pass "
+           "makes it from the two nodes.");
 }
 
 namespace ops {

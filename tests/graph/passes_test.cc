@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "graph/gradients.h"
 #include "graph/passes.h"
@@ -224,4 +225,45 @@ TEST_CASE("FuseNnOps keeps the pool separate where the conv-pool kernel does not
     CHECK(out.data<float>()[1] == 0.0f);
     CHECK(out.data<float>()[2] == 2.0f);
   }
+}
+
+TEST_CASE("FuseNnOps fuses batch norm + relu and their gradients, with the same results") {
+  Graph g;
+  Scope s = Scope::Root(&g);
+  const Output x = ops::Placeholder(s.WithOpName("x"), DType::kFloat32, {-1, 4, 4, 3});
+  const Output scale = ops::Const(s, Tensor::FromVector<float>({1.2f, 0.7f, 1.0f}, {3}));
+  const Output offset = ops::Const(s, Tensor::FromVector<float>({0.1f, -0.3f, 0.2f}, {3}));
+  const Output zeros = ops::Const(s, Tensor::FromVector<float>({0, 0, 0}, {3}));
+  const Output ones = ops::Const(s, Tensor::FromVector<float>({1, 1, 1}, {3}));
+  const std::vector<Output> bn = ops::FusedBatchNorm(s, x, scale, offset, zeros, ones, 1e-3, true);
+  const Output r = ops::Relu(s, bn[0]);
+  // Weights that differ per element, so each gradient element is checked; the statistics are
+  // fetched too (their consumers move to the fused node).
+  Tensor wv(DType::kFloat32, {2, 4, 4, 3});
+  for (int64_t i = 0; i < wv.num_elements(); ++i) wv.data<float>()[i] = 0.01f * static_cast<float>((i * 7) % 13) - 0.05f;
+  const Output loss = ops::Sum(s, ops::Mul(s, r, ops::Const(s, wv)));
+  const std::vector<Output> grads = Gradients(s, {loss}, {x, scale, offset});
+  const std::vector<Output> fetches = {loss, grads[0], grads[1], grads[2], bn[1], bn[2]};
+
+  auto step = PruneForStep(g, {x}, fetches, {});
+  CHECK(FuseNnOps(step.get()) == 2);
+  CHECK(CountOp(*step, "_FusedBatchNormRelu") == 1);
+  CHECK(CountOp(*step, "_FusedBatchNormGradRelu") == 1);
+  for (const char* gone : {"FusedBatchNorm", "Relu", "ReluGrad", "FusedBatchNormGrad"}) CHECK(CountOp(*step, gone) == 0);
+
+  Tensor xv(DType::kFloat32, {2, 4, 4, 3});
+  for (int64_t i = 0; i < xv.num_elements(); ++i) xv.data<float>()[i] = 0.1f * static_cast<float>((i * 11) % 17) - 0.8f;
+  SessionOptions off;
+  off.fuse_ops = false;
+  Session fused(&g), plain(&g, off);
+  auto a = fused.Run({{x, xv}}, fetches);
+  auto b = plain.Run({{x, xv}}, fetches);
+  for (size_t i = 0; i < fetches.size(); ++i) {
+    INFO("fetch " << i);
+    REQUIRE(a[i].shape() == b[i].shape());
+    CHECK(std::memcmp(a[i].raw_data(), b[i].raw_data(), a[i].bytes()) == 0);  // the same arithmetic
+  }
+  double zero = 0;  // the Relu masks some of the gradient
+  for (int64_t j = 0; j < a[1].num_elements(); ++j) zero += a[1].data<float>()[j] == 0;
+  CHECK(zero < a[1].num_elements());
 }

@@ -103,6 +103,53 @@ TEST_CASE("_MaxPoolGradRelu equals ReluGrad(MaxPoolGrad(y, p, dp), y) for a Relu
   }
 }
 
+TEST_CASE("_FusedBatchNormRelu equals Relu(FusedBatchNorm) and _FusedBatchNormGradRelu FusedBatchNormGrad(ReluGrad)") {
+  int seed = 900;
+  // C = 3 (one reduction block), 17 and 16 (several, C not / a vector width); both modes.
+  for (const IntList& dims : {IntList{2, 4, 5, 3}, IntList{3, 24, 24, 17}, IntList{4, 16, 16, 16}}) {
+    for (DType dt : {DType::kFloat32, DType::kFloat64}) {
+      for (bool training : {true, false}) {
+        INFO("x " << TensorShape(dims).ToString() << " " << DTypeName(dt) << " training " << training);
+        const int64_t C = dims.back();
+        const Tensor x = Cast(Rand(dims, -2, 2, ++seed), dt);
+        const std::vector<Tensor> in = {x, Cast(Rand({C}, 0.5, 2, ++seed), dt), Cast(Rand({C}, -1, 1, ++seed), dt),
+                                        Cast(Rand({C}, -0.5, 0.5, ++seed), dt), Cast(Rand({C}, 0.5, 1.5, ++seed), dt)};
+        const AttrMap attrs = {{"epsilon", 0.01}, {"is_training", training}};
+        const auto bn = RunOp("FusedBatchNorm", in, attrs);
+        const auto fused = RunOp("_FusedBatchNormRelu", in, attrs);
+        const Tensor r = RunOp("Relu", {bn[0]})[0];
+        ExpectNear(fused[0], r, 0, 0);
+        ExpectNear(fused[1], bn[1], 0, 0);
+        ExpectNear(fused[2], bn[2], 0, 0);
+        const Tensor dr = Cast(Rand(dims, -1, 1, ++seed), dt);
+        const Tensor dm = Cast(Rand({C}, -1, 1, ++seed), dt), dv = Cast(Rand({C}, -1, 1, ++seed), dt);
+        const auto want = RunOp("FusedBatchNormGrad", {RunOp("ReluGrad", {dr, r})[0], x, in[1], bn[1], bn[2], dm, dv},
+                                attrs);
+        const auto got = RunOp("_FusedBatchNormGradRelu", {dr, r, x, in[1], bn[1], bn[2], dm, dv}, attrs);
+        for (int i = 0; i < 5; ++i) ExpectNear(got[i], want[i], 0, 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("_FusedBatchNormRelu gradients") {
+  // Batch-norm outputs away from zero on every element (|x - mean| well above 0 for a scale of
+  // ~1): the finite differences do not straddle the Relu's kink.
+  const Tensor x = T<double>({-2.0, 1.5, -1.0, 2.2, 0.9, -1.7, 2.5, -0.6, -1.4, 1.1, 0.5, -2.3}, {6, 2});
+  const std::vector<Tensor> in = {x, T<double>({1.2, 0.8}), T<double>({0.3, -0.2}), T<double>({0.1, -0.1}),
+                                  T<double>({1.1, 0.9})};
+  CheckGradient("_FusedBatchNormRelu", in, {{"epsilon", 0.01}, {"is_training", true}}, {0, 1, 2}, 1e-5);
+  CheckGradient("_FusedBatchNormRelu", in, {{"epsilon", 0.01}, {"is_training", false}}, {}, 1e-5);
+}
+
+TEST_CASE("_FusedBatchNormGradRelu checks y against x") {
+  ExpectOpError("_FusedBatchNormGradRelu",
+                {Rand({2, 3}), Rand({2, 4}), Rand({2, 3}), Rand({3}), Rand({3}), Rand({3}), Rand({3}), Rand({3})}, {},
+                Code::kInvalidArgument, "y has shape [2,4]");
+  ExpectOpError("_FusedBatchNormRelu", {Rand({1, 2, 2, 3}), Rand({3}), Rand({4}), Rand({3}), Rand({3})}, {},
+                Code::kInvalidArgument, "offset must have shape [3]");
+}
+
 TEST_CASE("_MaxPoolGradRelu checks the grad shape") {
   ExpectOpError("_MaxPoolGradRelu", {Rand({1, 4, 4, 1}), Rand({1, 2, 2, 1}), Rand({1, 3, 2, 1})},
                 PoolAttrs({2, 2}, {2, 2}, "VALID"), Code::kInvalidArgument, "grad");

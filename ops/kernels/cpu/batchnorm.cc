@@ -42,7 +42,8 @@ template <typename T>
 class FusedBatchNormOp : public OpKernel {
  public:
   explicit FusedBatchNormOp(const Node& node)
-      : OpKernel(node), epsilon_(node.attr<double>("epsilon")), is_training_(node.attr<bool>("is_training")) {}
+      : OpKernel(node), epsilon_(node.attr<double>("epsilon")), is_training_(node.attr<bool>("is_training")),
+        relu_(node.op() == "_FusedBatchNormRelu") {}
 
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
@@ -94,13 +95,18 @@ class FusedBatchNormOp : public OpKernel {
     ForChannelRows(ctx->intra_op_pool(), M, C, [&](int64_t r) {
       const T* xr = xp + r * C;
       T* yr = yp + r * C;
-      for (int64_t c = 0; c < C; ++c) yr[c] = xr[c] * ap[c] + bp[c];
+      if (relu_) {  // std::max(v, 0) keeps a NaN, as Relu does
+        for (int64_t c = 0; c < C; ++c) yr[c] = std::max(xr[c] * ap[c] + bp[c], T(0));
+      } else {
+        for (int64_t c = 0; c < C; ++c) yr[c] = xr[c] * ap[c] + bp[c];
+      }
     });
   }
 
  private:
   double epsilon_;
   bool is_training_;
+  bool relu_;  // _FusedBatchNormRelu: y = max(batchnorm(x), 0)
 };
 
 // Inputs: y_backprop [..., C], x, scale [C], mean [C], variance [C] (the forward op's outputs 1
@@ -118,18 +124,36 @@ template <typename T>
 class FusedBatchNormGradOp : public OpKernel {
  public:
   explicit FusedBatchNormGradOp(const Node& node)
-      : OpKernel(node), epsilon_(node.attr<double>("epsilon")), is_training_(node.attr<bool>("is_training")) {}
+      : OpKernel(node), epsilon_(node.attr<double>("epsilon")), is_training_(node.attr<bool>("is_training")),
+        relu_(node.op() == "_FusedBatchNormGradRelu") {}
 
   void Compute(OpKernelContext* ctx) override {
+    if (relu_) return Run<true>(ctx);
+    Run<false>(ctx);
+  }
+
+ private:
+  // kRelu: _FusedBatchNormGradRelu, whose input 1 is the Relu's output y; the batch-norm gradient
+  // is then taken of y_backprop * (y > 0), computed as the data is read.
+  template <bool kRelu>
+  void Run(OpKernelContext* ctx) {
+    constexpr int k = kRelu ? 1 : 0;
     const Tensor& dy = ctx->input(0);
-    const Tensor& x = ctx->input(1);
-    const Tensor& scale = ctx->input(2);
-    const Tensor& mean = ctx->input(3);
-    const Tensor& var = ctx->input(4);
-    const Tensor& dmean = ctx->input(5);
-    const Tensor& dvar = ctx->input(6);
+    const Tensor& x = ctx->input(1 + k);
+    const Tensor& scale = ctx->input(2 + k);
+    const Tensor& mean = ctx->input(3 + k);
+    const Tensor& var = ctx->input(4 + k);
+    const Tensor& dmean = ctx->input(5 + k);
+    const Tensor& dvar = ctx->input(6 + k);
     WEFT_REQUIRE(dy.shape() == x.shape(), "y_backprop has shape {}, x has shape {}", dy.shape().ToString(),
                  x.shape().ToString());
+    const T* yp = nullptr;  // the Relu's output (kRelu)
+    if constexpr (kRelu) {
+      const Tensor& y = ctx->input(1);
+      WEFT_REQUIRE(y.shape() == x.shape(), "y has shape {}, x has shape {}", y.shape().ToString(), x.shape().ToString());
+      yp = y.data<T>();
+    }
+
     const auto [M, C] = CheckBatchNorm(x, {{"scale", &scale}, {"mean", &mean}, {"variance", &var},
                                            {"mean_backprop", &dmean}, {"variance_backprop", &dvar}});
     Tensor* dx = ctx->allocate_output(0, x.shape());
@@ -141,10 +165,25 @@ class FusedBatchNormGradOp : public OpKernel {
     const T* xp = x.data<T>();
     const T* dyp = dy.data<T>();
     const T* mu = mean.data<T>();
+    // Row r of the gradient reaching the batch norm's output: dy's row, or (kRelu) that row where
+    // the Relu's output is > 0, masked into a per-thread row buffer first so that the loops below
+    // stay the plain, vectorized ones.
+    auto grad_row = [&](int64_t r) -> const T* {
+      const T* dr = dyp + r * C;
+      if constexpr (kRelu) {
+        thread_local std::vector<T> row;
+        row.resize(static_cast<size_t>(C));
+        const T* __restrict yr = yp + r * C;
+        T* __restrict out = row.data();
+        for (int64_t c = 0; c < C; ++c) out[c] = yr[c] > T(0) ? dr[c] : T(0);
+        return out;
+      }
+      return dr;
+    };
     // One pass: sum(dy) and sum(dy * x); sum(dy * (x - mean)) = sum(dy * x) - mean * sum(dy).
     const std::vector<double> sums = ChannelSums(ctx->intra_op_pool(), M, C, 2, [&](int64_t r, double* acc) {
       const T* xr = xp + r * C;
-      const T* dr = dyp + r * C;
+      const T* dr = grad_row(r);
       double* q = acc + C;
       for (int64_t c = 0; c < C; ++c) {
         const double g = dr[c];
@@ -183,7 +222,7 @@ class FusedBatchNormGradOp : public OpKernel {
     const T *k1p = k1.data(), *k2p = k2.data(), *k3p = k3.data();
     ForChannelRows(ctx->intra_op_pool(), M, C, [&](int64_t r) {
       const T* xr = xp + r * C;
-      const T* dr = dyp + r * C;
+      const T* dr = grad_row(r);
       T* out = dxp + r * C;
       if (!is_training_) {  // x does not enter: an inf or NaN in x stays out of dx
         for (int64_t c = 0; c < C; ++c) out[c] = dr[c] * k1p[c];
@@ -193,9 +232,9 @@ class FusedBatchNormGradOp : public OpKernel {
     });
   }
 
- private:
   double epsilon_;
   bool is_training_;
+  bool relu_;
 };
 
 }  // namespace
@@ -203,6 +242,8 @@ class FusedBatchNormGradOp : public OpKernel {
 void RegisterBatchNormKernels(KernelRegistry& r) {
   RegisterTyped<FusedBatchNormOp, float, double>(r, "FusedBatchNorm");
   RegisterTyped<FusedBatchNormGradOp, float, double>(r, "FusedBatchNormGrad");
+  RegisterTyped<FusedBatchNormOp, float, double>(r, "_FusedBatchNormRelu");
+  RegisterTyped<FusedBatchNormGradOp, float, double>(r, "_FusedBatchNormGradRelu");
 }
 
 }  // namespace weft
