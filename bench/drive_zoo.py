@@ -4,8 +4,9 @@
                          [--batches 64,256] [--threads 1,2] [--peers tf,torch] [--openblas DIR] [--json FILE]
 
 Peers: `tf` is TensorFlow 2.21 CPU (peers_zoo_tf.py in the bench-only venv bench/.venv; every zoo
-model), `torch` is Debian's PyTorch 1.13 with OpenBLAS (peers_zoo.py; mnist_cnn and mlp only, a
-historical row).
+model), `torch` is peers_zoo.py (mnist_cnn and mlp only) under --torch-python: run_zoo.sh passes
+PyTorch 2.15 from PyPI (bench/.venv-torch); /usr/bin/python3 is Debian's 1.13 with OpenBLAS, a
+historical row. `--before-cmd` adds another weft command (a build of an earlier commit).
 
 For each round and each (model, batch size, threads) it runs the implementations one after
 the other as fresh processes, rotating which goes first every round; each prints one JSON object
@@ -54,6 +55,8 @@ def main():
     p.add_argument("--batches", default="64,256")
     p.add_argument("--threads", default="1,2")
     p.add_argument("--peers", default="tf,torch", help="comma-separated: tf, torch")
+    p.add_argument("--before-cmd", help="another weft command (e.g. a build of the previous commit), timed "
+                   "as one more implementation, 'before', and shown as weft/before")
     p.add_argument("--tf-python", default=os.path.join(HERE, ".venv", "bin", "python"))
     p.add_argument("--torch-python", default="/usr/bin/python3")
     p.add_argument("--openblas", help="folder with OpenBLAS's libblas.so.3 for torch (Debian's torch links "
@@ -80,6 +83,10 @@ def main():
             raise SystemExit(f"unknown peer {q!r} (expected tf or torch)")
     torch_models = {"mnist_cnn", "mlp"}  # the models peers_zoo.py defines
 
+    if args.before_cmd:
+        peers.append("before")
+        peer_cmds["before"] = shlex.split(args.before_cmd)
+        peer_env["before"] = None
     impls = ["weft"] + peers
     results = {}  # (model, batch, threads, impl) -> [images/s per round]
     log = open(args.json, "w") if args.json else None

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Model benchmark: steady-state training images/s of weft-zoo's models vs TensorFlow 2.21 CPU (every
-# model) and Debian's PyTorch 1.13 with OpenBLAS (mnist_cnn and mlp: a historical row), 1 and 2 threads.
+# model) and PyTorch 2.15 from PyPI (MKL + oneDNN; mnist_cnn and mlp), 1 and 2 threads. Debian's
+# torch 1.13 with OpenBLAS stays available as a historical row: --torch-python /usr/bin/python3.
 #
 #   bench/run_zoo.sh [--rounds N] [--models mlp,mnist_cnn,lenet5,resnet20,vgg_small] [--batches 64,256]
 #                    [--threads 1,2] [--peers tf,torch] [--json FILE]
@@ -19,7 +20,7 @@ build="${BUILD:-$root/build-bench}"
 
 openblas="$here/.cache/openblas/usr/lib/x86_64-linux-gnu/openblas-openmp"
 if ! "$here/.venv/bin/python" -c 'import tensorflow' 2>/dev/null \
-   || ! /usr/bin/python3 -c 'import torch' 2>/dev/null || [ ! -e "$openblas/libblas.so.3" ]; then
+   || ! "$here/.venv-torch/bin/python" -c 'import torch' 2>/dev/null || [ ! -e "$openblas/libblas.so.3" ]; then
   "$here/setup_peers.sh"
 fi
 
@@ -32,4 +33,4 @@ if [ -z "${WEFT_CMD:-}" ]; then
 fi
 
 exec /usr/bin/python3 "$here/drive_zoo.py" --weft-cmd "$WEFT_CMD" \
-  --openblas "$openblas" "$@"
+  --torch-python "$here/.venv-torch/bin/python" --openblas "$openblas" "$@"

@@ -13,6 +13,7 @@
 #include <array>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <map>
 #include <mutex>
 #include <new>
@@ -251,16 +252,29 @@ struct Chunks {
   int64_t images(int64_t i, int64_t n) const { return std::min(per, n - i * per); }
 };
 
-// Runs body(i) for every chunk i on the pool, one chunk per call.
+// Runs body(i) for every chunk i on the pool, one chunk per call. An exception in a chunk (out of
+// memory, a oneDNN error) must not leave a pool thread: the first one is rethrown here, after
+// every chunk has finished, so the kernel fails with it (the executor names the node).
 template <typename F>
 void ForChunks(ThreadPool* pool, int64_t count, const F& body) {
+  std::mutex mu;
+  std::exception_ptr first;
+  auto guarded = [&](int64_t i) {
+    try {
+      body(i);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!first) first = std::current_exception();
+    }
+  };
   if (pool == nullptr || count == 1) {
-    for (int64_t i = 0; i < count; ++i) body(i);
-    return;
+    for (int64_t i = 0; i < count; ++i) guarded(i);
+  } else {
+    pool->ParallelFor(count, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) guarded(i);
+    });
   }
-  pool->ParallelFor(count, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) body(i);
-  });
+  if (first) std::rethrow_exception(first);
 }
 
 }  // namespace
