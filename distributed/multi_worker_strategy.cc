@@ -2,6 +2,8 @@
 
 #include <condition_variable>
 #include <cstdlib>
+#include <cstring>
+#include <map>
 #include <mutex>
 
 #include "core/gpu.h"
@@ -129,6 +131,91 @@ Status MultiWorkerMirroredStrategy::Shutdown() {
   return result;
 }
 
+Status MultiWorkerMirroredStrategy::CheckCollectives(uint64_t step_id,
+                                                     const std::vector<CollectiveSignature>& mine) const {
+  // The exchange's own step id: no collective step (from 1), local step (from 2^62) or the leave
+  // handshake (3 * 2^62) uses it, and every worker derives the same one from the step it checks.
+  const uint64_t check_step = (uint64_t{2} << 62) + step_id;
+  const std::vector<TaskId> tasks = config_.cluster.Tasks();
+  auto name = [&](size_t w) { return tasks[w].ToString(); };  // "worker:1", "chief:0"
+  auto device = [&](size_t w) { return tasks[w].DeviceName() + "/device:CPU:0"; };
+  const size_t me = static_cast<size_t>(worker_index_);
+  const std::string bytes = EncodeSignatures(mine);
+  Tensor wire(DType::kUInt8, TensorShape({static_cast<int64_t>(bytes.size())}));
+  if (!bytes.empty()) std::memcpy(wire.raw_data(), bytes.data(), bytes.size());
+  std::shared_ptr<UcxRendezvous> r = mgr_->Find(check_step);
+  struct Wait {
+    std::mutex mu;
+    std::condition_variable cv;
+    size_t pending = 0;
+    std::map<size_t, std::string> received;  // by worker
+    Status status;
+  };
+  auto wait = std::make_shared<Wait>();
+  Status result;
+  for (size_t w = 0; w < tasks.size() && result.ok(); ++w) {
+    if (w == me) continue;
+    result = r->Send(fmt::format("{};0;{};_fingerprint;0:0", device(me), device(w)), {}, wire, false);
+    {
+      std::lock_guard<std::mutex> l(wait->mu);
+      wait->pending++;
+    }
+    r->RecvAsync(fmt::format("{};0;{};_fingerprint;0:0", device(w), device(me)), {},
+                 [wait, w](const Status& s, const Tensor& t, bool) {
+                   std::lock_guard<std::mutex> l(wait->mu);
+                   if (!s.ok() && wait->status.ok()) wait->status = s;
+                   if (s.ok()) wait->received[w] = std::string(static_cast<const char*>(t.raw_data()), t.bytes());
+                   if (--wait->pending == 0) wait->cv.notify_all();
+                 });
+  }
+  const auto deadline = std::chrono::steady_clock::now() + options_.collective_timeout;
+  auto done = [&] {
+    std::lock_guard<std::mutex> l(wait->mu);
+    return wait->pending == 0;
+  };
+  r->DriveUntil([&] { return done() || std::chrono::steady_clock::now() >= deadline; });
+  {
+    std::unique_lock<std::mutex> l(wait->mu);
+    if (!wait->cv.wait_until(l, deadline, [&] { return wait->pending == 0; })) {
+      std::string missing;
+      for (size_t w = 0; w < tasks.size(); ++w) {
+        if (w != me && wait->received.count(w) == 0) missing += (missing.empty() ? "" : ", ") + name(w);
+      }
+      if (result.ok()) {
+        result = errors::DeadlineExceeded(
+            "{} (step {}): no collective fingerprint from {} within {} ms: that worker is not running this step "
+            "(stopped, stuck in an earlier step, or running another program)",
+            name(me), step_id, missing, options_.collective_timeout.count());
+      }
+    } else if (result.ok()) {
+      result = wait->status;
+    }
+  }
+  // Compared with the lower-ranked side as the reference, so both workers word it alike.
+  std::map<size_t, std::string> received;
+  {
+    std::lock_guard<std::mutex> l(wait->mu);
+    received = wait->received;
+  }
+  for (const auto& [w, theirs_bytes] : received) {
+    if (!result.ok()) break;
+    try {
+      const std::vector<CollectiveSignature> theirs = DecodeSignatures(theirs_bytes, name(w));
+      result = w < me ? CompareSignatures(theirs, name(w), mine, name(me)) : CompareSignatures(mine, name(me), theirs, name(w));
+    } catch (const Error& e) {
+      result = e.status();
+    }
+  }
+  if (!result.ok()) r->StartAbort(result);  // a Recv still pending ends with it
+  r.reset();
+  (void)mgr_->Cleanup(check_step);
+  if (!result.ok()) {
+    collective_step_failed_ = true;  // nobody waits for this worker's data (see Shutdown)
+    return result.WithContext(fmt::format("MultiWorkerMirroredStrategy: checking step {}'s collectives", step_id));
+  }
+  return result;
+}
+
 void MultiWorkerMirroredStrategy::ConfigureSession(SessionOptions* o) const {
   o->job = config_.task->job;
   o->task = config_.task->index;
@@ -136,6 +223,9 @@ void MultiWorkerMirroredStrategy::ConfigureSession(SessionOptions* o) const {
   o->rendezvous_factory = [mgr](uint64_t step) { return mgr->Find(step); };
   o->rendezvous_cleanup = [this, mgr](uint64_t step) {
     if (!mgr->Cleanup(step).ok() && step < (uint64_t{1} << 62)) collective_step_failed_ = true;
+  };
+  o->check_collectives = [this](uint64_t step, const std::vector<CollectiveSignature>& mine) {
+    return CheckCollectives(step, mine);
   };
   o->next_step_id = [this](bool collective) {
     if (collective) return ++collective_steps_;

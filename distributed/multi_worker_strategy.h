@@ -24,6 +24,14 @@
 // by batch slices); a worker that dies or stops makes the others' step fail with Unavailable
 // naming it (or DeadlineExceeded after `collective_timeout`).
 //
+// Mismatched programs: before the first run of each compiled collective step (the initial
+// broadcast, the training step), every worker sends the others the list of the step's
+// collectives (op, group, instance, dtype, shape, algorithm: runtime/collectives/fingerprint.h)
+// and compares theirs with its own before any data moves; a difference fails the step on every
+// worker with FailedPrecondition naming the first collective that differs on each side ("worker:1
+// all-reduces 'dense/kernel' grad [784,256] where worker:0 has 'dense/kernel' grad [784,512]").
+// A peer that sends no list within `collective_timeout` fails it with DeadlineExceeded naming it.
+//
 // Leaving: Shutdown() (also run by the destructor) tells every other worker this one is done and
 // waits, up to `shutdown_timeout`, until each has said the same, so that no worker exits while
 // another still waits for its last messages (a worker that ended its last step may still owe the
@@ -78,6 +86,8 @@ class MultiWorkerMirroredStrategy : public Strategy {
  private:
   struct Layout;
   MultiWorkerMirroredStrategy(MultiWorkerOptions options, Layout layout);
+  // SessionOptions::check_collectives: the fingerprint exchange described above.
+  Status CheckCollectives(uint64_t step_id, const std::vector<CollectiveSignature>& mine) const;
 
   MultiWorkerOptions options_;
   ClusterConfig config_;

@@ -24,6 +24,7 @@
 #include "distributed/multi_worker_strategy.h"
 #include "train/callbacks.h"
 #include "train/checkpoint.h"
+#include "train/layer.h"
 #include "data/datasets.h"
 #include "train/model.h"
 #include "zoo/models.h"
@@ -41,6 +42,25 @@ std::unique_ptr<train::Model> BuildMlp(const Strategy* strategy, const data::Arr
   if (strategy != nullptr) scope.emplace(strategy);
   const zoo::ZooModel& zm = zoo::FindZooModel("mlp");
   std::unique_ptr<train::Model> m = zm.build(zm.synthetic_shape, 10);
+  train::CompileOptions o;
+  o.loss = train::SparseCategoricalCrossentropy(true);
+  o.optimizer = train::SGD(0.05, 0.9);
+  o.session.inter_op_threads = o.session.intra_op_threads = 1;
+  o.seed = 7;
+  m->Compile(o);
+  return m;
+}
+
+// BuildMlp's model with its first hidden layer 256 wide instead of 512: a worker that runs another
+// program than its peers.
+std::unique_ptr<train::Model> BuildNarrowMlp(const Strategy* strategy) {
+  Strategy::ScopeGuard scope(strategy);
+  const zoo::ZooModel& zm = zoo::FindZooModel("mlp");
+  auto m = std::make_unique<train::Sequential>(
+      zm.synthetic_shape,
+      std::vector<train::LayerPtr>{train::Flatten(), train::Dense(256, {.activation = "relu"}),
+                                   train::Dense(512, {.activation = "relu"}), train::Dense(10)},
+      "mlp");
   train::CompileOptions o;
   o.loss = train::SparseCategoricalCrossentropy(true);
   o.optimizer = train::SGD(0.05, 0.9);
@@ -176,7 +196,9 @@ TEST_CASE("multi worker child") {
     o.devices_per_worker = std::atoi(std::getenv("WEFT_MW_DEVICES"));
     MultiWorkerMirroredStrategy strategy(o);
     data::ArrayData data = Data();
-    std::unique_ptr<train::Model> m = BuildMlp(&strategy, data);
+    std::unique_ptr<train::Model> m = std::string(role) == "mismatch" && strategy.worker_index() == 1
+                                          ? BuildNarrowMlp(&strategy)
+                                          : BuildMlp(&strategy, data);
     train::FitOptions f = Fit();
     if (std::string(role) == "kill" && strategy.worker_index() == 1) f.callbacks.push_back(std::make_shared<DieAt>(3));
     if (std::string(role) == "stop" && strategy.worker_index() == 1) {
@@ -303,5 +325,35 @@ TEST_CASE("multi worker: a stopped worker (SIGSTOP) makes the other fail at its 
   // the stopped peer; what remains is the transport's bounded close (UcxRendezvousMgr's 2 s drain,
   // up to 1 s per endpoint's flush).
   CHECK(seen - raised < 8.0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("multi worker: workers whose models differ in one layer fail before step 1, naming it on both sides") {
+  // Without the fingerprint, the chief's broadcast of a [784,512] kernel into a [784,256] one
+  // failed on one side only, or the workers waited for each other's messages until the timeout.
+  constexpr int kTimeoutMs = 20000;
+  const std::string dir = std::filesystem::temp_directory_path() / fmt::format("weft_mw_mismatch_{}", getpid());
+  std::filesystem::create_directories(dir);
+  const auto start = Clock::now();
+  std::vector<pid_t> pids = StartWorkers(dir, "mismatch", 1, kTimeoutMs);
+  const std::string expected =
+      "worker:1 broadcasts 'dense/kernel' [784,256] where worker:0 has 'dense/kernel' [784,512] (collective 1 of "
+      "the step; worker:1: node 'dense/kernel/broadcast/broadcast', float32 [784,256], group 3, instance 1; "
+      "worker:0: node 'dense/kernel/broadcast/broadcast', float32 [784,512], group 3, instance 1)";
+  for (int w = 0; w < 2; ++w) {
+    const int status = WaitBounded(pids[static_cast<size_t>(w)], std::chrono::seconds(60));
+    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 3));
+    const std::string error = ReadFile(fmt::format("{}/error{}.txt", dir, w));
+    MESSAGE("worker " << w << " reported: " << error);
+    CHECK_MESSAGE(error.find("FailedPrecondition") != std::string::npos, error);
+    CHECK_MESSAGE(error.find(expected) != std::string::npos, error);
+    // The first collective step is Compile's broadcast: no training step ran.
+    CHECK_MESSAGE(error.find("checking step 1's collectives") != std::string::npos, error);
+    CHECK(!std::filesystem::exists(fmt::format("{}/fit_failed_at{}.txt", dir, w)));
+  }
+  // Found by comparing, not by waiting out a collective's timeout.
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  MESSAGE("both workers failed " << seconds << " s after they started");
+  CHECK(seconds < kTimeoutMs / 1000.0);
   std::filesystem::remove_all(dir);
 }
