@@ -21,6 +21,8 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 namespace weft {
 
@@ -55,5 +57,13 @@ class HangReporter {
   int stop_pipe_[2] = {-1, -1};    // the destructor writes [1]
   std::thread listener_;
 };
+
+// The launcher's view (`weft-zoo launch`): given each task's latest report ((task, text); an empty
+// text: the task wrote none), one line per task ("worker:0 waits for worker:1 (why: ...)" or
+// "worker:1 wrote no report") and the verdict: "the rank everyone waits for: worker:1" when every
+// task that waits for someone waits for it, else the most waited for ("most waited for: worker:2
+// (2 of 3 reports)"). Reads the lines "why: " and "waits for: " of the reports
+// (MultiWorkerMirroredStrategy::DescribeWaits writes them).
+std::string SummarizeHangReports(const std::vector<std::pair<std::string, std::string>>& reports);
 
 }  // namespace weft

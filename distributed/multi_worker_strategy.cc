@@ -5,6 +5,10 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <set>
+#include <tuple>
+
+#include <unistd.h>
 
 #include "core/gpu.h"
 #include "distributed/ucx/environment.h"
@@ -63,8 +67,18 @@ MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(MultiWorkerOptions opti
   const ClusterSecret secret = options_.secret ? *options_.secret : ResolveClusterSecret();
   t.cluster_secret = secret.secret;
   t.insecure = secret.insecure;
+  const std::string report_name = fmt::format("weft-hang-{}-{}.txt", config_.task->job, config_.task->index);
+  reporter_ = std::make_unique<HangReporter>(
+      HangReportOptions{.path = options_.hang_report_dir.empty() ? report_name
+                                                                 : options_.hang_report_dir + "/" + report_name,
+                        .on_signal = options_.hang_report_on_signal},
+      [this](const std::string& why) { return DescribeWaits(why); });
   mgr_ = std::make_unique<UcxRendezvousMgr>(
-      t, UcxRendezvousOptions{.recv_timeout = options_.collective_timeout, .callback_pool = callbacks_.get()});
+      t, UcxRendezvousOptions{.recv_timeout = options_.collective_timeout,
+                              .callback_pool = callbacks_.get(),
+                              .on_stall = [this](uint64_t step, const Status& why) {
+                                if (step < (uint64_t{1} << 62)) reporter_->Report(fmt::format("step {}: {}", step, why.ToString()));
+                              }});
   Status s = mgr_->ConnectAll();
   if (!s.ok()) {
     throw Error(s.WithContext(fmt::format("MultiWorkerMirroredStrategy: task {} connecting to the other workers",
@@ -76,6 +90,62 @@ MultiWorkerMirroredStrategy::~MultiWorkerMirroredStrategy() {
   (void)Shutdown();
   mgr_.reset();  // the transport's threads stop before the callback pool goes
   callbacks_.reset();
+  reporter_.reset();  // after mgr_: no stall can be reported any more
+}
+
+std::string MultiWorkerMirroredStrategy::DescribeWaits(const std::string& why) const {
+  const std::string me = config_.task->ToString();
+  std::string out = fmt::format("=== weft hang report: {} (pid {}) ===\nwhy: {}\nlast completed collective step: {}\n", me,
+                                getpid(), why, last_completed_.load());
+  const ClusterSpec& cluster = config_.cluster;
+  std::set<std::string> waits_for;
+  // One line per collective member not heard from (its messages' names listed), one per other Recv.
+  struct Member {
+    std::vector<std::string> messages;
+    std::string from;
+  };
+  std::map<std::tuple<uint64_t, std::string, std::string, std::string>, Member> members;  // step, group, instance, device
+  std::vector<std::string> recvs;
+  for (const UcxRendezvousMgr::WaitingRecv& w : mgr_ ? mgr_->Waiting() : std::vector<UcxRendezvousMgr::WaitingRecv>{}) {
+    if (w.step_id >= (uint64_t{1} << 62)) continue;  // the leave handshake, fingerprints, local steps
+    // key: "src_device;incarnation;dst_device;tensor;frame:iter"
+    std::vector<std::string> f;
+    for (size_t start = 0;;) {
+      const size_t end = w.key.find(';', start);
+      f.push_back(w.key.substr(start, end == std::string::npos ? std::string::npos : end - start));
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+    const std::string peer = w.src_task >= 0 && w.src_task < cluster.NumTasks() ? cluster.TaskAt(w.src_task).ToString() : "";
+    if (!peer.empty()) waits_for.insert(peer);
+    const std::string from = peer.empty() ? "(a key of this task: its Send has not run)"
+                                          : fmt::format("from {} for {} ms", peer, w.waited.count());
+    if (f.size() >= 4 && f[3].starts_with("_coll/")) {
+      // "_coll/{group}/{instance}/{what}": one member's message in a collective.
+      const std::string& t = f[3];
+      const size_t a = t.find('/', 6), b = a == std::string::npos ? a : t.find('/', a + 1);
+      if (b != std::string::npos) {
+        Member& m = members[{w.step_id, t.substr(6, a - 6), t.substr(a + 1, b - a - 1), f[0]}];
+        m.messages.push_back(t.substr(b + 1));
+        if (m.from.empty()) m.from = from;
+        continue;
+      }
+    }
+    recvs.push_back(fmt::format("step {}: Recv of '{}' {}\n", w.step_id, w.key, from));
+  }
+  for (const auto& [k, m] : members) {
+    std::string what;
+    for (const std::string& x : m.messages) what += (what.empty() ? "" : ", ") + x;
+    out += fmt::format("step {}: collective group {} instance {}: member {} not heard from ({}), {}\n", std::get<0>(k),
+                       std::get<1>(k), std::get<2>(k), std::get<3>(k), what, m.from);
+  }
+  for (const std::string& r : recvs) out += r;
+  const size_t n = members.size() + recvs.size();
+  if (n == 0) out += "no Recv or collective of a collective step is waiting\n";
+  std::string list;
+  for (const std::string& t : waits_for) list += (list.empty() ? "" : ", ") + t;
+  out += fmt::format("waits for: {}\n", list.empty() ? "nobody" : list);
+  return out;
 }
 
 Status MultiWorkerMirroredStrategy::Shutdown() {
@@ -222,7 +292,10 @@ void MultiWorkerMirroredStrategy::ConfigureSession(SessionOptions* o) const {
   UcxRendezvousMgr* mgr = mgr_.get();
   o->rendezvous_factory = [mgr](uint64_t step) { return mgr->Find(step); };
   o->rendezvous_cleanup = [this, mgr](uint64_t step) {
-    if (!mgr->Cleanup(step).ok() && step < (uint64_t{1} << 62)) collective_step_failed_ = true;
+    const bool ok = mgr->Cleanup(step).ok();
+    if (step >= (uint64_t{1} << 62)) return;
+    if (!ok) collective_step_failed_ = true;
+    if (ok && step > last_completed_.load()) last_completed_ = step;
   };
   o->check_collectives = [this](uint64_t step, const std::vector<CollectiveSignature>& mine) {
     return CheckCollectives(step, mine);

@@ -32,6 +32,12 @@
 // all-reduces 'dense/kernel' grad [784,256] where worker:0 has 'dense/kernel' grad [784,512]").
 // A peer that sends no list within `collective_timeout` fails it with DeadlineExceeded naming it.
 //
+// Hangs: when a collective step passes its deadline (a Recv or a collective waiting longer than
+// `collective_timeout`) or loses a peer, and on SIGUSR1 at any time, the worker prints and
+// writes a hang report (hang_report_path()): the Recvs it still waits for with their source
+// task, the collective instances and the members not heard from, the last collective step it
+// completed, and "waits for: <tasks>" (docs/distributed.md, "How to read a hang report").
+//
 // Leaving: Shutdown() (also run by the destructor) tells every other worker this one is done and
 // waits, up to `shutdown_timeout`, until each has said the same, so that no worker exits while
 // another still waits for its last messages (a worker that ended its last step may still owe the
@@ -51,6 +57,7 @@
 
 #include "core/threadpool.h"
 #include "distributed/cluster_resolver.h"
+#include "distributed/hang_report.h"
 #include "train/strategy.h"
 #include "distributed/ucx_rendezvous.h"
 
@@ -63,6 +70,11 @@ struct MultiWorkerOptions {
   std::chrono::milliseconds collective_timeout{60000};
   std::chrono::milliseconds connect_timeout{60000};
   std::chrono::milliseconds shutdown_timeout{10000};
+  // Hang reports (distributed/hang_report.h): written to "<dir>/weft-hang-<job>-<index>.txt"
+  // (empty dir: the working directory; a checkpoint directory's parent is a good place) when a
+  // collective step passes its deadline or loses a peer, and on SIGUSR1 when `hang_report_on_signal`.
+  std::string hang_report_dir;
+  bool hang_report_on_signal = true;
 };
 
 class MultiWorkerMirroredStrategy : public Strategy {
@@ -79,6 +91,10 @@ class MultiWorkerMirroredStrategy : public Strategy {
   const TaskId& task() const { return *config_.task; }
   int worker_index() const { return worker_index_; }
   UcxRendezvousMgr& rendezvous() const { return *mgr_; }
+  // Where this worker's hang reports go, and the report a stall or SIGUSR1 would write now.
+  const std::string& hang_report_path() const { return reporter_->path(); }
+  std::string DescribeWaits(const std::string& why) const;
+  HangReporter& hang_reporter() const { return *reporter_; }
   // The leave handshake (see above); idempotent. Returns the first problem (a peer that failed or
   // did not answer in time), which the destructor ignores.
   Status Shutdown();
@@ -93,9 +109,11 @@ class MultiWorkerMirroredStrategy : public Strategy {
   ClusterConfig config_;
   int worker_index_ = 0;
   std::unique_ptr<ThreadPool> callbacks_;  // Recv callbacks (collective reductions) off the UCX thread
+  std::unique_ptr<HangReporter> reporter_;  // before mgr_, whose stalls it reports
   std::unique_ptr<UcxRendezvousMgr> mgr_;
   // Step ids: collective steps count up from 1 on every worker alike; local ones from 2^62.
   mutable std::atomic<uint64_t> collective_steps_{0}, local_steps_{0};
+  mutable std::atomic<uint64_t> last_completed_{0};  // the last collective step that ended well
   bool shut_down_ = false;
   // Set when a collective step of this worker failed (its rendezvous was aborted): every member's
   // copy of that step fails too, so nobody waits for this worker's data, and Shutdown does not
