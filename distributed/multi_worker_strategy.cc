@@ -141,6 +141,12 @@ std::string MultiWorkerMirroredStrategy::DescribeWaits(const std::string& why) c
   }
   for (const std::string& r : recvs) out += r;
   const size_t n = members.size() + recvs.size();
+  {
+    std::lock_guard<std::mutex> l(sessions_->mu);
+    for (const Session* s : sessions_->alive) {
+      for (const std::string& line : s->DescribeRunning()) out += "running: " + line + "\n";
+    }
+  }
   if (n == 0) out += "no Recv or collective of a collective step is waiting\n";
   std::string list;
   for (const std::string& t : waits_for) list += (list.empty() ? "" : ", ") + t;
@@ -296,6 +302,14 @@ void MultiWorkerMirroredStrategy::ConfigureSession(SessionOptions* o) const {
     if (step >= (uint64_t{1} << 62)) return;
     if (!ok) collective_step_failed_ = true;
     if (ok && step > last_completed_.load()) last_completed_ = step;
+  };
+  o->lifetime_hook = [sessions = sessions_](const Session* s, bool alive) {
+    std::lock_guard<std::mutex> l(sessions->mu);
+    if (alive) {
+      sessions->alive.insert(s);
+    } else {
+      sessions->alive.erase(s);
+    }
   };
   o->check_collectives = [this](uint64_t step, const std::vector<CollectiveSignature>& mine) {
     return CheckCollectives(step, mine);

@@ -36,7 +36,7 @@
 // `collective_timeout`) or loses a peer, and on SIGUSR1 at any time, the worker prints and
 // writes a hang report (hang_report_path()): the Recvs it still waits for with their source
 // task, the collective instances and the members not heard from, the last collective step it
-// completed, and "waits for: <tasks>" (docs/distributed.md, "How to read a hang report").
+// completed, the graph nodes still running, and "waits for: <tasks>" (docs/distributed.md, "How to read a hang report").
 //
 // Leaving: Shutdown() (also run by the destructor) tells every other worker this one is done and
 // waits, up to `shutdown_timeout`, until each has said the same, so that no worker exits while
@@ -53,7 +53,9 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
 
 #include "core/threadpool.h"
 #include "distributed/cluster_resolver.h"
@@ -114,6 +116,13 @@ class MultiWorkerMirroredStrategy : public Strategy {
   // Step ids: collective steps count up from 1 on every worker alike; local ones from 2^62.
   mutable std::atomic<uint64_t> collective_steps_{0}, local_steps_{0};
   mutable std::atomic<uint64_t> last_completed_{0};  // the last collective step that ended well
+  // The Sessions configured by this strategy and alive (SessionOptions::lifetime_hook): their
+  // running nodes go into hang reports. Shared with the hooks: a Session may outlive the strategy.
+  struct Sessions {
+    std::mutex mu;
+    std::set<const Session*> alive;
+  };
+  std::shared_ptr<Sessions> sessions_ = std::make_shared<Sessions>();
   bool shut_down_ = false;
   // Set when a collective step of this worker failed (its rendezvous was aborted): every member's
   // copy of that step fails too, so nobody waits for this worker's data, and Shutdown does not

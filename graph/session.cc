@@ -57,14 +57,30 @@ Session::Session(Graph* graph, SessionOptions options) : graph_(graph), options_
   devices_ = DeviceSet::LocalDevices(options_.num_cpu_devices, intra, options_.use_gpus, options_.job, options_.task);
   collectives_ = std::make_unique<CollectiveContext>();
   if (options_.remote) remote_ = options_.remote(graph_);
+  if (options_.lifetime_hook) options_.lifetime_hook(this, true);
 }
 
 Session::~Session() {
+  if (options_.lifetime_hook) options_.lifetime_hook(this, false);
   std::lock_guard<std::mutex> l(mu_);
   cache_.clear();  // executors go before the pools they use
   // Every Run has returned; what of its collectives is still in flight (a pool task ending) is
   // waited for here, before the devices their reducers use go.
   collectives_.reset();
+}
+
+std::vector<std::string> Session::DescribeRunning() const {
+  // Never waits: a report may be taken on a thread that holds mu_ (Session::Cancel cancelling a
+  // step whose abort reports).
+  std::unique_lock<std::mutex> l(mu_, std::try_to_lock);
+  if (!l.owns_lock()) return {"(a Session was busy: its running nodes are not listed)"};
+  std::vector<std::string> out;
+  for (const auto& [key, compiled] : cache_) {
+    for (const auto& part : compiled->parts) {
+      for (std::string& line : part.executor->DescribeRunning()) out.push_back(std::move(line));
+    }
+  }
+  return out;
 }
 
 size_t Session::num_compiled() const {

@@ -182,6 +182,9 @@ void CheckReportOnWorker1(const std::string& report, const std::string& code) {
   CHECK(report.find(fmt::format("\nstep {}: collective group 1 instance 1: member "
                                 "/job:worker/replica:0/task:1/device:CPU:0 not heard from (", step)) != std::string::npos);
   CHECK(report.find("), from worker:1 for ") != std::string::npos);
+  // The collective kernels of that step were still running on worker:0's device.
+  CHECK(report.find(fmt::format("\nrunning: step {}: CollectiveReduce '", step)) != std::string::npos);
+  CHECK(report.find("' on /job:worker/replica:0/task:0/device:CPU:0\n") != std::string::npos);
   CHECK(report.find("\nwaits for: worker:1\n") != std::string::npos);
 }
 
