@@ -2,7 +2,13 @@
 
 #include <condition_variable>
 #include <cstdlib>
+#include <cstring>
+#include <map>
 #include <mutex>
+#include <set>
+#include <tuple>
+
+#include <unistd.h>
 
 #include "core/gpu.h"
 #include "distributed/ucx/environment.h"
@@ -61,8 +67,18 @@ MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(MultiWorkerOptions opti
   const ClusterSecret secret = options_.secret ? *options_.secret : ResolveClusterSecret();
   t.cluster_secret = secret.secret;
   t.insecure = secret.insecure;
+  const std::string report_name = fmt::format("weft-hang-{}-{}.txt", config_.task->job, config_.task->index);
+  reporter_ = std::make_unique<HangReporter>(
+      HangReportOptions{.path = options_.hang_report_dir.empty() ? report_name
+                                                                 : options_.hang_report_dir + "/" + report_name,
+                        .on_signal = options_.hang_report_on_signal},
+      [this](const std::string& why) { return DescribeWaits(why); });
   mgr_ = std::make_unique<UcxRendezvousMgr>(
-      t, UcxRendezvousOptions{.recv_timeout = options_.collective_timeout, .callback_pool = callbacks_.get()});
+      t, UcxRendezvousOptions{.recv_timeout = options_.collective_timeout,
+                              .callback_pool = callbacks_.get(),
+                              .on_stall = [this](uint64_t step, const Status& why) {
+                                if (step < (uint64_t{1} << 62)) reporter_->Report(fmt::format("step {}: {}", step, why.ToString()));
+                              }});
   Status s = mgr_->ConnectAll();
   if (!s.ok()) {
     throw Error(s.WithContext(fmt::format("MultiWorkerMirroredStrategy: task {} connecting to the other workers",
@@ -74,6 +90,68 @@ MultiWorkerMirroredStrategy::~MultiWorkerMirroredStrategy() {
   (void)Shutdown();
   mgr_.reset();  // the transport's threads stop before the callback pool goes
   callbacks_.reset();
+  reporter_.reset();  // after mgr_: no stall can be reported any more
+}
+
+std::string MultiWorkerMirroredStrategy::DescribeWaits(const std::string& why) const {
+  const std::string me = config_.task->ToString();
+  std::string out = fmt::format("=== weft hang report: {} (pid {}) ===\nwhy: {}\nlast completed collective step: {}\n", me,
+                                getpid(), why, last_completed_.load());
+  const ClusterSpec& cluster = config_.cluster;
+  std::set<std::string> waits_for;
+  // One line per collective member not heard from (its messages' names listed), one per other Recv.
+  struct Member {
+    std::vector<std::string> messages;
+    std::string from;
+  };
+  std::map<std::tuple<uint64_t, std::string, std::string, std::string>, Member> members;  // step, group, instance, device
+  std::vector<std::string> recvs;
+  for (const UcxRendezvousMgr::WaitingRecv& w : mgr_ ? mgr_->Waiting() : std::vector<UcxRendezvousMgr::WaitingRecv>{}) {
+    if (w.step_id >= (uint64_t{1} << 62)) continue;  // the leave handshake, fingerprints, local steps
+    // key: "src_device;incarnation;dst_device;tensor;frame:iter"
+    std::vector<std::string> f;
+    for (size_t start = 0;;) {
+      const size_t end = w.key.find(';', start);
+      f.push_back(w.key.substr(start, end == std::string::npos ? std::string::npos : end - start));
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+    const std::string peer = w.src_task >= 0 && w.src_task < cluster.NumTasks() ? cluster.TaskAt(w.src_task).ToString() : "";
+    if (!peer.empty()) waits_for.insert(peer);
+    const std::string from = peer.empty() ? "(a key of this task: its Send has not run)"
+                                          : fmt::format("from {} for {} ms", peer, w.waited.count());
+    if (f.size() >= 4 && f[3].starts_with("_coll/")) {
+      // "_coll/{group}/{instance}/{what}": one member's message in a collective.
+      const std::string& t = f[3];
+      const size_t a = t.find('/', 6), b = a == std::string::npos ? a : t.find('/', a + 1);
+      if (b != std::string::npos) {
+        Member& m = members[{w.step_id, t.substr(6, a - 6), t.substr(a + 1, b - a - 1), f[0]}];
+        m.messages.push_back(t.substr(b + 1));
+        if (m.from.empty()) m.from = from;
+        continue;
+      }
+    }
+    recvs.push_back(fmt::format("step {}: Recv of '{}' {}\n", w.step_id, w.key, from));
+  }
+  for (const auto& [k, m] : members) {
+    std::string what;
+    for (const std::string& x : m.messages) what += (what.empty() ? "" : ", ") + x;
+    out += fmt::format("step {}: collective group {} instance {}: member {} not heard from ({}), {}\n", std::get<0>(k),
+                       std::get<1>(k), std::get<2>(k), std::get<3>(k), what, m.from);
+  }
+  for (const std::string& r : recvs) out += r;
+  const size_t n = members.size() + recvs.size();
+  {
+    std::lock_guard<std::mutex> l(sessions_->mu);
+    for (const Session* s : sessions_->alive) {
+      for (const std::string& line : s->DescribeRunning()) out += "running: " + line + "\n";
+    }
+  }
+  if (n == 0) out += "no Recv or collective of a collective step is waiting\n";
+  std::string list;
+  for (const std::string& t : waits_for) list += (list.empty() ? "" : ", ") + t;
+  out += fmt::format("waits for: {}\n", list.empty() ? "nobody" : list);
+  return out;
 }
 
 Status MultiWorkerMirroredStrategy::Shutdown() {
@@ -129,13 +207,112 @@ Status MultiWorkerMirroredStrategy::Shutdown() {
   return result;
 }
 
+Status MultiWorkerMirroredStrategy::CheckCollectives(uint64_t step_id,
+                                                     const std::vector<CollectiveSignature>& mine) const {
+  // The exchange's own step id: no collective step (from 1), local step (from 2^62) or the leave
+  // handshake (3 * 2^62) uses it, and every worker derives the same one from the step it checks.
+  const uint64_t check_step = (uint64_t{2} << 62) + step_id;
+  const std::vector<TaskId> tasks = config_.cluster.Tasks();
+  auto name = [&](size_t w) { return tasks[w].ToString(); };  // "worker:1", "chief:0"
+  auto device = [&](size_t w) { return tasks[w].DeviceName() + "/device:CPU:0"; };
+  const size_t me = static_cast<size_t>(worker_index_);
+  const std::string bytes = EncodeSignatures(mine);
+  Tensor wire(DType::kUInt8, TensorShape({static_cast<int64_t>(bytes.size())}));
+  if (!bytes.empty()) std::memcpy(wire.raw_data(), bytes.data(), bytes.size());
+  std::shared_ptr<UcxRendezvous> r = mgr_->Find(check_step);
+  struct Wait {
+    std::mutex mu;
+    std::condition_variable cv;
+    size_t pending = 0;
+    std::map<size_t, std::string> received;  // by worker
+    Status status;
+  };
+  auto wait = std::make_shared<Wait>();
+  Status result;
+  for (size_t w = 0; w < tasks.size() && result.ok(); ++w) {
+    if (w == me) continue;
+    result = r->Send(fmt::format("{};0;{};_fingerprint;0:0", device(me), device(w)), {}, wire, false);
+    {
+      std::lock_guard<std::mutex> l(wait->mu);
+      wait->pending++;
+    }
+    r->RecvAsync(fmt::format("{};0;{};_fingerprint;0:0", device(w), device(me)), {},
+                 [wait, w](const Status& s, const Tensor& t, bool) {
+                   std::lock_guard<std::mutex> l(wait->mu);
+                   if (!s.ok() && wait->status.ok()) wait->status = s;
+                   if (s.ok()) wait->received[w] = std::string(static_cast<const char*>(t.raw_data()), t.bytes());
+                   if (--wait->pending == 0) wait->cv.notify_all();
+                 });
+  }
+  const auto deadline = std::chrono::steady_clock::now() + options_.collective_timeout;
+  auto done = [&] {
+    std::lock_guard<std::mutex> l(wait->mu);
+    return wait->pending == 0;
+  };
+  r->DriveUntil([&] { return done() || std::chrono::steady_clock::now() >= deadline; });
+  {
+    std::unique_lock<std::mutex> l(wait->mu);
+    if (!wait->cv.wait_until(l, deadline, [&] { return wait->pending == 0; })) {
+      std::string missing;
+      for (size_t w = 0; w < tasks.size(); ++w) {
+        if (w != me && wait->received.count(w) == 0) missing += (missing.empty() ? "" : ", ") + name(w);
+      }
+      if (result.ok()) {
+        result = errors::DeadlineExceeded(
+            "{} (step {}): no collective fingerprint from {} within {} ms: that worker is not running this step "
+            "(stopped, stuck in an earlier step, or running another program)",
+            name(me), step_id, missing, options_.collective_timeout.count());
+      }
+    } else if (result.ok()) {
+      result = wait->status;
+    }
+  }
+  // Compared with the lower-ranked side as the reference, so both workers word it alike.
+  std::map<size_t, std::string> received;
+  {
+    std::lock_guard<std::mutex> l(wait->mu);
+    received = wait->received;
+  }
+  for (const auto& [w, theirs_bytes] : received) {
+    if (!result.ok()) break;
+    try {
+      const std::vector<CollectiveSignature> theirs = DecodeSignatures(theirs_bytes, name(w));
+      result = w < me ? CompareSignatures(theirs, name(w), mine, name(me)) : CompareSignatures(mine, name(me), theirs, name(w));
+    } catch (const Error& e) {
+      result = e.status();
+    }
+  }
+  if (!result.ok()) r->StartAbort(result);  // a Recv still pending ends with it
+  r.reset();
+  (void)mgr_->Cleanup(check_step);
+  if (!result.ok()) {
+    collective_step_failed_ = true;  // nobody waits for this worker's data (see Shutdown)
+    return result.WithContext(fmt::format("MultiWorkerMirroredStrategy: checking step {}'s collectives", step_id));
+  }
+  return result;
+}
+
 void MultiWorkerMirroredStrategy::ConfigureSession(SessionOptions* o) const {
   o->job = config_.task->job;
   o->task = config_.task->index;
   UcxRendezvousMgr* mgr = mgr_.get();
   o->rendezvous_factory = [mgr](uint64_t step) { return mgr->Find(step); };
   o->rendezvous_cleanup = [this, mgr](uint64_t step) {
-    if (!mgr->Cleanup(step).ok() && step < (uint64_t{1} << 62)) collective_step_failed_ = true;
+    const bool ok = mgr->Cleanup(step).ok();
+    if (step >= (uint64_t{1} << 62)) return;
+    if (!ok) collective_step_failed_ = true;
+    if (ok && step > last_completed_.load()) last_completed_ = step;
+  };
+  o->lifetime_hook = [sessions = sessions_](const Session* s, bool alive) {
+    std::lock_guard<std::mutex> l(sessions->mu);
+    if (alive) {
+      sessions->alive.insert(s);
+    } else {
+      sessions->alive.erase(s);
+    }
+  };
+  o->check_collectives = [this](uint64_t step, const std::vector<CollectiveSignature>& mine) {
+    return CheckCollectives(step, mine);
   };
   o->next_step_id = [this](bool collective) {
     if (collective) return ++collective_steps_;

@@ -24,6 +24,20 @@
 // by batch slices); a worker that dies or stops makes the others' step fail with Unavailable
 // naming it (or DeadlineExceeded after `collective_timeout`).
 //
+// Mismatched programs: before the first run of each compiled collective step (the initial
+// broadcast, the training step), every worker sends the others the list of the step's
+// collectives (op, group, instance, dtype, shape, algorithm: runtime/collectives/fingerprint.h)
+// and compares theirs with its own before any data moves; a difference fails the step on every
+// worker with FailedPrecondition naming the first collective that differs on each side ("worker:1
+// all-reduces 'dense/kernel' grad [784,256] where worker:0 has 'dense/kernel' grad [784,512]").
+// A peer that sends no list within `collective_timeout` fails it with DeadlineExceeded naming it.
+//
+// Hangs: when a collective step passes its deadline (a Recv or a collective waiting longer than
+// `collective_timeout`) or loses a peer, and on SIGUSR1 at any time, the worker prints and
+// writes a hang report (hang_report_path()): the Recvs it still waits for with their source
+// task, the collective instances and the members not heard from, the last collective step it
+// completed, the graph nodes still running, and "waits for: <tasks>" (docs/distributed.md, "How to read a hang report").
+//
 // Leaving: Shutdown() (also run by the destructor) tells every other worker this one is done and
 // waits, up to `shutdown_timeout`, until each has said the same, so that no worker exits while
 // another still waits for its last messages (a worker that ended its last step may still owe the
@@ -39,10 +53,13 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
 
 #include "core/threadpool.h"
 #include "distributed/cluster_resolver.h"
+#include "distributed/hang_report.h"
 #include "train/strategy.h"
 #include "distributed/ucx_rendezvous.h"
 
@@ -55,6 +72,11 @@ struct MultiWorkerOptions {
   std::chrono::milliseconds collective_timeout{60000};
   std::chrono::milliseconds connect_timeout{60000};
   std::chrono::milliseconds shutdown_timeout{10000};
+  // Hang reports (distributed/hang_report.h): written to "<dir>/weft-hang-<job>-<index>.txt"
+  // (empty dir: the working directory; a checkpoint directory's parent is a good place) when a
+  // collective step passes its deadline or loses a peer, and on SIGUSR1 when `hang_report_on_signal`.
+  std::string hang_report_dir;
+  bool hang_report_on_signal = true;
 };
 
 class MultiWorkerMirroredStrategy : public Strategy {
@@ -71,6 +93,10 @@ class MultiWorkerMirroredStrategy : public Strategy {
   const TaskId& task() const { return *config_.task; }
   int worker_index() const { return worker_index_; }
   UcxRendezvousMgr& rendezvous() const { return *mgr_; }
+  // Where this worker's hang reports go, and the report a stall or SIGUSR1 would write now.
+  const std::string& hang_report_path() const { return reporter_->path(); }
+  std::string DescribeWaits(const std::string& why) const;
+  HangReporter& hang_reporter() const { return *reporter_; }
   // The leave handshake (see above); idempotent. Returns the first problem (a peer that failed or
   // did not answer in time), which the destructor ignores.
   Status Shutdown();
@@ -78,14 +104,25 @@ class MultiWorkerMirroredStrategy : public Strategy {
  private:
   struct Layout;
   MultiWorkerMirroredStrategy(MultiWorkerOptions options, Layout layout);
+  // SessionOptions::check_collectives: the fingerprint exchange described above.
+  Status CheckCollectives(uint64_t step_id, const std::vector<CollectiveSignature>& mine) const;
 
   MultiWorkerOptions options_;
   ClusterConfig config_;
   int worker_index_ = 0;
   std::unique_ptr<ThreadPool> callbacks_;  // Recv callbacks (collective reductions) off the UCX thread
+  std::unique_ptr<HangReporter> reporter_;  // before mgr_, whose stalls it reports
   std::unique_ptr<UcxRendezvousMgr> mgr_;
   // Step ids: collective steps count up from 1 on every worker alike; local ones from 2^62.
   mutable std::atomic<uint64_t> collective_steps_{0}, local_steps_{0};
+  mutable std::atomic<uint64_t> last_completed_{0};  // the last collective step that ended well
+  // The Sessions configured by this strategy and alive (SessionOptions::lifetime_hook): their
+  // running nodes go into hang reports. Shared with the hooks: a Session may outlive the strategy.
+  struct Sessions {
+    std::mutex mu;
+    std::set<const Session*> alive;
+  };
+  std::shared_ptr<Sessions> sessions_ = std::make_shared<Sessions>();
   bool shut_down_ = false;
   // Set when a collective step of this worker failed (its rendezvous was aborted): every member's
   // copy of that step fails too, so nobody waits for this worker's data, and Shutdown does not

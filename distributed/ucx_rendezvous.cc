@@ -105,7 +105,14 @@ void UcxRendezvous::RecvAsync(const std::string& key, const RendezvousArgs& args
   }
 }
 
-void UcxRendezvous::StartAbort(const Status& status) { local_.StartAbort(status); }
+void UcxRendezvous::StartAbort(const Status& status) {
+  const auto& on_stall = mgr_->options_.on_stall;
+  if (on_stall && (status.code() == Code::kDeadlineExceeded || status.code() == Code::kUnavailable) &&
+      local_.abort_status().ok() && !stall_reported_.exchange(true)) {
+    on_stall(step_id_, status);
+  }
+  local_.StartAbort(status);
+}
 
 bool UcxRendezvous::DriveUntil(const std::function<bool()>& ready) {
   return mgr_->transport().worker()->DriveUntil(ready);
@@ -230,6 +237,32 @@ Status UcxRendezvousMgr::Cleanup(uint64_t step_id) {
     r->StartAbort(Status(Code::kAborted, "step " + std::to_string(step_id) + " was cleaned up with a Recv still waiting"));
   }
   return before;
+}
+
+std::vector<UcxRendezvousMgr::WaitingRecv> UcxRendezvousMgr::Waiting() const {
+  std::vector<std::shared_ptr<UcxRendezvous>> steps;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    for (const auto& [id, r] : steps_) steps.push_back(r);
+  }
+  std::vector<WaitingRecv> out;
+  const auto now = Clock::now();
+  for (const auto& r : steps) {
+    std::map<std::string, UcxRendezvous::Pending> remote;
+    {
+      std::lock_guard<std::mutex> l(r->mu_);
+      remote = r->pending_;
+    }
+    for (const std::string& key : r->local_.WaitingKeys()) {
+      WaitingRecv w{.step_id = r->step_id_, .key = key};
+      if (auto it = remote.find(key); it != remote.end()) {
+        w.src_task = it->second.src_task;
+        w.waited = std::chrono::duration_cast<std::chrono::milliseconds>(now - it->second.start);
+      }
+      out.push_back(std::move(w));
+    }
+  }
+  return out;
 }
 
 int64_t UcxRendezvousMgr::num_dropped() const {

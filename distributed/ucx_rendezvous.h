@@ -27,6 +27,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -44,6 +45,10 @@ namespace weft {
 struct UcxRendezvousOptions {
   std::chrono::milliseconds recv_timeout{30000};
   ThreadPool* callback_pool = nullptr;  // not owned
+  // Called once per step when it is first aborted with DeadlineExceeded (a Recv or a collective
+  // past its deadline) or Unavailable (a peer gone), on the aborting thread, before its waiting
+  // Recvs fail: Waiting() still lists them (a hang report). Must not call back into the step.
+  std::function<void(uint64_t step_id, const Status& why)> on_stall;
 };
 
 class UcxRendezvousMgr;
@@ -85,6 +90,7 @@ class UcxRendezvous : public Rendezvous {
   LocalRendezvous local_;
   mutable std::mutex mu_;
   std::map<std::string, Pending> pending_;
+  std::atomic<bool> stall_reported_{false};  // UcxRendezvousOptions::on_stall ran for this step
 };
 
 class UcxRendezvousMgr {
@@ -107,6 +113,14 @@ class UcxRendezvousMgr {
   ThreadPool* callback_pool() const { return options_.callback_pool; }
   // Tensors dropped because their step was already cleaned up.
   int64_t num_dropped() const;
+  // A Recv still waiting, of any live step (hang reports).
+  struct WaitingRecv {
+    uint64_t step_id = 0;
+    std::string key;
+    int src_task = -1;  // the cluster task it waits for; -1: a key of this task whose Send has not come
+    std::chrono::milliseconds waited{0};
+  };
+  std::vector<WaitingRecv> Waiting() const;
 
  private:
   friend class UcxRendezvous;

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <deque>
 #include <map>
+#include <set>
 
 #include "runtime/rendezvous.h"
 
@@ -39,12 +40,15 @@ struct Executor::Impl {
     CancellationManager* cm;
     std::vector<std::vector<Tensor>> inputs;
     std::unique_ptr<std::atomic<int>[]> pending;
+    std::unique_ptr<std::atomic<uint8_t>[]> running;  // per item: started, not ended (DescribeRunning)
     std::atomic<int64_t> outstanding{0};
     std::mutex mu;
     Status status;  // first error
     std::atomic<bool> aborted{false};
     std::function<void(Status)> done;
   };
+  mutable std::mutex live_mu;
+  std::set<Step*> live;  // steps started and not deleted (DescribeRunning reads them under live_mu)
 
   void Abort(Step* step, Status s) {
     {
@@ -74,6 +78,10 @@ struct Executor::Impl {
         s = step->status;
       }
       auto done = std::move(step->done);
+      {
+        std::lock_guard<std::mutex> l(live_mu);
+        live.erase(step);
+      }
       delete step;
       done(s);
     }
@@ -134,9 +142,11 @@ void Executor::RunAsync(const ExecutorArgs& args, std::function<void(Status)> do
   const size_t n = impl->items.size();
   step->inputs.resize(n);
   step->pending.reset(new std::atomic<int>[n]);
+  step->running.reset(new std::atomic<uint8_t>[n]);
   for (size_t i = 0; i < n; ++i) {
     step->inputs[i].resize(impl->items[i].node->num_inputs());
     step->pending[i].store(impl->items[i].initial_pending);
+    step->running[i].store(0, std::memory_order_relaxed);
   }
   if (impl->roots.empty()) {
     auto d = std::move(step->done);
@@ -144,9 +154,26 @@ void Executor::RunAsync(const ExecutorArgs& args, std::function<void(Status)> do
     d(Status::OK());
     return;
   }
+  {
+    std::lock_guard<std::mutex> l(impl->live_mu);
+    impl->live.insert(step);
+  }
   step->outstanding.store(static_cast<int64_t>(impl->roots.size()));
   for (size_t i = 1; i < impl->roots.size(); ++i) impl->Schedule(step, impl->roots[i]);
   impl->Process(step, impl->roots[0]);
+}
+
+std::vector<std::string> Executor::DescribeRunning() const {
+  std::vector<std::string> out;
+  std::lock_guard<std::mutex> l(impl_->live_mu);
+  for (const Impl::Step* step : impl_->live) {
+    for (size_t i = 0; i < impl_->items.size(); ++i) {
+      if (step->running[i].load(std::memory_order_relaxed) == 0) continue;
+      out.push_back(fmt::format("step {}: {} on {}", step->args.step_id, impl_->items[i].node->Describe(),
+                                impl_->device.device_name));
+    }
+  }
+  return out;
 }
 
 Status Executor::Run(const ExecutorArgs& args) {
@@ -249,7 +276,9 @@ void Executor::Impl::Process(Step* step, int first) {
     if (it.kernel->is_async()) {
       auto* async = static_cast<AsyncOpKernel*>(it.kernel.get());
       OpKernelContext* raw = ctx.release();
+      step->running[id].store(1, std::memory_order_relaxed);
       auto on_done = [this, step, id, raw, start_us](Status s) {
+        step->running[id].store(0, std::memory_order_relaxed);
         if (step->args.trace != nullptr) Record(step->args.trace, *items[id].node, start_us, s);
         std::unique_ptr<OpKernelContext> owned(raw);
         std::deque<int> ready;
@@ -274,6 +303,7 @@ void Executor::Impl::Process(Step* step, int first) {
       continue;
     }
     Status status;
+    step->running[id].store(1, std::memory_order_relaxed);
     try {
       it.kernel->Compute(ctx.get());
     } catch (const Error& e) {
@@ -283,6 +313,7 @@ void Executor::Impl::Process(Step* step, int first) {
     } catch (const std::exception& e) {
       status = errors::Internal("{}: {}", it.node->Describe(), e.what());
     }
+    step->running[id].store(0, std::memory_order_relaxed);
     if (trace != nullptr) Record(trace, *it.node, start_us, status);
     std::deque<int> ready;
     if (!status.ok()) {

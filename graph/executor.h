@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "graph/step_trace.h"
@@ -42,6 +43,10 @@ class Executor {
   void RunAsync(const ExecutorArgs& args, std::function<void(Status)> done);
   Status Run(const ExecutorArgs& args);  // blocks until the step finishes
   const Graph& graph() const;
+  // The nodes of this executor's steps that have started and not ended (an async kernel until
+  // its callback), as "step 5: CollectiveReduce 'all_reduce' on /job:worker/.../CPU:0": what a
+  // hang report lists. Thread-safe; a step's bookkeeping costs two relaxed stores per kernel.
+  std::vector<std::string> DescribeRunning() const;
 
  private:
   struct Impl;

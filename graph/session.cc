@@ -16,6 +16,28 @@ namespace {
 // An abort caused by another device's failure says less than the failure itself.
 bool IsSecondary(const Status& s) { return s.code() == Code::kCancelled || s.code() == Code::kAborted; }
 
+// The collective nodes of a step's partitions, in the order every worker of one program has them.
+std::vector<CollectiveSignature> CollectivesOf(const std::vector<const Graph*>& parts) {
+  std::vector<CollectiveSignature> out;
+  for (const Graph* g : parts) {
+    for (const Node* n : g->nodes()) {
+      if (!n->op().starts_with("Collective") || !n->has_attr("instance_key")) continue;
+      CollectiveSignature s;
+      s.op = n->op();
+      s.node = n->name();
+      s.group_key = n->attr<int64_t>("group_key");
+      s.instance_key = n->attr<int64_t>("instance_key");
+      s.dtype = n->num_inputs() > 0 ? n->input(0).dtype() : DType::kInvalid;
+      if (n->num_inputs() > 0) s.shape = n->input(0).shape();
+      if (n->has_attr("algorithm")) s.algorithm = n->attr<std::string>("algorithm");
+      if (n->has_attr("label")) s.label = n->attr<std::string>("label");
+      out.push_back(std::move(s));
+    }
+  }
+  SortSignatures(&out);
+  return out;
+}
+
 }  // namespace
 
 struct Session::Compiled {
@@ -24,6 +46,8 @@ struct Session::Compiled {
     std::unique_ptr<Executor> executor;
   };
   std::vector<Part> parts;
+  std::vector<CollectiveSignature> collectives;  // CollectivesOf(parts)
+  std::atomic<bool> collectives_checked{false};  // SessionOptions::check_collectives passed once
 };
 
 Session::Session(Graph* graph, SessionOptions options) : graph_(graph), options_(options) {
@@ -33,14 +57,30 @@ Session::Session(Graph* graph, SessionOptions options) : graph_(graph), options_
   devices_ = DeviceSet::LocalDevices(options_.num_cpu_devices, intra, options_.use_gpus, options_.job, options_.task);
   collectives_ = std::make_unique<CollectiveContext>();
   if (options_.remote) remote_ = options_.remote(graph_);
+  if (options_.lifetime_hook) options_.lifetime_hook(this, true);
 }
 
 Session::~Session() {
+  if (options_.lifetime_hook) options_.lifetime_hook(this, false);
   std::lock_guard<std::mutex> l(mu_);
   cache_.clear();  // executors go before the pools they use
   // Every Run has returned; what of its collectives is still in flight (a pool task ending) is
   // waited for here, before the devices their reducers use go.
   collectives_.reset();
+}
+
+std::vector<std::string> Session::DescribeRunning() const {
+  // Never waits: a report may be taken on a thread that holds mu_ (Session::Cancel cancelling a
+  // step whose abort reports).
+  std::unique_lock<std::mutex> l(mu_, std::try_to_lock);
+  if (!l.owns_lock()) return {"(a Session was busy: its running nodes are not listed)"};
+  std::vector<std::string> out;
+  for (const auto& [key, compiled] : cache_) {
+    for (const auto& part : compiled->parts) {
+      for (std::string& line : part.executor->DescribeRunning()) out.push_back(std::move(line));
+    }
+  }
+  return out;
 }
 
 size_t Session::num_compiled() const {
@@ -81,6 +121,9 @@ std::shared_ptr<Session::Compiled> Session::Compile(const std::vector<Output>& f
     device.gpu = d->gpu();
     compiled->parts.push_back({device_name, Executor::Create(std::move(part), std::move(device), inter_op_.get())});
   }
+  std::vector<const Graph*> graphs;
+  for (const auto& part : compiled->parts) graphs.push_back(&part.executor->graph());
+  compiled->collectives = CollectivesOf(graphs);
   std::lock_guard<std::mutex> l(mu_);
   return cache_.emplace(key, std::move(compiled)).first->second;
 }
@@ -188,7 +231,12 @@ std::vector<Tensor> Session::Run(const std::vector<std::pair<Output, Tensor>>& f
     std::lock_guard<std::mutex> l(mu_);
     running_[step_id] = &cm;
   }
-  Status status = RunPartitions(*compiled, step_id, &frame, &cm, options);
+  Status status;
+  if (options.collective && options_.check_collectives && !compiled->collectives_checked.load()) {
+    status = options_.check_collectives(static_cast<uint64_t>(step_id), compiled->collectives);
+    if (status.ok()) compiled->collectives_checked = true;
+  }
+  if (status.ok()) status = RunPartitions(*compiled, step_id, &frame, &cm, options);
   if (options_.rendezvous_cleanup) options_.rendezvous_cleanup(static_cast<uint64_t>(step_id));
   {
     std::lock_guard<std::mutex> l(mu_);

@@ -40,6 +40,7 @@
 #include "graph/device.h"
 #include "graph/executor.h"
 #include "runtime/collectives/context.h"
+#include "runtime/collectives/fingerprint.h"
 
 namespace weft {
 
@@ -92,6 +93,16 @@ struct SessionOptions {
   // with them); unset: a per-Session counter 1, 2, 3 ... for both kinds (deterministic across
   // processes that issue the same Runs in the same order). Called on the thread that calls Run.
   std::function<uint64_t(bool collective)> next_step_id;
+  // Called before the first collective Run (RunOptions::collective) of each compiled signature,
+  // on the calling thread, with that step's id and its collective nodes in (group, instance)
+  // order (runtime/collectives/fingerprint.h): a multi-worker strategy compares them with the
+  // other workers' before any data moves. A non-OK status fails the Run with it before the step
+  // starts (rendezvous_cleanup still runs); the next collective Run of the signature checks again.
+  std::function<Status(uint64_t step_id, const std::vector<CollectiveSignature>& collectives)> check_collectives;
+  // Called with this Session and true at the end of its constructor, and with false at the start
+  // of its destructor: a multi-worker strategy keeps the Sessions it configured, to list their
+  // running nodes in its hang reports (DescribeRunning). Must not call back into the Session then.
+  std::function<void(const Session* session, bool alive)> lifetime_hook;
   // When set, every Run goes to the runner it makes for the graph (a cluster's servers hold the
   // variables then: vars() and Partitions() describe nothing; traces are not recorded).
   std::function<std::unique_ptr<RemoteRunner>(Graph*)> remote;
@@ -128,6 +139,10 @@ class Session {
   Graph* graph() const { return graph_; }
   // The context the collectives of this Session's steps run on (for tests and tools).
   CollectiveContext& collectives() const { return *collectives_; }
+  // The nodes of its steps that have started and not ended ("step 5: CollectiveReduce 'x' on
+  // /job:worker/.../CPU:0", Executor::DescribeRunning); one line saying so when another thread
+  // holds the Session's lock at that moment (a report never waits for it). Thread-safe.
+  std::vector<std::string> DescribeRunning() const;
   // Number of compiled signatures in the cache (for tests).
   size_t num_compiled() const;
   // The id of the latest Run that started (0 before the first).

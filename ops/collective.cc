@@ -61,7 +61,9 @@ const char* kGroupDoc =
     " Members of an instance share (group_key, instance_key) and run in one step; `rank` is this member's place "
     "in 0..group_size-1; `group_devices` lists the members' full device names in rank order, comma-separated "
     "(empty: this task's CPU:0..group_size-1); a member waiting longer than `timeout_seconds` for another fails "
-    "with DeadlineExceeded naming the missing rank.";
+    "with DeadlineExceeded naming the missing rank. `label` says for people what the members exchange "
+    "(\"'dense/kernel' grad [5408,64]\", items separated by \"; \"): the collective fingerprint "
+    "(runtime/collectives/fingerprint.h) names it when workers differ.";
 
 }  // namespace
 
@@ -70,7 +72,7 @@ void RegisterCollectiveOps(OpRegistry& r) {
     b.Input("input", "T").Output("data", "T").TypeAttr("T", kCollectiveTypes)
         .Attr("group_size", AttrType::kInt).Attr("group_key", AttrType::kInt).Attr("instance_key", AttrType::kInt)
         .Attr("rank", AttrType::kInt).Attr("group_devices", "").Attr("timeout_seconds", AttrValue(60.0))
-        .Stateful().NoGradient();
+        .Attr("label", "").Stateful().NoGradient();
     return b;
   };
   group(r.Register("CollectiveReduce")).Attr("merge_op", "Add").Attr("final_op", "Id").Attr("algorithm", "auto")
@@ -111,8 +113,10 @@ AttrMap GroupAttrs(const CollectiveGroup& g, int64_t instance, int64_t rank) {
 }  // namespace
 
 Output AllReduce(const Scope& s, Output x, const CollectiveGroup& g, int64_t instance, int64_t rank,
-                 const std::string& merge, const std::string& final_op, const std::string& algorithm) {
+                 const std::string& merge, const std::string& final_op, const std::string& algorithm,
+                 const std::string& label) {
   AttrMap a = GroupAttrs(g, instance, rank);
+  a["label"] = label;
   a["merge_op"] = merge;
   a["final_op"] = final_op;
   a["algorithm"] = algorithm;
@@ -120,8 +124,9 @@ Output AllReduce(const Scope& s, Output x, const CollectiveGroup& g, int64_t ins
 }
 
 Output Broadcast(const Scope& s, Output x, const CollectiveGroup& g, int64_t instance, int64_t rank,
-                 int64_t source_rank) {
+                 int64_t source_rank, const std::string& label) {
   AttrMap a = GroupAttrs(g, instance, rank);
+  a["label"] = label;
   a["source_rank"] = source_rank;
   return s.Op("CollectiveBroadcast", {x}, std::move(a));
 }

@@ -22,12 +22,13 @@ struct CollectiveGroup {
 };
 
 // merge: "Add", "Max", "Min"; final_op: "Id" or "Div" (mean for Add). algorithm: auto, shared,
-// ring, recursive_doubling.
+// ring, recursive_doubling. label: what the members exchange, for diagnostics ("'dense/kernel'
+// grad [5408,64]"; runtime/collectives/fingerprint.h).
 Output AllReduce(const Scope& s, Output x, const CollectiveGroup& g, int64_t instance, int64_t rank,
                  const std::string& merge = "Add", const std::string& final_op = "Id",
-                 const std::string& algorithm = "auto");
+                 const std::string& algorithm = "auto", const std::string& label = "");
 Output Broadcast(const Scope& s, Output x, const CollectiveGroup& g, int64_t instance, int64_t rank,
-                 int64_t source_rank = 0);
+                 int64_t source_rank = 0, const std::string& label = "");
 Output AllGather(const Scope& s, Output x, const CollectiveGroup& g, int64_t instance, int64_t rank);
 Output ReduceScatter(const Scope& s, Output x, const CollectiveGroup& g, int64_t instance, int64_t rank,
                      const std::string& merge = "Add", const std::string& final_op = "Id");

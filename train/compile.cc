@@ -247,8 +247,13 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
       const int64_t bucket = o.all_reduce_bucket_bytes >= 0 ? o.all_reduce_bucket_bytes
                              : AllInOneTask(strategy_->group_devices()) ? 0 : int64_t{25} << 20;
       std::vector<TensorShape> shapes;
-      for (const Output& v : trainable[ri]) shapes.push_back(v.shape());
-      g = AllReduceInBuckets(os, grads[ri], shapes, all, strategy_->first_replica() + r, /*first_instance=*/1, bucket);
+      std::vector<std::string> names;
+      for (const Output& v : trainable[ri]) {
+        shapes.push_back(v.shape());
+        names.push_back(v.node->name());
+      }
+      g = AllReduceInBuckets(os, grads[ri], shapes, all, strategy_->first_replica() + r, /*first_instance=*/1, bucket,
+                             names);
     }
     for (int k = 0; k < num_vars; ++k) {
       const size_t ki = static_cast<size_t>(k);
@@ -304,7 +309,8 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
       const Scope bs = client.NewSubScope(v.node->name() + "/broadcast");
       assigns.push_back(ops::Assign(
           bs, v, ops::Broadcast(bs.WithOpName("broadcast"), ops::Identity(bs, v), WorkerGroup(kBroadcastGroupKey),
-                                instance++, worker_rank(), /*source_rank=*/0)));
+                                instance++, worker_rank(), /*source_rank=*/0,
+                                fmt::format("'{}' {}", v.node->name(), v.shape().ToString()))));
     }
     c_->broadcast = ops::Group(root.WithOpName("broadcast_from_chief"), assigns);
   }

@@ -21,9 +21,21 @@ std::vector<std::vector<int>> PlanBuckets(const std::vector<int64_t>& bytes, int
 
 std::vector<Output> AllReduceInBuckets(const Scope& s, const std::vector<Output>& grads,
                                        const std::vector<TensorShape>& shapes, const ops::CollectiveGroup& g,
-                                       int64_t rank, int64_t first_instance, int64_t bucket_bytes) {
+                                       int64_t rank, int64_t first_instance, int64_t bucket_bytes,
+                                       const std::vector<std::string>& names) {
   WEFT_REQUIRE(shapes.size() == grads.size(), "gradient bucketing: {} shapes for {} gradients", shapes.size(),
                grads.size());
+  WEFT_REQUIRE(names.empty() || names.size() == grads.size(), "gradient bucketing: {} names for {} gradients",
+               names.size(), grads.size());
+  auto label = [&](const std::vector<int>& bucket) {
+    std::string out;
+    for (int i : bucket) {
+      if (names.empty()) break;
+      const size_t k = static_cast<size_t>(i);
+      out += fmt::format("{}'{}' grad {}", out.empty() ? "" : "; ", names[k], shapes[k].ToString());
+    }
+    return out;
+  };
   std::vector<int64_t> bytes;
   for (size_t i = 0; i < grads.size(); ++i) {
     const Output& x = grads[i];
@@ -39,13 +51,15 @@ std::vector<Output> AllReduceInBuckets(const Scope& s, const std::vector<Output>
   for (const std::vector<int>& bucket : PlanBuckets(bytes, bucket_bytes)) {
     if (bucket.size() == 1) {  // as it is: no copies
       const size_t i = static_cast<size_t>(bucket[0]);
-      out[i] = ops::AllReduce(s.WithOpName("all_reduce"), grads[i], g, instance++, rank);
+      out[i] = ops::AllReduce(s.WithOpName("all_reduce"), grads[i], g, instance++, rank, "Add", "Id", "auto",
+                              label(bucket));
       continue;
     }
     const Scope bs = s.NewSubScope("bucket");
     std::vector<Output> flat;
     for (int i : bucket) flat.push_back(ops::Reshape(bs, grads[static_cast<size_t>(i)], std::vector<int64_t>{-1}));
-    Output sum = ops::AllReduce(bs.WithOpName("all_reduce"), ops::Concat(bs, flat, 0), g, instance++, rank);
+    Output sum = ops::AllReduce(bs.WithOpName("all_reduce"), ops::Concat(bs, flat, 0), g, instance++, rank, "Add",
+                                "Id", "auto", label(bucket));
     int64_t offset = 0;
     for (int i : bucket) {
       const TensorShape& shape = shapes[static_cast<size_t>(i)];

@@ -24,8 +24,11 @@ std::vector<std::vector<int>> PlanBuckets(const std::vector<int64_t>& bytes, int
 // CollectiveReduce per bucket (instance keys first_instance, first_instance + 1, ...; the same on
 // every replica because the plan depends only on the shapes). `shapes`: the gradients' shapes
 // (their variables'), fully known; one dtype (InvalidArgument naming the gradient otherwise).
+// `names`: the variables' names (empty, or one per gradient): each all-reduce's label lists the
+// gradients it carries ("'dense/kernel' grad [5408,64]; 'dense/bias' grad [64]").
 std::vector<Output> AllReduceInBuckets(const Scope& s, const std::vector<Output>& grads,
                                        const std::vector<TensorShape>& shapes, const ops::CollectiveGroup& g,
-                                       int64_t rank, int64_t first_instance, int64_t bucket_bytes);
+                                       int64_t rank, int64_t first_instance, int64_t bucket_bytes,
+                                       const std::vector<std::string>& names = {});
 
 }  // namespace weft::train

@@ -14,11 +14,14 @@
 #include <cerrno>
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
 
 #include "distributed/cluster_resolver.h"
 #include "distributed/cluster_spec.h"
+#include "distributed/hang_report.h"
 
 namespace weft::zoo {
 namespace {
@@ -197,6 +200,7 @@ class Launcher {
       if (failure_ != nullptr) {
         WriteAll(STDERR_FILENO, fmt::format("weft-zoo launch: failed: task {} {}\n", failure_->task.ToString(),
                                             failure_->Describe()));
+        SummarizeReports();
       }
     } catch (...) {
       Stop(SIGKILL);
@@ -211,6 +215,7 @@ class Launcher {
  private:
   // One run of the whole job on fresh ports: starts every task and waits until all have exited.
   int RunIncarnation(int sfd, const sigset_t& original, int restart) {
+    incarnation_start_ = std::filesystem::file_time_type::clock::now();
     children_.clear();
     stopping_ = false;
     failure_ = nullptr;
@@ -233,6 +238,34 @@ class Launcher {
       Start(children_.back(), o_.command, config.ToTfConfig(t), restart, original);
     }
     return Loop(sfd);
+  }
+
+  // The hang reports the tasks wrote in the working directory during this incarnation
+  // (MultiWorkerMirroredStrategy's default place), summed up: which rank everyone waits for.
+  void SummarizeReports() {
+    std::vector<std::pair<std::string, std::string>> reports;
+    bool any = false;
+    for (const Child& c : children_) {
+      const std::string path = fmt::format("weft-hang-{}-{}.txt", c.task.job, c.task.index);
+      std::error_code ec;
+      const auto written = std::filesystem::last_write_time(path, ec);
+      std::string text;
+      if (!ec && written >= incarnation_start_) {
+        std::ifstream in(path);
+        text.assign(std::istreambuf_iterator<char>(in), {});
+      }
+      any = any || !text.empty();
+      reports.emplace_back(c.task.ToString(), std::move(text));
+    }
+    if (!any) return;
+    std::string out = "weft-zoo launch: hang reports (weft-hang-<job>-<index>.txt):\n";
+    const std::string summary = SummarizeHangReports(reports);
+    for (size_t start = 0; start < summary.size();) {
+      const size_t end = summary.find('\n', start);
+      out += "weft-zoo launch:   " + summary.substr(start, end - start) + "\n";
+      start = end == std::string::npos ? summary.size() : end + 1;
+    }
+    WriteAll(STDERR_FILENO, out);
   }
 
   void Cleanup(int sfd, const sigset_t& original, const struct sigaction& old_pipe) {
@@ -343,6 +376,7 @@ class Launcher {
   Child* failure_ = nullptr;
   int forwarded_ = 0;
   std::optional<Clock::time_point> kill_deadline_;
+  std::filesystem::file_time_type incarnation_start_;  // hang reports older than this are a previous run's
 };
 
 }  // namespace

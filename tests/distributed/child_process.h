@@ -9,10 +9,13 @@
 //   TEST_CASE("server child") { int in, out; ChildFds(&in, &out); ... }   // child
 #pragma once
 
+#include <arpa/inet.h>
 #include <doctest/doctest.h>
 #include <fmt/format.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,6 +28,24 @@
 #include <vector>
 
 namespace weft::test {
+
+// `n` distinct free ports on 127.0.0.1 (bound, read, released: a process started next binds them).
+inline std::vector<int> FreeLoopbackPorts(int n) {
+  std::vector<int> fds, ports;
+  for (int i = 0; i < n; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(a);
+    REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);
+    REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+    fds.push_back(fd);
+    ports.push_back(ntohs(a.sin_port));
+  }
+  for (int fd : fds) close(fd);
+  return ports;
+}
 
 // Reads one line; "<timeout>" after `timeout`, "<eof>" when the other side closed.
 inline std::string ReadLine(int fd, std::chrono::milliseconds timeout) {

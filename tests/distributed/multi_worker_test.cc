@@ -22,8 +22,10 @@
 #include <thread>
 
 #include "distributed/multi_worker_strategy.h"
+#include "tests/distributed/child_process.h"
 #include "train/callbacks.h"
 #include "train/checkpoint.h"
+#include "train/layer.h"
 #include "data/datasets.h"
 #include "train/model.h"
 #include "zoo/models.h"
@@ -36,11 +38,32 @@ namespace {
 constexpr int64_t kGlobalBatch = 128, kSteps = 20;
 
 // The same data and model everywhere: mlp on synthetic examples, SGD with momentum.
-std::unique_ptr<train::Model> BuildMlp(const Strategy* strategy, const data::ArrayData& data) {
+std::unique_ptr<train::Model> BuildMlp(const Strategy* strategy, const data::ArrayData& data,
+                                       std::vector<train::Metric> metrics = {}) {
   std::optional<Strategy::ScopeGuard> scope;
   if (strategy != nullptr) scope.emplace(strategy);
   const zoo::ZooModel& zm = zoo::FindZooModel("mlp");
   std::unique_ptr<train::Model> m = zm.build(zm.synthetic_shape, 10);
+  train::CompileOptions o;
+  o.loss = train::SparseCategoricalCrossentropy(true);
+  o.optimizer = train::SGD(0.05, 0.9);
+  o.session.inter_op_threads = o.session.intra_op_threads = 1;
+  o.seed = 7;
+  o.metrics = std::move(metrics);
+  m->Compile(o);
+  return m;
+}
+
+// BuildMlp's model with its first hidden layer 256 wide instead of 512: a worker that runs another
+// program than its peers.
+std::unique_ptr<train::Model> BuildNarrowMlp(const Strategy* strategy) {
+  Strategy::ScopeGuard scope(strategy);
+  const zoo::ZooModel& zm = zoo::FindZooModel("mlp");
+  auto m = std::make_unique<train::Sequential>(
+      zm.synthetic_shape,
+      std::vector<train::LayerPtr>{train::Flatten(), train::Dense(256, {.activation = "relu"}),
+                                   train::Dense(512, {.activation = "relu"}), train::Dense(10)},
+      "mlp");
   train::CompileOptions o;
   o.loss = train::SparseCategoricalCrossentropy(true);
   o.optimizer = train::SGD(0.05, 0.9);
@@ -96,27 +119,10 @@ class DieAt : public train::Callback {
   int64_t step_;
 };
 
-std::vector<int> FreePorts(int n) {
-  std::vector<int> fds, ports;
-  for (int i = 0; i < n; ++i) {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(a);
-    REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);
-    REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
-    fds.push_back(fd);
-    ports.push_back(ntohs(a.sin_port));
-  }
-  for (int fd : fds) close(fd);
-  return ports;
-}
-
 // Starts the workers of a 2-worker cluster; `role` goes to each as WEFT_MW_ROLE.
 std::vector<pid_t> StartWorkers(const std::string& dir, const std::string& role, int devices_per_worker = 1,
                                 int timeout_ms = 0) {
-  const std::vector<int> ports = FreePorts(2);
+  const std::vector<int> ports = test::FreeLoopbackPorts(2);
   ClusterConfig c{ClusterSpec({{"worker", {fmt::format("127.0.0.1:{}", ports[0]), fmt::format("127.0.0.1:{}", ports[1])}}}),
                   std::nullopt};
   std::vector<pid_t> pids;
@@ -160,6 +166,28 @@ std::string ReadFile(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+// Checks the hang report of worker:0 that waited for worker:1 after `code` ended its step: the
+// step is the 4th or 5th collective one (the broadcast is step 1; worker:1 ended its 3rd training
+// step, step 4, but the last messages of that step may not have left it), the one before it is
+// the last completed, and every line names worker:1.
+void CheckReportOnWorker1(const std::string& report, const std::string& code) {
+  INFO("the hang report:\n" << report);
+  CHECK(report.find("=== weft hang report: worker:0 (pid ") == 0);
+  const size_t why = report.find("\nwhy: step ");
+  REQUIRE(why != std::string::npos);
+  const int step = std::atoi(report.c_str() + why + 11);
+  CHECK((step == 4 || step == 5));
+  CHECK(report.find(fmt::format("\nwhy: step {}: {}: ", step, code)) != std::string::npos);
+  CHECK(report.find(fmt::format("\nlast completed collective step: {}\n", step - 1)) != std::string::npos);
+  CHECK(report.find(fmt::format("\nstep {}: collective group 1 instance 1: member "
+                                "/job:worker/replica:0/task:1/device:CPU:0 not heard from (", step)) != std::string::npos);
+  CHECK(report.find("), from worker:1 for ") != std::string::npos);
+  // The collective kernels of that step were still running on worker:0's device.
+  CHECK(report.find(fmt::format("\nrunning: step {}: CollectiveReduce '", step)) != std::string::npos);
+  CHECK(report.find("' on /job:worker/replica:0/task:0/device:CPU:0\n") != std::string::npos);
+  CHECK(report.find("\nwaits for: worker:1\n") != std::string::npos);
+}
+
 }  // namespace
 
 // The worker side (does nothing unless started by the tests below).
@@ -174,9 +202,15 @@ TEST_CASE("multi worker child") {
     if (const char* ms = std::getenv("WEFT_MW_TIMEOUT_MS")) o.collective_timeout = std::chrono::milliseconds(std::atoi(ms));
     o.connect_timeout = std::chrono::seconds(30);
     o.devices_per_worker = std::atoi(std::getenv("WEFT_MW_DEVICES"));
+    o.hang_report_dir = dir;
     MultiWorkerMirroredStrategy strategy(o);
     data::ArrayData data = Data();
-    std::unique_ptr<train::Model> m = BuildMlp(&strategy, data);
+    // "skip": worker:0 sums an accuracy over the workers, one collective that worker:1 never runs.
+    std::unique_ptr<train::Model> m = std::string(role) == "mismatch" && strategy.worker_index() == 1
+                                          ? BuildNarrowMlp(&strategy)
+                                      : std::string(role) == "skip" && strategy.worker_index() == 0
+                                          ? BuildMlp(&strategy, data, {"accuracy"})
+                                          : BuildMlp(&strategy, data);
     train::FitOptions f = Fit();
     if (std::string(role) == "kill" && strategy.worker_index() == 1) f.callbacks.push_back(std::make_shared<DieAt>(3));
     if (std::string(role) == "stop" && strategy.worker_index() == 1) {
@@ -263,6 +297,8 @@ TEST_CASE("multi worker: a killed worker makes the other fail naming it") {
   MESSAGE("the surviving worker reported: " << error);
   CHECK_MESSAGE(error.find("worker:1") != std::string::npos, error);
   CHECK_MESSAGE(error.find("Unavailable") != std::string::npos, error);
+  // The survivor's hang report: what it waited for when the peer went.
+  CheckReportOnWorker1(ReadFile(dir + "/weft-hang-worker-0.txt"), "Unavailable");
   std::filesystem::remove_all(dir);
 }
 
@@ -303,5 +339,64 @@ TEST_CASE("multi worker: a stopped worker (SIGSTOP) makes the other fail at its 
   // the stopped peer; what remains is the transport's bounded close (UcxRendezvousMgr's 2 s drain,
   // up to 1 s per endpoint's flush).
   CHECK(seen - raised < 8.0);
+  // The waiting worker's hang report names the stopped one, the collective and the member it
+  // waited for, and the last step that completed.
+  CheckReportOnWorker1(ReadFile(dir + "/weft-hang-worker-0.txt"), "DeadlineExceeded");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("multi worker: workers whose models differ in one layer fail before step 1, naming it on both sides") {
+  // Without the fingerprint, the chief's broadcast of a [784,512] kernel into a [784,256] one
+  // failed on one side only, or the workers waited for each other's messages until the timeout.
+  constexpr int kTimeoutMs = 20000;
+  const std::string dir = std::filesystem::temp_directory_path() / fmt::format("weft_mw_mismatch_{}", getpid());
+  std::filesystem::create_directories(dir);
+  const auto start = Clock::now();
+  std::vector<pid_t> pids = StartWorkers(dir, "mismatch", 1, kTimeoutMs);
+  const std::string expected =
+      "worker:1 broadcasts 'dense/kernel' [784,256] where worker:0 has 'dense/kernel' [784,512] (collective 1 of "
+      "the step; worker:1: node 'dense/kernel/broadcast/broadcast', float32 [784,256], group 3, instance 1; "
+      "worker:0: node 'dense/kernel/broadcast/broadcast', float32 [784,512], group 3, instance 1)";
+  for (int w = 0; w < 2; ++w) {
+    const int status = WaitBounded(pids[static_cast<size_t>(w)], std::chrono::seconds(60));
+    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 3));
+    const std::string error = ReadFile(fmt::format("{}/error{}.txt", dir, w));
+    MESSAGE("worker " << w << " reported: " << error);
+    CHECK_MESSAGE(error.find("FailedPrecondition") != std::string::npos, error);
+    CHECK_MESSAGE(error.find(expected) != std::string::npos, error);
+    // The first collective step is Compile's broadcast: no training step ran.
+    CHECK_MESSAGE(error.find("checking step 1's collectives") != std::string::npos, error);
+    CHECK(!std::filesystem::exists(fmt::format("{}/fit_failed_at{}.txt", dir, w)));
+  }
+  // Found by comparing, not by waiting out a collective's timeout.
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  MESSAGE("both workers failed " << seconds << " s after they started");
+  CHECK(seconds < kTimeoutMs / 1000.0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("multi worker: a worker that skips one collective makes both fail at that step, naming it") {
+  constexpr int kTimeoutMs = 20000;
+  const std::string dir = std::filesystem::temp_directory_path() / fmt::format("weft_mw_skip_{}", getpid());
+  std::filesystem::create_directories(dir);
+  const auto start = Clock::now();
+  std::vector<pid_t> pids = StartWorkers(dir, "skip", 1, kTimeoutMs);
+  for (int w = 0; w < 2; ++w) {
+    const int status = WaitBounded(pids[static_cast<size_t>(w)], std::chrono::seconds(60));
+    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 3));
+    const std::string error = ReadFile(fmt::format("{}/error{}.txt", dir, w));
+    MESSAGE("worker " << w << " reported: " << error);
+    // The broadcast (step 1) agrees; the first training step (step 2) does not.
+    CHECK_MESSAGE(error.find("FailedPrecondition: MultiWorkerMirroredStrategy: checking step 2's collectives: ") !=
+                      std::string::npos,
+                  error);
+    CHECK_MESSAGE(error.find("worker:0 all-reduces 'metrics/all_reduce_workers' (node 'metrics/all_reduce_workers', "
+                             "float32 [2], group 2, instance 2, algorithm auto) (collective 3 of the step) where "
+                             "worker:1 has no such collective") != std::string::npos,
+                  error);
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  MESSAGE("both workers failed " << seconds << " s after they started");
+  CHECK(seconds < kTimeoutMs / 1000.0);
   std::filesystem::remove_all(dir);
 }

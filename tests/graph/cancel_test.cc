@@ -112,3 +112,28 @@ TEST_CASE("RunOptions::timeout across partitions: the other device's work is can
   CHECK(st.code() == Code::kDeadlineExceeded);
   CHECK(secs < 0.3 * 1.1 + 0.2);
 }
+
+TEST_CASE("Session::DescribeRunning lists the kernels of a step that have started and not ended") {
+  Graph g;
+  Node* recv = AddOrphanRecv(&g);
+  Output y = ops::Neg(Scope::Root(&g).WithOpName("y"), Output(recv));
+  Session sess(&g);
+  CHECK(sess.DescribeRunning().empty());
+  std::vector<std::string> running;
+  std::thread watcher([&] {
+    // The Recv is running (waiting) until the step is cancelled; Neg never starts.
+    const auto deadline = Clock::now() + std::chrono::seconds(5);
+    while (running.empty() && Clock::now() < deadline) {
+      running = sess.DescribeRunning();
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    sess.Cancel();
+  });
+  double secs = 0;
+  Status s = RunBounded([&] { sess.Run({}, {y}); }, std::chrono::seconds(10), &secs);
+  watcher.join();
+  CHECK(s.code() == Code::kCancelled);
+  REQUIRE(running.size() == 1);
+  CHECK(running[0] == "step 1: _Recv 'orphan' on /job:localhost/replica:0/task:0/device:CPU:0");
+  CHECK(sess.DescribeRunning().empty());  // the step is over
+}

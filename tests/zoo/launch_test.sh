@@ -113,7 +113,9 @@ pid_of() {
 # kill_after_checkpoint OUT_FILE MAX_RESTARTS: runs the job, kills worker:1 once ckpt-60 exists; echoes the exit status.
 kill_after_checkpoint() {
   rm -rf "$tmp/elastic"
-  timeout 60 "$zoo" launch -n 2 --max-restarts "$2" -- "$zoo" train mlp --strategy multi_worker --data synthetic \
+  # In $tmp: the worker that sees its peer killed writes its hang report in the working directory.
+  timeout 60 env -C "$tmp" "$(readlink -f "$zoo")" launch -n 2 --max-restarts "$2" -- "$(readlink -f "$zoo")" train mlp \
+    --strategy multi_worker --data synthetic \
     --epochs 3 --steps-per-epoch 60 --batch-size 32 --threads 1 --quiet --checkpoint-dir "$tmp/elastic" --resume \
     >"$1" 2>&1 &
   launcher=$!
@@ -139,4 +141,29 @@ status="$(kill_after_checkpoint "$tmp/out" 0)"
 [ "$status" = 137 ] || fail "without --max-restarts the killed worker fails the launch (137), got $status: $(cat "$tmp/out")"
 grep -q "restarting" "$tmp/out" && fail "restarted without --max-restarts: $(cat "$tmp/out")"
 [ "$(run "$tmp/out" -- "$zoo" launch -n 2 --max-restarts -1 -- true)" = 2 ] || fail "--max-restarts -1 should be a usage error"
+
+# 8. Hang reports through launch: worker:1 is stopped (SIGSTOP) after the chief's first
+#    checkpoint; worker:0's collective passes its 2 s deadline, it writes its hang report in the
+#    working directory, and the launcher's summary names worker:1 as the rank everyone waits for.
+rm -rf "$tmp/hang" && mkdir -p "$tmp/hang"
+zoo_path="$(readlink -f "$zoo")"  # the job runs in $tmp/hang, where its hang reports go
+timeout 60 env -C "$tmp/hang" "$zoo_path" launch -n 2 --grace 0.5 -- "$zoo_path" train mlp --strategy multi_worker \
+  --data synthetic --epochs 1000 --steps-per-epoch 5 --batch-size 32 --threads 1 --quiet --collective-timeout 2 \
+  --checkpoint-dir "$tmp/hang/ckpt" >"$tmp/out" 2>&1 &
+launcher=$!
+# (The chief keeps its latest checkpoints only: any one says that training steps have run.)
+trained() { compgen -G "$tmp/hang/ckpt/ckpt-*.weft" >/dev/null; }
+for _ in $(seq 600); do trained && break; sleep 0.05; done
+trained || { kill "$launcher"; fail "no checkpoint after epoch 1 within 30 s: $(cat "$tmp/out")"; }
+victim="$(pid_of worker:1 0)"
+[ -n "$victim" ] || { kill "$launcher"; fail "worker:1 not found: $(cat "$tmp/out")"; }
+kill -STOP "$victim"
+status=0; wait "$launcher" || status=$?
+[ "$status" != 0 ] && [ "$status" != 124 ] || fail "a stopped worker should fail the launch (not time out), got $status: $(cat "$tmp/out")"
+grep -q "^weft-zoo launch:   worker:0 waits for worker:1 (why: step [0-9]*: DeadlineExceeded: " "$tmp/out" ||
+  fail "no summary line for worker:0: $(cat "$tmp/out")"
+grep -q "^weft-zoo launch:   worker:1 wrote no report$" "$tmp/out" || fail "worker:1 should have no report: $(cat "$tmp/out")"
+grep -q "^weft-zoo launch:   the rank everyone waits for: worker:1 (it wrote no report: stopped, killed, or stuck)$" \
+  "$tmp/out" || fail "the summary does not name worker:1: $(cat "$tmp/out")"
+grep -q "^waits for: worker:1$" "$tmp/hang/weft-hang-worker-0.txt" || fail "worker:0's report: $(cat "$tmp/hang/weft-hang-worker-0.txt")"
 echo "launch_test: OK"
