@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -10,6 +11,13 @@
 #include "core/status.h"
 
 namespace weft {
+
+void Allocator::CopyToHost(void* dst, const void* src, size_t bytes) const {
+  if (kind() == MemoryKind::kDevice) {
+    throw Error(errors::Unimplemented("allocator {} holds device memory but cannot copy it to the host", Name()));
+  }
+  if (bytes > 0) std::memcpy(dst, src, bytes);
+}
 
 std::string_view MemoryKindName(MemoryKind kind) {
   switch (kind) {

@@ -47,6 +47,10 @@ class Allocator {
   virtual AllocatorStats Stats() const = 0;
   // Returns cached free memory to the system (no-op for allocators that cache nothing).
   virtual void Trim() {}
+  // Copies `bytes` of a block this allocator handed out (`src`, possibly device memory) into host
+  // memory at `dst`, after the device work queued so far on that memory. Host kinds memcpy; an
+  // allocator of device memory overrides it (the caching allocator asks its backing store).
+  virtual void CopyToHost(void* dst, const void* src, size_t bytes) const;
 };
 
 // The process's host allocator: caching, at most kDefaultCpuCacheBytes cached (one instance

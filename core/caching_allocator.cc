@@ -2,10 +2,15 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "core/status.h"
 
 namespace weft {
+
+void BackingStore::CopyToHost(void* dst, const void* src, size_t bytes) const {
+  if (bytes > 0) std::memcpy(dst, src, bytes);
+}
 
 void* HostBackingStore::Reserve(size_t bytes) {
   std::lock_guard<std::mutex> l(mu_);

@@ -38,6 +38,10 @@ class BackingStore {
   virtual MemoryKind kind() const = 0;
   virtual void* Reserve(size_t bytes) = 0;
   virtual void Release(void* ptr, size_t bytes) = 0;
+  // Copies `bytes` at `src` (memory it reserved) into host memory at `dst`, after the work queued
+  // on that memory so far. The default memcpy serves stores of host memory (pinned, test stores);
+  // a device store overrides it (core/cuda/gpu_context.cc: a copy on the compute stream).
+  virtual void CopyToHost(void* dst, const void* src, size_t bytes) const;
 };
 
 // Host memory with a fixed capacity: a device without a device (tests, docs). Thread-safe.
@@ -90,6 +94,7 @@ class CachingAllocator final : public Allocator {
   void Deallocate(void* ptr, size_t bytes) override;
   AllocatorStats Stats() const override;
   void Trim() override;  // wholly free chunks back to the store
+  void CopyToHost(void* dst, const void* src, size_t bytes) const override { store_->CopyToHost(dst, src, bytes); }
   CachingAllocatorDetails Details() const;
   // The size a request of `bytes` occupies (rounded up to the alignment, at least one unit).
   size_t RoundedSize(size_t bytes) const;

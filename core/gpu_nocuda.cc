@@ -6,7 +6,7 @@
 namespace weft {
 
 const GpuProbe& ProbeGpus() {
-  static const GpuProbe probe{0, "weft was built without CUDA (meson option cuda; see docs/cuda.md)", {}};
+  static const GpuProbe probe{0, "weft was built without CUDA (meson option cuda; see docs/cuda.md)", {}, {}};
   return probe;
 }
 

@@ -75,6 +75,27 @@ Tensor Tensor::Clone(Allocator* allocator) const {
   return t;
 }
 
+Tensor Tensor::AllocateOr(DType dtype, const TensorShape& shape, Allocator* preferred, Allocator* fallback) {
+  try {
+    return Tensor(dtype, shape, preferred);
+  } catch (const Error& e) {
+    if (e.code() != Code::kResourceExhausted) throw;
+  }
+  return Tensor(dtype, shape, fallback);
+}
+
+Tensor Tensor::ToHost() const {
+  if (memory_kind() != MemoryKind::kDevice) return *this;
+  if (buffer_->allocator() == nullptr) {
+    throw Error(errors::FailedPrecondition("tensor {} is in device memory that no weft allocator owns; it cannot be "
+                                           "copied to the host",
+                                           DebugString()));
+  }
+  Tensor t(dtype_, shape_);
+  buffer_->allocator()->CopyToHost(t.raw_data(), raw_data(), bytes());
+  return t;
+}
+
 std::string Tensor::DebugString() const {
   if (!IsInitialized()) return "<uninitialized tensor>";
   return fmt::format("{}{}", DTypeName(dtype_), shape_.ToString());

@@ -82,6 +82,10 @@ class Tensor {
   }
   // A zero-filled tensor.
   static Tensor Zeros(DType dtype, TensorShape shape);
+  // A tensor from `preferred`, or from `fallback` when `preferred` is out of memory
+  // (ResourceExhausted); other errors propagate. A GPU's copies to the host take pinned memory
+  // this way and fall back to pageable memory when the pinned pool is used up.
+  static Tensor AllocateOr(DType dtype, const TensorShape& shape, Allocator* preferred, Allocator* fallback);
   // A tensor over an existing buffer (which must hold at least the shape's bytes and be aligned
   // to kTensorAlignment); throws InvalidArgument otherwise.
   static Tensor FromBuffer(DType dtype, TensorShape shape, std::shared_ptr<Buffer> buffer);
@@ -138,8 +142,12 @@ class Tensor {
 
   // A new tensor sharing this buffer with another shape of the same element count.
   Tensor Reshaped(TensorShape shape) const;
-  // A deep copy with its own buffer.
+  // A deep copy with its own buffer (REQUIRES: the bytes are host memory; see ToHost).
   Tensor Clone(Allocator* allocator = CpuAllocator()) const;
+  // This tensor when its bytes are host memory; otherwise a copy in host memory made by the
+  // allocator that holds the bytes (a GPU's: after the kernels queued so far). Throws
+  // FailedPrecondition for device memory no allocator owns (it cannot be read from here).
+  Tensor ToHost() const;
   // "float32[2,3]".
   std::string DebugString() const;
   // Summary of the values, at most `max` of them: "[1, 2, 3, ...]".

@@ -61,7 +61,7 @@ MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(MultiWorkerOptions opti
   t.cluster = config_.cluster;
   t.task = *config_.task;
   t.connect_timeout = options_.connect_timeout;
-  t.device_copier = SelectDeviceCopier(ProbeGpus().count);  // GPU tensors staged when UCX lacks CUDA
+  t.device_copier = SelectDeviceCopier(OpenGpus());  // GPU tensors staged when UCX lacks CUDA
   ApplyUcxEnvironment(&t);  // WEFT_UCX_* overrides: whole programs A/B'd without recompiling
   // The secret comes from where the cluster does (the environment a launcher set), unless given.
   const ClusterSecret secret = options_.secret ? *options_.secret : ResolveClusterSecret();

@@ -119,6 +119,7 @@ std::shared_ptr<Session::Compiled> Session::Compile(const std::vector<Output>& f
     device.vars = &vars_;
     device.allocator = d->allocator();
     device.gpu = d->gpu();
+    device.gpu_options = options_.gpu;
     compiled->parts.push_back({device_name, Executor::Create(std::move(part), std::move(device), inter_op_.get())});
   }
   std::vector<const Graph*> graphs;

@@ -82,7 +82,8 @@ struct SessionOptions {
   std::string job = "localhost";  // the devices' names: /job:<job>/replica:0/task:<task>/device:CPU:i
   int task = 0;
   bool soft_placement = true;  // a node whose requested device cannot run it goes elsewhere
-  bool use_gpus = true;        // add GPU:0.. for every GPU found (docs/cuda.md); none without one
+  bool use_gpus = true;        // add GPU:0.. for every usable GPU (docs/cuda.md); none without one
+  GpuOptions gpu;              // TF32 and determinism of the GPU kernels (core/gpu.h); both off
   bool fuse_ops = true;  // FuseNnOps (graph/passes.h): conv + bias + relu, max-pool grad + relu grad
   // The rendezvous of step `step_id` (must not be null); unset: a fresh LocalRendezvous per step.
   std::function<std::shared_ptr<Rendezvous>(uint64_t step_id)> rendezvous_factory;

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "core/cancellation.h"
+#include "core/gpu.h"
 #include "core/threadpool.h"
 #include "graph/graph.h"
 
@@ -68,6 +69,7 @@ struct DeviceContext {
   Allocator* allocator = CpuAllocator();
   VarStore* vars = nullptr;  // not owned
   GpuContext* gpu = nullptr;  // not owned; the GPU's streams and handles when device_type is "GPU"
+  GpuOptions gpu_options;     // the session's (SessionOptions::gpu): TF32, determinism
 };
 
 class OpKernelContext {

@@ -404,7 +404,9 @@ void SaveVariables(const std::string& path, VarStore& vars, const std::vector<st
     if (!value.IsInitialized()) {
       throw Error(errors::FailedPrecondition("SaveVariables '{}': variable '{}' was never initialized", path, name));
     }
-    tensors.emplace_back(name, std::move(value));
+    // A GPU variable's buffer is device memory: the checkpoint holds its bytes copied to the host
+    // (after the updates queued on the device so far).
+    tensors.emplace_back(name, value.ToHost());
   }
   SaveCheckpoint(path, tensors);
 }

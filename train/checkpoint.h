@@ -69,6 +69,7 @@ void RestoreInto(const std::map<std::string, Tensor>& loaded,
 
 // Saves the values of the named variables (empty `names`: every variable in `vars`). A variable that
 // does not exist is NotFound, one that was never assigned is FailedPrecondition, both naming it.
+// Variables in device memory (a GPU's) are copied to the host first (Tensor::ToHost).
 void SaveVariables(const std::string& path, VarStore& vars, const std::vector<std::string>& names);
 
 // Loads `path` and assigns the named variables (empty `names`: every tensor in the file), creating

@@ -25,7 +25,8 @@ namespace weft {
 
 class GpuContext {
  public:
-  // Opens device `ordinal`: throws Unavailable (with CUDA's reason) when it cannot.
+  // Opens device `ordinal`: throws (Unavailable, ResourceExhausted, ... with CUDA's reason) when it
+  // cannot, having released whatever it had created (streams, handles).
   explicit GpuContext(int ordinal);
   ~GpuContext();
   GpuContext(const GpuContext&) = delete;
@@ -43,17 +44,22 @@ class GpuContext {
 
   // Makes later work on `waiter` wait for the work queued on `signaller` so far.
   void OrderAfter(cudaStream_t waiter, cudaStream_t signaller) const;
-  // Makes the device current on the calling thread (kernels call it before launching).
+  // Makes the device current on the calling thread. Every GPU kernel does it through GpuOf
+  // (ops/kernels/cuda/gpu_kernel.h), and so does every method here that calls CUDA: a thread of the
+  // executor's pool runs kernels of every device, and CUDA's current device is per thread.
   void Activate() const;
 
   // Copies a host tensor into a new device tensor on the H2D stream, ordered before later compute
   // work; returns once the copy has finished, so `host` may go away.
   Tensor CopyToDevice(const Tensor& host);
-  // Copies a device tensor into a new pinned host tensor on the D2H stream, after the compute work
-  // queued so far; returns once the bytes are on the host.
+  // Copies a device tensor into a new host tensor on the D2H stream, after the compute work queued
+  // so far; returns once the bytes are on the host. The host tensor is pinned memory, or pageable
+  // memory when the pinned pool is used up (a slower copy, not a failure).
   Tensor CopyToHost(const Tensor& device);
 
  private:
+  void Release();  // the destructor's work; also undoes a constructor that failed part-way
+
   int ordinal_;
   cudaStream_t compute_ = nullptr, h2d_ = nullptr, d2h_ = nullptr;
   cublasHandle_t cublas_ = nullptr;

@@ -49,7 +49,7 @@ Server::Server(ClusterSpec cluster, TaskId task, ServerOptions options) : option
   }
   t.cluster = std::move(cluster);
   t.task = std::move(task);
-  if (!t.device_copier) t.device_copier = SelectDeviceCopier(ProbeGpus().count);  // docs/cuda.md
+  if (!t.device_copier) t.device_copier = SelectDeviceCopier(OpenGpus());  // docs/cuda.md
   mgr_ = std::make_unique<UcxRendezvousMgr>(std::move(t), UcxRendezvousOptions{options_.recv_timeout, callback_pool_.get()});
   control_ = std::make_unique<ControlChannel>(
       &mgr_->transport(), [this](int src, const std::string& method, const Status& s, std::string body,

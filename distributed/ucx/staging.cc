@@ -39,11 +39,11 @@ class HostCopier : public DeviceCopier {
 
 std::shared_ptr<DeviceCopier> NewHostCopier(ThreadPool* pool) { return std::make_shared<HostCopier>(pool); }
 
-std::shared_ptr<DeviceCopier> SelectDeviceCopier(int gpu_count) {
+std::shared_ptr<DeviceCopier> SelectDeviceCopier(const std::vector<std::shared_ptr<GpuContext>>& gpus) {
 #if WEFT_CUDA
-  if (gpu_count > 0) return NewCudaCopier(OpenGpus().at(0));
+  if (!gpus.empty()) return NewCudaCopier(gpus);
 #endif
-  (void)gpu_count;
+  (void)gpus;
   return nullptr;
 }
 

@@ -50,15 +50,16 @@ class DeviceCopier {
 // engine), inline otherwise. Bounce buffers come from CpuAllocator().
 std::shared_ptr<DeviceCopier> NewHostCopier(ThreadPool* pool = nullptr);
 
-// The CUDA implementation (CUDA builds only, distributed/ucx/staging_cuda.cc): copies on `gpu`'s
-// D2H / H2D streams after the work queued on its compute stream, cudaMemcpyDefault (so tensors of
-// any device of the process), pinned bounce buffers; `done` runs on the copier's own thread.
-std::shared_ptr<DeviceCopier> NewCudaCopier(std::shared_ptr<GpuContext> gpu);
+// The CUDA implementation (CUDA builds only, distributed/ucx/staging_cuda.cc) over the process's
+// usable GPUs (at least one): a chunk is copied on the D2H / H2D stream of the GPU that holds the
+// device side, after the work queued on that GPU's compute stream; bounce buffers are pinned
+// (portable: every GPU's copies may use them); `done` runs on the copier's own thread.
+std::shared_ptr<DeviceCopier> NewCudaCopier(std::vector<std::shared_ptr<GpuContext>> gpus);
 
-// The copier a transport of this process should use: the CUDA one on the first GPU when the build
-// has CUDA and ProbeGpus() finds a device, nullptr otherwise (no GPU tensors to stage: nothing
-// changes). `gpu_count` is ProbeGpus().count; the tests pass 0 to check the CPU-only answer.
-std::shared_ptr<DeviceCopier> SelectDeviceCopier(int gpu_count);
+// The copier a transport of this process should use: the CUDA one when the build has CUDA and
+// `gpus` (OpenGpus(): the usable GPUs) is not empty, nullptr otherwise (no GPU tensors to stage:
+// nothing changes).
+std::shared_ptr<DeviceCopier> SelectDeviceCopier(const std::vector<std::shared_ptr<GpuContext>>& gpus);
 
 // `total` bytes in chunks of `chunk` (the last one shorter when `total` is not a multiple).
 struct ChunkPlan {

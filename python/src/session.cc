@@ -123,6 +123,7 @@ void InitSession(py::module_& m) {
         d["count"] = p.count;
         d["reason"] = p.reason;
         d["names"] = p.names;
+        d["unusable"] = p.unusable;  // "GPU ordinal i: <why>" per device CUDA lists but weft could not open
 #ifdef WEFT_CUDA
         d["built_with_cuda"] = true;
 #else

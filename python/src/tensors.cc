@@ -57,9 +57,9 @@ DType ToDType(const py::handle& h) {
 
 py::array TensorToNumpy(const Tensor& t) {
   WEFT_REQUIRE(t.IsInitialized(), "cannot convert an uninitialized tensor to numpy");
-  if (t.memory_kind() == MemoryKind::kDevice) {
-    throw Error(errors::Unimplemented("tensor {} is in device memory: copy it to the host first", t.DebugString()));
-  }
+  // A GPU variable's value (get_weights) is device memory: numpy gets a host copy (shared: nobody
+  // else holds it).
+  if (t.memory_kind() == MemoryKind::kDevice) return TensorToNumpy(t.ToHost());
   const py::dtype dt = NumpyDType(t.dtype());
   std::vector<py::ssize_t> shape;
   for (int i = 0; i < t.rank(); ++i) shape.push_back(t.dim(i));

@@ -1,7 +1,12 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
 
+#include "core/caching_allocator.h"
+#include "core/status.h"
 #include "core/tensor.h"
 
 using namespace weft;
@@ -72,4 +77,46 @@ TEST_CASE("tensors over external memory release it once, when the last reference
   CHECK_THROWS_WITH_AS(Tensor::FromBuffer(DType::kFloat32, {4}, small), doctest::Contains("needs 16 bytes"), Error);
   auto misaligned = std::make_shared<Buffer>(storage + 1, 32, MemoryKind::kHost, nullptr);
   CHECK_THROWS_WITH_AS(Tensor::FromBuffer(DType::kFloat32, {2}, misaligned), doctest::Contains("aligned"), Error);
+}
+
+TEST_CASE("ToHost: host tensors as they are, device tensors copied by their allocator, foreign device memory refused") {
+  const Tensor h = Tensor::FromVector<float>({1, 2, 3});
+  CHECK(h.ToHost().SharesBufferWith(h));
+
+  // A caching allocator over host memory that reports itself as device memory (the GPU's allocator
+  // over a host store): ToHost copies through the store into a new host buffer.
+  HostBackingStore store(size_t{8} << 20, MemoryKind::kDevice);
+  CachingAllocator device(&store, {});
+  {
+    Tensor d(DType::kFloat32, {3}, &device);
+    for (int i = 0; i < 3; ++i) d.data<float>()[i] = static_cast<float>(i + 1);
+    const Tensor back = d.ToHost();
+    CHECK(back.memory_kind() == MemoryKind::kHost);
+    CHECK_FALSE(back.SharesBufferWith(d));
+    CHECK(back.ToVector<float>() == std::vector<float>{1, 2, 3});
+  }
+
+  alignas(kTensorAlignment) float bytes[16] = {};
+  const Tensor foreign = Tensor::FromBuffer(
+      DType::kFloat32, {1}, std::make_shared<Buffer>(bytes, sizeof(bytes), MemoryKind::kDevice, [] {}));
+  try {
+    (void)foreign.ToHost();
+    FAIL("ToHost of device memory without an allocator did not throw");
+  } catch (const Error& e) {
+    CHECK(e.code() == Code::kFailedPrecondition);
+    CHECK_MESSAGE(std::string(e.what()).find("float32[1]") != std::string::npos, e.what());
+  }
+}
+
+TEST_CASE("AllocateOr: the fallback allocator when the preferred one is out of memory") {
+  // A 1 MiB pinned pool, as a GPU's copies to the host use: a larger tensor is pageable instead.
+  HostBackingStore pinned_store(size_t{1} << 20, MemoryKind::kPinnedHost);
+  CachingAllocator pinned(&pinned_store, {.limit_bytes = size_t{1} << 20, .chunk_bytes = size_t{1} << 20});
+  const Tensor small = Tensor::AllocateOr(DType::kFloat32, {1024}, &pinned, CpuAllocator());
+  CHECK(small.memory_kind() == MemoryKind::kPinnedHost);
+  const Tensor big = Tensor::AllocateOr(DType::kFloat32, {1 << 20}, &pinned, CpuAllocator());
+  CHECK(big.memory_kind() == MemoryKind::kHost);
+  CHECK(big.num_elements() == 1 << 20);
+  // Errors other than out of memory are not swallowed.
+  CHECK_THROWS_AS(Tensor::AllocateOr(DType::kInvalid, {4}, &pinned, CpuAllocator()), Error);
 }

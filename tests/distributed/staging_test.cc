@@ -13,6 +13,10 @@
 #include "core/threadpool.h"
 #include "distributed/ucx/staging.h"
 
+#if WEFT_CUDA
+#include "core/cuda/gpu_context.h"
+#endif
+
 using namespace weft;
 
 TEST_CASE("staging: chunk plans cover the bytes exactly, the last chunk shorter") {
@@ -168,19 +172,44 @@ TEST_CASE("staging: device -> bounce -> destination through the host copier, any
   }
 }
 
-TEST_CASE("staging: a process without a GPU gets no copier; with one, the CUDA copier on its first GPU") {
-  CHECK(SelectDeviceCopier(0) == nullptr);  // GPU tensors cannot exist: the transport is unchanged
-  const int gpus = ProbeGpus().count;
+TEST_CASE("staging: a process without a usable GPU gets no copier; with some, the CUDA copier over all of them") {
+  CHECK(SelectDeviceCopier({}) == nullptr);  // GPU tensors cannot exist: the transport is unchanged
+  const std::vector<std::shared_ptr<GpuContext>> gpus = OpenGpus();
+  REQUIRE(static_cast<int>(gpus.size()) == ProbeGpus().count);  // one source of truth (core/gpu.h)
   std::shared_ptr<DeviceCopier> copier = SelectDeviceCopier(gpus);
-  if (gpus == 0) {
+  if (gpus.empty()) {
     CHECK(copier == nullptr);
     MESSAGE("no GPU here (" << ProbeGpus().reason << "): the CUDA copier's copies are checked on a GPU machine");
     return;
   }
 #if WEFT_CUDA
   REQUIRE(copier != nullptr);
-  CHECK(copier->Name() == "cuda:0");
+  CHECK(copier->Name().rfind("cuda:", 0) == 0);
 #else
   CHECK(copier == nullptr);  // a build without CUDA never stages
+#endif
+}
+
+TEST_CASE("the staging copier copies a GPU:1 tensor after GPU:1's queued work") {
+#if WEFT_CUDA
+  if (ProbeGpus().count < 2) {
+    MESSAGE("SKIPPED (needs two GPUs): " << ProbeGpus().count << " usable; " << NoGpuMessage());
+    return;
+  }
+  const std::vector<std::shared_ptr<GpuContext>> gpus = OpenGpus();
+  std::shared_ptr<DeviceCopier> copier = SelectDeviceCopier(gpus);
+  REQUIRE(copier != nullptr);
+  Tensor host(DType::kFloat32, {1 << 20});
+  for (int64_t i = 0; i < host.num_elements(); ++i) host.data<float>()[i] = static_cast<float>(i % 1000);
+  const Tensor on1 = gpus[1]->CopyToDevice(host);
+  void* bounce = copier->AllocateHost(host.bytes());
+  auto done = std::make_shared<std::promise<Status>>();
+  copier->ToHost(on1.raw_data(), bounce, host.bytes(), [done](const Status& s) { done->set_value(s); });
+  const Status s = done->get_future().get();
+  CHECK_MESSAGE(s.ok(), s.ToString());
+  CHECK(std::memcmp(bounce, host.raw_data(), host.bytes()) == 0);
+  copier->FreeHost(bounce, host.bytes());
+#else
+  MESSAGE("SKIPPED (needs two GPUs): built without CUDA");  // (no CUDA copier)
 #endif
 }

@@ -407,7 +407,7 @@ TEST_CASE("ucx: GPU tensors are staged through the CUDA copier and arrive intact
     return;
   }
   std::shared_ptr<GpuContext> gpu = OpenGpus().at(0);
-  EchoEveryCase([] { return SelectDeviceCopier(ProbeGpus().count); },
+  EchoEveryCase([] { return SelectDeviceCopier(OpenGpus()); },
                 [gpu](const Tensor& t) { return gpu->CopyToDevice(t); });
 #else
   MESSAGE("SKIPPED (needs a GPU): built without CUDA");

@@ -165,12 +165,13 @@ bool Compare(const Tensor& got, const Tensor& want, double atol, double rtol) {
 }  // namespace
 
 std::vector<Tensor> RunOp(std::string_view op, const std::vector<Tensor>& inputs, const AttrMap& attrs,
-                          std::string_view device) {
+                          std::string_view device, const GpuOptions& gpu) {
   OpGraph og;
   Build(og, op, inputs, attrs, device);
   std::vector<Output> fetches;
   for (int i = 0; i < og.node->num_outputs(); ++i) fetches.emplace_back(og.node, i);
-  Session sess(&og.g, SessionOptions{.inter_op_threads = 2, .intra_op_threads = 2, .soft_placement = device.empty()});
+  Session sess(&og.g, SessionOptions{.inter_op_threads = 2, .intra_op_threads = 2, .soft_placement = device.empty(),
+                                     .gpu = gpu});
   if (!og.inits.empty()) sess.Run(Feeds(og, inputs), {}, og.inits);
   if (fetches.empty()) {
     // An op without outputs (NoOp) has nothing to compare: running cleanly is its forward test.
@@ -299,7 +300,8 @@ void ExpectMoments(const Tensor& got, double mean, double stddev, double mean_to
   if (mean_ok && sd_ok) NoteForwardChecked(got, nullptr);
 }
 
-void ExpectGpuMatchesCpu(std::string_view op, const std::vector<Tensor>& inputs, const AttrMap& attrs, double tol) {
+void ExpectGpuMatchesCpu(std::string_view op, const std::vector<Tensor>& inputs, const AttrMap& attrs, double tol,
+                         const GpuOptions& gpu_options) {
   INFO("op " << op);
   // Checked with or without a GPU: the comparison must be of a kernel that exists.
   REQUIRE_MESSAGE(KernelRegistry::Global().KernelsFor(op).find("GPU") != std::string::npos,
@@ -310,7 +312,7 @@ void ExpectGpuMatchesCpu(std::string_view op, const std::vector<Tensor>& inputs,
     return;
   }
   const std::vector<Tensor> cpu = RunOp(op, inputs, attrs, "/device:CPU:0");
-  const std::vector<Tensor> gpu = RunOp(op, inputs, attrs, "/device:GPU:0");
+  const std::vector<Tensor> gpu = RunOp(op, inputs, attrs, "/device:GPU:0", gpu_options);
   REQUIRE(cpu.size() == gpu.size());
   bool ok = true;
   for (size_t i = 0; i < cpu.size(); ++i) ok &= Compare(gpu[i], cpu[i], tol, tol);

@@ -41,8 +41,9 @@ Tensor Rand(std::vector<int64_t> dims, double lo = -1.0, double hi = 1.0, uint64
 // op's output is then the variable after the update.
 // The outputs of a CPU run are remembered (with the op), so that ExpectNear / ExpectEqual on one
 // of them records a forward test of the op.
+// `gpu`: the session's GPU options (TF32, determinism) for runs on a GPU.
 std::vector<Tensor> RunOp(std::string_view op, const std::vector<Tensor>& inputs, const AttrMap& attrs = {},
-                          std::string_view device = "");
+                          std::string_view device = "", const GpuOptions& gpu = {});
 
 // Fetches one output of a graph the test built itself, remembered like RunOp's outputs (as made
 // by the output's op): for ops RunOp cannot run alone (a Variable read after its Assign).
@@ -78,6 +79,6 @@ void ExpectMoments(const Tensor& got, double mean, double stddev, double mean_to
 // check: it was written and reached, and runs wherever a GPU exists. Call it unconditionally,
 // not behind an early return on a CPU-only machine.
 void ExpectGpuMatchesCpu(std::string_view op, const std::vector<Tensor>& inputs, const AttrMap& attrs = {},
-                         double tol = 1e-4);
+                         double tol = 1e-4, const GpuOptions& gpu = {});
 
 }  // namespace weft::test

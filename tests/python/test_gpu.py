@@ -23,6 +23,8 @@ def test_gpu_info_names_the_devices_or_the_reason():
     assert info["count"] == len(info["names"])
     if info["count"] == 0:
         assert info["reason"]  # CUDA's words, or "built without CUDA"
+    # Each device CUDA lists but weft could not open says why ("GPU ordinal 1: ...").
+    assert all(u.startswith("GPU ordinal ") for u in info["unusable"])
 
 
 def test_soft_placement_runs_a_gpu_pinned_op_anyway():

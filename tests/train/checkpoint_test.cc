@@ -4,11 +4,14 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <random>
 
+#include "core/caching_allocator.h"
 #include "core/crc32c.h"
 #include "ops/kernel.h"
 #include "train/checkpoint.h"
@@ -269,6 +272,50 @@ TEST_CASE("RestoreInto checks names, dtypes and shapes, naming the tensor") {
   CHECK(code == Code::kNotFound);
   CHECK_MESSAGE((Contains(msg, "'missing'") && Contains(msg, path)), msg);
   CHECK(other.ToVector<float>() == std::vector<float>(12, 0.0f));  // nothing restored on error
+}
+
+// A test double of the device-memory interface (core/caching_allocator.h's BackingStore): memory
+// the allocator reports as device memory, whose reads to the host go through CopyToHost, counted.
+// A GPU variable's tensor reaches SaveVariables this way (its buffer is a GPU's caching allocator's).
+class FakeDeviceStore final : public BackingStore {
+ public:
+  std::string Name() const override { return "fake-device"; }
+  MemoryKind kind() const override { return MemoryKind::kDevice; }
+  void* Reserve(size_t bytes) override { return std::aligned_alloc(256, (bytes + 255) / 256 * 256); }
+  void Release(void* ptr, size_t) override { std::free(ptr); }
+  void CopyToHost(void* dst, const void* src, size_t bytes) const override {
+    ++copies;
+    std::memcpy(dst, src, bytes);
+  }
+  mutable int copies = 0;
+};
+
+TEST_CASE("SaveVariables saves a device-resident variable through its allocator's copy to the host") {
+  TempDir dir("device_vars");
+  const std::string path = dir.File("v.weft");
+  FakeDeviceStore store;
+  {
+    CachingAllocator device(&store, {});
+    VarStore vars;
+    Tensor w(DType::kFloat32, {2, 3}, &device);
+    for (int i = 0; i < 6; ++i) w.data<float>()[i] = 0.5f * static_cast<float>(i);  // host-addressable here
+    REQUIRE(w.memory_kind() == MemoryKind::kDevice);
+    vars.LookupOrCreate("w")->value = w;
+    vars.LookupOrCreate("b")->value = Filled(DType::kInt32, {3}, 2);  // host variables beside it
+    SaveVariables(path, vars, {});
+    CHECK(store.copies == 1);
+    VarStore fresh;
+    RestoreVariables(path, fresh, {});
+    CHECK(fresh.Find("w")->value.memory_kind() == MemoryKind::kHost);
+    CHECK(fresh.Find("w")->value.ToVector<float>() == std::vector<float>{0, 0.5f, 1, 1.5f, 2, 2.5f});
+    CHECK(SameTensor(fresh.Find("b")->value, vars.Find("b")->value));
+  }
+  // SaveCheckpoint itself takes host tensors only, and says so.
+  CachingAllocator device(&store, {});
+  const Tensor d(DType::kFloat32, {2}, &device);
+  auto [code, msg] = ErrorOf([&] { SaveCheckpoint(path, {{"d", d}}); });
+  CHECK(code == Code::kInvalidArgument);
+  CHECK_MESSAGE(Contains(msg, "device memory"), msg);
 }
 
 TEST_CASE("SaveVariables / RestoreVariables") {

@@ -55,9 +55,9 @@ std::map<std::string, Tensor> Train(std::unique_ptr<Model> m, const data::ArrayD
   m->Fit(d.x, d.y, fo);
   std::map<std::string, Tensor> out;
   for (const std::string& name : m->VariableNames()) {
-    const Var* v = m->session()->vars().Find(name);
-    REQUIRE(v != nullptr);
-    out.emplace(name, v->value);
+    REQUIRE(m->session()->vars().Find(name) != nullptr);
+    // Fetched through the session: on the host wherever the variable lives.
+    out.emplace(name, m->session()->Run({}, {m->session()->graph()->FindOutput(name)})[0]);
   }
   return out;
 }

@@ -50,10 +50,10 @@ std::unique_ptr<Model> TrainCnn(const Strategy* strategy, int steps) {
   return m;
 }
 
+// A variable's value fetched through the session: on the host wherever the variable lives.
 Tensor Value(Model& m, const std::string& name) {
-  Var* v = m.session()->vars().Find(name);
-  REQUIRE_MESSAGE(v != nullptr, name);
-  return v->value;
+  REQUIRE_MESSAGE(m.session()->vars().Find(name) != nullptr, name);
+  return m.session()->Run({}, {m.session()->graph()->FindOutput(name)})[0];
 }
 
 double MaxRelativeDifference(const Tensor& a, const Tensor& b) {

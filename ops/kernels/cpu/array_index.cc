@@ -107,6 +107,21 @@ GatherDims MakeGatherDims(const TensorShape& params, const TensorShape& indices,
   return g;
 }
 
+// Reads the indices as int64 and checks each lies in [0, limit).
+std::vector<int64_t> ReadIndices(const Tensor& indices, int64_t limit, std::string_view op, const TensorShape& params) {
+  std::vector<int64_t> v(indices.num_elements());
+  Dispatch<int32_t, int64_t>(indices.dtype(), op, [&](auto tag) {
+    using I = typename decltype(tag)::type;
+    const I* p = indices.data<I>();
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int64_t>(p[i]);
+  });
+  for (size_t i = 0; i < v.size(); ++i) {
+    WEFT_REQUIRE(v[i] >= 0 && v[i] < limit, "{}: indices[{}] = {} is out of range [0, {}) for params of shape {}", op,
+                 i, v[i], limit, params.ToString());
+  }
+  return v;
+}
+
 namespace {
 
 // Copies the box {begin + j * step : j < size} of `big` to the dense tensor `small` (or back,
@@ -222,22 +237,6 @@ class PadOp : public OpKernel {
   const std::vector<int64_t> paddings_;
   const T value_;
 };
-
-// Reads the indices as int64 and checks each lies in [0, limit).
-std::vector<int64_t> ReadIndices(const Tensor& indices, int64_t limit, std::string_view op, const TensorShape& params) {
-  std::vector<int64_t> v(indices.num_elements());
-  Dispatch<int32_t, int64_t>(indices.dtype(), op, [&](auto tag) {
-    using I = typename decltype(tag)::type;
-    const I* p = indices.data<I>();
-    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int64_t>(p[i]);
-  });
-  for (size_t i = 0; i < v.size(); ++i) {
-    WEFT_REQUIRE(v[i] >= 0 && v[i] < limit, "{}: indices[{}] = {} is out of range [0, {}) for params of shape {}", op,
-                 i, v[i], limit, params.ToString());
-  }
-  return v;
-}
-
 
 class GatherOp : public OpKernel {
  public:

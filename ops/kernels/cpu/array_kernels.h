@@ -69,6 +69,10 @@ struct GatherDims {
 };
 GatherDims MakeGatherDims(const TensorShape& params, const TensorShape& indices, int64_t axis_attr,
                           std::string_view op);
+// Gather's indices (int32 or int64, host memory) as int64; throws InvalidArgument naming the first
+// one outside [0, limit) ("Gather: indices[3] = 7 is out of range [0, 5) for params of shape [5,2]").
+// The GPU kernels call it on the error path to report what the CPU kernels report.
+std::vector<int64_t> ReadIndices(const Tensor& indices, int64_t limit, std::string_view op, const TensorShape& params);
 
 // StridedSlice's attrs, as the op declares them.
 struct StridedSliceAttrs {

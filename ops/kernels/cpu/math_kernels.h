@@ -20,6 +20,17 @@ class KernelRegistry;
 // Shape helpers shared with the GPU kernels (reduce.cc); both throw InvalidArgument on a bad axis.
 // ArgMax / ArgMin of x over `axis_attr`: the output dims and x's [p, r, s] view (r > 0).
 std::vector<int64_t> ArgReduceDims(const TensorShape& x, int64_t axis_attr, int64_t* p, int64_t* r, int64_t* s);
+// Which axes of `shape` the reductions' attr `axis` names (empty = all); negative axes count from
+// the end. Throws InvalidArgument on an out-of-range or repeated axis.
+std::vector<bool> ReducedMask(const TensorShape& shape, const std::vector<int64_t>& axis);
+// MatMul's product [m, k] x [k, n] of matrices a and b (transposed as flagged); BatchMatMul's of
+// the last two dims of a and b (rank >= 2, adj_x / adj_y). Both throw InvalidArgument naming the
+// shapes (a wrong rank, inner dimensions that differ), for the CPU and the GPU kernels alike.
+struct MatMulDims {
+  int64_t m, n, k;
+};
+MatMulDims CheckMatMul(const TensorShape& a, const TensorShape& b, bool transpose_a, bool transpose_b);
+MatMulDims CheckBatchMatMul(const TensorShape& a, const TensorShape& b, bool adj_x, bool adj_y);
 // ReducedShape: `dims` with the axes named by `axis` (empty = all) set to 1.
 std::vector<int64_t> ReducedShapeDims(std::vector<int64_t> dims, const std::vector<int64_t>& axis);
 

@@ -26,12 +26,8 @@ class MatMulOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     const Tensor& a = ctx->input(0);
     const Tensor& b = ctx->input(1);
-    WEFT_REQUIRE(a.rank() == 2 && b.rank() == 2, "a {} and b {} must be matrices", a.shape().ToString(),
-                 b.shape().ToString());
-    const int64_t m = a.dim(ta_ ? 1 : 0), k = a.dim(ta_ ? 0 : 1);
-    const int64_t kb = b.dim(tb_ ? 1 : 0), n = b.dim(tb_ ? 0 : 1);
-    WEFT_REQUIRE(k == kb, "inner dimensions differ: a {}{} and b {}{} ({} vs {})", a.shape().ToString(),
-                 ta_ ? " (transposed)" : "", b.shape().ToString(), tb_ ? " (transposed)" : "", k, kb);
+    const MatMulDims d = CheckMatMul(a.shape(), b.shape(), ta_, tb_);
+    const int64_t m = d.m, n = d.n, k = d.k;
     Tensor* out = ctx->allocate_output(0, TensorShape({m, n}));
     if (m * n == 0) return;
     GemmProduct<T>{a.data<T>(), b.data<T>(), out->data<T>(), m, n, k, ta_, tb_}.RunParallel(ctx->intra_op_pool());
@@ -50,14 +46,8 @@ class BatchMatMulOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     const Tensor& a = ctx->input(0);
     const Tensor& b = ctx->input(1);
-    WEFT_REQUIRE(a.rank() >= 2 && b.rank() >= 2, "a {} and b {} must have rank >= 2",
-                 a.shape().ToString(), b.shape().ToString());
-    const int ra = a.rank(), rb = b.rank();
-    const int64_t ar = a.dim(ra - 2), ac = a.dim(ra - 1), br = b.dim(rb - 2), bc = b.dim(rb - 1);
-    const int64_t m = adj_x_ ? ac : ar, k = adj_x_ ? ar : ac;
-    const int64_t kb = adj_y_ ? bc : br, n = adj_y_ ? br : bc;
-    WEFT_REQUIRE(k == kb, "inner dimensions differ: a {}{} and b {}{} ({} vs {})", a.shape().ToString(),
-                 adj_x_ ? " (adj_x)" : "", b.shape().ToString(), adj_y_ ? " (adj_y)" : "", k, kb);
+    const MatMulDims d = CheckBatchMatMul(a.shape(), b.shape(), adj_x_, adj_y_);
+    const int64_t m = d.m, n = d.n, k = d.k;
     std::vector<int64_t> a_batch(a.shape().dims().begin(), a.shape().dims().end() - 2);
     std::vector<int64_t> b_batch(b.shape().dims().begin(), b.shape().dims().end() - 2);
     const BroadcastPlan plan = BroadcastPlan::Make(TensorShape(a_batch), TensorShape(b_batch), "batch dims");
@@ -74,7 +64,7 @@ class BatchMatMulOp : public OpKernel {
     auto gemm = [&](int64_t i) {
       int64_t oa = i, ob = i;
       if (!plan.same_shape) plan.Offsets(i, &oa, &ob);
-      return GemmProduct<T>{pa + oa * ar * ac, pb + ob * br * bc, po + i * m * n, m, n, k, adj_x_, adj_y_};
+      return GemmProduct<T>{pa + oa * m * k, pb + ob * k * n, po + i * m * n, m, n, k, adj_x_, adj_y_};
     };
     // One product: split it over the pool. Several: the batches run in parallel, each product
     // single-threaded (no hand-off per product, and each packs its own operands once).
@@ -92,6 +82,26 @@ class BatchMatMulOp : public OpKernel {
 };
 
 }  // namespace
+
+MatMulDims CheckMatMul(const TensorShape& a, const TensorShape& b, bool transpose_a, bool transpose_b) {
+  WEFT_REQUIRE(a.rank() == 2 && b.rank() == 2, "a {} and b {} must be matrices", a.ToString(), b.ToString());
+  const int64_t m = a.dim(transpose_a ? 1 : 0), k = a.dim(transpose_a ? 0 : 1);
+  const int64_t kb = b.dim(transpose_b ? 1 : 0), n = b.dim(transpose_b ? 0 : 1);
+  WEFT_REQUIRE(k == kb, "inner dimensions differ: a {}{} and b {}{} ({} vs {})", a.ToString(),
+               transpose_a ? " (transposed)" : "", b.ToString(), transpose_b ? " (transposed)" : "", k, kb);
+  return {m, n, k};
+}
+
+MatMulDims CheckBatchMatMul(const TensorShape& a, const TensorShape& b, bool adj_x, bool adj_y) {
+  WEFT_REQUIRE(a.rank() >= 2 && b.rank() >= 2, "a {} and b {} must have rank >= 2", a.ToString(), b.ToString());
+  const int ra = a.rank(), rb = b.rank();
+  const int64_t ar = a.dim(ra - 2), ac = a.dim(ra - 1), br = b.dim(rb - 2), bc = b.dim(rb - 1);
+  const int64_t m = adj_x ? ac : ar, k = adj_x ? ar : ac;
+  const int64_t kb = adj_y ? bc : br, n = adj_y ? br : bc;
+  WEFT_REQUIRE(k == kb, "inner dimensions differ: a {}{} and b {}{} ({} vs {})", a.ToString(),
+               adj_x ? " (adj_x)" : "", b.ToString(), adj_y ? " (adj_y)" : "", k, kb);
+  return {m, n, k};
+}
 
 void RegisterMatMulKernels(KernelRegistry& r) {
   RegisterTyped<MatMulOp, WEFT_FLOAT_TYPES>(r, "MatMul");

@@ -264,11 +264,6 @@ class SoftmaxKernel : public OpKernel {
 template <typename T> using SoftmaxOp = SoftmaxKernel<T, false>;
 template <typename T> using LogSoftmaxOp = SoftmaxKernel<T, true>;
 
-void CheckLogits(const Tensor& logits) {
-  WEFT_REQUIRE(logits.rank() == 2, "logits must be rank 2 [batch, classes], got shape {}",
-               logits.shape().ToString());
-}
-
 // Inputs: logits [N, C], labels [N, C] (a distribution per row). Outputs:
 //   loss[n] = -sum_c labels[n,c] * log_softmax(logits)[n,c],  backprop = softmax(logits) - labels.
 template <typename T>
@@ -278,9 +273,7 @@ class SoftmaxCrossEntropyWithLogitsOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     const Tensor& logits = ctx->input(0);
     const Tensor& labels = ctx->input(1);
-    CheckLogits(logits);
-    WEFT_REQUIRE(labels.shape() == logits.shape(), "labels must have the shape of logits: logits {} vs labels {}",
-                 logits.shape().ToString(), labels.shape().ToString());
+    CheckSoftmaxXentInputs(logits, labels);
     const int64_t N = logits.dim(0), C = logits.dim(1);
     Tensor* loss = ctx->allocate_output(0, TensorShape({N}));
     Tensor* backprop = ctx->allocate_output(1, logits.shape());
@@ -314,20 +307,14 @@ class SparseSoftmaxCrossEntropyWithLogitsOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     const Tensor& logits = ctx->input(0);
     const Tensor& labels = ctx->input(1);
-    CheckLogits(logits);
-    WEFT_REQUIRE(labels.rank() == 1 && labels.dim(0) == logits.dim(0),
-                 "labels must be a vector of the batch size: logits {} vs labels {}", logits.shape().ToString(),
-                 labels.shape().ToString());
+    CheckSparseSoftmaxXentInputs(logits, labels);
+    CheckLabels(labels, logits.dim(1));
     const int64_t N = logits.dim(0), C = logits.dim(1);
     std::vector<int64_t> ids(N);
     Dispatch<int32_t, int64_t>(labels.dtype(), "labels", [&](auto tag) {
       using L = typename decltype(tag)::type;
       const L* p = labels.data<L>();
-      for (int64_t n = 0; n < N; ++n) {
-        WEFT_REQUIRE(p[n] >= 0 && p[n] < C, "label {} at batch row {} is outside the valid range [0, {})",
-                     static_cast<int64_t>(p[n]), n, C);
-        ids[n] = p[n];
-      }
+      for (int64_t n = 0; n < N; ++n) ids[n] = p[n];
     });
     Tensor* loss = ctx->allocate_output(0, TensorShape({N}));
     Tensor* backprop = ctx->allocate_output(1, logits.shape());
@@ -375,6 +362,32 @@ void RegisterNnKernels(KernelRegistry& r) {
   RegisterConvPoolKernels(r);
   RegisterPoolKernels(r);
   RegisterBatchNormKernels(r);
+}
+
+void CheckSoftmaxXentInputs(const Tensor& logits, const Tensor& labels) {
+  WEFT_REQUIRE(logits.rank() == 2, "logits must be rank 2 [batch, classes], got shape {}",
+               logits.shape().ToString());
+  WEFT_REQUIRE(labels.shape() == logits.shape(), "labels must have the shape of logits: logits {} vs labels {}",
+               logits.shape().ToString(), labels.shape().ToString());
+}
+
+void CheckSparseSoftmaxXentInputs(const Tensor& logits, const Tensor& labels) {
+  WEFT_REQUIRE(logits.rank() == 2, "logits must be rank 2 [batch, classes], got shape {}",
+               logits.shape().ToString());
+  WEFT_REQUIRE(labels.rank() == 1 && labels.dim(0) == logits.dim(0),
+               "labels must be a vector of the batch size: logits {} vs labels {}", logits.shape().ToString(),
+               labels.shape().ToString());
+}
+
+void CheckLabels(const Tensor& labels, int64_t classes) {
+  Dispatch<int32_t, int64_t>(labels.dtype(), "labels", [&](auto tag) {
+    using L = typename decltype(tag)::type;
+    const L* p = labels.data<L>();
+    for (int64_t n = 0; n < labels.num_elements(); ++n) {
+      WEFT_REQUIRE(p[n] >= 0 && p[n] < classes, "label {} at batch row {} is outside the valid range [0, {})",
+                   static_cast<int64_t>(p[n]), n, classes);
+    }
+  });
 }
 
 }  // namespace weft

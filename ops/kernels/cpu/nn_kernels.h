@@ -16,6 +16,7 @@
 namespace weft {
 
 class KernelRegistry;
+class Tensor;
 
 // Called by RegisterNnKernels (ops/kernels/cpu/nn.cc).
 void RegisterConvKernels(KernelRegistry& r);       // conv.cc
@@ -92,5 +93,15 @@ inline Conv2DGeometry MakeGeometry(int64_t n, int64_t ih, int64_t iw, int64_t c,
   g.pad_left = w.pad_before;
   return g;
 }
+
+// The softmax losses' input checks, shared by the CPU kernels (nn.cc) and the GPU ones
+// (ops/kernels/cuda/nn.cc): the same bad inputs fail with the same messages on either device.
+// Logits [batch, classes] and labels of the same shape (dense labels).
+void CheckSoftmaxXentInputs(const Tensor& logits, const Tensor& labels);
+// Logits [batch, classes] and labels [batch] (class ids).
+void CheckSparseSoftmaxXentInputs(const Tensor& logits, const Tensor& labels);
+// Throws InvalidArgument naming the first class id of `labels` (int32 or int64, host memory)
+// outside [0, classes) and its batch row.
+void CheckLabels(const Tensor& labels, int64_t classes);
 
 }  // namespace weft

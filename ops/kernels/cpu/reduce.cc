@@ -22,13 +22,7 @@
 #include "ops/kernels/cuda/launch.h"  // ArgExtreme, shared with the GPU kernel (plain C++)
 
 namespace weft {
-namespace {
 
-using Index = Eigen::DenseIndex;
-template <int N> using Dims = Eigen::array<Index, N>;
-
-// Which axes of `shape` `axis` names (empty = all); negative axes count from the end.
-// Throws InvalidArgument on an out-of-range or repeated axis.
 std::vector<bool> ReducedMask(const TensorShape& shape, const std::vector<int64_t>& axis) {
   std::vector<bool> mask(shape.rank(), axis.empty());
   for (int64_t a : axis) {
@@ -38,6 +32,11 @@ std::vector<bool> ReducedMask(const TensorShape& shape, const std::vector<int64_
   }
   return mask;
 }
+
+namespace {
+
+using Index = Eigen::DenseIndex;
+template <int N> using Dims = Eigen::array<Index, N>;
 
 // (size, reduced) groups of `shape` under `mask`, merged as the file comment describes.
 std::vector<std::pair<int64_t, bool>> Groups(const TensorShape& shape, const std::vector<bool>& mask) {

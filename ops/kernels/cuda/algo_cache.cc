@@ -26,9 +26,20 @@ ConvKey ConvKey::Make(ConvPass pass, DType dtype, const TensorShape& input_nhwc,
 std::string ConvKey::ToString() const {
   const char* p = pass == ConvPass::kForward ? "fwd" : pass == ConvPass::kBackwardData ? "bwd-data" : "bwd-filter";
   const ConvGeometry& g = geometry;
-  return fmt::format("{} {} in[{}] filter[{}] stride {}x{} pad {}x{} dilation {}x{}", p, DTypeName(dtype),
+  return fmt::format("{} {} in[{}] filter[{}] stride {}x{} pad {}x{} dilation {}x{}{}{}", p, DTypeName(dtype),
                      fmt::join(input, ","), fmt::join(filter, ","), g.stride_h, g.stride_w, g.pad_h, g.pad_w,
-                     g.dilation_h, g.dilation_w);
+                     g.dilation_h, g.dilation_w, tf32 ? " tf32" : "", deterministic ? " deterministic" : "");
+}
+
+std::optional<int> PickConvAlgo(const std::vector<AlgoCandidate>& ranked, size_t max_workspace, bool allow_tensor_math,
+                                bool require_deterministic) {
+  for (const AlgoCandidate& c : ranked) {
+    if (!c.ok || c.workspace > max_workspace) continue;
+    if (c.tensor_math && !allow_tensor_math) continue;
+    if (require_deterministic && !c.deterministic) continue;
+    return c.algo;
+  }
+  return std::nullopt;
 }
 
 }  // namespace weft

@@ -1,7 +1,8 @@
 // GPU kernels of the array ops that address parts of a tensor (ops/array.cc; the CPU ones are in
 // ops/kernels/cpu/array_index.cc): Gather and GatherGrad (atomic scatter-add: repeated indices
-// accumulate), train.cu's kernels. A bad index is found on the device, which writes zeros there
-// and sets a DeviceFlag; the kernel reads the flag back and throws InvalidArgument naming it.
+// accumulate; with SessionOptions::gpu.deterministic, in index order), train.cu's kernels. Bad
+// indices fail with the CPU kernel's InvalidArgument: checked on the host when they are in host
+// memory, else found on the device (IndexCheck, gpu_kernel.h).
 #include "ops/kernels/cpu/array_kernels.h"
 #include "ops/kernels/cuda/gpu_kernel.h"
 
@@ -20,17 +21,15 @@ class GatherOp : public OpKernel {
     const GatherDims g = MakeGatherDims(params.shape(), indices.shape(), axis_, "Gather");
     Tensor* y = ctx->allocate_output(0, TensorShape(g.out_dims));
     if (y->num_elements() == 0) return;
-    DeviceFlag bad(gpu);
+    IndexCheck bad(gpu, ctx->input(1), [&](const Tensor& host) { ReadIndices(host, g.n, "Gather", params.shape()); });
     if (indices.dtype() == DType::kInt32) {
       LaunchGather<T, int32_t>(params.data<T>(), indices.data<int32_t>(), y->data<T>(), g.outer, indices.num_elements(),
-                               g.inner, g.n, bad.get(), gpu->compute_stream());
+                               g.inner, g.n, bad.flag(), gpu->compute_stream());
     } else {
       LaunchGather<T, int64_t>(params.data<T>(), indices.data<int64_t>(), y->data<T>(), g.outer, indices.num_elements(),
-                               g.inner, g.n, bad.get(), gpu->compute_stream());
+                               g.inner, g.n, bad.flag(), gpu->compute_stream());
     }
-    const int32_t pos = bad.Read();
-    WEFT_REQUIRE(pos == 0, "Gather: indices[{}] is out of range [0, {}) for params of shape {}", pos - 1, g.n,
-                 params.shape().ToString());
+    bad.Finish();
   }
 
  private:
@@ -53,17 +52,18 @@ class GatherGradOp : public OpKernel {
     if (dx->num_elements() == 0) return;
     WEFT_CUDA_CHECK(cudaMemsetAsync(dx->raw_data(), 0, dx->bytes(), gpu->compute_stream()));
     if (dy.num_elements() == 0) return;
-    DeviceFlag bad(gpu);
+    IndexCheck bad(gpu, ctx->input(1), [&](const Tensor& host) { ReadIndices(host, g.n, "GatherGrad", shape); });
+    const bool deterministic = ctx->device().gpu_options.deterministic;  // SessionOptions::gpu
     if (indices.dtype() == DType::kInt32) {
       LaunchGatherGrad<T, int32_t>(dy.data<T>(), indices.data<int32_t>(), dx->data<T>(), g.outer,
-                                   indices.num_elements(), g.inner, g.n, bad.get(), gpu->compute_stream());
+                                   indices.num_elements(), g.inner, g.n, deterministic, bad.flag(),
+                                   gpu->compute_stream());
     } else {
       LaunchGatherGrad<T, int64_t>(dy.data<T>(), indices.data<int64_t>(), dx->data<T>(), g.outer,
-                                   indices.num_elements(), g.inner, g.n, bad.get(), gpu->compute_stream());
+                                   indices.num_elements(), g.inner, g.n, deterministic, bad.flag(),
+                                   gpu->compute_stream());
     }
-    const int32_t pos = bad.Read();
-    WEFT_REQUIRE(pos == 0, "GatherGrad: indices[{}] is out of range [0, {}) for params of shape {}", pos - 1, g.n,
-                 shape.ToString());
+    bad.Finish();
   }
 
  private:

@@ -56,9 +56,11 @@ void LaunchActivationGrad(ActivationGradKind kind, const T* a, const T* b, T* ou
 // y[i, c] = x[i, c] + bias[c] over rows of `channels`.
 template <typename T>
 void LaunchBiasAdd(const T* x, const T* bias, T* y, int64_t n, int64_t channels, cudaStream_t stream);
-// out[o] = reduce over r of x[ri.Offset(o, r)] (mean divides by the count).
+// out[o] = reduce over r of x[ri.Offset(o, r)] (mean divides by the count). `partials`: device
+// scratch of num_outputs * ReduceSplits(num_outputs, reduce_count) elements (launch.h) when that
+// is more than 1 per output, else unused (may be null).
 template <typename T>
-void LaunchReduce(ReduceKind kind, const T* x, T* out, const ReduceIndexer& ri, cudaStream_t stream);
+void LaunchReduce(ReduceKind kind, const T* x, T* out, const ReduceIndexer& ri, T* partials, cudaStream_t stream);
 // ArgMax (is_max) / ArgMin of x viewed as [p, r, s] over r: out[u] for u < p * s, ties to the
 // smallest index (T: float, double, int32, int64; Out: int32, int64).
 template <typename T, typename Out>
@@ -74,7 +76,8 @@ template <typename T>
 void LaunchSoftmaxXent(const T* logits, const T* labels, T* loss, T* backprop, int64_t rows, int64_t cols,
                        cudaStream_t stream);
 // As LaunchSoftmaxXent with labels as class ids (Index: int32, int64); an id outside [0, cols) sets
-// *bad (device int32, zeroed by the caller) to 1 + its row.
+// *bad (device int32, zeroed by the caller) to 1 + its row; `bad` may be null when the caller
+// checked the labels on the host.
 template <typename T, typename Index>
 void LaunchSparseSoftmaxXent(const T* logits, const Index* labels, T* loss, T* backprop, int64_t rows, int64_t cols,
                              int32_t* bad, cudaStream_t stream);
@@ -128,10 +131,12 @@ template <typename T>
 void LaunchDropout(const T* x, T* y, T* mask, int64_t n, uint64_t key, uint64_t base, T rate, T scale,
                    cudaStream_t stream);
 // GatherGrad: out (zeroed by the caller) [outer, limit, inner] += dy [outer, num_indices, inner]
-// at the gathered rows (atomic adds: repeated indices accumulate); a bad index sets *bad as LaunchGather.
+// at the gathered rows; a bad index sets *bad as LaunchGather. Repeated indices accumulate: by
+// atomic adds in any order, or, `deterministic`, by one thread per (outer, inner) column adding
+// the rows in index order (the same bits every run, less parallel).
 template <typename T, typename Index>
 void LaunchGatherGrad(const T* dy, const Index* indices, T* out, int64_t outer, int64_t num_indices, int64_t inner,
-                      int64_t limit, int32_t* bad, cudaStream_t stream);
+                      int64_t limit, bool deterministic, int32_t* bad, cudaStream_t stream);
 // Optimizer updates in place; scalars (lr, momentum, beta1, ...) are device pointers to one T.
 template <typename T>
 void LaunchApplyGradientDescent(T* var, const T* lr, const T* grad, int64_t n, cudaStream_t stream);

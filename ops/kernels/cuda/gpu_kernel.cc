@@ -31,6 +31,18 @@ DeviceFlag::DeviceFlag(GpuContext* gpu) : gpu_(gpu), flag_(DType::kInt32, Tensor
 
 int32_t DeviceFlag::Read() { return gpu_->CopyToHost(flag_).scalar<int32_t>()(); }
 
+IndexCheck::IndexCheck(GpuContext* gpu, const Tensor& input, Check check) : input_(input), check_(std::move(check)) {
+  if (input.memory_kind() == MemoryKind::kDevice) {
+    flag_.emplace(gpu);
+  } else {
+    check_(input);
+  }
+}
+
+void IndexCheck::Finish() {
+  if (flag_ && flag_->Read() != 0) check_(input_.ToHost());
+}
+
 BroadcastOperands BroadcastInputs(OpKernelContext* ctx) {
   GpuContext* gpu = GpuOf(ctx);
   BroadcastOperands o{OnDevice(gpu, ctx->input(0)), OnDevice(gpu, ctx->input(1)), {}, {}};

@@ -9,6 +9,8 @@
 // follows in stream order, and copies to other streams join it by events (core/cuda/gpu_context.h).
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,11 +42,15 @@ void RegisterCudaSendRecvKernels(KernelRegistry& r);   // sendrecv.cc: _Send, _R
 // The collectives' merges on `gpu` (collective.cc; the GPU collective kernels use it).
 std::shared_ptr<const Reducer> NewCudaReducer(GpuContext* gpu);
 
+// The kernel's GPU, made current on the calling thread: the executor's threads run kernels of
+// every device, launches and library calls go to the current device's context, and a kernel's
+// streams are its own GPU's. Every GPU kernel calls it before its first CUDA call.
 inline GpuContext* GpuOf(const OpKernelContext* ctx) {
   if (ctx->device().gpu == nullptr) {
     throw Error(errors::Internal("{}: a GPU kernel runs on {}, which has no GPU context", ctx->node().Describe(),
                                  ctx->device().device_name));
   }
+  ctx->device().gpu->Activate();
   return ctx->device().gpu;
 }
 
@@ -90,6 +96,25 @@ class DeviceFlag {
  private:
   GpuContext* gpu_;
   Tensor flag_;
+};
+
+// The check of an int input (Gather's indices, a sparse loss's labels) that the CPU kernel rejects
+// with `check(host tensor)` (which throws). An input in host memory (fed, or received with
+// `_host_memory`) is checked at construction, before the launch, and the kernel gets no flag:
+// nothing waits for the device. A device-resident input gets a DeviceFlag the kernel sets; Finish
+// reads it (waiting for the compute stream) and, when set, runs `check` on a host copy so the
+// error is the CPU kernel's.
+class IndexCheck {
+ public:
+  using Check = std::function<void(const Tensor& host)>;
+  IndexCheck(GpuContext* gpu, const Tensor& input, Check check);
+  int32_t* flag() { return flag_ ? flag_->get() : nullptr; }  // null: checked on the host
+  void Finish();  // after the launch
+
+ private:
+  Tensor input_;
+  Check check_;
+  std::optional<DeviceFlag> flag_;
 };
 
 // Reduces x over `axes` into output 0 of `out_shape` (same element count as the kept dims); over

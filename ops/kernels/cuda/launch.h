@@ -63,6 +63,22 @@ struct BroadcastIndexer {
   }
 };
 
+// How many blocks share each output of a reduction (reduce.cu). One block per output fills the GPU
+// when there are many outputs; a few outputs with many terms each (a global Sum: one output)
+// would run on a few SMs, so their terms are cut into `splits` fixed, contiguous ranges, each
+// reduced by its own block into a partial, and the partials combined by a second pass. The cut
+// depends only on the shape, so the result has the same bits every run. 1: no split.
+inline constexpr int64_t kReduceTermsPerSplit = 4096;  // fewer terms per block than this: not worth it
+inline constexpr int64_t kReduceMaxSplits = 1024;
+inline constexpr int64_t kReduceBlocksWanted = 1024;   // enough blocks to fill an H100 (132 SMs) several times
+inline int64_t ReduceSplits(int64_t num_outputs, int64_t reduce_count) {
+  if (num_outputs <= 0 || num_outputs >= kReduceBlocksWanted || reduce_count < 2 * kReduceTermsPerSplit) return 1;
+  int64_t splits = (kReduceBlocksWanted + num_outputs - 1) / num_outputs;
+  splits = splits < kReduceMaxSplits ? splits : kReduceMaxSplits;
+  const int64_t by_terms = reduce_count / kReduceTermsPerSplit;
+  return splits < by_terms ? splits : by_terms;
+}
+
 // Throws InvalidArgument naming both shapes when they do not broadcast.
 BroadcastIndexer MakeBroadcastIndexer(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
 // The broadcast output shape of a and b (same rules).

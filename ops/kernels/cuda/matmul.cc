@@ -7,6 +7,7 @@
 #include <cublas_v2.h>
 
 #include "core/checked.h"
+#include "ops/kernels/cpu/math_kernels.h"
 #include "ops/kernels/cuda/gpu_kernel.h"
 
 namespace weft {
@@ -55,12 +56,8 @@ class MatMulOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     GpuContext* gpu = GpuOf(ctx);
     const Tensor a = OnDevice(gpu, ctx->input(0)), b = OnDevice(gpu, ctx->input(1));
-    WEFT_REQUIRE(a.rank() == 2 && b.rank() == 2, "{}: MatMul takes matrices, got {} and {}", ctx->node().Describe(),
-                 a.shape().ToString(), b.shape().ToString());
-    const GemmShape g{ta_ ? a.dim(1) : a.dim(0), tb_ ? b.dim(0) : b.dim(1), ta_ ? a.dim(0) : a.dim(1), ta_, tb_};
-    const int64_t kb = tb_ ? b.dim(1) : b.dim(0);
-    WEFT_REQUIRE(g.k == kb, "{}: inner dimensions differ: {}{} vs {}{}", ctx->node().Describe(), a.shape().ToString(),
-                 ta_ ? " (transposed)" : "", b.shape().ToString(), tb_ ? " (transposed)" : "");
+    const MatMulDims d = CheckMatMul(a.shape(), b.shape(), ta_, tb_);  // the CPU kernel's check
+    const GemmShape g{d.m, d.n, d.k, ta_, tb_};
     CheckIntRange(ctx, {g.m, g.n, g.k});
     Tensor* c = ctx->allocate_output(0, TensorShape{g.m, g.n});
     if (c->num_elements() == 0) return;
@@ -82,12 +79,8 @@ class BatchMatMulOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     GpuContext* gpu = GpuOf(ctx);
     const Tensor a = OnDevice(gpu, ctx->input(0)), b = OnDevice(gpu, ctx->input(1));
-    WEFT_REQUIRE(a.rank() >= 2 && b.rank() >= 2, "{}: BatchMatMul takes rank >= 2, got {} and {}",
-                 ctx->node().Describe(), a.shape().ToString(), b.shape().ToString());
-    const int64_t ar = a.dim(a.rank() - 2), ac = a.dim(a.rank() - 1), br = b.dim(b.rank() - 2), bc = b.dim(b.rank() - 1);
-    const GemmShape g{ta_ ? ac : ar, tb_ ? br : bc, ta_ ? ar : ac, ta_, tb_};
-    WEFT_REQUIRE(g.k == (tb_ ? bc : br), "{}: inner dimensions differ: {}{} vs {}{}", ctx->node().Describe(),
-                 a.shape().ToString(), ta_ ? " (adj_x)" : "", b.shape().ToString(), tb_ ? " (adj_y)" : "");
+    const MatMulDims d = CheckBatchMatMul(a.shape(), b.shape(), ta_, tb_);  // the CPU kernel's check
+    const GemmShape g{d.m, d.n, d.k, ta_, tb_};
     CheckIntRange(ctx, {g.m, g.n, g.k});
     const std::vector<int64_t> da = Dims(a.shape()), db = Dims(b.shape());
     const std::vector<int64_t> a_batch(da.begin(), da.end() - 2), b_batch(db.begin(), db.end() - 2);
@@ -106,7 +99,7 @@ class BatchMatMulOp : public OpKernel {
     T* pc = c->data<T>();
     if ((na == batches || na == 1) && (nb == batches || nb == 1)) {
       // Equal batch dims, or one side a single matrix: one strided-batched call.
-      Gemm<T>(gpu, g, pa, pb, pc, batches, na == 1 ? 0 : ar * ac, nb == 1 ? 0 : br * bc);
+      Gemm<T>(gpu, g, pa, pb, pc, batches, na == 1 ? 0 : g.m * g.k, nb == 1 ? 0 : g.k * g.n);
       return;
     }
     // Batch dims that broadcast in several places: one product per output batch.
@@ -114,7 +107,7 @@ class BatchMatMulOp : public OpKernel {
     for (int64_t i = 0; i < batches; ++i) {
       int64_t ia, ib;
       bi.Map(i, &ia, &ib);
-      Gemm<T>(gpu, g, pa + ia * ar * ac, pb + ib * br * bc, pc + i * g.m * g.n, 1, 0, 0);
+      Gemm<T>(gpu, g, pa + ia * g.m * g.k, pb + ib * g.k * g.n, pc + i * g.m * g.n, 1, 0, 0);
     }
   }
 

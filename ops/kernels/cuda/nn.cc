@@ -4,6 +4,7 @@
 // whole family: convolutions (conv.cc), pooling (pool.cc) and batch norm (batchnorm.cc) too.
 //
 // Shape key: C = the last axis (channels / classes), rows = elements / C.
+#include "ops/kernels/cpu/nn_kernels.h"
 #include "ops/kernels/cuda/gpu_kernel.h"
 
 namespace weft {
@@ -82,8 +83,7 @@ class SoftmaxXentOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     GpuContext* gpu = GpuOf(ctx);
     const Tensor z = OnDevice(gpu, ctx->input(0)), labels = OnDevice(gpu, ctx->input(1));
-    WEFT_REQUIRE(z.rank() == 2 && labels.shape() == z.shape(), "{}: logits {} and labels {} must be [batch, classes]",
-                 ctx->node().Describe(), z.shape().ToString(), labels.shape().ToString());
+    CheckSoftmaxXentInputs(z, labels);
     Tensor* loss = ctx->allocate_output(0, TensorShape{z.dim(0)});
     Tensor* backprop = ctx->allocate_output(1, z.shape());
     LaunchSoftmaxXent<T>(z.data<T>(), labels.data<T>(), loss->data<T>(), backprop->data<T>(), z.dim(0), z.dim(1),
@@ -98,22 +98,21 @@ class SparseSoftmaxXentOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     GpuContext* gpu = GpuOf(ctx);
     const Tensor z = OnDevice(gpu, ctx->input(0)), labels = OnDevice(gpu, ctx->input(1));
-    WEFT_REQUIRE(z.rank() == 2 && labels.rank() == 1 && labels.dim(0) == z.dim(0),
-                 "{}: logits {} must be [batch, classes] and labels {} [batch]", ctx->node().Describe(),
-                 z.shape().ToString(), labels.shape().ToString());
+    CheckSparseSoftmaxXentInputs(z, labels);
     Tensor* loss = ctx->allocate_output(0, TensorShape{z.dim(0)});
     Tensor* backprop = ctx->allocate_output(1, z.shape());
-    DeviceFlag bad(gpu);
+    // As the CPU kernel: a label outside [0, classes) is an error naming the first such label and
+    // its row.
+    const int64_t classes = z.dim(1);
+    IndexCheck bad(gpu, ctx->input(1), [classes](const Tensor& host) { CheckLabels(host, classes); });
     if (labels.dtype() == DType::kInt32) {
       LaunchSparseSoftmaxXent<T, int32_t>(z.data<T>(), labels.data<int32_t>(), loss->data<T>(), backprop->data<T>(),
-                                          z.dim(0), z.dim(1), bad.get(), gpu->compute_stream());
+                                          z.dim(0), z.dim(1), bad.flag(), gpu->compute_stream());
     } else {
       LaunchSparseSoftmaxXent<T, int64_t>(z.data<T>(), labels.data<int64_t>(), loss->data<T>(), backprop->data<T>(),
-                                          z.dim(0), z.dim(1), bad.get(), gpu->compute_stream());
+                                          z.dim(0), z.dim(1), bad.flag(), gpu->compute_stream());
     }
-    // As the CPU kernel: a label outside [0, classes) is an error naming the row.
-    const int32_t row = bad.Read();
-    WEFT_REQUIRE(row == 0, "{}: label of row {} is outside [0, {})", ctx->node().Describe(), row - 1, z.dim(1));
+    bad.Finish();
   }
 };
 

@@ -20,7 +20,12 @@ void ReduceInto(OpKernelContext* ctx, ReduceKind kind, const Tensor& x, const st
     LaunchFill<T>(out->data<T>(), T(0), out->num_elements(), gpu->compute_stream());
     return;
   }
-  LaunchReduce<T>(kind, dx.data<T>(), out->data<T>(), ri, gpu->compute_stream());
+  // A split reduction's partials (launch.h: ReduceSplits); freed at once, reused in stream order.
+  const int64_t splits = ReduceSplits(ri.num_outputs, ri.reduce_count);
+  Tensor partials;
+  if (splits > 1) partials = Tensor(DTypeOf<T>(), TensorShape{ri.num_outputs * splits}, gpu->allocator());
+  LaunchReduce<T>(kind, dx.data<T>(), out->data<T>(), ri, splits > 1 ? partials.data<T>() : nullptr,
+                  gpu->compute_stream());
 }
 
 template void ReduceInto<float>(OpKernelContext*, ReduceKind, const Tensor&, const std::vector<int64_t>&,
@@ -39,18 +44,12 @@ struct Reduce {
         : OpKernel(n), axis_(n.attr<std::vector<int64_t>>("axis")), keep_(n.attr<bool>("keep_dims")) {}
     void Compute(OpKernelContext* ctx) override {
       const Tensor& x = ctx->input(0);
-      std::vector<int64_t> axes = axis_;
-      if (axes.empty()) {
-        for (int i = 0; i < x.rank(); ++i) axes.push_back(i);
-      }
-      std::vector<bool> reduced(static_cast<size_t>(x.rank()), false);
-      for (int64_t a : axes) {
-        WEFT_REQUIRE(a >= -x.rank() && a < x.rank(), "{}: axis {} out of range for {}", ctx->node().Describe(), a,
-                     x.shape().ToString());
-        reduced[static_cast<size_t>(a < 0 ? a + x.rank() : a)] = true;
-      }
+      // The CPU kernels' check: the same bad axes (out of range, repeated) fail with the same message.
+      const std::vector<bool> reduced = ReducedMask(x.shape(), axis_);
+      std::vector<int64_t> axes;
       TensorShape out;
       for (int i = 0; i < x.rank(); ++i) {
+        if (reduced[static_cast<size_t>(i)]) axes.push_back(i);
         if (!reduced[static_cast<size_t>(i)]) out.AddDim(x.dim(i));
         else if (keep_) out.AddDim(1);
       }

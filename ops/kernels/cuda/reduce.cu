@@ -1,9 +1,10 @@
 // Row and axis reductions: Sum / Mean / Max / Min over any axes, softmax, and the softmax
 // cross-entropy losses. One block per output (or row); its threads stride over the terms and
-// combine through shared memory.
+// combine through shared memory. A reduction with few outputs of many terms (a global Sum) splits
+// each output's terms over several blocks and combines their partials (ReduceSplits, launch.h).
 #include <cuda_runtime.h>
 
-#include <cfloat>
+#include <cmath>
 
 #include "ops/kernels/cuda/cuda_kernels.h"
 
@@ -15,15 +16,11 @@ constexpr int kReduceThreads = 256;
 #define WEFT_GRID_LOOP_R(i, n) \
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (n); i += int64_t{blockDim.x} * gridDim.x)
 
+// The identity of Max (and, negated, of Min): -infinity, so that a Max over values that are all
+// -inf is -inf (as on the CPU), not the lowest finite value.
 template <typename T>
-__device__ T Lowest();
-template <>
-__device__ float Lowest<float>() {
-  return -FLT_MAX;
-}
-template <>
-__device__ double Lowest<double>() {
-  return -DBL_MAX;
+__device__ T Lowest() {
+  return -static_cast<T>(HUGE_VAL);
 }
 
 template <typename T>
@@ -64,6 +61,31 @@ __global__ void ReduceKernel(ReduceKind kind, const T* x, T* out, ReduceIndexer 
     for (int64_t r = threadIdx.x; r < ri.reduce_count; r += blockDim.x) acc = Combine(kind, acc, x[ri.Offset(o, r)]);
     acc = BlockCombine(kind, acc);
     if (threadIdx.x == 0) out[o] = kind == ReduceKind::kMean ? acc / static_cast<T>(ri.reduce_count) : acc;
+  }
+}
+
+// Block (o, s) of a split reduction: the terms of output o in range s of `splits` equal contiguous
+// ranges, into partials[o * splits + s] (a mean's partials are sums).
+template <typename T>
+__global__ void ReducePartialKernel(ReduceKind kind, const T* x, T* partials, ReduceIndexer ri, int64_t splits) {
+  const int64_t o = blockIdx.x, s = blockIdx.y;
+  const int64_t per = (ri.reduce_count + splits - 1) / splits;
+  const int64_t begin = s * per, end = begin + per < ri.reduce_count ? begin + per : ri.reduce_count;
+  T acc = Identity<T>(kind);
+  for (int64_t r = begin + threadIdx.x; r < end; r += blockDim.x) acc = Combine(kind, acc, x[ri.Offset(o, r)]);
+  acc = BlockCombine(kind, acc);
+  if (threadIdx.x == 0) partials[o * splits + s] = acc;
+}
+
+// The second pass: output o combines its `splits` partials in order (a mean divides by `count`).
+template <typename T>
+__global__ void ReduceFinishKernel(ReduceKind kind, const T* partials, T* out, int64_t num_outputs, int64_t splits,
+                                   int64_t count) {
+  for (int64_t o = blockIdx.x; o < num_outputs; o += gridDim.x) {
+    T acc = Identity<T>(kind);
+    for (int64_t s = threadIdx.x; s < splits; s += blockDim.x) acc = Combine(kind, acc, partials[o * splits + s]);
+    acc = BlockCombine(kind, acc);
+    if (threadIdx.x == 0) out[o] = kind == ReduceKind::kMean ? acc / static_cast<T>(count) : acc;
   }
 }
 
@@ -130,7 +152,7 @@ __global__ void SparseSoftmaxXentKernel(const T* logits, const Index* labels, T*
     }
     if (threadIdx.x == 0) {
       loss[r] = ok ? log(sum) - (z[id] - m) : T(0);
-      if (!ok) atomicCAS(bad, 0, static_cast<int32_t>(r + 1));
+      if (!ok && bad != nullptr) atomicCAS(bad, 0, static_cast<int32_t>(r + 1));
     }
   }
 }
@@ -216,10 +238,21 @@ int Blocks(int64_t n) { return static_cast<int>(n < kMaxBlocks ? n : kMaxBlocks)
 }  // namespace
 
 template <typename T>
-void LaunchReduce(ReduceKind kind, const T* x, T* out, const ReduceIndexer& ri, cudaStream_t stream) {
+void LaunchReduce(ReduceKind kind, const T* x, T* out, const ReduceIndexer& ri, T* partials, cudaStream_t stream) {
   if (ri.num_outputs == 0) return;
-  ReduceKernel<T><<<Blocks(ri.num_outputs), kReduceThreads, 0, stream>>>(kind, x, out, ri);
-  CheckLaunch("reduce");
+  const int64_t splits = ReduceSplits(ri.num_outputs, ri.reduce_count);
+  if (splits <= 1) {
+    ReduceKernel<T><<<Blocks(ri.num_outputs), kReduceThreads, 0, stream>>>(kind, x, out, ri);
+    CheckLaunch("reduce");
+    return;
+  }
+  // num_outputs < kReduceBlocksWanted and splits <= kReduceMaxSplits: both fit a grid dimension.
+  const dim3 grid(static_cast<unsigned>(ri.num_outputs), static_cast<unsigned>(splits));
+  ReducePartialKernel<T><<<grid, kReduceThreads, 0, stream>>>(kind, x, partials, ri, splits);
+  CheckLaunch("reduce (partials)");
+  ReduceFinishKernel<T><<<Blocks(ri.num_outputs), kReduceThreads, 0, stream>>>(kind, partials, out, ri.num_outputs,
+                                                                                splits, ri.reduce_count);
+  CheckLaunch("reduce (combine)");
 }
 
 template <typename T>
@@ -336,7 +369,7 @@ WEFT_INSTANTIATE_COLLECTIVE(int64_t)
                                    int64_t, T, bool, cudaStream_t);                                                 \
   template void LaunchBatchNormGrad<T>(const T*, const T*, const T*, const T*, const T*, const T*, const T*, T*, T*, \
                                        T*, T*, T*, T*, int64_t, int64_t, T, bool, cudaStream_t);                    \
-  template void LaunchReduce<T>(ReduceKind, const T*, T*, const ReduceIndexer&, cudaStream_t);                       \
+  template void LaunchReduce<T>(ReduceKind, const T*, T*, const ReduceIndexer&, T*, cudaStream_t);                   \
   template void LaunchSoftmax<T>(const T*, T*, int64_t, int64_t, cudaStream_t);                                      \
   template void LaunchSoftmaxXent<T>(const T*, const T*, T*, T*, int64_t, int64_t, cudaStream_t);                    \
   template void LaunchSparseSoftmaxXent<T, int32_t>(const T*, const int32_t*, T*, T*, int64_t, int64_t, int32_t*,    \

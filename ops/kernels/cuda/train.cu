@@ -19,7 +19,7 @@ __global__ void GatherKernel(const T* params, const Index* indices, T* out, int6
     const int64_t id = static_cast<int64_t>(indices[j]);
     if (id < 0 || id >= limit) {
       out[i] = T(0);
-      atomicCAS(bad, 0, static_cast<int32_t>(j + 1));
+      if (bad != nullptr) atomicCAS(bad, 0, static_cast<int32_t>(j + 1));
     } else {
       out[i] = params[(o * limit + id) * inner + k];
     }
@@ -61,9 +61,27 @@ __global__ void GatherGradKernel(const T* dy, const Index* indices, T* out, int6
     const int64_t k = i % inner, j = (i / inner) % num_indices, o = i / (inner * num_indices);
     const int64_t id = static_cast<int64_t>(indices[j]);
     if (id < 0 || id >= limit) {
-      atomicCAS(bad, 0, static_cast<int32_t>(j + 1));
+      if (bad != nullptr) atomicCAS(bad, 0, static_cast<int32_t>(j + 1));
     } else {
       atomicAdd(out + (o * limit + id) * inner + k, dy[i]);
+    }
+  }
+}
+
+// One thread per column (o, k) of out: dy's rows added in index order, so the sums' rounding is the
+// same every run.
+template <typename T, typename Index>
+__global__ void GatherGradOrderedKernel(const T* dy, const Index* indices, T* out, int64_t columns,
+                                        int64_t num_indices, int64_t inner, int64_t limit, int32_t* bad) {
+  WEFT_GRID_LOOP(c, columns) {
+    const int64_t k = c % inner, o = c / inner;
+    for (int64_t j = 0; j < num_indices; ++j) {
+      const int64_t id = static_cast<int64_t>(indices[j]);
+      if (id < 0 || id >= limit) {
+        if (bad != nullptr) atomicCAS(bad, 0, static_cast<int32_t>(j + 1));
+      } else {
+        out[(o * limit + id) * inner + k] += dy[(o * num_indices + j) * inner + k];
+      }
     }
   }
 }
@@ -132,7 +150,15 @@ void LaunchGather(const T* params, const Index* indices, T* out, int64_t outer, 
 
 template <typename T, typename Index>
 void LaunchGatherGrad(const T* dy, const Index* indices, T* out, int64_t outer, int64_t num_indices, int64_t inner,
-                      int64_t limit, int32_t* bad, cudaStream_t stream) {
+                      int64_t limit, bool deterministic, int32_t* bad, cudaStream_t stream) {
+  if (deterministic) {
+    const LaunchShape ls = LaunchShapeFor(outer * inner);
+    if (ls.blocks == 0) return;
+    GatherGradOrderedKernel<T, Index>
+        <<<ls.blocks, ls.threads, 0, stream>>>(dy, indices, out, outer * inner, num_indices, inner, limit, bad);
+    CheckLaunch("GatherGrad (deterministic)");
+    return;
+  }
   const int64_t n = outer * num_indices * inner;
   const LaunchShape ls = LaunchShapeFor(n);
   if (ls.blocks == 0) return;
@@ -199,9 +225,9 @@ void LaunchApplyAdam(T* var, T* m, T* v, const T* beta1_power, const T* beta2_po
   template void LaunchGather<T, int64_t>(const T*, const int64_t*, T*, int64_t, int64_t, int64_t, int64_t,         \
                                          int32_t*, cudaStream_t);                                                  \
   template void LaunchGatherGrad<T, int32_t>(const T*, const int32_t*, T*, int64_t, int64_t, int64_t, int64_t,     \
-                                             int32_t*, cudaStream_t);                                              \
+                                             bool, int32_t*, cudaStream_t);                                        \
   template void LaunchGatherGrad<T, int64_t>(const T*, const int64_t*, T*, int64_t, int64_t, int64_t, int64_t,     \
-                                             int32_t*, cudaStream_t);                                              \
+                                             bool, int32_t*, cudaStream_t);                                        \
   template void LaunchDropout<T>(const T*, T*, T*, int64_t, uint64_t, uint64_t, T, T, cudaStream_t);               \
   template void LaunchRandomUniform<T>(T*, int64_t, uint64_t, uint64_t, T, T, cudaStream_t);                       \
   template void LaunchRandomNormal<T>(T*, int64_t, uint64_t, uint64_t, T, T, bool, cudaStream_t);                  \

@@ -3,6 +3,8 @@
 // These need a GPU: without one every case says so (MESSAGE "SKIPPED ...") and returns.
 #include <doctest/doctest.h>
 
+#include <cstring>
+
 #include "tests/cuda/gpu_test_util.h"
 
 using namespace weft;
@@ -26,6 +28,21 @@ TEST_CASE("GPU Gather and GatherGrad match the CPU") {
           {{"axis", int64_t{1}}, {"Tindices", DType::kInt32}});
   ExpectGpuMatchesCpu("GatherGrad", {R({7, 2}, 16), Ints({0, 6, 6, 2, 0, 1, 5}), Ints({9, 2})},
           {{"axis", int64_t{0}}, {"Tindices", DType::kInt32}});
+}
+
+// SessionOptions::gpu.deterministic: repeated indices add in index order, the same bits every run
+// (and the CPU's values within float rounding).
+TEST_CASE("GPU GatherGrad with the deterministic option gives the same bits every run") {
+  if (!HaveGpu()) return;
+  const GpuOptions det{.deterministic = true};
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 4096; ++i) ids.push_back((i * 7) % 13);  // every row repeated ~300 times
+  const Tensor dy = R({4096, 64}, 17), idx = Ints(ids), shape = Ints({13, 64});
+  const AttrMap attrs{{"axis", int64_t{0}}, {"Tindices", DType::kInt32}};
+  const Tensor a = RunOp("GatherGrad", {dy, idx, shape}, attrs, kGpu, det)[0];
+  const Tensor b = RunOp("GatherGrad", {dy, idx, shape}, attrs, kGpu, det)[0];
+  CHECK(std::memcmp(a.raw_data(), b.raw_data(), a.bytes()) == 0);
+  ExpectGpuMatchesCpu("GatherGrad", {dy, idx, shape}, attrs, 1e-3, det);
 }
 
 TEST_CASE("GPU Concat, Split, Tile, Transpose, Size and Rank match the CPU") {

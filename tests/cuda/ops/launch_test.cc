@@ -102,6 +102,8 @@ TEST_CASE("cuDNN algorithm cache: one entry per distinct convolution") {
       ConvKey::Make(ConvPass::kForward, DType::kFloat32, TensorShape{16, 28, 28, 1}, filter, same),
       ConvKey::Make(ConvPass::kForward, DType::kFloat32, in, TensorShape{5, 5, 1, 32}, same),
       ConvKey::Make(ConvPass::kForward, DType::kFloat32, in, filter, strided),
+      k.WithMath(/*allow_tf32=*/true, /*only_deterministic=*/false),
+      k.WithMath(/*allow_tf32=*/false, /*only_deterministic=*/true),
   };
   AlgoCache<int> cache;
   cache.Insert(k, 7);
@@ -110,10 +112,30 @@ TEST_CASE("cuDNN algorithm cache: one entry per distinct convolution") {
     CHECK(!cache.Find(others[i]).has_value());
     cache.Insert(others[i], static_cast<int>(i));
   }
-  CHECK(cache.size() == 7);
+  CHECK(cache.size() == 9);
   CHECK(cache.Find(k) == 7);
+  CHECK(k.WithMath(true, true).ToString() ==
+        "fwd float32 in[8,28,28,1] filter[3,3,1,32] stride 1x1 pad 1x1 dilation 1x1 tf32 deterministic");
   CHECK(cache.Find(others[5]) == 5);
   CHECK_THROWS_AS(ConvKey::Make(ConvPass::kForward, DType::kFloat32, TensorShape{28, 28}, filter, same), Error);
+}
+
+TEST_CASE("cuDNN algorithm choice: no TF32 unless allowed, only deterministic algorithms when asked") {
+  // cuDNN's ranking, best first: a failed one, one over the workspace limit, a tensor-core one, a
+  // nondeterministic FMA one, a deterministic FMA one.
+  const std::vector<AlgoCandidate> ranked{
+      {.algo = 0, .ok = false, .workspace = 0, .tensor_math = false, .deterministic = true},
+      {.algo = 1, .ok = true, .workspace = 1 << 20, .tensor_math = false, .deterministic = true},
+      {.algo = 2, .ok = true, .workspace = 0, .tensor_math = true, .deterministic = true},
+      {.algo = 3, .ok = true, .workspace = 0, .tensor_math = false, .deterministic = false},
+      {.algo = 4, .ok = true, .workspace = 0, .tensor_math = false, .deterministic = true},
+  };
+  const size_t limit = 1 << 10;
+  CHECK(PickConvAlgo(ranked, limit, /*allow_tensor_math=*/true, /*require_deterministic=*/false) == 2);
+  CHECK(PickConvAlgo(ranked, limit, false, false) == 3);
+  CHECK(PickConvAlgo(ranked, limit, false, true) == 4);
+  CHECK(PickConvAlgo(ranked, size_t{1} << 20, false, true) == 1);
+  CHECK_FALSE(PickConvAlgo({ranked[0], ranked[2], ranked[3]}, limit, false, true).has_value());
 }
 
 // Transpose and Tile through CopyIndexer against the index rules computed directly.
@@ -168,4 +190,21 @@ TEST_CASE("ArgExtreme: strided rows, ties to the first index") {
   CHECK(ArgExtreme(v + 1, 4, 2, true) == 0);
   CHECK(ArgExtreme(v + 1, 4, 2, false) == 2);
   CHECK(ArgExtreme(v, 1, 2, true) == 0);
+}
+
+TEST_CASE("reduction splits: a few outputs of many terms share blocks, fixed by the shape") {
+  CHECK(ReduceSplits(1, 100) == 1);                     // too few terms to split
+  CHECK(ReduceSplits(5000, 1 << 20) == 1);              // enough outputs to fill the GPU
+  CHECK(ReduceSplits(1, int64_t{3} << 20) == 768);              // a global Sum of 3M elements: 4096 terms each
+  CHECK(ReduceSplits(1, int64_t{1} << 31) == kReduceMaxSplits);  // capped
+  CHECK(ReduceSplits(1, 5 * kReduceTermsPerSplit) == 5);         // every block keeps >= 4096 terms
+  CHECK(ReduceSplits(4, int64_t{1} << 30) == kReduceBlocksWanted / 4);
+  for (int64_t outputs : {1, 3, 100, 1023}) {
+    for (int64_t terms : {int64_t{8192}, int64_t{1} << 20, int64_t{3} << 31}) {
+      const int64_t s = ReduceSplits(outputs, terms);
+      CHECK(s >= 1);
+      CHECK(s <= kReduceMaxSplits);
+      CHECK((s == 1 || terms / s >= kReduceTermsPerSplit));
+    }
+  }
 }

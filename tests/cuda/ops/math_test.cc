@@ -91,3 +91,57 @@ TEST_CASE("GPU Max, Min, Maximum, Minimum, ArgMax, ArgMin, Relu and MaxPool prop
                         {{"ksize", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{1, 1}}});
   }
 }
+
+// Max and Min start from -inf and +inf: over values that are all -inf (or +inf) the result is that
+// infinity, as on the CPU, not the largest finite value.
+TEST_CASE("GPU Max over all -inf is -inf, Min over all +inf is +inf") {
+  if (!HaveGpu()) return;
+  const double inf = std::numeric_limits<double>::infinity();
+  auto filled = [](DType dt, double v) {
+    Tensor t(dt, {2, 3});
+    for (int i = 0; i < 6; ++i) {
+      if (dt == DType::kFloat32) t.data<float>()[i] = static_cast<float>(v);
+      else t.data<double>()[i] = v;
+    }
+    return t;
+  };
+  for (DType dt : {DType::kFloat32, DType::kFloat64}) {
+    CAPTURE(DTypeName(dt));
+    const Tensor neg = filled(dt, -inf), pos = filled(dt, inf);
+    for (const AttrMap& attrs : {AttrMap{{"axis", std::vector<int64_t>{}}, {"keep_dims", false}},
+                                 AttrMap{{"axis", std::vector<int64_t>{1}}, {"keep_dims", false}}}) {
+      const Tensor mx = RunOp("Max", {neg}, attrs, kGpu)[0], mn = RunOp("Min", {pos}, attrs, kGpu)[0];
+      for (int64_t i = 0; i < mx.num_elements(); ++i) CHECK(mx.ElementAsDouble(i) == -inf);
+      for (int64_t i = 0; i < mn.num_elements(); ++i) CHECK(mn.ElementAsDouble(i) == inf);
+      ExpectGpuMatchesCpu("Max", {neg}, attrs);
+      ExpectGpuMatchesCpu("Min", {pos}, attrs);
+    }
+  }
+}
+
+// Large shapes against the CPU: a global reduction of 3M elements (split over many blocks:
+// ReduceSplits, launch.h), more than 4096 rows with 1 and 257 columns, and one tensor of more than
+// 2^31 elements (64-bit indexing in the grid-stride loops and the reduction's offsets).
+TEST_CASE("GPU reductions and elementwise ops over large shapes match the CPU") {
+  if (!HaveGpu()) return;
+  const AttrMap all{{"axis", std::vector<int64_t>{}}, {"keep_dims", false}};
+  const AttrMap rows{{"axis", std::vector<int64_t>{1}}, {"keep_dims", false}};
+  const AttrMap cols{{"axis", std::vector<int64_t>{0}}, {"keep_dims", false}};
+  const Tensor big = R({3 << 20}, 1, 0, 1);
+  for (const char* op : {"Sum", "Mean", "Max", "Min"}) ExpectGpuMatchesCpu(op, {big}, all, 1e-3);
+  for (int64_t c : {1, 257}) {
+    const Tensor x = R({5000, c}, 2);
+    for (const char* op : {"Sum", "Mean", "Max", "Min"}) {
+      ExpectGpuMatchesCpu(op, {x}, rows, 1e-4);
+      ExpectGpuMatchesCpu(op, {x}, cols, 1e-3);
+    }
+    ExpectGpuMatchesCpu("Add", {x, R({c}, 3)});
+  }
+  const int64_t huge = (int64_t{1} << 31) + 4099;
+  Tensor h(DType::kFloat32, {huge});
+  for (int64_t i = 0; i < huge; ++i) h.data<float>()[i] = static_cast<float>((i * 2654435761u) % 1000003) * 1e-6f;
+  h.data<float>()[huge - 2] = 5.0f;  // the maximum sits past 2^31
+  const Tensor mx = RunOp("Max", {h}, all, kGpu)[0];
+  CHECK(mx.ElementAsDouble(0) == 5.0);
+  ExpectGpuMatchesCpu("Neg", {h}, {}, 0);
+}
