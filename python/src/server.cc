@@ -7,6 +7,23 @@
 #include "common.h"
 
 namespace weft::python {
+namespace {
+
+// Destroying a Server joins its threads, and one of them may be dropping the last reference to a
+// numpy-backed tensor, which takes the GIL (tensors.cc): holding the GIL while joining would
+// deadlock, so the destructor runs with it released when the caller holds it.
+struct DeleteWithoutGil {
+  void operator()(Server* s) const {
+    if (PyGILState_Check()) {
+      py::gil_scoped_release release;
+      delete s;
+    } else {
+      delete s;
+    }
+  }
+};
+
+}  // namespace
 
 void InitServer(py::module_& m) {
   py::class_<Server, std::shared_ptr<Server>>(m, "Server", "A task's server (distributed/server/server.h).")
@@ -20,7 +37,8 @@ void InitServer(py::module_& m) {
              o.num_cpu_devices = num_cpu_devices;
              o.intra_op_threads = threads;
              o.inter_op_threads = threads;
-             return std::make_shared<Server>(ClusterSpec::FromJson(cluster_json), TaskId{job, index}, o);
+             return std::shared_ptr<Server>(new Server(ClusterSpec::FromJson(cluster_json), TaskId{job, index}, o),
+                                            DeleteWithoutGil{});
            }),
            py::arg("cluster_json"), py::arg("job_name"), py::arg("task_index"), py::arg("num_cpu_devices") = 1,
            py::arg("threads") = 0, py::arg("insecure") = false)
