@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
-#include <cstring>
 #include <exception>
 #include <map>
 #include <mutex>
@@ -24,6 +23,7 @@
 #endif
 
 #include "core/threadpool.h"
+#include "ops/kernels/cpu/channel_sums.h"
 
 namespace weft {
 
@@ -34,8 +34,9 @@ using dnnl::memory;
 using Tag = memory::format_tag;
 
 // A chunk holds about this many multiply-adds (at least one image): large enough that a
-// single-threaded oneDNN call amortizes its set-up (~10 us), small enough that a batch of 32-256
-// gives every pool thread several chunks. It depends on the shape only (determinism: onednn.h).
+// single-threaded oneDNN call amortizes its per-call set-up, small enough that the batches of
+// training give every pool thread several chunks. It depends on the shape only (determinism:
+// onednn.h). Why single-threaded chunks: bench/README.md, "Deep convnets (issue 18)".
 constexpr int64_t kChunkMacs = int64_t{1} << 23;
 
 // The CPU engine: created once, immutable afterwards, safe to share between threads.
@@ -60,7 +61,6 @@ struct Buffer {
   void* p = nullptr;
   size_t size = 0;
   Buffer() = default;
-  explicit Buffer(size_t bytes) { Reserve(bytes); }
   ~Buffer() { std::free(p); }
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
@@ -232,10 +232,10 @@ struct DnnlConv::Impl {
 
 namespace {
 
-// The filter gradient keeps one partial per chunk, summed at the end: at most this many chunks,
-// and at least this many output pixels per chunk, so that sum stays small beside the convolution
-// (a chunk does pixels x filter-size multiply-adds, the sum one add per filter value).
-constexpr int64_t kMaxFilterChunks = 16;
+// The filter gradient keeps one partial per chunk, summed at the end: at most kMaxPartialBlocks
+// chunks (as weft's own filter gradients, channel_sums.h), and at least this many output pixels
+// per chunk, so that sum stays small beside the convolution (a chunk does pixels x filter-size
+// multiply-adds, the sum one add per filter value).
 constexpr int64_t kMinFilterChunkPixels = 512;
 
 // The batch cut into chunks of `per` images (the last one shorter). A function of the shape only.
@@ -348,7 +348,7 @@ bool DnnlConv::BackpropInput(ThreadPool* pool, const Conv2DGeometry& g, int64_t 
 
 bool DnnlConv::BackpropFilter(ThreadPool* pool, const Conv2DGeometry& g, int64_t O, const float* x,
                               const float* dy, float* df) {
-  const Chunks chunks(g, O, kMaxFilterChunks, kMinFilterChunkPixels);
+  const Chunks chunks(g, O, kMaxPartialBlocks, kMinFilterChunkPixels);
   const auto full = impl_->Plan(Pass::kBackpropFilter, g, O, chunks.per);
   const int64_t last_n = chunks.images(chunks.count - 1, g.n);
   const auto last = last_n == chunks.per ? full : impl_->Plan(Pass::kBackpropFilter, g, O, last_n);
