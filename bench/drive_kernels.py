@@ -22,6 +22,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # 2 at 16-64 channels, the 1x1 stride-2 projection), forward and both backprops; one large conv.
 RESNET = ["64 32 32 16 3 3 16 SAME", "64 32 32 16 3 3 32 2 SAME", "64 16 16 32 3 3 32 SAME",
           "64 16 16 32 3 3 64 2 SAME", "64 8 8 64 3 3 64 SAME", "64 32 32 16 1 1 32 2 SAME"]
+# vgg_small's 3x3 convolutions at batch 256 (28x28 to 7x7 images, 32-128 channels).
+VGG = ["256 28 28 32 3 3 32 SAME", "256 14 14 32 3 3 64 SAME", "256 14 14 64 3 3 64 SAME",
+       "256 7 7 64 3 3 128 SAME", "256 7 7 128 3 3 128 SAME"]
 CASES = [
     "matmul 256 256 256",
     "matmul 512 512 512",
@@ -30,7 +33,7 @@ CASES = [
     "matmul 256 512 512",
     "conv2d 64 28 28 1 3 3 32 SAME",
     "conv2d 32 32 32 64 3 3 64 SAME",
-] + [f"{op} {shape}" for shape in RESNET for op in ("conv2d", "conv2d_bi", "conv2d_bf")]
+] + [f"{op} {shape}" for shape in RESNET + VGG for op in ("conv2d", "conv2d_bi", "conv2d_bf")]
 
 
 class Server:

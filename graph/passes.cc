@@ -480,4 +480,53 @@ int FuseBatchNormRelu(Graph* g) {
   return fused;
 }
 
+int FoldBatchNormIntoConv(Graph* g) {
+  int folded = 0;
+  std::set<const Node*> removed;
+  for (Node* bn : TopologicalOrder(g->nodes())) {
+    if (removed.count(bn) || bn->op() != "FusedBatchNorm" || bn->attr<bool>("is_training")) continue;
+    Node* conv = bn->input(0).node;
+    if (bn->input(0).index != 0 || conv->op() != "Conv2D" || SoleConsumer(conv, "FusedBatchNorm", 0) != bn) continue;
+    bool stats_read = false;  // outputs 1 and 2 (the statistics passed through) must be unread
+    for (const auto& [dst, i] : bn->out_edges()) stats_read |= dst->input(i).index != 0;
+    const TensorShape& f = conv->input(1).node->output_shape(conv->input(1).index);
+    if (stats_read || f.rank() != 4 || !SameCpuPlacement({conv, bn})) continue;
+    const DType t = bn->attr<DType>("T");
+    const std::string base = bn->name() + "/folded";
+    const std::string& device = bn->requested_device();
+    auto add = [&](const std::string& suffix, const std::string& op, std::vector<Output> in, AttrMap attrs = {}) {
+      Node* n = g->AddNode({g->UniqueName(base + "/" + suffix), op, std::move(in), {}, std::move(attrs), device});
+      n->set_assigned_device(bn->assigned_device());
+      return Output(n, 0);
+    };
+    // a = scale / sqrt(variance + epsilon) per output channel, as the inference kernel computes it.
+    Tensor eps(t, TensorShape({}));
+    if (t == DType::kFloat32) {
+      eps.data<float>()[0] = static_cast<float>(bn->attr<double>("epsilon"));
+    } else {
+      eps.data<double>()[0] = bn->attr<double>("epsilon");
+    }
+    const Output e = add("epsilon", "Const", {}, {{"value", eps}, {"dtype", t}});
+    const Output a = add("scale", "Mul", {bn->input(1), add("rsqrt", "Rsqrt", {add("var_eps", "Add", {bn->input(4), e})})});
+    // conv(x, f) * a + (offset - mean * a) = conv(x, f * a) + b: f's last axis is the output channel.
+    const Output filter = add("filter", "Mul", {conv->input(1), a});
+    const Output bias = add("bias", "Sub", {bn->input(2), add("mean_scale", "Mul", {bn->input(3), a})});
+    std::set<Node*> ctrl(conv->control_inputs().begin(), conv->control_inputs().end());
+    ctrl.insert(bn->control_inputs().begin(), bn->control_inputs().end());
+    Node* c = g->AddNode({g->UniqueName(base + "/conv"), "Conv2D", {conv->input(0), filter},
+                          std::vector<Node*>(ctrl.begin(), ctrl.end()), conv->attrs(), conv->requested_device()});
+    c->set_assigned_device(conv->assigned_device());
+    const Output y = add("bias_add", "BiasAdd", {Output(c, 0), bias});
+    g->ReplaceUses(Output(bn, 0), y);
+    g->ReplaceControlUses(bn, y.node);
+    g->ReplaceControlUses(conv, c);
+    for (Node* n : {bn, conv}) {
+      removed.insert(n);
+      g->RemoveNode(n);
+    }
+    ++folded;
+  }
+  return folded;
+}
+
 }  // namespace weft

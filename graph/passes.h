@@ -39,5 +39,13 @@ int FuseNnOps(Graph* g);
 // and FusedBatchNormGrad(ReluGrad) -> _FusedBatchNormGradRelu, on the CPU, where nothing else
 // reads the intermediate tensor. Returns the number of fusions.
 int FuseBatchNormRelu(Graph* g);
+// Inference batch norm folded into the convolution before it (TensorFlow's fold_batch_norms):
+// FusedBatchNorm(Conv2D(x, f), scale, offset, mean, variance) with is_training false becomes
+// BiasAdd(Conv2D(x, f * a), offset - mean * a), a = scale / sqrt(variance + epsilon), when nothing
+// else reads the convolution's output or the batch norm's statistics, on the CPU. The per-channel
+// a and the scaled filter are small nodes run each step (constant folding removes them for
+// constant weights); FuseNnOps then fuses the bias (and a following Relu) into the convolution, so
+// the activation is written once instead of three times. Returns the number of folds.
+int FoldBatchNormIntoConv(Graph* g);
 
 }  // namespace weft

@@ -107,7 +107,10 @@ std::shared_ptr<Session::Compiled> Session::Compile(const std::vector<Output>& f
   // The fused nn ops have CPU kernels only: with a GPU, conv, bias and relu stay apart so that
   // each can run there (cuDNN and the .cu kernels).
   const bool has_gpu = devices_.size() > options_.num_cpu_devices;
-  if (options_.fuse_ops && !has_gpu) FuseNnOps(g.get());
+  if (options_.fuse_ops && !has_gpu) {
+    FoldBatchNormIntoConv(g.get());
+    FuseNnOps(g.get());
+  }
   Place(g.get(), devices_, {.soft_placement = options_.soft_placement});
   auto compiled = std::make_shared<Compiled>();
   for (auto& [device_name, part] : Partition(*g, devices_)) {

@@ -84,7 +84,8 @@ struct SessionOptions {
   bool soft_placement = true;  // a node whose requested device cannot run it goes elsewhere
   bool use_gpus = true;        // add GPU:0.. for every usable GPU (docs/cuda.md); none without one
   GpuOptions gpu;              // TF32 and determinism of the GPU kernels (core/gpu.h); both off
-  bool fuse_ops = true;  // FuseNnOps (graph/passes.h): conv + bias + relu, max-pool grad + relu grad
+  bool fuse_ops = true;  // FoldBatchNormIntoConv + FuseNnOps (graph/passes.h): inference batch norm into the
+                         // conv; conv + bias + relu, max-pool grad + relu grad
   // The rendezvous of step `step_id` (must not be null); unset: a fresh LocalRendezvous per step.
   std::function<std::shared_ptr<Rendezvous>(uint64_t step_id)> rendezvous_factory;
   // Called once when step `step_id` is over (after the rendezvous is no longer used), ok or not.

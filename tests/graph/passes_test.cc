@@ -267,3 +267,77 @@ TEST_CASE("FuseNnOps fuses batch norm + relu and their gradients, with the same 
   for (int64_t j = 0; j < a[1].num_elements(); ++j) zero += a[1].data<float>()[j] == 0;
   CHECK(zero < a[1].num_elements());
 }
+
+TEST_CASE("FoldBatchNormIntoConv folds inference batch norm into the conv's filter and bias") {
+  // relu(batchnorm(conv(x, f))) in inference mode, SAME padding, stride 1, against the closed form
+  // computed here in double: y = max((conv - mean) * scale / sqrt(var + eps) + offset, 0).
+  constexpr int64_t N = 2, H = 5, W = 4, C = 3, O = 4, K = 3;
+  constexpr double eps = 1e-3;
+  Graph g;
+  Scope s = Scope::Root(&g);
+  const Output x = ops::Placeholder(s.WithOpName("x"), DType::kFloat32, {-1, H, W, C});
+  Tensor fv(DType::kFloat32, {K, K, C, O});
+  for (int64_t i = 0; i < fv.num_elements(); ++i) fv.data<float>()[i] = 0.05f * static_cast<float>((i * 5) % 11) - 0.2f;
+  const std::vector<float> sc = {1.2f, 0.7f, -0.5f, 2.0f}, off = {0.1f, -0.3f, 0.2f, 0.0f},
+                           mean = {0.3f, -0.1f, 0.05f, 0.4f}, var = {0.5f, 2.0f, 0.01f, 1.0f};
+  const Output conv = ops::Conv2D(s, x, ops::Const(s, fv), {1, 1}, "SAME");
+  const std::vector<Output> bn =
+      ops::FusedBatchNorm(s, conv, ops::Const(s, Tensor::FromVector<float>(sc, {O})),
+                          ops::Const(s, Tensor::FromVector<float>(off, {O})),
+                          ops::Const(s, Tensor::FromVector<float>(mean, {O})),
+                          ops::Const(s, Tensor::FromVector<float>(var, {O})), eps, false);
+  const Output y = ops::Relu(s, bn[0]);
+
+  auto step = PruneForStep(g, {x}, {y}, {});
+  CHECK(FoldBatchNormIntoConv(step.get()) == 1);
+  CHECK(CountOp(*step, "FusedBatchNorm") == 0);
+  CHECK(FuseNnOps(step.get()) == 1);  // the folded bias and the Relu go into the conv
+  CHECK(CountOp(*step, "_FusedConv2D") == 1);
+
+  Tensor xv(DType::kFloat32, {N, H, W, C});
+  for (int64_t i = 0; i < xv.num_elements(); ++i) xv.data<float>()[i] = 0.1f * static_cast<float>((i * 7) % 17) - 0.8f;
+  Session session(&g);
+  const Tensor out = session.Run({{x, xv}}, {y})[0];
+  REQUIRE(out.shape() == TensorShape({N, H, W, O}));
+  const float* xp = xv.data<float>();
+  const float* fp = fv.data<float>();
+  int64_t positive = 0;
+  for (int64_t n = 0; n < N; ++n) {
+    for (int64_t i = 0; i < H; ++i) {
+      for (int64_t j = 0; j < W; ++j) {
+        for (int64_t o = 0; o < O; ++o) {
+          double acc = 0;
+          for (int64_t a = 0; a < K; ++a) {
+            for (int64_t b = 0; b < K; ++b) {
+              const int64_t r = i + a - 1, q = j + b - 1;  // SAME, 3x3: one row and column of padding
+              if (r < 0 || r >= H || q < 0 || q >= W) continue;
+              for (int64_t c = 0; c < C; ++c) acc += xp[((n * H + r) * W + q) * C + c] * fp[((a * K + b) * C + c) * O + o];
+            }
+          }
+          const double want = std::max((acc - mean[o]) * sc[o] / std::sqrt(var[o] + eps) + off[o], 0.0);
+          positive += want > 0;
+          CHECK(out.data<float>()[((n * H + i) * W + j) * O + o] == doctest::Approx(want).epsilon(1e-5).scale(1));
+        }
+      }
+    }
+  }
+  CHECK(positive > 0);
+  CHECK(positive < out.num_elements());
+}
+
+TEST_CASE("FoldBatchNormIntoConv leaves training batch norm and convs whose output something else reads") {
+  Graph g;
+  Scope s = Scope::Root(&g);
+  const Output x = ops::Placeholder(s.WithOpName("x"), DType::kFloat32, {-1, 4, 4, 2});
+  const Output f = ops::Const(s, Tensor::FromVector<float>(std::vector<float>(2 * 2 * 2 * 3, 0.1f), {2, 2, 2, 3}));
+  const Output one = ops::Const(s, Tensor::FromVector<float>({1, 1, 1}, {3}));
+  const Output zero = ops::Const(s, Tensor::FromVector<float>({0, 0, 0}, {3}));
+  const Output c1 = ops::Conv2D(s, x, f, {1, 1}, "SAME");
+  const Output train = ops::FusedBatchNorm(s, c1, one, zero, zero, one, 1e-3, true)[0];
+  const Output c2 = ops::Conv2D(s, x, f, {1, 1}, "VALID");
+  const Output infer = ops::FusedBatchNorm(s, c2, one, zero, zero, one, 1e-3, false)[0];
+  const Output also = ops::Relu(s, c2);  // a second reader of c2
+  auto step = PruneForStep(g, {x}, {train, infer, also}, {});
+  CHECK(FoldBatchNormIntoConv(step.get()) == 0);
+  CHECK(CountOp(*step, "FusedBatchNorm") == 2);
+}
