@@ -3,6 +3,7 @@
 // var, and updates the storage with Eigen on the intra-op pool; the output is var's new value.
 //
 // Updates are copy-on-write (ops/kernels/cpu/var_update.h).
+#include <algorithm>
 #include <mutex>
 
 #include "ops/all_ops.h"
@@ -103,15 +104,25 @@ class ApplyMomentumOp : public OpKernel {
     // var is written from its old value in one pass (no copy first when the backward pass
     // still holds it).
     const Tensor old_var = VarValueForOverwrite(v, ctx->allocator(), OwnRefs(ctx, 0, v));
-    auto old = old_var.flat<T>();
-    auto var = v->value.flat<T>();
-    const auto& d = ctx->eigen_device();
-    accum.device(d) = accum * momentum + grad;
-    if (nesterov_) {
-      var.device(d) = old - (grad * lr + accum * (momentum * lr));
-    } else {
-      var.device(d) = old - accum * lr;
-    }
+    // One pass over accum, grad and var (the two updates of an element back to back): five
+    // streams instead of the six of two separate passes, and accum's block is still in L1 when
+    // var reads it. Blocks of kBlock elements on the intra-op pool.
+    const T* o = old_var.data<T>();
+    const T* g = grad.data();
+    T* acc = accum.data();
+    T* out = v->value.data<T>();
+    const bool nesterov = nesterov_;
+    const T momentum_lr = momentum * lr;
+    constexpr int64_t kBlock = 4096;
+    const int64_t n = accum.size();
+    ctx->intra_op_pool()->ParallelFor((n + kBlock - 1) / kBlock, [&](int64_t b, int64_t e) {
+      const int64_t end = std::min(n, e * kBlock);
+      for (int64_t i = b * kBlock; i < end; ++i) {
+        const T a_new = acc[i] * momentum + g[i];
+        acc[i] = a_new;
+        out[i] = nesterov ? o[i] - (g[i] * lr + a_new * momentum_lr) : o[i] - a_new * lr;
+      }
+    });
     ctx->set_output(0, v->value);
   }
 
