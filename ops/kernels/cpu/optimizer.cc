@@ -1,9 +1,11 @@
 // CPU kernels of the optimizer updates (ops/optimizer.cc). Each locks the variables it updates
 // (std::scoped_lock: all at once, deadlock-free), checks they are initialized and shaped like
-// var, and updates the storage with Eigen on the intra-op pool; the output is var's new value.
+// var, and updates the storage in one pass over its arrays on the intra-op pool; the output is
+// var's new value.
 //
 // Updates are copy-on-write (ops/kernels/cpu/var_update.h).
 #include <algorithm>
+#include <cmath>
 #include <mutex>
 
 #include "ops/all_ops.h"
@@ -13,6 +15,17 @@
 namespace weft {
 
 namespace {
+
+// body(begin, end) over [0, n) in blocks of 4096 elements on the intra-op pool: the updates below
+// do all their per-element work in one pass, so every array is read and written once, and a
+// block's values are still in L1 when a later line of the body reads them.
+template <typename F>
+void ForElementBlocks(OpKernelContext* ctx, int64_t n, const F& body) {
+  constexpr int64_t kBlock = 4096;
+  ctx->intra_op_pool()->ParallelFor((n + kBlock - 1) / kBlock, [&](int64_t b, int64_t e) {
+    body(b * kBlock, std::min(n, e * kBlock));
+  });
+}
 
 // The name of the variable behind ref input i (its shared_name or node name).
 std::string VarName(const Node& node, int i) {
@@ -104,20 +117,15 @@ class ApplyMomentumOp : public OpKernel {
     // var is written from its old value in one pass (no copy first when the backward pass
     // still holds it).
     const Tensor old_var = VarValueForOverwrite(v, ctx->allocator(), OwnRefs(ctx, 0, v));
-    // One pass over accum, grad and var (the two updates of an element back to back): five
-    // streams instead of the six of two separate passes, and accum's block is still in L1 when
-    // var reads it. Blocks of kBlock elements on the intra-op pool.
+    // One pass (ForElementBlocks): five streams instead of the six of two separate passes.
     const T* o = old_var.data<T>();
     const T* g = grad.data();
     T* acc = accum.data();
     T* out = v->value.data<T>();
     const bool nesterov = nesterov_;
     const T momentum_lr = momentum * lr;
-    constexpr int64_t kBlock = 4096;
-    const int64_t n = accum.size();
-    ctx->intra_op_pool()->ParallelFor((n + kBlock - 1) / kBlock, [&](int64_t b, int64_t e) {
-      const int64_t end = std::min(n, e * kBlock);
-      for (int64_t i = b * kBlock; i < end; ++i) {
+    ForElementBlocks(ctx, accum.size(), [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
         const T a_new = acc[i] * momentum + g[i];
         acc[i] = a_new;
         out[i] = nesterov ? o[i] - (g[i] * lr + a_new * momentum_lr) : o[i] - a_new * lr;
@@ -148,11 +156,22 @@ class ApplyAdamOp : public OpKernel {
     auto m = CheckedVar<T>(ctx, mv, 1, &var).template flat<T>();
     auto v = CheckedVar<T>(ctx, sv, 2, &var).template flat<T>();
     auto grad = Grad(ctx, 9, var).template flat<T>();
-    const auto& d = ctx->eigen_device();
-    T lr_t = lr * std::sqrt(T(1) - beta2_power) / (T(1) - beta1_power);
-    m.device(d) += (grad - m) * (T(1) - beta1);
-    v.device(d) += (grad.square() - v) * (T(1) - beta2);
-    var.flat<T>().device(d) -= (m * lr_t) / (v.sqrt() + epsilon);
+    const T lr_t = lr * std::sqrt(T(1) - beta2_power) / (T(1) - beta1_power);
+    const T one_minus_beta1 = T(1) - beta1, one_minus_beta2 = T(1) - beta2;
+    // One pass (ForElementBlocks): seven streams instead of the ten of three separate passes.
+    T* mp = m.data();
+    T* vp = v.data();
+    T* out = var.data<T>();
+    const T* g = grad.data();
+    ForElementBlocks(ctx, m.size(), [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        const T m_new = mp[i] + (g[i] - mp[i]) * one_minus_beta1;
+        const T v_new = vp[i] + (g[i] * g[i] - vp[i]) * one_minus_beta2;
+        mp[i] = m_new;
+        vp[i] = v_new;
+        out[i] -= (m_new * lr_t) / (std::sqrt(v_new) + epsilon);
+      }
+    });
     ctx->set_output(0, var);
   }
 };
