@@ -122,6 +122,7 @@ double Model::TrainStep(const Tensor& x, const Tensor& y, const Tensor* sample_w
   // Across workers every worker runs this step together: its id comes from the shared sequence.
   std::vector<Tensor> out = session_->Run(feeds, fetches, {c_->train}, RunOptions{.collective = true, .trace = trace});
   ++step_;
+  if (strategy_ != nullptr) strategy_->RecordStep(x.shape().dim(0), session_->collectives().active_seconds());
   totals->Add(std::vector<Tensor>(out.begin() + 1, out.end()));
   return out[0].scalar<float>()();
 }

@@ -16,11 +16,15 @@
 // the variables' device (Send/Recv pairs do the carrying) and summed there, one update.
 //
 // Strategy::Current() is the innermost scope on this thread. Thread-safety: a strategy is
-// immutable after construction; scopes are per thread.
+// immutable after construction (but for its status board, which has its own lock); scopes are
+// per thread.
 #pragma once
 
+#include <chrono>
+#include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,6 +34,15 @@
 #include "data/dataset.h"
 
 namespace weft {
+
+// A live view of training under a strategy (`strategy.status()` in Python, `weft-zoo launch
+// --status`): what this process's training steps did.
+struct StrategyStatus {
+  int64_t step = 0;                // training steps this process has run
+  double images_per_second = 0;    // global-batch examples a second over the last ~2 s of steps
+  double collective_fraction = 0;  // share of that window with a collective running (or waiting)
+  double collective_seconds = 0;   // the same time, summed since this process's first step
+};
 
 class Strategy {
  public:
@@ -72,6 +85,15 @@ class Strategy {
   // How many CPU devices a session must have for this strategy's devices to exist.
   int num_cpu_devices() const;
 
+  // The status board (train/strategy_status.cc). Model calls RecordStep after every training
+  // step with its global batch size and its session's CollectiveContext::active_seconds().
+  StrategyStatus status() const;
+  void RecordStep(int64_t examples, double collective_seconds) const;
+  // Set: RecordStep also rewrites this file (atomically: a temporary file renamed), at most once
+  // a second, as "key value" lines (step, images_per_second, collective_fraction,
+  // collective_seconds); `weft-zoo launch --status` reads them. Empty (the default): no file.
+  void set_status_file(std::string path);
+
   // RAII: while alive, Strategy::Current() on this thread is this strategy.
   class ScopeGuard {
    public:
@@ -109,6 +131,20 @@ class Strategy {
   std::vector<std::string> devices_;
   std::vector<std::string> group_;
   int first_replica_ = 0;
+
+  struct StatusSample {
+    std::chrono::steady_clock::time_point at;
+    int64_t examples;  // summed since the first step
+    double collective_seconds;
+  };
+  mutable std::mutex status_mu_;
+  mutable std::deque<StatusSample> status_window_;  // guarded by status_mu_; the last ~2 s
+  mutable int64_t status_steps_ = 0;                // guarded by status_mu_
+  mutable int64_t status_examples_ = 0;             // guarded by status_mu_
+  mutable double status_base_collective_ = -1;      // active_seconds at the first step
+  mutable std::chrono::steady_clock::time_point status_written_{};  // guarded by status_mu_
+  std::string status_file_;
+  StrategyStatus StatusLocked() const;
 };
 
 // "/job:localhost/replica:0/task:0/device:CPU:<i>" for i < n.

@@ -1,5 +1,6 @@
 #include "zoo/commands.h"
 
+#include <cstdlib>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -36,7 +37,7 @@ const std::set<std::string> kTrainFlags = {"data", "epochs", "batch-size", "opti
                                            "hosts", "hostfile", "base-port", "collective-timeout", "device", "ps-mode"};
 
 // --strategy none|one_device|mirrored|central_storage and --devices N (N > 1 alone means mirrored).
-std::unique_ptr<Strategy> MakeStrategy(const Flags& f) {
+std::unique_ptr<Strategy> NewStrategy(const Flags& f) {
   const int devices = static_cast<int>(f.Int("devices", 1, 1));
   const std::string name = f.Str("strategy", devices > 1 ? "mirrored" : "none");
   if (name == "none") {
@@ -53,6 +54,15 @@ std::unique_ptr<Strategy> MakeStrategy(const Flags& f) {
   throw UsageError(fmt::format(
       "--strategy must be none, one_device, mirrored, central_storage, multi_worker or parameter_server, got '{}'",
       name));
+}
+
+// NewStrategy's, writing its status board to $WEFT_STATUS_FILE when `weft-zoo launch --status`
+// set it (zoo/launch.h).
+std::unique_ptr<Strategy> MakeStrategy(const Flags& f) {
+  std::unique_ptr<Strategy> s = NewStrategy(f);
+  const char* status_file = std::getenv("WEFT_STATUS_FILE");
+  if (s != nullptr && status_file != nullptr && *status_file != '\0') s->set_status_file(status_file);
+  return s;
 }
 
 // Rows [begin, end) of an [N, ...] tensor, copied.

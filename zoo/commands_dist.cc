@@ -15,7 +15,7 @@ namespace weft::zoo {
 
 #ifdef WEFT_HAVE_UCX
 
-// weft-zoo launch -n N [--ps M] [--chief] [--host ADDR] [--grace SECONDS] [--max-restarts K] -- COMMAND [ARGS...]
+// weft-zoo launch -n N [--ps M] [--chief] [--host ADDR] [--grace SECONDS] [--max-restarts K] [--status] -- COMMAND [ARGS...]
 int LaunchCommand(const std::vector<std::string>& args) {
   auto sep = std::find(args.begin(), args.end(), "--");
   if (sep == args.end() || sep + 1 == args.end()) {
@@ -25,7 +25,7 @@ int LaunchCommand(const std::vector<std::string>& args) {
   for (std::string& a : own) {
     if (a == "-n") a = "--n";
   }
-  Flags f(own, {"n", "ps", "host", "grace", "max-restarts"}, {"chief"});
+  Flags f(own, {"n", "ps", "host", "grace", "max-restarts"}, {"chief", "status"});
   if (!f.positional().empty()) throw UsageError(fmt::format("launch: unexpected '{}' before '--'", f.positional()[0]));
   if (!f.Has("n")) throw UsageError("launch needs -n N (the number of workers)");
   LaunchOptions o;
@@ -35,6 +35,7 @@ int LaunchCommand(const std::vector<std::string>& args) {
   o.host = f.Str("host", "127.0.0.1");
   o.grace = std::chrono::milliseconds(static_cast<int64_t>(1000 * f.Float("grace", 10.0)));
   o.max_restarts = static_cast<int>(f.Int("max-restarts", 0, 0));
+  o.status = f.Has("status");
   o.command.assign(sep + 1, args.end());
   return Launch(o);
 }

@@ -18,6 +18,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <sstream>
 
 #include "distributed/cluster_resolver.h"
 #include "distributed/cluster_spec.h"
@@ -126,8 +127,9 @@ struct Child {
 };
 
 // Forks `c`'s process: own process group, killed if the launcher dies, TF_CONFIG in its environment.
+// status_file: WEFT_STATUS_FILE for the task (`--status`); empty: not set.
 void Start(Child& c, const std::vector<std::string>& command, const std::string& tf_config, int restart,
-           const sigset_t& original_mask) {
+           const std::string& status_file, const sigset_t& original_mask) {
   int out[2], err[2];
   if (pipe2(out, O_CLOEXEC) != 0) ThrowErrno("pipe");
   if (pipe2(err, O_CLOEXEC) != 0) ThrowErrno("pipe");
@@ -150,6 +152,7 @@ void Start(Child& c, const std::vector<std::string>& command, const std::string&
     setenv("TF_CONFIG", tf_config.c_str(), 1);
     setenv("WEFT_TASK", task.c_str(), 1);
     setenv("WEFT_RESTART_COUNT", restart_count.c_str(), 1);
+    if (!status_file.empty()) setenv("WEFT_STATUS_FILE", status_file.c_str(), 1);
     setenv("PYTHONUNBUFFERED", "1", 1);
     execvp(argv[0], argv.data());
     const std::string msg = std::string("weft-zoo launch: cannot run '") + argv[0] + "': " + std::strerror(errno) + "\n";
@@ -235,9 +238,41 @@ class Launcher {
     children_.reserve(static_cast<size_t>(total));
     for (const TaskId& t : config.cluster.Tasks()) {
       children_.push_back(Child{.task = t, .prefix = fmt::format("[{}] ", t.ToString())});
-      Start(children_.back(), o_.command, config.ToTfConfig(t), restart, original);
+      Start(children_.back(), o_.command, config.ToTfConfig(t), restart, o_.status ? StatusPath(t) : "", original);
     }
     return Loop(sfd);
+  }
+
+  // Where task t writes its status board (`--status`): the working directory, absolute (the
+  // task may change directory).
+  static std::string StatusPath(const TaskId& t) {
+    return (std::filesystem::current_path() / fmt::format("weft-status-{}-{}.txt", t.job, t.index)).string();
+  }
+
+  // `--status`: the tasks' status files written during this incarnation, one line per task,
+  // when any changed since the last print.
+  void PrintStatus() {
+    std::vector<std::pair<std::string, std::string>> statuses;
+    bool changed = false;
+    for (const Child& c : children_) {
+      const std::string path = StatusPath(c.task);
+      std::error_code ec;
+      const auto written = std::filesystem::last_write_time(path, ec);
+      std::string text;
+      if (!ec && written >= incarnation_start_) {
+        std::ifstream in(path);
+        text.assign(std::istreambuf_iterator<char>(in), {});
+      }
+      statuses.emplace_back(c.task.ToString(), std::move(text));
+    }
+    for (size_t i = 0; i < statuses.size(); ++i) {
+      changed = changed || i >= last_statuses_.size() || statuses[i].second != last_statuses_[i].second;
+    }
+    if (!changed) return;
+    last_statuses_ = statuses;
+    bool any = false;
+    for (const auto& [task, text] : statuses) any = any || !text.empty();
+    if (any) WriteAll(STDERR_FILENO, SummarizeStatus(statuses));
   }
 
   // The hang reports the tasks wrote in the working directory during this incarnation
@@ -364,6 +399,10 @@ class Launcher {
         }
       }
       ReapAll(/*block=*/false);
+      if (o_.status && Clock::now() - last_status_print_ >= std::chrono::seconds(1)) {
+        last_status_print_ = Clock::now();
+        PrintStatus();
+      }
     }
     if (failure_ != nullptr) return failure_->ExitCode();
     if (forwarded_ != 0) return 128 + forwarded_;
@@ -377,9 +416,58 @@ class Launcher {
   int forwarded_ = 0;
   std::optional<Clock::time_point> kill_deadline_;
   std::filesystem::file_time_type incarnation_start_;  // hang reports older than this are a previous run's
+  Clock::time_point last_status_print_{};
+  std::vector<std::pair<std::string, std::string>> last_statuses_;  // what PrintStatus printed last
 };
 
 }  // namespace
+
+std::string SummarizeStatus(const std::vector<std::pair<std::string, std::string>>& statuses) {
+  struct Parsed {
+    std::string task;
+    bool ok = false;
+    double step = 0, images_per_second = 0, collective_fraction = 0;
+  };
+  std::vector<Parsed> parsed;
+  for (const auto& [task, text] : statuses) {
+    Parsed p{.task = task};
+    std::istringstream in(text);
+    std::string key;
+    double value = 0;
+    int found = 0;
+    while (in >> key >> value) {
+      if (key == "step") p.step = value, ++found;
+      if (key == "images_per_second") p.images_per_second = value, ++found;
+      if (key == "collective_fraction") p.collective_fraction = value, ++found;
+    }
+    p.ok = found == 3;
+    parsed.push_back(p);
+  }
+  // The straggler spends the least time in collectives: the others wait there for it. Named when
+  // at least two tasks report and the shares differ by 5 points or more.
+  const Parsed* slowest = nullptr;
+  double most = -1;
+  int reporting = 0;
+  for (const Parsed& p : parsed) {
+    if (!p.ok) continue;
+    ++reporting;
+    if (slowest == nullptr || p.collective_fraction < slowest->collective_fraction) slowest = &p;
+    most = std::max(most, p.collective_fraction);
+  }
+  if (reporting < 2 || most - slowest->collective_fraction < 0.05) slowest = nullptr;
+  std::string out;
+  for (const Parsed& p : parsed) {
+    if (!p.ok) {
+      out += fmt::format("weft-zoo launch: status {}: no status yet\n", p.task);
+      continue;
+    }
+    out += fmt::format("weft-zoo launch: status {}: step {:.0f}, {:.0f} img/s, {:.0f}% in collectives, slowest peer: {}\n",
+                       p.task, p.step, p.images_per_second, 100 * p.collective_fraction,
+                       slowest == nullptr ? "none (alike)" : slowest == &p ? "this one (the others wait for it)"
+                                                                          : slowest->task);
+  }
+  return out;
+}
 
 int Launch(const LaunchOptions& options) {
   // Every task gets the same cluster secret (docs/security.md): the user's, or a random one made

@@ -38,8 +38,18 @@ struct LaunchOptions {
   std::string host = "127.0.0.1";  // where the generated addresses point
   std::chrono::milliseconds grace{10000};  // SIGTERM -> SIGKILL
   int max_restarts = 0;                    // restarts of the whole job after a task failed
+  // --status: each task gets WEFT_STATUS_FILE (weft-status-<job>-<index>.txt in the working
+  // directory; `weft-zoo train` hands it to its strategy's status board, train/strategy.h) and
+  // the launcher prints, at most once a second and when one changed, a line per task from them.
+  bool status = false;
   std::vector<std::string> command;
 };
+
+// The launcher's `--status` lines, from each task's status file text ((task, text); empty text:
+// none yet): "weft-zoo launch: status worker:0: step 120, 1234 img/s, 23% in collectives, slowest
+// peer: worker:1". The slowest peer is the task with the smallest share of time in collectives
+// (the others wait there for it), named when two or more report and the shares differ by 5 points.
+std::string SummarizeStatus(const std::vector<std::pair<std::string, std::string>>& statuses);
 
 // Runs the cluster; returns the exit status for the launcher (see above). Throws weft::Error
 // when the processes cannot be started (no free port, fork failure).

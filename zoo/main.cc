@@ -53,13 +53,15 @@ commands:
   graph MODEL -o FILE.dot|FILE.png [--devices N] [--strategy S] [--partitioned]
                             the training step's graph; --partitioned: one cluster per device
                             with the Send/Recv pairs (PNG through graphviz's dot)
-  launch -n N [--ps M] [--chief] [--host ADDR] [--grace S] [--max-restarts K] -- COMMAND [ARGS...]
+  launch -n N [--ps M] [--chief] [--host ADDR] [--grace S] [--max-restarts K] [--status] -- COMMAND [ARGS...]
                             N worker (M ps) processes of COMMAND on this machine, each with its
                             TF_CONFIG (free ports on ADDR, default 127.0.0.1), output prefixed
                             "[worker:1] "; one failing stops all (SIGTERM, SIGKILL after S s);
                             --max-restarts: then start the whole job again, up to K times
                             (WEFT_RESTART_COUNT in each task; `train --checkpoint-dir D --resume`
-                            continues after the chief's latest checkpoint)
+                            continues after the chief's latest checkpoint); --status: a line
+                            per task at most once a second (step, img/s, share of time in
+                            collectives, the slowest peer) from `train`'s status board
   server [--cluster SPEC --task JOB:I] [--devices N] [--threads N] [--recv-timeout-ms MS] [--insecure]
                             this task's server (UCX builds), cluster from TF_CONFIG or the flags
                             ('worker=h:p,h:p;ps=h:p', 'ps:0'); serves until SIGTERM / SIGINT;

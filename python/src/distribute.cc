@@ -27,6 +27,16 @@ void InitDistribute(py::module_& m) {
       .def_property_readonly("group_devices", &Strategy::group_devices)
       .def_property_readonly("num_workers", &Strategy::num_workers)
       .def_property_readonly("is_chief", &Strategy::is_chief)
+      .def("status",
+           [](const Strategy& s) {
+             const StrategyStatus st = s.status();
+             py::dict d;
+             d["step"] = st.step;
+             d["images_per_second"] = st.images_per_second;
+             d["collective_fraction"] = st.collective_fraction;
+             d["collective_seconds"] = st.collective_seconds;
+             return d;
+           })
       .def("_enter", [](const Strategy& s) { scopes.push_back(std::make_unique<Strategy::ScopeGuard>(&s)); })
       .def("_exit", [](const Strategy& s) {
         if (scopes.empty() || Strategy::Current() != &s) {

@@ -71,6 +71,14 @@ class Strategy:
             stack.pop()
             self._cpp._exit()
 
+    def status(self):
+        """What this process's training under the strategy is doing (weft): a dict with ``step``
+        (training steps run), ``images_per_second`` (global-batch examples a second over the last
+        ~2 s), ``collective_fraction`` (share of that window with a collective running or waiting
+        for peers) and ``collective_seconds`` (that time since the first step). `weft-zoo launch
+        --status` prints the same numbers for every task."""
+        return dict(self._cpp.status())
+
     def experimental_distribute_dataset(self, dataset, options=None):
         """``dataset`` (of global batches) as this worker's replicas see it; ``model.fit`` takes either."""
         from .keras._data_adapter import DistributedDataset

@@ -54,6 +54,23 @@ bool CollectiveContext::watchdog_started() const {
   return watchdog_.joinable();
 }
 
+double CollectiveContext::active_seconds() const {
+  std::lock_guard<std::mutex> l(mu_);
+  auto total = active_total_;
+  if (active_ > 0) total += std::chrono::steady_clock::now() - active_since_;
+  return std::chrono::duration<double>(total).count();
+}
+
+void CollectiveContext::BeginActive() {
+  std::lock_guard<std::mutex> l(mu_);
+  if (active_++ == 0) active_since_ = std::chrono::steady_clock::now();
+}
+
+void CollectiveContext::EndActive() {
+  std::lock_guard<std::mutex> l(mu_);
+  if (--active_ == 0) active_total_ += std::chrono::steady_clock::now() - active_since_;
+}
+
 uint64_t CollectiveContext::Watch(std::weak_ptr<Collective> c) {
   std::lock_guard<std::mutex> l(mu_);
   const uint64_t id = ++next_id_;

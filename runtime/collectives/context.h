@@ -25,6 +25,7 @@
 // Thread-safe.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -54,6 +55,14 @@ class CollectiveContext {
   // Whether the watchdog thread has been started (for tests: it starts with the first collective).
   bool watchdog_started() const;
 
+  // Wall time during which at least one collective of this context was running (overlapping
+  // collectives count once), the one running now included: the time a step spends in, or waiting
+  // on, collectives. The collective kernels call BeginActive when a member starts and EndActive
+  // when its `done` runs (calls balance).
+  double active_seconds() const;
+  void BeginActive();
+  void EndActive();
+
  private:
   friend class Collective;
   // Called by Collective::Create: the watchdog checks `c`'s deadline until Forget(id).
@@ -69,6 +78,9 @@ class CollectiveContext {
   std::condition_variable cv_;       // the watchdog's sleep
   std::condition_variable drained_;  // the destructor's wait for the last collective to go
   std::map<uint64_t, std::weak_ptr<Collective>> live_;
+  int active_ = 0;                                   // members between BeginActive and EndActive
+  std::chrono::steady_clock::time_point active_since_;  // when active_ last went from 0 to 1
+  std::chrono::steady_clock::duration active_total_{};  // closed intervals with active_ > 0
   uint64_t next_id_ = 0;
   bool closing_ = false;  // the destructor waits on drained_
   bool stop_ = false;

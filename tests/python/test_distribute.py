@@ -100,3 +100,17 @@ def test_cluster_resolver_from_tf_config_and_launcher_ranks(monkeypatch, tmp_pat
     monkeypatch.delenv("OMPI_COMM_WORLD_RANK")
     with pytest.raises(weft.errors.NotFoundError, match="set TF_CONFIG"):
         weft.distribute.cluster_resolver.TFConfigClusterResolver()
+
+
+def test_status_counts_training_steps_and_collective_time():
+    strategy = weft.distribute.MirroredStrategy(["/device:CPU:0", "/device:CPU:1"])
+    assert strategy.status() == {"step": 0, "images_per_second": 0.0, "collective_fraction": 0.0,
+                                 "collective_seconds": 0.0}
+    model = train(strategy, steps=6)
+    status = strategy.status()
+    assert status["step"] == 6
+    assert status["images_per_second"] > 0
+    assert status["collective_seconds"] > 0  # the replicas' gradients are all-reduced every step
+    assert 0 < status["collective_fraction"] <= 1
+    model.evaluate(*data(128), verbose=0)  # evaluation is not a training step
+    assert strategy.status()["step"] == 6

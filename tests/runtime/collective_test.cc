@@ -479,8 +479,11 @@ TEST_CASE("collectives: each Session owns its collective context; a step's colle
   // Threads start with the first collective, so a Session that ran none has none.
   CHECK_FALSE(a.collectives().watchdog_started());
   CHECK_FALSE(b.collectives().watchdog_started());
+  CHECK(a.collectives().active_seconds() == 0);
   for (const Tensor& t : a.Run({}, outs)) CHECK(t.ToVector<float>() == std::vector<float>{3, 4});
   CHECK(a.collectives().watchdog_started());
+  CHECK(a.collectives().active_seconds() > 0);  // the step's all-reduce ran on a's context
+  CHECK(b.collectives().active_seconds() == 0);
   CHECK_FALSE(b.collectives().watchdog_started());  // nothing of a's step went through b's context
   for (const Tensor& t : b.Run({}, outs)) CHECK(t.ToVector<float>() == std::vector<float>{3, 4});
   CHECK(b.collectives().watchdog_started());
@@ -535,4 +538,23 @@ TEST_CASE("collectives: a context's destructor cancels the collectives still run
   c.reset();
   closer.join();
   CHECK(destroyed.load());
+}
+
+TEST_CASE("collectives: a context's active time counts overlapping collectives once and stops when idle") {
+  CollectiveContext ctx;
+  using std::chrono::milliseconds;
+  const auto t0 = std::chrono::steady_clock::now();
+  ctx.BeginActive();
+  ctx.BeginActive();  // two members at once: one interval
+  std::this_thread::sleep_for(milliseconds(40));
+  ctx.EndActive();
+  CHECK(ctx.active_seconds() >= 0.040);  // still one running: the open interval counts
+  std::this_thread::sleep_for(milliseconds(20));
+  ctx.EndActive();
+  const double active = ctx.active_seconds();
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(active >= 0.060);
+  CHECK(active <= elapsed);  // counted once, never twice for the two members
+  std::this_thread::sleep_for(milliseconds(20));
+  CHECK(ctx.active_seconds() == active);  // idle time is not active
 }

@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -240,4 +242,41 @@ TEST_CASE("model parallelism: layers pinned to two devices train like one device
   auto scope = mirrored.scope();
   Sequential mixed({4}, {Dense(2).OnDevice("/device:CPU:1")});
   CHECK_THROWS_WITH_AS(mixed.Compile(Options()), doctest::Contains("do not mix"), Error);
+}
+
+TEST_CASE("strategies: the status board counts training steps, their rate and the collectives' time") {
+  MirroredStrategy strategy(2);
+  const std::filesystem::path file = std::filesystem::temp_directory_path() / "weft_strategy_status_test.txt";
+  std::filesystem::remove(file);
+  strategy.set_status_file(file.string());
+  const ArrayData data = Synthetic(64, {28, 28, 1}, 10, 3);
+  std::unique_ptr<Model> m;
+  {
+    auto scope = strategy.scope();
+    m = zoo::FindZooModel("mlp").build({28, 28, 1}, 10);
+    m->Compile(Options());
+  }
+  CHECK(strategy.status().step == 0);
+  for (int i = 0; i < 5; ++i) m->TrainOnBatch(data.x, data.y);
+  const StrategyStatus st = strategy.status();
+  CHECK(st.step == 5);
+  CHECK(st.images_per_second > 0);
+  // The replicas' gradients are all-reduced every step: some of the step is in collectives.
+  CHECK(st.collective_seconds > 0);
+  CHECK(st.collective_fraction > 0);
+  CHECK(st.collective_fraction <= 1);
+  m->Evaluate(data.x, data.y, 64);  // not a training step
+  CHECK(strategy.status().step == 5);
+  // The first step wrote the file (then at most once a second), whole: a temporary file renamed.
+  std::ifstream in(file);
+  std::map<std::string, double> values;
+  std::string key;
+  double value = 0;
+  while (in >> key >> value) values[key] = value;
+  CHECK(values.size() == 4);
+  CHECK(values.count("step") == 1);
+  CHECK(values["step"] >= 1);
+  for (const char* k : {"images_per_second", "collective_fraction", "collective_seconds"}) CHECK(values.count(k) == 1);
+  CHECK_FALSE(std::filesystem::exists(file.string() + ".tmp"));
+  std::filesystem::remove(file);
 }

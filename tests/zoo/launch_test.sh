@@ -3,7 +3,7 @@
 # when the workers are done, one failing task stopping the others (SIGTERM, then SIGKILL after the
 # grace), signals forwarded, no process left behind, usage errors; then weft-zoo train under
 # ParameterServerStrategy, async and sync, through launch; elastic restart of a multi-worker job
-# (--max-restarts). About 20 s.
+# (--max-restarts); hang reports and --status lines through launch. About 25 s.
 #   tests/zoo/launch_test.sh path/to/weft-zoo
 set -euo pipefail
 zoo="$1"
@@ -147,7 +147,7 @@ grep -q "restarting" "$tmp/out" && fail "restarted without --max-restarts: $(cat
 #    working directory, and the launcher's summary names worker:1 as the rank everyone waits for.
 rm -rf "$tmp/hang" && mkdir -p "$tmp/hang"
 zoo_path="$(readlink -f "$zoo")"  # the job runs in $tmp/hang, where its hang reports go
-timeout 60 env -C "$tmp/hang" "$zoo_path" launch -n 2 --grace 0.5 -- "$zoo_path" train mlp --strategy multi_worker \
+timeout 60 env -C "$tmp/hang" "$zoo_path" launch -n 2 --grace 0.5 --status -- "$zoo_path" train mlp --strategy multi_worker \
   --data synthetic --epochs 1000 --steps-per-epoch 5 --batch-size 32 --threads 1 --quiet --collective-timeout 2 \
   --checkpoint-dir "$tmp/hang/ckpt" >"$tmp/out" 2>&1 &
 launcher=$!
@@ -166,4 +166,22 @@ grep -q "^weft-zoo launch:   worker:1 wrote no report$" "$tmp/out" || fail "work
 grep -q "^weft-zoo launch:   the rank everyone waits for: worker:1 (it wrote no report: stopped, killed, or stuck)$" \
   "$tmp/out" || fail "the summary does not name worker:1: $(cat "$tmp/out")"
 grep -q "^waits for: worker:1$" "$tmp/hang/weft-hang-worker-0.txt" || fail "worker:0's report: $(cat "$tmp/hang/weft-hang-worker-0.txt")"
+# --status: while both trained, the launcher printed a status line for each from its status file.
+for w in 0 1; do
+  grep -Eq "^weft-zoo launch: status worker:$w: step [1-9][0-9]*, [0-9]+ img/s, [0-9]+% in collectives, slowest peer: " \
+    "$tmp/out" || fail "no status line for worker:$w: $(cat "$tmp/out")"
+done
+grep -q "^step [1-9]" "$tmp/hang/weft-status-worker-0.txt" || fail "worker:0's status file: $(cat "$tmp/hang/weft-status-worker-0.txt")"
+
+# 9. --status names the slowest peer: the task with the smallest share of time in collectives
+#    (the others wait there for it). Tasks here write their status files themselves.
+status="$(run "$tmp/out" -- env -C "$tmp" "$zoo_path" launch -n 3 --status -- sh -c 'case "$WEFT_TASK" in \
+  worker:0) f=0.8;; worker:1) f=0.1;; *) f=0.7;; esac; [ -n "$WEFT_STATUS_FILE" ] || exit 9; \
+  printf "step 5\nimages_per_second 100\ncollective_fraction %s\ncollective_seconds 1\n" $f > "$WEFT_STATUS_FILE"; sleep 1.5')"
+[ "$status" = 0 ] || fail "launch --status exited $status: $(cat "$tmp/out")"
+grep -q "^weft-zoo launch: status worker:0: step 5, 100 img/s, 80% in collectives, slowest peer: worker:1$" "$tmp/out" ||
+  fail "worker:0's status line should name worker:1: $(cat "$tmp/out")"
+grep -q "^weft-zoo launch: status worker:1: step 5, 100 img/s, 10% in collectives, slowest peer: this one (the others wait for it)$" \
+  "$tmp/out" || fail "worker:1's status line: $(cat "$tmp/out")"
+grep -q "^weft-zoo launch: status worker:2: .*slowest peer: worker:1$" "$tmp/out" || fail "worker:2's line: $(cat "$tmp/out")"
 echo "launch_test: OK"

@@ -93,12 +93,14 @@ class CollectiveOp : public AsyncOpKernel {
     // A cancelled step (Session::Cancel, another partition's failure) ends the collective at once.
     CancellationManager* cm = ctx->cancellation();
     auto token = std::make_shared<CancellationManager::Token>(-1);
-    std::shared_ptr<Collective> c =
-        Collective::Create(params_, collectives, r, [ctx, done, cm, token](const Status& s, const Tensor& out) {
+    std::shared_ptr<Collective> c = Collective::Create(
+        params_, collectives, r, [ctx, done, cm, token, collectives](const Status& s, const Tensor& out) {
           if (cm != nullptr && *token >= 0) cm->DeregisterCallback(*token);
           if (s.ok()) ctx->set_output(0, out);
+          collectives->EndActive();  // before done: the context outlives the collective, not the step
           done(s);
         });
+    collectives->BeginActive();  // Start holds the end (and EndActive) back until EndStart
     c->Start(input.dtype());  // holds the end back until EndStart, so `token` is set before done runs
     if (cm != nullptr) {
       *token = cm->RegisterCallback([weak = std::weak_ptr<Collective>(c)](const Status& why) {
