@@ -30,9 +30,10 @@ from ._eager import EagerArray
 from .layers import Input, InputLayer
 
 
-def _attention_inputs(layer, query, value=None, key=None, attention_mask=None, return_attention_scores=False,
-                      use_causal_mask=False, query_mask=None, value_mask=None, key_mask=None):
-    """MultiHeadAttention's Keras call arguments as weft's input list [query, value, key(, mask)]."""
+def _attention_inputs(layer, query, value=None, key=None, query_mask=None, value_mask=None, key_mask=None,
+                      attention_mask=None, return_attention_scores=False, use_causal_mask=False):
+    """MultiHeadAttention's Keras call arguments (in Keras 3's order) as weft's input list
+    [query, value, key(, attention_mask)]."""
     if value is None:
         raise TypeError("MultiHeadAttention '%s': call it as layer(query, value, key=None, attention_mask=None)"
                         % layer.name)
@@ -58,8 +59,11 @@ def _layer_call(layer, inputs, *args, training=None, mask=None, **kwargs):
         if not _symbolic(inputs):
             raise NotImplementedError("MultiHeadAttention '%s': call it on KerasTensors in a model (weft runs layers "
                                       "on data through one-input models)" % layer.name)
-    if args:
-        raise TypeError("layer '%s' takes one positional argument (its inputs), got %d" % (layer.name, 1 + len(args)))
+    if len(args) > 2:
+        raise TypeError("layer '%s' takes (inputs, training, mask), got %d positional arguments" % (
+            layer.name, 1 + len(args)))
+    if len(args) == 2:  # Keras' positional (inputs, training, mask)
+        mask = args[1]
     if mask is not None:
         raise NotImplementedError("layer '%s': masks are not supported by weft" % layer.name)
     if kwargs:
