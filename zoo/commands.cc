@@ -18,8 +18,8 @@
 #include "graph/step_trace.h"
 #include "train/callbacks.h"
 #include "train/checkpoint.h"
-#include "zoo/commands_dist.h"
 #include "data/text.h"
+#include "zoo/commands_dist.h"
 #include "zoo/models.h"
 
 namespace weft::zoo {
@@ -27,7 +27,6 @@ namespace {
 
 using data::ArrayData;
 using train::Model;
-
 
 // ---- Flags -------------------------------------------------------------------------------
 
