@@ -4,7 +4,7 @@
                          [--batches 64,256] [--threads 1,2] [--peers tf,torch] [--openblas DIR] [--json FILE]
 
 Peers: `tf` is TensorFlow 2.21 CPU (peers_zoo_tf.py in the bench-only venv bench/.venv; every zoo
-model), `torch` is peers_zoo.py (mnist_cnn and mlp only) under --torch-python: run_zoo.sh passes
+model), `torch` is peers_zoo.py (mnist_cnn, mlp and gpt_small) under --torch-python: run_zoo.sh passes
 PyTorch 2.15 from PyPI (bench/.venv-torch); /usr/bin/python3 is Debian's 1.13 with OpenBLAS, a
 historical row. `--before-cmd` adds another weft command (a build of an earlier commit).
 
@@ -81,7 +81,7 @@ def main():
     for q in peers:
         if q not in peer_cmds:
             raise SystemExit(f"unknown peer {q!r} (expected tf or torch)")
-    torch_models = {"mnist_cnn", "mlp"}  # the models peers_zoo.py defines
+    torch_models = {"mnist_cnn", "mlp", "gpt_small"}  # the models peers_zoo.py defines
 
     if args.before_cmd:
         peers.append("before")

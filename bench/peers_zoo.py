@@ -10,6 +10,10 @@ LD_LIBRARY_PATH pointing at OpenBLAS (run_zoo.sh / drive_zoo.py do; setup_peers.
 The models are the Keras ones weft-zoo builds (float32, glorot_uniform kernels, zero biases):
   mnist_cnn: Conv2D 32 3x3 VALID relu -> MaxPool 2x2 -> Flatten -> Dense 64 relu -> Dense 10
   mlp:       Flatten -> Dense 512 relu -> Dense 512 relu -> Dense 10
+  gpt_small: the character GPT of zoo/models.cc (peers_zoo_tf.py's docstring): Embedding 97x128,
+             learned positions, 4 pre-norm blocks of causal nn.MultiheadAttention (4 heads) and an
+             exact-GELU MLP 512, LayerNorm eps 1e-5, Dense 97; input 128 random ids, labels one
+             random id per position
 Loss: mean sparse softmax cross-entropy on the logits. Optimizer: SGD, lr 0.05, momentum 0.9
 (torch's update v = 0.9 v + g, w -= 0.05 v is TF's ApplyMomentum). Input: a fixed random batch
 x [B, 28, 28, 1] (viewed as torch's NCHW [B, 1, 28, 28]: the same bytes, since C = 1) and
@@ -33,10 +37,42 @@ def glorot_uniform_(weight, fan_in, fan_out):
         weight.uniform_(-limit, limit)
 
 
+def gpt_small():
+    import torch
+    from torch import nn
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1, self.ln2 = nn.LayerNorm(128, eps=1e-5), nn.LayerNorm(128, eps=1e-5)
+            self.attn = nn.MultiheadAttention(128, 4, batch_first=True)
+            self.mlp = nn.Sequential(nn.Linear(128, 512), nn.GELU(), nn.Linear(512, 128))
+            self.register_buffer("mask", torch.triu(torch.ones(128, 128, dtype=torch.bool), 1))
+
+        def forward(self, x):
+            h = self.ln1(x)
+            x = x + self.attn(h, h, h, attn_mask=self.mask, need_weights=False)[0]
+            return x + self.mlp(self.ln2(x))
+
+    class Gpt(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tok, self.pos = nn.Embedding(97, 128), nn.Parameter(0.02 * torch.randn(128, 128))
+            self.blocks = nn.Sequential(*[Block() for _ in range(4)])
+            self.ln, self.head = nn.LayerNorm(128, eps=1e-5), nn.Linear(128, 97)
+
+        def forward(self, ids):
+            return self.head(self.ln(self.blocks(self.tok(ids) + self.pos[:ids.shape[1]])))
+
+    return Gpt()
+
+
 def build(model):
     import torch
     from torch import nn
 
+    if model == "gpt_small":
+        return gpt_small()
     if model == "mnist_cnn":
         conv = nn.Conv2d(1, 32, 3)
         fc1, fc2 = nn.Linear(13 * 13 * 32, 64), nn.Linear(64, 10)
@@ -48,7 +84,7 @@ def build(model):
         layers = [nn.Flatten(), fc1, nn.ReLU(), fc2, nn.ReLU(), fc3]
         dense = [fc1, fc2, fc3]
     else:
-        raise SystemExit(f"unknown model {model!r} (expected mnist_cnn or mlp)")
+        raise SystemExit(f"unknown model {model!r} (expected mnist_cnn, mlp or gpt_small)")
     for fc in dense:
         glorot_uniform_(fc.weight, fc.in_features, fc.out_features)
     net = nn.Sequential(*layers)
@@ -60,7 +96,7 @@ def build(model):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("model", choices=["mnist_cnn", "mlp"])
+    p.add_argument("model", choices=["mnist_cnn", "mlp", "gpt_small"])
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--warmup", type=float, default=1.0, help="seconds of warm-up steps")
@@ -76,12 +112,16 @@ def main():
     opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
     loss_fn = torch.nn.CrossEntropyLoss()
     b = args.batch_size
-    x = torch.rand(b, 28, 28, 1).view(b, 1, 28, 28)  # NHWC with C = 1 is NCHW
-    y = torch.randint(0, 10, (b,))
+    if args.model == "gpt_small":
+        x, y = torch.randint(0, 97, (b, 128)), torch.randint(0, 97, (b * 128,))
+    else:
+        x = torch.rand(b, 28, 28, 1).view(b, 1, 28, 28)  # NHWC with C = 1 is NCHW
+        y = torch.randint(0, 10, (b,))
 
     def step():
         opt.zero_grad(set_to_none=True)
-        loss = loss_fn(net(x), y)
+        out = net(x)
+        loss = loss_fn(out.reshape(-1, out.shape[-1]), y)
         loss.backward()
         opt.step()
 

@@ -15,6 +15,10 @@ The models are the Keras definitions weft-zoo builds (zoo/models.cc), float32, N
              projection shortcuts without BN, L2 1e-4 on the conv kernels, global average pool, Dense 10
   vgg_small: 2x Conv 32, MaxPool, 2x Conv 64, MaxPool, 2x Conv 128, MaxPool (3x3 SAME relu),
              Flatten, Dense 128 relu, Dropout 0.5, Dense 10
+  gpt_small: 128 character ids -> Embedding 97x128 + learned positions (128x128) -> 4 pre-norm
+             blocks (LayerNormalization eps 1e-5, causal MultiHeadAttention 4 heads x 32, residual;
+             LayerNormalization, Dense 512 gelu, Dense 128, residual) -> LayerNormalization ->
+             Dense 97; its "images" are sequences of 128 characters, labels one id per position
 Loss: mean sparse softmax cross-entropy on the logits. Optimizer: SGD lr 0.05 momentum 0.9. One
 step is a `tf.function` (graph mode, as weft's compiled step) over a fixed random batch.
 
@@ -29,13 +33,39 @@ import sys
 import time
 
 SHAPES = {"mlp": (28, 28, 1), "mnist_cnn": (28, 28, 1), "lenet5": (28, 28, 1), "resnet20": (32, 32, 3),
-          "vgg_small": (28, 28, 1)}
+          "vgg_small": (28, 28, 1), "gpt_small": (128,)}
+VOCAB = 97  # weft's data::CharVocab
+
+
+def gpt_small(tf, inp):
+    """gpt_small as zoo/models.cc builds it (keras_hub's PositionEmbedding written out)."""
+    L = tf.keras.layers
+
+    class PositionEmbedding(L.Layer):
+        def build(self, shape):
+            self.table = self.add_weight(shape=(128, shape[-1]), initializer=tf.keras.initializers.RandomNormal(0, 0.02))
+
+        def call(self, x):
+            return tf.broadcast_to(self.table[:x.shape[1]], tf.shape(x))
+
+    tok = L.Embedding(VOCAB, 128, embeddings_initializer=tf.keras.initializers.RandomNormal(0, 0.02))(inp)
+    x = L.Add()([tok, PositionEmbedding()(tok)])
+    for _ in range(4):
+        h = L.LayerNormalization(epsilon=1e-5)(x)
+        h = L.MultiHeadAttention(num_heads=4, key_dim=32)(h, h, use_causal_mask=True)
+        x = L.Add()([x, h])
+        h = L.LayerNormalization(epsilon=1e-5)(x)
+        h = L.Dense(512, activation="gelu")(h)
+        x = L.Add()([x, L.Dense(128)(h)])
+    return L.Dense(VOCAB)(L.LayerNormalization(epsilon=1e-5)(x))
 
 
 def build(tf, name):
     L = tf.keras.layers
-    inp = tf.keras.Input(SHAPES[name])
-    if name == "mlp":
+    inp = tf.keras.Input(SHAPES[name], dtype="int32" if name == "gpt_small" else "float32")
+    if name == "gpt_small":
+        out = gpt_small(tf, inp)
+    elif name == "mlp":
         x = L.Flatten()(inp)
         x = L.Dense(512, activation="relu")(x)
         x = L.Dense(512, activation="relu")(x)
@@ -111,8 +141,12 @@ def main():
     opt = tf.keras.optimizers.SGD(learning_rate=0.05, momentum=0.9)
     loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
     b = args.batch_size
-    x = tf.random.uniform((b,) + SHAPES[args.model])
-    y = tf.random.uniform((b,), maxval=10, dtype=tf.int32)
+    if args.model == "gpt_small":  # random ids in, random next ids out: only the shapes matter for speed
+        x = tf.random.uniform((b,) + SHAPES[args.model], maxval=VOCAB, dtype=tf.int32)
+        y = tf.random.uniform((b,) + SHAPES[args.model], maxval=VOCAB, dtype=tf.int32)
+    else:
+        x = tf.random.uniform((b,) + SHAPES[args.model])
+        y = tf.random.uniform((b,), maxval=10, dtype=tf.int32)
 
     @tf.function
     def step():

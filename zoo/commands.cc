@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <random>
 #include <thread>
 
 #include "core/gpu.h"
@@ -18,6 +19,7 @@
 #include "graph/step_trace.h"
 #include "train/callbacks.h"
 #include "train/checkpoint.h"
+#include "data/text.h"
 #include "zoo/commands_dist.h"
 #include "zoo/models.h"
 
@@ -26,8 +28,6 @@ namespace {
 
 using data::ArrayData;
 using train::Model;
-
-constexpr int kClasses = 10;
 
 // ---- Flags -------------------------------------------------------------------------------
 
@@ -81,6 +81,23 @@ TensorShape ExampleShape(const Tensor& x) {
   return TensorShape(dims);
 }
 
+// The per-example shape of zm's inputs for a --data value: the model's own for synthetic data and
+// for text models (their context), else 28x28x1 images.
+TensorShape ExampleFor(const ZooModel& zm, const std::string& data) {
+  return data == "synthetic" || zm.text() ? zm.synthetic_shape : TensorShape({28, 28, 1});
+}
+
+// n synthetic examples for zm: class-pattern images (data::Synthetic), or for a text model
+// uniform random ids as inputs and labels (a speed test's data: only the shapes matter).
+ArrayData SyntheticFor(const ZooModel& zm, const TensorShape& example, int64_t n, uint64_t seed) {
+  if (!zm.text()) return data::Synthetic(n, example, zm.num_classes, seed);
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int32_t> id(0, zm.num_classes - 1);
+  std::vector<int32_t> ids(static_cast<size_t>(n * example.num_elements() + 1));
+  for (int32_t& v : ids) v = id(rng);
+  return data::NextCharWindows(ids, example.num_elements(), 0, ids.size());
+}
+
 int DefaultThreads() { return std::max(1u, std::thread::hardware_concurrency()); }
 
 // --threads N and --device auto|cpu|gpu (auto: the GPUs when there are any; docs/cuda.md).
@@ -126,7 +143,7 @@ std::unique_ptr<Model> BuildCompiled(const ZooModel& zm, const TensorShape& exam
                                      int64_t bucket_bytes = -1) {
   std::optional<Strategy::ScopeGuard> scope;
   if (strategy != nullptr) scope.emplace(strategy);
-  std::unique_ptr<Model> model = zm.build(example, kClasses);
+  std::unique_ptr<Model> model = zm.build(example, zm.num_classes);
   train::CompileOptions co;
   co.loss = train::SparseCategoricalCrossentropy(/*from_logits=*/true);
   co.optimizer = opt;
@@ -197,10 +214,9 @@ int Describe(const std::vector<std::string>& args) {
   Flags f(args, {"data"}, {});
   if (f.positional().size() != 1) throw UsageError("describe takes one MODEL");
   const ZooModel& zm = FindZooModel(f.positional()[0]);
-  const std::string data = f.Str("data", "fashion-mnist");
-  const TensorShape example = data == "synthetic" ? zm.synthetic_shape : TensorShape({28, 28, 1});
+  const TensorShape example = ExampleFor(zm, f.Str("data", zm.default_data));
   std::printf("%s: %s\n", zm.name.c_str(), zm.description.c_str());
-  zm.build(example, kClasses)->Summary(std::cout);
+  zm.build(example, zm.num_classes)->Summary(std::cout);
   return 0;
 }
 
@@ -226,7 +242,7 @@ int Train(const std::vector<std::string>& args) {
 #endif
 
   ArrayData train_data, test_data;
-  LoadZooData(f.Str("data", "fashion-mnist"), zm.synthetic_shape, &train_data, &test_data);
+  LoadZooData(f.Str("data", zm.default_data), zm, &train_data, &test_data);
   std::unique_ptr<Strategy> strategy = MakeStrategy(f);
   // Async parameter servers: each worker trains on its shard of the rows (Fit takes them).
   const auto [shard, shards] = strategy ? strategy->input_shard() : std::pair<int, int>{0, 1};
@@ -300,6 +316,12 @@ int Train(const std::vector<std::string>& args) {
   const double ips = train_seconds > 0 ? static_cast<double>(images) / train_seconds : 0.0;
   std::printf("test_loss: %.4f - test_accuracy: %.4f - %.0f img/s training - %.1f s\n", test["loss"],
               test["accuracy"], ips, wall);
+  if (zm.text() && chief) {
+    const double train_loss = h.history.count("loss") ? h.history["loss"].back() : NAN;
+    std::printf("per-character loss: train %.4f, test %.4f nats (%.3f bits); %.0f characters/s training\n",
+                train_loss, test["loss"], test["loss"] / std::log(2.0), ips * static_cast<double>(zm.synthetic_shape.dim(0)));
+    std::printf("sample: %s\n", SampleText(*model, zm, "The ", 120, 0.8, static_cast<uint64_t>(seed)).c_str());
+  }
   if (model->stop_requested()) std::printf("training stopped early (interrupted)\n");
   if (f.Has("summary") && chief) {
     const std::string path = f.Str("summary", "");
@@ -323,7 +345,7 @@ int Evaluate(const std::vector<std::string>& args) {
   if (!f.Has("checkpoint")) throw UsageError("evaluate needs --checkpoint PATH");
   const ZooModel& zm = FindZooModel(f.positional()[0]);
   ArrayData train_data, test_data;
-  LoadZooData(f.Str("data", "fashion-mnist"), zm.synthetic_shape, &train_data, &test_data);
+  LoadZooData(f.Str("data", zm.default_data), zm, &train_data, &test_data);
   std::unique_ptr<Model> model = BuildCompiled(zm, ExampleShape(test_data.x), train::SGD(), Threads(f), 1);
   model->LoadWeights(f.Str("checkpoint", ""));
   train::Logs test = model->Evaluate(test_data.x, test_data.y, f.Int("batch-size", 256, 1));
@@ -343,10 +365,9 @@ int Bench(const std::vector<std::string>& args) {
   const int64_t warmup = f.Int("warmup", 10, 0);
   const double seconds = f.Float("seconds", 3.0);
   const SessionOptions session = Threads(f);
-  const TensorShape example = f.Str("data", "") == "synthetic" || zm.name == "resnet20" ? zm.synthetic_shape
-                                                                                         : TensorShape({28, 28, 1});
+  const TensorShape example = zm.name == "resnet20" ? zm.synthetic_shape : ExampleFor(zm, f.Str("data", ""));
   constexpr int kBatches = 8;
-  ArrayData synthetic = data::Synthetic(batch * kBatches, example, kClasses, 1);
+  ArrayData synthetic = SyntheticFor(zm, example, batch * kBatches, 1);
   std::vector<std::pair<Tensor, Tensor>> batches;
   for (int i = 0; i < kBatches; ++i) {
     batches.emplace_back(Rows(synthetic.x, i * batch, (i + 1) * batch), Rows(synthetic.y, i * batch, (i + 1) * batch));
@@ -402,7 +423,7 @@ int GraphCommand(const std::vector<std::string>& args) {
   if (f.positional().size() != 1) throw UsageError("graph takes one MODEL");
   if (!f.Has("o")) throw UsageError("graph needs -o FILE.dot or -o FILE.png");
   const ZooModel& zm = FindZooModel(f.positional()[0]);
-  const TensorShape example = f.Str("data", "") == "synthetic" ? zm.synthetic_shape : TensorShape({28, 28, 1});
+  const TensorShape example = ExampleFor(zm, f.Str("data", ""));
   std::unique_ptr<Strategy> strategy = MakeStrategy(f);
   SessionOptions session;
   session.inter_op_threads = session.intra_op_threads = 1;
@@ -508,21 +529,31 @@ double Flags::Float(const std::string& name, double fallback) const {
                              [](const std::string& t, size_t* used) { return std::stod(t, used); });
 }
 
-void LoadZooData(const std::string& spec, const TensorShape& synthetic_shape, ArrayData* train_data,
-                 ArrayData* test_data) {
-  if (spec == "fashion-mnist") {
+void LoadZooData(const std::string& spec, const ZooModel& zm, ArrayData* train_data, ArrayData* test_data) {
+  if (zm.text() && spec != "fortunes" && spec != "synthetic") {
+    throw UsageError(fmt::format("--data for {} must be fortunes or synthetic, got '{}'", zm.name, spec));
+  }
+  if (spec == "fortunes") {
+    if (!zm.text()) throw UsageError(fmt::format("--data fortunes is text: {} takes images", zm.name));
+    // The last 5% of the characters are the test set (whole windows on either side).
+    const std::vector<int32_t> ids = data::CharVocab().Encode(data::ReadFortunes());
+    const size_t split = ids.size() - ids.size() / 20;
+    *train_data = data::NextCharWindows(ids, zm.synthetic_shape.dim(0), 0, split);
+    *test_data = data::NextCharWindows(ids, zm.synthetic_shape.dim(0), split, ids.size());
+  } else if (spec == "fashion-mnist") {
     *train_data = data::FashionMnist(true);
     *test_data = data::FashionMnist(false);
   } else if (spec.rfind("mnist:", 0) == 0 && spec.size() > 6) {
     *train_data = data::Mnist(spec.substr(6), true);
     *test_data = data::Mnist(spec.substr(6), false);
   } else if (spec == "synthetic") {
-    constexpr int64_t kTrain = 10000, kTest = 2000;
-    ArrayData all = data::Synthetic(kTrain + kTest, synthetic_shape, kClasses, 1);
-    *train_data = {Rows(all.x, 0, kTrain), Rows(all.y, 0, kTrain)};
-    *test_data = {Rows(all.x, kTrain, kTrain + kTest), Rows(all.y, kTrain, kTrain + kTest)};
+    const int64_t train = zm.text() ? 1000 : 10000, test = zm.text() ? 200 : 2000;
+    ArrayData all = SyntheticFor(zm, zm.synthetic_shape, train + test, 1);
+    *train_data = {Rows(all.x, 0, train), Rows(all.y, 0, train)};
+    *test_data = {Rows(all.x, train, train + test), Rows(all.y, train, train + test)};
   } else {
-    throw UsageError(fmt::format("--data must be fashion-mnist, mnist:DIR or synthetic, got '{}'", spec));
+    throw UsageError(fmt::format("--data must be fashion-mnist, mnist:DIR, synthetic or (text models) fortunes, "
+                                 "got '{}'", spec));
   }
 }
 
@@ -534,12 +565,13 @@ int RunCommand(const std::vector<std::string>& args) {
   if (cmd == "evaluate") return Evaluate(args);
   if (cmd == "bench") return Bench(args);
   if (cmd == "graph") return GraphCommand(args);
+  if (cmd == "generate") return GenerateCommand(args);
 #ifdef WEFT_HAVE_UCX
   if (cmd == "launch") return LaunchCommand(args);
   if (cmd == "server") return ServerCommand(args);
 #endif
   throw UsageError(fmt::format(
-      "unknown command '{}' (commands: list, describe, train, evaluate, bench, graph, launch, server)", cmd));
+      "unknown command '{}' (commands: list, describe, train, evaluate, bench, graph, generate, launch, server)", cmd));
 }
 
 }  // namespace weft::zoo

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "train/model.h"
 #include "train/strategy.h"
 #include "data/datasets.h"
 
@@ -35,6 +36,15 @@ class Flags {
   std::vector<std::string> positional_;
 };
 
+// zoo/commands_text.cc. `weft-zoo generate MODEL --checkpoint PATH [--prompt S] [--length N]
+// [--temperature T] [--seed N]`: prints the prompt and `length` sampled characters.
+int GenerateCommand(const std::vector<std::string>& args);
+// `length` characters sampled after `prompt` from a text model (each from softmax(logits / T) at
+// the last position of the last context-many characters), with a seeded generator.
+struct ZooModel;
+std::string SampleText(train::Model& model, const ZooModel& zm, const std::string& prompt, int64_t length,
+                       double temperature, uint64_t seed);
+
 // Runs `args` (command first); returns the exit status.
 int RunCommand(const std::vector<std::string>& args);
 
@@ -47,9 +57,11 @@ std::unique_ptr<Strategy> MakeParameterServerStrategy(const std::string& mode);
 // mode a worker other than worker:0): serves, returns the exit status. -1: this task trains.
 int ServeParameterServerTask(const std::string& mode);
 
-// The data a `--data` value names: "fashion-mnist", "mnist:DIR" or "synthetic" (a synthetic
-// set of `synthetic_shape` examples: 10,000 for training, 2,000 for test, one distribution).
-void LoadZooData(const std::string& spec, const TensorShape& synthetic_shape, data::ArrayData* train_data,
+// The data a `--data` value names for model zm: "fashion-mnist", "mnist:DIR" or "synthetic" (a
+// synthetic set of zm.synthetic_shape examples: 10,000 for training, 2,000 for test, one
+// distribution; text models: 1,000 and 200 windows of random ids), and for text models "fortunes"
+// (next-character windows of Debian's fortunes, the last 5% for test).
+void LoadZooData(const std::string& spec, const ZooModel& zm, data::ArrayData* train_data,
                  data::ArrayData* test_data);
 
 }  // namespace weft::zoo

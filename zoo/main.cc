@@ -8,6 +8,8 @@
 //   weft-zoo bench mnist_cnn --batch-size 64 --threads 2 --json
 //   weft-zoo train mnist_cnn --strategy mirrored --devices 2 --batch-size 128
 //   weft-zoo graph mnist_cnn --devices 2 --partitioned -o mnist_cnn.png
+//   weft-zoo train gpt_small --epochs 1 --optimizer adam --checkpoint-dir ckpt
+//   weft-zoo generate gpt_small --checkpoint ckpt/ckpt-1000.weft --prompt "The "
 //   weft-zoo launch -n 2 -- python3 examples/python/mnist_cnn_distributed.py
 //   weft-zoo server --cluster 'worker=127.0.0.1:10090;ps=127.0.0.1:10091' --task ps:0
 //
@@ -27,7 +29,8 @@ commands:
   list                      the models
   describe MODEL            the model's layers, output shapes and parameter counts
   train MODEL               train, then evaluate on the test split
-      --data D              fashion-mnist (default) | mnist:DIR | synthetic
+      --data D              fashion-mnist (default) | mnist:DIR | synthetic; gpt_small: fortunes
+                            (default: Debian's fortunes, next-character windows) | synthetic
       --epochs N            (default 1)          --batch-size N     (default 64)
       --optimizer O         sgd | momentum (default) | adam
       --lr X                (default 0.05 for sgd/momentum, 0.001 for adam)
@@ -50,6 +53,8 @@ commands:
                             steady-state training images/s on synthetic data; --bucket-bytes:
                             gradient all-reduce buckets across workers (-1 auto: 25 MiB; 0: one
                             per gradient)
+  generate MODEL --checkpoint PATH [--prompt S] [--length N (200)] [--temperature T (0.8)] [--seed N]
+                            text models: the prompt and N characters sampled after it
   graph MODEL -o FILE.dot|FILE.png [--devices N] [--strategy S] [--partitioned]
                             the training step's graph; --partitioned: one cluster per device
                             with the Send/Recv pairs (PNG through graphviz's dot)

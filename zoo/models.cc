@@ -1,5 +1,6 @@
 #include "zoo/models.h"
 
+#include "data/text.h"
 #include "train/layer.h"
 
 namespace weft::zoo {
@@ -71,6 +72,31 @@ std::unique_ptr<Model> VggSmall(const TensorShape& in, int classes) {
   return std::make_unique<Sequential>(in, std::move(layers), "vgg_small");
 }
 
+// gpt_small: a character-level decoder-only transformer (GPT-2's pre-norm block): token embedding
+// plus a learned positional embedding of kGptContext positions, 4 blocks of causal self-attention
+// (4 heads of 32) and a GELU MLP (512), each around a residual with LayerNormalization first, a
+// final LayerNormalization and the logits Dense. Input (T) ids with T <= kGptContext (a longer
+// sequence is an error of the positional embedding, never a wraparound).
+constexpr int64_t kGptContext = 128, kGptLayers = 4, kGptHeads = 4, kGptDModel = 128;
+std::unique_ptr<Model> GptSmall(const TensorShape& in, int vocab) {
+  WEFT_REQUIRE(in.rank() == 1, "gpt_small: its input is a sequence of character ids (steps), got shape {}",
+               in.ToString());
+  const LayerNormalizationOptions ln{.epsilon = 1e-5};
+  Sym ids = Input(in, "ids");
+  Sym tokens = Embedding(vocab, kGptDModel, {.embeddings_initializer = RandomNormal(0.0, 0.02)})(ids);
+  Sym x = train::Add()({tokens, PositionEmbedding(kGptContext, RandomNormal(0.0, 0.02))(tokens)});
+  for (int64_t block = 0; block < kGptLayers; ++block) {
+    Sym h = LayerNormalization(ln)(x);
+    h = MultiHeadAttention(kGptHeads, kGptDModel / kGptHeads, {.use_causal_mask = true})({h, h});
+    x = train::Add()({x, h});
+    h = LayerNormalization(ln)(x);
+    h = Dense(4 * kGptDModel, {.activation = "gelu"})(h);
+    x = train::Add()({x, Dense(kGptDModel)(h)});
+  }
+  Sym logits = Dense(vocab)(LayerNormalization(ln)(x));
+  return std::make_unique<Model>(std::vector<Sym>{ids}, std::vector<Sym>{logits}, "gpt_small");
+}
+
 }  // namespace
 
 const std::vector<ZooModel>& ZooModels() {
@@ -83,6 +109,8 @@ const std::vector<ZooModel>& ZooModels() {
        ResNet20},
       {"vgg_small", "VGG-style: 2x Conv 32, pool, 2x Conv 64, pool, 2x Conv 128, pool, Dense 128, dropout",
        {28, 28, 1}, VggSmall},
+      {"gpt_small", "character-level GPT: 4 layers, 4 heads, d_model 128, context 128, learned positions (fortunes)",
+       {kGptContext}, GptSmall, data::CharVocab::kSize, "fortunes"},
   };
   return kModels;
 }

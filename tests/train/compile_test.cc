@@ -52,6 +52,16 @@ TEST_CASE("losses: Keras' docstring examples and closed forms") {
   const Tensor sp = LossPerExample(SparseCategoricalCrossentropy(), Tensor::FromVector<int32_t>({1}, {1, 1}),
                                    F({0.25f, 0.75f}, {1, 2}));
   CHECK(Mean(sp) == doctest::Approx(-std::log(0.75)).epsilon(1e-6));
+  // Sequences: logits (batch 1, 2 steps, 2 classes), one label per step; each example's loss is
+  // the mean over its steps of -log softmax(logits)[label] (Keras' per-position losses, averaged).
+  const Tensor seq = LossPerExample(SparseCategoricalCrossentropy(true), Tensor::FromVector<int32_t>({1, 0}, {1, 2}),
+                                    F({0, 1, 2, 0}, {1, 2, 2}));
+  REQUIRE(seq.shape() == TensorShape({1}));
+  CHECK(seq.data<float>()[0] ==
+        doctest::Approx((std::log1p(std::exp(-1.0)) + std::log1p(std::exp(-2.0))) / 2).epsilon(1e-6));
+  // Sequence accuracy: the fraction of steps whose argmax is the label (1 of 2 here).
+  CHECK(MetricValue(Metric("accuracy").Resolved(SparseCategoricalCrossentropy(), TensorShape({-1, 2, 2})),
+                    Tensor::FromVector<int32_t>({1, 1}, {1, 2}), F({0, 1, 2, 0}, {1, 2, 2})) == doctest::Approx(0.5));
   // Hinge with 0/1 labels takes them as -1/1: mean(max(1 - y p, 0)) = (max(1 + 0.5, 0) + max(1 - 2, 0)) / 2.
   CHECK(Mean(LossPerExample(LossByName("hinge"), F({0, 1}, {1, 2}), F({0.5f, 2.0f}, {1, 2}))) == doctest::Approx(0.75));
   // log cosh stays finite far from 0 (|x| - log 2 there).

@@ -17,7 +17,7 @@ expect() {  # expect STATUS PATTERN -- command...: the exit status and a pattern
 field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
 
 expect 0 "mnist_cnn" -- "$zoo" list
-[ "$("$zoo" list | wc -l)" -eq 5 ] || fail "list should show 5 models"
+[ "$("$zoo" list | wc -l)" -eq 6 ] || fail "list should show 6 models"
 expect 0 "Total params: 347,146" -- "$zoo" describe mnist_cnn
 expect 0 "Total params: 274,442" -- "$zoo" describe resnet20 --data synthetic
 
@@ -42,6 +42,22 @@ python3 -c "import sys; sys.exit(0 if float('$acc') > 0.5 else 1)" || fail "mlp 
 expect 0 "at step 16: test_loss" -- "$zoo" evaluate mlp --data synthetic --checkpoint "$tmp/ckpt/ckpt-16.weft"
 expect 0 '"images_per_second"' -- "$zoo" bench mnist_cnn --batch-size 16 --threads 1 --warmup 1 --seconds 0.3 --json
 expect 2 "bucket-bytes needs an integer >= -1, got '-5'" -- "$zoo" bench mlp --bucket-bytes -5
+
+# gpt_small on Debian's fortunes: per-character loss and a sample; generate from the checkpoint;
+# mirrored over 2 devices; usage errors.
+if [ -d /usr/share/games/fortunes ]; then
+  expect 0 "per-character loss: train .* nats" -- "$zoo" train gpt_small --batch-size 4 --steps-per-epoch 3 \
+    --threads 1 --optimizer adam --checkpoint-dir "$tmp/gpt" --quiet
+  expect 0 "^Once upon" -- "$zoo" generate gpt_small --checkpoint "$tmp/gpt/ckpt-3.weft" --prompt "Once upon" --length 20
+else
+  echo "no /usr/share/games/fortunes (Debian's fortunes): skipping gpt_small on fortunes"
+fi
+expect 0 "Total params: 834,657" -- "$zoo" describe gpt_small
+expect 0 "MirroredStrategy over 2 replicas" -- "$zoo" train gpt_small --data synthetic --batch-size 4 \
+  --steps-per-epoch 2 --threads 2 --devices 2
+expect 0 '"images_per_second"' -- "$zoo" bench gpt_small --batch-size 2 --threads 1 --warmup 1 --seconds 0.3 --json
+expect 2 "generate needs a text model" -- "$zoo" generate mlp --checkpoint x
+expect 2 "--data for gpt_small must be fortunes or synthetic" -- "$zoo" train gpt_small --data fashion-mnist
 
 # Distribution: mirrored over 2 CPU devices trains; the partitioned graph and a step trace.
 expect 0 "MirroredStrategy over 2 replicas" -- "$zoo" train mlp --data synthetic --batch-size 64 --steps-per-epoch 12 \

@@ -27,7 +27,7 @@ struct Dims4 {
 void CheckLaunch(const char* kernel);
 
 enum class BinaryKind { kAdd, kSub, kMul, kDiv, kPow, kMaximum, kMinimum, kSquaredDifference };
-enum class UnaryKind { kNeg, kAbs, kSquare, kSqrt, kRsqrt, kExp, kLog, kReciprocal, kRelu, kSigmoid, kTanh };
+enum class UnaryKind { kNeg, kAbs, kSquare, kSqrt, kRsqrt, kExp, kLog, kReciprocal, kRelu, kSigmoid, kTanh, kErf };
 // dy * f'(...): ReluGrad(dy, y), SigmoidGrad(y, dy), TanhGrad(y, dy) as the CPU ops take them.
 enum class ActivationGradKind { kReluGrad, kSigmoidGrad, kTanhGrad };
 enum class ReduceKind { kSum, kMean, kMax, kMin };

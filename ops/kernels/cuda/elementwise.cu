@@ -99,6 +99,7 @@ __device__ T Apply(UnaryKind k, T x) {
     case UnaryKind::kRelu: return MaxPropagateNaN(x, T(0));  // relu(NaN) = NaN, as TF
     case UnaryKind::kSigmoid: return T(1) / (T(1) + exp(-x));
     case UnaryKind::kTanh: return tanh(x);
+    case UnaryKind::kErf: return erf(x);
   }
   return x;
 }

@@ -128,6 +128,7 @@ void RegisterCudaMathKernels(KernelRegistry& r) {
   RegisterFloats<Unary<UnaryKind::kExp>::Op>(r, "Exp");
   RegisterFloats<Unary<UnaryKind::kLog>::Op>(r, "Log");
   RegisterFloats<Unary<UnaryKind::kReciprocal>::Op>(r, "Reciprocal");
+  RegisterFloats<Unary<UnaryKind::kErf>::Op>(r, "Erf");  // exact GELU (gpt_small)
   RegisterFloats<AddNOp>(r, "AddN");
   for (DType t : {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64, DType::kUInt8, DType::kBool}) {
     r.Register("Cast", "GPU", "SrcT", t, [](const Node& n) -> std::unique_ptr<OpKernel> { return std::make_unique<CastOp>(n); });

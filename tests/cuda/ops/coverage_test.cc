@@ -28,7 +28,7 @@ TEST_CASE("GPU vs CPU: elementwise math, comparisons and logic") {
   for (const char* op : {"Add", "Sub", "Mul", "Maximum", "Minimum"}) cases.push_back({op, {F({4, 1, 3}, 1), F({5, 1}, 2)}});
   cases.push_back({"Div", {F({4, 3}, 3), F({3}, 4, 0.5, 2)}});
   cases.push_back({"Pow", {F({4, 3}, 5, 0.1, 2), F({3}, 6, -2, 3)}});
-  for (const char* op : {"Neg", "Abs", "Square", "Exp"}) cases.push_back({op, {F({3, 7}, 7)}});
+  for (const char* op : {"Neg", "Abs", "Square", "Exp", "Erf"}) cases.push_back({op, {F({3, 7}, 7)}});
   for (const char* op : {"Sqrt", "Rsqrt", "Log", "Reciprocal"}) cases.push_back({op, {F({3, 7}, 8, 0.1, 3)}});
   for (const char* op : {"Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual"}) {
     cases.push_back({op, {Rand({4, 1, 3}, -2, 2, 9, DType::kInt32), Rand({5, 1}, -2, 2, 10, DType::kInt32)}, {}, 0});

@@ -33,7 +33,7 @@ TEST_CASE("GPU elementwise math ops with broadcasting, AddN and Cast match the C
   ExpectGpuMatchesCpu("Div", {R({4, 3}, 5), R({3}, 6, 0.5, 2)});
   ExpectGpuMatchesCpu("Pow", {R({4, 3}, 28, 0.1, 2), R({3}, 29, -2, 3)});
   ExpectGpuMatchesCpu("Pow", {R({}, 30, 0.8, 1), R({5}, 31, 1, 100)});  // Adam's beta^t
-  for (const char* op : {"Neg", "Abs", "Square", "Exp"}) ExpectGpuMatchesCpu(op, {R({3, 7}, 7)});
+  for (const char* op : {"Neg", "Abs", "Square", "Exp", "Erf"}) ExpectGpuMatchesCpu(op, {R({3, 7}, 7)});
   for (const char* op : {"Sqrt", "Rsqrt", "Log", "Reciprocal"}) ExpectGpuMatchesCpu(op, {R({3, 7}, 8, 0.1, 3)});
   ExpectGpuMatchesCpu("AddN", {R({3, 4}, 22), R({3, 4}, 23), R({3, 4}, 24)});
   ExpectGpuMatchesCpu("Cast", {R({5}, 18, -4, 4)}, {{"SrcT", DType::kFloat32}, {"DstT", DType::kInt32}});
