@@ -230,7 +230,13 @@ void Executor::RunAsync(const ExecutorArgs& args, std::function<void(Status)> do
   Tagged first = std::move(ready.front());
   ready.pop_front();
   for (Tagged& t : ready) impl->Schedule(step, std::move(t));
-  impl->Process(step, std::move(first));
+  if (impl->has_loops) {
+    // A loop may never end: its step runs on the pool, so that the caller's thread is free to
+    // enforce RunOptions::timeout.
+    impl->Schedule(step, std::move(first));
+  } else {
+    impl->Process(step, std::move(first));
+  }
 }
 
 std::vector<std::string> Executor::DescribeRunning() const {

@@ -68,14 +68,18 @@ def _scope():
     return g, "/".join(g._name_stack), g._devices_for("While")
 
 
-def _branch(fn, which):
+def _branch(fn, which, other=None):
     """Runs a cond branch (without the enclosing control dependencies: the branch is its own
-    context); Operations it returns become tensors that carry them, turned back afterwards."""
+    context); Operations it returns become tensors that carry them, turned back afterwards.
+    ``other``: the true branch, whose structure the false branch's result must have."""
     def run():
         g = _fw.get_default_graph()
         with g.control_dependencies(None):
             result = fn()
         run.structure = result
+        if other is not None and not _same_structure(other.structure, result):
+            raise ValueError("cond: true_fn and false_fn return different structures: true_fn returned %s, "
+                             "false_fn returned %s" % (_describe(other.structure), _describe(result)))
         leaves = []
         for leaf in _flatten(result):
             if isinstance(leaf, _fw.Operation):
@@ -110,12 +114,10 @@ def cond_v1(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None
             result = true_fn() if pred else false_fn()
             return _unpack_singleton(result, strict)
     g, prefix, devices = _scope()
-    t, f = _branch(true_fn, "true_fn"), _branch(false_fn, "false_fn")
+    t = _branch(true_fn, "true_fn")
+    f = _branch(false_fn, "false_fn", other=t)
     with g.name_scope(name or "cond"):  # the branches' ops; the builder names its own under prefix
         merged = _weft._cond(pred, t, f, prefix, devices)
-    if not _same_structure(t.structure, f.structure):
-        raise ValueError("cond: true_fn and false_fn return different structures: true_fn returned %s, false_fn "
-                         "returned %s" % (_describe(t.structure), _describe(f.structure)))
     tleaves = _flatten(t.structure)
     merged = [m.op if isinstance(leaf, _fw.Operation) else m for m, leaf in zip(merged, tleaves)]
     return _unpack_singleton(_pack(t.structure, merged), strict)

@@ -4,6 +4,7 @@
 // a closed form.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <thread>
@@ -188,7 +189,7 @@ TEST_CASE("a loop whose body is pinned to CPU:1 runs from a driver on CPU:0") {
   Output x = ops::Placeholder(s.WithOpName("x").WithDevice("/device:CPU:0"), DType::kFloat32, {});
   Output n = ops::Const(s.WithDevice("/device:CPU:0"), 6);
   Output y = ops::WhileLoop(
-      s.WithDevice("/device:CPU:0"), {ops::Const(s, 0), ops::Const(s, 1.0f)},
+      s, {ops::Const(s, 0), ops::Const(s, 1.0f)},
       [&](const Scope& b, const Vars& v) { return ops::Less(b, v[0], n); },
       [&](const Scope& b, const Vars& v) {
         const Scope on1 = b.WithDevice("/device:CPU:1");
@@ -265,11 +266,16 @@ TEST_CASE("an infinite loop ends on Session::Cancel and on the step's timeout") 
       s, {ops::Const(s, 0)}, [&](const Scope& b, const Vars&) { return ops::Const(b, true); },
       [&](const Scope& b, const Vars& v) { return Vars{ops::Add(b, v[0], ops::Const(b, 1))}; })[0];
   Session sess(&g);
+  // Cancel reaches steps that are running: repeated until this one has started and ended.
+  std::atomic<bool> ended{false};
   std::thread canceller([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    sess.Cancel();
+    while (!ended.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      sess.Cancel();
+    }
   });
   CHECK_THROWS_WITH_AS(sess.Run({}, {y}), doctest::Contains("cancelled"), Error);
+  ended = true;
   canceller.join();
   RunOptions options;
   options.timeout = std::chrono::milliseconds(200);
