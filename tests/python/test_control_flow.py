@@ -89,7 +89,7 @@ def test_nested_loops_and_a_cond_inside_a_loop():
         nested = tf.while_loop(lambda i, t: i < 4, outer, (0, 0))[1]
         # even numbers below 10 summed by a cond in the body: 20
         evens = tf.while_loop(lambda i, s: i < 10,
-                              lambda i, s: (i + 1, tf.cond(tf.equal(i % 2, 0), lambda: s + i, lambda: s)), (0, 0))[1]
+                              lambda i, s: (i + 1, tf.cond(tf.equal(tf.math.floormod(i, 2), 0), lambda: s + i, lambda: s)), (0, 0))[1]
         assert _run([nested, evens]) == [60, 20]
 
 
