@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "graph/gradients.h"
+#include "graph/graph_io.h"
 #include "graph/session.h"
 #include "ops/array.h"
 #include "ops/control.h"
@@ -103,6 +104,21 @@ TEST_CASE("WhileLoop: x^n by repeated multiplies, every parallel_iterations") {
             doctest::Approx(std::pow(1.5, k)).epsilon(1e-6));
     }
   }
+}
+
+TEST_CASE("a graph with a loop survives a graph file: the back edge is set after its NextIteration is read") {
+  Graph g;
+  Scope s = Scope::Root(&g);
+  Output x = ops::Placeholder(s.WithOpName("x"), DType::kFloat32, {});
+  Power(s, x, ops::Const(s, 3));
+  const std::string name = "while/exit_1:0";  // the power, the loop's second variable
+  REQUIRE(g.FindNode("while/exit_1") != nullptr);
+  std::unique_ptr<Graph> copy = ParseGraph(SerializeGraph(g), "loop");
+  Session sess(copy.get());
+  CHECK(sess.Run({{"x:0", Tensor::Scalar(2.0f)}}, {name}, {})[0].scalar<float>()() == 8.0f);
+  std::unique_ptr<Graph> clone = copy->Clone();
+  Session again(clone.get());
+  CHECK(again.Run({{"x:0", Tensor::Scalar(-3.0f)}}, {name}, {})[0].scalar<float>()() == -27.0f);
 }
 
 TEST_CASE("WhileLoop: a matmul body, loop invariants and a long loop") {
