@@ -330,14 +330,47 @@ std::unique_ptr<Graph> Graph::Clone() const {
   g->seed_ = seed_;
   g->op_seed_counter_ = op_seed_counter_;
   std::map<const Node*, Node*> map;
+  auto mapped = [&](const Output& o) {
+    auto it = map.find(o.node);
+    return it == map.end() ? Output() : Output(it->second, o.index);
+  };
+  BackEdges back;
   for (Node* n : TopologicalOrder(nodes())) {
-    std::vector<Output> ins;
-    for (const Output& o : n->inputs()) ins.emplace_back(map.at(o.node), o.index);
+    std::vector<Output> ins = back.Inputs(*n, mapped);
     std::vector<Node*> ctrl;
     for (Node* c : n->control_inputs()) ctrl.push_back(map.at(c));
     map[n] = g->CopyNode(*n, std::move(ins), std::move(ctrl));
+    back.Copied(map[n]);
   }
+  back.Apply(g.get(), mapped);
   return g;
+}
+
+std::vector<Output> BackEdges::Inputs(const Node& n, const Map& mapped) {
+  last_.clear();
+  std::vector<Output> ins;
+  for (int i = 0; i < n.num_inputs(); ++i) {
+    Output m = mapped(n.input(i));
+    if (!m.valid() && i > 0 && n.input(i).node->op() == "NextIteration") {
+      last_.emplace_back(i, n.input(i));
+      m = ins[0];
+    }
+    if (!m.valid()) {
+      throw Error(errors::Internal("{}: input {} ('{}') has no copy yet", n.Describe(), i, n.input(i).name()));
+    }
+    ins.push_back(m);
+  }
+  return ins;
+}
+
+void BackEdges::Copied(Node* copy) {
+  for (const auto& [i, original] : last_) pending_.push_back({copy, i, original});
+  last_.clear();
+}
+
+void BackEdges::Apply(Graph* g, const Map& mapped) {
+  for (const Pending& p : pending_) g->UpdateInput(p.copy, p.input, mapped(p.original));
+  pending_.clear();
 }
 
 std::vector<Node*> TopologicalOrder(const std::vector<Node*>& nodes) {
@@ -348,9 +381,12 @@ std::vector<Node*> TopologicalOrder(const std::vector<Node*>& nodes) {
   auto later = [](const Node* a, const Node* b) { return a->id() > b->id(); };
   std::priority_queue<Node*, std::vector<Node*>, decltype(later)> ready(later);
   std::vector<Node*> order;
+  // The edge NextIteration -> Merge is a while loop's back edge (graph/control_flow.h): it is
+  // not an ordering constraint, so a loop is no cycle.
+  auto back_edge = [](const Node* src) { return src->op() == "NextIteration"; };
   for (Node* n : nodes) {
     int count = 0;
-    for (const Output& o : n->inputs()) count += in_set.count(o.node);
+    for (const Output& o : n->inputs()) count += !back_edge(o.node) && in_set.count(o.node);
     for (Node* c : n->control_inputs()) count += in_set.count(c);
     pending[n] = count;
     if (count == 0) ready.push(n);
@@ -360,7 +396,7 @@ std::vector<Node*> TopologicalOrder(const std::vector<Node*>& nodes) {
     ready.pop();
     order.push_back(n);
     for (const auto& [dst, idx] : n->out_edges()) {
-      if (!in_set.count(dst)) continue;
+      if (!in_set.count(dst) || (idx >= 0 && back_edge(n))) continue;
       if (--pending[dst] == 0) ready.push(dst);
     }
   }

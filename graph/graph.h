@@ -13,6 +13,7 @@
 // Thread-safety: a Graph is not thread-safe; do not mutate it while a Session compiles it.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -146,8 +147,36 @@ class Graph {
   int64_t version_ = 0;
 };
 
+// Copying a graph node by node in TopologicalOrder meets a while loop's Merge before the
+// NextIteration that feeds it (the back edge). BackEdges gives the copy a stand-in for that input
+// (the copy's input 0, of the same dtype) and sets the real one once every node is copied:
+//
+//   BackEdges back;
+//   for (Node* n : TopologicalOrder(g.nodes())) {
+//     std::vector<Output> ins = back.Inputs(*n, mapped);   // mapped(o): o's copy, invalid if none yet
+//     back.Copied(out->CopyNode(*n, ins, ctrl));
+//   }
+//   back.Apply(out.get(), mapped);
+class BackEdges {
+ public:
+  using Map = std::function<Output(const Output&)>;
+  std::vector<Output> Inputs(const Node& n, const Map& mapped);
+  void Copied(Node* copy);  // the copy of the node Inputs was last called for
+  void Apply(Graph* g, const Map& mapped);
+
+ private:
+  std::vector<std::pair<int, Output>> last_;  // (input, original) stand-ins of the last Inputs
+  struct Pending {
+    Node* copy;
+    int input;
+    Output original;
+  };
+  std::vector<Pending> pending_;
+};
+
 // Nodes in a topological order (inputs before consumers); throws InvalidArgument naming the
-// nodes of a cycle when there is one.
+// nodes of a cycle when there is one. A while loop's back edge (NextIteration -> Merge) is not
+// followed, so loops are not cycles.
 std::vector<Node*> TopologicalOrder(const std::vector<Node*>& nodes);
 
 }  // namespace weft

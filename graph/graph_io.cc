@@ -125,6 +125,14 @@ std::unique_ptr<Graph> ParseGraph(std::string_view bytes, std::string_view sourc
   auto g = std::make_unique<Graph>();
   g->set_seed(br.Pod<int64_t>("seed"));
   const uint32_t count = br.Pod<uint32_t>("node count");
+  // A while loop's Merge comes before the NextIteration feeding it (its back edge): that input
+  // is set once every node is read.
+  struct BackEdge {
+    std::string merge, src, what;
+    int input;
+    int index;
+  };
+  std::vector<BackEdge> back_edges;
   for (uint32_t k = 0; k < count; ++k) {
     NodeSpec spec;
     spec.name = br.Text("node name");
@@ -136,6 +144,11 @@ std::unique_ptr<Graph> ParseGraph(std::string_view bytes, std::string_view sourc
       const std::string src = br.Text(what);
       const uint32_t index = br.Pod<uint32_t>(what);
       Node* s = g->FindNode(src);
+      if (s == nullptr && spec.op == "Merge" && i > 0) {
+        back_edges.push_back({spec.name, src, what, static_cast<int>(i), static_cast<int>(index)});
+        spec.inputs.push_back(spec.inputs[0]);  // a stand-in of the same dtype
+        continue;
+      }
       if (s == nullptr) br.Fail(fmt::format("{}: input {} names unknown node '{}' (or the graph has a cycle)", what, i, src));
       if (static_cast<int>(index) >= s->num_outputs()) br.Fail(fmt::format("{}: input {} is {}:{}, which does not exist", what, i, src, index));
       spec.inputs.emplace_back(s, static_cast<int>(index));
@@ -155,6 +168,14 @@ std::unique_ptr<Graph> ParseGraph(std::string_view bytes, std::string_view sourc
     g->AddNode(std::move(spec));  // validates op, attrs, types and shapes
   }
   if (br.pos() != body.size()) br.Fail("trailing bytes after the last node");
+  for (const BackEdge& e : back_edges) {
+    Node* s = g->FindNode(e.src);
+    if (s == nullptr || s->op() != "NextIteration" || e.index >= s->num_outputs()) {
+      br.Fail(fmt::format("{}: input {} names '{}:{}', which is not a NextIteration of the graph", e.what, e.input,
+                          e.src, e.index));
+    }
+    g->UpdateInput(g->FindNode(e.merge), e.input, Output(s, e.index));  // checks the dtype
+  }
   return g;
 }
 

@@ -1,5 +1,8 @@
 #include "graph/partition.h"
 
+#include <tuple>
+
+#include "graph/control_flow.h"
 #include "runtime/rendezvous.h"
 #include "ops/framework.h"
 
@@ -80,11 +83,20 @@ std::map<std::string, std::unique_ptr<Graph>> Partition(const Graph& graph, cons
     return r;
   };
 
+  // A loop's back edges (NextIteration -> Merge), set once the NextIteration is copied: (Merge's
+  // copy, its graph, input, original). A loop is on one device (graph/placer.h).
+  std::vector<std::tuple<Node*, Graph*, int, Output>> back_edges;
   for (Node* n : TopologicalOrder(graph.nodes())) {
     const Device& dev = DeviceOf(*n, devices);
     std::vector<Output> inputs;
-    for (const Output& in : n->inputs()) {
+    for (int i = 0; i < n->num_inputs(); ++i) {
+      const Output& in = n->input(i);
       const Device& src = DeviceOf(*in.node, devices);
+      if (&src == &dev && IsNextIteration(*in.node) && !copy.count(in.node) && i > 0) {
+        back_edges.emplace_back(nullptr, &part(dev), i, in);
+        inputs.push_back(inputs[0]);  // a stand-in of the same dtype
+        continue;
+      }
       if (&src == &dev) {
         inputs.emplace_back(copy.at(in.node), in.index);
         continue;
@@ -127,7 +139,11 @@ std::map<std::string, std::unique_ptr<Graph>> Partition(const Graph& graph, cons
     c->set_assigned_device(dev.name());
     c->set_requested_device(n->requested_device());
     copy[n] = c;
+    for (auto& edge : back_edges) {
+      if (std::get<0>(edge) == nullptr) std::get<0>(edge) = c;
+    }
   }
+  for (const auto& [merge, g, i, original] : back_edges) g->UpdateInput(merge, i, Output(copy.at(original.node), original.index));
   return parts;
 }
 

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "graph/control_flow.h"
 #include "graph/executor.h"
 
 namespace weft {
@@ -55,16 +56,20 @@ std::unique_ptr<Graph> PruneForStep(const Graph& g, const std::vector<Output>& f
   std::map<const Node*, Node*> node_map;
   std::vector<Node*> order;
   for (Node* n : g.nodes()) if (needed.count(n)) order.push_back(n);
+  auto copy_of = [&](const Output& in) {
+    if (auto it = mapped.find(in); it != mapped.end()) return it->second;
+    auto it = node_map.find(in.node);
+    return it == node_map.end() ? Output() : Output(it->second, in.index);
+  };
+  BackEdges back;
   for (Node* n : TopologicalOrder(order)) {
-    std::vector<Output> ins;
-    for (const Output& in : n->inputs()) {
-      auto it = mapped.find(in);
-      ins.push_back(it != mapped.end() ? it->second : Output(node_map.at(in.node), in.index));
-    }
+    std::vector<Output> ins = back.Inputs(*n, copy_of);
     std::vector<Node*> ctrl;
     for (Node* c : n->control_inputs()) ctrl.push_back(node_map.at(c));
     node_map[n] = out->CopyNode(*n, std::move(ins), std::move(ctrl));
+    back.Copied(node_map[n]);
   }
+  back.Apply(out.get(), copy_of);
   for (size_t i = 0; i < fetches.size(); ++i) {
     const Output& f = fetches[i];
     auto it = mapped.find(f);
@@ -147,14 +152,22 @@ std::optional<std::vector<Tensor>> Evaluate(const Node* n, ThreadPool* pool) {
 
 int FoldConstants(Graph* g, ThreadPool* pool, size_t max_bytes) {
   int folded = 0;
+  bool control_flow = false;
+  for (const Node* n : g->nodes()) control_flow = control_flow || IsControlFlow(*n);
   for (Node* n : TopologicalOrder(g->nodes())) {
     if (!IsFoldable(n)) continue;
     std::optional<std::vector<Tensor>> values;
+    // A folded static shape keeps a control input from the tensor it describes, so that it stays
+    // in that tensor's cond branch or loop frame (dead when the branch is not taken).
+    std::vector<Node*> keep_with;
     if (auto v = StaticShapeValue(n)) {
       values = std::vector<Tensor>{*v};
+      if (control_flow) keep_with.push_back(n->input(0).node);
     } else {
       bool all_const = true;
-      for (const Output& in : n->inputs()) all_const &= in.node->op() == "Const";
+      // A Const with a control input belongs to a cond branch or loop body (ops/control.h): a
+      // folded value would lose that input and run outside it.
+      for (const Output& in : n->inputs()) all_const &= in.node->op() == "Const" && in.node->control_inputs().empty();
       if (!all_const || !KernelRegistry::Global().HasKernel(*n, "CPU")) continue;
       values = Evaluate(n, pool);
     }
@@ -170,7 +183,7 @@ int FoldConstants(Graph* g, ThreadPool* pool, size_t max_bytes) {
     Node* first = nullptr;
     for (int i = 0; i < n->num_outputs(); ++i) {
       const Tensor& t = (*values)[i];
-      NodeSpec spec{g->UniqueName(fmt::format("{}/folded_{}", n->name(), i)), "Const", {}, {},
+      NodeSpec spec{g->UniqueName(fmt::format("{}/folded_{}", n->name(), i)), "Const", {}, keep_with,
                     {{"value", t}, {"dtype", t.dtype()}}, n->requested_device()};
       Node* c = g->AddNode(std::move(spec));
       if (!first) first = c;

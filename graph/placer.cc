@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "core/gpu.h"
+#include "graph/control_flow.h"
 #include "ops/kernel.h"
 
 namespace weft {
@@ -67,6 +68,22 @@ void Place(Graph* graph, const DeviceSet& devices, const PlacerOptions& options)
       groups.Union(index[n], index[o]);
     }
   }
+  // A while loop runs on one device: its frame's nodes and its Enter nodes form one group (the
+  // partitioner then cuts only edges into and out of the loop, which run in the root frame).
+  const StaticFrames frames = FindStaticFrames(nodes);
+  std::vector<int> frame_leader(frames.frames.size(), -1);
+  for (Node* n : nodes) {
+    const int f = frames.frame_of.at(n->id());
+    if (f == 0) continue;
+    int& leader = frame_leader[static_cast<size_t>(f)];
+    if (leader < 0) leader = index[n];
+    groups.Union(leader, index[n]);
+  }
+  for (size_t f = 1; f < frames.frames.size(); ++f) {
+    for (Node* enter : frames.frames[f].enters) {
+      if (frame_leader[f] >= 0) groups.Union(frame_leader[f], index[enter]);
+    }
+  }
   // Members and merged request per group (leader = smallest index).
   std::map<int, std::vector<Node*>> members;
   for (Node* n : nodes) members[groups.Find(index[n])].push_back(n);
@@ -84,7 +101,7 @@ void Place(Graph* graph, const DeviceSet& devices, const PlacerOptions& options)
       } catch (const Error&) {
         throw Error(errors::InvalidArgument(
             "cannot colocate {} (on '{}') with {} (on '{}'): they must share a device (a variable and the ops "
-            "that update it, or an explicit colocation) but ask for different ones",
+            "that update it, the nodes of one while_loop, or an explicit colocation) but ask for different ones",
             n->Describe(), n->requested_device(), requester->Describe(), requester->requested_device()));
       }
       if (requester == nullptr) requester = n;

@@ -19,6 +19,7 @@ void RegisterSendRecvOps(OpRegistry& r);    // _Send, _Recv (inserted by the par
 void RegisterCollectiveOps(OpRegistry& r);  // CollectiveReduce, CollectiveBroadcast, CollectiveAllGather, CollectiveReduceScatter
 void RegisterSearchOps(OpRegistry& r);      // Range, Where, TopK, TopKGrad, Cumsum
 void RegisterImageOps(OpRegistry& r);       // ImageProjectiveTransform
+void RegisterControlOps(OpRegistry& r);     // Switch, Merge, Enter, Exit, NextIteration, LoopCond
 
 void RegisterFrameworkKernels(KernelRegistry& r);
 void RegisterStateKernels(KernelRegistry& r);
@@ -31,5 +32,6 @@ void RegisterSendRecvKernels(KernelRegistry& r);
 void RegisterCollectiveKernels(KernelRegistry& r);
 void RegisterSearchKernels(KernelRegistry& r);
 void RegisterImageKernels(KernelRegistry& r);
+void RegisterControlKernels(KernelRegistry& r);
 
 }  // namespace weft

@@ -100,6 +100,19 @@ class OpKernelContext {
   CancellationManager* cancellation() const { return cancellation_; }
   // The step's collective context (ExecutorArgs::collectives); null when the step has none.
   CollectiveContext* collectives() const { return collectives_; }
+  // The while-loop frame instance and iteration the node runs in (0, 0 outside loops): the
+  // frame:iter part of a _Send/_Recv's rendezvous key, so each iteration's pair meets.
+  int64_t frame_id() const { return frame_id_; }
+  int64_t iter_id() const { return iter_id_; }
+  void set_frame_iter(int64_t frame_id, int64_t iter_id) {
+    frame_id_ = frame_id;
+    iter_id_ = iter_id;
+  }
+  // Set only for ops that run on dead inputs (_Send, which sends the deadness on): an input is
+  // dead (a cond branch not taken) and unset. Kernels that leave an output unset to make it
+  // dead (_Recv of a dead value, Switch) are listed in graph/executor.cc.
+  bool input_dead() const { return input_dead_; }
+  void set_input_dead(bool dead) { input_dead_ = dead; }
 
  private:
   const Node& node_;
@@ -111,6 +124,8 @@ class OpKernelContext {
   Rendezvous* rendezvous_;
   CancellationManager* cancellation_;
   CollectiveContext* collectives_;
+  int64_t frame_id_ = 0, iter_id_ = 0;
+  bool input_dead_ = false;
 };
 
 class OpKernel {

@@ -3,6 +3,7 @@
 #include "graph/gradients.h"
 #include "graph/graph_io.h"
 #include "graph/scope.h"
+#include "ops/control.h"
 #include "ops/op_def.h"
 
 #include "common.h"
@@ -283,6 +284,76 @@ void InitGraph(py::module_& m) {
           return out;
         },
         py::arg("ys"), py::arg("xs"), py::arg("grad_ys"), py::arg("prefix") = "");
+
+  // The control-flow builders (ops/control.h) with Python branch and body functions, which take
+  // and return flat lists of tensors (weft/control_flow_ops.py handles nested structures).
+  m.def("_cond",
+        [](const PyTensor& pred, const py::function& true_fn, const py::function& false_fn, const std::string& prefix,
+           const std::vector<std::string>& devices) {
+          const py::object graph = pred.graph;
+          auto branch = [&](const py::function& fn, const char* which) {
+            return [&fn, &graph, which](const Scope&) {
+              std::vector<Output> outs;
+              for (const py::handle& h : py::list(fn())) {
+                WEFT_REQUIRE(py::isinstance<PyTensor>(h), "cond: {} returned {}, not a tensor", which,
+                             std::string(py::repr(h)));
+                const PyTensor& t = h.cast<const PyTensor&>();
+                SameGraph(graph, t.graph, "cond", "tensor " + t.out.name());
+                outs.push_back(t.out);
+              }
+              return outs;
+            };
+          };
+          const Scope s = MakeScope(GraphOf(graph), prefix, "", devices, {});
+          py::list out;
+          for (const Output& o : ops::Cond(s, pred.out, branch(true_fn, "true_fn"), branch(false_fn, "false_fn"))) {
+            out.append(MakeTensor(graph, o));
+          }
+          return out;
+        },
+        py::arg("pred"), py::arg("true_fn"), py::arg("false_fn"), py::arg("prefix") = "",
+        py::arg("devices") = std::vector<std::string>{});
+  m.def("_while_loop",
+        [](const std::vector<PyTensor>& loop_vars, const py::function& cond, const py::function& body,
+           int64_t parallel_iterations, const std::optional<PyTensor>& maximum_iterations,
+           const std::vector<py::object>& shape_invariants, const std::vector<std::string>& names,
+           const std::string& prefix, const std::vector<std::string>& devices) {
+          WEFT_REQUIRE(!loop_vars.empty(), "while_loop: loop_vars is empty");
+          const py::object graph = loop_vars[0].graph;
+          for (const PyTensor& t : loop_vars) SameGraph(graph, t.graph, "while_loop", "loop variable " + t.out.name());
+          auto wrap = [&](const std::vector<Output>& vars) {
+            py::list l;
+            for (const Output& o : vars) l.append(MakeTensor(graph, o));
+            return l;
+          };
+          auto tensor = [&](const py::handle& h, const std::string& what) {
+            WEFT_REQUIRE(py::isinstance<PyTensor>(h), "while_loop: {} is {}, not a tensor", what,
+                         std::string(py::repr(h)));
+            const PyTensor& t = h.cast<const PyTensor&>();
+            SameGraph(graph, t.graph, "while_loop", what);
+            return t.out;
+          };
+          ops::WhileOptions options;
+          options.parallel_iterations = parallel_iterations;
+          if (maximum_iterations) options.maximum_iterations = maximum_iterations->out;
+          for (const py::object& sh : shape_invariants) options.shape_invariants.push_back(ShapeFromPython(sh));
+          options.names = names;
+          const Scope s = MakeScope(GraphOf(graph), prefix, "", devices, {});
+          std::vector<Output> out = ops::WhileLoop(
+              s, Outputs(loop_vars),
+              [&](const Scope&, const std::vector<Output>& v) { return tensor(cond(wrap(v)), "cond's result"); },
+              [&](const Scope&, const std::vector<Output>& v) {
+                std::vector<Output> outs;
+                for (const py::handle& h : py::list(body(wrap(v)))) outs.push_back(tensor(h, "a result of body"));
+                return outs;
+              },
+              options);
+          return wrap(out);
+        },
+        py::arg("loop_vars"), py::arg("cond"), py::arg("body"), py::arg("parallel_iterations") = 10,
+        py::arg("maximum_iterations") = py::none(), py::arg("shape_invariants") = std::vector<py::object>{},
+        py::arg("names") = std::vector<std::string>{}, py::arg("prefix") = "",
+        py::arg("devices") = std::vector<std::string>{});
 
   m.def("merge_device", [](const std::string& outer, const std::string& inner) {
     Graph g;

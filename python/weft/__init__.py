@@ -61,6 +61,7 @@ from .math import (  # noqa: E402,F401  (the tf.math functions TF also exports a
 from .session import Session, InteractiveSession, get_default_session  # noqa: E402,F401
 from . import _values  # noqa: E402,F401 - Tensor.numpy() of tensors computed from constants
 from ._function import function  # noqa: E402,F401
+from .control_flow_ops import cond, while_loop  # noqa: E402,F401
 from ._tape import GradientTape, UnconnectedGradients  # noqa: E402,F401
 from . import nn  # noqa: E402,F401
 from . import keras  # noqa: E402,F401

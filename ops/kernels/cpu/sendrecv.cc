@@ -1,4 +1,6 @@
 // _Send / _Recv kernels: hand the tensor to the step's rendezvous, or wait for it there.
+#include <fmt/format.h>
+
 #include "runtime/rendezvous.h"
 #include "graph/graph.h"
 #include "ops/all_ops.h"
@@ -14,6 +16,13 @@ std::string SendRecvKeyOf(const Node& n) {
   k.dst_device = n.attr<std::string>("recv_device");
   k.tensor_name = n.attr<std::string>("tensor_name");
   return k.ToString();
+}
+
+std::string SendRecvKeyIn(const std::string& root_key, const OpKernelContext& ctx) {
+  if (ctx.frame_id() == 0 && ctx.iter_id() == 0) return root_key;
+  // The key ends in "0:0" (the root frame's); inside a loop it names the frame and iteration.
+  return fmt::format("{}{}:{}", std::string_view(root_key).substr(0, root_key.size() - 3), ctx.frame_id(),
+                     ctx.iter_id());
 }
 
 Rendezvous* RequireRendezvous(OpKernelContext* ctx) {
@@ -33,7 +42,8 @@ class SendOp : public OpKernel {
     RendezvousArgs args;
     args.memory = ctx->input(0).IsInitialized() && ctx->input(0).buffer() ? ctx->input(0).buffer()->kind()
                                                                            : MemoryKind::kHost;
-    ThrowIfError(RequireRendezvous(ctx)->Send(key_, args, ctx->input(0), /*is_dead=*/false));
+    // A dead input (a branch not taken) is sent as dead: the Recv's consumers do not run either.
+    ThrowIfError(RequireRendezvous(ctx)->Send(SendRecvKeyIn(key_, *ctx), args, ctx->input(0), ctx->input_dead()));
   }
 
  private:
@@ -46,9 +56,14 @@ class RecvOp : public AsyncOpKernel {
   void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
     Rendezvous* r = RequireRendezvous(ctx);
     const std::string describe = ctx->node().Describe();
-    r->RecvAsync(key_, {}, [ctx, done = std::move(done), describe](const Status& s, const Tensor& value, bool) {
+    r->RecvAsync(SendRecvKeyIn(key_, *ctx), {}, [ctx, done = std::move(done), describe](const Status& s,
+                                                                                    const Tensor& value, bool dead) {
       if (!s.ok()) {
         done(s);
+        return;
+      }
+      if (dead) {  // the output stays unset: dead for the executor
+        done(Status());
         return;
       }
       if (value.dtype() != ctx->node().output_dtype(0)) {

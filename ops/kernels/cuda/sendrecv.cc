@@ -20,7 +20,7 @@ class GpuSendOp : public OpKernel {
     if (t.IsInitialized() && t.memory_kind() == MemoryKind::kDevice) t = GpuOf(ctx)->CopyToHost(t);
     RendezvousArgs args;
     args.memory = t.memory_kind();
-    ThrowIfError(RequireRendezvous(ctx)->Send(key_, args, t, /*is_dead=*/false));
+    ThrowIfError(RequireRendezvous(ctx)->Send(SendRecvKeyIn(key_, *ctx), args, t, ctx->input_dead()));
   }
 
  private:
@@ -36,8 +36,10 @@ class GpuRecvOp : public AsyncOpKernel {
   void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
     Rendezvous* r = RequireRendezvous(ctx);
     GpuContext* gpu = GpuOf(ctx);
-    r->RecvAsync(key_, {}, [this, ctx, gpu, done = std::move(done)](const Status& s, const Tensor& value, bool) {
+    r->RecvAsync(SendRecvKeyIn(key_, *ctx), {}, [this, ctx, gpu, done = std::move(done)](const Status& s,
+                                                                                      const Tensor& value, bool dead) {
       if (!s.ok()) return done(s);
+      if (dead) return done(Status());  // the output stays unset: dead for the executor
       if (value.dtype() != ctx->node().output_dtype(0)) {
         return done(errors::Internal("{}: received {} but expected dtype {}", ctx->node().Describe(),
                                      value.DebugString(), DTypeName(ctx->node().output_dtype(0))));

@@ -31,7 +31,7 @@ summary = _importlib.import_module(__name__ + ".summary")
 from .variable_scope import *  # noqa: F401,F403
 from .math import *  # noqa: F401,F403 - reductions with reduction_indices= / keep_dims=, clipping
 from .random import *  # noqa: F401,F403 - random ops seeded by set_random_seed
-from .control_flow import cond  # noqa: F401
+from .control_flow import cond, while_loop  # noqa: F401
 from .variable_scope import glorot_uniform_initializer as _glorot_uniform
 from .variable_scope import (zeros_initializer, ones_initializer, constant_initializer,  # noqa: F401
                              random_normal_initializer, truncated_normal_initializer, random_uniform_initializer,

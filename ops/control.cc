@@ -1,0 +1,118 @@
+// Control-flow ops, TensorFlow's model (graph/control_flow.h, docs/control-flow.md): Switch and
+// Merge make conditionals, Enter / Exit / NextIteration / LoopCond make while loops. Their
+// kernels only forward values; the executor gives them their meaning (dead outputs, frames,
+// iterations). The builders ops::Cond and ops::WhileLoop are in ops/control_builders.cc.
+#include "ops/control.h"
+
+#include "ops/all_ops.h"
+#include "ops/framework.h"
+#include "ops/math.h"
+
+namespace weft {
+
+namespace {
+
+// Merge's output: the inputs' shape where they agree, unknown dims (or rank) where they do not
+// (a loop variable declared with a looser shape invariant, a cond's two branches).
+void MergeShape(InferenceContext& c) {
+  TensorShape s = c.input(0);
+  for (int i = 1; i < c.num_inputs(); ++i) s = MostSpecificCommonShape(s, c.input(i));
+  c.set_output(0, s);
+  c.set_output(1, TensorShape{});
+}
+
+void SwitchShape(InferenceContext& c) {
+  c.WithRank(c.input(1), 0, "pred");
+  c.set_output(0, c.input(0));
+  c.set_output(1, c.input(0));
+}
+
+// Switch(x, pred) -> (x if !pred, x if pred):  dx = Merge(dy_false, dy_true) (one of the two is
+// dead, the one of the branch not taken).
+std::vector<Output> SwitchGrad(const Scope& s, const Node&, const std::vector<Output>& dy) {
+  return {ops::Merge(s, {dy[0], dy[1]}).output, Output()};
+}
+
+// Merge(x0, x1, ...) -> (x_k, k):  dx_i = dy where k == i, dead elsewhere: Switch(dy, k == i)'s
+// true output. value_index says which input was taken, so no predicate has to be found.
+std::vector<Output> MergeGrad(const Scope& s, const Node& op, const std::vector<Output>& dy) {
+  WEFT_REQUIRE(!IsLoopMerge(op), "gradients of a while_loop's Merge (the loop {}) are not supported: weft "
+                                 "differentiates tf.cond, not tf.while_loop (docs/control-flow.md)", op.name());
+  std::vector<Output> dx;
+  const Output index(const_cast<Node*>(&op), 1);
+  for (int i = 0; i < op.num_inputs(); ++i) {
+    const Output taken = ops::Equal(s, index, ops::Const(s, static_cast<int32_t>(i)));
+    dx.push_back(ops::Switch(s, dy[0], taken).output_true);
+  }
+  return dx;
+}
+
+std::vector<Output> LoopGrad(const Scope&, const Node& op, const std::vector<Output>&) {
+  throw Error(errors::Unimplemented("gradients through {} (a tf.while_loop) are not supported: weft differentiates "
+                                    "tf.cond, not tf.while_loop (docs/control-flow.md)", op.Describe()));
+}
+
+}  // namespace
+
+TensorShape MostSpecificCommonShape(const TensorShape& a, const TensorShape& b) {
+  if (a.unknown_rank() || b.unknown_rank() || a.rank() != b.rank()) return TensorShape::Unknown();
+  std::vector<int64_t> dims(a.dims());
+  for (int i = 0; i < a.rank(); ++i) {
+    if (dims[i] != b.dim(i)) dims[i] = TensorShape::kUnknownDim;
+  }
+  return TensorShape(dims);
+}
+
+bool IsLoopMerge(const Node& merge) {
+  for (const Output& in : merge.inputs()) {
+    if (in.node->op() == "NextIteration") return true;
+  }
+  return false;
+}
+
+void RegisterControlOps(OpRegistry& r) {
+  r.Register("Switch").Input("data", "T").Input("pred", "bool").Output("output_false", "T")
+      .Output("output_true", "T").TypeAttr("T", {}).Stateful().Cheap().Shape(SwitchShape).Grad(SwitchGrad)
+      .Doc("Forwards `data` to output_true when the scalar `pred` is true, else to output_false; the other "
+           "output is dead (its consumers do not run).");
+  r.Register("Merge").InputList("inputs", "T", "N").Output("output", "T").Output("value_index", "int32")
+      .TypeAttr("T", {}).Stateful().Cheap().Shape(MergeShape).Grad(MergeGrad)
+      .Doc("Forwards the first live input and its index; dead when every input is dead. In a loop, takes the "
+           "Enter's value in iteration 0 and NextIteration's afterwards.");
+  r.Register("Enter").Input("data", "T").Output("output", "T").TypeAttr("T", {})
+      .Attr("frame_name", AttrType::kString).Attr("is_constant", false).Attr("parallel_iterations", 10)
+      .Stateful().Cheap().Shape(UnchangedShape).Grad(LoopGrad)
+      .Doc("Makes `data` available in the child frame `frame_name` (a while loop): in its iteration 0, or in "
+           "every iteration when is_constant (a loop invariant). At most parallel_iterations iterations of the "
+           "frame run at once.");
+  r.Register("Exit").Input("data", "T").Output("output", "T").TypeAttr("T", {}).Stateful().Cheap()
+      .Shape(UnchangedShape).Grad(LoopGrad)
+      .Doc("Makes `data` available in the parent frame: a while loop's result.");
+  r.Register("NextIteration").Input("data", "T").Output("output", "T").TypeAttr("T", {}).Stateful().Cheap()
+      .Shape(UnchangedShape).Grad(LoopGrad)
+      .Doc("Makes `data` available in the next iteration of its frame (a while loop's back edge into Merge).");
+  r.Register("LoopCond").Input("input", "bool").Output("output", "bool").Stateful().Cheap()
+      .Shape([](InferenceContext& c) {
+        c.WithRank(c.input(0), 0, "input");
+        c.set_output(0, TensorShape{});
+      })
+      .NoGradient()
+      .Doc("A while loop's predicate: forwards the scalar bool that says whether the loop runs another "
+           "iteration.");
+}
+
+namespace ops {
+
+SwitchOutputs Switch(const Scope& s, Output data, Output pred) {
+  Node* n = s.AddNode("Switch", {data, pred});
+  return {Output(n, 0), Output(n, 1)};
+}
+
+MergeOutputs Merge(const Scope& s, const std::vector<Output>& inputs) {
+  Node* n = s.AddNode("Merge", inputs, {{"N", static_cast<int64_t>(inputs.size())}});
+  return {Output(n, 0), Output(n, 1)};
+}
+
+}  // namespace ops
+
+}  // namespace weft

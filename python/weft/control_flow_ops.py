@@ -1,0 +1,230 @@
+"""``tf.cond`` and ``tf.while_loop`` in the graph: TensorFlow's Switch / Merge / Enter / Exit /
+NextIteration frames (ops/control.h, docs/control-flow.md). Only the branch taken runs (its side
+effects included), and a loop runs inside one step as many iterations as its predicate says::
+
+    x = tf.constant(3.0)
+    y = tf.cond(x > 0, lambda: x * 2, lambda: -x)                         # 6.0
+    i, p = tf.while_loop(lambda i, p: i < 5, lambda i, p: (i + 1, p * x), (0, 1.0))   # 5, 243.0
+
+Loop variables and branch results may be nested lists, tuples (named or not) and dicts of tensors
+(or numbers and numpy arrays, made constants); the structure comes back as it went in.
+"""
+from . import _weft
+from . import framework as _fw
+
+__all__ = ["cond", "while_loop", "while_loop_v1", "cond_v1"]
+
+
+def _is_leaf(x):
+    return not isinstance(x, (list, tuple, dict))
+
+
+def _flatten(s):
+    if _is_leaf(s):
+        return [s]
+    items = [s[k] for k in sorted(s)] if isinstance(s, dict) else list(s)
+    return [leaf for v in items for leaf in _flatten(v)]
+
+
+def _pack(template, leaves):
+    """``template``'s structure (lists stay lists, as TensorFlow's nest) over ``leaves``, in order."""
+    it = iter(leaves)
+
+    def build(t):
+        if _is_leaf(t):
+            return next(it)
+        if isinstance(t, dict):
+            vals = {k: build(t[k]) for k in sorted(t)}
+            return type(t)((k, vals[k]) for k in t)
+        if isinstance(t, tuple) and hasattr(t, "_fields"):
+            return type(t)(*[build(v) for v in t])
+        return type(t)(build(v) for v in t)
+    return build(template)
+
+
+def _same_structure(a, b):
+    if _is_leaf(a) or _is_leaf(b):
+        return _is_leaf(a) and _is_leaf(b)
+    if isinstance(a, dict) != isinstance(b, dict):
+        return False
+    if isinstance(a, dict):
+        return set(a) == set(b) and all(_same_structure(a[k], b[k]) for k in a)
+    return len(a) == len(b) and all(_same_structure(x, y) for x, y in zip(a, b))
+
+
+def _describe(s):
+    if _is_leaf(s):
+        if isinstance(s, _fw.Tensor):
+            return "%s%s" % (s.dtype, "" if s.shape is None else list(s.shape))
+        return type(s).__name__
+    if isinstance(s, dict):
+        return "{%s}" % ", ".join("%r: %s" % (k, _describe(s[k])) for k in sorted(s))
+    inner = ", ".join(_describe(v) for v in s)
+    return "[%s]" % inner if isinstance(s, list) else "(%s)" % inner
+
+
+def _scope():
+    g = _fw.get_default_graph()
+    return g, "/".join(g._name_stack), g._devices_for("While")
+
+
+def _branch(fn, which, other=None):
+    """Runs a cond branch (without the enclosing control dependencies: the branch is its own
+    context); Operations it returns become tensors that carry them, turned back afterwards.
+    ``other``: the true branch, whose structure the false branch's result must have."""
+    def run():
+        g = _fw.get_default_graph()
+        with g.control_dependencies(None):
+            result = fn()
+        run.structure = result
+        if other is not None and not _same_structure(other.structure, result):
+            raise ValueError("cond: true_fn and false_fn return different structures: true_fn returned %s, "
+                             "false_fn returned %s" % (_describe(other.structure), _describe(result)))
+        leaves = []
+        for leaf in _flatten(result):
+            if isinstance(leaf, _fw.Operation):
+                with g.control_dependencies([leaf]):
+                    leaf = _fw.constant(True)
+            elif leaf is None:
+                raise TypeError("cond: %s returned None inside %s" % (which, _describe(result)))
+            else:
+                leaf = _fw.convert_to_tensor(leaf)
+            leaves.append(leaf)
+        return leaves
+    return run
+
+
+def cond(pred, true_fn=None, false_fn=None, name=None):
+    """``true_fn()`` if the scalar bool ``pred`` holds, else ``false_fn()`` (tf.cond): only the
+    branch taken runs. Both return the same structure of tensors; a Python bool ``pred`` just
+    calls one of them."""
+    return cond_v1(pred, true_fn, false_fn, strict=True, name=name)
+
+
+def cond_v1(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, fn2=None):
+    """tf.compat.v1.cond: as ``cond``; unless ``strict``, a one-element list or tuple result is
+    returned as its element."""
+    true_fn, false_fn = true_fn or fn1, false_fn or fn2
+    if not callable(true_fn) or not callable(false_fn):
+        raise TypeError("cond: true_fn and false_fn must be callables")
+    if not isinstance(pred, _fw.Tensor):
+        if hasattr(pred, "dtype") or not isinstance(pred, (bool, int)):
+            pred = _fw.convert_to_tensor(pred)
+        else:
+            result = true_fn() if pred else false_fn()
+            return _unpack_singleton(result, strict)
+    g, prefix, devices = _scope()
+    t = _branch(true_fn, "true_fn")
+    f = _branch(false_fn, "false_fn", other=t)
+    with g.name_scope(name or "cond"):  # the branches' ops; the builder names its own under prefix
+        merged = _weft._cond(pred, t, f, prefix, devices)
+    tleaves = _flatten(t.structure)
+    merged = [m.op if isinstance(leaf, _fw.Operation) else m for m, leaf in zip(merged, tleaves)]
+    return _unpack_singleton(_pack(t.structure, merged), strict)
+
+
+def _unpack_singleton(result, strict):
+    if not strict and isinstance(result, (list, tuple)) and len(result) == 1:
+        return result[0]
+    return result
+
+
+def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10, back_prop=True,
+               swap_memory=False, maximum_iterations=None, name=None):
+    """Repeats ``loop_vars = body(*loop_vars)`` while ``cond(*loop_vars)`` (tf.while_loop):
+    the loop runs inside the graph, at most ``maximum_iterations`` times, with up to
+    ``parallel_iterations`` iterations overlapping. ``shape_invariants`` (same structure as
+    loop_vars; a TensorShape, tuple or None per variable) lets the body change a variable's
+    shape where a dim is unknown. ``back_prop`` and ``swap_memory`` are accepted as TF's
+    (weft does not differentiate loops yet)."""
+    return while_loop_v1(cond, body, loop_vars, shape_invariants, parallel_iterations, back_prop, swap_memory,
+                         name, maximum_iterations, return_same_structure=True)
+
+
+def while_loop_v1(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10, back_prop=True,
+                  swap_memory=False, name=None, maximum_iterations=None, return_same_structure=False):
+    """tf.compat.v1.while_loop: as ``while_loop``; unless ``return_same_structure``, a single
+    loop variable comes back as a tensor rather than a one-element list."""
+    if not callable(cond) or not callable(body):
+        raise TypeError("while_loop: cond and body must be callables")
+    if parallel_iterations < 1:
+        raise ValueError("while_loop: parallel_iterations must be a positive integer, got %r" % parallel_iterations)
+    # cond and body take the top-level list or tuple as arguments; anything else as one argument.
+    spread = isinstance(loop_vars, (list, tuple))
+    structure = loop_vars
+    flat = [_fw.convert_to_tensor(v) for v in _flatten(structure)]
+    if not flat:
+        raise ValueError("while_loop: loop_vars is empty")
+    names = ["loop_vars"] if _is_leaf(structure) else _var_names(structure, "loop_vars")
+    invariants = []
+    if shape_invariants is not None:
+        try:
+            invariants = [_shape_of(s) for s in _flatten_like(structure, shape_invariants)]
+        except (KeyError, IndexError, TypeError):
+            raise ValueError("while_loop: shape_invariants %r do not have the structure of loop_vars %s" % (
+                shape_invariants, _describe(structure))) from None
+    g, prefix, devices = _scope()
+
+    def call(fn, vals):
+        args = _pack(structure, vals)
+        with g.control_dependencies(None):  # the loop is its own context, as in TF
+            return fn(*args) if spread else fn(args)
+
+    def call_body(vals):
+        out = call(body, vals)
+        if _is_leaf(structure) and isinstance(out, (list, tuple)) and len(out) == 1:
+            out = out[0]  # a body of one variable may return [x] or (x,)
+        elif spread and len(structure) == 1 and _same_structure(structure[0], out):
+            out = [out]  # and a body of loop_vars [x] may return x, as TF's
+        if not _same_structure(structure, out):
+            raise ValueError("while_loop: body returned %s for loop_vars %s (the structures must match)" % (
+                _describe(out), _describe(structure)))
+        return [_fw.convert_to_tensor(v, a.dtype) for v, a in zip(_flatten(out), flat)]
+
+    max_iter = None if maximum_iterations is None else _fw.convert_to_tensor(maximum_iterations)
+    with g.name_scope(name or "while"):
+        out = _weft._while_loop(flat, lambda vals: _fw.convert_to_tensor(call(cond, vals)), call_body,
+                                int(parallel_iterations), max_iter, invariants, names, prefix, devices)
+    result = _pack(structure, out)
+    if not return_same_structure and isinstance(result, (list, tuple)) and len(result) == 1:
+        return result[0]
+    return result
+
+
+def _flatten_like(structure, values):
+    """The entries of ``values`` at the leaves of ``structure`` (a shape given as a tuple stays one)."""
+    if _is_leaf(structure):
+        return [values]
+    if isinstance(structure, dict):
+        if set(values) != set(structure):
+            raise KeyError(values)
+        return [v for k in sorted(structure) for v in _flatten_like(structure[k], values[k])]
+    if len(values) != len(structure):
+        raise IndexError(values)
+    return [v for s, x in zip(structure, values) for v in _flatten_like(s, x)]
+
+
+def _shape_of(s):
+    """A shape invariant as the extension takes it: None (unknown) or a list of ints / None."""
+    if s is None:
+        return None
+    if hasattr(s, "as_list") or hasattr(s, "dims"):
+        return s.dims
+    return [None if d is None else int(d) for d in s]
+
+
+def _var_names(structure, base):
+    """'loop_vars[0]', "loop_vars['h'][1]", ... in flatten order, for error messages."""
+    out = []
+
+    def walk(s, path):
+        if _is_leaf(s):
+            out.append(path)
+        elif isinstance(s, dict):
+            for k in sorted(s):
+                walk(s[k], "%s[%r]" % (path, k))
+        else:
+            for i, v in enumerate(s):
+                walk(v, "%s[%d]" % (path, i))
+    walk(structure, base)
+    return out

@@ -1,0 +1,137 @@
+"""tf.cond and tf.while_loop as TensorFlow programs write them (`import weft as tf`): only the
+branch taken runs, loops run in the graph, nested loop variables keep their structure, errors
+name what was wrong. Expected values are closed forms."""
+import collections
+
+import numpy as np
+import pytest
+
+import weft as tf
+import weft.compat.v1 as tf1
+
+
+def _run(fetches, feed_dict=None, init=False, **kw):
+    with tf.Session() as sess:
+        if init:
+            sess.run(tf.global_variables_initializer())
+        return sess.run(fetches, feed_dict, **kw)
+
+
+def test_cond_runs_only_the_branch_taken():
+    with tf.Graph().as_default():
+        x = tf1.placeholder(tf.float32, [])
+        v = tf.Variable(0.0)
+        y = tf.cond(x > 0, lambda: v.assign_add(x), lambda: -x)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            assert sess.run(y, {x: 2.0}) == 2.0
+            assert sess.run(y, {x: -3.0}) == 3.0          # the assign did not run
+            assert sess.run(y, {x: 0.5}) == 2.5
+            assert sess.run(v) == 2.5
+
+
+def test_cond_structures_and_the_v1_spelling():
+    with tf.Graph().as_default():
+        p = tf1.placeholder(tf.bool, [])
+        x = tf.constant([1.0, 2.0, 3.0])
+        out = tf.cond(p, lambda: (x * 2.0, {"s": tf.reduce_sum(x)}), lambda: (x - 1.0, {"s": tf.constant(0.0)}))
+        assert isinstance(out, tuple) and set(out[1]) == {"s"}
+        single = tf1.cond(p, lambda: [x], lambda: [x + 1.0])   # strict=False: the element itself
+        assert isinstance(single, tf.Tensor)
+        with tf.Session() as sess:
+            a = sess.run(out, {p: True})
+            np.testing.assert_array_equal(a[0], [2.0, 4.0, 6.0])
+            assert a[1]["s"] == 6.0
+            b = sess.run(out, {p: False})
+            np.testing.assert_array_equal(b[0], [0.0, 1.0, 2.0])
+            assert b[1]["s"] == 0.0
+            np.testing.assert_array_equal(sess.run(single, {p: False}), [2.0, 3.0, 4.0])
+        with pytest.raises(ValueError, match=r"different structures: true_fn returned \[float32\[3\], float32\[3\]\], "
+                                             r"false_fn returned float32\[3\]"):
+            tf.cond(p, lambda: [x, x], lambda: x)
+        assert tf.cond(True, lambda: 1, lambda: 2) == 1
+
+
+def test_while_loop_power_and_inside_a_function():
+    @tf.function
+    def power(x, n):
+        return tf.while_loop(lambda i, p: i < n, lambda i, p: (i + 1, p * x), (tf.constant(0), tf.constant(1.0)))[1]
+
+    with tf.Graph().as_default():
+        x = tf1.placeholder(tf.float32, [])
+        n = tf1.placeholder(tf.int32, [])
+        y = power(x, n)
+        with tf.Session() as sess:
+            for k in (0, 1, 7):
+                assert sess.run(y, {x: 1.5, n: k}) == pytest.approx(1.5 ** k, rel=1e-6)
+
+
+def test_while_loop_nested_structures_come_back_as_given():
+    Pair = collections.namedtuple("Pair", "a b")
+    with tf.Graph().as_default():
+        state = {"i": tf.constant(0), "acc": [Pair(tf.constant(1.0), tf.constant(0.0)), np.float32(2.0)]}
+        out = tf.while_loop(
+            lambda s: s["i"] < 5,
+            lambda s: {"i": s["i"] + 1, "acc": [Pair(s["acc"][0].a * 2.0, s["acc"][0].b + 1.0), s["acc"][1] * 3.0]},
+            [state])
+        assert isinstance(out, list) and isinstance(out[0]["acc"][0], Pair)
+        got = _run(out)
+        assert got[0]["i"] == 5
+        assert got[0]["acc"][0].a == 32.0 and got[0]["acc"][0].b == 5.0 and got[0]["acc"][1] == 486.0
+
+
+def test_nested_loops_and_a_cond_inside_a_loop():
+    with tf.Graph().as_default():
+        # sum over i < 4, j < 5 of i * j = 6 * 10
+        def outer(i, total):
+            inner = tf.while_loop(lambda j, t: j < 5, lambda j, t: (j + 1, t + i * j), (0, total))
+            return i + 1, inner[1]
+        nested = tf.while_loop(lambda i, t: i < 4, outer, (0, 0))[1]
+        # even numbers below 10 summed by a cond in the body: 20
+        evens = tf.while_loop(lambda i, s: i < 10,
+                              lambda i, s: (i + 1, tf.cond(tf.equal(tf.math.floormod(i, 2), 0), lambda: s + i, lambda: s)), (0, 0))[1]
+        assert _run([nested, evens]) == [60, 20]
+
+
+def test_maximum_iterations_and_v1_single_variable():
+    with tf.Graph().as_default():
+        forever = tf.while_loop(lambda x: True, lambda x: x * x, [tf.constant(2.0)], maximum_iterations=3)
+        v1 = tf1.while_loop(lambda x: x < 100.0, lambda x: x * 3.0, [tf.constant(1.0)])
+        assert isinstance(forever, list) and isinstance(v1, tf.Tensor)
+        assert _run([forever[0], v1]) == [256.0, 243.0]
+
+
+def test_shape_invariants():
+    with tf.Graph().as_default():
+        grow = lambda i, v: (i + 1, tf.concat([v, v], 0))  # noqa: E731
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=r"loop variable 'loop_vars\[1\]'.* from \[1\] to \[2\]"):
+            tf.while_loop(lambda i, v: i < 3, grow, (0, tf.constant([1.0])))
+        out = tf.while_loop(lambda i, v: i < 3, grow, (0, tf.constant([1.0])),
+                            shape_invariants=(tf.TensorShape([]), tf.TensorShape([None])))
+        assert out[1].shape == (None,)
+        np.testing.assert_array_equal(_run(out[1]), np.ones(8, np.float32))
+
+
+def test_gradient_of_cond_matches_finite_differences():
+    with tf.Graph().as_default():
+        x = tf1.placeholder(tf.float64, [])
+        y = tf.cond(x > 0, lambda: x * x * x, lambda: x * x - 2.0 * x)
+        dy, = tf.gradients(y, [x])
+        with tf.Session() as sess:
+            for at in (1.3, -0.7):
+                h = 1e-6
+                numeric = (sess.run(y, {x: at + h}) - sess.run(y, {x: at - h})) / (2 * h)
+                analytic = sess.run(dy, {x: at})
+                assert analytic == pytest.approx(numeric, rel=1e-6)
+                assert analytic == pytest.approx(3 * at * at if at > 0 else 2 * at - 2.0, rel=1e-9)
+        with pytest.raises(tf.errors.UnimplementedError, match="while_loop"):
+            tf.gradients(tf.while_loop(lambda v: v < 10.0, lambda v: v * x, [x])[0], [x])
+
+
+def test_an_infinite_loop_ends_at_the_step_timeout():
+    with tf.Graph().as_default():
+        y = tf.while_loop(lambda i: True, lambda i: i + 1, [tf.constant(0)])
+        with tf.Session() as sess:
+            with pytest.raises(tf.errors.DeadlineExceededError):
+                sess.run(y, options=tf1.RunOptions(timeout_in_ms=300))
