@@ -63,7 +63,7 @@ fi
 # Debian packages the build and the tests need (nothing else is installed by hand).
 packages=(g++ meson ninja-build pkg-config libeigen3-dev libfmt-dev doctest-dev zlib1g-dev
           dataset-fashion-mnist graphviz python3-dev python3-venv patchelf make
-          libucx-dev ucx-utils libdnnl-dev)
+          libucx-dev ucx-utils libdnnl-dev fortunes)
 # The tests also start a local Spark (tests/python/test_spark.py): Java.
 [ "${1:-run}" = test ] && packages+=(openjdk-17-jre-headless)
 

@@ -22,6 +22,7 @@ OpRegistry& OpRegistry::Global() {
     RegisterCollectiveOps(*r);
     RegisterSearchOps(*r);
     RegisterImageOps(*r);
+    RegisterRnnOps(*r);
     return r;
   }();
   return *registry;
@@ -41,6 +42,7 @@ KernelRegistry& KernelRegistry::Global() {
     RegisterCollectiveKernels(*r);
     RegisterSearchKernels(*r);
     RegisterImageKernels(*r);
+    RegisterRnnKernels(*r);
 #if defined(WEFT_CUDA)
     RegisterCudaKernels(*r);  // device type "GPU" (ops/kernels/cuda/)
 #endif

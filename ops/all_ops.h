@@ -18,7 +18,8 @@ void RegisterOptimizerOps(OpRegistry& r);   // ApplyGradientDescent, ApplyMoment
 void RegisterSendRecvOps(OpRegistry& r);    // _Send, _Recv (inserted by the partitioner)
 void RegisterCollectiveOps(OpRegistry& r);  // CollectiveReduce, CollectiveBroadcast, CollectiveAllGather, CollectiveReduceScatter
 void RegisterSearchOps(OpRegistry& r);      // Range, Where, TopK, TopKGrad, Cumsum
-void RegisterImageOps(OpRegistry& r);       // ImageProjectiveTransform
+void RegisterImageOps(OpRegistry& r);
+void RegisterRnnOps(OpRegistry& r);         // LSTMSequence, GRUSequence, SimpleRNNSequence and their *Grad       // ImageProjectiveTransform
 
 void RegisterFrameworkKernels(KernelRegistry& r);
 void RegisterStateKernels(KernelRegistry& r);
@@ -31,5 +32,6 @@ void RegisterSendRecvKernels(KernelRegistry& r);
 void RegisterCollectiveKernels(KernelRegistry& r);
 void RegisterSearchKernels(KernelRegistry& r);
 void RegisterImageKernels(KernelRegistry& r);
+void RegisterRnnKernels(KernelRegistry& r);
 
 }  // namespace weft

@@ -74,6 +74,11 @@ RandomCrop = _L.RandomCrop
 RandomRotation = _L.RandomRotation
 RandomZoom = _L.RandomZoom
 RandomTranslation = _L.RandomTranslation
+LSTM = _L.LSTM
+GRU = _L.GRU
+SimpleRNN = _L.SimpleRNN
+Bidirectional = _L.Bidirectional
+TimeDistributed = _L.TimeDistributed
 
 
 def Lambda(function, output_shape=None, mask=None, arguments=None, name=None, input_shape=None, **kwargs):
@@ -205,7 +210,8 @@ __all__ = ["Layer", "Input", "InputLayer", "Dense", "Conv1D", "Conv2D", "Conv2DT
            "subtract", "multiply", "average", "maximum", "minimum", "concatenate", "GaussianNoise",
            "GaussianDropout", "SpatialDropout1D", "SpatialDropout2D", "AlphaDropout", "CenterCrop", "Lambda",
            "ActivityRegularization", "Resizing", "RandomFlip", "RandomContrast",
-           "RandomBrightness", "RandomCrop", "RandomRotation", "RandomZoom", "RandomTranslation"]
+           "RandomBrightness", "RandomCrop", "RandomRotation", "RandomZoom", "RandomTranslation",
+           "LSTM", "GRU", "SimpleRNN", "Bidirectional", "TimeDistributed"]
 
 # TF 2.1-2.5's names: layers.experimental.preprocessing.RandomFlip etc. (the same layers, looked
 # up on access, so they are the factories record_module below wraps).

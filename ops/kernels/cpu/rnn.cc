@@ -1,0 +1,456 @@
+// CPU kernels of the recurrent sequence ops (ops/rnn.cc): the whole time loop in one kernel. The
+// input projection of every step is one GEMM ([B*T, I] @ [I, G*H]) before the loop; each step then
+// runs one recurrent GEMM ([B, H] @ [H, G*H]; two for a GRU without reset_after) and the fused gate
+// math. The backward pass walks the steps in reverse, keeping only the gradient of h (and c) between
+// steps; the weight gradients and dx are GEMMs over all steps at the end.
+//
+// Shape key: B = batch, T = time, I = input features, H = units, G = gates per unit. "Step s" is
+// the s-th step run; it reads input time t = go_backwards ? T-1-s : s. Saved outputs (y, cs, gates,
+// hrec) are indexed by step; the gradient buffers of the input projection by input time, so that
+// dx and dkernel are single GEMMs against x.
+//
+// Formulas (d = gradient, ' = derivative, from the activation's output):
+//   LSTM   dh = dy_s + dh_next;  dc = dc_next + dcs_s + dh * o * act'(act(c));
+//          do = dh * act(c); di = dc * g; dg = dc * i; df = dc * c_prev  (+ the gates' own gradients)
+//          dz = those times each gate's activation'; dh_prev = dz @ U^T; dc_prev = dc * f
+//   GRU    h = z * hp + (1 - z) * hh:  dz = dh * (hp - hh); dhh = dh * (1 - z); dhp = dh * z
+//          reset_after: pre_h = x_h + r * hrec: dhrec = dpre_h * r; dr = dpre_h * hrec
+//          else:         pre_h = x_h + hrec, hrec = (r * hp) @ U_h: d(r * hp) = dpre_h @ U_h^T
+//   Simple dz = (dy_s + dh_next) * act'(h_s); dh_prev = dz @ U^T
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "ops/all_ops.h"
+#include "ops/kernel.h"
+#include "ops/kernels/cpu/broadcast.h"
+#include "ops/kernels/cpu/gemm.h"
+#include "ops/rnn.h"
+
+namespace weft {
+namespace {
+
+template <typename T>
+T Act(RnnActivation a, T x) {
+  switch (a) {
+    case RnnActivation::kTanh: return std::tanh(x);
+    case RnnActivation::kSigmoid: return T(1) / (T(1) + std::exp(-x));
+    case RnnActivation::kRelu: return std::max(x, T(0));
+    case RnnActivation::kHardSigmoid: return std::clamp((x + T(3)) / T(6), T(0), T(1));
+    case RnnActivation::kLinear: break;
+  }
+  return x;
+}
+
+// The derivative at the input whose activation is y.
+template <typename T>
+T ActGrad(RnnActivation a, T y) {
+  switch (a) {
+    case RnnActivation::kTanh: return T(1) - y * y;
+    case RnnActivation::kSigmoid: return y * (T(1) - y);
+    case RnnActivation::kRelu: return y > T(0) ? T(1) : T(0);
+    case RnnActivation::kHardSigmoid: return y > T(0) && y < T(1) ? T(1) / T(6) : T(0);
+    case RnnActivation::kLinear: break;
+  }
+  return T(1);
+}
+
+// c (+)= op(a) @ op(b) on the pool; op(a) [m, k], op(b) [k, n].
+template <typename T>
+void Gemm(ThreadPool* pool, const T* a, const T* b, T* c, int64_t m, int64_t n, int64_t k, bool ta, bool tb,
+          bool acc = false) {
+  if (m == 0 || n == 0) return;
+  GemmProduct<T> p{a, b, c, m, n, k, ta, tb};
+  p.acc = acc;
+  p.RunParallel(pool);
+}
+
+// Column sums of a [rows, cols] matrix into out[cols].
+template <typename T>
+void ColumnSums(const T* a, int64_t rows, int64_t cols, T* out) {
+  std::fill_n(out, cols, T(0));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 0; j < cols; ++j) out[j] += a[r * cols + j];
+  }
+}
+
+// What every sequence kernel reads from its node: the cell, activations and direction.
+struct RnnConfig {
+  RnnCell cell;
+  RnnActivation act, rec_act = RnnActivation::kSigmoid;
+  bool backwards, reset_after = false;
+
+  explicit RnnConfig(const Node& node) {
+    const std::string& op = node.op();
+    cell = op.starts_with("LSTM") ? RnnCell::kLSTM : op.starts_with("GRU") ? RnnCell::kGRU : RnnCell::kSimple;
+    act = ParseRnnActivation(node.attr<std::string>("activation"), "activation");
+    if (cell != RnnCell::kSimple) {
+      rec_act = ParseRnnActivation(node.attr<std::string>("recurrent_activation"), "recurrent_activation");
+    }
+    if (cell == RnnCell::kGRU) reset_after = node.attr<bool>("reset_after");
+    backwards = node.attr<bool>("go_backwards");
+  }
+  int kernel_input() const { return cell == RnnCell::kLSTM ? 3 : 2; }
+  // The input time step s reads.
+  int64_t Time(int64_t s, int64_t steps) const { return backwards ? steps - 1 - s : s; }
+  RnnDims Check(const OpKernelContext* ctx) const {
+    const int w = kernel_input();
+    const TensorShape c0 = cell == RnnCell::kLSTM ? ctx->input(2).shape() : TensorShape();
+    const RnnDims d = CheckRnnShapes(cell, reset_after, ctx->input(0).shape(), ctx->input(1).shape(),
+                                     cell == RnnCell::kLSTM ? &c0 : nullptr, ctx->input(w).shape(),
+                                     ctx->input(w + 1).shape(), ctx->input(w + 2).shape());
+    return d;
+  }
+};
+
+// xp [B*T, G*H] = x @ kernel + bias: every step's input projection, rows by input time.
+template <typename T>
+std::vector<T> InputProjection(ThreadPool* pool, const RnnDims& d, int64_t gh, const T* x, const T* kernel,
+                               const T* bias) {
+  const int64_t rows = d.batch * d.time;
+  std::vector<T> xp(rows * gh);
+  for (int64_t r = 0; r < rows; ++r) std::copy_n(bias, gh, xp.data() + r * gh);
+  if (d.input > 0) Gemm(pool, x, kernel, xp.data(), rows, gh, d.input, false, false, /*acc=*/true);
+  return xp;
+}
+
+// From dxp [B*T, G*H] (the gradient of the input projection, rows by input time): dx = dxp @ W^T,
+// dW = x^T @ dxp, and the input bias's gradient (column sums) into dbias.
+template <typename T>
+void InputProjectionGrad(ThreadPool* pool, const RnnDims& d, int64_t gh, const T* x, const T* kernel,
+                         const std::vector<T>& dxp, T* dx, T* dkernel, T* dbias) {
+  const int64_t rows = d.batch * d.time;
+  if (rows == 0) {
+    std::fill_n(dkernel, d.input * gh, T(0));
+  } else {
+    Gemm(pool, dxp.data(), kernel, dx, rows, d.input, gh, false, true);
+    Gemm(pool, x, dxp.data(), dkernel, d.input, gh, rows, true, false);
+  }
+  ColumnSums(dxp.data(), rows, gh, dbias);
+}
+
+// Runs fn(b) for every batch row, split over the pool when the step is large enough.
+void ForBatch(ThreadPool* pool, int64_t batch, int64_t per_row, const std::function<void(int64_t)>& fn) {
+  ParallelForCost(pool, batch, per_row, [&](int64_t lo, int64_t hi) {
+    for (int64_t b = lo; b < hi; ++b) fn(b);
+  });
+}
+
+template <typename T>
+class SequenceOp : public OpKernel {
+ public:
+  explicit SequenceOp(const Node& node) : OpKernel(node), cfg_(node) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const RnnDims d = cfg_.Check(ctx);
+    const int64_t B = d.batch, S = d.time, H = d.units, G = RnnGates(cfg_.cell), GH = G * H;
+    const int w = cfg_.kernel_input();
+    const T* x = ctx->input(0).data<T>();
+    const T* U = ctx->input(w + 1).data<T>();
+    const T* bias = ctx->input(w + 2).data<T>();
+    ThreadPool* pool = ctx->intra_op_pool();
+    const std::vector<T> xp = InputProjection(pool, d, GH, x, ctx->input(w).data<T>(), bias);
+    T* y = ctx->allocate_output(0, TensorShape({B, S, H}))->data<T>();
+    std::vector<T> h(ctx->input(1).data<T>(), ctx->input(1).data<T>() + B * H);
+    std::vector<T> z(B * GH);
+    if (cfg_.cell == RnnCell::kLSTM) {
+      std::vector<T> c(ctx->input(2).data<T>(), ctx->input(2).data<T>() + B * H);
+      T* cs = ctx->allocate_output(3, TensorShape({B, S, H}))->data<T>();
+      T* gates = ctx->allocate_output(4, TensorShape({B, S, GH}))->data<T>();
+      for (int64_t s = 0; s < S; ++s) {
+        const int64_t t = cfg_.Time(s, S);
+        Gemm(pool, h.data(), U, z.data(), B, GH, H, false, false);
+        ForBatch(pool, B, GH * 8, [&](int64_t b) {
+          const T* zr = z.data() + b * GH;
+          const T* xr = xp.data() + (b * S + t) * GH;
+          T* gr = gates + (b * S + s) * GH;
+          for (int64_t j = 0; j < H; ++j) {
+            const T i = Act(cfg_.rec_act, zr[j] + xr[j]);
+            const T f = Act(cfg_.rec_act, zr[H + j] + xr[H + j]);
+            const T g = Act(cfg_.act, zr[2 * H + j] + xr[2 * H + j]);
+            const T o = Act(cfg_.rec_act, zr[3 * H + j] + xr[3 * H + j]);
+            const T cn = f * c[b * H + j] + i * g;
+            const T hn = o * Act(cfg_.act, cn);
+            c[b * H + j] = cn;
+            h[b * H + j] = hn;
+            y[(b * S + s) * H + j] = hn;
+            cs[(b * S + s) * H + j] = cn;
+            gr[j] = i, gr[H + j] = f, gr[2 * H + j] = g, gr[3 * H + j] = o;
+          }
+        });
+      }
+      std::copy(c.begin(), c.end(), ctx->allocate_output(2, TensorShape({B, H}))->data<T>());
+    } else if (cfg_.cell == RnnCell::kGRU) {
+      RunGru(ctx, d, xp, U, bias, y, h, z);
+    } else {
+      for (int64_t s = 0; s < S; ++s) {
+        const int64_t t = cfg_.Time(s, S);
+        Gemm(pool, h.data(), U, z.data(), B, H, H, false, false);
+        ForBatch(pool, B, H * 4, [&](int64_t b) {
+          const T* xr = xp.data() + (b * S + t) * H;
+          for (int64_t j = 0; j < H; ++j) {
+            const T hn = Act(cfg_.act, z[b * H + j] + xr[j]);
+            h[b * H + j] = hn;
+            y[(b * S + s) * H + j] = hn;
+          }
+        });
+      }
+    }
+    std::copy(h.begin(), h.end(), ctx->allocate_output(1, TensorShape({B, H}))->data<T>());
+  }
+
+ private:
+  void RunGru(OpKernelContext* ctx, const RnnDims& d, const std::vector<T>& xp, const T* U, const T* bias, T* y,
+              std::vector<T>& h, std::vector<T>& rec) const {
+    const int64_t B = d.batch, S = d.time, H = d.units, GH = 3 * H;
+    ThreadPool* pool = ctx->intra_op_pool();
+    T* gates = ctx->allocate_output(2, TensorShape({B, S, GH}))->data<T>();
+    T* hrec = ctx->allocate_output(3, TensorShape({B, S, H}))->data<T>();
+    // Without reset_after, U's z|r columns and h columns are separate products: contiguous copies.
+    std::vector<T> u_zr, u_h, rh(B * H);
+    if (!cfg_.reset_after) SplitGruKernel(U, H, &u_zr, &u_h);
+    const T* b_rec = cfg_.reset_after ? bias + GH : nullptr;
+    for (int64_t s = 0; s < S; ++s) {
+      const int64_t t = cfg_.Time(s, S);
+      // rec [B, 3H]: h @ U + b_rec (reset_after), else [B, 2H] h @ U_zr then [B, H] (r * h) @ U_h.
+      Gemm(pool, h.data(), cfg_.reset_after ? U : u_zr.data(), rec.data(), B, cfg_.reset_after ? GH : 2 * H, H,
+           false, false);
+      const int64_t rec_cols = cfg_.reset_after ? GH : 2 * H;
+      ForBatch(pool, B, GH * 4, [&](int64_t b) {
+        const T* rr = rec.data() + b * rec_cols;
+        const T* xr = xp.data() + (b * S + t) * GH;
+        T* gr = gates + (b * S + s) * GH;
+        for (int64_t j = 0; j < 2 * H; ++j) gr[j] = Act(cfg_.rec_act, xr[j] + rr[j] + (b_rec ? b_rec[j] : T(0)));
+        if (!cfg_.reset_after) {
+          for (int64_t j = 0; j < H; ++j) rh[b * H + j] = gr[H + j] * h[b * H + j];
+        }
+      });
+      if (!cfg_.reset_after) Gemm(pool, rh.data(), u_h.data(), rec.data(), B, H, H, false, false);
+      ForBatch(pool, B, GH * 4, [&](int64_t b) {
+        const T* xr = xp.data() + (b * S + t) * GH;
+        T* gr = gates + (b * S + s) * GH;
+        T* hr = hrec + (b * S + s) * H;
+        for (int64_t j = 0; j < H; ++j) {
+          if (cfg_.reset_after) {
+            hr[j] = rec[b * GH + 2 * H + j] + b_rec[2 * H + j];
+            gr[2 * H + j] = Act(cfg_.act, xr[2 * H + j] + gr[H + j] * hr[j]);
+          } else {
+            hr[j] = rec[b * H + j];
+            gr[2 * H + j] = Act(cfg_.act, xr[2 * H + j] + hr[j]);
+          }
+          const T zg = gr[j];
+          const T hn = zg * h[b * H + j] + (T(1) - zg) * gr[2 * H + j];
+          h[b * H + j] = hn;
+          y[(b * S + s) * H + j] = hn;
+        }
+      });
+    }
+  }
+
+  RnnConfig cfg_;
+
+ public:
+  // U [H, 3H] -> U_zr [H, 2H] (its first 2H columns) and U_h [H, H] (the last H).
+  static void SplitGruKernel(const T* U, int64_t H, std::vector<T>* u_zr, std::vector<T>* u_h) {
+    u_zr->resize(H * 2 * H);
+    u_h->resize(H * H);
+    for (int64_t r = 0; r < H; ++r) {
+      std::copy_n(U + r * 3 * H, 2 * H, u_zr->data() + r * 2 * H);
+      std::copy_n(U + r * 3 * H + 2 * H, H, u_h->data() + r * H);
+    }
+  }
+};
+
+// The gradient ops: inputs (forward inputs, forward outputs, output gradients), outputs one
+// gradient per forward input.
+template <typename T>
+class SequenceGradOp : public OpKernel {
+ public:
+  explicit SequenceGradOp(const Node& node) : OpKernel(node), cfg_(node) {}
+
+  void Compute(OpKernelContext* ctx) override {
+    const RnnDims d = cfg_.Check(ctx);
+    const int n_in = cfg_.cell == RnnCell::kLSTM ? 6 : 5;
+    const int n_out = cfg_.cell == RnnCell::kLSTM ? 5 : cfg_.cell == RnnCell::kGRU ? 4 : 2;
+    // Every forward output and its gradient must have the forward op's output shape.
+    const int64_t B = d.batch, S = d.time, H = d.units, GH = RnnGates(cfg_.cell) * H;
+    std::vector<TensorShape> want = {TensorShape({B, S, H}), TensorShape({B, H})};
+    if (cfg_.cell == RnnCell::kLSTM) want.insert(want.end(), {TensorShape({B, H}), TensorShape({B, S, H}), TensorShape({B, S, GH})});
+    if (cfg_.cell == RnnCell::kGRU) want.insert(want.end(), {TensorShape({B, S, GH}), TensorShape({B, S, H})});
+    for (int k = 0; k < 2 * n_out; ++k) {
+      const int i = n_in + k;
+      WEFT_REQUIRE(ctx->input(i).shape() == want[k % n_out], "input {} ('{}') has shape {}, expected {}", i,
+                   node().def().inputs[i].name, ctx->input(i).shape().ToString(), want[k % n_out].ToString());
+    }
+    std::vector<T*> dx;
+    for (int i = 0; i < n_in; ++i) dx.push_back(ctx->allocate_output(i, ctx->input(i).shape())->data<T>());
+    auto in = [&](int i) { return ctx->input(i).data<T>(); };
+    const int w = cfg_.kernel_input();
+    const T* x = in(0);
+    const T* h0 = in(1);
+    const T* W = in(w);
+    const T* U = in(w + 1);
+    const int64_t rows = B * S;
+    ThreadPool* pool = ctx->intra_op_pool();
+    std::vector<T> dxp(rows * GH), hp_all(rows * H), dh(in(n_in + n_out + 1), in(n_in + n_out + 1) + B * H);
+    std::vector<T> dzs(B * GH);
+    const T* y = in(n_in);
+    const T* dy = in(n_in + n_out);
+    // h before step s for batch row b.
+    auto h_prev = [&](int64_t b, int64_t s) { return s > 0 ? y + (b * S + s - 1) * H : h0 + b * H; };
+    if (cfg_.cell == RnnCell::kLSTM) {
+      const T* c0 = in(2);
+      const T* cs = in(n_in + 3);
+      const T* gates = in(n_in + 4);
+      const T* dcs = in(n_in + n_out + 3);
+      const T* dgates = in(n_in + n_out + 4);
+      std::vector<T> dc(in(n_in + n_out + 2), in(n_in + n_out + 2) + B * H);
+      for (int64_t s = S - 1; s >= 0; --s) {
+        const int64_t t = cfg_.Time(s, S);
+        ForBatch(pool, B, GH * 8, [&](int64_t b) {
+          const int64_t row = b * S + s;
+          const T* g = gates + row * GH;
+          const T* dg = dgates + row * GH;
+          const T* cp = s > 0 ? cs + (row - 1) * H : c0 + b * H;
+          T* dz = dzs.data() + b * GH;
+          for (int64_t j = 0; j < H; ++j) {
+            const T i = g[j], f = g[H + j], gg = g[2 * H + j], o = g[3 * H + j];
+            const T dht = dy[row * H + j] + dh[b * H + j];
+            const T ac = Act(cfg_.act, cs[row * H + j]);
+            const T dct = dc[b * H + j] + dcs[row * H + j] + dht * o * ActGrad(cfg_.act, ac);
+            dz[j] = (dct * gg + dg[j]) * ActGrad(cfg_.rec_act, i);
+            dz[H + j] = (dct * cp[j] + dg[H + j]) * ActGrad(cfg_.rec_act, f);
+            dz[2 * H + j] = (dct * i + dg[2 * H + j]) * ActGrad(cfg_.act, gg);
+            dz[3 * H + j] = (dht * ac + dg[3 * H + j]) * ActGrad(cfg_.rec_act, o);
+            dc[b * H + j] = dct * f;
+          }
+          std::copy_n(dz, GH, dxp.data() + (b * S + t) * GH);
+          std::copy_n(h_prev(b, s), H, hp_all.data() + (b * S + t) * H);
+        });
+        Gemm(pool, dzs.data(), U, dh.data(), B, H, GH, false, true);
+      }
+      std::copy(dc.begin(), dc.end(), dx[2]);
+      Gemm(pool, hp_all.data(), dxp.data(), dx[w + 1], H, GH, rows, true, false);
+      InputProjectionGrad(pool, d, GH, x, W, dxp, dx[0], dx[w], dx[w + 2]);
+    } else if (cfg_.cell == RnnCell::kGRU) {
+      GruGrad(ctx, d, dx, dxp, hp_all, dh, h_prev);
+    } else {
+      for (int64_t s = S - 1; s >= 0; --s) {
+        const int64_t t = cfg_.Time(s, S);
+        ForBatch(pool, B, H * 4, [&](int64_t b) {
+          const int64_t row = b * S + s;
+          T* dz = dzs.data() + b * H;
+          for (int64_t j = 0; j < H; ++j) dz[j] = (dy[row * H + j] + dh[b * H + j]) * ActGrad(cfg_.act, y[row * H + j]);
+          std::copy_n(dz, H, dxp.data() + (b * S + t) * H);
+          std::copy_n(h_prev(b, s), H, hp_all.data() + (b * S + t) * H);
+        });
+        Gemm(pool, dzs.data(), U, dh.data(), B, H, H, false, true);
+      }
+      Gemm(pool, hp_all.data(), dxp.data(), dx[w + 1], H, GH, rows, true, false);
+      InputProjectionGrad(pool, d, GH, x, W, dxp, dx[0], dx[w], dx[w + 2]);
+    }
+    std::copy(dh.begin(), dh.end(), dx[1]);
+  }
+
+ private:
+  template <typename HPrev>
+  void GruGrad(OpKernelContext* ctx, const RnnDims& d, const std::vector<T*>& dx, std::vector<T>& dxp,
+               std::vector<T>& hp_all, std::vector<T>& dh, const HPrev& h_prev) const {
+    const int64_t B = d.batch, S = d.time, H = d.units, GH = 3 * H, rows = B * S;
+    ThreadPool* pool = ctx->intra_op_pool();
+    auto in = [&](int i) { return ctx->input(i).data<T>(); };
+    const T* U = in(3);
+    const T* dy = in(9);
+    const T* gates = in(7);
+    const T* hrec = in(8);
+    const T* dgates = in(11);
+    const T* dhrec = in(12);
+    const bool ra = cfg_.reset_after;
+    // drec: the gradient of the recurrent GEMM's output, per step [B, 3H] (reset_after) or
+    // [B, 2H] (z, r) plus dhv [B, H] (the h part, through U_h); rows by input time in *_all.
+    const int64_t rc = ra ? GH : 2 * H;
+    std::vector<T> drec(B * rc), drec_all(rows * rc), dhp(B * H), dhv(B * H), drh(B * H);
+    std::vector<T> dhv_all(ra ? 0 : rows * H), rh_all(ra ? 0 : rows * H), u_zr, u_h;
+    if (!ra) SequenceOp<T>::SplitGruKernel(U, H, &u_zr, &u_h);
+    for (int64_t s = S - 1; s >= 0; --s) {
+      const int64_t t = cfg_.Time(s, S);
+      // Pass 1: everything up to the h part's pre-activation gradient.
+      ForBatch(pool, B, GH * 4, [&](int64_t b) {
+        const int64_t row = b * S + s;
+        const T* g = gates + row * GH;
+        const T* hp = h_prev(b, s);
+        T* dxr = dxp.data() + (b * S + t) * GH;
+        for (int64_t j = 0; j < H; ++j) {
+          const T z = g[j], hh = g[2 * H + j];
+          const T dht = dy[row * H + j] + dh[b * H + j];
+          const T dpre_h = (dht * (T(1) - z) + dgates[row * GH + 2 * H + j]) * ActGrad(cfg_.act, hh);
+          dxr[j] = (dht * (hp[j] - hh) + dgates[row * GH + j]) * ActGrad(cfg_.rec_act, z);
+          dxr[2 * H + j] = dpre_h;
+          dhp[b * H + j] = dht * z;
+          const T r = g[H + j];
+          dhv[b * H + j] = (ra ? dpre_h * r : dpre_h) + dhrec[row * H + j];
+          if (ra) dxr[H + j] = (dpre_h * hrec[row * H + j] + dgates[row * GH + H + j]) * ActGrad(cfg_.rec_act, r);
+        }
+        std::copy_n(hp, H, hp_all.data() + (b * S + t) * H);
+      });
+      if (!ra) Gemm(pool, dhv.data(), u_h.data(), drh.data(), B, H, H, false, true);  // d(r * hp)
+      // Pass 2: the reset gate (without reset_after) and the recurrent GEMM's gradient rows.
+      ForBatch(pool, B, GH * 4, [&](int64_t b) {
+        const int64_t row = b * S + s;
+        const T* g = gates + row * GH;
+        const T* hp = h_prev(b, s);
+        T* dxr = dxp.data() + (b * S + t) * GH;
+        T* dr = drec.data() + b * rc;
+        for (int64_t j = 0; j < H; ++j) {
+          if (!ra) {
+            const T r = g[H + j];
+            dxr[H + j] = (drh[b * H + j] * hp[j] + dgates[row * GH + H + j]) * ActGrad(cfg_.rec_act, r);
+            dhp[b * H + j] += drh[b * H + j] * r;
+            rh_all[(b * S + t) * H + j] = r * hp[j];
+            dhv_all[(b * S + t) * H + j] = dhv[b * H + j];
+          } else {
+            dr[2 * H + j] = dhv[b * H + j];
+          }
+          dr[j] = dxr[j];
+          dr[H + j] = dxr[H + j];
+        }
+        std::copy_n(dr, rc, drec_all.data() + (b * S + t) * rc);
+      });
+      // dh_prev = dhp + drec @ U^T (the z, r columns of U only, without reset_after).
+      std::copy(dhp.begin(), dhp.end(), dh.begin());
+      Gemm(pool, drec.data(), ra ? U : u_zr.data(), dh.data(), B, H, rc, false, true, /*acc=*/true);
+    }
+    // dU: hp^T @ drec (reset_after), else [hp^T @ drec_zr | (r * hp)^T @ dhv].
+    T* dU = dx[3];
+    T* dbias = dx[4];
+    if (ra) {
+      Gemm(pool, hp_all.data(), drec_all.data(), dU, H, GH, rows, true, false);
+      ColumnSums(drec_all.data(), rows, GH, dbias + GH);
+    } else {
+      std::vector<T> du_zr(H * 2 * H, T(0)), du_h(H * H, T(0));
+      if (rows > 0) {
+        Gemm(pool, hp_all.data(), drec_all.data(), du_zr.data(), H, 2 * H, rows, true, false);
+        Gemm(pool, rh_all.data(), dhv_all.data(), du_h.data(), H, H, rows, true, false);
+      }
+      for (int64_t r = 0; r < H; ++r) {
+        std::copy_n(du_zr.data() + r * 2 * H, 2 * H, dU + r * GH);
+        std::copy_n(du_h.data() + r * H, H, dU + r * GH + 2 * H);
+      }
+    }
+    InputProjectionGrad(pool, d, GH, in(0), in(2), dxp, dx[0], dx[2], dbias);
+  }
+
+  RnnConfig cfg_;
+};
+
+}  // namespace
+
+void RegisterRnnKernels(KernelRegistry& r) {
+  for (const char* op : {"LSTMSequence", "GRUSequence", "SimpleRNNSequence"}) {
+    RegisterTyped<SequenceOp, WEFT_FLOAT_TYPES>(r, op);
+    RegisterTyped<SequenceGradOp, WEFT_FLOAT_TYPES>(r, std::string(op) + "Grad");
+  }
+}
+
+}  // namespace weft
