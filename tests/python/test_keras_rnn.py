@@ -110,3 +110,30 @@ def test_unsupported_arguments_are_errors(kwargs, message):
 def test_unknown_keyword_is_type_error():
     with pytest.raises(TypeError, match="unexpected keyword argument 'unitz'"):
         layers.GRU(3, unitz=4)
+
+
+@pytest.mark.parametrize("name,cell,kwargs,y_shape", [
+    ("lstm", lambda: layers.LSTMCell(H), {"return_sequences": True}, (B, T, H)),
+    ("gru_reset_before", lambda: layers.GRUCell(H, reset_after=False), {"return_sequences": True}, (B, T, H)),
+    ("simple_rnn_backwards", lambda: layers.SimpleRNNCell(H, activation="relu"), {"go_backwards": True}, (B, H)),
+])
+def test_rnn_of_a_cell_is_the_layer(golden, name, cell, kwargs, y_shape):
+    _check(golden, name, layers.RNN(cell(), **kwargs), y_shape)
+
+
+def test_cells_alone_and_stacked_cells_are_errors():
+    with pytest.raises(NotImplementedError, match="wrap it in keras.layers.RNN"):
+        layers.LSTMCell(3)(np.zeros((1, 3), np.float32), [np.zeros((1, 3), np.float32)])
+    with pytest.raises(TypeError, match="takes an LSTMCell, GRUCell or SimpleRNNCell"):
+        layers.RNN([layers.LSTMCell(3), layers.LSTMCell(3)])
+    with pytest.raises(errors.InvalidArgumentError, match="activation 'gelu' is not supported"):
+        layers.GRUCell(3, activation="gelu")
+
+
+def test_model_config_round_trips_recurrent_layers(tmp_path):
+    model = keras.Sequential([keras.Input(shape=(4, 2)), layers.RNN(layers.GRUCell(3, reset_after=False)),
+                              layers.Dense(1)])
+    x = np.random.default_rng(2).normal(size=(5, 4, 2)).astype(np.float32)
+    model.save(tmp_path / "cell.keras")
+    loaded = keras.models.load_model(tmp_path / "cell.keras")
+    np.testing.assert_allclose(loaded.predict(x, verbose=0), model.predict(x, verbose=0), rtol=1e-6, atol=1e-6)
