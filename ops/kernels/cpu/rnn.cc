@@ -31,16 +31,18 @@
 namespace weft {
 namespace {
 
+// x[0:n] = activation(x[0:n]) with Eigen's vectorized functions (float tanh and logistic are
+// packet code; the scalar loop with std::tanh / std::exp cost most of a step).
 template <typename T>
-T Act(RnnActivation a, T x) {
+void ActRow(RnnActivation a, T* x, int64_t n) {
+  Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> v(x, n);
   switch (a) {
-    case RnnActivation::kTanh: return std::tanh(x);
-    case RnnActivation::kSigmoid: return T(1) / (T(1) + std::exp(-x));
-    case RnnActivation::kRelu: return std::max(x, T(0));
-    case RnnActivation::kHardSigmoid: return std::clamp((x + T(3)) / T(6), T(0), T(1));
+    case RnnActivation::kTanh: v = v.tanh(); break;
+    case RnnActivation::kSigmoid: v = v.logistic(); break;
+    case RnnActivation::kRelu: v = v.max(T(0)); break;
+    case RnnActivation::kHardSigmoid: v = ((v + T(3)) / T(6)).max(T(0)).min(T(1)); break;
     case RnnActivation::kLinear: break;
   }
-  return x;
 }
 
 // The derivative at the input whose activation is y.
@@ -162,22 +164,19 @@ class SequenceOp : public OpKernel {
         const int64_t t = cfg_.Time(s, S);
         Gemm(pool, h.data(), U, z.data(), B, GH, H, false, false);
         ForBatch(pool, B, GH * 8, [&](int64_t b) {
-          const T* zr = z.data() + b * GH;
+          T* zr = z.data() + b * GH;
           const T* xr = xp.data() + (b * S + t) * GH;
-          T* gr = gates + (b * S + s) * GH;
-          for (int64_t j = 0; j < H; ++j) {
-            const T i = Act(cfg_.rec_act, zr[j] + xr[j]);
-            const T f = Act(cfg_.rec_act, zr[H + j] + xr[H + j]);
-            const T g = Act(cfg_.act, zr[2 * H + j] + xr[2 * H + j]);
-            const T o = Act(cfg_.rec_act, zr[3 * H + j] + xr[3 * H + j]);
-            const T cn = f * c[b * H + j] + i * g;
-            const T hn = o * Act(cfg_.act, cn);
-            c[b * H + j] = cn;
-            h[b * H + j] = hn;
-            y[(b * S + s) * H + j] = hn;
-            cs[(b * S + s) * H + j] = cn;
-            gr[j] = i, gr[H + j] = f, gr[2 * H + j] = g, gr[3 * H + j] = o;
-          }
+          for (int64_t j = 0; j < GH; ++j) zr[j] += xr[j];
+          ActRow(cfg_.rec_act, zr, 2 * H);  // i, f
+          ActRow(cfg_.act, zr + 2 * H, H);  // g
+          ActRow(cfg_.rec_act, zr + 3 * H, H);  // o
+          std::copy_n(zr, GH, gates + (b * S + s) * GH);
+          T* cb = c.data() + b * H;
+          T* yr = y + (b * S + s) * H;
+          for (int64_t j = 0; j < H; ++j) yr[j] = cb[j] = zr[H + j] * cb[j] + zr[j] * zr[2 * H + j];
+          std::copy_n(cb, H, cs + (b * S + s) * H);
+          ActRow(cfg_.act, yr, H);
+          for (int64_t j = 0; j < H; ++j) h[b * H + j] = yr[j] *= zr[3 * H + j];
         });
       }
       std::copy(c.begin(), c.end(), ctx->allocate_output(2, TensorShape({B, H}))->data<T>());
@@ -189,11 +188,10 @@ class SequenceOp : public OpKernel {
         Gemm(pool, h.data(), U, z.data(), B, H, H, false, false);
         ForBatch(pool, B, H * 4, [&](int64_t b) {
           const T* xr = xp.data() + (b * S + t) * H;
-          for (int64_t j = 0; j < H; ++j) {
-            const T hn = Act(cfg_.act, z[b * H + j] + xr[j]);
-            h[b * H + j] = hn;
-            y[(b * S + s) * H + j] = hn;
-          }
+          T* yr = y + (b * S + s) * H;
+          for (int64_t j = 0; j < H; ++j) yr[j] = z[b * H + j] + xr[j];
+          ActRow(cfg_.act, yr, H);
+          std::copy_n(yr, H, h.data() + b * H);
         });
       }
     }
@@ -221,7 +219,8 @@ class SequenceOp : public OpKernel {
         const T* rr = rec.data() + b * rec_cols;
         const T* xr = xp.data() + (b * S + t) * GH;
         T* gr = gates + (b * S + s) * GH;
-        for (int64_t j = 0; j < 2 * H; ++j) gr[j] = Act(cfg_.rec_act, xr[j] + rr[j] + (b_rec ? b_rec[j] : T(0)));
+        for (int64_t j = 0; j < 2 * H; ++j) gr[j] = xr[j] + rr[j] + (b_rec ? b_rec[j] : T(0));
+        ActRow(cfg_.rec_act, gr, 2 * H);
         if (!cfg_.reset_after) {
           for (int64_t j = 0; j < H; ++j) rh[b * H + j] = gr[H + j] * h[b * H + j];
         }
@@ -234,11 +233,14 @@ class SequenceOp : public OpKernel {
         for (int64_t j = 0; j < H; ++j) {
           if (cfg_.reset_after) {
             hr[j] = rec[b * GH + 2 * H + j] + b_rec[2 * H + j];
-            gr[2 * H + j] = Act(cfg_.act, xr[2 * H + j] + gr[H + j] * hr[j]);
+            gr[2 * H + j] = xr[2 * H + j] + gr[H + j] * hr[j];
           } else {
             hr[j] = rec[b * H + j];
-            gr[2 * H + j] = Act(cfg_.act, xr[2 * H + j] + hr[j]);
+            gr[2 * H + j] = xr[2 * H + j] + hr[j];
           }
+        }
+        ActRow(cfg_.act, gr + 2 * H, H);
+        for (int64_t j = 0; j < H; ++j) {
           const T zg = gr[j];
           const T hn = zg * h[b * H + j] + (T(1) - zg) * gr[2 * H + j];
           h[b * H + j] = hn;
@@ -305,7 +307,7 @@ class SequenceGradOp : public OpKernel {
       const T* gates = in(n_in + 4);
       const T* dcs = in(n_in + n_out + 3);
       const T* dgates = in(n_in + n_out + 4);
-      std::vector<T> dc(in(n_in + n_out + 2), in(n_in + n_out + 2) + B * H);
+      std::vector<T> dc(in(n_in + n_out + 2), in(n_in + n_out + 2) + B * H), ac_row(B * H);
       for (int64_t s = S - 1; s >= 0; --s) {
         const int64_t t = cfg_.Time(s, S);
         ForBatch(pool, B, GH * 8, [&](int64_t b) {
@@ -314,10 +316,13 @@ class SequenceGradOp : public OpKernel {
           const T* dg = dgates + row * GH;
           const T* cp = s > 0 ? cs + (row - 1) * H : c0 + b * H;
           T* dz = dzs.data() + b * GH;
+          T* acr = ac_row.data() + b * H;  // act(c) of this step
+          std::copy_n(cs + row * H, H, acr);
+          ActRow(cfg_.act, acr, H);
           for (int64_t j = 0; j < H; ++j) {
             const T i = g[j], f = g[H + j], gg = g[2 * H + j], o = g[3 * H + j];
             const T dht = dy[row * H + j] + dh[b * H + j];
-            const T ac = Act(cfg_.act, cs[row * H + j]);
+            const T ac = acr[j];
             const T dct = dc[b * H + j] + dcs[row * H + j] + dht * o * ActGrad(cfg_.act, ac);
             dz[j] = (dct * gg + dg[j]) * ActGrad(cfg_.rec_act, i);
             dz[H + j] = (dct * cp[j] + dg[H + j]) * ActGrad(cfg_.rec_act, f);
