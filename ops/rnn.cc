@@ -7,6 +7,7 @@
 #include "ops/rnn.h"
 
 #include "ops/all_ops.h"
+#include "ops/framework.h"
 #include "ops/op_def.h"
 
 namespace weft {
@@ -69,7 +70,13 @@ std::vector<Output> SequenceGrad(const Scope& s, const Node& op, const std::vect
   std::vector<Output> in;
   for (int i = 0; i < op.num_inputs(); ++i) in.push_back(op.input(i));
   for (int i = 0; i < op.num_outputs(); ++i) in.emplace_back(const_cast<Node*>(&op), i);
-  in.insert(in.end(), dy.begin(), dy.end());
+  for (int i = 0; i < op.num_outputs(); ++i) {
+    // A sequence output nothing reads gets the zeros Gradients fills in: pass an empty [0]
+    // tensor instead, which the kernel reads as zeros (no [B, T, G*H] fill, no reads of it).
+    const bool unused = dy[i].node != nullptr && dy[i].node->op() == "ZerosLike";
+    in.push_back(unused && dy[i].shape().rank() == 3 ? ops::Const(s, Tensor::Zeros(dy[i].dtype(), TensorShape({0})))
+                                                     : dy[i]);
+  }
   AttrMap attrs = op.attrs();
   Node* g = s.AddNode(op.op() + "Grad", std::move(in), std::move(attrs));
   std::vector<Output> dx;
@@ -99,7 +106,8 @@ void RegisterSequence(OpRegistry& r, const std::string& name, const std::vector<
   attrs(g);
   g.Shape(SequenceGradShape)
       .Doc("Gradient of " + name + ": takes its inputs, its outputs and their gradients, returns the gradient of "
-           "each input. Not differentiable itself (TF defines no gradient for BlockLSTMGrad either).");
+           "each input. The gradient of a sequence output (rank 3) may be an empty [0] tensor, read as zeros. Not "
+           "differentiable itself (TF defines no gradient for BlockLSTMGrad either).");
 }
 
 }  // namespace

@@ -232,6 +232,47 @@ TEST_CASE("recurrent gradient ops equal finite differences of the reference") {
   }
 }
 
+TEST_CASE("recurrent gradient ops read an empty [0] gradient of a sequence output as zeros") {
+  for (const Setup& s : Setups()) {
+    if (AttrOr(s.attrs, "activation", "tanh") == "relu") continue;
+    CAPTURE(s.op);
+    const std::vector<Tensor> in = Inputs(s);
+    const std::vector<Tensor> out = Reference(s, in);
+    // Only the last h (output 1) and, for an LSTM, the last c have a gradient: the case of
+    // return_sequences=False, where Gradients fills the sequences' gradients with zeros.
+    const Tensor dh = Rand(out[1].shape().dims(), -1, 1, 40);
+    const Tensor dc = IsLstm(s.op) ? Rand(out[2].shape().dims(), -1, 1, 41) : Tensor();
+    auto loss = [&](const std::vector<Tensor>& xs) {
+      const std::vector<Tensor> o = Reference(s, xs);
+      double sum = 0;
+      for (int64_t e = 0; e < dh.num_elements(); ++e) sum += o[1].data<double>()[e] * dh.data<double>()[e];
+      for (int64_t e = 0; IsLstm(s.op) && e < dc.num_elements(); ++e) {
+        sum += o[2].data<double>()[e] * dc.data<double>()[e];
+      }
+      return sum;
+    };
+    std::vector<Tensor> grad_in = in;
+    grad_in.insert(grad_in.end(), out.begin(), out.end());
+    for (size_t k = 0; k < out.size(); ++k) {
+      grad_in.push_back(k == 1 ? dh : IsLstm(s.op) && k == 2 ? dc : T<double>({}, {0}));
+    }
+    const std::vector<Tensor> got = RunOp(s.op + "Grad", grad_in, s.attrs);
+    for (size_t i = 0; i < in.size(); ++i) {
+      CAPTURE(i);
+      std::vector<double> g(in[i].num_elements());
+      for (int64_t e = 0; e < in[i].num_elements(); ++e) {
+        std::vector<Tensor> plus = in, minus = in;
+        plus[i] = in[i].Clone();
+        minus[i] = in[i].Clone();
+        plus[i].data<double>()[e] += 1e-6;
+        minus[i].data<double>()[e] -= 1e-6;
+        g[e] = (loss(plus) - loss(minus)) / 2e-6;
+      }
+      ExpectNear(got[i], T<double>(g, in[i].shape().dims()), 1e-6, 1e-6);
+    }
+  }
+}
+
 TEST_CASE("recurrent sequence ops: bad shapes and attrs name the input and the shapes") {
   const Setup lstm{"LSTMSequence", 2, 3, 2, 3, {}};
   std::vector<Tensor> in = Inputs(lstm);

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "ops/all_ops.h"
@@ -56,6 +57,25 @@ T ActGrad(RnnActivation a, T y) {
     case RnnActivation::kLinear: break;
   }
   return T(1);
+}
+
+// A scratch buffer left uninitialized (std::vector would zero megabytes that are written anyway).
+template <typename T>
+class Scratch {
+ public:
+  explicit Scratch(int64_t n) : p_(new T[static_cast<size_t>(n)]) {}
+  T* data() { return p_.get(); }
+  const T* data() const { return p_.get(); }
+  T& operator[](int64_t i) { return p_[i]; }
+
+ private:
+  std::unique_ptr<T[]> p_;
+};
+
+// p[i], or 0 for an absent gradient (null).
+template <typename T>
+T At(const T* p, int64_t i) {
+  return p ? p[i] : T(0);
 }
 
 // c (+)= op(a) @ op(b) on the pool; op(a) [m, k], op(b) [k, n].
@@ -108,10 +128,10 @@ struct RnnConfig {
 
 // xp [B*T, G*H] = x @ kernel + bias: every step's input projection, rows by input time.
 template <typename T>
-std::vector<T> InputProjection(ThreadPool* pool, const RnnDims& d, int64_t gh, const T* x, const T* kernel,
-                               const T* bias) {
+Scratch<T> InputProjection(ThreadPool* pool, const RnnDims& d, int64_t gh, const T* x, const T* kernel,
+                           const T* bias) {
   const int64_t rows = d.batch * d.time;
-  std::vector<T> xp(rows * gh);
+  Scratch<T> xp(rows * gh);
   for (int64_t r = 0; r < rows; ++r) std::copy_n(bias, gh, xp.data() + r * gh);
   if (d.input > 0) Gemm(pool, x, kernel, xp.data(), rows, gh, d.input, false, false, /*acc=*/true);
   return xp;
@@ -121,7 +141,7 @@ std::vector<T> InputProjection(ThreadPool* pool, const RnnDims& d, int64_t gh, c
 // dW = x^T @ dxp, and the input bias's gradient (column sums) into dbias.
 template <typename T>
 void InputProjectionGrad(ThreadPool* pool, const RnnDims& d, int64_t gh, const T* x, const T* kernel,
-                         const std::vector<T>& dxp, T* dx, T* dkernel, T* dbias) {
+                         const Scratch<T>& dxp, T* dx, T* dkernel, T* dbias) {
   const int64_t rows = d.batch * d.time;
   if (rows == 0) {
     std::fill_n(dkernel, d.input * gh, T(0));
@@ -152,7 +172,7 @@ class SequenceOp : public OpKernel {
     const T* U = ctx->input(w + 1).data<T>();
     const T* bias = ctx->input(w + 2).data<T>();
     ThreadPool* pool = ctx->intra_op_pool();
-    const std::vector<T> xp = InputProjection(pool, d, GH, x, ctx->input(w).data<T>(), bias);
+    const Scratch<T> xp = InputProjection(pool, d, GH, x, ctx->input(w).data<T>(), bias);
     T* y = ctx->allocate_output(0, TensorShape({B, S, H}))->data<T>();
     std::vector<T> h(ctx->input(1).data<T>(), ctx->input(1).data<T>() + B * H);
     std::vector<T> z(B * GH);
@@ -199,7 +219,7 @@ class SequenceOp : public OpKernel {
   }
 
  private:
-  void RunGru(OpKernelContext* ctx, const RnnDims& d, const std::vector<T>& xp, const T* U, const T* bias, T* y,
+  void RunGru(OpKernelContext* ctx, const RnnDims& d, const Scratch<T>& xp, const T* U, const T* bias, T* y,
               std::vector<T>& h, std::vector<T>& rec) const {
     const int64_t B = d.batch, S = d.time, H = d.units, GH = 3 * H;
     ThreadPool* pool = ctx->intra_op_pool();
@@ -280,11 +300,19 @@ class SequenceGradOp : public OpKernel {
     std::vector<TensorShape> want = {TensorShape({B, S, H}), TensorShape({B, H})};
     if (cfg_.cell == RnnCell::kLSTM) want.insert(want.end(), {TensorShape({B, H}), TensorShape({B, S, H}), TensorShape({B, S, GH})});
     if (cfg_.cell == RnnCell::kGRU) want.insert(want.end(), {TensorShape({B, S, GH}), TensorShape({B, S, H})});
+    // The gradient of a sequence output (rank 3) may be an empty [0] tensor: zeros, never read.
+    auto no_gradient = [&](int k) {
+      return k >= n_out && want[k - n_out].rank() == 3 && ctx->input(n_in + k).shape() == TensorShape({0}) &&
+             want[k - n_out].num_elements() > 0;
+    };
     for (int k = 0; k < 2 * n_out; ++k) {
       const int i = n_in + k;
-      WEFT_REQUIRE(ctx->input(i).shape() == want[k % n_out], "input {} ('{}') has shape {}, expected {}", i,
-                   node().def().inputs[i].name, ctx->input(i).shape().ToString(), want[k % n_out].ToString());
+      WEFT_REQUIRE(ctx->input(i).shape() == want[k % n_out] || no_gradient(k),
+                   "input {} ('{}') has shape {}, expected {}", i, node().def().inputs[i].name,
+                   ctx->input(i).shape().ToString(), want[k % n_out].ToString());
     }
+    // An output gradient, or null for zeros.
+    auto grad = [&](int k) { return no_gradient(n_out + k) ? nullptr : ctx->input(n_in + n_out + k).data<T>(); };
     std::vector<T*> dx;
     for (int i = 0; i < n_in; ++i) dx.push_back(ctx->allocate_output(i, ctx->input(i).shape())->data<T>());
     auto in = [&](int i) { return ctx->input(i).data<T>(); };
@@ -295,25 +323,26 @@ class SequenceGradOp : public OpKernel {
     const T* U = in(w + 1);
     const int64_t rows = B * S;
     ThreadPool* pool = ctx->intra_op_pool();
-    std::vector<T> dxp(rows * GH), hp_all(rows * H), dh(in(n_in + n_out + 1), in(n_in + n_out + 1) + B * H);
+    Scratch<T> dxp(rows * GH), hp_all(rows * H);
+    std::vector<T> dh(in(n_in + n_out + 1), in(n_in + n_out + 1) + B * H);
     std::vector<T> dzs(B * GH);
     const T* y = in(n_in);
-    const T* dy = in(n_in + n_out);
+    const T* dy = grad(0);
     // h before step s for batch row b.
     auto h_prev = [&](int64_t b, int64_t s) { return s > 0 ? y + (b * S + s - 1) * H : h0 + b * H; };
     if (cfg_.cell == RnnCell::kLSTM) {
       const T* c0 = in(2);
       const T* cs = in(n_in + 3);
       const T* gates = in(n_in + 4);
-      const T* dcs = in(n_in + n_out + 3);
-      const T* dgates = in(n_in + n_out + 4);
+      const T* dcs = grad(3);
+      const T* dgates = grad(4);
       std::vector<T> dc(in(n_in + n_out + 2), in(n_in + n_out + 2) + B * H), ac_row(B * H);
       for (int64_t s = S - 1; s >= 0; --s) {
         const int64_t t = cfg_.Time(s, S);
         ForBatch(pool, B, GH * 8, [&](int64_t b) {
           const int64_t row = b * S + s;
           const T* g = gates + row * GH;
-          const T* dg = dgates + row * GH;
+          const T* dg = dgates ? dgates + row * GH : nullptr;
           const T* cp = s > 0 ? cs + (row - 1) * H : c0 + b * H;
           T* dz = dzs.data() + b * GH;
           T* acr = ac_row.data() + b * H;  // act(c) of this step
@@ -321,13 +350,13 @@ class SequenceGradOp : public OpKernel {
           ActRow(cfg_.act, acr, H);
           for (int64_t j = 0; j < H; ++j) {
             const T i = g[j], f = g[H + j], gg = g[2 * H + j], o = g[3 * H + j];
-            const T dht = dy[row * H + j] + dh[b * H + j];
+            const T dht = At(dy, row * H + j) + dh[b * H + j];
             const T ac = acr[j];
-            const T dct = dc[b * H + j] + dcs[row * H + j] + dht * o * ActGrad(cfg_.act, ac);
-            dz[j] = (dct * gg + dg[j]) * ActGrad(cfg_.rec_act, i);
-            dz[H + j] = (dct * cp[j] + dg[H + j]) * ActGrad(cfg_.rec_act, f);
-            dz[2 * H + j] = (dct * i + dg[2 * H + j]) * ActGrad(cfg_.act, gg);
-            dz[3 * H + j] = (dht * ac + dg[3 * H + j]) * ActGrad(cfg_.rec_act, o);
+            const T dct = dc[b * H + j] + At(dcs, row * H + j) + dht * o * ActGrad(cfg_.act, ac);
+            dz[j] = (dct * gg + At(dg, j)) * ActGrad(cfg_.rec_act, i);
+            dz[H + j] = (dct * cp[j] + At(dg, H + j)) * ActGrad(cfg_.rec_act, f);
+            dz[2 * H + j] = (dct * i + At(dg, 2 * H + j)) * ActGrad(cfg_.act, gg);
+            dz[3 * H + j] = (dht * ac + At(dg, 3 * H + j)) * ActGrad(cfg_.rec_act, o);
             dc[b * H + j] = dct * f;
           }
           std::copy_n(dz, GH, dxp.data() + (b * S + t) * GH);
@@ -339,14 +368,14 @@ class SequenceGradOp : public OpKernel {
       Gemm(pool, hp_all.data(), dxp.data(), dx[w + 1], H, GH, rows, true, false);
       InputProjectionGrad(pool, d, GH, x, W, dxp, dx[0], dx[w], dx[w + 2]);
     } else if (cfg_.cell == RnnCell::kGRU) {
-      GruGrad(ctx, d, dx, dxp, hp_all, dh, h_prev);
+      GruGrad(ctx, d, dx, dxp, hp_all, dh, h_prev, dy, grad(2), grad(3));
     } else {
       for (int64_t s = S - 1; s >= 0; --s) {
         const int64_t t = cfg_.Time(s, S);
         ForBatch(pool, B, H * 4, [&](int64_t b) {
           const int64_t row = b * S + s;
           T* dz = dzs.data() + b * H;
-          for (int64_t j = 0; j < H; ++j) dz[j] = (dy[row * H + j] + dh[b * H + j]) * ActGrad(cfg_.act, y[row * H + j]);
+          for (int64_t j = 0; j < H; ++j) dz[j] = (At(dy, row * H + j) + dh[b * H + j]) * ActGrad(cfg_.act, y[row * H + j]);
           std::copy_n(dz, H, dxp.data() + (b * S + t) * H);
           std::copy_n(h_prev(b, s), H, hp_all.data() + (b * S + t) * H);
         });
@@ -360,23 +389,21 @@ class SequenceGradOp : public OpKernel {
 
  private:
   template <typename HPrev>
-  void GruGrad(OpKernelContext* ctx, const RnnDims& d, const std::vector<T*>& dx, std::vector<T>& dxp,
-               std::vector<T>& hp_all, std::vector<T>& dh, const HPrev& h_prev) const {
+  void GruGrad(OpKernelContext* ctx, const RnnDims& d, const std::vector<T*>& dx, Scratch<T>& dxp,
+               Scratch<T>& hp_all, std::vector<T>& dh, const HPrev& h_prev, const T* dy, const T* dgates,
+               const T* dhrec) const {
     const int64_t B = d.batch, S = d.time, H = d.units, GH = 3 * H, rows = B * S;
     ThreadPool* pool = ctx->intra_op_pool();
     auto in = [&](int i) { return ctx->input(i).data<T>(); };
     const T* U = in(3);
-    const T* dy = in(9);
     const T* gates = in(7);
     const T* hrec = in(8);
-    const T* dgates = in(11);
-    const T* dhrec = in(12);
     const bool ra = cfg_.reset_after;
     // drec: the gradient of the recurrent GEMM's output, per step [B, 3H] (reset_after) or
     // [B, 2H] (z, r) plus dhv [B, H] (the h part, through U_h); rows by input time in *_all.
     const int64_t rc = ra ? GH : 2 * H;
-    std::vector<T> drec(B * rc), drec_all(rows * rc), dhp(B * H), dhv(B * H), drh(B * H);
-    std::vector<T> dhv_all(ra ? 0 : rows * H), rh_all(ra ? 0 : rows * H), u_zr, u_h;
+    std::vector<T> drec(B * rc), dhp(B * H), dhv(B * H), drh(B * H), u_zr, u_h;
+    Scratch<T> drec_all(rows * rc), dhv_all(ra ? 0 : rows * H), rh_all(ra ? 0 : rows * H);
     if (!ra) SequenceOp<T>::SplitGruKernel(U, H, &u_zr, &u_h);
     for (int64_t s = S - 1; s >= 0; --s) {
       const int64_t t = cfg_.Time(s, S);
@@ -388,14 +415,14 @@ class SequenceGradOp : public OpKernel {
         T* dxr = dxp.data() + (b * S + t) * GH;
         for (int64_t j = 0; j < H; ++j) {
           const T z = g[j], hh = g[2 * H + j];
-          const T dht = dy[row * H + j] + dh[b * H + j];
-          const T dpre_h = (dht * (T(1) - z) + dgates[row * GH + 2 * H + j]) * ActGrad(cfg_.act, hh);
-          dxr[j] = (dht * (hp[j] - hh) + dgates[row * GH + j]) * ActGrad(cfg_.rec_act, z);
+          const T dht = At(dy, row * H + j) + dh[b * H + j];
+          const T dpre_h = (dht * (T(1) - z) + At(dgates, row * GH + 2 * H + j)) * ActGrad(cfg_.act, hh);
+          dxr[j] = (dht * (hp[j] - hh) + At(dgates, row * GH + j)) * ActGrad(cfg_.rec_act, z);
           dxr[2 * H + j] = dpre_h;
           dhp[b * H + j] = dht * z;
           const T r = g[H + j];
-          dhv[b * H + j] = (ra ? dpre_h * r : dpre_h) + dhrec[row * H + j];
-          if (ra) dxr[H + j] = (dpre_h * hrec[row * H + j] + dgates[row * GH + H + j]) * ActGrad(cfg_.rec_act, r);
+          dhv[b * H + j] = (ra ? dpre_h * r : dpre_h) + At(dhrec, row * H + j);
+          if (ra) dxr[H + j] = (dpre_h * hrec[row * H + j] + At(dgates, row * GH + H + j)) * ActGrad(cfg_.rec_act, r);
         }
         std::copy_n(hp, H, hp_all.data() + (b * S + t) * H);
       });
@@ -410,7 +437,7 @@ class SequenceGradOp : public OpKernel {
         for (int64_t j = 0; j < H; ++j) {
           if (!ra) {
             const T r = g[H + j];
-            dxr[H + j] = (drh[b * H + j] * hp[j] + dgates[row * GH + H + j]) * ActGrad(cfg_.rec_act, r);
+            dxr[H + j] = (drh[b * H + j] * hp[j] + At(dgates, row * GH + H + j)) * ActGrad(cfg_.rec_act, r);
             dhp[b * H + j] += drh[b * H + j] * r;
             rh_all[(b * S + t) * H + j] = r * hp[j];
             dhv_all[(b * S + t) * H + j] = dhv[b * H + j];
