@@ -180,6 +180,15 @@ void GatherShape(InferenceContext& c) {
   c.set_output(0, TensorShape(dims));
 }
 
+void UnsortedSegmentSumShape(InferenceContext& c) {
+  const TensorShape &data = c.input(0), &ids = c.input(1);
+  c.WithRank(c.input(2), 0, "UnsortedSegmentSum: num_segments");
+  int64_t num = -1;
+  if (const Tensor* t = c.input_tensor(2)) num = ReadNumSegments(*t);
+  if (data.unknown_rank() || ids.unknown_rank()) return c.set_output(0, TensorShape::Unknown());
+  c.set_output(0, TensorShape(SegmentSumDims(data, ids, num)));
+}
+
 void PadShape(InferenceContext& c) {
   const auto pad = c.attr<std::vector<int64_t>>("paddings");
   WEFT_REQUIRE(pad.size() % 2 == 0, "Pad: paddings {} must hold (before, after) pairs", Ints(pad));
@@ -338,6 +347,19 @@ std::vector<Output> GatherGradGrad(const Scope& s, const Node& op, const std::ve
   return {ops::Gather(s, dy[0], Forward(op, 1), op.attr<int64_t>("axis")), Output{}, Output{}};
 }
 
+// y[s] = sum of data[i] over segment_ids[i] == s:  ddata[i] = dy[segment_ids[i]], 0 where the id
+// is negative (dropped in the forward pass)
+std::vector<Output> UnsortedSegmentSumGrad(const Scope& s, const Node& op, const std::vector<Output>& dy) {
+  const Output data = Forward(op, 0), ids = Forward(op, 1);
+  WEFT_REQUIRE(!data.shape().unknown_rank() && !ids.shape().unknown_rank(),
+               "UnsortedSegmentSum '{}': its gradient needs data and segment_ids of known rank, got {} and {}",
+               op.name(), data.shape().ToString(), ids.shape().ToString());
+  const Output zero = ops::ScalarLike(s, ids.dtype(), 0);
+  Output kept = ops::Cast(s, ops::GreaterEqual(s, ids, zero), data.dtype());
+  for (int k = ids.shape().rank(); k < data.shape().rank(); ++k) kept = ops::ExpandDims(s, kept, -1);
+  return {ops::Mul(s, ops::Gather(s, dy[0], ops::Maximum(s, ids, zero)), kept), Output{}, Output{}};
+}
+
 // y = pad(x, (before, after)):  dx = dy[before : dim - after]
 std::vector<Output> PadGrad(const Scope& s, const Node& op, const std::vector<Output>& dy) {
   const auto pad = op.attr<std::vector<int64_t>>("paddings");
@@ -448,6 +470,13 @@ void RegisterArrayOps(OpRegistry& r) {
       .Shape([](InferenceContext& c) { ShapeFromInput(c, 2, "GatherGrad: params_shape"); })
       .Grad(GatherGradGrad)
       .Doc("Gather's gradient: zeros of `params_shape` with the slices of dy added at `indices` along `axis`.");
+  r.Register("UnsortedSegmentSum").Input("data", "T").Input("segment_ids", "Tindices")
+      .Input("num_segments", "Tnumsegments").Output("output", "T").TypeAttr("T", kNumberTypes)
+      .TypeAttr("Tindices", kIndexTypes).TypeAttr("Tnumsegments", kIndexTypes).Shape(UnsortedSegmentSumShape)
+      .Grad(UnsortedSegmentSumGrad)
+      .Doc("output[s, ...] = sum of data[i..., ...] over the positions i where segment_ids[i...] == s; "
+           "segment_ids' shape is a prefix of data's, negative ids are dropped, ids >= num_segments are an error; "
+           "output shape [num_segments] + data.shape[rank(segment_ids):].");
   r.Register("Pad").Input("input", "T").Output("output", "T").TypeAttr("T", kAllTypes)
       .Attr("paddings", AttrType::kIntList).Attr("constant_value", AttrValue(0.0)).Shape(PadShape).Grad(PadGrad)
       .Doc("Pads each dim k with paddings[2k] values before and paddings[2k+1] after, all `constant_value`.");
@@ -499,6 +528,9 @@ Output StridedSlice(const Scope& s, Output x, const std::vector<int64_t>& begin,
   return s.Op("StridedSlice", {x},
               {{"begin", begin}, {"end", end}, {"strides", strides}, {"begin_mask", begin_mask},
                {"end_mask", end_mask}, {"shrink_axis_mask", shrink_axis_mask}});
+}
+Output UnsortedSegmentSum(const Scope& s, Output data, Output segment_ids, Output num_segments) {
+  return s.Op("UnsortedSegmentSum", {data, segment_ids, num_segments});
 }
 Output Gather(const Scope& s, Output params, Output indices, int64_t axis) {
   return s.Op("Gather", {params, indices}, {{"axis", axis}});

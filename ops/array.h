@@ -22,6 +22,9 @@ Output StridedSlice(const Scope& s, Output x, const std::vector<int64_t>& begin,
                     const std::vector<int64_t>& strides, int64_t begin_mask = 0, int64_t end_mask = 0,
                     int64_t shrink_axis_mask = 0);
 Output Gather(const Scope& s, Output params, Output indices, int64_t axis = 0);
+// TF's tf.math.unsorted_segment_sum: sums data's slices into num_segments rows by segment_ids
+// (a prefix of data's shape; negative ids dropped). Embedding gradients and pooling by id.
+Output UnsortedSegmentSum(const Scope& s, Output data, Output segment_ids, Output num_segments);
 // paddings: rank x 2 (before, after) per dim.
 Output Pad(const Scope& s, Output x, const std::vector<int64_t>& paddings, double constant = 0.0);
 Output Tile(const Scope& s, Output x, const std::vector<int64_t>& multiples);

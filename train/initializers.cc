@@ -225,8 +225,9 @@ Initializer InitializerByName(const std::string& name, int64_t seed) {
   if (key == "he_uniform") return HeUniform(seed);
   if (key == "lecun_normal") return LecunNormal(seed);
   if (key == "lecun_uniform") return LecunUniform(seed);
-  if (key == "random_normal") return RandomNormal(0.0, 0.05, seed);
-  if (key == "random_uniform") return RandomUniform(-0.05, 0.05, seed);
+  // "normal" / "uniform": Keras' short names of the same two (Embedding's default is "uniform").
+  if (key == "random_normal" || key == "normal") return RandomNormal(0.0, 0.05, seed);
+  if (key == "random_uniform" || key == "uniform") return RandomUniform(-0.05, 0.05, seed);
   if (key == "truncated_normal") return TruncatedNormal(0.0, 0.05, seed);
   if (key == "variance_scaling") return VarianceScaling(1.0, "fan_in", "truncated_normal", seed);
   if (key == "orthogonal") return Orthogonal(1.0, seed);

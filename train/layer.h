@@ -256,6 +256,46 @@ LayerPtr ELU(double alpha = 1.0);
 // shape, its dims in shared_axes (1-based, as Keras) of size 1 and shared).
 LayerPtr PReLU(Initializer alpha_initializer = Zeros(), std::vector<int64_t> shared_axes = {});
 
+// ---- Sequence layers -----------------------------------------------------------------------
+// Keras' Embedding (train/layers_embedding.cc): ids (batch, ...) -> (batch, ..., output_dim), rows of
+// the weight "embeddings" (input_dim, output_dim). Ids must be whole numbers in [0, input_dim): an
+// id outside is InvalidArgument at run time naming its position, its value and the range.
+// Keras' input_length is not needed (shapes come from the input). mask_zero=true is refused:
+// weft layers do not propagate Keras masks.
+struct EmbeddingOptions {
+  Initializer embeddings_initializer = RandomUniform();  // Keras' "uniform": U(-0.05, 0.05)
+  double embeddings_l1 = 0.0, embeddings_l2 = 0.0;       // Keras' embeddings_regularizer
+  Constraint embeddings_constraint;
+  bool mask_zero = false;
+};
+LayerPtr Embedding(int64_t input_dim, int64_t output_dim, EmbeddingOptions options = {});
+// keras_hub's PositionEmbedding: for (batch, T, D) inputs, rows 0..T-1 of a learned
+// (sequence_length, D) table "embeddings", broadcast to (batch, T, D); add it to the token
+// embeddings. T > sequence_length is InvalidArgument (no wraparound). Keras' default initializer.
+LayerPtr PositionEmbedding(int64_t sequence_length, Initializer initializer = GlorotUniform());
+
+// Keras' MultiHeadAttention (train/layers_attention.cc) on (batch, steps, features) inputs, called on
+// {query, value}, {query, value, key} or {query, value, key, attention_mask}: attention along the
+// steps (Keras' attention_axes=None for rank 3), output (batch, query steps, output_dim). The
+// attention_mask (batch, T, S) keeps positions > 0.5; use_causal_mask also hides key steps after
+// each query step. Weights as Keras': query/kernel (D, H, key_dim), query/bias (H, key_dim), key/...,
+// value/..., attention_output/kernel (H, value_dim, O), attention_output/bias (O).
+struct MultiHeadAttentionOptions {
+  int64_t value_dim = 0;   // 0: key_dim
+  double dropout = 0.0;    // on the attention weights, in training
+  bool use_bias = true;
+  int64_t output_dim = 0;  // Keras' output_shape (the last dim); 0: the query's features
+  bool use_causal_mask = false;
+  Initializer kernel_initializer = GlorotUniform();
+  Initializer bias_initializer = Zeros();
+  double kernel_l1 = 0.0, kernel_l2 = 0.0;
+  int64_t seed = 0;  // the dropout's
+};
+LayerPtr MultiHeadAttention(int64_t num_heads, int64_t key_dim, MultiHeadAttentionOptions options = {});
+// Keras passes use_causal_mask per call; a weft layer fixes it before its first call (a later call
+// asking otherwise is InvalidArgument). InvalidArgument for another layer type.
+void SetUseCausalMask(Layer& layer, bool use_causal_mask);
+
 // ---- Shape layers (train/layers_shape.cc); shapes are per example (no batch dim) ----------
 // Reshapes each example to target_shape; one entry may be -1 (inferred from the input).
 LayerPtr Reshape(std::vector<int64_t> target_shape);

@@ -44,9 +44,7 @@ Output Smooth(const Scope& s, Output y, double ls, double classes) {
   return ops::Add(s, ops::Mul(s, y, ops::ScalarLike(s, y.dtype(), 1.0 - ls)), ops::ScalarLike(s, y.dtype(), ls / classes));
 }
 
-void RequireSameShape(const Output& y, const Output& pred, const std::string& loss) {
-  const TensorShape& a = y.shape();
-  const TensorShape& b = pred.shape();
+void RequireSameShape(const TensorShape& a, const TensorShape& b, const std::string& loss) {
   if (a.unknown_rank() || b.unknown_rank()) return;
   bool ok = a.rank() == b.rank();
   for (int i = 0; ok && i < a.rank(); ++i) ok = a.dim(i) < 0 || b.dim(i) < 0 || a.dim(i) == b.dim(i);
@@ -58,14 +56,28 @@ void RequireSameShape(const Output& y, const Output& pred, const std::string& lo
 Output Loss::Build(const Scope& s, Output y, Output pred) const {
   const std::string loss = name();
   if (kind == Kind::kSparseCategoricalCrossentropy) {
-    RequireClasses(pred, loss);
     if (y.dtype() != DType::kInt32) y = ops::Cast(s, y, DType::kInt32);
     // On probabilities Keras takes log(clip(p)) as logits: -log(clip(p)_y / sum(clip(p))).
     Output logits = from_logits ? pred : ops::Log(s, ClipProbabilities(s, pred));
-    return ops::SparseSoftmaxCrossEntropyWithLogits(s, logits, y)[0];
+    const int rank = pred.shape().rank();
+    if (rank <= 2) {
+      RequireClasses(pred, loss);
+      return ops::SparseSoftmaxCrossEntropyWithLogits(s, logits, y)[0];
+    }
+    // (batch, ..., classes) against labels (batch, ...), as Keras' sequence losses: the loss of every
+    // position, averaged per example (so the batch mean is the mean over all positions).
+    std::vector<int64_t> label_dims(pred.shape().dims().begin(), pred.shape().dims().end() - 1);
+    label_dims[0] = -1;
+    const int64_t classes = pred.shape().dim(rank - 1);
+    WEFT_REQUIRE(classes > 0, "{}: predictions {} need a known number of classes (last dim)", loss,
+                 pred.shape().ToString());
+    RequireSameShape(y.shape(), TensorShape(label_dims), loss);
+    Output flat = ops::SparseSoftmaxCrossEntropyWithLogits(
+        s, ops::Reshape(s, logits, std::vector<int64_t>{-1, classes}), ops::Reshape(s, y, std::vector<int64_t>{-1}))[0];
+    return MeanPerExample(s, ops::Reshape(s, flat, label_dims));
   }
   if (y.dtype() != pred.dtype()) y = ops::Cast(s, y, pred.dtype());
-  RequireSameShape(y, pred, loss);
+  RequireSameShape(y.shape(), pred.shape(), loss);
   switch (kind) {
     case Kind::kCategoricalCrossentropy: {
       RequireClasses(pred, loss);
@@ -157,8 +169,12 @@ DType Loss::label_dtype() const {
 }
 
 TensorShape Loss::LabelShape(const TensorShape& pred) const {
-  if (kind == Kind::kSparseCategoricalCrossentropy) return TensorShape({-1});
-  return pred;
+  if (kind != Kind::kSparseCategoricalCrossentropy) return pred;
+  if (pred.unknown_rank() || pred.rank() <= 2) return TensorShape({-1});
+  // (batch, steps, ..., classes) predictions: one class id per position.
+  std::vector<int64_t> dims(pred.dims().begin(), pred.dims().end() - 1);
+  dims[0] = -1;
+  return TensorShape(dims);
 }
 
 std::string Loss::name() const {

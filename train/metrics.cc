@@ -97,7 +97,14 @@ Metric ResolvedFor(const Metric& m, const TensorShape& label, const TensorShape&
   if (m.kind == Kind::kAccuracy) out.kind = AccuracyFor(label, pred);
   const bool sparse_labels = out.kind == Kind::kSparseCategoricalAccuracy || out.kind == Kind::kSparseTopKCategoricalAccuracy;
   const bool classes = sparse_labels || out.kind == Kind::kCategoricalAccuracy || out.kind == Kind::kTopKCategoricalAccuracy;
-  if (classes) {
+  // Categorical accuracies also take sequences: predictions (batch, ..., classes), labels one rank
+  // less (sparse) or the same (one-hot); the top-k ones (batch, classes) only.
+  const bool top_k = out.kind == Kind::kTopKCategoricalAccuracy || out.kind == Kind::kSparseTopKCategoricalAccuracy;
+  if (classes && !top_k && pred.rank() > 2) {
+    WEFT_REQUIRE(label.unknown_rank() || label.rank() == pred.rank() - (sparse_labels ? 1 : 0),
+                 "metric '{}': labels of shape {} do not fit predictions {}", m.name, label.ToString(),
+                 pred.ToString());
+  } else if (classes) {
     WEFT_REQUIRE(pred.rank() == 2, "metric '{}': expects predictions of shape (batch, classes), got {}", m.name,
                  pred.ToString());
     WEFT_REQUIRE(label.unknown_rank() || label.rank() == (sparse_labels ? 1 : 2),
@@ -329,10 +336,12 @@ Output Metric::BuildValues(const Scope& s, Output y, Output pred) const {
       return MeanPerExample(s, ops::Cast(s, ops::Equal(s, ops::Cast(s, y, DType::kFloat32), pred), DType::kFloat32));
     case Kind::kCategoricalAccuracy:
     case Kind::kSparseCategoricalAccuracy: {
-      Output predicted = ops::ArgMax(s, pred, 1, DType::kInt32);
+      // Over the last axis; predictions (batch, steps, classes) give the mean over the steps.
+      const int64_t axis = pred.shape().rank() - 1;
+      Output predicted = ops::ArgMax(s, pred, axis, DType::kInt32);
       Output truth = kind == Kind::kSparseCategoricalAccuracy ? ops::Cast(s, y, DType::kInt32)
-                                                              : ops::ArgMax(s, y, 1, DType::kInt32);
-      return ops::Cast(s, ops::Equal(s, predicted, truth), DType::kFloat32);
+                                                              : ops::ArgMax(s, y, axis, DType::kInt32);
+      return MeanPerExample(s, ops::Cast(s, ops::Equal(s, predicted, truth), DType::kFloat32));
     }
     case Kind::kTopKCategoricalAccuracy:
     case Kind::kSparseTopKCategoricalAccuracy: {

@@ -166,6 +166,62 @@ void DefShapeLayers(py::module_& layers) {
      py::arg("beta_initializer") = "zeros", py::arg("gamma_initializer") = "ones", py::arg("name") = py::none(),
      py::arg("input_shape") = py::none(),
      Doc("Normalizes each example over `axis`: (x - mean) / sqrt(variance + epsilon) * gamma + beta.").c_str());
+  layers.def("Embedding", [](int64_t input_dim, int64_t output_dim, const py::object& embeddings_initializer,
+                             const py::object& embeddings_regularizer, const py::object& embeddings_constraint,
+                             bool mask_zero, const py::object& weights, const py::object& lora_rank,
+                             const py::object& input_length, const py::object& name, const py::object& input_shape) {
+    WEFT_REQUIRE(weights.is_none(), "Embedding: weights= (an initial table) is not supported; use "
+                 "embeddings_initializer=weft.keras.initializers.Constant(...) or set_weights after building");
+    WEFT_REQUIRE(lora_rank.is_none(), "Embedding: lora_rank is not supported by weft");
+    (void)input_length;  // Keras 2's input_length: the shape comes from the input
+    EmbeddingOptions o;
+    o.embeddings_initializer = InitializerArg(embeddings_initializer, "embeddings_initializer");
+    std::tie(o.embeddings_l1, o.embeddings_l2) = RegularizerArg(embeddings_regularizer, "embeddings_regularizer");
+    o.embeddings_constraint = ConstraintArg(embeddings_constraint, "embeddings_constraint");
+    o.mask_zero = mask_zero;
+    return Finish(Embedding(input_dim, output_dim, o), name, input_shape);
+  }, py::arg("input_dim"), py::arg("output_dim"), py::arg("embeddings_initializer") = "uniform",
+     py::arg("embeddings_regularizer") = py::none(), py::arg("embeddings_constraint") = py::none(),
+     py::arg("mask_zero") = false, py::arg("weights") = py::none(), py::arg("lora_rank") = py::none(),
+     py::arg("input_length") = py::none(), py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
+     Doc("Turns integer ids (batch, ...) into rows of a learned (input_dim, output_dim) table: (batch, ..., "
+         "output_dim).\nIds must be whole numbers in [0, input_dim): another is an InvalidArgumentError naming it. "
+         "input_length is ignored\n(Keras 2's; shapes come from the input). mask_zero=True is refused: weft has no "
+         "mask propagation.").c_str());
+  layers.def("MultiHeadAttention", [](int64_t num_heads, int64_t key_dim, const py::object& value_dim, double dropout,
+                                      bool use_bias, const py::object& output_shape, const py::object& attention_axes,
+                                      const py::object& flash_attention, const py::object& kernel_initializer,
+                                      const py::object& bias_initializer, const py::object& kernel_regularizer,
+                                      const py::object& seed, const py::object& name) {
+    MultiHeadAttentionOptions o;
+    o.value_dim = value_dim.is_none() ? 0 : value_dim.cast<int64_t>();
+    WEFT_REQUIRE(value_dim.is_none() || o.value_dim > 0, "MultiHeadAttention: value_dim must be positive, got {}",
+                 o.value_dim);
+    o.dropout = dropout;
+    o.use_bias = use_bias;
+    if (!output_shape.is_none()) {
+      o.output_dim = Single(output_shape, "MultiHeadAttention output_shape");
+      WEFT_REQUIRE(o.output_dim > 0, "MultiHeadAttention: output_shape must be positive, got {}", o.output_dim);
+    }
+    // weft attends over the steps of (batch, steps, features) inputs: Keras' default for rank 3.
+    WEFT_REQUIRE(attention_axes.is_none() || Single(attention_axes, "MultiHeadAttention attention_axes") == 1,
+                 "MultiHeadAttention: attention_axes must be None or (1,) (weft attends over axis 1 of rank-3 "
+                 "inputs), got {}", std::string(py::repr(attention_axes)));
+    (void)flash_attention;  // a kernel choice, not a different result
+    o.kernel_initializer = InitializerArg(kernel_initializer, "kernel_initializer");
+    o.bias_initializer = InitializerArg(bias_initializer, "bias_initializer");
+    std::tie(o.kernel_l1, o.kernel_l2) = RegularizerArg(kernel_regularizer, "kernel_regularizer");
+    o.seed = seed.is_none() ? 0 : seed.cast<int64_t>();
+    return Finish(MultiHeadAttention(num_heads, key_dim, o), name, py::none());
+  }, py::arg("num_heads"), py::arg("key_dim"), py::arg("value_dim") = py::none(), py::arg("dropout") = 0.0,
+     py::arg("use_bias") = true, py::arg("output_shape") = py::none(), py::arg("attention_axes") = py::none(),
+     py::arg("flash_attention") = py::none(), py::arg("kernel_initializer") = "glorot_uniform",
+     py::arg("bias_initializer") = "zeros", py::arg("kernel_regularizer") = py::none(), py::arg("seed") = py::none(),
+     py::arg("name") = py::none(),
+     Doc("Multi-head scaled dot-product attention over (batch, steps, features) inputs; call it as Keras':\n"
+         "layer(query, value, key=None, attention_mask=None, use_causal_mask=False). Output (batch, query steps,\n"
+         "output_shape or the query's features). attention_mask (batch, T, S) keeps positions > 0.5.").c_str());
+  layers.def("_set_use_causal_mask", [](Layer& layer, bool causal) { SetUseCausalMask(layer, causal); });
   layers.def("UpSampling1D", [](int64_t size, const py::object& name, const py::object& input_shape) {
     return Finish(UpSampling1D(size), name, input_shape);
   }, py::arg("size") = 2, py::arg("name") = py::none(), py::arg("input_shape") = py::none(),

@@ -13,7 +13,7 @@ trace inside ``weft.data`` map functions.
 import numpy as np
 
 from . import ops as _ops
-from .framework import Tensor, constant, convert_to_tensor, float32, float64, int32, int64, bool_
+from .framework import Tensor, constant, convert_to_tensor, float32, float64, int32, int64, bool_, _index_constant
 from .ops import (  # noqa: F401  (tf.math.abs, ...: the top-level functions)
     abs, add, add_n, argmax, argmin, cast, equal, exp, greater, greater_equal, less, less_equal, log, logical_and,
     logical_not, logical_or, maximum, minimum, multiply, negative, not_equal, pow, reciprocal, reduce_max,
@@ -201,6 +201,15 @@ def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
     """Running sums along axis (op Cumsum): tf.math.cumsum([a, b, c]) = [a, a + b, a + b + c];
     exclusive starts at 0, reverse sums from the end."""
     return raw_ops.Cumsum(_t(x), axis=int(axis), exclusive=bool(exclusive), reverse=bool(reverse), name=name)
+
+
+def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
+    """output[s] = sum of data[i] over the i with segment_ids[i] == s (op UnsortedSegmentSum):
+    segment_ids' shape is a prefix of data's, negative ids are dropped, an id >= num_segments is
+    an InvalidArgumentError naming it; output shape [num_segments] + data.shape[ids.rank:]."""
+    ids = segment_ids if isinstance(segment_ids, Tensor) else _index_constant(segment_ids)
+    num = num_segments if isinstance(num_segments, Tensor) else _index_constant(int(num_segments))
+    return raw_ops.UnsortedSegmentSum(_t(data), ids, num, name=name)
 
 
 def top_k(input, k=1, sorted=True, name=None):

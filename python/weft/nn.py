@@ -197,6 +197,20 @@ def gelu(features, approximate=False, name=None):
     return 0.5 * x * (1.0 + erf(x * 0.7071067811865476))
 
 
+def embedding_lookup(params, ids, max_norm=None, name=None):
+    """Rows of ``params`` at ``ids`` (tf.nn.embedding_lookup for one params tensor: op Gather,
+    whose gradient scatters into a dense table). An id outside [0, rows) is an
+    InvalidArgumentError naming it and the range."""
+    if isinstance(params, (list, tuple)):
+        if len(params) != 1:
+            raise NotImplementedError("weft.nn.embedding_lookup: sharded params (a list of %d tensors) are not "
+                                      "supported; pass one tensor" % len(params))
+        params = params[0]
+    if max_norm is not None:
+        raise NotImplementedError("weft.nn.embedding_lookup: max_norm is not supported")
+    return _o.gather(params, ids, axis=0, name=name)
+
+
 def silu(features, beta=1.0, name=None):
     """x * sigmoid(beta * x) (tf.nn.swish)."""
     x = convert_to_tensor(features)

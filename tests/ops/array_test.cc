@@ -298,6 +298,36 @@ TEST_CASE("Gather") {
   ExpectOpError("Gather", {T<float>({1}, {}), T<int32_t>({0})}, {}, kInvalid, "out of range");
 }
 
+TEST_CASE("UnsortedSegmentSum") {
+  // tf.math.unsorted_segment_sum's documented example: rows 0 and 2 go to segment 0.
+  const Tensor c = T<int32_t>({1, 2, 3, 4, 5, 6, 7, 8, 4, 3, 2, 1}, {3, 4});
+  ExpectEqual(Run1("UnsortedSegmentSum", {c, T<int32_t>({0, 1, 0}), T<int32_t>({2}, {})}),
+              T<int32_t>({5, 5, 5, 5, 5, 6, 7, 8}, {2, 4}));
+  // Negative ids are dropped, empty segments stay 0, ids of rank 2 over data [2, 2, 2].
+  ExpectEqual(Run1("UnsortedSegmentSum", {T<double>({1, 2, 3, 4}), T<int64_t>({2, -1, 2, 0}), T<int64_t>({4}, {})}),
+              T<double>({4, 0, 4, 0}));
+  const Tensor d = Rand({2, 2, 2});
+  const Tensor ids = T<int32_t>({1, 0, 1, 1}, {2, 2});
+  ExpectNear(Run1("UnsortedSegmentSum", {d, ids, T<int32_t>({3}, {})}),
+             Make({3, 2}, [&](const Dims& i) {
+               double sum = 0;
+               for (int64_t a = 0; a < 2; ++a) {
+                 for (int64_t b = 0; b < 2; ++b) {
+                   if (At(ids, {a, b}) == static_cast<double>(i[0])) sum += At(d, {a, b, i[1]});
+                 }
+               }
+               return sum;
+             }));
+  ExpectEqual(Run1("UnsortedSegmentSum", {Rand({0, 3}), T<int32_t>({}, {0}), T<int32_t>({2}, {})}),
+              T<double>({0, 0, 0, 0, 0, 0}, {2, 3}));
+  CheckGradient("UnsortedSegmentSum", {d, T<int32_t>({1, -1, 1, 2}, {2, 2}), T<int32_t>({3}, {})}, {}, {0});
+  ExpectOpError("UnsortedSegmentSum", {d, T<int32_t>({0, 3, 1, 1}, {2, 2}), T<int32_t>({3}, {})}, {}, kInvalid,
+                "segment_ids[1] = 3 is out of range [0, 3)");
+  ExpectOpError("UnsortedSegmentSum", {d, T<int32_t>({0, 1, 1}), T<int32_t>({3}, {})}, {}, kInvalid,
+                "segment_ids of shape [3] must be a prefix of data's shape [2,2,2]");
+  ExpectOpError("UnsortedSegmentSum", {d, ids, T<int32_t>({-1}, {})}, {}, kInvalid, "non-negative");
+}
+
 TEST_CASE("Pad") {
   const Tensor x = Rand({2, 3});
   const Ints pad = {1, 0, 2, 1};

@@ -15,92 +15,16 @@
 #include "tests/ops/op_test_util.h"
 #include "train/layer.h"
 #include "train/model.h"
+#include "tests/train/layer_test_util.h"
 
 using namespace weft;
 using namespace weft::train;
 using weft::test::ExpectNear;
 using weft::test::Rand;
 using weft::test::T;
+using namespace weft::test::layers;
 
 namespace {
-
-std::string ShapeOf(const Sym& s) { return s->shape.ToString(); }
-
-// Runs layer->Call on constant inputs, in the inputs' dtype, with the given weights (default: the
-// layer's initial values).
-Tensor Apply(const LayerPtr& layer, const std::vector<Tensor>& xs, const std::vector<Tensor>& weights = {}) {
-  std::vector<Sym> syms;
-  for (const Tensor& x : xs) {
-    std::vector<int64_t> dims;
-    for (int i = 1; i < x.shape().rank(); ++i) dims.push_back(x.shape().dim(i));
-    syms.push_back(Input(TensorShape(dims)));
-  }
-  (*layer)(syms);  // builds the layer, as a model does
-  Graph g;
-  Scope s = Scope::Root(&g);
-  CallContext ctx{s.NewSubScope("layer"), false, {}, nullptr};
-  for (const Tensor& w : weights) ctx.weights.push_back(ops::Const(s, w));
-  if (weights.empty()) {
-    for (const Weight& w : layer->weights()) ctx.weights.push_back(w.init.Build(s, w.shape));
-  }
-  std::vector<Output> in;
-  for (const Tensor& x : xs) in.push_back(ops::Const(s, x));
-  Output y = layer->Call(ctx, in);
-  Session sess(&g);
-  return sess.Run({}, {y})[0];
-}
-
-// Finite differences (float64) of sum(r * layer(x, w)) against its symbolic gradient, for the
-// input and every weight.
-void CheckLayerGradient(const LayerPtr& layer, const Tensor& x, const std::vector<Tensor>& weights = {}) {
-  std::vector<int64_t> dims;
-  for (int i = 1; i < x.shape().rank(); ++i) dims.push_back(x.shape().dim(i));
-  (*layer)(Input(TensorShape(dims)));
-  std::vector<Tensor> values = {x};
-  values.insert(values.end(), weights.begin(), weights.end());
-  Graph g;
-  Scope s = Scope::Root(&g);
-  std::vector<Output> phs;
-  for (const Tensor& v : values) phs.push_back(ops::Placeholder(s, DType::kFloat64, v.shape()));
-  CallContext ctx{s.NewSubScope("layer"), false, {phs.begin() + 1, phs.end()}, nullptr};
-  Output y = layer->Call(ctx, {phs[0]});
-  std::vector<int64_t> y_dims = y.shape().dims();
-  y_dims[0] = x.shape().dim(0);  // a layer that reshapes to (-1, ...) leaves the batch dim unknown
-  Output r = ops::Const(s, Rand(y_dims, -1, 1, 5));
-  Output loss = ops::Sum(s, ops::Mul(s, y, r));
-  std::vector<Output> grads = Gradients(s, {loss}, phs);
-  Session sess(&g);
-  auto feeds = [&](const std::vector<Tensor>& vs) {
-    std::vector<std::pair<Output, Tensor>> f;
-    for (size_t i = 0; i < vs.size(); ++i) f.emplace_back(phs[i], vs[i]);
-    return f;
-  };
-  std::vector<Tensor> symbolic = sess.Run(feeds(values), grads);
-  const double delta = 1e-6;
-  for (size_t k = 0; k < values.size(); ++k) {
-    for (int64_t i = 0; i < values[k].num_elements(); ++i) {
-      std::vector<Tensor> plus = values, minus = values;
-      plus[k] = values[k].Clone();
-      minus[k] = values[k].Clone();
-      plus[k].data<double>()[i] += delta;
-      minus[k].data<double>()[i] -= delta;
-      const double numeric = (sess.Run(feeds(plus), {loss})[0].data<double>()[0] -
-                              sess.Run(feeds(minus), {loss})[0].data<double>()[0]) / (2 * delta);
-      INFO(layer->type() << " input " << k << " element " << i);
-      CHECK(symbolic[k].data<double>()[i] == doctest::Approx(numeric).epsilon(1e-5));
-    }
-  }
-}
-
-template <typename F>
-std::string ErrorOf(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 }  // namespace
 

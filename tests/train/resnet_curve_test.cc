@@ -16,10 +16,13 @@
 #include <vector>
 
 #include "data/datasets.h"
+#include "tests/train/layer_test_util.h"
 #include "zoo/models.h"
 
 using namespace weft;
 using namespace weft::train;
+using weft::test::layers::Lists;
+using weft::test::layers::SourceDir;
 
 namespace {
 
@@ -39,27 +42,6 @@ Tensor FirstLabels(const data::ArrayData& d, int64_t n) {
   Tensor y(DType::kInt32, TensorShape({n}));
   std::copy_n(d.y.data<int32_t>(), n, y.data<int32_t>());
   return y;
-}
-
-// The numbers after `"key": [` for every occurrence of key in the golden file (one list per run).
-std::vector<std::vector<double>> Lists(const std::string& json, const std::string& key) {
-  std::vector<std::vector<double>> lists;
-  const std::string tag = "\"" + key + "\": [";
-  for (size_t at = json.find(tag); at != std::string::npos; at = json.find(tag, at + 1)) {
-    std::istringstream in(json.substr(at + tag.size(), json.find(']', at) - at - tag.size()));
-    std::vector<double> v;
-    std::string item;
-    while (std::getline(in, item, ',')) v.push_back(std::stod(item));
-    lists.push_back(v);
-  }
-  return lists;
-}
-
-// The repo's root: $WEFT_SOURCE_DIR (meson test sets it), else two folders above this executable's
-// (build/tests/test_model in a build tree inside the source tree).
-std::string SourceDir() {
-  if (const char* dir = std::getenv("WEFT_SOURCE_DIR")) return dir;
-  return (std::filesystem::canonical("/proc/self/exe").parent_path().parent_path().parent_path()).string();
 }
 
 }  // namespace

@@ -107,17 +107,54 @@ GatherDims MakeGatherDims(const TensorShape& params, const TensorShape& indices,
   return g;
 }
 
-// Reads the indices as int64 and checks each lies in [0, limit).
-std::vector<int64_t> ReadIndices(const Tensor& indices, int64_t limit, std::string_view op, const TensorShape& params) {
+namespace {
+// An int32 or int64 index tensor (host memory) as int64.
+std::vector<int64_t> IndicesAsInt64(const Tensor& indices, std::string_view op) {
   std::vector<int64_t> v(indices.num_elements());
   Dispatch<int32_t, int64_t>(indices.dtype(), op, [&](auto tag) {
     using I = typename decltype(tag)::type;
     const I* p = indices.data<I>();
     for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int64_t>(p[i]);
   });
+  return v;
+}
+}  // namespace
+
+// Reads the indices as int64 and checks each lies in [0, limit).
+std::vector<int64_t> ReadIndices(const Tensor& indices, int64_t limit, std::string_view op, const TensorShape& params) {
+  std::vector<int64_t> v = IndicesAsInt64(indices, op);
   for (size_t i = 0; i < v.size(); ++i) {
     WEFT_REQUIRE(v[i] >= 0 && v[i] < limit, "{}: indices[{}] = {} is out of range [0, {}) for params of shape {}", op,
                  i, v[i], limit, params.ToString());
+  }
+  return v;
+}
+
+std::vector<int64_t> SegmentSumDims(const TensorShape& data, const TensorShape& ids, int64_t num_segments) {
+  bool prefix = ids.rank() <= data.rank();
+  for (int k = 0; prefix && k < ids.rank(); ++k) {
+    prefix = ids.dim(k) < 0 || data.dim(k) < 0 || ids.dim(k) == data.dim(k);
+  }
+  WEFT_REQUIRE(prefix, "UnsortedSegmentSum: segment_ids of shape {} must be a prefix of data's shape {}",
+               ids.ToString(), data.ToString());
+  std::vector<int64_t> dims = {num_segments};
+  dims.insert(dims.end(), data.dims().begin() + ids.rank(), data.dims().end());
+  return dims;
+}
+
+int64_t ReadNumSegments(const Tensor& t) {
+  WEFT_REQUIRE(t.rank() == 0, "UnsortedSegmentSum: num_segments must be a scalar, got shape {}", t.shape().ToString());
+  const std::vector<int64_t> v = IndicesAsInt64(t, "UnsortedSegmentSum: num_segments");
+  WEFT_REQUIRE(v[0] >= 0 && v[0] <= TensorShape::kMaxElements,
+               "UnsortedSegmentSum: num_segments must be non-negative (and not huge), got {}", v[0]);
+  return v[0];
+}
+
+std::vector<int64_t> ReadSegmentIds(const Tensor& segment_ids, int64_t num_segments, std::string_view op) {
+  std::vector<int64_t> v = IndicesAsInt64(segment_ids, op);
+  for (size_t i = 0; i < v.size(); ++i) {
+    WEFT_REQUIRE(v[i] < num_segments, "{}: segment_ids[{}] = {} is out of range [0, {}) (num_segments {})", op, i,
+                 v[i], num_segments, num_segments);
   }
   return v;
 }
@@ -269,6 +306,22 @@ class GatherOp : public OpKernel {
   const int64_t axis_;
 };
 
+// out viewed as [outer, n, inner], in as [outer, idx.size(), inner]: adds in's row j to out's row
+// idx[j] (repeated indices accumulate; negative ones are dropped, as UnsortedSegmentSum's).
+// REQUIRES: every idx[j] < n, out zeroed by the caller.
+template <typename T>
+void AddRowsAt(const T* in, const std::vector<int64_t>& idx, int64_t outer, int64_t n, int64_t inner, T* out) {
+  const int64_t m = static_cast<int64_t>(idx.size());
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t j = 0; j < m; ++j) {
+      if (idx[j] < 0) continue;
+      T* d = out + (o * n + idx[j]) * inner;
+      const T* s = in + (o * m + j) * inner;
+      for (int64_t i = 0; i < inner; ++i) d[i] += s[i];
+    }
+  }
+}
+
 // Gather's gradient: dparams = zeros(params_shape) with dy's rows added at the gathered indices
 // (repeated indices accumulate).
 template <typename T>
@@ -286,19 +339,33 @@ class GatherGradOp : public OpKernel {
     Tensor* dx = ctx->allocate_output(0, shape);
     T* out = dx->data<T>();
     std::fill(out, out + dx->num_elements(), T(0));
-    const T* in = dy.data<T>();
-    const int64_t m = static_cast<int64_t>(idx.size());
-    for (int64_t o = 0; o < g.outer; ++o) {
-      for (int64_t j = 0; j < m; ++j) {
-        T* d = out + (o * g.n + idx[j]) * g.inner;
-        const T* s = in + (o * m + j) * g.inner;
-        for (int64_t i = 0; i < g.inner; ++i) d[i] += s[i];
-      }
-    }
+    AddRowsAt(dy.data<T>(), idx, g.outer, g.n, g.inner, out);
   }
 
  private:
   const int64_t axis_;
+};
+
+
+// UnsortedSegmentSum(data, segment_ids, num_segments): data viewed as [ids, inner], the output as
+// [num_segments, inner]; negative ids are dropped (TF's CPU kernel), ids >= num_segments refused
+// before anything is written.
+template <typename T>
+class UnsortedSegmentSumOp : public OpKernel {
+ public:
+  explicit UnsortedSegmentSumOp(const Node& n) : OpKernel(n) {}
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& data = ctx->input(0);
+    const Tensor& ids = ctx->input(1);
+    const int64_t num = ReadNumSegments(ctx->input(2));
+    const std::vector<int64_t> out_dims = SegmentSumDims(data.shape(), ids.shape(), num);
+    const std::vector<int64_t> idx = ReadSegmentIds(ids, num, "UnsortedSegmentSum");
+    Tensor* y = ctx->allocate_output(0, TensorShape(out_dims));
+    T* out = y->data<T>();
+    std::fill(out, out + y->num_elements(), T(0));
+    const int64_t inner = idx.empty() ? 0 : data.num_elements() / static_cast<int64_t>(idx.size());
+    AddRowsAt(data.data<T>(), idx, 1, num, inner, out);
+  }
 };
 
 }  // namespace
@@ -310,6 +377,7 @@ void RegisterArrayIndexKernels(KernelRegistry& r) {
   RegisterTyped<PadOp, WEFT_ALL_TYPES>(r, "Pad");
   RegisterUntyped<GatherOp>(r, "Gather");
   RegisterTyped<GatherGradOp, WEFT_NUMBER_TYPES>(r, "GatherGrad");
+  RegisterTyped<UnsortedSegmentSumOp, WEFT_NUMBER_TYPES>(r, "UnsortedSegmentSum");
 }
 
 }  // namespace weft

@@ -39,6 +39,8 @@ Permute = _L.Permute
 Rescaling = _L.Rescaling
 Normalization = _L.Normalization
 LayerNormalization = _L.LayerNormalization
+Embedding = _L.Embedding
+MultiHeadAttention = _L.MultiHeadAttention
 ZeroPadding1D = _L.ZeroPadding1D
 ZeroPadding2D = _L.ZeroPadding2D
 Cropping1D = _L.Cropping1D
@@ -253,7 +255,7 @@ __all__ = ["Layer", "Input", "InputLayer", "Dense", "Conv1D", "Conv2D", "Conv2DT
            "AveragePooling1D", "AvgPool1D", "AveragePooling2D", "AvgPool2D", "GlobalAveragePooling1D",
            "GlobalAvgPool1D", "GlobalAveragePooling2D", "GlobalAvgPool2D", "GlobalMaxPooling1D",
            "GlobalMaxPool1D", "GlobalMaxPooling2D", "GlobalMaxPool2D", "Flatten", "Reshape", "Permute",
-           "Rescaling", "Normalization", "LayerNormalization", "ZeroPadding1D", "ZeroPadding2D",
+           "Rescaling", "Normalization", "LayerNormalization", "Embedding", "MultiHeadAttention", "ZeroPadding1D", "ZeroPadding2D",
            "Cropping1D", "Cropping2D", "UpSampling1D", "UpSampling2D", "Dropout", "BatchNormalization",
            "Activation", "ReLU", "LeakyReLU", "ELU", "PReLU", "RepeatVector", "Identity", "Softmax",
            "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate", "add",

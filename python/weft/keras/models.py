@@ -30,10 +30,36 @@ from ._eager import EagerArray
 from .layers import Input, InputLayer
 
 
-def _layer_call(layer, inputs, training=None, mask=None, **kwargs):
+def _attention_inputs(layer, query, value=None, key=None, attention_mask=None, return_attention_scores=False,
+                      use_causal_mask=False, query_mask=None, value_mask=None, key_mask=None):
+    """MultiHeadAttention's Keras call arguments as weft's input list [query, value, key(, mask)]."""
+    if value is None:
+        raise TypeError("MultiHeadAttention '%s': call it as layer(query, value, key=None, attention_mask=None)"
+                        % layer.name)
+    if return_attention_scores:
+        raise NotImplementedError("MultiHeadAttention '%s': return_attention_scores=True is not supported by weft "
+                                  "(a weft layer has one output)" % layer.name)
+    if query_mask is not None or value_mask is not None or key_mask is not None:
+        raise NotImplementedError("MultiHeadAttention '%s': query_mask / value_mask / key_mask (Keras masks) are not "
+                                  "supported; pass attention_mask" % layer.name)
+    _weft.keras.layers._set_use_causal_mask(layer, bool(use_causal_mask))
+    inputs = [query, value, value if key is None else key]
+    return inputs + ([attention_mask] if attention_mask is not None else [])
+
+
+def _layer_call(layer, inputs, *args, training=None, mask=None, **kwargs):
     """Layer.__call__ with Keras' call arguments. ``training`` needs no value here: the compiled
     graph has a training pass (fit) and an inference pass (evaluate, predict), and each layer
-    (Dropout, BatchNormalization) behaves as its pass says; ``mask`` must be None."""
+    (Dropout, BatchNormalization) behaves as its pass says; ``mask`` must be None.
+    MultiHeadAttention takes Keras' (query, value, key=None, attention_mask=None, ...)."""
+    if layer.type == "MultiHeadAttention":
+        inputs = _attention_inputs(layer, inputs, *args, **kwargs)
+        args, kwargs = (), {}
+        if not _symbolic(inputs):
+            raise NotImplementedError("MultiHeadAttention '%s': call it on KerasTensors in a model (weft runs layers "
+                                      "on data through one-input models)" % layer.name)
+    if args:
+        raise TypeError("layer '%s' takes one positional argument (its inputs), got %d" % (layer.name, 1 + len(args)))
     if mask is not None:
         raise NotImplementedError("layer '%s': masks are not supported by weft" % layer.name)
     if kwargs:
