@@ -5,7 +5,7 @@
 
 namespace weft::data {
 
-std::vector<std::string> ReadFortunes(const std::string& path) {
+std::vector<std::string> FortuneQuotes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in.good()) {
     throw Error(errors::NotFound("fortune file '{}' cannot be read (is Debian's `fortunes` package installed?)", path));
@@ -37,19 +37,19 @@ ArrayData FortunesByFile(const std::string& dir, const std::vector<std::string>&
   std::vector<std::vector<std::string>> all;
   all.reserve(files.size());
   for (size_t f = 0; f < files.size(); ++f) {
-    all.push_back(ReadFortunes(dir + "/" + files[f]));
+    all.push_back(FortuneQuotes(dir + "/" + files[f]));
     for (size_t q = 0; q < all.back().size(); ++q) {
       if (((q + 1) % 5 == 0) != train) picked.emplace_back(&all.back()[q], static_cast<int32_t>(f));
     }
   }
   const int64_t n = static_cast<int64_t>(picked.size());
-  ArrayData d{Tensor::Zeros(DType::kFloat32, TensorShape({n, length})), Tensor(DType::kInt32, TensorShape({n}))};
+  ArrayData d{Tensor(DType::kFloat32, TensorShape({n, length})), Tensor(DType::kInt32, TensorShape({n}))};
   float* x = d.x.data<float>();
   int32_t* y = d.y.data<int32_t>();
   for (int64_t i = 0; i < n; ++i) {
     const std::string& q = *picked[i].first;
-    for (int64_t c = 0; c < length && c < static_cast<int64_t>(q.size()); ++c) {
-      x[i * length + c] = static_cast<float>(static_cast<unsigned char>(q[c]));
+    for (int64_t c = 0; c < length; ++c) {
+      x[i * length + c] = static_cast<float>(c < static_cast<int64_t>(q.size()) ? CharVocab::Id(static_cast<unsigned char>(q[c])) : kFortunePad);
     }
     y[i] = picked[i].second;
   }

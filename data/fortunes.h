@@ -1,9 +1,9 @@
-// Text data from Debian's `fortunes` package: plain-text files of quotes under
-// /usr/share/games/fortunes, each quote ended by a line holding "%".
+// A labelled text set from Debian's `fortunes` package (data/text.h reads its files as one
+// corpus): which file a quote came from, each quote as CharVocab ids.
 //
-//   std::vector<std::string> quotes = ReadFortunes(std::string(kFortunesDir) + "/computers");
+//   std::vector<std::string> q = FortuneQuotes(std::string(kFortunesDir) + "/computers");
 //   ArrayData train = FortunesByFile(kFortunesDir, {"computers", "politics"}, /*length=*/128, true);
-//   // train.x float32 [N, 128] byte codes (0 pads), train.y int32 [N]: the file's index
+//   // train.x float32 [N, 128] ids (kFortunePad after a quote's end), train.y int32 [N]: the file
 //
 // Errors name the file: a missing or unreadable file is NotFound, one with no quote is
 // InvalidArgument.
@@ -12,21 +12,23 @@
 #include <string>
 #include <vector>
 
-#include "data/datasets.h"
+#include "data/text.h"
 
 namespace weft::data {
 
-inline constexpr const char* kFortunesDir = "/usr/share/games/fortunes";
+// The id after a quote's last character: one past CharVocab's ids (an Embedding over these
+// inputs has input_dim CharVocab::kSize + 1).
+inline constexpr int32_t kFortunePad = CharVocab::kSize;
 
 // The quotes of one fortune file, in file order, each without its "%" line and final newline;
 // empty quotes are skipped.
-std::vector<std::string> ReadFortunes(const std::string& path);
+std::vector<std::string> FortuneQuotes(const std::string& path);
 
-// A labelled text set: which of `files` (names in `dir`) a quote came from. x float32 [N, length]
-// holds each quote's first `length` bytes as codes 1..255 (0 pads a shorter quote: byte 0 never
-// occurs in text), y int32 [N] the file's index in `files`. Every fifth quote of each file (the
-// 5th, 10th, ...) is the test split (train false), the others the training split; quotes stay in
-// file order, files in the given order (shuffle in the pipeline).
+// Which of `files` (names in `dir`) a quote came from: x float32 [N, length] holds each quote's
+// first `length` characters as CharVocab ids (kFortunePad after its end), y int32 [N] the file's
+// index in `files`. Every fifth quote of each file (the 5th, 10th, ...) is the test split (train
+// false), the others the training split; quotes in file order, files in the given order (shuffle
+// in the pipeline).
 ArrayData FortunesByFile(const std::string& dir, const std::vector<std::string>& files, int64_t length, bool train);
 
 }  // namespace weft::data

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "core/gpu.h"
+#include "data/fortunes.h"
 #include "train/strategy.h"
 #include "graph/graph_io.h"
 #include "graph/step_trace.h"
@@ -63,6 +64,14 @@ Tensor Rows(const Tensor& t, int64_t begin, int64_t end) {
   const size_t row = t.shape().dim(0) > 0 ? t.bytes() / static_cast<size_t>(t.shape().dim(0)) : 0;
   std::memcpy(out.raw_data(), static_cast<const char*>(t.raw_data()) + row * static_cast<size_t>(begin), out.bytes());
   return out;
+}
+
+// lstm_text's data: which of ten fortune files (the largest, on different topics) a quote came
+// from, its first 128 characters (the model's data_shape).
+ArrayData FortuneRows(bool train) {
+  static const std::vector<std::string> kFiles = {"people",   "definitions", "cookie", "computers", "songs-poems",
+                                                  "politics", "work",        "science", "men-women", "zippy"};
+  return data::FortunesByFile(data::kFortunesDir, kFiles, 128, train);
 }
 
 TensorShape ExampleShape(const Tensor& x) {
@@ -187,8 +196,8 @@ int Describe(const std::vector<std::string>& args) {
   Flags f(args, {"data"}, {});
   if (f.positional().size() != 1) throw UsageError("describe takes one MODEL");
   const ZooModel& zm = FindZooModel(f.positional()[0]);
-  const std::string data = f.Str("data", "fashion-mnist");
-  const TensorShape example = data == "synthetic" ? zm.synthetic_shape : TensorShape({28, 28, 1});
+  const std::string data = f.Str("data", zm.data);
+  const TensorShape example = data == "synthetic" ? zm.synthetic_shape : zm.data_shape;
   std::printf("%s: %s\n", zm.name.c_str(), zm.description.c_str());
   zm.build(example, kClasses)->Summary(std::cout);
   return 0;
@@ -216,7 +225,7 @@ int Train(const std::vector<std::string>& args) {
 #endif
 
   ArrayData train_data, test_data;
-  LoadZooData(f.Str("data", "fashion-mnist"), zm.synthetic_shape, &train_data, &test_data);
+  LoadZooData(f.Str("data", zm.data), zm.synthetic_shape, &train_data, &test_data);
   std::unique_ptr<Strategy> strategy = MakeStrategy(f);
   // Async parameter servers: each worker trains on its shard of the rows (Fit takes them).
   const auto [shard, shards] = strategy ? strategy->input_shard() : std::pair<int, int>{0, 1};
@@ -313,7 +322,7 @@ int Evaluate(const std::vector<std::string>& args) {
   if (!f.Has("checkpoint")) throw UsageError("evaluate needs --checkpoint PATH");
   const ZooModel& zm = FindZooModel(f.positional()[0]);
   ArrayData train_data, test_data;
-  LoadZooData(f.Str("data", "fashion-mnist"), zm.synthetic_shape, &train_data, &test_data);
+  LoadZooData(f.Str("data", zm.data), zm.synthetic_shape, &train_data, &test_data);
   std::unique_ptr<Model> model = BuildCompiled(zm, ExampleShape(test_data.x), train::SGD(), Threads(f), 1);
   model->LoadWeights(f.Str("checkpoint", ""));
   train::Logs test = model->Evaluate(test_data.x, test_data.y, f.Int("batch-size", 256, 1));
@@ -334,9 +343,20 @@ int Bench(const std::vector<std::string>& args) {
   const double seconds = f.Float("seconds", 3.0);
   const SessionOptions session = Threads(f);
   const TensorShape example = f.Str("data", "") == "synthetic" || zm.name == "resnet20" ? zm.synthetic_shape
-                                                                                         : TensorShape({28, 28, 1});
+                                                                                         : zm.data_shape;
   constexpr int kBatches = 8;
-  ArrayData synthetic = data::Synthetic(batch * kBatches, example, kClasses, 1);
+  // Images: random batches. Text: the first rows of the real data (an Embedding needs valid ids).
+  ArrayData synthetic;
+  if (zm.data == "fortunes") {
+    const ArrayData text = FortuneRows(true);
+    if (text.x.shape().dim(0) < batch * kBatches) {
+      throw UsageError(fmt::format("bench {}: --batch-size {} needs {} rows, the data has {}", zm.name, batch,
+                                   batch * kBatches, text.x.shape().dim(0)));
+    }
+    synthetic = {Rows(text.x, 0, batch * kBatches), Rows(text.y, 0, batch * kBatches)};
+  } else {
+    synthetic = data::Synthetic(batch * kBatches, example, kClasses, 1);
+  }
   std::vector<std::pair<Tensor, Tensor>> batches;
   for (int i = 0; i < kBatches; ++i) {
     batches.emplace_back(Rows(synthetic.x, i * batch, (i + 1) * batch), Rows(synthetic.y, i * batch, (i + 1) * batch));
@@ -392,7 +412,7 @@ int GraphCommand(const std::vector<std::string>& args) {
   if (f.positional().size() != 1) throw UsageError("graph takes one MODEL");
   if (!f.Has("o")) throw UsageError("graph needs -o FILE.dot or -o FILE.png");
   const ZooModel& zm = FindZooModel(f.positional()[0]);
-  const TensorShape example = f.Str("data", "") == "synthetic" ? zm.synthetic_shape : TensorShape({28, 28, 1});
+  const TensorShape example = f.Str("data", "") == "synthetic" ? zm.synthetic_shape : zm.data_shape;
   std::unique_ptr<Strategy> strategy = MakeStrategy(f);
   SessionOptions session;
   session.inter_op_threads = session.intra_op_threads = 1;
@@ -500,7 +520,10 @@ double Flags::Float(const std::string& name, double fallback) const {
 
 void LoadZooData(const std::string& spec, const TensorShape& synthetic_shape, ArrayData* train_data,
                  ArrayData* test_data) {
-  if (spec == "fashion-mnist") {
+  if (spec == "fortunes") {
+    *train_data = FortuneRows(true);
+    *test_data = FortuneRows(false);
+  } else if (spec == "fashion-mnist") {
     *train_data = data::FashionMnist(true);
     *test_data = data::FashionMnist(false);
   } else if (spec.rfind("mnist:", 0) == 0 && spec.size() > 6) {
@@ -512,7 +535,7 @@ void LoadZooData(const std::string& spec, const TensorShape& synthetic_shape, Ar
     *train_data = {Rows(all.x, 0, kTrain), Rows(all.y, 0, kTrain)};
     *test_data = {Rows(all.x, kTrain, kTrain + kTest), Rows(all.y, kTrain, kTrain + kTest)};
   } else {
-    throw UsageError(fmt::format("--data must be fashion-mnist, mnist:DIR or synthetic, got '{}'", spec));
+    throw UsageError(fmt::format("--data must be fashion-mnist, mnist:DIR, fortunes or synthetic, got '{}'", spec));
   }
 }
 

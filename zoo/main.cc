@@ -27,7 +27,7 @@ commands:
   list                      the models
   describe MODEL            the model's layers, output shapes and parameter counts
   train MODEL               train, then evaluate on the test split
-      --data D              fashion-mnist (default) | mnist:DIR | synthetic
+      --data D              fashion-mnist (default; lstm_text: fortunes) | mnist:DIR | fortunes | synthetic
       --epochs N            (default 1)          --batch-size N     (default 64)
       --optimizer O         sgd | momentum (default) | adam
       --lr X                (default 0.05 for sgd/momentum, 0.001 for adam)

@@ -1,6 +1,8 @@
 #include "zoo/models.h"
 
+#include "data/fortunes.h"
 #include "train/layer.h"
+#include "train/layers_rnn.h"
 
 namespace weft::zoo {
 namespace {
@@ -71,6 +73,12 @@ std::unique_ptr<Model> VggSmall(const TensorShape& in, int classes) {
   return std::make_unique<Sequential>(in, std::move(layers), "vgg_small");
 }
 
+// Text classification: CharVocab ids (and the pad id) -> Embedding 32 -> LSTM 64 -> Dense.
+std::unique_ptr<Model> LstmText(const TensorShape& in, int classes) {
+  return std::make_unique<Sequential>(in, std::vector<LayerPtr>{
+      Embedding(data::CharVocab::kSize + 1, 32), LSTM(64), Dense(classes)}, "lstm_text");
+}
+
 }  // namespace
 
 const std::vector<ZooModel>& ZooModels() {
@@ -83,6 +91,8 @@ const std::vector<ZooModel>& ZooModels() {
        ResNet20},
       {"vgg_small", "VGG-style: 2x Conv 32, pool, 2x Conv 64, pool, 2x Conv 128, pool, Dense 128, dropout",
        {28, 28, 1}, VggSmall},
+      {"lstm_text", "Embedding 32 + LSTM 64 + Dense over 128 characters of a fortune: which of 10 files it came from",
+       {128}, LstmText, "fortunes", {128}},
   };
   return kModels;
 }
