@@ -15,6 +15,8 @@ The models are the Keras definitions weft-zoo builds (zoo/models.cc), float32, N
              projection shortcuts without BN, L2 1e-4 on the conv kernels, global average pool, Dense 10
   vgg_small: 2x Conv 32, MaxPool, 2x Conv 64, MaxPool, 2x Conv 128, MaxPool (3x3 SAME relu),
              Flatten, Dense 128 relu, Dropout 0.5, Dense 10
+  lstm_text: 128 character ids in [0, 98) -> Embedding 32 -> LSTM 64 -> Dense 10 (Keras 3's LSTM:
+             a while_loop over the cell on the CPU)
 Loss: mean sparse softmax cross-entropy on the logits. Optimizer: SGD lr 0.05 momentum 0.9. One
 step is a `tf.function` (graph mode, as weft's compiled step) over a fixed random batch.
 
@@ -29,7 +31,7 @@ import sys
 import time
 
 SHAPES = {"mlp": (28, 28, 1), "mnist_cnn": (28, 28, 1), "lenet5": (28, 28, 1), "resnet20": (32, 32, 3),
-          "vgg_small": (28, 28, 1)}
+          "vgg_small": (28, 28, 1), "lstm_text": (128,)}
 
 
 def build(tf, name):
@@ -86,6 +88,10 @@ def build(tf, name):
         x = L.Dense(128, activation="relu")(x)
         x = L.Dropout(0.5)(x)
         out = L.Dense(10)(x)
+    elif name == "lstm_text":
+        x = L.Embedding(98, 32)(inp)
+        x = L.LSTM(64)(x)
+        out = L.Dense(10)(x)
     else:
         raise SystemExit(f"unknown model {name!r} (expected one of {', '.join(SHAPES)})")
     return tf.keras.Model(inp, out)
@@ -112,6 +118,8 @@ def main():
     loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
     b = args.batch_size
     x = tf.random.uniform((b,) + SHAPES[args.model])
+    if args.model == "lstm_text":  # character ids, as weft-zoo's fortunes rows
+        x = tf.cast(tf.random.uniform((b,) + SHAPES[args.model], maxval=98, dtype=tf.int32), tf.float32)
     y = tf.random.uniform((b,), maxval=10, dtype=tf.int32)
 
     @tf.function
