@@ -25,7 +25,6 @@
 
 #include "ops/all_ops.h"
 #include "ops/kernel.h"
-#include "ops/kernels/cpu/broadcast.h"
 #include "ops/kernels/cpu/gemm.h"
 #include "ops/rnn.h"
 
@@ -152,9 +151,16 @@ void InputProjectionGrad(ThreadPool* pool, const RnnDims& d, int64_t gh, const T
   ColumnSums(dxp.data(), rows, gh, dbias);
 }
 
-// Runs fn(b) for every batch row, split over the pool when the step is large enough.
-void ForBatch(ThreadPool* pool, int64_t batch, int64_t per_row, const std::function<void(int64_t)>& fn) {
-  ParallelForCost(pool, batch, per_row, [&](int64_t lo, int64_t hi) {
+// Runs fn(b) for every batch row of a step, split over the pool when the step has at least
+// kParallelStepElements gate values: a step's gate math is short, and below that a hand-off to
+// the pool's threads costs about what it saves (lstm_text: bench/README.md, "Recurrent layers").
+constexpr int64_t kParallelStepElements = int64_t{1} << 16;
+void ForBatch(ThreadPool* pool, int64_t batch, int64_t row_elements, const std::function<void(int64_t)>& fn) {
+  if (pool == nullptr || pool->num_threads() <= 1 || batch < 2 || batch * row_elements < kParallelStepElements) {
+    for (int64_t b = 0; b < batch; ++b) fn(b);
+    return;
+  }
+  pool->ParallelFor(batch, [&](int64_t lo, int64_t hi) {
     for (int64_t b = lo; b < hi; ++b) fn(b);
   });
 }
@@ -183,7 +189,7 @@ class SequenceOp : public OpKernel {
       for (int64_t s = 0; s < S; ++s) {
         const int64_t t = cfg_.Time(s, S);
         Gemm(pool, h.data(), U, z.data(), B, GH, H, false, false);
-        ForBatch(pool, B, GH * 8, [&](int64_t b) {
+        ForBatch(pool, B, GH, [&](int64_t b) {
           T* zr = z.data() + b * GH;
           const T* xr = xp.data() + (b * S + t) * GH;
           for (int64_t j = 0; j < GH; ++j) zr[j] += xr[j];
@@ -206,7 +212,7 @@ class SequenceOp : public OpKernel {
       for (int64_t s = 0; s < S; ++s) {
         const int64_t t = cfg_.Time(s, S);
         Gemm(pool, h.data(), U, z.data(), B, H, H, false, false);
-        ForBatch(pool, B, H * 4, [&](int64_t b) {
+        ForBatch(pool, B, H, [&](int64_t b) {
           const T* xr = xp.data() + (b * S + t) * H;
           T* yr = y + (b * S + s) * H;
           for (int64_t j = 0; j < H; ++j) yr[j] = z[b * H + j] + xr[j];
@@ -235,7 +241,7 @@ class SequenceOp : public OpKernel {
       Gemm(pool, h.data(), cfg_.reset_after ? U : u_zr.data(), rec.data(), B, cfg_.reset_after ? GH : 2 * H, H,
            false, false);
       const int64_t rec_cols = cfg_.reset_after ? GH : 2 * H;
-      ForBatch(pool, B, GH * 4, [&](int64_t b) {
+      ForBatch(pool, B, GH, [&](int64_t b) {
         const T* rr = rec.data() + b * rec_cols;
         const T* xr = xp.data() + (b * S + t) * GH;
         T* gr = gates + (b * S + s) * GH;
@@ -246,7 +252,7 @@ class SequenceOp : public OpKernel {
         }
       });
       if (!cfg_.reset_after) Gemm(pool, rh.data(), u_h.data(), rec.data(), B, H, H, false, false);
-      ForBatch(pool, B, GH * 4, [&](int64_t b) {
+      ForBatch(pool, B, GH, [&](int64_t b) {
         const T* xr = xp.data() + (b * S + t) * GH;
         T* gr = gates + (b * S + s) * GH;
         T* hr = hrec + (b * S + s) * H;
@@ -339,7 +345,7 @@ class SequenceGradOp : public OpKernel {
       std::vector<T> dc(in(n_in + n_out + 2), in(n_in + n_out + 2) + B * H), ac_row(B * H);
       for (int64_t s = S - 1; s >= 0; --s) {
         const int64_t t = cfg_.Time(s, S);
-        ForBatch(pool, B, GH * 8, [&](int64_t b) {
+        ForBatch(pool, B, GH, [&](int64_t b) {
           const int64_t row = b * S + s;
           const T* g = gates + row * GH;
           const T* dg = dgates ? dgates + row * GH : nullptr;
@@ -372,7 +378,7 @@ class SequenceGradOp : public OpKernel {
     } else {
       for (int64_t s = S - 1; s >= 0; --s) {
         const int64_t t = cfg_.Time(s, S);
-        ForBatch(pool, B, H * 4, [&](int64_t b) {
+        ForBatch(pool, B, H, [&](int64_t b) {
           const int64_t row = b * S + s;
           T* dz = dzs.data() + b * H;
           for (int64_t j = 0; j < H; ++j) dz[j] = (At(dy, row * H + j) + dh[b * H + j]) * ActGrad(cfg_.act, y[row * H + j]);
@@ -408,7 +414,7 @@ class SequenceGradOp : public OpKernel {
     for (int64_t s = S - 1; s >= 0; --s) {
       const int64_t t = cfg_.Time(s, S);
       // Pass 1: everything up to the h part's pre-activation gradient.
-      ForBatch(pool, B, GH * 4, [&](int64_t b) {
+      ForBatch(pool, B, GH, [&](int64_t b) {
         const int64_t row = b * S + s;
         const T* g = gates + row * GH;
         const T* hp = h_prev(b, s);
@@ -428,7 +434,7 @@ class SequenceGradOp : public OpKernel {
       });
       if (!ra) Gemm(pool, dhv.data(), u_h.data(), drh.data(), B, H, H, false, true);  // d(r * hp)
       // Pass 2: the reset gate (without reset_after) and the recurrent GEMM's gradient rows.
-      ForBatch(pool, B, GH * 4, [&](int64_t b) {
+      ForBatch(pool, B, GH, [&](int64_t b) {
         const int64_t row = b * S + s;
         const T* g = gates + row * GH;
         const T* hp = h_prev(b, s);
