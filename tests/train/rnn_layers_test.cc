@@ -5,6 +5,7 @@
 // arguments.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +18,7 @@
 #include "ops/math.h"
 #include "ops/rnn.h"
 #include "train/layers_rnn.h"
+#include "train/model.h"
 
 using namespace weft;
 using namespace weft::train;
@@ -236,4 +238,32 @@ TEST_CASE("recurrent layers: bad arguments and inputs name the layer and what wa
   rn.bias_initializer = RandomNormal();
   CHECK(message([&] { LSTM(3, rn)(Input({4, 2})); }).find("unit_forget_bias needs a constant bias_initializer") !=
         std::string::npos);
+}
+
+TEST_CASE("a model with recurrent layers saves its weights and loads them into a fresh model") {
+  auto make = [] {
+    RNNOptions seq;
+    seq.return_sequences = true;
+    auto m = std::make_unique<Sequential>(TensorShape({6, 3}), std::vector<LayerPtr>{
+        Bidirectional(LSTM(4, seq)), GRU(3, RNNOptions{.return_sequences = true, .reset_after = false}), SimpleRNN(2), Dense(2)});
+    CompileOptions o;
+    o.optimizer = SGD(0.1);
+    o.seed = 7;
+    m->Compile(o);
+    return m;
+  };
+  std::vector<float> xv(5 * 6 * 3);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = std::sin(0.37f * static_cast<float>(i));
+  const Tensor x = Tensor::FromVector<float>(xv, TensorShape({5, 6, 3}));
+  const Tensor y = Tensor::FromVector<int32_t>({0, 1, 1, 0, 1}, TensorShape({5}));
+  auto a = make();
+  a->TrainOnBatch(x, y);  // weights away from their initial values
+  const std::string path = (std::filesystem::temp_directory_path() / "weft_rnn_weights.weft").string();
+  a->SaveWeights(path);
+  auto b = make();
+  b->LoadWeights(path);
+  std::filesystem::remove(path);
+  const Tensor pa = a->Predict(x), pb = b->Predict(x);
+  REQUIRE(pa.shape() == TensorShape({5, 2}));
+  for (int64_t i = 0; i < pa.num_elements(); ++i) CHECK(pa.data<float>()[i] == pb.data<float>()[i]);
 }
