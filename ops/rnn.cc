@@ -27,6 +27,9 @@ void Rank(const TensorShape& s, int rank, const char* what) {
 
 int64_t Dim(const TensorShape& s, int i) { return s.unknown_rank() ? -1 : s.dim(i); }
 
+// The empty [0] tensor given for an initial state: zeros.
+bool IsNoState(const TensorShape& s) { return s.rank() == 1 && s.dim(0) == 0; }
+
 bool Gru(const InferenceContext& c) { return c.node().op() == "GRUSequence"; }
 RnnCell CellOf(std::string_view op) {
   if (op == "LSTMSequence") return RnnCell::kLSTM;
@@ -130,19 +133,21 @@ RnnDims CheckRnnShapes(RnnCell cell, bool reset_after, const TensorShape& x, con
                        const TensorShape* c0, const TensorShape& kernel, const TensorShape& recurrent_kernel,
                        const TensorShape& bias) {
   Rank(x, 3, "x [batch, time, features]");
-  Rank(h0, 2, "initial h [batch, units]");
+  if (!IsNoState(h0)) Rank(h0, 2, "initial h [batch, units]");
   Rank(kernel, 2, "kernel [input, gates * units]");
   Rank(recurrent_kernel, 2, "recurrent_kernel [units, gates * units]");
   const bool two_biases = cell == RnnCell::kGRU && reset_after;
   Rank(bias, two_biases ? 2 : 1, two_biases ? "bias [2, 3 * units] (GRU with reset_after)" : "bias [gates * units]");
   const int64_t g = RnnGates(cell);
   RnnDims d{Dim(x, 0), Dim(x, 1), Dim(x, 2), Dim(recurrent_kernel, 0)};
-  d.units = Agree(d.units, Dim(h0, 1), "units of recurrent_kernel and initial h", recurrent_kernel, h0);
-  d.batch = Agree(d.batch, Dim(h0, 0), "batch of x and initial h", x, h0);
-  if (c0 != nullptr) {
+  if (!IsNoState(h0)) {
+    d.units = Agree(d.units, Dim(h0, 1), "units of recurrent_kernel and initial h", recurrent_kernel, h0);
+    d.batch = Agree(d.batch, Dim(h0, 0), "batch of x and initial h", x, h0);
+  }
+  if (c0 != nullptr && !IsNoState(*c0)) {
     Rank(*c0, 2, "initial c [batch, units]");
     d.batch = Agree(d.batch, Dim(*c0, 0), "batch of x and initial c", x, *c0);
-    d.units = Agree(d.units, Dim(*c0, 1), "units of initial h and initial c", h0, *c0);
+    d.units = Agree(d.units, Dim(*c0, 1), "units of recurrent_kernel and initial c", recurrent_kernel, *c0);
   }
   const int64_t cols = d.units < 0 ? -1 : g * d.units;
   d.input = Agree(d.input, Dim(kernel, 0), "features of x and rows of kernel", x, kernel);
@@ -157,7 +162,8 @@ RnnDims CheckRnnShapes(RnnCell cell, bool reset_after, const TensorShape& x, con
 void RegisterRnnOps(OpRegistry& r) {
   RegisterSequence(r, "LSTMSequence", {"x", "h0", "c0", "kernel", "recurrent_kernel", "bias"},
                    {"y", "h", "c", "cs", "gates"}, true,
-                   "Keras' LSTM over x [B, T, I] from (h0, c0) [B, H]: per step z = x_t @ kernel + h @ "
+                   "Keras' LSTM over x [B, T, I] from (h0, c0) [B, H] (either may be the empty [0] tensor: "
+                   "zeros, as a Keras layer starts): per step z = x_t @ kernel + h @ "
                    "recurrent_kernel + bias, gates i, f, c, o (that column order) with i, f, o = "
                    "recurrent_activation(z), g = activation(z), c = f * c + i * g, h = o * activation(c). "
                    "Returns every step's h (y), the last h and c, every step's c (cs) and the gates after "

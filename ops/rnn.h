@@ -33,7 +33,8 @@ struct RnnDims {
   int64_t batch, time, input, units;  // -1 where unknown
 };
 
-// Checks a sequence op's inputs: x [B, T, I], h0 (and c0, LSTM) [B, H], kernel [I, G*H],
+// Checks a sequence op's inputs: x [B, T, I], h0 (and c0, LSTM) [B, H] or the empty [0] tensor
+// (zeros: what a Keras layer starts from, without a Fill of the run-time batch), kernel [I, G*H],
 // recurrent_kernel [H, G*H], bias [G*H] (GRU with reset_after: [2, 3*H]). Unknown dims pass;
 // InvalidArgument names the input and both shapes. Used by the shape functions and the kernels.
 RnnDims CheckRnnShapes(RnnCell cell, bool reset_after, const TensorShape& x, const TensorShape& h0,

@@ -55,9 +55,8 @@ class RnnLayer : public Layer {
     if (o_.time_major) x = ops::Transpose(s, x, {1, 0, 2});
     if (ctx.training && o_.dropout > 0.0) x = SpatialDropout1D(o_.dropout, o_.seed)->Call(ctx, {x});
     const DType dt = x.dtype();
-    // Zeros [batch, units], the batch taken from x at run time.
-    Output dims = ops::Concat(s, {ops::Slice(s, ops::Shape(s, x), {0}, {1}), ops::Const(s, std::vector<int32_t>{static_cast<int32_t>(units_)}, TensorShape({1}))}, 0);
-    Output zeros = ops::Fill(s, dims, ops::ScalarLike(s, dt, 0.0));
+    // The initial state: the empty [0] tensor, which the sequence ops read as zeros [batch, units].
+    Output zeros = ops::Const(s, Tensor::Zeros(dt, TensorShape({0})));
     const int64_t gh = RnnGates(cell_) * units_;
     Output bias = o_.use_bias ? ctx.weights[2] : ops::Const(s, Tensor::Zeros(dt, cell_ == RnnCell::kGRU && o_.reset_after ? TensorShape({2, gh}) : TensorShape({gh})));
     ops::RnnSequenceAttrs a{o_.activation, o_.recurrent_activation, o_.go_backwards, o_.reset_after};

@@ -309,3 +309,26 @@ TEST_CASE("recurrent sequence ops: bad shapes and attrs name the input and the s
 
 }  // namespace
 }  // namespace weft::test
+
+namespace weft::test {
+namespace {
+
+TEST_CASE("recurrent sequence ops: an empty [0] initial state is zeros, forwards and in the gradient") {
+  for (const Setup& s : Setups()) {
+    if (AttrOr(s.attrs, "activation", "tanh") == "relu") continue;
+    CAPTURE(s.op);
+    std::vector<Tensor> zeros = Inputs(s), empty = Inputs(s);
+    const int states = IsLstm(s.op) ? 2 : 1;
+    for (int i = 1; i <= states; ++i) {
+      zeros[i] = T<double>(std::vector<double>(s.B * s.H, 0.0), {s.B, s.H});
+      empty[i] = T<double>({}, {0});
+    }
+    const std::vector<Tensor> want = Reference(s, zeros);
+    const std::vector<Tensor> got = RunOp(s.op, empty, s.attrs);
+    for (size_t k = 0; k < got.size(); ++k) ExpectNear(got[k], want[k], 1e-12, 1e-10);
+    CheckGradient(s.op, empty, s.attrs, {}, 1e-6);
+  }
+}
+
+}  // namespace
+}  // namespace weft::test

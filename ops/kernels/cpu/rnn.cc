@@ -125,6 +125,14 @@ struct RnnConfig {
   }
 };
 
+// An initial state: input i, or zeros [B, H] when it is the empty [0] tensor.
+template <typename T>
+std::vector<T> InitialState(const OpKernelContext* ctx, int i, int64_t n) {
+  const Tensor& t = ctx->input(i);
+  if (t.num_elements() == 0) return std::vector<T>(n, T(0));
+  return std::vector<T>(t.data<T>(), t.data<T>() + n);
+}
+
 // xp [B*T, G*H] = x @ kernel + bias: every step's input projection, rows by input time.
 template <typename T>
 Scratch<T> InputProjection(ThreadPool* pool, const RnnDims& d, int64_t gh, const T* x, const T* kernel,
@@ -180,10 +188,10 @@ class SequenceOp : public OpKernel {
     ThreadPool* pool = ctx->intra_op_pool();
     const Scratch<T> xp = InputProjection(pool, d, GH, x, ctx->input(w).data<T>(), bias);
     T* y = ctx->allocate_output(0, TensorShape({B, S, H}))->data<T>();
-    std::vector<T> h(ctx->input(1).data<T>(), ctx->input(1).data<T>() + B * H);
+    std::vector<T> h = InitialState<T>(ctx, 1, B * H);
     std::vector<T> z(B * GH);
     if (cfg_.cell == RnnCell::kLSTM) {
-      std::vector<T> c(ctx->input(2).data<T>(), ctx->input(2).data<T>() + B * H);
+      std::vector<T> c = InitialState<T>(ctx, 2, B * H);
       T* cs = ctx->allocate_output(3, TensorShape({B, S, H}))->data<T>();
       T* gates = ctx->allocate_output(4, TensorShape({B, S, GH}))->data<T>();
       for (int64_t s = 0; s < S; ++s) {
@@ -324,7 +332,8 @@ class SequenceGradOp : public OpKernel {
     auto in = [&](int i) { return ctx->input(i).data<T>(); };
     const int w = cfg_.kernel_input();
     const T* x = in(0);
-    const T* h0 = in(1);
+    const std::vector<T> h0_values = InitialState<T>(ctx, 1, B * H);
+    const T* h0 = h0_values.data();
     const T* W = in(w);
     const T* U = in(w + 1);
     const int64_t rows = B * S;
@@ -337,7 +346,8 @@ class SequenceGradOp : public OpKernel {
     // h before step s for batch row b.
     auto h_prev = [&](int64_t b, int64_t s) { return s > 0 ? y + (b * S + s - 1) * H : h0 + b * H; };
     if (cfg_.cell == RnnCell::kLSTM) {
-      const T* c0 = in(2);
+      const std::vector<T> c0_values = InitialState<T>(ctx, 2, B * H);
+      const T* c0 = c0_values.data();
       const T* cs = in(n_in + 3);
       const T* gates = in(n_in + 4);
       const T* dcs = grad(3);
@@ -370,7 +380,7 @@ class SequenceGradOp : public OpKernel {
         });
         Gemm(pool, dzs.data(), U, dh.data(), B, H, GH, false, true);
       }
-      std::copy(dc.begin(), dc.end(), dx[2]);
+      if (ctx->input(2).num_elements() > 0) std::copy(dc.begin(), dc.end(), dx[2]);
       Gemm(pool, hp_all.data(), dxp.data(), dx[w + 1], H, GH, rows, true, false);
       InputProjectionGrad(pool, d, GH, x, W, dxp, dx[0], dx[w], dx[w + 2]);
     } else if (cfg_.cell == RnnCell::kGRU) {
@@ -390,7 +400,7 @@ class SequenceGradOp : public OpKernel {
       Gemm(pool, hp_all.data(), dxp.data(), dx[w + 1], H, GH, rows, true, false);
       InputProjectionGrad(pool, d, GH, x, W, dxp, dx[0], dx[w], dx[w + 2]);
     }
-    std::copy(dh.begin(), dh.end(), dx[1]);
+    if (ctx->input(1).num_elements() > 0) std::copy(dh.begin(), dh.end(), dx[1]);  // else no initial state
   }
 
  private:
