@@ -21,6 +21,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "ops/all_ops.h"
@@ -58,16 +59,63 @@ T ActGrad(RnnActivation a, T y) {
   return T(1);
 }
 
-// A scratch buffer left uninitialized (std::vector would zero megabytes that are written anyway).
+// Buffers kept across the calls of one kernel, so that a step's multi-megabyte scratch buffers are
+// not fresh memory (page faults) every step. Thread-safe: concurrent steps take different buffers.
+template <typename T>
+class ScratchPool {
+ public:
+  // A buffer of at least n elements (uninitialized), and its capacity.
+  std::unique_ptr<T[]> Take(int64_t n, int64_t* capacity) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto best = free_.end();
+      for (auto it = free_.begin(); it != free_.end(); ++it) {
+        if (it->first >= n && (best == free_.end() || it->first < best->first)) best = it;
+      }
+      if (best != free_.end()) {
+        std::unique_ptr<T[]> p = std::move(best->second);
+        *capacity = best->first;
+        free_.erase(best);
+        return p;
+      }
+    }
+    *capacity = n;
+    return std::unique_ptr<T[]>(new T[static_cast<size_t>(n)]);
+  }
+  void Give(std::unique_ptr<T[]> p, int64_t capacity) {
+    std::lock_guard<std::mutex> lock(mu_);
+    free_.emplace_back(capacity, std::move(p));
+    if (free_.size() > kKeep) {  // drop the smallest
+      auto smallest = std::min_element(free_.begin(), free_.end(),
+                                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      free_.erase(smallest);
+    }
+  }
+
+ private:
+  static constexpr size_t kKeep = 8;  // a backward pass holds at most 6 at once
+  std::mutex mu_;
+  std::vector<std::pair<int64_t, std::unique_ptr<T[]>>> free_;
+};
+
+// A scratch buffer left uninitialized (std::vector would zero megabytes that are written anyway),
+// from `pool` and given back to it when destroyed.
 template <typename T>
 class Scratch {
  public:
-  explicit Scratch(int64_t n) : p_(new T[static_cast<size_t>(n)]) {}
+  Scratch(int64_t n, ScratchPool<T>* pool) : pool_(pool) { p_ = pool_->Take(n, &capacity_); }
+  Scratch(Scratch&& other) noexcept = default;
+  Scratch& operator=(Scratch&&) = delete;
+  ~Scratch() {
+    if (p_) pool_->Give(std::move(p_), capacity_);
+  }
   T* data() { return p_.get(); }
   const T* data() const { return p_.get(); }
   T& operator[](int64_t i) { return p_[i]; }
 
  private:
+  ScratchPool<T>* pool_;
+  int64_t capacity_ = 0;
   std::unique_ptr<T[]> p_;
 };
 
@@ -136,9 +184,9 @@ std::vector<T> InitialState(const OpKernelContext* ctx, int i, int64_t n) {
 // xp [B*T, G*H] = x @ kernel + bias: every step's input projection, rows by input time.
 template <typename T>
 Scratch<T> InputProjection(ThreadPool* pool, const RnnDims& d, int64_t gh, const T* x, const T* kernel,
-                           const T* bias) {
+                           const T* bias, ScratchPool<T>* scratch) {
   const int64_t rows = d.batch * d.time;
-  Scratch<T> xp(rows * gh);
+  Scratch<T> xp(rows * gh, scratch);
   for (int64_t r = 0; r < rows; ++r) std::copy_n(bias, gh, xp.data() + r * gh);
   if (d.input > 0) Gemm(pool, x, kernel, xp.data(), rows, gh, d.input, false, false, /*acc=*/true);
   return xp;
@@ -186,7 +234,7 @@ class SequenceOp : public OpKernel {
     const T* U = ctx->input(w + 1).data<T>();
     const T* bias = ctx->input(w + 2).data<T>();
     ThreadPool* pool = ctx->intra_op_pool();
-    const Scratch<T> xp = InputProjection(pool, d, GH, x, ctx->input(w).data<T>(), bias);
+    const Scratch<T> xp = InputProjection(pool, d, GH, x, ctx->input(w).data<T>(), bias, &scratch_);
     T* y = ctx->allocate_output(0, TensorShape({B, S, H}))->data<T>();
     std::vector<T> h = InitialState<T>(ctx, 1, B * H);
     std::vector<T> z(B * GH);
@@ -285,6 +333,7 @@ class SequenceOp : public OpKernel {
   }
 
   RnnConfig cfg_;
+  mutable ScratchPool<T> scratch_;
 
  public:
   // U [H, 3H] -> U_zr [H, 2H] (its first 2H columns) and U_h [H, H] (the last H).
@@ -338,7 +387,7 @@ class SequenceGradOp : public OpKernel {
     const T* U = in(w + 1);
     const int64_t rows = B * S;
     ThreadPool* pool = ctx->intra_op_pool();
-    Scratch<T> dxp(rows * GH), hp_all(rows * H);
+    Scratch<T> dxp(rows * GH, &scratch_), hp_all(rows * H, &scratch_);
     std::vector<T> dh(in(n_in + n_out + 1), in(n_in + n_out + 1) + B * H);
     std::vector<T> dzs(B * GH);
     const T* y = in(n_in);
@@ -419,7 +468,8 @@ class SequenceGradOp : public OpKernel {
     // [B, 2H] (z, r) plus dhv [B, H] (the h part, through U_h); rows by input time in *_all.
     const int64_t rc = ra ? GH : 2 * H;
     std::vector<T> drec(B * rc), dhp(B * H), dhv(B * H), drh(B * H), u_zr, u_h;
-    Scratch<T> drec_all(rows * rc), dhv_all(ra ? 0 : rows * H), rh_all(ra ? 0 : rows * H);
+    Scratch<T> drec_all(rows * rc, &scratch_), dhv_all(ra ? 0 : rows * H, &scratch_),
+        rh_all(ra ? 0 : rows * H, &scratch_);
     if (!ra) SequenceOp<T>::SplitGruKernel(U, H, &u_zr, &u_h);
     for (int64_t s = S - 1; s >= 0; --s) {
       const int64_t t = cfg_.Time(s, S);
@@ -490,6 +540,7 @@ class SequenceGradOp : public OpKernel {
   }
 
   RnnConfig cfg_;
+  mutable ScratchPool<T> scratch_;
 };
 
 }  // namespace
