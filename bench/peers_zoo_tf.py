@@ -19,6 +19,8 @@ The models are the Keras definitions weft-zoo builds (zoo/models.cc), float32, N
              blocks (LayerNormalization eps 1e-5, causal MultiHeadAttention 4 heads x 32, residual;
              LayerNormalization, Dense 512 gelu, Dense 128, residual) -> LayerNormalization ->
              Dense 97; its "images" are sequences of 128 characters, labels one id per position
+  lstm_text: 128 character ids in [0, 98) -> Embedding 32 -> LSTM 64 -> Dense 10 (Keras 3's LSTM:
+             a while_loop over the cell on the CPU)
 Loss: mean sparse softmax cross-entropy on the logits. Optimizer: SGD lr 0.05 momentum 0.9. One
 step is a `tf.function` (graph mode, as weft's compiled step) over a fixed random batch.
 
@@ -33,7 +35,7 @@ import sys
 import time
 
 SHAPES = {"mlp": (28, 28, 1), "mnist_cnn": (28, 28, 1), "lenet5": (28, 28, 1), "resnet20": (32, 32, 3),
-          "vgg_small": (28, 28, 1), "gpt_small": (128,)}
+          "vgg_small": (28, 28, 1), "gpt_small": (128,), "lstm_text": (128,)}
 VOCAB = 97  # weft's data::CharVocab
 
 
@@ -116,6 +118,10 @@ def build(tf, name):
         x = L.Dense(128, activation="relu")(x)
         x = L.Dropout(0.5)(x)
         out = L.Dense(10)(x)
+    elif name == "lstm_text":
+        x = L.Embedding(98, 32)(inp)
+        x = L.LSTM(64)(x)
+        out = L.Dense(10)(x)
     else:
         raise SystemExit(f"unknown model {name!r} (expected one of {', '.join(SHAPES)})")
     return tf.keras.Model(inp, out)
@@ -144,6 +150,9 @@ def main():
     if args.model == "gpt_small":  # random ids in, random next ids out: only the shapes matter for speed
         x = tf.random.uniform((b,) + SHAPES[args.model], maxval=VOCAB, dtype=tf.int32)
         y = tf.random.uniform((b,) + SHAPES[args.model], maxval=VOCAB, dtype=tf.int32)
+    elif args.model == "lstm_text":  # character ids, as weft-zoo's fortunes rows
+        x = tf.cast(tf.random.uniform((b,) + SHAPES[args.model], maxval=98, dtype=tf.int32), tf.float32)
+        y = tf.random.uniform((b,), maxval=10, dtype=tf.int32)
     else:
         x = tf.random.uniform((b,) + SHAPES[args.model])
         y = tf.random.uniform((b,), maxval=10, dtype=tf.int32)

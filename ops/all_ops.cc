@@ -23,6 +23,7 @@ OpRegistry& OpRegistry::Global() {
     RegisterSearchOps(*r);
     RegisterImageOps(*r);
     RegisterControlOps(*r);
+    RegisterRnnOps(*r);
     return r;
   }();
   return *registry;
@@ -43,6 +44,7 @@ KernelRegistry& KernelRegistry::Global() {
     RegisterSearchKernels(*r);
     RegisterImageKernels(*r);
     RegisterControlKernels(*r);
+    RegisterRnnKernels(*r);
 #if defined(WEFT_CUDA)
     RegisterCudaKernels(*r);  // device type "GPU" (ops/kernels/cuda/)
 #endif

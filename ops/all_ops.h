@@ -20,6 +20,7 @@ void RegisterCollectiveOps(OpRegistry& r);  // CollectiveReduce, CollectiveBroad
 void RegisterSearchOps(OpRegistry& r);      // Range, Where, TopK, TopKGrad, Cumsum
 void RegisterImageOps(OpRegistry& r);       // ImageProjectiveTransform
 void RegisterControlOps(OpRegistry& r);     // Switch, Merge, Enter, Exit, NextIteration, LoopCond
+void RegisterRnnOps(OpRegistry& r);         // LSTMSequence, GRUSequence, SimpleRNNSequence and their *Grad
 
 void RegisterFrameworkKernels(KernelRegistry& r);
 void RegisterStateKernels(KernelRegistry& r);
@@ -33,5 +34,6 @@ void RegisterCollectiveKernels(KernelRegistry& r);
 void RegisterSearchKernels(KernelRegistry& r);
 void RegisterImageKernels(KernelRegistry& r);
 void RegisterControlKernels(KernelRegistry& r);
+void RegisterRnnKernels(KernelRegistry& r);
 
 }  // namespace weft

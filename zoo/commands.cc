@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "core/gpu.h"
+#include "data/fortunes.h"
 #include "train/strategy.h"
 #include "graph/graph_io.h"
 #include "graph/step_trace.h"
@@ -75,6 +76,14 @@ Tensor Rows(const Tensor& t, int64_t begin, int64_t end) {
   return out;
 }
 
+// lstm_text's data: which of ten fortune files (the largest, on different topics) a quote came
+// from, its first 128 characters (lstm_text's input).
+ArrayData FortuneRows(bool train) {
+  static const std::vector<std::string> kFiles = {"people",   "definitions", "cookie", "computers", "songs-poems",
+                                                  "politics", "work",        "science", "men-women", "zippy"};
+  return data::FortunesByFile(data::kFortunesDir, kFiles, 128, train);
+}
+
 TensorShape ExampleShape(const Tensor& x) {
   std::vector<int64_t> dims;
   for (int i = 1; i < x.shape().rank(); ++i) dims.push_back(x.shape().dim(i));
@@ -82,16 +91,26 @@ TensorShape ExampleShape(const Tensor& x) {
 }
 
 // The per-example shape of zm's inputs for a --data value: the model's own for synthetic data and
-// for text models (their context), else 28x28x1 images.
+// for text models (their character ids), else 28x28x1 images.
 TensorShape ExampleFor(const ZooModel& zm, const std::string& data) {
-  return data == "synthetic" || zm.text() ? zm.synthetic_shape : TensorShape({28, 28, 1});
+  return data == "synthetic" || zm.takes_ids() ? zm.synthetic_shape : TensorShape({28, 28, 1});
 }
 
-// n synthetic examples for zm: class-pattern images (data::Synthetic), or for a text model
-// uniform random ids as inputs and labels (a speed test's data: only the shapes matter).
+// n synthetic examples for zm: class-pattern images (data::Synthetic); for a next-character model
+// uniform random ids as inputs and labels; for a text classifier uniform random character ids
+// (CharVocab's and its pad id) and classes (a speed test's data: only the shapes matter).
 ArrayData SyntheticFor(const ZooModel& zm, const TensorShape& example, int64_t n, uint64_t seed) {
-  if (!zm.text()) return data::Synthetic(n, example, zm.num_classes, seed);
+  if (!zm.takes_ids()) return data::Synthetic(n, example, zm.num_classes, seed);
   std::mt19937_64 rng(seed);
+  if (!zm.text()) {
+    std::uniform_int_distribution<int32_t> id(0, data::CharVocab::kSize), label(0, zm.num_classes - 1);
+    std::vector<int64_t> dims = {n};
+    for (int i = 0; i < example.rank(); ++i) dims.push_back(example.dim(i));
+    Tensor x(DType::kInt32, TensorShape(dims)), y(DType::kInt32, TensorShape({n}));
+    for (int64_t i = 0; i < x.num_elements(); ++i) x.data<int32_t>()[i] = id(rng);
+    for (int64_t i = 0; i < n; ++i) y.data<int32_t>()[i] = label(rng);
+    return {x, y};
+  }
   std::uniform_int_distribution<int32_t> id(0, zm.num_classes - 1);
   std::vector<int32_t> ids(static_cast<size_t>(n * example.num_elements() + 1));
   for (int32_t& v : ids) v = id(rng);
@@ -530,10 +549,16 @@ double Flags::Float(const std::string& name, double fallback) const {
 }
 
 void LoadZooData(const std::string& spec, const ZooModel& zm, ArrayData* train_data, ArrayData* test_data) {
-  if (zm.text() && spec != "fortunes" && spec != "synthetic") {
-    throw UsageError(fmt::format("--data for {} must be fortunes or synthetic, got '{}'", zm.name, spec));
+  if (zm.takes_ids() && spec != zm.default_data && spec != "synthetic") {
+    throw UsageError(fmt::format("--data for {} must be {} or synthetic, got '{}'", zm.name, zm.default_data, spec));
   }
-  if (spec == "fortunes") {
+  if (spec == "fortunes-files") {
+    if (zm.default_data != spec) {
+      throw UsageError(fmt::format("--data fortunes-files is a text classification set: {} does not take it", zm.name));
+    }
+    *train_data = FortuneRows(true);
+    *test_data = FortuneRows(false);
+  } else if (spec == "fortunes") {
     if (!zm.text()) throw UsageError(fmt::format("--data fortunes is text: {} takes images", zm.name));
     // The last 5% of the characters are the test set (whole windows on either side).
     const std::vector<int32_t> ids = data::CharVocab().Encode(data::ReadFortunes());
@@ -547,13 +572,13 @@ void LoadZooData(const std::string& spec, const ZooModel& zm, ArrayData* train_d
     *train_data = data::Mnist(spec.substr(6), true);
     *test_data = data::Mnist(spec.substr(6), false);
   } else if (spec == "synthetic") {
-    const int64_t train = zm.text() ? 1000 : 10000, test = zm.text() ? 200 : 2000;
+    const int64_t train = zm.takes_ids() ? 1000 : 10000, test = zm.takes_ids() ? 200 : 2000;
     ArrayData all = SyntheticFor(zm, zm.synthetic_shape, train + test, 1);
     *train_data = {Rows(all.x, 0, train), Rows(all.y, 0, train)};
     *test_data = {Rows(all.x, train, train + test), Rows(all.y, train, train + test)};
   } else {
     throw UsageError(fmt::format("--data must be fashion-mnist, mnist:DIR, synthetic or (text models) fortunes, "
-                                 "got '{}'", spec));
+                                 "fortunes-files, got '{}'", spec));
   }
 }
 

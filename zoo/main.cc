@@ -30,7 +30,9 @@ commands:
   describe MODEL            the model's layers, output shapes and parameter counts
   train MODEL               train, then evaluate on the test split
       --data D              fashion-mnist (default) | mnist:DIR | synthetic; gpt_small: fortunes
-                            (default: Debian's fortunes, next-character windows) | synthetic
+                            (default: Debian's fortunes, next-character windows) | synthetic;
+                            lstm_text: fortunes-files (default: quotes labelled by their file)
+                            | synthetic
       --epochs N            (default 1)          --batch-size N     (default 64)
       --optimizer O         sgd | momentum (default) | adam
       --lr X                (default 0.05 for sgd/momentum, 0.001 for adam)

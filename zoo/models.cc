@@ -1,7 +1,9 @@
 #include "zoo/models.h"
 
 #include "data/text.h"
+#include "data/fortunes.h"
 #include "train/layer.h"
+#include "train/layers_rnn.h"
 
 namespace weft::zoo {
 namespace {
@@ -97,6 +99,12 @@ std::unique_ptr<Model> GptSmall(const TensorShape& in, int vocab) {
   return std::make_unique<Model>(std::vector<Sym>{ids}, std::vector<Sym>{logits}, "gpt_small");
 }
 
+// Text classification: CharVocab ids (and the pad id) -> Embedding 32 -> LSTM 64 -> Dense.
+std::unique_ptr<Model> LstmText(const TensorShape& in, int classes) {
+  return std::make_unique<Sequential>(in, std::vector<LayerPtr>{
+      Embedding(data::CharVocab::kSize + 1, 32), LSTM(64), Dense(classes)}, "lstm_text");
+}
+
 }  // namespace
 
 const std::vector<ZooModel>& ZooModels() {
@@ -111,6 +119,8 @@ const std::vector<ZooModel>& ZooModels() {
        {28, 28, 1}, VggSmall},
       {"gpt_small", "character-level GPT: 4 layers, 4 heads, d_model 128, context 128, learned positions (fortunes)",
        {kGptContext}, GptSmall, data::CharVocab::kSize, "fortunes"},
+      {"lstm_text", "Embedding 32 + LSTM 64 + Dense over 128 characters of a fortune: which of 10 files it came from",
+       {128}, LstmText, 10, "fortunes-files"},
   };
   return kModels;
 }

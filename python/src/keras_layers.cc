@@ -517,6 +517,7 @@ void DefNoiseLayers(py::module_& layers) {
 }
 
 void DefAugmentLayers(py::module_& layers);  // keras_augment.cc
+void DefRnnLayers(py::module_& layers);      // keras_rnn.cc
 
 void InitKerasLayers(py::module_& k, py::module_& layers) {
   DefNoiseLayers(layers);
@@ -524,6 +525,7 @@ void InitKerasLayers(py::module_& k, py::module_& layers) {
   DefShapeLayers(layers);
   DefMergeLayers(layers);
   DefConvLayers(layers);
+  DefRnnLayers(layers);
   k.def("_is_input", [](const PySym& t) { return t.sym->layer == nullptr; }, py::arg("tensor"),
         "Whether a KerasTensor is a model input (keras.Input), not a layer's output.");
   k.def("_known_activations", &KnownActivations);

@@ -17,9 +17,14 @@ expect() {  # expect STATUS PATTERN -- command...: the exit status and a pattern
 field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
 
 expect 0 "mnist_cnn" -- "$zoo" list
-[ "$("$zoo" list | wc -l)" -eq 6 ] || fail "list should show 6 models"
+[ "$("$zoo" list | wc -l)" -eq 7 ] || fail "list should show 7 models"
 expect 0 "Total params: 347,146" -- "$zoo" describe mnist_cnn
 expect 0 "Total params: 274,442" -- "$zoo" describe resnet20 --data synthetic
+expect 0 "Total params: 28,618" -- "$zoo" describe lstm_text
+# lstm_text on Debian's fortunes (its default data): mirrored over 2 devices, and its bench.
+expect 0 "MirroredStrategy over 2 replicas" -- "$zoo" train lstm_text --batch-size 32 --steps-per-epoch 4 \
+  --threads 2 --devices 2
+expect 0 '"images_per_second"' -- "$zoo" bench lstm_text --batch-size 16 --threads 1 --warmup 1 --seconds 0.3 --json
 
 common=(--data synthetic --batch-size 50 --steps-per-epoch 8 --threads 1 --quiet)
 # Two epochs straight, and one epoch + a resumed second: same steps, same final state.
@@ -98,6 +103,9 @@ else
   [ "$(field "$tmp/one.json" train_loss)" = "$(field "$tmp/mw.json" train_loss)" ] \
     || fail "2 workers' train_loss $(field "$tmp/mw.json" train_loss) != one process's $(field "$tmp/one.json" train_loss)"
   [ "$(ls "$tmp/mw" | wc -l)" = 1 ] || fail "expected one checkpoint (the chief's) in $tmp/mw: $(ls "$tmp/mw")"
+  # lstm_text (Embedding + LSTM on the fortunes set) across two workers, as the image models.
+  expect 0 "worker:1.*test_loss" -- "$zoo" launch -n 2 -- "$zoo" train lstm_text --batch-size 32 --steps-per-epoch 4 \
+    --threads 1 --quiet --strategy multi_worker
   expect 1 "MultiWorkerMirroredStrategy: the cluster has a 'ps' job" -- \
     env TF_CONFIG='{"cluster": {"worker": ["127.0.0.1:1"], "ps": ["127.0.0.1:2"]}, "task": {"type": "worker", "index": 0}}' \
     "$zoo" train mlp --data synthetic --strategy multi_worker --quiet

@@ -1,0 +1,222 @@
+// LSTM, GRU, SimpleRNN (one fused sequence op each: ops/rnn.h), Bidirectional and
+// TimeDistributed. Keras' semantics: the initial state is zeros, return_sequences picks every
+// step's output or the last, go_backwards runs from the last step and keeps the outputs in run
+// order (Bidirectional puts its backward sequence back in time order, as Keras' does).
+#include "train/layers_rnn.h"
+
+#include "ops/array.h"
+#include "ops/framework.h"
+#include "ops/math.h"
+#include "ops/rnn.h"
+#include "train/layers_noise.h"
+
+namespace weft::train {
+namespace {
+
+class RnnLayer : public Layer {
+ public:
+  RnnLayer(RnnCell cell, int64_t units, RNNOptions o)
+      : Layer(cell == RnnCell::kLSTM ? "LSTM" : cell == RnnCell::kGRU ? "GRU" : "SimpleRNN"),
+        cell_(cell), units_(units), o_(std::move(o)) {
+    WEFT_REQUIRE(units > 0, "{}: units must be positive, got {}", type(), units);
+    ParseRnnActivation(o_.activation, "activation");
+    if (cell_ != RnnCell::kSimple) ParseRnnActivation(o_.recurrent_activation, "recurrent_activation");
+    WEFT_REQUIRE(o_.dropout >= 0.0 && o_.dropout < 1.0, "{}: dropout must be in [0, 1), got {}", type(), o_.dropout);
+    WEFT_REQUIRE(o_.recurrent_dropout == 0.0,
+                 "{}: recurrent_dropout {} is not supported (the fused sequence op has no mask on h); use 0",
+                 type(), o_.recurrent_dropout);
+  }
+
+  const RNNOptions& options() const { return o_; }
+  int64_t units() const { return units_; }
+  RnnCell cell() const { return cell_; }
+
+  void Build(const std::vector<TensorShape>& in) override {
+    const TensorShape& x = in[0];
+    WEFT_REQUIRE(x.rank() == 3 && x.dim(2) > 0, "{}: expects inputs ({}) with known features, got {}", Describe(),
+                 o_.time_major ? "time, batch, features" : "batch, time, features", x.ToString());
+    const int64_t gh = RnnGates(cell_) * units_;
+    AddWeight("kernel", {x.dim(2), gh}, o_.kernel_initializer);
+    AddWeight("recurrent_kernel", {units_, gh}, o_.recurrent_initializer);
+    if (!o_.use_bias) return;
+    if (cell_ == RnnCell::kGRU && o_.reset_after) {
+      AddWeight("bias", {2, gh}, o_.bias_initializer);
+    } else if (cell_ == RnnCell::kLSTM && o_.unit_forget_bias) {
+      AddWeight("bias", {gh}, ForgetBiasInit());
+    } else {
+      AddWeight("bias", {gh}, o_.bias_initializer);
+    }
+  }
+
+  Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
+    const Scope& s = ctx.scope;
+    Output x = in[0];
+    WEFT_REQUIRE(x.shape().rank() == 3, "{}: expects rank-3 inputs, got {}", Describe(), x.shape().ToString());
+    if (o_.time_major) x = ops::Transpose(s, x, {1, 0, 2});
+    if (ctx.training && o_.dropout > 0.0) x = SpatialDropout1D(o_.dropout, o_.seed)->Call(ctx, {x});
+    const DType dt = x.dtype();
+    // The initial state: the empty [0] tensor, which the sequence ops read as zeros [batch, units].
+    Output zeros = ops::Const(s, Tensor::Zeros(dt, TensorShape({0})));
+    const int64_t gh = RnnGates(cell_) * units_;
+    Output bias = o_.use_bias ? ctx.weights[2] : ops::Const(s, Tensor::Zeros(dt, cell_ == RnnCell::kGRU && o_.reset_after ? TensorShape({2, gh}) : TensorShape({gh})));
+    ops::RnnSequenceAttrs a{o_.activation, o_.recurrent_activation, o_.go_backwards, o_.reset_after};
+    std::vector<Output> out;
+    switch (cell_) {
+      case RnnCell::kLSTM: out = ops::LSTMSequence(s, x, zeros, zeros, ctx.weights[0], ctx.weights[1], bias, a); break;
+      case RnnCell::kGRU: out = ops::GRUSequence(s, x, zeros, ctx.weights[0], ctx.weights[1], bias, a); break;
+      case RnnCell::kSimple: out = ops::SimpleRNNSequence(s, x, zeros, ctx.weights[0], ctx.weights[1], bias, a); break;
+    }
+    if (!o_.return_sequences) return out[1];
+    return o_.time_major ? ops::Transpose(s, out[0], {1, 0, 2}) : out[0];
+  }
+
+ private:
+  // Keras' unit_forget_bias: bias_initializer's value for the i, c, o gates, ones for f. Made as a
+  // constant, so for bias initializers with a constant value.
+  Initializer ForgetBiasInit() const {
+    using K = Initializer::Kind;
+    const Initializer& b = o_.bias_initializer;
+    WEFT_REQUIRE(b.kind == K::kZeros || b.kind == K::kOnes || b.kind == K::kConstant,
+                 "{}: unit_forget_bias needs a constant bias_initializer (zeros, ones, constant), got {}; pass "
+                 "unit_forget_bias=False to use it",
+                 Describe(), b.ToString());
+    const float v = b.kind == K::kZeros ? 0.0f : b.kind == K::kOnes ? 1.0f : static_cast<float>(b.value);
+    std::vector<float> values(4 * units_, v);
+    std::fill(values.begin() + units_, values.begin() + 2 * units_, 1.0f);
+    return FromTensor(Tensor::FromVector<float>(values, TensorShape({4 * units_})));
+  }
+
+  RnnCell cell_;
+  int64_t units_;
+  RNNOptions o_;
+};
+
+// The per-example shape of a batch shape (drops dim 0).
+TensorShape PerExample(const TensorShape& s) { return TensorShape(std::vector<int64_t>(s.dims().begin() + 1, s.dims().end())); }
+
+// Keras' snake-case names of the recurrent layers ("forward_lstm/kernel" in a Bidirectional).
+std::string SnakeType(const std::string& type) {
+  return type == "LSTM" ? "lstm" : type == "GRU" ? "gru" : "simple_rnn";
+}
+
+// Calls an inner layer with the slice [first, first + n) of the wrapper's weights.
+Output CallInner(const Layer& inner, CallContext& ctx, const std::string& scope, size_t first, size_t n,
+                 const std::vector<Output>& in) {
+  CallContext c{ctx.scope.NewSubScope(scope), ctx.training,
+                std::vector<Output>(ctx.weights.begin() + first, ctx.weights.begin() + first + n), ctx.updates,
+                ctx.losses};
+  return inner.Call(c, in);
+}
+
+class BidirectionalLayer : public Layer {
+ public:
+  BidirectionalLayer(LayerPtr fwd, std::string merge_mode, LayerPtr bwd)
+      : Layer("Bidirectional"), fwd_(std::move(fwd)), bwd_(std::move(bwd)), merge_(std::move(merge_mode)) {
+    const auto* f = dynamic_cast<const RnnLayer*>(fwd_.get());
+    WEFT_REQUIRE(f != nullptr, "Bidirectional: wraps an LSTM, GRU or SimpleRNN layer, got {}", fwd_ ? fwd_->type() : "null");
+    WEFT_REQUIRE(merge_ == "concat" || merge_ == "sum" || merge_ == "mul" || merge_ == "ave",
+                 "Bidirectional: merge_mode must be 'concat', 'sum', 'mul' or 'ave', got '{}'", merge_);
+    if (!bwd_) {
+      RNNOptions o = f->options();
+      o.go_backwards = !o.go_backwards;
+      bwd_ = std::make_shared<RnnLayer>(f->cell(), f->units(), o);
+    }
+    const auto* b = dynamic_cast<const RnnLayer*>(bwd_.get());
+    WEFT_REQUIRE(b != nullptr, "Bidirectional: backward_layer must be an LSTM, GRU or SimpleRNN, got {}", bwd_->type());
+    WEFT_REQUIRE(b->options().return_sequences == f->options().return_sequences,
+                 "Bidirectional: the forward and backward layers must agree on return_sequences");
+    sequences_ = f->options().return_sequences;
+  }
+
+  void Build(const std::vector<TensorShape>& in) override {
+    for (auto [layer, prefix] : {std::pair{fwd_.get(), "forward"}, std::pair{bwd_.get(), "backward"}}) {
+      (*layer)(Input(PerExample(in[0])));
+      for (const Weight& w : layer->weights()) {
+        AddWeight(std::string(prefix) + "_" + SnakeType(layer->type()) + "/" + w.name, w.shape, w.init, w.trainable, w.l2, w.l1,
+                  w.constraint);
+      }
+    }
+  }
+
+  Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
+    const Scope& s = ctx.scope;
+    const size_t nf = fwd_->weights().size();
+    Output yf = CallInner(*fwd_, ctx, "forward", 0, nf, in);
+    Output yb = CallInner(*bwd_, ctx, "backward", nf, bwd_->weights().size(), in);
+    if (sequences_) yb = ReverseTime(s, yb);  // Keras flips it whatever the directions
+    if (merge_ == "concat") return ops::Concat(s, {yf, yb}, -1);
+    if (merge_ == "sum") return ops::Add(s, yf, yb);
+    if (merge_ == "mul") return ops::Mul(s, yf, yb);
+    return ops::Mul(s, ops::Add(s, yf, yb), ops::ScalarLike(s, yf.dtype(), 0.5));
+  }
+
+ private:
+  // y [batch, time, units] with the time axis reversed (the time dim must be known).
+  static Output ReverseTime(const Scope& s, Output y) {
+    const int64_t steps = y.shape().dim(1);
+    WEFT_REQUIRE(steps >= 0, "Bidirectional: return_sequences needs a known number of steps, got {}",
+                 y.shape().ToString());
+    std::vector<int32_t> idx(steps);
+    for (int64_t t = 0; t < steps; ++t) idx[t] = static_cast<int32_t>(steps - 1 - t);
+    return ops::Gather(s, y, ops::Const(s, idx, TensorShape({steps})), 1);
+  }
+
+  LayerPtr fwd_, bwd_;
+  std::string merge_;
+  bool sequences_ = false;
+};
+
+class TimeDistributedLayer : public Layer {
+ public:
+  explicit TimeDistributedLayer(LayerPtr inner) : Layer("TimeDistributed"), inner_(std::move(inner)) {
+    WEFT_REQUIRE(inner_ != nullptr, "TimeDistributed: needs a layer");
+  }
+  void Build(const std::vector<TensorShape>& in) override {
+    const TensorShape& x = in[0];
+    WEFT_REQUIRE(x.rank() >= 3, "{}: expects inputs (batch, time, ...), got {}", Describe(), x.ToString());
+    for (int i = 2; i < x.rank(); ++i) {
+      WEFT_REQUIRE(x.dim(i) >= 0, "{}: needs known dims after time, got {}", Describe(), x.ToString());
+    }
+    (*inner_)(Input(PerExample(PerExample(x))));
+    for (const Weight& w : inner_->weights()) {
+      AddWeight(w.name, w.shape, w.init, w.trainable, w.l2, w.l1, w.constraint);
+    }
+  }
+  // (batch, time, ...) -> (batch * time, ...) -> the layer -> (batch, time, ...out).
+  Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
+    const Scope& s = ctx.scope;
+    const TensorShape& shape = in[0].shape();
+    std::vector<int64_t> folded = {-1};
+    for (int i = 2; i < shape.rank(); ++i) folded.push_back(shape.dim(i));
+    Output y = CallInner(*inner_, ctx, inner_->type(), 0, ctx.weights.size(), {ops::Reshape(s, in[0], folded)});
+    const TensorShape& ys = y.shape();
+    WEFT_REQUIRE(ys.rank() >= 1, "{}: the inner layer's output has unknown rank", Describe());
+    std::vector<int32_t> rest;
+    for (int i = 1; i < ys.rank(); ++i) rest.push_back(static_cast<int32_t>(ys.dim(i)));
+    if (shape.dim(1) >= 0) {  // a known number of steps: a static shape
+      std::vector<int64_t> dims = {-1, shape.dim(1)};
+      dims.insert(dims.end(), rest.begin(), rest.end());
+      return ops::Reshape(s, y, dims);
+    }
+    Output bt = ops::Slice(s, ops::Shape(s, in[0]), {0}, {2});
+    Output dims = ops::Concat(s, {bt, ops::Const(s, rest, TensorShape({static_cast<int64_t>(rest.size())}))}, 0);
+    return ops::Reshape(s, y, dims);
+  }
+
+ private:
+  LayerPtr inner_;
+};
+
+}  // namespace
+
+LayerPtr LSTM(int64_t units, RNNOptions options) { return std::make_shared<RnnLayer>(RnnCell::kLSTM, units, options); }
+LayerPtr GRU(int64_t units, RNNOptions options) { return std::make_shared<RnnLayer>(RnnCell::kGRU, units, options); }
+LayerPtr SimpleRNN(int64_t units, RNNOptions options) {
+  return std::make_shared<RnnLayer>(RnnCell::kSimple, units, options);
+}
+LayerPtr Bidirectional(LayerPtr layer, std::string merge_mode, LayerPtr backward_layer) {
+  return std::make_shared<BidirectionalLayer>(std::move(layer), std::move(merge_mode), std::move(backward_layer));
+}
+LayerPtr TimeDistributed(LayerPtr layer) { return std::make_shared<TimeDistributedLayer>(std::move(layer)); }
+
+}  // namespace weft::train

@@ -1,0 +1,49 @@
+// Keras' recurrent layers over (batch, time, features) sequences: LSTM, GRU, SimpleRNN, and the
+// wrappers Bidirectional and TimeDistributed.
+//
+//   Sym x = Input({40, 16});                                   // 40 steps of 16 features
+//   Sym h = LSTM(64, {.return_sequences = true})(x);           // (None, 40, 64)
+//   Sym y = Bidirectional(GRU(32))(h);                         // (None, 64): both directions' last h
+//
+// Each layer runs its whole time loop in one fused sequence op (ops/rnn.h: LSTMSequence,
+// GRUSequence, SimpleRNNSequence, with Keras' weight layout: kernel (features, gates * units),
+// recurrent_kernel (units, gates * units), bias), so Keras' weights load unchanged. The
+// while_loop form of a recurrent net is control flow's (graph/); these layers do not depend on it.
+#pragma once
+
+#include "train/layer.h"
+
+namespace weft::train {
+
+struct RNNOptions {
+  std::string activation = "tanh";
+  std::string recurrent_activation = "sigmoid";  // LSTM and GRU
+  bool use_bias = true;
+  Initializer kernel_initializer = GlorotUniform();
+  Initializer recurrent_initializer = Orthogonal();
+  Initializer bias_initializer = Zeros();
+  bool unit_forget_bias = true;  // LSTM: the forget gate's bias starts at 1 (bias_initializer elsewhere)
+  double dropout = 0.0;          // of the inputs, one mask per (example, feature) for all steps (training)
+  double recurrent_dropout = 0.0;  // not supported: must be 0
+  bool return_sequences = false;   // every step's output (batch, time, units), else the last (batch, units)
+  bool go_backwards = false;       // run from the last step; return_sequences then gives them in run order
+  bool time_major = false;         // inputs and sequence outputs (time, batch, features)
+  bool reset_after = true;         // GRU: Keras 3's (and cuDNN's) default; bias (2, 3 * units)
+  int64_t seed = 0;                // of the dropout mask
+};
+
+LayerPtr LSTM(int64_t units, RNNOptions options = {});
+LayerPtr GRU(int64_t units, RNNOptions options = {});
+LayerPtr SimpleRNN(int64_t units, RNNOptions options = {});
+
+// Runs `layer` (an LSTM, GRU or SimpleRNN) forwards and a copy of it with go_backwards flipped
+// (or `backward_layer`) over the same inputs; merge_mode "concat" (default), "sum", "mul" or
+// "ave" joins the two outputs (the backward one put back in time order when it is a sequence).
+// Weights: the forward layer's, then the backward layer's (Keras' order).
+LayerPtr Bidirectional(LayerPtr layer, std::string merge_mode = "concat", LayerPtr backward_layer = {});
+
+// Applies `layer` to every time step of (batch, time, ...) inputs, with one set of weights:
+// the steps are folded into the batch and unfolded after.
+LayerPtr TimeDistributed(LayerPtr layer);
+
+}  // namespace weft::train
