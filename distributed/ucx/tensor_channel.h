@@ -143,6 +143,9 @@ class TensorChannel {
   static ucs_status_t PrefixUnpack(void* state, size_t offset, const void* src, size_t length);
   static void PrefixFinish(void* state);
   void RejectOversize(RecvOp* op);
+  // On authenticated connections nothing but the tag's task is trusted before the MAC verified:
+  // false (the message counted and rejected) unless it did.
+  bool Authentic(RecvOp* op, size_t length);
   void RecycleHeaderBuffer(RecvOp* op);
   void StartDataReceive(std::unique_ptr<RecvOp> data);
   void PostDataReceive(RecvOp* op, void* buffer, size_t bytes, uint64_t tag);

@@ -161,20 +161,26 @@ ucs_status_t TensorChannel::PrefixUnpack(void* state, size_t offset, const void*
 
 void TensorChannel::PrefixFinish(void*) {}
 
-void TensorChannel::RejectOversize(RecvOp* op) {
-  if (!connector_->key().insecure() && options_.authenticate_messages) {
-    const Status sealed = op->mac ? op->mac->Check(op->buffer)
-                                  : errors::Unauthenticated("wire: a message from a task with no authenticated "
-                                                            "connection to this one");
-    if (!sealed.ok()) {
-      {
-        std::lock_guard<std::mutex> l(mu_);
-        unauthenticated_[op->src_task]++;
-      }
-      Reject(op->src_task, sealed, nullptr);
-      return;
-    }
+bool TensorChannel::Authentic(RecvOp* op, size_t length) {
+  if (connector_->key().insecure() || !options_.authenticate_messages) return true;
+  const HmacSha256* key = connector_->RecvKey(op->src_task);
+  Status sealed;
+  if (key == nullptr || (op->claimed_bytes > 0 && !op->mac)) {
+    sealed = errors::Unauthenticated("wire: a message from a task with no authenticated connection to this one");
+  } else {
+    // An oversize message's MAC was computed as it arrived (PrefixUnpack); others are checked whole.
+    sealed = op->claimed_bytes > 0 ? op->mac->Check(op->buffer) : CheckMessageSeal(op->buffer, length, *key);
   }
+  if (sealed.ok()) return true;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    unauthenticated_[op->src_task]++;
+  }
+  Reject(op->src_task, sealed, nullptr);
+  return false;
+}
+
+void TensorChannel::RejectOversize(RecvOp* op) {
   // The length check fails; a sound header (CRC) still names the key, whose Recv then fails now.
   WireMessage& m = op->message;
   (void)DecodeMessage(op->buffer, op->buffer_bytes, &m);
@@ -240,24 +246,10 @@ void TensorChannel::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t len
                                           op->src_task, options_.cluster.NumTasks(), self_), nullptr);
     return;
   }
+  if (!Authentic(op, length)) return;
   if (op->claimed_bytes > 0) {  // longer than any valid message: only its prefix is here
     RejectOversize(op);
     return;
-  }
-  // On authenticated connections nothing but the tag's task is trusted before the MAC verified.
-  if (!connector_->key().insecure() && options_.authenticate_messages) {
-    const HmacSha256* key = connector_->RecvKey(op->src_task);
-    const Status sealed = key != nullptr ? CheckMessageSeal(op->buffer, length, *key)
-                                         : errors::Unauthenticated("wire: a message from a task with no authenticated "
-                                                                   "connection to this one");
-    if (!sealed.ok()) {
-      {
-        std::lock_guard<std::mutex> l(mu_);
-        unauthenticated_[op->src_task]++;
-      }
-      Reject(op->src_task, sealed, nullptr);
-      return;
-    }
   }
   WireMessage& m = op->message;
   Status s = DecodeMessage(op->buffer, length, &m);

@@ -18,10 +18,12 @@
 #include "core/heap_count.h"
 #include "distributed/ucx_rendezvous.h"
 #include "tests/distributed/child_process.h"
+#include "tests/distributed/ucx_peer.h"
 
 using weft::test::Child;
 using weft::test::ChildFds;
 using weft::test::ReadLine;
+using weft::test::SwapPortsAndConnect;
 using weft::test::WriteLine;
 
 using namespace weft;
@@ -59,16 +61,6 @@ UcxTransportOptions SmallOptions(int task, const std::string& tls) {
   return o;
 }
 
-void Connect(UcxRendezvousMgr& mgr, int in_fd, int out_fd, int peer) {
-  WriteLine(out_fd, std::to_string(mgr.transport().port()));
-  const std::string line = ReadLine(in_fd, std::chrono::seconds(20));
-  REQUIRE_MESSAGE(!line.empty(), "no port from the peer");
-  REQUIRE_MESSAGE(std::isdigit(static_cast<unsigned char>(line[0])), "peer said: " << line);
-  mgr.transport().SetPeerAddress(peer, HostPort{"127.0.0.1", std::stoi(line)});
-  const Status s = mgr.ConnectAll();
-  REQUIRE_MESSAGE(s.ok(), s.ToString());
-}
-
 // The value round trip i carries: two float32 (8 bytes, a rank-1 tensor as a graph sends).
 Tensor Ping(int i) {
   Tensor t(DType::kFloat32, TensorShape({2}));
@@ -96,7 +88,7 @@ TEST_CASE("small message child") {
   int in_fd = -1, out_fd = -1;
   ChildFds(&in_fd, &out_fd);
   UcxRendezvousMgr mgr(SmallOptions(1, tls), {std::chrono::seconds(20), nullptr});
-  Connect(mgr, in_fd, out_fd, 0);
+  SwapPortsAndConnect(mgr, in_fd, out_fd, 0);
   auto r = mgr.Find(1);
   for (int i = 0; i < kRoundTrips; ++i) {  // echo each ping
     Pong pong;
@@ -122,7 +114,7 @@ TEST_CASE("ucx: small tensors reuse pooled buffers, arrive intact, and cost a bo
     CAPTURE(tls);
     Child child("small message child", {{"WEFT_SMALL_CHILD_TLS", tls}});
     UcxRendezvousMgr mgr(SmallOptions(0, tls), {std::chrono::seconds(20), nullptr});
-    Connect(mgr, child.from_child, child.to_child, 1);
+    SwapPortsAndConnect(mgr, child.from_child, child.to_child, 1);
     std::vector<std::string> pings, pongs;  // made before the loop, as a graph's Send/Recv nodes hold theirs
     for (int i = 0; i < kRoundTrips; ++i) {
       pings.push_back(PingKey(i));

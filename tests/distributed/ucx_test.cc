@@ -33,6 +33,7 @@
 #include "distributed/ucx/environment.h"
 #include "distributed/ucx_rendezvous.h"
 #include "tests/distributed/child_process.h"
+#include "tests/distributed/ucx_peer.h"
 #include "core/gpu.h"
 #if WEFT_CUDA
 #include "core/cuda/gpu_context.h"
@@ -41,6 +42,7 @@
 using weft::test::Child;
 using weft::test::ChildFds;
 using weft::test::ReadLine;
+using weft::test::SwapPortsAndConnect;
 using weft::test::WriteLine;
 
 using namespace weft;
@@ -157,17 +159,6 @@ UcxTransportOptions Options(int task, const std::string& tls) {
   // covered); over shared memory it has its own (the default).
   o.worker.cm_worker = tls.find("posix") != std::string::npos;
   return o;
-}
-
-// Both sides: listen on a free port, swap ports over the pipe, connect.
-void SwapPortsAndConnect(UcxRendezvousMgr& mgr, int in_fd, int out_fd, int peer) {
-  WriteLine(out_fd, fmt::format("{}", mgr.transport().port()));
-  const std::string line = ReadLine(in_fd, std::chrono::seconds(20));
-  REQUIRE_MESSAGE(!line.empty(), "no port from the peer");
-  REQUIRE_MESSAGE(std::isdigit(static_cast<unsigned char>(line[0])), "peer said: " << line);
-  mgr.transport().SetPeerAddress(peer, HostPort{"127.0.0.1", std::stoi(line)});
-  const Status s = mgr.ConnectAll();
-  REQUIRE_MESSAGE(s.ok(), s.ToString());
 }
 
 const char* const kTransports[] = {"tcp,self", "posix,sysv,cma,self,tcp"};
