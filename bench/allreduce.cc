@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "core/heap_count.h"
 #include "runtime/collectives/algorithms.h"
 #include "distributed/ucx/environment.h"
 #include "distributed/ucx_rendezvous.h"
@@ -104,8 +105,10 @@ std::string Get(int fd) {
 // progress thread), so that no thread wakes in between, as in MPI's loop and the ping-pong of
 // bench_ucx_sendrecv; this thread waits for the last.
 // `collectives` must outlive `mgr` (whose steps' rendezvous hold the collectives until cleaned up).
+// `allocs` (may be null): this process's heap allocations per all-reduce (core/heap_count.h), the
+// bench's own promise and closures included.
 double RunWeft(CollectiveContext& collectives, UcxRendezvousMgr& mgr, int task, int64_t bytes, int iters,
-               int64_t chunk, uint64_t* step, bool chained) {
+               int64_t chunk, uint64_t* step, bool chained, double* allocs = nullptr) {
   const int64_t n = bytes / 4;
   Tensor in(DType::kFloat32, TensorShape({n}));
   for (int64_t i = 0; i < n; ++i) in.data<float>()[i] = static_cast<float>(i % 1000 + task);
@@ -150,8 +153,12 @@ double RunWeft(CollectiveContext& collectives, UcxRendezvousMgr& mgr, int task, 
   };
   Tensor out;
   Clock::time_point start;
+  HeapCount heap;
   for (int it = -2; it < (chained ? 1 : iters); ++it) {  // two warm-up rounds
-    if (it == 0) start = Clock::now();
+    if (it == 0) {
+      heap = HeapCount::Now();
+      start = Clock::now();
+    }
     auto promise = std::make_shared<std::promise<Tensor>>();
     auto f = promise->get_future();
     if (!chained || it < 0) {
@@ -187,6 +194,7 @@ double RunWeft(CollectiveContext& collectives, UcxRendezvousMgr& mgr, int task, 
     out = wait(f);
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count() / iters;
+  if (allocs != nullptr) *allocs = static_cast<double>(HeapCount::Now().Since(heap)) / iters;
   for (int64_t i = 0; i < n; i += 997) {
     if (out.data<float>()[i] != static_cast<float>(2 * (i % 1000) + 1)) throw std::runtime_error("wrong sum");
   }
@@ -289,7 +297,7 @@ int main(int argc, char** argv) {
     close(down[0]);
     close(up[1]);
     const size_t k = std::size(g_sizes);
-    std::vector<std::vector<double>> weft(k), chained(k), mpi_sm(k), mpi_ucx(k), gloo_t(k);
+    std::vector<std::vector<double>> weft(k), chained(k), mpi_sm(k), mpi_ucx(k), gloo_t(k), allocs(k);
     {
       CollectiveContext collectives;  // outlives mgr
       UcxRendezvousMgr mgr(Options(0), {std::chrono::seconds(60), nullptr});
@@ -301,11 +309,14 @@ int main(int argc, char** argv) {
       for (int rep = 0; rep < reps; ++rep) {
         for (size_t i = 0; i < k; ++i) {
           Put(down[1], "go");
-          weft[i].push_back(RunWeft(collectives, mgr, 0, g_sizes[i], Iterations(g_sizes[i]), chunk, &step, false));
+          double a = 0;
+          weft[i].push_back(RunWeft(collectives, mgr, 0, g_sizes[i], Iterations(g_sizes[i]), chunk, &step, false, &a));
+          allocs[i].push_back(a);
           chained[i].push_back(RunWeft(collectives, mgr, 0, g_sizes[i], Iterations(g_sizes[i]), chunk, &step, true));
           Get(up[0]);
-          std::fprintf(stderr, "round %d: weft %lld K: %.1f us (chained %.1f us)\n", rep + 1,
-                       static_cast<long long>(g_sizes[i] >> 10), weft[i].back() * 1e6, chained[i].back() * 1e6);
+          std::fprintf(stderr, "round %d: weft %lld K: %.1f us (chained %.1f us), %.1f heap allocations each\n", rep + 1,
+                       static_cast<long long>(g_sizes[i] >> 10), weft[i].back() * 1e6, chained[i].back() * 1e6,
+                       allocs[i].back());
         }
         const std::vector<double> a = RunMpi(mpi, "");
         const std::vector<double> b =
@@ -327,8 +338,10 @@ int main(int argc, char** argv) {
                 "interleaved runs\n", reps);
     std::printf("(weft: the caller's thread waits for each all-reduce as a step's caller does, driving UCX meanwhile;\n"
                 " chained: each one's end starts the next on the progress thread, as in MPI's loop)\n");
-    std::printf("%10s %8s %8s %8s %8s %8s %9s %9s %9s  %-30s %s\n", "size", "weft", "chained", "MPI", "MPI ucx", "gloo",
-                "weft/MPI", "chain/MPI", "weft/gloo", "us: weft / chained / MPI / gloo", "floor (vs the best MPI)");
+    std::printf("(allocs: heap allocations per waited all-reduce in this process, core/heap_count.h)\n");
+    std::printf("%10s %8s %8s %8s %8s %8s %9s %9s %9s %7s  %-30s %s\n", "size", "weft", "chained", "MPI", "MPI ucx",
+                "gloo", "weft/MPI", "chain/MPI", "weft/gloo", "allocs", "us: weft / chained / MPI / gloo",
+                "floor (vs the best MPI)");
     for (size_t i = 0; i < k; ++i) {
       const double w = Median(weft[i]), ch = Median(chained[i]), m = Median(mpi_sm[i]), u = Median(mpi_ucx[i]),
                    g = Median(gloo_t[i]);
@@ -343,9 +356,10 @@ int main(int argc, char** argv) {
       auto ratio = [&](double mine, double peer) { return mine > 0 && peer > 0 && peer < 1e9 ? peer / mine : 0.0; };
       const std::string times = fmt::format("{:.1f} / {:.1f} / {:.1f} / {:.1f}", w * 1e6, ch * 1e6,
                                             best < 1e9 ? best * 1e6 : 0.0, g * 1e6);
-      std::printf("%8lld K %8.3f %8.3f %8.3f %8.3f %8.3f %9.2f %9.2f %9.2f  %-30s weft %s, chained %s\n",
+      std::printf("%8lld K %8.3f %8.3f %8.3f %8.3f %8.3f %9.2f %9.2f %9.2f %7.1f  %-30s weft %s, chained %s\n",
                   static_cast<long long>(g_sizes[i] >> 10), bw(w), bw(ch), bw(m), bw(u), bw(g), ratio(w, best),
-                  ratio(ch, best), ratio(w, g), times.c_str(), floor(w).c_str(), floor(ch).c_str());
+                  ratio(ch, best), ratio(w, g), Median(allocs[i]), times.c_str(), floor(w).c_str(),
+                  floor(ch).c_str());
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_allreduce: %s\n", e.what());

@@ -31,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/heap_count.h"
 #include "distributed/ucx/environment.h"
 #include "distributed/ucx_rendezvous.h"
 
@@ -128,9 +129,13 @@ void PingPong(UcxRendezvous* r, bool pong_side, int i, const Tensor& t, std::sha
   });
 }
 
-// weft's numbers for one repetition: MB/s per size, then the one-way latency in microseconds.
+// weft's numbers for one repetition: MB/s per size, the one-way latency in microseconds, then the
+// heap allocations per message (core/heap_count.h) of this process in the ping-pong (each message
+// costs one send here and one receive here: sender and receiver) and in the 64 KiB run (sends
+// only; the keys' fmt::format is outside the count).
 std::vector<double> RunWeft(UcxRendezvousMgr& mgr, int task, uint64_t* step) {
   std::vector<double> out;
+  double allocs_64k = 0;
   for (const Size& size : kSizes) {
     if (g_only == "lat") {
       out.push_back(0);
@@ -139,10 +144,14 @@ std::vector<double> RunWeft(UcxRendezvousMgr& mgr, int task, uint64_t* step) {
     auto r = mgr.Find(++*step);
     if (task == 0) {
       Tensor t = Tensor::Zeros(DType::kUInt8, TensorShape({size.bytes}));
+      std::vector<std::string> keys;
+      for (int i = 0; i < size.count; ++i) keys.push_back(Key(0, 1, fmt::format("m{}", i)));
+      const HeapCount heap = HeapCount::Now();
       const auto start = Clock::now();
-      for (int i = 0; i < size.count; ++i) ThrowIfError(r->Send(Key(0, 1, fmt::format("m{}", i)), {}, t, false));
+      for (int i = 0; i < size.count; ++i) ThrowIfError(r->Send(keys[static_cast<size_t>(i)], {}, t, false));
       Wait(*r, Key(1, 0, "ack"));
       const double s = std::chrono::duration<double>(Clock::now() - start).count();
+      if (&size == &kSizes[0]) allocs_64k = static_cast<double>(HeapCount::Now().Since(heap)) / size.count;
       out.push_back(static_cast<double>(size.bytes) * size.count / s / 1e6);
     } else {
       // Every Recv posted at once (as an executor posts a step's Recvs, and perftest its receives);
@@ -168,7 +177,7 @@ std::vector<double> RunWeft(UcxRendezvousMgr& mgr, int task, uint64_t* step) {
     mgr.Cleanup(*step);
   }
   if (g_only == "bw") {
-    out.push_back(0);
+    out.insert(out.end(), {0, 0, allocs_64k});
     return out;
   }
   auto r = mgr.Find(++*step);
@@ -183,6 +192,7 @@ std::vector<double> RunWeft(UcxRendezvousMgr& mgr, int task, uint64_t* step) {
   }
   g_stamps.assign(1, Clock::now());
   g_stamps.reserve(kPingPongs + 1);
+  const HeapCount heap = HeapCount::Now();
   if (task == 0) {
     PingPong(r.get(), false, 0, t, done);
     ThrowIfError(r->Send(g_ping_keys[0], {}, t, false));
@@ -190,6 +200,7 @@ std::vector<double> RunWeft(UcxRendezvousMgr& mgr, int task, uint64_t* step) {
     PingPong(r.get(), true, 0, t, done);
   }
   if (f.wait_for(std::chrono::seconds(60)) != std::future_status::ready) throw Error(errors::DeadlineExceeded("ping-pong"));
+  const double allocs = static_cast<double>(HeapCount::Now().Since(heap)) / kPingPongs;
   // Half the median round trip (ucx_perftest's figure is its median too).
   std::vector<double> rtt;
   for (size_t i = 1; i < g_stamps.size(); ++i) {
@@ -197,6 +208,7 @@ std::vector<double> RunWeft(UcxRendezvousMgr& mgr, int task, uint64_t* step) {
   }
   std::sort(rtt.begin(), rtt.end());
   out.push_back(rtt.empty() ? 0 : rtt[rtt.size() / 2] / 2);
+  out.insert(out.end(), {allocs, allocs_64k});
   mgr.Cleanup(*step);
   return out;
 }
@@ -279,7 +291,7 @@ void Bench(const std::string& name, const std::string& weft_tls, const std::stri
   }
   close(down[0]);
   close(up[1]);
-  std::vector<std::vector<double>> weft(4), perf(4);
+  std::vector<std::vector<double>> weft(6), perf(4);
   {
     UcxRendezvousMgr mgr(Options(0, weft_tls, eager), {std::chrono::seconds(60), nullptr});
     const std::string port = ReadLine(up[0]);
@@ -297,8 +309,9 @@ void Bench(const std::string& name, const std::string& weft_tls, const std::stri
       WriteLine(down[1], "go");
       std::vector<double> w = RunWeft(mgr, 0, &step);
       ReadLine(up[0]);
-      for (int i = 0; i < 4; ++i) weft[i].push_back(w[i]);
-      std::fprintf(stderr, "run %d: weft %.0f / %.0f / %.0f MB/s, %.2f us\n", rep + 1, w[0], w[1], w[2], w[3]);
+      for (int i = 0; i < 6; ++i) weft[i].push_back(w[i]);
+      std::fprintf(stderr, "run %d: weft %.0f / %.0f / %.0f MB/s, %.2f us, %.2f / %.2f heap allocations per message\n",
+                   rep + 1, w[0], w[1], w[2], w[3], w[4], w[5]);
       for (int i = 0; i < 3; ++i) {
         perf[i].push_back(g_perftest && g_only != "lat" ? RunPerftest(perftest_tls, "tag_bw", kSizes[i].bytes, kSizes[i].count) : 0);
       }
@@ -315,6 +328,9 @@ void Bench(const std::string& name, const std::string& weft_tls, const std::stri
                                               : (a / b <= 3 ? "  (<= 3x: ok)" : "  (> 3x: above the ceiling)");
       std::printf("  %-22s %12.2f %14.2f %8.2f%s\n", labels[i], a, b, b > 0 ? a / b : 0.0, floor);
     }
+    std::printf("  weft heap allocations per message (core/heap_count.h, this process): %.2f in the 8 B ping-pong "
+                "(a send and a receive each, the bench's Recv callback included), %.2f per 64 KiB send\n",
+                Median(weft[4]), Median(weft[5]));
     std::printf("  weft %s\n", mgr.transport().ThresholdReport(1).c_str());
     std::printf("  weft counters toward the peer: %s\n", mgr.transport().Counters(1).ToString().c_str());
   }

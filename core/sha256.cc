@@ -214,6 +214,16 @@ Sha256Digest HmacSha256::Compute(std::initializer_list<std::string_view> parts) 
   return outer.Final();
 }
 
+uint64_t HmacSha256::Finish64(Sha256 inner) const {
+  const Sha256Digest inner_digest = inner.Final();
+  Sha256 outer = outer_;
+  outer.Update(inner_digest.data(), inner_digest.size());
+  const Sha256Digest d = outer.Final();
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | d[i];
+  return v;
+}
+
 uint64_t HmacSha256::Compute64(std::initializer_list<std::string_view> parts) const {
   const Sha256Digest d = Compute(parts);
   uint64_t v = 0;

@@ -51,6 +51,10 @@ class HmacSha256 {
   Sha256Digest Compute(std::string_view data) const { return Compute({data}); }
   // The first 8 bytes of Compute as a little-endian integer (a truncated MAC, RFC 2104 section 5).
   uint64_t Compute64(std::initializer_list<std::string_view> parts) const;
+  // The same for a message that arrives in pieces: Update Begin()'s state with the parts in order,
+  // then Finish64(state) == Compute64(parts).
+  Sha256 Begin() const { return inner_; }
+  uint64_t Finish64(Sha256 inner) const;
 
  private:
   Sha256 inner_, outer_;  // after the key's ipad / opad block

@@ -1,5 +1,6 @@
 #include "distributed/ucx_rendezvous.h"
 
+#include <tuple>
 #include <vector>
 
 namespace weft {
@@ -70,29 +71,22 @@ void UcxRendezvous::RecvAsync(const std::string& key, const RendezvousArgs& args
     return;
   }
   const auto start = Clock::now();
+  PendingMap::iterator it;
+  bool inserted;
   {
     std::lock_guard<std::mutex> l(mu_);
-    pending_[key] = Pending{src, start, start + mgr_->recv_timeout()};
+    std::tie(it, inserted) = pending_nodes_.TryEmplace(pending_, key);
+    if (inserted) it->second = Pending{src, start, start + mgr_->recv_timeout(), std::move(done)};
+  }
+  if (!inserted) {  // a second Recv of the key in this step: local_ says AlreadyExists (or the abort)
+    local_.RecvAsync(key, args, std::move(done));
+    return;
   }
   transport.EnsureConnected(src);  // so that the peer's failure is noticed even if we never send to it
-  ThreadPool* pool = mgr_->callback_pool();
   if (args.into.IsInitialized()) transport.ReceiveInto(step_id_, key, args.into);
   transport.worker()->AddDemand(1);  // the progress thread spins while Recvs wait (UcxWorkerOptions::busy_spin)
-  local_.RecvAsync(key, args, [this, key, src, start, pool, done = std::move(done)](const Status& s, const Tensor& v,
-                                                                                      bool dead) {
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      pending_.erase(key);
-    }
-    mgr_->transport().worker()->AddDemand(-1);
-    mgr_->transport().AddWaitTime(
-        src, std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count());
-    if (pool != nullptr) {
-      pool->Schedule([done, s, v, dead] { done(s, v, dead); });
-    } else {
-      done(s, v, dead);
-    }
-  });
+  // Only this callback erases the entry, so `it` stays valid until it runs.
+  local_.RecvAsync(key, args, [this, it](const Status& s, const Tensor& v, bool dead) { RemoteRecvDone(it, s, v, dead); });
   // The peer may have failed before we registered: if the value is not here, it never will be.
   Status peer = transport.PeerStatus(src);
   if (!peer.ok()) {
@@ -102,6 +96,27 @@ void UcxRendezvous::RecvAsync(const std::string& key, const RendezvousArgs& args
       still_pending = pending_.count(key) > 0;
     }
     if (still_pending) StartAbort(peer);
+  }
+}
+
+void UcxRendezvous::RemoteRecvDone(PendingMap::iterator it, const Status& s, const Tensor& v, bool dead) {
+  DoneCallback done;
+  int src;
+  Clock::time_point start;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    done = std::move(it->second.done);
+    src = it->second.src_task;
+    start = it->second.start;
+    pending_nodes_.Erase(pending_, it);
+  }
+  mgr_->transport().worker()->AddDemand(-1);
+  mgr_->transport().AddWaitTime(src,
+                                std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count());
+  if (ThreadPool* pool = mgr_->callback_pool()) {
+    pool->Schedule([done = std::move(done), s, v, dead] { done(s, v, dead); });
+  } else {
+    done(s, v, dead);
   }
 }
 
@@ -211,7 +226,7 @@ Status UcxRendezvousMgr::ConnectAll() {
 
 std::shared_ptr<UcxRendezvous> UcxRendezvousMgr::Find(uint64_t step_id) {
   std::lock_guard<std::mutex> l(mu_);
-  auto& r = steps_[step_id];
+  auto& r = step_nodes_.TryEmplace(steps_, step_id).first->second;
   if (!r) r = std::make_shared<UcxRendezvous>(this, step_id);
   return r;
 }
@@ -223,10 +238,10 @@ Status UcxRendezvousMgr::Cleanup(uint64_t step_id) {
     auto it = steps_.find(step_id);
     if (it != steps_.end()) {
       r = std::move(it->second);
-      steps_.erase(it);
+      step_nodes_.Erase(steps_, it);
     }
-    finished_.insert(step_id);
-    while (finished_.size() > kFinishedStepsKept) finished_.erase(finished_.begin());
+    finished_nodes_.TryEmplace(finished_, step_id);
+    while (finished_.size() > kFinishedStepsKept) finished_nodes_.Erase(finished_, finished_.begin());
   }
   transport_->ForgetReceiveInto(step_id);
   // (No fmt here: this runs once per step, and per all-reduce in benchmarks.)
@@ -248,16 +263,16 @@ std::vector<UcxRendezvousMgr::WaitingRecv> UcxRendezvousMgr::Waiting() const {
   std::vector<WaitingRecv> out;
   const auto now = Clock::now();
   for (const auto& r : steps) {
-    std::map<std::string, UcxRendezvous::Pending> remote;
+    std::map<std::string, std::pair<int, Clock::time_point>> remote;  // key -> (task, start)
     {
       std::lock_guard<std::mutex> l(r->mu_);
-      remote = r->pending_;
+      for (const auto& [key, p] : r->pending_) remote.emplace(key, std::make_pair(p.src_task, p.start));
     }
     for (const std::string& key : r->local_.WaitingKeys()) {
       WaitingRecv w{.step_id = r->step_id_, .key = key};
       if (auto it = remote.find(key); it != remote.end()) {
-        w.src_task = it->second.src_task;
-        w.waited = std::chrono::duration_cast<std::chrono::milliseconds>(now - it->second.start);
+        w.src_task = it->second.first;
+        w.waited = std::chrono::duration_cast<std::chrono::milliseconds>(now - it->second.second);
       }
       out.push_back(std::move(w));
     }
@@ -279,7 +294,7 @@ void UcxRendezvousMgr::OnMessage(int src_task, uint64_t step_id, const std::stri
       dropped_++;
       return;
     }
-    auto& slot = steps_[step_id];
+    auto& slot = step_nodes_.TryEmplace(steps_, step_id).first->second;
     if (!slot) slot = std::make_shared<UcxRendezvous>(this, step_id);
     r = slot;
   }

@@ -36,6 +36,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/node_cache.h"
 #include "core/threadpool.h"
 #include "runtime/rendezvous.h"
 #include "distributed/ucx/transport.h"
@@ -75,12 +76,21 @@ class UcxRendezvous : public Rendezvous {
 
  private:
   friend class UcxRendezvousMgr;
+  // A Recv of a remote key, waiting. Its entry is made (from a spare node, NodeCache) when the Recv
+  // is posted and holds the caller's callback, so that the callback handed to local_ is two
+  // words (stored inside the std::function: no allocation per Recv).
   struct Pending {
-    int src_task;
+    int src_task = -1;
     std::chrono::steady_clock::time_point start, deadline;
+    DoneCallback done;
   };
+  using PendingMap = std::map<std::string, Pending>;
+  // Spare entries kept for the next Recvs (a step's or a loop's Recvs come and go).
+  static constexpr size_t kSparePending = 64;
   // Which task `device` belongs to; InvalidArgument naming the key when none.
   Status TaskOf(std::string_view key, std::string_view device, int* task) const;
+  // local_ completed the Recv at `it` (a pending_ entry): hands the result to its callback.
+  void RemoteRecvDone(PendingMap::iterator it, const Status& status, const Tensor& value, bool is_dead);
   void Arrived(const std::string& key, const Status& status, const Tensor& value, bool is_dead);
   void CheckDeadlines(std::chrono::steady_clock::time_point now);
   void PeerFailed(int task, const Status& status);
@@ -89,7 +99,8 @@ class UcxRendezvous : public Rendezvous {
   uint64_t step_id_;
   LocalRendezvous local_;
   mutable std::mutex mu_;
-  std::map<std::string, Pending> pending_;
+  PendingMap pending_;                       // under mu_
+  NodeCache<PendingMap> pending_nodes_{kSparePending};  // under mu_
   std::atomic<bool> stall_reported_{false};  // UcxRendezvousOptions::on_stall ran for this step
 };
 
@@ -132,8 +143,12 @@ class UcxRendezvousMgr {
   UcxRendezvousOptions options_;
   std::atomic<int64_t> recv_timeout_ms_;
   mutable std::mutex mu_;
-  std::map<uint64_t, std::shared_ptr<UcxRendezvous>> steps_;
+  using StepMap = std::map<uint64_t, std::shared_ptr<UcxRendezvous>>;
+  StepMap steps_;
   std::set<uint64_t> finished_;  // recently cleaned-up steps (bounded)
+  // A step's entries reuse the nodes of steps cleaned up before (no allocation per step for them).
+  NodeCache<StepMap> step_nodes_{8};
+  NodeCache<std::set<uint64_t>> finished_nodes_{2};
   int64_t dropped_ = 0;
   std::unique_ptr<UcxTransport> transport_;  // last: destroyed first, so no callback sees a half-destroyed mgr
 };

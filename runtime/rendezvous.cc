@@ -55,11 +55,12 @@ Status LocalRendezvous::Send(const std::string& key, const RendezvousArgs& args,
   {
     std::lock_guard<std::mutex> l(mu_);
     if (!aborted_.ok()) return aborted_;
-    Item& item = items_[key];
+    const auto it = nodes_.TryEmplace(items_, key).first;
+    Item& item = it->second;
     if (item.has_value) return errors::AlreadyExists("rendezvous key '{}' was sent twice in one step", key);
     if (item.waiter) {
       waiter = std::move(item.waiter);
-      items_.erase(key);
+      nodes_.Erase(items_, it);
     } else {
       item.has_value = true;
       item.value = value;
@@ -79,7 +80,8 @@ void LocalRendezvous::RecvAsync(const std::string& key, const RendezvousArgs& ar
     if (!aborted_.ok()) {
       status = aborted_;
     } else {
-      Item& item = items_[key];
+      const auto it = nodes_.TryEmplace(items_, key).first;
+      Item& item = it->second;
       if (item.waiter) {
         status = errors::AlreadyExists("rendezvous key '{}' was received twice in one step", key);
       } else if (!item.has_value) {
@@ -88,7 +90,7 @@ void LocalRendezvous::RecvAsync(const std::string& key, const RendezvousArgs& ar
       } else {
         value = std::move(item.value);
         is_dead = item.is_dead;
-        items_.erase(key);
+        nodes_.Erase(items_, it);
       }
     }
   }

@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/node_cache.h"
 #include "core/status.h"
 #include "core/tensor.h"
 
@@ -111,8 +112,13 @@ class LocalRendezvous : public Rendezvous {
     bool is_dead = false;
     DoneCallback waiter;  // set when the Recv came first
   };
+  using ItemMap = std::map<std::string, Item>;
+  // Spare entries for the next keys (a step's Sends and Recvs come and go): a key's entry then costs
+  // no allocation, its string reusing a spare's capacity (NodeCache).
+  static constexpr size_t kSpareItems = 16;
   mutable std::mutex mu_;
-  std::map<std::string, Item> items_;
+  ItemMap items_;
+  NodeCache<ItemMap> nodes_{kSpareItems};  // under mu_
   Status aborted_;
 };
 

@@ -40,9 +40,54 @@ TensorChannel::TensorChannel(const UcxTransportOptions& options, int self, ucp_c
   }
   device_path_ = ChooseDevicePath(context, options_.device_copier != nullptr);
   recv_pool_ = std::make_shared<RecvBufferPool>(options_.recv_pool_bytes, registry_);
+  small_pool_ = std::make_unique<SmallTensorPool>();
+  static const ucp_generic_dt_ops_t kPrefixOps = {&PrefixStartPack, &PrefixStartUnpack, &PrefixPackedSize,
+                                                  &PrefixPack,      &PrefixUnpack,      &PrefixFinish};
+  ThrowIfError(UcxStatus(ucp_dt_create_generic(&kPrefixOps, this, &prefix_datatype_),
+                         "creating the datatype for oversize messages"));
 }
 
-TensorChannel::~TensorChannel() = default;
+TensorChannel::~TensorChannel() {
+  if (prefix_datatype_ != 0) ucp_dt_destroy(prefix_datatype_);
+  for (SendOp* op : free_send_ops_) delete op;
+  for (RecvOp* op : free_header_ops_) delete op;
+}
+
+TensorChannel::SendOp* TensorChannel::NewSendOp() {
+  {
+    std::lock_guard<std::mutex> l(send_ops_mu_);
+    if (!free_send_ops_.empty()) {
+      SendOp* op = free_send_ops_.back();
+      free_send_ops_.pop_back();
+      return op;
+    }
+  }
+  auto* op = new SendOp;
+  op->channel = this;
+  return op;
+}
+
+void TensorChannel::RecycleSendOp(SendOp* op) {
+  // Back to a fresh op's state; the strings keep their capacity unless a long key grew them.
+  op->value = Tensor();
+  op->done = nullptr;
+  op->status = Status();
+  op->pending = 0;
+  op->kind = WireKind::kTensor;
+  op->step_id = 0;
+  op->is_dead = false;
+  op->protocol = Protocol::kAuto;
+  op->head.clear();
+  op->key.clear();
+  if (op->head.capacity() + op->key.capacity() <= 4096) {
+    std::lock_guard<std::mutex> l(send_ops_mu_);
+    if (free_send_ops_.size() < kSendOpsKept) {
+      free_send_ops_.push_back(op);
+      return;
+    }
+  }
+  delete op;
+}
 
 void TensorChannel::WaitForStagedSends() const {
   const auto deadline = Clock::now() + std::chrono::seconds(5);
@@ -110,10 +155,13 @@ void TensorChannel::Send(int task, WireKind kind, uint64_t step_id, const std::s
     }
     return;
   }
-  auto* op = new SendOp{this, task, value, {}, {}, 0, {}, std::move(done)};
+  SendOp* op = NewSendOp();
+  op->task = task;
+  op->value = value;
+  op->done = std::move(done);
   op->kind = kind;
   op->step_id = step_id;
-  op->key = key;
+  op->key.assign(key);
   op->is_dead = is_dead;
   op->protocol = protocol;
   worker_->AddDemand(1);  // until the send completes (SendOp::Complete)
@@ -165,8 +213,8 @@ void TensorChannel::PostTensor(SendOp* op) {
   const uint64_t seq = eager ? 0 : peer.next_seq;
   if (!eager) peer.next_seq += num_chunks;
   try {
-    op->head = EncodeTensorHeader(self_, op->step_id, op->key, op->value, op->is_dead, eager, seq, op->kind,
-                                  chunked ? static_cast<uint32_t>(staging_->bytes()) : 0);
+    EncodeTensorHeaderInto(&op->head, self_, op->step_id, op->key, op->value, op->is_dead, eager, seq, op->kind,
+                           chunked ? static_cast<uint32_t>(staging_->bytes()) : 0);
     if (seal != nullptr) {
       SealMessage(&op->head,
                   eager && bytes > 0 ? std::string_view(static_cast<const char*>(op->value.raw_data()), bytes) : "",

@@ -9,8 +9,9 @@
 //
 // Small tensors (payload <= the peer's eager threshold, set_eager_threshold) go eagerly: one
 // message, header + data as a two-part iov (no copy on the sender), received into a reused
-// 64-byte-aligned buffer (payloads up to kEagerCopyBytes are copied out, larger ones keep the
-// buffer). Larger ones go as a header, after which the receiver allocates the tensor from its
+// 64-byte-aligned buffer (payloads up to kEagerCopyBytes are copied out into a tensor of the
+// small-tensor pool, SmallTensorPool: no allocation but the shape's; larger ones keep the
+// buffer). Send ops, header receive ops and their strings are reused too. Larger ones go as a header, after which the receiver allocates the tensor from its
 // registered receive pool (or takes the one ReceiveInto named) and posts a receive for the data tag
 // into it (at most rendezvous_window_bytes at once); the data message is large enough for UCX to
 // use its rendezvous protocol, so the bytes land directly in the receiver's tensor. Device tensors:
@@ -93,6 +94,7 @@ class TensorChannel {
   struct SendOp;
   struct RecvOp;
   class RecvBufferPool;
+  class SmallTensorPool;
   class StagingBuffers;
   // Per-peer protocol state (progress thread), indexed by global task.
   struct PeerState {
@@ -108,6 +110,18 @@ class TensorChannel {
   // Rendezvous receives that may run whatever their size (so that one transfer's round trips
   // overlap the next one's data, also for tensors larger than the window).
   static constexpr int kRendezvousMinInFlight = 2;
+  // Send ops and header receive ops kept for reuse, with their strings' capacity (the steady state
+  // of small messages allocates none of them).
+  static constexpr size_t kSendOpsKept = 64;
+  static constexpr size_t kHeaderOpsKept = 16;
+
+  // Any thread: a send op from the free list (or new), its fields reset; Recycle gives it back
+  // (or deletes it).
+  SendOp* NewSendOp();
+  void RecycleSendOp(SendOp* op);
+  // Progress thread: the same for header receives.
+  RecvOp* NewHeaderOp(int src_task, ucp_worker_h worker);
+  void RecycleHeaderOp(RecvOp* op);
 
   // Progress thread: sends `op` once its peer is connected (PostTensor), connecting first if needed.
   void StartSend(SendOp* op);
@@ -118,6 +132,20 @@ class TensorChannel {
   // DataTag(self, seq + i); op->Complete when all chunks went (or failed).
   void SendStaged(int task, SendOp* op, uint64_t seq, size_t num_chunks);
   size_t HeaderBufferBytes() const;
+  // A header message longer than HeaderBufferBytes() (more than any valid one) is received through
+  // prefix_datatype_, a UCX generic datatype whose unpack keeps the first HeaderBufferBytes() and
+  // drops the rest (feeding the MAC check on the way): the rejection names its key and fails that
+  // key's step with DataLoss, without holding what the message claims (RejectOversize).
+  static void* PrefixStartPack(void* context, const void* buffer, size_t count);
+  static size_t PrefixPack(void* state, size_t offset, void* dest, size_t max_length);
+  static void* PrefixStartUnpack(void* context, void* buffer, size_t count);
+  static size_t PrefixPackedSize(void* state);
+  static ucs_status_t PrefixUnpack(void* state, size_t offset, const void* src, size_t length);
+  static void PrefixFinish(void* state);
+  void RejectOversize(RecvOp* op);
+  // On authenticated connections nothing but the tag's task is trusted before the MAC verified:
+  // false (the message counted and rejected) unless it did.
+  bool Authentic(RecvOp* op, size_t length);
   void RecycleHeaderBuffer(RecvOp* op);
   void StartDataReceive(std::unique_ptr<RecvOp> data);
   void PostDataReceive(RecvOp* op, void* buffer, size_t bytes, uint64_t tag);
@@ -142,14 +170,17 @@ class TensorChannel {
   const UcxMessageHandler on_message_;
   const MeasureHandler on_measure_;
   DevicePath device_path_ = DevicePath::kNone;
+  ucp_datatype_t prefix_datatype_ = 0;
   std::shared_ptr<StagingBuffers> staging_;
   std::shared_ptr<RecvBufferPool> recv_pool_;
+  std::unique_ptr<SmallTensorPool> small_pool_;  // progress thread: eager tensors up to kEagerCopyBytes
   std::atomic<int> staged_in_flight_{0};
   std::atomic<int> sends_in_flight_{0};  // Send until SendOp::Complete
   // Progress-thread state.
   std::vector<PeerState> peers_;
   std::set<RecvOp*> recvs_in_flight_;
   std::vector<uint8_t*> header_buffers_;  // free header receive buffers
+  std::vector<RecvOp*> free_header_ops_;
   std::deque<std::unique_ptr<RecvOp>> rndv_queued_;  // rendezvous headers waiting for the window
   int rndv_in_flight_ops_ = 0;
   size_t rndv_in_flight_bytes_ = 0;
@@ -164,6 +195,8 @@ class TensorChannel {
   };
   std::unique_ptr<PeerStats[]> stats_;
   // Shared with other threads.
+  std::mutex send_ops_mu_;
+  std::vector<SendOp*> free_send_ops_;  // under send_ops_mu_
   mutable std::mutex mu_;
   UcxControlHandler on_control_;
   std::map<int, int64_t> rejected_;  // malformed messages by the task their tag names

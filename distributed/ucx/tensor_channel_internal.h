@@ -6,10 +6,12 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "distributed/ucx/memreg.h"
 #include "distributed/ucx/tensor_channel.h"
+#include "distributed/ucx/wire.h"
 
 namespace weft {
 
@@ -81,6 +83,55 @@ class TensorChannel::RecvBufferPool : public std::enable_shared_from_this<RecvBu
   size_t cached_ = 0;
 };
 
+// Buffers for eager tensors of up to kEagerCopyBytes, in size classes of 64 B .. 4 KiB: each class
+// keeps up to kSlotsPerClass buffers, made once; a buffer is free again when no tensor shares it
+// any more (use count 1: only the pool holds it), so a steady stream of small tensors (a ping-pong,
+// a small all-reduce per step) is received without allocating buffers. When every kept buffer of a
+// class is in use (the receiver holds on to many), Get makes one that is not kept.
+// Get: progress thread only. The tensors handed out may be released on any thread: a slot's count
+// drops to 1 by the last holder's release (acq_rel), which the acquire fence in Get orders before
+// the slot is written again. The pool's reference keeps a buffer from being forwarded into a
+// kernel's output (forward.h wants a use count of 1), so its bytes are only ever read by others.
+class TensorChannel::SmallTensorPool {
+ public:
+  static constexpr size_t kMinBytes = 64;
+  static constexpr size_t kClasses = 7;  // 64 B .. 4 KiB (kEagerCopyBytes)
+  static constexpr size_t kSlotsPerClass = 32;
+  static_assert((kMinBytes << (kClasses - 1)) == kEagerCopyBytes);
+
+  // A buffer of at least `bytes` (<= kEagerCopyBytes), 64-byte aligned.
+  std::shared_ptr<Buffer> Get(size_t bytes) {
+    size_t cls = 0;
+    while ((kMinBytes << cls) < bytes) ++cls;
+    Class& c = classes_[cls];
+    for (size_t tried = 0; tried < c.slots.size(); ++tried) {
+      const std::shared_ptr<Buffer>& b = c.slots[c.next];
+      c.next = (c.next + 1) % c.slots.size();
+      if (b.use_count() == 1) {
+        std::atomic_thread_fence(std::memory_order_acquire);
+        made_or_reused_.reused++;
+        return b;
+      }
+    }
+    auto b = std::make_shared<Buffer>(CpuAllocator(), kMinBytes << cls);
+    made_or_reused_.made++;
+    if (c.slots.size() < kSlotsPerClass) c.slots.push_back(b);
+    return b;
+  }
+  struct Counts {
+    int64_t made = 0, reused = 0;
+  };
+  Counts counts() const { return made_or_reused_; }
+
+ private:
+  struct Class {
+    std::vector<std::shared_ptr<Buffer>> slots;
+    size_t next = 0;
+  };
+  Class classes_[kClasses];
+  Counts made_or_reused_;
+};
+
 // Host bounce buffers of the staged GPU path (DeviceCopier::AllocateHost: pinned when the backend
 // can), each registered with UCX once and reused by later transfers. Thread-safe.
 class TensorChannel::StagingBuffers {
@@ -122,8 +173,8 @@ class TensorChannel::StagingBuffers {
 
 // One send (eager: one request; rendezvous: header + data, two requests).
 struct TensorChannel::SendOp {
-  TensorChannel* channel;
-  int task;
+  TensorChannel* channel = nullptr;
+  int task = -1;
   Tensor value;       // kept alive until the data is sent
   std::string head;
   ucp_dt_iov_t iov[2];
@@ -141,10 +192,11 @@ struct TensorChannel::SendOp {
       status = key.empty() ? s : s.WithContext(fmt::format("sending key '{}' (step {})", key, step_id));
     }
     if (--pending == 0) {
-      channel->worker_->AddDemand(-1);
+      TensorChannel* ch = channel;
+      ch->worker_->AddDemand(-1);
       if (done) done(status);
-      channel->sends_in_flight_--;
-      delete this;
+      ch->RecycleSendOp(this);  // the tensor is released here
+      ch->sends_in_flight_--;
     }
   }
 };
@@ -181,6 +233,11 @@ struct TensorChannel::RecvOp {
   size_t post_length = 0;
   WireKind kind = WireKind::kTensor;  // data receives: the message's kind
   Tensor into;  // data receives: where the receiver asked the bytes to go (ReceiveInto), if anywhere
+  WireMessage message;  // header receives: decoded here (the op is reused, so are its key and dims)
+  // Header receives of a message longer than the buffer: its length (the buffer keeps its first
+  // buffer_bytes) and, on authenticated connections, its MAC computed on the way.
+  size_t claimed_bytes = 0;
+  std::optional<MessageMacStream> mac;
 
   void FreeBuffer() {
     if (buffer != nullptr) CpuAllocator()->Deallocate(buffer, buffer_bytes);

@@ -43,8 +43,7 @@ void TensorChannel::ProbeHeaders(ucp_worker_h worker) {
     ucp_tag_recv_info_t info{};
     ucp_tag_message_h msg = ucp_tag_probe_nb(worker, kTagClassHeader, kTagClassMask, 1, &info);
     if (msg == nullptr) return;
-    auto* op = new RecvOp{this, TagSourceTask(info.sender_tag), true};
-    op->worker = worker;
+    RecvOp* op = NewHeaderOp(TagSourceTask(info.sender_tag), worker);
     op->buffer_bytes = HeaderBufferBytes();
     if (!header_buffers_.empty()) {
       op->buffer = header_buffers_.back();
@@ -52,20 +51,30 @@ void TensorChannel::ProbeHeaders(ucp_worker_h worker) {
     } else {
       op->buffer = static_cast<uint8_t*>(CpuAllocator()->Allocate(op->buffer_bytes));
     }
-    // A message longer than any valid one is received truncated (and rejected) without allocating
-    // what it claims.
-    const size_t receive_bytes = std::min(info.length, op->buffer_bytes);
     ucp_request_param_t param{};
     param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     param.cb.recv = &TensorChannel::RecvCallback;
     param.user_data = op;
+    void* target = op->buffer;
+    if (info.length > op->buffer_bytes) {
+      // Longer than any valid message: its prefix is kept (PrefixUnpack) and the rest dropped, so
+      // that it is rejected naming its key without allocating what it claims.
+      const bool authenticating = !connector_->key().insecure() && options_.authenticate_messages;
+      const int src = op->src_task;
+      const HmacSha256* key = src >= 0 && src < options_.cluster.NumTasks() && src != self_ ? connector_->RecvKey(src)
+                                                                                             : nullptr;
+      if (authenticating && key != nullptr) op->mac.emplace(*key);
+      param.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+      param.datatype = prefix_datatype_;
+      target = op;
+    }
     op->in_post = true;
-    ucs_status_ptr_t req = ucp_tag_msg_recv_nbx(worker, op->buffer, receive_bytes, msg, &param);
+    ucs_status_ptr_t req = ucp_tag_msg_recv_nbx(worker, target, info.length, msg, &param);
     op->in_post = false;
     if (op->done_in_post) {
       OnHeaderReceived(op, op->post_status, op->post_length);
     } else if (req == nullptr) {
-      OnHeaderReceived(op, info.length > receive_bytes ? UCS_ERR_MESSAGE_TRUNCATED : UCS_OK, receive_bytes);
+      OnHeaderReceived(op, UCS_OK, info.length);
     } else if (UCS_PTR_IS_ERR(req)) {
       OnHeaderReceived(op, UCS_PTR_STATUS(req), 0);
     } else {
@@ -73,6 +82,35 @@ void TensorChannel::ProbeHeaders(ucp_worker_h worker) {
       recvs_in_flight_.insert(op);
     }
   }
+}
+
+TensorChannel::RecvOp* TensorChannel::NewHeaderOp(int src_task, ucp_worker_h worker) {
+  RecvOp* op;
+  if (!free_header_ops_.empty()) {
+    op = free_header_ops_.back();
+    free_header_ops_.pop_back();
+  } else {
+    op = new RecvOp{this, 0, true};
+  }
+  op->src_task = src_task;
+  op->worker = worker;
+  return op;
+}
+
+void TensorChannel::RecycleHeaderOp(RecvOp* op) {
+  op->FreeBuffer();  // (RecycleHeaderBuffer kept it when it could)
+  if (free_header_ops_.size() >= kHeaderOpsKept || op->message.key.capacity() > 4096) {
+    delete op;
+    return;
+  }
+  op->request = nullptr;
+  op->in_post = false;
+  op->done_in_post = false;
+  op->claimed_bytes = 0;
+  op->mac.reset();
+  op->post_status = UCS_OK;
+  op->post_length = 0;
+  free_header_ops_.push_back(op);
 }
 
 void TensorChannel::RecycleHeaderBuffer(RecvOp* op) {
@@ -99,6 +137,59 @@ void TensorChannel::Reject(int src_task, const Status& status, const WireMessage
     Deliver(src_task, message->header.step_id, message->key, s, Tensor(), false,
             static_cast<WireKind>(message->header.kind));
   }
+}
+
+void* TensorChannel::PrefixStartPack(void*, const void*, size_t) { return nullptr; }  // receives only
+size_t TensorChannel::PrefixPack(void*, size_t, void*, size_t) { return 0; }
+
+void* TensorChannel::PrefixStartUnpack(void*, void* buffer, size_t count) {
+  auto* op = static_cast<RecvOp*>(buffer);  // ProbeHeaders passes the op as the "buffer"
+  op->claimed_bytes = count;
+  return op;
+}
+
+size_t TensorChannel::PrefixPackedSize(void* state) { return static_cast<RecvOp*>(state)->claimed_bytes; }
+
+ucs_status_t TensorChannel::PrefixUnpack(void* state, size_t offset, const void* src, size_t length) {
+  auto* op = static_cast<RecvOp*>(state);
+  // The MAC wants the pieces in order, as one transport delivers them (shared memory, tcp); out of
+  // order the message is rejected as unauthenticated instead: dropped and counted all the same.
+  if (op->mac) op->mac->Update(offset, static_cast<const uint8_t*>(src), length);
+  if (offset < op->buffer_bytes) std::memcpy(op->buffer + offset, src, std::min(length, op->buffer_bytes - offset));
+  return UCS_OK;
+}
+
+void TensorChannel::PrefixFinish(void*) {}
+
+bool TensorChannel::Authentic(RecvOp* op, size_t length) {
+  if (connector_->key().insecure() || !options_.authenticate_messages) return true;
+  const HmacSha256* key = connector_->RecvKey(op->src_task);
+  Status sealed;
+  if (key == nullptr || (op->claimed_bytes > 0 && !op->mac)) {
+    sealed = errors::Unauthenticated("wire: a message from a task with no authenticated connection to this one");
+  } else {
+    // An oversize message's MAC was computed as it arrived (PrefixUnpack); others are checked whole.
+    sealed = op->claimed_bytes > 0 ? op->mac->Check(op->buffer) : CheckMessageSeal(op->buffer, length, *key);
+  }
+  if (sealed.ok()) return true;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    unauthenticated_[op->src_task]++;
+  }
+  Reject(op->src_task, sealed, nullptr);
+  return false;
+}
+
+void TensorChannel::RejectOversize(RecvOp* op) {
+  // The length check fails; a sound header (CRC) still names the key, whose Recv then fails now.
+  WireMessage& m = op->message;
+  (void)DecodeMessage(op->buffer, op->buffer_bytes, &m);
+  const std::string what = m.header_trusted ? fmt::format(" for key '{}' (step {})", m.key, m.header.step_id) : "";
+  Reject(op->src_task,
+         errors::DataLoss("wire: a message of {} bytes{} is longer than the {} bytes a header message may have here "
+                          "(eager threshold {} B): dropped", op->claimed_bytes, what, op->buffer_bytes,
+                          options_.eager_threshold),
+         m.header_trusted ? &m : nullptr);
 }
 
 void TensorChannel::CountReceived(int src_task, uint64_t step_id, size_t bytes, bool eager) {
@@ -131,7 +222,11 @@ void TensorChannel::Deliver(int src_task, uint64_t step_id, const std::string& k
 
 void TensorChannel::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t length) {
   recvs_in_flight_.erase(op);
-  std::unique_ptr<RecvOp> owned(op);
+  struct Owned {  // the op goes back to the free list (or is deleted) when this returns
+    TensorChannel* t;
+    RecvOp* op;
+    ~Owned() { t->RecycleHeaderOp(op); }
+  } owned{this, op};
   if (shutting_down_ || status == UCS_ERR_CANCELED) {
     op->FreeBuffer();
     return;
@@ -151,22 +246,12 @@ void TensorChannel::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t len
                                           op->src_task, options_.cluster.NumTasks(), self_), nullptr);
     return;
   }
-  // On authenticated connections nothing but the tag's task is trusted before the MAC verified.
-  if (!connector_->key().insecure() && options_.authenticate_messages) {
-    const HmacSha256* key = connector_->RecvKey(op->src_task);
-    const Status sealed = key != nullptr ? CheckMessageSeal(op->buffer, length, *key)
-                                         : errors::Unauthenticated("wire: a message from a task with no authenticated "
-                                                                   "connection to this one");
-    if (!sealed.ok()) {
-      {
-        std::lock_guard<std::mutex> l(mu_);
-        unauthenticated_[op->src_task]++;
-      }
-      Reject(op->src_task, sealed, nullptr);
-      return;
-    }
+  if (!Authentic(op, length)) return;
+  if (op->claimed_bytes > 0) {  // longer than any valid message: only its prefix is here
+    RejectOversize(op);
+    return;
   }
-  WireMessage m;
+  WireMessage& m = op->message;
   Status s = DecodeMessage(op->buffer, length, &m);
   if (s.ok() && m.header.src_task != op->src_task) {
     s = errors::DataLoss("wire: the header says task {} but the tag says task {}", m.header.src_task, op->src_task);
@@ -180,9 +265,10 @@ void TensorChannel::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t len
   if (m.is_dead || m.eager) {
     Tensor value;
     if (!m.is_dead && m.header.payload_bytes <= kEagerCopyBytes) {
-      // Small: copied into a tensor of its own, the receive buffer goes back to the receives.
+      // Small: copied into a buffer of the small-tensor pool, the receive buffer goes back to the
+      // receives.
       try {
-        value = Tensor(m.dtype, TensorShape(m.dims));
+        value = Tensor::FromBuffer(m.dtype, TensorShape(m.dims), small_pool_->Get(m.header.payload_bytes));
       } catch (const Error& e) {
         Reject(op->src_task, e.status(), &m);
         return;

@@ -304,9 +304,14 @@ bool UcxWorker::Progress(ucp_worker_h worker) {
   in_progress_ = outer;
   while (!outer && !deferred_.empty()) {
     any = true;
-    std::vector<std::function<void()>> batch;
+    // Two buffers that keep their capacity: deferred_ takes the spare's, the batch becomes the next
+    // spare. (A deferred function that progresses again takes the spare, then empty: still correct.)
+    std::vector<std::function<void()>> batch = std::move(spare_deferred_);
+    spare_deferred_.clear();
     batch.swap(deferred_);
     for (auto& fn : batch) Guarded(fn);
+    batch.clear();
+    if (batch.capacity() > spare_deferred_.capacity()) spare_deferred_ = std::move(batch);
   }
   return any;
 }

@@ -197,6 +197,7 @@ class UcxWorker {
   std::atomic<int> demand_{0};
   bool in_progress_ = false;                              // progress thread: inside ucp_worker_progress
   std::vector<std::function<void()>> deferred_;
+  std::vector<std::function<void()>> spare_deferred_;  // deferred_'s other buffer (no allocation per round)
   std::vector<std::function<void()>> poll_hooks_, tick_hooks_;
   std::thread thread_;
   // Driving: the thread that may call ucp holds baton_ (the progress thread for one round at a

@@ -25,6 +25,13 @@ uint32_t HeaderCrc(const WireHeader& h, const uint8_t* rest, size_t rest_bytes) 
 
 std::string EncodeTensorHeader(int src_task, uint64_t step_id, std::string_view key, const Tensor& value, bool is_dead,
                                bool eager, uint64_t seq, WireKind kind, uint32_t chunk_bytes) {
+  std::string out;
+  EncodeTensorHeaderInto(&out, src_task, step_id, key, value, is_dead, eager, seq, kind, chunk_bytes);
+  return out;
+}
+
+void EncodeTensorHeaderInto(std::string* out, int src_task, uint64_t step_id, std::string_view key, const Tensor& value,
+                            bool is_dead, bool eager, uint64_t seq, WireKind kind, uint32_t chunk_bytes) {
   WEFT_REQUIRE(key.size() <= kWireMaxKeyBytes, "wire: key of {} bytes is longer than {}", key.size(),
                kWireMaxKeyBytes);
   WEFT_REQUIRE(value.rank() <= kWireMaxRank, "wire: tensor of rank {} for key '{}' (at most {})", value.rank(), key,
@@ -49,8 +56,8 @@ std::string EncodeTensorHeader(int src_task, uint64_t step_id, std::string_view 
   const size_t rest = 8 * h.rank + key.size();
   const size_t head = kWireHeaderBytes + rest;
   h.payload_offset = static_cast<uint32_t>(eager ? AlignUp64(head) : head);
-  std::string out(h.payload_offset, '\0');
-  auto* p = reinterpret_cast<uint8_t*>(out.data());
+  out->assign(h.payload_offset, '\0');
+  auto* p = reinterpret_cast<uint8_t*>(out->data());
   for (int i = 0; i < h.rank; ++i) {
     const int64_t d = value.dim(i);
     std::memcpy(p + kWireHeaderBytes + 8 * i, &d, 8);
@@ -58,7 +65,18 @@ std::string EncodeTensorHeader(int src_task, uint64_t step_id, std::string_view 
   std::memcpy(p + kWireHeaderBytes + 8 * h.rank, key.data(), key.size());
   h.header_crc = HeaderCrc(h, p + kWireHeaderBytes, rest);
   std::memcpy(p, &h, sizeof(h));
-  return out;
+}
+
+void WireMessage::Reset() {
+  header = WireHeader{};
+  dims.clear();
+  key.clear();
+  dtype = DType::kInvalid;
+  is_dead = false;
+  eager = false;
+  chunk_bytes = 0;
+  payload = nullptr;
+  header_trusted = false;
 }
 
 namespace {
@@ -79,6 +97,31 @@ void SealMessage(std::string* head, std::string_view payload, const HmacSha256& 
   std::memcpy(head->data() + offsetof(WireHeader, reserved1), &mac, sizeof(mac));
 }
 
+void MessageMacStream::Update(size_t offset, const uint8_t* data, size_t n) {
+  // reserved1 (the MAC itself) is hashed as zeros, as SealMessage did.
+  constexpr size_t kMacBegin = offsetof(WireHeader, reserved1), kMacEnd = kMacBegin + sizeof(uint64_t);
+  if (offset >= kMacEnd || offset + n <= kMacBegin) {
+    inner_.Update(data, n);
+    return;
+  }
+  const size_t zero_begin = std::max(offset, kMacBegin) - offset, zero_end = std::min(offset + n, kMacEnd) - offset;
+  static constexpr uint8_t kZeros[sizeof(uint64_t)] = {};
+  inner_.Update(data, zero_begin);
+  inner_.Update(kZeros, zero_end - zero_begin);
+  inner_.Update(data + zero_end, n - zero_end);
+}
+
+Status MessageMacStream::Check(const uint8_t* header) const {
+  uint64_t got;
+  std::memcpy(&got, header + offsetof(WireHeader, reserved1), sizeof(got));
+  const uint64_t want = key_->Finish64(inner_);
+  if (!ConstantTimeEqual(&got, &want, sizeof(want))) {
+    return errors::Unauthenticated("wire: the message's MAC does not verify (forged, damaged, or from another "
+                                   "incarnation of the sender)");
+  }
+  return Status();
+}
+
 Status CheckMessageSeal(const uint8_t* data, size_t length, const HmacSha256& key) {
   if (length < kWireHeaderBytes) {
     return errors::Unauthenticated("wire: a message of {} bytes cannot carry a MAC (the header has {})", length,
@@ -95,7 +138,7 @@ Status CheckMessageSeal(const uint8_t* data, size_t length, const HmacSha256& ke
 }
 
 Status DecodeMessage(const uint8_t* data, size_t length, WireMessage* out) {
-  *out = WireMessage();
+  out->Reset();
   if (length < kWireHeaderBytes) {
     return errors::DataLoss("wire: message of {} bytes is shorter than the {}-byte header", length, kWireHeaderBytes);
   }

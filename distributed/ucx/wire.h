@@ -88,6 +88,11 @@ inline int TagSourceTask(uint64_t tag) { return static_cast<int>((tag >> 40) & 0
 std::string EncodeTensorHeader(int src_task, uint64_t step_id, std::string_view key, const Tensor& value, bool is_dead,
                                bool eager, uint64_t seq, WireKind kind = WireKind::kTensor,
                                uint32_t chunk_bytes = 0);
+// The same into `*out` (replacing its contents, reusing its capacity: a sender that keeps its head
+// strings encodes without allocating).
+void EncodeTensorHeaderInto(std::string* out, int src_task, uint64_t step_id, std::string_view key, const Tensor& value,
+                            bool is_dead, bool eager, uint64_t seq, WireKind kind = WireKind::kTensor,
+                            uint32_t chunk_bytes = 0);
 
 struct WireMessage {
   WireHeader header;
@@ -101,9 +106,13 @@ struct WireMessage {
   // True once the header, dims and key passed the CRC: the key can be trusted even when the rest
   // of the message is wrong (so the Recv of that key can fail at once instead of timing out).
   bool header_trusted = false;
+
+  // Back to a default message, keeping the capacity of `dims` and `key` (a receiver that decodes
+  // into one message again and again allocates nothing for them).
+  void Reset();
 };
 
-// Checks magic, version, kind, CRC, dtype, rank, dims, the byte count against dtype x shape, and
+// Resets `*out` (WireMessage::Reset), then checks magic, version, kind, CRC, dtype, rank, dims, the byte count against dtype x shape, and
 // the message length against what the header says; DataLoss or InvalidArgument naming the field
 // and both values otherwise.
 Status DecodeMessage(const uint8_t* data, size_t length, WireMessage* out);
@@ -117,6 +126,22 @@ namespace weft {
 // zero, dims, key, padding, and an eager message's payload), stored in reserved1. `head` is the
 // message head (EncodeTensorHeader); `payload` the eager payload (empty otherwise).
 void SealMessage(std::string* head, std::string_view payload, const HmacSha256& key);
+// The MAC check of a message that arrives in pieces and is not kept whole (a message longer than
+// any valid header message, received to name its key without holding its bytes): Update with
+// every piece in order (offset: where it starts in the message), then Check against the MAC in the
+// message's first kWireHeaderBytes.
+class MessageMacStream {
+ public:
+  explicit MessageMacStream(const HmacSha256& key) : key_(&key), inner_(key.Begin()) {}
+  void Update(size_t offset, const uint8_t* data, size_t n);
+  // Unauthenticated unless `header`'s reserved1 is the MAC of everything updated (header included).
+  Status Check(const uint8_t* header) const;
+
+ private:
+  const HmacSha256* key_;  // not owned
+  Sha256 inner_;
+};
+
 // Whether the received message's reserved1 is its MAC under `key`. Checked before the header is
 // decoded (nothing in it is trusted before). Unauthenticated naming what failed otherwise.
 Status CheckMessageSeal(const uint8_t* data, size_t length, const HmacSha256& key);

@@ -4,9 +4,10 @@
 // peer is killed if the test fails. Scenarios:
 //   echo       every dtype at 0 B, 1 element, just below / at / above the eager threshold and 64 MiB
 //              goes to the peer, which checks it and sends it back; both ends compare bytes
-//   malformed  garbage, a bad magic, a bad checksum, a truncated message and one from a task that
-//              does not exist are rejected by the peer, which still receives the valid (and the dead)
-//              tensor that follows
+//   malformed  garbage, a bad magic, a bad checksum, a truncated message, one from a task that
+//              does not exist and one longer than any valid message (its key's Recv fails with
+//              DataLoss naming it) are rejected by the peer, which still receives the valid (and the
+//              dead) tensor that follows
 //   kill       a Recv from a peer that is killed fails with Unavailable naming it, within the timeout;
 //              a Recv that nobody answers fails with DeadlineExceeded
 #include <doctest/doctest.h>
@@ -32,6 +33,7 @@
 #include "distributed/ucx/environment.h"
 #include "distributed/ucx_rendezvous.h"
 #include "tests/distributed/child_process.h"
+#include "tests/distributed/ucx_peer.h"
 #include "core/gpu.h"
 #if WEFT_CUDA
 #include "core/cuda/gpu_context.h"
@@ -40,6 +42,7 @@
 using weft::test::Child;
 using weft::test::ChildFds;
 using weft::test::ReadLine;
+using weft::test::SwapPortsAndConnect;
 using weft::test::WriteLine;
 
 using namespace weft;
@@ -156,17 +159,6 @@ UcxTransportOptions Options(int task, const std::string& tls) {
   // covered); over shared memory it has its own (the default).
   o.worker.cm_worker = tls.find("posix") != std::string::npos;
   return o;
-}
-
-// Both sides: listen on a free port, swap ports over the pipe, connect.
-void SwapPortsAndConnect(UcxRendezvousMgr& mgr, int in_fd, int out_fd, int peer) {
-  WriteLine(out_fd, fmt::format("{}", mgr.transport().port()));
-  const std::string line = ReadLine(in_fd, std::chrono::seconds(20));
-  REQUIRE_MESSAGE(!line.empty(), "no port from the peer");
-  REQUIRE_MESSAGE(std::isdigit(static_cast<unsigned char>(line[0])), "peer said: " << line);
-  mgr.transport().SetPeerAddress(peer, HostPort{"127.0.0.1", std::stoi(line)});
-  const Status s = mgr.ConnectAll();
-  REQUIRE_MESSAGE(s.ok(), s.ToString());
 }
 
 const char* const kTransports[] = {"tcp,self", "posix,sysv,cma,self,tcp"};
@@ -294,13 +286,19 @@ TEST_CASE("ucx child") {
     Received truncated = RecvWait(*mgr.Find(100), Key(0, 1, "truncated"), std::chrono::seconds(20));
     CHECK(truncated.status.code() == Code::kDataLoss);
     CHECK_MESSAGE(truncated.status.message().find("worker:0") != std::string::npos, truncated.status.message());
+    // More than a header message may hold here (the eager threshold is 8 KiB): only its prefix was
+    // kept, its MAC checked on the way; its key's step fails with DataLoss naming the key and the size.
+    Received oversize = RecvWait(*mgr.Find(102), Key(0, 1, "oversize"), std::chrono::seconds(20));
+    CHECK(oversize.status.code() == Code::kDataLoss);
+    CHECK_MESSAGE(oversize.status.message().find("oversize") != std::string::npos, oversize.status.message());
+    CHECK_MESSAGE(oversize.status.message().find("is longer than") != std::string::npos, oversize.status.message());
     Received good = RecvWait(*mgr.Find(101), Key(0, 1, "good"), std::chrono::seconds(20));
     REQUIRE_MESSAGE(good.status.ok(), good.status.ToString());
     CHECK(SameTensor(good.value, Make({DType::kFloat32, TensorShape({100})}, 5)));
     const Status last = mgr.transport().last_rejection();
     CHECK_MESSAGE(last.message().find("tagged with task #9") != std::string::npos, last.ToString());
-    CHECK(mgr.transport().Counters(0).rejected == 4);
-    CHECK(mgr.transport().num_rejected() == 5);  // and one tagged with a task that does not exist
+    CHECK(mgr.transport().Counters(0).rejected == 5);
+    CHECK(mgr.transport().num_rejected() == 6);  // and one tagged with a task that does not exist
     Received dead = RecvWait(*mgr.Find(101), Key(0, 1, "dead"), std::chrono::seconds(20));
     CHECK(dead.status.ok());
     CHECK(dead.is_dead);
@@ -490,7 +488,13 @@ TEST_CASE("ucx: malformed and truncated messages are rejected and the receiver k
     bad[kWireHeaderBytes + 8 + 3] ^= 1;
     CHECK(t.SendRawForTesting(1, HeaderTag(0), bad).ok());
     CHECK(t.SendRawForTesting(1, HeaderTag(0), message.substr(0, message.size() - 10)).ok());
-    CHECK(t.SendRawForTesting(1, HeaderTag(9), message).ok());  // 5. from a task that does not exist
+    // 5. An eager message of 40000 bytes, more than the peer's receive slot for headers holds (UCX
+    // sends it by its rendezvous: the raw send returns once the peer has taken it all).
+    const Tensor big = Make({DType::kUInt8, TensorShape({40000})}, 6);
+    std::string oversize = EncodeTensorHeader(0, 102, Key(0, 1, "oversize"), big, false, true, 0);
+    oversize.append(static_cast<const char*>(big.raw_data()), big.bytes());
+    CHECK(t.SendRawForTesting(1, HeaderTag(0), oversize).ok());
+    CHECK(t.SendRawForTesting(1, HeaderTag(9), message).ok());  // 6. from a task that does not exist (the last)
     // Then a good tensor, through the rendezvous as usual.
     auto r = mgr.Find(101);
     REQUIRE(r->Send(Key(0, 1, "good"), {}, good, false).ok());
@@ -498,7 +502,7 @@ TEST_CASE("ucx: malformed and truncated messages are rejected and the receiver k
     CHECK(r->Send(Key(0, 1, "uninitialized"), {}, Tensor(), false).code() == Code::kInvalidArgument);
     Received ack = RecvWait(*r, Key(1, 0, "ack"), std::chrono::seconds(20));
     REQUIRE_MESSAGE(ack.status.ok(), ack.status.ToString());
-    CHECK(ack.value.scalar<int64_t>()() == 5);
+    CHECK(ack.value.scalar<int64_t>()() == 6);
     CHECK(ReadLine(child.from_child, std::chrono::seconds(20)) == "done");
     WriteLine(child.to_child, "bye");
     CHECK(child.Wait(std::chrono::seconds(20)) == 0);
