@@ -249,13 +249,13 @@ class Launcher {
     return (std::filesystem::current_path() / fmt::format("weft-status-{}-{}.txt", t.job, t.index)).string();
   }
 
-  // `--status`: the tasks' status files written during this incarnation, one line per task,
-  // when any changed since the last print.
-  void PrintStatus() {
-    std::vector<std::pair<std::string, std::string>> statuses;
-    bool changed = false;
+  // Each task's file path(task), (task, text), the text empty where the file is missing or a
+  // previous incarnation's.
+  template <typename PathOf>
+  std::vector<std::pair<std::string, std::string>> ReadTaskFiles(const PathOf& path_of) const {
+    std::vector<std::pair<std::string, std::string>> files;
     for (const Child& c : children_) {
-      const std::string path = StatusPath(c.task);
+      const std::string path = path_of(c.task);
       std::error_code ec;
       const auto written = std::filesystem::last_write_time(path, ec);
       std::string text;
@@ -263,8 +263,16 @@ class Launcher {
         std::ifstream in(path);
         text.assign(std::istreambuf_iterator<char>(in), {});
       }
-      statuses.emplace_back(c.task.ToString(), std::move(text));
+      files.emplace_back(c.task.ToString(), std::move(text));
     }
+    return files;
+  }
+
+  // `--status`: the tasks' status files written during this incarnation, one line per task,
+  // when any changed since the last print.
+  void PrintStatus() {
+    const std::vector<std::pair<std::string, std::string>> statuses = ReadTaskFiles(StatusPath);
+    bool changed = false;
     for (size_t i = 0; i < statuses.size(); ++i) {
       changed = changed || i >= last_statuses_.size() || statuses[i].second != last_statuses_[i].second;
     }
@@ -278,20 +286,10 @@ class Launcher {
   // The hang reports the tasks wrote in the working directory during this incarnation
   // (MultiWorkerMirroredStrategy's default place), summed up: which rank everyone waits for.
   void SummarizeReports() {
-    std::vector<std::pair<std::string, std::string>> reports;
+    const std::vector<std::pair<std::string, std::string>> reports =
+        ReadTaskFiles([](const TaskId& t) { return fmt::format("weft-hang-{}-{}.txt", t.job, t.index); });
     bool any = false;
-    for (const Child& c : children_) {
-      const std::string path = fmt::format("weft-hang-{}-{}.txt", c.task.job, c.task.index);
-      std::error_code ec;
-      const auto written = std::filesystem::last_write_time(path, ec);
-      std::string text;
-      if (!ec && written >= incarnation_start_) {
-        std::ifstream in(path);
-        text.assign(std::istreambuf_iterator<char>(in), {});
-      }
-      any = any || !text.empty();
-      reports.emplace_back(c.task.ToString(), std::move(text));
-    }
+    for (const auto& [task, text] : reports) any = any || !text.empty();
     if (!any) return;
     std::string out = "weft-zoo launch: hang reports (weft-hang-<job>-<index>.txt):\n";
     const std::string summary = SummarizeHangReports(reports);
