@@ -530,6 +530,19 @@ def _install_operators():
         return f
     T.__truediv__ = truediv(False)
     T.__rtruediv__ = truediv(True)
+
+    # `//` and `%` as tf.math.floordiv / floormod (Python's rounding toward -inf, the remainder with
+    # the divisor's sign). math.py imports this module, hence the late import.
+    def from_math(name, reverse):
+        def f(a, b):
+            from . import math as _math
+            x, y = (_other(a, b), a) if reverse else (a, _other(a, b))
+            return getattr(_math, name)(x, y)
+        return f
+    T.__floordiv__ = from_math("floordiv", False)
+    T.__rfloordiv__ = from_math("floordiv", True)
+    T.__mod__ = from_math("floormod", False)
+    T.__rmod__ = from_math("floormod", True)
     for py, op in (("lt", "Less"), ("le", "LessEqual"), ("gt", "Greater"), ("ge", "GreaterEqual")):
         setattr(T, "__%s__" % py, binop(op))
     T.__and__ = binop("LogicalAnd")

@@ -327,3 +327,16 @@ def test_compat_v1_divide_and_div(graph, sess):
     assert [np.asarray(g).tolist() for g in got] == [3.5, -4, 3.5]  # tf.divide is x / y; tf.div is Python 2's
     assert v1.math.top_k is tf.math.top_k and v1.math.reduce_sum(tf.constant([[1, 2]]), reduction_indices=1,
                                                                  keep_dims=True).shape == (1, 1)
+
+
+def test_floordiv_and_mod_operators_round_as_python(graph, sess):
+    # Python's (and TF's) `//` rounds toward -inf and `%` takes the divisor's sign.
+    x = tf.constant([7, -7, 5], dtype=tf.int32)
+    y = tf.constant([2.5, -7.5])
+    got = sess.run([x % 3, x // 2, 10 % x, -7 // x, y % 2.0, y // 2])
+    np.testing.assert_array_equal(got[0], [1, 2, 2])
+    np.testing.assert_array_equal(got[1], [3, -4, 2])
+    np.testing.assert_array_equal(got[2], [3, -4, 0])
+    np.testing.assert_array_equal(got[3], [-1, 1, -2])
+    np.testing.assert_allclose(got[4], [0.5, 0.5])
+    np.testing.assert_allclose(got[5], [1.0, -4.0])
