@@ -46,7 +46,7 @@ struct LaunchOptions {
 };
 
 // The launcher's `--status` lines, from each task's status file text ((task, text); empty text:
-// none yet): "weft-zoo launch: status worker:0: step 120, 1234 img/s, 23% in collectives, slowest
+// none yet): "weft-zoo launch: status worker:0: step S, R img/s, P% in collectives, slowest
 // peer: worker:1". The slowest peer is the task with the smallest share of time in collectives
 // (the others wait there for it), named when two or more report and the shares differ by 5 points.
 std::string SummarizeStatus(const std::vector<std::pair<std::string, std::string>>& statuses);
