@@ -15,7 +15,7 @@ epoch's AUC, Precision and Recall come from the whole epoch's counts. Standalone
 import numpy as np
 
 from .. import _weft
-from . import losses as _losses
+from . import _custom_step, losses as _losses
 
 _cpp = _weft.keras.metrics
 
@@ -33,6 +33,9 @@ class Metric:
         return self._cpp.name
 
     def update_state(self, y_true, y_pred, sample_weight=None):
+        if _custom_step.defer_metric(self.update_state, (y_true, y_pred),
+                                     {} if sample_weight is None else {"sample_weight": sample_weight}):
+            return  # graph tensors in a traced step: updated with their values after each run
         if sample_weight is not None:
             raise NotImplementedError("weft metrics take no sample_weight (metric '%s')" % self.name)
         stats = np.asarray(self._cpp.stats(np.asarray(y_true), np.asarray(y_pred, dtype=np.float32)), dtype=np.float64)
@@ -246,6 +249,9 @@ class _Reduce:
         self.reset_state()
 
     def update_state(self, values, sample_weight=None):
+        if _custom_step.defer_metric(self.update_state, (values,),
+                                     {} if sample_weight is None else {"sample_weight": sample_weight}):
+            return
         v = np.asarray(values, np.float64)
         w = np.ones_like(v) if sample_weight is None else np.broadcast_to(np.asarray(sample_weight, np.float64), v.shape)
         self._total += float((v * w).sum())

@@ -21,9 +21,10 @@ import zipfile
 import numpy as np
 
 from .. import _weft
+from .. import framework as _fw
 from .. import distribute as _distribute, random as _random
 from ..config._state import defaults as _config
-from . import _data_adapter, _eager, _shared, losses as _losses, metrics as _metrics, optimizers as _optimizers, saving as _saving
+from . import _custom_step, _data_adapter, _eager, _shared, losses as _losses, metrics as _metrics, optimizers as _optimizers, saving as _saving
 from ._arrays import fit_arrays as _fit_arrays, numeric as _numeric
 from .callbacks import Callback, CallbackList, History
 from ._eager import EagerArray
@@ -216,6 +217,8 @@ class Model:
                 params = inspect.signature(self.call).parameters
                 return self.call(inputs, training=training) if "training" in params else self.call(inputs)
             return self._apply(inputs)
+        if isinstance(inputs, _fw.Tensor):  # a graph tensor: a custom training step (_custom_step.py)
+            return _custom_step.call(self, inputs, training)
         return self.predict(np.asarray(inputs), verbose=0).view(EagerArray)
 
     def _in_strategy(self):
@@ -571,11 +574,28 @@ class Model:
         return [v for layer in cpp.layers for v in (layer.trainable_weights if trainable else
                                                     layer.non_trainable_weights)]
 
-    trainable_weights = property(lambda self: self._weight_values(True),
-                                 doc="The trainable weights' values (numpy arrays with .numpy(), .name, .assign).")
-    non_trainable_weights = property(lambda self: self._weight_values(False))
-    weights = property(lambda self: self.trainable_weights + self.non_trainable_weights)
+    def _weights_or_twin(self, which):
+        """In a traced custom step (_custom_step.py): the graph variables the step trains; else the
+        weights' values."""
+        twin = _custom_step.variables(self, which)
+        if twin is not None:
+            return twin
+        if which == "all":
+            return self._weight_values(True) + self._weight_values(False)
+        return self._weight_values(which == "trainable")
+
+    trainable_weights = property(lambda self: self._weights_or_twin("trainable"),
+                                 doc="The trainable weights' values (numpy arrays with .numpy(), .name, .assign); "
+                                     "in a tf.function step, the variables it trains.")
+    non_trainable_weights = property(lambda self: self._weights_or_twin("non_trainable"))
+    weights = property(lambda self: self._weights_or_twin("all"))
     trainable_variables, non_trainable_variables, variables = trainable_weights, non_trainable_weights, weights
+
+    @property
+    def losses(self):
+        """The layers' loss terms (add_loss, activity regularizers) of the model's last call on graph
+        tensors (a custom training step adds them to its loss); [] otherwise."""
+        return list(getattr(self, "_graph_losses", []))
 
     def get_weights(self):
         """The layers' weights as numpy arrays in Keras' order: layer by layer, each layer's weights
