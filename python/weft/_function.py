@@ -104,6 +104,8 @@ class _Trace:
         values = iter(_custom_step.run(self.state, session, self.fetch, feeds))
 
         def out(o):
+            if isinstance(o, _custom_step.Deferred):
+                return o.value()  # a metric's result, as it is after this run
             if isinstance(o, _fw.Operation):
                 next(values)
                 return None

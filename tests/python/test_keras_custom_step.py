@@ -138,3 +138,75 @@ def test_what_still_needs_a_traced_step_says_so():
         tape.gradient(out, model.trainable_variables)
     with pytest.raises(NotImplementedError, match="apply_gradients takes"):
         keras.optimizers.SGD().apply_gradients(zip([np.ones((3, 1))], [W0]))
+
+
+def test_fit_calls_an_overridden_train_step():
+    class Custom(keras.Model):
+        def train_step(self, data):
+            x, y = data
+            with tf.GradientTape() as tape:
+                y_pred = self(x, training=True)
+                loss = self.compute_loss(y=y, y_pred=y_pred)
+            self.optimizer.apply_gradients(zip(tape.gradient(loss, self.trainable_variables),
+                                               self.trainable_variables))
+            for metric in self.metrics:
+                metric.update_state(loss) if metric.name == "loss" else metric.update_state(y, y_pred)
+            return {m.name: m.result() for m in self.metrics}
+
+    inputs = keras.Input(shape=(3,))
+    model = Custom(inputs, keras.layers.Dense(1)(inputs))
+    model.set_weights([W0, B0])
+    model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse", metrics=["mae"])
+    h = model.fit(X, Y, batch_size=8, epochs=1, shuffle=False, verbose=0)  # one step over all of X
+    want_loss, gw, gb = mse_grads(W0, B0)
+    assert h.history["loss"] == [pytest.approx(want_loss, rel=1e-5)]
+    assert h.history["mae"] == [pytest.approx(float(np.abs(X @ W0 + B0 - Y).mean()), rel=1e-5)]
+    np.testing.assert_allclose(model.get_weights()[0], W0 - 0.1 * gw, rtol=1e-5, atol=1e-6)
+
+
+def test_a_gan_style_model_without_call_fits_and_a_callback_stops_it():
+    gen = keras.Sequential([keras.layers.Dense(3, input_shape=(2,))])
+    disc = keras.Sequential([keras.layers.Dense(1, activation="sigmoid", input_shape=(3,))])
+
+    class GAN(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.gen, self.disc = gen, disc
+
+        def compile(self, d_opt, g_opt, loss_fn):
+            super().compile()
+            self.d_opt, self.g_opt, self.loss_fn = d_opt, g_opt, loss_fn
+            self.d_metric, self.g_metric = keras.metrics.Mean(name="d_loss"), keras.metrics.Mean(name="g_loss")
+
+        @property
+        def metrics(self):
+            return [self.d_metric, self.g_metric]
+
+        def train_step(self, real):
+            n = tf.shape(real)[0]
+            fake = self.gen(tf.random.normal((n, 2)))
+            with tf.GradientTape() as tape:
+                d_loss = self.loss_fn(tf.concat([tf.ones((n, 1)), tf.zeros((n, 1))], 0),
+                                      self.disc(tf.concat([real, fake], 0)))
+            self.d_opt.apply_gradients(zip(tape.gradient(d_loss, self.disc.trainable_weights),
+                                           self.disc.trainable_weights))
+            with tf.GradientTape() as tape:
+                g_loss = self.loss_fn(tf.ones((n, 1)), self.disc(self.gen(tf.random.normal((n, 2)))))
+            self.g_opt.apply_gradients(zip(tape.gradient(g_loss, self.gen.trainable_weights),
+                                           self.gen.trainable_weights))
+            self.d_metric.update_state(d_loss)
+            self.g_metric.update_state(g_loss)
+            return {"d_loss": self.d_metric.result(), "g_loss": self.g_metric.result()}
+
+    class StopAfterTwo(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            if batch == 1:
+                self.model.stop_training = True
+
+    gan = GAN()
+    gan.compile(keras.optimizers.Adam(1e-3), keras.optimizers.Adam(1e-3), keras.losses.BinaryCrossentropy())
+    data = tf.data.Dataset.from_tensor_slices(X).batch(2)
+    h = gan.fit(data, epochs=3, verbose=0, callbacks=[StopAfterTwo()])
+    assert h.epoch == [0] and set(h.history) == {"d_loss", "g_loss"}
+    assert all(np.isfinite(v[0]) for v in h.history.values())
+    assert int(gan.d_opt.iterations) == 2 and int(gan.g_opt.iterations) == 2

@@ -31,6 +31,7 @@ its weights itself (fit, set_weights, load_weights) marks the twin stale: the ne
 the model's weights in first. Batch-norm moving averages update in training calls, as in fit.
 """
 import contextlib
+import sys
 import weakref
 
 import numpy as np
@@ -303,3 +304,122 @@ def run(trace, session, fetches, feed_dict):
         if trace.updates:
             tw.newer = True
     return values
+
+
+# ---- fit with an overridden train_step (Keras' "customizing what happens in fit") -------------
+
+class MetricsContainer(list):
+    """``model.compiled_metrics``: the compiled metric objects, with Keras 2's
+    ``update_state(y, y_pred)`` over all of them."""
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        for m in self:
+            m.update_state(y_true, y_pred, sample_weight)
+
+    def reset_state(self):
+        for m in self:
+            m.reset_state()
+
+
+class Deferred:
+    """``metric.result()`` asked inside a trace: the value it has after each run (train_step's
+    ``return {m.name: m.result() for m in self.metrics}``)."""
+
+    def __init__(self, metric):
+        self.metric = metric
+
+    def value(self):
+        return self.metric.result()
+
+
+def deferred_result(metric):
+    return Deferred(metric) if _active else None
+
+
+def _batches(x, y, batch_size, shuffle, rng):
+    """Each epoch's batches: a weft.data Dataset's elements as they come; arrays cut into
+    batch_size rows (shuffled when asked), as (x, y) or x alone."""
+    from . import _data_adapter
+    if _data_adapter.is_dataset(x):
+        return lambda: iter(x)
+    xs = np.asarray(x)
+    ys = None if y is None else np.asarray(y)
+    n = len(xs)
+
+    def epoch():
+        order = rng.permutation(n) if shuffle else np.arange(n)
+        for i in range(0, n, batch_size):
+            idx = order[i:i + batch_size]
+            yield xs[idx] if ys is None else (xs[idx], ys[idx])
+    return epoch
+
+
+def _scalar_logs(out):
+    if not isinstance(out, dict):
+        return {} if out is None else {"loss": float(np.mean(np.asarray(out)))}
+    logs = {}
+    for k, v in out.items():
+        v = v.value() if isinstance(v, Deferred) else v
+        try:
+            logs[k] = float(np.mean(np.asarray(v)))
+        except (TypeError, ValueError):
+            logs[k] = v
+    return logs
+
+
+def fit(model, x, y, batch_size, epochs, verbose, callbacks, shuffle, steps_per_epoch, initial_epoch):
+    """Keras' fit of a model whose train_step(data) is its own: the step traced (weft.function)
+    and called on each batch, metrics reset at each epoch, callbacks and History as fit's."""
+    from .. import _function
+    from . import _progbar
+    from .callbacks import CallbackList, History
+    step = getattr(model, "_traced_train_step", None)
+    if step is None:
+        step = model._traced_train_step = _function.function(model.train_step)
+    batches = _batches(x, y, int(batch_size or 32), shuffle, np.random.default_rng(0))
+    history = History(model=model)
+    history.history = {}
+    params = {"epochs": epochs, "steps": steps_per_epoch, "verbose": verbose}
+    cbs = CallbackList(list(callbacks or []), model=model, **params)
+    verbose = 1 if verbose == "auto" else int(verbose)
+    if verbose == 1 and not sys.stdout.isatty():
+        verbose = 2  # as Keras' progress bar off a terminal: one line per epoch
+    model.stop_training = False
+    cbs.on_train_begin({})
+    logs = {}
+    for epoch in range(int(initial_epoch), int(epochs)):
+        for m in getattr(model, "metrics", None) or []:
+            if hasattr(m, "reset_state"):
+                m.reset_state()
+        cbs.on_epoch_begin(epoch, {})
+        if verbose:
+            print("Epoch %d/%d" % (epoch + 1, epochs))
+        target = steps_per_epoch
+        if target is None:
+            try:
+                target = len(x) if hasattr(x, "cardinality") else -(-len(x) // int(batch_size or 32))
+            except TypeError:
+                target = None  # a dataset of unknown length
+        # The logs are running results already (metrics' result()): shown as they are.
+        bar = _progbar.Progbar(target, verbose=verbose, stateful_metrics=set(logs) | {
+            getattr(m, "name", "") for m in getattr(model, "metrics", None) or []} | {"loss"})
+        for i, batch in enumerate(batches()):
+            if steps_per_epoch is not None and i >= steps_per_epoch:
+                break
+            cbs.on_train_batch_begin(i, {})
+            logs = _scalar_logs(step(batch))
+            cbs.on_train_batch_end(i, logs)
+            bar.update(i + 1, [(k, v) for k, v in logs.items() if isinstance(v, float)], finalize=False)
+            if model.stop_training:
+                break
+        bar.update(bar._seen, [], finalize=True)
+        epoch_logs = dict(logs)
+        cbs.on_epoch_end(epoch, epoch_logs)
+        history.epoch.append(epoch)
+        for k, v in epoch_logs.items():
+            history.history.setdefault(k, []).append(v)
+        if model.stop_training:
+            break
+    cbs.on_train_end(logs)
+    model.history = history
+    return history

@@ -42,6 +42,8 @@ class Metric:
         self._totals = stats if self._totals is None else self._totals + stats
 
     def result(self):
+        if _custom_step.deferred_result(self) is not None:  # asked inside a traced step: its value after each run
+            return _custom_step.deferred_result(self)
         return _losses.value(0.0 if self._totals is None else self._cpp.result(list(self._totals)))
 
     def reset_state(self):
@@ -221,6 +223,8 @@ class FBetaScore(Metric):
         super().__init__(_cpp.FBetaScore(average, float(beta), None if threshold is None else float(threshold), name))
 
     def result(self):
+        if _custom_step.deferred_result(self) is not None:  # asked inside a traced step: its value after each run
+            return _custom_step.deferred_result(self)
         if self._cpp.average != "" or self._totals is None:
             return super().result()
         return _losses.value(_cpp.fbeta_per_class(self._cpp, list(self._totals)))
@@ -284,6 +288,8 @@ class Mean(_Reduce):
         super().__init__(name)
 
     def result(self):
+        if _custom_step.deferred_result(self) is not None:  # asked inside a traced step: its value after each run
+            return _custom_step.deferred_result(self)
         return _losses.value(self._total / self._count if self._count else 0.0)
 
 
@@ -294,6 +300,8 @@ class Sum(_Reduce):
         super().__init__(name)
 
     def result(self):
+        if _custom_step.deferred_result(self) is not None:  # asked inside a traced step: its value after each run
+            return _custom_step.deferred_result(self)
         return _losses.value(self._total)
 
 
