@@ -131,6 +131,7 @@ def Lambda(function, output_shape=None, mask=None, arguments=None, name=None, in
 
 
 ActivityRegularization = _L.ActivityRegularization
+from ._text import TextVectorization, StringLookup, IntegerLookup  # noqa: E402  (host preprocessing)
 
 
 # ---- Recurrent cells and keras.layers.RNN(cell) ---------------------------------------------
@@ -264,7 +265,7 @@ __all__ = ["Layer", "Input", "InputLayer", "Dense", "Conv1D", "Conv2D", "Conv2DT
            "ActivityRegularization", "Resizing", "RandomFlip", "RandomContrast",
            "RandomBrightness", "RandomCrop", "RandomRotation", "RandomZoom", "RandomTranslation",
            "LSTM", "GRU", "SimpleRNN", "Bidirectional", "TimeDistributed", "LSTMCell", "GRUCell",
-           "SimpleRNNCell", "RNN"]
+           "SimpleRNNCell", "RNN", "TextVectorization", "StringLookup", "IntegerLookup"]
 
 # TF 2.1-2.5's names: layers.experimental.preprocessing.RandomFlip etc. (the same layers, looked
 # up on access, so they are the factories record_module below wraps).
@@ -272,7 +273,7 @@ import types as _types  # noqa: E402
 experimental = _types.ModuleType("weft.keras.layers.experimental", "TF 2.x's experimental layer names.")
 experimental.preprocessing = _types.ModuleType("weft.keras.layers.experimental.preprocessing",
                                                "TF 2.x's preprocessing layers: aliases of weft.keras.layers'.")
-_PREPROCESSING = ("Rescaling", "Normalization", "CenterCrop", "Resizing", "RandomFlip", "RandomContrast",
+_PREPROCESSING = ("Rescaling", "Normalization", "TextVectorization", "StringLookup", "IntegerLookup", "CenterCrop", "Resizing", "RandomFlip", "RandomContrast",
                   "RandomBrightness", "RandomCrop", "RandomRotation", "RandomZoom", "RandomTranslation")
 
 
