@@ -161,9 +161,14 @@ double Model::TrainStep(const std::vector<Tensor>& xs, const std::vector<Tensor>
   return out[0].scalar<float>()();
 }
 
-Logs Model::TrainOnBatch(const Tensor& x_in, const Tensor& y_in, const Tensor* sample_weight) {
+Logs Model::TrainOnBatch(const Tensor& x, const Tensor& y, const Tensor* sample_weight) {
+  return TrainOnBatch(std::vector<Tensor>{x}, std::vector<Tensor>{y}, sample_weight);
+}
+
+Logs Model::TrainOnBatch(const std::vector<Tensor>& xs_in, const std::vector<Tensor>& ys_in,
+                         const Tensor* sample_weight) {
   RequireCompiled("TrainOnBatch");
-  std::vector<Tensor> xs = {x_in}, ys = {y_in};  // checked and converted as Fit's
+  std::vector<Tensor> xs = xs_in, ys = ys_in;  // checked and converted as Fit's
   PrepareArrays(&xs, &ys, "TrainOnBatch");
   MetricTotals totals(c_->metric_defs);  // this batch's values, as Keras' reset_metrics=True
   const double loss = TrainStep(xs, ys, sample_weight, &totals);

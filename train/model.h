@@ -151,6 +151,8 @@ class Model {
   // and converted as Fit's are; `sample_weight` (float [batch], optional) weights each example's
   // loss as FitOptions::sample_weight.
   Logs TrainOnBatch(const Tensor& x, const Tensor& y, const Tensor* sample_weight = nullptr);
+  Logs TrainOnBatch(const std::vector<Tensor>& xs, const std::vector<Tensor>& ys,
+                    const Tensor* sample_weight = nullptr);
   // Records the next training step's kernels in `trace` (graph/step_trace.h; not owned).
   void TraceNextStep(StepTrace* trace) { trace_next_ = trace; }
 

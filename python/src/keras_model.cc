@@ -251,7 +251,7 @@ void InitKerasModel(py::module_& k) {
       })
       .def("train_on_batch",
            [](Model& m, const py::object& x, const py::object& y, const py::object& sample_weight) {
-             Tensor tx = NumpyToTensor(x), ty = NumpyToTensor(y);
+             std::vector<Tensor> tx = Arrays(x, m.num_inputs()), ty = Arrays(y, m.num_outputs());
              Tensor sw = sample_weight.is_none() ? Tensor() : NumpyToTensor(sample_weight, DType::kFloat32);
              const Tensor* w = sample_weight.is_none() ? nullptr : &sw;
              return LogsToDict(RunInterruptible([&] { return m.TrainOnBatch(tx, ty, w); }, [&] { Cancel(m); }));

@@ -545,7 +545,7 @@ class Model:
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
         """One training step on one batch; returns its loss (and metrics). ``sample_weight`` /
         ``class_weight`` weight each example's loss as in fit."""
-        x, y, sw, _, _ = _fit_arrays(x, y, 0.0, None, class_weight, sample_weight)
+        x, y, sw, _, _ = _fit_arrays(x, y, 0.0, None, class_weight, sample_weight, *self._io_counts())
         cpp = self._compiled(x, "train_on_batch")
         logs = cpp.train_on_batch(x, y, sample_weight=sw)
         _shared.claim(self, cpp)
