@@ -184,14 +184,30 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
   // The training pass of each replica.
   std::vector<Output> losses, applies;
   c_->metric_defs.clear();
+  WEFT_REQUIRE(o.metrics.empty() || outputs_.size() == 1,
+               "Model '{}': metrics need a single output (this model has {}); compile without metrics", name_,
+               outputs_.size());
   for (const Metric& m : o.metrics) c_->metric_defs.push_back(m.Resolved(o.loss, output_shape()));
   std::vector<std::vector<Output>> metrics(o.metrics.size());
   std::vector<std::vector<Output>> grads(static_cast<size_t>(replicas));
+  // Keras' loss of a model with several outputs: the loss of each output against its labels, summed.
+  auto per_example_loss = [&](const Scope& ls, const std::vector<Output>& ys, const std::vector<Output>& preds) {
+    Output total = o.loss.Build(ls, ys[0], preds[0]);
+    for (size_t i = 1; i < preds.size(); ++i) total = ops::Add(ls, total, o.loss.Build(ls, ys[i], preds[i]));
+    return total;
+  };
   for (int r = 0; r < replicas; ++r) {
     const Scope rs = replica_scope(root, r);
     const size_t ri = static_cast<size_t>(r);
-    Output x = ops::Placeholder(rs.WithOpName("x"), DType::kFloat32, input_shape());
-    Output y = ops::Placeholder(rs.WithOpName("y"), o.loss.label_dtype(), o.loss.LabelShape(output_shape()));
+    std::vector<Output> x, y;
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      x.push_back(ops::Placeholder(rs.WithOpName(i == 0 ? "x" : "x_" + std::to_string(i)), inputs_[i]->dtype,
+                                   inputs_[i]->shape));
+    }
+    for (size_t i = 0; i < outputs_.size(); ++i) {
+      y.push_back(ops::Placeholder(rs.WithOpName(i == 0 ? "y" : "y_" + std::to_string(i)), o.loss.label_dtype(),
+                                   o.loss.LabelShape(outputs_[i]->shape)));
+    }
     c_->xs.push_back(x);
     c_->ys.push_back(y);
     // Per-example loss weights (Keras' sample_weight / class_weight); TrainOnBatch feeds ones
@@ -200,10 +216,10 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
     c_->sample_weights.push_back(sw);
     std::vector<Output> updates;
     std::vector<Output> layer_losses;
-    Output pred = Forward(rs, x, /*training=*/true, vars[ri], &updates, &layer_losses);
+    std::vector<Output> pred = Forward(rs, x, /*training=*/true, vars[ri], &updates, &layer_losses);
     applies.insert(applies.end(), updates.begin(), updates.end());
     Scope ls = rs.NewSubScope("loss");
-    Output per_example = ops::Mul(ls, o.loss.Build(ls, y, pred), sw);
+    Output per_example = ops::Mul(ls, per_example_loss(ls, y, pred), sw);
     // Mean over the global batch: each replica contributes sum / global_batch.
     Output loss = !replicated ? ops::Mean(ls, per_example)
                               : ops::Div(ls, ops::Sum(ls, per_example), c_->global_batch);
@@ -211,7 +227,7 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
     loss = AddLayerLosses(ls, loss, layer_losses, 1.0 / group);
     losses.push_back(loss);
     for (size_t m = 0; m < o.metrics.size(); ++m) {  // statistics are sums: replicas and workers add theirs
-      metrics[m].push_back(c_->metric_defs[m].BuildStats(rs.NewSubScope("metrics"), y, pred));
+      metrics[m].push_back(c_->metric_defs[m].BuildStats(rs.NewSubScope("metrics"), y[0], pred[0]));
     }
     grads[ri] = Gradients(rs, {loss}, trainable[ri]);
     for (size_t i = 0; i < grads[ri].size(); ++i) {
@@ -320,7 +336,7 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
   std::vector<Output> eval_layer_losses;
   c_->pred = Forward(is, c_->x, /*training=*/false, vars[0], nullptr, &eval_layer_losses);
   Scope es = is.NewSubScope("loss");
-  Output eval_per_example = o.loss.Build(es, c_->y, c_->pred);
+  Output eval_per_example = per_example_loss(es, c_->y, c_->pred);
   c_->eval_loss = AddL2(es, ops::Mean(es, eval_per_example), l2[0], 1.0);
   c_->eval_loss = AddLayerLosses(es, c_->eval_loss, eval_layer_losses, 1.0);
   // Evaluate with sample weights: the loss weighted as in training, sum(w * loss) / batch.
@@ -328,7 +344,9 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
   c_->eval_weighted_loss =
       AddL2(es, ops::Mean(es, ops::Mul(es, eval_per_example, c_->eval_sample_weight)), l2[0], 1.0);
   c_->eval_weighted_loss = AddLayerLosses(es, c_->eval_weighted_loss, eval_layer_losses, 1.0);
-  for (const Metric& m : c_->metric_defs) c_->eval_metrics.push_back(m.BuildStats(is.NewSubScope("metrics"), c_->y, c_->pred));
+  for (const Metric& m : c_->metric_defs) {
+    c_->eval_metrics.push_back(m.BuildStats(is.NewSubScope("metrics"), c_->y[0], c_->pred[0]));
+  }
 }
 
 double Model::learning_rate() const {

@@ -23,7 +23,7 @@ Tensor CastOnHost(const Tensor& t, DType to, const char* what) {
   Tensor out(to, t.shape());
   Dispatch<WEFT_NUMBER_TYPES>(t.dtype(), what, [&](auto from) {
     using F = typename decltype(from)::type;
-    Dispatch<float, int32_t>(to, what, [&](auto dst) {
+    Dispatch<float, int32_t, int64_t>(to, what, [&](auto dst) {
       using D = typename decltype(dst)::type;
       const F* src = t.data<F>();
       D* o = out.data<D>();
@@ -50,36 +50,64 @@ struct Averager {
 
 }  // namespace
 
-// Checks x (and y) against the compiled model and converts their dtypes; names both shapes on a mismatch.
-static void PrepareArrays(const std::string& model, const TensorShape& input, const Output& y_ph, Tensor* x,
-                          Tensor* y, const char* what) {
-  WEFT_REQUIRE(x->shape().rank() == input.rank(), "Model '{}'.{}: x has shape {} but the model's input is {}",
-               model, what, x->shape().ToString(), input.ToString());
-  for (int i = 1; i < input.rank(); ++i) {
-    WEFT_REQUIRE(input.dim(i) < 0 || input.dim(i) == x->shape().dim(i),
-                 "Model '{}'.{}: x has shape {} but the model's input is {}", model, what, x->shape().ToString(),
-                 input.ToString());
+// Checks one array against a model input (shape and a whole-number check for integer inputs
+// is the kernel's: Embedding names an id out of range) and converts its dtype.
+static Tensor PrepareInput(const std::string& model, const SymNode& input, size_t i, size_t n, const Tensor& x,
+                           const char* what) {
+  const TensorShape& want = input.shape;
+  const std::string which = n == 1 ? "x" : fmt::format("x[{}] (input '{}')", i, input.name);
+  bool ok = x.shape().rank() == want.rank();
+  for (int d = 1; ok && d < want.rank(); ++d) ok = want.dim(d) < 0 || want.dim(d) == x.shape().dim(d);
+  WEFT_REQUIRE(ok, "Model '{}'.{}: {} has shape {} but the model's input is {}", model, what, which,
+               x.shape().ToString(), want.ToString());
+  return CastOnHost(x, input.dtype, "model input x");
+}
+
+void Model::PrepareArrays(std::vector<Tensor>* xs, std::vector<Tensor>* ys, const char* what) const {
+  WEFT_REQUIRE(xs->size() == inputs_.size(), "Model '{}'.{}: the model has {} input(s), got {} input array(s)", name_,
+               what, inputs_.size(), xs->size());
+  for (size_t i = 0; i < xs->size(); ++i) (*xs)[i] = PrepareInput(name_, *inputs_[i], i, xs->size(), (*xs)[i], what);
+  const int64_t n = (*xs)[0].shape().rank() > 0 ? (*xs)[0].shape().dim(0) : 0;
+  for (size_t i = 1; i < xs->size(); ++i) {
+    WEFT_REQUIRE((*xs)[i].shape().dim(0) == n, "Model '{}'.{}: x[0] has {} examples ({}) but x[{}] has shape {}",
+                 name_, what, n, (*xs)[0].shape().ToString(), i, (*xs)[i].shape().ToString());
   }
-  *x = CastOnHost(*x, DType::kFloat32, "model input x");
-  if (y == nullptr) return;
-  WEFT_REQUIRE(y->shape().rank() >= 1 && y->shape().dim(0) == x->shape().dim(0),
-               "Model '{}'.{}: x has {} examples ({}) but y has shape {}", model, what, x->shape().dim(0),
-               x->shape().ToString(), y->shape().ToString());
-  const TensorShape& want = y_ph.shape();
-  *y = MatchLabelRank(*y, want);  // [n, 1] sparse labels, [n] labels of a one-unit output
-  bool ok = want.rank() < 0 || want.rank() == y->shape().rank();
-  for (int i = 1; ok && i < want.rank(); ++i) ok = want.dim(i) < 0 || want.dim(i) == y->shape().dim(i);
-  WEFT_REQUIRE(ok, "Model '{}'.{}: y has shape {} but the loss expects labels of shape {}", model, what,
-               y->shape().ToString(), want.ToString());
-  *y = CastOnHost(*y, y_ph.dtype(), "model labels y");
+  if (ys == nullptr) return;
+  WEFT_REQUIRE(ys->size() == outputs_.size(), "Model '{}'.{}: the model has {} output(s), got {} label array(s)",
+               name_, what, outputs_.size(), ys->size());
+  for (size_t i = 0; i < ys->size(); ++i) {
+    Tensor& y = (*ys)[i];
+    const std::string which = ys->size() == 1 ? "y" : fmt::format("y[{}]", i);
+    WEFT_REQUIRE(y.shape().rank() >= 1 && y.shape().dim(0) == n, "Model '{}'.{}: x has {} examples ({}) but {} has "
+                 "shape {}", name_, what, n, (*xs)[0].shape().ToString(), which, y.shape().ToString());
+    const Output& y_ph = c_->y[i];
+    const TensorShape& want = y_ph.shape();
+    y = MatchLabelRank(y, want);  // [n, 1] sparse labels, [n] labels of a one-unit output
+    bool ok = want.rank() < 0 || want.rank() == y.shape().rank();
+    for (int d = 1; ok && d < want.rank(); ++d) ok = want.dim(d) < 0 || want.dim(d) == y.shape().dim(d);
+    WEFT_REQUIRE(ok, "Model '{}'.{}: {} has shape {} but the loss expects labels of shape {}", name_, what, which,
+                 y.shape().ToString(), want.ToString());
+    y = CastOnHost(y, y_ph.dtype(), "model labels y");
+  }
+}
+
+void Model::SplitElement(const std::vector<Tensor>& element, std::vector<Tensor>* xs, std::vector<Tensor>* ys,
+                         const Tensor** sample_weight, const char* what) const {
+  const size_t k = inputs_.size(), m = outputs_.size();
+  WEFT_REQUIRE(element.size() == k + m || element.size() == k + m + 1,
+               "Model '{}'.{}: data elements must be {{x, y}} or {{x, y, sample_weight}} with {} input and {} label "
+               "component(s), got {} components", name_, what, k, m, element.size());
+  xs->assign(element.begin(), element.begin() + static_cast<std::ptrdiff_t>(k));
+  ys->assign(element.begin() + static_cast<std::ptrdiff_t>(k), element.begin() + static_cast<std::ptrdiff_t>(k + m));
+  *sample_weight = element.size() == k + m + 1 ? &element.back() : nullptr;
 }
 
 std::vector<std::pair<std::string, const Graph*>> Model::TrainStepPartitions() {
   RequireCompiled("TrainStepPartitions");
   std::vector<Output> feeds = {c_->lr};
   for (size_t r = 0; r < c_->xs.size(); ++r) {
-    feeds.push_back(c_->xs[r]);
-    feeds.push_back(c_->ys[r]);
+    feeds.insert(feeds.end(), c_->xs[r].begin(), c_->xs[r].end());
+    feeds.insert(feeds.end(), c_->ys[r].begin(), c_->ys[r].end());
     feeds.push_back(c_->sample_weights[r]);
   }
   if (c_->global_batch.valid()) feeds.push_back(c_->global_batch);
@@ -88,8 +116,10 @@ std::vector<std::pair<std::string, const Graph*>> Model::TrainStepPartitions() {
   return session_->Partitions(feeds, fetches, {c_->train});
 }
 
-double Model::TrainStep(const Tensor& x, const Tensor& y, const Tensor* sample_weight, MetricTotals* totals) {
+double Model::TrainStep(const std::vector<Tensor>& xs, const std::vector<Tensor>& ys, const Tensor* sample_weight,
+                        MetricTotals* totals) {
   const float lr = static_cast<float>(learning_rate());
+  const Tensor& x = xs[0];
   const int64_t n = x.shape().rank() > 0 ? x.shape().dim(0) : 0;
   Tensor sw;
   if (sample_weight != nullptr) {
@@ -104,17 +134,21 @@ double Model::TrainStep(const Tensor& x, const Tensor& y, const Tensor* sample_w
   std::vector<Output> fetches = {c_->loss};
   fetches.insert(fetches.end(), c_->metrics.begin(), c_->metrics.end());
   std::vector<std::pair<Output, Tensor>> feeds = {{c_->lr, Tensor::Scalar<float>(lr)}};
+  const size_t k = xs.size(), m = ys.size();
   if (!c_->global_batch.valid()) {  // not replicated
-    feeds.emplace_back(c_->x, x);
-    feeds.emplace_back(c_->y, y);
+    for (size_t i = 0; i < k; ++i) feeds.emplace_back(c_->x[i], xs[i]);
+    for (size_t i = 0; i < m; ++i) feeds.emplace_back(c_->y[i], ys[i]);
     feeds.emplace_back(c_->sample_weights[0], sw);
   } else {  // a replicated step: each replica gets its slice of the global batch
-    std::vector<std::vector<Tensor>> parts = strategy_->SplitBatch({x, y, sw});  // every worker's replicas
+    std::vector<Tensor> all = xs;
+    all.insert(all.end(), ys.begin(), ys.end());
+    all.push_back(sw);
+    std::vector<std::vector<Tensor>> parts = strategy_->SplitBatch(all);  // every worker's replicas
     for (size_t r = 0; r < c_->xs.size(); ++r) {
       const size_t part = static_cast<size_t>(strategy_->first_replica()) + r;
-      feeds.emplace_back(c_->xs[r], parts[part][0]);
-      feeds.emplace_back(c_->ys[r], parts[part][1]);
-      feeds.emplace_back(c_->sample_weights[r], parts[part][2]);
+      for (size_t i = 0; i < k; ++i) feeds.emplace_back(c_->xs[r][i], parts[part][i]);
+      for (size_t i = 0; i < m; ++i) feeds.emplace_back(c_->ys[r][i], parts[part][k + i]);
+      feeds.emplace_back(c_->sample_weights[r], parts[part][k + m]);
     }
     feeds.emplace_back(c_->global_batch, Tensor::Scalar<float>(static_cast<float>(x.shape().dim(0))));
   }
@@ -127,38 +161,50 @@ double Model::TrainStep(const Tensor& x, const Tensor& y, const Tensor* sample_w
   return out[0].scalar<float>()();
 }
 
-Logs Model::TrainOnBatch(const Tensor& x_in, const Tensor& y_in, const Tensor* sample_weight) {
+Logs Model::TrainOnBatch(const Tensor& x, const Tensor& y, const Tensor* sample_weight) {
+  return TrainOnBatch(std::vector<Tensor>{x}, std::vector<Tensor>{y}, sample_weight);
+}
+
+Logs Model::TrainOnBatch(const std::vector<Tensor>& xs_in, const std::vector<Tensor>& ys_in,
+                         const Tensor* sample_weight) {
   RequireCompiled("TrainOnBatch");
-  Tensor x = x_in, y = y_in;  // checked and converted as Fit's
-  PrepareArrays(name_, input_shape(), c_->y, &x, &y, "TrainOnBatch");
+  std::vector<Tensor> xs = xs_in, ys = ys_in;  // checked and converted as Fit's
+  PrepareArrays(&xs, &ys, "TrainOnBatch");
   MetricTotals totals(c_->metric_defs);  // this batch's values, as Keras' reset_metrics=True
-  const double loss = TrainStep(x, y, sample_weight, &totals);
+  const double loss = TrainStep(xs, ys, sample_weight, &totals);
   Logs logs = totals.Results();
   logs["loss"] = loss;
   return logs;
 }
 
-History Model::Fit(const Tensor& x_in, const Tensor& y_in, FitOptions o) {
+History Model::Fit(const Tensor& x, const Tensor& y, FitOptions o) {
+  return Fit(std::vector<Tensor>{x}, std::vector<Tensor>{y}, std::move(o));
+}
+
+History Model::Fit(const std::vector<Tensor>& xs_in, const std::vector<Tensor>& ys_in, FitOptions o) {
   RequireCompiled("Fit");
   WEFT_REQUIRE(o.batch_size > 0, "Model '{}'.Fit: batch_size must be positive, got {}", name_, o.batch_size);
-  Tensor x = x_in, y = y_in;
-  PrepareArrays(name_, input_shape(), c_->y, &x, &y, "Fit");
+  std::vector<Tensor> xs = xs_in, ys = ys_in;
+  PrepareArrays(&xs, &ys, "Fit");
   Tensor vx, vy;
   if (o.validation_x != nullptr) {
     WEFT_REQUIRE(o.validation_y != nullptr, "Model '{}'.Fit: validation_x given without validation_y", name_);
-    vx = *o.validation_x;
-    vy = *o.validation_y;
-    PrepareArrays(name_, input_shape(), c_->y, &vx, &vy, "Fit (validation data)");
+    WEFT_REQUIRE(inputs_.size() == 1 && outputs_.size() == 1, "Model '{}'.Fit: validation arrays need a model with "
+                 "one input and one output; pass validation_data as a Dataset", name_);
+    std::vector<Tensor> v = {*o.validation_x}, w = {*o.validation_y};
+    PrepareArrays(&v, &w, "Fit (validation data)");
+    vx = v[0];
+    vy = w[0];
     o.validation_x = &vx;
     o.validation_y = &vy;
   }
   if (o.sample_weight != nullptr) {
-    WEFT_REQUIRE(o.sample_weight->shape().rank() == 1 && o.sample_weight->shape().dim(0) == x.shape().dim(0),
+    WEFT_REQUIRE(o.sample_weight->shape().rank() == 1 && o.sample_weight->shape().dim(0) == xs[0].shape().dim(0),
                  "Model '{}'.Fit: sample_weight has shape {} but x has {} examples ({})", name_,
-                 o.sample_weight->shape().ToString(), x.shape().dim(0), x.shape().ToString());
+                 o.sample_weight->shape().ToString(), xs[0].shape().dim(0), xs[0].shape().ToString());
   }
   History h;
-  RunEpochs(nullptr, &x, &y, o, &h);
+  RunEpochs(nullptr, &xs, &ys, o, &h);
   return h;
 }
 
@@ -171,7 +217,8 @@ History Model::Fit(const Dataset& data, FitOptions o) {
   return h;
 }
 
-void Model::RunEpochs(const Dataset* fixed, const Tensor* x, const Tensor* y, FitOptions& o, History* h) {
+void Model::RunEpochs(const Dataset* fixed, const std::vector<Tensor>* xs, const std::vector<Tensor>* ys,
+                      FitOptions& o, History* h) {
   WEFT_REQUIRE(o.epochs >= 0 && o.initial_epoch >= 0, "Model '{}'.Fit: epochs ({}) and initial_epoch ({}) must be >= 0",
                name_, o.epochs, o.initial_epoch);
   WEFT_REQUIRE(o.progress_out != nullptr, "Model '{}'.Fit: progress_out is null (stdout is the default)", name_);
@@ -187,8 +234,10 @@ void Model::RunEpochs(const Dataset* fixed, const Tensor* x, const Tensor* y, Fi
       data = *fixed;
     } else {
       // A fresh order per epoch from (seed, epoch): a resumed run sees the same batches.
-      data = o.sample_weight != nullptr ? Dataset::FromTensors({*x, *y, *o.sample_weight})
-                                        : Dataset::FromTensors({*x, *y});
+      std::vector<Tensor> columns = *xs;
+      columns.insert(columns.end(), ys->begin(), ys->end());
+      if (o.sample_weight != nullptr) columns.push_back(*o.sample_weight);
+      data = Dataset::FromTensors(columns);
       if (strategy_ != nullptr && strategy_->input_shard().second > 1) {  // this worker's rows (async ps)
         data = data.Shard(strategy_->input_shard().second, strategy_->input_shard().first);
       }
@@ -216,15 +265,14 @@ void Model::RunEpochs(const Dataset* fixed, const Tensor* x, const Tensor* y, Fi
     Element batch;
     bool ran_out = false;
     while ((o.steps_per_epoch < 0 || steps < o.steps_per_epoch) && !(ran_out = !it->Next(&batch))) {
-      WEFT_REQUIRE(batch.size() == 2 || batch.size() == 3,
-                   "Model '{}'.Fit: data elements must be {{x, y}} or {{x, y, sample_weight}}, got {} components",
-                   name_, batch.size());
-      Tensor bx = batch[0], by = batch[1];
-      if (fixed != nullptr) PrepareArrays(name_, input_shape(), c_->y, &bx, &by, "Fit");
-      const int64_t n = bx.shape().dim(0);
+      std::vector<Tensor> bx, by;
+      const Tensor* bw = nullptr;
+      SplitElement(batch, &bx, &by, &bw, "Fit");
+      if (fixed != nullptr) PrepareArrays(&bx, &by, "Fit");
+      const int64_t n = bx[0].shape().dim(0);
       ++pass_steps;
       for (auto& cb : o.callbacks) cb->OnBatchBegin(*this, steps);
-      avg.Add({{"loss", TrainStep(bx, by, batch.size() == 3 ? &batch[2] : nullptr, &totals)}}, n);
+      avg.Add({{"loss", TrainStep(bx, by, bw, &totals)}}, n);
       ++steps;
       // As Keras 3: a batch's logs are the means over the epoch so far.
       const Logs logs = running();
@@ -262,12 +310,17 @@ void Model::RunEpochs(const Dataset* fixed, const Tensor* x, const Tensor* y, Fi
   for (auto& cb : o.callbacks) cb->OnTrainEnd(*this);
 }
 
-Logs Model::Evaluate(const Tensor& x_in, const Tensor& y_in, int64_t batch_size) {
+Logs Model::Evaluate(const Tensor& x, const Tensor& y, int64_t batch_size) {
+  return Evaluate(std::vector<Tensor>{x}, std::vector<Tensor>{y}, batch_size);
+}
+
+Logs Model::Evaluate(const std::vector<Tensor>& xs_in, const std::vector<Tensor>& ys_in, int64_t batch_size) {
   RequireCompiled("Evaluate");
   WEFT_REQUIRE(batch_size > 0, "Model '{}'.Evaluate: batch_size must be positive, got {}", name_, batch_size);
-  Tensor x = x_in, y = y_in;
-  PrepareArrays(name_, input_shape(), c_->y, &x, &y, "Evaluate");
-  return EvaluateBatches(Dataset::FromTensors({x, y}).Batch(batch_size));
+  std::vector<Tensor> xs = xs_in, ys = ys_in;
+  PrepareArrays(&xs, &ys, "Evaluate");
+  xs.insert(xs.end(), ys.begin(), ys.end());
+  return EvaluateBatches(Dataset::FromTensors(xs).Batch(batch_size));
 }
 
 Logs Model::Evaluate(const Dataset& data) {
@@ -289,24 +342,25 @@ Logs Model::EvaluateBatches(const Dataset& data) {
   int64_t batches = 0;
   while (it->Next(&batch)) {
     ++batches;
-    WEFT_REQUIRE(batch.size() == 2 || batch.size() == 3,
-                 "Model '{}'.Evaluate: data elements must be {{x, y}} or {{x, y, sample_weight}}, got {} components",
-                 name_, batch.size());
-    Tensor bx = batch[0], by = batch[1];
-    PrepareArrays(name_, input_shape(), c_->y, &bx, &by, "Evaluate");
-    std::vector<std::pair<Output, Tensor>> feeds = {{c_->x, bx}, {c_->y, by}};
-    const bool weighted = batch.size() == 3;
+    std::vector<Tensor> bx, by;
+    const Tensor* bw = nullptr;
+    SplitElement(batch, &bx, &by, &bw, "Evaluate");
+    PrepareArrays(&bx, &by, "Evaluate");
+    std::vector<std::pair<Output, Tensor>> feeds;
+    for (size_t i = 0; i < bx.size(); ++i) feeds.emplace_back(c_->x[i], bx[i]);
+    for (size_t i = 0; i < by.size(); ++i) feeds.emplace_back(c_->y[i], by[i]);
+    const bool weighted = bw != nullptr;
     if (weighted) {
-      const int64_t n = bx.shape().dim(0);
-      WEFT_REQUIRE(batch[2].shape().rank() == 1 && batch[2].shape().dim(0) == n,
+      const int64_t n = bx[0].shape().dim(0);
+      WEFT_REQUIRE(bw->shape().rank() == 1 && bw->shape().dim(0) == n,
                    "Model '{}'.Evaluate: sample_weight has shape {} but the batch has {} examples (x: {})", name_,
-                   batch[2].shape().ToString(), n, bx.shape().ToString());
-      feeds.emplace_back(c_->eval_sample_weight, CastOnHost(batch[2], DType::kFloat32, "sample_weight"));
+                   bw->shape().ToString(), n, bx[0].shape().ToString());
+      feeds.emplace_back(c_->eval_sample_weight, CastOnHost(*bw, DType::kFloat32, "sample_weight"));
     }
     // A local step: each worker evaluates on its own (its metrics are not all-reduced).
     std::vector<Tensor> out = session_->Run(feeds, weighted ? weighted_fetches : fetches, {},
                                             RunOptions{.collective = false});
-    avg.Add({{"loss", out[0].scalar<float>()()}}, bx.shape().dim(0));
+    avg.Add({{"loss", out[0].scalar<float>()()}}, bx[0].shape().dim(0));
     totals.Add(std::vector<Tensor>(out.begin() + 1, out.end()));
   }
   // A mean over no batch is no number (Keras raises ValueError for empty data).
@@ -316,51 +370,74 @@ Logs Model::EvaluateBatches(const Dataset& data) {
   return logs;
 }
 
-Tensor Model::Predict(const Tensor& x_in, int64_t batch_size) {
+Tensor Model::Predict(const Tensor& x, int64_t batch_size) {
   RequireCompiled("Predict");
-  WEFT_REQUIRE(batch_size > 0, "Model '{}'.Predict: batch_size must be positive, got {}", name_, batch_size);
-  Tensor x = x_in;
-  PrepareArrays(name_, input_shape(), c_->y, &x, nullptr, "Predict");
-  const int64_t n = x.shape().dim(0);
-  std::vector<int64_t> dims = {n};
-  for (int i = 1; i < output_shape().rank(); ++i) dims.push_back(output_shape().dim(i));
-  Tensor result(DType::kFloat32, TensorShape(dims));
-  std::unique_ptr<Iterator> it = Dataset::FromTensors({x}).Batch(batch_size).Prefetch(2).MakeIterator();
-  Element batch;
-  int64_t done = 0;
-  char* dst = static_cast<char*>(result.raw_data());
-  while (it->Next(&batch)) {
-    Tensor out = session_->Run({{c_->x, batch[0]}}, {c_->pred})[0];
-    std::memcpy(dst, out.raw_data(), out.bytes());
-    dst += out.bytes();
-    done += out.shape().dim(0);
-  }
-  WEFT_REQUIRE(done == n, "Model '{}'.Predict: produced {} rows for {} inputs", name_, done, n);
-  return result;
+  WEFT_REQUIRE(outputs_.size() == 1, "Model '{}'.Predict: the model has {} outputs; use PredictAll", name_,
+               outputs_.size());
+  return PredictAll(std::vector<Tensor>{x}, batch_size)[0];
 }
 
 Tensor Model::Predict(const Dataset& data) {
   RequireCompiled("Predict");
+  WEFT_REQUIRE(outputs_.size() == 1, "Model '{}'.Predict: the model has {} outputs; use PredictAll", name_,
+               outputs_.size());
+  return PredictAll(data)[0];
+}
+
+std::vector<Tensor> Model::PredictAll(const std::vector<Tensor>& xs_in, int64_t batch_size) {
+  RequireCompiled("Predict");
+  WEFT_REQUIRE(batch_size > 0, "Model '{}'.Predict: batch_size must be positive, got {}", name_, batch_size);
+  std::vector<Tensor> xs = xs_in;
+  PrepareArrays(&xs, nullptr, "Predict");
+  return PredictBatches(Dataset::FromTensors(xs).Batch(batch_size), /*prepared=*/true);
+}
+
+std::vector<Tensor> Model::PredictAll(const Dataset& data) {
+  RequireCompiled("Predict");
   WEFT_REQUIRE(data.Cardinality() != data::kInfiniteCardinality, "Model '{}'.Predict: the dataset is infinite ({}); "
                "take a finite part (steps)", name_, data.DebugString());
+  return PredictBatches(data, /*prepared=*/false);
+}
+
+// Runs the inference pass on every batch (its first num_inputs components; others, e.g. labels,
+// are ignored) and joins each output's batches along dim 0.
+std::vector<Tensor> Model::PredictBatches(const Dataset& data, bool prepared) {
   std::unique_ptr<Iterator> it = data.Prefetch(2).MakeIterator();
-  std::vector<Tensor> outs;
+  const size_t k = inputs_.size();
+  std::vector<std::vector<Tensor>> outs(outputs_.size());
   int64_t rows = 0;
   Element batch;
   while (it->Next(&batch)) {
-    WEFT_REQUIRE(!batch.empty(), "Model '{}'.Predict: a dataset element has no components", name_);
-    Tensor bx = batch[0];
-    PrepareArrays(name_, input_shape(), c_->y, &bx, nullptr, "Predict");
-    outs.push_back(session_->Run({{c_->x, bx}}, {c_->pred})[0]);
-    rows += outs.back().shape().dim(0);
+    WEFT_REQUIRE(batch.size() >= k, "Model '{}'.Predict: a dataset element has {} components but the model has {} "
+                 "input(s)", name_, batch.size(), k);
+    std::vector<Tensor> bx(batch.begin(), batch.begin() + static_cast<std::ptrdiff_t>(k));
+    if (!prepared) PrepareArrays(&bx, nullptr, "Predict");
+    std::vector<std::pair<Output, Tensor>> feeds;
+    for (size_t i = 0; i < k; ++i) feeds.emplace_back(c_->x[i], bx[i]);
+    std::vector<Tensor> out = session_->Run(feeds, c_->pred);
+    for (size_t i = 0; i < out.size(); ++i) outs[i].push_back(std::move(out[i]));
+    rows += bx[0].shape().dim(0);
   }
-  std::vector<int64_t> dims = {rows};
-  for (int i = 1; i < output_shape().rank(); ++i) dims.push_back(output_shape().dim(i));
-  Tensor result(DType::kFloat32, TensorShape(dims));
-  char* dst = static_cast<char*>(result.raw_data());
-  for (const Tensor& t : outs) {
-    std::memcpy(dst, t.raw_data(), t.bytes());
-    dst += t.bytes();
+  std::vector<Tensor> result;
+  for (size_t o = 0; o < outs.size(); ++o) {
+    std::vector<int64_t> dims = {rows};
+    const TensorShape& shape = outputs_[o]->shape;
+    for (int i = 1; i < shape.rank(); ++i) dims.push_back(shape.dim(i));
+    // A dim the shapes leave unknown (steps of a variable-length sequence) comes from the batches.
+    for (int i = 1; i < shape.rank() && !outs[o].empty(); ++i) {
+      if (dims[static_cast<size_t>(i)] < 0) dims[static_cast<size_t>(i)] = outs[o][0].shape().dim(i);
+    }
+    Tensor t(DType::kFloat32, TensorShape(dims));
+    char* dst = static_cast<char*>(t.raw_data());
+    for (const Tensor& part : outs[o]) {
+      bool same = part.shape().rank() == static_cast<int>(dims.size());
+      for (size_t i = 1; same && i < dims.size(); ++i) same = part.shape().dim(static_cast<int>(i)) == dims[i];
+      WEFT_REQUIRE(same, "Model '{}'.Predict: output {} has shape {} in one batch but {} in the first", name_, o,
+                   part.shape().ToString(), outs[o][0].shape().ToString());
+      std::memcpy(dst, part.raw_data(), part.bytes());
+      dst += part.bytes();
+    }
+    result.push_back(std::move(t));
   }
   return result;
 }

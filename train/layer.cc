@@ -9,13 +9,16 @@
 
 namespace weft::train {
 
-Sym Input(TensorShape shape, std::string name) {
+Sym Input(TensorShape shape, std::string name, DType dtype) {
   WEFT_REQUIRE(shape.rank() >= 0, "Input '{}': the per-example shape must have a known rank", name);
+  WEFT_REQUIRE(dtype == DType::kFloat32 || dtype == DType::kInt32 || dtype == DType::kInt64,
+               "Input '{}': dtype must be float32, int32 or int64, got {}", name, DTypeName(dtype));
   std::vector<int64_t> dims = {-1};
   for (int i = 0; i < shape.rank(); ++i) dims.push_back(shape.dim(i));
   auto node = std::make_shared<SymNode>();
   node->shape = TensorShape(dims);
   node->name = std::move(name);
+  node->dtype = dtype;
   return node;
 }
 
@@ -87,9 +90,18 @@ int64_t Layer::CountParams(bool trainable) const {
 Sym Layer::operator()(const Sym& x) { return (*this)(std::vector<Sym>{x}); }
 
 Sym Layer::operator()(const std::vector<Sym>& xs) {
-  const int want = num_inputs();
-  WEFT_REQUIRE(want < 0 ? xs.size() >= 2 : static_cast<int>(xs.size()) == want, "{}: takes {} input(s), got {}",
-               Describe(), want < 0 ? "two or more" : std::to_string(want), xs.size());
+  std::vector<Sym> out = Outputs(xs);
+  WEFT_REQUIRE(out.size() == 1, "{}: this call has {} outputs; take them all with Outputs()", Describe(), out.size());
+  return out[0];
+}
+
+Output CastForLayer(const Scope& s, const Layer& layer, Output x) {
+  const bool integer = x.dtype() == DType::kInt32 || x.dtype() == DType::kInt64;
+  return integer && !layer.takes_integers() ? ops::Cast(s, x, DType::kFloat32) : x;
+}
+
+std::vector<Sym> Layer::Outputs(const std::vector<Sym>& xs) {
+  WEFT_REQUIRE(accepts_inputs(xs.size()), "{}: takes {} input(s), got {}", Describe(), expected_inputs(), xs.size());
   std::vector<TensorShape> shapes;
   for (const Sym& x : xs) {
     WEFT_REQUIRE(x != nullptr, "{}: an input is null", Describe());
@@ -99,27 +111,34 @@ Sym Layer::operator()(const std::vector<Sym>& xs) {
     Build(shapes);
     built_ = true;
   }
-  // The output shape, from the ops' own shape functions on a scratch graph.
+  // The output shapes and dtypes, from the ops' own shape functions on a scratch graph.
   Graph scratch;
   Scope s = Scope::Root(&scratch);
   CallContext ctx{s.NewSubScope(name_.empty() ? type_ : name_), /*training=*/false, {}, nullptr};
   for (const Weight& w : weights_) ctx.weights.push_back(ops::Placeholder(s, DType::kFloat32, w.shape));
   std::vector<Output> inputs;
-  for (const TensorShape& shape : shapes) inputs.push_back(ops::Placeholder(s, DType::kFloat32, shape));
-  Output y;
+  for (const Sym& x : xs) inputs.push_back(CastForLayer(s, *this, ops::Placeholder(s, x->dtype, x->shape)));
+  std::vector<Output> ys;
   try {
-    y = Call(ctx, inputs);
+    ys = CallOutputs(ctx, inputs);
   } catch (const Error& e) {
     std::string in;
     for (const TensorShape& shape : shapes) in += (in.empty() ? "" : ", ") + shape.ToString();
     throw Error(Status(e.code(), fmt::format("{} on input shape {}: {}", Describe(), in, e.status().message())));
   }
-  auto node = std::make_shared<SymNode>();
-  node->layer = shared_from_this();
-  node->inputs = xs;
-  node->shape = y.shape();
-  node->name = name_;
-  return node;
+  std::vector<Sym> out;
+  for (size_t i = 0; i < ys.size(); ++i) {
+    auto node = std::make_shared<SymNode>();
+    node->layer = shared_from_this();
+    node->inputs = xs;
+    node->shape = ys[i].shape();
+    node->dtype = ys[i].dtype();
+    node->name = name_;
+    node->index = static_cast<int>(i);
+    if (i > 0) node->first = out[0];
+    out.push_back(node);
+  }
+  return out;
 }
 
 }  // namespace weft::train

@@ -28,16 +28,25 @@ class Layer;
 struct SymNode;
 using Sym = std::shared_ptr<const SymNode>;
 
-// A symbolic tensor: the output of a layer call (or of Input) before any graph exists.
+// A symbolic tensor: an output of a layer call (or an Input) before any graph exists. A layer
+// call may have several outputs (an LSTM with return_state: output, h, c); each is a SymNode with
+// the call's layer and inputs, its `index`, and `first` pointing at the call's output 0 (null on
+// output 0 itself), which identifies the call: the model builds each call once.
 struct SymNode {
   std::shared_ptr<Layer> layer;  // null for an Input
   std::vector<Sym> inputs;  // the call's arguments
   TensorShape shape;        // with the batch dim (-1)
   std::string name;         // the Input's name, or the layer's name
+  DType dtype = DType::kFloat32;  // int32 / int64 for integer Inputs and what layers pass on from them
+  int index = 0;            // which output of the call
+  Sym first;                // the call's output 0, for index > 0
+  const SymNode* call() const { return first ? first.get() : this; }
 };
 
-// A model input of per-example shape `shape` (the batch dim is added in front).
-Sym Input(TensorShape shape, std::string name = "input");
+// A model input of per-example shape `shape` (the batch dim is added in front). dtype float32,
+// or int32 / int64 for ids (Embedding takes them as they are; other layers cast them to float32,
+// as Keras' layers do).
+Sym Input(TensorShape shape, std::string name = "input", DType dtype = DType::kFloat32);
 
 // Keras' weight constraints (kernel_constraint / bias_constraint): a projection the training step
 // applies to the weight after each optimizer update, w = Project(w). Norms are over `axis` (Keras'
@@ -83,15 +92,22 @@ struct CallContext {
 // batch size to ctx.losses (when the pass collects losses and a coefficient is nonzero).
 void AddActivityPenalty(CallContext& ctx, Output y, double l1, double l2);
 
+// x cast to float32 when it is an integer tensor and `layer` does not take integers (what the
+// model does to each input of a layer call).
+Output CastForLayer(const Scope& s, const Layer& layer, Output x);
+
 class Layer : public std::enable_shared_from_this<Layer> {
  public:
   explicit Layer(std::string type) : type_(std::move(type)) {}
   virtual ~Layer() = default;
 
   // Records a call on symbolic inputs: builds the weights on the first call, checks the
-  // shapes and returns the symbolic output. Throws InvalidArgument naming the layer.
+  // shapes and returns the symbolic output. Throws InvalidArgument naming the layer, and for a
+  // call with several outputs (use Outputs).
   Sym operator()(const Sym& x);
   Sym operator()(const std::vector<Sym>& xs);
+  // The same, returning every output of the call (an RNN with return_state: output and states).
+  std::vector<Sym> Outputs(const std::vector<Sym>& xs);
 
   const std::string& type() const { return type_; }  // "Conv2D"
   const std::string& name() const { return name_; }  // "conv2d_1" (unique within a model)
@@ -109,6 +125,13 @@ class Layer : public std::enable_shared_from_this<Layer> {
 
   // Adds this layer's forward computation to the graph.
   virtual Output Call(CallContext& ctx, const std::vector<Output>& inputs) const = 0;
+  // Every output of the call (layers with several outputs override this; Call is then output 0).
+  virtual std::vector<Output> CallOutputs(CallContext& ctx, const std::vector<Output>& inputs) const {
+    return {Call(ctx, inputs)};
+  }
+  // True for layers that take integer ids as they are (Embedding); the model casts an integer
+  // input of any other layer to float32 first (Keras' layers compute in float32).
+  virtual bool takes_integers() const { return false; }
 
  protected:
   // Declares the weights for these input shapes (called once; shapes include the batch dim).
@@ -116,6 +139,14 @@ class Layer : public std::enable_shared_from_this<Layer> {
   // running Call on placeholders in a scratch graph.
   virtual void Build(const std::vector<TensorShape>& input_shapes) {}
   virtual int num_inputs() const { return 1; }  // -1: two or more
+  // Whether a call may take n inputs, and the counts accepted for messages ("1 or 3"); the
+  // defaults follow num_inputs. Layers with optional inputs (an RNN's initial_state) override both.
+  virtual bool accepts_inputs(size_t n) const {
+    return num_inputs() < 0 ? n >= 2 : static_cast<int>(n) == num_inputs();
+  }
+  virtual std::string expected_inputs() const {
+    return num_inputs() < 0 ? "two or more" : std::to_string(num_inputs());
+  }
   void AddWeight(std::string name, TensorShape shape, Initializer init, bool trainable = true, double l2 = 0.0,
                  double l1 = 0.0, Constraint constraint = {});
   // "Conv2D 'conv2d': " for messages.

@@ -1,7 +1,5 @@
 // The layers that are not convolutional: Dense, Flatten, Activation, ReLU, LeakyReLU, ELU, PReLU,
 // Dropout.
-#include <algorithm>
-
 #include "ops/array.h"
 #include "ops/framework.h"
 #include "ops/math.h"
@@ -20,10 +18,8 @@ class DenseLayer : public Layer {
   }
   void Build(const std::vector<TensorShape>& in) override {
     const TensorShape& x = in[0];
-    bool known = x.rank() >= 2;
-    for (int i = 1; known && i < x.rank(); ++i) known = x.dim(i) > 0;
-    WEFT_REQUIRE(known, "{}: expects inputs (batch, ..., features) with known non-batch dims, got {}", Describe(),
-                 x.ToString());
+    WEFT_REQUIRE(x.rank() >= 2 && x.dim(x.rank() - 1) > 0,
+                 "{}: expects inputs (batch, ..., features) with known features, got {}", Describe(), x.ToString());
     AddWeight("kernel", {x.dim(x.rank() - 1), units_}, o_.kernel_initializer, true, o_.kernel_l2, o_.kernel_l1,
               o_.kernel_constraint);
     if (o_.use_bias) AddWeight("bias", {units_}, o_.bias_initializer, true, o_.bias_l2, o_.bias_l1, o_.bias_constraint);
@@ -32,14 +28,24 @@ class DenseLayer : public Layer {
   Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
     const TensorShape& shape = in[0].shape();
     Output x = in[0];
-    if (shape.rank() > 2) x = ops::Reshape(ctx.scope, x, std::vector<int64_t>{-1, shape.dim(shape.rank() - 1)});
-    Output y = ops::MatMul(ctx.scope, x, ctx.weights[0]);
-    if (o_.use_bias) y = ops::BiasAdd(ctx.scope, y, ctx.weights[1]);
-    if (shape.rank() > 2) {
-      std::vector<int64_t> dims(shape.dims().begin(), shape.dims().end() - 1);
-      dims[0] = -1;
-      dims.push_back(units_);
-      y = ops::Reshape(ctx.scope, y, dims);
+    int unknown = 0;
+    for (int i = 1; i < shape.rank(); ++i) unknown += shape.dim(i) < 0 ? 1 : 0;
+    Output y;
+    if (unknown > 0) {
+      // Unknown steps (a sequence of any length): a BatchMatMul broadcasting the kernel keeps the
+      // static shape (batch, ?, units), which a reshape to run-time dims would lose.
+      y = ops::BatchMatMul(ctx.scope, x, ctx.weights[0]);
+      if (o_.use_bias) y = ops::BiasAdd(ctx.scope, y, ctx.weights[1]);
+    } else {
+      if (shape.rank() > 2) x = ops::Reshape(ctx.scope, x, std::vector<int64_t>{-1, shape.dim(shape.rank() - 1)});
+      y = ops::MatMul(ctx.scope, x, ctx.weights[0]);
+      if (o_.use_bias) y = ops::BiasAdd(ctx.scope, y, ctx.weights[1]);
+      if (shape.rank() > 2) {
+        std::vector<int64_t> dims(shape.dims().begin(), shape.dims().end() - 1);
+        dims[0] = -1;
+        dims.push_back(units_);
+        y = ops::Reshape(ctx.scope, y, dims);
+      }
     }
     Output out = ApplyActivation(ctx.scope, o_.activation, y);
     AddActivityPenalty(ctx, out, o_.activity_l1, o_.activity_l2);

@@ -30,6 +30,13 @@ class RnnLayer : public Layer {
   const RNNOptions& options() const { return o_; }
   int64_t units() const { return units_; }
   RnnCell cell() const { return cell_; }
+  size_t num_states() const { return cell_ == RnnCell::kLSTM ? 2 : 1; }
+
+  bool accepts_inputs(size_t n) const override { return n == 1 || n == 1 + num_states(); }
+  std::string expected_inputs() const override {
+    return cell_ == RnnCell::kLSTM ? "1 (the sequence) or 3 (the sequence and initial_state [h, c])"
+                                   : "1 (the sequence) or 2 (the sequence and initial_state [h])";
+  }
 
   void Build(const std::vector<TensorShape>& in) override {
     const TensorShape& x = in[0];
@@ -48,26 +55,50 @@ class RnnLayer : public Layer {
     }
   }
 
-  Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
+  Output Call(CallContext& ctx, const std::vector<Output>& in) const override { return CallOutputs(ctx, in)[0]; }
+
+  // [output, final states...]: the final states only with return_state.
+  std::vector<Output> CallOutputs(CallContext& ctx, const std::vector<Output>& in) const override {
     const Scope& s = ctx.scope;
     Output x = in[0];
     WEFT_REQUIRE(x.shape().rank() == 3, "{}: expects rank-3 inputs, got {}", Describe(), x.shape().ToString());
     if (o_.time_major) x = ops::Transpose(s, x, {1, 0, 2});
     if (ctx.training && o_.dropout > 0.0) x = SpatialDropout1D(o_.dropout, o_.seed)->Call(ctx, {x});
     const DType dt = x.dtype();
-    // The initial state: the empty [0] tensor, which the sequence ops read as zeros [batch, units].
+    // The initial state: Keras' initial_state when given, else the empty [0] tensor, which the
+    // sequence ops read as zeros [batch, units].
     Output zeros = ops::Const(s, Tensor::Zeros(dt, TensorShape({0})));
+    auto state = [&](size_t i) {
+      if (in.size() == 1) return zeros;
+      const Output& st = in[1 + i];
+      WEFT_REQUIRE(st.shape().rank() == 2 && (st.shape().dim(1) < 0 || st.shape().dim(1) == units_),
+                   "{}: initial_state[{}] must be (batch, units={}), got {}", Describe(), i, units_,
+                   st.shape().ToString());
+      return st;
+    };
     const int64_t gh = RnnGates(cell_) * units_;
     Output bias = o_.use_bias ? ctx.weights[2] : ops::Const(s, Tensor::Zeros(dt, cell_ == RnnCell::kGRU && o_.reset_after ? TensorShape({2, gh}) : TensorShape({gh})));
     ops::RnnSequenceAttrs a{o_.activation, o_.recurrent_activation, o_.go_backwards, o_.reset_after};
     std::vector<Output> out;
     switch (cell_) {
-      case RnnCell::kLSTM: out = ops::LSTMSequence(s, x, zeros, zeros, ctx.weights[0], ctx.weights[1], bias, a); break;
-      case RnnCell::kGRU: out = ops::GRUSequence(s, x, zeros, ctx.weights[0], ctx.weights[1], bias, a); break;
-      case RnnCell::kSimple: out = ops::SimpleRNNSequence(s, x, zeros, ctx.weights[0], ctx.weights[1], bias, a); break;
+      case RnnCell::kLSTM:
+        out = ops::LSTMSequence(s, x, state(0), state(1), ctx.weights[0], ctx.weights[1], bias, a);
+        break;
+      case RnnCell::kGRU: out = ops::GRUSequence(s, x, state(0), ctx.weights[0], ctx.weights[1], bias, a); break;
+      case RnnCell::kSimple:
+        out = ops::SimpleRNNSequence(s, x, state(0), ctx.weights[0], ctx.weights[1], bias, a);
+        break;
     }
-    if (!o_.return_sequences) return out[1];
-    return o_.time_major ? ops::Transpose(s, out[0], {1, 0, 2}) : out[0];
+    std::vector<Output> result;
+    if (!o_.return_sequences) {
+      result.push_back(out[1]);
+    } else {
+      result.push_back(o_.time_major ? ops::Transpose(s, out[0], {1, 0, 2}) : out[0]);
+    }
+    if (o_.return_state) {
+      for (size_t i = 0; i < num_states(); ++i) result.push_back(out[1 + i]);  // h, then c (the ops' outputs 1, 2)
+    }
+    return result;
   }
 
  private:
@@ -99,13 +130,13 @@ std::string SnakeType(const std::string& type) {
   return type == "LSTM" ? "lstm" : type == "GRU" ? "gru" : "simple_rnn";
 }
 
-// Calls an inner layer with the slice [first, first + n) of the wrapper's weights.
-Output CallInner(const Layer& inner, CallContext& ctx, const std::string& scope, size_t first, size_t n,
-                 const std::vector<Output>& in) {
+// Calls an inner layer with the slice [first, first + n) of the wrapper's weights; every output.
+std::vector<Output> CallInner(const Layer& inner, CallContext& ctx, const std::string& scope, size_t first, size_t n,
+                              const std::vector<Output>& in) {
   CallContext c{ctx.scope.NewSubScope(scope), ctx.training,
                 std::vector<Output>(ctx.weights.begin() + first, ctx.weights.begin() + first + n), ctx.updates,
                 ctx.losses};
-  return inner.Call(c, in);
+  return inner.CallOutputs(c, in);
 }
 
 class BidirectionalLayer : public Layer {
@@ -125,12 +156,24 @@ class BidirectionalLayer : public Layer {
     WEFT_REQUIRE(b != nullptr, "Bidirectional: backward_layer must be an LSTM, GRU or SimpleRNN, got {}", bwd_->type());
     WEFT_REQUIRE(b->options().return_sequences == f->options().return_sequences,
                  "Bidirectional: the forward and backward layers must agree on return_sequences");
+    WEFT_REQUIRE(b->options().return_state == f->options().return_state,
+                 "Bidirectional: the forward and backward layers must agree on return_state");
+    WEFT_REQUIRE(b->num_states() == f->num_states(),
+                 "Bidirectional: the forward and backward layers must have the same states ({} vs {})", f->type(),
+                 b->type());
     sequences_ = f->options().return_sequences;
+    states_ = f->num_states();
+  }
+
+  bool accepts_inputs(size_t n) const override { return n == 1 || n == 1 + 2 * states_; }
+  std::string expected_inputs() const override {
+    return fmt::format("1 (the sequence) or {} (the sequence, then the forward and the backward layer's initial "
+                       "states)", 1 + 2 * states_);
   }
 
   void Build(const std::vector<TensorShape>& in) override {
     for (auto [layer, prefix] : {std::pair{fwd_.get(), "forward"}, std::pair{bwd_.get(), "backward"}}) {
-      (*layer)(Input(PerExample(in[0])));
+      layer->Outputs({Input(PerExample(in[0]))});
       for (const Weight& w : layer->weights()) {
         AddWeight(std::string(prefix) + "_" + SnakeType(layer->type()) + "/" + w.name, w.shape, w.init, w.trainable, w.l2, w.l1,
                   w.constraint);
@@ -138,16 +181,33 @@ class BidirectionalLayer : public Layer {
     }
   }
 
-  Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
+  Output Call(CallContext& ctx, const std::vector<Output>& in) const override { return CallOutputs(ctx, in)[0]; }
+
+  std::vector<Output> CallOutputs(CallContext& ctx, const std::vector<Output>& in) const override {
     const Scope& s = ctx.scope;
     const size_t nf = fwd_->weights().size();
-    Output yf = CallInner(*fwd_, ctx, "forward", 0, nf, in);
-    Output yb = CallInner(*bwd_, ctx, "backward", nf, bwd_->weights().size(), in);
+    std::vector<Output> fin = {in[0]}, bin = {in[0]};
+    if (in.size() > 1) {
+      fin.insert(fin.end(), in.begin() + 1, in.begin() + 1 + static_cast<std::ptrdiff_t>(states_));
+      bin.insert(bin.end(), in.begin() + 1 + static_cast<std::ptrdiff_t>(states_), in.end());
+    }
+    std::vector<Output> f = CallInner(*fwd_, ctx, "forward", 0, nf, fin);
+    std::vector<Output> b = CallInner(*bwd_, ctx, "backward", nf, bwd_->weights().size(), bin);
+    Output yf = f[0], yb = b[0];
     if (sequences_) yb = ReverseTime(s, yb);  // Keras flips it whatever the directions
-    if (merge_ == "concat") return ops::Concat(s, {yf, yb}, -1);
-    if (merge_ == "sum") return ops::Add(s, yf, yb);
-    if (merge_ == "mul") return ops::Mul(s, yf, yb);
-    return ops::Mul(s, ops::Add(s, yf, yb), ops::ScalarLike(s, yf.dtype(), 0.5));
+    std::vector<Output> out;
+    if (merge_ == "concat") {
+      out.push_back(ops::Concat(s, {yf, yb}, -1));
+    } else if (merge_ == "sum") {
+      out.push_back(ops::Add(s, yf, yb));
+    } else if (merge_ == "mul") {
+      out.push_back(ops::Mul(s, yf, yb));
+    } else {
+      out.push_back(ops::Mul(s, ops::Add(s, yf, yb), ops::ScalarLike(s, yf.dtype(), 0.5)));
+    }
+    out.insert(out.end(), f.begin() + 1, f.end());  // return_state: the forward states, then the backward ones
+    out.insert(out.end(), b.begin() + 1, b.end());
+    return out;
   }
 
  private:
@@ -164,6 +224,7 @@ class BidirectionalLayer : public Layer {
   LayerPtr fwd_, bwd_;
   std::string merge_;
   bool sequences_ = false;
+  size_t states_ = 1;  // per direction
 };
 
 class TimeDistributedLayer : public Layer {
@@ -177,7 +238,8 @@ class TimeDistributedLayer : public Layer {
     for (int i = 2; i < x.rank(); ++i) {
       WEFT_REQUIRE(x.dim(i) >= 0, "{}: needs known dims after time, got {}", Describe(), x.ToString());
     }
-    (*inner_)(Input(PerExample(PerExample(x))));
+    WEFT_REQUIRE(inner_->Outputs({Input(PerExample(PerExample(x)))}).size() == 1,
+                 "{}: the inner layer must have one output", Describe());
     for (const Weight& w : inner_->weights()) {
       AddWeight(w.name, w.shape, w.init, w.trainable, w.l2, w.l1, w.constraint);
     }
@@ -188,7 +250,7 @@ class TimeDistributedLayer : public Layer {
     const TensorShape& shape = in[0].shape();
     std::vector<int64_t> folded = {-1};
     for (int i = 2; i < shape.rank(); ++i) folded.push_back(shape.dim(i));
-    Output y = CallInner(*inner_, ctx, inner_->type(), 0, ctx.weights.size(), {ops::Reshape(s, in[0], folded)});
+    Output y = CallInner(*inner_, ctx, inner_->type(), 0, ctx.weights.size(), {ops::Reshape(s, in[0], folded)})[0];
     const TensorShape& ys = y.shape();
     WEFT_REQUIRE(ys.rank() >= 1, "{}: the inner layer's output has unknown rank", Describe());
     std::vector<int32_t> rest;

@@ -80,11 +80,25 @@ Output Loss::Build(const Scope& s, Output y, Output pred) const {
   RequireSameShape(y.shape(), pred.shape(), loss);
   switch (kind) {
     case Kind::kCategoricalCrossentropy: {
-      RequireClasses(pred, loss);
-      y = Smooth(s, y, label_smoothing, static_cast<double>(pred.shape().dim(1)));
-      if (from_logits) return ops::SoftmaxCrossEntropyWithLogits(s, pred, y)[0];
-      Output p = ClipProbabilities(s, ops::Div(s, pred, ops::Sum(s, pred, {-1}, /*keep_dims=*/true)));
-      return ops::Neg(s, ops::Sum(s, ops::Mul(s, y, ops::Log(s, p)), {-1}));
+      // (batch, classes), or (batch, ..., classes) as Keras' sequence losses: every position's loss,
+      // averaged per example.
+      const int rank = pred.shape().rank();
+      if (rank <= 2) RequireClasses(pred, loss);
+      const int64_t classes = pred.shape().dim(rank - 1);
+      WEFT_REQUIRE(classes > 0, "{}: predictions {} need a known number of classes (last dim)", loss,
+                   pred.shape().ToString());
+      y = Smooth(s, y, label_smoothing, static_cast<double>(classes));
+      Output per_position;
+      if (from_logits && rank == 2) return ops::SoftmaxCrossEntropyWithLogits(s, pred, y)[0];
+      if (from_logits) {
+        Output flat = ops::SoftmaxCrossEntropyWithLogits(s, ops::Reshape(s, pred, std::vector<int64_t>{-1, classes}),
+                                                         ops::Reshape(s, y, std::vector<int64_t>{-1, classes}))[0];
+        per_position = ops::Reshape(s, flat, ops::Slice(s, ops::Shape(s, pred), {0}, {rank - 1}));
+      } else {
+        Output p = ClipProbabilities(s, ops::Div(s, pred, ops::Sum(s, pred, {-1}, /*keep_dims=*/true)));
+        per_position = ops::Neg(s, ops::Sum(s, ops::Mul(s, y, ops::Log(s, p)), {-1}));
+      }
+      return rank <= 2 ? per_position : MeanPerExample(s, per_position);
     }
     case Kind::kBinaryCrossentropy: {
       y = Smooth(s, y, label_smoothing, 2.0);

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "graph/gradients.h"
+#include "ops/array.h"
 #include "ops/framework.h"
 #include "ops/math.h"
 #include "ops/state.h"
@@ -46,6 +47,15 @@ std::string ShapeString(const TensorShape& shape) {
   return s + (shape.rank() == 1 ? ",)" : ")");
 }
 
+// A call's output shapes: "(None, 16)", or "[(None, 16), (None, 16)]" for several.
+std::string CallShapes(const SymNode& call) {
+  const std::vector<Sym> outs = call.layer->Outputs(call.inputs);
+  if (outs.size() == 1) return ShapeString(call.shape);
+  std::string s = "[";
+  for (size_t i = 0; i < outs.size(); ++i) s += (i > 0 ? ", " : "") + ShapeString(outs[i]->shape);
+  return s + "]";
+}
+
 std::string Thousands(int64_t n) {
   std::string digits = std::to_string(n), out;
   for (size_t i = 0; i < digits.size(); ++i) {
@@ -64,22 +74,31 @@ Model::Model(std::vector<Sym> inputs, std::vector<Sym> outputs, std::string name
 Model::~Model() = default;
 
 void Model::Init(std::vector<Sym> inputs, std::vector<Sym> outputs, std::string name) {
-  WEFT_REQUIRE(inputs.size() == 1 && outputs.size() == 1 && inputs[0] && outputs[0],
-               "Model '{}': needs exactly one input and one output (got {} and {})", name, inputs.size(),
-               outputs.size());
-  WEFT_REQUIRE(inputs[0]->layer == nullptr, "Model '{}': the input must come from Input()", name);
+  WEFT_REQUIRE(!inputs.empty() && !outputs.empty(), "Model '{}': needs at least one input and one output (got {} and {})",
+               name, inputs.size(), outputs.size());
+  std::set<const SymNode*> input_set;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    WEFT_REQUIRE(inputs[i] != nullptr && inputs[i]->layer == nullptr,
+                 "Model '{}': input {} must come from Input() (not a layer's output)", name, i);
+    WEFT_REQUIRE(input_set.insert(inputs[i].get()).second, "Model '{}': Input '{}' is given twice", name,
+                 inputs[i]->name);
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) WEFT_REQUIRE(outputs[i] != nullptr, "Model '{}': output {} is null", name, i);
   name_ = std::move(name);
   strategy_ = Strategy::Current();
   inputs_ = std::move(inputs);
   outputs_ = std::move(outputs);
   calls_.clear();
   layers_.clear();
-  // Depth-first from the output: every call after its inputs; each must reach the model input.
+  // Depth-first from the outputs: every call after its inputs (a call with several outputs once,
+  // as its output 0); each must reach the model's inputs.
   std::set<const SymNode*> done;
-  std::function<void(const Sym&)> visit = [&](const Sym& n) {
+  std::function<void(const Sym&)> visit = [&](const Sym& out) {
+    const Sym& n = out->first ? out->first : out;
     if (done.count(n.get())) return;
     if (n->layer == nullptr) {
-      WEFT_REQUIRE(n == inputs_[0], "Model '{}': Input '{}' is used but is not the model's input", name_, n->name);
+      WEFT_REQUIRE(input_set.count(n.get()), "Model '{}': Input '{}' is used but is not one of the model's inputs",
+                   name_, n->name);
       done.insert(n.get());
       return;
     }
@@ -87,7 +106,10 @@ void Model::Init(std::vector<Sym> inputs, std::vector<Sym> outputs, std::string 
     done.insert(n.get());
     calls_.push_back(n);
   };
-  visit(outputs_[0]);
+  for (const Sym& out : outputs_) visit(out);
+  for (const Sym& in : inputs_) {
+    WEFT_REQUIRE(done.count(in.get()), "Model '{}': input '{}' does not reach any output", name_, in->name);
+  }
   std::set<std::string> names;
   std::set<const Layer*> seen;
   std::map<std::string, int> counters;
@@ -143,7 +165,7 @@ void Model::Summary(std::ostream& os) const {
     // least one space before the shape column.
     const std::string label = l.name() + " (" + l.type() + ")";
     constexpr size_t kWidth = 27;
-    os << fmt::format(" {:<28}{:<26}{:<10}\n", label.substr(0, kWidth), ShapeString(calls_[i]->shape), params);
+    os << fmt::format(" {:<28}{:<26}{:<10}\n", label.substr(0, kWidth), CallShapes(*calls_[i]), params);
     for (size_t at = kWidth; at < label.size(); at += kWidth) {
       os << fmt::format(" {:<28}{:<26}{:<10}\n", label.substr(at, kWidth), "", "");
     }
@@ -154,18 +176,27 @@ void Model::Summary(std::ostream& os) const {
   os << "Non-trainable params: " << Thousands(frozen) << "\n" << rule << "\n";
 }
 
-Output Model::Forward(const Scope& scope, Output x, bool training, const LayerVars& vars,
-                      std::vector<Output>* updates, std::vector<Output>* losses) const {
-  std::map<const SymNode*, Output> values = {{inputs_[0].get(), x}};
+std::vector<Output> Model::Forward(const Scope& scope, const std::vector<Output>& xs, bool training,
+                                   const LayerVars& vars, std::vector<Output>* updates,
+                                   std::vector<Output>* losses) const {
+  // Every output of every call, by the call's output-0 node.
+  std::map<const SymNode*, std::vector<Output>> values;
+  for (size_t i = 0; i < inputs_.size(); ++i) values[inputs_[i].get()] = {xs[i]};
+  auto value = [&](const Sym& s) { return values.at(s->call()).at(static_cast<size_t>(s->index)); };
   for (const Sym& call : calls_) {
     Scope ls = scope.NewSubScope(call->layer->name());
     if (!call->layer->device().empty()) ls = ls.WithDevice(call->layer->device());
     CallContext ctx{ls, training, vars.at(call->layer.get()), updates, losses};
     std::vector<Output> in;
-    for (const Sym& s : call->inputs) in.push_back(values.at(s.get()));
-    values[call.get()] = call->layer->Call(ctx, in);
+    for (const Sym& s : call->inputs) in.push_back(CastForLayer(ls, *call->layer, value(s)));
+    values[call.get()] = call->layer->CallOutputs(ctx, in);
   }
-  return values.at(outputs_[0].get());
+  std::vector<Output> out;
+  for (const Sym& o : outputs_) {
+    Output y = value(o);
+    out.push_back(y.dtype() == DType::kFloat32 ? y : ops::Cast(scope, y, DType::kFloat32));
+  }
+  return out;
 }
 
 Output Model::Apply(const Scope& scope, Output x, bool training, const std::vector<Output>& weights,
@@ -248,10 +279,10 @@ void Model::LoadWeights(const std::string& path) {
   SetVariables(mine, fmt::format("checkpoint '{}'", path));
 }
 
-Sequential::Sequential(TensorShape input_shape, std::vector<LayerPtr> layers, std::string name)
-    : stack_(std::move(layers)), input_shape_(std::move(input_shape)) {
+Sequential::Sequential(TensorShape input_shape, std::vector<LayerPtr> layers, std::string name, DType input_dtype)
+    : stack_(std::move(layers)), input_shape_(std::move(input_shape)), input_dtype_(input_dtype) {
   WEFT_REQUIRE(!stack_.empty(), "Sequential '{}': needs at least one layer", name);
-  Sym x = Input(input_shape_);
+  Sym x = Input(input_shape_, "input", input_dtype_);
   Sym y = x;
   for (const LayerPtr& l : stack_) y = (*l)(y);
   Init({x}, {y}, std::move(name));
@@ -260,7 +291,7 @@ Sequential::Sequential(TensorShape input_shape, std::vector<LayerPtr> layers, st
 void Sequential::Add(LayerPtr layer) {
   WEFT_REQUIRE(!compiled(), "Sequential '{}': cannot add layers after Compile", name());
   stack_.push_back(std::move(layer));
-  Sym x = Input(input_shape_);
+  Sym x = Input(input_shape_, "input", input_dtype_);
   Sym y = x;
   for (const LayerPtr& l : stack_) y = (*l)(y);
   Init({x}, {y}, name());

@@ -16,6 +16,12 @@
 // averages) for Evaluate and Predict. Fit, Evaluate and Predict take one input and one label
 // array; Fit and Evaluate also take a Dataset of {x, y} batches.
 //
+// A model may have several inputs and outputs (Keras' functional models: a seq2seq model on
+// {encoder_ids, decoder_ids}, an encoder returning its states): the vector forms of Fit, Evaluate,
+// Predict and TrainOnBatch take one array per input and one label array per output, and dataset
+// elements are then {x_1..x_k, y_1..y_m[, sample_weight]}. The loss is Keras': the compiled loss
+// applied to each output against its labels, summed. Metrics need a single output.
+//
 // Created inside a distribution strategy's scope (train/strategy.h), the model mirrors its
 // variables over the strategy's devices and Compile builds a replicated step: Fit's batch_size
 // is then the global batch, split across the replicas. The strategy must outlive the model.
@@ -99,7 +105,7 @@ struct History {
 
 class Model {
  public:
-  // A model from symbolic inputs to one symbolic output (one input for now).
+  // A model from symbolic inputs (Input()s) to symbolic outputs (one or more of each).
   Model(std::vector<Sym> inputs, std::vector<Sym> outputs, std::string name = "model");
   virtual ~Model();
 
@@ -107,8 +113,12 @@ class Model {
   // The distinct layers in call order (names unique within the model).
   const std::vector<LayerPtr>& layers() const { return layers_; }
   LayerPtr GetLayer(const std::string& name) const;
-  TensorShape input_shape() const;   // with the batch dim
-  TensorShape output_shape() const;  // with the batch dim
+  TensorShape input_shape() const;   // with the batch dim (input 0's)
+  TensorShape output_shape() const;  // with the batch dim (output 0's)
+  size_t num_inputs() const { return inputs_.size(); }
+  size_t num_outputs() const { return outputs_.size(); }
+  const std::vector<Sym>& inputs() const { return inputs_; }
+  const std::vector<Sym>& outputs() const { return outputs_; }
   int64_t CountParams() const;
   // Keras' summary table: layer (type), output shape, parameter count, and totals.
   void Summary(std::ostream& os) const;
@@ -128,6 +138,12 @@ class Model {
   Logs Evaluate(const Tensor& x, const Tensor& y, int64_t batch_size = 32);
   Logs Evaluate(const Dataset& data);
   Tensor Predict(const Tensor& x, int64_t batch_size = 32);
+  // Several inputs or outputs: one array per input in, one per output out.
+  History Fit(const std::vector<Tensor>& xs, const std::vector<Tensor>& ys, FitOptions options = {});
+  Logs Evaluate(const std::vector<Tensor>& xs, const std::vector<Tensor>& ys, int64_t batch_size = 32);
+  std::vector<Tensor> PredictAll(const std::vector<Tensor>& xs, int64_t batch_size = 32);
+  // The outputs for every batch of `data` whose elements start with the model's inputs.
+  std::vector<Tensor> PredictAll(const Dataset& data);
   // The outputs for every batch of `data` (component 0 of each element; others, e.g. labels, are
   // ignored), concatenated along dim 0.
   Tensor Predict(const Dataset& data);
@@ -135,6 +151,8 @@ class Model {
   // and converted as Fit's are; `sample_weight` (float [batch], optional) weights each example's
   // loss as FitOptions::sample_weight.
   Logs TrainOnBatch(const Tensor& x, const Tensor& y, const Tensor* sample_weight = nullptr);
+  Logs TrainOnBatch(const std::vector<Tensor>& xs, const std::vector<Tensor>& ys,
+                    const Tensor* sample_weight = nullptr);
   // Records the next training step's kernels in `trace` (graph/step_trace.h; not owned).
   void TraceNextStep(StepTrace* trace) { trace_next_ = trace; }
 
@@ -187,8 +205,8 @@ class Model {
   using LayerVars = std::map<const Layer*, std::vector<Output>>;
   // Builds the forward pass of every recorded layer call in `scope` over the variables `vars`.
   // Layers' loss terms (CallContext::losses) go to `losses` when it is given.
-  Output Forward(const Scope& scope, Output x, bool training, const LayerVars& vars,
-                 std::vector<Output>* updates, std::vector<Output>* losses = nullptr) const;
+  std::vector<Output> Forward(const Scope& scope, const std::vector<Output>& xs, bool training, const LayerVars& vars,
+                              std::vector<Output>* updates, std::vector<Output>* losses = nullptr) const;
   void BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Output>* inits);
   // Across workers (MultiWorkerMirroredStrategy): collectives over every worker's first replica.
   static constexpr int64_t kWorkerGroupKey = 2, kBroadcastGroupKey = 3;
@@ -196,13 +214,22 @@ class Model {
   int64_t worker_rank() const;
   // One training step on prepared arrays (`sample_weight`: float [batch] or null for ones); adds
   // the batch's metric statistics to `totals` and returns its loss.
-  double TrainStep(const Tensor& x, const Tensor& y, const Tensor* sample_weight, MetricTotals* totals);
-  void RunEpochs(const Dataset* fixed, const Tensor* x, const Tensor* y, FitOptions& o, History* h);
+  double TrainStep(const std::vector<Tensor>& xs, const std::vector<Tensor>& ys, const Tensor* sample_weight,
+                   MetricTotals* totals);
+  void RunEpochs(const Dataset* fixed, const std::vector<Tensor>* xs, const std::vector<Tensor>* ys, FitOptions& o,
+                 History* h);
+  // Checks arrays against the inputs (and labels against the outputs' label placeholders) and
+  // converts their dtypes; InvalidArgument naming both shapes.
+  void PrepareArrays(std::vector<Tensor>* xs, std::vector<Tensor>* ys, const char* what) const;
+  // Splits a dataset element into inputs, labels and the optional sample weights.
+  void SplitElement(const std::vector<Tensor>& element, std::vector<Tensor>* xs, std::vector<Tensor>* ys,
+                    const Tensor** sample_weight, const char* what) const;
   void RequireCompiled(const char* what) const;
   // Polls until every variable has a value (set by another process), up to `timeout_seconds`.
   void WaitForVariables(double timeout_seconds);
   bool remote() const;  // the variables live on a cluster's servers, not in session_->vars()
   Logs EvaluateBatches(const Dataset& data);
+  std::vector<Tensor> PredictBatches(const Dataset& data, bool prepared);
 
   std::string name_;
   std::vector<Sym> inputs_, outputs_;
@@ -220,13 +247,16 @@ class Model {
 // A linear stack of layers on one input of per-example shape `input_shape`.
 class Sequential : public Model {
  public:
-  Sequential(TensorShape input_shape, std::vector<LayerPtr> layers, std::string name = "sequential");
+  // input_dtype: float32, or int32 / int64 for ids (a first Embedding layer).
+  Sequential(TensorShape input_shape, std::vector<LayerPtr> layers, std::string name = "sequential",
+             DType input_dtype = DType::kFloat32);
   // Appends a layer (before Compile).
   void Add(LayerPtr layer);
 
  private:
   std::vector<LayerPtr> stack_;
   TensorShape input_shape_;
+  DType input_dtype_;
 };
 
 }  // namespace weft::train

@@ -8,8 +8,9 @@ namespace weft::train {
 
 struct Model::Compiled {
   CompileOptions options;
-  Output x, y, lr;                   // placeholders: inputs, labels, learning rate (replica 0's x, y)
-  std::vector<Output> xs, ys;        // per replica (xs[0] == x); one entry without a strategy
+  std::vector<Output> x, y;          // placeholders: replica 0's inputs (one per model input), labels (per output)
+  Output lr;                         // placeholder: the learning rate
+  std::vector<std::vector<Output>> xs, ys;  // per replica (xs[0] == x); one entry without a strategy
   std::vector<Output> sample_weights;  // per replica: float [batch] weights of each example's loss
   Output global_batch;               // float32 scalar: examples in the global batch (replicated steps)
   Node* sync_mirrors = nullptr;      // copies replica 0's variables to the other replicas' copies
@@ -18,7 +19,7 @@ struct Model::Compiled {
   std::vector<Output> metrics;       // training pass: each metric's batch statistics (train/metrics.h)
   std::vector<Metric> metric_defs;   // resolved against the loss ("accuracy" made concrete)
   Node* train = nullptr;             // updates every variable and the step counter
-  Output pred;                       // inference pass output
+  std::vector<Output> pred;          // inference pass outputs (float32)
   Output eval_loss;                  // inference pass: mean loss + L2 terms
   Output eval_sample_weight;         // inference pass: float [batch] weights of each example's loss
   Output eval_weighted_loss;         // inference pass: mean(weight * loss) + L2 terms

@@ -130,6 +130,14 @@ py::tuple MnistSplitToNumpy(const std::string& dir, bool train) {
 
 }  // namespace
 
+// One KerasTensor, or a list for a call with several outputs (Keras' [output, state_h, state_c]).
+py::object SymsToPython(const std::vector<Sym>& syms) {
+  if (syms.size() == 1) return py::cast(PySym{syms[0]});
+  py::list out;
+  for (const Sym& s : syms) out.append(PySym{s});
+  return out;
+}
+
 const char* const kCommonArgs =
     "\n\nname: the layer's name (default: Keras' scheme, e.g. 'conv2d', 'conv2d_1').\n"
     "input_shape: per-example input shape (no batch dim) when this is the first layer of a Sequential.";
@@ -140,25 +148,28 @@ void InitKeras(py::module_& k) {
       .def_property_readonly("shape", [](const PySym& s) { return ShapeTuple(s.sym->shape); },
                              "Shape with the batch dim (None).")
       .def_property_readonly("name", [](const PySym& s) { return s.sym->name; })
+      .def_property_readonly("dtype", [](const PySym& s) { return std::string(DTypeName(s.sym->dtype)); })
       .def("__repr__", [](const PySym& s) {
-        return "<KerasTensor shape=" + s.sym->shape.ToString() + " name='" + s.sym->name + "'>";
+        return "<KerasTensor shape=" + s.sym->shape.ToString() +
+               (s.sym->dtype == DType::kFloat32 ? "" : " dtype=" + std::string(DTypeName(s.sym->dtype))) + " name='" +
+               s.sym->name + "'>";
       });
-  k.def("Input", [](const py::object& shape, const std::string& name) {
+  k.def("Input", [](const py::object& shape, const std::string& name, const std::string& dtype) {
     std::vector<int64_t> dims;
     for (const py::handle& d : shape) dims.push_back(d.is_none() ? TensorShape::kUnknownDim : d.cast<int64_t>());
-    return PySym{train::Input(TensorShape(dims), name)};
-  }, py::arg("shape"), py::arg("name") = "input",
+    return PySym{train::Input(TensorShape(dims), name, ParseDType(dtype))};
+  }, py::arg("shape"), py::arg("name") = "input", py::arg("dtype") = "float32",
      "A model input of per-example `shape` (the batch dim is added in front), for the functional API:\n"
      "    x = keras.Input(shape=(28, 28, 1)); y = layers.Dense(10)(layers.Flatten()(x)); keras.Model(x, y)");
 
   py::class_<Layer, std::shared_ptr<Layer>>(k, "Layer", py::dynamic_attr(),
                                             "A layer (train/layer.h); call it on KerasTensors to build a model.")
-      .def("__call__", [](Layer& l, const PySym& x) { return PySym{l(x.sym)}; }, py::arg("inputs"))
+      .def("__call__", [](Layer& l, const PySym& x) { return SymsToPython(l.Outputs({x.sym})); }, py::arg("inputs"))
       .def("__call__", [](Layer& l, const std::vector<PySym>& xs) {
         std::vector<Sym> syms;
         for (const PySym& s : xs) syms.push_back(s.sym);
-        return PySym{l(syms)};
-      }, py::arg("inputs"))
+        return SymsToPython(l.Outputs(syms));
+      }, py::arg("inputs"), "A call's output, or the list of its outputs when it has several (return_state).")
       .def_property("name", &Layer::name, &Layer::set_name)
       .def_property_readonly("type", &Layer::type, "The layer class's Keras name (\"Conv2D\").")
       .def_property_readonly("built", &Layer::built)

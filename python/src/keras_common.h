@@ -13,6 +13,9 @@ struct PySym {
   train::Sym sym;
 };
 
+// One KerasTensor, or a list of them for a layer call with several outputs (keras.cc).
+py::object SymsToPython(const std::vector<train::Sym>& syms);
+
 // A learning-rate schedule (the C++ one is shared and const).
 struct PySchedule {
   train::Schedule schedule;

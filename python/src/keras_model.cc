@@ -61,6 +61,25 @@ std::vector<Sym> Syms(const py::object& o) {
   return out;
 }
 
+// Model arrays: one numpy array (n == 1), or a list / tuple of n (a model with several inputs or outputs).
+std::vector<Tensor> Arrays(const py::object& o, size_t n) {
+  std::vector<Tensor> out;
+  if (n > 1 && (py::isinstance<py::list>(o) || py::isinstance<py::tuple>(o))) {
+    for (const py::handle& h : o) out.push_back(NumpyToTensor(py::reinterpret_borrow<py::object>(h)));
+  } else {
+    out.push_back(NumpyToTensor(o));
+  }
+  return out;
+}
+
+// Predict's result: one array, or a list for a model with several outputs.
+py::object OutputsToPython(const Model& m, std::vector<Tensor> outs) {
+  if (m.num_outputs() == 1) return TensorToNumpy(std::exchange(outs[0], Tensor()));
+  py::list l;
+  for (Tensor& t : outs) l.append(TensorToNumpy(std::exchange(t, Tensor())));
+  return l;
+}
+
 py::object ShapeTuple(const TensorShape& s) {
   py::tuple t(s.rank());
   for (int i = 0; i < s.rank(); ++i) t[i] = s.dim(i) < 0 ? py::object(py::none()) : py::object(py::int_(s.dim(i)));
@@ -158,7 +177,9 @@ void InitKerasModel(py::module_& k) {
              o.shuffle_seed = shuffle_seed;
              o.verbose = verbose;
              const bool dataset = py::isinstance<PyDataset>(x);  // x: a weft.data pipeline of {x, y} batches
-             Tensor tx = dataset ? Tensor() : NumpyToTensor(x), ty = dataset ? Tensor() : NumpyToTensor(y), vx, vy, sw;
+             std::vector<Tensor> tx = dataset ? std::vector<Tensor>() : Arrays(x, m.num_inputs());
+             std::vector<Tensor> ty = dataset ? std::vector<Tensor>() : Arrays(y, m.num_outputs());
+             Tensor vx, vy, sw;
              if (!sample_weight.is_none()) {
                sw = NumpyToTensor(sample_weight);
                o.sample_weight = &sw;
@@ -204,25 +225,34 @@ void InitKerasModel(py::module_& k) {
                data::Dataset ds = x.cast<const PyDataset&>().ds;
                return LogsToDict(RunInterruptible([&] { return m.Evaluate(ds); }, [&] { Cancel(m); }));
              }
-             Tensor tx = NumpyToTensor(x), ty = NumpyToTensor(y);
+             std::vector<Tensor> tx = Arrays(x, m.num_inputs()), ty = Arrays(y, m.num_outputs());
              Logs logs = RunInterruptible([&] { return m.Evaluate(tx, ty, batch_size); }, [&] { Cancel(m); });
              return LogsToDict(logs);
            }, py::arg("x"), py::arg("y"), py::arg("batch_size") = 32, "Model::Evaluate: mean loss and metrics.")
       .def("predict",
            [](Model& m, const py::object& x, int64_t batch_size) {
-             Tensor out;
+             std::vector<Tensor> out;
              if (py::isinstance<PyDataset>(x)) {
                data::Dataset ds = x.cast<const PyDataset&>().ds;
-               out = RunInterruptible([&] { return m.Predict(ds); }, [&] { Cancel(m); });
+               out = RunInterruptible([&] { return m.PredictAll(ds); }, [&] { Cancel(m); });
              } else {
-               Tensor tx = NumpyToTensor(x);
-               out = RunInterruptible([&] { return m.Predict(tx, batch_size); }, [&] { Cancel(m); });
+               std::vector<Tensor> tx = Arrays(x, m.num_inputs());
+               out = RunInterruptible([&] { return m.PredictAll(tx, batch_size); }, [&] { Cancel(m); });
              }
-             return TensorToNumpy(std::exchange(out, Tensor()));
-           }, py::arg("x"), py::arg("batch_size") = 32, "Model::Predict: the outputs for every row of x.")
+             return OutputsToPython(m, std::move(out));
+           }, py::arg("x"), py::arg("batch_size") = 32,
+           "Model::PredictAll: the outputs for every row of x (a list of arrays for several inputs); one array, or "
+           "a list of one per output.")
+      .def_property_readonly("num_inputs", &Model::num_inputs)
+      .def_property_readonly("num_outputs", &Model::num_outputs)
+      .def_property_readonly("input_dtypes", [](const Model& m) {
+        std::vector<std::string> out;
+        for (const Sym& s : m.inputs()) out.emplace_back(DTypeName(s->dtype));
+        return out;
+      })
       .def("train_on_batch",
            [](Model& m, const py::object& x, const py::object& y, const py::object& sample_weight) {
-             Tensor tx = NumpyToTensor(x), ty = NumpyToTensor(y);
+             std::vector<Tensor> tx = Arrays(x, m.num_inputs()), ty = Arrays(y, m.num_outputs());
              Tensor sw = sample_weight.is_none() ? Tensor() : NumpyToTensor(sample_weight, DType::kFloat32);
              const Tensor* w = sample_weight.is_none() ? nullptr : &sw;
              return LogsToDict(RunInterruptible([&] { return m.TrainOnBatch(tx, ty, w); }, [&] { Cancel(m); }));
@@ -298,11 +328,11 @@ void InitKerasModel(py::module_& k) {
 
   py::class_<Sequential, Model, std::shared_ptr<Sequential>>(k, "Sequential", "A linear stack of layers.")
       .def(py::init([](const std::vector<int64_t>& input_shape, const std::vector<std::shared_ptr<Layer>>& layers,
-                       const std::string& name) {
+                       const std::string& name, const std::string& dtype) {
              std::vector<LayerPtr> ls(layers.begin(), layers.end());
-             return std::make_shared<Sequential>(TensorShape(input_shape), ls, name);
+             return std::make_shared<Sequential>(TensorShape(input_shape), ls, name, ParseDType(dtype));
            }),
-           py::arg("input_shape"), py::arg("layers"), py::arg("name") = "sequential")
+           py::arg("input_shape"), py::arg("layers"), py::arg("name") = "sequential", py::arg("dtype") = "float32")
       .def("add", [](Sequential& s, const std::shared_ptr<Layer>& l) { s.Add(l); }, py::arg("layer"));
 }
 

@@ -44,13 +44,11 @@ RNNOptions Options(const char* layer, py::kwargs kw, const std::set<std::string>
   flag("go_backwards", o.go_backwards);
   flag("time_major", o.time_major);
   if (py::object v = take("seed")) o.seed = v.is_none() ? 0 : v.cast<int64_t>();
-  bool return_state = false, stateful = false, unroll = false;
-  flag("return_state", return_state);
+  bool stateful = false, unroll = false;
+  flag("return_state", o.return_state);
   flag("stateful", stateful);
   flag("unroll", unroll);  // the fused op runs every step in one kernel either way
   take("use_cudnn");       // likewise: weft's kernel is the fused one
-  WEFT_REQUIRE(!return_state, "{}: return_state=True is not supported yet (weft's models have one output per "
-               "layer call); use return_sequences, or a second layer for the state", layer);
   WEFT_REQUIRE(!stateful, "{}: stateful=True is not supported (every batch starts from zero states)", layer);
   for (const char* key : {"kernel_regularizer", "recurrent_regularizer", "bias_regularizer", "activity_regularizer",
                           "kernel_constraint", "recurrent_constraint", "bias_constraint"}) {
@@ -75,7 +73,9 @@ const char* kRnnArgs =
     "recurrent_initializer ('orthogonal'), bias_initializer ('zeros'), dropout (0: of the inputs, one\n"
     "mask per example and feature for all steps), return_sequences (False: the last output only),\n"
     "go_backwards (False; with return_sequences the outputs are in run order), time_major (False),\n"
-    "seed, name, input_shape. recurrent_dropout must be 0 and return_state / stateful False.\n"
+    "seed, name, input_shape, return_state (False: True makes the call return [output, h, c] (LSTM) or\n"
+    "[output, h]). Call with initial_state=[h, c] (LSTM) or [h] to start from given states.\n"
+    "recurrent_dropout must be 0 and stateful False.\n"
     "Weights: kernel (features, gates * units), recurrent_kernel (units, gates * units), bias.";
 
 }  // namespace

@@ -15,6 +15,28 @@ def numeric(a, what):
     return a
 
 
+def numeric_list(a, n, what):
+    """One array (n == 1, as ``numeric``), or a list of n for a model with n inputs or outputs."""
+    if n == 1:
+        return numeric(a, what)
+    if isinstance(a, dict):
+        raise TypeError("%s: a dict of arrays is not supported by weft; pass a list in the order of the model's "
+                        "inputs / outputs" % what)
+    if not isinstance(a, (list, tuple)) or len(a) != n:
+        raise ValueError("%s: the model has %d inputs / outputs here, so this must be a list of %d arrays, got %s"
+                         % (what, n, n, type(a).__name__ if not isinstance(a, (list, tuple)) else "%d" % len(a)))
+    return [numeric(v, "%s[%d]" % (what, i)) for i, v in enumerate(a)]
+
+
+def rows(a):
+    """Examples in an array or a list of arrays (several inputs)."""
+    return len(a[0]) if isinstance(a, list) else len(a)
+
+
+def _take(a, sl):
+    return [v[sl] for v in a] if isinstance(a, list) else a[sl]
+
+
 def class_weights(y, class_weight):
     """Per-example weights from {class: weight}, as Keras maps them (one-hot labels by argmax)."""
     labels = np.asarray(y)
@@ -27,37 +49,46 @@ def class_weights(y, class_weight):
     return w
 
 
-def fit_arrays(x, y, validation_split, validation_data, class_weight, sample_weight):
-    """fit's array arguments as Keras reads them: (x, y, sample_weight, x_val, y_val)."""
-    x, y = numeric(x, "x"), numeric(y, "y")
-    if len(x) != len(y):
-        raise ValueError("fit: x has %d examples (shape %s) but y has %d (shape %s)" % (len(x), x.shape, len(y),
-                                                                                       y.shape))
+def fit_arrays(x, y, validation_split, validation_data, class_weight, sample_weight, n_in=1, n_out=1):
+    """fit's array arguments as Keras reads them: (x, y, sample_weight, x_val, y_val); x (y) is a
+    list of arrays for a model with several inputs (outputs)."""
+    x, y = numeric_list(x, n_in, "fit: x"), numeric_list(y, n_out, "fit: y")
+    for i, part in enumerate(x if n_in > 1 else [x]):
+        if len(part) != rows(x):
+            raise ValueError("fit: x[0] has %d examples but x[%d] has %d" % (rows(x), i, len(part)))
+    for i, part in enumerate(y if n_out > 1 else [y]):
+        if len(part) != rows(x):
+            raise ValueError("fit: x has %d examples (shape %s) but y%s has %d (shape %s)" % (
+                rows(x), (x[0] if n_in > 1 else x).shape, "[%d]" % i if n_out > 1 else "", len(part), part.shape))
     if class_weight is not None and sample_weight is not None:
         raise ValueError("fit: you cannot pass class_weight and sample_weight at the same time")
     sw = None
     if sample_weight is not None:
         sw = np.asarray(sample_weight, np.float32)
-        if sw.shape != (len(x),):
+        if sw.shape != (rows(x),):
             raise ValueError("fit: sample_weight has shape %s but x has %d examples (it must be [N])" % (sw.shape,
-                                                                                                       len(x)))
+                                                                                                       rows(x)))
     elif class_weight is not None:
         if not isinstance(class_weight, dict):
             raise TypeError("fit: class_weight must be a dict {class index: weight}, got %r" % (class_weight,))
+        if n_out > 1:
+            raise ValueError("fit: class_weight needs a model with one output (this one has %d)" % n_out)
         sw = class_weights(y, class_weight)
     vx = vy = None
     if validation_data is not None:
         if not isinstance(validation_data, (tuple, list)) or len(validation_data) not in (2, 3):
             raise ValueError("fit: validation_data must be (x_val, y_val) or (x_val, y_val, sample_weight_val)")
-        vx, vy = numeric(validation_data[0], "validation x"), numeric(validation_data[1], "validation y")
+        vx = numeric_list(validation_data[0], n_in, "fit: validation x")
+        vy = numeric_list(validation_data[1], n_out, "fit: validation y")
     elif validation_split:
         if not 0.0 < validation_split < 1.0:
             raise ValueError("fit: validation_split must be in (0, 1), got %r" % (validation_split,))
         # Keras: the last fraction, taken before any shuffling.
-        split_at = int(np.floor(len(x) * (1.0 - validation_split)))
-        if split_at == 0 or split_at == len(x):
-            raise ValueError("fit: %d examples are not enough to split off validation_split=%r" % (len(x),
+        split_at = int(np.floor(rows(x) * (1.0 - validation_split)))
+        if split_at == 0 or split_at == rows(x):
+            raise ValueError("fit: %d examples are not enough to split off validation_split=%r" % (rows(x),
                                                                                                validation_split))
-        x, vx, y, vy = x[:split_at], x[split_at:], y[:split_at], y[split_at:]
+        x, vx = _take(x, slice(None, split_at)), _take(x, slice(split_at, None))
+        y, vy = _take(y, slice(None, split_at)), _take(y, slice(split_at, None))
         sw = None if sw is None else sw[:split_at]
     return x, y, sw, vx, vy

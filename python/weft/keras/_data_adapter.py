@@ -57,6 +57,9 @@ def _pair_spec(ds, model, what, weights=True):
     """Checks that elements are (x, y) pairs (or (x, y, sample_weight) triples when ``weights``)."""
     spec = ds.element_spec
     sizes = (2, 3) if weights else (2,)
+    n_in, n_out = model._io_counts() if hasattr(model, "_io_counts") else (1, 1)
+    if n_in > 1 or n_out > 1:
+        return _multi_spec(spec, model, what, sizes, n_in, n_out)
     if not (isinstance(spec, tuple) and len(spec) in sizes and all(isinstance(s, _dataset.TensorSpec) for s in spec)):
         raise ValueError("Model '%s'.%s: dataset elements must be (x, y) pairs%s of tensors for this model's one "
                          "input, got element_spec %r" % (_name(model), what,
@@ -66,6 +69,22 @@ def _pair_spec(ds, model, what, weights=True):
         raise _fw._weft_error("InvalidArgument", "Model '%s'.%s: the dataset's labels are %s; labels must be numbers "
                               "(%s) (element_spec %r)" % (_name(model), what, spec[1].dtype,
                                                          ", ".join(_NUMBER_DTYPES), spec))
+    return spec
+
+
+def _multi_spec(spec, model, what, sizes, n_in, n_out):
+    """Elements ((x_1, ..., x_k), (y_1, ..., y_m)[, sample_weight]) of a model with several inputs or
+    outputs (the C++ loop reads the flattened components in that order)."""
+    def count(part):
+        if isinstance(part, _dataset.TensorSpec):
+            return 1
+        if isinstance(part, (tuple, list)) and all(isinstance(p, _dataset.TensorSpec) for p in part):
+            return len(part)
+        return -1
+    if not (isinstance(spec, tuple) and len(spec) in sizes and count(spec[0]) == n_in and count(spec[1]) == n_out):
+        raise ValueError("Model '%s'.%s: this model has %d input(s) and %d output(s): dataset elements must be "
+                         "((x_1, ..., x_%d), (y_1, ...)) tuples (a dict is not supported), got element_spec %r"
+                         % (_name(model), what, n_in, n_out, n_in, spec))
     return spec
 
 

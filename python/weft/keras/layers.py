@@ -131,6 +131,7 @@ def Lambda(function, output_shape=None, mask=None, arguments=None, name=None, in
 
 
 ActivityRegularization = _L.ActivityRegularization
+from ._text import TextVectorization, StringLookup, IntegerLookup  # noqa: E402  (host preprocessing)
 
 
 # ---- Recurrent cells and keras.layers.RNN(cell) ---------------------------------------------
@@ -216,19 +217,30 @@ def _per_example_shape(shape, batch_shape, what):
 
 
 def _check_dtype(dtype, what):
-    if dtype is not None and str(dtype) not in ("float32", "weft.float32"):
-        raise ValueError("%s: weft's Keras models take float32 inputs, got dtype=%s" % (what, dtype))
+    """The input dtype's name: float32 (the default), or int32 / int64 for ids (Embedding)."""
+    if dtype is None:
+        return "float32"
+    name = getattr(dtype, "name", None) or str(dtype)
+    name = name.replace("weft.", "").replace("tf.", "")
+    if name in ("string", "str", "object"):
+        raise ValueError("%s: dtype=%s: weft's graphs carry no strings. Turn text into ids on the host first "
+                         "(layers.TextVectorization / StringLookup on a list of str) and use dtype='int32'" % (what, dtype))
+    if name not in ("float32", "int32", "int64"):
+        raise ValueError("%s: weft's Keras models take float32, int32 or int64 inputs, got dtype=%s" % (what, dtype))
+    return name
 
 
 def Input(shape=None, batch_size=None, dtype=None, sparse=None, batch_shape=None, name=None, tensor=None):
     """A symbolic model input of per-example ``shape`` (the batch dim, None, is added in front):
     ``x = keras.Input(shape=(28, 28, 1))`` starts a functional model, or is the first entry of a
-    ``Sequential([...])``. batch_size is accepted and ignored (weft's batch dim is always free)."""
-    _check_dtype(dtype, "Input")
+    ``Sequential([...])``. batch_size is accepted and ignored (weft's batch dim is always free).
+    dtype: float32 (default), or int32 / int64 for token ids: an Embedding takes them as they are,
+    any other layer casts them to float32 (as Keras' layers do); fit / predict convert the arrays."""
+    dtype = _check_dtype(dtype, "Input")
     if sparse or tensor is not None:
         raise ValueError("Input: sparse inputs and tensor= are not supported by weft")
     dims = _per_example_shape(shape, batch_shape, "Input")
-    return _weft.keras.Input(shape=dims, name=name or "input")
+    return _weft.keras.Input(shape=dims, name=name or "input", dtype=dtype)
 
 
 class InputLayer:
@@ -237,7 +249,7 @@ class InputLayer:
 
     def __init__(self, input_shape=None, batch_size=None, dtype=None, input_tensor=None, sparse=None, name=None,
                  shape=None, batch_shape=None, **kwargs):
-        _check_dtype(dtype, "InputLayer")
+        self._dtype = _check_dtype(dtype, "InputLayer")
         if input_tensor is not None or sparse:
             raise ValueError("InputLayer: sparse inputs and input_tensor= are not supported by weft")
         if kwargs:
@@ -264,7 +276,7 @@ __all__ = ["Layer", "Input", "InputLayer", "Dense", "Conv1D", "Conv2D", "Conv2DT
            "ActivityRegularization", "Resizing", "RandomFlip", "RandomContrast",
            "RandomBrightness", "RandomCrop", "RandomRotation", "RandomZoom", "RandomTranslation",
            "LSTM", "GRU", "SimpleRNN", "Bidirectional", "TimeDistributed", "LSTMCell", "GRUCell",
-           "SimpleRNNCell", "RNN"]
+           "SimpleRNNCell", "RNN", "TextVectorization", "StringLookup", "IntegerLookup"]
 
 # TF 2.1-2.5's names: layers.experimental.preprocessing.RandomFlip etc. (the same layers, looked
 # up on access, so they are the factories record_module below wraps).
@@ -272,7 +284,7 @@ import types as _types  # noqa: E402
 experimental = _types.ModuleType("weft.keras.layers.experimental", "TF 2.x's experimental layer names.")
 experimental.preprocessing = _types.ModuleType("weft.keras.layers.experimental.preprocessing",
                                                "TF 2.x's preprocessing layers: aliases of weft.keras.layers'.")
-_PREPROCESSING = ("Rescaling", "Normalization", "CenterCrop", "Resizing", "RandomFlip", "RandomContrast",
+_PREPROCESSING = ("Rescaling", "Normalization", "TextVectorization", "StringLookup", "IntegerLookup", "CenterCrop", "Resizing", "RandomFlip", "RandomContrast",
                   "RandomBrightness", "RandomCrop", "RandomRotation", "RandomZoom", "RandomTranslation")
 
 

@@ -25,7 +25,7 @@ from .. import framework as _fw
 from .. import distribute as _distribute, random as _random
 from ..config._state import defaults as _config
 from . import _custom_step, _data_adapter, _eager, _shared, losses as _losses, metrics as _metrics, optimizers as _optimizers, saving as _saving
-from ._arrays import fit_arrays as _fit_arrays, numeric as _numeric
+from ._arrays import fit_arrays as _fit_arrays, numeric as _numeric, numeric_list as _numeric_list, rows as _rows
 from .callbacks import Callback, CallbackList, History
 from ._eager import EagerArray
 from .layers import Input, InputLayer
@@ -49,11 +49,25 @@ def _attention_inputs(layer, query, value=None, key=None, query_mask=None, value
     return inputs + ([attention_mask] if attention_mask is not None else [])
 
 
-def _layer_call(layer, inputs, *args, training=None, mask=None, **kwargs):
+_RECURRENT = ("LSTM", "GRU", "SimpleRNN", "Bidirectional")
+
+
+def _layer_call(layer, inputs, *args, training=None, mask=None, initial_state=None, **kwargs):
     """Layer.__call__ with Keras' call arguments. ``training`` needs no value here: the compiled
     graph has a training pass (fit) and an inference pass (evaluate, predict), and each layer
     (Dropout, BatchNormalization) behaves as its pass says; ``mask`` must be None.
-    MultiHeadAttention takes Keras' (query, value, key=None, attention_mask=None, ...)."""
+    MultiHeadAttention takes Keras' (query, value, key=None, attention_mask=None, ...). A
+    recurrent layer takes ``initial_state=[h, c]`` (LSTM) or ``[h]`` (GRU, SimpleRNN; Bidirectional:
+    the forward layer's states, then the backward one's); with return_state its call returns a
+    list [output, *final states]."""
+    if initial_state is not None:
+        if layer.type not in _RECURRENT:
+            raise TypeError("layer '%s' (%s) takes no initial_state" % (layer.name, layer.type))
+        states = list(initial_state) if isinstance(initial_state, (list, tuple)) else [initial_state]
+        if not _symbolic([inputs] + states):
+            raise NotImplementedError("%s '%s': initial_state on data (not KerasTensors) is not supported; build a "
+                                      "model with the states as inputs" % (layer.type, layer.name))
+        return _layer_call_cpp(layer, [inputs] + states)
     if layer.type == "MultiHeadAttention":
         inputs = _attention_inputs(layer, inputs, *args, **kwargs)
         args, kwargs = (), {}
@@ -270,6 +284,12 @@ class Model:
         _shared.refresh(self, cpp)
         _shared.claim(self, cpp, only_unclaimed=True)
 
+    def _io_counts(self):
+        """(inputs, outputs) of a functional model (a list of arrays each where several)."""
+        if self._cpp is not None:
+            return self._cpp.num_inputs, self._cpp.num_outputs
+        return len(self.inputs) or 1, len(self.outputs) or 1
+
     def _compiled(self, x=None, what="fit"):
         cpp = self._built(x, what)
         if self._compile_args is None:
@@ -420,8 +440,11 @@ class Model:
             if x is None or y is None:
                 raise ValueError("fit needs x and y arrays, or a weft.data Dataset of (x, y) batches")
             val_ds = validation_data if _data_adapter.is_dataset(validation_data) else None
+            n_in, n_out = self._io_counts()
             x, y, sw, vx, vy = _fit_arrays(x, y, validation_split, None if val_ds is not None else validation_data,
-                                           class_weight, sample_weight)
+                                           class_weight, sample_weight, n_in, n_out)
+            if vx is not None and (n_in > 1 or n_out > 1):  # several arrays: validated as a dataset of them
+                val_ds, vx, vy = _dataset_of(vx, vy, _data_adapter.batch_size_of(batch_size, "fit")), None, None
             cpp = self._compiled(x, "fit")
             if val_ds is not None:  # a dataset beside arrays
                 vx = _data_adapter.validation_dataset(self, val_ds, validation_steps)
@@ -489,6 +512,9 @@ class Model:
             cpp = self._compiled(_data_adapter.shape_hint(x), "evaluate")
             x, y = _data_adapter.evaluate_dataset(self, x, y, batch_size, steps), None
         else:
+            n_in, n_out = self._io_counts()
+            if n_in > 1 or n_out > 1:
+                x, y = _numeric_list(x, n_in, "evaluate: x"), _numeric_list(y, n_out, "evaluate: y")
             cpp = self._compiled(x, "evaluate")
         batch_size = _data_adapter.batch_size_of(batch_size, "evaluate")
         start = time.time()
@@ -498,7 +524,7 @@ class Model:
         hooks.on_test_end(dict(logs))
         keys = self._ordered(logs)
         if verbose:
-            steps = -(-len(x) // batch_size) if y is not None else x.cardinality()
+            steps = -(-_rows(x) // batch_size) if y is not None else x.cardinality()
             elapsed = time.time() - start
             line = ("%d/%d [%s] - " % (steps, steps, "=" * 30) if steps >= 0 else "") + "%.0fs %.0fms/step" % (
                 elapsed, 1000 * elapsed / max(steps, 1))
@@ -518,7 +544,7 @@ class Model:
             cpp = self._built(_data_adapter.shape_hint(x), inference=True)
             out = cpp.predict(_data_adapter.predict_dataset(self, x, batch_size, steps))
         else:
-            x = _numeric(x, "x")
+            x = _numeric_list(x, self._io_counts()[0], "predict: x")
             cpp = self._built(x, inference=True)
             out = cpp.predict(x, batch_size=_data_adapter.batch_size_of(batch_size, "predict"))
         hooks.on_predict_end({})
@@ -550,7 +576,7 @@ class Model:
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
         """One training step on one batch; returns its loss (and metrics). ``sample_weight`` /
         ``class_weight`` weight each example's loss as in fit."""
-        x, y, sw, _, _ = _fit_arrays(x, y, 0.0, None, class_weight, sample_weight)
+        x, y, sw, _, _ = _fit_arrays(x, y, 0.0, None, class_weight, sample_weight, *self._io_counts())
         cpp = self._compiled(x, "train_on_batch")
         logs = cpp.train_on_batch(x, y, sample_weight=sw)
         _shared.claim(self, cpp)
@@ -837,8 +863,10 @@ class Sequential(Model):
                 raise ValueError("Sequential takes keras.Input(shape=...) as its first entry, not the output of a "
                                  "layer call (%r): build such models with keras.Model(inputs, outputs)" % (entry,))
             shape = tuple(entry.shape[1:])
+            self._input_dtype = entry.dtype
         else:
             shape = entry._input_shape
+            self._input_dtype = getattr(entry, "_dtype", "float32")
         if self._layers or self._cpp is not None:
             raise ValueError("Sequential: an Input or InputLayer must come before every layer, got one after %d "
                              "layer(s)" % len(self._layers))
@@ -856,8 +884,15 @@ class Sequential(Model):
                                  "layer (or start with InputLayer(input_shape=...)), or call fit with data first")
             with self._in_strategy():
                 self._cpp = _weft.keras.Sequential([-1 if d is None else int(d) for d in shape], self._layers,
-                                                   self._name)
+                                                   self._name, getattr(self, "_input_dtype", "float32"))
         return self._cpp
+
+
+def _dataset_of(xs, ys, batch_size):
+    """Validation arrays of a model with several inputs or outputs as a dataset of (xs, ys) batches."""
+    from ..data import Dataset
+    pack = lambda a: tuple(a) if isinstance(a, list) else a  # noqa: E731
+    return Dataset.from_tensor_slices((pack(xs), pack(ys))).batch(batch_size)
 
 
 load_model = _saving.load_model
