@@ -36,6 +36,10 @@ struct SymNode {
   std::string name;         // the Input's name, or the layer's name
 };
 
+// Keras' default name of a layer of class `type`: its class name in snake case ("conv2d",
+// "max_pooling1d", "leaky_re_lu"); a model adds "_1", "_2", ... to later ones.
+std::string DefaultLayerName(const std::string& type);
+
 // A model input of per-example shape `shape` (the batch dim is added in front).
 Sym Input(TensorShape shape, std::string name = "input");
 

@@ -23,7 +23,7 @@ import numpy as np
 from .. import _weft
 from .. import distribute as _distribute, random as _random
 from ..config._state import defaults as _config
-from . import _data_adapter, _eager, _shared, losses as _losses, metrics as _metrics, optimizers as _optimizers, saving as _saving
+from . import _custom, _data_adapter, _eager, _shared, losses as _losses, metrics as _metrics, optimizers as _optimizers, saving as _saving
 from ._arrays import fit_arrays as _fit_arrays, numeric as _numeric
 from .callbacks import Callback, CallbackList, History
 from ._eager import EagerArray
@@ -68,6 +68,8 @@ def _layer_call(layer, inputs, *args, training=None, mask=None, **kwargs):
         raise NotImplementedError("layer '%s': masks are not supported by weft" % layer.name)
     if kwargs:
         raise TypeError("layer '%s' got unexpected call arguments: %s" % (layer.name, ", ".join(sorted(kwargs))))
+    if _custom.in_trace(inputs):  # inside a custom layer's call (_custom.py)
+        return _custom.apply_in_trace(layer, inputs, training)
     if isinstance(inputs, (np.ndarray, np.generic, list, tuple, int, float)) and not _symbolic(inputs):
         return _eager.call_on_data(layer, inputs, _layer_call_cpp)  # layer(x) on data: run it (Keras' eager call)
     return _layer_call_cpp(layer, inputs)
@@ -211,7 +213,7 @@ class Model:
     def __call__(self, inputs, training=None):
         """On a KerasTensor (a subclassed model inside another model's call): its call. On data:
         the outputs, as ``predict`` gives them."""
-        if isinstance(inputs, _weft.keras.KerasTensor):
+        if isinstance(inputs, _weft.keras.KerasTensor) or _custom.in_trace(inputs):
             if self._subclassed() or type(self).call is not Model.call:
                 params = inspect.signature(self.call).parameters
                 return self.call(inputs, training=training) if "training" in params else self.call(inputs)
