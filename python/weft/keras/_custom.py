@@ -66,6 +66,16 @@ def apply_in_trace(layer, inputs, training=None):
     return p.recorder.apply(layer, tensors, mode)
 
 
+def trace_chain(shape, layers):
+    """Traces the untraced custom layers of a layer stack (a Sequential's) on the shapes that flow
+    to them from a per-example input ``shape``, before the C++ model calls the stack."""
+    if not any(isinstance(layer, Layer) and not layer._traced() for layer in layers):
+        return
+    x = _weft.keras.Input(shape=[None if d is None or d < 0 else int(d) for d in shape], name="input")
+    for layer in layers:
+        x = layer(x)
+
+
 def _snake(name):
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
 
@@ -231,10 +241,11 @@ class Layer(_weft.keras.Layer):
         what = "%s.add_weight" % type(self).__name__
         if dtype not in (None, "float32") and getattr(dtype, "name", None) != "float32":
             raise ValueError("%s: weft's weights are float32, got dtype=%r" % (what, dtype))
-        if self._traced() or _current() is not None:
+        tracing = _current() is not None and _current().layer is self
+        if self._traced() or tracing:
             raise RuntimeError("%s: weights are created in __init__ or build(input_shape), before the first call "
                                "(weft traces call once); got one while %s" % (
-                                   what, "tracing call" if _current() is not None else "the layer is built"))
+                                   what, "tracing call" if tracing else "the layer is built"))
         shape = () if shape is None else ((shape,) if isinstance(shape, int) else tuple(shape))
         if any(d is None or int(d) < 0 for d in shape):
             raise ValueError("%s: the shape must be fully known, got %s" % (what, shape))

@@ -691,6 +691,8 @@ class Sequential(Model):
         if self._cpp is not None:
             if self._cpp.compiled:  # Keras adds to a built model too: rebuilt, weights kept
                 self._rebuild()
+            elif isinstance(layer, _custom.Layer) and not layer._traced():
+                self._cpp = None  # remade at the next use, tracing the layer on its input shape
             else:
                 self._cpp.add(layer)
 
@@ -742,6 +744,7 @@ class Sequential(Model):
             if shape is None:
                 raise ValueError("this Sequential model has no input shape yet: pass input_shape=(...) to its first "
                                  "layer (or start with InputLayer(input_shape=...)), or call fit with data first")
+            _custom.trace_chain(shape, self._layers)  # custom layers are traced before the C++ model calls them
             with self._in_strategy():
                 self._cpp = _weft.keras.Sequential([-1 if d is None else int(d) for d in shape], self._layers,
                                                    self._name)
