@@ -143,7 +143,10 @@ const char* const kCommonArgs =
 
 void InitKeras(py::module_& k) {
   // ---- symbolic tensors and layers -----------------------------------------------------------
-  py::class_<PySym>(k, "KerasTensor", "A symbolic tensor of the functional API: a layer call's output or an Input.")
+  // dynamic_attr: a KerasTensor keeps the Python custom layers it was computed by alive
+  // (python/weft/keras/_custom.py, keep_layers).
+  py::class_<PySym>(k, "KerasTensor", py::dynamic_attr(),
+                    "A symbolic tensor of the functional API: a layer call's output or an Input.")
       .def_property_readonly("shape", [](const PySym& s) { return ShapeTuple(s.sym->shape); },
                              "Shape with the batch dim (None).")
       .def_property_readonly("name", [](const PySym& s) { return s.sym->name; })

@@ -358,3 +358,92 @@ def test_bad_weights_and_outputs_are_errors():
         LateWeight()(inp)
     with pytest.raises(ValueError, match="fully known"):
         LinearInit(2, None)
+
+
+def test_sgd_step_on_a_custom_layer_weight_is_the_closed_form_gradient():
+    inp = keras.Input(shape=(2,))
+    model = keras.Model(inp, Linear(1)(inp))
+    model.compile(keras.optimizers.SGD(0.1), "mse")
+    w, b = np.array([[0.5], [-1.0]], np.float32), np.array([0.25], np.float32)
+    model.set_weights([w, b])
+    x = np.array([[1, 2], [3, -1], [0, 1]], np.float32)
+    y = np.array([[1], [0], [2]], np.float32)
+    model.train_on_batch(x, y)
+    err = x @ w + b - y  # d mean(err^2) / dw = 2 / N * x^T err
+    new_w, new_b = model.get_weights()
+    np.testing.assert_allclose(new_w, w - 0.1 * 2 / 3 * x.T @ err, rtol=1e-5)
+    np.testing.assert_allclose(new_b, b - 0.1 * 2 / 3 * err.sum(0), rtol=1e-5)
+
+
+def test_weight_regularizer_joins_the_loss():
+    class Scaled(keras.layers.Layer):
+        def build(self, input_shape):
+            self.k = self.add_weight(shape=(input_shape[-1],), initializer="ones",
+                                     regularizer=keras.regularizers.l2(0.1), name="k")
+
+        def call(self, x):
+            return x * self.k
+
+    inp = keras.Input(shape=(3,))
+    model = keras.Model(inp, Scaled()(inp))
+    model.compile("sgd", "mse")
+    x = RNG.normal(size=(4, 3)).astype(np.float32)
+    # k = 1: the output is x; the penalty is 0.1 * sum(k^2) = 0.3.
+    np.testing.assert_allclose(model.evaluate(x, np.zeros_like(x), batch_size=4, verbose=0),
+                               np.mean(x ** 2) + 0.3, rtol=1e-5)
+    assert [w.path for w in model.layers[0].weights] == ["scaled/k"]
+
+
+def test_batch_normalization_sublayer_updates_its_moving_mean_in_training():
+    class Normed(keras.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.bn = layers.BatchNormalization(momentum=0.5)
+
+        def call(self, x, training=False):
+            return self.bn(x, training=training)
+
+    inp = keras.Input(shape=(2,))
+    normed = Normed()
+    model = keras.Model(inp, normed(inp))
+    model.compile(keras.optimizers.SGD(0.0), "mse")  # only the moving statistics change
+    assert len(normed.trainable_weights) == 2 and len(normed.non_trainable_weights) == 2
+    x = np.array([[1, 2], [3, 6]], np.float32)
+    model.train_on_batch(x, np.zeros_like(x))
+    moving_mean = [w for w in normed.weights if w.name.endswith("moving_mean")][0]
+    np.testing.assert_allclose(moving_mean.numpy(), 0.5 * x.mean(0), rtol=1e-5)  # 0.5 * 0 + 0.5 * batch mean
+    # Inference uses the moving statistics (mean 0.5 * batch mean, variance 0.5 + 0.5 * batch variance).
+    var = 0.5 + 0.5 * x.var(0)
+    np.testing.assert_allclose(model.predict(x, verbose=0), (x - 0.5 * x.mean(0)) / np.sqrt(var + 1e-3), rtol=1e-4)
+
+
+def test_custom_layer_applied_twice_in_a_model_shares_its_weights_and_saves(tmp_path):
+    a = keras.Input(shape=(64,))
+    block = MLPBlock()
+    out = block(a) + block(a * 2.0)
+    model = keras.Model(a, out)
+    assert model.count_params() == 64 * 32 + 32 + 32 * 32 + 32 + 32 + 1
+    x = RNG.normal(size=(3, 64)).astype(np.float32)
+    y = model.predict(x, verbose=0)
+    np.testing.assert_allclose(y, block(x) + block(2 * x), rtol=1e-5, atol=1e-5)
+    # The TF ops (+, *) are layers that cannot be saved in a config; the error says so.
+    with pytest.raises(TypeError, match="TFOpLambda of __operators__"):
+        model.save(str(tmp_path / "mlp.keras"))
+    # Without them the nested custom layers save and load (the sublayers' weights by their names).
+    inp = keras.Input(shape=(64,))
+    plain = keras.Model(inp, MLPBlock()(inp))
+    plain.compile("sgd", "mse")
+    path = str(tmp_path / "plain.keras")
+    plain.save(path)
+    back = keras.models.load_model(path, custom_objects={"MLPBlock": MLPBlock, "Linear": Linear})
+    np.testing.assert_allclose(back.predict(x, verbose=0), plain.predict(x, verbose=0), rtol=1e-6)
+
+
+def test_inline_custom_layers_live_as_long_as_their_model():
+    import gc
+    inp = keras.Input(shape=(3,))
+    model = keras.Model(inp, layers.Dense(2)(Linear(4)(inp) * 2.0))
+    gc.collect()
+    assert isinstance(model.layers[0], Linear) and model.layers[0].units == 4
+    assert type(model.layers[1]).__name__ == "TFOpLambda" and model.layers[2].type == "Dense"
+    assert model.layers[0].weights[0].shape == (3, 4)

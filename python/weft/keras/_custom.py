@@ -12,6 +12,7 @@ other custom layers) are built on the tensors' shapes and add their nodes, their
 this layer's (``"<sublayer>/<weight>"``, shared when a layer is applied twice). ``add_loss`` terms
 join the model's loss; ``w.assign*`` in call are state updates that run with each call.
 """
+import functools
 import inspect
 import re
 import threading
@@ -74,6 +75,20 @@ def trace_chain(shape, layers):
     x = _weft.keras.Input(shape=[None if d is None or d < 0 else int(d) for d in shape], name="input")
     for layer in layers:
         x = layer(x)
+
+
+def keep_layers(out, inputs, layer=None):
+    """Makes the KerasTensor ``out`` (of a call on ``inputs``) hold the Python custom layers it was
+    computed by, so that they live as long as a model built from it: the C++ model holds only the
+    C++ layer, and a custom layer's Python object carries its call, attributes and weights."""
+    held = [] if layer is None else [layer]
+    for i in _items(inputs):
+        for h in getattr(i, "_custom_layers", ()):
+            if not any(h is k for k in held):
+                held.append(h)
+    if held and isinstance(out, _KT):
+        out._custom_layers = held
+    return out
 
 
 def _snake(name):
@@ -181,6 +196,19 @@ class Layer(_weft.keras.Layer):
 
     One output per call (a tensor); ``call`` runs once per pass when traced, so Python control flow on
     tensor values and numpy on tensors are errors naming the layer and what it did."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "__init__" in vars(cls):  # records the constructor's arguments, as Keras 3's auto-config
+            init = cls.__init__
+
+            @functools.wraps(init)
+            def __init__(self, *args, __init=init, __cls=cls, **kw):
+                if type(self) is __cls and "_init_args" not in self.__dict__:
+                    self.__dict__["_init_args"] = (args, kw)
+                __init(self, *args, **kw)
+
+            cls.__init__ = __init__
 
     def __init__(self, trainable=True, name=None, dtype=None, dynamic=False, autocast=True, input_shape=None,
                  input_dim=None, batch_input_shape=None, **kwargs):
@@ -301,11 +329,40 @@ class Layer(_weft.keras.Layer):
                                   "value outside a model step" % type(self).__name__)
 
     def get_config(self):
-        """The constructor arguments (override it, starting from ``super().get_config()``)."""
-        return {"name": self.name, "trainable": self.trainable, "dtype": "float32"}
+        """name, trainable, dtype and the constructor's arguments as the layer was made (Keras 3's
+        auto-config); override it, starting from ``super().get_config()``, for other state."""
+        config = {"name": self.name, "trainable": self.trainable, "dtype": "float32"}
+        args, kwargs = self.__dict__.get("_init_args", ((), {}))
+        init = getattr(type(self).__init__, "__wrapped__", type(self).__init__)
+        try:
+            bound = inspect.signature(init).bind(self, *args, **kwargs)
+        except TypeError:
+            return config
+        for key, value in bound.arguments.items():
+            param = inspect.signature(init).parameters[key]
+            if key == "self":
+                continue
+            if param.kind == param.VAR_KEYWORD:
+                config.update(value)
+            elif param.kind != param.VAR_POSITIONAL:
+                config[key] = value
+        return config
 
     @classmethod
     def from_config(cls, config):
+        """``cls(**config)``; the base keys (name, trainable, dtype) that ``__init__`` does not take
+        are set on the made layer instead."""
+        config = dict(config)
+        params = inspect.signature(cls.__init__).parameters
+        if not any(p.kind == p.VAR_KEYWORD for p in params.values()):
+            name = config.pop("name", None) if "name" not in params else None
+            for key in ("trainable", "dtype"):
+                if key not in params:
+                    config.pop(key, None)
+            layer = cls(**config)
+            if name is not None:
+                layer.name = name
+            return layer
         return cls(**config)
 
     def _custom_entry(self):
@@ -343,7 +400,8 @@ class Layer(_weft.keras.Layer):
                 raise TypeError("%s: the inputs mix KerasTensors and other values %r; pass constants as keyword "
                                 "arguments" % (type(self).__name__, inputs))
             self._ensure_traced(inputs, [tuple(i.shape) for i in items], ["float32"] * len(items), kwargs)
-            return _call_cpp(self, list(items) if isinstance(inputs, (list, tuple)) else inputs)
+            return keep_layers(_call_cpp(self, list(items) if isinstance(inputs, (list, tuple)) else inputs), inputs,
+                               self)
         if in_trace(inputs):
             tensors = [i if isinstance(i, _fw.Tensor) else _fw.convert_to_tensor(i) for i in items]
             self._ensure_traced(inputs, [i.shape for i in tensors], [i.dtype for i in tensors], kwargs)

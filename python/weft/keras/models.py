@@ -72,7 +72,7 @@ def _layer_call(layer, inputs, *args, training=None, mask=None, **kwargs):
         return _custom.apply_in_trace(layer, inputs, training)
     if isinstance(inputs, (np.ndarray, np.generic, list, tuple, int, float)) and not _symbolic(inputs):
         return _eager.call_on_data(layer, inputs, _layer_call_cpp)  # layer(x) on data: run it (Keras' eager call)
-    return _layer_call_cpp(layer, inputs)
+    return _custom.keep_layers(_layer_call_cpp(layer, inputs), inputs)
 
 
 def _symbolic(inputs):
