@@ -3,12 +3,19 @@ subclassing") and TensorFlow ops on KerasTensors, run with ``import weft as tf``
 are closed forms computed with numpy from the layers' own weights (a Linear layer is x @ w + b, an
 add_loss term is its formula), parameter counts are Keras' formulas, and training must reduce
 the loss."""
+import os
+import sys
+
 import numpy as np
 import pytest
 
 import weft as tf
 from weft import keras
 from weft.keras import layers
+
+# keras.io's TransformerBlock and TokenAndPositionEmbedding, as written there (the example's copy).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "python"))
+from keras_transformer_text import TokenAndPositionEmbedding, TransformerBlock  # noqa: E402
 
 RNG = np.random.default_rng(0)
 
@@ -154,34 +161,6 @@ def test_training_argument_is_the_pass_mode():
     np.testing.assert_allclose(model.evaluate(x, zeros, batch_size=4, verbose=0), np.mean(x ** 2), rtol=1e-5)
     np.testing.assert_allclose(model.train_on_batch(x, zeros), np.mean((2 * x) ** 2), rtol=1e-5)
     np.testing.assert_allclose(model.predict(x, verbose=0), x)
-
-
-class TransformerBlock(layers.Layer):
-    def __init__(self, embed_dim, num_heads, ff_dim, rate=0.1):
-        super().__init__()
-        self.att = layers.MultiHeadAttention(num_heads=num_heads, key_dim=embed_dim)
-        self.ffn = keras.Sequential([layers.Dense(ff_dim, activation="relu"), layers.Dense(embed_dim)])
-        self.layernorm1 = layers.LayerNormalization(epsilon=1e-6)
-        self.layernorm2 = layers.LayerNormalization(epsilon=1e-6)
-        self.dropout1 = layers.Dropout(rate)
-        self.dropout2 = layers.Dropout(rate)
-
-    def call(self, inputs, training=False):
-        attn_output = self.dropout1(self.att(inputs, inputs), training=training)
-        out1 = self.layernorm1(inputs + attn_output)
-        return self.layernorm2(out1 + self.dropout2(self.ffn(out1), training=training))
-
-
-class TokenAndPositionEmbedding(layers.Layer):
-    def __init__(self, maxlen, vocab_size, embed_dim):
-        super().__init__()
-        self.token_emb = layers.Embedding(input_dim=vocab_size, output_dim=embed_dim)
-        self.pos_emb = layers.Embedding(input_dim=maxlen, output_dim=embed_dim)
-
-    def call(self, x):
-        maxlen = tf.shape(x)[-1]
-        positions = self.pos_emb(tf.range(start=0, limit=maxlen, delta=1))
-        return self.token_emb(x) + positions
 
 
 def test_keras_io_text_classification_transformer_trains():

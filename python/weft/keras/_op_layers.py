@@ -25,28 +25,33 @@ class _Slot:
         self.index = index
 
 
+def _map(value, leaf):
+    """``value`` with ``leaf(v)`` in place of each item of its lists, tuples and dicts (nested) that
+    ``leaf`` replaces (it returns None to keep the item)."""
+    new = leaf(value)
+    if new is not None:
+        return new
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return type(value)(_map(v, leaf) for v in value)
+    if isinstance(value, dict):
+        return {k: _map(v, leaf) for k, v in value.items()}
+    return value
+
+
 def _capture(value, found):
     """``value`` with each KerasTensor replaced by a _Slot (``found``: sym id -> (slot, tensor))."""
-    if isinstance(value, _KT):
-        key = _weft.keras._sym_id(value)
+    def leaf(v):
+        if not isinstance(v, _KT):
+            return None
+        key = _weft.keras._sym_id(v)
         if key not in found:
-            found[key] = (_Slot(len(found)), value)
+            found[key] = (_Slot(len(found)), v)
         return found[key][0]
-    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
-        return type(value)(_capture(v, found) for v in value)
-    if isinstance(value, dict):
-        return {k: _capture(v, found) for k, v in value.items()}
-    return value
+    return _map(value, leaf)
 
 
 def _fill(value, tensors):
-    if isinstance(value, _Slot):
-        return tensors[value.index]
-    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
-        return type(value)(_fill(v, tensors) for v in value)
-    if isinstance(value, dict):
-        return {k: _fill(v, tensors) for k, v in value.items()}
-    return value
+    return _map(value, lambda v: tensors[v.index] if isinstance(v, _Slot) else None)
 
 
 def _has_keras_tensor(args, kwargs):
