@@ -115,7 +115,9 @@ Output TraceRecorder::Apply(const LayerPtr& layer, const std::vector<Output>& in
     const std::string base = layer->name().empty() ? DefaultLayerName(layer->type()) : layer->name();
     name = base;
     for (int i = 1; taken.count(name); ++i) name = base + "_" + std::to_string(i);
-    if (layer->name().empty() || layer->name() != name) layer->set_name(name);
+    // An unnamed layer takes the name; a named one (perhaps part of another model) keeps its own,
+    // and `name` only makes its weights' names unique within this layer.
+    if (layer->name().empty()) layer->set_name(name);
   }
   std::vector<Output> vars;
   for (const Weight& w : layer->weights()) {
