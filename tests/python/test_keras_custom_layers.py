@@ -286,6 +286,8 @@ def test_tf_ops_on_keras_tensors_become_layers():
     ref = np.mean(-(x + (x @ w + b)) * 2.0 - 1.0, axis=1)
     ref = 1.0 - np.concatenate([ref, np.maximum(ref, 0)], -1) / 2.0 @ np.ones((6, 2), np.float32)
     np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5)
+    with pytest.raises(TypeError, match="not iterable"):
+        list(inp)
     model.compile(keras.optimizers.Adam(0.01), "mse")
     target = RNG.normal(size=(5, 2)).astype(np.float32)
     losses = model.fit(x, target, batch_size=5, epochs=10, verbose=0).history["loss"]

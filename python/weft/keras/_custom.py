@@ -250,7 +250,8 @@ class Layer(_weft.keras.Layer):
         """Declares a weight (Keras 3's order: shape, initializer, dtype, trainable, ...; tf.keras'
         ``add_weight(name, shape, ...)`` too). initializer: a name ("random_normal", "zeros"; default
         "glorot_uniform") or a keras.initializers object; regularizer / constraint: keras objects.
-        Returns a Variable (``self.w``)."""
+        autocast, aggregation, synchronization: accepted (a float32 variable, mirrored by the
+        model's strategy as every weight). Returns a Variable (``self.w``)."""
         if args and isinstance(args[0], str):  # tf.keras: add_weight(name, shape, dtype, initializer, ...)
             name, args = args[0], args[1:]
         for key, value in zip(("shape", "initializer", "dtype", "trainable"), args):
@@ -262,8 +263,8 @@ class Layer(_weft.keras.Layer):
                 dtype = value
             else:
                 trainable = value
-        if kwargs.pop("use_resource", None) is not None or kwargs.pop("partitioner", None) is not None:
-            pass
+        for legacy in ("use_resource", "partitioner", "getter", "caching_device"):  # tf.keras 2's, no meaning here
+            kwargs.pop(legacy, None)
         if kwargs:
             raise TypeError("add_weight got unexpected keyword arguments: %s" % ", ".join(sorted(kwargs)))
         what = "%s.add_weight" % type(self).__name__

@@ -117,6 +117,11 @@ def _install_operators():
     _KT.__abs__ = lambda a: apply(lambda x: abs(x), (a,), {}, "math.abs")
     _KT.__getitem__ = lambda a, key: apply(lambda x, k: x[k], (a, key), {}, "__operators__.getitem")
     _KT.__array_ufunc__ = None  # numpy_array + keras_tensor calls KerasTensor.__radd__
+
+    def no_iter(t):  # (__getitem__ alone would make Python iterate by indexing, without end)
+        raise TypeError("a KerasTensor is not iterable (shape %s); index it (x[:, 0]) or use tf.split / tf.unstack"
+                        % (t.shape,))
+    _KT.__iter__ = no_iter
     _KT.dtype = property(lambda t: "float32", doc="weft's KerasTensors are float32.")
 
 
