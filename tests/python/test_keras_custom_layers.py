@@ -271,7 +271,7 @@ def test_get_config_and_model_file_with_custom_objects(tmp_path):
     assert isinstance(back.layers[0], Linear) and back.layers[0].units == 2
 
 
-def test_tf_ops_on_keras_tensors_become_layers():
+def test_tf_ops_on_keras_tensors_become_layers(tmp_path):
     inp = keras.Input(shape=(4, 3))
     a = layers.Dense(3)(inp)
     y = -(inp + a) * 2.0 - 1.0
@@ -288,6 +288,12 @@ def test_tf_ops_on_keras_tensors_become_layers():
     np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5)
     with pytest.raises(TypeError, match="not iterable"):
         list(inp)
+    # The ops' layers save as TF-Keras names them, with their arguments (slices, arrays, axes).
+    assert [layer.get_config()["function"] for layer in model.layers[1:4]] == [
+        "tf.__operators__.add", "tf.math.negative", "tf.math.multiply"]
+    model.save(str(tmp_path / "ops.keras"))
+    np.testing.assert_allclose(keras.models.load_model(str(tmp_path / "ops.keras")).predict(x, verbose=0), y,
+                               rtol=1e-6)
     model.compile(keras.optimizers.Adam(0.01), "mse")
     target = RNG.normal(size=(5, 2)).astype(np.float32)
     losses = model.fit(x, target, batch_size=5, epochs=10, verbose=0).history["loss"]
@@ -407,17 +413,12 @@ def test_custom_layer_applied_twice_in_a_model_shares_its_weights_and_saves(tmp_
     x = RNG.normal(size=(3, 64)).astype(np.float32)
     y = model.predict(x, verbose=0)
     np.testing.assert_allclose(y, block(x) + block(2 * x), rtol=1e-5, atol=1e-5)
-    # The TF ops (+, *) are layers that cannot be saved in a config; the error says so.
-    with pytest.raises(TypeError, match="TFOpLambda of __operators__"):
-        model.save(str(tmp_path / "mlp.keras"))
-    # Without them the nested custom layers save and load (the sublayers' weights by their names).
-    inp = keras.Input(shape=(64,))
-    plain = keras.Model(inp, MLPBlock()(inp))
-    plain.compile("sgd", "mse")
-    path = str(tmp_path / "plain.keras")
-    plain.save(path)
+    # Saved and loaded: the nested custom layers by class and config, their weights by their names,
+    # the TF ops (+, *) by name and arguments.
+    path = str(tmp_path / "mlp.keras")
+    model.save(path)
     back = keras.models.load_model(path, custom_objects={"MLPBlock": MLPBlock, "Linear": Linear})
-    np.testing.assert_allclose(back.predict(x, verbose=0), plain.predict(x, verbose=0), rtol=1e-6)
+    np.testing.assert_allclose(back.predict(x, verbose=0), y, rtol=1e-6)
 
 
 def test_inline_custom_layers_live_as_long_as_their_model():

@@ -7,7 +7,9 @@ function to the graph tensors that stand for the KerasTensors it was given (the 
 are captured as they are: numbers, arrays, axis lists). Python's operators on KerasTensors are
 installed on the KerasTensor class; the public functions of weft, weft.math, weft.nn and weft.random
 are wrapped so that a call with a KerasTensor argument (directly or in
-a list, tuple or dict argument) makes the layer; other calls go straight to the function.
+a list, tuple or dict argument) makes the layer; other calls go straight to the function. In a
+model config a TFOpLambda is the function's TF-Keras name and its arguments (tagged JSON for
+slices, tuples, arrays, dtypes and the KerasTensors' places).
 """
 import functools
 import types
@@ -65,30 +67,121 @@ def _has_keras_tensor(args, kwargs):
     return False
 
 
+# Python's operators on KerasTensors, by the name TF-Keras gives their layers' function. A reflected
+# operator (2.0 - x) captures its arguments in the operator's order, so one function serves both.
+_OPERATORS = {
+    "tf.__operators__.add": lambda a, b: a + b,
+    "tf.math.subtract": lambda a, b: a - b,
+    "tf.math.multiply": lambda a, b: a * b,
+    "tf.math.truediv": lambda a, b: a / b,
+    "tf.linalg.matmul": lambda a, b: a @ b,
+    "tf.math.pow": lambda a, b: a ** b,
+    "tf.math.negative": lambda a: -a,
+    "tf.math.abs": lambda a: abs(a),
+    "tf.__operators__.getitem": lambda a, key: a[key],
+}
+
+
+def _function_of(symbol):
+    """The function a TFOpLambda's ``symbol`` names: an operator, or ``tf.<module>.<name>`` of weft."""
+    if symbol in _OPERATORS:
+        return _OPERATORS[symbol]
+    module, _, name = symbol.rpartition(".")
+    import importlib
+    try:
+        found = getattr(importlib.import_module("weft" + module[len("tf"):]), name, None)
+    except ImportError:
+        found = None
+    if not symbol.startswith("tf") or found is None:
+        raise ValueError("TFOpLambda: unknown function '%s' (weft has no such op)" % symbol)
+    return found
+
+
+def _encode(value, what):
+    """A captured argument as JSON data (slices, tuples, arrays, dtypes and KerasTensor slots tagged)."""
+    import numpy as np
+    from .. import framework as _fw
+    if isinstance(value, _Slot):
+        return {"__keras_tensor__": value.index}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (np.generic,)):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return {"__ndarray__": value.tolist(), "dtype": str(value.dtype)}
+    if isinstance(value, slice):
+        return {"__slice__": [_encode(value.start, what), _encode(value.stop, what), _encode(value.step, what)]}
+    if value is Ellipsis:
+        return {"__ellipsis__": True}
+    if isinstance(value, _fw.DType):
+        return {"__dtype__": value.name}
+    if isinstance(value, tuple):
+        return {"__tuple__": [_encode(v, what) for v in value]}
+    if isinstance(value, list):
+        return [_encode(v, what) for v in value]
+    if isinstance(value, dict):
+        return {"__dict__": [[_encode(k, what), _encode(v, what)] for k, v in value.items()]}
+    raise TypeError("%s: its argument %r cannot be saved in a model config" % (what, value))
+
+
+def _decode(value):
+    """The inverse of _encode."""
+    import numpy as np
+    from .. import framework as _fw
+    if isinstance(value, list):
+        return [_decode(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "__keras_tensor__" in value:
+        return _Slot(value["__keras_tensor__"])
+    if "__ndarray__" in value:
+        return np.asarray(value["__ndarray__"], dtype=value["dtype"])
+    if "__slice__" in value:
+        return slice(*[_decode(v) for v in value["__slice__"]])
+    if "__ellipsis__" in value:
+        return Ellipsis
+    if "__dtype__" in value:
+        return _fw.as_dtype(value["__dtype__"])
+    if "__tuple__" in value:
+        return tuple(_decode(v) for v in value["__tuple__"])
+    if "__dict__" in value:
+        return {_decode(k): _decode(v) for k, v in value["__dict__"]}
+    raise ValueError("TFOpLambda: unknown argument encoding %r" % (value,))
+
+
 class TFOpLambda(Layer):
     """``function(*args, **kwargs)`` on KerasTensors, as a layer: its call applies the function
-    with the graph tensors in place of the KerasTensors. It has no weights; it cannot be saved in a
-    model config (wrap the computation in a custom layer with get_config to save it)."""
+    with the graph tensors in place of the KerasTensors. It has no weights. In a model config it is
+    the function's name (``tf.math.reduce_mean``, ``tf.__operators__.add``) and the arguments."""
 
-    def __init__(self, function, args, kwargs, symbol, count):
-        super().__init__()
-        self.__dict__.update(_function=function, _args=args, _kwargs=kwargs, symbol=symbol, _count=count)
+    def __init__(self, function, args=(), kwargs=None, count=1, name=None, trainable=True, dtype=None):
+        super().__init__(name=name)
+        symbol = function if isinstance(function, str) else None
+        if symbol is not None:  # from a config
+            function = _function_of(symbol)
+            args, kwargs = tuple(_decode(list(args))), {k: _decode(v) for k, v in (kwargs or {}).items()}
+        self.__dict__.update(_function=function, _args=tuple(args), _kwargs=dict(kwargs or {}), _count=int(count),
+                             symbol=symbol or getattr(function, "_weft_symbol", None))
 
     def call(self, inputs):
         tensors = list(inputs) if self._count > 1 else [inputs]
         return self._function(*_fill(self._args, tensors), **_fill(self._kwargs, tensors))
 
-    def _custom_entry(self):
-        raise TypeError("layer '%s' (TFOpLambda of %s) cannot be saved in a model config: a TensorFlow op applied to "
-                        "KerasTensors; wrap it in a custom layer with get_config" % (self.name, self.symbol))
+    def get_config(self):
+        what = "layer '%s' (TFOpLambda of %s)" % (self.name, self.symbol)
+        if self.symbol is None:
+            raise TypeError("%s cannot be saved in a model config: its function has no TensorFlow name; wrap the "
+                            "computation in a custom layer with get_config" % what)
+        return {"name": self.name, "function": self.symbol, "args": [_encode(a, what) for a in self._args],
+                "kwargs": {k: _encode(v, what) for k, v in self._kwargs.items()}, "count": self._count}
 
 
-def apply(function, args, kwargs, symbol):
+def apply(function, args, kwargs):
     """``function(*args, **kwargs)`` where some arguments are KerasTensors: a TFOpLambda's output."""
     found = {}
     args, kwargs = _capture(tuple(args), found), _capture(dict(kwargs), found)
     tensors = [t for _, t in sorted(found.values(), key=lambda e: e[0].index)]
-    layer = TFOpLambda(function, args, kwargs, symbol, len(tensors))
+    layer = TFOpLambda(function, args, kwargs, len(tensors))
     return layer(tensors if len(tensors) > 1 else tensors[0])
 
 
@@ -97,25 +190,29 @@ def dispatching(function, symbol):
     @functools.wraps(function)
     def f(*args, **kwargs):
         if _has_keras_tensor(args, kwargs):
-            return apply(function, args, kwargs, symbol)
+            return apply(f, args, kwargs)
         return function(*args, **kwargs)
-    f._weft_dispatch = True
+    f._weft_dispatch, f._weft_symbol = True, symbol
     return f
 
 
 def _install_operators():
-    def binary(name, op):
-        setattr(_KT, "__%s__" % name, lambda a, b: apply(op, (a, b), {}, "__operators__.%s" % name))
-        setattr(_KT, "__r%s__" % name, lambda a, b: apply(op, (b, a), {}, "__operators__.r%s" % name))
-    binary("add", lambda a, b: a + b)
-    binary("sub", lambda a, b: a - b)
-    binary("mul", lambda a, b: a * b)
-    binary("truediv", lambda a, b: a / b)
-    binary("matmul", lambda a, b: a @ b)
-    binary("pow", lambda a, b: a ** b)
-    _KT.__neg__ = lambda a: apply(lambda x: -x, (a,), {}, "math.negative")
-    _KT.__abs__ = lambda a: apply(lambda x: abs(x), (a,), {}, "math.abs")
-    _KT.__getitem__ = lambda a, key: apply(lambda x, k: x[k], (a, key), {}, "__operators__.getitem")
+    for symbol, op in _OPERATORS.items():
+        op._weft_symbol = symbol
+
+    def binary(name, symbol):
+        op = _OPERATORS[symbol]
+        setattr(_KT, "__%s__" % name, lambda a, b: apply(op, (a, b), {}))
+        setattr(_KT, "__r%s__" % name, lambda a, b: apply(op, (b, a), {}))
+    binary("add", "tf.__operators__.add")
+    binary("sub", "tf.math.subtract")
+    binary("mul", "tf.math.multiply")
+    binary("truediv", "tf.math.truediv")
+    binary("matmul", "tf.linalg.matmul")
+    binary("pow", "tf.math.pow")
+    _KT.__neg__ = lambda a: apply(_OPERATORS["tf.math.negative"], (a,), {})
+    _KT.__abs__ = lambda a: apply(_OPERATORS["tf.math.abs"], (a,), {})
+    _KT.__getitem__ = lambda a, key: apply(_OPERATORS["tf.__operators__.getitem"], (a, key), {})
     _KT.__array_ufunc__ = None  # numpy_array + keras_tensor calls KerasTensor.__radd__
 
     def no_iter(t):  # (__getitem__ alone would make Python iterate by indexing, without end)
