@@ -1,11 +1,15 @@
 #include "train/layer.h"
 
+#include <cctype>
+#include <map>
+
 #include <fmt/ranges.h>
 
 #include "ops/array.h"
 #include "ops/framework.h"
 #include "ops/math.h"
 #include "ops/nn.h"
+#include "ops/state.h"
 
 namespace weft::train {
 
@@ -20,6 +24,24 @@ Sym Input(TensorShape shape, std::string name, DType dtype) {
   node->name = std::move(name);
   node->dtype = dtype;
   return node;
+}
+
+// Keras' default layer names: its class name in snake case ("conv2d", "max_pooling1d",
+// "leaky_re_lu", "dense_1" for the second), as keras' to_snake_case spells them: "_" before an
+// upper-case letter that starts a lower-case run, and between a lower-case and an upper-case letter.
+std::string DefaultLayerName(const std::string& type) {
+  static const std::map<std::string, std::string> kAliases = {{"MaxPool2D", "MaxPooling2D"},
+                                                              {"AvgPool2D", "AveragePooling2D"}};
+  auto it = kAliases.find(type);
+  const std::string& t = it == kAliases.end() ? type : it->second;
+  auto upper = [&](size_t i) { return i < t.size() && std::isupper(static_cast<unsigned char>(t[i])); };
+  auto lower = [&](size_t i) { return i < t.size() && std::islower(static_cast<unsigned char>(t[i])); };
+  std::string out;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (i > 0 && upper(i) && (lower(i + 1) || lower(i - 1))) out += '_';
+    out += static_cast<char>(std::tolower(static_cast<unsigned char>(t[i])));
+  }
+  return out;
 }
 
 std::string Layer::Describe() const { return fmt::format("{} '{}'", type_, name_.empty() ? type_ : name_); }
@@ -115,7 +137,9 @@ std::vector<Sym> Layer::Outputs(const std::vector<Sym>& xs) {
   Graph scratch;
   Scope s = Scope::Root(&scratch);
   CallContext ctx{s.NewSubScope(name_.empty() ? type_ : name_), /*training=*/false, {}, nullptr};
-  for (const Weight& w : weights_) ctx.weights.push_back(ops::Placeholder(s, DType::kFloat32, w.shape));
+  // Variable nodes (never run) so that state updates, which take a variable as their ref input,
+  // can be built on them.
+  for (const Weight& w : weights_) ctx.weights.push_back(ops::Variable(s, w.shape, DType::kFloat32));
   std::vector<Output> inputs;
   for (const Sym& x : xs) inputs.push_back(CastForLayer(s, *this, ops::Placeholder(s, x->dtype, x->shape)));
   std::vector<Output> ys;

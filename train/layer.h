@@ -43,6 +43,10 @@ struct SymNode {
   const SymNode* call() const { return first ? first.get() : this; }
 };
 
+// Keras' default name of a layer of class `type`: its class name in snake case ("conv2d",
+// "max_pooling1d", "leaky_re_lu"); a model adds "_1", "_2", ... to later ones.
+std::string DefaultLayerName(const std::string& type);
+
 // A model input of per-example shape `shape` (the batch dim is added in front). dtype float32,
 // or int32 / int64 for ids (Embedding takes them as they are; other layers cast them to float32,
 // as Keras' layers do).

@@ -2,14 +2,13 @@
 
 #include <cmath>
 #include <numbers>
-#include <unordered_map>
-#include <unordered_set>
 
 #include "ops/array.h"
 #include "ops/framework.h"
 #include "ops/math.h"
 #include "ops/random.h"
 #include "train/layers_augment.h"
+#include "train/layers_traced.h"
 
 namespace weft::train {
 namespace {
@@ -172,40 +171,6 @@ class CenterCropLayer : public Layer {
   int64_t height_, width_;
 };
 
-// The nodes `out` depends on in the traced graph, copied into `s` in topological order with the
-// traced placeholder replaced by `x`.
-Output CopyTraced(const Scope& s, const TracedFunction& f, Output x, const std::string& what) {
-  std::unordered_set<Node*> needed;
-  std::vector<Node*> stack = {f.output.node}, order;
-  while (!stack.empty()) {
-    Node* n = stack.back();
-    stack.pop_back();
-    if (!needed.insert(n).second || n == f.input.node) continue;
-    for (const Output& i : n->inputs()) stack.push_back(i.node);
-    for (Node* c : n->control_inputs()) stack.push_back(c);
-  }
-  std::unordered_map<Node*, Node*> copies;
-  Output result;
-  for (Node* n : TopologicalOrder(std::vector<Node*>(needed.begin(), needed.end()))) {
-    if (n == f.input.node) continue;
-    WEFT_REQUIRE(n->op() != "Placeholder", "{}: the function reads the tensor '{}', which is not its input (a tensor "
-                 "made outside the function?)", what, n->name());
-    WEFT_REQUIRE(n->op().find("Variable") == std::string::npos && n->op().find("Assign") == std::string::npos,
-                 "{}: the function uses the variable op '{}' ({}); a Lambda may only compute from its input (write a "
-                 "layer with weights instead)", what, n->name(), n->op());
-    std::vector<Output> inputs;
-    for (const Output& i : n->inputs()) inputs.push_back(i.node == f.input.node ? x : Output(copies.at(i.node), i.index));
-    std::vector<Node*> control;
-    for (Node* c : n->control_inputs()) {
-      if (c != f.input.node) control.push_back(copies.at(c));
-    }
-    const Scope ns = control.empty() ? s : s.WithControlDependencies(control);
-    copies[n] = ns.AddNode(n->op(), std::move(inputs), n->attrs());
-  }
-  if (f.output.node == f.input.node) return x;
-  return Output(copies.at(f.output.node), f.output.index);
-}
-
 class LambdaLayer : public Layer {
  public:
   explicit LambdaLayer(std::function<TracedFunction(const TensorShape&)> trace)
@@ -213,20 +178,23 @@ class LambdaLayer : public Layer {
     WEFT_REQUIRE(trace_ != nullptr, "Lambda: needs a function");
   }
   void Build(const std::vector<TensorShape>& in) override {
-    traced_ = trace_(in[0]);
+    TracedFunction f = trace_(in[0]);
     trace_ = nullptr;  // (it may hold a Python function: released once traced)
-    WEFT_REQUIRE(traced_.graph != nullptr && traced_.input.valid() && traced_.output.valid(),
-                 "{}: the traced function has no output", Describe());
-    WEFT_REQUIRE(traced_.output.dtype() == DType::kFloat32, "{}: the function must return float32 values, got {}",
-                 Describe(), DTypeName(traced_.output.dtype()));
+    WEFT_REQUIRE(f.graph != nullptr && f.input.valid() && f.output.valid(), "{}: the traced function has no output",
+                 Describe());
+    WEFT_REQUIRE(f.output.dtype() == DType::kFloat32, "{}: the function must return float32 values, got {}",
+                 Describe(), DTypeName(f.output.dtype()));
+    traced_.graph = f.graph;
+    traced_.inputs = {f.input};
+    traced_.output = f.output;
   }
   Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
-    return CopyTraced(ctx.scope, traced_, in[0], Describe());
+    return CopyTraced(ctx.scope, traced_, in, {}, {traced_.output}, Describe())[0];
   }
 
  private:
   std::function<TracedFunction(const TensorShape&)> trace_;
-  TracedFunction traced_;
+  TracedCall traced_;  // no weights: a Variable in the function is an error naming it
 };
 
 }  // namespace

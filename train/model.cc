@@ -20,24 +20,6 @@
 namespace weft::train {
 namespace {
 
-// Keras' default layer names: its class name in snake case ("conv2d", "max_pooling1d",
-// "leaky_re_lu", "dense_1" for the second), as keras' to_snake_case spells them: "_" before an
-// upper-case letter that starts a lower-case run, and between a lower-case and an upper-case letter.
-std::string BaseName(const std::string& type) {
-  static const std::map<std::string, std::string> kAliases = {{"MaxPool2D", "MaxPooling2D"},
-                                                              {"AvgPool2D", "AveragePooling2D"}};
-  auto it = kAliases.find(type);
-  const std::string& t = it == kAliases.end() ? type : it->second;
-  auto upper = [&](size_t i) { return i < t.size() && std::isupper(static_cast<unsigned char>(t[i])); };
-  auto lower = [&](size_t i) { return i < t.size() && std::islower(static_cast<unsigned char>(t[i])); };
-  std::string out;
-  for (size_t i = 0; i < t.size(); ++i) {
-    if (i > 0 && upper(i) && (lower(i + 1) || lower(i - 1))) out += '_';
-    out += static_cast<char>(std::tolower(static_cast<unsigned char>(t[i])));
-  }
-  return out;
-}
-
 std::string ShapeString(const TensorShape& shape) {
   std::string s = "(";
   for (int i = 0; i < shape.rank(); ++i) {
@@ -120,7 +102,7 @@ void Model::Init(std::vector<Sym> inputs, std::vector<Sym> outputs, std::string 
   }
   for (const LayerPtr& layer : layers_) {
     if (layer->name().empty()) {
-      const std::string base = BaseName(layer->type());
+      const std::string base = DefaultLayerName(layer->type());
       std::string n = base;
       while (names.count(n)) n = base + "_" + std::to_string(++counters[base]);
       layer->set_name(n);

@@ -5,6 +5,7 @@
 #include "data/idx.h"
 #include "train/initializers.h"
 #include "train/layer.h"
+#include "train/layers_traced.h"
 
 #include "keras_common.h"
 
@@ -19,6 +20,12 @@ py::object ShapeTuple(const TensorShape& s) {
   py::tuple t(s.rank());
   for (int i = 0; i < s.rank(); ++i) t[i] = s.dim(i) < 0 ? py::object(py::none()) : py::object(py::int_(s.dim(i)));
   return t;
+}
+
+py::list WeightSpecs(const Layer& l) {
+  py::list out;
+  for (const Weight& w : l.weights()) out.append(py::make_tuple(w.name, ShapeTuple(w.shape), w.trainable));
+  return out;
 }
 
 }  // namespace
@@ -144,7 +151,10 @@ const char* const kCommonArgs =
 
 void InitKeras(py::module_& k) {
   // ---- symbolic tensors and layers -----------------------------------------------------------
-  py::class_<PySym>(k, "KerasTensor", "A symbolic tensor of the functional API: a layer call's output or an Input.")
+  // dynamic_attr: a KerasTensor keeps the Python custom layers it was computed by alive
+  // (python/weft/keras/_custom.py, keep_layers).
+  py::class_<PySym>(k, "KerasTensor", py::dynamic_attr(),
+                    "A symbolic tensor of the functional API: a layer call's output or an Input.")
       .def_property_readonly("shape", [](const PySym& s) { return ShapeTuple(s.sym->shape); },
                              "Shape with the batch dim (None).")
       .def_property_readonly("name", [](const PySym& s) { return s.sym->name; })
@@ -162,8 +172,10 @@ void InitKeras(py::module_& k) {
      "A model input of per-example `shape` (the batch dim is added in front), for the functional API:\n"
      "    x = keras.Input(shape=(28, 28, 1)); y = layers.Dense(10)(layers.Flatten()(x)); keras.Model(x, y)");
 
-  py::class_<Layer, std::shared_ptr<Layer>>(k, "Layer", py::dynamic_attr(),
-                                            "A layer (train/layer.h); call it on KerasTensors to build a model.")
+  // A Python subclass (Keras' custom layers, python/weft/keras/_custom.py) makes a TracedLayer.
+  py::class_<Layer, TracedLayer, std::shared_ptr<Layer>>(k, "Layer", py::dynamic_attr(),
+                                                         "A layer (train/layer.h); call it on KerasTensors to build a model.")
+      .def(py::init<std::string>(), py::arg("type"))
       .def("__call__", [](Layer& l, const PySym& x) { return SymsToPython(l.Outputs({x.sym})); }, py::arg("inputs"))
       .def("__call__", [](Layer& l, const std::vector<PySym>& xs) {
         std::vector<Sym> syms;
@@ -173,11 +185,8 @@ void InitKeras(py::module_& k) {
       .def_property("name", &Layer::name, &Layer::set_name)
       .def_property_readonly("type", &Layer::type, "The layer class's Keras name (\"Conv2D\").")
       .def_property_readonly("built", &Layer::built)
-      .def_property_readonly("weights", [](const Layer& l) {
-        py::list out;
-        for (const Weight& w : l.weights()) out.append(py::make_tuple(w.name, ShapeTuple(w.shape), w.trainable));
-        return out;
-      }, "(name, shape, trainable) of each declared weight (after the layer is built).")
+      .def_property_readonly("weights", &WeightSpecs, "(name, shape, trainable) of each declared weight (after the layer is built).")
+      .def_property_readonly("_weight_specs", &WeightSpecs, "`weights` of the C++ layer (a custom layer's `weights` are Keras').")
       .def("count_params", [](const Layer& l) { return l.CountParams(true) + l.CountParams(false); })
       .def("__repr__", [](const Layer& l) {
         return "<weft.keras.layers." + l.type() + " '" + (l.name().empty() ? std::string("(unnamed)") : l.name()) + "'>";
@@ -271,6 +280,7 @@ void InitKeras(py::module_& k) {
              py::arg("name") = py::none(),
              "Element-wise sum of two or more inputs of one shape: layers.Add()([a, b]) (residual connections).");
   InitKerasLayers(k, layers);
+  InitKerasCustom(k);
 
   // ---- initializers -----------------------------------------------------------------------------
   py::class_<Initializer>(k, "Initializer", "A weight initializer (train/initializers.h).")

@@ -62,6 +62,9 @@ void SetKernelOptions(Options& o, const py::object& activation, bool use_bias, c
 // keras_layers.cc: the layers added for issue 16 into `layers`, activation helpers into `k`.
 void InitKerasLayers(py::module_& k, py::module_& layers);
 
+// keras_custom.cc: the trace recorder of custom layers, and Layer._set_traces.
+void InitKerasCustom(py::module_& k);
+
 // Losses, metrics, optimizers and schedules (keras_compile.cc), and the learning-rate accessors
 // of the Model class (after InitKerasModel has registered it).
 void InitKerasCompile(py::module_& k);

@@ -19,6 +19,8 @@ from . import backend, mixed_precision, preprocessing, ops  # noqa: F401
 from .models import Model, Sequential, Input  # noqa: F401
 from .layers import Layer  # noqa: F401
 from . import models  # noqa: F401
+from . import _op_layers  # noqa: E402
+_op_layers.install()  # TF ops and Python operators on KerasTensors make layers (_op_layers.py)
 
 __all__ = ["Model", "Sequential", "Input", "Layer", "activations", "layers", "losses", "optimizers", "callbacks",
            "datasets", "initializers", "regularizers", "constraints", "metrics", "utils", "saving", "backend",

@@ -65,6 +65,8 @@ def _set(obj, config):
 
 def recorded(obj):
     """The serialized form of an object made by a recorded factory, or None."""
+    if isinstance(obj, _weft.keras.Layer) and hasattr(obj, "_custom_entry"):
+        return obj._custom_entry()  # a custom layer: its class and get_config (_custom.py)
     if isinstance(obj, _weft.keras.Layer):
         text = _weft.keras._layer_config(obj)
         if text is None:

@@ -59,13 +59,13 @@ def _weight_attribute(layer, attr):
     """Layer.__getattr__: a declared weight of a built layer by its name (``kernel``)."""
     if attr.startswith("_"):
         raise AttributeError(attr)
-    if not layer.weights and getattr(layer, "_adapt_shape", None) is not None:
+    if not layer._weight_specs and getattr(layer, "_adapt_shape", None) is not None:
         # An adapted preprocessing layer (Normalization) no model has built yet: build it on the
         # shape adapt saw, as Keras builds it in adapt.
         call_on_data(layer, np.zeros((1,) + tuple(layer._adapt_shape), np.float32), _call_symbolic)
-    names = [w[0] for w in layer.weights]
+    names = [w[0] for w in layer._weight_specs]
     if attr not in names:
-        if not layer.weights:
+        if not layer._weight_specs:
             raise AttributeError("'%s' layer '%s' has no attribute '%s' (its weights, if it has any, exist once the "
                                  "layer is built: call it on data or build its model)" % (layer.type, layer.name, attr))
         raise AttributeError("'%s' layer '%s' has no attribute '%s' (its weights: %s)" % (
@@ -81,7 +81,7 @@ def _weight_attribute(layer, attr):
 
 def _weight_values(layer, trainable):
     """The layer's weights (trainable or not) as WeightValue arrays, in declaration order."""
-    return [_weight_attribute(layer, w[0]) for w in layer.weights if bool(w[2]) == trainable]
+    return [_weight_attribute(layer, w[0]) for w in layer._weight_specs if bool(w[2]) == trainable]
 
 
 _call_symbolic = _weft.keras.Layer.__call__  # the C++ call on KerasTensors (before models.py wraps it)

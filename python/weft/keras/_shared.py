@@ -22,11 +22,11 @@ _source = {}
 
 
 def _weighted(cpp):
-    return [layer for layer in cpp.layers if layer.weights]
+    return [layer for layer in cpp.layers if layer._weight_specs]
 
 
 def _names(layer):
-    return ["%s/%s" % (layer.name, w[0]) for w in layer.weights]
+    return ["%s/%s" % (layer.name, w[0]) for w in layer._weight_specs]
 
 
 def _alive(ref):
@@ -82,7 +82,7 @@ def source(layer):
 def _layer_get_weights(layer):
     """The layer's weights as numpy arrays (Dense: kernel, bias), as the model that last changed
     them holds them."""
-    if not layer.weights:
+    if not layer._weight_specs:
         return []
     model = source(layer)
     if model is None:

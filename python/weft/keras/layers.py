@@ -5,10 +5,10 @@ arguments are Keras' (``help(weft.keras.layers.Conv2D)`` lists them).
     layers.Dense(10)(layers.Flatten()(x))          # functional use on a KerasTensor
 """
 from .. import _weft
+from ._custom import Layer  # noqa: F401  (the base of custom layers: _custom.py)
 
 _L = _weft.keras.layers
 
-Layer = _weft.keras.Layer
 Dense = _L.Dense
 Conv2D = _L.Conv2D
 MaxPooling2D = _L.MaxPooling2D

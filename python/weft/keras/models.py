@@ -24,7 +24,8 @@ from .. import _weft
 from .. import framework as _fw
 from .. import distribute as _distribute, random as _random
 from ..config._state import defaults as _config
-from . import _custom_step, _data_adapter, _eager, _shared, losses as _losses, metrics as _metrics, optimizers as _optimizers, saving as _saving
+from . import (_custom, _custom_step, _data_adapter, _eager, _shared, losses as _losses, metrics as _metrics,
+               optimizers as _optimizers, saving as _saving)
 from ._arrays import fit_arrays as _fit_arrays, numeric as _numeric, numeric_list as _numeric_list, rows as _rows
 from .callbacks import Callback, CallbackList, History
 from ._eager import EagerArray
@@ -83,9 +84,11 @@ def _layer_call(layer, inputs, *args, training=None, mask=None, initial_state=No
         raise NotImplementedError("layer '%s': masks are not supported by weft" % layer.name)
     if kwargs:
         raise TypeError("layer '%s' got unexpected call arguments: %s" % (layer.name, ", ".join(sorted(kwargs))))
+    if _custom.in_trace(inputs):  # inside a custom layer's call (_custom.py)
+        return _custom.apply_in_trace(layer, inputs, training)
     if isinstance(inputs, (np.ndarray, np.generic, list, tuple, int, float)) and not _symbolic(inputs):
         return _eager.call_on_data(layer, inputs, _layer_call_cpp)  # layer(x) on data: run it (Keras' eager call)
-    return _layer_call_cpp(layer, inputs)
+    return _custom.keep_layers(_layer_call_cpp(layer, inputs), inputs)
 
 
 def _symbolic(inputs):
@@ -226,7 +229,7 @@ class Model:
     def __call__(self, inputs, training=None):
         """On a KerasTensor (a subclassed model inside another model's call): its call. On data:
         the outputs, as ``predict`` gives them."""
-        if isinstance(inputs, _weft.keras.KerasTensor):
+        if isinstance(inputs, _weft.keras.KerasTensor) or _custom.in_trace(inputs):
             if self._subclassed() or type(self).call is not Model.call:
                 params = inspect.signature(self.call).parameters
                 return self.call(inputs, training=training) if "training" in params else self.call(inputs)
@@ -829,6 +832,8 @@ class Sequential(Model):
         if self._cpp is not None:
             if self._cpp.compiled:  # Keras adds to a built model too: rebuilt, weights kept
                 self._rebuild()
+            elif isinstance(layer, _custom.Layer) and not layer._traced():
+                self._cpp = None  # remade at the next use, tracing the layer on its input shape
             else:
                 self._cpp.add(layer)
 
@@ -882,6 +887,7 @@ class Sequential(Model):
             if shape is None:
                 raise ValueError("this Sequential model has no input shape yet: pass input_shape=(...) to its first "
                                  "layer (or start with InputLayer(input_shape=...)), or call fit with data first")
+            _custom.trace_chain(shape, self._layers)  # custom layers are traced before the C++ model calls them
             with self._in_strategy():
                 self._cpp = _weft.keras.Sequential([-1 if d is None else int(d) for d in shape], self._layers,
                                                    self._name, getattr(self, "_input_dtype", "float32"))

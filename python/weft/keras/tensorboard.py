@@ -115,7 +115,7 @@ class TensorBoard(Callback):
     def _log_weights(self, epoch):
         """Histograms of the weights, tagged "<layer>/<weight>" (Keras' weight paths)."""
         values = self.model.get_weights()
-        names = [(layer.name, w[0]) for layer in self.model.layers for w in layer.weights]
+        names = [(layer.name, w[0]) for layer in self.model.layers for w in layer._weight_specs]
         if len(names) != len(values):
             raise RuntimeError("TensorBoard(histogram_freq=...): the model lists %d weights but get_weights() gave %d"
                                % (len(names), len(values)))

@@ -1,0 +1,228 @@
+#include "train/layers_traced.h"
+
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ops/array.h"
+#include "ops/framework.h"
+#include "ops/state.h"
+
+namespace weft::train {
+
+std::vector<Output> CopyTraced(const Scope& s, const TracedCall& f, const std::vector<Output>& inputs,
+                               const std::vector<Output>& weights, const std::vector<Output>& roots,
+                               const std::string& what) {
+  WEFT_REQUIRE(inputs.size() == f.inputs.size(), "{}: the trace takes {} input(s), got {}", what, f.inputs.size(),
+               inputs.size());
+  // The stand-ins and what replaces them (each is a one-output Placeholder or Variable).
+  std::unordered_map<const Node*, Output> replaced;
+  for (size_t i = 0; i < inputs.size(); ++i) replaced[f.inputs[i].node] = inputs[i];
+  for (size_t i = 0; i < f.weight_vars.size(); ++i) {
+    if (!f.weight_vars[i].valid()) continue;
+    WEFT_REQUIRE(i < weights.size(), "{}: weight '{}' has no variable (the layer declares {} weights, the call got {})",
+                 what, f.weights.at(i).name, f.weights.size(), weights.size());
+    replaced[f.weight_vars[i].node] = weights[i];
+  }
+  std::unordered_set<Node*> needed;
+  std::vector<Node*> stack;
+  for (const Output& r : roots) stack.push_back(r.node);
+  while (!stack.empty()) {
+    Node* n = stack.back();
+    stack.pop_back();
+    if (!needed.insert(n).second || replaced.count(n)) continue;
+    for (const Output& i : n->inputs()) stack.push_back(i.node);
+    for (Node* c : n->control_inputs()) stack.push_back(c);
+  }
+  std::unordered_map<Node*, Node*> copies;
+  auto value = [&](const Output& o) {
+    auto it = replaced.find(o.node);
+    return it != replaced.end() ? it->second : Output(copies.at(o.node), o.index);
+  };
+  for (Node* n : TopologicalOrder(std::vector<Node*>(needed.begin(), needed.end()))) {
+    if (replaced.count(n)) continue;
+    WEFT_REQUIRE(n->op() != "Placeholder", "{}: the function reads the tensor '{}', which is not its input (a tensor "
+                 "made outside the function?)", what, n->name());
+    WEFT_REQUIRE(n->op() != "Variable" && n->op() != "VarHandleOp",
+                 "{}: the function uses the variable '{}', which is not one of its weights (create weights with "
+                 "add_weight in build or __init__, or use them through the layers it calls)", what, n->name());
+    std::vector<Output> ins;
+    for (const Output& i : n->inputs()) ins.push_back(value(i));
+    std::vector<Node*> control;
+    for (Node* c : n->control_inputs()) {
+      if (!replaced.count(c)) control.push_back(copies.at(c));
+    }
+    const Scope ns = control.empty() ? s : s.WithControlDependencies(control);
+    copies[n] = ns.AddNode(n->op(), std::move(ins), n->attrs());
+  }
+  std::vector<Output> out;
+  for (const Output& r : roots) out.push_back(value(r));
+  return out;
+}
+
+// ---- TraceRecorder -----------------------------------------------------------------------------
+
+void TraceRecorder::Begin(std::shared_ptr<Graph> graph) {
+  WEFT_REQUIRE(graph != nullptr, "{}: no graph to trace into", what_);
+  graph_ = std::move(graph);
+  vars_.clear();
+  losses_.clear();
+  updates_.clear();
+}
+
+Output TraceRecorder::StandIn(size_t index) {
+  WEFT_REQUIRE(graph_ != nullptr, "{}: a weight was used outside its trace", what_);
+  auto it = vars_.find(index);
+  if (it != vars_.end()) return it->second;
+  const Weight& w = weights_.at(index);
+  // A Variable node (so state updates can take it as their ref input) that never runs: Call
+  // replaces it with the model's variable.
+  Output v = ops::Variable(Scope::Root(graph_.get()).NewSubScope("weights").NewSubScope(w.name), w.shape,
+                           DType::kFloat32);
+  vars_[index] = v;
+  return v;
+}
+
+Output TraceRecorder::OwnWeight(int64_t key, const Weight& weight) {
+  const std::string k = "own:" + std::to_string(key);
+  auto it = own_.find(k);
+  if (it == own_.end()) {
+    WEFT_REQUIRE(!by_name_.count(weight.name), "{}: two weights are named '{}' (give add_weight distinct names)", what_,
+                 weight.name);
+    it = own_.emplace(k, weights_.size()).first;
+    by_name_[weight.name] = weights_.size();
+    weights_.push_back(weight);
+  }
+  return StandIn(it->second);
+}
+
+Output TraceRecorder::Apply(const LayerPtr& layer, const std::vector<Output>& inputs, bool training) {
+  WEFT_REQUIRE(graph_ != nullptr, "{}: a layer was applied outside its trace", what_);
+  WEFT_REQUIRE(layer != nullptr, "{}: applies a null layer", what_);
+  // Built on the tensors' shapes (its first call) and checked, as a call on KerasTensors is.
+  std::vector<Sym> syms;
+  for (const Output& x : inputs) {
+    auto n = std::make_shared<SymNode>();
+    n->shape = x.shape();
+    n->name = x.name();
+    syms.push_back(std::move(n));
+  }
+  (*layer)(syms);
+  std::string& name = layer_names_[layer.get()];
+  if (name.empty()) {
+    std::set<std::string> taken;
+    for (const auto& [l, n] : layer_names_) taken.insert(n);
+    const std::string base = layer->name().empty() ? DefaultLayerName(layer->type()) : layer->name();
+    name = base;
+    for (int i = 1; taken.count(name); ++i) name = base + "_" + std::to_string(i);
+    // An unnamed layer takes the name; a named one (perhaps part of another model) keeps its own,
+    // and `name` only makes its weights' names unique within this layer.
+    if (layer->name().empty()) layer->set_name(name);
+  }
+  std::vector<Output> vars;
+  for (const Weight& w : layer->weights()) {
+    const std::string full = name + "/" + w.name;
+    auto it = by_name_.find(full);
+    if (it == by_name_.end()) {
+      it = by_name_.emplace(full, weights_.size()).first;
+      weights_.push_back(w);
+      weights_.back().name = full;
+    }
+    vars.push_back(StandIn(it->second));
+  }
+  Scope s = Scope::Root(graph_.get()).NewSubScope(name);
+  if (!layer->device().empty()) s = s.WithDevice(layer->device());
+  std::vector<Output> updates, losses;
+  CallContext ctx{s, training, vars, &updates, &losses};
+  Output y = layer->Call(ctx, inputs);
+  losses_.insert(losses_.end(), losses.begin(), losses.end());
+  updates_.insert(updates_.end(), updates.begin(), updates.end());
+  return y;
+}
+
+void TraceRecorder::AddLoss(Output loss) {
+  WEFT_REQUIRE(graph_ != nullptr, "{}: add_loss outside its call", what_);
+  WEFT_REQUIRE(loss.shape().rank() == 0 || loss.shape().num_elements() == 1,
+               "{}: add_loss takes a scalar, got shape {} ('{}'); reduce it (tf.reduce_mean) first", what_,
+               loss.shape().ToString(), loss.name());
+  WEFT_REQUIRE(loss.dtype() == DType::kFloat32, "{}: add_loss takes a float32 scalar, got {}", what_,
+               DTypeName(loss.dtype()));
+  losses_.push_back(loss.shape().rank() == 0 ? loss
+                                             : ops::Reshape(Scope::Root(graph_.get()), loss, std::vector<int64_t>{}));
+}
+
+void TraceRecorder::AddUpdate(Output update) {
+  WEFT_REQUIRE(graph_ != nullptr, "{}: a state update outside its call", what_);
+  updates_.push_back(update);
+}
+
+void TraceRecorder::Finish(bool training, std::vector<Output> inputs, Output output) {
+  WEFT_REQUIRE(graph_ != nullptr, "{}: Finish without Begin", what_);
+  WEFT_REQUIRE(output.valid(), "{}: call returned no tensor", what_);
+  WEFT_REQUIRE(output.dtype() == DType::kFloat32,
+               "{}: call must return float32 values (weft's Keras models compute in float32), got {} from '{}'; cast "
+               "it (tf.cast(x, 'float32'))", what_, DTypeName(output.dtype()), output.name());
+  TracedCall c;
+  c.graph = graph_;
+  c.inputs = std::move(inputs);
+  c.output = output;
+  for (const auto& [index, v] : vars_) {
+    if (c.weight_vars.size() <= index) c.weight_vars.resize(index + 1);
+    c.weight_vars[index] = v;
+  }
+  c.losses = losses_;
+  c.updates = updates_;
+  passes_[training] = std::move(c);
+  graph_ = nullptr;
+  vars_.clear();
+}
+
+TracedCall TraceRecorder::pass(bool training) const {
+  TracedCall c = passes_.at(training);
+  c.weights = weights_;
+  c.weight_vars.resize(weights_.size());
+  return c;
+}
+
+// ---- TracedLayer -------------------------------------------------------------------------------
+
+void TracedLayer::SetTraces(const TraceRecorder& rec, int num_inputs) {
+  WEFT_REQUIRE(!built(), "{}: is already built", Describe());
+  WEFT_REQUIRE(rec.has(false) || rec.has(true), "{}: has no trace", Describe());
+  inference_ = rec.pass(rec.has(false) ? false : true);
+  training_ = rec.pass(rec.has(true) ? true : false);
+  num_inputs_ = num_inputs;
+  traced_ = true;
+}
+
+void TracedLayer::Build(const std::vector<TensorShape>& input_shapes) {
+  WEFT_REQUIRE(traced_, "{}: its call has not been traced (call the layer from weft.keras)", Describe());
+  WEFT_REQUIRE(input_shapes.size() == inference_.inputs.size(), "{}: traced for {} input(s), called on {}", Describe(),
+               inference_.inputs.size(), input_shapes.size());
+  for (const Weight& w : inference_.weights) {
+    AddWeight(w.name, w.shape, w.init, w.trainable, w.l2, w.l1, w.constraint);
+  }
+}
+
+Output TracedLayer::Call(CallContext& ctx, const std::vector<Output>& inputs) const {
+  const TracedCall& f = ctx.training ? training_ : inference_;
+  std::vector<Output> roots = {f.output};
+  roots.insert(roots.end(), f.losses.begin(), f.losses.end());
+  roots.insert(roots.end(), f.updates.begin(), f.updates.end());
+  const std::vector<Output> copies = CopyTraced(ctx.scope, f, inputs, ctx.weights, roots, Describe());
+  Output y = copies[0];
+  size_t k = 1;
+  for (size_t i = 0; i < f.losses.size(); ++i, ++k) {
+    if (ctx.losses != nullptr) ctx.losses->push_back(copies[k]);
+  }
+  std::vector<Node*> updates;
+  for (size_t i = 0; i < f.updates.size(); ++i, ++k) {
+    updates.push_back(copies[k].node);
+    if (ctx.updates != nullptr) ctx.updates->push_back(copies[k]);
+  }
+  // The updates run whenever the output is computed, as a Keras call runs them.
+  if (!updates.empty()) y = ops::Identity(ctx.scope.WithControlDependencies(updates), y);
+  return y;
+}
+
+}  // namespace weft::train
