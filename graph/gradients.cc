@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
+#include "graph/while_gradients.h"
 #include "ops/array.h"
 #include "ops/math.h"
 
@@ -17,10 +19,71 @@ bool Differentiable(DType t) { return IsFloating(t); }
 // Gradients only flow along floating-point edges.
 bool GradEdge(const Node* n, int input) { return Differentiable(n->input(input).dtype()); }
 
+// What the backward walk visits, in order: a node, or a whole while loop (`loop`: its static frame,
+// standing for its Enter nodes, body and Exits, differentiated at once by WhileLoopGradient).
+struct Item {
+  const Node* node = nullptr;
+  int loop = 0;
+  int key() const { return loop > 0 ? -loop : node->id(); }
+};
+
+// Relevant nodes and loops, each after everything it reads: a loop after the inputs of its Enter
+// nodes, and before whatever reads its Exits. Iterative (deep graphs).
+std::vector<Item> WalkOrder(const std::set<const Node*>& relevant, const StaticFrames* frames,
+                            const std::map<const Node*, int>& loop_of) {
+  auto item = [&](const Node* n) {
+    auto it = loop_of.find(n);
+    return it == loop_of.end() ? Item{n, 0} : Item{nullptr, it->second};
+  };
+  auto deps = [&](const Item& it) {
+    std::vector<Item> d;
+    auto add_inputs = [&](const Node* n) {
+      for (const Output& in : n->inputs()) {
+        if (relevant.count(in.node)) d.push_back(item(in.node));
+      }
+    };
+    if (it.loop == 0) {
+      add_inputs(it.node);
+    } else {
+      for (const Node* e : frames->frames[static_cast<size_t>(it.loop)].enters) add_inputs(e);
+    }
+    return d;
+  };
+  std::vector<const Node*> starts(relevant.begin(), relevant.end());
+  std::sort(starts.begin(), starts.end(), [](const Node* a, const Node* b) { return a->id() < b->id(); });
+  std::vector<Item> order;
+  std::set<int> seen;
+  for (const Node* start : starts) {
+    const Item first = item(start);
+    if (!seen.insert(first.key()).second) continue;
+    std::vector<std::pair<Item, std::vector<Item>>> stack{{first, deps(first)}};
+    while (!stack.empty()) {
+      auto& [top, pending] = stack.back();
+      if (pending.empty()) {
+        order.push_back(top);
+        stack.pop_back();
+        continue;
+      }
+      const Item next = pending.back();
+      pending.pop_back();
+      if (next.loop > 0 && next.loop == top.loop) continue;
+      if (seen.insert(next.key()).second) stack.emplace_back(next, deps(next));
+    }
+  }
+  return order;
+}
+
 }  // namespace
 
 std::vector<Output> Gradients(const Scope& s, const std::vector<Output>& ys, const std::vector<Output>& xs,
                               const std::vector<Output>& grad_ys) {
+  return internal::GradientsWithin(s, ys, xs, grad_ys, nullptr);
+}
+
+namespace internal {
+
+std::vector<Output> GradientsWithin(const Scope& s, const std::vector<Output>& ys, const std::vector<Output>& xs,
+                                    const std::vector<Output>& grad_ys, const std::set<const Node*>* within) {
   WEFT_REQUIRE(grad_ys.empty() || grad_ys.size() == ys.size(), "Gradients: {} grad_ys for {} ys", grad_ys.size(),
                ys.size());
   for (const Output& y : ys) {
@@ -39,7 +102,7 @@ std::vector<Output> Gradients(const Scope& s, const std::vector<Output>& ys, con
     stack.pop_back();
     if (!from_x.insert(n).second) continue;
     for (const auto& [dst, in] : n->out_edges()) {
-      if (in >= 0 && GradEdge(dst, in)) stack.push_back(dst);
+      if (in >= 0 && GradEdge(dst, in) && (within == nullptr || within->count(dst))) stack.push_back(dst);
     }
   }
   // ...and backward-reachable from ys: the nodes gradients pass through.
@@ -51,7 +114,9 @@ std::vector<Output> Gradients(const Scope& s, const std::vector<Output>& ys, con
     if (!relevant.insert(n).second) continue;
     if (n->op() == "StopGradient" || n->def().no_gradient) continue;
     for (int i = 0; i < n->num_inputs(); ++i) {
-      if (GradEdge(n, i) && from_x.count(n->input(i).node)) stack.push_back(n->input(i).node);
+      if (GradEdge(n, i) && from_x.count(n->input(i).node) && (within == nullptr || within->count(n->input(i).node))) {
+        stack.push_back(n->input(i).node);
+      }
     }
   }
 
@@ -77,11 +142,45 @@ std::vector<Output> Gradients(const Scope& s, const std::vector<Output>& ys, con
     return r;
   };
 
-  std::vector<Node*> order;
-  for (const Node* n : relevant) order.push_back(const_cast<Node*>(n));
-  order = TopologicalOrder(order);
+  // A while loop on the path is differentiated as a whole (graph/while_gradients.h): its nodes
+  // belong to the loop of their outermost frame. The walk inside one iteration (`within`) meets
+  // no loop of its own.
+  StaticFrames frames;
+  std::map<const Node*, int> loop_of;
+  const bool loops = within == nullptr && std::any_of(relevant.begin(), relevant.end(), [](const Node* n) {
+    return IsEnter(*n) || IsExit(*n);
+  });
+  if (loops) {
+    frames = FindStaticFrames(s.graph()->nodes());
+    auto outermost = [&](int f) {
+      while (frames.frames[static_cast<size_t>(f)].parent > 0) f = frames.frames[static_cast<size_t>(f)].parent;
+      return f;
+    };
+    std::map<const Node*, int> entering;
+    for (size_t f = 1; f < frames.frames.size(); ++f) {
+      for (const Node* e : frames.frames[f].enters) entering[e] = static_cast<int>(f);
+    }
+    for (const Node* n : relevant) {
+      const int f = frames.frame_of.at(n->id());
+      if (f > 0) loop_of[n] = outermost(f);
+      else if (entering.count(n)) loop_of[n] = outermost(entering.at(n));
+    }
+  }
+  const std::vector<Item> order = WalkOrder(relevant, &frames, loop_of);
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    Node* n = *it;
+    if (it->loop > 0) {
+      std::vector<Output> dy;
+      bool any = false;
+      for (Node* e : frames.frames[static_cast<size_t>(it->loop)].exits) {
+        dy.push_back(relevant.count(e) ? total(Output(e, 0), base) : Output());
+        any |= dy.back().valid();
+      }
+      if (!any) continue;
+      auto wanted = [&](const Output& x) { return Differentiable(x.dtype()) && relevant.count(x.node) > 0; };
+      for (const auto& [x, dx] : WhileLoopGradient(base, frames, it->loop, dy, wanted)) contributions[x].push_back(dx);
+      continue;
+    }
+    Node* n = const_cast<Node*>(it->node);
     if (n->op() == "StopGradient" || n->def().no_gradient) continue;
     bool has_grad_input = false;
     for (int i = 0; i < n->num_inputs(); ++i) {
@@ -127,5 +226,7 @@ std::vector<Output> Gradients(const Scope& s, const std::vector<Output>& ys, con
   for (const Output& x : xs) result.push_back(total(x, base));
   return result;
 }
+
+}  // namespace internal
 
 }  // namespace weft

@@ -99,6 +99,32 @@ void RegisterControlOps(OpRegistry& r) {
       .NoGradient()
       .Doc("A while loop's predicate: forwards the scalar bool that says whether the loop runs another "
            "iteration.");
+  // The stacks of while-loop gradients (graph/while_gradients.h): the forward loop pushes each
+  // value its backward loop needs under the forward iteration number, the backward loop pops it
+  // under the same number counting down. Indexed rather than LIFO, so parallel iterations may push
+  // in any order.
+  r.Register("LoopStack").Output("handle", "int64").Stateful().Shape([](InferenceContext& c) {
+        c.set_output(0, TensorShape{});
+      })
+      .Doc("A new empty stack of tensors for this step; `handle` names it (only to LoopStackPush / LoopStackPop, "
+           "on the same process). The stack and what it holds are freed with the last copy of the handle.");
+  r.Register("LoopStackPush").Input("handle", "int64").Input("index", "int32").Input("value", "T")
+      .Output("output", "T").TypeAttr("T", {}).Stateful().Cheap().NoGradient()
+      .Shape([](InferenceContext& c) {
+        c.WithRank(c.input(0), 0, "handle");
+        c.WithRank(c.input(1), 0, "index");
+        c.set_output(0, c.input(2));
+      })
+      .Doc("Keeps `value` in the stack `handle` under `index` (>= 0, each index once) and returns it.");
+  r.Register("LoopStackPop").Input("handle", "int64").Input("index", "int32").Output("output", "T")
+      .TypeAttr("T", {}).Attr("elem_shape", TensorShape::Unknown()).Stateful().Cheap().NoGradient()
+      .Shape([](InferenceContext& c) {
+        c.WithRank(c.input(0), 0, "handle");
+        c.WithRank(c.input(1), 0, "index");
+        c.set_output(0, c.attr<TensorShape>("elem_shape"));
+      })
+      .Doc("Removes the value pushed under `index` from the stack `handle` and returns it (InvalidArgument if "
+           "none is there, or it is not a T of elem_shape).");
 }
 
 namespace ops {
@@ -111,6 +137,16 @@ SwitchOutputs Switch(const Scope& s, Output data, Output pred) {
 MergeOutputs Merge(const Scope& s, const std::vector<Output>& inputs) {
   Node* n = s.AddNode("Merge", inputs, {{"N", static_cast<int64_t>(inputs.size())}});
   return {Output(n, 0), Output(n, 1)};
+}
+
+Output LoopStack(const Scope& s) { return s.Op("LoopStack", {}); }
+
+Output LoopStackPush(const Scope& s, Output handle, Output index, Output value) {
+  return s.Op("LoopStackPush", {handle, index, value});
+}
+
+Output LoopStackPop(const Scope& s, Output handle, Output index, DType dtype, TensorShape elem_shape) {
+  return s.Op("LoopStackPop", {handle, index}, {{"T", dtype}, {"elem_shape", std::move(elem_shape)}});
 }
 
 }  // namespace ops

@@ -1,0 +1,206 @@
+#include "graph/while_gradients.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "ops/array.h"
+#include "ops/control.h"
+#include "ops/framework.h"
+#include "ops/math.h"
+
+namespace weft::internal {
+
+namespace {
+
+// One loop variable of the forward loop: Enter -> Merge -> Switch -> (Exit | body -> NextIteration).
+struct LoopVar {
+  Node* enter = nullptr;
+  Node* merge = nullptr;
+  Node* sw = nullptr;
+  Node* next = nullptr;
+  size_t exit = 0;  // index among the frame's exits
+};
+
+Error Unsupported(const StaticFrame& f, const std::string& why) {
+  return Error(errors::Unimplemented("gradient of the tf.while_loop '{}': {} (docs/control-flow.md)", f.name, why));
+}
+
+// The loop variables, read from the frame's Exits (each reads its Switch's output_false).
+std::vector<LoopVar> LoopVars(const StaticFrame& f, Node** loop_cond) {
+  std::vector<LoopVar> vars;
+  for (size_t e = 0; e < f.exits.size(); ++e) {
+    const Output in = f.exits[e]->input(0);
+    LoopVar v;
+    v.exit = e;
+    v.sw = in.node;
+    if (!IsSwitch(*v.sw) || in.index != 0 || !IsMerge(*v.sw->input(0).node) || !IsLoopMerge(*v.sw->input(0).node)) {
+      throw Unsupported(f, fmt::format("{} does not read a loop variable's Switch (not a loop built by while_loop)",
+                                       f.exits[e]->Describe()));
+    }
+    v.merge = v.sw->input(0).node;
+    *loop_cond = v.sw->input(1).node;
+    for (const Output& m : v.merge->inputs()) (IsNextIteration(*m.node) ? v.next : v.enter) = m.node;
+    if (v.enter == nullptr || !IsEnter(*v.enter) || v.next == nullptr) {
+      throw Unsupported(f, fmt::format("{} is not a loop variable's Merge of an Enter and a NextIteration",
+                                       v.merge->Describe()));
+    }
+    vars.push_back(v);
+  }
+  return vars;
+}
+
+}  // namespace
+
+std::vector<std::pair<Output, Output>> WhileLoopGradient(const Scope& scope, const StaticFrames& frames, int frame,
+                                                         const std::vector<Output>& dy,
+                                                         const std::function<bool(const Output&)>& wanted) {
+  const StaticFrame& sf = frames.frames[static_cast<size_t>(frame)];
+  Graph* g = scope.graph();
+  auto frame_of = [&](const Node* n) {
+    auto it = frames.frame_of.find(n->id());
+    return it == frames.frame_of.end() ? -1 : it->second;
+  };
+  for (const StaticFrame& c : frames.frames) {
+    if (c.parent == frame) throw Unsupported(sf, fmt::format("it has a loop inside it ('{}'); nested loops are not differentiated yet", c.name));
+  }
+  Node* lc = nullptr;
+  const std::vector<LoopVar> vars = LoopVars(sf, &lc);
+  std::set<const Node*> loop_nodes;  // the forward loop's Switches, Merges and NextIterations
+  for (const LoopVar& v : vars) loop_nodes.insert({v.sw, v.merge, v.next});
+  for (Node* n : g->nodes()) {
+    if (frame_of(n) == frame && IsSwitch(*n) && !loop_nodes.count(n)) {
+      throw Unsupported(sf, fmt::format("its body has a tf.cond ({}); a cond inside a loop is not differentiated yet",
+                                        n->Describe()));
+    }
+  }
+  const std::string& device = sf.exits.front()->requested_device();
+  const Scope s = device.empty() ? scope : scope.WithDevice(device);
+  const int64_t parallel = sf.parallel_iterations;
+
+  // The forward loop's iteration counter k: 0, 1, ...; its Exit is the number of iterations.
+  const Scope fs = s.NewSubScope(sf.name + "_count");
+  Output k0 = fs.WithOpName("enter").Op("Enter", {ops::Const(fs.WithOpName("zero"), 0)},
+                                        {{"frame_name", sf.name}, {"parallel_iterations", parallel}});
+  Node* k_merge = ops::Merge(fs.WithOpName("merge"), {k0, k0}).output.node;
+  const ops::SwitchOutputs k_sw = ops::Switch(fs.WithOpName("switch"), Output(k_merge, 0), Output(lc, 0));
+  const Output count = fs.WithOpName("exit").Op("Exit", {k_sw.output_false});
+  const Output k = ops::Identity(fs.WithOpName("k"), k_sw.output_true);
+  const Output k_next = ops::Add(fs.WithOpName("k_next"), k, ops::Const(fs.WithOpName("one").WithControlDependencies(std::vector<Output>{k}), 1));
+  g->UpdateInput(k_merge, 1, fs.WithOpName("next_iteration").Op("NextIteration", {k_next}));
+
+  // The backward loop's variables: the count n, then the gradient of each floating loop variable,
+  // then the sum of the gradients of each wanted floating captured tensor.
+  std::string bframe = scope.prefix() + sf.name + "_grad";
+  for (int i = 1; g->FindNode(bframe + "/enter") != nullptr; ++i) bframe = fmt::format("{}{}_grad_{}", scope.prefix(), sf.name, i);
+  const Scope bs = (device.empty() ? Scope(scope) : scope.WithDevice(device)).NewSubScope(bframe.substr(scope.prefix().size()));
+  std::vector<Output> init{count};
+  std::vector<const LoopVar*> grad_vars;
+  for (const LoopVar& v : vars) {
+    if (!IsFloating(v.merge->output_dtype(0))) continue;
+    grad_vars.push_back(&v);
+    const Output exit(sf.exits[v.exit], 0);
+    init.push_back(dy[v.exit].valid() ? dy[v.exit] : ops::ZerosLike(bs, exit));
+  }
+  if (grad_vars.empty()) return {};
+  std::vector<Node*> captured;
+  for (Node* e : sf.enters) {
+    if (e->attr<bool>("is_constant") && IsFloating(e->output_dtype(0)) && wanted(e->input(0))) {
+      captured.push_back(e);
+      init.push_back(ops::ZerosLike(bs, e->input(0)));
+    }
+  }
+  auto enter_b = [&](Output x, bool invariant) {
+    return bs.WithOpName("enter").Op("Enter", {x}, {{"frame_name", bframe}, {"is_constant", invariant},
+                                                    {"parallel_iterations", parallel}});
+  };
+  std::vector<Node*> merges;
+  for (const Output& x : init) {
+    const Output e = enter_b(x, false);
+    merges.push_back(ops::Merge(bs.WithOpName("merge"), {e, e}).output.node);
+  }
+  const Output n(merges[0], 0);
+  const Output more = ops::Greater(bs.WithOpName("more"), n, ops::Const(bs.WithOpName("zero").WithControlDependencies(std::vector<Output>{n}), 0));
+  const Output blc = bs.WithOpName("loop_cond").Op("LoopCond", {more});
+  std::vector<Output> exits, in;
+  for (Node* m : merges) {
+    const ops::SwitchOutputs sw = ops::Switch(bs.WithOpName("switch"), Output(m, 0), blc);
+    exits.push_back(bs.WithOpName("exit").Op("Exit", {sw.output_false}));
+    in.push_back(ops::Identity(bs.WithOpName("identity"), sw.output_true));
+  }
+  const Output index = ops::Sub(bs.WithOpName("index"), in[0], ops::Const(bs.WithOpName("one").WithControlDependencies(std::vector<Output>{in[0]}), 1));
+  const int first_new = index.node->id() + 1;  // node ids only grow
+
+  // One forward iteration's gradient, over the forward body's nodes.
+  std::set<const Node*> within;
+  for (Node* node : g->nodes()) {
+    if (frame_of(node) == frame && !IsMerge(*node) && !IsNextIteration(*node)) within.insert(node);
+  }
+  within.insert(captured.begin(), captured.end());
+  std::vector<Output> ys, xs, grad_ys;
+  for (size_t j = 0; j < grad_vars.size(); ++j) {
+    ys.push_back(grad_vars[j]->next->input(0));
+    xs.emplace_back(grad_vars[j]->sw, 1);
+    grad_ys.push_back(in[1 + j]);
+  }
+  for (Node* e : captured) xs.emplace_back(e, 0);
+  const std::vector<Output> d = GradientsWithin(bs.NewSubScope("body"), ys, xs, grad_ys, &within);
+
+  // Move the new nodes into the backward frame: a forward body value becomes a pop of what the
+  // forward iteration pushed, a captured tensor (or any outside value) enters as an invariant.
+  std::map<Output, Output> routed;
+  std::function<Output(Output)> route = [&](Output x) -> Output {
+    Output& r = routed[x];
+    if (r.valid()) return r;
+    const int f = frame_of(x.node);
+    if (std::find(sf.enters.begin(), sf.enters.end(), x.node) != sf.enters.end()) {
+      r = route(x.node->input(0));  // a captured tensor: its value outside
+    } else if (f == frame) {
+      const Output stack = ops::LoopStack(s.WithOpName(sf.name + "_stack"));
+      const Output fwd_stack = fs.WithOpName("enter_stack").Op("Enter", {stack}, {{"frame_name", sf.name}, {"is_constant", true},
+                                                                           {"parallel_iterations", parallel}});
+      Node* push = ops::LoopStackPush(fs.WithOpName("push"), fwd_stack, k, x).node;
+      g->AddControlEdge(push, k_next.node);  // the count goes on once the iteration's values are kept
+      r = ops::LoopStackPop(bs.WithOpName("pop"), enter_b(stack, true), index, x.dtype(), x.shape());
+    } else if (f == 0) {
+      r = enter_b(x, true);
+    } else {
+      throw Error(errors::Internal("gradient of the tf.while_loop '{}' reads '{}' of another loop", sf.name, x.name()));
+    }
+    return r;
+  };
+  std::vector<Node*> added;
+  for (Node* node : g->nodes()) {
+    if (node->id() >= first_new) added.push_back(node);
+  }
+  for (Node* node : added) {
+    for (int i = 0; i < node->num_inputs(); ++i) {
+      const Output x = node->input(i);
+      if (x.node->id() < first_new && frame_of(x.node) >= 0) g->UpdateInput(node, i, route(x));
+    }
+    if (node->num_inputs() == 0 && node->control_inputs().empty()) g->AddControlEdge(in[0].node, node);
+  }
+
+  std::vector<Output> next{index};
+  for (size_t j = 0; j < grad_vars.size(); ++j) {
+    next.push_back(d[j].valid() ? d[j] : ops::ZerosLike(bs, in[1 + j]));
+  }
+  for (size_t c = 0; c < captured.size(); ++c) {
+    const Output sum = in[1 + grad_vars.size() + c];
+    const Output dc = d[grad_vars.size() + c];
+    next.push_back(dc.valid() ? ops::Add(bs.WithOpName("accumulate"), sum, dc) : sum);
+  }
+  for (size_t i = 0; i < merges.size(); ++i) {
+    g->UpdateInput(merges[i], 1, bs.WithOpName("next_iteration").Op("NextIteration", {next[i]}));
+  }
+
+  std::vector<std::pair<Output, Output>> out;
+  for (size_t j = 0; j < grad_vars.size(); ++j) {
+    const Output x = grad_vars[j]->enter->input(0);
+    if (wanted(x)) out.emplace_back(x, exits[1 + j]);
+  }
+  for (size_t c = 0; c < captured.size(); ++c) out.emplace_back(captured[c]->input(0), exits[1 + grad_vars.size() + c]);
+  return out;
+}
+
+}  // namespace weft::internal
