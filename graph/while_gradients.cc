@@ -91,8 +91,7 @@ std::vector<std::pair<Output, Output>> WhileLoopGradient(const Scope& scope, con
 
   // The backward loop's variables: the count n, then the gradient of each floating loop variable,
   // then the sum of the gradients of each wanted floating captured tensor.
-  std::string bframe = scope.prefix() + sf.name + "_grad";
-  for (int i = 1; g->FindNode(bframe + "/enter") != nullptr; ++i) bframe = fmt::format("{}{}_grad_{}", scope.prefix(), sf.name, i);
+  const std::string bframe = UniqueFrameName(*g, scope.prefix() + sf.name + "_grad");
   const Scope bs = (device.empty() ? Scope(scope) : scope.WithDevice(device)).NewSubScope(bframe.substr(scope.prefix().size()));
   std::vector<Output> init{count};
   std::vector<const LoopVar*> grad_vars;
