@@ -36,8 +36,8 @@ std::vector<Output> SwitchGrad(const Scope& s, const Node&, const std::vector<Ou
 // Merge(x0, x1, ...) -> (x_k, k):  dx_i = dy where k == i, dead elsewhere: Switch(dy, k == i)'s
 // true output. value_index says which input was taken, so no predicate has to be found.
 std::vector<Output> MergeGrad(const Scope& s, const Node& op, const std::vector<Output>& dy) {
-  WEFT_REQUIRE(!IsLoopMerge(op), "gradients of a while_loop's Merge (the loop {}) are not supported: weft "
-                                 "differentiates tf.cond, not tf.while_loop (docs/control-flow.md)", op.name());
+  WEFT_REQUIRE(!IsLoopMerge(op), "{} is a while_loop's Merge: Gradients differentiates a loop as a whole "
+                                 "(graph/while_gradients.h), never its Merge alone", op.Describe());
   std::vector<Output> dx;
   const Output index(const_cast<Node*>(&op), 1);
   for (int i = 0; i < op.num_inputs(); ++i) {
@@ -47,9 +47,11 @@ std::vector<Output> MergeGrad(const Scope& s, const Node& op, const std::vector<
   return dx;
 }
 
+// Gradients differentiates a loop as a whole (graph/while_gradients.h) and never calls this; it
+// is reached only by a loop node outside a frame Gradients recognised (a hand-built graph).
 std::vector<Output> LoopGrad(const Scope&, const Node& op, const std::vector<Output>&) {
-  throw Error(errors::Unimplemented("gradients through {} (a tf.while_loop) are not supported: weft differentiates "
-                                    "tf.cond, not tf.while_loop (docs/control-flow.md)", op.Describe()));
+  throw Error(errors::Unimplemented("{} is differentiated with its whole tf.while_loop (graph/while_gradients.h), "
+                                    "not on its own", op.Describe()));
 }
 
 }  // namespace
