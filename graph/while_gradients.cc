@@ -66,14 +66,16 @@ std::vector<std::pair<Output, Output>> WhileLoopGradient(const Scope& scope, con
   }
   Node* lc = nullptr;
   const std::vector<LoopVar> vars = LoopVars(sf, &lc);
-  std::set<const Node*> loop_nodes;  // the forward loop's Switches, Merges and NextIterations
-  for (const LoopVar& v : vars) loop_nodes.insert({v.sw, v.merge, v.next});
-  for (Node* n : g->nodes()) {
-    if (frame_of(n) == frame && IsSwitch(*n) && !loop_nodes.count(n)) {
-      throw Unsupported(sf, fmt::format("its body has a tf.cond ({}); a cond inside a loop is not differentiated yet",
-                                        n->Describe()));
-    }
-  }
+  std::set<const Node*> loop_nodes;  // the forward loop's Merges and NextIterations
+  for (const LoopVar& v : vars) loop_nodes.insert({v.merge, v.next});
+  // With a cond in the body, a value of a branch not taken is dead: nothing is pushed, and its pop
+  // is dead too, in the backward branch that is not taken either.
+  const std::vector<Node*> all = g->nodes();
+  const bool has_cond = std::any_of(all.begin(), all.end(), [&](const Node* n) {
+    return frame_of(n) == frame && IsSwitch(*n) && std::none_of(vars.begin(), vars.end(), [&](const LoopVar& v) {
+             return v.sw == n;
+           });
+  });
   const std::string& device = sf.exits.front()->requested_device();
   const Scope s = device.empty() ? scope : scope.WithDevice(device);
   const int64_t parallel = sf.parallel_iterations;
@@ -133,7 +135,7 @@ std::vector<std::pair<Output, Output>> WhileLoopGradient(const Scope& scope, con
   // One forward iteration's gradient, over the forward body's nodes.
   std::set<const Node*> within;
   for (Node* node : g->nodes()) {
-    if (frame_of(node) == frame && !IsMerge(*node) && !IsNextIteration(*node)) within.insert(node);
+    if (frame_of(node) == frame && !loop_nodes.count(node)) within.insert(node);
   }
   within.insert(captured.begin(), captured.end());
   std::vector<Output> ys, xs, grad_ys;
@@ -160,7 +162,7 @@ std::vector<std::pair<Output, Output>> WhileLoopGradient(const Scope& scope, con
                                                                            {"parallel_iterations", parallel}});
       Node* push = ops::LoopStackPush(fs.WithOpName("push"), fwd_stack, k, x).node;
       g->AddControlEdge(push, k_next.node);  // the count goes on once the iteration's values are kept
-      r = ops::LoopStackPop(bs.WithOpName("pop"), enter_b(stack, true), index, x.dtype(), x.shape());
+      r = ops::LoopStackPop(bs.WithOpName("pop"), enter_b(stack, true), index, x.dtype(), x.shape(), has_cond);
     } else if (f == 0) {
       r = enter_b(x, true);
     } else {

@@ -20,8 +20,9 @@
 // tensors zeros, as TF. Memory: every pushed value of every iteration is held until the backward
 // loop pops it (docs/control-flow.md).
 //
-// Not differentiated (Unimplemented naming the node): a loop with a loop inside it, and a loop
-// whose body has a tf.cond.
+// A cond in the body: a value of a branch the forward iteration did not take is dead, so its push
+// keeps nothing and its pop (absent_is_dead) is dead, in a backward branch not taken either.
+// Not differentiated (Unimplemented naming the loop): a loop with a loop inside it.
 #pragma once
 
 #include <functional>

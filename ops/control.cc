@@ -117,16 +117,20 @@ void RegisterControlOps(OpRegistry& r) {
         c.WithRank(c.input(1), 0, "index");
         c.set_output(0, c.input(2));
       })
-      .Doc("Keeps `value` in the stack `handle` under `index` (>= 0, each index once) and returns it.");
+      .Doc("Keeps `value` in the stack `handle` under `index` (>= 0, each index once) and returns it. Runs on a "
+           "dead value too (a cond branch not taken): keeps nothing, its output is unset and its control edges "
+           "are live.");
   r.Register("LoopStackPop").Input("handle", "int64").Input("index", "int32").Output("output", "T")
-      .TypeAttr("T", {}).Attr("elem_shape", TensorShape::Unknown()).Stateful().Cheap().NoGradient()
+      .TypeAttr("T", {}).Attr("elem_shape", TensorShape::Unknown()).Attr("absent_is_dead", false).Stateful().Cheap()
+      .NoGradient()
       .Shape([](InferenceContext& c) {
         c.WithRank(c.input(0), 0, "handle");
         c.WithRank(c.input(1), 0, "index");
         c.set_output(0, c.attr<TensorShape>("elem_shape"));
       })
-      .Doc("Removes the value pushed under `index` from the stack `handle` and returns it (InvalidArgument if "
-           "none is there, or it is not a T of elem_shape).");
+      .Doc("Removes the value pushed under `index` from the stack `handle` and returns it. InvalidArgument if it "
+           "is not a T of elem_shape, or if none is there, unless absent_is_dead: then the output is dead (the "
+           "value of a cond branch that the forward iteration did not take).");
 }
 
 namespace ops {
@@ -147,8 +151,10 @@ Output LoopStackPush(const Scope& s, Output handle, Output index, Output value) 
   return s.Op("LoopStackPush", {handle, index, value});
 }
 
-Output LoopStackPop(const Scope& s, Output handle, Output index, DType dtype, TensorShape elem_shape) {
-  return s.Op("LoopStackPop", {handle, index}, {{"T", dtype}, {"elem_shape", std::move(elem_shape)}});
+Output LoopStackPop(const Scope& s, Output handle, Output index, DType dtype, TensorShape elem_shape,
+                    bool absent_is_dead) {
+  return s.Op("LoopStackPop", {handle, index},
+              {{"T", dtype}, {"elem_shape", std::move(elem_shape)}, {"absent_is_dead", absent_is_dead}});
 }
 
 }  // namespace ops

@@ -78,6 +78,10 @@ TEST_CASE("LoopStackPush keeps a value under an index, LoopStackPop returns it o
   // Each step has its own stack: nothing pushed in another step is there.
   CHECK_THROWS_WITH_AS(sess.Run({}, {again}), doctest::Contains("nothing was pushed under index 1"), Error);
   CHECK_THROWS_WITH_AS(sess.Run({}, {wrong}), doctest::Contains("but the node pops float32 [2]"), Error);
+  // absent_is_dead: nothing under the index gives a dead value (a Merge takes its other input).
+  Output absent = ops::LoopStackPop(s, h, ops::Const(s, 5), DType::kFloat64, TensorShape({2}), true);
+  ExpectEqual(Fetch(sess, ops::Merge(s, {absent, ops::Const(s, b)}).value_index), T<int32_t>({1}, {}));
+  CHECK_THROWS_WITH_AS(sess.Run({}, {absent}), doctest::Contains("has no value in this step"), Error);
   // A handle that no LoopStack made, a bad index.
   const Tensor fake = T<int64_t>({12345}, {});
   ExpectOpError("LoopStackPush", {fake, T<int32_t>({0}, {}), a}, {}, kInvalid, "not a stack made by a LoopStack");

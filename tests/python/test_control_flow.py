@@ -208,7 +208,16 @@ def test_gradient_of_while_loop_edges():
         with tf.Session() as sess:
             assert sess.run(dy, {x: 1.1}) == pytest.approx(4 * 1.1 ** 3, rel=1e-12)
             assert sess.run(dz, {x: 1.1}) == pytest.approx(4 * 1.1 ** 3, rel=1e-12)
-        # Not differentiated yet: a loop inside the loop, a cond inside the loop; the error names them.
+        # A cond in the body: each iteration differentiates the branch it took.
+        _, c = tf.while_loop(lambda i, c: i < 4,
+                             lambda i, c: (i + 1, tf.cond(c > 1.0, lambda: c * 0.5, lambda: c * x)), (0, x))
+        dc, = tf.gradients(c, [x])
+        with tf.Session() as sess:
+            # x = 1.5: 1.5 -> 0.75 -> 1.125 -> 0.5625 -> 0.84375 (halve, times x, halve, times x): c = x^3 / 4
+            # on this path, dc/dx = 3 x^2 / 4.
+            assert sess.run(c, {x: 1.5}) == pytest.approx(1.5 ** 3 / 4, rel=1e-12)
+            assert sess.run(dc, {x: 1.5}) == pytest.approx(3 * 1.5 ** 2 / 4, rel=1e-12)
+        # Not differentiated yet: a loop inside the loop; the error names it.
         nested = tf.while_loop(lambda v: v < 10.0,
                                lambda v: tf.while_loop(lambda u: u < 10.0, lambda u: u * x, [v])[0] + 1.0, [x])[0]
         with pytest.raises(tf.errors.UnimplementedError, match="nested loops"):

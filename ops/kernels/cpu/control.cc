@@ -105,6 +105,9 @@ class LoopStackPushOp : public OpKernel {
  public:
   using OpKernel::OpKernel;
   void Compute(OpKernelContext* ctx) override {
+    // A dead input (a cond branch not taken, the loop's last iteration): nothing to keep. The
+    // executor runs this kernel anyway, so that its control edges stay live.
+    if (ctx->input_dead()) return;
     StackState* st = StackOf(ctx);
     const int32_t k = IndexOf(ctx);
     {
@@ -125,6 +128,7 @@ class LoopStackPopOp : public OpKernel {
     {
       std::lock_guard<std::mutex> l(st->mu);
       auto it = st->values.find(k);
+      if (it == st->values.end() && ctx->node().attr<bool>("absent_is_dead")) return;  // output dead
       WEFT_REQUIRE(it != st->values.end(), "LoopStackPop: nothing was pushed under index {} ({} values held)", k,
                    st->values.size());
       v = std::move(it->second);
