@@ -83,7 +83,8 @@ std::vector<Output> Gradients(const Scope& s, const std::vector<Output>& ys, con
 namespace internal {
 
 std::vector<Output> GradientsWithin(const Scope& s, const std::vector<Output>& ys, const std::vector<Output>& xs,
-                                    const std::vector<Output>& grad_ys, const std::set<const Node*>* within) {
+                                    const std::vector<Output>& grad_ys, const LoopBody* body) {
+  const std::set<const Node*>* within = body != nullptr ? &body->nodes : nullptr;
   WEFT_REQUIRE(grad_ys.empty() || grad_ys.size() == ys.size(), "Gradients: {} grad_ys for {} ys", grad_ys.size(),
                ys.size());
   for (const Output& y : ys) {
@@ -143,41 +144,47 @@ std::vector<Output> GradientsWithin(const Scope& s, const std::vector<Output>& y
   };
 
   // A while loop on the path is differentiated as a whole (graph/while_gradients.h): its nodes
-  // belong to the loop of their outermost frame. The walk inside one iteration (`within`) meets
-  // no loop of its own.
-  StaticFrames frames;
+  // belong to the loop of their outermost frame below the walk's own (the root frame, or the body
+  // of the loop whose one iteration this walk differentiates).
+  StaticFrames own_frames;
+  const StaticFrames* frames = body != nullptr ? body->frames : &own_frames;
+  const int top = body != nullptr ? body->frame : 0;
   std::map<const Node*, int> loop_of;
-  const bool loops = within == nullptr && std::any_of(relevant.begin(), relevant.end(), [](const Node* n) {
-    return IsEnter(*n) || IsExit(*n);
-  });
+  const bool loops = std::any_of(relevant.begin(), relevant.end(), [](const Node* n) { return IsEnter(*n) || IsExit(*n); });
   if (loops) {
-    frames = FindStaticFrames(s.graph()->nodes());
-    auto outermost = [&](int f) {
-      while (frames.frames[static_cast<size_t>(f)].parent > 0) f = frames.frames[static_cast<size_t>(f)].parent;
-      return f;
+    if (body == nullptr) own_frames = FindStaticFrames(s.graph()->nodes());
+    auto outermost = [&](int f) {  // -1: `top` itself or not below it
+      if (f == top) return -1;
+      while (f > 0 && frames->frames[static_cast<size_t>(f)].parent != top) f = frames->frames[static_cast<size_t>(f)].parent;
+      return f > 0 ? f : -1;
     };
     std::map<const Node*, int> entering;
-    for (size_t f = 1; f < frames.frames.size(); ++f) {
-      for (const Node* e : frames.frames[f].enters) entering[e] = static_cast<int>(f);
+    for (size_t f = 1; f < frames->frames.size(); ++f) {
+      for (const Node* e : frames->frames[f].enters) entering[e] = static_cast<int>(f);
     }
     for (const Node* n : relevant) {
-      const int f = frames.frame_of.at(n->id());
-      if (f > 0) loop_of[n] = outermost(f);
-      else if (entering.count(n)) loop_of[n] = outermost(entering.at(n));
+      auto it = frames->frame_of.find(n->id());
+      if (it == frames->frame_of.end()) continue;
+      const int f = entering.count(n) ? outermost(entering.at(n)) : outermost(it->second);
+      if (f > 0) loop_of[n] = f;
     }
   }
-  const std::vector<Item> order = WalkOrder(relevant, &frames, loop_of);
+  std::map<const Node*, int> forward_added;
+  const std::vector<Item> order = WalkOrder(relevant, frames, loop_of);
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     if (it->loop > 0) {
       std::vector<Output> dy;
       bool any = false;
-      for (Node* e : frames.frames[static_cast<size_t>(it->loop)].exits) {
+      for (Node* e : frames->frames[static_cast<size_t>(it->loop)].exits) {
         dy.push_back(relevant.count(e) ? total(Output(e, 0), base) : Output());
         any |= dy.back().valid();
       }
       if (!any) continue;
       auto wanted = [&](const Output& x) { return Differentiable(x.dtype()) && relevant.count(x.node) > 0; };
-      for (const auto& [x, dx] : WhileLoopGradient(base, frames, it->loop, dy, wanted)) contributions[x].push_back(dx);
+      for (const auto& [x, dx] : WhileLoopGradient(base, *frames, it->loop, dy, wanted,
+                                                   body != nullptr ? body->forward_added : &forward_added)) {
+        contributions[x].push_back(dx);
+      }
       continue;
     }
     Node* n = const_cast<Node*>(it->node);

@@ -54,16 +54,29 @@ std::vector<LoopVar> LoopVars(const StaticFrame& f, Node** loop_cond) {
 
 std::vector<std::pair<Output, Output>> WhileLoopGradient(const Scope& scope, const StaticFrames& frames, int frame,
                                                          const std::vector<Output>& dy,
-                                                         const std::function<bool(const Output&)>& wanted) {
+                                                         const std::function<bool(const Output&)>& wanted,
+                                                         std::map<const Node*, int>* forward_added) {
   const StaticFrame& sf = frames.frames[static_cast<size_t>(frame)];
   Graph* g = scope.graph();
   auto frame_of = [&](const Node* n) {
     auto it = frames.frame_of.find(n->id());
     return it == frames.frame_of.end() ? -1 : it->second;
   };
-  for (const StaticFrame& c : frames.frames) {
-    if (c.parent == frame) throw Unsupported(sf, fmt::format("it has a loop inside it ('{}'); nested loops are not differentiated yet", c.name));
+  // The frame a value is in, as its consumers see it (an Enter's is its loop's, an Exit's the parent).
+  std::map<const Node*, int> entering;
+  for (size_t c = 1; c < frames.frames.size(); ++c) {
+    for (const Node* e : frames.frames[c].enters) entering[e] = static_cast<int>(c);
   }
+  auto value_frame = [&](const Node* n) {
+    if (entering.count(n)) return entering.at(n);
+    if (forward_added->count(n)) return forward_added->at(n);
+    const int f = frame_of(n);
+    return IsExit(*n) && f > 0 ? frames.frames[static_cast<size_t>(f)].parent : f;
+  };
+  auto inside = [&](int f) {  // `frame` or a loop inside it
+    while (f > 0 && f != frame) f = frames.frames[static_cast<size_t>(f)].parent;
+    return f == frame;
+  };
   Node* lc = nullptr;
   const std::vector<LoopVar> vars = LoopVars(sf, &lc);
   std::set<const Node*> loop_nodes;  // the forward loop's Merges and NextIterations
@@ -81,8 +94,13 @@ std::vector<std::pair<Output, Output>> WhileLoopGradient(const Scope& scope, con
   const int64_t parallel = sf.parallel_iterations;
 
   // The forward loop's iteration counter k: 0, 1, ...; its Exit is the number of iterations.
+  // In a loop's body, the nodes made here without inputs (the counter's start, the stacks) run
+  // once per iteration of the parent loop: a control input from a value entering this loop.
   const Scope fs = s.NewSubScope(sf.name + "_count");
-  Output k0 = fs.WithOpName("enter").Op("Enter", {ops::Const(fs.WithOpName("zero"), 0)},
+  const Scope parent = sf.parent == 0 ? fs : fs.WithControlDependencies(std::vector<Node*>{vars.front().enter->input(0).node});
+  const Output zero = ops::Const(parent.WithOpName("zero"), 0);
+  const int first_forward = zero.node->id();  // node ids only grow
+  Output k0 = fs.WithOpName("enter").Op("Enter", {zero},
                                         {{"frame_name", sf.name}, {"parallel_iterations", parallel}});
   Node* k_merge = ops::Merge(fs.WithOpName("merge"), {k0, k0}).output.node;
   const ops::SwitchOutputs k_sw = ops::Switch(fs.WithOpName("switch"), Output(k_merge, 0), Output(lc, 0));
@@ -90,6 +108,10 @@ std::vector<std::pair<Output, Output>> WhileLoopGradient(const Scope& scope, con
   const Output k = ops::Identity(fs.WithOpName("k"), k_sw.output_true);
   const Output k_next = ops::Add(fs.WithOpName("k_next"), k, ops::Const(fs.WithOpName("one").WithControlDependencies(std::vector<Output>{k}), 1));
   g->UpdateInput(k_merge, 1, fs.WithOpName("next_iteration").Op("NextIteration", {k_next}));
+  for (Node* node : g->nodes()) {
+    if (node->id() >= first_forward) (*forward_added)[node] = frame;
+  }
+  (*forward_added)[zero.node] = (*forward_added)[count.node] = sf.parent;
 
   // The backward loop's variables: the count n, then the gradient of each floating loop variable,
   // then the sum of the gradients of each wanted floating captured tensor.
@@ -133,11 +155,11 @@ std::vector<std::pair<Output, Output>> WhileLoopGradient(const Scope& scope, con
   const int first_new = index.node->id() + 1;  // node ids only grow
 
   // One forward iteration's gradient, over the forward body's nodes.
-  std::set<const Node*> within;
+  LoopBody body{.frames = &frames, .frame = frame, .nodes = {}, .forward_added = forward_added};
   for (Node* node : g->nodes()) {
-    if (frame_of(node) == frame && !loop_nodes.count(node)) within.insert(node);
+    if (frame_of(node) >= 0 && inside(value_frame(node)) && !loop_nodes.count(node)) body.nodes.insert(node);
   }
-  within.insert(captured.begin(), captured.end());
+  body.nodes.insert(captured.begin(), captured.end());
   std::vector<Output> ys, xs, grad_ys;
   for (size_t j = 0; j < grad_vars.size(); ++j) {
     ys.push_back(grad_vars[j]->next->input(0));
@@ -145,7 +167,7 @@ std::vector<std::pair<Output, Output>> WhileLoopGradient(const Scope& scope, con
     grad_ys.push_back(in[1 + j]);
   }
   for (Node* e : captured) xs.emplace_back(e, 0);
-  const std::vector<Output> d = GradientsWithin(bs.NewSubScope("body"), ys, xs, grad_ys, &within);
+  const std::vector<Output> d = GradientsWithin(bs.NewSubScope("body"), ys, xs, grad_ys, &body);
 
   // Move the new nodes into the backward frame: a forward body value becomes a pop of what the
   // forward iteration pushed, a captured tensor (or any outside value) enters as an invariant.
@@ -153,17 +175,19 @@ std::vector<std::pair<Output, Output>> WhileLoopGradient(const Scope& scope, con
   std::function<Output(Output)> route = [&](Output x) -> Output {
     Output& r = routed[x];
     if (r.valid()) return r;
-    const int f = frame_of(x.node);
+    const int f = value_frame(x.node);
     if (std::find(sf.enters.begin(), sf.enters.end(), x.node) != sf.enters.end()) {
       r = route(x.node->input(0));  // a captured tensor: its value outside
     } else if (f == frame) {
-      const Output stack = ops::LoopStack(s.WithOpName(sf.name + "_stack"));
+      const Output stack = ops::LoopStack(parent.WithOpName("stack"));
       const Output fwd_stack = fs.WithOpName("enter_stack").Op("Enter", {stack}, {{"frame_name", sf.name}, {"is_constant", true},
                                                                            {"parallel_iterations", parallel}});
       Node* push = ops::LoopStackPush(fs.WithOpName("push"), fwd_stack, k, x).node;
       g->AddControlEdge(push, k_next.node);  // the count goes on once the iteration's values are kept
+      (*forward_added)[stack.node] = sf.parent;
+      (*forward_added)[fwd_stack.node] = (*forward_added)[push] = frame;
       r = ops::LoopStackPop(bs.WithOpName("pop"), enter_b(stack, true), index, x.dtype(), x.shape(), has_cond);
-    } else if (f == 0) {
+    } else if (f == sf.parent) {
       r = enter_b(x, true);
     } else {
       throw Error(errors::Internal("gradient of the tf.while_loop '{}' reads '{}' of another loop", sf.name, x.name()));
@@ -172,12 +196,13 @@ std::vector<std::pair<Output, Output>> WhileLoopGradient(const Scope& scope, con
   };
   std::vector<Node*> added;
   for (Node* node : g->nodes()) {
-    if (node->id() >= first_new) added.push_back(node);
+    if (node->id() >= first_new && !forward_added->count(node)) added.push_back(node);
   }
   for (Node* node : added) {
     for (int i = 0; i < node->num_inputs(); ++i) {
       const Output x = node->input(i);
-      if (x.node->id() < first_new && frame_of(x.node) >= 0) g->UpdateInput(node, i, route(x));
+      const bool forward = (x.node->id() < first_new && frame_of(x.node) >= 0) || forward_added->count(x.node);
+      if (forward) g->UpdateInput(node, i, route(x));
     }
     if (node->num_inputs() == 0 && node->control_inputs().empty()) g->AddControlEdge(in[0].node, node);
   }

@@ -22,10 +22,13 @@
 //
 // A cond in the body: a value of a branch the forward iteration did not take is dead, so its push
 // keeps nothing and its pop (absent_is_dead) is dead, in a backward branch not taken either.
-// Not differentiated (Unimplemented naming the loop): a loop with a loop inside it.
+// Nested loops: an inner loop's gradient is built inside the outer backward body; its stacks are
+// made once per outer iteration, and their handles and its counts are forward values the outer
+// loop pushes like any other.
 #pragma once
 
 #include <functional>
+#include <map>
 #include <set>
 #include <vector>
 
@@ -34,17 +37,29 @@
 
 namespace weft::internal {
 
-// Gradients (graph/gradients.h) walking only the nodes in `within` (null: the whole graph).
-std::vector<Output> GradientsWithin(const Scope& s, const std::vector<Output>& ys, const std::vector<Output>& xs,
-                                    const std::vector<Output>& grad_ys, const std::set<const Node*>* within);
+// One iteration of a loop's body: the region a nested Gradients walk stays in.
+struct LoopBody {
+  const StaticFrames* frames = nullptr;  // not owned: the graph's frames before any gradient node was added
+  int frame = 0;                         // the loop
+  std::set<const Node*> nodes;           // its body, inner loops included, less its Merges and NextIterations
+  std::map<const Node*, int>* forward_added = nullptr;  // not owned: see WhileLoopGradient
+};
 
-// Builds the backward loop of static frame `frame` (a loop in the root frame) and returns, for each
-// value that enters the loop (an Enter's input) and that `wanted` asks for, its gradient (a value
-// may come twice: as an initial value and as a captured tensor; the caller adds them). dy has one
-// entry per Exit of the frame (frames.frames[frame].exits), invalid where the Exit has none.
-// `frames` describes the graph as it was before any gradient node was added.
+// Gradients (graph/gradients.h) walking only the nodes of `body` (null: the whole graph).
+std::vector<Output> GradientsWithin(const Scope& s, const std::vector<Output>& ys, const std::vector<Output>& xs,
+                                    const std::vector<Output>& grad_ys, const LoopBody* body);
+
+// Builds the backward loop of static frame `frame` and returns, for each value that enters the
+// loop (an Enter's input) and that `wanted` asks for, its gradient (a value may come twice: as an
+// initial value and as a captured tensor; the caller adds them). dy has one entry per Exit of the
+// frame (frames.frames[frame].exits), invalid where the Exit has none. `frames` describes the
+// graph as it was before any gradient node was added. The nodes added to the forward loop (its
+// counter, stacks and pushes) go into *forward_added with the frame their value is in: a loop's
+// gradient built inside an outer loop's backward body leaves them in the forward frames, and the
+// outer loop pushes those it reads (the count, the stack handles) like any forward value.
 std::vector<std::pair<Output, Output>> WhileLoopGradient(const Scope& s, const StaticFrames& frames, int frame,
-                                           const std::vector<Output>& dy,
-                                           const std::function<bool(const Output&)>& wanted);
+                                                         const std::vector<Output>& dy,
+                                                         const std::function<bool(const Output&)>& wanted,
+                                                         std::map<const Node*, int>* forward_added);
 
 }  // namespace weft::internal

@@ -192,19 +192,25 @@ TEST_CASE("while_loop gradient: integer loop variables have none, float ones of 
   CHECK(Scalar(sess.Run(feeds, {d2})[0]) == doctest::Approx(2 + 2 * 1.2).epsilon(1e-12));
 }
 
-TEST_CASE("while_loop gradient: nested loops are Unimplemented, naming the loop") {
+TEST_CASE("while_loop gradient: nested loops, the inner one reading the outer's variable and a captured x") {
+  // Outer: 3 iterations of v <- inner(v) + x; inner: j < i + 1 iterations of w <- w * tanh(x + w).
   Graph g;
   Scope s = Scope::Root(&g);
   Output x = ops::Placeholder(s.WithOpName("x"), DType::kFloat64, {});
-  auto below = [](int k) { return [k](const Scope& b, const Vars& v) { return ops::Less(b, v[0], ops::Const(b, k)); }; };
-  Output nested = ops::WhileLoop(s, {ops::Const(s, 0), x}, below(2), [&](const Scope& b, const Vars& v) {
-    Output inner = ops::WhileLoop(b, {ops::Const(b, 0), v[1]}, below(2), [&](const Scope& c, const Vars& w) {
-      return Vars{ops::Add(c, w[0], ops::Const(c, 1)), ops::Mul(c, w[1], x)};
-    })[1];
-    return Vars{ops::Add(b, v[0], ops::Const(b, 1)), inner};
-  })[1];
-  CHECK_THROWS_WITH_AS(Gradients(s, {nested}, {x}), doctest::Contains("nested loops are not differentiated yet"),
-                       Error);
+  Output v0 = ops::Placeholder(s.WithOpName("v0"), DType::kFloat64, {});
+  auto below = [](const Scope& b, const Vars& v, Output k) { return ops::Less(b, v[0], k); };
+  Output y = ops::WhileLoop(
+      s, {ops::Const(s, 0), v0}, [&](const Scope& b, const Vars& v) { return below(b, v, ops::Const(b, 3)); },
+      [&](const Scope& b, const Vars& v) {
+        Output i1 = ops::Add(b, v[0], ops::Const(b, 1));
+        Output inner = ops::WhileLoop(
+            b, {ops::Const(b, 0), v[1]}, [&](const Scope& c, const Vars& w) { return below(c, w, i1); },
+            [&](const Scope& c, const Vars& w) {
+              return Vars{ops::Add(c, w[0], ops::Const(c, 1)), ops::Mul(c, w[1], ops::Tanh(c, ops::Add(c, x, w[1])))};
+            })[1];
+        return Vars{i1, ops::Add(b, inner, x)};
+      })[1];
+  ExpectFiniteDifferences(g, y, {{x, Tensor::Scalar(0.6)}, {v0, Tensor::Scalar(0.8)}});
 }
 
 TEST_CASE("while_loop gradient: a cond in the body, each branch taken in some iterations") {

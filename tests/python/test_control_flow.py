@@ -217,11 +217,14 @@ def test_gradient_of_while_loop_edges():
             # on this path, dc/dx = 3 x^2 / 4.
             assert sess.run(c, {x: 1.5}) == pytest.approx(1.5 ** 3 / 4, rel=1e-12)
             assert sess.run(dc, {x: 1.5}) == pytest.approx(3 * 1.5 ** 2 / 4, rel=1e-12)
-        # Not differentiated yet: a loop inside the loop; the error names it.
-        nested = tf.while_loop(lambda v: v < 10.0,
-                               lambda v: tf.while_loop(lambda u: u < 10.0, lambda u: u * x, [v])[0] + 1.0, [x])[0]
-        with pytest.raises(tf.errors.UnimplementedError, match="nested loops"):
-            tf.gradients(nested, [x])
+        # Nested loops: 2 outer iterations of v <- (v * x * x) + 1 (an inner loop of 2 multiplies).
+        nested = tf.while_loop(lambda i, v: i < 2, lambda i, v: (
+            i + 1, tf.while_loop(lambda j, u: j < 2, lambda j, u: (j + 1, u * x), (0, v))[1] + 1.0), (0, x))[1]
+        dn, = tf.gradients(nested, [x])
+        with tf.Session() as sess:
+            # v = (x * x^2 + 1) * x^2 + 1 = x^5 + x^2 + 1: d/dx = 5 x^4 + 2 x.
+            assert sess.run(nested, {x: 1.1}) == pytest.approx(1.1 ** 5 + 1.1 ** 2 + 1, rel=1e-12)
+            assert sess.run(dn, {x: 1.1}) == pytest.approx(5 * 1.1 ** 4 + 2 * 1.1, rel=1e-12)
 
 
 def test_an_infinite_loop_ends_at_the_step_timeout():
