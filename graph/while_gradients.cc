@@ -89,6 +89,11 @@ std::vector<std::pair<Output, Output>> WhileLoopGradient(const Scope& scope, con
              return v.sw == n;
            });
   });
+  std::vector<const LoopVar*> grad_vars;  // the floating loop variables
+  for (const LoopVar& v : vars) {
+    if (IsFloating(v.merge->output_dtype(0))) grad_vars.push_back(&v);
+  }
+  if (grad_vars.empty()) return {};
   const std::string& device = sf.exits.front()->requested_device();
   const Scope s = device.empty() ? scope : scope.WithDevice(device);
   const int64_t parallel = sf.parallel_iterations;
@@ -97,7 +102,8 @@ std::vector<std::pair<Output, Output>> WhileLoopGradient(const Scope& scope, con
   // In a loop's body, the nodes made here without inputs (the counter's start, the stacks) run
   // once per iteration of the parent loop: a control input from a value entering this loop.
   const Scope fs = s.NewSubScope(sf.name + "_count");
-  const Scope parent = sf.parent == 0 ? fs : fs.WithControlDependencies(std::vector<Node*>{vars.front().enter->input(0).node});
+  const Scope parent =
+      sf.parent == 0 ? fs : fs.WithControlDependencies(std::vector<Node*>{vars.front().enter->input(0).node});
   const Output zero = ops::Const(parent.WithOpName("zero"), 0);
   const int first_forward = zero.node->id();  // node ids only grow
   Output k0 = fs.WithOpName("enter").Op("Enter", {zero},
@@ -106,7 +112,8 @@ std::vector<std::pair<Output, Output>> WhileLoopGradient(const Scope& scope, con
   const ops::SwitchOutputs k_sw = ops::Switch(fs.WithOpName("switch"), Output(k_merge, 0), Output(lc, 0));
   const Output count = fs.WithOpName("exit").Op("Exit", {k_sw.output_false});
   const Output k = ops::Identity(fs.WithOpName("k"), k_sw.output_true);
-  const Output k_next = ops::Add(fs.WithOpName("k_next"), k, ops::Const(fs.WithOpName("one").WithControlDependencies(std::vector<Output>{k}), 1));
+  const Output one = ops::Const(fs.WithOpName("one").WithControlDependencies(std::vector<Output>{k}), 1);
+  const Output k_next = ops::Add(fs.WithOpName("k_next"), k, one);
   g->UpdateInput(k_merge, 1, fs.WithOpName("next_iteration").Op("NextIteration", {k_next}));
   for (Node* node : g->nodes()) {
     if (node->id() >= first_forward) (*forward_added)[node] = frame;
@@ -116,16 +123,11 @@ std::vector<std::pair<Output, Output>> WhileLoopGradient(const Scope& scope, con
   // The backward loop's variables: the count n, then the gradient of each floating loop variable,
   // then the sum of the gradients of each wanted floating captured tensor.
   const std::string bframe = UniqueFrameName(*g, scope.prefix() + sf.name + "_grad");
-  const Scope bs = (device.empty() ? Scope(scope) : scope.WithDevice(device)).NewSubScope(bframe.substr(scope.prefix().size()));
+  const Scope bs = s.NewSubScope(bframe.substr(scope.prefix().size()));
   std::vector<Output> init{count};
-  std::vector<const LoopVar*> grad_vars;
-  for (const LoopVar& v : vars) {
-    if (!IsFloating(v.merge->output_dtype(0))) continue;
-    grad_vars.push_back(&v);
-    const Output exit(sf.exits[v.exit], 0);
-    init.push_back(dy[v.exit].valid() ? dy[v.exit] : ops::ZerosLike(bs, exit));
+  for (const LoopVar* v : grad_vars) {
+    init.push_back(dy[v->exit].valid() ? dy[v->exit] : ops::ZerosLike(bs, Output(sf.exits[v->exit], 0)));
   }
-  if (grad_vars.empty()) return {};
   std::vector<Node*> captured;
   for (Node* e : sf.enters) {
     if (e->attr<bool>("is_constant") && IsFloating(e->output_dtype(0)) && wanted(e->input(0))) {
@@ -143,7 +145,8 @@ std::vector<std::pair<Output, Output>> WhileLoopGradient(const Scope& scope, con
     merges.push_back(ops::Merge(bs.WithOpName("merge"), {e, e}).output.node);
   }
   const Output n(merges[0], 0);
-  const Output more = ops::Greater(bs.WithOpName("more"), n, ops::Const(bs.WithOpName("zero").WithControlDependencies(std::vector<Output>{n}), 0));
+  const Output none_left = ops::Const(bs.WithOpName("zero").WithControlDependencies(std::vector<Output>{n}), 0);
+  const Output more = ops::Greater(bs.WithOpName("more"), n, none_left);
   const Output blc = bs.WithOpName("loop_cond").Op("LoopCond", {more});
   std::vector<Output> exits, in;
   for (Node* m : merges) {
@@ -151,7 +154,8 @@ std::vector<std::pair<Output, Output>> WhileLoopGradient(const Scope& scope, con
     exits.push_back(bs.WithOpName("exit").Op("Exit", {sw.output_false}));
     in.push_back(ops::Identity(bs.WithOpName("identity"), sw.output_true));
   }
-  const Output index = ops::Sub(bs.WithOpName("index"), in[0], ops::Const(bs.WithOpName("one").WithControlDependencies(std::vector<Output>{in[0]}), 1));
+  const Output step = ops::Const(bs.WithOpName("one").WithControlDependencies(std::vector<Output>{in[0]}), 1);
+  const Output index = ops::Sub(bs.WithOpName("index"), in[0], step);  // the forward iteration to undo
   const int first_new = index.node->id() + 1;  // node ids only grow
 
   // One forward iteration's gradient, over the forward body's nodes.
@@ -180,8 +184,8 @@ std::vector<std::pair<Output, Output>> WhileLoopGradient(const Scope& scope, con
       r = route(x.node->input(0));  // a captured tensor: its value outside
     } else if (f == frame) {
       const Output stack = ops::LoopStack(parent.WithOpName("stack"));
-      const Output fwd_stack = fs.WithOpName("enter_stack").Op("Enter", {stack}, {{"frame_name", sf.name}, {"is_constant", true},
-                                                                           {"parallel_iterations", parallel}});
+      const Output fwd_stack = fs.WithOpName("enter_stack").Op(
+          "Enter", {stack}, {{"frame_name", sf.name}, {"is_constant", true}, {"parallel_iterations", parallel}});
       Node* push = ops::LoopStackPush(fs.WithOpName("push"), fwd_stack, k, x).node;
       g->AddControlEdge(push, k_next.node);  // the count goes on once the iteration's values are kept
       (*forward_added)[stack.node] = sf.parent;
