@@ -192,6 +192,25 @@ def test_gradient_of_an_rnn_style_loop_matches_finite_differences():
                                        atol=1e-9)
 
 
+def test_gradient_of_a_growing_loop_variable_and_of_a_loop_on_cpu1():
+    with tf.Graph().as_default():
+        x = tf1.placeholder(tf.float64, [])
+        # acc = [x, x^2, ..., x^5] by concatenation (a shape invariant with an unknown dim); sum(acc^2).
+        _, acc = tf.while_loop(lambda i, a: i < 4, lambda i, a: (i + 1, tf.concat([a, tf.reshape(a[-1] * x, [1])], 0)),
+                               (0, tf.reshape(x, [1])), shape_invariants=(tf.TensorShape([]), tf.TensorShape([None])))
+        y = tf.reduce_sum(acc * acc)
+        # The loop's body pinned to /cpu:1, its driver on /cpu:0.
+        with tf.device("/cpu:0"):
+            z0 = x * 1.0
+        with tf.device("/cpu:1"):
+            _, z = tf.while_loop(lambda i, z: i < 3, lambda i, z: (i + 1, tf.tanh(z) * x), (0, z0))
+        dy, dz = tf.gradients(y, [x])[0], tf.gradients(z, [x])[0]
+        with tf.Session(num_cpu_devices=2) as sess:
+            at = np.array(1.2)
+            assert sess.run(dy, {x: at}) == pytest.approx(sum(2 * k * at ** (2 * k - 1) for k in range(1, 6)), rel=1e-12)
+            assert sess.run(dz, {x: at}) == pytest.approx(_finite_differences(sess, z, x, at, {}), rel=1e-6)
+
+
 def test_gradient_of_while_loop_edges():
     with tf.Graph().as_default():
         x = tf1.placeholder(tf.float64, [])
