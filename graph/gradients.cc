@@ -115,9 +115,8 @@ std::vector<Output> GradientsWithin(const Scope& s, const std::vector<Output>& y
     if (!relevant.insert(n).second) continue;
     if (n->op() == "StopGradient" || n->def().no_gradient) continue;
     for (int i = 0; i < n->num_inputs(); ++i) {
-      if (GradEdge(n, i) && from_x.count(n->input(i).node) && (within == nullptr || within->count(n->input(i).node))) {
-        stack.push_back(n->input(i).node);
-      }
+      const Node* in = n->input(i).node;
+      if (GradEdge(n, i) && from_x.count(in) && (within == nullptr || within->count(in))) stack.push_back(in);
     }
   }
 
@@ -150,12 +149,14 @@ std::vector<Output> GradientsWithin(const Scope& s, const std::vector<Output>& y
   const StaticFrames* frames = body != nullptr ? body->frames : &own_frames;
   const int top = body != nullptr ? body->frame : 0;
   std::map<const Node*, int> loop_of;
-  const bool loops = std::any_of(relevant.begin(), relevant.end(), [](const Node* n) { return IsEnter(*n) || IsExit(*n); });
+  const bool loops =
+      std::any_of(relevant.begin(), relevant.end(), [](const Node* n) { return IsEnter(*n) || IsExit(*n); });
   if (loops) {
     if (body == nullptr) own_frames = FindStaticFrames(s.graph()->nodes());
     auto outermost = [&](int f) {  // -1: `top` itself or not below it
       if (f == top) return -1;
-      while (f > 0 && frames->frames[static_cast<size_t>(f)].parent != top) f = frames->frames[static_cast<size_t>(f)].parent;
+      auto parent = [&](int c) { return frames->frames[static_cast<size_t>(c)].parent; };
+      while (f > 0 && parent(f) != top) f = parent(f);
       return f > 0 ? f : -1;
     };
     std::map<const Node*, int> entering;

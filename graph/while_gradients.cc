@@ -139,10 +139,17 @@ std::vector<std::pair<Output, Output>> WhileLoopGradient(const Scope& scope, con
     return bs.WithOpName("enter").Op("Enter", {x}, {{"frame_name", bframe}, {"is_constant", invariant},
                                                     {"parallel_iterations", parallel}});
   };
-  std::vector<Node*> merges;
-  for (const Output& x : init) {
-    const Output e = enter_b(x, false);
-    merges.push_back(ops::Merge(bs.WithOpName("merge"), {e, e}).output.node);
+  // Each Merge takes the shape its variable keeps through the iterations (the forward variable's
+  // invariant: a gradient may change shape as the value did): a stand-in of that shape is its
+  // second input until the NextIteration exists.
+  std::vector<TensorShape> invariant{TensorShape{}};
+  for (const LoopVar* v : grad_vars) invariant.push_back(v->merge->output_shape(0));
+  for (const Node* e : captured) invariant.push_back(e->output_shape(0));
+  std::vector<Node*> merges, stand_ins;
+  for (size_t i = 0; i < init.size(); ++i) {
+    stand_ins.push_back(ops::Placeholder(bs.WithOpName("invariant"), init[i].dtype(), invariant[i]).node);
+    const Output enter = enter_b(init[i], false);
+    merges.push_back(ops::Merge(bs.WithOpName("merge"), {enter, Output(stand_ins[i], 0)}).output.node);
   }
   const Output n(merges[0], 0);
   const Output none_left = ops::Const(bs.WithOpName("zero").WithControlDependencies(std::vector<Output>{n}), 0);
@@ -222,6 +229,7 @@ std::vector<std::pair<Output, Output>> WhileLoopGradient(const Scope& scope, con
   }
   for (size_t i = 0; i < merges.size(); ++i) {
     g->UpdateInput(merges[i], 1, bs.WithOpName("next_iteration").Op("NextIteration", {next[i]}));
+    g->RemoveNode(stand_ins[i]);
   }
 
   std::vector<std::pair<Output, Output>> out;
