@@ -230,3 +230,26 @@ TEST_CASE("while_loop gradient: a cond in the body, each branch taken in some it
       });
   ExpectFiniteDifferences(g, out[1], {{x, Tensor::Scalar(0.7)}, {v0, Tensor::Scalar(0.4)}});
 }
+
+TEST_CASE("while_loop gradient: 200 iterations whose work overlaps (parallel_iterations 10)") {
+  // acc = sum over k < 200 of (x k)^2: each iteration's square needs only k and x, so up to 10
+  // iterations run at once and push in any order. d acc / dx = 2 x sum k^2.
+  Graph g;
+  Scope s = Scope::Root(&g);
+  Output x = ops::Placeholder(s.WithOpName("x"), DType::kFloat64, {});
+  Output acc = ops::WhileLoop(
+      s, {ops::Const(s, 0), ops::Const(s, 0.0)},
+      [&](const Scope& b, const Vars& v) { return ops::Less(b, v[0], ops::Const(b, 200)); },
+      [&](const Scope& b, const Vars& v) {
+        Output term = ops::Square(b, ops::Mul(b, x, ops::Cast(b, v[0], DType::kFloat64)));
+        return Vars{ops::Add(b, v[0], ops::Const(b, 1)), ops::Add(b, v[1], term)};
+      },
+      {.parallel_iterations = 10})[1];
+  Output dx = Gradients(s, {acc}, {x})[0];
+  Session sess(&g);
+  double squares = 0;
+  for (int k = 0; k < 200; ++k) squares += static_cast<double>(k) * k;
+  for (int run = 0; run < 3; ++run) {
+    CHECK(Scalar(sess.Run({{x, Tensor::Scalar(0.3)}}, {dx})[0]) == doctest::Approx(2 * 0.3 * squares).epsilon(1e-12));
+  }
+}
