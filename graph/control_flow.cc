@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <set>
+
 namespace weft {
 
 bool IsEnter(const Node& n) { return n.op() == "Enter"; }
@@ -21,6 +23,16 @@ bool IsRefInput(const Node& n, int i) {
     k += count;
   }
   return false;
+}
+
+std::string UniqueFrameName(const Graph& g, const std::string& base) {
+  std::set<std::string> used;
+  for (const Node* n : g.nodes()) {
+    if (IsEnter(*n)) used.insert(n->attr<std::string>("frame_name"));
+  }
+  std::string name = base;
+  for (int i = 1; used.count(name) || g.FindNode(name + "/enter") != nullptr; ++i) name = fmt::format("{}_{}", base, i);
+  return name;
 }
 
 StaticFrames FindStaticFrames(const std::vector<Node*>& nodes) {

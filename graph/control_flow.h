@@ -36,6 +36,10 @@ bool IsControlFlow(const Node& n);
 // edge names the variable rather than carrying a value, so it crosses frames as it is.
 bool IsRefInput(const Node& n, int i);
 
+// A frame name no loop of `g` uses yet, nor the name of its nodes' scope: base, base_1, base_2...
+// (Two loops that share a frame name would run as one frame.)
+std::string UniqueFrameName(const Graph& g, const std::string& base);
+
 struct StaticFrame {
   std::string name;                // "" for the root frame
   int parent = -1;                 // index of the parent frame; -1 for the root

@@ -130,8 +130,11 @@ std::unique_ptr<Executor> Executor::Create(std::unique_ptr<Graph> graph, DeviceC
     }
     it.is_merge = IsMerge(*n);
     it.is_switch = IsSwitch(*n);
-    it.may_output_dead = it.is_merge || it.is_switch || n->op() == "_Recv";
-    it.runs_dead = n->op() == "_Send";
+    // LoopStackPop of a value a cond branch did not push is dead; LoopStackPush runs on a dead
+    // value (pushing nothing) so that its control edge, which a while loop's gradient waits on,
+    // stays live (ops/control.h).
+    it.may_output_dead = it.is_merge || it.is_switch || n->op() == "_Recv" || n->op() == "LoopStackPop";
+    it.runs_dead = n->op() == "_Send" || n->op() == "LoopStackPush";
     it.is_retval = n->op() == "_Retval";
     if (it.initial_pending == 0) impl->roots.push_back(static_cast<int>(i));
   }

@@ -36,8 +36,8 @@ std::vector<Output> SwitchGrad(const Scope& s, const Node&, const std::vector<Ou
 // Merge(x0, x1, ...) -> (x_k, k):  dx_i = dy where k == i, dead elsewhere: Switch(dy, k == i)'s
 // true output. value_index says which input was taken, so no predicate has to be found.
 std::vector<Output> MergeGrad(const Scope& s, const Node& op, const std::vector<Output>& dy) {
-  WEFT_REQUIRE(!IsLoopMerge(op), "gradients of a while_loop's Merge (the loop {}) are not supported: weft "
-                                 "differentiates tf.cond, not tf.while_loop (docs/control-flow.md)", op.name());
+  WEFT_REQUIRE(!IsLoopMerge(op), "{} is a while_loop's Merge: Gradients differentiates a loop as a whole "
+                                 "(graph/while_gradients.h), never its Merge alone", op.Describe());
   std::vector<Output> dx;
   const Output index(const_cast<Node*>(&op), 1);
   for (int i = 0; i < op.num_inputs(); ++i) {
@@ -47,9 +47,11 @@ std::vector<Output> MergeGrad(const Scope& s, const Node& op, const std::vector<
   return dx;
 }
 
+// Gradients differentiates a loop as a whole (graph/while_gradients.h) and never calls this; it
+// is reached only by a loop node outside a frame Gradients recognised (a hand-built graph).
 std::vector<Output> LoopGrad(const Scope&, const Node& op, const std::vector<Output>&) {
-  throw Error(errors::Unimplemented("gradients through {} (a tf.while_loop) are not supported: weft differentiates "
-                                    "tf.cond, not tf.while_loop (docs/control-flow.md)", op.Describe()));
+  throw Error(errors::Unimplemented("{} is differentiated with its whole tf.while_loop (graph/while_gradients.h), "
+                                    "not on its own", op.Describe()));
 }
 
 }  // namespace
@@ -99,6 +101,36 @@ void RegisterControlOps(OpRegistry& r) {
       .NoGradient()
       .Doc("A while loop's predicate: forwards the scalar bool that says whether the loop runs another "
            "iteration.");
+  // The stacks of while-loop gradients (graph/while_gradients.h): the forward loop pushes each
+  // value its backward loop needs under the forward iteration number, the backward loop pops it
+  // under the same number counting down. Indexed rather than LIFO, so parallel iterations may push
+  // in any order.
+  r.Register("LoopStack").Output("handle", "int64").Stateful().Shape([](InferenceContext& c) {
+        c.set_output(0, TensorShape{});
+      })
+      .Doc("A new empty stack of tensors for this step; `handle` names it (only to LoopStackPush / LoopStackPop, "
+           "on the same process). The stack and what it holds are freed with the last copy of the handle.");
+  r.Register("LoopStackPush").Input("handle", "int64").Input("index", "int32").Input("value", "T")
+      .Output("output", "T").TypeAttr("T", {}).Stateful().Cheap().NoGradient()
+      .Shape([](InferenceContext& c) {
+        c.WithRank(c.input(0), 0, "handle");
+        c.WithRank(c.input(1), 0, "index");
+        c.set_output(0, c.input(2));
+      })
+      .Doc("Keeps `value` in the stack `handle` under `index` (>= 0, each index once) and returns it. Runs on a "
+           "dead value too (a cond branch not taken): keeps nothing, its output is unset and its control edges "
+           "are live.");
+  r.Register("LoopStackPop").Input("handle", "int64").Input("index", "int32").Output("output", "T")
+      .TypeAttr("T", {}).Attr("elem_shape", TensorShape::Unknown()).Attr("absent_is_dead", false).Stateful().Cheap()
+      .NoGradient()
+      .Shape([](InferenceContext& c) {
+        c.WithRank(c.input(0), 0, "handle");
+        c.WithRank(c.input(1), 0, "index");
+        c.set_output(0, c.attr<TensorShape>("elem_shape"));
+      })
+      .Doc("Removes the value pushed under `index` from the stack `handle` and returns it. InvalidArgument if it "
+           "is not a T of elem_shape, or if none is there, unless absent_is_dead: then the output is dead (the "
+           "value of a cond branch that the forward iteration did not take).");
 }
 
 namespace ops {
@@ -111,6 +143,18 @@ SwitchOutputs Switch(const Scope& s, Output data, Output pred) {
 MergeOutputs Merge(const Scope& s, const std::vector<Output>& inputs) {
   Node* n = s.AddNode("Merge", inputs, {{"N", static_cast<int64_t>(inputs.size())}});
   return {Output(n, 0), Output(n, 1)};
+}
+
+Output LoopStack(const Scope& s) { return s.Op("LoopStack", {}); }
+
+Output LoopStackPush(const Scope& s, Output handle, Output index, Output value) {
+  return s.Op("LoopStackPush", {handle, index, value});
+}
+
+Output LoopStackPop(const Scope& s, Output handle, Output index, DType dtype, TensorShape elem_shape,
+                    bool absent_is_dead) {
+  return s.Op("LoopStackPop", {handle, index},
+              {{"T", dtype}, {"elem_shape", std::move(elem_shape)}, {"absent_is_dead", absent_is_dead}});
 }
 
 }  // namespace ops

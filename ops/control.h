@@ -47,6 +47,15 @@ struct MergeOutputs {
 SwitchOutputs Switch(const Scope& s, Output data, Output pred);
 MergeOutputs Merge(const Scope& s, const std::vector<Output>& inputs);
 
+// The stacks a while loop's gradient keeps the forward values in (graph/while_gradients.h): a
+// handle made by LoopStack (one stack per step); Push keeps `value` under `index` (nothing when
+// the value is dead), Pop removes and returns it (dead if absent and absent_is_dead). Each index
+// is pushed once and popped at most once.
+Output LoopStack(const Scope& s);
+Output LoopStackPush(const Scope& s, Output handle, Output index, Output value);
+Output LoopStackPop(const Scope& s, Output handle, Output index, DType dtype, TensorShape elem_shape,
+                    bool absent_is_dead = false);
+
 using BranchFn = std::function<std::vector<Output>(const Scope& s)>;
 
 // true_fn() if the scalar bool `pred` is true, else false_fn(). The branches return the same

@@ -107,7 +107,7 @@ std::vector<Output> Cond(const Scope& scope, Output pred, const BranchFn& true_f
 std::vector<Output> WhileLoop(const Scope& scope, const std::vector<Output>& loop_vars, const LoopCondFn& cond,
                               const LoopBodyFn& body, const WhileOptions& options) {
   Graph* g = scope.graph();
-  const std::string name = g->UniqueName(scope.prefix() + "while").substr(scope.prefix().size());
+  const std::string name = UniqueFrameName(*g, g->UniqueName(scope.prefix() + "while")).substr(scope.prefix().size());
   const Scope s = scope.NewSubScope(name).WithNoControlDependencies();
   const std::string frame = scope.prefix() + name;
   const size_t n = loop_vars.size();

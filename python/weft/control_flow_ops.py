@@ -11,6 +11,7 @@ Loop variables and branch results may be nested lists, tuples (named or not) and
 """
 from . import _weft
 from . import framework as _fw
+from . import ops as _ops
 
 __all__ = ["cond", "while_loop", "while_loop_v1", "cond_v1"]
 
@@ -135,8 +136,9 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     the loop runs inside the graph, at most ``maximum_iterations`` times, with up to
     ``parallel_iterations`` iterations overlapping. ``shape_invariants`` (same structure as
     loop_vars; a TensorShape, tuple or None per variable) lets the body change a variable's
-    shape where a dim is unknown. ``back_prop`` and ``swap_memory`` are accepted as TF's
-    (weft does not differentiate loops yet)."""
+    shape where a dim is unknown. Gradients flow through the loop (a backward loop that reads
+    each iteration's values from stacks, docs/control-flow.md) unless ``back_prop`` is False, as
+    TF's; ``swap_memory`` is accepted and ignored (the stacks stay in memory)."""
     return while_loop_v1(cond, body, loop_vars, shape_invariants, parallel_iterations, back_prop, swap_memory,
                          name, maximum_iterations, return_same_structure=True)
 
@@ -185,6 +187,8 @@ def while_loop_v1(cond, body, loop_vars, shape_invariants=None, parallel_iterati
     with g.name_scope(name or "while"):
         out = _weft._while_loop(flat, lambda vals: _fw.convert_to_tensor(call(cond, vals)), call_body,
                                 int(parallel_iterations), max_iter, invariants, names, prefix, devices)
+    if not back_prop:  # TF: no gradient flows through such a loop
+        out = [_ops.stop_gradient(t) for t in out]
     result = _pack(structure, out)
     if not return_same_structure and isinstance(result, (list, tuple)) and len(result) == 1:
         return result[0]

@@ -1,7 +1,7 @@
 // Control flow in the executor (ops/control.h, graph/executor_frames.h): conditionals run only
 // the branch taken, loops run their iterations in frames, dead values cross devices, gradients of
-// cond match finite differences, infinite loops end on Cancel / timeout. Every expected value is
-// a closed form.
+// cond match finite differences (while_loop's: while_gradients_test.cc), infinite loops end on
+// Cancel / timeout. Every expected value is a closed form.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -265,14 +265,6 @@ TEST_CASE("gradients of Cond match finite differences on both branches") {
     CHECK(analytic == doctest::Approx(numeric).epsilon(1e-6));
     CHECK(analytic == doctest::Approx(at > 0 ? 3 * at * at : -2 + 2 * at).epsilon(1e-9));
   }
-}
-
-TEST_CASE("gradients through a WhileLoop are an error naming the loop") {
-  Graph g;
-  Scope s = Scope::Root(&g);
-  Output x = ops::Placeholder(s, DType::kFloat32, {});
-  Output y = Power(s, x, ops::Const(s, 3));
-  CHECK_THROWS_WITH_AS(Gradients(s, {y}, {x}), doctest::Contains("tf.while_loop"), Error);
 }
 
 TEST_CASE("an infinite loop ends on Session::Cancel and on the step's timeout") {

@@ -72,6 +72,12 @@ const std::map<std::string, Exemption, std::less<>>& Exemptions() {
       // differences through ops::Cond (tests/graph/control_flow_test.cc).
       {"Switch", {kGrad, "a dead output cannot be fetched; tests/graph/control_flow_test.cc checks Cond's gradient"}},
       {"Merge", {kGrad, "a dead gradient cannot be fetched; tests/graph/control_flow_test.cc checks Cond's gradient"}},
+      // A loop is differentiated as a whole (graph/while_gradients.h: the backward loop with stacks),
+      // never one of its nodes alone.
+      {"Enter", {kGrad, "differentiated with its whole loop; tests/graph/while_gradients_test.cc checks loops"}},
+      {"Exit", {kGrad, "differentiated with its whole loop; tests/graph/while_gradients_test.cc checks loops"}},
+      {"NextIteration", {kGrad, "differentiated with its whole loop; tests/graph/while_gradients_test.cc checks loops"}},
+      {"LoopStack", {kFwd, "its output is an opaque handle; the LoopStackPush / LoopStackPop tests use it"}},
       // The recurrent gradient ops (ops/rnn.cc): TF defines no gradient for BlockLSTMGrad or the
       // cuDNN RNN backprop either; tests/ops/rnn_test.cc checks their outputs against finite
       // differences of the reference.
@@ -95,11 +101,6 @@ const std::map<std::string, unsigned, std::less<>>& KnownGaps() {
       {"_FusedBatchNormGradRelu", kGrad},
       {"MaxPoolGrad", kGrad},
       {"Relu6Grad", kGrad},
-      // while_loop's gradient (TF's backward loop with stacks) is not written yet: these ops'
-      // gradient functions report Unimplemented (docs/control-flow.md).
-      {"Enter", kGrad},
-      {"Exit", kGrad},
-      {"NextIteration", kGrad},
   };
   return kKnownGaps;
 }

@@ -125,8 +125,125 @@ def test_gradient_of_cond_matches_finite_differences():
                 analytic = sess.run(dy, {x: at})
                 assert analytic == pytest.approx(numeric, rel=1e-6)
                 assert analytic == pytest.approx(3 * at * at if at > 0 else 2 * at - 2.0, rel=1e-9)
-        with pytest.raises(tf.errors.UnimplementedError, match="while_loop"):
-            tf.gradients(tf.while_loop(lambda v: v < 10.0, lambda v: v * x, [x])[0], [x])
+
+
+def _finite_differences(sess, y, x, at, feeds, h=1e-6):
+    """d(sum of y)/dx at x = at by central differences, element by element."""
+    grad = np.zeros_like(at)
+    for idx in np.ndindex(at.shape):
+        up, down = at.copy(), at.copy()
+        up[idx] += h
+        down[idx] -= h
+        grad[idx] = (np.sum(sess.run(y, {**feeds, x: up})) - np.sum(sess.run(y, {**feeds, x: down}))) / (2 * h)
+    return grad
+
+
+def test_gradient_of_while_loop_with_a_tape_and_tf_gradients():
+    # The issue's example: y = x^3, dy/dx = 3 x^2 = 12 at x = 2.
+    with tf.Graph().as_default():
+        x = tf.Variable(2.0)
+        with tf.GradientTape() as t:
+            i, y = tf.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, y * x), (0, 1.0))
+        g = t.gradient(y, x)
+        assert _run(g, init=True) == pytest.approx(12.0)
+
+    @tf.function
+    def grad_of_power(v):
+        with tf.GradientTape() as t:
+            t.watch(v)
+            _, y = tf.while_loop(lambda i, y: i < 4, lambda i, y: (i + 1, y * v), (0, 1.0))
+        return t.gradient(y, v)
+
+    with tf.Graph().as_default():
+        assert _run(grad_of_power(tf.constant(3.0))) == pytest.approx(4 * 27.0)
+    with tf.Graph().as_default():
+        x = tf1.placeholder(tf.float64, [])
+        n = tf1.placeholder(tf.int32, [])
+        _, p = tf.while_loop(lambda i, p: i < n, lambda i, p: (i + 1, p * x), (0, tf.constant(1.0, tf.float64)))
+        dp, = tf.gradients(p, [x])
+        with tf.Session() as sess:
+            for k in (0, 1, 6):  # 0 iterations: no gradient reaches x, a zero as TF's
+                assert sess.run(dp, {x: 1.5, n: k}) == pytest.approx(k * 1.5 ** (k - 1) if k else 0.0, rel=1e-12)
+
+
+def test_gradient_of_an_rnn_style_loop_matches_finite_differences():
+    # h <- tanh(h W + b) over 5 steps with a running sum of h; loss = sum + sum(h_final^2).
+    rng = np.random.RandomState(0)
+    h0 = rng.uniform(-0.5, 0.5, (2, 3))
+    w_at = rng.uniform(-0.8, 0.8, (3, 3))
+    with tf.Graph().as_default():
+        w = tf1.placeholder(tf.float64, [3, 3])
+        b = tf.constant([0.1, -0.2, 0.05], tf.float64)
+        h_init = tf1.placeholder(tf.float64, [2, 3])
+
+        def body(i, h, acc):
+            h = tf.tanh(tf.matmul(h, w) + b)
+            return i + 1, h, acc + tf.reduce_sum(h)
+
+        _, h, acc = tf.while_loop(lambda i, h, acc: i < 5, body, (0, h_init, tf.constant(0.0, tf.float64)))
+        loss = acc + tf.reduce_sum(h * h)
+        dw, dh0 = tf.gradients(loss, [w, h_init])
+        with tf.Session() as sess:
+            feeds = {w: w_at, h_init: h0}
+            got_w, got_h = sess.run([dw, dh0], feeds)
+            np.testing.assert_allclose(got_w, _finite_differences(sess, loss, w, w_at, {h_init: h0}), rtol=1e-6,
+                                       atol=1e-9)
+            np.testing.assert_allclose(got_h, _finite_differences(sess, loss, h_init, h0, {w: w_at}), rtol=1e-6,
+                                       atol=1e-9)
+
+
+def test_gradient_of_a_growing_loop_variable_and_of_a_loop_on_cpu1():
+    with tf.Graph().as_default():
+        x = tf1.placeholder(tf.float64, [])
+        # acc = [x, x^2, ..., x^5] by concatenation (a shape invariant with an unknown dim); sum(acc^2).
+        _, acc = tf.while_loop(lambda i, a: i < 4, lambda i, a: (i + 1, tf.concat([a, tf.reshape(a[-1] * x, [1])], 0)),
+                               (0, tf.reshape(x, [1])), shape_invariants=(tf.TensorShape([]), tf.TensorShape([None])))
+        y = tf.reduce_sum(acc * acc)
+        # The loop's body pinned to /cpu:1, its driver on /cpu:0.
+        with tf.device("/cpu:0"):
+            z0 = x * 1.0
+        with tf.device("/cpu:1"):
+            _, z = tf.while_loop(lambda i, z: i < 3, lambda i, z: (i + 1, tf.tanh(z) * x), (0, z0))
+        dy, dz = tf.gradients(y, [x])[0], tf.gradients(z, [x])[0]
+        with tf.Session(num_cpu_devices=2) as sess:
+            at = np.array(1.2)
+            assert sess.run(dy, {x: at}) == pytest.approx(sum(2 * k * at ** (2 * k - 1) for k in range(1, 6)), rel=1e-12)
+            assert sess.run(dz, {x: at}) == pytest.approx(_finite_differences(sess, z, x, at, {}), rel=1e-6)
+
+
+def test_gradient_of_while_loop_edges():
+    with tf.Graph().as_default():
+        x = tf1.placeholder(tf.float64, [])
+        i0 = tf.constant(0)
+        # maximum_iterations stops a loop whose cond never fails: y = x * x^3.
+        y = tf.while_loop(lambda v: True, lambda v: v * x, [x], maximum_iterations=3)[0]
+        # integer loop variables get no gradient (None), as TF's.
+        i, z = tf.while_loop(lambda i, z: i < 2, lambda i, z: (i + 1, z * z), (i0, x))
+        assert tf.gradients(z, [i0]) == [None]
+        # back_prop=False: no gradient flows through the loop.
+        w = tf.while_loop(lambda v: v < 100.0, lambda v: v * x, [x], back_prop=False)[0]
+        assert tf.gradients(w, [x]) == [None]
+        dy, dz = tf.gradients(y, [x])[0], tf.gradients(z, [x])[0]
+        with tf.Session() as sess:
+            assert sess.run(dy, {x: 1.1}) == pytest.approx(4 * 1.1 ** 3, rel=1e-12)
+            assert sess.run(dz, {x: 1.1}) == pytest.approx(4 * 1.1 ** 3, rel=1e-12)
+        # A cond in the body: each iteration differentiates the branch it took.
+        _, c = tf.while_loop(lambda i, c: i < 4,
+                             lambda i, c: (i + 1, tf.cond(c > 1.0, lambda: c * 0.5, lambda: c * x)), (0, x))
+        dc, = tf.gradients(c, [x])
+        with tf.Session() as sess:
+            # x = 1.5: 1.5 -> 0.75 -> 1.125 -> 0.5625 -> 0.84375 (halve, times x, halve, times x): c = x^3 / 4
+            # on this path, dc/dx = 3 x^2 / 4.
+            assert sess.run(c, {x: 1.5}) == pytest.approx(1.5 ** 3 / 4, rel=1e-12)
+            assert sess.run(dc, {x: 1.5}) == pytest.approx(3 * 1.5 ** 2 / 4, rel=1e-12)
+        # Nested loops: 2 outer iterations of v <- (v * x * x) + 1 (an inner loop of 2 multiplies).
+        nested = tf.while_loop(lambda i, v: i < 2, lambda i, v: (
+            i + 1, tf.while_loop(lambda j, u: j < 2, lambda j, u: (j + 1, u * x), (0, v))[1] + 1.0), (0, x))[1]
+        dn, = tf.gradients(nested, [x])
+        with tf.Session() as sess:
+            # v = (x * x^2 + 1) * x^2 + 1 = x^5 + x^2 + 1: d/dx = 5 x^4 + 2 x.
+            assert sess.run(nested, {x: 1.1}) == pytest.approx(1.1 ** 5 + 1.1 ** 2 + 1, rel=1e-12)
+            assert sess.run(dn, {x: 1.1}) == pytest.approx(5 * 1.1 ** 4 + 2 * 1.1, rel=1e-12)
 
 
 def test_an_infinite_loop_ends_at_the_step_timeout():
