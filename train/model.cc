@@ -181,8 +181,15 @@ std::vector<Output> Model::Forward(const Scope& scope, const std::vector<Output>
   return out;
 }
 
-Output Model::Apply(const Scope& scope, Output x, bool training, const std::vector<Output>& weights,
-                    std::vector<Output>* updates, std::vector<Output>* losses) const {
+std::vector<Output> Model::Apply(const Scope& scope, const std::vector<Output>& xs, bool training,
+                                 const std::vector<Output>& weights, std::vector<Output>* updates,
+                                 std::vector<Output>* losses) const {
+  WEFT_REQUIRE(xs.size() == inputs_.size(), "Model '{}': Apply got {} input tensors for {} inputs", name_, xs.size(),
+               inputs_.size());
+  std::vector<Output> in;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    in.push_back(xs[i].dtype() == inputs_[i]->dtype ? xs[i] : ops::Cast(scope, xs[i], inputs_[i]->dtype));
+  }
   LayerVars vars;
   size_t next = 0;
   for (const LayerPtr& layer : layers_) {
@@ -198,7 +205,7 @@ Output Model::Apply(const Scope& scope, Output x, bool training, const std::vect
   }
   WEFT_REQUIRE(next == weights.size(), "Model '{}': Apply got {} weight tensors for {} weights", name_,
                weights.size(), next);
-  return Forward(scope, x, training, vars, updates, losses);
+  return Forward(scope, in, training, vars, updates, losses);
 }
 
 void Model::RequireCompiled(const char* what) const {

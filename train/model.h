@@ -193,8 +193,10 @@ class Model {
   // optimizer itself). `weights` holds one tensor per weight of layers(), layer by layer in
   // declaration order (LayerWeightNames' order); the layers' state updates (batch-norm moving
   // averages) and loss terms (add_loss, activity regularization) go to `updates` / `losses`.
-  Output Apply(const Scope& scope, Output x, bool training, const std::vector<Output>& weights,
-               std::vector<Output>* updates, std::vector<Output>* losses) const;
+  // One tensor per model input in `xs` (each cast to its Input's dtype); one per output back.
+  std::vector<Output> Apply(const Scope& scope, const std::vector<Output>& xs, bool training,
+                            const std::vector<Output>& weights, std::vector<Output>* updates,
+                            std::vector<Output>* losses) const;
 
  protected:
   Model() = default;

@@ -301,24 +301,30 @@ void InitKerasModel(py::module_& k) {
         for (const LayerPtr& l : m.layers()) for (const Weight& w : l->weights()) out.push_back(w.trainable);
         return out;
       }, "Per weight in layer_weight_names' order: whether it is trainable.")
-      .def("_apply_in_graph", [](const Model& m, const PyTensor& x, bool training, const std::vector<PyTensor>& weights) {
+      .def("_apply_in_graph", [](const Model& m, const std::vector<PyTensor>& xs, bool training,
+                                 const std::vector<PyTensor>& weights) {
+        WEFT_REQUIRE(!xs.empty(), "Model '{}': no input tensors", m.name());
+        const py::object graph = xs[0].graph;
+        for (const PyTensor& t : xs)
+          WEFT_REQUIRE(t.graph.is(graph), "Model '{}': its input tensors are in different graphs", m.name());
         for (const PyTensor& w : weights)
-          WEFT_REQUIRE(w.graph.is(x.graph), "Model '{}': a weight tensor is in another graph than the input", m.name());
-        std::vector<Output> ws;
+          WEFT_REQUIRE(w.graph.is(graph), "Model '{}': a weight tensor is in another graph than the input", m.name());
+        std::vector<Output> ins, ws;
+        for (const PyTensor& t : xs) ins.push_back(t.out);
         for (const PyTensor& w : weights) ws.push_back(w.out);
-        Scope s = Scope::Root(x.graph.cast<Graph*>()).NewSubScope(m.name());
-        Output in = x.out.dtype() == DType::kFloat32 ? x.out : ops::Cast(s, x.out, DType::kFloat32);
+        Scope s = Scope::Root(graph.cast<Graph*>()).NewSubScope(m.name());
         std::vector<Output> updates, losses;
-        Output y = m.Apply(s, in, training, ws, &updates, &losses);
+        const std::vector<Output> ys = m.Apply(s, ins, training, ws, &updates, &losses);
         auto wrap = [&](const std::vector<Output>& v) {
           py::list l;
-          for (const Output& o : v) l.append(PyTensor{x.graph, o});
+          for (const Output& o : v) l.append(PyTensor{graph, o});
           return l;
         };
-        return py::make_tuple(PyTensor{x.graph, y}, wrap(updates), wrap(losses));
-      }, py::arg("x"), py::arg("training"), py::arg("weights"),
-         "(output, state updates, loss terms) of the model applied to graph tensor x in its graph over the weight "
-         "tensors given (layer_weight_names' order): custom training steps.")
+        return py::make_tuple(wrap(ys), wrap(updates), wrap(losses));
+      }, py::arg("xs"), py::arg("training"), py::arg("weights"),
+         "(outputs, state updates, loss terms) of the model applied to graph tensors xs (one per input) in their "
+         "graph over the weight tensors given (layer_weight_names' order): custom training steps. The "
+         "outputs are float32.")
       .def_property("learning_rate", &Model::learning_rate, &Model::SetLearningRate,
                     "The rate the next step uses; setting it (a constant optimizer rate only, as Keras) changes it from the next step on.")
       .def_property_readonly("variable_names", &Model::VariableNames)

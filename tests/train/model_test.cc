@@ -371,7 +371,7 @@ TEST_CASE("model: Apply builds the forward pass in another graph over that graph
   std::vector<Output> ws;
   for (const Tensor& w : weights) ws.push_back(ops::Const(s, w));
   Output x = ops::Placeholder(s, DType::kFloat32, TensorShape({-1, 32}));
-  Output y = m->Apply(s, x, /*training=*/false, ws, nullptr, nullptr);
+  Output y = m->Apply(s, {x}, /*training=*/false, ws, nullptr, nullptr).at(0);
   CHECK(y.shape() == TensorShape({-1, 4}));
   Session sess(&g);
   const Tensor got = sess.Run({{x, Data().x}}, {y})[0];
@@ -379,8 +379,8 @@ TEST_CASE("model: Apply builds the forward pass in another graph over that graph
   REQUIRE(got.shape() == want.shape());
   for (int64_t i = 0; i < got.num_elements(); ++i) CHECK(got.flat<float>()(i) == doctest::Approx(want.flat<float>()(i)));
   // A wrong count or shape names the model and the weight.
-  CHECK_THROWS_WITH_AS(m->Apply(s, x, false, {ws[0]}, nullptr, nullptr), doctest::Contains("needs 'bias'"), Error);
+  CHECK_THROWS_WITH_AS(m->Apply(s, {x}, false, {ws[0]}, nullptr, nullptr), doctest::Contains("needs 'bias'"), Error);
   std::vector<Output> bad = ws;
   bad[1] = ops::Const(s, Tensor(DType::kFloat32, TensorShape({3})));
-  CHECK_THROWS_WITH_AS(m->Apply(s, x, false, bad, nullptr, nullptr), doctest::Contains("dense/bias"), Error);
+  CHECK_THROWS_WITH_AS(m->Apply(s, {x}, false, bad, nullptr, nullptr), doctest::Contains("dense/bias"), Error);
 }

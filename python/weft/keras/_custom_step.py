@@ -138,20 +138,23 @@ def variables(model, which):
     return [v for v, t in zip(tw.vars, tw.trainable) if t] + [v for v, t in zip(tw.vars, tw.trainable) if not t]
 
 
-def call(model, x, training):
-    """The model applied to graph tensor ``x`` in its graph over the twin's weights."""
+def call(model, inputs, training):
+    """The model applied to graph tensors (one, or a list for a model of several inputs) in
+    their graph over the twin's weights: its output, or the list of its outputs."""
+    xs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    x = xs[0]
     if model._cpp is None:
         if x.shape is None:
             raise ValueError("model '%s' called on %s of unknown rank: build it first (model.build(input_shape))"
                              % (model.name, x.name))
         model.build((None,) + tuple(x.shape[1:]))
     tw = twin(model, x.graph)
-    out, updates, losses = model._cpp._apply_in_graph(x, bool(training), tw.vars)
+    outs, updates, losses = model._cpp._apply_in_graph(xs, bool(training), tw.vars)
     t = current(x.graph)
     if t is not None and training:
         t.updates.extend(updates)
     model._graph_losses = list(losses)
-    return out
+    return outs[0] if len(outs) == 1 else list(outs)
 
 
 def model_changed(model):

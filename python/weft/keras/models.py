@@ -234,8 +234,9 @@ class Model:
                 params = inspect.signature(self.call).parameters
                 return self.call(inputs, training=training) if "training" in params else self.call(inputs)
             return self._apply(inputs)
-        if isinstance(inputs, _fw.Tensor):  # a graph tensor: a custom training step (_custom_step.py)
-            return _custom_step.call(self, inputs, training)
+        if isinstance(inputs, _fw.Tensor) or (isinstance(inputs, (list, tuple)) and inputs and
+                                               all(isinstance(i, _fw.Tensor) for i in inputs)):
+            return _custom_step.call(self, inputs, training)  # graph tensors: a custom training step
         return self.predict(np.asarray(inputs), verbose=0).view(EagerArray)
 
     def _in_strategy(self):
