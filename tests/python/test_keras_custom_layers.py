@@ -429,3 +429,15 @@ def test_inline_custom_layers_live_as_long_as_their_model():
     assert isinstance(model.layers[0], Linear) and model.layers[0].units == 4
     assert type(model.layers[1]).__name__ == "TFOpLambda" and model.layers[2].type == "Dense"
     assert model.layers[0].weights[0].shape == (3, 4)
+
+
+def test_keras_ops_and_linalg_on_keras_tensors(tmp_path):
+    inp = keras.Input(shape=(4,))
+    y = tf.linalg.matmul(keras.ops.mean(keras.ops.square(inp), axis=1, keepdims=True), np.ones((1, 2), np.float32))
+    model = keras.Model(inp, y)
+    x = RNG.normal(size=(3, 4)).astype(np.float32)
+    want = (x ** 2).mean(1, keepdims=True) @ np.ones((1, 2), np.float32)
+    np.testing.assert_allclose(model.predict(x, verbose=0), want, rtol=1e-5)
+    model.save(str(tmp_path / "ops.keras"))
+    np.testing.assert_allclose(keras.models.load_model(str(tmp_path / "ops.keras")).predict(x, verbose=0), want,
+                               rtol=1e-5)

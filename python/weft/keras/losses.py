@@ -62,6 +62,10 @@ class Loss:
         self.reduction = reduction
 
     def __call__(self, y_true, y_pred, sample_weight=None):
+        from . import _custom_step
+        graph_loss = _custom_step.loss(self, y_true, y_pred, sample_weight)  # graph tensors: ops
+        if graph_loss is not None:
+            return graph_loss
         values = self._cpp.per_example(*_arrays(y_true, y_pred)).astype(np.float64)
         if sample_weight is not None:  # one weight per example (or one for all)
             sw = np.asarray(sample_weight, dtype=np.float64)

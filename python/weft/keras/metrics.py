@@ -15,7 +15,7 @@ epoch's AUC, Precision and Recall come from the whole epoch's counts. Standalone
 import numpy as np
 
 from .. import _weft
-from . import losses as _losses
+from . import _custom_step, losses as _losses
 
 _cpp = _weft.keras.metrics
 
@@ -33,12 +33,17 @@ class Metric:
         return self._cpp.name
 
     def update_state(self, y_true, y_pred, sample_weight=None):
+        if _custom_step.defer_metric(self.update_state, (y_true, y_pred),
+                                     {} if sample_weight is None else {"sample_weight": sample_weight}):
+            return  # graph tensors in a traced step: updated with their values after each run
         if sample_weight is not None:
             raise NotImplementedError("weft metrics take no sample_weight (metric '%s')" % self.name)
         stats = np.asarray(self._cpp.stats(np.asarray(y_true), np.asarray(y_pred, dtype=np.float32)), dtype=np.float64)
         self._totals = stats if self._totals is None else self._totals + stats
 
     def result(self):
+        if _custom_step.deferred_result(self) is not None:  # asked inside a traced step: its value after each run
+            return _custom_step.deferred_result(self)
         return _losses.value(0.0 if self._totals is None else self._cpp.result(list(self._totals)))
 
     def reset_state(self):
@@ -218,6 +223,8 @@ class FBetaScore(Metric):
         super().__init__(_cpp.FBetaScore(average, float(beta), None if threshold is None else float(threshold), name))
 
     def result(self):
+        if _custom_step.deferred_result(self) is not None:  # asked inside a traced step: its value after each run
+            return _custom_step.deferred_result(self)
         if self._cpp.average != "" or self._totals is None:
             return super().result()
         return _losses.value(_cpp.fbeta_per_class(self._cpp, list(self._totals)))
@@ -246,6 +253,9 @@ class _Reduce:
         self.reset_state()
 
     def update_state(self, values, sample_weight=None):
+        if _custom_step.defer_metric(self.update_state, (values,),
+                                     {} if sample_weight is None else {"sample_weight": sample_weight}):
+            return
         v = np.asarray(values, np.float64)
         w = np.ones_like(v) if sample_weight is None else np.broadcast_to(np.asarray(sample_weight, np.float64), v.shape)
         self._total += float((v * w).sum())
@@ -278,6 +288,8 @@ class Mean(_Reduce):
         super().__init__(name)
 
     def result(self):
+        if _custom_step.deferred_result(self) is not None:  # asked inside a traced step: its value after each run
+            return _custom_step.deferred_result(self)
         return _losses.value(self._total / self._count if self._count else 0.0)
 
 
@@ -288,6 +300,8 @@ class Sum(_Reduce):
         super().__init__(name)
 
     def result(self):
+        if _custom_step.deferred_result(self) is not None:  # asked inside a traced step: its value after each run
+            return _custom_step.deferred_result(self)
         return _losses.value(self._total)
 
 
