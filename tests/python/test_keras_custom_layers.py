@@ -441,3 +441,31 @@ def test_keras_ops_and_linalg_on_keras_tensors(tmp_path):
     model.save(str(tmp_path / "ops.keras"))
     np.testing.assert_allclose(keras.models.load_model(str(tmp_path / "ops.keras")).predict(x, verbose=0), want,
                                rtol=1e-5)
+
+
+def test_custom_layers_in_a_custom_training_loop():
+    class Net(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.block = MLPBlock()
+
+        def call(self, x):
+            return self.block(x)
+
+    model = Net()
+    model.build((None, 4))
+    opt, mse = keras.optimizers.Adam(0.01), keras.losses.MeanSquaredError()
+    x = RNG.normal(size=(64, 4)).astype(np.float32)
+    y = x.sum(1, keepdims=True)
+
+    @tf.function
+    def step(a, b):
+        with tf.GradientTape() as tape:
+            loss = mse(b, model(a, training=True))
+        opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+        return loss
+
+    losses = [float(step(x, y)) for _ in range(10)]
+    assert len(model.trainable_variables) == 6 and losses[-1] < losses[0]
+    with pytest.raises(TypeError, match="Linear: called on graph tensors outside a model"):
+        tf.function(lambda a: Linear(2)(a))(x)

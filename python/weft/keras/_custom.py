@@ -407,6 +407,10 @@ class Layer(_weft.keras.Layer):
             tensors = [i if isinstance(i, _fw.Tensor) else _fw.convert_to_tensor(i) for i in items]
             self._ensure_traced(inputs, [i.shape for i in tensors], [i.dtype for i in tensors], kwargs)
             return apply_in_trace(self, tensors, training)
+        if any(isinstance(i, _fw.Tensor) for i in items):
+            raise TypeError("%s: called on graph tensors outside a model (%s); in a custom training step call the "
+                            "keras.Model holding the layer (model(x, training=True)), which runs its layers"
+                            % (type(self).__name__, ", ".join(i.name for i in items if isinstance(i, _fw.Tensor))))
         if isinstance(inputs, (list, tuple)) and len(items) > 1:
             raise NotImplementedError("%s: calling on a list of arrays runs through a model: build one with "
                                       "keras.Input" % type(self).__name__)
