@@ -469,3 +469,16 @@ def test_custom_layers_in_a_custom_training_loop():
     assert len(model.trainable_variables) == 6 and losses[-1] < losses[0]
     with pytest.raises(TypeError, match="Linear: called on graph tensors outside a model"):
         tf.function(lambda a: Linear(2)(a))(x)
+
+
+def test_a_sublayer_on_a_tensor_of_unknown_rank_is_named():
+    class Unknown(keras.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.dense = layers.Dense(2)
+
+        def call(self, x):
+            return self.dense(tf.squeeze(x))  # squeezing a batch dim that may be 1: the rank is unknown
+
+    with pytest.raises(Exception, match="Dense 'dense' is applied to .* whose rank is unknown"):
+        Unknown()(keras.Input(shape=(3,)))
