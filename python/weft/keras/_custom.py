@@ -11,6 +11,10 @@ the model's variables replace; layers it applies (Dense, MultiHeadAttention, Seq
 other custom layers) are built on the tensors' shapes and add their nodes, their weights becoming
 this layer's (``"<sublayer>/<weight>"``, shared when a layer is applied twice). ``add_loss`` terms
 join the model's loss; ``w.assign*`` in call are state updates that run with each call.
+
+The C++ model holds only the C++ layer; the Python object (its call, attributes and Variables)
+lives as long as the KerasTensors computed from it (keep_layers), the Sequential that lists it or
+the layer or model whose attribute it is.
 """
 import functools
 import inspect
