@@ -482,3 +482,23 @@ def test_a_sublayer_on_a_tensor_of_unknown_rank_is_named():
 
     with pytest.raises(Exception, match="Dense 'dense' is applied to .* whose rank is unknown"):
         Unknown()(keras.Input(shape=(3,)))
+
+
+def test_tf_variables_held_by_a_layer_become_its_weights():
+    class LinearV(keras.layers.Layer):  # tf.keras 2's guide: weights as tf.Variable in __init__
+        def __init__(self, units=4, input_dim=3):
+            super().__init__()
+            w0 = np.arange(input_dim * units, dtype=np.float32).reshape(input_dim, units)
+            self.w = tf.Variable(initial_value=w0, trainable=True)
+            self.b = tf.Variable(initial_value=tf.ones((units,)), trainable=False)
+
+        def call(self, inputs):
+            return tf.matmul(inputs, self.w) + self.b
+
+    layer = LinearV()
+    x = RNG.normal(size=(2, 3)).astype(np.float32)
+    y = layer(x)
+    assert [w.name for w in layer.trainable_weights] == ["w"] and [w.name for w in layer.non_trainable_weights] == ["b"]
+    w = np.arange(12, dtype=np.float32).reshape(3, 4)
+    np.testing.assert_allclose(layer.w.numpy(), w)
+    np.testing.assert_allclose(y, x @ w + 1.0, rtol=1e-5, atol=1e-5)

@@ -436,6 +436,7 @@ class Layer(_weft.keras.Layer):
         if not self.built:
             self.build(list(shapes) if as_list else shapes[0])
             d["_py_built"] = True
+        self._adopt_variables()
         what = "%s '%s'" % (type(self).__name__, self.name or _snake(type(self).__name__))
         rec = _weft.keras._TraceRecorder(what)
         for training in (False, True):
@@ -471,6 +472,23 @@ class Layer(_weft.keras.Layer):
                 rec.finish(training, phs, out)
         self._set_traces(rec, len(shapes) if as_list else 1)
         d["_call_kwargs"] = dict(kwargs)
+
+    def _adopt_variables(self):
+        """tf.Variable attributes (tf.keras 2's ``self.w = tf.Variable(w_init(shape=...), trainable=True)``)
+        become weights, initialized from their initial values (which must be computable from
+        constants)."""
+        for attr, value in list(self.__dict__.items()):
+            if not isinstance(value, _fw.Variable):
+                continue
+            try:
+                initial = np.asarray(value.initial_value.numpy(), np.float32)
+            except Exception as e:
+                raise TypeError("%s: the tf.Variable '%s' (self.%s) has an initial value weft cannot compute when "
+                                "the layer is built (%s); create it with self.add_weight" % (
+                                    type(self).__name__, value.name, attr, e)) from None
+            w = self.add_weight(shape=initial.shape, initializer=_weft.keras._initializer_from_array(initial),
+                                trainable=value.trainable, name=attr)
+            self.__dict__[attr] = w
 
     def _swap_in(self, rec):
         """Replaces the layer's Variable attributes (and lists of them) by their stand-ins for the
