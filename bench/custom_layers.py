@@ -11,8 +11,8 @@ weft runs with .venv/bin/python, TensorFlow with bench/.venv/bin/python (bench/s
 import argparse
 import os
 import statistics
-import subprocess
-import sys
+
+import interleaved
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -59,16 +59,8 @@ def main():
     ap.add_argument("--tf-python", default=os.path.join(HERE, ".venv", "bin", "python"))
     a = ap.parse_args()
     pythons = {"weft": os.path.join(ROOT, ".venv", "bin", "python"), "tf": a.tf_python}
-    got = {"weft": [], "tf": []}
-    for r in range(a.rounds):
-        for fw in (["weft", "tf"] if r % 2 == 0 else ["tf", "weft"]):
-            out = subprocess.run([pythons[fw], "-c", CHILD, fw, str(a.steps), str(a.batch), str(a.threads), ROOT],
-                                 capture_output=True, text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
-            line = [ln for ln in out.stdout.splitlines() if ln.startswith("STEPS_PER_S")]
-            if not line:
-                sys.exit("%s failed:\n%s" % (fw, out.stdout + out.stderr))
-            got[fw].append(float(line[0].split()[1]))
-            print("round %d %-4s %8.1f steps/s" % (r + 1, fw, got[fw][-1]), flush=True)
+    got = interleaved.rounds(pythons, lambda fw: ["-c", CHILD, fw, str(a.steps), str(a.batch), str(a.threads), ROOT],
+                             a.rounds)
     w, t = statistics.median(got["weft"]), statistics.median(got["tf"])
     print("keras.io transformer (custom layers), fit, batch %d, %d threads: weft %.1f steps/s, TF %.1f steps/s, "
           "weft/TF %.2f" % (a.batch, a.threads, w, t, w / t))
