@@ -210,3 +210,46 @@ def test_a_gan_style_model_without_call_fits_and_a_callback_stops_it():
     assert h.epoch == [0] and set(h.history) == {"d_loss", "g_loss"}
     assert all(np.isfinite(v[0]) for v in h.history.values())
     assert int(gan.d_opt.iterations) == 2 and int(gan.g_opt.iterations) == 2
+
+
+def test_python_loss_and_metric_functions_in_compile():
+    def my_mse(y_true, y_pred):
+        return tf.reduce_mean(tf.square(y_true - y_pred), axis=-1)
+
+    def max_error(y_true, y_pred):
+        return tf.reduce_max(tf.abs(y_true - y_pred))
+
+    model = linear_model()
+    model.compile(optimizer=keras.optimizers.SGD(0.1), loss=my_mse, metrics=[max_error, "mae"])
+    h = model.fit(X, Y, batch_size=8, epochs=1, shuffle=False, verbose=0)
+    want_loss, gw, gb = mse_grads(W0, B0)
+    assert h.history["loss"] == [pytest.approx(want_loss, rel=1e-5)]
+    assert h.history["max_error"] == [pytest.approx(float(np.abs(X @ W0 + B0 - Y).max()), rel=1e-5)]
+    w1, b1 = model.get_weights()
+    np.testing.assert_allclose(w1, W0 - 0.1 * gw, rtol=1e-5, atol=1e-6)
+    loss, max_err, mae = model.evaluate(X, Y, batch_size=8, verbose=0)
+    err = X @ w1 + b1 - Y
+    assert loss == pytest.approx(float((err ** 2).mean()), rel=1e-5)
+    assert max_err == pytest.approx(float(np.abs(err).max()), rel=1e-5)
+    assert mae == pytest.approx(float(np.abs(err).mean()), rel=1e-5)
+    # validation_split holds out the last rows, evaluated through the same traced step.
+    h = model.fit(X, Y, batch_size=4, epochs=1, validation_split=0.25, verbose=0)
+    assert set(h.history) == {"loss", "max_error", "mae", "val_loss", "val_max_error", "val_mae"}
+
+
+def test_loss_subclass_call_and_reductions():
+    class Scaled(keras.losses.Loss):
+        def __init__(self, k, **kwargs):
+            super().__init__(**kwargs)
+            self.k = k
+
+        def call(self, y_true, y_pred):
+            return self.k * tf.abs(y_true - y_pred)
+
+    y_true, y_pred = np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([[1.5, 2.0], [2.0, 4.0]])
+    assert float(Scaled(2.0)(y_true, y_pred)) == pytest.approx(2.0 * 1.5 / 4)  # mean over every value
+    assert float(Scaled(2.0, reduction="sum")(y_true, y_pred)) == pytest.approx(3.0)
+    assert float(Scaled(1.0)(y_true, y_pred, sample_weight=np.array([0.0, 1.0]))) == pytest.approx(1.0 / 4)
+    assert Scaled(1.0).name == "scaled"
+    with pytest.raises(TypeError, match="base class"):
+        keras.losses.Loss()

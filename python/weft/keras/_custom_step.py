@@ -204,6 +204,33 @@ def loss(loss_obj, y_true, y_pred, sample_weight):
         return total / _ops.cast(_ops.maximum(_ops.size(per), 1), "float32")
 
 
+def python_loss(loss_obj, y_true, y_pred, sample_weight):
+    """A loss written in Python (its ``call``) of tensors -- ops in their graph -- or of arrays --
+    its value -- reduced as Keras reduces a loss: over every value ``call`` returns."""
+    from .. import ops as _ops
+    from .losses import value as _value
+    graph = _graph_of(y_true, y_pred, sample_weight)
+    with (graph or _fw.get_default_graph()).as_default():
+        y_pred = _fw.convert_to_tensor(y_pred)
+        if not y_pred.dtype.is_floating:
+            y_pred = _ops.cast(y_pred, "float32")
+        y_true = _ops.cast(_fw.convert_to_tensor(y_true), y_pred.dtype)  # Keras converts y_true to the loss dtype
+        values = _fw.convert_to_tensor(loss_obj.call(y_true, y_pred))
+        if sample_weight is not None:
+            sw = _ops.cast(_fw.convert_to_tensor(sample_weight), values.dtype)
+            rank = len(values.shape) if values.shape is not None else 1
+            if sw.shape is not None and len(sw.shape) == 1 and rank > 1:
+                sw = _ops.reshape(sw, [-1] + [1] * (rank - 1))
+            values = values * sw
+        if loss_obj.reduction in ("none", None):
+            out = values
+        else:
+            out = _ops.reduce_sum(values)
+            if loss_obj.reduction != "sum":
+                out = out / _ops.cast(_ops.maximum(_ops.size(values), 1), values.dtype)
+    return out if graph is not None else _value(np.asarray(out))
+
+
 def defer_metric(update_state, args, kwargs):
     """Records a metric update of graph tensors for after each run; False when there are none."""
     graph = _graph_of(*args, *kwargs.values())
@@ -342,15 +369,18 @@ def _batches(x, y, batch_size, shuffle, rng):
     from . import _data_adapter
     if _data_adapter.is_dataset(x):
         return lambda: iter(x)
-    xs = np.asarray(x)
-    ys = None if y is None else np.asarray(y)
-    n = len(xs)
+    # Arrays: x (or a tuple of arrays cut alike) and y.
+    parts = [np.asarray(p) for p in x] if isinstance(x, tuple) else [np.asarray(x)]
+    if y is not None:
+        parts.append(np.asarray(y))
+    n = len(parts[0])
 
     def epoch():
         order = rng.permutation(n) if shuffle else np.arange(n)
         for i in range(0, n, batch_size):
             idx = order[i:i + batch_size]
-            yield xs[idx] if ys is None else (xs[idx], ys[idx])
+            cut = tuple(p[idx] for p in parts)
+            yield cut[0] if len(cut) == 1 else cut
     return epoch
 
 
@@ -367,15 +397,65 @@ def _scalar_logs(out):
     return logs
 
 
-def fit(model, x, y, batch_size, epochs, verbose, callbacks, shuffle, steps_per_epoch, initial_epoch):
-    """Keras' fit of a model whose train_step(data) is its own: the step traced (weft.function)
-    and called on each batch, metrics reset at each epoch, callbacks and History as fit's."""
+def unpack(data):
+    """Keras' unpack_x_y_sample_weight: x, (x,), (x, y) or (x, y, sample_weight) -> a triple."""
+    if isinstance(data, list):
+        data = tuple(data)
+    if not isinstance(data, tuple):
+        return data, None, None
+    if len(data) == 1:
+        return data[0], None, None
+    if len(data) == 2:
+        return data[0], data[1], None
+    if len(data) == 3:
+        return data
+    raise ValueError("data is expected to be x, (x,), (x, y) or (x, y, sample_weight), got a tuple of %d" % len(data))
+
+
+def _traced(model, name):
     from .. import _function
+    attr = "_traced_" + name
+    step = getattr(model, attr, None)
+    if step is None:
+        step = _function.function(getattr(model, name))
+        setattr(model, attr, step)
+    return step
+
+
+def evaluate(model, x, y, batch_size, steps, callbacks, sample_weight=None):
+    """Keras' evaluate through the traced test_step: metrics reset, every batch (or ``steps``),
+    the logs after the last one (each metric's mean over the data)."""
+    from .callbacks import CallbackList
+    step = _traced(model, "test_step")
+    if sample_weight is not None and y is not None and not hasattr(x, "cardinality"):
+        batches = _batches((np.asarray(x), np.asarray(y), np.asarray(sample_weight)), None, int(batch_size or 32),
+                           False, None)
+    else:
+        batches = _batches(x, y, int(batch_size or 32), False, None)
+    model.reset_metrics()
+    hooks = CallbackList(list(callbacks or []), model=model)
+    hooks.on_test_begin({})
+    logs = {}
+    for i, batch in enumerate(batches()):
+        if steps is not None and i >= steps:
+            break
+        logs = _scalar_logs(step(batch))
+    hooks.on_test_end(dict(logs))
+    return logs
+
+
+def fit(model, x, y, batch_size, epochs, verbose, callbacks, shuffle, steps_per_epoch, initial_epoch,
+        validation_data=None, validation_split=0.0):
+    """Keras' fit through the traced train_step (a subclass' own, or Model's for a Python loss or
+    metric): called on each batch, metrics reset at each epoch, validation through test_step,
+    callbacks and History as fit's."""
     from . import _progbar
     from .callbacks import CallbackList, History
-    step = getattr(model, "_traced_train_step", None)
-    if step is None:
-        step = model._traced_train_step = _function.function(model.train_step)
+    step = _traced(model, "train_step")
+    if validation_split and y is not None and not hasattr(x, "cardinality"):
+        n = len(x)
+        cut = n - int(n * float(validation_split))
+        x, y, validation_data = x[:cut], y[:cut], (x[cut:], y[cut:])
     batches = _batches(x, y, int(batch_size or 32), shuffle, np.random.default_rng(0))
     history = History(model=model)
     history.history = {}
@@ -414,6 +494,13 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, shuffle, steps_per_
                 break
         bar.update(bar._seen, [], finalize=True)
         epoch_logs = dict(logs)
+        if validation_data is not None:
+            vd = validation_data
+            vx, vy, vsw = unpack(vd) if isinstance(vd, (tuple, list)) else (vd, None, None)
+            val = evaluate(model, vx, vy, batch_size, None, None, vsw)
+            epoch_logs.update({"val_" + k: v for k, v in val.items()})
+            if verbose:
+                print(" - ".join("%s: %.4f" % (k, v) for k, v in epoch_logs.items() if k.startswith("val_")))
         cbs.on_epoch_end(epoch, epoch_logs)
         history.epoch.append(epoch)
         for k, v in epoch_logs.items():

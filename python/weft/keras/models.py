@@ -347,18 +347,23 @@ class Model:
             return
         if loss is None:
             raise ValueError("compile needs a loss, e.g. loss=weft.keras.losses.SparseCategoricalCrossentropy()")
-        self._compile_config = _saving.compile_config(optimizer, loss, list(metrics or []))
-        metrics = [_metrics.get(m) for m in (metrics or [])]
+        metric_args = list(metrics or [])
+        metrics = [_metrics.get(m) for m in metric_args]
+        self.loss = _losses.get(loss)
+        # A loss or metric written in Python is computed by weft ops: fit and evaluate then run
+        # traced steps (train_step / test_step, keras/_custom_step.py) instead of the C++ loop,
+        # whose graph still serves predict (compiled with a built-in loss).
+        self._traced_steps = getattr(self.loss, "custom", False) or any(getattr(m, "custom", False) for m in metrics)
+        self._compile_config = None if self._traced_steps else _saving.compile_config(optimizer, loss, metric_args)
         if seed is None:
             seed = _random.next_model_seed()
         self._metric_names = [m.name for m in metrics]
-        self.loss = _losses.get(loss)
         self.optimizer = _optimizers.get(optimizer)
         self.optimizer._attach(self)  # optimizer.learning_rate reads / sets the compiled model's rate
-        self.compiled_metrics = _custom_step.MetricsContainer(metrics)  # for an overridden train_step
+        self.compiled_metrics = _custom_step.MetricsContainer(metrics)  # for train_step / test_step
         self._loss_tracker = _metrics.Mean(name="loss")
-        self._compile_args = dict(loss=self.loss._cpp,  # the optimizer is added when the graph is built
-                                  metrics=[m._cpp for m in metrics],
+        self._compile_args = dict(loss=(_losses.get("mse") if self._traced_steps else self.loss)._cpp,
+                                  metrics=[m._cpp for m in metrics if isinstance(m, _metrics.Metric)],
                                   inter_op_threads=int(inter_op_threads) or _config["inter_op_threads"],
                                   intra_op_threads=int(intra_op_threads) or _config["intra_op_threads"],
                                   seed=int(seed), use_gpus=_config["use_gpus"])
@@ -390,11 +395,12 @@ class Model:
         each epoch); validation_data may be one too. ``validation_freq``: validate after every n-th
         epoch (an int) or after the listed epochs (1-based), as Keras. ``max_queue_size``,
         ``workers``, ``use_multiprocessing`` (TF 2.x's): accepted; batches are read on one thread."""
-        if type(self).train_step is not Model.train_step:  # Keras' customized fit (_custom_step.py)
+        if type(self).train_step is not Model.train_step or getattr(self, "_traced_steps", False):
+            # Keras' customized fit, or a Python loss / metric (_custom_step.py)
             self._custom_fit = True
             try:
                 return _custom_step.fit(self, x, y, batch_size, epochs, verbose, callbacks, shuffle, steps_per_epoch,
-                                        initial_epoch)
+                                        initial_epoch, validation_data, validation_split)
             finally:
                 self._custom_fit = False
         sw = vx = vy = None
@@ -467,6 +473,12 @@ class Model:
         """Mean loss and metrics over (x, y) (arrays, or a weft.data Dataset of (x, y) batches, of
         which ``steps`` batches when given) in inference mode: [loss, metric, ...] (or the loss
         alone without metrics, or a dict with return_dict=True). Keras' argument order."""
+        if type(self).test_step is not Model.test_step or getattr(self, "_traced_steps", False):
+            logs = _custom_step.evaluate(self, x, y, batch_size, steps, callbacks, sample_weight)
+            if return_dict:
+                return logs
+            values = list(logs.values())
+            return values[0] if len(values) == 1 else values
         if sample_weight is not None:
             if _data_adapter.is_dataset(x) or _data_adapter.is_python_data(x):
                 raise ValueError("evaluate: `sample_weight` is taken with arrays; a dataset or generator gives "
@@ -705,12 +717,34 @@ class Model:
             m.reset_state()
 
     def train_step(self, data):
-        """Keras' training step of one batch. weft's fit runs its own step in C++; a subclass that
-        overrides ``train_step(self, data)`` (Keras' "customizing what happens in fit": a GAN, a VAE)
-        gets a fit that traces that method (weft.function) and calls it on each batch, with
-        callbacks, History and the metrics of ``self.metrics`` reset at each epoch (docs/python.md)."""
-        raise NotImplementedError("weft's fit runs the training step in C++: Model.train_step is only the method a "
-                                  "subclass overrides (then fit calls the override)")
+        """Keras' training step of one batch (``data``: x, (x, y) or (x, y, sample_weight)): forward,
+        ``compute_loss``, gradients, ``optimizer.apply_gradients``, metrics; returns the logs. It runs
+        traced (weft.function): fit calls it when a subclass overrides it (Keras' "customizing what
+        happens in fit": a GAN, a VAE) or the loss or a metric is Python, with callbacks, History and
+        ``self.metrics`` reset at each epoch (docs/python.md). Otherwise fit runs the same step in C++."""
+        x, y, sample_weight = _custom_step.unpack(data)
+        from .._tape import GradientTape
+        with GradientTape() as tape:
+            y_pred = self(x, training=True)
+            loss = self.compute_loss(x, y, y_pred, sample_weight)
+        self.optimizer.apply_gradients(zip(tape.gradient(loss, self.trainable_variables), self.trainable_variables))
+        return self._metric_logs(loss, y, y_pred)
+
+    def test_step(self, data):
+        """Keras' evaluation step of one batch: forward in inference mode, loss, metrics; traced by
+        evaluate when overridden or when the loss or a metric is Python (as train_step)."""
+        x, y, sample_weight = _custom_step.unpack(data)
+        y_pred = self(x, training=False)
+        loss = self.compute_loss(x, y, y_pred, sample_weight)
+        return self._metric_logs(loss, y, y_pred)
+
+    def _metric_logs(self, loss, y, y_pred):
+        for m in self.metrics:
+            if m.name == "loss":
+                m.update_state(loss)
+            else:
+                m.update_state(y, y_pred)
+        return {m.name: m.result() for m in self.metrics}
 
     @property
     def step(self):
