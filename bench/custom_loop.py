@@ -11,8 +11,9 @@ import argparse
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
+
+import interleaved
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -82,17 +83,8 @@ def main():
         child = os.path.join(tmp, "child.py")
         with open(child, "w") as f:
             f.write(CHILD)
-        got = {"weft": [], "tf": []}
-        for r in range(a.rounds):
-            order = ["weft", "tf"] if r % 2 == 0 else ["tf", "weft"]
-            for fw in order:
-                out = subprocess.run([pythons[fw], child, fw, data, str(a.steps), str(a.batch), str(a.threads)],
-                                     capture_output=True, text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
-                line = [ln for ln in out.stdout.splitlines() if ln.startswith("STEPS_PER_S")]
-                if not line:
-                    sys.exit("%s failed:\n%s" % (fw, out.stdout + out.stderr))
-                got[fw].append(float(line[0].split()[1]))
-                print("round %d %-4s %8.1f steps/s" % (r + 1, fw, got[fw][-1]), flush=True)
+        got = interleaved.rounds(pythons, lambda fw: [child, fw, data, str(a.steps), str(a.batch), str(a.threads)],
+                                 a.rounds)
         w, t = statistics.median(got["weft"]), statistics.median(got["tf"])
         print("custom loop, batch %d, %d threads: weft %.1f steps/s, TF %.1f steps/s, weft/TF %.2f"
               % (a.batch, a.threads, w, t, w / t))

@@ -102,6 +102,9 @@ Output TraceRecorder::Apply(const LayerPtr& layer, const std::vector<Output>& in
   // Built on the tensors' shapes (its first call) and checked, as a call on KerasTensors is.
   std::vector<Sym> syms;
   for (const Output& x : inputs) {
+    WEFT_REQUIRE(!x.shape().unknown_rank(), "{}: {} '{}' is applied to '{}', whose rank is unknown (give the op that "
+                 "made it a static shape, e.g. tf.reshape with a known rank)", what_, layer->type(),
+                 layer->name().empty() ? DefaultLayerName(layer->type()) : layer->name(), x.name());
     auto n = std::make_shared<SymNode>();
     n->shape = x.shape();
     n->name = x.name();

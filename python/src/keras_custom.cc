@@ -1,6 +1,7 @@
 // Keras' custom layers (Python classes subclassing keras.layers.Layer) and TF ops on KerasTensors:
 // the trace recorder the Python side drives (python/weft/keras/_custom.py), over
 // train::TraceRecorder, and the traces handed to a train::TracedLayer before its first call.
+#include "train/initializers.h"
 #include "train/layers_traced.h"
 
 #include "keras_common.h"
@@ -58,6 +59,11 @@ void InitKerasCustom(py::module_& k) {
         r.rec.Finish(training, ins, InPass(r, output, "the output").out);
         r.graph = py::none();
       }, py::arg("training"), py::arg("inputs"), py::arg("output"));
+
+  // The initial value of a tf.Variable a custom layer holds (tf.keras 2's guide: self.w =
+  // tf.Variable(w_init(shape=...))), as the initializer of the weight it becomes.
+  k.def("_initializer_from_array", [](const py::handle& value) { return FromTensor(NumpyToTensor(value, DType::kFloat32)); },
+        py::arg("value"));
 
   py::object layer_class = k.attr("Layer");
   layer_class.attr("_set_traces") = py::cpp_function(

@@ -429,3 +429,76 @@ def test_inline_custom_layers_live_as_long_as_their_model():
     assert isinstance(model.layers[0], Linear) and model.layers[0].units == 4
     assert type(model.layers[1]).__name__ == "TFOpLambda" and model.layers[2].type == "Dense"
     assert model.layers[0].weights[0].shape == (3, 4)
+
+
+def test_keras_ops_and_linalg_on_keras_tensors(tmp_path):
+    inp = keras.Input(shape=(4,))
+    y = tf.linalg.matmul(keras.ops.mean(keras.ops.square(inp), axis=1, keepdims=True), np.ones((1, 2), np.float32))
+    model = keras.Model(inp, y)
+    x = RNG.normal(size=(3, 4)).astype(np.float32)
+    want = (x ** 2).mean(1, keepdims=True) @ np.ones((1, 2), np.float32)
+    np.testing.assert_allclose(model.predict(x, verbose=0), want, rtol=1e-5)
+    model.save(str(tmp_path / "ops.keras"))
+    np.testing.assert_allclose(keras.models.load_model(str(tmp_path / "ops.keras")).predict(x, verbose=0), want,
+                               rtol=1e-5)
+
+
+def test_custom_layers_in_a_custom_training_loop():
+    class Net(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.block = MLPBlock()
+
+        def call(self, x):
+            return self.block(x)
+
+    model = Net()
+    model.build((None, 4))
+    opt, mse = keras.optimizers.Adam(0.01), keras.losses.MeanSquaredError()
+    x = RNG.normal(size=(64, 4)).astype(np.float32)
+    y = x.sum(1, keepdims=True)
+
+    @tf.function
+    def step(a, b):
+        with tf.GradientTape() as tape:
+            loss = mse(b, model(a, training=True))
+        opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+        return loss
+
+    losses = [float(step(x, y)) for _ in range(10)]
+    assert len(model.trainable_variables) == 6 and losses[-1] < losses[0]
+    with pytest.raises(TypeError, match="Linear: called on graph tensors outside a model"):
+        tf.function(lambda a: Linear(2)(a))(x)
+
+
+def test_a_sublayer_on_a_tensor_of_unknown_rank_is_named():
+    class Unknown(keras.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.dense = layers.Dense(2)
+
+        def call(self, x):
+            return self.dense(tf.squeeze(x))  # squeezing a batch dim that may be 1: the rank is unknown
+
+    with pytest.raises(Exception, match="Dense 'dense' is applied to .* whose rank is unknown"):
+        Unknown()(keras.Input(shape=(3,)))
+
+
+def test_tf_variables_held_by_a_layer_become_its_weights():
+    class LinearV(keras.layers.Layer):  # tf.keras 2's guide: weights as tf.Variable in __init__
+        def __init__(self, units=4, input_dim=3):
+            super().__init__()
+            w0 = np.arange(input_dim * units, dtype=np.float32).reshape(input_dim, units)
+            self.w = tf.Variable(initial_value=w0, trainable=True)
+            self.b = tf.Variable(initial_value=tf.ones((units,)), trainable=False)
+
+        def call(self, inputs):
+            return tf.matmul(inputs, self.w) + self.b
+
+    layer = LinearV()
+    x = RNG.normal(size=(2, 3)).astype(np.float32)
+    y = layer(x)
+    assert [w.name for w in layer.trainable_weights] == ["w"] and [w.name for w in layer.non_trainable_weights] == ["b"]
+    w = np.arange(12, dtype=np.float32).reshape(3, 4)
+    np.testing.assert_allclose(layer.w.numpy(), w)
+    np.testing.assert_allclose(y, x @ w + 1.0, rtol=1e-5, atol=1e-5)

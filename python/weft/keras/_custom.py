@@ -11,6 +11,10 @@ the model's variables replace; layers it applies (Dense, MultiHeadAttention, Seq
 other custom layers) are built on the tensors' shapes and add their nodes, their weights becoming
 this layer's (``"<sublayer>/<weight>"``, shared when a layer is applied twice). ``add_loss`` terms
 join the model's loss; ``w.assign*`` in call are state updates that run with each call.
+
+The C++ model holds only the C++ layer; the Python object (its call, attributes and Variables)
+lives as long as the KerasTensors computed from it (keep_layers), the Sequential that lists it or
+the layer or model whose attribute it is.
 """
 import functools
 import inspect
@@ -407,6 +411,10 @@ class Layer(_weft.keras.Layer):
             tensors = [i if isinstance(i, _fw.Tensor) else _fw.convert_to_tensor(i) for i in items]
             self._ensure_traced(inputs, [i.shape for i in tensors], [i.dtype for i in tensors], kwargs)
             return apply_in_trace(self, tensors, training)
+        if any(isinstance(i, _fw.Tensor) for i in items):
+            raise TypeError("%s: called on graph tensors outside a model (%s); in a custom training step call the "
+                            "keras.Model holding the layer (model(x, training=True)), which runs its layers"
+                            % (type(self).__name__, ", ".join(i.name for i in items if isinstance(i, _fw.Tensor))))
         if isinstance(inputs, (list, tuple)) and len(items) > 1:
             raise NotImplementedError("%s: calling on a list of arrays runs through a model: build one with "
                                       "keras.Input" % type(self).__name__)
@@ -428,6 +436,7 @@ class Layer(_weft.keras.Layer):
         if not self.built:
             self.build(list(shapes) if as_list else shapes[0])
             d["_py_built"] = True
+        self._adopt_variables()
         what = "%s '%s'" % (type(self).__name__, self.name or _snake(type(self).__name__))
         rec = _weft.keras._TraceRecorder(what)
         for training in (False, True):
@@ -463,6 +472,23 @@ class Layer(_weft.keras.Layer):
                 rec.finish(training, phs, out)
         self._set_traces(rec, len(shapes) if as_list else 1)
         d["_call_kwargs"] = dict(kwargs)
+
+    def _adopt_variables(self):
+        """tf.Variable attributes (tf.keras 2's ``self.w = tf.Variable(w_init(shape=...), trainable=True)``)
+        become weights, initialized from their initial values (which must be computable from
+        constants)."""
+        for attr, value in list(self.__dict__.items()):
+            if not isinstance(value, _fw.Variable):
+                continue
+            try:
+                initial = np.asarray(value.initial_value.numpy(), np.float32)
+            except Exception as e:
+                raise TypeError("%s: the tf.Variable '%s' (self.%s) has an initial value weft cannot compute when "
+                                "the layer is built (%s); create it with self.add_weight" % (
+                                    type(self).__name__, value.name, attr, e)) from None
+            w = self.add_weight(shape=initial.shape, initializer=_weft.keras._initializer_from_array(initial),
+                                trainable=value.trainable, name=attr)
+            self.__dict__[attr] = w
 
     def _swap_in(self, rec):
         """Replaces the layer's Variable attributes (and lists of them) by their stand-ins for the

@@ -5,8 +5,8 @@
 Each such use makes a ``TFOpLambda`` layer, a custom layer (_custom.py) whose call applies the
 function to the graph tensors that stand for the KerasTensors it was given (the other arguments
 are captured as they are: numbers, arrays, axis lists). Python's operators on KerasTensors are
-installed on the KerasTensor class; the public functions of weft, weft.math, weft.nn and weft.random
-are wrapped so that a call with a KerasTensor argument (directly or in
+installed on the KerasTensor class; the public functions of weft, weft.math, weft.nn, weft.random,
+weft.linalg and weft.keras.ops are wrapped so that a call with a KerasTensor argument (directly or in
 a list, tuple or dict argument) makes the layer; other calls go straight to the function. In a
 model config a TFOpLambda is the function's TF-Keras name and its arguments (tagged JSON for
 slices, tuples, arrays, dtypes and the KerasTensors' places).
@@ -237,6 +237,7 @@ def _install_dispatch(modules):
 
 def install():
     import weft
-    from .. import math, nn, random
+    from .. import linalg, math, nn, random
+    from . import ops
     _install_operators()
-    _install_dispatch([weft, math, nn, random])
+    _install_dispatch([weft, math, nn, random, linalg, ops])
