@@ -126,8 +126,15 @@ def twin(model, graph=None, create=True):
 def variables(model, which):
     """``model.trainable_variables`` / ``non_trainable_variables`` / ``variables`` in a trace: the
     twin's variables in the traced graph; None outside a trace (the caller gives numpy values)."""
-    if current() is None or model._cpp is None and not model._subclassed():
+    if current() is None:
         return None
+    if model._cpp is None and not model._subclassed():
+        # A model with no call of its own (a VAE or GAN holding an encoder and a decoder): the
+        # variables of the models it holds as attributes, in assignment order (Keras' tracking).
+        subs = _submodels(model)
+        if not subs:
+            return None
+        return [v for sub in subs for v in (variables(sub, which) or [])]
     tw = twin(model, create=model._cpp is not None)
     if tw is None:
         return None
@@ -136,6 +143,16 @@ def variables(model, which):
     if which == "non_trainable":
         return [v for v, t in zip(tw.vars, tw.trainable) if not t]
     return [v for v, t in zip(tw.vars, tw.trainable) if t] + [v for v, t in zip(tw.vars, tw.trainable) if not t]
+
+
+def _submodels(model):
+    from .models import Model
+    out = []
+    for value in vars(model).values():
+        for v in (value if isinstance(value, (list, tuple)) else [value]):
+            if isinstance(v, Model) and v is not model and v not in out:
+                out.append(v)
+    return out
 
 
 def call(model, x, training):
@@ -202,6 +219,29 @@ def loss(loss_obj, y_true, y_pred, sample_weight):
         if loss_obj.reduction == "sum":
             return total
         return total / _ops.cast(_ops.maximum(_ops.size(per), 1), "float32")
+
+
+def loss_values(loss_obj, y_true, y_pred):
+    """Keras' loss function (``keras.losses.binary_crossentropy(y_true, y_pred)``) of graph
+    tensors: the loss over the last axis, shape y_pred.shape[:-1] (None when no argument is a
+    graph tensor)."""
+    graph = _graph_of(y_true, y_pred)
+    if graph is None:
+        return None
+    from .. import ops as _ops
+    with graph.as_default():
+        y_pred = _ops.cast(_fw.convert_to_tensor(y_pred), "float32")
+        y_true = _fw.convert_to_tensor(y_true)
+        rank = len(y_pred.shape) if y_pred.shape is not None else None
+        if rank is None or rank < 2:
+            return loss_obj._cpp._build_in_graph(y_true, _ops.reshape(y_pred, [-1, 1]) if rank == 1 else y_pred)
+        last = y_pred.shape[-1] if y_pred.shape[-1] is not None else -1
+        sparse = y_true.shape is not None and len(y_true.shape) == rank - 1
+        flat_pred = _ops.reshape(y_pred, [-1, last])
+        flat_true = _ops.reshape(y_true, [-1] if sparse else [-1, last])
+        per = loss_obj._cpp._build_in_graph(flat_true, flat_pred)
+        lead = _ops.strided_slice(_ops.shape(y_pred), [0], [rank - 1])
+        return _ops.reshape(per, lead)
 
 
 def python_loss(loss_obj, y_true, y_pred, sample_weight):
