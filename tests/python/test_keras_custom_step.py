@@ -253,3 +253,40 @@ def test_loss_subclass_call_and_reductions():
     assert Scaled(1.0).name == "scaled"
     with pytest.raises(TypeError, match="base class"):
         keras.losses.Loss()
+
+
+def test_keras_loss_functions_on_graph_tensors_reduce_the_last_axis():
+    # Keras: binary_crossentropy(y_true, y_pred) is the mean over the last axis, shape y_pred.shape[:-1].
+    y_true = np.array([[[0.0, 1.0], [1.0, 1.0]]], np.float32)
+    y_pred = np.array([[[0.2, 0.6], [0.9, 0.5]]], np.float32)
+    p = tf.placeholder(tf.float32, (None, 2, 2))
+    v = keras.losses.binary_crossentropy(y_true, p)
+    assert v.shape is not None and len(v.shape) == 2
+    want = -(y_true * np.log(y_pred) + (1 - y_true) * np.log(1 - y_pred)).mean(-1)
+    with tf.Session() as sess:
+        np.testing.assert_allclose(sess.run(v, {p: y_pred}), want, rtol=1e-5)
+
+
+def test_a_model_without_call_trains_the_models_it_holds():
+    enc = keras.Sequential([keras.layers.Dense(2, input_shape=(3,))])
+    dec = keras.Sequential([keras.layers.Dense(1, input_shape=(2,))])
+
+    class AE(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.enc, self.dec = enc, dec
+
+        def train_step(self, data):
+            x, y = data
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(self.dec(self.enc(x)) - y))
+            grads = tape.gradient(loss, self.trainable_weights)
+            self.optimizer.apply_gradients(zip(grads, self.trainable_weights))
+            return {"loss": loss}
+
+    ae = AE()
+    ae.compile(optimizer=keras.optimizers.SGD(0.05))
+    first = ae.fit(X, Y, batch_size=8, epochs=1, verbose=0).history["loss"][0]
+    last = ae.fit(X, Y, batch_size=8, epochs=20, verbose=0).history["loss"][-1]
+    assert last < first
+    assert len(enc.get_weights()) == 2 and len(dec.get_weights()) == 2
