@@ -174,7 +174,7 @@ def test_gradient_of_an_rnn_style_loop_matches_finite_differences():
     with tf.Graph().as_default():
         w = tf1.placeholder(tf.float64, [3, 3])
         b = tf.constant([0.1, -0.2, 0.05], tf.float64)
-        h_init = tf1.placeholder(tf.float64, [2, 3])
+        h_init = tf1.placeholder(tf.float64, [None, 3])  # an unknown batch: the Add pushes its shape only
 
         def body(i, h, acc):
             h = tf.tanh(tf.matmul(h, w) + b)
