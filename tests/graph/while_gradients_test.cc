@@ -177,6 +177,21 @@ TEST_CASE("while_loop gradient: a loop on CPU:1 driven from CPU:0") {
   ExpectFiniteDifferences(g, z, {{x, Tensor::Scalar(0.9)}}, {.num_cpu_devices = 2});
 }
 
+TEST_CASE("while_loop gradient: a loop split across devices (control on CPU:0, a multiply on CPU:1)") {
+  Graph g;
+  Scope s = Scope::Root(&g);
+  const Scope on0 = s.WithDevice("/device:CPU:0");
+  Output x = ops::Placeholder(on0.WithOpName("x"), DType::kFloat64, {});
+  Output y = ops::WhileLoop(
+      on0, {ops::Const(on0, 0), ops::Const(on0, 1.0)},
+      [&](const Scope& b, const Vars& v) { return ops::Less(b, v[0], ops::Const(b, 4)); },
+      [&](const Scope& b, const Vars& v) {
+        Output scaled = ops::Mul(b.WithDevice("/device:CPU:1"), ops::Tanh(b, v[1]), x);
+        return Vars{ops::Add(b, v[0], ops::Const(b, 1)), ops::Add(b, scaled, v[1])};
+      })[1];
+  ExpectFiniteDifferences(g, y, {{x, Tensor::Scalar(0.7)}}, {.num_cpu_devices = 2});
+}
+
 TEST_CASE("while_loop gradient: integer loop variables have none, float ones of an unused exit are zero") {
   Graph g;
   Scope s = Scope::Root(&g);
