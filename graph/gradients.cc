@@ -31,6 +31,13 @@ struct Item {
 // nodes, and before whatever reads its Exits. Iterative (deep graphs).
 std::vector<Item> WalkOrder(const std::set<const Node*>& relevant, const StaticFrames* frames,
                             const std::map<const Node*, int>& loop_of) {
+  if (loop_of.empty()) {  // no loop: the graph's own topological order
+    std::vector<Node*> nodes;
+    for (const Node* n : relevant) nodes.push_back(const_cast<Node*>(n));
+    std::vector<Item> order;
+    for (const Node* n : TopologicalOrder(nodes)) order.push_back({n, 0});
+    return order;
+  }
   auto item = [&](const Node* n) {
     auto it = loop_of.find(n);
     return it == loop_of.end() ? Item{n, 0} : Item{nullptr, it->second};

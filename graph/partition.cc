@@ -1,5 +1,6 @@
 #include "graph/partition.h"
 
+#include <functional>
 #include <tuple>
 
 #include "graph/control_flow.h"
@@ -83,8 +84,22 @@ std::map<std::string, std::unique_ptr<Graph>> Partition(const Graph& graph, cons
     return r;
   };
 
+  // A loop spread over devices (graph/placer.h): a _Recv of a value inside a loop's frame runs
+  // in that frame, once per iteration, on a control loop of that frame on its device (below).
+  const StaticFrames frames = FindStaticFrames(graph.nodes());
+  std::map<const Node*, int> entering;  // Enter -> the frame it enters
+  for (size_t f = 1; f < frames.frames.size(); ++f) {
+    for (const Node* e : frames.frames[f].enters) entering[e] = static_cast<int>(f);
+  }
+  auto value_frame = [&](const Node* src) {  // the frame src's outputs are in (as its consumers see them)
+    if (entering.count(src)) return entering.at(src);
+    const int f = frames.frame_of.at(src->id());
+    return IsExit(*src) ? frames.frames[static_cast<size_t>(f)].parent : f;
+  };
+  std::vector<std::pair<Node*, int>> framed_recvs;  // (_Recv, frame > 0)
+
   // A loop's back edges (NextIteration -> Merge), set once the NextIteration is copied: (Merge's
-  // copy, its graph, input, original). A loop is on one device (graph/placer.h).
+  // copy, its graph, input, original). A NextIteration is on its Merge's device.
   std::vector<std::tuple<Node*, Graph*, int, Output>> back_edges;
   for (Node* n : TopologicalOrder(graph.nodes())) {
     const Device& dev = DeviceOf(*n, devices);
@@ -106,6 +121,7 @@ std::map<std::string, std::unique_ptr<Graph>> Partition(const Graph& graph, cons
       if (it == recvs.end()) {
         Node* r = add_pair(src, dev, Output(copy.at(in.node), in.index), in.name(), in.dtype(), in.shape(),
                            HostMemory(in.dtype(), *n));
+        if (value_frame(in.node) > 0) framed_recvs.emplace_back(r, value_frame(in.node));
         it = recvs.emplace(key, Output(r, 0)).first;
       }
       inputs.push_back(it->second);
@@ -131,6 +147,7 @@ std::map<std::string, std::unique_ptr<Graph>> Partition(const Graph& graph, cons
         Node* d = gs.AddNode(std::move(dummy));
         d->set_assigned_device(src.name());
         Node* r = add_pair(src, dev, Output(d, 0), c->name() + "/_control", DType::kFloat32, TensorShape{}, true);
+        if (value_frame(c) > 0) framed_recvs.emplace_back(r, value_frame(c));
         it = control_recvs.emplace(key, r).first;
       }
       controls.push_back(it->second);
@@ -144,6 +161,58 @@ std::map<std::string, std::unique_ptr<Graph>> Partition(const Graph& graph, cons
     }
   }
   for (const auto& [merge, g, i, original] : back_edges) g->UpdateInput(merge, i, Output(copy.at(original.node), original.index));
+
+  // TF's control loops: on a device that runs part of loop frame f, Enter(a constant) -> Merge ->
+  // Switch(the loop's LoopCond, received from its device) -> Identity -> NextIteration -> Merge
+  // iterates exactly as the loop does; each _Recv of a value of f on that device takes a control
+  // edge from the Merge, so it runs in f once per iteration (the last one included: it receives
+  // the dead values the other side sends) and its rendezvous key carries f's frame:iter.
+  std::map<int, const Node*> loop_cond;
+  for (const Node* n : graph.nodes()) {
+    if (n->op() == "LoopCond") loop_cond[frames.frame_of.at(n->id())] = n;
+  }
+  std::map<std::pair<int, std::string>, std::pair<Node*, Node*>> control_loops;  // (frame, device) -> (merge, pivot)
+  std::function<std::pair<Node*, Node*>(int, const Device&)> control_loop = [&](int f, const Device& d) {
+    auto found = control_loops.find({f, d.name()});
+    if (found != control_loops.end()) return found->second;
+    const StaticFrame& sf = frames.frames[static_cast<size_t>(f)];
+    auto lc = loop_cond.find(f);
+    if (lc == loop_cond.end()) {
+      throw Error(errors::InvalidArgument("the while loop '{}' runs on several devices but has no LoopCond", sf.name));
+    }
+    const Device& cond_device = DeviceOf(*lc->second, devices);
+    Graph& g = part(d);
+    const std::string base = "_control_loop/" + NameSafe(sf.name);
+    auto add = [&](const std::string& name, const std::string& op, std::vector<Output> inputs, AttrMap attrs,
+                   std::vector<Node*> controls = {}) {
+      NodeSpec spec{.name = g.UniqueName(base + "/" + name), .op = op, .inputs = std::move(inputs),
+                    .control_inputs = std::move(controls), .attrs = std::move(attrs), .device = d.name()};
+      Node* node = g.AddNode(std::move(spec));
+      node->set_assigned_device(d.name());
+      return node;
+    };
+    std::vector<Node*> in_parent;  // the start runs once per iteration of the parent loop
+    if (sf.parent > 0) in_parent.push_back(control_loop(sf.parent, d).second);
+    Node* start = add("start", "Const", {}, {{"dtype", DType::kFloat32}, {"value", Tensor::Scalar<float>(0.0f)}},
+                      in_parent);
+    Node* enter = add("enter", "Enter", {Output(start, 0)},
+                      {{"frame_name", sf.name}, {"parallel_iterations", sf.parallel_iterations}});
+    Node* merge = add("merge", "Merge", {Output(enter, 0), Output(enter, 0)}, {{"N", int64_t{2}}});
+    Output pred(copy.at(lc->second), 0);
+    if (&cond_device != &d) {
+      Node* r = add_pair(cond_device, d, pred, lc->second->name() + ":0/_loop_cond", DType::kBool, TensorShape{}, true);
+      g.AddControlEdge(merge, r);
+      pred = Output(r, 0);
+    }
+    Node* sw = add("switch", "Switch", {Output(merge, 0), pred}, {});
+    Node* pivot = add("pivot", "Identity", {Output(sw, 1)}, {});
+    g.UpdateInput(merge, 1, Output(add("next_iteration", "NextIteration", {Output(pivot, 0)}, {}), 0));
+    return control_loops[{f, d.name()}] = {merge, pivot};
+  };
+  for (const auto& [recv, f] : framed_recvs) {
+    const Device& d = DeviceOf(*recv, devices);
+    part(d).AddControlEdge(control_loop(f, d).first, recv);
+  }
   return parts;
 }
 

@@ -13,6 +13,12 @@
 // Pairs carrying values that live in host memory whatever the device (int32/int64 shapes and
 // indices, fetched results, control dummies) have attr `_host_memory` = true, for device
 // transports (the GPU backend copies only the others).
+// A while loop spread over devices (graph/placer.h) gets TF's control loops: on each device with
+// a _Recv of a value inside the loop's frame, Enter(constant) -> Merge -> Switch(the LoopCond,
+// sent from its device each iteration) -> Identity -> NextIteration iterates with the loop, and
+// each such _Recv takes a control edge from its Merge, so it runs in the frame once per
+// iteration and its key ends in the frame instance and iteration (frame:iter) instead of 0:0
+// (docs/control-flow.md, "Devices").
 // REQUIRES: every node has an assigned device (graph/placer.h) that `devices` knows.
 #pragma once
 

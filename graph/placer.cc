@@ -69,20 +69,27 @@ void Place(Graph* graph, const DeviceSet& devices, const PlacerOptions& options)
     }
   }
   // A while loop runs on one device: its frame's nodes and its Enter nodes form one group (the
-  // partitioner then cuts only edges into and out of the loop, which run in the root frame).
+  // partitioner then cuts only edges into and out of the loop, which run in the root frame),
+  // unless its nodes ask for different devices: then each node goes where it asks (the others
+  // where they would outside a loop), and the partitioner runs the loop on each of its devices
+  // with a control loop (graph/partition.h).
   const StaticFrames frames = FindStaticFrames(nodes);
-  std::vector<int> frame_leader(frames.frames.size(), -1);
-  for (Node* n : nodes) {
-    const int f = frames.frame_of.at(n->id());
-    if (f == 0) continue;
-    int& leader = frame_leader[static_cast<size_t>(f)];
-    if (leader < 0) leader = index[n];
-    groups.Union(leader, index[n]);
-  }
+  std::vector<std::vector<Node*>> members_of(frames.frames.size());
+  for (Node* n : nodes) members_of[static_cast<size_t>(frames.frame_of.at(n->id()))].push_back(n);
   for (size_t f = 1; f < frames.frames.size(); ++f) {
-    for (Node* enter : frames.frames[f].enters) {
-      if (frame_leader[f] >= 0) groups.Union(frame_leader[f], index[enter]);
+    std::vector<Node*>& loop = members_of[f];
+    loop.insert(loop.end(), frames.frames[f].enters.begin(), frames.frames[f].enters.end());
+    DeviceName request;
+    bool one_device = true;
+    for (const Node* n : loop) {
+      if (n->requested_device().empty()) continue;
+      try {
+        request.MergeFrom(DeviceName::Parse(n->requested_device()));
+      } catch (const Error&) {
+        one_device = false;
+      }
     }
+    for (size_t i = 1; one_device && i < loop.size(); ++i) groups.Union(index[loop[0]], index[loop[i]]);
   }
   // Members and merged request per group (leader = smallest index).
   std::map<int, std::vector<Node*>> members;

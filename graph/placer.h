@@ -7,8 +7,10 @@
 //  1. Colocation groups: a node that takes a variable by reference (Assign, ApplyMomentum, ...)
 //     lives with the variable; a node with attr `_colocate_with` = "name" lives with that node.
 //     Gradient nodes already carry their forward op's requested device (graph/gradients.h).
-//     A while loop's nodes (its frame and its Enter nodes: graph/control_flow.h) are one group:
-//     a loop runs on one device, and only its inputs and results cross devices.
+//     A while loop's nodes (its frame and its Enter nodes: graph/control_flow.h) are one group
+//     when their requests agree: a loop runs on one device, and only its inputs and results
+//     cross devices. When they ask for different devices, each is placed on its own and the
+//     partitioner runs the loop on each of them (graph/partition.h).
 //  2. A group's requested devices (full or partial: "/device:CPU:1", "/task:0", "CPU:*") are
 //     merged; two members asking for different devices is InvalidArgument naming both nodes.
 //  3. The group goes to the first device (GPU before CPU, then by index) that matches the merged

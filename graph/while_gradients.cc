@@ -205,15 +205,31 @@ std::vector<std::pair<Output, Output>> WhileLoopGradient(const Scope& scope, con
     }
     return r;
   };
+  auto is_forward = [&](const Output& x) {
+    return (x.node->id() < first_new && frame_of(x.node) >= 0) || forward_added->count(x.node) > 0;
+  };
   std::vector<Node*> added;
   for (Node* node : g->nodes()) {
     if (node->id() >= first_new && !forward_added->count(node)) added.push_back(node);
   }
+  for (Node*& node : added) {
+    // A gradient that reads only a forward value's shape (a broadcast's, with unknown dims): the
+    // forward iteration pushes the shape, not the value.
+    const bool only_uses = std::all_of(node->out_edges().begin(), node->out_edges().end(),
+                                       [](const std::pair<Node*, int>& e) { return e.second >= 0; });
+    if (node->op() == "Shape" && is_forward(node->input(0)) && value_frame(node->input(0).node) == frame &&
+        only_uses) {
+      const Output shape = fs.WithOpName("shape").Op("Shape", {node->input(0)}, node->attrs());
+      (*forward_added)[shape.node] = frame;
+      g->ReplaceUses(Output(node, 0), route(shape));
+      g->RemoveNode(node);
+      node = nullptr;
+    }
+  }
   for (Node* node : added) {
+    if (node == nullptr) continue;
     for (int i = 0; i < node->num_inputs(); ++i) {
-      const Output x = node->input(i);
-      const bool forward = (x.node->id() < first_new && frame_of(x.node) >= 0) || forward_added->count(x.node);
-      if (forward) g->UpdateInput(node, i, route(x));
+      if (is_forward(node->input(i))) g->UpdateInput(node, i, route(node->input(i)));
     }
     if (node->num_inputs() == 0 && node->control_inputs().empty()) g->AddControlEdge(in[0].node, node);
   }

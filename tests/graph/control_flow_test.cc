@@ -223,6 +223,39 @@ TEST_CASE("a loop whose body is pinned to CPU:1 runs from a driver on CPU:0") {
   }
 }
 
+TEST_CASE("a loop split across devices: control on CPU:0, body on CPU:1, met by frame:iter keys") {
+  Graph g;
+  Scope s = Scope::Root(&g);
+  const Scope on0 = s.WithDevice("/device:CPU:0");
+  Output x = ops::Placeholder(on0.WithOpName("x"), DType::kFloat32, {});
+  // (i, p, q) = (0, 1, 0); while i < n: p <- p * x on CPU:1, q <- q + p on CPU:0: p = x^n, q = sum x^k (k < n).
+  Output n = ops::Placeholder(on0.WithOpName("n"), DType::kInt32, {});
+  Vars out = ops::WhileLoop(
+      on0, {ops::Const(on0, 0), ops::Const(on0, 1.0f), ops::Const(on0, 0.0f)},
+      [&](const Scope& b, const Vars& v) { return ops::Less(b, v[0], n); },
+      [&](const Scope& b, const Vars& v) {
+        const Scope on1 = b.WithDevice("/device:CPU:1");
+        return Vars{ops::Add(b, v[0], ops::Const(b, 1)), ops::Mul(on1.WithOpName("times_x"), v[1], x),
+                    ops::Add(b.WithOpName("sum"), v[2], v[1])};
+      });
+  Session sess(&g, {.num_cpu_devices = 2});
+  for (int k : {0, 1, 4}) {
+    const std::vector<Tensor> got = sess.Run({{x, Tensor::Scalar(2.0f)}, {n, Tensor::Scalar<int32_t>(k)}}, {out[1], out[2]});
+    CHECK(got[0].scalar<float>()() == std::pow(2.0f, k));
+    CHECK(got[1].scalar<float>()() == std::pow(2.0f, k) - 1);
+  }
+  // The multiply runs on CPU:1 inside the loop's frame, driven by a control loop there.
+  bool control_loop_on_1 = false;
+  for (const auto& [device, part] : sess.Partitions({x, n}, {out[1], out[2]}, {})) {
+    for (const Node* node : part->nodes()) {
+      if (node->name() == "while/body/times_x") CHECK(device == kCpu1);
+      if (node->name() == "while/body/sum") CHECK(device != kCpu1);
+      if (device == kCpu1 && node->op() == "Merge") control_loop_on_1 = true;
+    }
+  }
+  CHECK(control_loop_on_1);
+}
+
 TEST_CASE("dead values cross devices: a cond whose branch runs on CPU:1") {
   Graph g;
   Scope s = Scope::Root(&g);

@@ -124,7 +124,9 @@ TEST_CASE("while_loop gradient: an RNN-style body over a [batch, hidden] state, 
   // h <- tanh(h W + b) four times; acc <- acc + sum(h) each time; loss = acc + sum(h_final^2).
   Graph g;
   Scope s = Scope::Root(&g);
-  Output h0 = ops::Placeholder(s.WithOpName("h0"), DType::kFloat64, {2, 3});
+  // An unknown batch dim: the bias add's gradient reads the pre-activation's shape, which the
+  // forward loop pushes instead of the value.
+  Output h0 = ops::Placeholder(s.WithOpName("h0"), DType::kFloat64, {TensorShape::kUnknownDim, 3});
   Output w = ops::Placeholder(s.WithOpName("w"), DType::kFloat64, {3, 3});
   Output b = ops::Placeholder(s.WithOpName("b"), DType::kFloat64, {3});
   Vars out = ops::WhileLoop(
@@ -139,6 +141,11 @@ TEST_CASE("while_loop gradient: an RNN-style body over a [batch, hidden] state, 
   const Tensor wv = Tensor::FromVector<double>({0.5, -0.3, 0.8, 0.1, 0.9, -0.6, -0.7, 0.4, 0.2}, {3, 3});
   const Tensor bv = Tensor::FromVector<double>({0.05, -0.1, 0.2}, {3});
   ExpectFiniteDifferences(g, loss, {{h0, hv}, {w, wv}, {b, bv}});
+  int shape_pushes = 0;
+  for (const Node* n : g.nodes()) {
+    if (n->op() == "LoopStackPush" && n->input(2).node->op() == "Shape") ++shape_pushes;
+  }
+  CHECK(shape_pushes >= 1);
 }
 
 TEST_CASE("while_loop gradient: maximum_iterations ends the backward loop with the forward one") {
@@ -168,6 +175,21 @@ TEST_CASE("while_loop gradient: a loop on CPU:1 driven from CPU:0") {
       })[1];
   Output z = ops::Neg(on0.WithOpName("z"), y);
   ExpectFiniteDifferences(g, z, {{x, Tensor::Scalar(0.9)}}, {.num_cpu_devices = 2});
+}
+
+TEST_CASE("while_loop gradient: a loop split across devices (control on CPU:0, a multiply on CPU:1)") {
+  Graph g;
+  Scope s = Scope::Root(&g);
+  const Scope on0 = s.WithDevice("/device:CPU:0");
+  Output x = ops::Placeholder(on0.WithOpName("x"), DType::kFloat64, {});
+  Output y = ops::WhileLoop(
+      on0, {ops::Const(on0, 0), ops::Const(on0, 1.0)},
+      [&](const Scope& b, const Vars& v) { return ops::Less(b, v[0], ops::Const(b, 4)); },
+      [&](const Scope& b, const Vars& v) {
+        Output scaled = ops::Mul(b.WithDevice("/device:CPU:1"), ops::Tanh(b, v[1]), x);
+        return Vars{ops::Add(b, v[0], ops::Const(b, 1)), ops::Add(b, scaled, v[1])};
+      })[1];
+  ExpectFiniteDifferences(g, y, {{x, Tensor::Scalar(0.7)}}, {.num_cpu_devices = 2});
 }
 
 TEST_CASE("while_loop gradient: integer loop variables have none, float ones of an unused exit are zero") {

@@ -174,7 +174,7 @@ def test_gradient_of_an_rnn_style_loop_matches_finite_differences():
     with tf.Graph().as_default():
         w = tf1.placeholder(tf.float64, [3, 3])
         b = tf.constant([0.1, -0.2, 0.05], tf.float64)
-        h_init = tf1.placeholder(tf.float64, [2, 3])
+        h_init = tf1.placeholder(tf.float64, [None, 3])  # an unknown batch: the Add pushes its shape only
 
         def body(i, h, acc):
             h = tf.tanh(tf.matmul(h, w) + b)
@@ -209,6 +209,37 @@ def test_gradient_of_a_growing_loop_variable_and_of_a_loop_on_cpu1():
             at = np.array(1.2)
             assert sess.run(dy, {x: at}) == pytest.approx(sum(2 * k * at ** (2 * k - 1) for k in range(1, 6)), rel=1e-12)
             assert sess.run(dz, {x: at}) == pytest.approx(_finite_differences(sess, z, x, at, {}), rel=1e-6)
+
+
+def test_a_loop_split_across_devices_with_an_inner_loop_and_a_cond_and_its_gradient():
+    # The loops' control on /cpu:0, the inner body's multiply on /cpu:1 (TF's control loops carry
+    # the iterations there); the same program without devices gives the reference value.
+    def build(split):
+        x = tf1.placeholder(tf.float64, [])
+
+        def outer_body(i, v):
+            def inner_body(j, u):
+                if split:
+                    with tf.device("/cpu:1"):
+                        w = u * x
+                else:
+                    w = u * x
+                return j + 1, tf.cond(w > 1.0, lambda: w * 0.5, lambda: w + 0.25)
+            return i + 1, tf.while_loop(lambda j, u: j < i + 1, inner_body, (0, v))[1]
+
+        with tf.device("/cpu:0" if split else None):
+            _, y = tf.while_loop(lambda i, v: i < 3, outer_body, (0, x))
+        return x, y
+
+    with tf.Graph().as_default():
+        x, y = build(False)
+        want = _run(y, {x: 1.3})
+    with tf.Graph().as_default():
+        x, y = build(True)
+        dy, = tf.gradients(y, [x])
+        with tf.Session(num_cpu_devices=2) as sess:
+            assert sess.run(y, {x: 1.3}) == pytest.approx(want, rel=1e-15)
+            assert sess.run(dy, {x: 1.3}) == pytest.approx(_finite_differences(sess, y, x, np.array(1.3), {}), rel=1e-6)
 
 
 def test_gradient_of_while_loop_edges():
