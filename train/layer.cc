@@ -1,5 +1,7 @@
 #include "train/layer.h"
 
+#include <set>
+
 #include <fmt/ranges.h>
 
 #include "ops/array.h"
@@ -93,6 +95,18 @@ Sym Layer::operator()(const std::vector<Sym>& xs) {
   std::vector<Sym> out = Outputs(xs);
   WEFT_REQUIRE(out.size() == 1, "{}: this call has {} outputs; take them all with Outputs()", Describe(), out.size());
   return out[0];
+}
+
+std::vector<Output> Layer::OutputMasks(CallContext& ctx, const std::vector<Output>&,
+                                       const std::vector<Output>& outputs) const {
+  // Keras' layers with supports_masking = True whose output keeps the input's steps.
+  static const std::set<std::string> kPassMask = {
+      "Dense", "Dropout", "Activation", "ReLU", "LeakyReLU", "ELU", "PReLU", "Softmax", "LayerNormalization",
+      "BatchNormalization", "GaussianNoise", "GaussianDropout", "SpatialDropout1D", "AlphaDropout", "Identity",
+      "Rescaling", "ActivityRegularization"};
+  std::vector<Output> out(outputs.size());
+  if (!out.empty() && kPassMask.count(type_)) out[0] = ctx.mask(0);
+  return out;
 }
 
 Output CastForLayer(const Scope& s, const Layer& layer, Output x) {

@@ -33,8 +33,6 @@ def test_embedding_rows_shapes_and_bad_ids():
     np.testing.assert_array_equal(got, table[[[4, 0, 2], [1, 1, 3]]])
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"indices\[4\] = 5 is out of range \[0, 5\)"):
         model.predict(np.array([[4, 0, 2], [1, 5, 3]]), verbose=0)
-    with pytest.raises(Exception, match="mask_zero"):
-        layers.Embedding(5, 2, mask_zero=True)
     # Keras' docstring: Embedding(1000, 64) on (32, 10) ids -> (32, 10, 64).
     assert layers.Embedding(1000, 64)(np.random.randint(1000, size=(32, 10))).shape == (32, 10, 64)
 
