@@ -337,11 +337,16 @@ struct MultiHeadAttentionOptions {
   Initializer bias_initializer = Zeros();
   double kernel_l1 = 0.0, kernel_l2 = 0.0;
   int64_t seed = 0;  // the dropout's
+  // Keras' return_attention_scores: the call's second output is the attention weights
+  // (batch, heads, query steps, key steps), after the softmax and before the dropout.
+  bool return_attention_scores = false;
 };
 LayerPtr MultiHeadAttention(int64_t num_heads, int64_t key_dim, MultiHeadAttentionOptions options = {});
 // Keras passes use_causal_mask per call; a weft layer fixes it before its first call (a later call
 // asking otherwise is InvalidArgument). InvalidArgument for another layer type.
 void SetUseCausalMask(Layer& layer, bool use_causal_mask);
+// Likewise return_attention_scores (Keras passes it per call; weft fixes it per layer).
+void SetReturnAttentionScores(Layer& layer, bool return_attention_scores);
 
 // ---- Shape layers (train/layers_shape.cc); shapes are per example (no batch dim) ----------
 // Reshapes each example to target_shape; one entry may be -1 (inferred from the input).

@@ -53,7 +53,7 @@ std::string CallShapes(const SymNode& call) {
   if (outs.size() == 1) return ShapeString(call.shape);
   std::string s = "[";
   for (size_t i = 0; i < outs.size(); ++i) s += (i > 0 ? ", " : "") + ShapeString(outs[i]->shape);
-  return s + "]";
+  return s + "] ";  // a space before the parameter count when it overflows its column
 }
 
 std::string Thousands(int64_t n) {

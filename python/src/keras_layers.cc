@@ -223,6 +223,7 @@ void DefShapeLayers(py::module_& layers) {
          "layer(query, value, key=None, attention_mask=None, use_causal_mask=False). Output (batch, query steps,\n"
          "output_shape or the query's features). attention_mask (batch, T, S) keeps positions > 0.5.").c_str());
   layers.def("_set_use_causal_mask", [](Layer& layer, bool causal) { SetUseCausalMask(layer, causal); });
+  layers.def("_set_return_attention_scores", [](Layer& layer, bool scores) { SetReturnAttentionScores(layer, scores); });
   layers.def("UpSampling1D", [](int64_t size, const py::object& name, const py::object& input_shape) {
     return Finish(UpSampling1D(size), name, input_shape);
   }, py::arg("size") = 2, py::arg("name") = py::none(), py::arg("input_shape") = py::none(),

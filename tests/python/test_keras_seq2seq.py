@@ -146,3 +146,18 @@ def test_bad_calls_are_clear_errors():
     two = keras.Model(a, [L.Dense(1)(a), L.Dense(2)(a)])
     with pytest.raises(tf.errors.InvalidArgumentError, match="metrics need a single output"):
         two.compile(optimizer="sgd", loss="mse", metrics=["mae"])
+
+
+def test_multi_head_attention_returns_scores_as_tensorflow():
+    r = REF["attention"]
+    q_in, v_in, m_in = keras.Input((4, 5)), keras.Input((3, 5)), keras.Input((4, 3))
+    mha = L.MultiHeadAttention(2, 3, name="mha")
+    out, scores = mha(q_in, v_in, attention_mask=m_in, return_attention_scores=True)
+    assert scores.shape == (None, 2, 4, 3)
+    m = keras.Model([q_in, v_in, m_in], [out, scores])
+    m.set_weights([A(w) for w in r["weights"]])
+    got = m.predict([A(r["q"]), A(r["v"]), A(r["mask"])], verbose=0)
+    np.testing.assert_allclose(got[0], A(r["output"]), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(got[1], A(r["scores"]), rtol=1e-4, atol=1e-5)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="return_attention_scores=false differs"):
+        mha(q_in, v_in)

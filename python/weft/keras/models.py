@@ -37,13 +37,12 @@ def _attention_inputs(layer, query, value=None, key=None, query_mask=None, value
     if value is None:
         raise TypeError("MultiHeadAttention '%s': call it as layer(query, value, key=None, attention_mask=None)"
                         % layer.name)
-    if return_attention_scores:
-        raise NotImplementedError("MultiHeadAttention '%s': return_attention_scores=True is not supported by weft "
-                                  "(a weft layer has one output)" % layer.name)
     if query_mask is not None or value_mask is not None or key_mask is not None:
         raise NotImplementedError("MultiHeadAttention '%s': query_mask / value_mask / key_mask (Keras masks) are not "
                                   "supported; pass attention_mask" % layer.name)
     _weft.keras.layers._set_use_causal_mask(layer, bool(use_causal_mask))
+    # With it the call returns (output, scores) (two outputs of the call), as Keras.
+    _weft.keras.layers._set_return_attention_scores(layer, bool(return_attention_scores))
     inputs = [query, value, value if key is None else key]
     return inputs + ([attention_mask] if attention_mask is not None else [])
 
@@ -73,6 +72,8 @@ def _layer_call(layer, inputs, *args, training=None, mask=None, initial_state=No
         if not _symbolic(inputs):
             raise NotImplementedError("MultiHeadAttention '%s': call it on KerasTensors in a model (weft runs layers "
                                       "on data through one-input models)" % layer.name)
+        out = _layer_call_cpp(layer, inputs)
+        return tuple(out) if isinstance(out, list) else out  # Keras' (output, scores)
     if len(args) > 2:
         raise TypeError("layer '%s' takes (inputs, training, mask), got %d positional arguments" % (
             layer.name, 1 + len(args)))
