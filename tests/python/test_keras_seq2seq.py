@@ -161,3 +161,24 @@ def test_multi_head_attention_returns_scores_as_tensorflow():
     np.testing.assert_allclose(got[1], A(r["scores"]), rtol=1e-4, atol=1e-5)
     with pytest.raises(tf.errors.InvalidArgumentError, match="return_attention_scores=false differs"):
         mha(q_in, v_in)
+
+
+def test_save_and_load_a_model_with_states_and_int_inputs(tmp_path):
+    r = REF["seq2seq"]
+    m = _seq2seq()
+    m.compile(optimizer="sgd", loss="mse")
+    path = str(tmp_path / "s2s.keras")
+    m.save(path)
+    back = keras.models.load_model(path)
+    for got, want in zip(back.predict([A(r["a"]), A(r["b"])], verbose=0), r["pred"]):
+        np.testing.assert_allclose(got, A(want), rtol=1e-4, atol=1e-5)
+    ids = keras.Input(shape=(None,), dtype="int64")
+    e = L.Embedding(6, 2, mask_zero=True)(ids)
+    out, h = L.GRU(2, return_state=True)(e)
+    model = keras.Model(ids, [out, h])
+    model.compile(optimizer="sgd", loss="mse")
+    model.save(str(tmp_path / "ids.keras"))
+    again = keras.models.load_model(str(tmp_path / "ids.keras"))
+    x = np.array([[1, 2, 0], [3, 0, 0]])
+    for a, b in zip(model.predict(x, verbose=0), again.predict(x, verbose=0)):
+        np.testing.assert_allclose(a, b, rtol=1e-6)

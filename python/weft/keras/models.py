@@ -191,12 +191,22 @@ class Model:
                             "one-input, one-output model" % self.name)
         done = {_weft.keras._sym_id(self._inputs): tensor}
 
+        calls = {}  # a call with several outputs: its outputs, by its output 0's id
+
         def replay(t):
             key = _weft.keras._sym_id(t)
             if key not in done:
-                layer, ins = _weft.keras._sym_history(t)
+                layer, ins, index, first = _weft.keras._sym_history(t)
+                if index > 0:
+                    replay(first)
+                    done[key] = calls[_weft.keras._sym_id(first)][index]
+                    return done[key]
                 args = [replay(i) for i in ins]
-                done[key] = layer(args[0] if len(args) == 1 else args)
+                out = _layer_call_cpp(layer, args[0] if len(args) == 1 else args)  # the inputs as recorded
+                if isinstance(out, list):
+                    calls[key] = out
+                    out = out[0]
+                done[key] = out
             return done[key]
 
         return replay(self._outputs)
