@@ -182,3 +182,11 @@ def test_save_and_load_a_model_with_states_and_int_inputs(tmp_path):
     x = np.array([[1, 2, 0], [3, 0, 0]])
     for a, b in zip(model.predict(x, verbose=0), again.predict(x, verbose=0)):
         np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+def test_calling_a_multi_input_model_on_arrays_gives_its_outputs():
+    a, b = keras.Input((2,)), keras.Input((2,))
+    m = keras.Model([a, b], [L.Add()([a, b]), L.Subtract()([a, b])])
+    s, d = m([np.ones((1, 2), np.float32), np.full((1, 2), 3.0, np.float32)])
+    np.testing.assert_allclose(s, [[4.0, 4.0]])
+    np.testing.assert_allclose(d, [[-2.0, -2.0]])

@@ -241,7 +241,12 @@ class Model:
                 params = inspect.signature(self.call).parameters
                 return self.call(inputs, training=training) if "training" in params else self.call(inputs)
             return self._apply(inputs)
-        return self.predict(np.asarray(inputs), verbose=0).view(EagerArray)
+        if isinstance(inputs, (list, tuple)) and self._io_counts()[0] > 1:  # one array per input
+            inputs = list(inputs)
+        else:
+            inputs = np.asarray(inputs)
+        out = self.predict(inputs, verbose=0)
+        return [o.view(EagerArray) for o in out] if isinstance(out, list) else out.view(EagerArray)
 
     def _in_strategy(self):
         """A context that re-enters the model's strategy scope when it is not the current one."""
