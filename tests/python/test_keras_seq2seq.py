@@ -190,3 +190,10 @@ def test_calling_a_multi_input_model_on_arrays_gives_its_outputs():
     s, d = m([np.ones((1, 2), np.float32), np.full((1, 2), 3.0, np.float32)])
     np.testing.assert_allclose(s, [[4.0, 4.0]])
     np.testing.assert_allclose(d, [[-2.0, -2.0]])
+
+
+def test_return_state_on_data_gives_the_list():
+    x = np.random.default_rng(2).normal(size=(2, 4, 5)).astype(np.float32)
+    out, h, c = L.LSTM(3, return_state=True)(x)
+    np.testing.assert_allclose(out, h)  # the last output is the final h
+    assert c.shape == (2, 3)
