@@ -104,8 +104,18 @@ std::vector<Output> Layer::OutputMasks(CallContext& ctx, const std::vector<Outpu
       "Dense", "Dropout", "Activation", "ReLU", "LeakyReLU", "ELU", "PReLU", "Softmax", "LayerNormalization",
       "BatchNormalization", "GaussianNoise", "GaussianDropout", "SpatialDropout1D", "AlphaDropout", "Identity",
       "Rescaling", "ActivityRegularization"};
+  // The element-wise merge layers: Keras' Merge.compute_mask keeps a step that any masked input
+  // keeps (ops.any over the masks given; checked against TF 2.21 in test_keras_mask.py).
+  static const std::set<std::string> kMergeMask = {"Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum"};
   std::vector<Output> out(outputs.size());
-  if (!out.empty() && kPassMask.count(type_)) out[0] = ctx.mask(0);
+  if (out.empty()) return out;
+  if (kPassMask.count(type_)) {
+    out[0] = ctx.mask(0);
+  } else if (kMergeMask.count(type_)) {
+    for (const Output& m : ctx.masks) {
+      if (m.valid()) out[0] = out[0].valid() ? ops::Maximum(ctx.scope.NewSubScope("mask"), out[0], m) : m;
+    }
+  }
   return out;
 }
 

@@ -136,7 +136,8 @@ class Layer : public std::enable_shared_from_this<Layer> {
   }
   // Keras' compute_mask: the mask of each output (invalid: none), from the inputs' masks in
   // ctx.masks. The default passes input 0's mask on for the layers Keras marks supports_masking
-  // that keep the steps (Dense, Dropout, activations, normalizations), and drops it otherwise.
+  // that keep the steps (Dense, Dropout, activations, normalizations), joins them for the
+  // element-wise merge layers (a step any mask keeps), and drops them otherwise.
   virtual std::vector<Output> OutputMasks(CallContext& ctx, const std::vector<Output>& inputs,
                                           const std::vector<Output>& outputs) const;
   // True for layers that take integer ids as they are (Embedding); the model casts an integer

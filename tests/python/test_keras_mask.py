@@ -71,3 +71,14 @@ def test_masking_layer_matches_tensorflow():
 def test_masking_needs_steps():
     with pytest.raises(tf.errors.InvalidArgumentError, match="expects \\(batch, steps, features\\)"):
         L.Masking()(keras.Input((4,)))
+
+
+def test_add_keeps_a_step_either_mask_keeps_as_tensorflow():
+    r = REF["merge"]
+    a_in, b_in = keras.Input((None,), dtype="int32"), keras.Input((None,), dtype="int32")
+    added = L.Add()([L.Embedding(7, 3, mask_zero=True, name="ea")(a_in),
+                     L.Embedding(7, 3, mask_zero=True, name="eb")(b_in)])
+    m = keras.Model([a_in, b_in], L.GRU(2, return_sequences=True, name="rnn")(added))
+    m.set_weights([A(w) for w in r["weights"]])
+    got = m.predict([IDS, np.array(r["ids_b"], np.int32)], verbose=0)
+    np.testing.assert_allclose(got, A(r["output"]), rtol=1e-4, atol=1e-5)

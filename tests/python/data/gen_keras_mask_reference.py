@@ -60,4 +60,13 @@ m2 = keras.Model(inp, L.SimpleRNN(2, name="rnn")(L.Masking(-1.0)(inp)))
 w2 = [f32(*v.shape) for v in m2.weights]
 m2.set_weights(w2)
 out["masking_value"] = {"weights": [v.tolist() for v in w2], "output": m2.predict(x, verbose=0).tolist()}
+# Two masked embeddings added: Keras' Merge.compute_mask keeps a step either keeps (ops.any).
+a_in, b_in = keras.Input((None,), dtype="int32"), keras.Input((None,), dtype="int32")
+added = L.Add()([L.Embedding(7, 3, mask_zero=True, name="ea")(a_in), L.Embedding(7, 3, mask_zero=True, name="eb")(b_in)])
+m3 = keras.Model([a_in, b_in], L.GRU(2, return_sequences=True, name="rnn")(added))
+w3 = [f32(*v.shape) for v in m3.weights]
+m3.set_weights(w3)
+ids_b = np.array([[1, 2, 3, 4, 0], [5, 0, 2, 2, 1], [1, 1, 0, 1, 1], [2, 2, 2, 2, 2]], np.int32)
+out["merge"] = {"ids_b": ids_b.tolist(), "weights": [v.tolist() for v in w3],
+                "output": m3.predict([ids, ids_b], verbose=0).tolist()}
 print(json.dumps(out, separators=(",", ":")))
