@@ -224,6 +224,44 @@ void FusedBatchNormGradShape(InferenceContext& c) {
   for (int i = 1; i < 5; ++i) c.set_output(i, TensorShape({ch}));
 }
 
+// LayerNorm: y as x; mean and rstd x's shape without its last dim; gamma / beta [C].
+TensorShape LayerNormRows(InferenceContext& c, const TensorShape& x,
+                          std::initializer_list<std::pair<int, const char*>> vecs) {
+  if (x.unknown_rank()) return TensorShape::Unknown();
+  WEFT_REQUIRE(x.rank() >= 1, "x must have rank at least 1 (normalized over the last axis), got a scalar");
+  const int64_t ch = x.dim(x.rank() - 1);
+  for (const auto& [i, name] : vecs) {
+    const TensorShape& v = c.input(i);
+    WEFT_REQUIRE(v.unknown_rank() || (v.rank() == 1 && (v.dim(0) < 0 || ch < 0 || v.dim(0) == ch)),
+                 "{} must have shape [{}] (the last dim of x {}), got {}", name, ch, x.ToString(), v.ToString());
+  }
+  std::vector<int64_t> dims(x.dims().begin(), x.dims().end() - 1);
+  return TensorShape(dims);
+}
+
+void LayerNormShape(InferenceContext& c) {
+  const TensorShape rows = LayerNormRows(c, c.input(0), {{1, "gamma"}, {2, "beta"}});
+  c.set_output(0, c.input(0));
+  c.set_output(1, rows);
+  c.set_output(2, rows);
+}
+
+void LayerNormGradShape(InferenceContext& c) {
+  WEFT_REQUIRE(c.input(1).IsCompatibleWith(c.input(0)), "dy has shape {}, x has shape {}", c.input(0).ToString(),
+               c.input(1).ToString());
+  const TensorShape x = c.input(1).Merge(c.input(0));
+  const TensorShape rows = LayerNormRows(c, x, {{2, "gamma"}});
+  for (int i : {3, 4}) {
+    WEFT_REQUIRE(rows.unknown_rank() || c.input(i).IsCompatibleWith(rows),
+                 "mean {} and rstd {} must have x's shape without its last dim, {}", c.input(3).ToString(),
+                 c.input(4).ToString(), rows.ToString());
+  }
+  const int64_t ch = x.unknown_rank() || x.rank() == 0 ? -1 : x.dim(x.rank() - 1);
+  c.set_output(0, x);
+  c.set_output(1, TensorShape({ch}));
+  c.set_output(2, TensorShape({ch}));
+}
+
 // ---- Gradients
 
 AttrMap ConvAttrs(const Node& op) {
@@ -423,6 +461,27 @@ std::vector<Output> FusedBatchNormGrad(const Scope& s, const Node& op, const std
                       {{"epsilon", op.attr<double>("epsilon")}, {"is_training", training}});
   return {Output(g, 0), Output(g, 1), Output(g, 2), training ? Output{} : Output(g, 3),
           training ? Output{} : Output(g, 4)};
+}
+
+// {y, mean, rstd} = layernorm(x, gamma, beta): LayerNormGrad from the statistics the forward pass
+// computed (outputs 1 and 2). Gradients reaching those outputs (LayerNormalization never uses
+// them, so rarely) add, per row of C values: dx += dmean / C + drstd * -rstd^3 * (x - mean) / C.
+std::vector<Output> LayerNormGradFn(const Scope& s, const Node& op, const std::vector<Output>& dy) {
+  const Output x = op.input(0), mean = Out(op, 1), rstd = Out(op, 2);
+  Node* g = s.AddNode("LayerNormGrad", {dy[0].node ? dy[0] : ops::ZerosLike(s, Out(op, 0)), x, op.input(1), mean,
+                                        rstd}, {});
+  Output dx(g, 0);
+  if (dy[1].node != nullptr || dy[2].node != nullptr) {
+    const Output inv_c = ops::Div(s, ops::OnesLike(s, ops::ExpandDims(s, rstd, -1)),
+                                  ops::Cast(s, ops::StridedSlice(s, ops::Shape(s, x), {-1}, {0}, {1}, 0, /*end_mask=*/1), x.dtype()));
+    if (dy[1].node != nullptr) dx = ops::Add(s, dx, ops::Mul(s, ops::ExpandDims(s, dy[1], -1), inv_c));
+    if (dy[2].node != nullptr) {
+      const Output r = ops::ExpandDims(s, rstd, -1);
+      const Output k = ops::Mul(s, ops::Neg(s, ops::Mul(s, ops::Mul(s, r, r), r)), ops::ExpandDims(s, dy[2], -1));
+      dx = ops::Add(s, dx, ops::Mul(s, ops::Mul(s, k, ops::Sub(s, x, ops::ExpandDims(s, mean, -1))), inv_c));
+    }
+  }
+  return {dx, Output(g, 1), Output(g, 2)};
 }
 
 // {r, mean, variance} = relu(batchnorm(...)) (_FusedBatchNormRelu): FusedBatchNormGrad of
@@ -647,6 +706,19 @@ void RegisterNnOps(OpRegistry& r) {
       .Shape(FusedBatchNormGradShape)
       .Doc("Gradient of FusedBatchNorm given the statistics it normalized with (its outputs 1 and 2) and "
            "the gradients of all its outputs; the last two outputs are zero in training mode.");
+  r.Register("LayerNorm")
+      .Input("x", "T").Input("gamma", "T").Input("beta", "T")
+      .Output("y", "T").Output("mean", "T").Output("rstd", "T")
+      .TypeAttr("T", kFloats).Attr("epsilon", AttrValue(1e-3))
+      .Shape(LayerNormShape).Grad(LayerNormGradFn)
+      .Doc("Layer normalization over the last axis of x (Keras' LayerNormalization, axis=-1): y = (x - mean) * "
+           "rstd * gamma + beta, with the per-row mean and rstd = 1 / sqrt(biased variance + epsilon) as "
+           "outputs 1 and 2 (x's shape without the last dim).");
+  r.Register("LayerNormGrad")
+      .Input("dy", "T").Input("x", "T").Input("gamma", "T").Input("mean", "T").Input("rstd", "T")
+      .Output("dx", "T").Output("dgamma", "T").Output("dbeta", "T")
+      .TypeAttr("T", kFloats).Shape(LayerNormGradShape)
+      .Doc("Gradient of LayerNorm given the statistics it normalized with (its outputs 1 and 2): dx, dgamma, dbeta.");
   r.Register("_FusedBatchNormRelu")
       .Input("x", "T").Input("scale", "T").Input("offset", "T").Input("mean", "T").Input("variance", "T")
       .Output("y", "T").Output("batch_mean", "T").Output("batch_variance", "T")
@@ -715,6 +787,10 @@ Output MaxPool(const Scope& s, Output input, std::vector<int64_t> ksize, std::ve
 Output AvgPool(const Scope& s, Output input, std::vector<int64_t> ksize, std::vector<int64_t> strides, std::string padding) {
   return s.Op("AvgPool", {input}, {{"ksize", ksize}, {"strides", strides}, {"padding", padding}});
 }
+std::vector<Output> LayerNorm(const Scope& s, Output x, Output gamma, Output beta, double epsilon) {
+  return AllOutputs(s.AddNode("LayerNorm", {x, gamma, beta}, {{"epsilon", epsilon}}));
+}
+
 std::vector<Output> FusedBatchNorm(const Scope& s, Output x, Output scale, Output offset, Output mean, Output variance,
                                    double epsilon, bool is_training) {
   return AllOutputs(s.AddNode("FusedBatchNorm", {x, scale, offset, mean, variance},

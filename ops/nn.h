@@ -41,6 +41,9 @@ Output AvgPool(const Scope& s, Output input, std::vector<int64_t> ksize, std::ve
                std::string padding = "VALID");
 // Normalizes over N, H, W per channel (last axis). Returns {y, batch_mean, batch_variance} in
 // training mode, {y, mean, variance} (the inputs) in inference mode.
+// {y, mean, rstd} = LayerNorm over the last axis of x: y = (x - mean) * rstd * gamma + beta with
+// rstd = 1 / sqrt(variance + epsilon), the statistics per row (x's shape without the last dim).
+std::vector<Output> LayerNorm(const Scope& s, Output x, Output gamma, Output beta, double epsilon = 1e-3);
 std::vector<Output> FusedBatchNorm(const Scope& s, Output x, Output scale, Output offset, Output mean,
                                    Output variance, double epsilon = 1e-3, bool is_training = true);
 

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <strings.h>
 
+#include <optional>
+
 #include "graph/graph.h"
 
 namespace weft {
@@ -135,7 +137,80 @@ void InferenceContext::set_output(int i, TensorShape shape) {
   outputs_[i] = std::move(shape);
 }
 
+namespace {
+
+// What the graph tells, before anything runs, about the value of an int vector or scalar output:
+// one entry per element, -1 where that element is unknown; nullopt when not even its length is
+// known. TensorFlow's partial shape from a shape tensor: `reshape(x, [shape(x)[0], -1, 4, 8])`
+// is packed from a Shape slice and constants, so its last two dims are known when the graph is
+// built, and the layers after it can size their weights.
+std::optional<std::vector<int64_t>> PartialIntValue(const Output& o, int depth) {
+  const Node& n = *o.node;
+  const TensorShape& shape = o.shape();
+  auto unknown = [&]() -> std::optional<std::vector<int64_t>> {
+    if (shape.unknown_rank() || shape.rank() > 1) return std::nullopt;
+    if (shape.rank() == 0) return std::vector<int64_t>{-1};
+    // Longer than any rank: not a shape (the caller's rank check names it).
+    if (shape.dim(0) < 0 || shape.dim(0) > TensorShape::kMaxRank) return std::nullopt;
+    return std::vector<int64_t>(shape.dim(0), -1);
+  };
+  if (depth > 16 || !IsInteger(n.output_dtype(o.index))) return unknown();
+  const std::string& op = n.op();
+  if (op == "Const") {
+    const Tensor t = n.attr<Tensor>("value");
+    if (t.rank() > 1 || t.num_elements() > TensorShape::kMaxRank) return std::nullopt;
+    std::vector<int64_t> v(t.num_elements());
+    for (int64_t k = 0; k < t.num_elements(); ++k) v[k] = t.ElementAsInt64(k);
+    return v;
+  }
+  if (op == "Shape") {
+    const TensorShape& in = n.input(0).shape();
+    if (in.unknown_rank()) return unknown();
+    std::vector<int64_t> v(in.rank());
+    for (int k = 0; k < in.rank(); ++k) v[k] = in.dim(k) < 0 ? -1 : in.dim(k);
+    return v;
+  }
+  if (op == "Cast" || op == "Identity" || op == "Reshape" || op == "ExpandDims" || op == "Squeeze") {
+    // The same elements in another shape: only a scalar or a vector is tracked.
+    auto in = PartialIntValue(n.input(0), depth + 1);
+    if (in && (shape.unknown_rank() || shape.num_elements() == static_cast<int64_t>(in->size()) || shape.rank() <= 1))
+      return in;
+    return unknown();
+  }
+  if (op == "Concat" && n.attr<int64_t>("axis") == 0) {
+    std::vector<int64_t> v;
+    for (const Output& in : n.inputs()) {
+      auto part = PartialIntValue(in, depth + 1);
+      if (!part) return unknown();
+      v.insert(v.end(), part->begin(), part->end());
+    }
+    return v;
+  }
+  if (op == "StridedSlice" && n.attr<int64_t>("shrink_axis_mask") == 1 && n.attr<int64_t>("begin_mask") == 0) {
+    // x[k] of a vector: the scalar `tf.shape(x)[k]`.
+    const auto begin = n.attr<std::vector<int64_t>>("begin");
+    auto in = PartialIntValue(n.input(0), depth + 1);
+    if (in && begin.size() == 1) {
+      const int64_t len = static_cast<int64_t>(in->size());
+      const int64_t k = begin[0] < 0 ? begin[0] + len : begin[0];
+      if (k >= 0 && k < len) return std::vector<int64_t>{(*in)[k]};
+    }
+  }
+  return unknown();
+}
+
+}  // namespace
+
 TensorShape InferenceContext::InputAsShape(int i) const {
+  if (input_tensor(i) == nullptr && i < node_.num_inputs()) {
+    if (auto v = PartialIntValue(node_.input(i), 0)) {
+      const TensorShape& s = input(i);
+      if (s.rank() == 1 && s.dim(0) == static_cast<int64_t>(v->size())) {
+        for (int64_t& d : *v) d = d < 0 ? -1 : d;  // -1 (Reshape's "the rest") is unknown here too
+        return TensorShape(*v);
+      }
+    }
+  }
   if (const Tensor* t = input_tensor(i)) {
     WEFT_REQUIRE(t->rank() == 1, "input {} must be a vector of dims, got {}", i, t->DebugString());
     std::vector<int64_t> dims(t->num_elements());

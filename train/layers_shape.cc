@@ -242,6 +242,16 @@ class LayerNormalizationLayer : public Layer {
     const Scope& s = ctx.scope;
     const TensorShape& x = in[0].shape();
     const int64_t axis = Axis(x);
+    if (axis == x.rank() - 1) {  // the usual case: the fused op (ops/kernels/cpu/layernorm.cc)
+      const int64_t c = x.dim(axis);
+      size_t w = 0;
+      auto filled = [&](double v) {
+        return ops::Fill(s, ops::Const(s, std::vector<int64_t>{c}, TensorShape({1})), ops::ScalarLike(s, in[0].dtype(), v));
+      };
+      Output gamma = o_.scale ? ctx.weights[w++] : filled(1.0);
+      Output beta = o_.center ? ctx.weights[w] : filled(0.0);
+      return ops::LayerNorm(s, in[0], gamma, beta, o_.epsilon)[0];
+    }
     Output d = ops::Sub(s, in[0], ops::Mean(s, in[0], {axis}, /*keep_dims=*/true));
     Output variance = ops::Mean(s, ops::Square(s, d), {axis}, /*keep_dims=*/true);
     Output y = ops::Mul(s, d, ops::Rsqrt(s, ops::Add(s, variance, ops::ScalarLike(s, in[0].dtype(), o_.epsilon))));

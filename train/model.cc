@@ -207,6 +207,28 @@ std::vector<Output> Model::Forward(const Scope& scope, const std::vector<Output>
   return out;
 }
 
+Output Model::Apply(const Scope& scope, Output x, bool training, const std::vector<Output>& weights,
+                    std::vector<Output>* updates, std::vector<Output>* losses) const {
+  LayerVars vars;
+  size_t next = 0;
+  for (const LayerPtr& layer : layers_) {
+    std::vector<Output>& v = vars[layer.get()];
+    for (const Weight& w : layer->weights()) {
+      WEFT_REQUIRE(next < weights.size(), "Model '{}': Apply got {} weight tensors, but the layers have more ({} needs "
+                   "'{}')", name_, weights.size(), layer->name(), w.name);
+      WEFT_REQUIRE(weights[next].shape().IsCompatibleWith(w.shape),
+                   "Model '{}': weight '{}/{}' has shape {}, but its tensor in Apply is {}", name_, layer->name(),
+                   w.name, w.shape.ToString(), weights[next].shape().ToString());
+      v.push_back(weights[next++]);
+    }
+  }
+  WEFT_REQUIRE(next == weights.size(), "Model '{}': Apply got {} weight tensors for {} weights", name_,
+               weights.size(), next);
+  WEFT_REQUIRE(inputs_.size() == 1 && outputs_.size() == 1, "Model '{}': Apply (a custom training step) takes a "
+               "model with one input and one output; this one has {} and {}", name_, inputs_.size(), outputs_.size());
+  return Forward(scope, {x}, training, vars, updates, losses)[0];
+}
+
 void Model::RequireCompiled(const char* what) const {
   if (!session_) throw Error(errors::FailedPrecondition("Model '{}': call Compile before {}", name_, what));
 }

@@ -188,6 +188,14 @@ class Model {
   std::vector<std::pair<std::string, const Graph*>> TrainStepPartitions();
   Graph* graph() { return graph_.get(); }
 
+  // The forward pass built in another graph, over that graph's tensors for the weights: custom
+  // training steps (a tf.function that calls a Keras model, differentiates and applies an
+  // optimizer itself). `weights` holds one tensor per weight of layers(), layer by layer in
+  // declaration order (LayerWeightNames' order); the layers' state updates (batch-norm moving
+  // averages) and loss terms (add_loss, activity regularization) go to `updates` / `losses`.
+  Output Apply(const Scope& scope, Output x, bool training, const std::vector<Output>& weights,
+               std::vector<Output>* updates, std::vector<Output>* losses) const;
+
  protected:
   Model() = default;
   void Init(std::vector<Sym> inputs, std::vector<Sym> outputs, std::string name);

@@ -2,6 +2,9 @@
 // optimizers (train/optimizers.h) and learning-rate schedules (train/schedules.h), bound as
 // plain C++ values with Keras' argument names; python/weft/keras/{losses,metrics,optimizers}.py
 // wrap them in Keras' classes. Also the model's learning-rate accessors callbacks use.
+#include <optional>
+
+#include "ops/math.h"
 #include "train/losses.h"
 #include "train/metrics.h"
 #include "train/model.h"
@@ -84,6 +87,15 @@ void InitLosses(py::module_& k) {
       .def("per_example", [](const Loss& l, const py::object& y_true, const py::object& y_pred) {
         return OnArrays(y_true, y_pred, [&](const Tensor& y, const Tensor& p) { return LossPerExample(l, y, p); });
       }, py::arg("y_true"), py::arg("y_pred"), "The per-example loss values (float32 [batch]) of arrays.")
+      .def("_build_in_graph", [](const Loss& l, const PyTensor& y_true, const PyTensor& y_pred) {
+        WEFT_REQUIRE(y_true.graph.is(y_pred.graph), "loss '{}': y_true and y_pred are tensors of different graphs",
+                     l.name());
+        Scope s = Scope::Root(y_pred.graph.cast<Graph*>()).NewSubScope(l.name());
+        Output y = y_true.out;
+        if (y.dtype() != l.label_dtype()) y = ops::Cast(s, y, l.label_dtype());
+        return PyTensor{y_pred.graph, l.Build(s, y, y_pred.out)};
+      }, py::arg("y_true"), py::arg("y_pred"),
+         "The per-example loss (float32 [batch]) of graph tensors, as new nodes in their graph (custom training steps).")
       .def("__repr__", [](const Loss& l) { return "<weft.keras.losses." + l.name() + (l.from_logits ? " from_logits>" : ">"); });
   py::module_ losses = k.def_submodule("losses", "Keras losses.");
   losses.def("SparseCategoricalCrossentropy", &SparseCategoricalCrossentropy, py::arg("from_logits") = false);
@@ -212,6 +224,32 @@ void InitOptimizers(py::module_& k) {
       .def_property_readonly("learning_rate_is_schedule", [](const Optimizer& o) { return !o.learning_rate->constant(); })
       .def_property_readonly("schedule", [](const Optimizer& o) { return PySchedule{o.learning_rate}; })
       .def("learning_rate_at", [](const Optimizer& o, int64_t step) { return (*o.learning_rate)(step); }, py::arg("step"))
+      .def("_apply_in_graph", [](const Optimizer& o, const std::vector<PyTensor>& vars,
+                                 const std::vector<std::optional<PyTensor>>& grads, const PyTensor& lr,
+                                 const PyTensor& step, const py::function& make_slot) {
+        WEFT_REQUIRE(vars.size() == grads.size(), "{}: {} variables but {} gradients", o.name(), vars.size(),
+                     grads.size());
+        WEFT_REQUIRE(!vars.empty(), "{}.apply_gradients: no variables", o.name());
+        std::vector<Output> vs, gs;
+        for (size_t i = 0; i < vars.size(); ++i) {
+          WEFT_REQUIRE(vars[i].graph.is(lr.graph) && (!grads[i] || grads[i]->graph.is(lr.graph)),
+                       "{}.apply_gradients: variable '{}' or its gradient is in another graph", o.name(),
+                       vars[i].out.node->name());
+          vs.push_back(vars[i].out);
+          gs.push_back(grads[i] ? grads[i]->out : Output());
+        }
+        const py::object graph = lr.graph;
+        SlotFactory slot = [&](const Output& var, const std::string& name) {
+          return make_slot(PyTensor{graph, var}, name).cast<PyTensor>().out;
+        };
+        Scope s = Scope::Root(graph.cast<Graph*>()).NewSubScope(o.name());
+        py::list out;
+        for (const Output& u : o.Apply(s, vs, gs, lr.out, step.out, slot)) out.append(PyTensor{graph, u});
+        return out;
+      }, py::arg("variables"), py::arg("gradients"), py::arg("learning_rate"), py::arg("step"), py::arg("make_slot"),
+         "The update ops of (variable, gradient) pairs as new nodes in their graph (custom training steps): lr a "
+         "float32 scalar tensor, step the int64 step before this update, make_slot(variable, name) a zero-initialized "
+         "variable of the variable's shape.")
       .def("with_learning_rate", [](Optimizer o, const py::object& lr) {
         o.learning_rate = ScheduleArg(lr);
         return o;

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "graph/graph_io.h"
+#include "ops/math.h"
 #include "train/callbacks.h"
 #include "train/model.h"
 
@@ -295,6 +296,29 @@ void InitKerasModel(py::module_& k) {
         return out;
       }, "Every checkpointed variable (weights, optimizer slots, step) by name, as numpy arrays.")
       .def_property_readonly("layer_weight_names", &Model::LayerWeightNames)
+      .def_property_readonly("_weight_trainable", [](const Model& m) {
+        std::vector<bool> out;
+        for (const LayerPtr& l : m.layers()) for (const Weight& w : l->weights()) out.push_back(w.trainable);
+        return out;
+      }, "Per weight in layer_weight_names' order: whether it is trainable.")
+      .def("_apply_in_graph", [](const Model& m, const PyTensor& x, bool training, const std::vector<PyTensor>& weights) {
+        for (const PyTensor& w : weights)
+          WEFT_REQUIRE(w.graph.is(x.graph), "Model '{}': a weight tensor is in another graph than the input", m.name());
+        std::vector<Output> ws;
+        for (const PyTensor& w : weights) ws.push_back(w.out);
+        Scope s = Scope::Root(x.graph.cast<Graph*>()).NewSubScope(m.name());
+        Output in = x.out.dtype() == DType::kFloat32 ? x.out : ops::Cast(s, x.out, DType::kFloat32);
+        std::vector<Output> updates, losses;
+        Output y = m.Apply(s, in, training, ws, &updates, &losses);
+        auto wrap = [&](const std::vector<Output>& v) {
+          py::list l;
+          for (const Output& o : v) l.append(PyTensor{x.graph, o});
+          return l;
+        };
+        return py::make_tuple(PyTensor{x.graph, y}, wrap(updates), wrap(losses));
+      }, py::arg("x"), py::arg("training"), py::arg("weights"),
+         "(output, state updates, loss terms) of the model applied to graph tensor x in its graph over the weight "
+         "tensors given (layer_weight_names' order): custom training steps.")
       .def_property("learning_rate", &Model::learning_rate, &Model::SetLearningRate,
                     "The rate the next step uses; setting it (a constant optimizer rate only, as Keras) changes it from the next step on.")
       .def_property_readonly("variable_names", &Model::VariableNames)

@@ -64,6 +64,8 @@ from ._function import function  # noqa: E402,F401
 from .control_flow_ops import cond, while_loop  # noqa: E402,F401
 from ._tape import GradientTape, UnconnectedGradients  # noqa: E402,F401
 from . import nn  # noqa: E402,F401
+from . import linalg  # noqa: E402,F401
+from .linalg import einsum  # noqa: E402,F401
 from . import keras  # noqa: E402,F401
 from . import random  # noqa: E402,F401
 from . import image  # noqa: E402,F401

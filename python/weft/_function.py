@@ -1,10 +1,20 @@
-"""``weft.function`` (tf.function): weft always builds graphs, so a decorated function runs as
-written, adding its ops to the default graph at each call (with weft tensors, numpy arrays or
-numbers as arguments); its results are graph tensors, whose ``.numpy()`` works when they come
-from constants (_values.py). TensorFlow's tracing options are accepted; ``input_signature`` is
-checked against the arguments' ranks and dtypes when they are weft tensors.
+"""``weft.function`` (tf.function).
+
+Called with weft tensors (graph code, TF1 style) a decorated function runs as written, adding its
+ops to their graph. Called with data -- numpy arrays (a weft.data batch), Python numbers -- it is
+traced as TensorFlow traces it: once per argument signature (each array's dtype, rank and
+non-batch dims, the batch dim left open so a short last batch reuses the trace; each number's
+value), over placeholders in the default graph; then every call runs that graph in a session and
+returns numpy values (with ``.numpy()``). The state-changing ops the trace created (optimizer
+updates, batch-norm statistics, ``assign*`` on variables) run at every call, as TF2 runs a
+function's stateful ops; Keras models, losses, metrics and optimizers used inside make custom
+training steps work (keras/_custom_step.py). TensorFlow's tracing options are accepted;
+``input_signature`` is checked against the arguments' ranks and dtypes when they are weft tensors.
 """
 import functools
+import weakref
+
+import numpy as np
 
 from . import framework as _fw
 
@@ -16,15 +26,122 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None, 
         raise TypeError("weft.function got unexpected keyword arguments: %s" % ", ".join(sorted(kwargs)))
 
     def wrap(f):
+        traces = {}
+
         @functools.wraps(f)
         def call(*args, **kw):
             if input_signature is not None:
                 _check_signature(f, input_signature, args)
-            return f(*args, **kw)
+            leaves = _leaves((args, kw))
+            if any(isinstance(x, _fw.Tensor) for x in leaves) or not any(isinstance(x, np.ndarray) for x in leaves):
+                return f(*args, **kw)  # graph code (or numbers only): as written
+            return _traced_call(f, traces, args, kw)
         call.python_function = f
         call.input_signature = input_signature
         return call
     return wrap if func is None else wrap(func)
+
+
+def _leaves(x):
+    if isinstance(x, dict):
+        return [v for k in x for v in _leaves(x[k])]
+    if isinstance(x, (list, tuple)):
+        return [v for item in x for v in _leaves(item)]
+    return [x]
+
+
+def _map(x, fn):
+    if isinstance(x, dict):
+        return {k: _map(v, fn) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        items = [_map(v, fn) for v in x]
+        return type(x)(*items) if hasattr(x, "_fields") else type(x)(items)
+    return fn(x)
+
+
+def _spec(x):
+    """The part of an argument that selects a trace: an array's dtype, rank and non-batch dims; any
+    other value itself (by identity when it cannot be hashed)."""
+    if isinstance(x, np.ndarray):
+        return ("array", x.dtype.str, x.shape[1:] if x.ndim else ())
+    try:
+        hash(x)
+        return ("value", type(x).__name__, x)
+    except TypeError:
+        return ("object", id(x))
+
+
+class _Trace:
+    def __init__(self, f, args, kw, graph):
+        from .keras import _custom_step
+        self.graph = graph
+        self.placeholders = []
+        self.state = _custom_step.Trace(graph)
+
+        def placeholder(x):
+            if not isinstance(x, np.ndarray):
+                return x
+            dtype = _fw.as_dtype(x.dtype)
+            shape = (None,) + tuple(x.shape[1:]) if x.ndim else ()
+            p = _fw.placeholder(dtype, shape, name="%s_arg" % getattr(f, "__name__", "function"))
+            self.placeholders.append(p)
+            return p
+
+        with graph.as_default(), _custom_step.tracing(self.state):
+            targs, tkw = _map(args, placeholder), _map(kw, placeholder)
+            self.outputs = f(*targs, **tkw)
+        # Stateful ops the function created directly (v.assign_add(...), counters) run every call.
+        self.fetch = [o for o in _leaves(self.outputs) if isinstance(o, (_fw.Tensor, _fw.Operation))]
+
+    def run(self, args, kw):
+        from .keras import _custom_step, _eager
+        from .session import _session_stack
+        if _session_stack and _session_stack[-1].graph is self.graph:
+            session = _session_stack[-1]  # the user's session holds the variables (TF1 style)
+        else:
+            session = graph_session(self.graph)
+        feeds = dict(zip(self.placeholders, [x for x in _leaves((args, kw)) if isinstance(x, np.ndarray)]))
+        values = iter(_custom_step.run(self.state, session, self.fetch, feeds))
+
+        def out(o):
+            if isinstance(o, _custom_step.Deferred):
+                return o.value()  # a metric's result, as it is after this run
+            if isinstance(o, _fw.Operation):
+                next(values)
+                return None
+            if isinstance(o, _fw.Tensor):
+                v = np.asarray(next(values))
+                return np.array(v).view(_eager.EagerArray)
+            return o
+        return _map(self.outputs, out)
+
+
+_sessions = weakref.WeakKeyDictionary()  # graph -> (session, number of its variables initialized)
+
+
+def graph_session(graph):
+    """The session that holds a graph's variables for TensorFlow 2 style code (traced functions,
+    ``.numpy()`` of a tensor read from variables outside any ``with Session()``): made at first
+    use; each variable is initialized once, when it is first needed after its creation (a
+    variable made later, by a new trace or at top level, starts from its initial value)."""
+    from .session import Session
+    entry = _sessions.get(graph)
+    if entry is None:
+        entry = _sessions[graph] = [Session(graph), 0]
+    names = graph._initializer_names
+    if entry[1] < len(names):
+        entry[0].run([graph.get_operation_by_name(n) for n in names[entry[1]:]])
+        entry[1] = len(names)
+    return entry[0]
+
+
+def _traced_call(f, traces, args, kw):
+    graph = _fw.get_default_graph()
+    key = (id(graph), _map((args, tuple(sorted(kw.items()))), _spec).__repr__())
+    trace = traces.get(key)
+    if trace is None or trace.graph is not graph:
+        trace = traces[key] = _Trace(f, args, kw, graph)
+    return trace.run(args, kw)
 
 
 def _check_signature(f, signature, args):

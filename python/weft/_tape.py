@@ -2,11 +2,10 @@
 is ``weft.gradients`` of the graph that computed ``target`` (a sum when it is a list, None for an
 unconnected source unless ``unconnected_gradients="zero"``), packed like ``sources``. So
 ``with tf.GradientTape() as g: g.watch(x); y = x * x`` then ``g.gradient(y, x).numpy()`` works for
-tensors computed from constants (weft/_values.py), and in a Session for variables. What weft does
-not have is an eager runtime: a Keras model called on data returns numpy arrays, so custom
-training loops (``tape.gradient(loss, model.trainable_variables)`` then
-``optimizer.apply_gradients``) are a NotImplementedError that says to use ``model.fit`` /
-``train_on_batch``.
+tensors computed from constants and variables (weft/_values.py). Custom training loops over Keras
+models work inside a ``tf.function`` step, which weft traces into a graph (keras/_custom_step.py);
+outside one, a Keras model called on numpy data returns numpy arrays, with nothing to
+differentiate: a NotImplementedError that says so.
 """
 import contextlib
 
@@ -15,10 +14,10 @@ import numpy as np
 from . import framework as _fw
 from . import ops as _ops
 
-_LOOP = ("weft has no eager mode: a Keras model called on data returns numpy arrays, so a custom training loop "
-         "with tf.GradientTape and optimizer.apply_gradients cannot differentiate it. Train with model.fit or "
-         "model.train_on_batch (custom losses: a weft.keras loss; custom steps: weft.gradients on a graph and a "
-         "Session)")
+_LOOP = ("weft has no eager mode: a Keras model called on numpy data outside a tf.function returns numpy arrays, "
+         "so a custom training loop cannot differentiate it. Decorate the training step with @tf.function (weft "
+         "traces it into a graph, where tf.GradientTape and optimizer.apply_gradients work: docs/python.md, "
+         "\"Custom training loops\"), or train with model.fit or model.train_on_batch")
 
 
 class UnconnectedGradients:

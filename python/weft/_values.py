@@ -5,8 +5,10 @@ weft builds graphs; TensorFlow 2 runs ops eagerly. A tensor computed from consta
 arrays, Python numbers, ``weft.constant``) has one value, so ``Tensor.numpy()`` runs it in a
 session on its graph and remembers the value: asking again gives the same value, as an eager
 tensor's does (a random op is drawn once). A tensor that depends on a Variable is read in the
-default session (``with weft.Session() as sess:``), which holds the variables' values; one that
-depends on a placeholder has no value without a feed: both are errors naming the node otherwise.
+default session (``with weft.Session() as sess:``), which holds the variables' values, or outside
+any, in the graph's own session (_function.graph_session: each variable initialized once, where
+traced functions run); one that depends on a placeholder has no value without a feed: an error
+naming the node.
 Functions traced by weft.data (map, filter) refuse these conversions, naming the construct
 (data/_trace.py).
 """
@@ -43,9 +45,10 @@ def value(tensor):
     if kind == "state":
         from .session import _session_stack
         if not _session_stack:
-            raise ValueError("tensor '%s' depends on variable '%s', whose value lives in a Session: read it with "
-                             "sess.run(tensor), or inside `with weft.Session() as sess:` after initializing it"
-                             % (tensor.name, node.name))
+            # TensorFlow 2 style: the graph's own session holds its variables (each initialized
+            # once, at first need), the one traced functions run in.
+            from ._function import graph_session
+            return np.asarray(graph_session(tensor.graph).run(tensor))
         return np.asarray(_session_stack[-1].run(tensor))
     graph = tensor.graph
     state = _per_graph.get(graph)

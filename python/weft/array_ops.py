@@ -313,6 +313,61 @@ def gather_nd(params, indices, batch_dims=0, name=None):
     return _ops.gather(flat, linear, axis=0, name="gather_nd_index_out_of_range_is_minus_1")
 
 
+def _nd_linear(indices, dims, what):
+    """Flat positions of the index vectors in indices' last dim within ``dims`` (ints), with a
+    component outside its dim sent to prod(dims), one past the end, so the op consuming it
+    rejects it rather than aliasing another element."""
+    indices = indices if isinstance(indices, Tensor) else constant(np.asarray(indices, np.int64))
+    if indices.shape is None or indices.shape[-1] is None:
+        raise ValueError("weft.%s: the last dim of indices (the index depth) must be known, got %s"
+                         % (what, indices.shape))
+    k = int(indices.shape[-1])
+    lead = [int(d) for d in dims[:k]]
+    strides = np.cumprod([1] + lead[::-1])[:-1][::-1].astype(np.int64)
+    idx = _ops.cast(indices, int64)
+    linear = _ops.reduce_sum(idx * constant(strides), -1)
+    inside = _ops.logical_and(_ops.greater_equal(idx, _ops.zeros_like(idx)),
+                              _ops.less(idx, constant(np.asarray(lead, np.int64))))
+    ok = _ops.equal(_ops.reduce_min(_ops.cast(inside, int32), -1), constant(1, int32))
+    total = int(np.prod(lead, dtype=np.int64))
+    return _ops.where(ok, linear, _ops.ones_like(linear) * total), k, total
+
+
+def scatter_nd(indices, updates, shape, name=None):
+    """A tensor of ``shape`` that is zero except at the index vectors of ``indices`` [..., K],
+    where it holds ``updates`` [..., shape[K:]]; updates at the same index are summed (as TF).
+    An index outside ``shape`` is an InvalidArgumentError."""
+    dims = [int(d) for d in (shape.numpy() if hasattr(shape, "numpy") and isinstance(shape, Tensor) else shape)]
+    updates = _t(updates)
+    linear, k, total = _nd_linear(indices, dims, "scatter_nd")
+    if k > len(dims):
+        raise ValueError("weft.scatter_nd: index depth %d is more than the rank of shape %s" % (k, dims))
+    flat_updates = _ops.reshape(updates, [-1] + dims[k:])
+    summed = raw_ops.UnsortedSegmentSum(flat_updates, _ops.reshape(linear, [-1]), constant(total, int64))
+    return _ops.reshape(summed, dims, name=name)
+
+
+def tensor_scatter_nd_add(tensor, indices, updates, name=None):
+    """``tensor`` plus ``updates`` added at the index vectors of ``indices`` (as scatter_nd)."""
+    tensor = _t(tensor)
+    if tensor.shape is None or any(d is None for d in tensor.shape):
+        raise ValueError("weft.tensor_scatter_nd_add needs a tensor of known shape, got %s" % (tensor.shape,))
+    return tensor + scatter_nd(indices, _t(updates, tensor), list(tensor.shape))
+
+
+def tensor_scatter_nd_update(tensor, indices, updates, name=None):
+    """``tensor`` with the slices at the index vectors of ``indices`` replaced by ``updates``
+    (TF leaves the winner of a repeated index unspecified; weft's is their sum)."""
+    tensor = _t(tensor)
+    if tensor.shape is None or any(d is None for d in tensor.shape):
+        raise ValueError("weft.tensor_scatter_nd_update needs a tensor of known shape, got %s" % (tensor.shape,))
+    updates = _t(updates, tensor)
+    dims = list(tensor.shape)
+    hit = scatter_nd(indices, _ops.ones_like(updates), dims)
+    keep = _ops.cast(_ops.equal(hit, _ops.zeros_like(hit)), tensor.dtype)
+    return tensor * keep + scatter_nd(indices, updates, dims)
+
+
 def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
     """The elements (rows) of ``tensor`` where ``mask`` is True: mask [d_axis, ..., d_{axis+k-1}]
     covers k dims of tensor from ``axis`` (default 0), which become one dim of length
@@ -414,4 +469,5 @@ def tensordot(a, b, axes, name=None):
 
 
 __all__ = ["newaxis", "TensorShape", "stack", "unstack", "range", "linspace", "eye", "clip_by_value", "clip_by_norm",
-           "global_norm", "clip_by_global_norm", "norm", "gather_nd", "boolean_mask", "sort", "argsort", "tensordot"]
+           "global_norm", "clip_by_global_norm", "norm", "gather_nd", "scatter_nd", "tensor_scatter_nd_add",
+           "tensor_scatter_nd_update", "boolean_mask", "sort", "argsort", "tensordot"]

@@ -107,7 +107,7 @@ def _random_flip(image, seed, axis_from_h, what):
     else:  # one draw per image of the batch: a row-selecting condition
         n = _ops.shape(x)[0]
         cond = _ops.less(raw_ops.RandomUniformLike(_ops.cast(_range(n), float32), seed=int(seed or 0)), 0.5)
-    return _ops.where(cond, flipped, x)
+    return raw_ops.Select(cond, flipped, x)  # a vector condition selects whole images (rows)
 
 
 def random_flip_left_right(image, seed=None):

@@ -212,6 +212,35 @@ def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
     return raw_ops.UnsortedSegmentSum(_t(data), ids, num, name=name)
 
 
+def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
+    """The mean of data[i] over the i in each segment (0 for an empty segment)."""
+    data = _t(data)
+    ids = segment_ids if isinstance(segment_ids, Tensor) else _index_constant(segment_ids)
+    total = unsorted_segment_sum(data, ids, num_segments)
+    count = unsorted_segment_sum(_ops.ones_like(_ops.cast(ids, data.dtype)), ids, num_segments)
+    if data.shape is not None and ids.shape is not None and len(data.shape) > len(ids.shape):
+        count = _ops.reshape(count, _ops.concat([_ops.shape(count), _index_constant([1] * (len(data.shape) - len(ids.shape)))], 0))
+    return total / _ops.maximum(count, _ops.ones_like(count))
+
+
+def _segments(segment_ids):
+    ids = segment_ids if isinstance(segment_ids, Tensor) else _index_constant(segment_ids)
+    return ids, _ops.reduce_max(ids) + _ops.ones_like(_ops.reduce_max(ids))
+
+
+def segment_sum(data, segment_ids, name=None):
+    """Sums over runs of equal ``segment_ids`` (sorted, as TF requires): output[s] is the sum of
+    the data[i] with segment_ids[i] == s, for s up to max(segment_ids)."""
+    ids, num = _segments(segment_ids)
+    return unsorted_segment_sum(data, ids, num, name=name)
+
+
+def segment_mean(data, segment_ids, name=None):
+    """The mean over each segment (as segment_sum)."""
+    ids, num = _segments(segment_ids)
+    return unsorted_segment_mean(data, ids, num, name=name)
+
+
 def top_k(input, k=1, sorted=True, name=None):
     """(values, indices) of the k largest entries along the last dim, largest first; equal values
     keep their index order (op TopK). indices are int32. ``sorted=False`` also returns them sorted

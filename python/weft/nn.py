@@ -94,29 +94,38 @@ def bias_add(value, bias, name=None):
     return raw_ops.BiasAdd(value, bias, name=name)
 
 
-def conv2d(input, filters, strides=1, padding="VALID", dilations=None, name=None):
+def _nhwc(data_format, what, layout="NHWC"):
+    if data_format not in (None, layout, "channels_last"):
+        raise NotImplementedError("weft.nn.%s: weft computes in %s only, got data_format=%r" % (what, layout, data_format))
+
+
+def conv2d(input, filters, strides=1, padding="VALID", data_format="NHWC", dilations=None, name=None):
     """2-D convolution of ``input`` [N, H, W, C] with ``filters`` [KH, KW, C, F] (op Conv2D).
 
     strides, dilations: an int, (h, w) or TF's [1, h, w, 1]. padding: "VALID" or "SAME".
     """
+    _nhwc(data_format, "conv2d")
     return raw_ops.Conv2D(input, filters, strides=_pair(strides, "strides"), padding=padding.upper(),
                           dilations=_pair(dilations or 1, "dilations"), name=name)
 
 
-def depthwise_conv2d(input, filter, strides=1, padding="VALID", dilations=None, name=None):
+def depthwise_conv2d(input, filter, strides=1, padding="VALID", data_format=None, dilations=None, name=None):
     """Depthwise 2-D convolution with ``filter`` [KH, KW, C, multiplier] (op DepthwiseConv2D)."""
+    _nhwc(data_format, "depthwise_conv2d")
     return raw_ops.DepthwiseConv2D(input, filter, strides=_pair(strides, "strides"), padding=padding.upper(),
                                    dilations=_pair(dilations or 1, "dilations"), name=name)
 
 
-def max_pool2d(input, ksize, strides, padding="VALID", name=None):
+def max_pool2d(input, ksize, strides, padding="VALID", data_format="NHWC", name=None):
     """Max over ``ksize`` windows of ``input`` [N, H, W, C] (op MaxPool)."""
+    _nhwc(data_format, "max_pool2d")
     return raw_ops.MaxPool(input, ksize=_pair(ksize, "ksize"), strides=_pair(strides, "strides"),
                            padding=padding.upper(), name=name)
 
 
-def avg_pool2d(input, ksize, strides, padding="VALID", name=None):
+def avg_pool2d(input, ksize, strides, padding="VALID", data_format="NHWC", name=None):
     """Mean over ``ksize`` windows of ``input`` [N, H, W, C] (op AvgPool)."""
+    _nhwc(data_format, "avg_pool2d")
     return raw_ops.AvgPool(input, ksize=_pair(ksize, "ksize"), strides=_pair(strides, "strides"),
                            padding=padding.upper(), name=name)
 
@@ -125,8 +134,50 @@ max_pool = max_pool2d
 avg_pool = avg_pool2d
 
 
-def dropout(x, rate, seed=0, name=None):
+def _one(v, what):
+    """A 1-D size or stride: an int, [k] or TF's [1, k, 1]."""
+    if isinstance(v, int):
+        return v
+    v = [int(x) for x in v]
+    if len(v) == 3 and v[0] == 1 and v[2] == 1:
+        return v[1]
+    if len(v) != 1:
+        raise ValueError("%s must be an int, [k] or [1, k, 1], got %s" % (what, v))
+    return v[0]
+
+
+def conv1d(input, filters, stride=1, padding="VALID", data_format="NWC", dilations=None, name=None):
+    """1-D convolution of ``input`` [N, W, C] with ``filters`` [K, C, F]: Conv2D over a height of
+    one, as TensorFlow computes it."""
+    _nhwc(data_format, "conv1d", "NWC")
+    x = _o.expand_dims(input, 1)
+    w = _o.expand_dims(filters, 0)
+    y = raw_ops.Conv2D(x, w, strides=[1, _one(stride, "stride")], padding=padding.upper(),
+                       dilations=[1, _one(dilations or 1, "dilations")])
+    return _o.squeeze(y, [1], name=name)
+
+
+def _pool1d(op, input, ksize, strides, padding, data_format, what):
+    _nhwc(data_format, what, "NWC")
+    y = op(_o.expand_dims(input, 1), ksize=[1, _one(ksize, "ksize")], strides=[1, _one(strides, "strides")],
+           padding=padding.upper())
+    return _o.squeeze(y, [1])
+
+
+def max_pool1d(input, ksize, strides, padding="VALID", data_format="NWC", name=None):
+    """Max over ``ksize`` windows of ``input`` [N, W, C]."""
+    return _pool1d(raw_ops.MaxPool, input, ksize, strides, padding, data_format, "max_pool1d")
+
+
+def avg_pool1d(input, ksize, strides, padding="VALID", data_format="NWC", name=None):
+    """Mean over ``ksize`` windows of ``input`` [N, W, C]."""
+    return _pool1d(raw_ops.AvgPool, input, ksize, strides, padding, data_format, "avg_pool1d")
+
+
+def dropout(x, rate, noise_shape=None, seed=0, name=None):
     """Zeroes each element with probability ``rate`` and scales the rest by 1 / (1 - rate) (op Dropout)."""
+    if noise_shape is not None:
+        raise NotImplementedError("weft.nn.dropout: noise_shape is not supported (one draw per element)")
     return raw_ops.Dropout(x, rate=float(rate), seed=int(seed or 0), name=name)[0]
 
 

@@ -149,6 +149,16 @@ def where(condition, x=None, y=None, name=None):
         return raw_ops.Where(condition, name=name)
     if x is None or y is None:
         raise ValueError("weft.where needs both x and y, or neither")
+    condition = convert_to_tensor(condition)
+    x = convert_to_tensor(x, y.dtype if isinstance(y, Tensor) and not isinstance(x, Tensor) else None)
+    y = convert_to_tensor(y, x.dtype)
+    shapes = [t.shape for t in (condition, x, y)]
+    if shapes[0] is None or any(s != shapes[0] for s in shapes):
+        # TF2's where broadcasts condition, x and y against each other (numpy's rules): Select
+        # takes equal shapes, so each is added to the zeros of the broadcast shape first.
+        zeros = zeros_like(x) + zeros_like(y) + cast(zeros_like(condition), x.dtype)
+        x, y = x + zeros, y + zeros
+        condition = raw_ops.Greater(cast(condition, x.dtype) + zeros, zeros)
     return raw_ops.Select(condition, x, y, name=name)
 
 
@@ -216,11 +226,33 @@ def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
 # ---- array ops --------------------------------------------------------------------------------
 
 def _shape_tensor(shape):
-    """A shape list as a tensor: int32 when every dim fits (the usual case), else int64 -- shapes
-    are int64 everywhere, so ``fill([2**32 + 3], 1.0)`` asks for 2**32 + 3 elements, not 3."""
+    """A shape as a tensor: a tensor as it is; a number n as [n]; a list of ints as a constant,
+    int32 when every dim fits (the usual case), else int64 -- shapes are int64 everywhere, so
+    ``fill([2**32 + 3], 1.0)`` asks for 2**32 + 3 elements, not 3; a list mixing ints and scalar
+    tensors (``[tf.shape(x)[0], -1, heads, depth]``, as TF programs write) packed into an int32
+    vector at run time."""
     if isinstance(shape, Tensor):
         return shape
+    if isinstance(shape, (int, np.integer)):
+        shape = [shape]
+    shape = list(shape)
+    if any(isinstance(d, Tensor) for d in shape):
+        parts = [raw_ops.Reshape(cast(d, int32), _index_constant([1])) if isinstance(d, Tensor)
+                 else _index_constant([-1 if d is None else int(d)]) for d in shape]
+        return raw_ops.Concat(parts, axis=0)
     return _index_constant([-1 if d is None else int(d) for d in shape])
+
+
+def _static_dims(shape):
+    """The dims of a shape argument as a list of ints, or None when a dim is a tensor or unknown."""
+    if isinstance(shape, (int, np.integer)):
+        return [int(shape)]
+    if isinstance(shape, Tensor):
+        return None
+    shape = list(shape)
+    if any(d is None or isinstance(d, Tensor) for d in shape):
+        return None
+    return [int(d) for d in shape]
 
 
 def shape(input, out_type=int32, name=None):
@@ -303,13 +335,20 @@ def fill(dims, value, name=None):
 
 
 def zeros(shape, dtype=float32, name=None):
-    """A constant of zeros."""
-    return constant(np.zeros([int(d) for d in shape], dtype=as_dtype(dtype).as_numpy_dtype), name=name or "zeros")
+    """Zeros of ``shape``: a constant when the dims are known numbers, else filled at run time
+    (``tf.zeros(tf.shape(x))``, ``tf.zeros([tf.shape(x)[0], 4])``)."""
+    dims = _static_dims(shape)
+    if dims is None:
+        return raw_ops.Fill(_shape_tensor(shape), constant(0, dtype=as_dtype(dtype)), name=name)
+    return constant(np.zeros(dims, dtype=as_dtype(dtype).as_numpy_dtype), name=name or "zeros")
 
 
 def ones(shape, dtype=float32, name=None):
-    """A constant of ones."""
-    return constant(np.ones([int(d) for d in shape], dtype=as_dtype(dtype).as_numpy_dtype), name=name or "ones")
+    """Ones of ``shape`` (as ``zeros``)."""
+    dims = _static_dims(shape)
+    if dims is None:
+        return raw_ops.Fill(_shape_tensor(shape), constant(1, dtype=as_dtype(dtype)), name=name)
+    return constant(np.ones(dims, dtype=as_dtype(dtype).as_numpy_dtype), name=name or "ones")
 
 
 def one_hot(indices, depth, on_value=1.0, off_value=0.0, axis=-1, dtype=float32, name=None):

@@ -114,7 +114,19 @@ TEST_CASE("Reshape shape function with constant and unknown shapes") {
   CHECK(ops::Reshape(s, known, {3, -1}).shape() == TensorShape({3, 2}));
   CHECK(ops::Reshape(s, batch, {-1}).shape() == TensorShape({-1}));
   CHECK(ops::Reshape(s, batch, {-1, 6}).shape() == TensorShape({-1, 6}));
-  CHECK(ops::Reshape(s, known, ops::Shape(s, batch)).shape() == TensorShape({-1, -1}));
+  // The target is batch's shape [?, 3]: its known dim carries over (TF's partial shape from a tensor).
+  CHECK(ops::Reshape(s, known, ops::Shape(s, batch)).shape() == TensorShape({-1, 3}));
+  {
+    // reshape(x, [shape(x)[0], -1, 4, 2]) packed at run time: the constant dims are known at build.
+    Output x = ops::Placeholder(s, DType::kFloat32, TensorShape({-1, 6, 8}));
+    Output first = ops::Reshape(s, ops::StridedSlice(s, ops::Shape(s, x, DType::kInt64), {0}, {1}, {1}, 0, 0, 1), {1});
+    Output dims = ops::Concat(s, {first, ops::Const(s, Ints{-1, 4, 2}, TensorShape({3}))}, 0);
+    CHECK(ops::Reshape(s, x, dims).shape() == TensorShape({-1, -1, 4, 2}));
+    Output x6 = ops::Placeholder(s, DType::kFloat32, TensorShape({5, 6, 8}));
+    Output first6 = ops::Reshape(s, ops::StridedSlice(s, ops::Shape(s, x6, DType::kInt64), {-1}, {0}, {1}, 0, 0, 1), {1});
+    CHECK(ops::Reshape(s, x6, ops::Concat(s, {first6, ops::Const(s, Ints{-1}, TensorShape({1}))}, 0)).shape() ==
+          TensorShape({8, -1}));
+  }
   CHECK_THROWS_WITH_AS(ops::Reshape(s, known, {4, 2}), doctest::Contains("into shape [4,2]"), Error);
   CHECK_THROWS_WITH_AS(ops::Reshape(s, batch, {-1, -1}), doctest::Contains("only one dimension"), Error);
   CHECK(ops::ExpandDims(s, batch, -1).shape() == TensorShape({-1, 3, 1}));

@@ -92,6 +92,7 @@ const std::map<std::string, unsigned, std::less<>>& KnownGaps() {
       // TF differentiates these (second order: FusedBatchNormGradGrad, MaxPoolGradGrad,
       // Relu6GradGrad); weft has no gradient for them yet.
       {"FusedBatchNormGrad", kGrad},
+      {"LayerNormGrad", kGrad},
       {"_FusedBatchNormGradRelu", kGrad},
       {"MaxPoolGrad", kGrad},
       {"Relu6Grad", kGrad},

@@ -16,6 +16,7 @@ EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "pyth
     ("keras_functional_and_subclassed.py", "subclassed: test accuracy"),
     ("tf1_graph_mode.py", "restored model.ckpt-240 at step 240"),
     ("lstm_text.py", "test accuracy"),
+    ("custom_training_loop.py", "evaluate: test accuracy"),
 ])
 def test_example_runs(script, expect, tmp_path):
     out = subprocess.run([sys.executable, os.path.join(EXAMPLES, script)], capture_output=True, text=True,

@@ -25,11 +25,19 @@ def test_placeholders_and_variables_name_what_is_missing():
     x = tf.placeholder(tf.float32, [None], name="images")
     with pytest.raises(ValueError, match="placeholder 'images'"):
         (x * 2).numpy()
-    v = tf.Variable(3.0, name="w")
-    with pytest.raises(ValueError, match="variable 'w'"):
-        (v * 2).numpy()
-    with tf.Session() as sess:  # the default session holds the variable's value
-        sess.run(tf.global_variables_initializer())
+
+def test_variables_read_in_the_graphs_session_or_the_default_one():
+    # TensorFlow 2 style: a variable has its initial value without any Session (TF doc:
+    # tf.Variable(3.0) * 2 is 6).
+    with tf.Graph().as_default():
+        v = tf.Variable(3.0, name="w")
+        assert (v * 2).numpy() == 6.0
+        w = tf.Variable([1.0, 2.0])  # made later: initialized at its first read
+        np.testing.assert_array_equal((w + v).numpy(), [4.0, 5.0])
+        with tf.Session() as sess:  # a default session holds its own values
+            sess.run(tf.global_variables_initializer())
+            sess.run(v.assign(10.0))
+            assert (v * 2).numpy() == 20.0
         assert (v * 2).numpy() == 6.0
 
 

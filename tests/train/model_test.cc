@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "ops/framework.h"
 #include "ops/kernel.h"
 #include "train/callbacks.h"
 #include "data/dataset.h"
@@ -357,4 +358,29 @@ TEST_CASE("model: misuse gives clear errors") {
   Tensor y64(DType::kInt64, Data().y.shape());
   for (int64_t i = 0; i < y64.num_elements(); ++i) y64.flat<int64_t>()(i) = Data().y.flat<int32_t>()(i);
   CHECK(m->Evaluate(Data().x, y64)["loss"] > 0.0);
+}
+
+TEST_CASE("model: Apply builds the forward pass in another graph over that graph's weight tensors") {
+  auto m = SmallMlp();
+  m->Compile(Options(SGD(0.1)));
+  const std::vector<std::string> names = m->LayerWeightNames();
+  const std::vector<Tensor> weights = m->session()->Run(std::vector<std::pair<std::string, Tensor>>{}, names, {});
+  // The weights as constants of a new graph: Apply must give what Predict gives.
+  Graph g;
+  Scope s = Scope::Root(&g);
+  std::vector<Output> ws;
+  for (const Tensor& w : weights) ws.push_back(ops::Const(s, w));
+  Output x = ops::Placeholder(s, DType::kFloat32, TensorShape({-1, 32}));
+  Output y = m->Apply(s, x, /*training=*/false, ws, nullptr, nullptr);
+  CHECK(y.shape() == TensorShape({-1, 4}));
+  Session sess(&g);
+  const Tensor got = sess.Run({{x, Data().x}}, {y})[0];
+  const Tensor want = m->Predict(Data().x, 1200);
+  REQUIRE(got.shape() == want.shape());
+  for (int64_t i = 0; i < got.num_elements(); ++i) CHECK(got.flat<float>()(i) == doctest::Approx(want.flat<float>()(i)));
+  // A wrong count or shape names the model and the weight.
+  CHECK_THROWS_WITH_AS(m->Apply(s, x, false, {ws[0]}, nullptr, nullptr), doctest::Contains("needs 'bias'"), Error);
+  std::vector<Output> bad = ws;
+  bad[1] = ops::Const(s, Tensor(DType::kFloat32, TensorShape({3})));
+  CHECK_THROWS_WITH_AS(m->Apply(s, x, false, bad, nullptr, nullptr), doctest::Contains("dense/bias"), Error);
 }

@@ -362,6 +362,7 @@ void RegisterNnKernels(KernelRegistry& r) {
   RegisterConvPoolKernels(r);
   RegisterPoolKernels(r);
   RegisterBatchNormKernels(r);
+  RegisterLayerNormKernels(r);
 }
 
 void CheckSoftmaxXentInputs(const Tensor& logits, const Tensor& labels) {

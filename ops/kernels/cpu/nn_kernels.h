@@ -23,6 +23,7 @@ void RegisterConvKernels(KernelRegistry& r);       // conv.cc
 void RegisterConvPoolKernels(KernelRegistry& r);   // conv_pool.cc
 void RegisterPoolKernels(KernelRegistry& r);       // pool.cc
 void RegisterBatchNormKernels(KernelRegistry& r);  // batchnorm.cc
+void RegisterLayerNormKernels(KernelRegistry& r);  // layernorm.cc
 
 // "SAME" -> true, "VALID" -> false; anything else is InvalidArgument naming the string.
 inline bool ParsePadding(const std::string& padding) {

@@ -15,11 +15,11 @@ run the C++ loop (same progress output) with the GIL released.
 """
 from . import activations, layers, losses, metrics, optimizers, callbacks  # noqa: F401
 from . import datasets, initializers, regularizers, constraints, utils, saving  # noqa: F401
-from . import backend, mixed_precision, preprocessing  # noqa: F401
+from . import backend, mixed_precision, preprocessing, ops  # noqa: F401
 from .models import Model, Sequential, Input  # noqa: F401
 from .layers import Layer  # noqa: F401
 from . import models  # noqa: F401
 
 __all__ = ["Model", "Sequential", "Input", "Layer", "activations", "layers", "losses", "optimizers", "callbacks",
            "datasets", "initializers", "regularizers", "constraints", "metrics", "utils", "saving", "backend",
-           "mixed_precision", "preprocessing"]
+           "mixed_precision", "preprocessing", "ops"]

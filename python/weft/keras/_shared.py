@@ -37,6 +37,9 @@ def _alive(ref):
 def claim(model, cpp, only_unclaimed=False):
     """``model`` (compiled as ``cpp``) now holds the newest weights of its layers (of those no
     live model holds yet, with ``only_unclaimed``: a fresh compile's initial values)."""
+    if not only_unclaimed:
+        from . import _custom_step
+        _custom_step.model_changed(model)
     for key in [k for k, (ref, _) in _source.items() if ref() is None]:
         del _source[key]
     seen = model.__dict__.setdefault("_shared_seen", {})
@@ -51,6 +54,8 @@ def claim(model, cpp, only_unclaimed=False):
 
 def refresh(model, cpp):
     """Copies into ``cpp`` the weights other models changed since ``model`` last took them."""
+    from . import _custom_step
+    _custom_step.pull(model, cpp)  # weights a custom training step gave it
     seen = model.__dict__.setdefault("_shared_seen", {})
     by_source = {}
     for layer in _weighted(cpp):
@@ -82,6 +87,8 @@ def _layer_get_weights(layer):
     model = source(layer)
     if model is None:
         raise ValueError("layer '%s' has no weight values yet: weft creates them when its model compiles" % layer.name)
+    from . import _custom_step
+    _custom_step.pull(model, model._cpp)  # weights a custom training step gave it
     wanted = set(_names(layer))
     return [w for n, w in zip(model._cpp.layer_weight_names, model._cpp.get_weights()) if n in wanted]
 
@@ -92,7 +99,10 @@ def _layer_set_weights(layer, weights):
     model = source(layer)
     if model is None:
         raise ValueError("layer '%s' has no weight values yet: weft creates them when its model compiles" % layer.name)
+    from . import _custom_step
+    _custom_step.pull(model, model._cpp)  # the layer's other weights stay as the last step left them
     saving.set_weights(model._cpp, weights, _names(layer), "layer '%s'.set_weights" % layer.name)
+    _custom_step.model_changed(model)
     claim(model, model._cpp)
 
 

@@ -54,14 +54,32 @@ class Loss:
     The model always averages the per-example loss over the batch ("sum_over_batch_size");
     ``reduction`` applies to direct calls."""
 
-    def __init__(self, cpp, name=None, reduction="sum_over_batch_size"):
+    def __init__(self, cpp=None, name=None, reduction="sum_over_batch_size", dtype=None):
         if reduction not in _REDUCTIONS:
             raise ValueError("reduction must be one of %s, got %r" % (", ".join(map(repr, _REDUCTIONS)), reduction))
+        if cpp is None and type(self).call is Loss.call:
+            raise TypeError("keras.losses.Loss is a base class: subclass it and define call(self, y_true, y_pred)")
         self._cpp = cpp
-        self.name = name or cpp.name
+        self.name = name or (cpp.name if cpp is not None else _snake(type(self).__name__))
         self.reduction = reduction
 
+    @property
+    def custom(self):
+        """Written in Python (a Loss subclass' call, or a function): computed by weft ops, so a model
+        compiled with it trains through traced steps (keras/_custom_step.py)."""
+        return self._cpp is None
+
+    def call(self, y_true, y_pred):
+        """A Loss subclass' per-example loss of graph tensors (Keras' Loss.call)."""
+        raise NotImplementedError("%s.call" % type(self).__name__)
+
     def __call__(self, y_true, y_pred, sample_weight=None):
+        from . import _custom_step
+        if self._cpp is None:  # Python: weft ops on tensors (values when the inputs are arrays)
+            return _custom_step.python_loss(self, y_true, y_pred, sample_weight)
+        graph_loss = _custom_step.loss(self, y_true, y_pred, sample_weight)  # graph tensors: ops
+        if graph_loss is not None:
+            return graph_loss
         values = self._cpp.per_example(*_arrays(y_true, y_pred)).astype(np.float64)
         if sample_weight is not None:  # one weight per example (or one for all)
             sw = np.asarray(sample_weight, dtype=np.float64)
@@ -186,7 +204,12 @@ def _function(cls, name, doc, **defaults):
     compile, that loss)."""
 
     def fn(y_true, y_pred, **kwargs):
-        return value(cls(**dict(defaults, **kwargs))._cpp.per_example(*_arrays(y_true, y_pred)))
+        loss = cls(**dict(defaults, **kwargs))
+        from . import _custom_step
+        values = _custom_step.loss_values(loss, y_true, y_pred)  # graph tensors: ops over the last axis
+        if values is not None:
+            return values
+        return value(loss._cpp.per_example(*_arrays(y_true, y_pred)))
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
@@ -228,8 +251,27 @@ def get(identifier):
         return identifier._weft_loss()
     if isinstance(identifier, str):
         return Loss(_cpp.get(identifier))  # named as Keras' function: 'mse' -> 'mean_squared_error'
-    raise TypeError("loss must be a weft.keras.losses object, function or name, got %r (custom Python loss "
-                    "functions are not supported: weft builds the loss in its C++ graph)" % (identifier,))
+    if callable(identifier):  # a Python function of (y_true, y_pred): Keras' LossFunctionWrapper
+        return _FunctionLoss(identifier)
+    raise TypeError("loss must be a weft.keras.losses object, a function of (y_true, y_pred) or a name, got %r"
+                    % (identifier,))
+
+
+class _FunctionLoss(Loss):
+    """A loss function written in Python, ``fn(y_true, y_pred)`` of weft tensors, reduced as Keras
+    reduces it (the mean over every value it returns, for sum_over_batch_size)."""
+
+    def __init__(self, fn, name=None, reduction="sum_over_batch_size"):
+        self._fn = fn
+        super().__init__(None, name or getattr(fn, "__name__", "loss"), reduction)
+
+    def call(self, y_true, y_pred):
+        return self._fn(y_true, y_pred)
+
+
+def _snake(name):
+    import re
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
 __all__ = ["Loss", "SparseCategoricalCrossentropy", "CategoricalCrossentropy", "BinaryCrossentropy",

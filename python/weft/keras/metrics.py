@@ -12,10 +12,12 @@ epoch's AUC, Precision and Recall come from the whole epoch's counts. Standalone
     m.update_state([0, 0, 1, 1], [0, 0.5, 0.3, 0.9])
     m.result().numpy()    # 0.75 (Keras' docstring)
 """
+import functools
+
 import numpy as np
 
 from .. import _weft
-from . import losses as _losses
+from . import _custom_step, losses as _losses
 
 _cpp = _weft.keras.metrics
 
@@ -33,12 +35,17 @@ class Metric:
         return self._cpp.name
 
     def update_state(self, y_true, y_pred, sample_weight=None):
+        if _custom_step.defer_metric(self.update_state, (y_true, y_pred),
+                                     {} if sample_weight is None else {"sample_weight": sample_weight}):
+            return  # graph tensors in a traced step: updated with their values after each run
         if sample_weight is not None:
             raise NotImplementedError("weft metrics take no sample_weight (metric '%s')" % self.name)
         stats = np.asarray(self._cpp.stats(np.asarray(y_true), np.asarray(y_pred, dtype=np.float32)), dtype=np.float64)
         self._totals = stats if self._totals is None else self._totals + stats
 
     def result(self):
+        if _custom_step.deferred_result(self) is not None:  # asked inside a traced step: its value after each run
+            return _custom_step.deferred_result(self)
         return _losses.value(0.0 if self._totals is None else self._cpp.result(list(self._totals)))
 
     def reset_state(self):
@@ -218,6 +225,8 @@ class FBetaScore(Metric):
         super().__init__(_cpp.FBetaScore(average, float(beta), None if threshold is None else float(threshold), name))
 
     def result(self):
+        if _custom_step.deferred_result(self) is not None:  # asked inside a traced step: its value after each run
+            return _custom_step.deferred_result(self)
         if self._cpp.average != "" or self._totals is None:
             return super().result()
         return _losses.value(_cpp.fbeta_per_class(self._cpp, list(self._totals)))
@@ -246,6 +255,9 @@ class _Reduce:
         self.reset_state()
 
     def update_state(self, values, sample_weight=None):
+        if _custom_step.defer_metric(functools.partial(_Reduce.update_state, self), (values,),
+                                     {} if sample_weight is None else {"sample_weight": sample_weight}):
+            return
         v = np.asarray(values, np.float64)
         w = np.ones_like(v) if sample_weight is None else np.broadcast_to(np.asarray(sample_weight, np.float64), v.shape)
         self._total += float((v * w).sum())
@@ -278,6 +290,8 @@ class Mean(_Reduce):
         super().__init__(name)
 
     def result(self):
+        if _custom_step.deferred_result(self) is not None:  # asked inside a traced step: its value after each run
+            return _custom_step.deferred_result(self)
         return _losses.value(self._total / self._count if self._count else 0.0)
 
 
@@ -288,6 +302,8 @@ class Sum(_Reduce):
         super().__init__(name)
 
     def result(self):
+        if _custom_step.deferred_result(self) is not None:  # asked inside a traced step: its value after each run
+            return _custom_step.deferred_result(self)
         return _losses.value(self._total)
 
 
@@ -402,7 +418,7 @@ def get(identifier):
     """A Metric from a Metric, a Metric class, or a Keras name ('accuracy', 'acc',
     'binary_accuracy', 'categorical_accuracy', 'sparse_categorical_accuracy',
     'top_k_categorical_accuracy', 'sparse_top_k_categorical_accuracy', 'mse', 'mae', 'auc', ...)."""
-    if isinstance(identifier, Metric):
+    if isinstance(identifier, (Metric, MeanMetricWrapper)):
         return identifier
     if isinstance(identifier, _Reduce) or (isinstance(identifier, type) and issubclass(identifier, _Reduce)):
         raise TypeError("keras.metrics.%s reduces the values given to update_state; compile's metrics take "
@@ -415,14 +431,37 @@ def get(identifier):
         return Metric(_cpp.get(identifier._weft_metric))
     if callable(identifier) and hasattr(identifier, "_weft_loss"):  # a loss function as a metric
         return Metric(_cpp.get(identifier.__name__))
-    raise TypeError("metrics must be weft.keras.metrics objects or names, got %r (custom Python metric "
-                    "functions are not supported: weft computes metrics in its C++ graph)" % (identifier,))
+    if callable(identifier) and not isinstance(identifier, type):  # Keras' MeanMetricWrapper
+        return MeanMetricWrapper(identifier)
+    raise TypeError("metrics must be weft.keras.metrics objects, names or functions of (y_true, y_pred), got %r"
+                    % (identifier,))
+
+
+class MeanMetricWrapper(Mean):
+    """A metric function written in Python, ``fn(y_true, y_pred)`` of weft tensors: the mean of
+    its values over the batches given (Keras' MeanMetricWrapper). A model compiled with one
+    trains and evaluates through traced steps (keras/_custom_step.py)."""
+
+    custom = True
+
+    def __init__(self, fn, name=None, dtype=None, **kwargs):
+        super().__init__(name or getattr(fn, "__name__", "metric"))
+        self._fn, self._kwargs = fn, kwargs
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        from .. import framework as _fw
+        if not any(isinstance(t, _fw.Tensor) for t in (y_true, y_pred)):
+            y_true, y_pred = _fw.constant(np.asarray(y_true)), _fw.constant(np.asarray(y_pred, np.float32))
+        values = self._fn(y_true, y_pred, **self._kwargs)
+        if _custom_step.current() is None:  # arrays in: the values now (tensors of constants)
+            values = np.asarray(values)
+        super().update_state(values, sample_weight)
 
 
 __all__ = ["Metric", "Accuracy", "BinaryAccuracy", "CategoricalAccuracy", "SparseCategoricalAccuracy",
            "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy", "MeanSquaredError", "MeanAbsoluteError",
            "BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy", "AUC", "Precision",
            "Recall", "MeanSquaredLogarithmicError", "LogCoshError", "CategoricalHinge", "RootMeanSquaredError",
-           "R2Score", "FBetaScore", "F1Score", "Mean", "Sum", "TruePositives", "FalsePositives", "TrueNegatives", "FalseNegatives", "binary_accuracy", "categorical_accuracy", "sparse_categorical_accuracy",
+           "R2Score", "FBetaScore", "F1Score", "Mean", "Sum", "MeanMetricWrapper", "TruePositives", "FalsePositives", "TrueNegatives", "FalseNegatives", "binary_accuracy", "categorical_accuracy", "sparse_categorical_accuracy",
            "top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy", "mean_squared_error", "mse",
            "mean_absolute_error", "mae", "get"]

@@ -21,9 +21,10 @@ import zipfile
 import numpy as np
 
 from .. import _weft
+from .. import framework as _fw
 from .. import distribute as _distribute, random as _random
 from ..config._state import defaults as _config
-from . import _data_adapter, _eager, _shared, losses as _losses, metrics as _metrics, optimizers as _optimizers, saving as _saving
+from . import _custom_step, _data_adapter, _eager, _shared, losses as _losses, metrics as _metrics, optimizers as _optimizers, saving as _saving
 from ._arrays import fit_arrays as _fit_arrays, numeric as _numeric, numeric_list as _numeric_list, rows as _rows
 from .callbacks import Callback, CallbackList, History
 from ._eager import EagerArray
@@ -241,6 +242,8 @@ class Model:
                 params = inspect.signature(self.call).parameters
                 return self.call(inputs, training=training) if "training" in params else self.call(inputs)
             return self._apply(inputs)
+        if isinstance(inputs, _fw.Tensor):  # a graph tensor: a custom training step (_custom_step.py)
+            return _custom_step.call(self, inputs, training)
         if isinstance(inputs, (list, tuple)) and self._io_counts()[0] > 1:  # one array per input
             inputs = list(inputs)
         else:
@@ -368,19 +371,33 @@ class Model:
                                       % (loss_weights,))
         if weighted_metrics:
             raise NotImplementedError("compile(weighted_metrics=...): weft metrics take no sample weights")
+        if loss is None and type(self).train_step is not Model.train_step:
+            # A model whose own train_step computes its loss (a GAN's compile(d_optimizer, ...) calling
+            # super().compile()): compile keeps the optimizer for that step.
+            self.optimizer = _optimizers.get(optimizer)
+            self.loss = None
+            self.compiled_metrics = _custom_step.MetricsContainer([_metrics.get(m) for m in (metrics or [])])
+            self._loss_tracker = _metrics.Mean(name="loss")
+            return
         if loss is None:
             raise ValueError("compile needs a loss, e.g. loss=weft.keras.losses.SparseCategoricalCrossentropy()")
-        self._compile_config = _saving.compile_config(optimizer, loss, list(metrics or []))
-        metrics = [_metrics.get(m) for m in (metrics or [])]
+        metric_args = list(metrics or [])
+        metrics = [_metrics.get(m) for m in metric_args]
+        self.loss = _losses.get(loss)
+        # A loss or metric written in Python is computed by weft ops: fit and evaluate then run
+        # traced steps (train_step / test_step, keras/_custom_step.py) instead of the C++ loop,
+        # whose graph still serves predict (compiled with a built-in loss).
+        self._traced_steps = getattr(self.loss, "custom", False) or any(getattr(m, "custom", False) for m in metrics)
+        self._compile_config = None if self._traced_steps else _saving.compile_config(optimizer, loss, metric_args)
         if seed is None:
             seed = _random.next_model_seed()
         self._metric_names = [m.name for m in metrics]
-        self.loss = _losses.get(loss)
         self.optimizer = _optimizers.get(optimizer)
         self.optimizer._attach(self)  # optimizer.learning_rate reads / sets the compiled model's rate
-        self.compiled_metrics = metrics
-        self._compile_args = dict(loss=self.loss._cpp,  # the optimizer is added when the graph is built
-                                  metrics=[m._cpp for m in metrics],
+        self.compiled_metrics = _custom_step.MetricsContainer(metrics)  # for train_step / test_step
+        self._loss_tracker = _metrics.Mean(name="loss")
+        self._compile_args = dict(loss=(_losses.get("mse") if self._traced_steps else self.loss)._cpp,
+                                  metrics=[m._cpp for m in metrics if isinstance(m, _metrics.Metric)],
                                   inter_op_threads=int(inter_op_threads) or _config["inter_op_threads"],
                                   intra_op_threads=int(intra_op_threads) or _config["intra_op_threads"],
                                   seed=int(seed), use_gpus=_config["use_gpus"])
@@ -412,6 +429,14 @@ class Model:
         each epoch); validation_data may be one too. ``validation_freq``: validate after every n-th
         epoch (an int) or after the listed epochs (1-based), as Keras. ``max_queue_size``,
         ``workers``, ``use_multiprocessing`` (TF 2.x's): accepted; batches are read on one thread."""
+        if type(self).train_step is not Model.train_step or getattr(self, "_traced_steps", False):
+            # Keras' customized fit, or a Python loss / metric (_custom_step.py)
+            self._custom_fit = True
+            try:
+                return _custom_step.fit(self, x, y, batch_size, epochs, verbose, callbacks, shuffle, steps_per_epoch,
+                                        initial_epoch, validation_data, validation_split)
+            finally:
+                self._custom_fit = False
         sw = vx = vy = None
         if batch_size is not None:  # with a dataset, fit_dataset says it must not be given
             _data_adapter.batch_size_of(batch_size, "fit")
@@ -485,6 +510,12 @@ class Model:
         """Mean loss and metrics over (x, y) (arrays, or a weft.data Dataset of (x, y) batches, of
         which ``steps`` batches when given) in inference mode: [loss, metric, ...] (or the loss
         alone without metrics, or a dict with return_dict=True). Keras' argument order."""
+        if type(self).test_step is not Model.test_step or getattr(self, "_traced_steps", False):
+            logs = _custom_step.evaluate(self, x, y, batch_size, steps, callbacks, sample_weight)
+            if return_dict:
+                return logs
+            values = list(logs.values())
+            return values[0] if len(values) == 1 else values
         if sample_weight is not None:
             if _data_adapter.is_dataset(x) or _data_adapter.is_python_data(x):
                 raise ValueError("evaluate: `sample_weight` is taken with arrays; a dataset or generator gives "
@@ -613,11 +644,28 @@ class Model:
         return [v for layer in cpp.layers for v in (layer.trainable_weights if trainable else
                                                     layer.non_trainable_weights)]
 
-    trainable_weights = property(lambda self: self._weight_values(True),
-                                 doc="The trainable weights' values (numpy arrays with .numpy(), .name, .assign).")
-    non_trainable_weights = property(lambda self: self._weight_values(False))
-    weights = property(lambda self: self.trainable_weights + self.non_trainable_weights)
+    def _weights_or_twin(self, which):
+        """In a traced custom step (_custom_step.py): the graph variables the step trains; else the
+        weights' values."""
+        twin = _custom_step.variables(self, which)
+        if twin is not None:
+            return twin
+        if which == "all":
+            return self._weight_values(True) + self._weight_values(False)
+        return self._weight_values(which == "trainable")
+
+    trainable_weights = property(lambda self: self._weights_or_twin("trainable"),
+                                 doc="The trainable weights' values (numpy arrays with .numpy(), .name, .assign); "
+                                     "in a tf.function step, the variables it trains.")
+    non_trainable_weights = property(lambda self: self._weights_or_twin("non_trainable"))
+    weights = property(lambda self: self._weights_or_twin("all"))
     trainable_variables, non_trainable_variables, variables = trainable_weights, non_trainable_weights, weights
+
+    @property
+    def losses(self):
+        """The layers' loss terms (add_loss, activity regularizers) of the model's last call on graph
+        tensors (a custom training step adds them to its loss); [] otherwise."""
+        return list(getattr(self, "_graph_losses", []))
 
     def get_weights(self):
         """The layers' weights as numpy arrays in Keras' order: layer by layer, each layer's weights
@@ -665,12 +713,78 @@ class Model:
 
     @property
     def stop_training(self):
+        if getattr(self, "_custom_fit", False):  # fit of an overridden train_step: a Python flag
+            return getattr(self, "_stop_flag", False)
         return self._build().stop_requested
 
     @stop_training.setter
     def stop_training(self, value):
-        if value:
+        if getattr(self, "_custom_fit", False):
+            self._stop_flag = bool(value)
+        elif value:
             self._build().stop_training()
+
+    @property
+    def metrics(self):
+        """Keras' metrics list, as an overridden train_step uses it: the loss tracker (``Mean`` named
+        "loss") and the compiled metrics ([] before compile)."""
+        tracker = getattr(self, "_loss_tracker", None)
+        return ([tracker] if tracker is not None else []) + list(getattr(self, "compiled_metrics", None) or [])
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """Keras 3's loss of a batch in an overridden train_step: the compiled loss of (y, y_pred)
+        plus the layers' loss terms (``self.losses``)."""
+        if self.loss is None:
+            raise ValueError("compute_loss: compile the model with a loss first")
+        total = self.loss(y, y_pred, sample_weight)
+        for term in self.losses:
+            total = total + term
+        return total
+
+    def compiled_loss(self, y, y_pred, sample_weight=None, regularization_losses=None):
+        """Keras 2's loss container call in an overridden train_step: the compiled loss plus
+        ``regularization_losses``; it also updates the "loss" tracker of ``self.metrics``."""
+        if self.loss is None:
+            raise ValueError("compiled_loss: compile the model with a loss first")
+        total = self.loss(y, y_pred, sample_weight)
+        for term in regularization_losses or []:
+            total = total + term
+        self._loss_tracker.update_state(total)
+        return total
+
+    def reset_metrics(self):
+        for m in self.metrics:
+            m.reset_state()
+
+    def train_step(self, data):
+        """Keras' training step of one batch (``data``: x, (x, y) or (x, y, sample_weight)): forward,
+        ``compute_loss``, gradients, ``optimizer.apply_gradients``, metrics; returns the logs. It runs
+        traced (weft.function): fit calls it when a subclass overrides it (Keras' "customizing what
+        happens in fit": a GAN, a VAE) or the loss or a metric is Python, with callbacks, History and
+        ``self.metrics`` reset at each epoch (docs/python.md). Otherwise fit runs the same step in C++."""
+        x, y, sample_weight = _custom_step.unpack(data)
+        from .._tape import GradientTape
+        with GradientTape() as tape:
+            y_pred = self(x, training=True)
+            loss = self.compute_loss(x, y, y_pred, sample_weight)
+        self.optimizer.apply_gradients(zip(tape.gradient(loss, self.trainable_variables), self.trainable_variables))
+        return self._metric_logs(loss, y, y_pred)
+
+    def test_step(self, data):
+        """Keras' evaluation step of one batch: forward in inference mode, loss, metrics; traced by
+        evaluate when overridden or when the loss or a metric is Python (as train_step)."""
+        x, y, sample_weight = _custom_step.unpack(data)
+        y_pred = self(x, training=False)
+        loss = self.compute_loss(x, y, y_pred, sample_weight)
+        return self._metric_logs(loss, y, y_pred)
+
+    def _metric_logs(self, loss, y, y_pred):
+        for m in self.metrics:
+            if m.name == "loss":
+                m.update_state(loss)
+            else:
+                m.update_state(y, y_pred)
+        return {m.name: m.result() for m in self.metrics}
 
     @property
     def step(self):

@@ -18,6 +18,7 @@ import numpy as np
 import weakref
 
 from .. import _weft
+from . import _custom_step
 from .losses import value as _value
 
 _cpp = _weft.keras.optimizers
@@ -73,9 +74,30 @@ class Optimizer:
 
     @property
     def iterations(self):
-        """Training steps taken by the compiled model (0 before)."""
+        """Training steps taken by the compiled model (0 before), or by custom training steps."""
+        steps = _custom_step.optimizer_iterations(self)
+        if steps is not None:
+            return _value(steps, dtype=np.int64)
         cpp = self._compiled()
         return _value(cpp.iterations if cpp is not None else 0, dtype=np.int64)
+
+    def apply_gradients(self, grads_and_vars, name=None, skip_gradients_aggregation=False, **kwargs):
+        """Keras' custom-training-loop update of ``(gradient, variable)`` pairs of graph variables (a
+        model's ``trainable_variables`` inside a ``tf.function`` step): this optimizer's update ops
+        with its slots and iteration counter in their graph (_custom_step.py); returns the op."""
+        op = _custom_step.apply_gradients(self, grads_and_vars)
+        if op is None:
+            raise NotImplementedError(
+                "%s.apply_gradients takes (gradient, variable) pairs of weft graph variables, as a "
+                "tf.function (weft.function) step sees model.trainable_variables; with numpy weights (a model "
+                "outside such a step) train with model.fit or model.train_on_batch" % self.name)
+        return op
+
+    def minimize(self, loss, var_list, tape=None):
+        """``apply_gradients`` of the gradients of ``loss`` with respect to ``var_list`` (graph tensors)."""
+        from .. import ops as _ops
+        var_list = list(var_list() if callable(var_list) else var_list)
+        return self.apply_gradients(zip(_ops.gradients(loss, var_list), var_list))
 
     _params = ()  # the subclass's own hyper-parameters (constructor arguments)
 
