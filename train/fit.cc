@@ -50,8 +50,8 @@ struct Averager {
 
 }  // namespace
 
-// Checks one array against a model input (shape and a whole-number check for integer inputs
-// is the kernel's: Embedding names an id out of range) and converts its dtype.
+// Checks one array's shape against a model input and converts it to the input's dtype (ids out
+// of range are the Embedding kernel's error, naming the id).
 static Tensor PrepareInput(const std::string& model, const SymNode& input, size_t i, size_t n, const Tensor& x,
                            const char* what) {
   const TensorShape& want = input.shape;

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <map>
+#include <set>
 
 #include <fmt/ranges.h>
 
@@ -115,6 +116,28 @@ Sym Layer::operator()(const std::vector<Sym>& xs) {
   std::vector<Sym> out = Outputs(xs);
   WEFT_REQUIRE(out.size() == 1, "{}: this call has {} outputs; take them all with Outputs()", Describe(), out.size());
   return out[0];
+}
+
+std::vector<Output> Layer::OutputMasks(CallContext& ctx, const std::vector<Output>&,
+                                       const std::vector<Output>& outputs) const {
+  // Keras' layers with supports_masking = True whose output keeps the input's steps.
+  static const std::set<std::string> kPassMask = {
+      "Dense", "Dropout", "Activation", "ReLU", "LeakyReLU", "ELU", "PReLU", "Softmax", "LayerNormalization",
+      "BatchNormalization", "GaussianNoise", "GaussianDropout", "SpatialDropout1D", "AlphaDropout", "Identity",
+      "Rescaling", "ActivityRegularization"};
+  // The element-wise merge layers: Keras' Merge.compute_mask keeps a step that any masked input
+  // keeps (ops.any over the masks given; checked against TF 2.21 in test_keras_mask.py).
+  static const std::set<std::string> kMergeMask = {"Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum"};
+  std::vector<Output> out(outputs.size());
+  if (out.empty()) return out;
+  if (kPassMask.count(type_)) {
+    out[0] = ctx.mask(0);
+  } else if (kMergeMask.count(type_)) {
+    for (const Output& m : ctx.masks) {
+      if (m.valid()) out[0] = out[0].valid() ? ops::Maximum(ctx.scope.NewSubScope("mask"), out[0], m) : m;
+    }
+  }
+  return out;
 }
 
 Output CastForLayer(const Scope& s, const Layer& layer, Output x) {

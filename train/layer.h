@@ -90,6 +90,11 @@ struct CallContext {
   // Scalar terms the layer adds to the loss (Keras' add_loss: activity regularization), in the
   // training and the inference pass; null where no loss is computed.
   std::vector<Output>* losses = nullptr;
+  // Keras' masks of the inputs: float32 (batch, steps), 1 where a step is kept; an invalid
+  // Output where an input has none (or the vector is empty). Recurrent layers and
+  // GlobalAveragePooling1D read them (masked steps keep the state; the mean skips them).
+  std::vector<Output> masks;
+  Output mask(size_t i) const { return i < masks.size() ? masks[i] : Output(); }
 };
 
 // Keras' activity regularization of a layer's output y: adds (l1 * sum(|y|) + l2 * sum(y^2)) /
@@ -133,6 +138,12 @@ class Layer : public std::enable_shared_from_this<Layer> {
   virtual std::vector<Output> CallOutputs(CallContext& ctx, const std::vector<Output>& inputs) const {
     return {Call(ctx, inputs)};
   }
+  // Keras' compute_mask: the mask of each output (invalid: none), from the inputs' masks in
+  // ctx.masks. The default passes input 0's mask on for the layers Keras marks supports_masking
+  // that keep the steps (Dense, Dropout, activations, normalizations), joins them for the
+  // element-wise merge layers (a step any mask keeps), and drops them otherwise.
+  virtual std::vector<Output> OutputMasks(CallContext& ctx, const std::vector<Output>& inputs,
+                                          const std::vector<Output>& outputs) const;
   // True for layers that take integer ids as they are (Embedding); the model casts an integer
   // input of any other layer to float32 first (Keras' layers compute in float32).
   virtual bool takes_integers() const { return false; }
@@ -295,8 +306,11 @@ LayerPtr PReLU(Initializer alpha_initializer = Zeros(), std::vector<int64_t> sha
 // Keras' Embedding (train/layers_embedding.cc): ids (batch, ...) -> (batch, ..., output_dim), rows of
 // the weight "embeddings" (input_dim, output_dim). Ids must be whole numbers in [0, input_dim): an
 // id outside is InvalidArgument at run time naming its position, its value and the range.
-// Keras' input_length is not needed (shapes come from the input). mask_zero=true is refused:
-// weft layers do not propagate Keras masks.
+// Keras' input_length is not needed (shapes come from the input). mask_zero=true: id 0 is padding,
+// and Keras' mask (id != 0) goes with the output to the layers that read it (LSTM, GRU,
+// SimpleRNN, Bidirectional, GlobalAveragePooling1D) through those that pass it on (Dense,
+// Dropout, activations, normalizations); other layers drop it, as Keras' layers without
+// supports_masking do.
 struct EmbeddingOptions {
   Initializer embeddings_initializer = RandomUniform();  // Keras' "uniform": U(-0.05, 0.05)
   double embeddings_l1 = 0.0, embeddings_l2 = 0.0;       // Keras' embeddings_regularizer
@@ -304,6 +318,9 @@ struct EmbeddingOptions {
   bool mask_zero = false;
 };
 LayerPtr Embedding(int64_t input_dim, int64_t output_dim, EmbeddingOptions options = {});
+// Keras' Masking over (batch, steps, features): steps whose features all equal mask_value are
+// zeroed and masked (the mask goes on as Embedding's mask_zero does).
+LayerPtr Masking(double mask_value = 0.0);
 // keras_hub's PositionEmbedding: for (batch, T, D) inputs, rows 0..T-1 of a learned
 // (sequence_length, D) table "embeddings", broadcast to (batch, T, D); add it to the token
 // embeddings. T > sequence_length is InvalidArgument (no wraparound). Keras' default initializer.
@@ -325,11 +342,16 @@ struct MultiHeadAttentionOptions {
   Initializer bias_initializer = Zeros();
   double kernel_l1 = 0.0, kernel_l2 = 0.0;
   int64_t seed = 0;  // the dropout's
+  // Keras' return_attention_scores: the call's second output is the attention weights
+  // (batch, heads, query steps, key steps), after the softmax and before the dropout.
+  bool return_attention_scores = false;
 };
 LayerPtr MultiHeadAttention(int64_t num_heads, int64_t key_dim, MultiHeadAttentionOptions options = {});
 // Keras passes use_causal_mask per call; a weft layer fixes it before its first call (a later call
 // asking otherwise is InvalidArgument). InvalidArgument for another layer type.
 void SetUseCausalMask(Layer& layer, bool use_causal_mask);
+// Likewise return_attention_scores (Keras passes it per call; weft fixes it per layer).
+void SetReturnAttentionScores(Layer& layer, bool return_attention_scores);
 
 // ---- Shape layers (train/layers_shape.cc); shapes are per example (no batch dim) ----------
 // Reshapes each example to target_shape; one entry may be -1 (inferred from the input).

@@ -40,6 +40,13 @@ class MultiHeadAttentionLayer : public Layer {
     o_.use_causal_mask = causal;
   }
 
+  void set_return_attention_scores(bool scores) {
+    WEFT_REQUIRE(!built() || scores == o_.return_attention_scores,
+                 "{}: return_attention_scores={} differs from its first call's; weft fixes it per layer", Describe(),
+                 scores);
+    o_.return_attention_scores = scores;
+  }
+
   void Build(const std::vector<TensorShape>& in) override {
     WEFT_REQUIRE(in.size() <= 4, "{}: takes query, value, key and attention_mask (at most 4 inputs), got {}",
                  Describe(), in.size());
@@ -60,7 +67,10 @@ class MultiHeadAttentionLayer : public Layer {
     dense("attention_output", {heads_, o_.value_dim, out}, {out});
   }
 
-  Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
+  Output Call(CallContext& ctx, const std::vector<Output>& in) const override { return CallOutputs(ctx, in)[0]; }
+
+  // {output} or, with return_attention_scores, {output, the attention weights (B, H, T, S)}.
+  std::vector<Output> CallOutputs(CallContext& ctx, const std::vector<Output>& in) const override {
     const Scope& s = ctx.scope;
     const Output query = in[0], value = in[1], key = in.size() >= 3 ? in[2] : in[1];
     const int64_t t = query.shape().dim(1), steps = value.shape().dim(1);
@@ -113,6 +123,7 @@ class MultiHeadAttentionLayer : public Layer {
       // path (dropout 0) leaves a fully masked row uniform. Both differ only on such rows.
       if (o_.dropout > 0) p = ops::Mul(s, p, mask);
     }
+    const Output weights = p;  // Keras returns them before the dropout
     if (ctx.training && o_.dropout > 0) p = ops::Dropout(s, p, o_.dropout, o_.seed);
     Output context = ops::Transpose(s, ops::BatchMatMul(s, p, v), {0, 2, 1, 3});  // (B, T, H, V)
     const Scope os = s.NewSubScope("attention_output");
@@ -120,7 +131,9 @@ class MultiHeadAttentionLayer : public Layer {
     Output y = ops::MatMul(os, ops::Reshape(os, context, std::vector<int64_t>{-1, heads_ * o_.value_dim}),
                            ops::Reshape(os, w(3, 0), std::vector<int64_t>{heads_ * o_.value_dim, out}));
     if (o_.use_bias) y = ops::BiasAdd(os, y, w(3, 1));
-    return ops::Reshape(os, y, std::vector<int64_t>{-1, t, out});
+    y = ops::Reshape(os, y, std::vector<int64_t>{-1, t, out});
+    if (o_.return_attention_scores) return {y, weights};
+    return {y};
   }
 
  protected:
@@ -142,6 +155,13 @@ void SetUseCausalMask(Layer& layer, bool use_causal_mask) {
   WEFT_REQUIRE(mha != nullptr, "use_causal_mask: {} '{}' is not a MultiHeadAttention layer", layer.type(),
                layer.name());
   mha->set_use_causal_mask(use_causal_mask);
+}
+
+void SetReturnAttentionScores(Layer& layer, bool return_attention_scores) {
+  auto* mha = dynamic_cast<MultiHeadAttentionLayer*>(&layer);
+  WEFT_REQUIRE(mha != nullptr, "return_attention_scores: {} '{}' is not a MultiHeadAttention layer", layer.type(),
+               layer.name());
+  mha->set_return_attention_scores(return_attention_scores);
 }
 
 }  // namespace weft::train

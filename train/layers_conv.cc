@@ -214,6 +214,12 @@ class GlobalPoolLayer : public Layer {
   Output Call(CallContext& ctx, const std::vector<Output>& in) const override {
     rank_ == 1 ? RequireSteps(in[0].shape(), Describe()) : RequireImages(in[0].shape(), Describe());
     std::vector<int64_t> axes = rank_ == 1 ? std::vector<int64_t>{1} : std::vector<int64_t>{1, 2};
+    const Output mask = ctx.mask(0);
+    if (rank_ == 1 && !max_ && mask.valid()) {  // Keras: sum(x * mask) / sum(mask) over the steps
+      const Scope& s = ctx.scope;
+      Output m = ops::ExpandDims(s, mask, -1);
+      return ops::Div(s, ops::Sum(s, ops::Mul(s, in[0], m), axes, keepdims_), ops::Sum(s, m, axes, keepdims_));
+    }
     return max_ ? ops::Max(ctx.scope, in[0], axes, keepdims_) : ops::Mean(ctx.scope, in[0], axes, keepdims_);
   }
 

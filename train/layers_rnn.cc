@@ -76,6 +76,11 @@ class RnnLayer : public Layer {
                    st.shape().ToString());
       return st;
     };
+    const Output mask = ctx.mask(0);
+    if (mask.valid()) {
+      WEFT_REQUIRE(!o_.time_major, "{}: a Keras mask with time_major=True is not supported", Describe());
+      return MaskedOutputs(ctx, x, mask, in.size() == 1 ? std::vector<Output>{} : std::vector<Output>(in.begin() + 1, in.end()));
+    }
     const int64_t gh = RnnGates(cell_) * units_;
     Output bias = o_.use_bias ? ctx.weights[2] : ops::Const(s, Tensor::Zeros(dt, cell_ == RnnCell::kGRU && o_.reset_after ? TensorShape({2, gh}) : TensorShape({gh})));
     ops::RnnSequenceAttrs a{o_.activation, o_.recurrent_activation, o_.go_backwards, o_.reset_after};
@@ -89,6 +94,20 @@ class RnnLayer : public Layer {
         out = ops::SimpleRNNSequence(s, x, state(0), ctx.weights[0], ctx.weights[1], bias, a);
         break;
     }
+    return Results(s, out);
+  }
+
+  // Keras' mask: the sequence output keeps it (return_sequences); the states have none.
+  std::vector<Output> OutputMasks(CallContext& ctx, const std::vector<Output>&,
+                                  const std::vector<Output>& outputs) const override {
+    std::vector<Output> masks(outputs.size());
+    if (o_.return_sequences) masks[0] = ctx.mask(0);
+    return masks;
+  }
+
+ private:
+  // The fused op's outputs [y, h, (c), ...] as the layer returns them.
+  std::vector<Output> Results(const Scope& s, const std::vector<Output>& out) const {
     std::vector<Output> result;
     if (!o_.return_sequences) {
       result.push_back(out[1]);
@@ -99,6 +118,104 @@ class RnnLayer : public Layer {
       for (size_t i = 0; i < num_states(); ++i) result.push_back(out[1 + i]);  // h, then c (the ops' outputs 1, 2)
     }
     return result;
+  }
+
+  // The fused op over the given attributes (the initial states: the empty [0] tensor for zeros).
+  std::vector<Output> RunOp(const Scope& s, CallContext& ctx, Output x, const std::vector<Output>& states,
+                            bool go_backwards) const {
+    const DType dt = x.dtype();
+    const int64_t gh = RnnGates(cell_) * units_;
+    Output bias = o_.use_bias ? ctx.weights[2]
+                              : ops::Const(s, Tensor::Zeros(dt, cell_ == RnnCell::kGRU && o_.reset_after
+                                                                    ? TensorShape({2, gh})
+                                                                    : TensorShape({gh})));
+    ops::RnnSequenceAttrs a{o_.activation, o_.recurrent_activation, go_backwards, o_.reset_after};
+    switch (cell_) {
+      case RnnCell::kLSTM: return ops::LSTMSequence(s, x, states[0], states[1], ctx.weights[0], ctx.weights[1], bias, a);
+      case RnnCell::kGRU: return ops::GRUSequence(s, x, states[0], ctx.weights[0], ctx.weights[1], bias, a);
+      case RnnCell::kSimple: break;
+    }
+    return ops::SimpleRNNSequence(s, x, states[0], ctx.weights[0], ctx.weights[1], bias, a);
+  }
+
+  // Keras' masked recurrence: a masked step keeps the previous states, and its output is the
+  // previous step's output (zeros before the first kept step). Exact for any mask without a
+  // masked kernel: the kept steps of each sequence, moved to the front in order (a stable sort
+  // of the mask), run through the fused op; the output at step t is then the compacted output
+  // k(t) - 1 (k: kept steps up to t), and the final states those after the last kept step (the
+  // initial ones when none is kept). go_backwards reverses the steps and the mask first, as
+  // Keras. Gradients flow through the gathers and the op as usual.
+  std::vector<Output> MaskedOutputs(CallContext& ctx, Output x, Output mask, const std::vector<Output>& given) const {
+    const Scope s = ctx.scope.NewSubScope("masked");
+    const DType dt = x.dtype();
+    Output m = ops::Cast(s, mask, dt);
+    if (o_.go_backwards) {
+      x = ReverseSteps(s, x);
+      m = ReverseSteps(s, m);
+    }
+    Node* sort = s.AddNode("TopK", {m}, {{"k", int64_t{-1}}});  // kept steps first, in order
+    Output order(sort, 1);
+    std::vector<Output> zero_states, init;
+    Output zeros = ops::Const(s, Tensor::Zeros(dt, TensorShape({0})));
+    for (size_t i = 0; i < num_states(); ++i) zero_states.push_back(given.empty() ? zeros : given[i]);
+    std::vector<Output> out = RunOp(s, ctx, BatchGather(s, x, order), zero_states, /*go_backwards=*/false);
+    // k(t) and the kept count per sequence.
+    Output kept = s.Op("Cumsum", {m}, {{"axis", int64_t{1}}});
+    Output total = ops::Sum(s, m, {1}, /*keep_dims=*/true);  // [B, 1]
+    auto f = [&](double v) { return ops::ScalarLike(s, dt, v); };
+    auto index = [&](Output k) {  // max(k - 1, 0) as int32
+      return ops::Cast(s, ops::Maximum(s, ops::Sub(s, k, f(1.0)), f(0.0)), DType::kInt32);
+    };
+    Output any = ops::Cast(s, ops::Greater(s, total, f(0.0)), dt);  // [B, 1]
+    auto last = [&](Output seq) {  // seq [B, T, H] at the last kept step: [B, H]
+      return ops::Mul(s, ops::Squeeze(s, BatchGather(s, seq, index(total)), {1}), any);
+    };
+    std::vector<Output> result;
+    if (!o_.return_sequences) {
+      result.push_back(last(out[0]));
+    } else {
+      // Zero before the first kept step (Keras' initial previous output), or at every masked step.
+      Output seen = o_.zero_output_for_mask ? m : ops::Cast(s, ops::Greater(s, kept, f(0.0)), dt);
+      result.push_back(ops::Mul(s, BatchGather(s, out[0], index(kept)), ops::ExpandDims(s, seen, -1)));
+    }
+    if (o_.return_state) {
+      // h from y, c from the op's per-step cell states (output 3); the initial state where nothing was kept.
+      const std::vector<Output> seqs = cell_ == RnnCell::kLSTM ? std::vector<Output>{out[0], out[3]}
+                                                               : std::vector<Output>{out[0]};
+      for (size_t i = 0; i < num_states(); ++i) {
+        Output st = last(seqs[i]);
+        if (!given.empty()) st = ops::Add(s, st, ops::Mul(s, given[i], ops::Sub(s, f(1.0), any)));
+        result.push_back(st);
+      }
+    }
+    return result;
+  }
+
+  // x [B, T, ...] with the steps reversed (T known or not).
+  static Output ReverseSteps(const Scope& s, Output x) {
+    if (const int64_t n = x.shape().dim(1); n >= 0) {  // known steps: constant indices keep the static shape
+      std::vector<int32_t> idx(static_cast<size_t>(n));
+      for (int64_t t = 0; t < n; ++t) idx[static_cast<size_t>(t)] = static_cast<int32_t>(n - 1 - t);
+      return ops::Gather(s, x, ops::Const(s, idx, TensorShape({n})), 1);
+    }
+    Output steps = ops::Reshape(s, ops::Slice(s, ops::Shape(s, x), {1}, {1}), std::vector<int64_t>{});
+    Output one = ops::Const(s, int32_t{1});
+    Output idx = ops::Sub(s, ops::Sub(s, steps, one), s.Op("Range", {ops::Const(s, int32_t{0}), steps, one}));
+    return ops::Gather(s, x, idx, 1);
+  }
+
+  // out[b, j] = x[b, idx[b, j]] for x [B, T, ...] and idx [B, J] int32: one Gather on the
+  // flattened rows (its gradient scatters back into x).
+  static Output BatchGather(const Scope& s, Output x, Output idx) {
+    Output shape = ops::Shape(s, x);
+    Output batch = ops::Reshape(s, ops::Slice(s, shape, {0}, {1}), std::vector<int64_t>{});
+    Output steps = ops::Reshape(s, ops::Slice(s, shape, {1}, {1}), std::vector<int64_t>{});
+    Output one = ops::Const(s, int32_t{1});
+    Output offsets = ops::Mul(s, s.Op("Range", {ops::Const(s, int32_t{0}), batch, one}), steps);  // [B]
+    Output flat_idx = ops::Add(s, idx, ops::ExpandDims(s, offsets, 1));
+    std::vector<int64_t> rows = {-1};
+    for (int i = 2; i < x.shape().rank(); ++i) rows.push_back(x.shape().dim(i));
+    return ops::Gather(s, ops::Reshape(s, x, rows), flat_idx);
   }
 
  private:
@@ -135,7 +252,7 @@ std::vector<Output> CallInner(const Layer& inner, CallContext& ctx, const std::s
                               const std::vector<Output>& in) {
   CallContext c{ctx.scope.NewSubScope(scope), ctx.training,
                 std::vector<Output>(ctx.weights.begin() + first, ctx.weights.begin() + first + n), ctx.updates,
-                ctx.losses};
+                ctx.losses, {ctx.mask(0)}};
   return inner.CallOutputs(c, in);
 }
 
@@ -163,6 +280,14 @@ class BidirectionalLayer : public Layer {
                  b->type());
     sequences_ = f->options().return_sequences;
     states_ = f->num_states();
+    // Keras' Bidirectional zeroes the masked steps' outputs of both layers (zero_output_for_mask).
+    auto with_zero_output = [&](const RnnLayer* l) {
+      RNNOptions o = l->options();
+      o.zero_output_for_mask = sequences_;
+      return std::make_shared<RnnLayer>(l->cell(), l->units(), o);
+    };
+    fwd_ = with_zero_output(f);
+    bwd_ = with_zero_output(b);
   }
 
   bool accepts_inputs(size_t n) const override { return n == 1 || n == 1 + 2 * states_; }
@@ -208,6 +333,13 @@ class BidirectionalLayer : public Layer {
     out.insert(out.end(), f.begin() + 1, f.end());  // return_state: the forward states, then the backward ones
     out.insert(out.end(), b.begin() + 1, b.end());
     return out;
+  }
+
+  std::vector<Output> OutputMasks(CallContext& ctx, const std::vector<Output>&,
+                                  const std::vector<Output>& outputs) const override {
+    std::vector<Output> masks(outputs.size());
+    if (sequences_) masks[0] = ctx.mask(0);
+    return masks;
   }
 
  private:

@@ -31,6 +31,9 @@ struct RNNOptions {
   // Keras' return_state: the call has the final states as more outputs, [output, h, c] (LSTM) or
   // [output, h] (GRU, SimpleRNN); take them with Layer::Outputs. Gradients flow through them.
   bool return_state = false;
+  // Keras' zero_output_for_mask: with a mask, a masked step's sequence output is 0 (else the
+  // previous step's). Bidirectional sets it on its layers when they return sequences, as Keras.
+  bool zero_output_for_mask = false;
   bool go_backwards = false;       // run from the last step; return_sequences then gives them in run order
   bool time_major = false;         // inputs and sequence outputs (time, batch, features)
   bool reset_after = true;         // GRU: Keras 3's (and cuDNN's) default; bias (2, 3 * units)

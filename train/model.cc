@@ -35,7 +35,7 @@ std::string CallShapes(const SymNode& call) {
   if (outs.size() == 1) return ShapeString(call.shape);
   std::string s = "[";
   for (size_t i = 0; i < outs.size(); ++i) s += (i > 0 ? ", " : "") + ShapeString(outs[i]->shape);
-  return s + "]";
+  return s + "] ";  // a space before the parameter count when it overflows its column
 }
 
 std::string Thousands(int64_t n) {
@@ -162,16 +162,24 @@ std::vector<Output> Model::Forward(const Scope& scope, const std::vector<Output>
                                    const LayerVars& vars, std::vector<Output>* updates,
                                    std::vector<Output>* losses) const {
   // Every output of every call, by the call's output-0 node.
-  std::map<const SymNode*, std::vector<Output>> values;
-  for (size_t i = 0; i < inputs_.size(); ++i) values[inputs_[i].get()] = {xs[i]};
+  // and Keras' mask of each (invalid where none).
+  std::map<const SymNode*, std::vector<Output>> values, masks;
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    values[inputs_[i].get()] = {xs[i]};
+    masks[inputs_[i].get()] = {Output()};
+  }
   auto value = [&](const Sym& s) { return values.at(s->call()).at(static_cast<size_t>(s->index)); };
   for (const Sym& call : calls_) {
     Scope ls = scope.NewSubScope(call->layer->name());
     if (!call->layer->device().empty()) ls = ls.WithDevice(call->layer->device());
     CallContext ctx{ls, training, vars.at(call->layer.get()), updates, losses};
     std::vector<Output> in;
-    for (const Sym& s : call->inputs) in.push_back(CastForLayer(ls, *call->layer, value(s)));
+    for (const Sym& s : call->inputs) {
+      in.push_back(CastForLayer(ls, *call->layer, value(s)));
+      ctx.masks.push_back(masks.at(s->call()).at(static_cast<size_t>(s->index)));
+    }
     values[call.get()] = call->layer->CallOutputs(ctx, in);
+    masks[call.get()] = call->layer->OutputMasks(ctx, in, values[call.get()]);
   }
   std::vector<Output> out;
   for (const Sym& o : outputs_) {

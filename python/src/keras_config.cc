@@ -53,8 +53,11 @@ void InitKerasConfig(py::module_& k) {
     py::list inputs;
     for (const train::Sym& in : s.sym->inputs) inputs.append(PySym{in});
     py::object layer = s.sym->layer ? py::cast(std::shared_ptr<Layer>(s.sym->layer)) : py::none();
-    return py::make_tuple(layer, inputs);
-  }, py::arg("tensor"), "(layer or None for an Input, [input KerasTensors]) of a KerasTensor.");
+    py::object first = s.sym->first ? py::cast(PySym{s.sym->first}) : py::none();
+    return py::make_tuple(layer, inputs, s.sym->index, first);
+  }, py::arg("tensor"),
+        "(layer or None for an Input, [input KerasTensors], which output of the call it is, the call's output 0 "
+        "or None) of a KerasTensor.");
   k.def("_sym_id", [](const PySym& s) { return reinterpret_cast<uintptr_t>(s.sym.get()); }, py::arg("tensor"),
         "An id equal for KerasTensors that are the same symbolic tensor.");
   k.def("_save_checkpoint", [](const std::string& path, const py::dict& tensors) {

@@ -186,8 +186,9 @@ void DefShapeLayers(py::module_& layers) {
      py::arg("input_length") = py::none(), py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
      Doc("Turns integer ids (batch, ...) into rows of a learned (input_dim, output_dim) table: (batch, ..., "
          "output_dim).\nIds must be whole numbers in [0, input_dim): another is an InvalidArgumentError naming it. "
-         "input_length is ignored\n(Keras 2's; shapes come from the input). mask_zero=True is refused: weft has no "
-         "mask propagation.").c_str());
+         "input_length is ignored\n(Keras 2's; shapes come from the input). mask_zero=True: id 0 is padding; its "
+         "mask reaches LSTM / GRU / SimpleRNN /\nBidirectional / GlobalAveragePooling1D (through Dense, Dropout, "
+         "activations), which skip the masked steps as Keras.").c_str());
   layers.def("MultiHeadAttention", [](int64_t num_heads, int64_t key_dim, const py::object& value_dim, double dropout,
                                       bool use_bias, const py::object& output_shape, const py::object& attention_axes,
                                       const py::object& flash_attention, const py::object& kernel_initializer,
@@ -222,6 +223,7 @@ void DefShapeLayers(py::module_& layers) {
          "layer(query, value, key=None, attention_mask=None, use_causal_mask=False). Output (batch, query steps,\n"
          "output_shape or the query's features). attention_mask (batch, T, S) keeps positions > 0.5.").c_str());
   layers.def("_set_use_causal_mask", [](Layer& layer, bool causal) { SetUseCausalMask(layer, causal); });
+  layers.def("_set_return_attention_scores", [](Layer& layer, bool scores) { SetReturnAttentionScores(layer, scores); });
   layers.def("UpSampling1D", [](int64_t size, const py::object& name, const py::object& input_shape) {
     return Finish(UpSampling1D(size), name, input_shape);
   }, py::arg("size") = 2, py::arg("name") = py::none(), py::arg("input_shape") = py::none(),

@@ -46,6 +46,7 @@ RNNOptions Options(const char* layer, py::kwargs kw, const std::set<std::string>
   if (py::object v = take("seed")) o.seed = v.is_none() ? 0 : v.cast<int64_t>();
   bool stateful = false, unroll = false;
   flag("return_state", o.return_state);
+  flag("zero_output_for_mask", o.zero_output_for_mask);
   flag("stateful", stateful);
   flag("unroll", unroll);  // the fused op runs every step in one kernel either way
   take("use_cudnn");       // likewise: weft's kernel is the fused one
@@ -112,6 +113,11 @@ void DefRnnLayers(py::module_& layers) {
      "Runs an LSTM, GRU or SimpleRNN forwards and a copy of it backwards (or backward_layer) over the\n"
      "same inputs; merge_mode 'concat' (default), 'sum', 'mul' or 'ave' joins them (the backward\n"
      "sequence put back in time order).");
+  layers.def("Masking", [](double mask_value, const py::object& name, const py::object& input_shape) {
+    return Finish(Masking(mask_value), name, input_shape);
+  }, py::arg("mask_value") = 0.0, py::arg("name") = py::none(), py::arg("input_shape") = py::none(),
+     "Masks the steps of (batch, steps, features) whose features all equal mask_value: they become 0, and\n"
+     "the recurrent layers (and GlobalAveragePooling1D) after it skip them, as Keras'.");
   layers.def("TimeDistributed", [](std::shared_ptr<Layer> layer, const py::object& name,
                                     const py::object& input_shape) {
     return Finish(TimeDistributed(layer), name, input_shape);

@@ -56,7 +56,8 @@ def test_functional_model_and_shape_errors():
     assert model.output_shape == (None, 10)
     assert model.count_params() == 448 + 64 + 170
     with pytest.raises(weft.errors.InvalidArgumentError, match="Dense"):
-        layers.Dense(4)(keras.Input(shape=(None, 4)))  # Dense wants known non-batch dims
+        layers.Dense(4)(keras.Input(shape=(4, None)))  # Dense wants known features (the last dim)
+    assert layers.Dense(3)(keras.Input(shape=(None, 4))).shape == (None, None, 3)  # any number of steps, as Keras
 
 
 def test_sequential_built_from_data_and_add():

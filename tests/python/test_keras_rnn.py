@@ -96,7 +96,6 @@ def test_time_distributed_dense_is_one_dense_per_step():
 
 
 @pytest.mark.parametrize("kwargs,message", [
-    ({"return_state": True}, "return_state=True is not supported"),
     ({"recurrent_dropout": 0.1}, "recurrent_dropout 0.1 is not supported"),
     ({"stateful": True}, "stateful=True is not supported"),
     ({"kernel_regularizer": keras.regularizers.l2(0.1)}, "kernel_regularizer is not supported"),

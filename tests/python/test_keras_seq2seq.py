@@ -146,3 +146,54 @@ def test_bad_calls_are_clear_errors():
     two = keras.Model(a, [L.Dense(1)(a), L.Dense(2)(a)])
     with pytest.raises(tf.errors.InvalidArgumentError, match="metrics need a single output"):
         two.compile(optimizer="sgd", loss="mse", metrics=["mae"])
+
+
+def test_multi_head_attention_returns_scores_as_tensorflow():
+    r = REF["attention"]
+    q_in, v_in, m_in = keras.Input((4, 5)), keras.Input((3, 5)), keras.Input((4, 3))
+    mha = L.MultiHeadAttention(2, 3, name="mha")
+    out, scores = mha(q_in, v_in, attention_mask=m_in, return_attention_scores=True)
+    assert scores.shape == (None, 2, 4, 3)
+    m = keras.Model([q_in, v_in, m_in], [out, scores])
+    m.set_weights([A(w) for w in r["weights"]])
+    got = m.predict([A(r["q"]), A(r["v"]), A(r["mask"])], verbose=0)
+    np.testing.assert_allclose(got[0], A(r["output"]), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(got[1], A(r["scores"]), rtol=1e-4, atol=1e-5)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="return_attention_scores=false differs"):
+        mha(q_in, v_in)
+
+
+def test_save_and_load_a_model_with_states_and_int_inputs(tmp_path):
+    r = REF["seq2seq"]
+    m = _seq2seq()
+    m.compile(optimizer="sgd", loss="mse")
+    path = str(tmp_path / "s2s.keras")
+    m.save(path)
+    back = keras.models.load_model(path)
+    for got, want in zip(back.predict([A(r["a"]), A(r["b"])], verbose=0), r["pred"]):
+        np.testing.assert_allclose(got, A(want), rtol=1e-4, atol=1e-5)
+    ids = keras.Input(shape=(None,), dtype="int64")
+    e = L.Embedding(6, 2, mask_zero=True)(ids)
+    out, h = L.GRU(2, return_state=True)(e)
+    model = keras.Model(ids, [out, h])
+    model.compile(optimizer="sgd", loss="mse")
+    model.save(str(tmp_path / "ids.keras"))
+    again = keras.models.load_model(str(tmp_path / "ids.keras"))
+    x = np.array([[1, 2, 0], [3, 0, 0]])
+    for a, b in zip(model.predict(x, verbose=0), again.predict(x, verbose=0)):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+def test_calling_a_multi_input_model_on_arrays_gives_its_outputs():
+    a, b = keras.Input((2,)), keras.Input((2,))
+    m = keras.Model([a, b], [L.Add()([a, b]), L.Subtract()([a, b])])
+    s, d = m([np.ones((1, 2), np.float32), np.full((1, 2), 3.0, np.float32)])
+    np.testing.assert_allclose(s, [[4.0, 4.0]])
+    np.testing.assert_allclose(d, [[-2.0, -2.0]])
+
+
+def test_return_state_on_data_gives_the_list():
+    x = np.random.default_rng(2).normal(size=(2, 4, 5)).astype(np.float32)
+    out, h, c = L.LSTM(3, return_state=True)(x)
+    np.testing.assert_allclose(out, h)  # the last output is the final h
+    assert c.shape == (2, 3)

@@ -55,7 +55,6 @@ TEST_CASE("Embedding: Keras' shapes, rows of the table, its gradient and bad ids
   CHECK(ErrorOf([&] { Apply(Embedding(5, 2), {T<float>({1e9}, {1, 1})}, {table}); })
             .find("is out of range [0, 5)") != std::string::npos);
   CHECK(ErrorOf([] { Embedding(0, 4); }).find("input_dim and output_dim must be positive") != std::string::npos);
-  CHECK(ErrorOf([] { Embedding(5, 4, {.mask_zero = true}); }).find("mask_zero") != std::string::npos);
 }
 
 namespace {

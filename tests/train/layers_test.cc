@@ -90,9 +90,10 @@ TEST_CASE("layers: summary prints Keras' table") {
 
 TEST_CASE("layers: bad inputs name the layer and the shapes") {
   Sym img = Input({28, 28, 1});
-  Sym ragged = Input({-1, 4});  // Dense needs the non-batch dims (any rank, as Keras)
+  Sym ragged = Input({4, -1});  // Dense needs the features (the last dim; unknown steps are fine, as Keras)
   CHECK_THROWS_WITH_AS(Dense(3)(ragged), doctest::Contains("Dense"), Error);
-  CHECK_THROWS_WITH_AS(Dense(3)(ragged), doctest::Contains("[?,?,4]"), Error);
+  CHECK_THROWS_WITH_AS(Dense(3)(ragged), doctest::Contains("[?,4,?]"), Error);
+  CHECK(ShapeOf(Dense(3)(Input({-1, 4}))) == "[?,?,3]");
   Sym vec = Input({10});
   CHECK_THROWS_WITH_AS(Conv2D(3, 3)(vec), doctest::Contains("NHWC"), Error);
   CHECK_THROWS_WITH_AS(Conv2D(3, 30)(img), doctest::Contains("Conv2D"), Error);  // kernel larger than input

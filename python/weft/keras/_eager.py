@@ -52,7 +52,9 @@ def call_on_data(layer, data, call):
         inp = Input(shape=shape)
         model = Model(inp, call(layer, inp), name="%s_eager" % layer.name)
         cache[shape] = model
-    return model.predict(x, batch_size=max(len(x), 1), verbose=0).view(EagerArray)
+    out = model.predict(x, batch_size=max(len(x), 1), verbose=0)
+    # A call with several outputs (an RNN's return_state) gives a list, as Keras.
+    return [o.view(EagerArray) for o in out] if isinstance(out, list) else out.view(EagerArray)
 
 
 def _weight_attribute(layer, attr):

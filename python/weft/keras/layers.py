@@ -81,6 +81,7 @@ GRU = _L.GRU
 SimpleRNN = _L.SimpleRNN
 Bidirectional = _L.Bidirectional
 TimeDistributed = _L.TimeDistributed
+Masking = _L.Masking
 
 
 def Lambda(function, output_shape=None, mask=None, arguments=None, name=None, input_shape=None, **kwargs):
@@ -179,7 +180,8 @@ def RNN(cell, return_sequences=False, return_state=False, go_backwards=False, st
         raise TypeError("keras.layers.RNN: weft takes an LSTMCell, GRUCell or SimpleRNNCell (one fused op runs "
                         "the sequence); got %r. Stack RNN layers instead of a list of cells" % (cell,))
     args = dict(cell.kwargs, return_sequences=return_sequences, return_state=return_state,
-                go_backwards=go_backwards, stateful=stateful, unroll=unroll, name=name, input_shape=input_shape)
+                go_backwards=go_backwards, stateful=stateful, unroll=unroll, name=name, input_shape=input_shape,
+                zero_output_for_mask=zero_output_for_mask)
     args.update(kwargs)
     return getattr(_L, cell._layer)(cell.units, **args)
 
@@ -276,7 +278,7 @@ __all__ = ["Layer", "Input", "InputLayer", "Dense", "Conv1D", "Conv2D", "Conv2DT
            "ActivityRegularization", "Resizing", "RandomFlip", "RandomContrast",
            "RandomBrightness", "RandomCrop", "RandomRotation", "RandomZoom", "RandomTranslation",
            "LSTM", "GRU", "SimpleRNN", "Bidirectional", "TimeDistributed", "LSTMCell", "GRUCell",
-           "SimpleRNNCell", "RNN", "TextVectorization", "StringLookup", "IntegerLookup"]
+           "SimpleRNNCell", "RNN", "Masking", "TextVectorization", "StringLookup", "IntegerLookup"]
 
 # TF 2.1-2.5's names: layers.experimental.preprocessing.RandomFlip etc. (the same layers, looked
 # up on access, so they are the factories record_module below wraps).

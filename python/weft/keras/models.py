@@ -39,13 +39,12 @@ def _attention_inputs(layer, query, value=None, key=None, query_mask=None, value
     if value is None:
         raise TypeError("MultiHeadAttention '%s': call it as layer(query, value, key=None, attention_mask=None)"
                         % layer.name)
-    if return_attention_scores:
-        raise NotImplementedError("MultiHeadAttention '%s': return_attention_scores=True is not supported by weft "
-                                  "(a weft layer has one output)" % layer.name)
     if query_mask is not None or value_mask is not None or key_mask is not None:
         raise NotImplementedError("MultiHeadAttention '%s': query_mask / value_mask / key_mask (Keras masks) are not "
                                   "supported; pass attention_mask" % layer.name)
     _weft.keras.layers._set_use_causal_mask(layer, bool(use_causal_mask))
+    # With it the call returns (output, scores) (two outputs of the call), as Keras.
+    _weft.keras.layers._set_return_attention_scores(layer, bool(return_attention_scores))
     inputs = [query, value, value if key is None else key]
     return inputs + ([attention_mask] if attention_mask is not None else [])
 
@@ -75,6 +74,8 @@ def _layer_call(layer, inputs, *args, training=None, mask=None, initial_state=No
         if not _symbolic(inputs):
             raise NotImplementedError("MultiHeadAttention '%s': call it on KerasTensors in a model (weft runs layers "
                                       "on data through one-input models)" % layer.name)
+        out = _layer_call_cpp(layer, inputs)
+        return tuple(out) if isinstance(out, list) else out  # Keras' (output, scores)
     if len(args) > 2:
         raise TypeError("layer '%s' takes (inputs, training, mask), got %d positional arguments" % (
             layer.name, 1 + len(args)))
@@ -194,12 +195,22 @@ class Model:
                             "one-input, one-output model" % self.name)
         done = {_weft.keras._sym_id(self._inputs): tensor}
 
+        calls = {}  # a call with several outputs: its outputs, by its output 0's id
+
         def replay(t):
             key = _weft.keras._sym_id(t)
             if key not in done:
-                layer, ins = _weft.keras._sym_history(t)
+                layer, ins, index, first = _weft.keras._sym_history(t)
+                if index > 0:
+                    replay(first)
+                    done[key] = calls[_weft.keras._sym_id(first)][index]
+                    return done[key]
                 args = [replay(i) for i in ins]
-                done[key] = layer(args[0] if len(args) == 1 else args)
+                out = _layer_call_cpp(layer, args[0] if len(args) == 1 else args)  # the inputs as recorded
+                if isinstance(out, list):
+                    calls[key] = out
+                    out = out[0]
+                done[key] = out
             return done[key]
 
         return replay(self._outputs)
@@ -237,7 +248,12 @@ class Model:
         if isinstance(inputs, _fw.Tensor) or (isinstance(inputs, (list, tuple)) and inputs and
                                                all(isinstance(i, _fw.Tensor) for i in inputs)):
             return _custom_step.call(self, inputs, training)  # graph tensors: a custom training step
-        return self.predict(np.asarray(inputs), verbose=0).view(EagerArray)
+        if isinstance(inputs, (list, tuple)) and self._io_counts()[0] > 1:  # one array per input
+            inputs = list(inputs)
+        else:
+            inputs = np.asarray(inputs)
+        out = self.predict(inputs, verbose=0)
+        return [o.view(EagerArray) for o in out] if isinstance(out, list) else out.view(EagerArray)
 
     def _in_strategy(self):
         """A context that re-enters the model's strategy scope when it is not the current one."""

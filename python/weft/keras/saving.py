@@ -103,10 +103,17 @@ def _functional_config(model):
     def visit(t):
         key = _weft.keras._sym_id(t)
         if key not in index:
-            layer, inputs = _weft.keras._sym_history(t)
+            layer, inputs, out_index, first = _weft.keras._sym_history(t)
+            if out_index > 0:  # another output of a call (an RNN's state): the call's node, once
+                entry = {"output_of": visit(first), "index": out_index}
+                index[key] = len(nodes)
+                nodes.append(entry)
+                return index[key]
             ins = [visit(i) for i in inputs]
             if layer is None:
                 entry = {"input": t.name, "shape": list(t.shape)[1:]}
+                if t.dtype != "float32":
+                    entry["dtype"] = t.dtype
             else:
                 if layer.name not in layers:
                     layers[layer.name] = _layer_entry(layer)
@@ -126,13 +133,20 @@ def model_from_config(cls, config, custom_objects=None):
     from . import layers as layers_mod, models
     if "nodes" in config:  # functional
         made = {entry["config"]["name"]: _config.deserialize(entry, custom_objects) for entry in config["layers"]}
-        syms = []
+        syms, calls = [], {}
         for node in config["nodes"]:
             if "input" in node:
-                syms.append(models.Input(node["shape"], name=node["input"]))
+                syms.append(models.Input(node["shape"], name=node["input"], dtype=node.get("dtype")))
+            elif "output_of" in node:
+                syms.append(calls[node["output_of"]][node["index"]])
             else:
                 ins = [syms[i] for i in node["inputs"]]
-                syms.append(made[node["layer"]](ins[0] if len(ins) == 1 else ins))
+                # The C++ call: a list is the layer's inputs as recorded (an RNN's initial states too).
+                out = models._layer_call_cpp(made[node["layer"]], ins[0] if len(ins) == 1 else ins)
+                if isinstance(out, list):
+                    calls[len(syms)] = out
+                    out = out[0]
+                syms.append(out)
         pick = lambda idx: syms[idx[0]] if len(idx) == 1 else [syms[i] for i in idx]  # noqa: E731
         return models.Model(pick(config["inputs"]), pick(config["outputs"]), name=config.get("name"))
     if issubclass(cls, models.Sequential) and "layers" in config:

@@ -1,6 +1,7 @@
 """Writes keras_seq2seq_reference.json: recurrent layers with return_state and initial_state, and
 one SGD step of a two-input, two-output encoder-decoder (the loss on the decoder's outputs and
-on the encoder's final h, so gradients flow through the final states), computed by TensorFlow
+on the encoder's final h, so gradients flow through the final states), and MultiHeadAttention's
+return_attention_scores, computed by TensorFlow
 2.21 / Keras 3 (run with a TensorFlow venv: python gen_keras_seq2seq_reference.py >
 keras_seq2seq_reference.json). test_keras_seq2seq.py checks weft against it; the tests never
 import TensorFlow."""
@@ -58,4 +59,17 @@ for name, make, states in [("gru", lambda: L.GRU(3, return_state=True, name="rnn
                    "outputs": [v.tolist() for v in with_state], "outputs_zero_state": [v.tolist() for v in zero]}
 out["layers"] = cases
 out["x"] = x.tolist()
+# MultiHeadAttention(return_attention_scores=True): (output, scores) with an attention_mask.
+q_in, v_in, m_in = keras.Input((4, 5)), keras.Input((3, 5)), keras.Input((4, 3))
+mha = L.MultiHeadAttention(2, 3, name="mha")
+o, sc = mha(q_in, v_in, attention_mask=m_in, return_attention_scores=True)
+mm = keras.Model([q_in, v_in, m_in], [o, sc])
+w = [f32(*v.shape) for v in mha.weights]
+mha.set_weights(w)
+q, v = f32(2, 4, 5), f32(2, 3, 5)
+mask = (rng.uniform(size=(2, 4, 3)) > 0.3).astype(np.float32)
+mask[:, :, 0] = 1.0
+res = mm.predict([q, v, mask], verbose=0)
+out["attention"] = {"weights": [a.tolist() for a in w], "q": q.tolist(), "v": v.tolist(), "mask": mask.tolist(),
+                    "output": res[0].tolist(), "scores": res[1].tolist()}
 print(json.dumps(out, separators=(",", ":")))
