@@ -346,8 +346,12 @@ class BidirectionalLayer : public Layer {
   // y [batch, time, units] with the time axis reversed (the time dim must be known).
   static Output ReverseTime(const Scope& s, Output y) {
     const int64_t steps = y.shape().dim(1);
-    WEFT_REQUIRE(steps >= 0, "Bidirectional: return_sequences needs a known number of steps, got {}",
-                 y.shape().ToString());
+    if (steps < 0) {  // variable-length sequences (Input(shape=(None, ...))): steps - 1, ..., 0 at run time
+      const Output n = ops::StridedSlice(s, ops::Shape(s, y), {1}, {2}, {1}, 0, 0, /*shrink_axis_mask=*/1);
+      const Output one = ops::Const(s, int32_t{1});
+      const Output idx = s.Op("Range", {ops::Sub(s, n, one), ops::Const(s, int32_t{-1}), ops::Neg(s, one)});
+      return ops::Gather(s, y, idx, 1);
+    }
     std::vector<int32_t> idx(steps);
     for (int64_t t = 0; t < steps; ++t) idx[t] = static_cast<int32_t>(steps - 1 - t);
     return ops::Gather(s, y, ops::Const(s, idx, TensorShape({steps})), 1);

@@ -136,3 +136,20 @@ def test_model_config_round_trips_recurrent_layers(tmp_path):
     model.save(tmp_path / "cell.keras")
     loaded = keras.models.load_model(tmp_path / "cell.keras")
     np.testing.assert_allclose(loaded.predict(x, verbose=0), model.predict(x, verbose=0), rtol=1e-6, atol=1e-6)
+
+
+def test_bidirectional_sequences_of_unknown_length():
+    # keras.io's bidirectional LSTM on IMDB: Input(shape=(None,), dtype="int32"). The backward
+    # direction reverses time at run time; a sequence of any length gives what a model built for
+    # that fixed length gives with the same weights.
+    def build(steps):
+        inputs = keras.Input(shape=(steps,), dtype="int32")
+        x = layers.Embedding(20, 6, name="emb")(inputs)
+        x = layers.Bidirectional(layers.LSTM(4, return_sequences=True), name="bi")(x)
+        return keras.Model(inputs, layers.Bidirectional(layers.LSTM(3), name="bi2")(x))
+
+    free, fixed = build(None), build(7)
+    fixed.set_weights(free.get_weights())
+    ids = np.random.default_rng(5).integers(0, 20, (3, 7)).astype(np.int32)
+    np.testing.assert_allclose(free.predict(ids, verbose=0), fixed.predict(ids, verbose=0), rtol=1e-5, atol=1e-6)
+    assert free.predict(ids[:, :4], verbose=0).shape == (3, 6)
