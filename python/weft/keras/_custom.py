@@ -90,8 +90,10 @@ def keep_layers(out, inputs, layer=None):
         for h in getattr(i, "_custom_layers", ()):
             if not any(h is k for k in held):
                 held.append(h)
-    if held and isinstance(out, _KT):
-        out._custom_layers = held
+    if held:
+        for o in out if isinstance(out, (list, tuple)) else [out]:  # every output of a multi-output call
+            if isinstance(o, _KT):
+                o._custom_layers = held
     return out
 
 

@@ -219,7 +219,6 @@ def _install_operators():
         raise TypeError("a KerasTensor is not iterable (shape %s); index it (x[:, 0]) or use tf.split / tf.unstack"
                         % (t.shape,))
     _KT.__iter__ = no_iter
-    _KT.dtype = property(lambda t: "float32", doc="weft's KerasTensors are float32.")
 
 
 def _install_dispatch(modules):

@@ -67,14 +67,18 @@ def _layer_call(layer, inputs, *args, training=None, mask=None, initial_state=No
         if not _symbolic([inputs] + states):
             raise NotImplementedError("%s '%s': initial_state on data (not KerasTensors) is not supported; build a "
                                       "model with the states as inputs" % (layer.type, layer.name))
-        return _layer_call_cpp(layer, [inputs] + states)
+        if _custom.in_trace([inputs] + states):  # inside a custom layer's call (_custom.py)
+            return _custom.apply_in_trace(layer, [inputs] + states, training)
+        return _custom.keep_layers(_layer_call_cpp(layer, [inputs] + states), [inputs] + states)
     if layer.type == "MultiHeadAttention":
         inputs = _attention_inputs(layer, inputs, *args, **kwargs)
         args, kwargs = (), {}
         if not _symbolic(inputs):
             raise NotImplementedError("MultiHeadAttention '%s': call it on KerasTensors in a model (weft runs layers "
                                       "on data through one-input models)" % layer.name)
-        out = _layer_call_cpp(layer, inputs)
+        if _custom.in_trace(inputs):  # inside a custom layer's call (_custom.py)
+            return _custom.apply_in_trace(layer, inputs, training)
+        out = _custom.keep_layers(_layer_call_cpp(layer, inputs), inputs)
         return tuple(out) if isinstance(out, list) else out  # Keras' (output, scores)
     if len(args) > 2:
         raise TypeError("layer '%s' takes (inputs, training, mask), got %d positional arguments" % (

@@ -25,7 +25,7 @@ import zlib
 import numpy as np
 
 from .. import _weft, errors
-from . import _config, _shared
+from . import _config, _custom, _shared
 
 FORMAT, VERSION = "weft.keras", 1
 # The model file inside a directory written by weft.saved_model.save (or model.export).
@@ -141,8 +141,11 @@ def model_from_config(cls, config, custom_objects=None):
                 syms.append(calls[node["output_of"]][node["index"]])
             else:
                 ins = [syms[i] for i in node["inputs"]]
-                # The C++ call: a list is the layer's inputs as recorded (an RNN's initial states too).
-                out = models._layer_call_cpp(made[node["layer"]], ins[0] if len(ins) == 1 else ins)
+                # The C++ call: a list is the layer's inputs as recorded (an RNN's initial states too);
+                # a Python custom layer (_custom.Layer, TFOpLambda) through its own __call__, which traces it.
+                layer = made[node["layer"]]
+                arg = ins[0] if len(ins) == 1 else ins
+                out = layer(arg) if isinstance(layer, _custom.Layer) else models._layer_call_cpp(layer, arg)
                 if isinstance(out, list):
                     calls[len(syms)] = out
                     out = out[0]
