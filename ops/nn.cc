@@ -471,11 +471,13 @@ std::vector<Output> LayerNormGradFn(const Scope& s, const Node& op, const std::v
   Node* g = s.AddNode("LayerNormGrad", {dy[0].node ? dy[0] : ops::ZerosLike(s, Out(op, 0)), x, op.input(1), mean,
                                         rstd}, {});
   Output dx(g, 0);
-  if (dy[1].node != nullptr || dy[2].node != nullptr) {
+  // Gradients() fills the outputs nothing reads with ZerosLike: those add nothing.
+  auto reaches = [](const Output& d) { return d.node != nullptr && d.node->op() != "ZerosLike"; };
+  if (reaches(dy[1]) || reaches(dy[2])) {
     const Output inv_c = ops::Div(s, ops::OnesLike(s, ops::ExpandDims(s, rstd, -1)),
                                   ops::Cast(s, ops::StridedSlice(s, ops::Shape(s, x), {-1}, {0}, {1}, 0, /*end_mask=*/1), x.dtype()));
-    if (dy[1].node != nullptr) dx = ops::Add(s, dx, ops::Mul(s, ops::ExpandDims(s, dy[1], -1), inv_c));
-    if (dy[2].node != nullptr) {
+    if (reaches(dy[1])) dx = ops::Add(s, dx, ops::Mul(s, ops::ExpandDims(s, dy[1], -1), inv_c));
+    if (reaches(dy[2])) {
       const Output r = ops::ExpandDims(s, rstd, -1);
       const Output k = ops::Mul(s, ops::Neg(s, ops::Mul(s, ops::Mul(s, r, r), r)), ops::ExpandDims(s, dy[2], -1));
       dx = ops::Add(s, dx, ops::Mul(s, ops::Mul(s, k, ops::Sub(s, x, ops::ExpandDims(s, mean, -1))), inv_c));

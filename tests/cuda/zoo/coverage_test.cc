@@ -24,6 +24,9 @@ const std::set<std::string> kHostOnly = {"Placeholder"};
 const std::map<std::string, std::string> kNoGpuKernelYet = {
     {"LSTMSequence", "issue 19's fused LSTM (ops/rnn.cc) has a CPU kernel only: lstm_text's LSTM runs on the CPU"},
     {"LSTMSequenceGrad", "its gradient, likewise"},
+    {"LayerNorm", "issue 19's fused LayerNorm (ops/kernels/cpu/layernorm.cc) has a CPU kernel only: gpt_small's "
+                  "layer norms run on the CPU in a GPU build"},
+    {"LayerNormGrad", "its gradient, likewise"},
 };
 
 std::vector<train::Optimizer> Optimizers() {
