@@ -168,7 +168,9 @@ def test_models_sharing_layers_share_weights():
     rng = np.random.default_rng(3)
     x = rng.random((32, 8)).astype(np.float32)
     inputs = keras.Input(shape=(8,))
-    encoded = layers.Dense(3, activation="relu")(inputs)
+    # bias 1: the three ReLUs start alive whatever the random kernel (all three dead -- zeros
+    # before and after training -- happened with some draws)
+    encoded = layers.Dense(3, activation="relu", bias_initializer="ones")(inputs)
     decoded = layers.Dense(8, activation="sigmoid")(encoded)
     autoencoder = keras.Model(inputs, decoded)
     encoder = keras.Model(inputs, encoded)
