@@ -179,8 +179,14 @@ void CheckReportOnWorker1(const std::string& report, const std::string& code) {
   CHECK((step == 4 || step == 5));
   CHECK(report.find(fmt::format("\nwhy: step {}: {}: ", step, code)) != std::string::npos);
   CHECK(report.find(fmt::format("\nlast completed collective step: {}\n", step - 1)) != std::string::npos);
-  CHECK(report.find(fmt::format("\nstep {}: collective group 1 instance 1: member "
-                                "/job:worker/replica:0/task:1/device:CPU:0 not heard from (", step)) != std::string::npos);
+  // Which of the step's collectives is waiting when worker:1 goes is a race: the gradient
+  // bucket's (group 1) or the loss's all-reduce (group 2, seen once in a CI-like run).
+  auto waits_in_group = [&](int group) {
+    return report.find(fmt::format("\nstep {}: collective group {} instance 1: member "
+                                   "/job:worker/replica:0/task:1/device:CPU:0 not heard from (", step, group)) !=
+           std::string::npos;
+  };
+  CHECK((waits_in_group(1) || waits_in_group(2)));
   CHECK(report.find("), from worker:1 for ") != std::string::npos);
   // The collective kernels of that step, when the executor still lists them as running: the
   // all-reduce is an async kernel, and under load its Recvs can be waiting in the rendezvous
