@@ -298,6 +298,15 @@ class _OptimizerState:
             self.lr = _fw.placeholder("float32", (), name=name + "/learning_rate")
         self.slots = {}
         self._ops = _ops
+        self._steps = None  # the counter's value, kept on the host once read (no run per step)
+
+    def next_step(self):
+        """The step the next run updates at (the counter before it), counted on the host: read
+        from the session once, then one more per run that feeds this optimizer's rate."""
+        if self._steps is None:
+            self._steps = int(_iterations_now(self))
+        step, self._steps = self._steps, self._steps + 1
+        return step
 
     def slot(self, var, name):
         key = (var.name, name)
@@ -331,7 +340,7 @@ def apply_gradients(optimizer, grads_and_vars):
         with _fw.control_dependencies([u.op if hasattr(u, "op") else u for u in updates]):
             step = ops.assign_add(st.iterations, np.int64(1))
     t = current(graph)
-    feed = (st.lr, lambda: np.float32(optimizer._cpp.learning_rate_at(int(_iterations_now(st)))))
+    feed = (st.lr, lambda: np.float32(optimizer._cpp.learning_rate_at(st.next_step())))
     if t is not None:
         t.updates.append(step)
         t.feeds.append(feed)
