@@ -49,16 +49,18 @@ void SequenceShape(InferenceContext& c) {
   const RnnDims d = CheckRnnShapes(cell, reset_after, c.input(0), c.input(1), lstm ? &c0 : nullptr, c.input(w),
                                    c.input(w + 1), c.input(w + 2));
   const int64_t g = RnnGates(cell);
-  const TensorShape seq({d.batch, d.time, d.units});
-  c.set_output(0, seq);
+  c.set_output(0, TensorShape({d.batch, d.time, d.units}));
   c.set_output(1, TensorShape({d.batch, d.units}));
+  // The saved tensors are step-major [T, B, .]: one step's rows contiguous (ops/kernels/cpu/rnn.cc).
+  const TensorShape saved({d.time, d.batch, d.units});
+  const TensorShape saved_gates({d.time, d.batch, d.units < 0 ? -1 : g * d.units});
   if (lstm) {
     c.set_output(2, TensorShape({d.batch, d.units}));
-    c.set_output(3, seq);
-    c.set_output(4, TensorShape({d.batch, d.time, d.units < 0 ? -1 : g * d.units}));
+    c.set_output(3, saved);
+    c.set_output(4, saved_gates);
   } else if (cell == RnnCell::kGRU) {
-    c.set_output(2, TensorShape({d.batch, d.time, d.units < 0 ? -1 : g * d.units}));
-    c.set_output(3, seq);
+    c.set_output(2, saved_gates);
+    c.set_output(3, saved);
   }
 }
 
@@ -91,7 +93,9 @@ std::vector<Output> SequenceGrad(const Scope& s, const Node& op, const std::vect
 void RegisterSequence(OpRegistry& r, const std::string& name, const std::vector<std::string>& inputs,
                       const std::vector<std::string>& outputs, bool gates, const std::string& doc) {
   auto attrs = [&](OpDefBuilder& b) {
-    b.TypeAttr("T", kFloats).Attr("activation", "tanh").Attr("go_backwards", false);
+    // chunk_steps: the steps the CPU kernels run per chunk (0: chosen from the sizes); a tuning
+    // knob that does not change results beyond float rounding of the weight-gradient sums.
+    b.TypeAttr("T", kFloats).Attr("activation", "tanh").Attr("go_backwards", false).Attr("chunk_steps", 0);
     if (gates) b.Attr("recurrent_activation", "sigmoid");
     if (name == "GRUSequence") b.Attr("reset_after", true);
   };
@@ -166,17 +170,18 @@ void RegisterRnnOps(OpRegistry& r) {
                    "zeros, as a Keras layer starts): per step z = x_t @ kernel + h @ "
                    "recurrent_kernel + bias, gates i, f, c, o (that column order) with i, f, o = "
                    "recurrent_activation(z), g = activation(z), c = f * c + i * g, h = o * activation(c). "
-                   "Returns every step's h (y), the last h and c, every step's c (cs) and the gates after "
-                   "their activations (the gradient's saved values). go_backwards runs from the last step; "
-                   "the outputs stay in step order.");
+                   "Returns every step's h (y [B, T, H]), the last h and c, every step's c (cs [T, B, H]) and "
+                   "the gates after their activations (gates [T, B, 4H]; the gradient's saved values, "
+                   "step-major). go_backwards runs from the last step; the outputs stay in step order.");
   RegisterSequence(r, "GRUSequence", {"x", "h0", "kernel", "recurrent_kernel", "bias"}, {"y", "h", "gates", "hrec"},
                    true,
                    "Keras' GRU over x [B, T, I] from h0 [B, H], gates z, r, h in that column order: z, r = "
                    "recurrent_activation(x_t @ W + b_i + h @ U + b_r) per gate; with reset_after (bias [2, 3H]: "
                    "input and recurrent biases) hh = activation(x_t @ W_h + b_ih + r * (h @ U_h + b_rh)), "
                    "without (bias [3H]) hh = activation(x_t @ W_h + b_h + (r * h) @ U_h); h = z * h + (1 - z) * hh. "
-                   "Returns every step's h, the last h, the gates after activation and hrec (the recurrent "
-                   "term r multiplies, or that product's GEMM).");
+                   "Returns every step's h (y [B, T, H]), the last h, the gates after activation (gates [T, B, "
+                   "3H]) and hrec [T, B, H] (the recurrent term r multiplies, or that product's GEMM); the last "
+                   "two are the gradient's saved values, step-major.");
   RegisterSequence(r, "SimpleRNNSequence", {"x", "h0", "kernel", "recurrent_kernel", "bias"}, {"y", "h"}, false,
                    "Keras' SimpleRNN over x [B, T, I] from h0 [B, H]: h = activation(x_t @ kernel + h @ "
                    "recurrent_kernel + bias). Returns every step's h and the last one.");

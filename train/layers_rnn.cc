@@ -179,9 +179,11 @@ class RnnLayer : public Layer {
       result.push_back(ops::Mul(s, BatchGather(s, out[0], index(kept)), ops::ExpandDims(s, seen, -1)));
     }
     if (o_.return_state) {
-      // h from y, c from the op's per-step cell states (output 3); the initial state where nothing was kept.
-      const std::vector<Output> seqs = cell_ == RnnCell::kLSTM ? std::vector<Output>{out[0], out[3]}
-                                                               : std::vector<Output>{out[0]};
+      // h from y, c from the op's per-step cell states (output 3, step-major [T, B, H]); the initial
+      // state where nothing was kept.
+      const std::vector<Output> seqs = cell_ == RnnCell::kLSTM
+                                           ? std::vector<Output>{out[0], ops::Transpose(s, out[3], {1, 0, 2})}
+                                           : std::vector<Output>{out[0]};
       for (size_t i = 0; i < num_states(); ++i) {
         Output st = last(seqs[i]);
         if (!given.empty()) st = ops::Add(s, st, ops::Mul(s, given[i], ops::Sub(s, f(1.0), any)));

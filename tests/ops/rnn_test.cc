@@ -75,7 +75,7 @@ std::vector<Tensor> Reference(const Setup& s, const std::vector<Tensor>& in) {
         for (int64_t j = 0; j < H; ++j) hu[k] += h[j] * U[j * G * H + k];
       }
       std::vector<double> hn(H), g(G * H);
-      const int64_t row = b * Tn + st;
+      const int64_t row = b * Tn + st, saved = st * B + b;  // y's row; the saved tensors' (step-major)
       for (int64_t j = 0; j < H; ++j) {
         if (lstm) {
           auto pre = [&](int k) { return xw[k * H + j] + hu[k * H + j] + bias[k * H + j]; };
@@ -83,7 +83,7 @@ std::vector<Tensor> Reference(const Setup& s, const std::vector<Tensor>& in) {
                        og = ActRef(ract, pre(3));
           c[j] = fg * c[j] + ig * gg;
           hn[j] = og * ActRef(act, c[j]);
-          cs[row * H + j] = c[j];
+          cs[saved * H + j] = c[j];
           g[j] = ig, g[H + j] = fg, g[2 * H + j] = gg, g[3 * H + j] = og;
         } else if (!gru) {
           hn[j] = ActRef(act, xw[j] + hu[j] + bias[j]);
@@ -107,12 +107,12 @@ std::vector<Tensor> Reference(const Setup& s, const std::vector<Tensor>& in) {
           const double hh = ActRef(act, xw[2 * H + j] + bi[2 * H + j] + (reset_after ? r[j] * hr[j] : hr[j]));
           hn[j] = z[j] * h[j] + (1 - z[j]) * hh;
           g[j] = z[j], g[H + j] = r[j], g[2 * H + j] = hh;
-          hrec[row * H + j] = hr[j];
+          hrec[saved * H + j] = hr[j];
         }
       }
       h = hn;
       std::copy(hn.begin(), hn.end(), y.begin() + row * H);
-      std::copy(g.begin(), g.end(), gates.begin() + row * G * H);
+      std::copy(g.begin(), g.end(), gates.begin() + saved * G * H);
     }
     std::copy(h.begin(), h.end(), hl.begin() + b * H);
     std::copy(c.begin(), c.end(), cl.begin() + b * H);
@@ -120,11 +120,11 @@ std::vector<Tensor> Reference(const Setup& s, const std::vector<Tensor>& in) {
   std::vector<Tensor> out = {T<double>(y, {B, Tn, H}), T<double>(hl, {B, H})};
   if (lstm) {
     out.push_back(T<double>(cl, {B, H}));
-    out.push_back(T<double>(cs, {B, Tn, H}));
-    out.push_back(T<double>(gates, {B, Tn, G * H}));
+    out.push_back(T<double>(cs, {Tn, B, H}));
+    out.push_back(T<double>(gates, {Tn, B, G * H}));
   } else if (gru) {
-    out.push_back(T<double>(gates, {B, Tn, G * H}));
-    out.push_back(T<double>(hrec, {B, Tn, H}));
+    out.push_back(T<double>(gates, {Tn, B, G * H}));
+    out.push_back(T<double>(hrec, {Tn, B, H}));
   }
   return out;
 }
@@ -145,6 +145,19 @@ const std::vector<Setup>& Setups() {
       {"GRUSequence", 3, 1, 1, 2, {{"go_backwards", true}, {"activation", "linear"}}},
       {"SimpleRNNSequence", 2, 3, 2, 3, {}},
       {"SimpleRNNSequence", 1, 4, 1, 2, {{"go_backwards", true}, {"activation", "relu"}}},
+      // Several chunks of steps (the last one shorter): the kernels fold each chunk's gradients
+      // into the weight gradients before the next.
+      {"LSTMSequence", 2, 5, 2, 3, {{"chunk_steps", int64_t{2}}}},
+      {"LSTMSequence", 2, 4, 2, 3, {{"go_backwards", true}, {"chunk_steps", int64_t{3}}}},
+      {"GRUSequence", 2, 5, 2, 3, {{"chunk_steps", int64_t{2}}}},
+      {"GRUSequence", 2, 5, 2, 3, {{"reset_after", false}, {"go_backwards", true}, {"chunk_steps", int64_t{2}}}},
+      {"SimpleRNNSequence", 2, 3, 2, 3, {{"chunk_steps", int64_t{1}}}},
+      // Several blocks of batch rows (32 rows a block below batch 256, the last one shorter): each
+      // sums its own weight gradients.
+      {"LSTMSequence", 33, 3, 2, 2, {{"chunk_steps", int64_t{2}}}},
+      {"GRUSequence", 33, 2, 2, 2, {}},
+      {"GRUSequence", 33, 2, 1, 2, {{"reset_after", false}, {"go_backwards", true}}},
+      {"SimpleRNNSequence", 33, 2, 2, 2, {}},
   };
   return s;
 }
@@ -285,6 +298,7 @@ TEST_CASE("recurrent sequence ops: bad shapes and attrs name the input and the s
   in[5] = Rand({11});
   ExpectOpError("LSTMSequence", in, {}, kInvalid, "gates * units and the bias size: 12 vs 11");
   ExpectOpError("LSTMSequence", Inputs(lstm), {{"activation", "gelu"}}, kInvalid, "activation 'gelu' is not supported");
+  ExpectOpError("LSTMSequence", Inputs(lstm), {{"chunk_steps", int64_t{-1}}}, kInvalid, "chunk_steps must be >= 0 (0: automatic), got -1");
   const Setup gru{"GRUSequence", 2, 3, 2, 3, {}};
   in = Inputs(gru);
   in[4] = Rand({9});

@@ -5,9 +5,12 @@
 // steps; the weight gradients and dx are GEMMs over all steps at the end.
 //
 // Shape key: B = batch, T = time, I = input features, H = units, G = gates per unit. "Step s" is
-// the s-th step run; it reads input time t = go_backwards ? T-1-s : s. Saved outputs (y, cs, gates,
-// hrec) are indexed by step; the gradient buffers of the input projection by input time, so that
-// dx and dkernel are single GEMMs against x.
+// the s-th step run; it reads input time t = go_backwards ? T-1-s : s. The saved outputs (cs,
+// gates, hrec) and every scratch buffer are step-major, [S, B, .]: one step's rows are one
+// contiguous block, which the recurrent GEMM reads and writes in place (batch-major rows of a step
+// lie T rows apart: at batch 256 copying them in and out cost more than the gate math). x, y, dx
+// and dy stay batch-major [B, T, .] as the user sees them; x is reordered to step-major once per
+// call, so the input projection and its gradients stay single GEMMs.
 //
 // Formulas (d = gradient, ' = derivative, from the activation's output):
 //   LSTM   dh = dy_s + dh_next;  dc = dc_next + dcs_s + dh * o * act'(act(c));
@@ -32,18 +35,25 @@
 namespace weft {
 namespace {
 
-// x[0:n] = activation(x[0:n]) with Eigen's vectorized functions (float tanh and logistic are
-// packet code; the scalar loop with std::tanh / std::exp cost most of a step).
+// dst[0:n] = activation(src[0:n]) with Eigen's vectorized functions (float tanh and logistic are
+// packet code; the scalar loop with std::tanh / std::exp cost most of a step). src may be dst.
+template <typename T>
+void ActRowTo(RnnActivation a, const T* src, T* dst, int64_t n) {
+  Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>> u(src, n);
+  Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> v(dst, n);
+  switch (a) {
+    case RnnActivation::kTanh: v = u.tanh(); break;
+    case RnnActivation::kSigmoid: v = u.logistic(); break;
+    case RnnActivation::kRelu: v = u.max(T(0)); break;
+    case RnnActivation::kHardSigmoid: v = ((u + T(3)) / T(6)).max(T(0)).min(T(1)); break;
+    case RnnActivation::kLinear: v = u; break;
+  }
+}
+
+// x[0:n] = activation(x[0:n]).
 template <typename T>
 void ActRow(RnnActivation a, T* x, int64_t n) {
-  Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> v(x, n);
-  switch (a) {
-    case RnnActivation::kTanh: v = v.tanh(); break;
-    case RnnActivation::kSigmoid: v = v.logistic(); break;
-    case RnnActivation::kRelu: v = v.max(T(0)); break;
-    case RnnActivation::kHardSigmoid: v = ((v + T(3)) / T(6)).max(T(0)).min(T(1)); break;
-    case RnnActivation::kLinear: break;
-  }
+  ActRowTo(a, x, x, n);
 }
 
 // The derivative at the input whose activation is y.
@@ -135,10 +145,9 @@ void Gemm(ThreadPool* pool, const T* a, const T* b, T* c, int64_t m, int64_t n, 
   p.RunParallel(pool);
 }
 
-// Column sums of a [rows, cols] matrix into out[cols].
+// out[cols] += the column sums of a [rows, cols] matrix.
 template <typename T>
-void ColumnSums(const T* a, int64_t rows, int64_t cols, T* out) {
-  std::fill_n(out, cols, T(0));
+void AddColumnSums(const T* a, int64_t rows, int64_t cols, T* out) {
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t j = 0; j < cols; ++j) out[j] += a[r * cols + j];
   }
@@ -149,6 +158,7 @@ struct RnnConfig {
   RnnCell cell;
   RnnActivation act, rec_act = RnnActivation::kSigmoid;
   bool backwards, reset_after = false;
+  int64_t chunk_steps = 0;
 
   explicit RnnConfig(const Node& node) {
     const std::string& op = node.op();
@@ -159,6 +169,8 @@ struct RnnConfig {
     }
     if (cell == RnnCell::kGRU) reset_after = node.attr<bool>("reset_after");
     backwards = node.attr<bool>("go_backwards");
+    chunk_steps = node.attr<int64_t>("chunk_steps");
+    WEFT_REQUIRE(chunk_steps >= 0, "chunk_steps must be >= 0 (0: automatic), got {}", chunk_steps);
   }
   int kernel_input() const { return cell == RnnCell::kLSTM ? 3 : 2; }
   // The input time step s reads.
@@ -173,38 +185,154 @@ struct RnnConfig {
   }
 };
 
-// An initial state: input i, or zeros [B, H] when it is the empty [0] tensor.
-template <typename T>
-std::vector<T> InitialState(const OpKernelContext* ctx, int i, int64_t n) {
-  const Tensor& t = ctx->input(i);
-  if (t.num_elements() == 0) return std::vector<T>(n, T(0));
-  return std::vector<T>(t.data<T>(), t.data<T>() + n);
+// A block of batch rows [b0, b0 + n): the unit of parallel work. A recurrence couples the steps of
+// one row, never two rows, so each block runs its whole time loop on one thread with no hand-off
+// per step; a step's GEMMs are too small to gain from splitting (lstm_text: bench/README.md).
+struct Rows {
+  int64_t b0, n;
+};
+
+// Rows per block, from the batch size alone and never the thread count: each block sums its own
+// weight gradients, and the blocks' sums are added in block order, so the results are the same
+// bits on any number of threads.
+inline int64_t BlockRows(int64_t batch) { return batch >= 256 ? 64 : 32; }
+
+// Runs fn(rows, pool) for every block of the batch, the blocks spread over the pool's threads. A
+// batch of one block runs on the calling thread with the pool given to fn (its GEMMs may split).
+void ForBlocks(ThreadPool* pool, int64_t batch, const std::function<void(Rows, ThreadPool*)>& fn) {
+  const int64_t per = BlockRows(batch);
+  const int64_t blocks = (batch + per - 1) / per;
+  if (blocks <= 1) return fn(Rows{0, batch}, pool);
+  auto run = [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) fn(Rows{i * per, std::min(per, batch - i * per)}, nullptr);
+  };
+  if (pool == nullptr || pool->num_threads() <= 1) return run(0, blocks);
+  pool->ParallelFor(blocks, run);
 }
 
-// xp [B*T, G*H] = x @ kernel + bias: every step's input projection, rows by input time.
+// out [k*n, cols]: the rows of x [B, T, cols] of steps [s0, s0+k) and batch rows r, step-major
+// (row (s-s0)*n + i is x[r.b0 + i, t(s)]).
 template <typename T>
-Scratch<T> InputProjection(ThreadPool* pool, const RnnDims& d, int64_t gh, const T* x, const T* kernel,
-                           const T* bias, ScratchPool<T>* scratch) {
-  const int64_t rows = d.batch * d.time;
-  Scratch<T> xp(rows * gh, scratch);
-  for (int64_t r = 0; r < rows; ++r) std::copy_n(bias, gh, xp.data() + r * gh);
-  if (d.input > 0) Gemm(pool, x, kernel, xp.data(), rows, gh, d.input, false, false, /*acc=*/true);
-  return xp;
-}
-
-// From dxp [B*T, G*H] (the gradient of the input projection, rows by input time): dx = dxp @ W^T,
-// dW = x^T @ dxp, and the input bias's gradient (column sums) into dbias.
-template <typename T>
-void InputProjectionGrad(ThreadPool* pool, const RnnDims& d, int64_t gh, const T* x, const T* kernel,
-                         const Scratch<T>& dxp, T* dx, T* dkernel, T* dbias) {
-  const int64_t rows = d.batch * d.time;
-  if (rows == 0) {
-    std::fill_n(dkernel, d.input * gh, T(0));
-  } else {
-    Gemm(pool, dxp.data(), kernel, dx, rows, d.input, gh, false, true);
-    Gemm(pool, x, dxp.data(), dkernel, d.input, gh, rows, true, false);
+void ToStepMajor(const RnnConfig& cfg, const RnnDims& d, Rows r, const T* x, int64_t cols, int64_t s0, int64_t k,
+                 T* out) {
+  // Row by row: a row's steps are neighbours in x (read in order), the chunk's rows in cache.
+  for (int64_t i = 0; i < r.n; ++i) {
+    for (int64_t s = s0; s < s0 + k; ++s) {
+      std::copy_n(x + ((r.b0 + i) * d.time + cfg.Time(s, d.time)) * cols, cols, out + ((s - s0) * r.n + i) * cols);
+    }
   }
-  ColumnSums(dxp.data(), rows, gh, dbias);
+}
+
+// The inverse: those rows of x [B, T, cols] from step-major rows.
+template <typename T>
+void FromStepMajor(const RnnConfig& cfg, const RnnDims& d, Rows r, const T* in, int64_t cols, int64_t s0, int64_t k,
+                   T* x) {
+  for (int64_t i = 0; i < r.n; ++i) {
+    for (int64_t s = s0; s < s0 + k; ++s) {
+      std::copy_n(in + ((s - s0) * r.n + i) * cols, cols, x + ((r.b0 + i) * d.time + cfg.Time(s, d.time)) * cols);
+    }
+  }
+}
+
+// The kernels run the steps in chunks of this many: the forward pass projects a chunk's inputs
+// just before its steps, and the backward pass folds a chunk's per-step gradients into the weight
+// gradients while they are still in cache, so no [S*B, G*H] buffer makes a round trip through
+// memory. About 256 KiB of gate values a chunk, at least one step; the node's chunk_steps attr,
+// when positive, sets it instead.
+template <typename T>
+int64_t ChunkSteps(const RnnDims& d, Rows r, int64_t gh, int64_t chunk_steps) {
+  constexpr int64_t kChunkBytes = int64_t{256} << 10;
+  const int64_t step_bytes = std::max<int64_t>(1, r.n * gh * static_cast<int64_t>(sizeof(T)));
+  const int64_t k = chunk_steps > 0 ? chunk_steps : kChunkBytes / step_bytes;
+  return std::clamp<int64_t>(k, 1, std::max<int64_t>(1, d.time));
+}
+
+// xp [k*n, G*H] = x_t @ kernel for steps [s0, s0+k) and batch rows r, step-major (no bias: the
+// steps add it).
+template <typename T>
+void InputProjection(ThreadPool* pool, const RnnConfig& cfg, const RnnDims& d, Rows r, int64_t gh, const T* x,
+                     const T* kernel, int64_t s0, int64_t k, T* xp, ScratchPool<T>* scratch) {
+  const int64_t rows = r.n * k;
+  if (d.input == 0 || rows == 0) {
+    std::fill_n(xp, rows * gh, T(0));
+    return;
+  }
+  Scratch<T> xs(rows * d.input, scratch);
+  ToStepMajor(cfg, d, r, x, d.input, s0, k, xs.data());
+  Gemm(pool, xs.data(), kernel, xp, rows, gh, d.input, false, false);
+}
+
+// The gradients of the input projection for batch rows r, a chunk of steps at a time: dx = dxp @
+// W^T (the rows' part of dx), dW += x^T @ dxp and dbias += the column sums of dxp, into dW and
+// dbias of this block (zeroed here). Add must then cover every step once.
+template <typename T>
+class InputProjectionGrad {
+ public:
+  InputProjectionGrad(ThreadPool* pool, const RnnConfig& cfg, const RnnDims& d, Rows r, int64_t gh, const T* x,
+                      const T* kernel, T* dx, T* dkernel, T* dbias, ScratchPool<T>* scratch)
+      : pool_(pool), cfg_(cfg), d_(d), r_(r), gh_(gh), x_(x), kernel_(kernel), dx_(dx), dkernel_(dkernel),
+        dbias_(dbias), scratch_(scratch) {
+    std::fill_n(dkernel, d.input * gh, T(0));
+    std::fill_n(dbias, gh, T(0));
+  }
+
+  // Folds in steps [s0, s0+k), whose pre-activation gradients are dxp [k*n, G*H] (step-major).
+  void Add(int64_t s0, int64_t k, const T* dxp) {
+    const int64_t rows = r_.n * k;
+    if (rows == 0) return;
+    if (d_.input > 0) {
+      Scratch<T> xs(rows * d_.input, scratch_), dxs(rows * d_.input, scratch_);
+      ToStepMajor(cfg_, d_, r_, x_, d_.input, s0, k, xs.data());
+      Gemm(pool_, dxp, kernel_, dxs.data(), rows, d_.input, gh_, false, true);
+      FromStepMajor(cfg_, d_, r_, dxs.data(), d_.input, s0, k, dx_);
+      Gemm(pool_, xs.data(), dxp, dkernel_, d_.input, gh_, rows, true, false, /*acc=*/true);
+    }
+    AddColumnSums(dxp, rows, gh_, dbias_);
+  }
+
+ private:
+  ThreadPool* pool_;
+  const RnnConfig& cfg_;
+  const RnnDims d_;
+  const Rows r_;
+  const int64_t gh_;
+  const T* x_;
+  const T* kernel_;
+  T *dx_, *dkernel_, *dbias_;
+  ScratchPool<T>* scratch_;
+};
+
+// hp [k*n, H], step-major: the h each of steps [s0, s0+k) of rows r started from (y of the step
+// before, or h0 [n, H] at step 0). Row by row, so that y [B, S, H] is read in order.
+template <typename T>
+void PrevStates(const RnnDims& d, Rows r, int64_t s0, int64_t k, const T* y, const T* h0, T* hp) {
+  const int64_t S = d.time, H = d.units;
+  for (int64_t i = 0; i < r.n; ++i) {
+    for (int64_t s = s0; s < s0 + k; ++s) {
+      const T* src = s > 0 ? y + ((r.b0 + i) * S + s - 1) * H : h0 + i * H;
+      std::copy_n(src, H, hp + ((s - s0) * r.n + i) * H);
+    }
+  }
+}
+
+// Rows r of an initial state [B, H] (input i), or zeros when it is the empty [0] tensor.
+template <typename T>
+std::vector<T> StateRows(const OpKernelContext* ctx, int i, Rows r, int64_t H) {
+  const Tensor& t = ctx->input(i);
+  if (t.num_elements() == 0) return std::vector<T>(r.n * H, T(0));
+  return std::vector<T>(t.data<T>() + r.b0 * H, t.data<T>() + (r.b0 + r.n) * H);
+}
+
+// U [H, 3H] -> U_zr [H, 2H] (its first 2H columns) and U_h [H, H] (the last H): a GRU without
+// reset_after multiplies h by the z, r columns and (r * h) by the h columns separately.
+template <typename T>
+void SplitGruKernel(const T* U, int64_t H, std::vector<T>* u_zr, std::vector<T>* u_h) {
+  u_zr->resize(H * 2 * H);
+  u_h->resize(H * H);
+  for (int64_t r = 0; r < H; ++r) {
+    std::copy_n(U + r * 3 * H, 2 * H, u_zr->data() + r * 2 * H);
+    std::copy_n(U + r * 3 * H + 2 * H, H, u_h->data() + r * H);
+  }
 }
 
 // Runs fn(b) for every batch row of a step, split over the pool when the step has at least
@@ -228,123 +356,134 @@ class SequenceOp : public OpKernel {
 
   void Compute(OpKernelContext* ctx) override {
     const RnnDims d = cfg_.Check(ctx);
-    const int64_t B = d.batch, S = d.time, H = d.units, G = RnnGates(cfg_.cell), GH = G * H;
-    const int w = cfg_.kernel_input();
-    const T* x = ctx->input(0).data<T>();
-    const T* U = ctx->input(w + 1).data<T>();
-    const T* bias = ctx->input(w + 2).data<T>();
-    ThreadPool* pool = ctx->intra_op_pool();
-    const Scratch<T> xp = InputProjection(pool, d, GH, x, ctx->input(w).data<T>(), bias, &scratch_);
-    T* y = ctx->allocate_output(0, TensorShape({B, S, H}))->data<T>();
-    std::vector<T> h = InitialState<T>(ctx, 1, B * H);
-    std::vector<T> z(B * GH);
+    const int64_t B = d.batch, S = d.time, H = d.units, GH = RnnGates(cfg_.cell) * H;
+    Outputs o;
+    o.y = ctx->allocate_output(0, TensorShape({B, S, H}))->data<T>();
+    o.h = ctx->allocate_output(1, TensorShape({B, H}))->data<T>();
     if (cfg_.cell == RnnCell::kLSTM) {
-      std::vector<T> c = InitialState<T>(ctx, 2, B * H);
-      T* cs = ctx->allocate_output(3, TensorShape({B, S, H}))->data<T>();
-      T* gates = ctx->allocate_output(4, TensorShape({B, S, GH}))->data<T>();
-      for (int64_t s = 0; s < S; ++s) {
-        const int64_t t = cfg_.Time(s, S);
-        Gemm(pool, h.data(), U, z.data(), B, GH, H, false, false);
-        ForBatch(pool, B, GH, [&](int64_t b) {
-          T* zr = z.data() + b * GH;
-          const T* xr = xp.data() + (b * S + t) * GH;
-          for (int64_t j = 0; j < GH; ++j) zr[j] += xr[j];
-          ActRow(cfg_.rec_act, zr, 2 * H);  // i, f
-          ActRow(cfg_.act, zr + 2 * H, H);  // g
-          ActRow(cfg_.rec_act, zr + 3 * H, H);  // o
-          std::copy_n(zr, GH, gates + (b * S + s) * GH);
-          T* cb = c.data() + b * H;
-          T* yr = y + (b * S + s) * H;
-          for (int64_t j = 0; j < H; ++j) yr[j] = cb[j] = zr[H + j] * cb[j] + zr[j] * zr[2 * H + j];
-          std::copy_n(cb, H, cs + (b * S + s) * H);
-          ActRow(cfg_.act, yr, H);
-          for (int64_t j = 0; j < H; ++j) h[b * H + j] = yr[j] *= zr[3 * H + j];
-        });
-      }
-      std::copy(c.begin(), c.end(), ctx->allocate_output(2, TensorShape({B, H}))->data<T>());
+      o.c = ctx->allocate_output(2, TensorShape({B, H}))->data<T>();
+      o.cs = ctx->allocate_output(3, TensorShape({S, B, H}))->data<T>();
+      o.gates = ctx->allocate_output(4, TensorShape({S, B, GH}))->data<T>();
     } else if (cfg_.cell == RnnCell::kGRU) {
-      RunGru(ctx, d, xp, U, bias, y, h, z);
-    } else {
-      for (int64_t s = 0; s < S; ++s) {
-        const int64_t t = cfg_.Time(s, S);
-        Gemm(pool, h.data(), U, z.data(), B, H, H, false, false);
-        ForBatch(pool, B, H, [&](int64_t b) {
-          const T* xr = xp.data() + (b * S + t) * H;
-          T* yr = y + (b * S + s) * H;
-          for (int64_t j = 0; j < H; ++j) yr[j] = z[b * H + j] + xr[j];
-          ActRow(cfg_.act, yr, H);
-          std::copy_n(yr, H, h.data() + b * H);
-        });
-      }
+      o.gates = ctx->allocate_output(2, TensorShape({S, B, GH}))->data<T>();
+      o.hrec = ctx->allocate_output(3, TensorShape({S, B, H}))->data<T>();
+      if (!cfg_.reset_after) SplitGruKernel(ctx->input(3).data<T>(), H, &o.u_zr, &o.u_h);
     }
-    std::copy(h.begin(), h.end(), ctx->allocate_output(1, TensorShape({B, H}))->data<T>());
+    ForBlocks(ctx->intra_op_pool(), B, [&](Rows r, ThreadPool* pool) { Run(ctx, d, r, pool, o); });
   }
 
  private:
-  void RunGru(OpKernelContext* ctx, const RnnDims& d, const Scratch<T>& xp, const T* U, const T* bias, T* y,
-              std::vector<T>& h, std::vector<T>& rec) const {
-    const int64_t B = d.batch, S = d.time, H = d.units, GH = 3 * H;
-    ThreadPool* pool = ctx->intra_op_pool();
-    T* gates = ctx->allocate_output(2, TensorShape({B, S, GH}))->data<T>();
-    T* hrec = ctx->allocate_output(3, TensorShape({B, S, H}))->data<T>();
-    // Without reset_after, U's z|r columns and h columns are separate products: contiguous copies.
-    std::vector<T> u_zr, u_h, rh(B * H);
-    if (!cfg_.reset_after) SplitGruKernel(U, H, &u_zr, &u_h);
-    const T* b_rec = cfg_.reset_after ? bias + GH : nullptr;
+  // The outputs (y [B, S, H], last h and c [B, H], the saved cs, gates, hrec [S, B, .]), and a GRU
+  // kernel's split U.
+  struct Outputs {
+    T *y = nullptr, *h = nullptr, *c = nullptr, *cs = nullptr, *gates = nullptr, *hrec = nullptr;
+    std::vector<T> u_zr, u_h;
+  };
+
+  // The time loop of batch rows r. Row i of a block is batch row r.b0 + i.
+  void Run(OpKernelContext* ctx, const RnnDims& d, Rows r, ThreadPool* pool, const Outputs& o) const {
+    const int64_t B = d.batch, S = d.time, H = d.units, GH = RnnGates(cfg_.cell) * H, n = r.n;
+    const int w = cfg_.kernel_input();
+    const T* x = ctx->input(0).data<T>();
+    const T* W = ctx->input(w).data<T>();
+    const T* U = ctx->input(w + 1).data<T>();
+    const T* bias = ctx->input(w + 2).data<T>();
+    std::vector<T> h = StateRows<T>(ctx, 1, r, H);
+    std::vector<T> c = cfg_.cell == RnnCell::kLSTM ? StateRows<T>(ctx, 2, r, H) : std::vector<T>();
+    const int64_t K = ChunkSteps<T>(d, r, GH, cfg_.chunk_steps);
+    // One chunk's input projections, and its y rows (step-major; written to y [B, S, H] row by
+    // row when the chunk ends, rather than one strided row per step).
+    Scratch<T> xp(K * n * GH, &scratch_), ybuf(K * n * H, &scratch_);
+    // GRU: rec = h @ U (+ b_rec) [n, 3H], or [n, 2H] and then (r * h) @ U_h; rh = r * h.
+    std::vector<T> rec(cfg_.cell == RnnCell::kGRU ? n * GH : 0), rh(cfg_.cell == RnnCell::kGRU ? n * H : 0);
     for (int64_t s = 0; s < S; ++s) {
-      const int64_t t = cfg_.Time(s, S);
-      // rec [B, 3H]: h @ U + b_rec (reset_after), else [B, 2H] h @ U_zr then [B, H] (r * h) @ U_h.
-      Gemm(pool, h.data(), cfg_.reset_after ? U : u_zr.data(), rec.data(), B, cfg_.reset_after ? GH : 2 * H, H,
-           false, false);
-      const int64_t rec_cols = cfg_.reset_after ? GH : 2 * H;
-      ForBatch(pool, B, GH, [&](int64_t b) {
-        const T* rr = rec.data() + b * rec_cols;
-        const T* xr = xp.data() + (b * S + t) * GH;
-        T* gr = gates + (b * S + s) * GH;
-        for (int64_t j = 0; j < 2 * H; ++j) gr[j] = xr[j] + rr[j] + (b_rec ? b_rec[j] : T(0));
-        ActRow(cfg_.rec_act, gr, 2 * H);
-        if (!cfg_.reset_after) {
-          for (int64_t j = 0; j < H; ++j) rh[b * H + j] = gr[H + j] * h[b * H + j];
+      if (s % K == 0) InputProjection(pool, cfg_, d, r, GH, x, W, s, std::min(K, S - s), xp.data(), &scratch_);
+      T* zs = xp.data() + (s % K) * n * GH;  // x_t @ W for this step's rows
+      T* ys = ybuf.data() + (s % K) * n * H;  // this step's y, row i at ys + i * H
+      if (cfg_.cell == RnnCell::kLSTM) {
+        Gemm(pool, h.data(), U, zs, n, GH, H, false, false, /*acc=*/true);
+        ForBatch(pool, n, GH, [&](int64_t i) {
+          T* g = o.gates + (s * B + r.b0 + i) * GH;  // the saved gates, activated in place
+          const T* zr = zs + i * GH;
+          for (int64_t j = 0; j < GH; ++j) g[j] = zr[j] + bias[j];
+          ActRow(cfg_.rec_act, g, 2 * H);  // i, f
+          ActRow(cfg_.act, g + 2 * H, H);  // g
+          ActRow(cfg_.rec_act, g + 3 * H, H);  // o
+          T* cb = c.data() + i * H;
+          T* cr = o.cs + (s * B + r.b0 + i) * H;
+          T* yr = ys + i * H;
+          for (int64_t j = 0; j < H; ++j) yr[j] = cr[j] = cb[j] = g[H + j] * cb[j] + g[j] * g[2 * H + j];
+          ActRow(cfg_.act, yr, H);
+          for (int64_t j = 0; j < H; ++j) h[i * H + j] = yr[j] *= g[3 * H + j];
+        });
+      } else if (cfg_.cell == RnnCell::kGRU) {
+        GruStep(pool, d, r, s, zs, U, bias, ys, o, h, rec, rh);
+      } else {
+        Gemm(pool, h.data(), U, zs, n, H, H, false, false, /*acc=*/true);
+        ForBatch(pool, n, H, [&](int64_t i) {
+          T* yr = ys + i * H;
+          for (int64_t j = 0; j < H; ++j) yr[j] = zs[i * H + j] + bias[j];
+          ActRow(cfg_.act, yr, H);
+          std::copy_n(yr, H, h.data() + i * H);
+        });
+      }
+      if (s % K == K - 1 || s == S - 1) {
+        const int64_t s0 = s - s % K;
+        for (int64_t i = 0; i < n; ++i) {
+          for (int64_t t = s0; t <= s; ++t) std::copy_n(ybuf.data() + ((t - s0) * n + i) * H, H, o.y + ((r.b0 + i) * S + t) * H);
         }
-      });
-      if (!cfg_.reset_after) Gemm(pool, rh.data(), u_h.data(), rec.data(), B, H, H, false, false);
-      ForBatch(pool, B, GH, [&](int64_t b) {
-        const T* xr = xp.data() + (b * S + t) * GH;
-        T* gr = gates + (b * S + s) * GH;
-        T* hr = hrec + (b * S + s) * H;
-        for (int64_t j = 0; j < H; ++j) {
-          if (cfg_.reset_after) {
-            hr[j] = rec[b * GH + 2 * H + j] + b_rec[2 * H + j];
-            gr[2 * H + j] = xr[2 * H + j] + gr[H + j] * hr[j];
-          } else {
-            hr[j] = rec[b * H + j];
-            gr[2 * H + j] = xr[2 * H + j] + hr[j];
-          }
-        }
-        ActRow(cfg_.act, gr + 2 * H, H);
-        for (int64_t j = 0; j < H; ++j) {
-          const T zg = gr[j];
-          const T hn = zg * h[b * H + j] + (T(1) - zg) * gr[2 * H + j];
-          h[b * H + j] = hn;
-          y[(b * S + s) * H + j] = hn;
-        }
-      });
+      }
     }
+    std::copy(h.begin(), h.end(), o.h + r.b0 * H);
+    if (cfg_.cell == RnnCell::kLSTM) std::copy(c.begin(), c.end(), o.c + r.b0 * H);
+  }
+
+  // One GRU step of rows r; xs [n, 3H]: x_t @ W (no bias); row i's h goes to ys + i * H.
+  void GruStep(ThreadPool* pool, const RnnDims& d, Rows r, int64_t s, const T* xs, const T* U, const T* bias,
+               T* ys, const Outputs& o, std::vector<T>& h, std::vector<T>& rec, std::vector<T>& rh) const {
+    const int64_t B = d.batch, H = d.units, GH = 3 * H, n = r.n;
+    const bool ra = cfg_.reset_after;
+    const T* b_rec = ra ? bias + GH : nullptr;
+    const int64_t rec_cols = ra ? GH : 2 * H;
+    // rec [n, 3H]: h @ U (reset_after), else [n, 2H] h @ U_zr then [n, H] (r * h) @ U_h.
+    Gemm(pool, h.data(), ra ? U : o.u_zr.data(), rec.data(), n, rec_cols, H, false, false);
+    ForBatch(pool, n, GH, [&](int64_t i) {
+      const T* rr = rec.data() + i * rec_cols;
+      const T* xr = xs + i * GH;
+      T* gr = o.gates + (s * B + r.b0 + i) * GH;
+      for (int64_t j = 0; j < 2 * H; ++j) gr[j] = xr[j] + bias[j] + rr[j] + (b_rec ? b_rec[j] : T(0));
+      ActRow(cfg_.rec_act, gr, 2 * H);
+      if (!ra) {
+        for (int64_t j = 0; j < H; ++j) rh[i * H + j] = gr[H + j] * h[i * H + j];
+      }
+    });
+    if (!ra) Gemm(pool, rh.data(), o.u_h.data(), rec.data(), n, H, H, false, false);
+    ForBatch(pool, n, GH, [&](int64_t i) {
+      const T* xr = xs + i * GH;
+      T* gr = o.gates + (s * B + r.b0 + i) * GH;
+      T* hr = o.hrec + (s * B + r.b0 + i) * H;
+      for (int64_t j = 0; j < H; ++j) {
+        if (ra) {
+          hr[j] = rec[i * GH + 2 * H + j] + b_rec[2 * H + j];
+          gr[2 * H + j] = xr[2 * H + j] + bias[2 * H + j] + gr[H + j] * hr[j];
+        } else {
+          hr[j] = rec[i * H + j];
+          gr[2 * H + j] = xr[2 * H + j] + bias[2 * H + j] + hr[j];
+        }
+      }
+      ActRow(cfg_.act, gr + 2 * H, H);
+      T* yr = ys + i * H;
+      for (int64_t j = 0; j < H; ++j) {
+        const T zg = gr[j];
+        const T hn = zg * h[i * H + j] + (T(1) - zg) * gr[2 * H + j];
+        h[i * H + j] = hn;
+        yr[j] = hn;
+      }
+    });
   }
 
   RnnConfig cfg_;
   mutable ScratchPool<T> scratch_;
-
- public:
-  // U [H, 3H] -> U_zr [H, 2H] (its first 2H columns) and U_h [H, H] (the last H).
-  static void SplitGruKernel(const T* U, int64_t H, std::vector<T>* u_zr, std::vector<T>* u_h) {
-    u_zr->resize(H * 2 * H);
-    u_h->resize(H * H);
-    for (int64_t r = 0; r < H; ++r) {
-      std::copy_n(U + r * 3 * H, 2 * H, u_zr->data() + r * 2 * H);
-      std::copy_n(U + r * 3 * H + 2 * H, H, u_h->data() + r * H);
-    }
-  }
 };
 
 // The gradient ops: inputs (forward inputs, forward outputs, output gradients), outputs one
@@ -361,8 +500,9 @@ class SequenceGradOp : public OpKernel {
     // Every forward output and its gradient must have the forward op's output shape.
     const int64_t B = d.batch, S = d.time, H = d.units, GH = RnnGates(cfg_.cell) * H;
     std::vector<TensorShape> want = {TensorShape({B, S, H}), TensorShape({B, H})};
-    if (cfg_.cell == RnnCell::kLSTM) want.insert(want.end(), {TensorShape({B, H}), TensorShape({B, S, H}), TensorShape({B, S, GH})});
-    if (cfg_.cell == RnnCell::kGRU) want.insert(want.end(), {TensorShape({B, S, GH}), TensorShape({B, S, H})});
+    // The saved outputs are step-major.
+    if (cfg_.cell == RnnCell::kLSTM) want.insert(want.end(), {TensorShape({B, H}), TensorShape({S, B, H}), TensorShape({S, B, GH})});
+    if (cfg_.cell == RnnCell::kGRU) want.insert(want.end(), {TensorShape({S, B, GH}), TensorShape({S, B, H})});
     // The gradient of a sequence output (rank 3) may be an empty [0] tensor: zeros, never read.
     auto no_gradient = [&](int k) {
       return k >= n_out && want[k - n_out].rank() == 3 && ctx->input(n_in + k).shape() == TensorShape({0}) &&
@@ -374,169 +514,226 @@ class SequenceGradOp : public OpKernel {
                    "input {} ('{}') has shape {}, expected {}", i, node().def().inputs[i].name,
                    ctx->input(i).shape().ToString(), want[k % n_out].ToString());
     }
+    Grads g;
+    g.n_in = n_in;
+    g.n_out = n_out;
     // An output gradient, or null for zeros.
     auto grad = [&](int k) { return no_gradient(n_out + k) ? nullptr : ctx->input(n_in + n_out + k).data<T>(); };
-    std::vector<T*> dx;
-    for (int i = 0; i < n_in; ++i) dx.push_back(ctx->allocate_output(i, ctx->input(i).shape())->data<T>());
-    auto in = [&](int i) { return ctx->input(i).data<T>(); };
+    g.dy = grad(0);
+    if (cfg_.cell == RnnCell::kLSTM) g.dcs = grad(3), g.dgates = grad(4);
+    if (cfg_.cell == RnnCell::kGRU) g.dgates = grad(2), g.dhrec = grad(3);
+    for (int i = 0; i < n_in; ++i) g.dx.push_back(ctx->allocate_output(i, ctx->input(i).shape())->data<T>());
+    if (cfg_.cell == RnnCell::kGRU && !cfg_.reset_after) SplitGruKernel(ctx->input(3).data<T>(), H, &g.u_zr, &g.u_h);
+    // Each block sums its weight gradients (dW, dU, the biases: `wsize` values) into its own part of
+    // `partial`; the parts are added in block order at the end.
     const int w = cfg_.kernel_input();
-    const T* x = in(0);
-    const std::vector<T> h0_values = InitialState<T>(ctx, 1, B * H);
-    const T* h0 = h0_values.data();
-    const T* W = in(w);
-    const T* U = in(w + 1);
-    const int64_t rows = B * S;
-    ThreadPool* pool = ctx->intra_op_pool();
-    Scratch<T> dxp(rows * GH, &scratch_), hp_all(rows * H, &scratch_);
-    std::vector<T> dh(in(n_in + n_out + 1), in(n_in + n_out + 1) + B * H);
-    std::vector<T> dzs(B * GH);
-    const T* y = in(n_in);
-    const T* dy = grad(0);
-    // h before step s for batch row b.
-    auto h_prev = [&](int64_t b, int64_t s) { return s > 0 ? y + (b * S + s - 1) * H : h0 + b * H; };
-    if (cfg_.cell == RnnCell::kLSTM) {
-      const std::vector<T> c0_values = InitialState<T>(ctx, 2, B * H);
-      const T* c0 = c0_values.data();
-      const T* cs = in(n_in + 3);
-      const T* gates = in(n_in + 4);
-      const T* dcs = grad(3);
-      const T* dgates = grad(4);
-      std::vector<T> dc(in(n_in + n_out + 2), in(n_in + n_out + 2) + B * H), ac_row(B * H);
-      for (int64_t s = S - 1; s >= 0; --s) {
-        const int64_t t = cfg_.Time(s, S);
-        ForBatch(pool, B, GH, [&](int64_t b) {
-          const int64_t row = b * S + s;
-          const T* g = gates + row * GH;
-          const T* dg = dgates ? dgates + row * GH : nullptr;
-          const T* cp = s > 0 ? cs + (row - 1) * H : c0 + b * H;
-          T* dz = dzs.data() + b * GH;
-          T* acr = ac_row.data() + b * H;  // act(c) of this step
-          std::copy_n(cs + row * H, H, acr);
-          ActRow(cfg_.act, acr, H);
-          for (int64_t j = 0; j < H; ++j) {
-            const T i = g[j], f = g[H + j], gg = g[2 * H + j], o = g[3 * H + j];
-            const T dht = At(dy, row * H + j) + dh[b * H + j];
-            const T ac = acr[j];
-            const T dct = dc[b * H + j] + At(dcs, row * H + j) + dht * o * ActGrad(cfg_.act, ac);
-            dz[j] = (dct * gg + At(dg, j)) * ActGrad(cfg_.rec_act, i);
-            dz[H + j] = (dct * cp[j] + At(dg, H + j)) * ActGrad(cfg_.rec_act, f);
-            dz[2 * H + j] = (dct * i + At(dg, 2 * H + j)) * ActGrad(cfg_.act, gg);
-            dz[3 * H + j] = (dht * ac + At(dg, 3 * H + j)) * ActGrad(cfg_.rec_act, o);
-            dc[b * H + j] = dct * f;
-          }
-          std::copy_n(dz, GH, dxp.data() + (b * S + t) * GH);
-          std::copy_n(h_prev(b, s), H, hp_all.data() + (b * S + t) * H);
-        });
-        Gemm(pool, dzs.data(), U, dh.data(), B, H, GH, false, true);
-      }
-      if (ctx->input(2).num_elements() > 0) std::copy(dc.begin(), dc.end(), dx[2]);
-      Gemm(pool, hp_all.data(), dxp.data(), dx[w + 1], H, GH, rows, true, false);
-      InputProjectionGrad(pool, d, GH, x, W, dxp, dx[0], dx[w], dx[w + 2]);
-    } else if (cfg_.cell == RnnCell::kGRU) {
-      GruGrad(ctx, d, dx, dxp, hp_all, dh, h_prev, dy, grad(2), grad(3));
-    } else {
-      for (int64_t s = S - 1; s >= 0; --s) {
-        const int64_t t = cfg_.Time(s, S);
-        ForBatch(pool, B, H, [&](int64_t b) {
-          const int64_t row = b * S + s;
-          T* dz = dzs.data() + b * H;
-          for (int64_t j = 0; j < H; ++j) dz[j] = (At(dy, row * H + j) + dh[b * H + j]) * ActGrad(cfg_.act, y[row * H + j]);
-          std::copy_n(dz, H, dxp.data() + (b * S + t) * H);
-          std::copy_n(h_prev(b, s), H, hp_all.data() + (b * S + t) * H);
-        });
-        Gemm(pool, dzs.data(), U, dh.data(), B, H, H, false, true);
-      }
-      Gemm(pool, hp_all.data(), dxp.data(), dx[w + 1], H, GH, rows, true, false);
-      InputProjectionGrad(pool, d, GH, x, W, dxp, dx[0], dx[w], dx[w + 2]);
+    const int64_t wsize = d.input * GH + H * GH + 2 * GH;
+    const int64_t per = BlockRows(B), blocks = std::max<int64_t>(1, (B + per - 1) / per);
+    std::vector<T> partial(blocks * wsize, T(0));
+    ForBlocks(ctx->intra_op_pool(), B, [&](Rows r, ThreadPool* pool) {
+      Run(ctx, d, r, pool, g, partial.data() + (r.b0 / per) * wsize);
+    });
+    // dW | dU | the input bias | the recurrent bias (GRU with reset_after).
+    T* dW = g.dx[w];
+    T* dU = g.dx[w + 1];
+    T* dbias = g.dx[w + 2];
+    std::fill_n(dW, d.input * GH, T(0));
+    std::fill_n(dU, H * GH, T(0));
+    std::fill_n(dbias, ctx->input(w + 2).num_elements(), T(0));
+    const bool two_biases = cfg_.cell == RnnCell::kGRU && cfg_.reset_after;
+    for (int64_t k = 0; k < blocks; ++k) {
+      const T* p = partial.data() + k * wsize;
+      for (int64_t j = 0; j < d.input * GH; ++j) dW[j] += p[j];
+      p += d.input * GH;
+      for (int64_t j = 0; j < H * GH; ++j) dU[j] += p[j];
+      p += H * GH;
+      for (int64_t j = 0; j < (two_biases ? 2 : 1) * GH; ++j) dbias[j] += p[j];
     }
-    if (ctx->input(1).num_elements() > 0) std::copy(dh.begin(), dh.end(), dx[1]);  // else no initial state
   }
 
  private:
-  template <typename HPrev>
-  void GruGrad(OpKernelContext* ctx, const RnnDims& d, const std::vector<T*>& dx, Scratch<T>& dxp,
-               Scratch<T>& hp_all, std::vector<T>& dh, const HPrev& h_prev, const T* dy, const T* dgates,
-               const T* dhrec) const {
-    const int64_t B = d.batch, S = d.time, H = d.units, GH = 3 * H, rows = B * S;
-    ThreadPool* pool = ctx->intra_op_pool();
+  // The output gradients (null: zeros), the input gradients (outputs), a GRU kernel's split U.
+  struct Grads {
+    int n_in = 0, n_out = 0;
+    const T *dy = nullptr, *dcs = nullptr, *dgates = nullptr, *dhrec = nullptr;
+    std::vector<T*> dx;
+    std::vector<T> u_zr, u_h;
+  };
+
+  // The backward time loop of batch rows r, from the last step, a chunk at a time; `partial` gets
+  // this block's dW [I, GH], dU [H, GH] and bias gradients [2, GH].
+  void Run(OpKernelContext* ctx, const RnnDims& d, Rows r, ThreadPool* pool, const Grads& g, T* partial) const {
+    const int64_t B = d.batch, S = d.time, H = d.units, GH = RnnGates(cfg_.cell) * H, n = r.n;
+    auto in = [&](int i) { return ctx->input(i).data<T>(); };
+    const int w = cfg_.kernel_input();
+    const T* U = in(w + 1);
+    const T* y = in(g.n_in);
+    const std::vector<T> h0 = StateRows<T>(ctx, 1, r, H);
+    std::vector<T> dh(in(g.n_in + g.n_out + 1) + r.b0 * H, in(g.n_in + g.n_out + 1) + (r.b0 + r.n) * H);
+    T* dW = partial;
+    T* dU = partial + d.input * GH;
+    T* dbias = dU + H * GH;
+    InputProjectionGrad<T> input_grad(pool, cfg_, d, r, GH, in(0), in(w), g.dx[0], dW, dbias, &scratch_);
+    // Per chunk (ChunkSteps), step-major: dxp, the gradient of each step's pre-activations (the
+    // input projection's too), and hp, the h each step started from.
+    const int64_t K = ChunkSteps<T>(d, r, GH, cfg_.chunk_steps);
+    Scratch<T> dxp(K * n * GH, &scratch_), hp(K * n * H, &scratch_);
+    if (cfg_.cell == RnnCell::kGRU) {
+      GruGrad(ctx, d, r, pool, g, K, input_grad, dxp, hp, dh, h0.data(), dU, dbias + GH);
+    } else {
+      std::vector<T> c0, dc, ac_row;
+      const T *cs = nullptr, *gates = nullptr;
+      if (cfg_.cell == RnnCell::kLSTM) {
+        c0 = StateRows<T>(ctx, 2, r, H);
+        cs = in(g.n_in + 3);
+        gates = in(g.n_in + 4);
+        dc.assign(in(g.n_in + g.n_out + 2) + r.b0 * H, in(g.n_in + g.n_out + 2) + (r.b0 + r.n) * H);
+        ac_row.resize(n * H);
+      }
+      for (int64_t end = S; end > 0; end -= K) {
+        const int64_t s0 = std::max<int64_t>(0, end - K);
+        PrevStates(d, r, s0, end - s0, y, h0.data(), hp.data());
+        for (int64_t s = end - 1; s >= s0; --s) {
+          T* dzs = dxp.data() + (s - s0) * n * GH;
+          if (cfg_.cell == RnnCell::kLSTM) {
+            // The gate math of row i, with act' and rec_act' as functors: Keras' default (tanh,
+            // sigmoid) gets inlined derivatives the compiler vectorizes, any other pair a switch.
+            auto row_grad = [&](int64_t i, auto act_grad, auto rec_grad) {
+              const int64_t row = s * B + r.b0 + i, yrow = (r.b0 + i) * S + s;
+              const T* gt = gates + row * GH;
+              const T* dg = g.dgates ? g.dgates + row * GH : nullptr;
+              const T* cp = s > 0 ? cs + (row - B) * H : c0.data() + i * H;
+              const T* dy = g.dy ? g.dy + yrow * H : nullptr;
+              const T* dcs = g.dcs ? g.dcs + row * H : nullptr;
+              T* dz = dzs + i * GH;
+              T* acr = ac_row.data() + i * H;  // act(c) of this step
+              T* dhr = dh.data() + i * H;
+              T* dcr = dc.data() + i * H;
+              ActRowTo(cfg_.act, cs + row * H, acr, H);
+              for (int64_t j = 0; j < H; ++j) {
+                const T ig = gt[j], f = gt[H + j], gg = gt[2 * H + j], o = gt[3 * H + j];
+                const T dht = At(dy, j) + dhr[j];
+                const T ac = acr[j];
+                const T dct = dcr[j] + At(dcs, j) + dht * o * act_grad(ac);
+                dz[j] = (dct * gg + At(dg, j)) * rec_grad(ig);
+                dz[H + j] = (dct * cp[j] + At(dg, H + j)) * rec_grad(f);
+                dz[2 * H + j] = (dct * ig + At(dg, 2 * H + j)) * act_grad(gg);
+                dz[3 * H + j] = (dht * ac + At(dg, 3 * H + j)) * rec_grad(o);
+                dcr[j] = dct * f;
+              }
+            };
+            const bool keras_default = cfg_.act == RnnActivation::kTanh && cfg_.rec_act == RnnActivation::kSigmoid;
+            ForBatch(pool, n, GH, [&](int64_t i) {
+              if (keras_default) {
+                row_grad(i, [](T y) { return T(1) - y * y; }, [](T y) { return y * (T(1) - y); });
+              } else {
+                row_grad(i, [&](T y) { return ActGrad(cfg_.act, y); }, [&](T y) { return ActGrad(cfg_.rec_act, y); });
+              }
+            });
+          } else {
+            ForBatch(pool, n, H, [&](int64_t i) {
+              const int64_t yrow = (r.b0 + i) * S + s;
+              T* dz = dzs + i * H;
+              for (int64_t j = 0; j < H; ++j) {
+                dz[j] = (At(g.dy, yrow * H + j) + dh[i * H + j]) * ActGrad(cfg_.act, y[yrow * H + j]);
+              }
+            });
+          }
+          Gemm(pool, dzs, U, dh.data(), n, H, GH, false, true);
+        }
+        Gemm(pool, hp.data(), dxp.data(), dU, H, GH, (end - s0) * n, true, false, /*acc=*/true);
+        input_grad.Add(s0, end - s0, dxp.data());
+      }
+      if (cfg_.cell == RnnCell::kLSTM && ctx->input(2).num_elements() > 0) std::copy(dc.begin(), dc.end(), g.dx[2] + r.b0 * H);
+    }
+    if (ctx->input(1).num_elements() > 0) std::copy(dh.begin(), dh.end(), g.dx[1] + r.b0 * H);  // else no initial state
+  }
+
+  // The GRU's backward loop; dU [H, 3H] and db_rec [3H] (the recurrent bias, reset_after) are this
+  // block's sums.
+  void GruGrad(OpKernelContext* ctx, const RnnDims& d, Rows r, ThreadPool* pool, const Grads& g, int64_t K,
+               InputProjectionGrad<T>& input_grad, Scratch<T>& dxp, Scratch<T>& hp_chunk, std::vector<T>& dh,
+               const T* h0, T* dU, T* db_rec) const {
+    const int64_t B = d.batch, S = d.time, H = d.units, GH = 3 * H, n = r.n;
     auto in = [&](int i) { return ctx->input(i).data<T>(); };
     const T* U = in(3);
     const T* gates = in(7);
     const T* hrec = in(8);
     const bool ra = cfg_.reset_after;
-    // drec: the gradient of the recurrent GEMM's output, per step [B, 3H] (reset_after) or
-    // [B, 2H] (z, r) plus dhv [B, H] (the h part, through U_h); rows by input time in *_all.
+    // Per chunk, step-major: drec, the gradient of each step's recurrent GEMM output, [n, 3H]
+    // (reset_after) or [n, 2H] (z, r), plus dhv [n, H] and rh = r * h_prev (the h part, through U_h).
     const int64_t rc = ra ? GH : 2 * H;
-    std::vector<T> drec(B * rc), dhp(B * H), dhv(B * H), drh(B * H), u_zr, u_h;
-    Scratch<T> drec_all(rows * rc, &scratch_), dhv_all(ra ? 0 : rows * H, &scratch_),
-        rh_all(ra ? 0 : rows * H, &scratch_);
-    if (!ra) SequenceOp<T>::SplitGruKernel(U, H, &u_zr, &u_h);
-    for (int64_t s = S - 1; s >= 0; --s) {
-      const int64_t t = cfg_.Time(s, S);
-      // Pass 1: everything up to the h part's pre-activation gradient.
-      ForBatch(pool, B, GH, [&](int64_t b) {
-        const int64_t row = b * S + s;
-        const T* g = gates + row * GH;
-        const T* hp = h_prev(b, s);
-        T* dxr = dxp.data() + (b * S + t) * GH;
-        for (int64_t j = 0; j < H; ++j) {
-          const T z = g[j], hh = g[2 * H + j];
-          const T dht = At(dy, row * H + j) + dh[b * H + j];
-          const T dpre_h = (dht * (T(1) - z) + At(dgates, row * GH + 2 * H + j)) * ActGrad(cfg_.act, hh);
-          dxr[j] = (dht * (hp[j] - hh) + At(dgates, row * GH + j)) * ActGrad(cfg_.rec_act, z);
-          dxr[2 * H + j] = dpre_h;
-          dhp[b * H + j] = dht * z;
-          const T r = g[H + j];
-          dhv[b * H + j] = (ra ? dpre_h * r : dpre_h) + At(dhrec, row * H + j);
-          if (ra) dxr[H + j] = (dpre_h * hrec[row * H + j] + At(dgates, row * GH + H + j)) * ActGrad(cfg_.rec_act, r);
-        }
-        std::copy_n(hp, H, hp_all.data() + (b * S + t) * H);
-      });
-      if (!ra) Gemm(pool, dhv.data(), u_h.data(), drh.data(), B, H, H, false, true);  // d(r * hp)
-      // Pass 2: the reset gate (without reset_after) and the recurrent GEMM's gradient rows.
-      ForBatch(pool, B, GH, [&](int64_t b) {
-        const int64_t row = b * S + s;
-        const T* g = gates + row * GH;
-        const T* hp = h_prev(b, s);
-        T* dxr = dxp.data() + (b * S + t) * GH;
-        T* dr = drec.data() + b * rc;
-        for (int64_t j = 0; j < H; ++j) {
-          if (!ra) {
-            const T r = g[H + j];
-            dxr[H + j] = (drh[b * H + j] * hp[j] + At(dgates, row * GH + H + j)) * ActGrad(cfg_.rec_act, r);
-            dhp[b * H + j] += drh[b * H + j] * r;
-            rh_all[(b * S + t) * H + j] = r * hp[j];
-            dhv_all[(b * S + t) * H + j] = dhv[b * H + j];
-          } else {
-            dr[2 * H + j] = dhv[b * H + j];
+    std::vector<T> dhp(n * H), dhv(n * H), drh(n * H);
+    Scratch<T> drec(K * n * rc, &scratch_), dhv_c(ra ? 0 : K * n * H, &scratch_), rh_c(ra ? 0 : K * n * H, &scratch_);
+    // dU: hp^T @ drec (reset_after), else [hp^T @ drec_zr | (r * hp)^T @ dhv], summed over chunks.
+    std::vector<T> du_zr(ra ? 0 : H * 2 * H, T(0)), du_h(ra ? 0 : H * H, T(0));
+    for (int64_t end = S; end > 0; end -= K) {
+      const int64_t s0 = std::max<int64_t>(0, end - K);
+      PrevStates(d, r, s0, end - s0, in(g.n_in), h0, hp_chunk.data());
+      for (int64_t s = end - 1; s >= s0; --s) {
+        const int64_t l = (s - s0) * n;  // the step's first row in the chunk buffers
+        // Pass 1: everything up to the h part's pre-activation gradient.
+        ForBatch(pool, n, GH, [&](int64_t i) {
+          const int64_t row = s * B + r.b0 + i, yrow = (r.b0 + i) * S + s;
+          const T* gt = gates + row * GH;
+          const T* hp = hp_chunk.data() + (l + i) * H;
+          T* dxr = dxp.data() + (l + i) * GH;
+          for (int64_t j = 0; j < H; ++j) {
+            const T z = gt[j], hh = gt[2 * H + j];
+            const T dht = At(g.dy, yrow * H + j) + dh[i * H + j];
+            const T dpre_h = (dht * (T(1) - z) + At(g.dgates, row * GH + 2 * H + j)) * ActGrad(cfg_.act, hh);
+            dxr[j] = (dht * (hp[j] - hh) + At(g.dgates, row * GH + j)) * ActGrad(cfg_.rec_act, z);
+            dxr[2 * H + j] = dpre_h;
+            dhp[i * H + j] = dht * z;
+            const T rg = gt[H + j];
+            dhv[i * H + j] = (ra ? dpre_h * rg : dpre_h) + At(g.dhrec, row * H + j);
+            if (ra) {
+              dxr[H + j] = (dpre_h * hrec[row * H + j] + At(g.dgates, row * GH + H + j)) * ActGrad(cfg_.rec_act, rg);
+            }
           }
-          dr[j] = dxr[j];
-          dr[H + j] = dxr[H + j];
-        }
-        std::copy_n(dr, rc, drec_all.data() + (b * S + t) * rc);
-      });
-      // dh_prev = dhp + drec @ U^T (the z, r columns of U only, without reset_after).
-      std::copy(dhp.begin(), dhp.end(), dh.begin());
-      Gemm(pool, drec.data(), ra ? U : u_zr.data(), dh.data(), B, H, rc, false, true, /*acc=*/true);
-    }
-    // dU: hp^T @ drec (reset_after), else [hp^T @ drec_zr | (r * hp)^T @ dhv].
-    T* dU = dx[3];
-    T* dbias = dx[4];
-    if (ra) {
-      Gemm(pool, hp_all.data(), drec_all.data(), dU, H, GH, rows, true, false);
-      ColumnSums(drec_all.data(), rows, GH, dbias + GH);
-    } else {
-      std::vector<T> du_zr(H * 2 * H, T(0)), du_h(H * H, T(0));
-      if (rows > 0) {
-        Gemm(pool, hp_all.data(), drec_all.data(), du_zr.data(), H, 2 * H, rows, true, false);
-        Gemm(pool, rh_all.data(), dhv_all.data(), du_h.data(), H, H, rows, true, false);
+        });
+        if (!ra) Gemm(pool, dhv.data(), g.u_h.data(), drh.data(), n, H, H, false, true);  // d(r * hp)
+        // Pass 2: the reset gate (without reset_after) and the recurrent GEMM's gradient rows.
+        ForBatch(pool, n, GH, [&](int64_t i) {
+          const int64_t row = s * B + r.b0 + i;
+          const T* gt = gates + row * GH;
+          const T* hp = hp_chunk.data() + (l + i) * H;
+          T* dxr = dxp.data() + (l + i) * GH;
+          T* dr = drec.data() + (l + i) * rc;
+          for (int64_t j = 0; j < H; ++j) {
+            if (!ra) {
+              const T rg = gt[H + j];
+              dxr[H + j] = (drh[i * H + j] * hp[j] + At(g.dgates, row * GH + H + j)) * ActGrad(cfg_.rec_act, rg);
+              dhp[i * H + j] += drh[i * H + j] * rg;
+              rh_c[(l + i) * H + j] = rg * hp[j];
+              dhv_c[(l + i) * H + j] = dhv[i * H + j];
+            } else {
+              dr[2 * H + j] = dhv[i * H + j];
+            }
+            dr[j] = dxr[j];
+            dr[H + j] = dxr[H + j];
+          }
+        });
+        // dh_prev = dhp + drec @ U^T (the z, r columns of U only, without reset_after).
+        std::copy(dhp.begin(), dhp.end(), dh.begin());
+        Gemm(pool, drec.data() + l * rc, ra ? U : g.u_zr.data(), dh.data(), n, H, rc, false, true, /*acc=*/true);
       }
-      for (int64_t r = 0; r < H; ++r) {
-        std::copy_n(du_zr.data() + r * 2 * H, 2 * H, dU + r * GH);
-        std::copy_n(du_h.data() + r * H, H, dU + r * GH + 2 * H);
+      const int64_t rows = (end - s0) * n;
+      if (ra) {
+        Gemm(pool, hp_chunk.data(), drec.data(), dU, H, GH, rows, true, false, /*acc=*/true);
+        AddColumnSums(drec.data(), rows, GH, db_rec);
+      } else {
+        Gemm(pool, hp_chunk.data(), drec.data(), du_zr.data(), H, 2 * H, rows, true, false, /*acc=*/true);
+        Gemm(pool, rh_c.data(), dhv_c.data(), du_h.data(), H, H, rows, true, false, /*acc=*/true);
+      }
+      input_grad.Add(s0, end - s0, dxp.data());
+    }
+    if (!ra) {
+      for (int64_t k = 0; k < H; ++k) {
+        std::copy_n(du_zr.data() + k * 2 * H, 2 * H, dU + k * GH);
+        std::copy_n(du_h.data() + k * H, H, dU + k * GH + 2 * H);
       }
     }
-    InputProjectionGrad(pool, d, GH, in(0), in(2), dxp, dx[0], dx[2], dbias);
   }
 
   RnnConfig cfg_;
