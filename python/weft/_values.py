@@ -38,6 +38,10 @@ def _needs(tensor):
 
 def value(tensor):
     """The tensor's value as a numpy array (see the module docstring)."""
+    from . import _recorder
+    eager = _recorder.value(tensor)  # a tensor of an eager step: its value in that step
+    if eager is not None:
+        return eager
     kind, node = _needs(tensor)
     if kind == "feed":
         raise ValueError("tensor '%s' depends on placeholder '%s', which has no value outside Session.run: run it "
@@ -71,8 +75,16 @@ def _array(self, dtype=None, copy=None):
     return v.astype(dtype) if dtype is not None else v
 
 
+def _format(self, spec):
+    """``f"{loss:2.5f}"`` formats the value, as an eager tensor does; no spec: the tensor's str."""
+    if not spec:
+        return str(self)
+    return format(_numpy(self), spec)
+
+
 def _install():
     T = _fw.Tensor
+    T.__format__ = _format
     T.numpy = _numpy
     T.__array__ = _array
     T.__float__ = lambda t: float(value(t))
