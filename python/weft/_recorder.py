@@ -126,7 +126,7 @@ def tape_exited(eager):
 
 def _flush(step):
     """Values for the tensors of a closing step that Python still holds (computed with its feeds)."""
-    if any(_unvalued(step)) or step.updates:
+    if next(_unvalued(step), None) is not None or step.updates:
         _run(step, [], [])
 
 
@@ -161,17 +161,38 @@ def _occurrence(step, sig):
     return (sig, n)
 
 
+def taping():
+    """Whether an eager tape is open (its block is running) and recording."""
+    return _depth[0] > 0 and recording() is not None
+
+
 def _create_op(graph, op_type, inputs, attrs, name, build):
     """Graph.create_op while recording (framework._op_hook): the memoized node, or a placeholder
-    for data; ``build()`` makes the node as written."""
+    for data; ``build(inputs)`` makes the node as written.
+
+    Inside an eager tape every op is recorded. After the tape's block, while its step lasts
+    (``tape.gradient``, ``apply_gradients``, ``w.assign_sub(lr * dw)``, ``float(loss)``), an op
+    is recorded when an input is a recorded tensor or a variable, and unnamed small constants are
+    shared by value; other ops (graph code of a TF1 program) are built as written."""
     st = recording(graph)
     if st is None or op_type in _NEVER_MEMO:
         return build()
     step = st.step
-    if op_type == "Const" and not _fw._index_depth[0]:
+    taped = _depth[0] > 0
+    if op_type == "Const":
         arr = attrs["value"]
-        if arr.dtype.kind in "fc" or arr.ndim >= 1:
+        if taped and not _fw._index_depth[0] and (arr.dtype.kind in "fc" or arr.ndim >= 1):
             return _slot(graph, st, step, arr).op
+        if name not in (None, "", "Const") or arr.size > 64:
+            return build()
+        full = ("const", _key(attrs))  # a constant is a value: one node per value
+        op_name = st.memo.get(full)
+        if op_name is None:
+            op_name = st.memo[full] = build().name
+            st.nodes.add(op_name)
+        return graph.get_operation_by_name(op_name)
+    if not taped and not _eager_input(st, inputs):
+        return build()
     inputs = [_inside(graph, st, step, x) for x in inputs]
     sig = (op_type, _key(inputs), _key(attrs), tuple(graph._name_stack),
            tuple(d if isinstance(d, str) else repr(d) for d in graph._device_stack),
@@ -184,6 +205,14 @@ def _create_op(graph, op_type, inputs, attrs, name, build):
     st.memo[full] = op.name
     st.nodes.add(op.name)
     return op
+
+
+def _eager_input(st, x):
+    if isinstance(x, list):
+        return any(_eager_input(st, v) for v in x)
+    if not isinstance(x, _fw.Tensor):
+        return False
+    return isinstance(x, _fw.Variable) or x.op.name in st.nodes or id(x) in _given
 
 
 def _inside(graph, st, step, x):
@@ -306,7 +335,9 @@ def _run(step, fetches, targets, extra_feeds=None):
             want.append(t)
     feeds = dict(step.feeds)
     feeds.update(step.values)
-    feeds.update(extra_feeds or {})
+    # Values asked for now, after the session has initialized new variables (a learning rate
+    # read at the optimizer's counter).
+    feeds.update({k: v() if callable(v) else v for k, v in (extra_feeds or {}).items()})
     updates, step.updates = step.updates, []
     values, _ = session.run([want, list(targets) + updates], feed_dict=feeds)
     for t, v in zip(want, values):
@@ -333,10 +364,14 @@ def change_state(graph, targets, extra_feeds=None):
 
 
 def assign_now(tensor):
-    """A variable's assign op made while recording: runs it at once; its value is the new value."""
+    """A variable's assign op recorded in an eager step: runs it at once (its value is the new
+    value). One that needs a placeholder of the user's (graph code) is left to Session.run."""
     st = recording(tensor.graph)
-    if st is None:
+    if st is None or tensor.op.name not in st.nodes:
         return tensor
+    for op in _fw.ancestor_ops([tensor.op]):
+        if op.type == "Placeholder" and op.name not in st.nodes:
+            return tensor
     given(tensor)
     _run(st.step, [tensor], [])
     for tw in st.twins:
@@ -353,14 +388,42 @@ def add_updates(graph, updates):
     return True
 
 
+def session_feeds(graph, fed):
+    """For Session.run of a graph with an eager step open: the step's data, so a tensor recorded
+    in it (``g = tape.gradient(y, x)`` then ``sess.run(g)``) runs on the values it was made from.
+    ``fed``: the tensors the caller feeds itself."""
+    st = _states.get(graph)
+    if st is None or st.step is None or not st.step.feeds:
+        return []
+    names = {t.name for t in fed}
+    return [(graph.get_tensor_by_name(n), v) for n, v in st.step.feeds.items() if n not in names]
+
+
+def eager_twin(model):
+    """Whether ``model`` was called in an eager step of the default graph (its variables are then
+    its twin's, as in a traced step)."""
+    st = recording()
+    return st is not None and any(tw.model() is model for tw in st.twins)
+
+
 def use_twin(graph, tw):
     st = recording(graph)
     if st is not None and tw not in st.twins:
         st.twins.append(tw)
 
 
+def owns(tensor):
+    """Whether ``tensor`` was given out by an eager step (its value is that step's)."""
+    entry = _given.get(id(tensor))
+    return entry is not None and entry[0]() is tensor
+
+
 def value(tensor):
-    """The eager value of a tensor made while recording (None for other tensors)."""
+    """The eager value of a tensor made while recording (None for other tensors, and inside a
+    ``with Session()`` block, where the user's session gives values)."""
+    from .session import _session_stack
+    if _session_stack:
+        return None
     entry = _given.get(id(tensor))
     step = entry[1] if entry is not None and entry[0]() is tensor else None
     if step is None:

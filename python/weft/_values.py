@@ -75,6 +75,9 @@ def _array(self, dtype=None, copy=None):
     return v.astype(dtype) if dtype is not None else v
 
 
+_symbolic_repr = None  # the graph tensor's repr (ops.py), kept by _install
+
+
 def _format(self, spec):
     """``f"{loss:2.5f}"`` formats the value, as an eager tensor does; no spec: the tensor's str."""
     if not spec:
@@ -82,8 +85,38 @@ def _format(self, spec):
     return format(_numpy(self), spec)
 
 
+def _iter(self):
+    """``for row in t``: ``t[0]``, ``t[1]``, ... over a first dimension the static shape knows, as
+    iterating an eager tensor gives its rows."""
+    shape = self.shape
+    if not shape or shape[0] is None:
+        raise TypeError("tensor '%s' of shape %s cannot be iterated: its first dimension is not known when the "
+                        "graph is built" % (self.name, shape))
+    for i in range(shape[0]):
+        yield self[i]
+
+
+def _repr(self):
+    """An eager step's tensor prints as TensorFlow's eager tensor, with its value; others as
+    symbolic tensors."""
+    from . import _recorder
+    try:
+        v = _recorder.value(self) if _recorder.owns(self) else None
+    except Exception:  # noqa: BLE001 - a value that cannot be computed prints as the symbolic tensor
+        v = None
+    if v is None:
+        return _symbolic_repr(self)
+    return "weft.Tensor(%s, shape=%s, dtype=%s)" % (np.array2string(np.asarray(v), separator=" "),
+                                                     tuple(np.shape(v)), self.dtype)
+
+
 def _install():
+    global _symbolic_repr
     T = _fw.Tensor
+    _symbolic_repr = T.__repr__
+    T.__repr__ = _repr
+    T.__str__ = _repr
+    T.__iter__ = _iter
     T.__format__ = _format
     T.numpy = _numpy
     T.__array__ = _array

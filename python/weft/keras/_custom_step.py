@@ -133,7 +133,8 @@ def variables(model, which):
     """``model.trainable_variables`` / ``non_trainable_variables`` / ``variables`` in a trace: the
     twin's variables in the traced graph, or in the default graph in an eager step (_recorder.py);
     None otherwise (the caller gives numpy values)."""
-    if current() is None and _recorder.recording() is None:
+    if current() is None and not _recorder.eager_twin(model) and not (
+            model._cpp is None and not model._subclassed() and _recorder.recording() is not None):
         return None
     if model._cpp is None and not model._subclassed():
         # A model with no call of its own (a VAE or GAN holding an encoder and a decoder): the
@@ -371,7 +372,7 @@ def apply_gradients(optimizer, grads_and_vars):
         t.updates.append(step)
         t.feeds.append(feed)
     elif _recorder.recording(graph) is not None:
-        _recorder.change_state(graph, [step], {st.lr.name: feed[1]()})  # eager: the update runs now
+        _recorder.change_state(graph, [step], {st.lr.name: feed[1]})  # eager: the update runs now
     return step
 
 

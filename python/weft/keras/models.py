@@ -268,7 +268,7 @@ class Model:
         if isinstance(inputs, _fw.Tensor) or (isinstance(inputs, (list, tuple)) and inputs and
                                                all(isinstance(i, _fw.Tensor) for i in inputs)):
             return _custom_step.call(self, inputs, training)  # graph tensors: a custom training step
-        if _recorder.recording() is not None:  # data in an eager step (weft/_recorder.py): a tensor of it
+        if _recorder.taping():  # data inside an eager tape (weft/_recorder.py): a tensor of the step
             return _custom_step.call(self, _eager_inputs(inputs, self._io_counts()[0]), training)
         if isinstance(inputs, (list, tuple)) and self._io_counts()[0] > 1:  # one array per input
             inputs = list(inputs)
