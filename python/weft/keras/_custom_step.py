@@ -236,8 +236,10 @@ def loss(loss_obj, y_true, y_pred, sample_weight):
 
 
 def _built_loss(loss_obj, y_true, y_pred):
-    """The C++ loss' per-sample values (recorded once per occurrence in an eager step)."""
-    return _recorder.memo(y_pred.graph, loss_obj, ("loss", y_true, y_pred),
+    """The C++ loss' per-sample values (recorded once per occurrence in an eager step, by the
+    loss' class and configuration: a loss object made anew at each step builds nothing new)."""
+    config = loss_obj.get_config() if hasattr(loss_obj, "get_config") else {"id": id(loss_obj)}
+    return _recorder.memo(y_pred.graph, None, ("loss", type(loss_obj).__name__, config, y_true, y_pred),
                           lambda: loss_obj._cpp._build_in_graph(y_true, y_pred))
 
 
