@@ -92,8 +92,7 @@ def _iter(self):
     if not shape or shape[0] is None:
         raise TypeError("tensor '%s' of shape %s cannot be iterated: its first dimension is not known when the "
                         "graph is built" % (self.name, shape))
-    for i in range(shape[0]):
-        yield self[i]
+    return (self[i] for i in range(shape[0]))
 
 
 def _repr(self):
