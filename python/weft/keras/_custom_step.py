@@ -9,7 +9,8 @@
         optimizer.apply_gradients(zip(gradients, model.trainable_variables))
         train_loss(loss)
 
-weft has no eager runtime, so this works as a traced graph: ``weft.function`` (_function.py)
+Decorated, this works as a traced graph (without the decorator, as eager steps over the same
+machinery: weft/_recorder.py): ``weft.function`` (_function.py)
 traces the step once per argument signature over placeholders, and here
 
 - a Keras model called on a graph tensor builds its forward pass in that graph (the C++ model's
