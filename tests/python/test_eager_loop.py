@@ -279,3 +279,42 @@ def test_gradient_of_arrays_computed_outside_the_tape_says_how_to_fix_it():
         loss = tf.reduce_mean(model(X))
     with pytest.raises(ValueError, match="unknown|int|shape|dtype"):
         tape.jacobian(tf.reshape(loss, [-1]) * tf.ones(tf.shape(X)[:1]), model.trainable_variables)
+
+
+def test_a_layer_called_by_itself_in_a_tape():
+    # The gradients guide: y = relu(x W + b), loss = mean(y^2); dL/dW = x^T g, dL/db = sum g with
+    # g = 2 y / N where x W + b > 0.
+    layer = keras.layers.Dense(2, activation="relu", bias_initializer="ones")
+    x = tf.constant([[1.0, 2.0, 3.0]])
+    with tf.GradientTape() as tape:
+        y = layer(x)
+        loss = tf.reduce_mean(y ** 2)
+    grads = tape.gradient(loss, layer.trainable_variables)
+    kernel, bias = [v.numpy().astype(np.float64) for v in layer.trainable_variables]
+    z = np.array([[1.0, 2.0, 3.0]]) @ kernel + bias
+    g = 2 * np.maximum(z, 0) / z.size * (z > 0)
+    np.testing.assert_allclose(grads[0].numpy(), np.array([[1.0], [2.0], [3.0]]) @ g, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(grads[1].numpy(), g.sum(0), rtol=1e-5, atol=1e-7)
+    assert [v.shape for v in layer.trainable_variables] == [(3, 2), (2,)]
+
+
+def test_a_custom_layer_called_by_itself_in_a_tape():
+    class Linear(keras.layers.Layer):  # keras.io's subclassing guide
+        def __init__(self, units=2, **kwargs):
+            super().__init__(**kwargs)
+            self.units = units
+
+        def build(self, input_shape):
+            self.w = self.add_weight(shape=(input_shape[-1], self.units), initializer="ones", trainable=True)
+            self.b = self.add_weight(shape=(self.units,), initializer="zeros", trainable=True)
+
+        def call(self, inputs):
+            return tf.matmul(inputs, self.w) + self.b
+
+    layer = Linear(2)
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(layer(np.array([[1.0, 2.0]], np.float32)))
+    dw, db = tape.gradient(loss, layer.trainable_weights)  # d sum(x W + b) / dW = x^T 1, / db = 1
+    np.testing.assert_allclose(dw.numpy(), [[1.0, 1.0], [2.0, 2.0]])
+    np.testing.assert_allclose(db.numpy(), [1.0, 1.0])
+    assert float(loss) == pytest.approx(6.0)

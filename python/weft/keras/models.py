@@ -91,6 +91,8 @@ def _layer_call(layer, inputs, *args, training=None, mask=None, initial_state=No
         raise TypeError("layer '%s' got unexpected call arguments: %s" % (layer.name, ", ".join(sorted(kwargs))))
     if _custom.in_trace(inputs):  # inside a custom layer's call (_custom.py)
         return _custom.apply_in_trace(layer, inputs, training)
+    if _recorder.taping() and not isinstance(inputs, (list, tuple, _weft.keras.KerasTensor)):
+        return _eager.call_in_step(layer, inputs, _layer_call_cpp, training)  # a tensor of the eager step
     if isinstance(inputs, (np.ndarray, np.generic, list, tuple, int, float)) and not _symbolic(inputs):
         return _eager.call_on_data(layer, inputs, _layer_call_cpp)  # layer(x) on data: run it (Keras' eager call)
     return _custom.keep_layers(_layer_call_cpp(layer, inputs), inputs)
