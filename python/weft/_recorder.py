@@ -74,10 +74,15 @@ _given = {}  # id(tensor) -> (weak reference, _Step): which step a tensor given 
 _depth = [0]  # eager tapes open
 
 
+_lazy = {}  # modules imported at first use (they import this one)
+
+
 def _context_is_eager():
-    from .keras import _custom_step
-    from .session import _session_stack
-    return not _custom_step._active and not _session_stack
+    if not _lazy:
+        from .keras import _custom_step
+        from . import session
+        _lazy["traces"], _lazy["sessions"] = _custom_step._active, session._session_stack
+    return not _lazy["traces"] and not _lazy["sessions"]
 
 
 def recording(graph=None):
