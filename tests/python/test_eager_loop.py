@@ -34,7 +34,7 @@ def mse_grads(w, b, x, y):
     return float(np.mean(r ** 2)), 2.0 * x.T @ r / r.size, 2.0 * r.sum(0) / r.size
 
 
-def eager_steps(model, optimizer, batches, loss_fn=None):
+def eager_steps(model, optimizer, batches, loss_fn=None, metric=None):
     loss_fn = loss_fn or keras.losses.MeanSquaredError()
     losses = []
     for xb, yb in batches:
@@ -43,6 +43,8 @@ def eager_steps(model, optimizer, batches, loss_fn=None):
             loss = loss_fn(yb, pred)
         grads = tape.gradient(loss, model.trainable_weights)
         optimizer.apply_gradients(zip(grads, model.trainable_weights))
+        if metric is not None:
+            metric.update_state(yb, pred)
         losses.append(float(loss))  # read after the update: the loss of the step, as eager TF
     return losses
 
@@ -109,15 +111,7 @@ def test_eager_steps_equal_the_same_steps_through_tf_function():
         return loss
 
     traced_losses = [float(step(xb, yb)) for xb, yb in data]
-    eager_losses = []
-    for xb, yb in data:
-        with tf.GradientTape() as tape:
-            logits = eager(xb, training=True)
-            loss = loss_fn(yb, logits)
-        grads = tape.gradient(loss, eager.trainable_weights)
-        opt_e.apply_gradients(zip(grads, eager.trainable_weights))
-        acc_e.update_state(yb, logits)
-        eager_losses.append(float(loss))
+    eager_losses = eager_steps(eager, opt_e, data, loss_fn, acc_e)
     np.testing.assert_allclose(eager_losses, traced_losses, rtol=1e-5)
     for a, b in zip(eager.get_weights(), traced.get_weights()):
         np.testing.assert_allclose(a, b, atol=1e-5)
