@@ -65,7 +65,9 @@ class _State:
         self.memo = {}
         self.nodes = set()   # names of the nodes made through the memo
         self.step = None
-        self.twins = []      # keras twins used by eager steps (kept in step with their models)
+        # Keras twins used by eager steps (kept in step with their models); held weakly: a twin
+        # holds its graph, the key of this state in _states.
+        self.twins = weakref.WeakSet()
         self.outside = {}    # name of a tensor made before any step -> whether its value is fed (_inside)
 
 
@@ -413,8 +415,8 @@ def eager_twin(model):
 
 def use_twin(graph, tw):
     st = recording(graph)
-    if st is not None and tw not in st.twins:
-        st.twins.append(tw)
+    if st is not None:
+        st.twins.add(tw)
 
 
 def owns(tensor):
