@@ -69,6 +69,7 @@ class _State:
         # holds its graph, the key of this state in _states.
         self.twins = weakref.WeakSet()
         self.outside = {}    # name of a tensor made before any step -> whether its value is fed (_inside)
+        self.variables = set()  # names of the variables recorded ops read (a model's twin: all of its)
 
 
 _states = weakref.WeakKeyDictionary()  # graph -> _State
@@ -200,6 +201,7 @@ def _create_op(graph, op_type, inputs, attrs, name, build):
         return graph.get_operation_by_name(op_name)
     if not taped and not _eager_input(st, inputs):
         return build()
+    _note_variables(st, inputs)
     inputs = [_inside(graph, st, step, x) for x in inputs]
     sig = (op_type, _key(inputs), _key(attrs), tuple(graph._name_stack),
            tuple(d if isinstance(d, str) else repr(d) for d in graph._device_stack),
@@ -219,7 +221,18 @@ def _eager_input(st, x):
         return any(_eager_input(st, v) for v in x)
     if not isinstance(x, _fw.Tensor):
         return False
-    return isinstance(x, _fw.Variable) or x.op.name in st.nodes or id(x) in _given
+    if isinstance(x, _fw.Variable):
+        return x.op.name in st.variables
+    return x.op.name in st.nodes or id(x) in _given
+
+
+def _note_variables(st, inputs):
+    """Remembers the variables a recorded op read: ops on them after a tape are recorded too."""
+    for x in inputs:
+        if isinstance(x, list):
+            _note_variables(st, x)
+        elif isinstance(x, _fw.Variable):
+            st.variables.add(x.op.name)
 
 
 def _inside(graph, st, step, x):
@@ -417,6 +430,7 @@ def use_twin(graph, tw):
     st = recording(graph)
     if st is not None:
         st.twins.add(tw)
+        st.variables.update(v.op.name for v in tw.vars)
 
 
 def owns(tensor):

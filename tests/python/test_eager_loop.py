@@ -337,3 +337,20 @@ def test_eager_then_tf_function_steps_continue_one_training():
     for a, b in zip(mixed.get_weights(), traced.get_weights()):
         np.testing.assert_allclose(a, b, atol=1e-5)
     assert int(opt_m.iterations.numpy()) == 6
+
+
+def test_graph_code_after_an_eager_step_is_built_as_written(fresh_graph):
+    v = tf.Variable(1.0)
+    with tf.GradientTape() as tape:
+        y = v * 2.0
+    assert float(tape.gradient(y, v)) == 2.0
+    x = tf.placeholder(tf.float32, ())
+    w = tf.Variable(3.0)
+    inc = w.assign_add(x)  # TF1 graph code: runs in the session, not at once
+    c = tf.constant(np.ones(3, np.float32), name="c")
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        assert sess.run(inc, {x: 2.0}) == 5.0 and sess.run(w) == 5.0
+        np.testing.assert_array_equal(sess.run(c), np.ones(3))
+    assert fresh_graph.get_operation_by_name("c").type == "Const"
+    assert float(y) == 2.0  # the eager step's tensor keeps its value
