@@ -11,7 +11,10 @@
 
 How. An eager step opens when a GradientTape is entered outside a tf.function trace and outside a
 ``with Session()`` block (an outer tape already open keeps the step), and lasts until the next one
-opens. While it is open, operations made in the default graph are *recorded*:
+opens. Inside the tape's block every operation made in the default graph is *recorded*; after it,
+those whose inputs are recorded tensors or variables recorded ops read (``tape.gradient``,
+``lr * dw``, ``w.assign_sub``), and small unnamed constants; other graph code is built as written.
+Recording means:
 
 - each one is looked up by its signature (op, input names, attrs, name scope, device and control
   inputs) and its occurrence in the step: the k-th ``x * y`` of a step is the same node at every
@@ -61,7 +64,8 @@ class _Step:
 class _State:
     """A graph's recording: the memo (signature, occurrence) -> node names, and the open step."""
 
-    def __init__(self):
+    def __init__(self, graph):
+        self.graph = weakref.ref(graph)
         self.memo = {}
         self.nodes = set()   # names of the nodes made through the memo
         self.step = None
@@ -70,6 +74,7 @@ class _State:
         self.twins = weakref.WeakSet()
         self.outside = {}    # name of a tensor made before any step -> whether its value is fed (_inside)
         self.variables = set()  # names of the variables recorded ops read (a model's twin: all of its)
+        self.runs_at_once = {}  # assign op name -> whether it runs when made (assign_now)
 
 
 _states = weakref.WeakKeyDictionary()  # graph -> _State
@@ -118,7 +123,7 @@ def tape_entered():
         g = _fw.get_default_graph()
         st = _states.get(g)
         if st is None:
-            st = _states[g] = _State()
+            st = _states[g] = _State(g)
             _fw._op_hook[0] = _create_op
         if st.step is not None:
             _flush(st.step)
@@ -133,9 +138,14 @@ def tape_exited(eager):
 
 
 def _flush(step):
-    """Values for the tensors of a closing step that Python still holds (computed with its feeds)."""
+    """Values for the tensors of a closing step that Python still holds (computed with its feeds).
+    A failure here is not the new tape's: those tensors stay without a value, and reading one
+    later says so (value)."""
     if next(_unvalued(step), None) is not None or step.updates:
-        _run(step, [], [])
+        try:
+            _run(step, [], [])
+        except Exception:  # noqa: BLE001 - see the docstring
+            step.updates = []
 
 
 def _unvalued(step):
@@ -322,7 +332,7 @@ def given(result):
         elif isinstance(x, _fw.Tensor) and not isinstance(x, _fw.Variable):
             key = id(x)
             ref = weakref.ref(x, lambda r, key=key: _given.get(key, (None,))[0] is r and _given.pop(key))
-            _given[key] = (ref, step)
+            _given[key] = (ref, step, _depth[0] > 0)
             if x.op.type not in _MUTATING:  # an assign runs when made, never again as a pending fetch
                 step.pending.append(ref)
     mark(result)
@@ -365,10 +375,10 @@ def _run(step, fetches, targets, extra_feeds=None):
 
 
 def _graph_of_step(step):
-    for g, st in _states.items():
-        if st is step.state:
-            return g
-    raise RuntimeError("the graph of this eager step is gone")
+    g = step.state.graph()
+    if g is None:
+        raise RuntimeError("the graph of this eager step is gone")
+    return g
 
 
 def change_state(graph, targets, extra_feeds=None):
@@ -389,9 +399,12 @@ def assign_now(tensor):
     st = recording(tensor.graph)
     if st is None or tensor.op.name not in st.nodes:
         return tensor
-    for op in _fw.ancestor_ops([tensor.op]):
-        if op.type == "Placeholder" and op.name not in st.nodes:
-            return tensor
+    now = st.runs_at_once.get(tensor.op.name)
+    if now is None:
+        now = st.runs_at_once[tensor.op.name] = not any(
+            op.type == "Placeholder" and op.name not in st.nodes for op in _fw.ancestor_ops([tensor.op]))
+    if not now:
+        return tensor
     given(tensor)
     _run(st.step, [tensor], [])
     for tw in st.twins:
@@ -431,6 +444,14 @@ def use_twin(graph, tw):
     if st is not None:
         st.twins.add(tw)
         st.variables.update(v.op.name for v in tw.vars)
+
+
+def made_on_tape(tensor):
+    """Whether an eager step's tensor was made inside a tape's block (None: not such a tensor)."""
+    entry = _given.get(id(tensor))
+    if entry is None or entry[0]() is not tensor:
+        return None
+    return entry[2]
 
 
 def owns(tensor):

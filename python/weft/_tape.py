@@ -62,10 +62,11 @@ class GradientTape:
         self._watch_variables = watch_accessed_variables
         self._watched = set()  # names of the tensors watch() was given
         self._used = False
-        self._eager = False
+        self._eager = self._eager_step = False
 
     def __enter__(self):
         self._eager = _recorder.tape_entered()
+        self._eager_step = self._eager  # kept after the block: the tape recorded an eager step
         return self
 
     def __exit__(self, *exc):
@@ -96,11 +97,22 @@ class GradientTape:
         self._watched = set()
 
     def _differentiable(self, source):
-        """TensorFlow's rule: a trainable variable (when the tape watches accessed variables) or a
-        watched tensor."""
+        """TensorFlow's rule: a trainable variable (when the tape watches accessed variables), a
+        watched tensor, or an intermediate value the tape computed from one of those (``z`` by
+        ``y`` where ``y = x * x`` was computed on the tape); anything else (a constant, a tensor
+        made before the tape) has no gradient."""
         if source.name in self._watched:
             return True
-        return self._watch_variables and isinstance(source, _fw.Variable) and source.trainable
+        if isinstance(source, _fw.Variable):
+            return self._watch_variables and source.trainable
+        made = _recorder.made_on_tape(source)
+        if made is False or (made is None and self._eager_step):  # made before the tape
+            return False
+        for op in _fw.ancestor_ops([source.op]):
+            if any(out.name in self._watched for out in op.outputs) or (
+                    self._watch_variables and op.type == "Variable"):
+                return True
+        return False
 
     def gradient(self, target, sources, output_gradients=None, unconnected_gradients=UnconnectedGradients.NONE):
         if self._used and not self._persistent:

@@ -178,6 +178,13 @@ def test_tape_rules_of_the_gradients_guide():
         z = y * y
     assert tape.gradient(z, x).numpy() == pytest.approx(108.0)  # 4 x^3
     assert tape.gradient(y, x).numpy() == pytest.approx(6.0)
+    assert tape.gradient(z, y).numpy() == pytest.approx(18.0)  # an intermediate value: 2 y
+
+    s0, s1 = tf.Variable(3.0), tf.Variable(0.0)
+    with tf.GradientTape() as tape:
+        s1.assign_add(s0)  # runs at once; the variable's state has no gradient path
+        y = s1 ** 2
+    assert tape.gradient(y, s0) is None and float(s1) == 3.0
 
     a, b = tf.Variable(2.0), tf.Variable(3.0)
     with tf.GradientTape() as t:
