@@ -1,6 +1,9 @@
 """Custom training loops without @tf.function (weft/_recorder.py): the eager programs of TF's
 guides, checked against closed forms (numpy gradients of a linear model, Keras' documented
 SGD / Adam rules) and against the same steps through @tf.function."""
+import json
+import os
+
 import numpy as np
 import pytest
 
@@ -361,3 +364,60 @@ def test_graph_code_after_an_eager_step_is_built_as_written(fresh_graph):
         np.testing.assert_array_equal(sess.run(c), np.ones(3))
     assert fresh_graph.get_operation_by_name("c").type == "Const"
     assert float(y) == 2.0  # the eager step's tensor keeps its value
+
+
+REF = json.load(open(os.path.join(os.path.dirname(__file__), "data", "eager_loop_reference.json")))
+
+
+def run_reference_loop(layers, optimizer, init):
+    x, labels = np.array(REF["x"], np.float32), np.array(REF["labels"], np.int64)
+    model = keras.Sequential([keras.Input((4,))] + layers)
+    model.set_weights([np.array(w, np.float32) for w in init])
+    mean, acc = keras.metrics.Mean(), keras.metrics.SparseCategoricalAccuracy()
+    losses = eager_steps(model, optimizer, [(x[a:b], labels[a:b]) for a, b in REF["batches"]],
+                         keras.losses.SparseCategoricalCrossentropy(from_logits=True), acc)
+    for v in losses:
+        mean.update_state(v)
+    return model, losses, mean, acc
+
+
+@pytest.mark.parametrize("case", ["mlp_sgd", "bn_adam"])
+def test_eager_loops_give_tensorflows_results(case):
+    # TensorFlow 2.21's eager loop from the same weights and batches (data/gen_eager_loop_reference.py).
+    if case == "mlp_sgd":
+        layers, opt = [keras.layers.Dense(10, activation="relu"), keras.layers.Dense(10, activation="relu"),
+                       keras.layers.Dense(3)], keras.optimizers.SGD(0.05)
+    else:  # batch-norm statistics update in the eager training calls
+        layers, opt = [keras.layers.Dense(8, use_bias=False), keras.layers.BatchNormalization(),
+                       keras.layers.Activation("relu"),
+                       keras.layers.Dense(3)], keras.optimizers.Adam(0.01)
+    want = REF[case]
+    model, losses, mean, acc = run_reference_loop(layers, opt, REF["mlp_init" if case == "mlp_sgd" else "bn_init"])
+    np.testing.assert_allclose(losses, want["losses"], rtol=1e-5)
+    for got, w in zip(model.get_weights(), want["weights"]):
+        np.testing.assert_allclose(got, np.array(w), atol=1e-5)
+    assert float(mean.result()) == pytest.approx(want["mean"], rel=1e-5)
+    assert float(acc.result()) == pytest.approx(want["accuracy"])
+
+
+def test_basic_training_loop_gives_tensorflows_results():
+    ref = REF["basic"]
+    x, y = np.array(ref["x"], np.float32), np.array(ref["y"], np.float32)
+
+    class MyModel(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.w, self.b = tf.Variable(5.0), tf.Variable(0.0)
+
+        def __call__(self, x):
+            return self.w * x + self.b
+
+    model = MyModel()
+    for loss_w_b in ref["trace"]:
+        with tf.GradientTape() as t:
+            current_loss = tf.reduce_mean(tf.square(y - model(x)))
+        dw, db = t.gradient(current_loss, [model.w, model.b])
+        model.w.assign_sub(0.1 * dw)
+        model.b.assign_sub(0.1 * db)
+        np.testing.assert_allclose([float(current_loss), model.w.numpy(), model.b.numpy()], loss_w_b, rtol=1e-5,
+                                   atol=1e-6)
