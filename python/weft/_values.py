@@ -8,7 +8,8 @@ tensor's does (a random op is drawn once). A tensor that depends on a Variable i
 default session (``with weft.Session() as sess:``), which holds the variables' values, or outside
 any, in the graph's own session (_function.graph_session: each variable initialized once, where
 traced functions run); one that depends on a placeholder has no value without a feed: an error
-naming the node.
+naming the node. A tensor of an eager step (a GradientTape entered outside tf.function,
+_recorder.py) has the value of that step.
 Functions traced by weft.data (map, filter) refuse these conversions, naming the construct
 (data/_trace.py).
 """

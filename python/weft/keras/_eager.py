@@ -2,7 +2,8 @@
 
 - Calling a layer on data (``layer(np_array)``, ``normalizer(x).numpy()``) runs it: weft builds,
   once per input shape, a one-layer functional model ``Model(Input(shape), layer(Input))`` and
-  predicts with it. That model shares the layer with every other model using it (_shared.py), so
+  predicts with it. Inside an eager tape (weft/_recorder.py) the call applies that model in the
+  step instead and returns a tensor (``call_in_step``). That model shares the layer with every other model using it (_shared.py), so
   the values are those of the model that last changed the layer's weights; a layer no model has
   built yet gets fresh initial weights, as Keras builds a layer at its first call.
 - A built layer's weights are attributes (and ``trainable_weights`` / ``non_trainable_weights``
