@@ -10,6 +10,7 @@ Entered outside a tf.function trace and outside a ``with Session()`` block, a ta
 step (_recorder.py): the custom training loop without ``@tf.function`` runs as in TensorFlow.
 """
 import contextlib
+import warnings
 
 import numpy as np
 
@@ -54,6 +55,15 @@ def _check(value, what):
     if isinstance(value, (np.ndarray, np.generic)):
         raise NotImplementedError("GradientTape.gradient: the %s is a numpy array, not a weft tensor. %s" % (what, _LOOP))
     raise TypeError("GradientTape.gradient: the %s must be weft tensors or variables, got %r" % (what, value))
+
+
+def _floating(t, what):
+    """Whether ``t`` can be differentiated; an integer one gets None and a warning, as in TF."""
+    if t.dtype.is_floating:
+        return True
+    warnings.warn("GradientTape.gradient: the %s %s has dtype %s; only floating tensors have gradients (None is "
+                  "returned for it)" % (what, t.name, t.dtype), stacklevel=4)
+    return False
 
 
 class GradientTape:
@@ -121,9 +131,16 @@ class GradientTape:
         self._used = True
         targets = [_check(t, "target") for t in _flat(target)]
         flat_sources = [_check(s, "source") for s in _flat(sources)]
-        live = [s for s in flat_sources if self._differentiable(s)]
-        grads = iter(_ops.gradients(targets, live, grad_ys=output_gradients) if live else [])
-        grads = [next(grads) if self._differentiable(s) else None for s in flat_sources]
+        weights = None if output_gradients is None else list(
+            output_gradients if isinstance(output_gradients, (list, tuple)) else [output_gradients])
+        keep = [_floating(t, "target") for t in targets]  # TF: an integer target has no gradient (None)
+        targets = [t for t, k in zip(targets, keep) if k]
+        if weights is not None:
+            weights = [w for w, k in zip(weights, keep) if k]
+        flags = [bool(targets) and _floating(s, "source") and self._differentiable(s) for s in flat_sources]
+        live = [s for s, f in zip(flat_sources, flags) if f]
+        grads = iter(_ops.gradients(targets, live, grad_ys=weights) if live else [])
+        grads = [next(grads) if f else None for f in flags]
         if unconnected_gradients == UnconnectedGradients.ZERO:
             grads = [_ops.zeros_like(s) if g is None else g for g, s in zip(grads, flat_sources)]
         elif unconnected_gradients != UnconnectedGradients.NONE:

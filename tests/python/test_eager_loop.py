@@ -205,6 +205,13 @@ def test_tape_rules_of_the_gradients_guide():
     grad = tape.gradient(ys, {"v0": v0, "v1": v1})
     assert grad["v0"] is None and grad["v1"].numpy() == pytest.approx(1 / (1 + np.exp(-10.0)), rel=1e-6)
 
+    k = tf.constant(10)
+    with tf.GradientTape() as tape:
+        tape.watch(k)
+        k2 = k * k
+    with pytest.warns(UserWarning, match="int32; only floating tensors have gradients"):
+        assert tape.gradient(k2, k) is None  # an integer: None, as TF
+
     c = tf.Variable(2.0)
     with tf.GradientTape() as tape:
         y0, y1 = c ** 2, 1 / c
