@@ -63,6 +63,7 @@ from . import _values  # noqa: E402,F401 - Tensor.numpy() of tensors computed fr
 from ._function import function  # noqa: E402,F401
 from .control_flow_ops import cond, while_loop  # noqa: E402,F401
 from ._tape import GradientTape, UnconnectedGradients  # noqa: E402,F401
+from ._module import Module  # noqa: E402,F401
 from . import nn  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
 from .linalg import einsum  # noqa: E402,F401

@@ -8,7 +8,8 @@ tensor's does (a random op is drawn once). A tensor that depends on a Variable i
 default session (``with weft.Session() as sess:``), which holds the variables' values, or outside
 any, in the graph's own session (_function.graph_session: each variable initialized once, where
 traced functions run); one that depends on a placeholder has no value without a feed: an error
-naming the node.
+naming the node. A tensor of an eager step (a GradientTape entered outside tf.function,
+_recorder.py) has the value of that step.
 Functions traced by weft.data (map, filter) refuse these conversions, naming the construct
 (data/_trace.py).
 """
@@ -38,6 +39,10 @@ def _needs(tensor):
 
 def value(tensor):
     """The tensor's value as a numpy array (see the module docstring)."""
+    from . import _recorder
+    eager = _recorder.value(tensor)  # a tensor of an eager step: its value in that step
+    if eager is not None:
+        return eager
     kind, node = _needs(tensor)
     if kind == "feed":
         raise ValueError("tensor '%s' depends on placeholder '%s', which has no value outside Session.run: run it "
@@ -71,8 +76,48 @@ def _array(self, dtype=None, copy=None):
     return v.astype(dtype) if dtype is not None else v
 
 
+_symbolic_repr = None  # the graph tensor's repr (ops.py), kept by _install
+
+
+def _format(self, spec):
+    """``f"{loss:2.5f}"`` formats the value, as an eager tensor does; no spec: the tensor's str."""
+    if not spec:
+        return str(self)
+    return format(_numpy(self), spec)
+
+
+def _iter(self):
+    """``for row in t``: ``t[0]``, ``t[1]``, ... over a first dimension the static shape knows, as
+    iterating an eager tensor gives its rows."""
+    shape = self.shape
+    if not shape or shape[0] is None:
+        raise TypeError("tensor '%s' of shape %s cannot be iterated: its first dimension is not known when the "
+                        "graph is built" % (self.name, shape))
+    return (self[i] for i in range(shape[0]))
+
+
+def _repr(self):
+    """An eager step's tensor prints as TensorFlow's eager tensor, with its value; others as
+    symbolic tensors."""
+    from . import _recorder
+    try:
+        v = _recorder.value(self) if _recorder.owns(self) else None
+    except Exception:  # noqa: BLE001 - a value that cannot be computed prints as the symbolic tensor
+        v = None
+    if v is None:
+        return _symbolic_repr(self)
+    return "weft.Tensor(%s, shape=%s, dtype=%s)" % (np.array2string(np.asarray(v), separator=" "),
+                                                     tuple(np.shape(v)), self.dtype)
+
+
 def _install():
+    global _symbolic_repr
     T = _fw.Tensor
+    _symbolic_repr = T.__repr__
+    T.__repr__ = _repr
+    T.__str__ = _repr
+    T.__iter__ = _iter
+    T.__format__ = _format
     T.numpy = _numpy
     T.__array__ = _array
     T.__float__ = lambda t: float(value(t))

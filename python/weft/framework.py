@@ -109,9 +109,19 @@ class Graph(_weft.Graph):
 
     def create_op(self, op_type, inputs, attrs=None, name=None):
         """Adds an operation of registered op ``op_type``. ``inputs``: tensors (a list for a list
-        argument). Returns the Operation; errors name the node, op, shapes and dtypes."""
-        return self._add_op(op_type, list(inputs), dict(attrs or {}), name or "", "/".join(self._name_stack),
-                            self._devices_for(op_type, name), list(self._control_stack))
+        argument). Returns the Operation; errors name the node, op, shapes and dtypes. In an eager
+        step (_recorder.py) the node made by the same call in an earlier step is returned instead;
+        inside ``GradientTape.stop_recording()`` the inputs pass through StopGradient first."""
+        inputs, attrs = list(inputs), dict(attrs or {})
+        if _stop_depth[0] and op_type != "StopGradient":
+            inputs = [_stopped(self, i) for i in inputs]
+
+        def build(inputs=inputs):
+            return self._add_op(op_type, inputs, attrs, name or "", "/".join(self._name_stack),
+                                self._devices_for(op_type, name), list(self._control_stack))
+        if _op_hook[0] is not None and not _plain_depth[0]:
+            return _op_hook[0](self, op_type, inputs, attrs, name, build)
+        return build()
 
     def _devices_for(self, op_type, name=None):
         """The device specs of a new ``op_type`` operation: the stack, device functions applied."""
@@ -139,6 +149,22 @@ class Graph(_weft.Graph):
 
     def __repr__(self):
         return "<weft.Graph with %d nodes>" % self.num_nodes
+
+
+# Set by _recorder.py once an eager step has opened: Graph.create_op goes through it.
+_op_hook = [None]
+_plain_depth = [0]   # > 0: operations are made as written (variables, twins), never recorded
+_index_depth = [0]   # > 0: a constant of indices / dims is being made (stays a constant in eager steps)
+_stop_depth = [0]    # > 0: inside GradientTape.stop_recording()
+
+
+def _stopped(graph, x):
+    """``x`` cut from the gradient (a float tensor through StopGradient; lists item by item)."""
+    if isinstance(x, (list, tuple)):
+        return [_stopped(graph, v) for v in x]
+    if isinstance(x, Tensor) and x.dtype in (float32, float64, float16, bfloat16):
+        return graph.create_op("StopGradient", [x]).outputs[0]
+    return x
 
 
 class _OpDescription:
@@ -235,7 +261,11 @@ def _index_constant(values, name="Const"):
     if arr.dtype.kind not in "iub" and arr.size:
         arr = _weft._checked_array(values, int64)  # whole floats convert; fractions are rejected
     fits = arr.size == 0 or (int(arr.min()) >= -2**31 and int(arr.max()) < 2**31)
-    return constant(arr, dtype=int32 if fits else int64, name=name)
+    _index_depth[0] += 1
+    try:
+        return constant(arr, dtype=int32 if fits else int64, name=name)
+    finally:
+        _index_depth[0] -= 1
 
 
 def constant(value, dtype=None, shape=None, name="Const"):
@@ -292,6 +322,14 @@ class Variable(Tensor):
     """
 
     def __init__(self, initial_value, trainable=True, name=None, dtype=None, shape=None):
+        # Made as written, also in an eager step: its initial value is a constant of the graph.
+        _plain_depth[0] += 1
+        try:
+            self._make(initial_value, trainable, name, dtype, shape)
+        finally:
+            _plain_depth[0] -= 1
+
+    def _make(self, initial_value, trainable, name, dtype, shape):
         g = get_default_graph()
         if callable(initial_value):
             initial_value = initial_value()
@@ -314,21 +352,30 @@ class Variable(Tensor):
 
     def assign(self, value, name=None):
         """An operation's output that sets the variable to ``value`` (copied) when run."""
-        return self.graph.create_op("Assign", [self, convert_to_tensor(value, self.dtype)], {}, name).outputs[0]
+        return _assigned(self.graph.create_op("Assign", [self, convert_to_tensor(value, self.dtype)], {}, name))
 
     def assign_add(self, value, name=None):
         """Adds ``value`` in place when run; returns the new value."""
-        return self.graph.create_op("AssignAdd", [self, convert_to_tensor(value, self.dtype)], {}, name).outputs[0]
+        return _assigned(self.graph.create_op("AssignAdd", [self, convert_to_tensor(value, self.dtype)], {}, name))
 
     def assign_sub(self, value, name=None):
         """Subtracts ``value`` in place when run; returns the new value."""
-        return self.graph.create_op("AssignSub", [self, convert_to_tensor(value, self.dtype)], {}, name).outputs[0]
+        return _assigned(self.graph.create_op("AssignSub", [self, convert_to_tensor(value, self.dtype)], {}, name))
 
     def value(self):
         return Tensor(self)
 
     def __repr__(self):
         return "<weft.Variable '%s' shape=%s dtype=%s>" % (self.op.name, self.shape, self.dtype)
+
+
+def _assigned(op):
+    """An assign op's output; in an eager step the assign runs at once (_recorder.py)."""
+    out = op.outputs[0]
+    if _op_hook[0] is not None:
+        from . import _recorder
+        _recorder.assign_now(out)
+    return out
 
 
 def global_variables():

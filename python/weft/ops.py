@@ -8,7 +8,8 @@ import types
 
 import numpy as np
 
-from . import _weft
+from . import _recorder, _weft
+from . import framework as _framework
 from .framework import (Tensor, Operation, as_dtype, constant, convert_to_tensor, get_default_graph,
                         int32, int64, float32, float64, uint8, _numpy_value, _index_constant)
 
@@ -71,6 +72,8 @@ def _make_raw_op(d):
                        if bound.arguments[a["name"]] is not inspect.Parameter.empty}
         node = get_default_graph().create_op(op_name, inputs, attr_values, bound.arguments["name"])
         outs = node.outputs
+        if _framework._op_hook[0] is not None:
+            _recorder.given(outs)  # eager step: their values come from it
         if not d["outputs"]:
             return node
         if len(d["outputs"]) == 1 and not d["outputs"][0][2]:
@@ -469,7 +472,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients"):
             gys.append(raw_ops.OnesLike(y) if gy is None else convert_to_tensor(gy, y.dtype if not isinstance(gy, Tensor) else None))
     g = get_default_graph()
     prefix = "/".join(g._name_stack + ([name] if name and name != "gradients" else []))
-    return _weft._gradients(ys, xs, gys, prefix)
+    return _recorder.memo(g, None, ("gradients", ys, xs, gys, prefix), lambda: _weft._gradients(ys, xs, gys, prefix))
 
 
 # ---- operators on tensors ---------------------------------------------------------------------

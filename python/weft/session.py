@@ -11,7 +11,7 @@ session and its variables stay usable).
 
 import numpy as np
 
-from . import _weft
+from . import _recorder, _weft
 from . import errors as _errors
 from .framework import Graph, Operation, Tensor, get_default_graph
 from .data import _graph_iterator
@@ -156,6 +156,7 @@ class Session(_weft.Session):
                     raise TypeError("feed_dict keys must be tensors or names, got %r" % (k,))
                 feeds.append((k, _converted_feed(k, v)))
         feeds += _graph_iterator.feeds(self.graph, f.tensors, f.targets, [t for t, _ in feeds])  # TF1 get_next()
+        feeds += _recorder.session_feeds(self.graph, [t for t, _ in feeds])  # data of an eager step
         compiled = self.num_compiled if self._log_device_placement else 0
         values = self._run(feeds, f.tensors, f.targets, _timeout_ms(options, self._operation_timeout_ms))
         if self._log_device_placement and self.num_compiled != compiled:

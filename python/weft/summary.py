@@ -8,9 +8,9 @@
 
 The files are TensorBoard event files (``logs/run1/events.out.tfevents.*``) that TensorBoard and
 its readers load; weft writes them itself (python/weft/_events.py). TF1's ``FileWriter`` and summary
-ops are in ``weft.compat.v1.summary``. Values are numbers and numpy arrays: weft has no eager
-tensors, so a graph tensor is run (``sess.run``) before it is written (one that needs no feeds,
-such as a constant, is computed on the spot).
+ops are in ``weft.compat.v1.summary``. Values are numbers, numpy arrays and the tensors of an
+eager step (weft/_recorder.py: a custom loop's loss); another graph tensor is run (``sess.run``)
+before it is written (one that needs no feeds, such as a constant, is computed on the spot).
 """
 import contextlib
 
@@ -87,6 +87,9 @@ def _value_of(data, what, name):
     in a session of its own; one that needs feeds or variables is an error saying to run it first."""
     if not isinstance(data, Tensor):
         return np.asarray(data)
+    from . import _recorder
+    if _recorder.owns(data):  # a tensor of an eager step (a custom loop's loss): its value there
+        return np.asarray(_recorder.value(data))
     from .session import Session
     try:
         with Session(graph=data.graph) as sess:

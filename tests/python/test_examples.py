@@ -17,6 +17,7 @@ EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "pyth
     ("tf1_graph_mode.py", "restored model.ckpt-240 at step 240"),
     ("lstm_text.py", "test accuracy"),
     ("custom_training_loop.py", "evaluate: test accuracy"),
+    ("eager_training_loop.py", "basic training loop: W = "),
     ("keras_transformer_text.py", "test accuracy"),
 ])
 def test_example_runs(script, expect, tmp_path):

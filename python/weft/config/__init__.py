@@ -96,9 +96,10 @@ def set_soft_device_placement(enabled):
 
 
 def run_functions_eagerly(run_eagerly):
-    """Accepted and remembered (``functions_run_eagerly()``): weft has no eager mode, so functions and
-    Keras training steps always run as compiled graphs; the results are the same, only Python
-    debugging inside them (print, breakpoints on values) is not available."""
+    """Accepted and remembered (``functions_run_eagerly()``): tf.function steps and Keras training
+    steps always run as compiled graphs (code outside them runs in eager steps, weft/_recorder.py);
+    the results are the same, only Python debugging inside them (print, breakpoints on values) is
+    not available."""
     _defaults["run_functions_eagerly"] = bool(run_eagerly)
 
 

@@ -23,7 +23,7 @@ import threading
 
 import numpy as np
 
-from .. import _weft, framework as _fw
+from .. import _recorder, _weft, framework as _fw
 from ..data import _trace
 from . import _eager, _shared
 
@@ -314,6 +314,10 @@ class Layer(_weft.keras.Layer):
         p.recorder.add_loss(_fw.convert_to_tensor(loss, "float32"))
 
     def _weights_list(self, trainable):
+        if trainable is not None:
+            in_step = _eager._step_variables(self, trainable)  # called by itself in an eager step
+            if in_step is not None:
+                return in_step
         own = self.__dict__.get("_own_weights", [])
         if not self._traced():
             return [w for w in own if trainable is None or w.trainable == trainable]
@@ -413,6 +417,9 @@ class Layer(_weft.keras.Layer):
             tensors = [i if isinstance(i, _fw.Tensor) else _fw.convert_to_tensor(i) for i in items]
             self._ensure_traced(inputs, [i.shape for i in tensors], [i.dtype for i in tensors], kwargs)
             return apply_in_trace(self, tensors, training)
+        if _recorder.taping() and not isinstance(inputs, (list, tuple)):  # an eager step (weft/_recorder.py)
+            self.__dict__.setdefault("_eager_kwargs", kwargs)
+            return _eager.call_in_step(self, inputs, lambda layer, x: layer(x, **kwargs), training)
         if any(isinstance(i, _fw.Tensor) for i in items):
             raise TypeError("%s: called on graph tensors outside a model (%s); in a custom training step call the "
                             "keras.Model holding the layer (model(x, training=True)), which runs its layers"

@@ -9,7 +9,8 @@
         optimizer.apply_gradients(zip(gradients, model.trainable_variables))
         train_loss(loss)
 
-weft has no eager runtime, so this works as a traced graph: ``weft.function`` (_function.py)
+Decorated, this works as a traced graph (without the decorator, as eager steps over the same
+machinery: weft/_recorder.py): ``weft.function`` (_function.py)
 traces the step once per argument signature over placeholders, and here
 
 - a Keras model called on a graph tensor builds its forward pass in that graph (the C++ model's
@@ -36,6 +37,7 @@ import weakref
 
 import numpy as np
 
+from .. import _recorder
 from .. import framework as _fw
 
 # The trace in progress (weft.function sets it): collects what each run must do besides fetching.
@@ -81,6 +83,10 @@ def _new_variable(graph, value, name, trainable):
 
 class _Twin:
     def __init__(self, model, cpp, graph):
+        with _recorder.plain():  # made once, as written, also in an eager step
+            self._make(model, cpp, graph)
+
+    def _make(self, model, cpp, graph):
         self.model = weakref.ref(model)
         self.graph = graph
         self.names = list(cpp.layer_weight_names)
@@ -120,13 +126,16 @@ def twin(model, graph=None, create=True):
         t = current(graph)
         if t is not None and tw not in t.twins:
             t.twins.append(tw)
+        _recorder.use_twin(graph, tw)
     return tw
 
 
 def variables(model, which):
     """``model.trainable_variables`` / ``non_trainable_variables`` / ``variables`` in a trace: the
-    twin's variables in the traced graph; None outside a trace (the caller gives numpy values)."""
-    if current() is None:
+    twin's variables in the traced graph, or in the default graph in an eager step (_recorder.py);
+    None otherwise (the caller gives numpy values)."""
+    if current() is None and not _recorder.eager_twin(model) and not (
+            model._cpp is None and not model._subclassed() and _recorder.recording() is not None):
         return None
     if model._cpp is None and not model._subclassed():
         # A model with no call of its own (a VAE or GAN holding an encoder and a decoder): the
@@ -166,10 +175,13 @@ def call(model, inputs, training):
                              % (model.name, x.name))
         model.build((None,) + tuple(x.shape[1:]))
     tw = twin(model, x.graph)
-    outs, updates, losses = model._cpp._apply_in_graph(xs, bool(training), tw.vars)
+    outs, updates, losses = _recorder.memo(x.graph, model, ("call", xs, bool(training), tw.vars),
+                                           lambda: model._cpp._apply_in_graph(xs, bool(training), tw.vars))
     t = current(x.graph)
     if t is not None and training:
         t.updates.extend(updates)
+    elif training:
+        _recorder.add_updates(x.graph, updates)
     model._graph_losses = list(losses)
     return outs[0] if len(outs) == 1 else list(outs)
 
@@ -212,7 +224,7 @@ def loss(loss_obj, y_true, y_pred, sample_weight):
     with graph.as_default():
         y_pred = _ops.cast(_fw.convert_to_tensor(y_pred), "float32")
         y_true = _fw.convert_to_tensor(y_true)
-        per = loss_obj._cpp._build_in_graph(y_true, y_pred)
+        per = _built_loss(loss_obj, y_true, y_pred)
         if sample_weight is not None:
             sw = _ops.cast(_fw.convert_to_tensor(sample_weight), "float32")
             per = per * (_ops.reshape(sw, [-1]) if sw.shape is not None and len(sw.shape) > 1 else sw)
@@ -222,6 +234,14 @@ def loss(loss_obj, y_true, y_pred, sample_weight):
         if loss_obj.reduction == "sum":
             return total
         return total / _ops.cast(_ops.maximum(_ops.size(per), 1), "float32")
+
+
+def _built_loss(loss_obj, y_true, y_pred):
+    """The C++ loss' per-sample values (recorded once per occurrence in an eager step, by the
+    loss' class and configuration: a loss object made anew at each step builds nothing new)."""
+    config = loss_obj.get_config() if hasattr(loss_obj, "get_config") else {"id": id(loss_obj)}
+    return _recorder.memo(y_pred.graph, None, ("loss", type(loss_obj).__name__, config, y_true, y_pred),
+                          lambda: loss_obj._cpp._build_in_graph(y_true, y_pred))
 
 
 def loss_values(loss_obj, y_true, y_pred):
@@ -237,12 +257,12 @@ def loss_values(loss_obj, y_true, y_pred):
         y_true = _fw.convert_to_tensor(y_true)
         rank = len(y_pred.shape) if y_pred.shape is not None else None
         if rank is None or rank < 2:
-            return loss_obj._cpp._build_in_graph(y_true, _ops.reshape(y_pred, [-1, 1]) if rank == 1 else y_pred)
+            return _built_loss(loss_obj, y_true, _ops.reshape(y_pred, [-1, 1]) if rank == 1 else y_pred)
         last = y_pred.shape[-1] if y_pred.shape[-1] is not None else -1
         sparse = y_true.shape is not None and len(y_true.shape) == rank - 1
         flat_pred = _ops.reshape(y_pred, [-1, last])
         flat_true = _ops.reshape(y_true, [-1] if sparse else [-1, last])
-        per = loss_obj._cpp._build_in_graph(flat_true, flat_pred)
+        per = _built_loss(loss_obj, flat_true, flat_pred)
         lead = _ops.strided_slice(_ops.shape(y_pred), [0], [rank - 1])
         return _ops.reshape(per, lead)
 
@@ -280,6 +300,12 @@ def defer_metric(update_state, args, kwargs):
     if graph is None:
         return False
     t = current(graph)
+    if t is None and _recorder.recording(graph) is not None:
+        # An eager step: the tensors' values now (computed in this step), then the update as on arrays.
+        def now(x):
+            return np.asarray(x) if isinstance(x, _fw.Tensor) else x
+        update_state(*[now(a) for a in args], **{k: now(v) for k, v in kwargs.items()})
+        return True
     if t is None:
         raise ValueError("a Keras metric was given graph tensors outside a weft.function (tf.function) step: "
                          "metrics accumulate values, so call it on arrays (or inside the traced step)")
@@ -294,7 +320,7 @@ class _OptimizerState:
         from .. import ops as _ops
         self.graph = graph
         self.iterations = _new_variable(graph, np.int64(0), name + "/iterations", False)
-        with graph.as_default():
+        with graph.as_default(), _recorder.plain():
             self.lr = _fw.placeholder("float32", (), name=name + "/learning_rate")
         self.slots = {}
         self._ops = _ops
@@ -335,15 +361,21 @@ def apply_gradients(optimizer, grads_and_vars):
         grads = [None if g is None else ops.cast(_fw.convert_to_tensor(g), v.dtype) for g, v in pairs]
         if all(g is None for g in grads):
             raise ValueError("No gradients provided for any variable: %s" % ", ".join(v.name for _, v in pairs))
-        updates = optimizer._cpp._apply_in_graph([v for _, v in pairs], grads, st.lr, st.iterations,
-                                                 lambda var, name: st.slot(var, name))
-        with _fw.control_dependencies([u.op if hasattr(u, "op") else u for u in updates]):
-            step = ops.assign_add(st.iterations, np.int64(1))
+        variables = [v for _, v in pairs]
+
+        def build():
+            updates = optimizer._cpp._apply_in_graph(variables, grads, st.lr, st.iterations,
+                                                     lambda var, name: st.slot(var, name))
+            with _fw.control_dependencies([u.op if hasattr(u, "op") else u for u in updates]), _recorder.plain():
+                return ops.assign_add(st.iterations, np.int64(1))
+        step = _recorder.memo(graph, optimizer, ("apply_gradients", variables, grads), build)
     t = current(graph)
     feed = (st.lr, lambda: np.float32(optimizer._cpp.learning_rate_at(st.next_step())))
     if t is not None:
         t.updates.append(step)
         t.feeds.append(feed)
+    elif _recorder.recording(graph) is not None:
+        _recorder.change_state(graph, [step], {st.lr.name: feed[1]})  # eager: the update runs now
     return step
 
 

@@ -2,7 +2,8 @@
 
 - Calling a layer on data (``layer(np_array)``, ``normalizer(x).numpy()``) runs it: weft builds,
   once per input shape, a one-layer functional model ``Model(Input(shape), layer(Input))`` and
-  predicts with it. That model shares the layer with every other model using it (_shared.py), so
+  predicts with it. Inside an eager tape (weft/_recorder.py) the call applies that model in the
+  step instead and returns a tensor (``call_in_step``). That model shares the layer with every other model using it (_shared.py), so
   the values are those of the model that last changed the layer's weights; a layer no model has
   built yet gets fresh initial weights, as Keras builds a layer at its first call.
 - A built layer's weights are attributes (and ``trainable_weights`` / ``non_trainable_weights``
@@ -38,23 +39,61 @@ class WeightValue(EagerArray):
         return self
 
 
-def call_on_data(layer, data, call):
-    """``layer(data)`` for numpy data: its output as an EagerArray. ``call(layer, symbolic)`` is the
-    symbolic call (Layer.__call__ on a KerasTensor)."""
+def _one_layer_model(layer, shape, call):
+    """The model ``Model(Input(shape), layer(Input))`` that runs ``layer`` on data, once per shape."""
     from .models import Input, Model
-    x = numeric(data, "the input of layer '%s'" % layer.name)
-    if x.ndim == 0:
-        raise ValueError("layer '%s' was called on a scalar; Keras layers take a batch [N, ...]" % layer.name)
-    shape = tuple(x.shape[1:])
     cache = layer.__dict__.setdefault("_eager_models", {})
     model = cache.get(shape)
     if model is None:
         inp = Input(shape=shape)
         model = Model(inp, call(layer, inp), name="%s_eager" % layer.name)
         cache[shape] = model
+    return model
+
+
+def call_on_data(layer, data, call):
+    """``layer(data)`` for numpy data: its output as an EagerArray. ``call(layer, symbolic)`` is the
+    symbolic call (Layer.__call__ on a KerasTensor)."""
+    x = numeric(data, "the input of layer '%s'" % layer.name)
+    if x.ndim == 0:
+        raise ValueError("layer '%s' was called on a scalar; Keras layers take a batch [N, ...]" % layer.name)
+    model = _one_layer_model(layer, tuple(x.shape[1:]), call)
     out = model.predict(x, batch_size=max(len(x), 1), verbose=0)
     # A call with several outputs (an RNN's return_state) gives a list, as Keras.
     return [o.view(EagerArray) for o in out] if isinstance(out, list) else out.view(EagerArray)
+
+
+def call_in_step(layer, data, call, training):
+    """``layer(x)`` inside an eager tape (weft/_recorder.py), x data or a tensor: the output tensor of
+    its one-layer model applied in the step, whose twin holds the layer's weights (the layer's
+    ``trainable_variables`` are then that twin's variables, as TF's layer variables are)."""
+    from .. import framework as _fw
+    from . import _custom_step
+    if isinstance(data, _fw.Tensor):
+        x = data
+        if x.shape is None or len(x.shape) == 0:
+            raise ValueError("layer '%s' was called on %s of shape %s; Keras layers take a batch [N, ...]" % (
+                layer.name, x.name, x.shape))
+    else:
+        arr = numeric(data, "the input of layer '%s'" % layer.name)
+        if arr.ndim == 0:
+            raise ValueError("layer '%s' was called on a scalar; Keras layers take a batch [N, ...]" % layer.name)
+        x = _fw.convert_to_tensor(arr.astype(np.float32) if arr.dtype.kind in "fub" else arr)
+    if x.dtype != _fw.float32 and x.dtype.is_floating:
+        raise ValueError("layer '%s' takes float32 inputs, got %s (%s)" % (layer.name, x.dtype, x.name))
+    model = _one_layer_model(layer, tuple(x.shape[1:]), call)
+    layer.__dict__["_step_model"] = model
+    return _custom_step.call(model, x, training)
+
+
+def _step_variables(layer, trainable):
+    """The layer's variables in an eager step where it was called by itself (call_in_step), or None."""
+    from .. import _recorder
+    from . import _custom_step
+    model = layer.__dict__.get("_step_model")
+    if model is None or not _recorder.eager_twin(model):
+        return None
+    return _custom_step.variables(model, "trainable" if trainable else "non_trainable")
 
 
 def _weight_attribute(layer, attr):
@@ -82,7 +121,11 @@ def _weight_attribute(layer, attr):
 
 
 def _weight_values(layer, trainable):
-    """The layer's weights (trainable or not) as WeightValue arrays, in declaration order."""
+    """The layer's weights (trainable or not) as WeightValue arrays, in declaration order; in an
+    eager step where the layer was called by itself, its variables there."""
+    in_step = _step_variables(layer, trainable)
+    if in_step is not None:
+        return in_step
     return [_weight_attribute(layer, w[0]) for w in layer._weight_specs if bool(w[2]) == trainable]
 
 

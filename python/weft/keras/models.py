@@ -20,7 +20,7 @@ import zipfile
 
 import numpy as np
 
-from .. import _weft
+from .. import _recorder, _weft
 from .. import framework as _fw
 from .. import distribute as _distribute, random as _random
 from ..config._state import defaults as _config
@@ -91,6 +91,8 @@ def _layer_call(layer, inputs, *args, training=None, mask=None, initial_state=No
         raise TypeError("layer '%s' got unexpected call arguments: %s" % (layer.name, ", ".join(sorted(kwargs))))
     if _custom.in_trace(inputs):  # inside a custom layer's call (_custom.py)
         return _custom.apply_in_trace(layer, inputs, training)
+    if _recorder.taping() and not isinstance(inputs, (list, tuple, _weft.keras.KerasTensor)):
+        return _eager.call_in_step(layer, inputs, _layer_call_cpp, training)  # a tensor of the eager step
     if isinstance(inputs, (np.ndarray, np.generic, list, tuple, int, float)) and not _symbolic(inputs):
         return _eager.call_on_data(layer, inputs, _layer_call_cpp)  # layer(x) on data: run it (Keras' eager call)
     return _custom.keep_layers(_layer_call_cpp(layer, inputs), inputs)
@@ -109,6 +111,22 @@ _weft.keras.Layer.__call__ = _layer_call
 def _snake(name):
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
+
+
+def _eager_inputs(inputs, n_inputs):
+    """Data given to a model in an eager step as tensors of the step: one per input, floats (and
+    unsigned or bool data such as uint8 images) as float32, as Keras casts to its inputs' dtype;
+    signed integers (token ids) as they are."""
+    def one(x):
+        if isinstance(x, _fw.Tensor):
+            return x
+        arr = np.asarray(x)
+        if arr.dtype.kind in "fub" and arr.dtype != np.float32:
+            arr = arr.astype(np.float32)
+        return _fw.convert_to_tensor(arr)
+    if isinstance(inputs, (list, tuple)) and n_inputs > 1:
+        return [one(x) for x in inputs]
+    return one(inputs)
 
 class Model:
     """A model from symbolic inputs to an output: ``Model(inputs=x, outputs=y)`` with
@@ -252,6 +270,8 @@ class Model:
         if isinstance(inputs, _fw.Tensor) or (isinstance(inputs, (list, tuple)) and inputs and
                                                all(isinstance(i, _fw.Tensor) for i in inputs)):
             return _custom_step.call(self, inputs, training)  # graph tensors: a custom training step
+        if _recorder.taping():  # data inside an eager tape (weft/_recorder.py): a tensor of the step
+            return _custom_step.call(self, _eager_inputs(inputs, self._io_counts()[0]), training)
         if isinstance(inputs, (list, tuple)) and self._io_counts()[0] > 1:  # one array per input
             inputs = list(inputs)
         else:

@@ -59,9 +59,10 @@ def enable_v2_behavior():
 
 
 def enable_eager_execution(config=None, device_policy=None, execution_mode=None):
-    """weft has no eager mode: build the graph and run it in a Session (raises NotImplementedError)."""
-    raise NotImplementedError("weft has no eager execution: build a graph and run it with weft.Session "
-                              "(or train with weft.keras)")
+    """TF1's switch to eager execution: weft has none to switch on (raises NotImplementedError). TF2
+    programs get eager steps from GradientTape (weft/_recorder.py); TF1 programs build graphs."""
+    raise NotImplementedError("weft has no eager execution to enable: build a graph and run it with weft.Session "
+                              "(or train with weft.keras; a TF2 custom loop runs as eager steps from GradientTape)")
 
 
 def executing_eagerly():
