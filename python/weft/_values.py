@@ -62,8 +62,21 @@ def value(tensor):
         state = _per_graph[graph] = {"session": Session(graph), "values": {}}
     key = tensor.name
     if key not in state["values"]:
-        state["values"][key] = np.asarray(state["session"].run(tensor))
+        # Every random draw among the inputs is fed its remembered value (drawn once, on its own),
+        # so that tensors computed from one draw agree, as eager tensors do: y = x * 3 + noise
+        # reads the same x that x.numpy() gives, whichever is asked first.
+        feeds = {}
+        for op in _fw.ancestor_ops([tensor.op]):
+            if op.name != tensor.op.name and _is_random(op):
+                for out in op.outputs:
+                    feeds[out] = value(out)
+        state["values"][key] = np.asarray(state["session"].run(tensor, feed_dict=feeds or None))
     return state["values"][key]
+
+
+def _is_random(op):
+    """True for an op that draws random numbers (a new draw at every run)."""
+    return "Random" in op.type or op.type in ("TruncatedNormal", "Dropout", "Multinomial")
 
 
 def _numpy(self):

@@ -102,3 +102,16 @@ def test_gradient_tape_differentiates_a_keras_model_called_on_data():
     dk, db = tape.gradient(loss, model.trainable_variables)
     np.testing.assert_allclose(dk.numpy(), [[2.0], [3.0]], rtol=1e-6)
     np.testing.assert_allclose(db.numpy(), [1.0], rtol=1e-6)
+
+
+def test_tensors_from_one_random_draw_agree_whichever_is_read_first():
+    # As eager TF: x is drawn once, and y = 3x + 2 is computed from that draw (TF's "Basic
+    # training loops" guide builds its data this way).
+    x = tf.random.normal([1000])
+    noise = tf.random.uniform([1000])
+    y = x * 3.0 + 2.0 + noise
+    y_first = y.numpy()
+    np.testing.assert_allclose(y_first, x.numpy() * 3.0 + 2.0 + noise.numpy(), rtol=1e-6, atol=1e-6)
+    a = tf.random.uniform([50])
+    b = a * 2.0
+    np.testing.assert_allclose(a.numpy() * 2.0, b.numpy(), rtol=1e-6)
