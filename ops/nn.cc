@@ -313,6 +313,11 @@ std::vector<Output> SoftplusGrad(const Scope& s, const Node& op, const std::vect
   return {s.Op("SoftplusGrad", {dy[0], op.input(0)})};
 }
 
+// y = gelu(x):  dx = GeluGrad(dy, x) = dy * gelu'(x) (same `approximate`).
+std::vector<Output> GeluGradFn(const Scope& s, const Node& op, const std::vector<Output>& dy) {
+  return {s.Op("GeluGrad", {dy[0], op.input(0)}, {{"approximate", op.attr<bool>("approximate")}})};
+}
+
 // Second derivatives. z = G(g, a) is linear in g, so dg = G(dz, a); the other input's gradient:
 //   ReluGrad / Relu6Grad / LeakyReluGrad: piecewise constant in x -> none.
 std::vector<Output> ReluGradGrad(const Scope& s, const Node& op, const std::vector<Output>& dy) {
@@ -347,9 +352,39 @@ std::vector<Output> EluGradGrad(const Scope& s, const Node& op, const std::vecto
           ops::Select(s, ops::Greater(s, y, zero), zero, ops::Mul(s, dy[0], g))};
 }
 
-// The softmax Jacobian-vector product: y = softmax(x) gives dx = (dy - sum(dy * y, -1)) * y.
-Output SoftmaxBackward(const Scope& s, Output y, Output dy) {
-  return ops::Mul(s, ops::Sub(s, dy, ops::Sum(s, ops::Mul(s, dy, y), {-1}, true)), y);
+//   z = g * gelu'(x):  dg = GeluGrad(dz, x),  dx = dz * g * gelu''(x), where
+//   exact:       gelu''(x) = phi(x) * (2 - x^2), phi the standard normal density;
+//   approximate: with u = k (1 + 3 c x^2), t = tanh(k (x + c x^3)) (k = sqrt(2 / pi), c = 0.044715),
+//                gelu''(x) = (1 - t^2) * (u - x t u^2 + 3 c k x^2).
+std::vector<Output> GeluGradGrad(const Scope& s, const Node& op, const std::vector<Output>& dy) {
+  const Output g = op.input(0), x = op.input(1);
+  const bool approximate = op.attr<bool>("approximate");
+  auto c = [&](double v) { return ops::ScalarLike(s, x.dtype(), v); };
+  const Output x2 = ops::Mul(s, x, x);
+  Output second;
+  if (!approximate) {
+    const Output phi = ops::Mul(s, c(0.39894228040143267794), ops::Exp(s, ops::Mul(s, c(-0.5), x2)));
+    second = ops::Mul(s, phi, ops::Sub(s, c(2.0), x2));
+  } else {
+    const double k = 0.79788456080286535588, cc = 0.044715;
+    const Output u = ops::Mul(s, c(k), ops::Add(s, c(1.0), ops::Mul(s, c(3 * cc), x2)));
+    const Output t = ops::Tanh(s, ops::Mul(s, c(k), ops::Add(s, x, ops::Mul(s, c(cc), ops::Mul(s, x2, x)))));
+    const Output sech2 = ops::Sub(s, c(1.0), ops::Mul(s, t, t));
+    const Output inner = ops::Add(s, ops::Sub(s, u, ops::Mul(s, ops::Mul(s, x, t), ops::Mul(s, u, u))),
+                                  ops::Mul(s, c(3 * cc * k), x2));
+    second = ops::Mul(s, sech2, inner);
+  }
+  return {s.Op("GeluGrad", {dy[0], x}, {{"approximate", approximate}}), ops::Mul(s, ops::Mul(s, dy[0], g), second)};
+}
+
+// The softmax Jacobian-vector product: y = softmax(x) gives dx = (dy - sum(dy * y, -1)) * y, one
+// SoftmaxGrad op (four elementwise and reduction passes otherwise).
+Output SoftmaxBackward(const Scope& s, Output y, Output dy) { return s.Op("SoftmaxGrad", {y, dy}); }
+//   z = (g - sum(g * y)) * y:  dg = SoftmaxGrad(y, dz),  dy = dz * (g - sum(g * y)) - g * sum(dz * y).
+std::vector<Output> SoftmaxGradGrad(const Scope& s, const Node& op, const std::vector<Output>& dy) {
+  const Output y = op.input(0), g = op.input(1), dz = dy[0];
+  const Output gy = ops::Sum(s, ops::Mul(s, g, y), {-1}, true), zy = ops::Sum(s, ops::Mul(s, dz, y), {-1}, true);
+  return {ops::Sub(s, ops::Mul(s, dz, ops::Sub(s, g, gy)), ops::Mul(s, g, zy)), s.Op("SoftmaxGrad", {y, dz})};
 }
 std::vector<Output> SoftmaxGrad(const Scope& s, const Node& op, const std::vector<Output>& dy) {
   return {SoftmaxBackward(s, Out(op, 0), dy[0])};
@@ -530,6 +565,15 @@ void RegisterNnOps(OpRegistry& r) {
     r.Register(a.name).Input("x", "T").Output("y", "T").TypeAttr("T", kFloats)
         .Shape(UnchangedShape).Grad(a.grad).Doc(a.doc);
   }
+  r.Register("Gelu").Input("x", "T").Output("y", "T").TypeAttr("T", kFloats).Attr("approximate", false)
+      .Shape(UnchangedShape).Grad(GeluGradFn)
+      .Doc("x * Phi(x), elementwise (Keras' gelu): exact 0.5 x (1 + erf(x / sqrt 2)), or with approximate the "
+           "tanh form 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))). One op in place of the five elementwise "
+           "ops (and their gradients) the formula takes.");
+  r.Register("GeluGrad").Input("gradients", "T").Input("features", "T").Output("backprops", "T")
+      .TypeAttr("T", kFloats).Attr("approximate", false)
+      .Shape(SameShapeBinary).Grad(GeluGradGrad)
+      .Doc("Gradient of Gelu from its input: gradients * gelu'(features) (exact: Phi(x) + x phi(x)).");
   r.Register("LeakyRelu").Input("x", "T").Output("y", "T").TypeAttr("T", kFloats)
       .Attr("alpha", AttrValue(0.2))
       .Shape(UnchangedShape).Grad(LeakyReluGrad)
@@ -575,6 +619,10 @@ void RegisterNnOps(OpRegistry& r) {
   r.Register("Softmax").Input("logits", "T").Output("softmax", "T").TypeAttr("T", kFloats)
       .Shape(SoftmaxShape).Grad(SoftmaxGrad)
       .Doc("exp(x) / sum(exp(x)) over the last axis (shifted by the row max for stability).");
+  r.Register("SoftmaxGrad").Input("softmax", "T").Input("grad_softmax", "T").Output("backprops", "T")
+      .TypeAttr("T", kFloats).Shape(SameShapeBinary).Grad(SoftmaxGradGrad)
+      .Doc("Gradient of Softmax from its output: (grad_softmax - sum(grad_softmax * softmax, -1)) * softmax over "
+           "the last axis.");
   r.Register("LogSoftmax").Input("logits", "T").Output("logsoftmax", "T").TypeAttr("T", kFloats)
       .Shape(SoftmaxShape).Grad(LogSoftmaxGrad)
       .Doc("x - log(sum(exp(x))) over the last axis (shifted by the row max for stability).");
@@ -751,6 +799,7 @@ Output Elu(const Scope& s, Output x) { return s.Op("Elu", {x}); }
 Output Sigmoid(const Scope& s, Output x) { return s.Op("Sigmoid", {x}); }
 Output Tanh(const Scope& s, Output x) { return s.Op("Tanh", {x}); }
 Output Softplus(const Scope& s, Output x) { return s.Op("Softplus", {x}); }
+Output Gelu(const Scope& s, Output x, bool approximate) { return s.Op("Gelu", {x}, {{"approximate", approximate}}); }
 Output Softmax(const Scope& s, Output logits) { return s.Op("Softmax", {logits}); }
 Output LogSoftmax(const Scope& s, Output logits) { return s.Op("LogSoftmax", {logits}); }
 static std::vector<Output> AllOutputs(Node* n) {

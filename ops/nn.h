@@ -13,6 +13,8 @@ Output Elu(const Scope& s, Output x);
 Output Sigmoid(const Scope& s, Output x);
 Output Tanh(const Scope& s, Output x);
 Output Softplus(const Scope& s, Output x);
+// x * Phi(x) (Keras' gelu; approximate: the tanh form).
+Output Gelu(const Scope& s, Output x, bool approximate = false);
 Output Softmax(const Scope& s, Output logits);     // over the last axis
 Output LogSoftmax(const Scope& s, Output logits);  // over the last axis
 // Returns {loss [batch], backprop [batch, classes]}.

@@ -33,12 +33,8 @@ const std::map<std::string, ActivationFn>& Activations() {
                                      ops::Sub(s, ops::Elu(s, x), r));
          return ops::Mul(s, Scalar(s, x, 1.0507009873554804934193349852946), ops::Add(s, r, neg));
        }},
-      // Exact GELU (Keras' default approximate=False): x/2 * (1 + erf(x / sqrt(2)))
-      {"gelu",
-       [](const Scope& s, Output x) {
-         const Output e = ops::Erf(s, ops::Mul(s, x, Scalar(s, x, 0.70710678118654752440)));
-         return ops::Mul(s, ops::Mul(s, x, Scalar(s, x, 0.5)), ops::Add(s, Scalar(s, x, 1.0), e));
-       }},
+      // Exact GELU (Keras' default approximate=False): x/2 * (1 + erf(x / sqrt(2))), one op.
+      {"gelu", [](const Scope& s, Output x) { return ops::Gelu(s, x, /*approximate=*/false); }},
       {"sigmoid", [](const Scope& s, Output x) { return ops::Sigmoid(s, x); }},
       // Keras 3: relu6(x + 3) / 6
       {"hard_sigmoid",

@@ -243,9 +243,7 @@ def gelu(features, approximate=False, name=None):
     """x * Phi(x): exact 0.5 x (1 + erf(x / sqrt 2)), or with approximate=True the tanh form
     0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))."""
     x = convert_to_tensor(features)
-    if approximate:
-        return 0.5 * x * (1.0 + _o.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
-    return 0.5 * x * (1.0 + erf(x * 0.7071067811865476))
+    return raw_ops.Gelu(x, approximate=bool(approximate), name=name)
 
 
 def embedding_lookup(params, ids, max_norm=None, name=None):

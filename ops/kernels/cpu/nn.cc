@@ -156,6 +156,61 @@ struct SoftplusGradFn : NoAttrs {  // (dy, x): dy * sigmoid(x)
   template <typename X> auto operator()(const X& dy, const X& x) const { return dy * x.sigmoid(); }
 };
 
+// Gelu and GeluGrad: the exact (erf) and the tanh form are different expressions, chosen by the
+// node's `approximate`.
+constexpr double kSqrtHalf = 0.70710678118654752440, kSqrt2OverPi = 0.79788456080286535588,
+                 kInvSqrt2Pi = 0.39894228040143267794, kGeluC = 0.044715;
+template <typename T>
+class GeluOp : public OpKernel {
+ public:
+  explicit GeluOp(const Node& node) : OpKernel(node), approximate_(node.attr<bool>("approximate")) {}
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    auto X = x.flat<T>();
+    Tensor* y = ForwardInputOrAllocate(ctx, {0}, 0, x.shape());
+    if (x.num_elements() == 0) return;
+    auto Y = y->flat<T>();
+    const auto& dev = ctx->eigen_device();
+    if (approximate_) {
+      Y.device(dev) = T(0.5) * X * (T(1) + (T(kSqrt2OverPi) * (X + T(kGeluC) * X * X * X)).tanh());
+    } else {
+      Y.device(dev) = T(0.5) * X * (T(1) + (X * T(kSqrtHalf)).erf());
+    }
+  }
+
+ private:
+  bool approximate_;
+};
+// (dy, x): dy * gelu'(x); exact: Phi(x) + x phi(x); tanh form: 0.5 (1 + t) + 0.5 x (1 - t^2) u
+// with t = tanh(k (x + c x^3)), u = k (1 + 3 c x^2).
+template <typename T>
+class GeluGradOp : public OpKernel {
+ public:
+  explicit GeluGradOp(const Node& node) : OpKernel(node), approximate_(node.attr<bool>("approximate")) {}
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& dy = ctx->input(0);
+    const Tensor& x = ctx->input(1);
+    WEFT_REQUIRE(dy.shape() == x.shape(), "inputs must have one shape, got {} and {}", dy.shape().ToString(),
+                 x.shape().ToString());
+    auto D = dy.flat<T>();
+    auto X = x.flat<T>();
+    Tensor* out = ForwardInputOrAllocate(ctx, {0, 1}, 0, x.shape());
+    if (x.num_elements() == 0) return;
+    auto O = out->flat<T>();
+    const auto& dev = ctx->eigen_device();
+    if (approximate_) {
+      auto t = (T(kSqrt2OverPi) * (X + T(kGeluC) * X * X * X)).tanh();
+      auto u = T(kSqrt2OverPi) * (T(1) + T(3 * kGeluC) * X * X);
+      O.device(dev) = D * (T(0.5) * (T(1) + t) + T(0.5) * X * (T(1) - t * t) * u);
+    } else {
+      O.device(dev) = D * (T(0.5) * (T(1) + (X * T(kSqrtHalf)).erf()) + X * T(kInvSqrt2Pi) * (T(-0.5) * X * X).exp());
+    }
+  }
+
+ private:
+  bool approximate_;
+};
+
 template <typename T> using ReluOp = UnaryKernel<T, ReluFn>;
 template <typename T> using Relu6Op = UnaryKernel<T, Relu6Fn>;
 template <typename T> using LeakyReluOp = UnaryKernel<T, LeakyReluFn>;
@@ -261,6 +316,30 @@ class SoftmaxKernel : public OpKernel {
     });
   }
 };
+// dx = (dy - sum(dy * y)) * y over the last axis: softmax's Jacobian-vector product, one pass.
+template <typename T>
+class SoftmaxGradOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& y = ctx->input(0);
+    const Tensor& dy = ctx->input(1);
+    WEFT_REQUIRE(y.shape() == dy.shape(), "softmax {} and its gradient {} must have one shape", y.shape().ToString(),
+                 dy.shape().ToString());
+    WEFT_REQUIRE(y.rank() >= 1, "softmax must have rank at least 1, got shape {}", y.shape().ToString());
+    Tensor* dx = ForwardInputOrAllocate(ctx, {1}, 0, y.shape());  // row r reads dy's row r before writing it
+    const int64_t C = y.dim(y.rank() - 1);
+    if (y.num_elements() == 0) return;
+    const T* yp = y.data<T>();
+    const T* dp = dy.data<T>();
+    T* out = dx->data<T>();
+    ForEachRow(ctx, y.num_elements() / C, C, [&](int64_t r) {
+      ConstRowArray<T> yr(yp + r * C, C), dr(dp + r * C, C);
+      const T s = (dr * yr).sum();
+      RowArray<T>(out + r * C, C) = (dr - s) * yr;
+    });
+  }
+};
 template <typename T> using SoftmaxOp = SoftmaxKernel<T, false>;
 template <typename T> using LogSoftmaxOp = SoftmaxKernel<T, true>;
 
@@ -345,6 +424,8 @@ void RegisterNnKernels(KernelRegistry& r) {
   RegisterTyped<SigmoidOp, float, double>(r, "Sigmoid");
   RegisterTyped<TanhOp, float, double>(r, "Tanh");
   RegisterTyped<SoftplusOp, float, double>(r, "Softplus");
+  RegisterTyped<GeluOp, float, double>(r, "Gelu");
+  RegisterTyped<GeluGradOp, float, double>(r, "GeluGrad");
   RegisterTyped<ReluGradOp, float, double>(r, "ReluGrad");
   RegisterTyped<Relu6GradOp, float, double>(r, "Relu6Grad");
   RegisterTyped<LeakyReluGradOp, float, double>(r, "LeakyReluGrad");
@@ -355,6 +436,7 @@ void RegisterNnKernels(KernelRegistry& r) {
   RegisterTyped<BiasAddOp, float, double>(r, "BiasAdd");
   RegisterTyped<BiasAddGradOp, float, double>(r, "BiasAddGrad");
   RegisterTyped<SoftmaxOp, float, double>(r, "Softmax");
+  RegisterTyped<SoftmaxGradOp, float, double>(r, "SoftmaxGrad");
   RegisterTyped<LogSoftmaxOp, float, double>(r, "LogSoftmax");
   RegisterTyped<SoftmaxCrossEntropyWithLogitsOp, float, double>(r, "SoftmaxCrossEntropyWithLogits");
   RegisterTyped<SparseSoftmaxCrossEntropyWithLogitsOp, float, double>(r, "SparseSoftmaxCrossEntropyWithLogits");

@@ -27,9 +27,11 @@ struct Dims4 {
 void CheckLaunch(const char* kernel);
 
 enum class BinaryKind { kAdd, kSub, kMul, kDiv, kPow, kMaximum, kMinimum, kSquaredDifference };
-enum class UnaryKind { kNeg, kAbs, kSquare, kSqrt, kRsqrt, kExp, kLog, kReciprocal, kRelu, kSigmoid, kTanh, kErf };
-// dy * f'(...): ReluGrad(dy, y), SigmoidGrad(y, dy), TanhGrad(y, dy) as the CPU ops take them.
-enum class ActivationGradKind { kReluGrad, kSigmoidGrad, kTanhGrad };
+// kGelu / kGeluTanh: Gelu exact / approximate.
+enum class UnaryKind { kNeg, kAbs, kSquare, kSqrt, kRsqrt, kExp, kLog, kReciprocal, kRelu, kSigmoid, kTanh, kErf, kGelu, kGeluTanh };
+// dy * f'(...): ReluGrad(dy, y), SigmoidGrad(y, dy), TanhGrad(y, dy), GeluGrad(dy, x) (exact /
+// approximate) as the CPU ops take them.
+enum class ActivationGradKind { kReluGrad, kSigmoidGrad, kTanhGrad, kGeluGrad, kGeluTanhGrad };
 enum class ReduceKind { kSum, kMean, kMax, kMin };
 // Binary ops with a bool result; kLogicalAnd / kLogicalOr take bool inputs.
 enum class CompareKind { kEqual, kNotEqual, kLess, kLessEqual, kGreater, kGreaterEqual, kLogicalAnd, kLogicalOr };
@@ -84,6 +86,9 @@ void LaunchSparseSoftmaxXent(const T* logits, const Index* labels, T* loss, T* b
 // Row-wise softmax of [rows, cols].
 template <typename T>
 void LaunchSoftmax(const T* logits, T* y, int64_t rows, int64_t cols, cudaStream_t stream);
+// dx = (dy - sum(dy * y)) * y per row of [rows, cols] (SoftmaxGrad).
+template <typename T>
+void LaunchSoftmaxGrad(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols, cudaStream_t stream);
 // FusedBatchNorm over x viewed as [M, C] (channels last), the CPU kernel's formulas
 // (ops/kernels/cpu/batchnorm.cc). Training: mean and biased var of the batch are written to
 // mean/var; inference: mean_in/var_in are copied there. `scratch` holds 2*C values.

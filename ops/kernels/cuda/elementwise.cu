@@ -100,6 +100,9 @@ __device__ T Apply(UnaryKind k, T x) {
     case UnaryKind::kSigmoid: return T(1) / (T(1) + exp(-x));
     case UnaryKind::kTanh: return tanh(x);
     case UnaryKind::kErf: return erf(x);
+    case UnaryKind::kGelu: return T(0.5) * x * (T(1) + erf(x * T(0.70710678118654752440)));
+    case UnaryKind::kGeluTanh:
+      return T(0.5) * x * (T(1) + tanh(T(0.79788456080286535588) * (x + T(0.044715) * x * x * x)));
   }
   return x;
 }
@@ -116,6 +119,19 @@ __global__ void ActivationGradKernel(ActivationGradKind kind, const T* a, const 
       case ActivationGradKind::kReluGrad: out[i] = b[i] > T(0) ? a[i] : T(0); break;        // (dy, x)
       case ActivationGradKind::kSigmoidGrad: out[i] = b[i] * a[i] * (T(1) - a[i]); break;  // (y, dy)
       case ActivationGradKind::kTanhGrad: out[i] = b[i] * (T(1) - a[i] * a[i]); break;     // (y, dy)
+      case ActivationGradKind::kGeluGrad: {  // (dy, x): dy * (Phi(x) + x phi(x))
+        const T x = b[i];
+        out[i] = a[i] * (T(0.5) * (T(1) + erf(x * T(0.70710678118654752440))) +
+                         x * T(0.39894228040143267794) * exp(T(-0.5) * x * x));
+        break;
+      }
+      case ActivationGradKind::kGeluTanhGrad: {  // (dy, x), the tanh form's derivative
+        const T x = b[i];
+        const T t = tanh(T(0.79788456080286535588) * (x + T(0.044715) * x * x * x));
+        const T u = T(0.79788456080286535588) * (T(1) + T(3 * 0.044715) * x * x);
+        out[i] = a[i] * (T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * u);
+        break;
+      }
     }
   }
 }

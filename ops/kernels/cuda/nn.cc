@@ -1,5 +1,5 @@
 // GPU kernels of the nn ops (ops/nn.cc; the CPU ones are in ops/kernels/cpu/nn.cc): the
-// activations Relu, Sigmoid, Tanh and their gradient ops, BiasAdd and BiasAddGrad, Softmax and the
+// activations Relu, Sigmoid, Tanh, Gelu and their gradient ops, BiasAdd and BiasAddGrad, Softmax and the
 // softmax cross-entropy losses (elementwise.cu, reduce.cu). RegisterCudaNnKernels registers the
 // whole family: convolutions (conv.cc), pooling (pool.cc) and batch norm (batchnorm.cc) too.
 //
@@ -25,6 +25,40 @@ struct ActivationGrad {
       LaunchActivationGrad<T>(kKind, a.data<T>(), b.data<T>(), out->data<T>(), a.num_elements(), gpu->compute_stream());
     }
   };
+};
+
+// Gelu and GeluGrad: the exact or the tanh form, by the node's `approximate`.
+template <typename T>
+class GeluOp : public OpKernel {
+ public:
+  explicit GeluOp(const Node& node) : OpKernel(node), approximate_(node.attr<bool>("approximate")) {}
+  void Compute(OpKernelContext* ctx) override {
+    GpuContext* gpu = GpuOf(ctx);
+    const Tensor x = OnDevice(gpu, ctx->input(0));
+    Tensor* y = ctx->allocate_output(0, x.shape());
+    LaunchUnary<T>(approximate_ ? UnaryKind::kGeluTanh : UnaryKind::kGelu, x.data<T>(), y->data<T>(),
+                   x.num_elements(), gpu->compute_stream());
+  }
+
+ private:
+  bool approximate_;
+};
+template <typename T>
+class GeluGradOp : public OpKernel {
+ public:
+  explicit GeluGradOp(const Node& node) : OpKernel(node), approximate_(node.attr<bool>("approximate")) {}
+  void Compute(OpKernelContext* ctx) override {
+    GpuContext* gpu = GpuOf(ctx);
+    const Tensor dy = OnDevice(gpu, ctx->input(0)), x = OnDevice(gpu, ctx->input(1));
+    WEFT_REQUIRE(dy.shape() == x.shape(), "inputs must have one shape, got {} and {}", dy.shape().ToString(),
+                 x.shape().ToString());
+    Tensor* out = ctx->allocate_output(0, x.shape());
+    LaunchActivationGrad<T>(approximate_ ? ActivationGradKind::kGeluTanhGrad : ActivationGradKind::kGeluGrad,
+                            dy.data<T>(), x.data<T>(), out->data<T>(), x.num_elements(), gpu->compute_stream());
+  }
+
+ private:
+  bool approximate_;
 };
 
 template <typename T>
@@ -77,6 +111,22 @@ class SoftmaxOp : public OpKernel {
 };
 
 template <typename T>
+class SoftmaxGradOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    GpuContext* gpu = GpuOf(ctx);
+    const Tensor y = OnDevice(gpu, ctx->input(0)), dy = OnDevice(gpu, ctx->input(1));
+    WEFT_REQUIRE(y.shape() == dy.shape(), "{}: softmax {} and its gradient {} must have one shape", ctx->node().Describe(),
+                 y.shape().ToString(), dy.shape().ToString());
+    int64_t rows, cols;
+    RowsCols(ctx, y, &rows, &cols);
+    Tensor* dx = ctx->allocate_output(0, y.shape());
+    LaunchSoftmaxGrad<T>(y.data<T>(), dy.data<T>(), dx->data<T>(), rows, cols, gpu->compute_stream());
+  }
+};
+
+template <typename T>
 class SoftmaxXentOp : public OpKernel {
  public:
   using OpKernel::OpKernel;
@@ -125,9 +175,12 @@ void RegisterCudaNnKernels(KernelRegistry& r) {
   RegisterFloats<ActivationGrad<ActivationGradKind::kReluGrad>::Op>(r, "ReluGrad");
   RegisterFloats<ActivationGrad<ActivationGradKind::kSigmoidGrad>::Op>(r, "SigmoidGrad");
   RegisterFloats<ActivationGrad<ActivationGradKind::kTanhGrad>::Op>(r, "TanhGrad");
+  RegisterFloats<GeluOp>(r, "Gelu");
+  RegisterFloats<GeluGradOp>(r, "GeluGrad");
   RegisterFloats<BiasAddOp>(r, "BiasAdd");
   RegisterFloats<BiasAddGradOp>(r, "BiasAddGrad");
   RegisterFloats<SoftmaxOp>(r, "Softmax");
+  RegisterFloats<SoftmaxGradOp>(r, "SoftmaxGrad");
   RegisterFloats<SoftmaxXentOp>(r, "SoftmaxCrossEntropyWithLogits");
   RegisterFloats<SparseSoftmaxXentOp>(r, "SparseSoftmaxCrossEntropyWithLogits");
   RegisterCudaConvKernels(r);

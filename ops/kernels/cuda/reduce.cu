@@ -119,6 +119,19 @@ __global__ void SoftmaxKernel(const T* logits, T* y, int64_t rows, int64_t cols)
   }
 }
 
+// dx = (dy - sum(dy * y)) * y per row (SoftmaxGrad).
+template <typename T>
+__global__ void SoftmaxGradKernel(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols) {
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T* yr = y + r * cols;
+    const T* dr = dy + r * cols;
+    T s = 0;
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) s += dr[c] * yr[c];
+    s = BlockCombine(ReduceKind::kSum, s);
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) dx[r * cols + c] = (dr[c] - s) * yr[c];
+  }
+}
+
 // loss = sum_c labels * (log(sum) - (z - m)), backprop = exp(z - m) / sum - labels
 template <typename T>
 __global__ void SoftmaxXentKernel(const T* logits, const T* labels, T* loss, T* backprop, int64_t rows, int64_t cols) {
@@ -263,6 +276,13 @@ void LaunchSoftmax(const T* logits, T* y, int64_t rows, int64_t cols, cudaStream
 }
 
 template <typename T>
+void LaunchSoftmaxGrad(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols, cudaStream_t stream) {
+  if (rows == 0 || cols == 0) return;
+  SoftmaxGradKernel<T><<<Blocks(rows), kReduceThreads, 0, stream>>>(y, dy, dx, rows, cols);
+  CheckLaunch("softmax gradient");
+}
+
+template <typename T>
 void LaunchSoftmaxXent(const T* logits, const T* labels, T* loss, T* backprop, int64_t rows, int64_t cols,
                        cudaStream_t stream) {
   if (rows == 0 || cols == 0) return;
@@ -371,6 +391,7 @@ WEFT_INSTANTIATE_COLLECTIVE(int64_t)
                                        T*, T*, T*, T*, int64_t, int64_t, T, bool, cudaStream_t);                    \
   template void LaunchReduce<T>(ReduceKind, const T*, T*, const ReduceIndexer&, T*, cudaStream_t);                   \
   template void LaunchSoftmax<T>(const T*, T*, int64_t, int64_t, cudaStream_t);                                      \
+  template void LaunchSoftmaxGrad<T>(const T*, const T*, T*, int64_t, int64_t, cudaStream_t);                        \
   template void LaunchSoftmaxXent<T>(const T*, const T*, T*, T*, int64_t, int64_t, cudaStream_t);                    \
   template void LaunchSparseSoftmaxXent<T, int32_t>(const T*, const int32_t*, T*, T*, int64_t, int64_t, int32_t*,    \
                                                     cudaStream_t);                                                   \
