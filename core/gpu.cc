@@ -18,6 +18,32 @@ struct Loaded {
 };
 
 #if WEFT_CUDA
+// The entry points when the backend is linked into the program rather than loaded: weft-zoo carries
+// libweft's objects and the backend's (zoo/meson.build), and test_cuda links libweft_cuda.so. Weak:
+// null in every other process, which loads the module below.
+extern "C" {
+__attribute__((weak)) const UsableGpus<GpuContext>* weft_cuda_usable();
+__attribute__((weak)) Allocator* weft_cuda_allocator_of(const GpuContext&);
+__attribute__((weak)) void weft_cuda_register_kernels(KernelRegistry&);
+__attribute__((weak)) std::shared_ptr<const Reducer> weft_cuda_new_reducer(GpuContext*);
+__attribute__((weak)) std::shared_ptr<DeviceCopier> weft_cuda_new_copier(const std::vector<std::shared_ptr<GpuContext>>&);
+}
+
+// The linked-in backend, or null.
+const GpuBackend* LinkedBackend() {
+  if (weft_cuda_usable == nullptr || weft_cuda_allocator_of == nullptr || weft_cuda_register_kernels == nullptr ||
+      weft_cuda_new_reducer == nullptr || weft_cuda_new_copier == nullptr) {
+    return nullptr;
+  }
+  auto* b = new GpuBackend{"", &weft_cuda_usable, &weft_cuda_allocator_of, &weft_cuda_register_kernels,
+                           &weft_cuda_new_reducer, &weft_cuda_new_copier};
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&weft_cuda_usable), &info) != 0 && info.dli_fname != nullptr) {
+    b->path = info.dli_fname;
+  }
+  return b;
+}
+
 // How many devices the CUDA driver lists, or 0 and why not. cuInit and cuDeviceGetCount are the
 // driver API's (CUresult 0 is CUDA_SUCCESS); CUDA_VISIBLE_DEVICES applies, as the driver reads it.
 int DriverDeviceCount(std::string* why) {
@@ -94,7 +120,8 @@ const Loaded& Load(bool even_without_gpu) {
     auto* l = new Loaded;
 #if WEFT_CUDA
     std::string why;
-    if (even_without_gpu || DriverDeviceCount(&why) > 0) l->backend = OpenModule(&why);
+    l->backend = LinkedBackend();
+    if (l->backend == nullptr && (even_without_gpu || DriverDeviceCount(&why) > 0)) l->backend = OpenModule(&why);
     if (l->backend == nullptr) {
       l->none.reason = why;
       std::fprintf(stderr, "weft: 0 GPU devices: %s; running on CPU\n", why.c_str());
