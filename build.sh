@@ -206,6 +206,14 @@ case "$mode" in
     .venv-numpy1/bin/python -c 'import numpy, sys; sys.exit(numpy.__version__.startswith("1.") == False)' ||
       { echo "build.sh: .venv-numpy1 does not hold numpy 1.x" >&2; exit 1; }
     PYTHONPATH="$PWD/python:$PWD/$BUILD_DIR/python" .venv-numpy1/bin/python -m pytest -q -rs tests/python
+    # Where a GPU is usable the runs above placed the suites' ops on it (use_gpus is on by default):
+    # run them again with no GPU visible to CUDA, as use_gpus off (docs/cuda.md, "Tests").
+    if [ "$(.venv/bin/python -c 'import weft; print(weft.gpu_info()["count"])')" != 0 ]; then
+      phase "meson test, no GPU"
+      meson test -C "$BUILD_DIR" --no-rebuild --print-errorlogs --num-processes "$JOBS" --setup nogpu
+      phase "pytest, no GPU"
+      CUDA_VISIBLE_DEVICES= .venv/bin/python -m pytest -q tests/python
+    fi
     # The installs: the built tree's wheel in a fresh venv (import from /, weft-zoo on PATH) and a C++
     # program built against `meson install` with pkg-config (tests/install/check.sh).
     phase "install checks"

@@ -2,9 +2,7 @@
 
 #include "ops/kernel.h"
 #include "ops/op_def.h"
-#if defined(WEFT_CUDA)
-#include "ops/kernels/cuda/gpu_kernel.h"
-#endif
+#include "core/gpu_backend.h"
 
 namespace weft {
 
@@ -45,9 +43,8 @@ KernelRegistry& KernelRegistry::Global() {
     RegisterImageKernels(*r);
     RegisterControlKernels(*r);
     RegisterRnnKernels(*r);
-#if defined(WEFT_CUDA)
-    RegisterCudaKernels(*r);  // device type "GPU" (ops/kernels/cuda/)
-#endif
+    // Device type "GPU" (ops/kernels/cuda/), when the CUDA backend is loaded (core/gpu.h).
+    if (const GpuBackend* gpu = LoadGpuBackend()) gpu->register_kernels(*r);
     return r;
   }();
   return *registry;

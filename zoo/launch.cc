@@ -317,6 +317,7 @@ class Launcher {
   }
 
   void ReapAll(bool block) {
+    std::vector<Child*> reaped;
     for (Child& c : children_) {
       if (c.exited || c.pid <= 0) continue;
       int status = 0;
@@ -327,9 +328,13 @@ class Launcher {
       if (r == c.pid) {
         c.exited = true;
         c.status = status;
-        OnExit(c);
+        reaped.push_back(&c);
       }
     }
+    // A task killed by a signal is the cause when others exit in the same round: they fail because
+    // its connections dropped, within milliseconds, and the first failure seen is the one reported.
+    std::stable_partition(reaped.begin(), reaped.end(), [](const Child* c) { return WIFSIGNALED(c->status); });
+    for (Child* c : reaped) OnExit(*c);
   }
 
   void OnExit(Child& c) {
@@ -402,6 +407,9 @@ class Launcher {
         PrintStatus();
       }
     }
+    // The tasks' last statuses (when changed): those of tasks that ended between two prints would
+    // otherwise never show, and the order of a task's exit and the next print is a race.
+    if (o_.status) PrintStatus();
     if (failure_ != nullptr) return failure_->ExitCode();
     if (forwarded_ != 0) return 128 + forwarded_;
     return 0;

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "core/gpu_backend.h"
+
 namespace weft {
 namespace {
 
@@ -178,12 +180,14 @@ const UsableGpus<GpuContext>& Usable() {
 
 }  // namespace
 
-const GpuProbe& ProbeGpus() { return Usable().probe; }
-
-std::vector<std::shared_ptr<GpuContext>> OpenGpus() { return Usable().contexts; }
-
-Allocator* GpuAllocatorOf(const GpuContext& gpu) { return const_cast<GpuContext&>(gpu).allocator(); }
-
-std::string NoGpuMessage() { return "no GPU device: " + ProbeGpus().reason; }
+// The module's entry points (core/gpu.h, GpuBackend); libweft's ProbeGpus / OpenGpus answer with them.
+extern "C" __attribute__((visibility("default"))) const UsableGpus<GpuContext>* weft_cuda_usable() {
+  return &Usable();
+}
+extern "C" __attribute__((visibility("default"))) Allocator* weft_cuda_allocator_of(const GpuContext& gpu) {
+  return const_cast<GpuContext&>(gpu).allocator();
+}
+[[maybe_unused]] static constexpr decltype(GpuBackend::usable) kCheckUsable = &weft_cuda_usable;
+[[maybe_unused]] static constexpr decltype(GpuBackend::allocator_of) kCheckAllocatorOf = &weft_cuda_allocator_of;
 
 }  // namespace weft

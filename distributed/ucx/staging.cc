@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "core/allocator.h"
-#include "core/gpu.h"
+#include "core/gpu_backend.h"
 #include "core/threadpool.h"
 
 namespace weft {
@@ -40,11 +40,9 @@ class HostCopier : public DeviceCopier {
 std::shared_ptr<DeviceCopier> NewHostCopier(ThreadPool* pool) { return std::make_shared<HostCopier>(pool); }
 
 std::shared_ptr<DeviceCopier> SelectDeviceCopier(const std::vector<std::shared_ptr<GpuContext>>& gpus) {
-#if WEFT_CUDA
-  if (!gpus.empty()) return NewCudaCopier(gpus);
-#endif
-  (void)gpus;
-  return nullptr;
+  // GPUs exist only where the CUDA backend is loaded, and its module makes the copier.
+  const GpuBackend* backend = LoadGpuBackend();
+  return gpus.empty() || backend == nullptr ? nullptr : backend->new_copier(gpus);
 }
 
 void ChunkPipeline::Run(ChunkPlan plan, size_t depth, Stage first, Stage second, Done finish) {

@@ -50,15 +50,16 @@ class DeviceCopier {
 // engine), inline otherwise. Bounce buffers come from CpuAllocator().
 std::shared_ptr<DeviceCopier> NewHostCopier(ThreadPool* pool = nullptr);
 
-// The CUDA implementation (CUDA builds only, distributed/ucx/staging_cuda.cc) over the process's
+// The CUDA implementation (distributed/ucx/staging_cuda.cc, in the CUDA backend module
+// libweft_cuda.so, not in libweft_ucx; core/gpu.h) over the process's
 // usable GPUs (at least one): a chunk is copied on the D2H / H2D stream of the GPU that holds the
 // device side, after the work queued on that GPU's compute stream; bounce buffers are pinned
 // (portable: every GPU's copies may use them); `done` runs on the copier's own thread.
 std::shared_ptr<DeviceCopier> NewCudaCopier(std::vector<std::shared_ptr<GpuContext>> gpus);
 
-// The copier a transport of this process should use: the CUDA one when the build has CUDA and
-// `gpus` (OpenGpus(): the usable GPUs) is not empty, nullptr otherwise (no GPU tensors to stage:
-// nothing changes).
+// The copier a transport of this process should use: the CUDA one (made by the CUDA backend
+// module, loaded wherever a GPU is usable) when `gpus` (OpenGpus(): the usable GPUs) is not empty,
+// nullptr otherwise (no GPU tensors to stage: nothing changes).
 std::shared_ptr<DeviceCopier> SelectDeviceCopier(const std::vector<std::shared_ptr<GpuContext>>& gpus);
 
 // `total` bytes in chunks of `chunk` (the last one shorter when `total` is not a multiple).

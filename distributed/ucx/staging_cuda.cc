@@ -1,10 +1,11 @@
 // The CUDA DeviceCopier (distributed/ucx/staging.h): chunk copies on the copy streams of the GPU
 // that holds the device side, into pinned bounce buffers, `done` delivered on the copier's own
-// thread. CUDA builds only.
+// thread. Part of the CUDA backend module (libweft_cuda.so, core/gpu.h), not of libweft_ucx.
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
 #include "core/cuda/gpu_context.h"
+#include "core/gpu_backend.h"
 #include "core/threadpool.h"
 #include "distributed/ucx/staging.h"
 
@@ -109,5 +110,13 @@ std::shared_ptr<DeviceCopier> NewCudaCopier(std::vector<std::shared_ptr<GpuConte
   for (const auto& g : gpus) WEFT_REQUIRE(g != nullptr, "NewCudaCopier: a null GPU context");
   return std::make_shared<CudaCopier>(std::move(gpus));
 }
+
+// The module's entry point (core/gpu.h, GpuBackend): SelectDeviceCopier (staging.cc) takes the
+// copier from it, so libweft_ucx links no CUDA library.
+extern "C" __attribute__((visibility("default"))) std::shared_ptr<DeviceCopier> weft_cuda_new_copier(
+    const std::vector<std::shared_ptr<GpuContext>>& gpus) {
+  return NewCudaCopier(gpus);
+}
+[[maybe_unused]] static constexpr decltype(GpuBackend::new_copier) kCheckNewCopier = &weft_cuda_new_copier;
 
 }  // namespace weft

@@ -17,17 +17,24 @@ echo "== wheel of $build_dir into a fresh venv"
 "$python" -m pip wheel -q --disable-pip-version-check --no-build-isolation --no-deps . -w "$tmp/dist" \
   -Cbuild-dir="$build_dir" "$@"
 wheel=$(echo "$tmp"/dist/weft-*.whl)
-"$python" - "$wheel" <<'PY'
+cuda=no
+[ -e "$build_dir/libweft_cuda.so" ] && cuda=cuda  # built with the CUDA backend (meson option cuda)
+"$python" - "$wheel" "$cuda" <<'PY'
 import sys, zipfile
 names = zipfile.ZipFile(sys.argv[1]).namelist()
 want = {"the package": "weft/__init__.py", "the Keras package": "weft/keras/__init__.py",
         "the extension": "weft/_weft.cpython-", "libweft": "libweft.so",
         "the AVX-512 kernels": "libweft_avx512.so", "weft-zoo": ".data/scripts/weft-zoo"}
+if sys.argv[2] == "cuda":
+    want["the CUDA backend"] = "libweft_cuda.so"
 missing = [f"{what} ({name})" for what, name in want.items() if not any(name in n for n in names)]
-# libweft loads libweft_avx512.so from its own directory (ops/kernels/cpu/cpu_dispatch.h).
-dirs = {lib: {n.rsplit("/", 1)[0] for n in names if n.endswith("/" + lib)} for lib in ("libweft.so", "libweft_avx512.so")}
-if not missing and dirs["libweft.so"] != dirs["libweft_avx512.so"]:
-    missing.append(f"libweft_avx512.so beside libweft.so ({dirs})")
+# libweft loads libweft_avx512.so (ops/kernels/cpu/cpu_dispatch.h) and libweft_cuda.so (core/gpu.h)
+# from its own directory.
+modules = ["libweft_avx512.so"] + (["libweft_cuda.so"] if sys.argv[2] == "cuda" else [])
+dirs = {lib: {n.rsplit("/", 1)[0] for n in names if n.endswith("/" + lib)} for lib in ["libweft.so"] + modules}
+for m in modules:
+    if not missing and dirs["libweft.so"] != dirs[m]:
+        missing.append(f"{m} beside libweft.so ({dirs})")
 extra = [n for n in names if n.endswith((".h", ".pc", "meson.build")) or "__pycache__" in n]
 if missing or extra:
     sys.exit(f"check.sh: wheel {sys.argv[1]}: missing {missing}, unexpected {extra}")

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <string_view>
 
+#include "core/gpu_backend.h"
 #include "tests/ops/op_coverage.h"
 
 namespace {
@@ -29,6 +30,9 @@ bool SelectsCases(std::string_view arg) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The GPU kernels are registered (and compared with the CPU's where a GPU exists) also on a machine
+  // without one: the CUDA backend is loaded whenever it was built (core/gpu.h).
+  weft::LoadGpuBackend(/*even_without_gpu=*/true);
   doctest::Context context(argc, argv);
   const int rc = context.run();
   if (context.shouldExit()) return rc;

@@ -1,6 +1,10 @@
 """GPU placement from Python (docs/cuda.md): weft.device("/device:GPU:0") runs there when a GPU
 exists; without one, soft placement runs it on the CPU and hard placement fails saying why."""
+import json
+import os
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -42,3 +46,33 @@ def test_hard_placement_without_a_gpu_says_why():
     with weft.Session(g, soft_placement=False) as sess:
         with pytest.raises(weft.errors.InvalidArgumentError, match=re.escape("no GPU device: " + info["reason"])):
             sess.run(y)
+
+
+# In a fresh interpreter: `import weft as tf`, a graph's first step, then the CUDA libraries it mapped.
+_MAPPED_AFTER_A_STEP = r"""
+import json
+import numpy as np
+import weft as tf
+g = tf.Graph()
+with g.as_default():
+    y = tf.matmul(tf.constant(np.float32([[1, 2], [3, 4]])), tf.constant(np.float32([[5, 6], [7, 8]])))
+with tf.Session(g) as sess:
+    assert sess.run(y).tolist() == [[19, 22], [43, 50]]
+names = ("libcuda.so", "libcudart", "libcublas", "libcudnn", "libnccl", "libweft_cuda")
+mapped = sorted({l.split()[-1] for l in open("/proc/self/maps") if any(n in l for n in names)})
+print(json.dumps({"count": tf.gpu_info()["count"], "mapped": mapped}))
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="reads /proc/self/maps")
+def test_a_process_without_a_usable_gpu_maps_no_cuda_library():
+    # libweft loads the CUDA backend (libweft_cuda.so, with the CUDA runtime, cuBLAS and cuDNN) only
+    # where the CUDA driver lists a device (docs/cuda.md, "Build").
+    out = json.loads(subprocess.run([sys.executable, "-c", _MAPPED_AFTER_A_STEP], capture_output=True, text=True,
+                                    timeout=120, check=True).stdout.splitlines()[-1])
+    count, mapped = out["count"], out["mapped"]
+    if count == 0 and not any("libweft_cuda" in m for m in mapped):
+        assert mapped == [], mapped
+    else:
+        # A GPU machine (or a driver listing a device): the module is there, beside libweft.
+        assert any(m.endswith("/libweft_cuda.so") for m in mapped), mapped

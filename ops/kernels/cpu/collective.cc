@@ -11,9 +11,7 @@
 #include "graph/graph.h"
 #include "ops/all_ops.h"
 #include "ops/kernel.h"
-#if WEFT_CUDA
-#include "ops/kernels/cuda/gpu_kernel.h"
-#endif
+#include "core/gpu_backend.h"
 
 namespace weft {
 namespace {
@@ -65,10 +63,9 @@ class CollectiveOp : public AsyncOpKernel {
         params_.devices = ParseGroupDevices(node().attr<std::string>("group_devices"), params_.group_size,
                                             params_.rank, ctx->device().device_name, params_.what);
         params_.complete_on_pool = !AllInOneTask(params_.devices);
-#if WEFT_CUDA
-        // On a GPU the merges run as kernels on its compute stream (runtime/collectives/reduce.h).
-        if (ctx->device().gpu != nullptr) params_.reducer = NewCudaReducer(ctx->device().gpu);
-#endif
+        // On a GPU the merges run as kernels on its compute stream (runtime/collectives/reduce.h),
+        // from the CUDA backend, which is loaded wherever a GPU device exists.
+        if (ctx->device().gpu != nullptr) params_.reducer = LoadGpuBackend()->new_reducer(ctx->device().gpu);
       });
       if (params_.group_size == 1) {
         WEFT_REQUIRE(kind_ != Kind::kAllGather || input.rank() >= 1,

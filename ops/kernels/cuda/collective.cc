@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/cuda/cuda_status.h"
+#include "core/gpu_backend.h"
 #include "ops/kernels/cuda/gpu_kernel.h"
 
 namespace weft {
@@ -83,5 +84,12 @@ class CudaReducer : public Reducer {
 }  // namespace
 
 std::shared_ptr<const Reducer> NewCudaReducer(GpuContext* gpu) { return std::make_shared<CudaReducer>(gpu); }
+
+// The module's entry point (core/gpu.h, GpuBackend): the CPU collective kernels, registered for
+// the GPU too (ops/kernels/cpu/collective.cc), take their Reducer from it.
+extern "C" __attribute__((visibility("default"))) std::shared_ptr<const Reducer> weft_cuda_new_reducer(GpuContext* gpu) {
+  return NewCudaReducer(gpu);
+}
+[[maybe_unused]] static constexpr decltype(GpuBackend::new_reducer) kCheckNewReducer = &weft_cuda_new_reducer;
 
 }  // namespace weft

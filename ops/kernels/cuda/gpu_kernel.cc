@@ -1,7 +1,9 @@
 // The host-side helpers of the GPU kernels (ops/kernels/cuda/gpu_kernel.h), and
-// RegisterCudaKernels, which registers every op family's GPU kernels as KernelRegistry::Global()
-// registers the CPU ones (ops/all_ops.cc).
+// RegisterCudaKernels, which registers every op family's GPU kernels into KernelRegistry::Global()
+// beside the CPU ones (ops/all_ops.cc) when the CUDA backend is loaded.
 #include "ops/kernels/cuda/gpu_kernel.h"
+
+#include "core/gpu_backend.h"
 
 namespace weft {
 
@@ -62,5 +64,12 @@ void RegisterCudaKernels(KernelRegistry& r) {
   RegisterCudaOptimizerKernels(r);
   RegisterCudaSendRecvKernels(r);
 }
+
+// The module's entry point (core/gpu.h, GpuBackend): KernelRegistry::Global() calls it when the
+// CUDA backend is loaded (ops/all_ops.cc).
+extern "C" __attribute__((visibility("default"))) void weft_cuda_register_kernels(KernelRegistry& r) {
+  RegisterCudaKernels(r);
+}
+[[maybe_unused]] static constexpr decltype(GpuBackend::register_kernels) kCheckRegister = &weft_cuda_register_kernels;
 
 }  // namespace weft

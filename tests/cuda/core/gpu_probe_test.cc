@@ -7,7 +7,9 @@
 #include <utility>
 
 #include "core/gpu.h"
+#include "core/gpu_backend.h"
 #include "core/status.h"
+#include "ops/kernel.h"
 
 using namespace weft;
 
@@ -75,4 +77,22 @@ TEST_CASE("this process: ProbeGpus and OpenGpus agree, and no usable GPU always 
   } else {
     CHECK(p.reason.empty());
   }
+}
+
+TEST_CASE("the CUDA backend module: loaded by test_cuda's main even without a GPU, with its GPU kernels") {
+  const GpuBackend* b = LoadGpuBackend();
+#if WEFT_CUDA
+  // cuda_main.cc asked for it before anything else (LoadGpuBackend(true)); libweft found it beside
+  // itself and every entry point by name.
+  REQUIRE(b != nullptr);
+  CHECK_MESSAGE(b->path.size() > 16, b->path);
+  CHECK(b->path.substr(b->path.find_last_of('/') + 1) == "libweft_cuda.so");
+  CHECK(b->usable() != nullptr);
+  CHECK(&b->usable()->probe == &ProbeGpus());  // libweft answers with the module's one list
+  CHECK(KernelRegistry::Global().KernelsFor("MatMul").find("GPU") != std::string::npos);
+  CHECK(KernelRegistry::Global().KernelsFor("Conv2D").find("GPU") != std::string::npos);
+#else
+  CHECK(b == nullptr);
+  CHECK(KernelRegistry::Global().KernelsFor("MatMul").find("GPU") == std::string::npos);
+#endif
 }
