@@ -77,6 +77,9 @@ from . import data  # noqa: E402,F401
 from . import config, io, test  # noqa: E402,F401
 from . import saved_model  # noqa: E402,F401
 from .data import TensorSpec  # noqa: E402,F401
+from . import ragged, sparse, strings  # noqa: E402,F401 - host-side ragged / sparse values; no string tensors
+from .ragged import RaggedTensor  # noqa: E402,F401
+from .sparse import SparseTensor  # noqa: E402,F401
 
 bool = bool_  # weft.bool, as tf.bool (shadows the builtin only inside this namespace)
 __version__ = "0.1.0"

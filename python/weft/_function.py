@@ -16,6 +16,7 @@ import weakref
 
 import numpy as np
 
+from . import errors as _errors
 from . import framework as _fw
 
 
@@ -130,7 +131,14 @@ def graph_session(graph):
         entry = _sessions[graph] = [Session(graph), 0]
     names = graph._initializer_names
     if entry[1] < len(names):
-        entry[0].run([graph.get_operation_by_name(n) for n in names[entry[1]:]])
+        inits = [graph.get_operation_by_name(n) for n in names[entry[1]:]]
+        try:
+            entry[0].run(inits)
+        except _errors.FailedPreconditionError:
+            # An initial value that reads another new variable (tf.Variable(a)): one at a time, in
+            # the order they were made, so each reads the value of those before it.
+            for op in inits:
+                entry[0].run(op)
         entry[1] = len(names)
     return entry[0]
 
