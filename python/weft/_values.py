@@ -128,6 +128,12 @@ def _top_level():
     return not (graph_mode[0] or _session_stack or _custom_step._active or _trace._tracing())
 
 
+def executing_eagerly():
+    """``tf.executing_eagerly()``: True at top level, where weft gives tensors their values as TF2
+    runs ops eagerly (_top_level); False in TF1 graph mode, a Session block or a trace."""
+    return _top_level()
+
+
 def assign_at_top_level(tensor):
     """TF2's ``v.assign(x)`` at top level (outside an eager step, which runs its own: _recorder.py)
     runs at once in the graph's own session, where ``v.numpy()`` and tf.function steps read the
@@ -191,10 +197,24 @@ def _repr(self):
     return "<tf.Tensor: shape=%s, dtype=%s, numpy=%s>" % (tuple(v.shape), self.dtype, _numpy_text(v, True))
 
 
+def _bool(self):
+    """``if t:`` of a tensor with a value (as _eager_value: TF2's eager tensors) is the truth of
+    that value (a tensor of one element); elsewhere the graph tensor's TypeError."""
+    v = _eager_value(self)
+    if v is None:
+        return _symbolic_bool(self)
+    return bool(np.asarray(v))
+
+
+_symbolic_bool = None  # the graph tensor's __bool__ (ops.py): a TypeError
+
+
 def _install():
-    global _symbolic_repr
+    global _symbolic_repr, _symbolic_bool
     T = _fw.Tensor
     _symbolic_repr = T.__repr__
+    _symbolic_bool = T.__bool__
+    T.__bool__ = _bool
     T.__repr__ = _repr
     T.__str__ = _str
     T.__iter__ = _iter
