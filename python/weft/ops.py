@@ -183,7 +183,10 @@ def cast(x, dtype, name=None):
 
 def add_n(inputs, name=None):
     """Sum of a list of tensors of one shape (op AddN)."""
-    return raw_ops.AddN(list(inputs), name=name)
+    inputs = list(inputs)
+    if not inputs:
+        raise ValueError("add_n: inputs must be a list of at least one Tensor with the same dtype and shape, got []")
+    return raw_ops.AddN(inputs, name=name)
 
 
 # ---- reductions -------------------------------------------------------------------------------

@@ -43,10 +43,14 @@ def _collect(obj, path, out, seen):
         raise _unsupported(path, obj, "its slots live with the model it trains: save the whole model with "
                            "model.save('x.keras'), or leave the optimizer out of the Checkpoint (it then restarts "
                            "its moments)")
-    elif isinstance(obj, Module) or isinstance(obj, Checkpoint):
+    elif isinstance(obj, Checkpoint):  # every keyword argument must be saveable
         for name, value in sorted(vars(obj).items()):
             if not name.startswith("_"):
-                _collect_value(value, path + "/" + name if path else name, out, seen)
+                (_collect_value if isinstance(value, (list, tuple, dict)) else _collect)(value, name, out, seen)
+    elif isinstance(obj, Module):  # attributes that hold state; other values (numbers, functions) are not
+        for name, value in sorted(vars(obj).items()):
+            if not name.startswith("_"):
+                _collect_value(value, path + "/" + name, out, seen)
     elif hasattr(obj, "__next__"):
         raise _unsupported(path, obj, "dataset iterators have no saved state in weft: leave it out and skip the "
                            "consumed elements (dataset.skip(n)) after restoring")
