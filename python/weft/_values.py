@@ -120,12 +120,15 @@ graph_mode = [False]
 
 
 def _top_level():
-    """True where TensorFlow 2 would run ops at once: outside TF1 graph mode, any ``with
-    Session()`` block, and any trace (weft.function, Keras steps, weft.data functions)."""
+    """True where TensorFlow 2 would run ops at once: outside TF1 graph mode (disable_eager_execution,
+    or a ``with tf.Graph().as_default():`` block of a graph other than the global one, where TF2
+    builds graphs too), any ``with Session()`` block, and any trace (weft.function, Keras steps,
+    weft.data functions)."""
     from .data import _trace
     from .keras import _custom_step
     from .session import _session_stack
-    return not (graph_mode[0] or _session_stack or _custom_step._active or _trace._tracing())
+    own_graph = any(g is not _fw._global_graph[0] for g in _fw._graph_stack)
+    return not (graph_mode[0] or own_graph or _session_stack or _custom_step._active or _trace._tracing())
 
 
 def executing_eagerly():
@@ -156,8 +159,7 @@ def _eager_value(self):
     try:
         if _recorder.owns(self):
             return _recorder.value(self)
-        kind = _needs(self)[0]
-        if kind is None or (kind == "state" and _top_level()):
+        if _top_level() and _needs(self)[0] != "feed":
             return value(self)
     except Exception:  # noqa: BLE001 - a value that cannot be computed prints as the symbolic tensor
         pass

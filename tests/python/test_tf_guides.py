@@ -11,10 +11,10 @@ from weft import _values
 
 @pytest.fixture(autouse=True)
 def fresh_graph():
-    """TF2-style code uses the default graph: a fresh one per test."""
-    g = tf.Graph()
-    with g.as_default():
-        yield g
+    """TF2-style code uses the global default graph (a graph of one's own entered with as_default()
+    is TF1 graph mode, as in TF2): a fresh one per test."""
+    tf.reset_default_graph()
+    yield tf.get_default_graph()
 
 
 # ---- Introduction to tensors --------------------------------------------------------------------
@@ -139,6 +139,12 @@ def test_graph_mode_and_sessions_keep_tf1_semantics():
     finally:
         _values.graph_mode[0] = False
     assert w.numpy() == 3.0
+    with tf.Graph().as_default():       # a graph of one's own: TF2 builds graphs there too
+        assert not tf.executing_eagerly()
+        u = tf.Variable(1.0)
+        u.assign(2.0)
+        assert str(tf.constant(1)).startswith("<weft.Tensor")
+    assert u.numpy() == 1.0
 
 
 # ---- Introduction to graphs and tf.function ------------------------------------------------------
