@@ -158,7 +158,7 @@ def test_function_traces_once_per_signature_of_eager_tensors():
         return x * x + tf.constant(2)
 
     assert f(tf.constant(2)).numpy() == 6
-    assert f(tf.constant(3)).numpy() == 11
+    assert str(f(tf.constant(3))) == "tf.Tensor(11, shape=(), dtype=int32)"   # as the guide prints it
     assert len(traces) == 1            # same dtype and shape: one trace, as in TF
     np.testing.assert_array_equal(f(tf.constant([1, 2])).numpy(), [3, 6])
     assert len(traces) == 2            # a vector is another signature than a scalar
