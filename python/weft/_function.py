@@ -74,26 +74,6 @@ def _eager_array(x):
     return np.asarray(_values.value(x))
 
 
-def _result_class():
-    from .keras._eager import EagerArray
-
-    class FunctionResult(EagerArray):
-        """A traced call's output: a numpy array (``.numpy()``) that prints as TensorFlow prints the
-        eager tensor its function returns (``tf.Tensor(6, shape=(), dtype=int32)``)."""
-
-        def __str__(self):
-            from ._values import _numpy_text
-            v = np.asarray(self)
-            return "tf.Tensor(%s, shape=%s, dtype=%s)" % (_numpy_text(v), v.shape, v.dtype)
-
-        def __repr__(self):
-            from ._values import _numpy_text
-            v = np.asarray(self)
-            return "<tf.Tensor: shape=%s, dtype=%s, numpy=%s>" % (v.shape, v.dtype, _numpy_text(v, True))
-    return FunctionResult
-
-
-FunctionResult = _result_class()
 
 
 class ConcreteFunction:
@@ -175,7 +155,7 @@ class _Trace:
         self.fetch = [o for o in _leaves(self.outputs) if isinstance(o, (_fw.Tensor, _fw.Operation))]
 
     def run(self, args, kw):
-        from .keras import _custom_step
+        from .keras import _custom_step, _eager
         from .session import _session_stack
         if _session_stack and _session_stack[-1].graph is self.graph:
             session = _session_stack[-1]  # the user's session holds the variables (TF1 style)
@@ -192,7 +172,7 @@ class _Trace:
                 return None
             if isinstance(o, _fw.Tensor):
                 v = np.asarray(next(values))
-                return np.array(v).view(FunctionResult)
+                return np.array(v).view(_eager.EagerArray)  # prints as TF's eager tensor
             return o
         return _map(self.outputs, out)
 
