@@ -13,8 +13,11 @@ from weft import _values
 def fresh_graph():
     """TF2-style code uses the global default graph (a graph of one's own entered with as_default()
     is TF1 graph mode, as in TF2): a fresh one per test."""
+    saved = _values.graph_mode[0]
+    _values.graph_mode[0] = False       # an earlier test's tf.disable_eager_execution() (TF1 programs)
     tf.reset_default_graph()
     yield tf.get_default_graph()
+    _values.graph_mode[0] = saved
 
 
 # ---- Introduction to tensors --------------------------------------------------------------------
@@ -232,8 +235,10 @@ def test_checkpoint_of_a_module_and_manager(tmp_path):
     assert names["model/dense_1/w/.ATTRIBUTES/VARIABLE_VALUE"] == [3, 3]
     assert names["model/dense_2/b/.ATTRIBUTES/VARIABLE_VALUE"] == [2]
     other = _Seq()
-    assert not np.allclose(other(x).numpy(), want)
+    assert not np.allclose(other.dense_1.w.numpy(), m.dense_1.w.numpy())   # fresh normal draws
     tf.train.Checkpoint(model=other).restore(path).assert_consumed()
+    for a, b in ((other.dense_1.w, m.dense_1.w), (other.dense_2.w, m.dense_2.w), (other.dense_2.b, m.dense_2.b)):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
     np.testing.assert_allclose(other(x).numpy(), want)
 
     step = tf.Variable(1)
