@@ -145,7 +145,16 @@ def assign_at_top_level(tensor):
     if not _top_level() or _needs(tensor)[0] == "feed":
         return
     from ._function import graph_session
-    got = np.asarray(graph_session(tensor.graph).run(tensor))
+    from .errors import Error
+    try:
+        got = np.asarray(graph_session(tensor.graph).run(tensor))
+    except Error:
+        # A TF1 graph whose variables start from placeholders (initialized by the user's own
+        # Session.run with a feed) has no TF2 top level: the assign waits for Session.run there.
+        inits = [tensor.graph.get_operation_by_name(n) for n in tensor.graph._initializer_names]
+        if any(op.type in _FEEDS for op in _fw.ancestor_ops(inits)):
+            return
+        raise
     # Its value is the variable's value after this run; reading it must not run the assign again.
     _ran_assigns.setdefault(tensor.graph, {})[tensor.name] = got
 
