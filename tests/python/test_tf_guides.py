@@ -132,16 +132,6 @@ def test_graph_mode_and_sessions_keep_tf1_semantics():
         assert sess.run(v) == 1.0
         assert sess.run(up) == 2.0
         assert str(v * 2).startswith("<weft.Tensor")
-    # TF1 code without disable_eager_execution: a variable initialized from a feed; building an
-    # assign at top level must not fail, and the user's Session runs it.
-    p = tf.placeholder(tf.float32, [2])
-    fed = tf.Variable(p)
-    count = tf.Variable(0)
-    bump = count.assign_add(1)
-    with tf.Session() as sess:
-        sess.run(tf.global_variables_initializer(), feed_dict={p: np.ones(2, np.float32)})
-        assert sess.run(bump) == 1 and sess.run(bump) == 2
-        np.testing.assert_array_equal(sess.run(fed), [1., 1.])
     _values.graph_mode[0] = False
     try:
         tf.compat.v1.disable_eager_execution()
@@ -158,6 +148,16 @@ def test_graph_mode_and_sessions_keep_tf1_semantics():
         u.assign(2.0)
         assert str(tf.constant(1)).startswith("<weft.Tensor")
     assert u.numpy() == 1.0
+    # TF1 code without disable_eager_execution: a variable initialized from a feed; building an
+    # assign at top level must not fail, and the user's Session runs it.
+    p = tf.placeholder(tf.float32, [2])
+    fed = tf.Variable(p)
+    count = tf.Variable(0)
+    bump = count.assign_add(1)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer(), feed_dict={p: np.ones(2, np.float32)})
+        assert sess.run(bump) == 1 and sess.run(bump) == 2
+        np.testing.assert_array_equal(sess.run(fed), [1., 1.])
 
 
 # ---- Introduction to graphs and tf.function ------------------------------------------------------
