@@ -391,7 +391,10 @@ void RegisterMathOps(OpRegistry& r) {
       .TypeAttr("T", kAll).Shape(SelectShape).Grad(SelectGrad)
       .Doc("condition ? a : b. a and b have one shape; condition has that shape, is a scalar, or is a "
            "vector choosing whole rows (dim 0) as in TF1. No other broadcasting.");
-  r.Register("Cast").Input("x", "SrcT").Output("y", "DstT").TypeAttr("SrcT", kAll).TypeAttr("DstT", kAll)
+  // float16 is a storage type: Cast is its one kernel (in and out of the computing dtypes).
+  std::vector<DType> cast_types = kAll;
+  cast_types.push_back(DType::kFloat16);
+  r.Register("Cast").Input("x", "SrcT").Output("y", "DstT").TypeAttr("SrcT", cast_types).TypeAttr("DstT", cast_types)
       .Shape(UnchangedShape).Grad(CastGrad)
       .Doc("Converts x to DstT (C++ conversions: float to int truncates, to bool means != 0).");
   r.Register("AddN").InputList("inputs", "T", "N").Output("sum", "T").TypeAttr("T", kNumber)
@@ -425,10 +428,11 @@ void RegisterMathOps(OpRegistry& r) {
       .Attr("axis", AttrValue(std::vector<int64_t>{})).Shape(UnchangedShape).NoGradient().Cheap()
       .Doc("`shape` with the axes in axis (empty: all) set to 1: a reduction's keep_dims shape.");
 
-  r.Register("MatMul").Input("a", "T").Input("b", "T").Output("product", "T").TypeAttr("T", kFloat)
+  // Integer products (TF's int32 / int64 MatMul) wrap around on overflow, as TensorFlow's do.
+  r.Register("MatMul").Input("a", "T").Input("b", "T").Output("product", "T").TypeAttr("T", kSigned)
       .Attr("transpose_a", false).Attr("transpose_b", false).Shape(MatMulShape).Grad(MatMulGradImpl<false>)
       .Doc("Matrix product of two rank-2 tensors, optionally transposing either.");
-  r.Register("BatchMatMul").Input("a", "T").Input("b", "T").Output("product", "T").TypeAttr("T", kFloat)
+  r.Register("BatchMatMul").Input("a", "T").Input("b", "T").Output("product", "T").TypeAttr("T", kSigned)
       .Attr("adj_x", false).Attr("adj_y", false).Shape(BatchMatMulShape).Grad(MatMulGradImpl<true>)
       .Doc("Matrix products over the last two dims of a [..., m, k] and b [..., k, n]; leading dims broadcast; "
            "adj_x / adj_y transpose a / b's last two dims.");

@@ -60,6 +60,7 @@ from .math import (  # noqa: E402,F401  (the tf.math functions TF also exports a
     l2_normalize)
 from .session import Session, InteractiveSession, get_default_session  # noqa: E402,F401
 from . import _values  # noqa: E402,F401 - Tensor.numpy() of tensors computed from constants
+from ._values import executing_eagerly  # noqa: E402,F401
 from ._function import function  # noqa: E402,F401
 from .control_flow_ops import cond, while_loop  # noqa: E402,F401
 from ._tape import GradientTape, UnconnectedGradients  # noqa: E402,F401
@@ -77,6 +78,9 @@ from . import data  # noqa: E402,F401
 from . import config, io, test  # noqa: E402,F401
 from . import saved_model  # noqa: E402,F401
 from .data import TensorSpec  # noqa: E402,F401
+from . import dtypes, ragged, sparse, strings  # noqa: E402,F401 - host-side ragged / sparse values; no string tensors
+from .ragged import RaggedTensor  # noqa: E402,F401
+from .sparse import SparseTensor  # noqa: E402,F401
 
 bool = bool_  # weft.bool, as tf.bool (shadows the builtin only inside this namespace)
 __version__ = "0.1.0"

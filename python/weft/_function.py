@@ -16,7 +16,9 @@ import weakref
 
 import numpy as np
 
+from . import errors as _errors
 from . import framework as _fw
+from . import ops as _ops
 
 
 def function(func=None, input_signature=None, autograph=True, jit_compile=None, reduce_retracing=False,
@@ -27,19 +29,78 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None, 
 
     def wrap(f):
         traces = {}
+        as_written = set()  # signatures of eager-tensor calls that need Python control flow on values
 
         @functools.wraps(f)
         def call(*args, **kw):
             if input_signature is not None:
                 _check_signature(f, input_signature, args)
-            leaves = _leaves((args, kw))
+            from . import config
+            if config.functions_run_eagerly():
+                return f(*args, **kw)  # tf.config.run_functions_eagerly(True): as written, every call
+            eager = _map((args, kw), _eager_array)
+            leaves = _leaves(eager)
+            converted = any(a is not b for a, b in zip(leaves, _leaves((args, kw))))
             if any(isinstance(x, _fw.Tensor) for x in leaves) or not any(isinstance(x, np.ndarray) for x in leaves):
                 return f(*args, **kw)  # graph code (or numbers only): as written
-            return _traced_call(f, traces, args, kw)
+            if converted and _signature_key(eager) in as_written:
+                return _map(f(*args, **kw), _output_tensor)
+            try:
+                return _traced_call(f, traces, *eager)
+            except _ops.TruthValueError:
+                if not converted:
+                    raise
+                # Python control flow on a tensor's value (TF's AutoGraph turns it into tf.cond):
+                # called with eager tensors, the function runs as written on them instead.
+                as_written.add(_signature_key(eager))
+                return _map(f(*args, **kw), _output_tensor)
         call.python_function = f
         call.input_signature = input_signature
+        call.get_concrete_function = lambda *a, **k: ConcreteFunction(call, f, input_signature or a, k)
         return call
     return wrap if func is None else wrap(func)
+
+
+def _eager_array(x):
+    """An argument that is TF2's eager tensor (a weft tensor computed from constants, at top level:
+    _values.py) as its numpy value, so the call is traced once per signature as TensorFlow traces
+    a function called with tensors. Variables (passed by reference), tensors of an eager step (the
+    tape records through the call) and graph tensors stay as they are."""
+    if not isinstance(x, _fw.Tensor) or isinstance(x, _fw.Variable):
+        return x
+    from . import _recorder, _values
+    if _recorder.owns(x) or not _values._top_level() or _values._needs(x)[0] is not None:
+        return x
+    return np.asarray(_values.value(x))
+
+
+
+
+class ConcreteFunction:
+    """``f.get_concrete_function(tf.TensorSpec(...) or example values)``: the function for that
+    signature. Calls are checked against the TensorSpecs (dtype, rank, known dims) and run as the
+    weft.function runs them (traced once per signature); weft keeps no separate graph per
+    concrete function (no ``.graph`` / ``.inputs``)."""
+
+    def __init__(self, call, f, args, kwargs):
+        self._call, self._f = call, f
+        self.structured_input_signature = (tuple(args), dict(kwargs))
+        self._specs = [a for a in args if hasattr(a, "shape") and hasattr(a, "dtype")]
+        self.__name__ = getattr(f, "__name__", "function")
+
+    def __call__(self, *args, **kwargs):
+        if len(self._specs) == len(args) and all(not isinstance(s, (np.ndarray, _fw.Tensor)) for s in self._specs):
+            _check_signature(self._f, self._specs, [_fw.convert_to_tensor(a) if not isinstance(a, _fw.Tensor) else a
+                                                     for a in args])
+        return self._call(*args, **kwargs)
+
+
+def _output_tensor(x):
+    """A number a function run as written returns, as a tensor: TensorFlow's functions return
+    tensors (``return 0`` gives a scalar tensor)."""
+    if isinstance(x, (bool, int, float, np.ndarray, np.generic)):
+        return _fw.convert_to_tensor(x)
+    return x
 
 
 def _leaves(x):
@@ -63,7 +124,7 @@ def _spec(x):
     """The part of an argument that selects a trace: an array's dtype, rank and non-batch dims; any
     other value itself (by identity when it cannot be hashed)."""
     if isinstance(x, np.ndarray):
-        return ("array", x.dtype.str, x.shape[1:] if x.ndim else ())
+        return ("array", x.dtype.str, x.ndim, x.shape[1:])
     try:
         hash(x)
         return ("value", type(x).__name__, x)
@@ -111,7 +172,7 @@ class _Trace:
                 return None
             if isinstance(o, _fw.Tensor):
                 v = np.asarray(next(values))
-                return np.array(v).view(_eager.EagerArray)
+                return np.array(v).view(_eager.EagerArray)  # prints as TF's eager tensor
             return o
         return _map(self.outputs, out)
 
@@ -130,14 +191,27 @@ def graph_session(graph):
         entry = _sessions[graph] = [Session(graph), 0]
     names = graph._initializer_names
     if entry[1] < len(names):
-        entry[0].run([graph.get_operation_by_name(n) for n in names[entry[1]:]])
+        inits = [graph.get_operation_by_name(n) for n in names[entry[1]:]]
+        try:
+            entry[0].run(inits)
+        except _errors.FailedPreconditionError:
+            # An initial value that reads another new variable (tf.Variable(a)): one at a time, in
+            # the order they were made, so each reads the value of those before it.
+            for op in inits:
+                entry[0].run(op)
         entry[1] = len(names)
     return entry[0]
 
 
+def _signature_key(args_kw):
+    """The key of a call's trace: the default graph and each argument's _spec."""
+    args, kw = args_kw
+    return (id(_fw.get_default_graph()), _map((args, tuple(sorted(kw.items()))), _spec).__repr__())
+
+
 def _traced_call(f, traces, args, kw):
     graph = _fw.get_default_graph()
-    key = (id(graph), _map((args, tuple(sorted(kw.items()))), _spec).__repr__())
+    key = _signature_key((args, kw))
     trace = traces.get(key)
     if trace is None or trace.graph is not graph:
         trace = traces[key] = _Trace(f, args, kw, graph)

@@ -24,6 +24,8 @@ _STATE = ("Variable", "VarHandleOp", "VariableV2")
 
 # Per graph: its session for constant tensors, and the values given out ((node, index) -> array).
 _per_graph = weakref.WeakKeyDictionary()
+# Per graph: the values of the assigns run at top level (assign_at_top_level), by tensor name.
+_ran_assigns = weakref.WeakKeyDictionary()
 
 
 def _needs(tensor):
@@ -43,6 +45,9 @@ def value(tensor):
     eager = _recorder.value(tensor)  # a tensor of an eager step: its value in that step
     if eager is not None:
         return eager
+    ran = _ran_assigns.get(tensor.graph)
+    if ran and tensor.name in ran:
+        return ran[tensor.name]
     kind, node = _needs(tensor)
     if kind == "feed":
         raise ValueError("tensor '%s' depends on placeholder '%s', which has no value outside Session.run: run it "
@@ -109,26 +114,120 @@ def _iter(self):
     return (self[i] for i in range(shape[0]))
 
 
-def _repr(self):
-    """An eager step's tensor prints as TensorFlow's eager tensor, with its value; others as
-    symbolic tensors."""
+# Set by weft.compat.v1.disable_eager_execution(): TF1 graph mode, where top-level code only builds
+# (assigns wait for Session.run, tensors print as symbolic tensors).
+graph_mode = [False]
+
+
+def _top_level():
+    """True where TensorFlow 2 would run ops at once: outside TF1 graph mode (disable_eager_execution,
+    or a ``with tf.Graph().as_default():`` block of a graph other than the global one, where TF2
+    builds graphs too), any ``with Session()`` block, and any trace (weft.function, Keras steps,
+    weft.data functions)."""
+    from .data import _trace
+    from .keras import _custom_step
+    from .session import _session_stack
+    own_graph = any(g is not _fw._global_graph[0] for g in _fw._graph_stack)
+    return not (graph_mode[0] or own_graph or _session_stack or _custom_step._active or _trace._tracing())
+
+
+def executing_eagerly():
+    """``tf.executing_eagerly()``: True at top level, where weft gives tensors their values as TF2
+    runs ops eagerly (_top_level); False in TF1 graph mode, a Session block or a trace."""
+    return _top_level()
+
+
+def assign_at_top_level(tensor):
+    """TF2's ``v.assign(x)`` at top level (outside an eager step, which runs its own: _recorder.py)
+    runs at once in the graph's own session, where ``v.numpy()`` and tf.function steps read the
+    variable. An assign whose value needs a placeholder, or made in a Session block, a trace or TF1
+    graph mode, waits for Session.run as in TF1."""
+    if not _top_level() or _needs(tensor)[0] == "feed":
+        return
+    from ._function import graph_session
+    from .errors import Error
+    try:
+        got = np.asarray(graph_session(tensor.graph).run(tensor))
+    except Error:
+        # A TF1 graph whose variables start from placeholders (initialized by the user's own
+        # Session.run with a feed) has no TF2 top level: the assign waits for Session.run there.
+        inits = [tensor.graph.get_operation_by_name(n) for n in tensor.graph._initializer_names]
+        if any(op.type in _FEEDS for op in _fw.ancestor_ops(inits)):
+            return
+        raise
+    # Its value is the variable's value after this run; reading it must not run the assign again.
+    _ran_assigns.setdefault(tensor.graph, {})[tensor.name] = got
+
+
+def _eager_value(self):
+    """The value printing shows, as TensorFlow's eager tensors show theirs: an eager step's tensor
+    (_recorder.py), or, at top level, one computed from constants and variables; None for the
+    others (a placeholder's, one inside a trace or Session block), which print as symbolic
+    tensors, as TF's graph tensors do."""
     from . import _recorder
     try:
-        v = _recorder.value(self) if _recorder.owns(self) else None
+        if _recorder.owns(self):
+            return _recorder.value(self)
+        if _top_level() and _needs(self)[0] != "feed":
+            return value(self)
     except Exception:  # noqa: BLE001 - a value that cannot be computed prints as the symbolic tensor
-        v = None
+        pass
+    return None
+
+
+def variable_repr(var):
+    """TensorFlow's ``<tf.Variable 'w:0' shape=(2,) dtype=float32, numpy=array([1., 2.], ...)>``;
+    without the value where it cannot be read (TF1 graph mode, a Session block, a trace)."""
+    v = _eager_value(var)
+    head = "<tf.Variable '%s' shape=%s dtype=%s" % (var.name, tuple(var.shape or ()), var.dtype)
+    return head + (">" if v is None else ", numpy=%s>" % _numpy_text(np.asarray(v), True))
+
+
+def _numpy_text(v, is_repr=False):
+    """TensorFlow's value text (ops.py's _numpy_text): numpy's text (its repr for ``repr``, a
+    scalar's plain digits either way), on a line of its own when it spans several."""
+    text = repr(v) if is_repr and v.ndim else str(v[()] if v.ndim == 0 else v)
+    return "\n" + text if "\n" in text else text
+
+
+def _str(self):
+    """``print(t)``: ``tf.Tensor([[2 3]\n [4 5]], shape=(2, 2), dtype=int32)``, TensorFlow's form."""
+    v = _eager_value(self)
     if v is None:
         return _symbolic_repr(self)
-    return "weft.Tensor(%s, shape=%s, dtype=%s)" % (np.array2string(np.asarray(v), separator=" "),
-                                                     tuple(np.shape(v)), self.dtype)
+    v = np.asarray(v)
+    return "tf.Tensor(%s, shape=%s, dtype=%s)" % (_numpy_text(v), tuple(v.shape), self.dtype)
+
+
+def _repr(self):
+    """``repr(t)``: ``<tf.Tensor: shape=(2,), dtype=int32, numpy=array([1, 2], dtype=int32)>``."""
+    v = _eager_value(self)
+    if v is None:
+        return _symbolic_repr(self)
+    v = np.asarray(v)
+    return "<tf.Tensor: shape=%s, dtype=%s, numpy=%s>" % (tuple(v.shape), self.dtype, _numpy_text(v, True))
+
+
+def _bool(self):
+    """``if t:`` of a tensor with a value (as _eager_value: TF2's eager tensors) is the truth of
+    that value (a tensor of one element); elsewhere the graph tensor's TypeError."""
+    v = _eager_value(self)
+    if v is None:
+        return _symbolic_bool(self)
+    return bool(np.asarray(v))
+
+
+_symbolic_bool = None  # the graph tensor's __bool__ (ops.py): a TypeError
 
 
 def _install():
-    global _symbolic_repr
+    global _symbolic_repr, _symbolic_bool
     T = _fw.Tensor
     _symbolic_repr = T.__repr__
+    _symbolic_bool = T.__bool__
+    T.__bool__ = _bool
     T.__repr__ = _repr
-    T.__str__ = _repr
+    T.__str__ = _str
     T.__iter__ = _iter
     T.__format__ = _format
     T.numpy = _numpy

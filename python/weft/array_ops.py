@@ -101,6 +101,50 @@ class TensorShape:
         return "(%s)" % ", ".join("None" if d is None else str(d) for d in self._dims) + ("," if len(self._dims) == 1 else "")
 
 
+class _StaticShape(tuple):
+    """A tensor's static shape of known rank, as ``weft.Tensor.shape`` gives it: a tuple (dims are
+    ints or None; weft's code and numpy take it as one) with TensorShape's methods, as TF programs
+    call them on ``x.shape`` (``as_list()``, ``rank``, ``is_fully_defined()``, ...)."""
+
+    def as_list(self):
+        return list(self)
+
+    rank = ndims = property(len)
+    dims = property(list)
+
+    def is_fully_defined(self):
+        return all(d is not None for d in self)
+
+    def num_elements(self):
+        return TensorShape(self).num_elements()
+
+    def is_compatible_with(self, other):
+        return TensorShape(self).is_compatible_with(other)
+
+    def merge_with(self, other):
+        return TensorShape(self).merge_with(other)
+
+    def concatenate(self, other):
+        return TensorShape(self).concatenate(other)
+
+    def __getitem__(self, key):
+        got = tuple.__getitem__(self, key)
+        return _StaticShape(got) if isinstance(key, builtins.slice) else got
+
+
+def _install_shape():
+    """``Tensor.shape``: the C++ property's tuple as a _StaticShape (None stays None: unknown rank)."""
+    static = Tensor.shape
+
+    def shape(t):
+        got = static.__get__(t)
+        return None if got is None else _StaticShape(got)
+    Tensor.shape = property(shape, doc=static.__doc__)
+
+
+_install_shape()
+
+
 # ---- helpers ----------------------------------------------------------------------------------
 
 def _t(x, like=None):

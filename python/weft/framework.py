@@ -274,6 +274,9 @@ def constant(value, dtype=None, shape=None, name="Const"):
     dtype: the element type (default: from the value; Python floats give float32, ints int32).
     shape: when given, a scalar value is broadcast to it, else the value is reshaped to it.
     """
+    if _is_text(value):
+        from .strings import unsupported
+        raise unsupported("a string tensor (tf.constant(%r))" % (value if len(repr(value)) < 40 else type(value)))
     arr = _numpy_value(value, dtype)
     if shape is not None:
         shape = tuple(shape)
@@ -281,6 +284,14 @@ def constant(value, dtype=None, shape=None, name="Const"):
         arr = np.ascontiguousarray(arr)
     g = get_default_graph()
     return g.create_op("Const", [], {"value": arr, "dtype": as_dtype(arr.dtype)}, name).outputs[0]
+
+
+def _is_text(value):
+    """True for a str / bytes, a numpy array of them, or a (nested) list whose first leaf is one."""
+    while isinstance(value, (list, tuple)) and value:
+        value = value[0]
+    return isinstance(value, (str, bytes)) or (isinstance(value, np.ndarray) and value.dtype.kind in "USO"
+                                                and value.size > 0 and isinstance(value.flat[0], (str, bytes)))
 
 
 def placeholder(dtype, shape=None, name=None):
@@ -366,15 +377,20 @@ class Variable(Tensor):
         return Tensor(self)
 
     def __repr__(self):
-        return "<weft.Variable '%s' shape=%s dtype=%s>" % (self.op.name, self.shape, self.dtype)
+        from . import _values
+        return _values.variable_repr(self)
+
+    __str__ = __repr__  # as TF's variables print
 
 
 def _assigned(op):
     """An assign op's output; in an eager step the assign runs at once (_recorder.py)."""
     out = op.outputs[0]
+    from . import _recorder, _values
     if _op_hook[0] is not None:
-        from . import _recorder
         _recorder.assign_now(out)
+    if not _recorder.owns(out):
+        _values.assign_at_top_level(out)
     return out
 
 

@@ -125,6 +125,14 @@ def _binary(op_name, py_name):
     raw = getattr(raw_ops, op_name)
 
     def f(x, y, name=None):
+        # TensorFlow's rule for inputs that share a dtype: a Python value takes the dtype of the
+        # first tensor among them (tf.maximum(0., [1, -1]) is float32), as the operators do.
+        if not isinstance(x, Tensor) and not isinstance(y, Tensor) and not isinstance(x, np.ndarray):
+            x = convert_to_tensor(x)
+        if isinstance(x, Tensor) and not isinstance(y, Tensor):
+            y = _other(x, y)
+        elif isinstance(y, Tensor) and not isinstance(x, Tensor):
+            x = _other(y, x)
         return raw(x, y, name=name)
     f.__name__ = f.__qualname__ = py_name
     f.__doc__ = "%s (op %s)." % (_OP_DEFS[op_name]["doc"], op_name)
@@ -175,7 +183,10 @@ def cast(x, dtype, name=None):
 
 def add_n(inputs, name=None):
     """Sum of a list of tensors of one shape (op AddN)."""
-    return raw_ops.AddN(list(inputs), name=name)
+    inputs = list(inputs)
+    if not inputs:
+        raise ValueError("add_n: inputs must be a list of at least one Tensor with the same dtype and shape, got []")
+    return raw_ops.AddN(inputs, name=name)
 
 
 # ---- reductions -------------------------------------------------------------------------------
@@ -548,6 +559,11 @@ def _other(t, v):
                                                              t.dtype if not isinstance(v, np.ndarray) else None)
 
 
+class TruthValueError(TypeError):
+    """``if t:`` / ``bool(t)`` of a graph tensor, whose value is not known while the graph is built
+    (weft.function falls back to running the function as written on it: _function.py)."""
+
+
 def _install_operators():
     T = Tensor
 
@@ -601,8 +617,8 @@ def _install_operators():
     T.__hash__ = T.__hash__
 
     def _bool(self):
-        raise TypeError("a weft.Tensor has no truth value while building the graph; run it in a Session "
-                        "(or use weft.where / weft.equal)")
+        raise TruthValueError("a weft.Tensor has no truth value while building the graph; run it in a Session "
+                              "(or use weft.where / weft.equal)")
     T.__bool__ = _bool
     T.__array_priority__ = 100  # numpy_array + tensor calls Tensor.__radd__
     T.__repr__ = lambda t: "<weft.Tensor '%s' shape=%s dtype=%s>" % (t.name, t.shape, t.dtype)

@@ -16,8 +16,10 @@ DEFAULT_SERVING_SIGNATURE_DEF_KEY = SERVING_DEFAULT
 def save(obj, export_dir, signatures=None, options=None):
     from .keras.models import Model
     if not isinstance(obj, Model):
-        raise TypeError("weft.saved_model.save saves weft.keras models; got %r (save a TF1 graph's variables with "
-                        "weft.train.Saver)" % (obj,))
+        raise NotImplementedError(
+            "weft.saved_model.save saves weft.keras models only; got %r. Save a tf.Module's variables with "
+            "tf.train.Checkpoint(model=obj).write(path) (and rebuild the module in Python to restore them), a TF1 "
+            "graph's with weft.train.Saver" % (obj,))
     os.makedirs(os.fspath(export_dir), exist_ok=True)
     obj.save(os.path.join(os.fspath(export_dir), _saving.SAVED_MODEL_FILE))
 

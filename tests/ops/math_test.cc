@@ -209,6 +209,26 @@ TEST_CASE("Cast between every pair of dtypes") {
   ExpectEqual(RunOp("Cast", {T<int32_t>({}, {0})}, {{"DstT", DType::kFloat32}})[0], T<float>({}, {0}));
 }
 
+TEST_CASE("Cast to and from float16 (IEEE binary16 bits, round to nearest even)") {
+  // Closed forms of binary16: 2.2 -> 0x4066 = 2.19921875, 3.3 -> 0x429a = 3.30078125, 4.4 -> 0x4466 =
+  // 4.3984375, 65504 (the largest half) -> 0x7bff, 1e5 overflows to +inf (0x7c00), -1e-4 -> 0x868e.
+  const Tensor x = T<double>({2.2, 3.3, 4.4, 65504, 1e5, -1e-4});
+  const Tensor h = RunOp("Cast", {x}, {{"DstT", DType::kFloat16}})[0];
+  REQUIRE(h.dtype() == DType::kFloat16);
+  const std::vector<uint16_t> bits = {0x4066, 0x429a, 0x4466, 0x7bff, 0x7c00, 0x868e};
+  for (size_t i = 0; i < bits.size(); ++i) CHECK(static_cast<const uint16_t*>(h.raw_data())[i] == bits[i]);
+  ExpectEqual(RunOp("Cast", {h}, {{"DstT", DType::kFloat64}})[0],
+              T<double>({2.19921875, 3.30078125, 4.3984375, 65504, INFINITY, -0.00010001659393310547}));
+  // TensorFlow's "Introduction to tensors": float64 -> float16 -> uint8 of [2.2, 3.3, 4.4] is [2, 3, 4].
+  const Tensor h3 = RunOp("Cast", {T<double>({2.2, 3.3, 4.4})}, {{"DstT", DType::kFloat16}})[0];
+  ExpectEqual(RunOp("Cast", {h3}, {{"DstT", DType::kUInt8}})[0], T<uint8_t>({2, 3, 4}));
+  ExpectEqual(RunOp("Cast", {RunOp("Cast", {T<int32_t>({-7, 0, 2048})}, {{"DstT", DType::kFloat16}})[0]},
+                    {{"DstT", DType::kInt32}})[0], T<int32_t>({-7, 0, 2048}));
+  const Tensor same = RunOp("Cast", {h3}, {{"DstT", DType::kFloat16}})[0];  // same type: the input
+  for (int i = 0; i < 3; ++i)
+    CHECK(static_cast<const uint16_t*>(same.raw_data())[i] == static_cast<const uint16_t*>(h3.raw_data())[i]);
+}
+
 TEST_CASE("AddN sums same-shaped inputs") {
   for (int n : {1, 2, 3, 5, 6}) {
     std::vector<Tensor> xs;
@@ -347,9 +367,19 @@ TEST_CASE("MatMul: all transposes, float32 and float64, empty and k = 0") {
         const Tensor want = RefMatMul(a, b, ta, tb);
         ExpectNear(RunOp("MatMul", {a, b}, attrs)[0], want, 1e-10, 1e-10);
         ExpectNear(RunOp("MatMul", {As<float>(a), As<float>(b)}, attrs)[0], As<float>(want), 1e-4, 1e-4);
+        // Integer products (TF's int32 / int64 MatMul): exact, so equal to the reference.
+        const Tensor ia = As<int32_t>(Rand(a.shape().dims(), -50, 50, 23));
+        const Tensor ib = As<int32_t>(Rand(b.shape().dims(), -50, 50, 24));
+        const Tensor iwant = RefMatMul(ia, ib, ta, tb);
+        ExpectEqual(RunOp("MatMul", {ia, ib}, attrs)[0], As<int32_t>(iwant));
+        ExpectEqual(RunOp("MatMul", {As<int64_t>(ia), As<int64_t>(ib)}, attrs)[0], As<int64_t>(iwant));
       }
     }
   }
+  // TensorFlow's "Introduction to tensors": tf.matmul([[1, 2], [3, 4]], [[1, 1], [1, 1]]) = [[3, 3], [7, 7]].
+  ExpectEqual(RunOp("MatMul", {T<int32_t>({1, 2, 3, 4}, {2, 2}), T<int32_t>({1, 1, 1, 1}, {2, 2})})[0],
+              T<int32_t>({3, 3, 7, 7}, {2, 2}));
+  ExpectOpError("MatMul", {T<int32_t>({1, 2}, {1, 2}), T<int64_t>({1, 2}, {2, 1})}, {}, Code::kInvalidArgument, "int64");
   ExpectEqual(RunOp("MatMul", {T<float>({}, {2, 0}), T<float>({}, {0, 3})})[0], T<float>({0, 0, 0, 0, 0, 0}, {2, 3}));
   ExpectEqual(RunOp("MatMul", {T<float>({}, {0, 2}), T<float>({1, 2}, {2, 1})})[0], T<float>({}, {0, 1}));
 }
@@ -379,6 +409,12 @@ TEST_CASE("BatchMatMul: adjoints and broadcast batch dims") {
     const AttrMap attrs = {{"adj_x", c.ax}, {"adj_y", c.ay}};
     ExpectNear(RunOp("BatchMatMul", {a, b}, attrs)[0], T<double>(want, out.dims()), 1e-10, 1e-10);
     ExpectNear(RunOp("BatchMatMul", {As<float>(a), As<float>(b)}, attrs)[0], T<float>(want, out.dims()), 1e-4, 1e-4);
+    const Tensor ia = As<int64_t>(Rand(c.a, -50, 50, 33)), ib = As<int64_t>(Rand(c.b, -50, 50, 34));
+    const Tensor iref = RefMatMul(ia, ib, c.ax, c.ay);  // the first batch's product
+    const Tensor iout = RunOp("BatchMatMul", {ia, ib}, attrs)[0];
+    CHECK(iout.shape() == out);
+    for (int64_t j = 0; j < std::min(iout.num_elements(), iref.num_elements()); ++j)
+      CHECK(iout.data<int64_t>()[j] == static_cast<int64_t>(iref.data<double>()[j]));
   }
 }
 

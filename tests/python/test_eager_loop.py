@@ -261,7 +261,7 @@ def test_metrics_take_the_steps_tensors():
     r = X @ W0 + B0 - Y
     assert float(mean.result()) == pytest.approx(float(np.mean(r ** 2)), rel=1e-5)
     assert float(mae.result()) == pytest.approx(float(np.mean(np.abs(r))), rel=1e-5)
-    assert "%.3f" % loss == "%.3f" % np.mean(r ** 2) and str(loss).startswith("weft.Tensor(")
+    assert "%.3f" % loss == "%.3f" % np.mean(r ** 2) and str(loss).startswith("tf.Tensor(")
 
 
 def test_values_are_those_of_their_own_step():

@@ -2,6 +2,8 @@
 // Cast and AddN, plus RegisterMathKernels, which registers the whole family. Binary arithmetic is
 // in math_binary.cc, comparisons and logical ops in math_compare.cc, reductions in reduce.cc,
 // products in matmul.cc.
+#include <Eigen/Core>
+
 #include <cmath>
 #include <type_traits>
 
@@ -116,8 +118,8 @@ class SelectOp : public OpKernel {
   }
 };
 
-// Converts between any two of float32/float64/int32/int64/uint8/bool (C++ conversions; to bool
-// means "!= 0"). Same-type casts share the input buffer.
+// Converts between any two of float32/float64/int32/int64/uint8/bool/float16 (C++ conversions; to
+// bool means "!= 0"). Same-type casts share the input buffer.
 class CastOp : public OpKernel {
  public:
   using OpKernel::OpKernel;
@@ -130,6 +132,7 @@ class CastOp : public OpKernel {
     }
     Tensor* y = ctx->allocate_output(0, x.shape());
     if (x.num_elements() == 0) return;
+    if (x.dtype() == DType::kFloat16 || dst == DType::kFloat16) return CastHalf(ctx, x, dst, y);
     Dispatch<WEFT_ALL_TYPES>(x.dtype(), "Cast source", [&](auto src) {
       using S = typename decltype(src)::type;
       Dispatch<WEFT_ALL_TYPES>(dst, "Cast destination", [&](auto dt) {
@@ -139,6 +142,36 @@ class CastOp : public OpKernel {
         ParallelForCost(ctx->intra_op_pool(), x.num_elements(), 1, [&](int64_t begin, int64_t end) {
           for (int64_t i = begin; i < end; ++i) o[i] = static_cast<D>(in[i]);
         });
+      });
+    });
+  }
+
+ private:
+  // float16 (stored as IEEE binary16 bits, no kernels of its own) to or from the other dtypes,
+  // through float32 as TF's CPU Cast does: to half rounds to nearest even (Eigen::half), from
+  // half is exact in float32, then a C++ conversion as above.
+  static void CastHalf(OpKernelContext* ctx, const Tensor& x, DType dst, Tensor* y) {
+    const int64_t n = x.num_elements();
+    if (x.dtype() == DType::kFloat16) {
+      const auto* in = static_cast<const uint16_t*>(x.raw_data());
+      if (dst == DType::kFloat16) return;  // same-type casts returned before
+      Dispatch<WEFT_ALL_TYPES>(dst, "Cast destination", [&](auto dt) {
+        using D = typename decltype(dt)::type;
+        D* o = y->data<D>();
+        ParallelForCost(ctx->intra_op_pool(), n, 1, [&](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i)
+            o[i] = static_cast<D>(static_cast<float>(Eigen::numext::bit_cast<Eigen::half>(in[i])));
+        });
+      });
+      return;
+    }
+    auto* o = static_cast<uint16_t*>(y->raw_data());
+    Dispatch<WEFT_ALL_TYPES>(x.dtype(), "Cast source", [&](auto src) {
+      using S = typename decltype(src)::type;
+      const S* in = x.data<S>();
+      ParallelForCost(ctx->intra_op_pool(), n, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i)
+          o[i] = Eigen::numext::bit_cast<uint16_t>(Eigen::half(static_cast<float>(in[i])));
       });
     });
   }

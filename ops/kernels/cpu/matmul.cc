@@ -104,8 +104,9 @@ MatMulDims CheckBatchMatMul(const TensorShape& a, const TensorShape& b, bool adj
 }
 
 void RegisterMatMulKernels(KernelRegistry& r) {
-  RegisterTyped<MatMulOp, WEFT_FLOAT_TYPES>(r, "MatMul");
-  RegisterTyped<BatchMatMulOp, WEFT_FLOAT_TYPES>(r, "BatchMatMul");
+  // The dtypes of ops/math.cc's kSigned: integer products go through Eigen's generic GEMM.
+  RegisterTyped<MatMulOp, float, double, int32_t, int64_t>(r, "MatMul");
+  RegisterTyped<BatchMatMulOp, float, double, int32_t, int64_t>(r, "BatchMatMul");
 }
 
 }  // namespace weft

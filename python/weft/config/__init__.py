@@ -96,10 +96,9 @@ def set_soft_device_placement(enabled):
 
 
 def run_functions_eagerly(run_eagerly):
-    """Accepted and remembered (``functions_run_eagerly()``): tf.function steps and Keras training
-    steps always run as compiled graphs (code outside them runs in eager steps, weft/_recorder.py);
-    the results are the same, only Python debugging inside them (print, breakpoints on values) is
-    not available."""
+    """Remembered (``functions_run_eagerly()``): while True, ``weft.function`` runs functions as
+    written at every call (Python side effects and breakpoints each time, as TF's eager run);
+    Keras' compiled training steps run as graphs either way."""
     _defaults["run_functions_eagerly"] = bool(run_eagerly)
 
 

@@ -104,8 +104,12 @@ def to_array(value, what):
     """A component from a user's value: numpy arrays keep their dtype; Python floats become
     float32 and ints int32, as TensorFlow converts them."""
     if isinstance(value, _fw.Tensor):
-        raise TypeError("%s: %r is a symbolic weft.Tensor; datasets are built from values (numpy arrays, "
-                        "lists, numbers)" % (what, value))
+        from .._values import _eager_value  # TF2's eager tensor (computed from constants): its value
+        v = _eager_value(value)
+        value = value if v is None or isinstance(value, _fw.Variable) else np.asarray(v)
+    if isinstance(value, _fw.Tensor):
+        raise TypeError("%s: %s is a symbolic weft.Tensor; datasets are built from values (numpy arrays, "
+                        "lists, numbers, tensors computed from constants)" % (what, value.name))
     arr = _fw._numpy_value(value)
     if arr.dtype.kind in "USO":
         raise TypeError("%s: a component of dtype %s (%r...): weft tensors hold numbers and bools, not strings "

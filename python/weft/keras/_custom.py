@@ -421,6 +421,13 @@ class Layer(_weft.keras.Layer):
             self.__dict__.setdefault("_eager_kwargs", kwargs)
             return _eager.call_in_step(self, inputs, lambda layer, x: layer(x, **kwargs), training)
         if any(isinstance(i, _fw.Tensor) for i in items):
+            # TF2's eager tensors (computed from constants, at top level) are data: their values.
+            from .._function import _eager_array
+            values = [_eager_array(i) for i in items]
+            if not any(isinstance(v, _fw.Tensor) for v in values):
+                inputs = type(inputs)(values) if isinstance(inputs, (list, tuple)) else values[0]
+                items = values
+        if any(isinstance(i, _fw.Tensor) for i in items):
             raise TypeError("%s: called on graph tensors outside a model (%s); in a custom training step call the "
                             "keras.Model holding the layer (model(x, training=True)), which runs its layers"
                             % (type(self).__name__, ", ".join(i.name for i in items if isinstance(i, _fw.Tensor))))

@@ -19,11 +19,22 @@ from ._arrays import numeric
 
 
 class EagerArray(np.ndarray):
-    """What calling a model or layer on data returns: a numpy array that also answers
-    ``.numpy()``, as the eager tensor TensorFlow returns does (``model(x).numpy()``)."""
+    """What calling a model or layer on data returns (and a traced tf.function call): a numpy
+    array that also answers ``.numpy()`` and prints as the eager tensor TensorFlow returns does
+    (``model(x).numpy()``, ``print(model(x))``: ``tf.Tensor([[0.5]], shape=(1, 1), dtype=float32)``)."""
 
     def numpy(self):
         return np.asarray(self)
+
+    def __str__(self):
+        from .._values import _numpy_text
+        v = np.asarray(self)
+        return "tf.Tensor(%s, shape=%s, dtype=%s)" % (_numpy_text(v), v.shape, v.dtype)
+
+    def __repr__(self):
+        from .._values import _numpy_text
+        v = np.asarray(self)
+        return "<tf.Tensor: shape=%s, dtype=%s, numpy=%s>" % (v.shape, v.dtype, _numpy_text(v, True))
 
 
 class WeightValue(EagerArray):
@@ -37,6 +48,14 @@ class WeightValue(EagerArray):
         _shared._layer_set_weights(layer, weights)
         self[...] = weights[index]
         return self
+
+    def __repr__(self):
+        from .._values import _numpy_text
+        v = np.asarray(self)
+        return "<tf.Variable '%s:0' shape=%s dtype=%s, numpy=%s>" % (getattr(self, "name", "weight"), v.shape, v.dtype,
+                                                                     _numpy_text(v, True))
+
+    __str__ = __repr__
 
 
 def _one_layer_model(layer, shape, call):

@@ -362,6 +362,17 @@ class Model:
     def input_shape(self):
         return self._build().input_shape
 
+    def _expand_1d(self, x):
+        """A vector of examples for a model whose one input is [batch, 1] (Keras' expand_1d:
+        ``model.predict(horsepower)`` in TF's "Basic regression") as that column; else x."""
+        if not isinstance(x, np.ndarray) or x.ndim != 1:
+            return x
+        try:
+            shape = self.input_shape
+        except Exception:  # noqa: BLE001 - a model that does not know its input yet takes x as it is
+            return x
+        return x.reshape(-1, 1) if isinstance(shape, tuple) and len(shape) == 2 and shape[1] == 1 else x
+
     @property
     def output_shape(self):
         return self._build().output_shape
@@ -485,6 +496,9 @@ class Model:
                 raise ValueError("fit needs x and y arrays, or a weft.data Dataset of (x, y) batches")
             val_ds = validation_data if _data_adapter.is_dataset(validation_data) else None
             n_in, n_out = self._io_counts()
+            x = self._expand_1d(x)
+            if isinstance(validation_data, tuple) and validation_data:
+                validation_data = (self._expand_1d(validation_data[0]),) + tuple(validation_data[1:])
             x, y, sw, vx, vy = _fit_arrays(x, y, validation_split, None if val_ds is not None else validation_data,
                                            class_weight, sample_weight, n_in, n_out)
             if vx is not None and (n_in > 1 or n_out > 1):  # several arrays: validated as a dataset of them
@@ -559,6 +573,7 @@ class Model:
             n_in, n_out = self._io_counts()
             if n_in > 1 or n_out > 1:
                 x, y = _numeric_list(x, n_in, "evaluate: x"), _numeric_list(y, n_out, "evaluate: y")
+            x = self._expand_1d(x)
             cpp = self._compiled(x, "evaluate")
         batch_size = _data_adapter.batch_size_of(batch_size, "evaluate")
         start = time.time()
@@ -588,7 +603,7 @@ class Model:
             cpp = self._built(_data_adapter.shape_hint(x), inference=True)
             out = cpp.predict(_data_adapter.predict_dataset(self, x, batch_size, steps))
         else:
-            x = _numeric_list(x, self._io_counts()[0], "predict: x")
+            x = self._expand_1d(_numeric_list(x, self._io_counts()[0], "predict: x"))
             cpp = self._built(x, inference=True)
             out = cpp.predict(x, batch_size=_data_adapter.batch_size_of(batch_size, "predict"))
         hooks.on_predict_end({})
@@ -692,8 +707,27 @@ class Model:
     @property
     def losses(self):
         """The layers' loss terms (add_loss, activity regularizers) of the model's last call on graph
-        tensors (a custom training step adds them to its loss); [] otherwise."""
-        return list(getattr(self, "_graph_losses", []))
+        tensors (a custom training step adds them to its loss); otherwise the weight regularizers'
+        penalties at the current weights (``tf.add_n(model.losses)`` in TF's "Overfit and
+        underfit"), as scalar tensors."""
+        if hasattr(self, "_graph_losses"):
+            return list(self._graph_losses)
+        from . import regularizers
+        out = []
+        for layer in self.layers:
+            cfg = layer.get_config() if hasattr(layer, "get_config") else {}
+            if cfg.get("activity_regularizer"):
+                raise NotImplementedError(
+                    "%s.losses: layer '%s' has an activity regularizer, whose term depends on the inputs of a call; "
+                    "weft gives it inside a custom training step (model(x) on graph tensors) only"
+                    % (self.name, layer.name))
+            for key, value in sorted(cfg.items()):
+                if key.endswith("_regularizer") and value:
+                    weight = getattr(layer, key[:-len("_regularizer")], None)
+                    if weight is not None:
+                        penalty = regularizers.get(value)(np.asarray(weight))
+                        out.append(_fw.constant(np.float32(penalty)))
+        return out
 
     def get_weights(self):
         """The layers' weights as numpy arrays in Keras' order: layer by layer, each layer's weights

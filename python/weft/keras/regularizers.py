@@ -70,6 +70,8 @@ def get(identifier):
         return identifier
     if isinstance(identifier, str) and identifier in ("l1", "l2", "l1_l2"):
         return globals()[identifier]()
+    if isinstance(identifier, dict) and identifier.get("class_name") in ("L1", "L2", "L1L2"):
+        return globals()[identifier["class_name"]](**identifier.get("config", {}))  # a layer config's entry
     raise ValueError("Could not interpret regularizer identifier: %r" % (identifier,))
 
 

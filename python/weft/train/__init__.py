@@ -23,4 +23,5 @@ from .hooks import (SessionRunArgs, SessionRunContext, SessionRunValues, Session
 from .monitored_session import (Scaffold, ChiefSessionCreator, WorkerSessionCreator, MonitoredSession,  # noqa: F401,E402
                                 SingularMonitoredSession, MonitoredTrainingSession)
 from .device_setter import replica_device_setter  # noqa: F401,E402
+from .checkpoint import Checkpoint, CheckpointManager  # noqa: F401,E402 - TF2 object-based checkpoints
 from ..distribute import Server, ClusterSpec  # noqa: F401,E402 - TF1's tf.train.Server / tf.train.ClusterSpec

@@ -47,7 +47,10 @@ def div(x, y, name=None):
 
 
 def disable_eager_execution():
-    """A no-op: weft always builds graphs and runs them in sessions (TF1's mode)."""
+    """TF1's graph mode: top-level ``v.assign(...)`` waits for Session.run and tensors print as
+    symbolic tensors (weft always builds graphs; TF2-style code runs them at once: _values.py)."""
+    from ... import _values
+    _values.graph_mode[0] = True
 
 
 def disable_v2_behavior():
