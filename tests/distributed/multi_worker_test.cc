@@ -267,6 +267,7 @@ void CheckTraceMerge(const std::string& dir) {
   std::map<int64_t, int> seen;
   for (const Json& e : merged.events) {
     const Json& args = *e.Member("args");
+    if (args.Member("kind") == nullptr) continue;  // the merge's metadata (process names, their order)
     if (args.Member("kind")->str != "collective" || args.Member("group") == nullptr || args.Member("group")->number != 1) continue;
     const int64_t step = static_cast<int64_t>(args.Member("step")->number);
     const int pid = static_cast<int>(e.Member("pid")->number);
