@@ -61,6 +61,10 @@ std::unique_ptr<Strategy> NewStrategy(const Flags& f) {
 // NewStrategy's, writing its status board to $WEFT_STATUS_FILE when `weft-zoo launch --status`
 // set it (zoo/launch.h).
 std::unique_ptr<Strategy> MakeStrategy(const Flags& f) {
+  // Before any work: --dump-trace would fail only at the end of the run.
+  if ((f.Has("dump-trace") || f.Has("trace-events")) && f.Str("strategy", "") != "multi_worker") {
+    throw UsageError("--trace-events and --dump-trace need --strategy multi_worker (its always-on trace)");
+  }
   std::unique_ptr<Strategy> s = NewStrategy(f);
   const char* status_file = std::getenv("WEFT_STATUS_FILE");
   if (s != nullptr && status_file != nullptr && *status_file != '\0') s->set_status_file(status_file);
