@@ -1,6 +1,7 @@
 // The always-on trace ring's cost in isolation (runtime/trace_ring.h), to read beside
 // bench/trace_overhead.py's whole-step figures (which this machine's noise blurs):
-// - ns per Record of an executor-like event, on 1 thread and on 2 threads at once;
+// - ns per Record of an executor-like event, on 1 thread and on 2 threads at once, and the heap
+//   allocations a Record makes (core/heap_count.h: none is the contract);
 // - Session::Run of a chain of 16 Adds with and without SessionOptions::trace_ring (interleaved
 //   rounds, medians): the added microseconds per step and per kernel.
 //
@@ -12,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/heap_count.h"
 #include "graph/session.h"
 #include "ops/framework.h"
 #include "ops/math.h"
@@ -51,6 +53,10 @@ int main(int argc, char** argv) {
   constexpr int kKernels = 16, kRuns = 5000;
   TraceRing ring({.capacity = 16384});
   std::vector<double> one, two;
+  const HeapCount before = HeapCount::Now();
+  RecordNs(ring, 1, 1 << 20);
+  // The thread itself allocates (its state, its start): counted once, not per event.
+  const double allocs_per_event = static_cast<double>(HeapCount::Now().Since(before)) / (1 << 20);
   for (int r = 0; r < rounds; ++r) {
     one.push_back(RecordNs(ring, 1, 1 << 20));
     two.push_back(RecordNs(ring, 2, 1 << 20));
@@ -77,6 +83,13 @@ int main(int argc, char** argv) {
     for (int i = 0; i < kRuns; ++i) sess.Run({{x, v}}, {y});
     return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() / kRuns;
   };
+  auto allocs_per_run = [&](Session& sess) {
+    for (int i = 0; i < 10; ++i) sess.Run({{x, v}}, {y});  // compiled first
+    const HeapCount h = HeapCount::Now();
+    for (int i = 0; i < 1000; ++i) sess.Run({{x, v}}, {y});
+    return static_cast<double>(HeapCount::Now().Since(h)) / 1000;
+  };
+  const double allocs_off = allocs_per_run(*off), allocs_on = allocs_per_run(*on);
   std::vector<double> us_off, us_on;
   for (int r = 0; r < rounds; ++r) {
     if (r % 2 == 0) {
@@ -90,8 +103,10 @@ int main(int argc, char** argv) {
   const double m_off = Median(us_off), m_on = Median(us_on);
   // Events per Run: every kernel and the step itself.
   const double events = static_cast<double>(traced_ring->recorded()) / (rounds * (kRuns + 200));
-  std::printf("{\"record_ns_1_thread\": %.1f, \"record_ns_2_threads\": %.1f, \"events_per_run\": %.0f, "
-              "\"run_us_off\": %.2f, \"run_us_on\": %.2f, \"added_us_per_run\": %.2f, \"added_ns_per_event\": %.0f}\n",
-              Median(one), Median(two), events, m_off, m_on, m_on - m_off, 1000 * (m_on - m_off) / events);
+  std::printf("{\"allocations_per_event\": %.6f, \"record_ns_1_thread\": %.1f, \"record_ns_2_threads\": %.1f, \"events_per_run\": %.0f, "
+              "\"run_us_off\": %.2f, \"run_us_on\": %.2f, \"added_us_per_run\": %.2f, \"added_ns_per_event\": %.0f, "
+              "\"allocations_per_run_off\": %.2f, \"allocations_per_run_on\": %.2f}\n",
+              allocs_per_event, Median(one), Median(two), events, m_off, m_on, m_on - m_off, 1000 * (m_on - m_off) / events,
+              allocs_off, allocs_on);
   return 0;
 }
