@@ -41,7 +41,7 @@ uint32_t ThreadId() {
 // name is at its end), else its start.
 uint8_t CopyField(char* dst, size_t cap, std::string_view s, bool keep_tail) {
   const size_t n = std::min(cap, s.size());
-  std::memcpy(dst, keep_tail ? s.data() + (s.size() - n) : s.data(), n);
+  if (n > 0) std::memcpy(dst, keep_tail ? s.data() + (s.size() - n) : s.data(), n);  // an empty view may be null
   return static_cast<uint8_t>(n);
 }
 
