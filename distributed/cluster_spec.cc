@@ -1,5 +1,7 @@
 #include "distributed/cluster_spec.h"
 
+#include "core/json.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -8,192 +10,6 @@
 
 namespace weft {
 namespace {
-
-// A strict JSON reader for TF_CONFIG: objects (no duplicate members), arrays, strings (with the
-// usual escapes, \u only below 0x80 since cluster specs are ASCII), integers, true/false/null.
-// Errors name the byte offset and what was expected.
-struct Json {
-  enum class Kind { kNull, kBool, kNumber, kString, kArray, kObject } kind = Kind::kNull;
-  bool boolean = false;
-  double number = 0;
-  bool is_integer = false;
-  std::string str;
-  std::vector<Json> array;
-  std::vector<std::pair<std::string, Json>> object;  // in document order
-  size_t offset = 0;                                   // where the value starts (for errors)
-
-  const char* KindName() const {
-    static const char* names[] = {"null", "a boolean", "a number", "a string", "an array", "an object"};
-    return names[static_cast<int>(kind)];
-  }
-};
-
-class JsonParser {
- public:
-  JsonParser(std::string_view text, std::string_view what) : s_(text), what_(what) {}
-
-  Json ParseDocument() {
-    Json v = Value(0);
-    SkipSpace();
-    if (pos_ != s_.size()) Fail("unexpected text after the JSON value");
-    return v;
-  }
-
- private:
-  [[noreturn]] void Fail(std::string_view why) const {
-    throw Error(errors::InvalidArgument("{}: bad JSON at offset {}: {}", what_, pos_, why));
-  }
-  void SkipSpace() {
-    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r')) ++pos_;
-  }
-  void Expect(char c) {
-    SkipSpace();
-    if (pos_ >= s_.size()) Fail(fmt::format("expected '{}' but the text ended", c));
-    if (s_[pos_] != c) Fail(fmt::format("expected '{}' but found '{}'", c, s_[pos_]));
-    ++pos_;
-  }
-  bool Literal(std::string_view word) {
-    if (s_.substr(pos_, word.size()) != word) return false;
-    pos_ += word.size();
-    return true;
-  }
-
-  Json Value(int depth) {
-    if (depth > 32) Fail("nested more than 32 levels deep");
-    SkipSpace();
-    if (pos_ >= s_.size()) Fail("expected a value but the text ended");
-    Json v;
-    v.offset = pos_;
-    const char c = s_[pos_];
-    if (c == '{') {
-      v.kind = Json::Kind::kObject;
-      ++pos_;
-      SkipSpace();
-      if (pos_ < s_.size() && s_[pos_] == '}') {
-        ++pos_;
-        return v;
-      }
-      for (;;) {
-        SkipSpace();
-        if (pos_ >= s_.size() || s_[pos_] != '"') Fail("expected a member name in double quotes");
-        const size_t name_at = pos_;
-        std::string name = String();
-        for (const auto& [k, unused] : v.object) {
-          if (k == name) {
-            pos_ = name_at;
-            Fail(fmt::format("member \"{}\" appears twice", name));
-          }
-        }
-        Expect(':');
-        Json member = Value(depth + 1);
-        v.object.emplace_back(std::move(name), std::move(member));
-        SkipSpace();
-        if (pos_ < s_.size() && s_[pos_] == ',') {
-          ++pos_;
-          continue;
-        }
-        Expect('}');
-        return v;
-      }
-    }
-    if (c == '[') {
-      v.kind = Json::Kind::kArray;
-      ++pos_;
-      SkipSpace();
-      if (pos_ < s_.size() && s_[pos_] == ']') {
-        ++pos_;
-        return v;
-      }
-      for (;;) {
-        v.array.push_back(Value(depth + 1));
-        SkipSpace();
-        if (pos_ < s_.size() && s_[pos_] == ',') {
-          ++pos_;
-          continue;
-        }
-        Expect(']');
-        return v;
-      }
-    }
-    if (c == '"') {
-      v.kind = Json::Kind::kString;
-      v.str = String();
-      return v;
-    }
-    if (Literal("true") || Literal("false")) {
-      v.kind = Json::Kind::kBool;
-      v.boolean = c == 't';
-      return v;
-    }
-    if (Literal("null")) return v;
-    if (c == '-' || (c >= '0' && c <= '9')) {
-      const size_t start = pos_;
-      if (s_[pos_] == '-') ++pos_;
-      bool integer = true;
-      while (pos_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '.' ||
-                                  s_[pos_] == 'e' || s_[pos_] == 'E' || s_[pos_] == '+' || s_[pos_] == '-')) {
-        if (!std::isdigit(static_cast<unsigned char>(s_[pos_]))) integer = false;
-        ++pos_;
-      }
-      const std::string num(s_.substr(start, pos_ - start));
-      char* end = nullptr;
-      v.number = std::strtod(num.c_str(), &end);
-      if (end != num.c_str() + num.size() || num == "-") {
-        pos_ = start;
-        Fail(fmt::format("'{}' is not a number", num));
-      }
-      v.kind = Json::Kind::kNumber;
-      v.is_integer = integer;
-      return v;
-    }
-    Fail(fmt::format("unexpected character '{}'", c));
-  }
-
-  std::string String() {
-    ++pos_;  // the opening quote
-    std::string out;
-    for (;;) {
-      if (pos_ >= s_.size()) Fail("a string is not closed");
-      const char c = s_[pos_++];
-      if (c == '"') return out;
-      if (static_cast<unsigned char>(c) < 0x20) Fail("a control character inside a string");
-      if (c != '\\') {
-        out += c;
-        continue;
-      }
-      if (pos_ >= s_.size()) Fail("a string is not closed");
-      const char e = s_[pos_++];
-      switch (e) {
-        case '"': case '\\': case '/': out += e; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
-        case 'u': {
-          if (pos_ + 4 > s_.size()) Fail("a \\u escape needs 4 hex digits");
-          unsigned code = 0;
-          for (int i = 0; i < 4; ++i) {
-            const char h = s_[pos_++];
-            code <<= 4;
-            if (h >= '0' && h <= '9') code |= h - '0';
-            else if (h >= 'a' && h <= 'f') code |= h - 'a' + 10;
-            else if (h >= 'A' && h <= 'F') code |= h - 'A' + 10;
-            else Fail("a \\u escape needs 4 hex digits");
-          }
-          if (code >= 0x80) Fail("only ASCII \\u escapes are supported in a cluster spec");
-          out += static_cast<char>(code);
-          break;
-        }
-        default: --pos_; Fail(fmt::format("unknown escape '\\{}'", e));
-      }
-    }
-  }
-
-  std::string_view s_;
-  std::string_view what_;
-  size_t pos_ = 0;
-};
 
 bool KnownJob(std::string_view job) {
   return std::find(std::begin(kClusterJobs), std::end(kClusterJobs), job) != std::end(kClusterJobs);
@@ -334,7 +150,7 @@ ClusterSpec::ClusterSpec(std::map<std::string, std::vector<std::string>> jobs) :
 }
 
 ClusterSpec ClusterSpec::FromJson(std::string_view json) {
-  return ClusterFromJson(JsonParser(json, "cluster spec").ParseDocument(), "cluster spec");
+  return ClusterFromJson(ParseJson(json, "cluster spec"), "cluster spec");
 }
 
 ClusterSpec ClusterSpec::FromFlag(std::string_view text) {
@@ -459,7 +275,7 @@ std::string ClusterSpec::ToJson() const {
 }
 
 ClusterConfig ClusterConfig::FromTfConfig(std::string_view json) {
-  const Json doc = JsonParser(json, "TF_CONFIG").ParseDocument();
+  const Json doc = ParseJson(json, "TF_CONFIG");
   if (doc.kind != Json::Kind::kObject) {
     throw Error(errors::InvalidArgument("TF_CONFIG must be a JSON object with \"cluster\" and \"task\", not {}",
                                         doc.KindName()));

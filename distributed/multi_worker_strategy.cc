@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <thread>
 #include <tuple>
 
 #include <unistd.h>
@@ -67,12 +68,30 @@ MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(MultiWorkerOptions opti
   const ClusterSecret secret = options_.secret ? *options_.secret : ResolveClusterSecret();
   t.cluster_secret = secret.secret;
   t.insecure = secret.insecure;
-  const std::string report_name = fmt::format("weft-hang-{}-{}.txt", config_.task->job, config_.task->index);
+  auto beside_reports = [&](const std::string& name) {
+    return options_.hang_report_dir.empty() ? name : options_.hang_report_dir + "/" + name;
+  };
+  if (options_.trace_events > 0) {
+    trace_ring_ = std::make_shared<TraceRing>(TraceRingOptions{
+        .capacity = options_.trace_events,
+        .process = config_.task->ToString(),
+        .dump_path = beside_reports(fmt::format("weft-trace-{}-{}.json", config_.task->job, config_.task->index))});
+    if (options_.trace_dump_on_fatal_signal) trace_ring_->InstallFatalSignalDump();
+  }
   reporter_ = std::make_unique<HangReporter>(
-      HangReportOptions{.path = options_.hang_report_dir.empty() ? report_name
-                                                                 : options_.hang_report_dir + "/" + report_name,
+      HangReportOptions{.path = beside_reports(fmt::format("weft-hang-{}-{}.txt", config_.task->job, config_.task->index)),
                         .on_signal = options_.hang_report_on_signal},
-      [this](const std::string& why) { return DescribeWaits(why); });
+      [this](const std::string& why) {
+        std::string text = DescribeWaits(why);
+        if (!trace_ring_) return text;
+        // The trace goes with every report: what led up to the wait.
+        try {
+          const size_t n = trace_ring_->Dump("hang report: " + why);
+          return text + fmt::format("trace: {} ({} events)\n", trace_ring_->dump_path(), n);
+        } catch (const Error& e) {
+          return text + fmt::format("trace: not written ({})\n", e.status().message());
+        }
+      });
   mgr_ = std::make_unique<UcxRendezvousMgr>(
       t, UcxRendezvousOptions{.recv_timeout = options_.collective_timeout,
                               .callback_pool = callbacks_.get(),
@@ -84,6 +103,94 @@ MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(MultiWorkerOptions opti
     throw Error(s.WithContext(fmt::format("MultiWorkerMirroredStrategy: task {} connecting to the other workers",
                                           config_.task->ToString())));
   }
+  if (trace_ring_) MeasureClockOffset();
+}
+
+void MultiWorkerMirroredStrategy::MeasureClockOffset() {
+  // The fingerprint check of step 0, which never runs (CheckCollectives): a step id of its own.
+  constexpr uint64_t kClockStep = uint64_t{2} << 62;
+  constexpr int kRounds = 8;
+  const std::vector<TaskId> tasks = config_.cluster.Tasks();
+  const std::string chief = tasks[0].ToString();
+  if (tasks.size() < 2) {
+    trace_ring_->SetClockOffset(chief, 0, 0);
+    return;
+  }
+  auto device = [&](size_t w) { return tasks[w].DeviceName() + "/device:CPU:0"; };
+  auto key = [&](size_t from, size_t to, int round) {
+    return fmt::format("{};0;{};_clock/{};0:0", device(from), device(to), round);
+  };
+  std::shared_ptr<UcxRendezvous> r = mgr_->Find(kClockStep);
+  const auto deadline = std::chrono::steady_clock::now() + options_.connect_timeout;
+  // One Recv of an int64 clock reading, waited for up to the deadline.
+  auto recv = [&](const std::string& k) {
+    struct Wait {
+      std::mutex mu;
+      bool done = false;
+      Status status;
+      int64_t value = 0;
+    };
+    auto wait = std::make_shared<Wait>();
+    r->RecvAsync(k, {}, [wait](const Status& st, const Tensor& t, bool) {
+      std::lock_guard<std::mutex> l(wait->mu);
+      wait->status = st;
+      if (st.ok()) wait->value = t.scalar<int64_t>()();
+      wait->done = true;
+    });
+    auto done = [&] {
+      std::lock_guard<std::mutex> l(wait->mu);
+      return wait->done;
+    };
+    r->DriveUntil([&] { return done() || std::chrono::steady_clock::now() >= deadline; });
+    while (!done() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::microseconds(50));
+    std::lock_guard<std::mutex> l(wait->mu);
+    if (!wait->done) {
+      r->StartAbort(errors::DeadlineExceeded("clock exchange"));
+      throw Error(errors::DeadlineExceeded("MultiWorkerMirroredStrategy: task {}: no clock reading from '{}' within {} ms",
+                                           config_.task->ToString(), k, options_.connect_timeout.count()));
+    }
+    ThrowIfError(wait->status);
+    return wait->value;
+  };
+  const size_t me = static_cast<size_t>(worker_index_);
+  int64_t best_rtt = -1, best_offset = 0;
+  try {
+    for (int round = 0; round < kRounds; ++round) {
+      if (me == 0) {  // the chief answers every worker's reading with its own
+        for (size_t w = 1; w < tasks.size(); ++w) {
+          (void)recv(key(w, 0, round));
+          ThrowIfError(r->Send(key(0, w, round), {}, Tensor::Scalar<int64_t>(TraceRing::NowNanos()), false));
+        }
+        continue;
+      }
+      const int64_t t0 = TraceRing::NowNanos();
+      ThrowIfError(r->Send(key(me, 0, round), {}, Tensor::Scalar<int64_t>(t0), false));
+      const int64_t chief_ns = recv(key(0, me, round));
+      const int64_t t2 = TraceRing::NowNanos();
+      if (best_rtt < 0 || t2 - t0 < best_rtt) {
+        best_rtt = t2 - t0;
+        best_offset = chief_ns - (t0 + t2) / 2;  // the chief read its clock halfway, give or take rtt/2
+      }
+    }
+  } catch (const Error& e) {
+    r.reset();
+    (void)mgr_->Cleanup(kClockStep);
+    throw Error(e.status().WithContext(
+        fmt::format("MultiWorkerMirroredStrategy: task {} measuring its clock against {}", config_.task->ToString(), chief)));
+  }
+  r.reset();
+  (void)mgr_->Cleanup(kClockStep);
+  trace_ring_->SetClockOffset(chief, me == 0 ? 0 : best_offset, me == 0 ? 0 : best_rtt);
+}
+
+std::string MultiWorkerMirroredStrategy::DumpTrace(const std::string& path, const std::string& why) const {
+  if (!trace_ring_) {
+    throw Error(errors::FailedPrecondition("MultiWorkerMirroredStrategy: task {} keeps no trace (trace_events is 0)",
+                                           config_.task->ToString()));
+  }
+  const std::string where = path.empty() ? trace_ring_->dump_path() : path;
+  trace_ring_->Dump(where, why);
+  return where;
 }
 
 MultiWorkerMirroredStrategy::~MultiWorkerMirroredStrategy() {
@@ -311,6 +418,7 @@ void MultiWorkerMirroredStrategy::ConfigureSession(SessionOptions* o) const {
       sessions->alive.erase(s);
     }
   };
+  o->trace_ring = trace_ring_;
   o->check_collectives = [this](uint64_t step, const std::vector<CollectiveSignature>& mine) {
     return CheckCollectives(step, mine);
   };

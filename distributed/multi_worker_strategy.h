@@ -37,6 +37,10 @@
 // writes a hang report (hang_report_path()): the Recvs it still waits for with their source
 // task, the collective instances and the members not heard from, the last collective step it
 // completed, the graph nodes still running, and "waits for: <tasks>" (docs/distributed.md, "How to read a hang report").
+// With each report, and when a step fails, it dumps its always-on trace ring (the last
+// `trace_events` kernels, collective messages and steps: runtime/trace_ring.h) beside the report;
+// the clock offset to the chief, measured when the workers connect, goes into every dump so that
+// `weft-zoo trace merge` can align the ranks (docs/distributed.md, "How to read a trace").
 //
 // Leaving: Shutdown() (also run by the destructor) tells every other worker this one is done and
 // waits, up to `shutdown_timeout`, until each has said the same, so that no worker exits while
@@ -60,6 +64,7 @@
 #include "core/threadpool.h"
 #include "distributed/cluster_resolver.h"
 #include "distributed/hang_report.h"
+#include "runtime/trace_ring.h"
 #include "train/strategy.h"
 #include "distributed/ucx_rendezvous.h"
 
@@ -77,6 +82,12 @@ struct MultiWorkerOptions {
   // collective step passes its deadline or loses a peer, and on SIGUSR1 when `hang_report_on_signal`.
   std::string hang_report_dir;
   bool hang_report_on_signal = true;
+  // The always-on trace (runtime/trace_ring.h): this process's last `trace_events` events
+  // (kernels, collective messages, steps), dumped to "<hang_report_dir>/weft-trace-<job>-<index>.json"
+  // with every hang report (SIGUSR1 included), when a step fails, by DumpTrace(), and on a fatal
+  // signal when `trace_dump_on_fatal_signal`. 0: no trace.
+  size_t trace_events = 16384;
+  bool trace_dump_on_fatal_signal = true;
 };
 
 class MultiWorkerMirroredStrategy : public Strategy {
@@ -97,6 +108,11 @@ class MultiWorkerMirroredStrategy : public Strategy {
   const std::string& hang_report_path() const { return reporter_->path(); }
   std::string DescribeWaits(const std::string& why) const;
   HangReporter& hang_reporter() const { return *reporter_; }
+  // The trace ring (null when trace_events is 0) and where it dumps. DumpTrace writes it now to
+  // `path` (empty: trace_path()) and returns the path; throws FailedPrecondition without a ring.
+  TraceRing* trace_ring() const { return trace_ring_.get(); }
+  std::string trace_path() const { return trace_ring_ ? trace_ring_->dump_path() : std::string(); }
+  std::string DumpTrace(const std::string& path = "", const std::string& why = "on request") const;
   // The leave handshake (see above); idempotent. Returns the first problem (a peer that failed or
   // did not answer in time), which the destructor ignores.
   Status Shutdown();
@@ -106,11 +122,15 @@ class MultiWorkerMirroredStrategy : public Strategy {
   MultiWorkerMirroredStrategy(MultiWorkerOptions options, Layout layout);
   // SessionOptions::check_collectives: the fingerprint exchange described above.
   Status CheckCollectives(uint64_t step_id, const std::vector<CollectiveSignature>& mine) const;
+  // At connection: this worker's clock offset to the chief's (a few ping-pongs, the one with the
+  // shortest round trip kept), for the trace's timeline across processes.
+  void MeasureClockOffset();
 
   MultiWorkerOptions options_;
   ClusterConfig config_;
   int worker_index_ = 0;
   std::unique_ptr<ThreadPool> callbacks_;  // Recv callbacks (collective reductions) off the UCX thread
+  std::shared_ptr<TraceRing> trace_ring_;  // shared with the Sessions, which may outlive the strategy
   std::unique_ptr<HangReporter> reporter_;  // before mgr_, whose stalls it reports
   std::unique_ptr<UcxRendezvousMgr> mgr_;
   // Step ids: collective steps count up from 1 on every worker alike; local ones from 2^62.

@@ -62,6 +62,14 @@ struct Executor::Impl {
   // Runs one node (and, inline, what becomes ready after it).
   void Process(Step* step, Tagged first);
   void Record(StepTrace* trace, const Node& node, int64_t start_us, const Status& s) const;
+  // Into the step's always-on ring (ExecutorArgs::ring): no allocation.
+  void RecordRing(const Step* step, const ExecItem& it, int64_t start_ns, const Status& s) const {
+    const std::string& detail = s.ok() ? it.trace_detail : s.message();
+    step->args.ring->Record({.kind = it.trace_kind, .step = step->args.step_id, .start_ns = start_ns,
+                             .end_ns = TraceRing::NowNanos(), .name = it.node->name(), .op = it.node->op(),
+                             .detail = detail, .group = it.trace_group, .instance = it.trace_instance,
+                             .failed = !s.ok()});
+  }
   // Delivers the outputs of `t` (unset ones are dead where the op may leave them so; all are
   // when `skipped`); appends newly ready items to `ready`.
   void Propagate(Step* step, const Tagged& t, std::vector<Tensor>& outputs, bool skipped, std::deque<Tagged>& ready);
@@ -98,6 +106,32 @@ struct Executor::Impl {
     return s.WithContext(n.Describe());
   }
 };
+
+namespace {
+
+// "/job:worker/replica:0/task:1/device:CPU:0" -> "task:1/CPU:0" (what fits a trace slot).
+std::string ShortDeviceName(const std::string& full) {
+  const size_t task = full.find("/task:"), device = full.find("/device:");
+  if (device == std::string::npos) return full;
+  const std::string dev = full.substr(device + 8);
+  return task == std::string::npos ? dev : full.substr(task + 1, device - task - 1) + "/" + dev;
+}
+
+void SetTraceInfo(ExecItem& it) {
+  const Node& n = *it.node;
+  if (n.op() == "_Send" || n.op() == "_Recv") {
+    it.trace_kind = n.op() == "_Send" ? TraceKind::kSend : TraceKind::kRecv;
+    it.trace_detail = fmt::format("{} -> {} {}", ShortDeviceName(n.attr<std::string>("send_device")),
+                                  ShortDeviceName(n.attr<std::string>("recv_device")), n.attr<std::string>("tensor_name"));
+  } else if (n.op().rfind("Collective", 0) == 0) {
+    it.trace_kind = TraceKind::kCollective;
+    it.trace_group = static_cast<int32_t>(n.attr<int64_t>("group_key"));
+    it.trace_instance = static_cast<int32_t>(n.attr<int64_t>("instance_key"));
+    it.trace_detail = fmt::format("rank {} of {}", n.attr<int64_t>("rank"), n.attr<int64_t>("group_size"));
+  }
+}
+
+}  // namespace
 
 std::unique_ptr<Executor> Executor::Create(std::unique_ptr<Graph> graph, DeviceContext device, ThreadPool* inter_op) {
   auto impl = std::make_unique<Impl>();
@@ -136,6 +170,7 @@ std::unique_ptr<Executor> Executor::Create(std::unique_ptr<Graph> graph, DeviceC
     it.may_output_dead = it.is_merge || it.is_switch || n->op() == "_Recv" || n->op() == "LoopStackPop";
     it.runs_dead = n->op() == "_Send" || n->op() == "LoopStackPush";
     it.is_retval = n->op() == "_Retval";
+    SetTraceInfo(it);
     if (it.initial_pending == 0) impl->roots.push_back(static_cast<int>(i));
   }
   impl->frames = FindStaticFrames(order);
@@ -394,14 +429,16 @@ void Executor::Impl::Process(Step* step, Tagged first) {
     const Tagged where{.id = id, .frame = t.frame, .iter = t.iter, .dead = t.dead, .inputs = {}};
     StepTrace* trace = step->args.trace;
     const int64_t start_us = trace != nullptr ? trace->NowMicros() : 0;
+    const int64_t start_ns = step->args.ring != nullptr ? TraceRing::NowNanos() : 0;
     if (it.kernel->is_async()) {
       auto* async = static_cast<AsyncOpKernel*>(it.kernel.get());
       OpKernelContext* raw = ctx.release();
       step->running[id].store(1, std::memory_order_relaxed);
-      auto on_done = [this, step, where, raw, start_us](Status s) {
+      auto on_done = [this, step, where, raw, start_us, start_ns](Status s) {
         const int id = where.id;
         step->running[id].store(0, std::memory_order_relaxed);
         if (step->args.trace != nullptr) Record(step->args.trace, *items[id].node, start_us, s);
+        if (step->args.ring != nullptr) RecordRing(step, items[id], start_ns, s);
         std::unique_ptr<OpKernelContext> owned(raw);
         std::deque<Tagged> ready;
         if (!s.ok()) {
@@ -437,6 +474,7 @@ void Executor::Impl::Process(Step* step, Tagged first) {
     }
     step->running[id].store(0, std::memory_order_relaxed);
     if (trace != nullptr) Record(trace, *it.node, start_us, status);
+    if (step->args.ring != nullptr) RecordRing(step, it, start_ns, status);
     std::deque<Tagged> ready;
     if (!status.ok()) {
       Abort(step, status);

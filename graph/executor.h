@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "graph/step_trace.h"
+#include "runtime/trace_ring.h"
 #include "ops/kernel.h"
 
 namespace weft {
@@ -31,6 +32,7 @@ struct ExecutorArgs {
   // kernel of more than one member fails with FailedPrecondition.
   CollectiveContext* collectives = nullptr;
   StepTrace* trace = nullptr;               // not owned; when set, every kernel's run is recorded
+  TraceRing* ring = nullptr;                 // not owned; when set, every kernel's run goes into this ring too
 };
 
 class Executor {

@@ -23,6 +23,7 @@
 
 #include "graph/control_flow.h"
 #include "ops/kernel.h"
+#include "runtime/trace_ring.h"
 
 namespace weft::internal {
 
@@ -39,6 +40,10 @@ struct ExecItem {
   bool is_merge = false;
   bool is_switch = false;
   bool is_retval = false;
+  // What the always-on trace records of a run (runtime/trace_ring.h), made once: no formatting per step.
+  TraceKind trace_kind = TraceKind::kKernel;
+  int32_t trace_group = -1, trace_instance = -1;  // collectives
+  std::string trace_detail;                       // Send/Recv: "from -> to tensor"; collectives: "rank r of n"
   // Whether the node's control edges carry deadness: when it was skipped, or (a _Recv, a Merge)
   // when its value is dead. A Switch that ran has live control edges whichever side it took.
   bool ControlDead(const std::vector<Tensor>& outputs, bool skipped) const {

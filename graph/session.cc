@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <algorithm>
 #include <condition_variable>
+#include <cstdio>
 
 #include "runtime/rendezvous.h"
 #include "graph/partition.h"
@@ -56,6 +58,7 @@ Session::Session(Graph* graph, SessionOptions options) : graph_(graph), options_
   inter_op_ = std::make_unique<ThreadPool>(inter, "inter-op");
   devices_ = DeviceSet::LocalDevices(options_.num_cpu_devices, intra, options_.use_gpus, options_.job, options_.task);
   collectives_ = std::make_unique<CollectiveContext>();
+  collectives_->set_trace_ring(options_.trace_ring.get());
   if (options_.remote) remote_ = options_.remote(graph_);
   if (options_.lifetime_hook) options_.lifetime_hook(this, true);
 }
@@ -160,7 +163,8 @@ Status Session::RunPartitions(const Compiled& compiled, int64_t step_id, CallFra
   const CancellationManager::Token abort_token =
       cm->RegisterCallback([owned](const Status& why) { owned->StartAbort(why); });
   const ExecutorArgs args{.step_id = step_id, .frame = frame, .rendezvous = &rendezvous, .cancellation = cm,
-                          .collectives = collectives_.get(), .trace = options.trace};
+                          .collectives = collectives_.get(), .trace = options.trace,
+                          .ring = options_.trace_ring.get()};
   std::mutex mu;
   std::condition_variable cv;
   // Partitions still running: changed under mu (for cv), read without it while driving.
@@ -204,6 +208,25 @@ Status Session::RunPartitions(const Compiled& compiled, int64_t step_id, CallFra
   return first;
 }
 
+// The step's own event in the trace ring; a failed step dumps the ring (not masking the step's
+// error when the dump cannot be written: that goes to stderr).
+void Session::RecordStep(int64_t step_id, int64_t start_ns, bool collective, const Status& status) const {
+  TraceRing& ring = *options_.trace_ring;
+  char name[32];
+  const int n = std::snprintf(name, sizeof(name), "step %lld", static_cast<long long>(step_id));
+  ring.Record({.kind = TraceKind::kStep, .step = step_id, .start_ns = start_ns, .end_ns = TraceRing::NowNanos(),
+               .name = std::string_view(name, static_cast<size_t>(std::max(n, 0))),
+               .op = collective ? "collective step" : "local step", .detail = status.ok() ? "" : status.ToString(),
+               .failed = !status.ok()});
+  if (status.ok() || ring.dump_path().empty()) return;
+  try {
+    ring.Dump(fmt::format("step {} failed: {}", step_id, status.ToString()));
+  } catch (const Error& e) {
+    std::fprintf(stderr, "weft: could not dump the trace of failed step %lld: %s\n", static_cast<long long>(step_id),
+                 e.what());
+  }
+}
+
 std::vector<Tensor> Session::Run(const std::vector<std::pair<Output, Tensor>>& feeds, const std::vector<Output>& fetches,
                                  const std::vector<Node*>& targets, const RunOptions& options) {
   if (remote_) return remote_->Run(feeds, fetches, targets, options.timeout);
@@ -236,11 +259,13 @@ std::vector<Tensor> Session::Run(const std::vector<std::pair<Output, Tensor>>& f
     running_[step_id] = &cm;
   }
   Status status;
+  const int64_t start_ns = options_.trace_ring ? TraceRing::NowNanos() : 0;
   if (options.collective && options_.check_collectives && !compiled->collectives_checked.load()) {
     status = options_.check_collectives(static_cast<uint64_t>(step_id), compiled->collectives);
     if (status.ok()) compiled->collectives_checked = true;
   }
   if (status.ok()) status = RunPartitions(*compiled, step_id, &frame, &cm, options);
+  if (options_.trace_ring) RecordStep(step_id, start_ns, options.collective, status);
   if (options_.rendezvous_cleanup) options_.rendezvous_cleanup(static_cast<uint64_t>(step_id));
   {
     std::lock_guard<std::mutex> l(mu_);

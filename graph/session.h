@@ -105,6 +105,10 @@ struct SessionOptions {
   // of its destructor: a multi-worker strategy keeps the Sessions it configured, to list their
   // running nodes in its hang reports (DescribeRunning). Must not call back into the Session then.
   std::function<void(const Session* session, bool alive)> lifetime_hook;
+  // The always-on bounded trace (runtime/trace_ring.h): every kernel, collective message and step
+  // of this Session's Runs goes into it, and a failed Run dumps it (TraceRingOptions::dump_path)
+  // before throwing. Shared: a multi-worker strategy gives one ring to all its Sessions.
+  std::shared_ptr<TraceRing> trace_ring;
   // When set, every Run goes to the runner it makes for the graph (a cluster's servers hold the
   // variables then: vars() and Partitions() describe nothing; traces are not recorded).
   std::function<std::unique_ptr<RemoteRunner>(Graph*)> remote;
@@ -165,6 +169,7 @@ class Session {
   // After devices_ (a GPU member's reducer uses its device), before the executors in cache_ that
   // hand it to kernels; its destructor cancels and waits for the collectives still running.
   std::unique_ptr<CollectiveContext> collectives_;
+  void RecordStep(int64_t step_id, int64_t start_ns, bool collective, const Status& status) const;
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<Compiled>> cache_;
   std::atomic<int64_t> next_step_id_{1};

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "core/device_name.h"
+#include "core/json.h"
 #include "core/status.h"
 
 namespace weft {
@@ -16,21 +17,6 @@ namespace {
 int64_t SteadyNanos() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-std::string JsonEscape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      out += fmt::format("\\u{:04x}", static_cast<int>(c));
-    } else {
-      out += c;
-    }
-  }
-  return out;
 }
 
 std::string ShortDevice(const std::string& full) {

@@ -35,7 +35,8 @@ using train::Model;
 const std::set<std::string> kTrainFlags = {"data", "epochs", "batch-size", "optimizer", "lr", "schedule",
                                            "warmup-steps", "steps-per-epoch", "threads", "seed",
                                            "checkpoint-dir", "summary", "strategy", "devices", "trace",
-                                           "hosts", "hostfile", "base-port", "collective-timeout", "device", "ps-mode"};
+                                           "hosts", "hostfile", "base-port", "collective-timeout", "device", "ps-mode",
+                                           "trace-events", "dump-trace"};
 
 // --strategy none|one_device|mirrored|central_storage and --devices N (N > 1 alone means mirrored).
 std::unique_ptr<Strategy> NewStrategy(const Flags& f) {
@@ -60,6 +61,10 @@ std::unique_ptr<Strategy> NewStrategy(const Flags& f) {
 // NewStrategy's, writing its status board to $WEFT_STATUS_FILE when `weft-zoo launch --status`
 // set it (zoo/launch.h).
 std::unique_ptr<Strategy> MakeStrategy(const Flags& f) {
+  // Before any work: --dump-trace would fail only at the end of the run.
+  if ((f.Has("dump-trace") || f.Has("trace-events")) && f.Str("strategy", "") != "multi_worker") {
+    throw UsageError("--trace-events and --dump-trace need --strategy multi_worker (its always-on trace)");
+  }
   std::unique_ptr<Strategy> s = NewStrategy(f);
   const char* status_file = std::getenv("WEFT_STATUS_FILE");
   if (s != nullptr && status_file != nullptr && *status_file != '\0') s->set_status_file(status_file);
@@ -342,6 +347,10 @@ int Train(const std::vector<std::string>& args) {
     std::printf("sample: %s\n", SampleText(*model, zm, "The ", 120, 0.8, static_cast<uint64_t>(seed)).c_str());
   }
   if (model->stop_requested()) std::printf("training stopped early (interrupted)\n");
+  if (f.Has("dump-trace")) {
+    const std::string path = f.Str("dump-trace", "");
+    std::printf("trace of the last %zu events written to %s\n", DumpStrategyTrace(strategy.get(), path), path.c_str());
+  }
   if (f.Has("summary") && chief) {
     const std::string path = f.Str("summary", "");
     std::ofstream out(path);
@@ -375,7 +384,7 @@ int Evaluate(const std::vector<std::string>& args) {
 
 int Bench(const std::vector<std::string>& args) {
   Flags f(args, {"batch-size", "threads", "warmup", "seconds", "data", "strategy", "devices", "hosts", "hostfile",
-                 "base-port", "collective-timeout", "device", "bucket-bytes"},
+                 "base-port", "collective-timeout", "device", "bucket-bytes", "trace-events", "dump-trace"},
           {"json"});
   if (f.positional().size() != 1) throw UsageError("bench takes one MODEL");
   const int64_t bucket_bytes = f.Int("bucket-bytes", -1, -1);
@@ -421,12 +430,20 @@ int Bench(const std::vector<std::string>& args) {
   }
   std::sort(rates.begin(), rates.end());
   const double median = rates[rates.size() / 2];
+  // --dump-trace: the ring after the run, and its size (docs: bench/README.md, tracing overhead).
+  std::string trace_json;
+  if (f.Has("dump-trace")) {
+    const std::string path = f.Str("dump-trace", "");
+    const size_t events = DumpStrategyTrace(strategy.get(), path);
+    trace_json = fmt::format(", \"trace_events\": {}, \"trace_bytes\": {}", events, std::filesystem::file_size(path));
+  }
   if (f.Has("json")) {
     std::printf("{\"model\": \"%s\", \"batch_size\": %lld, \"threads\": %d, \"strategy\": \"%s\", "
-                "\"replicas\": %d, \"images_per_second\": %.1f, \"step_ms\": %.3f, \"windows\": %zu}\n",
+                "\"replicas\": %d, \"images_per_second\": %.1f, \"step_ms\": %.3f, \"windows\": %zu, \"steps\": %lld%s}\n",
                 zm.name.c_str(), static_cast<long long>(batch), session.intra_op_threads,
                 strategy ? strategy->name().c_str() : "none", strategy ? strategy->num_replicas_in_sync() : 1, median,
-                1000.0 * static_cast<double>(batch) / median, rates.size());
+                1000.0 * static_cast<double>(batch) / median, rates.size(), static_cast<long long>(step),
+                trace_json.c_str());
   } else {
     std::printf("%s: batch %lld, %d threads: %.0f images/s (%.2f ms/step, median of %zu windows)\n",
                 zm.name.c_str(), static_cast<long long>(batch), session.intra_op_threads, median,
@@ -591,6 +608,7 @@ int RunCommand(const std::vector<std::string>& args) {
   if (cmd == "bench") return Bench(args);
   if (cmd == "graph") return GraphCommand(args);
   if (cmd == "generate") return GenerateCommand(args);
+  if (cmd == "trace") return TraceCommand(args);
 #ifdef WEFT_HAVE_UCX
   if (cmd == "launch") return LaunchCommand(args);
   if (cmd == "server") return ServerCommand(args);

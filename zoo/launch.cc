@@ -298,6 +298,17 @@ class Launcher {
       out += "weft-zoo launch:   " + summary.substr(start, end - start) + "\n";
       start = end == std::string::npos ? summary.size() : end + 1;
     }
+    // The trace dumps written beside the reports in this incarnation (runtime/trace_ring.h).
+    const std::vector<std::pair<std::string, std::string>> traces =
+        ReadTaskFiles([](const TaskId& t) { return fmt::format("weft-trace-{}-{}.json", t.job, t.index); });
+    std::string dumped;
+    for (const auto& [task, text] : traces) {
+      if (!text.empty()) dumped += (dumped.empty() ? "" : ", ") + task;
+    }
+    if (!dumped.empty()) {
+      out += fmt::format("weft-zoo launch: traces of {} (weft-trace-<job>-<index>.json); one timeline: "
+                         "weft-zoo trace merge . -o all.json\n", dumped);
+    }
     WriteAll(STDERR_FILENO, out);
   }
 

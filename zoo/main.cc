@@ -46,7 +46,9 @@ commands:
       --devices N           CPU devices to replicate over (N > 1 alone means mirrored; per worker
                             with multi_worker)
       multi_worker: the cluster from TF_CONFIG (weft-zoo launch sets it) or the rank of mpirun /
-      srun with --hosts H1,H2.. | --hostfile F [--base-port P]; --collective-timeout S (60)
+      srun with --hosts H1,H2.. | --hostfile F [--base-port P]; --collective-timeout S (60);
+      --trace-events N: the always-on trace's ring (default 16384 events; 0: off), dumped to
+      weft-trace-<job>-<index>.json on a failure or SIGUSR1; --dump-trace FILE: also at the end
       --trace FILE          write a Chrome trace (chrome://tracing, Perfetto) of the 10th step
       --device D            auto (default: GPUs when there are any) | cpu | gpu (fails without a GPU)
   evaluate MODEL --checkpoint PATH [--data D] [--batch-size N] [--threads N] [--device D]
@@ -54,7 +56,8 @@ commands:
               [--strategy S] [--devices N] [--device D] [--bucket-bytes B]
                             steady-state training images/s on synthetic data; --bucket-bytes:
                             gradient all-reduce buckets across workers (-1 auto: 25 MiB; 0: one
-                            per gradient)
+                            per gradient); multi_worker: --trace-events N, --dump-trace FILE
+                            (the json then has trace_events and trace_bytes)
   generate MODEL --checkpoint PATH [--prompt S] [--length N (200)] [--temperature T (0.8)] [--seed N]
                             text models: the prompt and N characters sampled after it
   graph MODEL -o FILE.dot|FILE.png [--devices N] [--strategy S] [--partitioned]
@@ -69,6 +72,8 @@ commands:
                             continues after the chief's latest checkpoint); --status: a line
                             per task at most once a second (step, img/s, share of time in
                             collectives, the slowest peer) from `train`'s status board
+  trace merge DIR -o FILE   the trace dumps in DIR (weft-trace-*.json) as one timeline, the
+                            ranks' clocks aligned (offsets measured when the workers connected)
   server [--cluster SPEC --task JOB:I] [--devices N] [--threads N] [--recv-timeout-ms MS] [--insecure]
                             this task's server (UCX builds), cluster from TF_CONFIG or the flags
                             ('worker=h:p,h:p;ps=h:p', 'ps:0'); serves until SIGTERM / SIGINT;

@@ -63,7 +63,7 @@ void InitDistribute(py::module_& m) {
   py::class_<MultiWorkerMirroredStrategy, Strategy, std::shared_ptr<MultiWorkerMirroredStrategy>>(
       m, "MultiWorkerMirroredStrategy")
       .def(py::init([](const std::string& tf_config, int devices_per_worker, double collective_timeout,
-                       double connect_timeout, bool insecure) {
+                       double connect_timeout, bool insecure, int64_t trace_events) {
              MultiWorkerOptions o;
              o.cluster = ClusterConfig::FromTfConfig(tf_config);
              o.secret = ResolveClusterSecret();
@@ -71,11 +71,13 @@ void InitDistribute(py::module_& m) {
              o.devices_per_worker = devices_per_worker;
              o.collective_timeout = std::chrono::milliseconds(static_cast<int64_t>(collective_timeout * 1000));
              o.connect_timeout = std::chrono::milliseconds(static_cast<int64_t>(connect_timeout * 1000));
+             WEFT_REQUIRE(trace_events >= 0, "MultiWorkerMirroredStrategy: trace_events must be >= 0, got {}", trace_events);
+             o.trace_events = static_cast<size_t>(trace_events);
              py::gil_scoped_release release;  // connecting waits for the other workers
              return std::make_shared<MultiWorkerMirroredStrategy>(o);
            }),
            py::arg("tf_config"), py::arg("devices_per_worker") = 1, py::arg("collective_timeout") = 60.0,
-           py::arg("connect_timeout") = 60.0, py::arg("insecure") = false)
+           py::arg("connect_timeout") = 60.0, py::arg("insecure") = false, py::arg("trace_events") = 16384)
       .def_property_readonly("worker_index", &MultiWorkerMirroredStrategy::worker_index)
       .def(
           "shutdown",
@@ -84,6 +86,14 @@ void InitDistribute(py::module_& m) {
             ThrowIfError(s.Shutdown());
           },
           "Tells the other workers this one is done and waits (bounded) until they all are.")
+      .def(
+          "dump_trace",
+          [](const MultiWorkerMirroredStrategy& s, const std::string& path) {
+            py::gil_scoped_release release;
+            return s.DumpTrace(path);
+          },
+          py::arg("path") = "", "Writes the always-on trace ring as Chrome/Perfetto JSON; returns the path.")
+      .def_property_readonly("trace_path", &MultiWorkerMirroredStrategy::trace_path)
       .def_property_readonly("task", [](const MultiWorkerMirroredStrategy& s) { return s.task().ToString(); });
 #endif
 }

@@ -191,20 +191,30 @@ class MultiWorkerMirroredStrategy(Strategy):
     ``collective_timeout``: seconds a collective waits for a missing worker before failing.
     Creating it connects to the other workers (waits up to ``connect_timeout`` seconds for them).
     The workers prove a shared secret to each other (WEFT_CLUSTER_SECRET / WEFT_CLUSTER_SECRET_FILE,
-    set by weft-zoo launch and weft.spark.run); ``insecure=True`` runs without one."""
+    set by weft-zoo launch and weft.spark.run); ``insecure=True`` runs without one.
+    ``trace_events``: the always-on trace ring's size (0: no trace), dumped as Chrome/Perfetto JSON
+    to weft-trace-<job>-<index>.json on a failed step, a hang report (SIGUSR1 too), a fatal signal
+    or ``dump_trace()`` (docs/distributed.md, "How to read a trace")."""
 
     def __init__(self, communication_options=None, cluster_resolver=None, devices_per_worker=1,
-                 collective_timeout=60.0, connect_timeout=60.0, insecure=False):
+                 collective_timeout=60.0, connect_timeout=60.0, insecure=False, trace_events=16384):
         if not hasattr(_weft.distribute, "MultiWorkerMirroredStrategy"):
             raise RuntimeError("MultiWorkerMirroredStrategy needs UCX: this weft was built without it")
         self.cluster_resolver = cluster_resolver or TFConfigClusterResolver()
         cpp = _weft.distribute.MultiWorkerMirroredStrategy(
             self.cluster_resolver.tf_config(), devices_per_worker=int(devices_per_worker),
             collective_timeout=float(collective_timeout), connect_timeout=float(connect_timeout),
-            insecure=bool(insecure))
+            insecure=bool(insecure), trace_events=int(trace_events))
         super().__init__(cpp)
         # At exit, leave in order: another worker may still wait for this one's last messages.
         atexit.register(_leave_quietly, weakref.ref(cpp))
+
+    def dump_trace(self, path=None):
+        """Writes this process's recent events (the always-on trace ring) as Chrome/Perfetto trace
+        JSON to ``path`` (default: weft-trace-<job>-<index>.json in the working directory) and
+        returns the path. ``weft-zoo trace merge DIR -o all.json`` puts the workers' dumps on one
+        timeline."""
+        return self._cpp.dump_trace(path or "")
 
     def shutdown(self):
         """Tells the other workers this one is done and waits (bounded) until they all are; also

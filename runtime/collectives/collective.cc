@@ -6,6 +6,7 @@
 #include <set>
 
 #include "runtime/rendezvous.h"
+#include "runtime/trace_ring.h"
 
 namespace weft {
 
@@ -148,9 +149,21 @@ void Collective::Deliver(const Status& status, const Tensor& output) {
   done_(status, output);
 }
 
+void Collective::Trace(TraceKind kind, int peer, const std::string& what, int64_t start_ns, const Status& s) const {
+  TraceRing* ring = context_->trace_ring();
+  if (ring == nullptr) return;
+  ring->Record({.kind = kind, .start_ns = start_ns, .end_ns = TraceRing::NowNanos(), .name = what,
+                .op = kind == TraceKind::kSend ? "CollectiveSend" : "CollectiveRecv",
+                .detail = s.ok() ? std::string_view(p_.devices[static_cast<size_t>(peer)]) : std::string_view(s.message()),
+                .group = static_cast<int32_t>(p_.group_key), .instance = static_cast<int32_t>(p_.instance_key),
+                .failed = !s.ok()});
+}
+
 void Collective::Send(int to, const std::string& what, const Tensor& value) {
   if (ended()) return;
+  const int64_t start_ns = context_->trace_ring() != nullptr ? TraceRing::NowNanos() : 0;
   Status s = rendezvous_->Send(CollectiveKey(p_, p_.rank, to, what), {}, value, false);
+  Trace(TraceKind::kSend, to, what, start_ns, s);
   if (!s.ok()) Fail(s);
 }
 
@@ -163,14 +176,16 @@ void Collective::Recv(int from, const std::string& what, int64_t expect_elements
   }
   RendezvousArgs args;
   args.into = into;
+  const int64_t start_ns = context_->trace_ring() != nullptr ? TraceRing::NowNanos() : 0;
   rendezvous_->RecvAsync(
       CollectiveKey(p_, from, p_.rank, what), args,
-      [self = shared_from_this(), from, what, expect_elements, fn = std::move(fn)](const Status& s, const Tensor& t,
-                                                                                    bool) {
+      [self = shared_from_this(), from, what, expect_elements, fn = std::move(fn), start_ns](const Status& s,
+                                                                                              const Tensor& t, bool) {
         {
           std::lock_guard<std::mutex> l(self->mu_);
           --self->waiting_[static_cast<size_t>(from)];
         }
+        self->Trace(TraceKind::kRecv, from, what, start_ns, s);
         self->Enter();
         Activity active(self.get());
         if (self->ended()) return;

@@ -51,6 +51,7 @@
 #include "core/threadpool.h"
 #include "runtime/collectives/context.h"
 #include "runtime/collectives/reduce.h"
+#include "runtime/trace_ring.h"
 
 namespace weft {
 
@@ -111,6 +112,8 @@ class Collective : public std::enable_shared_from_this<Collective> {
 
   // Hands `value` to member `to`; a failure ends the collective with it.
   void Send(int to, const std::string& what, const Tensor& value);
+  // Records message `what` to or from member `peer` in the context's trace ring, if any.
+  void Trace(TraceKind kind, int peer, const std::string& what, int64_t start_ns, const Status& s) const;
   // Calls `fn` with the value from member `from` once it is there, unless the collective has
   // ended. An Error thrown by `fn` ends it. The value must have the collective's dtype and
   // `expect_elements` elements (any number when -1); kUnchecked: `fn` checks the value itself.

@@ -38,6 +38,7 @@
 namespace weft {
 
 class Collective;
+class TraceRing;
 
 class CollectiveContext {
  public:
@@ -60,6 +61,11 @@ class CollectiveContext {
   // on, collectives. The collective kernels call BeginActive when a member starts and EndActive
   // when its `done` runs (calls balance).
   double active_seconds() const;
+  // Where the collectives record their messages (each Send, and each Recv from posted to
+  // arrived): not owned, must outlive the context; null (the default): not recorded. Set before
+  // the first collective.
+  void set_trace_ring(TraceRing* ring) { trace_ring_ = ring; }
+  TraceRing* trace_ring() const { return trace_ring_; }
   void BeginActive();
   void EndActive();
 
@@ -86,6 +92,7 @@ class CollectiveContext {
   bool stop_ = false;
   bool idle_ = false;  // the watchdog waits until a collective comes
   std::thread watchdog_;
+  TraceRing* trace_ring_ = nullptr;
 };
 
 }  // namespace weft

@@ -13,15 +13,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <thread>
 
 #include "distributed/multi_worker_strategy.h"
+#include "runtime/trace_merge.h"
 #include "tests/distributed/child_process.h"
 #include "train/callbacks.h"
 #include "train/checkpoint.h"
@@ -200,6 +203,91 @@ void CheckReportOnWorker1(const std::string& report, const std::string& code) {
   CHECK(report.find("\nwaits for: worker:1\n") != std::string::npos);
 }
 
+// The events of a trace dump whose args.kind is `kind` (and name `name`, when given).
+std::vector<const Json*> EventsOf(const TraceDump& d, const std::string& kind, const std::string& name = "") {
+  std::vector<const Json*> out;
+  for (const Json& e : d.events) {
+    if (e.Member("args")->Member("kind")->str == kind && (name.empty() || e.Member("name")->str == name)) out.push_back(&e);
+  }
+  return out;
+}
+
+// Checks worker:0's trace dump after worker:1 went away (`code` ended its step): written by the
+// failed step, complete, with that step failed and the steps before it, the collective kernels
+// and the collective messages from worker:1 that led up to it.
+void CheckTraceOnWorker0(const std::string& dir, const std::string& code) {
+  const std::string path = dir + "/weft-trace-worker-0.json";
+  const TraceDump d = ReadTraceDump(ReadFile(path), path);
+  INFO("trace dump: " << d.events.size() << " events, why: " << d.why);
+  CHECK(d.complete);
+  CHECK(d.process == "worker:0");
+  CHECK(d.reference == "worker:0");
+  CHECK(d.why.find(" failed: " + code + ": ") != std::string::npos);
+  const std::vector<const Json*> steps = EventsOf(d, "step");
+  REQUIRE(!steps.empty());
+  const Json& last = *steps.back();
+  CHECK(last.Member("args")->Member("failed")->boolean);
+  CHECK(last.Member("args")->Member("detail")->str.find(code + ": ") == 0);
+  const int64_t failed_step = static_cast<int64_t>(last.Member("args")->Member("step")->number);
+  CHECK((failed_step == 4 || failed_step == 5));  // as CheckReportOnWorker1
+  int ok_steps = 0;
+  for (const Json* e : steps) ok_steps += e->Member("args")->Member("failed") == nullptr ? 1 : 0;
+  CHECK(ok_steps >= 3);  // the broadcast and the training steps before
+  CHECK(EventsOf(d, "collective").size() >= 3);
+  int from_worker1 = 0;
+  for (const Json* e : EventsOf(d, "recv")) {
+    if (e->Member("cat")->str == "CollectiveRecv" &&
+        e->Member("args")->Member("detail")->str == "/job:worker/replica:0/task:1/device:CPU:0") {
+      ++from_worker1;
+    }
+  }
+  CHECK(from_worker1 > 0);
+}
+
+// The two workers' dumps of a run that went well, merged: worker:1's clock offset to worker:0 was
+// measured (on one machine both read the same CLOCK_MONOTONIC, so it is 0 within the round trip),
+// and on the merged timeline each step's gradient all-reduce overlaps on the two ranks (a ring
+// all-reduce cannot end on one rank before the other has started it).
+void CheckTraceMerge(const std::string& dir) {
+  std::vector<TraceDump> dumps;
+  for (int w = 0; w < 2; ++w) {
+    const std::string path = fmt::format("{}/weft-trace-worker-{}.json", dir, w);
+    dumps.push_back(ReadTraceDump(ReadFile(path), path));
+    CHECK(dumps.back().complete);
+    CHECK(dumps.back().reference == "worker:0");
+  }
+  const TraceDump& w1 = dumps[1];
+  MESSAGE("worker:1's clock offset: " << w1.offset_ns << " ns, measured with a round trip of " << w1.rtt_ns << " ns");
+  CHECK(w1.rtt_ns > 0);
+  CHECK(std::abs(w1.offset_ns) <= w1.rtt_ns / 2 + 1000);
+  const TraceDump merged = ReadTraceDump(MergeTraceDumps(dumps), "merged");
+  REQUIRE(merged.complete);
+  // step -> [begin, end] of the gradients' all-reduce (group 1) per rank (pid).
+  std::map<int64_t, std::array<std::pair<double, double>, 2>> spans;
+  std::map<int64_t, int> seen;
+  for (const Json& e : merged.events) {
+    const Json& args = *e.Member("args");
+    if (args.Member("kind") == nullptr) continue;  // the merge's metadata (process names, their order)
+    if (args.Member("kind")->str != "collective" || args.Member("group") == nullptr || args.Member("group")->number != 1) continue;
+    const int64_t step = static_cast<int64_t>(args.Member("step")->number);
+    const int pid = static_cast<int>(e.Member("pid")->number);
+    const double ts = e.Member("ts")->number;
+    spans[step][static_cast<size_t>(pid)] = {ts, ts + e.Member("dur")->number};
+    seen[step] |= 1 << pid;
+  }
+  int compared = 0;
+  const double slack_us = static_cast<double>(w1.rtt_ns) / 1000.0;
+  for (const auto& [step, both] : spans) {
+    if (seen[step] != 3) continue;
+    INFO("step " << step << ": worker:0 [" << both[0].first << ", " << both[0].second << "] us, worker:1 ["
+                 << both[1].first << ", " << both[1].second << "] us");
+    CHECK(both[0].first <= both[1].second + slack_us);
+    CHECK(both[1].first <= both[0].second + slack_us);
+    ++compared;
+  }
+  CHECK(compared >= kSteps / 2);
+}
+
 }  // namespace
 
 // The worker side (does nothing unless started by the tests below).
@@ -239,6 +327,7 @@ TEST_CASE("multi worker child") {
     WEFT_REQUIRE(strategy.rendezvous().transport().worker()->num_lent() > 0,
                  "no training step's caller drove the UCX worker while it waited");
     m->SaveWeights(fmt::format("{}/worker{}.weft", dir, strategy.worker_index()));
+    strategy.DumpTrace();  // weft-trace-worker-<index>.json, for the trace merge
     // Leave in order: the other worker may still wait for this one's last all-reduce chunks.
     ThrowIfError(strategy.Shutdown());
     std::_Exit(0);
@@ -293,6 +382,7 @@ TEST_CASE("multi worker: 2 workers equal one process at the same global batch") 
       }
       CHECK(max_diff / scale < 1e-5);
     }
+    if (devices == 1) CheckTraceMerge(dir);
     std::filesystem::remove_all(dir);
   }
 }
@@ -311,6 +401,7 @@ TEST_CASE("multi worker: a killed worker makes the other fail naming it") {
   CHECK_MESSAGE(error.find("Unavailable") != std::string::npos, error);
   // The survivor's hang report: what it waited for when the peer went.
   CheckReportOnWorker1(ReadFile(dir + "/weft-hang-worker-0.txt"), "Unavailable");
+  CheckTraceOnWorker0(dir, "Unavailable");
   std::filesystem::remove_all(dir);
 }
 
@@ -354,6 +445,7 @@ TEST_CASE("multi worker: a stopped worker (SIGSTOP) makes the other fail at its 
   // The waiting worker's hang report names the stopped one, the collective and the member it
   // waited for, and the last step that completed.
   CheckReportOnWorker1(ReadFile(dir + "/weft-hang-worker-0.txt"), "DeadlineExceeded");
+  CheckTraceOnWorker0(dir, "DeadlineExceeded");
   std::filesystem::remove_all(dir);
 }
 

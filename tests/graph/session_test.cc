@@ -1,8 +1,16 @@
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <map>
 #include <thread>
+
+#include "core/file.h"
+#include "runtime/trace_merge.h"
 
 #include "runtime/rendezvous.h"
 #include "graph/session.h"
@@ -175,4 +183,46 @@ TEST_CASE("rendezvous_factory, rendezvous_cleanup and step ids for steps across 
     CHECK_THROWS_WITH_AS(throwing.Run({{x, v}}, {b}), doctest::Contains("no connection to task 1"), Error);
     throwing.Cancel();  // no dangling step left behind
   }
+}
+
+TEST_CASE("SessionOptions::trace_ring: every kernel, Send/Recv and step goes into the ring; a failed step dumps it") {
+  Graph g;
+  Scope s = Scope::Root(&g);
+  Output x = ops::Placeholder(s.WithOpName("x"), DType::kFloat32, {2});
+  Output a = ops::Neg(s.WithDevice("/device:CPU:0").WithOpName("a"), x);
+  Output b = ops::Neg(s.WithDevice("/device:CPU:1").WithOpName("b"), a);  // a crosses CPU:0 -> CPU:1
+  Output v = ops::Variable(s.WithOpName("v"), {2}, DType::kFloat32);
+  Output read = ops::Identity(s.WithOpName("read"), v);
+  const std::string path = std::filesystem::temp_directory_path() / fmt::format("weft_session_trace_{}.json", getpid());
+  SessionOptions opts;
+  opts.num_cpu_devices = 2;
+  opts.trace_ring = std::make_shared<TraceRing>(TraceRingOptions{.capacity = 1024, .process = "test", .dump_path = path});
+  Session sess(&g, opts);
+  for (int k = 0; k < 3; ++k) sess.Run({{x, Tensor::FromVector<float>({1, 2})}}, {b});
+  const TraceDump ok = ReadTraceDump(opts.trace_ring->ToJson("ok"), "ok");
+  auto count = [](const TraceDump& d, const std::string& kind, const std::string& name = "") {
+    return std::count_if(d.events.begin(), d.events.end(), [&](const Json& e) {
+      return e.Member("args")->Member("kind")->str == kind && (name.empty() || e.Member("name")->str == name);
+    });
+  };
+  CHECK(count(ok, "step") == 3);
+  CHECK(count(ok, "kernel", "a") == 3);
+  CHECK(count(ok, "kernel", "b") == 3);
+  CHECK(count(ok, "send") == 3);
+  CHECK(count(ok, "recv") == 3);
+  for (const Json& e : ok.events) {
+    const std::string kind = e.Member("args")->Member("kind")->str;
+    if (kind == "send" || kind == "recv") CHECK(e.Member("args")->Member("detail")->str == "task:0/CPU:0 -> task:0/CPU:1 a:0");
+  }
+  CHECK(!std::filesystem::exists(path));  // nothing failed: nothing dumped
+  CHECK_THROWS_WITH_AS(sess.Run({}, {read}), doctest::Contains("uninitialized variable 'v'"), Error);
+  const TraceDump failed = ReadTraceDump(ReadRegularFile(path, "trace dump"), path);
+  CHECK(failed.complete);
+  CHECK(failed.why.find("step 4 failed: ") == 0);
+  CHECK(failed.why.find("uninitialized variable 'v'") != std::string::npos);
+  const Json& last = failed.events.back();
+  CHECK(last.Member("name")->str == "step 4");
+  CHECK(last.Member("args")->Member("failed")->boolean);
+  CHECK(count(failed, "step") == 4);
+  std::filesystem::remove(path);
 }

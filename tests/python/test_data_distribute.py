@@ -54,6 +54,7 @@ else:
     result = {"auto": auto.get_weights(), "off": off.get_weights()}
     dist = strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices(np.arange(8)).batch(4))
     result["part"] = [[v.numpy().tolist() for v in dist]]
+    result["trace"] = strategy.dump_trace(out + ".trace.json")
 np.save(out, np.array(result, dtype=object), allow_pickle=True)
 '''
 
@@ -91,3 +92,15 @@ def test_two_workers_match_one_process(tmp_path):
                 np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=policy)
     # experimental_distribute_dataset: each worker's half of each global batch of 4
     assert got[0]["part"] == [[[0, 1], [4, 5]]] and got[1]["part"] == [[[2, 3], [6, 7]]]
+    # strategy.dump_trace(): each worker's always-on trace as Chrome trace JSON (a JSON array),
+    # with the training steps' gradient all-reduces, and the clock offset measured against worker:0.
+    for index, w in enumerate(got):
+        assert w["trace"] == str(tmp_path / ("w%d.npy.trace.json" % index))
+        with open(w["trace"]) as f:
+            events = json.load(f)
+        meta = [e for e in events if e["name"] == "weft_trace"][0]["args"]
+        assert meta["process"] == "worker:%d" % index and meta["clock_reference"] == "worker:0"
+        assert events[-1]["name"] == "weft_trace_end"
+        reduces = [e for e in events if e.get("cat") == "CollectiveReduce"]
+        assert len(reduces) >= 12  # 2 fits x 2 epochs x 3 global batches, a bucket each
+        assert all(e["ph"] == "X" and e["dur"] >= 0 and e["args"]["kind"] == "collective" for e in reduces)

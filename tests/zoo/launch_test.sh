@@ -3,7 +3,7 @@
 # when the workers are done, one failing task stopping the others (SIGTERM, then SIGKILL after the
 # grace), signals forwarded, no process left behind, usage errors; then weft-zoo train under
 # ParameterServerStrategy, async and sync, through launch; elastic restart of a multi-worker job
-# (--max-restarts); hang reports and --status lines through launch. About 25 s.
+# (--max-restarts); hang reports, trace dumps and --status lines through launch; trace merge. About 30 s.
 #   tests/zoo/launch_test.sh path/to/weft-zoo
 set -euo pipefail
 zoo="$1"
@@ -172,6 +172,11 @@ for w in 0 1; do
     "$tmp/out" || fail "no status line for worker:$w: $(cat "$tmp/out")"
 done
 grep -q "^step [1-9]" "$tmp/hang/weft-status-worker-0.txt" || fail "worker:0's status file: $(cat "$tmp/hang/weft-status-worker-0.txt")"
+# The always-on trace: worker:0 dumped it beside its report, and the launcher says so.
+grep -q "^weft-zoo launch: traces of worker:0 (weft-trace-<job>-<index>.json); one timeline: weft-zoo trace merge . -o all.json$" \
+  "$tmp/out" || fail "no line about the trace dumps: $(cat "$tmp/out")"
+grep -q "^trace: weft-trace-worker-0.json ([1-9][0-9]* events)$" "$tmp/hang/weft-hang-worker-0.txt" ||
+  fail "worker:0's report does not name its trace: $(cat "$tmp/hang/weft-hang-worker-0.txt")"
 
 # 9. --status names the slowest peer: the task with the smallest share of time in collectives
 #    (the others wait there for it). Tasks here write their status files themselves.
@@ -184,4 +189,26 @@ grep -q "^weft-zoo launch: status worker:0: step 5, 100 img/s, 80% in collective
 grep -q "^weft-zoo launch: status worker:1: step 5, 100 img/s, 10% in collectives, slowest peer: this one (the others wait for it)$" \
   "$tmp/out" || fail "worker:1's status line: $(cat "$tmp/out")"
 grep -q "^weft-zoo launch: status worker:2: .*slowest peer: worker:1$" "$tmp/out" || fail "worker:2's line: $(cat "$tmp/out")"
+# 10. weft-zoo trace merge on two real dumps: a 2-worker job that ends well, each worker writing its
+#     trace at the end (--dump-trace); the merge is one JSON array with both ranks' all-reduces.
+rm -rf "$tmp/traces" && mkdir -p "$tmp/traces"
+status="$(run "$tmp/out" -- env -C "$tmp/traces" timeout 60 "$zoo_path" launch -n 2 -- sh -c \
+  '"$0" train mlp --strategy multi_worker --data synthetic --epochs 1 --steps-per-epoch 5 --batch-size 32 --threads 1 \
+  --quiet --dump-trace "weft-trace-${WEFT_TASK%%:*}-${WEFT_TASK##*:}.json"' "$zoo_path")"
+[ "$status" = 0 ] || fail "the traced job exited $status: $(cat "$tmp/out")"
+status="$(run "$tmp/merge" -- "$zoo_path" trace merge "$tmp/traces" -o "$tmp/traces/all.json")"
+[ "$status" = 0 ] || fail "trace merge exited $status: $(cat "$tmp/merge")"
+grep -q "^merged 2 dumps into $tmp/traces/all.json$" "$tmp/merge" || fail "trace merge said: $(cat "$tmp/merge")"
+grep -Eq "weft-trace-worker-1.json: worker:1: [1-9][0-9]* events, clock [-+][0-9.]+ us from worker:0 \(round trip [0-9.]+ us\)" \
+  "$tmp/merge" || fail "trace merge should list worker:1's dump: $(cat "$tmp/merge")"
+python3 - "$tmp/traces/all.json" <<'PY' || fail "the merged trace: $(head -c 2000 "$tmp/traces/all.json")"
+import json, sys
+events = json.load(open(sys.argv[1]))
+names = {e["pid"]: e["args"]["name"] for e in events if e["name"] == "process_name"}
+assert names == {0: "worker:0", 1: "worker:1"}, names
+for pid in (0, 1):
+    assert any(e.get("cat") == "CollectiveReduce" and e["pid"] == pid for e in events), pid
+assert min(e["ts"] for e in events if "ts" in e) == 0
+PY
+
 echo "launch_test: OK"
