@@ -330,7 +330,7 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
     if (accumulate_steps > 1) {
       for (int k = 0; k < num_vars; ++k) {
         const size_t ki = static_cast<size_t>(k);
-        const Output acc = make_slot(trainable[ri][ki], "accumulator");
+        const Output acc = make_slot(trainable[ri][ki], "gradient_accumulator");
         // Under a pipeline on the weight's stage (os has no device there).
         const Scope as = (pipe != nullptr ? os.WithDevice(trainable[ri][ki].node->requested_device()) : os)
                              .NewSubScope("accumulate");

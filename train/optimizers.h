@@ -65,8 +65,8 @@ struct Optimizer {
   // Keras 3's gradient_accumulation_steps, 0 or 1 = off: with k > 1 the model's variables change
   // only every k-th training step, by the update of the mean of the k steps' gradients (clipping
   // and weight decay applied to that mean); the other steps add their gradient to an accumulator
-  // variable per weight ("<var>/accumulator", checkpointed with the slots). The step counter (and
-  // so the learning-rate schedule and Adam's t) counts every step, as Keras' `iterations` does.
+  // variable per weight ("<var>/gradient_accumulator", checkpointed with the slots). The step
+  // counter (so the learning-rate schedule and Adam's t) counts every step, as Keras' `iterations`.
   int gradient_accumulation_steps = 0;
 
   // One update op per (var, grad) pair (null grads are skipped). `lr` is a float32 scalar,

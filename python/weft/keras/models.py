@@ -318,8 +318,8 @@ class Model:
             names = set(cpp.variable_names)
             # Partly accumulated gradients of the old graph are dropped (Keras' accumulators start at
             # zero when the count changes).
-            cpp.set_variables({k: v for k, v in keep.items() if k in names and not k.endswith("/accumulator")},
-                              "the variables the model had before fit changed gradient_accumulation_steps")
+            kept = {k: v for k, v in keep.items() if k in names and not k.endswith("/gradient_accumulator")}
+            cpp.set_variables(kept, "the variables the model had before fit changed gradient_accumulation_steps")
 
     def _compile_cpp(self, cpp, args):
         """Compiles the C++ model, keeping the weights it had (Keras' compile does not reset them)
