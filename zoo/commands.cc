@@ -49,6 +49,9 @@ bool IsPipelineSchedule(const std::string& s) { return s == "gpipe" || s == "1f1
 std::unique_ptr<Strategy> NewStrategy(const Flags& f) {
   const int devices = static_cast<int>(f.Int("devices", 1, 1));
   const std::string name = f.Str("strategy", devices > 1 ? "mirrored" : "none");
+  if (name != "pipeline" && (f.Has("micro-batches") || f.Has("boundaries") || IsPipelineSchedule(f.Str("schedule", "")))) {
+    throw UsageError("--micro-batches, --boundaries and --schedule gpipe|1f1b need --strategy pipeline");
+  }
   if (name == "none") {
     if (devices > 1) throw UsageError("--devices > 1 needs a strategy (mirrored, central_storage, pipeline)");
     return nullptr;
@@ -68,9 +71,6 @@ std::unique_ptr<Strategy> NewStrategy(const Flags& f) {
         .micro_batches = static_cast<int>(f.Int("micro-batches", 4, 1)),
         .schedule = ParsePipelineSchedule(IsPipelineSchedule(schedule) ? schedule : "gpipe"),
         .boundaries = std::move(boundaries)});
-  }
-  if (f.Has("micro-batches") || f.Has("boundaries") || IsPipelineSchedule(f.Str("schedule", ""))) {
-    throw UsageError("--micro-batches, --boundaries and --schedule gpipe|1f1b need --strategy pipeline");
   }
   if (name == "multi_worker") return MakeMultiWorkerStrategy(f, devices);
 #ifdef WEFT_HAVE_UCX
