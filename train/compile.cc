@@ -304,9 +304,16 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
       } else {
         std::vector<Output> per_replica;
         for (int q = 0; q < replicas; ++q) per_replica.push_back(grads[static_cast<size_t>(q)][ki]);
-        // Summed where the variable lives.
-        g[ki] = ops::AddN(root.NewSubScope("optimizer").WithDevice(trainable[0][ki].node->requested_device()),
-                          per_replica);
+        // Summed where the variable lives. A pipeline's micro-batch gradients arrive one backward
+        // segment at a time: a chain of Adds folds each in as it comes (and frees it), where one
+        // AddN would keep all M until the last.
+        const Scope ss = root.NewSubScope("optimizer").WithDevice(trainable[0][ki].node->requested_device());
+        if (pipe == nullptr) {
+          g[ki] = ops::AddN(ss, per_replica);
+        } else {
+          g[ki] = per_replica[0];
+          for (size_t q = 1; q < per_replica.size(); ++q) g[ki] = ops::Add(ss, g[ki], per_replica[q]);
+        }
       }
     }
     auto make_slot = [&](const Output& var, const std::string& slot) {
