@@ -1,5 +1,7 @@
 #include "core/tensor.h"
 
+#include "core/memory_budget.h"
+
 #include <fmt/format.h>
 
 namespace weft {
@@ -8,6 +10,7 @@ Tensor::Tensor(DType dtype, TensorShape shape, Allocator* allocator) : dtype_(dt
   WEFT_REQUIRE(dtype != DType::kInvalid, "cannot allocate a tensor of dtype invalid");
   num_elements_ = shape_.num_elements();  // throws on unknown or oversize shapes
   const size_t bytes = static_cast<size_t>(num_elements_) * DTypeSize(dtype);
+  const ScopedAllocationShape label(dtype_, &shape_);  // named in a memory budget's report
   buffer_ = std::make_shared<Buffer>(allocator, bytes);
 }
 

@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 
+#include "core/memory_budget.h"
 #include "graph/executor_frames.h"
 #include "runtime/rendezvous.h"
 
@@ -452,6 +453,7 @@ void Executor::Impl::Process(Step* step, Tagged first) {
         NodeDone(step);
       };
       try {
+        const ScopedAllocationNode label(&it.node->name());  // a memory budget's report names the node
         async->ComputeAsync(raw, std::move(on_done));
       } catch (const Error& e) {
         // A kernel that throws before taking ownership of `done` fails the step here.
@@ -464,6 +466,7 @@ void Executor::Impl::Process(Step* step, Tagged first) {
     Status status;
     step->running[id].store(1, std::memory_order_relaxed);
     try {
+      const ScopedAllocationNode label(&it.node->name());
       it.kernel->Compute(ctx.get());
     } catch (const Error& e) {
       status = Wrap(*it.node, e.status());

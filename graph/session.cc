@@ -57,6 +57,13 @@ Session::Session(Graph* graph, SessionOptions options) : graph_(graph), options_
   const int intra = options_.intra_op_threads > 0 ? options_.intra_op_threads : HardwareThreads();
   inter_op_ = std::make_unique<ThreadPool>(inter, "inter-op");
   devices_ = DeviceSet::LocalDevices(options_.num_cpu_devices, intra, options_.use_gpus, options_.job, options_.task);
+  WEFT_REQUIRE(options_.device_memory_limit >= 0, "SessionOptions: device_memory_limit must be >= 0 (0: none), got {}",
+               options_.device_memory_limit);
+  if (options_.device_memory_limit > 0) {
+    for (const auto& d : devices_.devices()) {
+      budgets_.emplace(d->name(), BudgetAllocator::Create(d->allocator(), d->name(), options_.device_memory_limit));
+    }
+  }
   collectives_ = std::make_unique<CollectiveContext>();
   collectives_->set_trace_ring(options_.trace_ring.get());
   if (options_.remote) remote_ = options_.remote(graph_);
@@ -83,6 +90,12 @@ std::vector<std::string> Session::DescribeRunning() const {
       for (std::string& line : part.executor->DescribeRunning()) out.push_back(std::move(line));
     }
   }
+  return out;
+}
+
+std::vector<std::pair<std::string, AllocatorStats>> Session::DeviceMemory() const {
+  std::vector<std::pair<std::string, AllocatorStats>> out;
+  for (const auto& [name, budget] : budgets_) out.emplace_back(name, budget->Stats());
   return out;
 }
 
@@ -123,7 +136,8 @@ std::shared_ptr<Session::Compiled> Session::Compile(const std::vector<Output>& f
     device.device_name = d->name();
     device.intra_op = d->intra_op();
     device.vars = &vars_;
-    device.allocator = d->allocator();
+    auto budget = budgets_.find(d->name());
+    device.allocator = budget != budgets_.end() ? budget->second.get() : d->allocator();
     device.gpu = d->gpu();
     device.gpu_options = options_.gpu;
     compiled->parts.push_back({device_name, Executor::Create(std::move(part), std::move(device), inter_op_.get())});
@@ -254,6 +268,7 @@ std::vector<Tensor> Session::Run(const std::vector<std::pair<Output, Tensor>>& f
   const int64_t step_id = options_.next_step_id ? static_cast<int64_t>(options_.next_step_id(options.collective))
                                                 : next_step_id_.fetch_add(1);
   last_step_id_ = step_id;
+  for (auto& [name, budget] : budgets_) budget->ResetPeak();  // reports give this step's peak
   {
     std::lock_guard<std::mutex> l(mu_);
     running_[step_id] = &cm;

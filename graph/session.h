@@ -37,6 +37,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/memory_budget.h"
 #include "graph/device.h"
 #include "graph/executor.h"
 #include "runtime/collectives/context.h"
@@ -109,6 +110,12 @@ struct SessionOptions {
   // of this Session's Runs goes into it, and a failed Run dumps it (TraceRingOptions::dump_path)
   // before throwing. Shared: a multi-worker strategy gives one ring to all its Sessions.
   std::shared_ptr<TraceRing> trace_ring;
+  // A memory budget per device, in bytes (0: none): every device's kernels allocate through a
+  // core/memory_budget.h BudgetAllocator, and a step that would take a device's live bytes above
+  // it fails with ResourceExhausted naming the device, the limit, the step's peak and the largest
+  // live tensors. Fed tensors (allocated by the caller) are not counted; in one process a tensor
+  // that crosses devices counts on the device that made it (the rendezvous hands the buffer over).
+  int64_t device_memory_limit = 0;
   // When set, every Run goes to the runner it makes for the graph (a cluster's servers hold the
   // variables then: vars() and Partitions() describe nothing; traces are not recorded).
   std::function<std::unique_ptr<RemoteRunner>(Graph*)> remote;
@@ -151,6 +158,9 @@ class Session {
   std::vector<std::string> DescribeRunning() const;
   // Number of compiled signatures in the cache (for tests).
   size_t num_compiled() const;
+  // Per device with a memory budget (SessionOptions::device_memory_limit), its bytes in use and
+  // peak since the start of the latest step; empty without budgets. Thread-safe.
+  std::vector<std::pair<std::string, AllocatorStats>> DeviceMemory() const;
   // The id of the latest Run that started (0 before the first).
   int64_t last_step_id() const { return last_step_id_.load(); }
 
@@ -165,6 +175,9 @@ class Session {
   SessionOptions options_;
   std::unique_ptr<ThreadPool> inter_op_;
   DeviceSet devices_;
+  // Before vars_ and cache_, which hold tensors and executors that use them; each outlives its
+  // last block anyway (BudgetHandle). Empty without SessionOptions::device_memory_limit.
+  std::map<std::string, BudgetHandle> budgets_;
   VarStore vars_;
   // After devices_ (a GPU member's reducer uses its device), before the executors in cache_ that
   // hand it to kernels; its destructor cancels and waits for the collectives still running.

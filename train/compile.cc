@@ -18,6 +18,7 @@
 #include "ops/state.h"
 #include "train/grad_buckets.h"
 #include "train/model_internal.h"
+#include "train/pipeline.h"
 
 namespace weft::train {
 namespace {
@@ -101,13 +102,25 @@ void Model::Compile(CompileOptions o) {
 }
 
 void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Output>* inits) {
+  // A pipeline's "replicas" are its micro-batches: they share one copy of every variable, which
+  // lives on its layer's stage (train/pipeline.h).
+  const PipelineStrategy* pipe = strategy_ != nullptr ? strategy_->pipeline() : nullptr;
+  stage_device_.clear();
+  if (pipe != nullptr) {
+    const std::vector<int> stages = pipe->AssignStages(layers_, name_);
+    for (size_t i = 0; i < layers_.size(); ++i) stage_device_[layers_[i].get()] = pipe->stage_device(stages[i]);
+    WEFT_REQUIRE(o.optimizer.global_clipnorm == 0.0, "Model '{}': global_clipnorm needs every gradient on one device; "
+                 "under a PipelineStrategy use clipnorm or clipvalue", name_);
+  }
   // replicas: this process's; group: all workers' (more than replicas across processes).
-  const int replicas = strategy_ != nullptr ? strategy_->num_local_replicas() : 1;
-  const int group = strategy_ != nullptr ? strategy_->num_replicas_in_sync() : 1;
+  const int replicas = pipe != nullptr ? pipe->micro_batches() : strategy_ != nullptr ? strategy_->num_local_replicas() : 1;
+  const int group = pipe != nullptr ? replicas : strategy_ != nullptr ? strategy_->num_replicas_in_sync() : 1;
   const bool replicated = group > 1;
   const bool multi_worker = strategy_ != nullptr && strategy_->num_workers() > 1;
   const bool mirrored = strategy_ == nullptr || strategy_->mirrored();
-  auto device = [&](int r) { return strategy_ != nullptr ? strategy_->devices()[static_cast<size_t>(r)] : ""; };
+  auto device = [&](int r) {
+    return strategy_ != nullptr && pipe == nullptr ? strategy_->devices()[static_cast<size_t>(r)] : "";
+  };
   auto replica_scope = [&](const Scope& s, int r) {
     return (r == 0 ? s : s.NewSubScope("replica_" + std::to_string(r))).WithDevice(device(r));
   };
@@ -155,7 +168,9 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
       for (int r = 0; r < replicas; ++r) {
         Output v;
         if (r == 0 || mirrored) {
-          Scope vs = mirrored ? root.WithDevice(device(r)) : least_loaded(w.shape);
+          Scope vs = pipe != nullptr ? root.WithDevice(stage_device_.at(layer.get()))
+                     : mirrored      ? root.WithDevice(device(r))
+                                     : least_loaded(w.shape);
           if (strategy_ == nullptr && !layer->device().empty()) vs = vs.WithDevice(layer->device());
           v = make_var(vs, var_name(name, r), w.shape, first,
                        [&](const Scope& is) { return w.init.Build(is, w.shape); });
@@ -196,9 +211,11 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
     for (size_t i = 1; i < preds.size(); ++i) total = ops::Add(ls, total, o.loss.Build(ls, ys[i], preds[i]));
     return total;
   };
+  std::vector<PipelineRanges> segments;  // a pipeline's micro-batches: the node ids of their passes
   for (int r = 0; r < replicas; ++r) {
     const Scope rs = replica_scope(root, r);
     const size_t ri = static_cast<size_t>(r);
+    const int forward_begin = NextNodeId(*graph_);
     std::vector<Output> x, y;
     for (size_t i = 0; i < inputs_.size(); ++i) {
       x.push_back(ops::Placeholder(rs.WithOpName(i == 0 ? "x" : "x_" + std::to_string(i)), inputs_[i]->dtype,
@@ -219,6 +236,7 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
     std::vector<Output> pred = Forward(rs, x, /*training=*/true, vars[ri], &updates, &layer_losses);
     applies.insert(applies.end(), updates.begin(), updates.end());
     Scope ls = rs.NewSubScope("loss");
+    if (pipe != nullptr) ls = ls.WithDevice(pipe->stage_device(pipe->num_stages() - 1));
     Output per_example = ops::Mul(ls, per_example_loss(ls, y, pred), sw);
     // Mean over the global batch: each replica contributes sum / global_batch.
     Output loss = !replicated ? ops::Mean(ls, per_example)
@@ -229,12 +247,15 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
     for (size_t m = 0; m < o.metrics.size(); ++m) {  // statistics are sums: replicas and workers add theirs
       metrics[m].push_back(c_->metric_defs[m].BuildStats(rs.NewSubScope("metrics"), y[0], pred[0]));
     }
+    const int backward_begin = NextNodeId(*graph_);
     grads[ri] = Gradients(rs, {loss}, trainable[ri]);
+    segments.push_back({forward_begin, backward_begin, NextNodeId(*graph_)});
     for (size_t i = 0; i < grads[ri].size(); ++i) {
       WEFT_REQUIRE(grads[ri][i].valid(), "Model '{}': the loss does not depend on the trainable variable '{}'", name_,
                    trainable[ri][i].node->name());
     }
   }
+  if (pipe != nullptr) SchedulePipeline(graph_.get(), *pipe, segments);
   c_->x = c_->xs[0];
   c_->y = c_->ys[0];
   // Across workers, the loss and metrics of the step are summed over the workers' first replicas.
@@ -253,9 +274,12 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
 
   // Updates: all-reduced per replica (mirrored), or summed on the variables' device (central).
   const int num_vars = static_cast<int>(trainable[0].size());
+  const std::vector<Output> layer_updates = applies;  // every step, accumulating or not
+  const int accumulate_steps = o.optimizer.gradient_accumulation_steps;
+  std::vector<Output> accumulations;  // the accumulating steps' AssignAdds
   for (int r = 0; r < (mirrored ? replicas : 1); ++r) {
     const size_t ri = static_cast<size_t>(r);
-    const Scope os = (mirrored ? replica_scope(root, r) : var_root).NewSubScope("optimizer");
+    const Scope os = (mirrored ? replica_scope(root, r) : pipe != nullptr ? root : var_root).NewSubScope("optimizer");
     std::vector<Output> g(static_cast<size_t>(num_vars));
     if (mirrored && replicated) {  // all replicas of all workers, in rank order
       const ops::CollectiveGroup all{.size = group, .key = 1, .devices = strategy_->group_devices(),
@@ -280,9 +304,16 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
       } else {
         std::vector<Output> per_replica;
         for (int q = 0; q < replicas; ++q) per_replica.push_back(grads[static_cast<size_t>(q)][ki]);
-        // Summed where the variable lives.
-        g[ki] = ops::AddN(root.NewSubScope("optimizer").WithDevice(trainable[0][ki].node->requested_device()),
-                          per_replica);
+        // Summed where the variable lives. A pipeline's micro-batch gradients arrive one backward
+        // segment at a time: a chain of Adds folds each in as it comes (and frees it), where one
+        // AddN would keep all M until the last.
+        const Scope ss = root.NewSubScope("optimizer").WithDevice(trainable[0][ki].node->requested_device());
+        if (pipe == nullptr) {
+          g[ki] = ops::AddN(ss, per_replica);
+        } else {
+          g[ki] = per_replica[0];
+          for (size_t q = 1; q < per_replica.size(); ++q) g[ki] = ops::Add(ss, g[ki], per_replica[q]);
+        }
       }
     }
     auto make_slot = [&](const Output& var, const std::string& slot) {
@@ -299,7 +330,48 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
         return ops::Const(is, Tensor::Zeros(DType::kFloat32, var.shape()));
       });
     };
-    std::vector<Output> a = o.optimizer.Apply(os, trainable[ri], g, c_->lr, c_->step, make_slot);
+    // Gradient accumulation (Keras 3): a step that does not update adds g to the accumulator; the
+    // k-th applies the mean (accumulator + g) / k and zeroes the accumulator after the update has
+    // read it (a variable's output is its value at the step's start: the zeroing copies on write).
+    std::vector<Output> accumulators;
+    if (accumulate_steps > 1) {
+      for (int k = 0; k < num_vars; ++k) {
+        const size_t ki = static_cast<size_t>(k);
+        const Output acc = make_slot(trainable[ri][ki], "gradient_accumulator");
+        // Under a pipeline on the weight's stage (os has no device there).
+        const Scope as = (pipe != nullptr ? os.WithDevice(trainable[ri][ki].node->requested_device()) : os)
+                             .NewSubScope("accumulate");
+        accumulations.push_back(ops::AssignAdd(as, acc, g[ki]));
+        g[ki] = ops::Mul(as, ops::Add(as, acc, g[ki]), ops::ScalarLike(as, DType::kFloat32, 1.0 / accumulate_steps));
+        accumulators.push_back(acc);
+      }
+    }
+    std::vector<Output> a;
+    if (pipe == nullptr) {
+      a = o.optimizer.Apply(os, trainable[ri], g, c_->lr, c_->step, make_slot);
+    } else {  // each stage updates its own variables where they live
+      a.resize(static_cast<size_t>(num_vars));
+      for (int s = 0; s < pipe->num_stages(); ++s) {
+        std::vector<Output> vs, gs;
+        std::vector<size_t> at;
+        for (size_t k = 0; k < static_cast<size_t>(num_vars); ++k) {
+          if (trainable[ri][k].node->requested_device() != pipe->stage_device(s)) continue;
+          vs.push_back(trainable[ri][k]);
+          gs.push_back(g[k]);
+          at.push_back(k);
+        }
+        if (vs.empty()) continue;
+        const Scope ss = os.NewSubScope("stage_" + std::to_string(s)).WithDevice(pipe->stage_device(s));
+        const std::vector<Output> part = o.optimizer.Apply(ss, vs, gs, c_->lr, c_->step, make_slot);
+        for (size_t i = 0; i < at.size(); ++i) a[at[i]] = part[i];
+      }
+      for (size_t k = 0; k < a.size(); ++k) {
+        if (!a[k].valid()) {
+          throw Error(errors::Internal("Model '{}': variable '{}' is on no pipeline stage ('{}')", name_,
+                                       trainable[ri][k].node->name(), trainable[ri][k].node->requested_device()));
+        }
+      }
+    }
     // Keras' constraints: each constrained variable projected once its update has run (Apply
     // returns one update per variable: every gradient exists, checked above).
     for (size_t k = 0; k < a.size() && a.size() == trainable[ri].size(); ++k) {
@@ -312,7 +384,19 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
       Output updated = ops::AssignAdd(cs, v, ops::Const(cs, Tensor::Zeros(DType::kFloat32, v.shape())));
       a[k] = ops::Assign(cs, v, c.Project(cs, updated));
     }
+    const Scope rs = os.NewSubScope("accumulate").WithControlDependencies(a);
+    for (const Output& acc : accumulators) {
+      const Scope zs = rs.WithDevice(acc.node->requested_device());
+      a.push_back(ops::Assign(zs, acc, ops::Const(zs, Tensor::Zeros(DType::kFloat32, acc.shape()))));
+    }
     applies.insert(applies.end(), a.begin(), a.end());
+  }
+  if (accumulate_steps > 1) {
+    std::vector<Output> deps = layer_updates;
+    deps.insert(deps.end(), accumulations.begin(), accumulations.end());
+    Output count = ops::AssignAdd(step_scope.NewSubScope("accumulate").WithControlDependencies(deps), c_->step,
+                                  ops::Const(step_scope, int64_t{1}));
+    c_->accumulate = ops::Group(root.WithOpName("accumulate_gradients"), {count});
   }
   Output increment = ops::AssignAdd(step_scope.NewSubScope("optimizer").WithControlDependencies(applies), c_->step,
                                     ops::Const(step_scope, int64_t{1}));

@@ -154,7 +154,10 @@ double Model::TrainStep(const std::vector<Tensor>& xs, const std::vector<Tensor>
   }
   StepTrace* trace = std::exchange(trace_next_, nullptr);
   // Across workers every worker runs this step together: its id comes from the shared sequence.
-  std::vector<Tensor> out = session_->Run(feeds, fetches, {c_->train}, RunOptions{.collective = true, .trace = trace});
+  // Keras' update step under gradient accumulation: (iterations + 1) % k == 0.
+  const int64_t k_acc = c_->options.optimizer.gradient_accumulation_steps;
+  Node* target = c_->accumulate != nullptr && (step_ + 1) % k_acc != 0 ? c_->accumulate : c_->train;
+  std::vector<Tensor> out = session_->Run(feeds, fetches, {target}, RunOptions{.collective = true, .trace = trace});
   ++step_;
   if (strategy_ != nullptr) strategy_->RecordStep(x.shape().dim(0), session_->collectives().active_seconds());
   totals->Add(std::vector<Tensor>(out.begin() + 1, out.end()));

@@ -172,6 +172,9 @@ std::vector<Output> Model::Forward(const Scope& scope, const std::vector<Output>
   for (const Sym& call : calls_) {
     Scope ls = scope.NewSubScope(call->layer->name());
     if (!call->layer->device().empty()) ls = ls.WithDevice(call->layer->device());
+    if (auto stage = stage_device_.find(call->layer.get()); stage != stage_device_.end()) {
+      ls = ls.WithDevice(stage->second);  // a pipeline stage (train/pipeline.h)
+    }
     CallContext ctx{ls, training, vars.at(call->layer.get()), updates, losses};
     std::vector<Output> in;
     for (const Sym& s : call->inputs) {

@@ -238,6 +238,8 @@ class Model {
   std::vector<Sym> calls_;  // layer calls in topological order
   std::vector<LayerPtr> layers_;
   const Strategy* strategy_ = nullptr;  // the scope the model was created in (not owned)
+  // Under a PipelineStrategy: each layer's stage device (Forward places its calls there).
+  std::map<const Layer*, std::string> stage_device_;
   std::unique_ptr<Graph> graph_;
   std::unique_ptr<Session> session_;
   std::unique_ptr<Compiled> c_;

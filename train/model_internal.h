@@ -19,6 +19,9 @@ struct Model::Compiled {
   std::vector<Output> metrics;       // training pass: each metric's batch statistics (train/metrics.h)
   std::vector<Metric> metric_defs;   // resolved against the loss ("accuracy" made concrete)
   Node* train = nullptr;             // updates every variable and the step counter
+  // With gradient accumulation (Optimizer::gradient_accumulation_steps k > 1): the k - 1 steps out
+  // of k that only add their gradients to the accumulators (and count the step); null without.
+  Node* accumulate = nullptr;
   std::vector<Output> pred;          // inference pass outputs (float32)
   Output eval_loss;                  // inference pass: mean loss + L2 terms
   Output eval_sample_weight;         // inference pass: float [batch] weights of each example's loss

@@ -207,6 +207,8 @@ void Optimizer::Validate() const {
   WEFT_REQUIRE((clipnorm > 0.0) + (clipvalue > 0.0) + (global_clipnorm > 0.0) <= 1,
                "{}: only one of clipnorm ({}), clipvalue ({}) and global_clipnorm ({}) can be set", n, clipnorm,
                clipvalue, global_clipnorm);
+  WEFT_REQUIRE(gradient_accumulation_steps >= 0, "{}: gradient_accumulation_steps must be >= 0 (0 or 1 = off), got {}",
+               n, gradient_accumulation_steps);
 }
 
 Optimizer SGD(Schedule learning_rate, double momentum, bool nesterov) {
@@ -360,6 +362,7 @@ std::string Optimizer::ToString() const {
   if (clipnorm > 0.0) args += fmt::format(", clipnorm={}", clipnorm);
   if (clipvalue > 0.0) args += fmt::format(", clipvalue={}", clipvalue);
   if (global_clipnorm > 0.0) args += fmt::format(", global_clipnorm={}", global_clipnorm);
+  if (gradient_accumulation_steps > 1) args += fmt::format(", gradient_accumulation_steps={}", gradient_accumulation_steps);
   return name() + "(" + args + ")";
 }
 

@@ -62,6 +62,12 @@ struct Optimizer {
   // Gradient clipping, 0 = off; at most one (as Keras): each gradient to L2 norm <= clipnorm,
   // each element to [-clipvalue, clipvalue], or all gradients together to global norm <= global_clipnorm.
   double clipnorm = 0.0, clipvalue = 0.0, global_clipnorm = 0.0;
+  // Keras 3's gradient_accumulation_steps, 0 or 1 = off: with k > 1 the model's variables change
+  // only every k-th training step, by the update of the mean of the k steps' gradients (clipping
+  // and weight decay applied to that mean); the other steps add their gradient to an accumulator
+  // variable per weight ("<var>/gradient_accumulator", checkpointed with the slots). The step
+  // counter (so the learning-rate schedule and Adam's t) counts every step, as Keras' `iterations`.
+  int gradient_accumulation_steps = 0;
 
   // One update op per (var, grad) pair (null grads are skipped). `lr` is a float32 scalar,
   // `step` the int64 step counter (before this step's increment).

@@ -81,7 +81,7 @@ Output Strategy::Reduce(const Scope& s, ReduceOp op, const std::vector<Output>& 
 }
 
 std::vector<std::vector<Tensor>> Strategy::SplitBatch(const std::vector<Tensor>& global) const {
-  const int64_t r = num_replicas_in_sync();
+  const int64_t r = batch_parts();
   WEFT_REQUIRE(!global.empty() && global[0].shape().rank() >= 1, "SplitBatch: needs batched components");
   const int64_t n = global[0].shape().dim(0);
   WEFT_REQUIRE(n >= r, "{}: a batch of {} examples cannot be split across {} replicas (use a batch size >= {})",

@@ -35,6 +35,8 @@
 
 namespace weft {
 
+class PipelineStrategy;
+
 // A live view of training under a strategy (`strategy.status()` in Python, `weft-zoo launch
 // --status`): what this process's training steps did.
 struct StrategyStatus {
@@ -84,6 +86,11 @@ class Strategy {
   virtual std::function<std::unique_ptr<RemoteRunner>(Graph*)> remote_runner() const { return {}; }
   // How many CPU devices a session must have for this strategy's devices to exist.
   int num_cpu_devices() const;
+  // A PipelineStrategy (train/pipeline.h) is itself; other strategies replicate and return null.
+  virtual const PipelineStrategy* pipeline() const { return nullptr; }
+  // How many parts SplitBatch cuts a global batch into: one per replica in sync (a pipeline's
+  // micro-batches).
+  virtual int batch_parts() const { return num_replicas_in_sync(); }
 
   // The status board (train/strategy_status.cc). Model calls RecordStep after every training
   // step with its global batch size and its session's CollectiveContext::active_seconds().
@@ -113,10 +120,10 @@ class Strategy {
   enum class ReduceOp { kSum, kMean };
   // Combines per-replica values on the first replica's device.
   Output Reduce(const Scope& s, ReduceOp op, const std::vector<Output>& per_replica) const;
-  // Splits a global batch (every component along dim 0) into num_replicas_in_sync parts (all
+  // Splits a global batch (every component along dim 0) into batch_parts() parts (all
   // workers' replicas: a worker feeds parts first_replica() ...) whose sizes
   // differ by at most one. Throws InvalidArgument when the batch has fewer rows than replicas.
-  std::vector<std::vector<Tensor>> SplitBatch(const std::vector<Tensor>& global) const;
+  virtual std::vector<std::vector<Tensor>> SplitBatch(const std::vector<Tensor>& global) const;
   // A dataset of global batches {x, y, ...} as this process's replicas' parts {x_0, y_0, x_1, y_1,
   // ...} (across workers: its shard of every batch; tf.distribute's experimental_distribute_dataset;
   // Model::Fit splits batches itself).

@@ -11,10 +11,12 @@
 #include <iostream>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <thread>
 
 #include "core/gpu.h"
 #include "data/fortunes.h"
+#include "train/pipeline.h"
 #include "train/strategy.h"
 #include "graph/graph_io.h"
 #include "graph/step_trace.h"
@@ -36,25 +38,47 @@ const std::set<std::string> kTrainFlags = {"data", "epochs", "batch-size", "opti
                                            "warmup-steps", "steps-per-epoch", "threads", "seed",
                                            "checkpoint-dir", "summary", "strategy", "devices", "trace",
                                            "hosts", "hostfile", "base-port", "collective-timeout", "device", "ps-mode",
-                                           "trace-events", "dump-trace"};
+                                           "trace-events", "dump-trace", "device-memory-limit", "gradient-accumulation-steps", "micro-batches",
+                                           "boundaries"};
+
+// --schedule names a learning-rate schedule or, with --strategy pipeline, a pipeline schedule:
+// the values are disjoint.
+bool IsPipelineSchedule(const std::string& s) { return s == "gpipe" || s == "1f1b"; }
 
 // --strategy none|one_device|mirrored|central_storage and --devices N (N > 1 alone means mirrored).
 std::unique_ptr<Strategy> NewStrategy(const Flags& f) {
   const int devices = static_cast<int>(f.Int("devices", 1, 1));
   const std::string name = f.Str("strategy", devices > 1 ? "mirrored" : "none");
+  if (name != "pipeline" && (f.Has("micro-batches") || f.Has("boundaries") || IsPipelineSchedule(f.Str("schedule", "")))) {
+    throw UsageError("--micro-batches, --boundaries and --schedule gpipe|1f1b need --strategy pipeline");
+  }
   if (name == "none") {
-    if (devices > 1) throw UsageError("--devices > 1 needs a strategy (mirrored, central_storage)");
+    if (devices > 1) throw UsageError("--devices > 1 needs a strategy (mirrored, central_storage, pipeline)");
     return nullptr;
   }
   if (name == "one_device") return std::make_unique<OneDeviceStrategy>("/device:CPU:0");
   if (name == "mirrored") return std::make_unique<MirroredStrategy>(devices);
   if (name == "central_storage") return std::make_unique<CentralStorageStrategy>(devices);
+  if (name == "pipeline") {
+    const std::string schedule = f.Str("schedule", "gpipe");
+    std::vector<std::string> boundaries;
+    std::stringstream list(f.Str("boundaries", ""));  // L1,L2,...
+    for (std::string b; std::getline(list, b, ',');) {
+      if (!b.empty()) boundaries.push_back(b);
+    }
+    return std::make_unique<PipelineStrategy>(PipelineOptions{
+        .num_stages = devices,
+        .micro_batches = static_cast<int>(f.Int("micro-batches", 4, 1)),
+        .schedule = ParsePipelineSchedule(IsPipelineSchedule(schedule) ? schedule : "gpipe"),
+        .boundaries = std::move(boundaries)});
+  }
   if (name == "multi_worker") return MakeMultiWorkerStrategy(f, devices);
 #ifdef WEFT_HAVE_UCX
   if (name == "parameter_server") return MakeParameterServerStrategy(f.Str("ps-mode", "sync"));  // TF_CONFIG: a client
 #endif
   throw UsageError(fmt::format(
-      "--strategy must be none, one_device, mirrored, central_storage, multi_worker or parameter_server, got '{}'",
+      "--strategy must be none, one_device, mirrored, central_storage, pipeline, multi_worker or parameter_server, "
+      "got '{}'",
       name));
 }
 
@@ -136,7 +160,17 @@ SessionOptions Threads(const Flags& f) {
   }
   if (device == "gpu" && ProbeGpus().count == 0) throw Error(errors::FailedPrecondition("{}", NoGpuMessage()));
   o.use_gpus = device != "cpu";
+  o.device_memory_limit = f.Int("device-memory-limit", 0, 0);  // bytes per device; 0: none
   return o;
+}
+
+// After training with --device-memory-limit: each device's peak bytes in the last step.
+void PrintDeviceMemory(Model& model) {
+  for (const auto& [device, stats] : model.session()->DeviceMemory()) {
+    std::printf("device memory: %s peak %.1f MiB of the last step (%.1f MiB in use after it)\n", device.c_str(),
+                static_cast<double>(stats.peak_bytes_in_use) / (1 << 20),
+                static_cast<double>(stats.bytes_in_use) / (1 << 20));
+  }
 }
 
 train::Optimizer MakeOptimizer(const Flags& f, int64_t total_steps) {
@@ -145,7 +179,8 @@ train::Optimizer MakeOptimizer(const Flags& f, int64_t total_steps) {
     throw UsageError(fmt::format("--optimizer must be sgd, momentum or adam, got '{}'", name));
   }
   const double lr = f.Float("lr", name == "adam" ? 0.001 : 0.05);
-  const std::string schedule = f.Str("schedule", "constant");
+  std::string schedule = f.Str("schedule", "constant");
+  if (IsPipelineSchedule(schedule)) schedule = "constant";  // the pipeline's (NewStrategy)
   const int64_t warmup = f.Int("warmup-steps", 0);
   train::Schedule s;
   if (schedule == "constant") {
@@ -158,8 +193,9 @@ train::Optimizer MakeOptimizer(const Flags& f, int64_t total_steps) {
     throw UsageError(fmt::format("--schedule must be constant, cosine or step, got '{}'", schedule));
   }
   if (warmup > 0) s = train::LinearWarmup(s, warmup);
-  if (name == "adam") return train::Adam(s);
-  return train::SGD(s, name == "momentum" ? 0.9 : 0.0);
+  train::Optimizer o = name == "adam" ? train::Adam(s) : train::SGD(s, name == "momentum" ? 0.9 : 0.0);
+  o.gradient_accumulation_steps = static_cast<int>(f.Int("gradient-accumulation-steps", 0, 0));
+  return o;
 }
 
 std::unique_ptr<Model> BuildCompiled(const ZooModel& zm, const TensorShape& example, const train::Optimizer& opt,
@@ -277,7 +313,15 @@ int Train(const std::vector<std::string>& args) {
   const train::Optimizer opt = MakeOptimizer(f, steps_per_epoch * epochs);
   std::unique_ptr<Model> model = BuildCompiled(zm, ExampleShape(train_data.x), opt, Threads(f), seed, strategy.get());
   const bool chief = strategy == nullptr || strategy->is_chief();  // the chief alone writes files
-  if (!quiet && strategy) {
+  if (!quiet && strategy && strategy->pipeline() != nullptr) {
+    const PipelineStrategy& p = *strategy->pipeline();
+    std::string stages;
+    const std::vector<int> of = p.AssignStages(model->layers(), model->name());
+    for (size_t i = 0; i < of.size(); ++i) stages += fmt::format("{}{}:{}", i ? " " : "", model->layers()[i]->name(), of[i]);
+    std::printf("PipelineStrategy: %d stages x %d micro-batches of %lld (%s), ideal bubble fraction %.3f\nstages: %s\n",
+                p.num_stages(), p.micro_batches(), static_cast<long long>(batch / p.micro_batches()),
+                PipelineScheduleName(p.schedule()).c_str(), p.bubble_fraction(), stages.c_str());
+  } else if (!quiet && strategy) {
     std::printf("%s over %d replicas (global batch %lld)\n", strategy->name().c_str(), strategy->num_replicas_in_sync(),
                 static_cast<long long>(batch));
   }
@@ -335,6 +379,7 @@ int Train(const std::vector<std::string>& args) {
   const int64_t images = steps_done / steps_per_epoch * std::min(n, steps_per_epoch * batch) +
                          steps_done % steps_per_epoch * batch;
 
+  if (!quiet) PrintDeviceMemory(*model);
   train::Logs test = model->Evaluate(test_data.x, test_data.y, 256);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   const double ips = train_seconds > 0 ? static_cast<double>(images) / train_seconds : 0.0;

@@ -51,6 +51,13 @@ commands:
       weft-trace-<job>-<index>.json on a failure or SIGUSR1; --dump-trace FILE: also at the end
       --trace FILE          write a Chrome trace (chrome://tracing, Perfetto) of the 10th step
       --device D            auto (default: GPUs when there are any) | cpu | gpu (fails without a GPU)
+      --strategy pipeline --devices N [--micro-batches M (4)] [--schedule gpipe|1f1b]
+                            [--boundaries L1,L2..]   stage i (its layers' weights and work) on
+                            CPU:i; M micro-batches per batch (M must divide it); stages balanced
+                            by parameters, or starting at the named layers
+      --device-memory-limit BYTES   a memory budget per device: a step that needs more fails
+                            with ResourceExhausted naming the device, its peak and largest tensors
+      --gradient-accumulation-steps K   update every K-th batch with the mean of K gradients
   evaluate MODEL --checkpoint PATH [--data D] [--batch-size N] [--threads N] [--device D]
   bench MODEL [--batch-size N] [--threads N] [--warmup N] [--seconds S] [--json]
               [--strategy S] [--devices N] [--device D] [--bucket-bytes B]

@@ -5,12 +5,16 @@
 
 #include "common.h"
 #include "distributed/cluster_resolver.h"
+#include "train/model.h"
+#include "train/pipeline.h"
 #include "train/strategy.h"
 #ifdef WEFT_HAVE_UCX
 #include "distributed/multi_worker_strategy.h"
 #endif
 
 namespace weft::python {
+
+using train::Model;
 namespace {
 
 thread_local std::vector<std::unique_ptr<Strategy::ScopeGuard>> scopes;
@@ -53,6 +57,24 @@ void InitDistribute(py::module_& m) {
       .def(py::init<std::vector<std::string>, std::string>(), py::arg("compute_devices"),
            py::arg("variable_device") = "/job:localhost/replica:0/task:0/device:CPU:0")
       .def(py::init<int>(), py::arg("num_cpu_devices"));
+  py::class_<PipelineStrategy, Strategy, std::shared_ptr<PipelineStrategy>>(m, "PipelineStrategy",
+                                                                            "Pipeline parallelism (train/pipeline.h).")
+      .def(py::init([](int num_stages, int micro_batches, const std::string& schedule,
+                       std::vector<std::string> boundaries) {
+             return std::make_shared<PipelineStrategy>(PipelineOptions{.num_stages = num_stages,
+                                                                       .micro_batches = micro_batches,
+                                                                       .schedule = ParsePipelineSchedule(schedule),
+                                                                       .boundaries = std::move(boundaries)});
+           }),
+           py::arg("num_stages"), py::arg("micro_batches"), py::arg("schedule") = "gpipe",
+           py::arg("boundaries") = std::vector<std::string>{})
+      .def_property_readonly("num_stages", &PipelineStrategy::num_stages)
+      .def_property_readonly("micro_batches", &PipelineStrategy::micro_batches)
+      .def_property_readonly("schedule", [](const PipelineStrategy& p) { return PipelineScheduleName(p.schedule()); })
+      .def_property_readonly("bubble_fraction", &PipelineStrategy::bubble_fraction)
+      .def("stages_of", [](const PipelineStrategy& p, const Model& m) {
+        return p.AssignStages(m.layers(), m.name());
+      }, py::arg("model"), "The stage of each of the model's layers (in model.layers order).");
   // The cluster as TF_CONFIG text: TF_CONFIG itself, else the launcher's rank (cluster_resolver.h).
 #ifdef WEFT_HAVE_UCX
   m.def("resolve_cluster", [](std::vector<std::string> hosts, std::string hostfile, int base_port) {

@@ -221,6 +221,12 @@ void InitOptimizers(py::module_& k) {
       .def_readonly("clipnorm", &Optimizer::clipnorm)
       .def_readonly("clipvalue", &Optimizer::clipvalue)
       .def_readonly("global_clipnorm", &Optimizer::global_clipnorm)
+      .def_readonly("gradient_accumulation_steps", &Optimizer::gradient_accumulation_steps)
+      .def("with_gradient_accumulation_steps", [](Optimizer o, int steps) {
+        o.gradient_accumulation_steps = steps;
+        o.Validate();
+        return o;
+      }, py::arg("steps"), "A copy that applies the mean gradient every `steps` steps (Keras 3's argument).")
       .def_property_readonly("learning_rate_is_schedule", [](const Optimizer& o) { return !o.learning_rate->constant(); })
       .def_property_readonly("schedule", [](const Optimizer& o) { return PySchedule{o.learning_rate}; })
       .def("learning_rate_at", [](const Optimizer& o, int64_t step) { return (*o.learning_rate)(step); }, py::arg("step"))

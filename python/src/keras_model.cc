@@ -147,7 +147,8 @@ void InitKerasModel(py::module_& k) {
         return os.str();
       })
       .def("compile", [](Model& m, const Loss& loss, const Optimizer& optimizer, const std::vector<Metric>& metrics,
-                         int inter_op_threads, int intra_op_threads, int64_t seed, bool use_gpus) {
+                         int inter_op_threads, int intra_op_threads, int64_t seed, bool use_gpus,
+                         int64_t device_memory_limit) {
              CompileOptions o;
              o.loss = loss;
              o.optimizer = optimizer;
@@ -155,12 +156,14 @@ void InitKerasModel(py::module_& k) {
              o.session.inter_op_threads = inter_op_threads;
              o.session.intra_op_threads = intra_op_threads;
              o.session.use_gpus = use_gpus;
+             o.session.device_memory_limit = device_memory_limit;
              o.seed = seed;
              py::gil_scoped_release nogil;
              m.Compile(o);
            },
            py::arg("loss"), py::arg("optimizer"), py::arg("metrics"), py::arg("inter_op_threads") = 0,
-           py::arg("intra_op_threads") = 0, py::arg("seed") = 0, py::arg("use_gpus") = true)
+           py::arg("intra_op_threads") = 0, py::arg("seed") = 0, py::arg("use_gpus") = true,
+           py::arg("device_memory_limit") = 0)
       .def_property_readonly("compiled", &Model::compiled)
       .def("fit",
            [](Model& m, const py::object& x, const py::object& y, int64_t batch_size, int epochs, int initial_epoch,

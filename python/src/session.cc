@@ -24,12 +24,13 @@ void InitSession(py::module_& m) {
   py::class_<PySession>(m, "Session", "Runs a graph (graph/session.h).")
       .def(py::init([](py::object graph, int inter_op_threads, int intra_op_threads, bool constant_folding, bool cse,
                        int num_cpu_devices, bool soft_placement, py::object server, int64_t step_timeout_ms,
-                       bool use_gpus) {
+                       bool use_gpus, int64_t device_memory_limit) {
              WEFT_REQUIRE(num_cpu_devices >= 1, "Session: num_cpu_devices must be at least 1, got {}", num_cpu_devices);
              SessionOptions o;
              o.num_cpu_devices = num_cpu_devices;
              o.soft_placement = soft_placement;
              o.use_gpus = use_gpus;
+             o.device_memory_limit = device_memory_limit;
              if (!server.is_none()) {
 #ifdef WEFT_HAVE_UCX
                o.remote = RemoteRunnerFor(server, step_timeout_ms);
@@ -47,7 +48,7 @@ void InitSession(py::module_& m) {
            py::arg("graph"), py::arg("inter_op_threads") = 0, py::arg("intra_op_threads") = 0,
            py::arg("constant_folding") = true, py::arg("cse") = true, py::arg("num_cpu_devices") = 1,
            py::arg("soft_placement") = true, py::arg("server") = py::none(), py::arg("step_timeout_ms") = 30000,
-           py::arg("use_gpus") = true,
+           py::arg("use_gpus") = true, py::arg("device_memory_limit") = 0,
            "A session over `graph` on CPU:0 .. CPU:num_cpu_devices-1 and every GPU found (use_gpus); 0 threads means one per "
            "hardware thread. soft_placement: an op pinned to a device that cannot run it (no such device, no kernel "
            "there) runs elsewhere instead of failing. With `server` (a weft.distribute.Server of this process), "

@@ -116,6 +116,42 @@ class CentralStorageStrategy(Strategy):
         super().__init__(cpp)
 
 
+class PipelineStrategy(Strategy):
+    """Pipeline parallelism (weft; TensorFlow has no such strategy): a Sequential or functional model
+    created in ``scope()`` is cut into ``num_stages`` stages by layer, stage i's weights and work on
+    CPU:i of this process, and every global batch is split into ``micro_batches`` micro-batches
+    (which must divide it) that flow through the stages as ``schedule`` says: ``"gpipe"`` (all
+    forwards, then all backwards) or ``"1f1b"`` (one forward, one backward: fewer live
+    activations). ``boundaries``: the names of the first layers of stages 1..n-1 (default: stages
+    balanced by parameter count). Each weight's gradients are summed over the micro-batches on its
+    stage and applied once: a step equals one single-device step on the global batch.
+    ``bubble_fraction``: the schedule's ideal idle share, (n - 1) / (micro_batches + n - 1)."""
+
+    def __init__(self, num_stages=2, micro_batches=4, schedule="gpipe", boundaries=None):
+        super().__init__(_weft.distribute.PipelineStrategy(int(num_stages), int(micro_batches), str(schedule),
+                                                           [str(b) for b in boundaries or []]))
+
+    @property
+    def num_stages(self):
+        return self._cpp.num_stages
+
+    @property
+    def micro_batches(self):
+        return self._cpp.micro_batches
+
+    @property
+    def schedule(self):
+        return self._cpp.schedule
+
+    @property
+    def bubble_fraction(self):
+        return self._cpp.bubble_fraction
+
+    def stages_of(self, model):
+        """The stage of each layer of ``model`` (in ``model.layers`` order)."""
+        return list(self._cpp.stages_of(model._build()))
+
+
 class ClusterSpec:
     """The jobs of a cluster and their tasks' addresses, as tf.train.ClusterSpec:
     ``ClusterSpec({"worker": ["127.0.0.1:10090"], "ps": ["127.0.0.1:10091"]})``."""
@@ -363,6 +399,6 @@ class InputContext:
                                                                                    self._num_input_pipelines)
 
 
-__all__ = ["Strategy", "OneDeviceStrategy", "MirroredStrategy", "CentralStorageStrategy",
+__all__ = ["Strategy", "OneDeviceStrategy", "MirroredStrategy", "CentralStorageStrategy", "PipelineStrategy",
            "MultiWorkerMirroredStrategy", "TFConfigClusterResolver", "cluster_resolver", "experimental", "get_strategy",
            "has_strategy", "Server", "ClusterSpec", "ReduceOp", "InputContext"]

@@ -127,7 +127,8 @@ class Session(_weft.Session):
             from .distribute import _server_for_target
             server = _server_for_target("ucx://" + target[len("grpc://"):] if target.startswith("grpc://") else target)
         super().__init__(graph, inter_op_threads, intra_op_threads, constant_folding, cse, num_cpu_devices,
-                         soft_placement, server, int(step_timeout * 1000), defaults["use_gpus"])
+                         soft_placement, server, int(step_timeout * 1000), defaults["use_gpus"],
+                         defaults["device_memory_limit"])
 
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         """Runs the step that computes ``fetches`` and returns their values as numpy arrays, in the

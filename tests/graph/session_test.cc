@@ -14,6 +14,7 @@
 
 #include "runtime/rendezvous.h"
 #include "graph/session.h"
+#include "ops/array.h"
 #include "ops/framework.h"
 #include "ops/math.h"
 #include "ops/state.h"
@@ -225,4 +226,51 @@ TEST_CASE("SessionOptions::trace_ring: every kernel, Send/Recv and step goes int
   CHECK(last.Member("args")->Member("failed")->boolean);
   CHECK(count(failed, "step") == 4);
   std::filesystem::remove(path);
+}
+
+TEST_CASE("device_memory_limit: a step over one device's budget names the device, the node and the shapes") {
+  Graph g;
+  Scope s = Scope::Root(&g);
+  Output x = ops::Placeholder(s.WithOpName("x"), DType::kFloat32, {-1, 256});
+  // CPU:1 makes a [n*64, 256] tile of x, then its square; CPU:0 only sums.
+  const Scope d1 = s.WithDevice("/device:CPU:1");
+  Output tiled = ops::Tile(d1.WithOpName("tiled"), x, {64, 1});
+  Output sq = ops::Square(d1.WithOpName("squared"), tiled);
+  // tiled has two consumers, so Square cannot reuse its buffer: both are live at once.
+  const Scope d0 = s.WithDevice("/device:CPU:0");
+  Output total = ops::Add(d0.WithOpName("total"), ops::Sum(d0, sq), ops::Sum(d1, tiled));
+  SessionOptions o;
+  o.num_cpu_devices = 2;
+  o.device_memory_limit = 1 << 20;  // 1 MiB per device
+  Session sess(&g, o);
+  // 2 rows: a [128, 256] float tile is 128 KiB, squared another: fits.
+  Tensor small(DType::kFloat32, TensorShape({2, 256}));
+  std::fill_n(small.data<float>(), small.num_elements(), 1.0f);
+  CHECK(sess.Run({{x, small}}, {total})[0].scalar<float>()() == doctest::Approx(2 * 2 * 64 * 256));
+  bool saw_cpu1 = false;
+  for (const auto& [device, stats] : sess.DeviceMemory()) {
+    if (device.find("CPU:1") == std::string::npos) continue;
+    saw_cpu1 = true;
+    CHECK(stats.peak_bytes_in_use >= 2 * 128 * 256 * 4);  // the tile and its square were live together
+    CHECK(stats.peak_bytes_in_use < (1 << 20));
+  }
+  CHECK(saw_cpu1);
+  // 12 rows: the tile alone is 768 KiB; its square does not fit beside it.
+  Tensor big(DType::kFloat32, TensorShape({12, 256}));
+  std::fill_n(big.data<float>(), big.num_elements(), 1.0f);
+  try {
+    sess.Run({{x, big}}, {total});
+    FAIL("expected ResourceExhausted");
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    CHECK(e.status().code() == Code::kResourceExhausted);
+    CHECK(m.find("device /job:localhost/replica:0/task:0/device:CPU:1 is over its memory limit of 1048576") !=
+          std::string::npos);
+    CHECK(m.find("for 'squared' float32[768,256]") != std::string::npos);
+    CHECK(m.find("'tiled' float32[768,256] 786432 bytes") != std::string::npos);
+  }
+  // Without a limit there are no budgets.
+  Session unlimited(&g);
+  CHECK(unlimited.DeviceMemory().empty());
+  CHECK(unlimited.Run({{x, big}}, {total})[0].scalar<float>()() == doctest::Approx(2 * 12 * 64 * 256));
 }

@@ -121,6 +121,20 @@ case "$status" in
   1) grep -q "no GPU device: " <<<"$out" || fail "--device gpu without a GPU should say why: $out" ;;
   *) fail "--device gpu exited $status: $out" ;;
 esac
+# Pipeline parallelism (docs/pipeline.md): 2 stages, 4 micro-batches of 12; bad input names what was wrong.
+expect 0 "PipelineStrategy: 2 stages x 4 micro-batches of 12 (1f1b), ideal bubble fraction 0.200" -- \
+  "$zoo" train mlp --data synthetic --batch-size 48 --steps-per-epoch 3 --threads 1 --strategy pipeline --devices 2 \
+  --micro-batches 4 --schedule 1f1b
+expect 1 "4 micro-batches do not divide the batch of 50 examples" -- \
+  "$zoo" train mlp "${common[@]}" --strategy pipeline --devices 2 --micro-batches 4
+expect 1 "stage boundary 'dense_9' is not a layer of model 'mlp'" -- \
+  "$zoo" train mlp "${common[@]}" --strategy pipeline --devices 2 --boundaries dense_9
+expect 2 "need --strategy pipeline" -- "$zoo" train mlp "${common[@]}" --micro-batches 4
+# A memory budget smaller than mlp's 784x512 kernel (1.6 MB); gradient accumulation trains.
+expect 1 "device:CPU:0 is over its memory limit of 1000000 bytes" -- \
+  "$zoo" train mlp "${common[@]}" --device-memory-limit 1000000
+expect 0 "test_loss" -- "$zoo" train mlp --data synthetic --batch-size 25 --steps-per-epoch 4 --threads 1 \
+  --gradient-accumulation-steps 2
 expect 2 "--device must be auto, cpu or gpu" -- "$zoo" train mlp "${common[@]}" --device tpu
 expect 2 "unknown option '--epoch'" -- "$zoo" train mlp --epoch 3
 expect 2 "--epochs needs an integer >= 1" -- "$zoo" train mlp --epochs zero

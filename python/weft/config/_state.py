@@ -8,5 +8,6 @@ defaults = {
     "soft_placement": True,
     "run_functions_eagerly": False,
     "op_determinism": False,
+    "device_memory_limit": 0,  # bytes per device (0: none); set_device_memory_limit
 }
 memory_growth = {}  # PhysicalDevice -> bool

@@ -22,6 +22,24 @@ def get_memory_growth(device):
     return _memory_growth.get(_gpu(device, "get_memory_growth"), False)
 
 
+def set_device_memory_limit(limit_bytes):
+    """weft's memory budget per device, in bytes, for Sessions and Keras models made afterwards
+    (None or 0: none): a step that would take a device's live tensors above it fails with
+    ``weft.errors.ResourceExhaustedError`` naming the device, the limit, the step's peak and the
+    largest live tensors. CPU devices included (TensorFlow's LogicalDeviceConfiguration(memory_limit)
+    is for GPUs only); the CLI's ``--device-memory-limit``."""
+    limit = 0 if limit_bytes is None else limit_bytes
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+        raise ValueError("set_device_memory_limit: the limit must be a number of bytes >= 0 or None, got %r"
+                         % (limit_bytes,))
+    _defaults["device_memory_limit"] = limit
+
+
+def get_device_memory_limit():
+    """The budget set_device_memory_limit set (None: none)."""
+    return _defaults["device_memory_limit"] or None
+
+
 def enable_op_determinism():
     """Accepted and remembered (``is_op_determinism_enabled()``). weft has no nondeterministic-op
     check; for reproducible runs seed with keras.utils.set_random_seed (initial weights, dropout
@@ -45,6 +63,6 @@ def __getattr__(name):
     raise AttributeError("module 'weft.config.experimental' has no attribute %r" % name)
 
 
-__all__ = ["set_memory_growth", "get_memory_growth", "enable_op_determinism", "disable_op_determinism",
+__all__ = ["set_memory_growth", "get_memory_growth", "set_device_memory_limit", "get_device_memory_limit", "enable_op_determinism", "disable_op_determinism",
            "is_op_determinism_enabled", "list_physical_devices", "list_logical_devices", "get_visible_devices",
            "set_visible_devices"]

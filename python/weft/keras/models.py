@@ -311,11 +311,35 @@ class Model:
             args = (dict(self._compile_args, optimizer=self.optimizer._cpp) if self._compile_args is not None else
                     dict(loss=_losses.get("mse")._cpp, optimizer=_optimizers.get("sgd")._cpp, metrics=[],
                          seed=_random.next_model_seed(), inter_op_threads=_config["inter_op_threads"],
-                         intra_op_threads=_config["intra_op_threads"], use_gpus=_config["use_gpus"]))
+                         intra_op_threads=_config["intra_op_threads"], use_gpus=_config["use_gpus"],
+                         device_memory_limit=_config["device_memory_limit"]))
             self._compile_cpp(cpp, args)
         if cpp.compiled:
             _shared.refresh(self, cpp)  # layers shared with models that trained them since
         return cpp
+
+    def _set_gradient_accumulation_steps(self, steps):
+        """fit(gradient_accumulation_steps=k): the optimizer's k; a compiled model whose graph has
+        another k is rebuilt with every variable (weights, slots, step) kept."""
+        if self._compile_args is None:
+            raise RuntimeError("you must compile the model before fit: model.compile(loss=..., optimizer=...)")
+        if getattr(self, "_traced_steps", False) or type(self).train_step is not Model.train_step:
+            raise NotImplementedError("fit(gradient_accumulation_steps=...) applies to the built-in training step; a "
+                                      "custom train_step (or a Python loss or metric) accumulates gradients itself")
+        if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
+            raise ValueError("fit: `gradient_accumulation_steps` must be an integer >= 1, received: %r" % (steps,))
+        if (self.optimizer.gradient_accumulation_steps or 1) == steps:
+            return
+        self.optimizer._cpp = self.optimizer._cpp.with_gradient_accumulation_steps(int(steps))
+        cpp = self._cpp
+        if cpp is not None and cpp.compiled:
+            keep = cpp.variable_values()
+            cpp.compile(**dict(self._compile_args, optimizer=self.optimizer._cpp))
+            names = set(cpp.variable_names)
+            # Partly accumulated gradients of the old graph are dropped (Keras' accumulators start at
+            # zero when the count changes).
+            kept = {k: v for k, v in keep.items() if k in names and not k.endswith("/gradient_accumulator")}
+            cpp.set_variables(kept, "the variables the model had before fit changed gradient_accumulation_steps")
 
     def _compile_cpp(self, cpp, args):
         """Compiles the C++ model, keeping the weights it had (Keras' compile does not reset them)
@@ -439,7 +463,8 @@ class Model:
                                   metrics=[m._cpp for m in metrics if isinstance(m, _metrics.Metric)],
                                   inter_op_threads=int(inter_op_threads) or _config["inter_op_threads"],
                                   intra_op_threads=int(intra_op_threads) or _config["intra_op_threads"],
-                                  seed=int(seed), use_gpus=_config["use_gpus"])
+                                  seed=int(seed), use_gpus=_config["use_gpus"],
+                                  device_memory_limit=_config["device_memory_limit"])
         if self._cpp is not None:
             self._compile_cpp(self._cpp, dict(self._compile_args, optimizer=self.optimizer._cpp))
 
@@ -451,7 +476,7 @@ class Model:
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
             validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,
             steps_per_epoch=None, validation_steps=None, validation_batch_size=None, validation_freq=1,
-            max_queue_size=10, workers=1, use_multiprocessing=False, shuffle_seed=0):
+            max_queue_size=10, workers=1, use_multiprocessing=False, shuffle_seed=0, gradient_accumulation_steps=None):
         """Trains on numpy arrays ``x`` [N, ...] and ``y`` [N, ...] (any int / float dtype Keras
         accepts; converted), or on a weft.data Dataset of (x, y) batches (then validation_data may
         be one, with validation_steps). Keras' arguments and meaning: ``validation_split`` holds out
@@ -467,7 +492,12 @@ class Model:
         batches per epoch, in a shuffled order when ``shuffle``; its on_epoch_end is called after
         each epoch); validation_data may be one too. ``validation_freq``: validate after every n-th
         epoch (an int) or after the listed epochs (1-based), as Keras. ``max_queue_size``,
-        ``workers``, ``use_multiprocessing`` (TF 2.x's): accepted; batches are read on one thread."""
+        ``workers``, ``use_multiprocessing`` (TF 2.x's): accepted; batches are read on one thread.
+        ``gradient_accumulation_steps`` (weft): sets the optimizer's (Keras 3's optimizer argument of
+        that name; it stays set): the weights change every k-th batch by the mean of the k batches'
+        gradients; the model is rebuilt keeping every weight and optimizer slot."""
+        if gradient_accumulation_steps is not None:
+            self._set_gradient_accumulation_steps(gradient_accumulation_steps)
         if type(self).train_step is not Model.train_step or getattr(self, "_traced_steps", False):
             # Keras' customized fit, or a Python loss / metric (_custom_step.py)
             self._custom_fit = True

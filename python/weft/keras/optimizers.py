@@ -27,7 +27,9 @@ _cpp = _weft.keras.optimizers
 class Optimizer:
     """A Keras optimizer: pass it to ``Model.compile(optimizer=...)``."""
 
-    def __init__(self, cpp, name=None, learning_rate=None):
+    def __init__(self, cpp, name=None, learning_rate=None, gradient_accumulation_steps=None):
+        if gradient_accumulation_steps is not None:
+            cpp = cpp.with_gradient_accumulation_steps(gradient_accumulation_steps)
         self._cpp = cpp
         self._learning_rate_arg = learning_rate  # as given (a schedule object stays one), for get_config
         self.name = name or cpp.name
@@ -85,6 +87,10 @@ class Optimizer:
         """Keras' custom-training-loop update of ``(gradient, variable)`` pairs of graph variables (a
         model's ``trainable_variables`` inside a ``tf.function`` step): this optimizer's update ops
         with its slots and iteration counter in their graph (_custom_step.py); returns the op."""
+        if self.gradient_accumulation_steps not in (None, 1):
+            raise NotImplementedError("%s.apply_gradients: gradient_accumulation_steps=%d is applied by model.fit and "
+                                      "train_on_batch; a custom training step accumulates gradients itself"
+                                      % (self.name, self.gradient_accumulation_steps))
         op = _custom_step.apply_gradients(self, grads_and_vars)
         if op is None:
             raise NotImplementedError(
@@ -114,7 +120,15 @@ class Optimizer:
             c[k] = v if v > 0 else None
         if "weight_decay" not in c:
             c["weight_decay"] = self._cpp.weight_decay or None
+        c["gradient_accumulation_steps"] = self.gradient_accumulation_steps
         return c
+
+    @property
+    def gradient_accumulation_steps(self):
+        """Keras 3's: the variables are updated every this many steps with the mean of their
+        gradients (None: every step)."""
+        k = self._cpp.gradient_accumulation_steps
+        return k if k > 0 else None
 
     @classmethod
     def from_config(cls, config):
@@ -126,13 +140,16 @@ class Optimizer:
         return "<weft.keras.optimizers.%r>" % (self._cpp,)
 
 
-_UNSUPPORTED = ("use_ema", "ema_momentum", "ema_overwrite_frequency", "loss_scale_factor",
-                "gradient_accumulation_steps")
+_UNSUPPORTED = ("use_ema", "ema_momentum", "ema_overwrite_frequency", "loss_scale_factor")
 
 
 def _check_kwargs(kwargs):
     """Keras' handling of the remaining keyword arguments: `decay` is ignored with a warning, the
-    rest is an error (weft lacks EMA, loss scaling and gradient accumulation)."""
+    rest is an error (weft lacks EMA and loss scaling). Returns Keras 3's
+    ``gradient_accumulation_steps`` (None: off)."""
+    steps = kwargs.pop("gradient_accumulation_steps", None)
+    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1):
+        raise ValueError("`gradient_accumulation_steps` must be an integer >= 1 or None, received: %r" % (steps,))
     if kwargs.pop("decay", None) is not None:
         warnings.warn("Argument `decay` is no longer supported and will be ignored.")
     kwargs.pop("jit_compile", None)  # a tf.function option: nothing to compile here
@@ -142,6 +159,7 @@ def _check_kwargs(kwargs):
     unknown = {k: v for k, v in kwargs.items() if k not in _UNSUPPORTED}
     if unknown:
         raise ValueError("Argument(s) not recognized: %r" % (unknown,))
+    return None if steps is None else int(steps)
 
 
 class _LearningRate(type(_value(0.0))):
@@ -166,9 +184,10 @@ class SGD(Optimizer):
 
     def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, weight_decay=None, clipnorm=None,
                  clipvalue=None, global_clipnorm=None, name="SGD", **kwargs):
-        _check_kwargs(kwargs)
+        accumulate = _check_kwargs(kwargs)
         super().__init__(_cpp.SGD(_rate(learning_rate), float(momentum), bool(nesterov), clipnorm=clipnorm,
-                                  clipvalue=clipvalue, global_clipnorm=global_clipnorm, weight_decay=weight_decay), name, learning_rate)
+                                  clipvalue=clipvalue, global_clipnorm=global_clipnorm, weight_decay=weight_decay), name, learning_rate,
+                         accumulate)
 
 
 class Adam(Optimizer):
@@ -176,10 +195,11 @@ class Adam(Optimizer):
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False, weight_decay=None,
                  clipnorm=None, clipvalue=None, global_clipnorm=None, name="adam", **kwargs):
-        _check_kwargs(kwargs)
+        accumulate = _check_kwargs(kwargs)
         super().__init__(_cpp.Adam(_rate(learning_rate), float(beta_1), float(beta_2), float(epsilon), bool(amsgrad),
                                    clipnorm=clipnorm, clipvalue=clipvalue, global_clipnorm=global_clipnorm,
-                                   weight_decay=weight_decay), name, learning_rate)
+                                   weight_decay=weight_decay), name, learning_rate,
+                         accumulate)
 
 
 class AdamW(Optimizer):
@@ -187,10 +207,11 @@ class AdamW(Optimizer):
 
     def __init__(self, learning_rate=0.001, weight_decay=0.004, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
                  amsgrad=False, clipnorm=None, clipvalue=None, global_clipnorm=None, name="adamw", **kwargs):
-        _check_kwargs(kwargs)
+        accumulate = _check_kwargs(kwargs)
         super().__init__(_cpp.AdamW(_rate(learning_rate), float(weight_decay), float(beta_1), float(beta_2),
                                     float(epsilon), bool(amsgrad), clipnorm=clipnorm, clipvalue=clipvalue,
-                                    global_clipnorm=global_clipnorm), name, learning_rate)
+                                    global_clipnorm=global_clipnorm), name, learning_rate,
+                         accumulate)
 
 
 class RMSprop(Optimizer):
@@ -198,10 +219,11 @@ class RMSprop(Optimizer):
 
     def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False, weight_decay=None,
                  clipnorm=None, clipvalue=None, global_clipnorm=None, name="rmsprop", **kwargs):
-        _check_kwargs(kwargs)
+        accumulate = _check_kwargs(kwargs)
         super().__init__(_cpp.RMSprop(_rate(learning_rate), float(rho), float(momentum), float(epsilon),
                                       bool(centered), clipnorm=clipnorm, clipvalue=clipvalue,
-                                      global_clipnorm=global_clipnorm, weight_decay=weight_decay), name, learning_rate)
+                                      global_clipnorm=global_clipnorm, weight_decay=weight_decay), name, learning_rate,
+                         accumulate)
 
 
 class Adagrad(Optimizer):
@@ -209,10 +231,11 @@ class Adagrad(Optimizer):
 
     def __init__(self, learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-7, weight_decay=None,
                  clipnorm=None, clipvalue=None, global_clipnorm=None, name="adagrad", **kwargs):
-        _check_kwargs(kwargs)
+        accumulate = _check_kwargs(kwargs)
         super().__init__(_cpp.Adagrad(_rate(learning_rate), float(initial_accumulator_value), float(epsilon),
                                       clipnorm=clipnorm, clipvalue=clipvalue, global_clipnorm=global_clipnorm,
-                                      weight_decay=weight_decay), name, learning_rate)
+                                      weight_decay=weight_decay), name, learning_rate,
+                         accumulate)
 
 
 class Nadam(Optimizer):
@@ -220,10 +243,11 @@ class Nadam(Optimizer):
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, weight_decay=None, clipnorm=None,
                  clipvalue=None, global_clipnorm=None, name="nadam", **kwargs):
-        _check_kwargs(kwargs)
+        accumulate = _check_kwargs(kwargs)
         super().__init__(_cpp.Nadam(_rate(learning_rate), float(beta_1), float(beta_2), float(epsilon),
                                     clipnorm=clipnorm, clipvalue=clipvalue, global_clipnorm=global_clipnorm,
-                                    weight_decay=weight_decay), name, learning_rate)
+                                    weight_decay=weight_decay), name, learning_rate,
+                         accumulate)
 
 
 class Adamax(Optimizer):
@@ -231,10 +255,11 @@ class Adamax(Optimizer):
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, weight_decay=None, clipnorm=None,
                  clipvalue=None, global_clipnorm=None, name="adamax", **kwargs):
-        _check_kwargs(kwargs)
+        accumulate = _check_kwargs(kwargs)
         super().__init__(_cpp.Adamax(_rate(learning_rate), float(beta_1), float(beta_2), float(epsilon),
                                      clipnorm=clipnorm, clipvalue=clipvalue, global_clipnorm=global_clipnorm,
-                                     weight_decay=weight_decay), name, learning_rate)
+                                     weight_decay=weight_decay), name, learning_rate,
+                         accumulate)
 
 
 class Adadelta(Optimizer):
@@ -242,10 +267,11 @@ class Adadelta(Optimizer):
 
     def __init__(self, learning_rate=0.001, rho=0.95, epsilon=1e-7, weight_decay=None, clipnorm=None, clipvalue=None,
                  global_clipnorm=None, name="adadelta", **kwargs):
-        _check_kwargs(kwargs)
+        accumulate = _check_kwargs(kwargs)
         super().__init__(_cpp.Adadelta(_rate(learning_rate), float(rho), float(epsilon), clipnorm=clipnorm,
                                        clipvalue=clipvalue, global_clipnorm=global_clipnorm,
-                                       weight_decay=weight_decay), name, learning_rate)
+                                       weight_decay=weight_decay), name, learning_rate,
+                         accumulate)
 
 
 class Ftrl(Optimizer):
@@ -255,12 +281,13 @@ class Ftrl(Optimizer):
                  l1_regularization_strength=0.0, l2_regularization_strength=0.0,
                  l2_shrinkage_regularization_strength=0.0, beta=0.0, weight_decay=None, clipnorm=None, clipvalue=None,
                  global_clipnorm=None, name="ftrl", **kwargs):
-        _check_kwargs(kwargs)
+        accumulate = _check_kwargs(kwargs)
         super().__init__(_cpp.Ftrl(_rate(learning_rate), float(learning_rate_power), float(initial_accumulator_value),
                                    float(l1_regularization_strength), float(l2_regularization_strength),
                                    float(l2_shrinkage_regularization_strength), float(beta), clipnorm=clipnorm,
                                    clipvalue=clipvalue, global_clipnorm=global_clipnorm, weight_decay=weight_decay),
-                         name, learning_rate)
+                         name, learning_rate,
+                         accumulate)
 
 
 class Lion(Optimizer):
@@ -268,10 +295,11 @@ class Lion(Optimizer):
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.99, weight_decay=None, clipnorm=None, clipvalue=None,
                  global_clipnorm=None, name="lion", **kwargs):
-        _check_kwargs(kwargs)
+        accumulate = _check_kwargs(kwargs)
         super().__init__(_cpp.Lion(_rate(learning_rate), float(beta_1), float(beta_2), clipnorm=clipnorm,
                                    clipvalue=clipvalue, global_clipnorm=global_clipnorm, weight_decay=weight_decay),
-                         name, learning_rate)
+                         name, learning_rate,
+                         accumulate)
 
 
 for _cls, _names in ((SGD, ("momentum", "nesterov")), (Adam, ("beta_1", "beta_2", "epsilon", "amsgrad")),

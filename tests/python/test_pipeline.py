@@ -1,0 +1,145 @@
+"""Training larger models (issue 20) from Python: gradient accumulation (Keras 3's optimizer
+argument and fit's), the per-device memory budget, and weft.distribute.PipelineStrategy, each
+against single-device training of the same global batches."""
+import numpy as np
+import pytest
+
+import weft
+from weft import keras
+
+
+# The budget that one device cannot train the wide model under and each of two stages can
+# (measured peaks: bench/README.md, "Pipeline parallelism").
+LIMIT_MIB, MICRO = 5, 1
+
+
+def data(n=48, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 6)).astype(np.float32)
+    y = rng.integers(0, 3, size=n).astype(np.int32)
+    return x, y
+
+
+def mlp(units=16):
+    return keras.Sequential([
+        keras.layers.Dense(units, activation="tanh", input_shape=(6,), name="d1"),
+        keras.layers.Dense(units, activation="tanh", name="d2"),
+        keras.layers.Dense(12, activation="tanh", name="d3"),
+        keras.layers.Dense(3, name="out"),
+    ])
+
+
+def compiled(optimizer, strategy=None, units=16):
+    def make():
+        m = mlp(units)
+        m.compile(loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), optimizer=optimizer, seed=5)
+        return m
+    if strategy is None:
+        return make()
+    with strategy.scope():
+        return make()
+
+
+def max_diff(a, b):
+    return max(float(np.max(np.abs(u - v))) for u, v in zip(a.get_weights(), b.get_weights()))
+
+
+def test_optimizer_gradient_accumulation_equals_one_large_batch():
+    x, y = data()
+    small = compiled(keras.optimizers.SGD(0.3, gradient_accumulation_steps=3))
+    large = compiled(keras.optimizers.SGD(0.3))
+    start = small.get_weights()
+    small.fit(x, y, batch_size=16, epochs=2, shuffle=False, verbose=0)
+    large.fit(x, y, batch_size=48, epochs=2, shuffle=False, verbose=0)
+    assert max(float(np.max(np.abs(u - v))) for u, v in zip(start, small.get_weights())) > 1e-3
+    assert max_diff(small, large) < 1e-5
+    assert small.optimizer.gradient_accumulation_steps == 3
+    assert small.optimizer.iterations == 6  # Keras counts every step
+    assert small.optimizer.get_config()["gradient_accumulation_steps"] == 3
+
+
+def test_fit_gradient_accumulation_steps_keeps_weights_and_slots():
+    x, y = data()
+    a = compiled(keras.optimizers.SGD(0.3, momentum=0.9))
+    b = compiled(keras.optimizers.SGD(0.3, momentum=0.9))
+    # 4 steps without accumulation, so that the next update step of k = 4 is the 4th from here
+    # (Keras updates when (iterations + 1) % k == 0).
+    a.fit(x, y, batch_size=12, epochs=1, shuffle=False, verbose=0)
+    b.fit(x, y, batch_size=12, epochs=1, shuffle=False, verbose=0)
+    a.fit(x, y, batch_size=12, epochs=1, shuffle=False, verbose=0, gradient_accumulation_steps=4)
+    b.fit(x, y, batch_size=48, epochs=1, shuffle=False, verbose=0)
+    assert max_diff(a, b) < 1e-5  # the momentum from the first epoch was kept
+    with pytest.raises(ValueError, match="gradient_accumulation_steps"):
+        a.fit(x, y, batch_size=12, verbose=0, gradient_accumulation_steps=0)
+    with pytest.raises(ValueError, match="gradient_accumulation_steps"):
+        keras.optimizers.Adam(gradient_accumulation_steps=-1)
+
+
+@pytest.mark.parametrize("schedule,stages,micro", [("gpipe", 2, 4), ("1f1b", 3, 2)])
+def test_pipeline_strategy_equals_one_device(schedule, stages, micro):
+    x, y = data()
+    strategy = weft.distribute.PipelineStrategy(num_stages=stages, micro_batches=micro, schedule=schedule)
+    assert strategy.bubble_fraction == pytest.approx((stages - 1) / (micro + stages - 1))
+    piped = compiled(keras.optimizers.SGD(0.2, momentum=0.9), strategy)
+    single = compiled(keras.optimizers.SGD(0.2, momentum=0.9))
+    hp = piped.fit(x, y, batch_size=16, epochs=2, shuffle=False, verbose=0)
+    hs = single.fit(x, y, batch_size=16, epochs=2, shuffle=False, verbose=0)
+    assert max_diff(piped, single) < 1e-5
+    assert abs(hp.history["loss"][-1] - hs.history["loss"][-1]) < 1e-5
+    assert np.allclose(piped.predict(x, verbose=0), single.predict(x, verbose=0), atol=1e-5)
+
+
+def test_pipeline_strategy_boundaries_and_bad_input():
+    x, y = data()
+    strategy = weft.distribute.PipelineStrategy(num_stages=2, micro_batches=2, boundaries=["d3"])
+    model = compiled("sgd", strategy)
+    assert strategy.stages_of(model) == [0, 0, 1, 1]
+    bad = weft.distribute.PipelineStrategy(num_stages=2, micro_batches=2, boundaries=["nope"])
+    model = compiled("sgd", bad)  # Keras builds the graph at its first use
+    with pytest.raises(weft.errors.InvalidArgumentError, match="stage boundary 'nope' is not a layer"):
+        model.fit(x, y, batch_size=16, verbose=0)
+    three = weft.distribute.PipelineStrategy(num_stages=2, micro_batches=3)
+    model = compiled("sgd", three)
+    with pytest.raises(weft.errors.InvalidArgumentError, match="3 micro-batches do not divide the batch of 16"):
+        model.fit(x, y, batch_size=16, verbose=0)
+
+
+def wide():
+    # Two 512 x 512 kernels (1 MiB each, and 1 MiB of momentum each): one per stage when cut at d3.
+    return keras.Sequential([
+        keras.layers.Dense(512, activation="tanh", input_shape=(6,), name="d1"),
+        keras.layers.Dense(512, activation="tanh", name="d2"),
+        keras.layers.Dense(512, activation="tanh", name="d3"),
+        keras.layers.Dense(3, name="out"),
+    ])
+
+
+def compiled_wide(strategy=None):
+    def make():
+        m = wide()
+        m.compile(loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  optimizer=keras.optimizers.SGD(0.1, momentum=0.9), seed=5)
+        return m
+    if strategy is None:
+        return make()
+    with strategy.scope():
+        return make()
+
+
+def test_device_memory_limit_fails_one_device_and_trains_pipelined():
+    x, y = data(n=32)
+    limit = LIMIT_MIB << 20
+    weft.config.experimental.set_device_memory_limit(limit)
+    try:
+        assert weft.config.experimental.get_device_memory_limit() == limit
+        single = compiled_wide()
+        with pytest.raises(weft.errors.ResourceExhaustedError,
+                           match=r"device /job:localhost/replica:0/task:0/device:CPU:0 is over its memory limit of "
+                                 r"%d bytes.*peak so far.*largest: '" % limit):
+            single.fit(x, y, batch_size=16, epochs=1, verbose=0)
+        strategy = weft.distribute.PipelineStrategy(num_stages=2, micro_batches=MICRO, boundaries=["d3"])
+        piped = compiled_wide(strategy)
+        piped.fit(x, y, batch_size=16, epochs=1, verbose=0)
+    finally:
+        weft.config.experimental.set_device_memory_limit(None)
+    assert weft.config.experimental.get_device_memory_limit() is None

@@ -1,0 +1,212 @@
+// Pipeline parallelism (train/pipeline.h): stage assignment, the schedules' orders, and training
+// under GPipe and 1F1B equal to single-device training over the same global batches (1e-5); bad
+// input names what was wrong; a model over one device's memory budget trains in two stages.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "train/model.h"
+#include "train/pipeline.h"
+
+using namespace weft;
+using namespace weft::train;
+
+namespace {
+
+CompileOptions Options(Optimizer opt = SGD(0.2, 0.9)) {
+  CompileOptions o;
+  o.loss = SparseCategoricalCrossentropy(/*from_logits=*/true);
+  o.optimizer = std::move(opt);
+  o.session.inter_op_threads = 2;
+  o.session.intra_op_threads = 2;
+  o.seed = 11;
+  return o;
+}
+
+LayerPtr Named(LayerPtr l, const std::string& name) {
+  l->set_name(name);
+  return l;
+}
+
+std::unique_ptr<Model> Mlp() {
+  return std::make_unique<Sequential>(
+      TensorShape({6}),
+      std::vector<LayerPtr>{Named(Dense(16, {.activation = "tanh"}), "d1"), Named(Dense(16, {.activation = "tanh"}), "d2"),
+                            Named(Dense(12, {.activation = "tanh"}), "d3"), Named(Dense(3), "out")},
+      "mlp");
+}
+
+// A functional model whose skip connection (d1 -> add) crosses the stage boundary at d2.
+std::unique_ptr<Model> Skip() {
+  Sym x = Input(TensorShape({6}));
+  Sym a = Named(Dense(8, {.activation = "tanh"}), "d1")(x);
+  Sym b = Named(Dense(8, {.activation = "tanh"}), "d2")(a);
+  Sym c = Named(Dense(8, {.activation = "tanh"}), "d3")(b);
+  Sym sum = Named(Add(), "add")({a, c});
+  return std::make_unique<Model>(std::vector<Sym>{x}, std::vector<Sym>{Named(Dense(3), "out")(sum)}, "skip");
+}
+
+void Data(int64_t n, Tensor* x, Tensor* y) {
+  *x = Tensor(DType::kFloat32, TensorShape({n, 6}));
+  *y = Tensor(DType::kInt32, TensorShape({n}));
+  for (int64_t i = 0; i < n * 6; ++i) x->data<float>()[i] = static_cast<float>(std::cos(0.37 * static_cast<double>(i)));
+  for (int64_t i = 0; i < n; ++i) y->data<int32_t>()[i] = static_cast<int32_t>((i * 7) % 3);
+}
+
+std::vector<Tensor> Weights(Model& m) { return m.session()->Run({}, m.LayerWeightNames(), {}); }
+
+double MaxDiff(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  REQUIRE(a.size() == b.size());
+  double d = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    REQUIRE(a[i].shape() == b[i].shape());
+    for (int64_t j = 0; j < a[i].num_elements(); ++j) {
+      d = std::max(d, std::fabs(static_cast<double>(a[i].data<float>()[j]) - b[i].data<float>()[j]));
+    }
+  }
+  return d;
+}
+
+// Trains `make()` for 2 epochs of 48 examples in global batches of 16 on one device and under
+// `pipeline`; returns the largest weight difference (and checks that training moved the weights).
+double PipelineVsSingle(const std::function<std::unique_ptr<Model>()>& make, PipelineOptions pipeline,
+                        Optimizer opt = SGD(0.2, 0.9)) {
+  Tensor x, y;
+  Data(48, &x, &y);
+  auto single = make();
+  single->Compile(Options(opt));
+  const std::vector<Tensor> initial = Weights(*single);
+  PipelineStrategy strategy(std::move(pipeline));
+  std::unique_ptr<Model> piped;
+  {
+    auto scope = strategy.scope();
+    piped = make();
+    piped->Compile(Options(opt));
+  }
+  REQUIRE(MaxDiff(Weights(*piped), initial) == 0.0);
+  const FitOptions fo{.batch_size = 16, .epochs = 2, .shuffle = false, .verbose = 0};
+  const History hs = single->Fit(x, y, fo);
+  const History hp = piped->Fit(x, y, fo);
+  CHECK(MaxDiff(Weights(*single), initial) > 1e-2);
+  CHECK(std::fabs(hs.history.at("loss").back() - hp.history.at("loss").back()) < 1e-5);
+  return MaxDiff(Weights(*single), Weights(*piped));
+}
+
+}  // namespace
+
+TEST_CASE("pipeline: GPipe and 1F1B training equal single-device training (1e-5)") {
+  CHECK(PipelineVsSingle(Mlp, {.num_stages = 2, .micro_batches = 4}) < 1e-5);
+  CHECK(PipelineVsSingle(Mlp, {.num_stages = 2, .micro_batches = 4, .schedule = PipelineSchedule::k1F1B}) < 1e-5);
+  CHECK(PipelineVsSingle(Mlp, {.num_stages = 3, .micro_batches = 2, .schedule = PipelineSchedule::k1F1B}) < 1e-5);
+  // Adam's slots live on each weight's stage too.
+  CHECK(PipelineVsSingle(Mlp, {.num_stages = 2, .micro_batches = 2}, Adam(0.01)) < 1e-5);
+}
+
+TEST_CASE("pipeline: a skip connection across stages, at user-given boundaries") {
+  CHECK(PipelineVsSingle(Skip, {.num_stages = 2, .micro_batches = 4, .boundaries = {"d2"}}) < 1e-5);
+  CHECK(PipelineVsSingle(Skip, {.num_stages = 3, .micro_batches = 4, .schedule = PipelineSchedule::k1F1B,
+                                .boundaries = {"d2", "d3"}}) < 1e-5);
+}
+
+TEST_CASE("pipeline: with gradient accumulation, k pipelined steps equal one single-device step of k batches") {
+  Optimizer accumulating = SGD(0.2);
+  accumulating.gradient_accumulation_steps = 3;
+  Tensor x, y;
+  Data(48, &x, &y);
+  auto single = Mlp();
+  single->Compile(Options(SGD(0.2)));
+  PipelineStrategy strategy({.num_stages = 2, .micro_batches = 2});
+  std::unique_ptr<Model> piped;
+  {
+    auto scope = strategy.scope();
+    piped = Mlp();
+    piped->Compile(Options(accumulating));
+  }
+  single->Fit(x, y, {.batch_size = 48, .epochs = 1, .shuffle = false, .verbose = 0});
+  piped->Fit(x, y, {.batch_size = 16, .epochs = 1, .shuffle = false, .verbose = 0});
+  CHECK(MaxDiff(Weights(*single), Weights(*piped)) < 1e-5);
+}
+
+TEST_CASE("pipeline: each stage's weights, slots and work are on its device") {
+  PipelineStrategy strategy({.num_stages = 2, .micro_batches = 2, .boundaries = {"d3"}});
+  std::unique_ptr<Model> m;
+  {
+    auto scope = strategy.scope();
+    m = Mlp();
+    m->Compile(Options());
+  }
+  const std::vector<int> stages = strategy.AssignStages(m->layers(), m->name());
+  CHECK(stages == std::vector<int>{0, 0, 1, 1});
+  std::map<std::string, std::string> holder;  // variable -> the partition that holds it
+  for (const auto& [device, g] : m->TrainStepPartitions()) {
+    for (const Node* n : g->nodes()) {
+      if (n->op() == "Variable") holder[n->name()] = device;
+    }
+  }
+  CHECK(holder.at("d1/kernel").find("CPU:0") != std::string::npos);
+  CHECK(holder.at("d2/bias/momentum").find("CPU:0") != std::string::npos);
+  CHECK(holder.at("d3/kernel").find("CPU:1") != std::string::npos);
+  CHECK(holder.at("out/kernel/momentum").find("CPU:1") != std::string::npos);
+}
+
+TEST_CASE("pipeline: balanced stages by parameter count") {
+  // Parameters (+1 each): d1 6*16+16 = 112 (113), d2 272 (273), d3 204 (205), out 39 (40).
+  PipelineStrategy two({.num_stages = 2, .micro_batches = 1});
+  auto m = Mlp();
+  CHECK(two.AssignStages(m->layers(), "mlp") == std::vector<int>{0, 0, 1, 1});  // 386 | 245
+  PipelineStrategy three({.num_stages = 3, .micro_batches = 1});
+  CHECK(three.AssignStages(m->layers(), "mlp") == std::vector<int>{0, 1, 2, 2});  // 113 | 273 | 245
+  PipelineStrategy five({.num_stages = 5, .micro_batches = 1});
+  CHECK_THROWS_WITH_AS(five.AssignStages(m->layers(), "mlp"),
+                       doctest::Contains("model 'mlp' has 4 layers, fewer than its 5 stages"), Error);
+}
+
+TEST_CASE("pipeline: the schedules' orders") {
+  auto str = [](const std::vector<PipelineSegment>& order) {
+    std::string s;
+    for (const PipelineSegment& p : order) s += (p.backward ? "B" : "F") + std::to_string(p.micro_batch) + " ";
+    return s;
+  };
+  PipelineStrategy gpipe({.num_stages = 2, .micro_batches = 3});
+  CHECK(str(gpipe.StageOrder(0)) == "F0 F1 F2 B0 B1 B2 ");
+  CHECK(gpipe.bubble_fraction() == doctest::Approx(1.0 / 4.0));
+  PipelineStrategy one({.num_stages = 3, .micro_batches = 4, .schedule = PipelineSchedule::k1F1B});
+  CHECK(str(one.StageOrder(0)) == "F0 F1 F2 B0 F3 B1 B2 B3 ");
+  CHECK(str(one.StageOrder(1)) == "F0 F1 B0 F2 B1 F3 B2 B3 ");
+  CHECK(str(one.StageOrder(2)) == "F0 B0 F1 B1 F2 B2 F3 B3 ");
+  CHECK(one.bubble_fraction() == doctest::Approx(2.0 / 6.0));
+}
+
+TEST_CASE("pipeline: bad input names what was wrong") {
+  {
+    PipelineStrategy strategy({.num_stages = 2, .micro_batches = 2, .boundaries = {"dense_9"}});
+    auto scope = strategy.scope();
+    auto m = Mlp();
+    CHECK_THROWS_WITH_AS(m->Compile(Options()),
+                         doctest::Contains("stage boundary 'dense_9' is not a layer of model 'mlp' (its layers: d1, d2, "
+                                           "d3, out)"),
+                         Error);
+  }
+  {
+    PipelineStrategy strategy({.num_stages = 3, .micro_batches = 2, .boundaries = {"d3", "d2"}});
+    auto scope = strategy.scope();
+    auto m = Mlp();
+    CHECK_THROWS_WITH_AS(m->Compile(Options()), doctest::Contains("stage boundary 'd2'"), Error);
+  }
+  CHECK_THROWS_WITH_AS(PipelineStrategy({.num_stages = 3, .micro_batches = 2, .boundaries = {"d2"}}),
+                       doctest::Contains("3 stages need 2 boundaries"), Error);
+  CHECK_THROWS_WITH_AS(PipelineStrategy({.num_stages = 2, .micro_batches = 0}),
+                       doctest::Contains("micro_batches must be >= 1, got 0"), Error);
+  PipelineStrategy strategy({.num_stages = 2, .micro_batches = 3});
+  std::unique_ptr<Model> m;
+  {
+    auto scope = strategy.scope();
+    m = Mlp();
+    m->Compile(Options());
+  }
+  Tensor x, y;
+  Data(16, &x, &y);
+  CHECK_THROWS_WITH_AS(m->TrainOnBatch(x, y), doctest::Contains("3 micro-batches do not divide the batch of 16 examples"),
+                       Error);
+}

@@ -1,0 +1,174 @@
+#include "train/pipeline.h"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+
+#include "core/device_name.h"
+#include "ops/framework.h"
+
+namespace weft {
+
+PipelineSchedule ParsePipelineSchedule(const std::string& name) {
+  if (name == "gpipe") return PipelineSchedule::kGPipe;
+  if (name == "1f1b") return PipelineSchedule::k1F1B;
+  throw Error(errors::InvalidArgument("pipeline schedule must be 'gpipe' or '1f1b', got '{}'", name));
+}
+
+std::string PipelineScheduleName(PipelineSchedule s) { return s == PipelineSchedule::kGPipe ? "gpipe" : "1f1b"; }
+
+namespace {
+
+PipelineOptions Checked(PipelineOptions o) {
+  WEFT_REQUIRE(o.num_stages >= 1, "PipelineStrategy: num_stages must be >= 1, got {}", o.num_stages);
+  WEFT_REQUIRE(o.micro_batches >= 1, "PipelineStrategy: micro_batches must be >= 1, got {}", o.micro_batches);
+  WEFT_REQUIRE(o.boundaries.empty() || static_cast<int>(o.boundaries.size()) == o.num_stages - 1,
+               "PipelineStrategy: {} stages need {} boundaries (the first layer of each stage after the first), got "
+               "{}", o.num_stages, o.num_stages - 1, o.boundaries.size());
+  return o;
+}
+
+}  // namespace
+
+PipelineStrategy::PipelineStrategy(PipelineOptions options)
+    : Strategy(LocalCpuDevices(Checked(options).num_stages)), options_(std::move(options)) {}
+
+std::vector<std::vector<Tensor>> PipelineStrategy::SplitBatch(const std::vector<Tensor>& global) const {
+  WEFT_REQUIRE(!global.empty() && global[0].shape().rank() >= 1, "PipelineStrategy: needs batched components");
+  const int64_t n = global[0].shape().dim(0);
+  WEFT_REQUIRE(n % options_.micro_batches == 0,
+               "PipelineStrategy: {} micro-batches do not divide the batch of {} examples (use a batch size that is "
+               "a multiple of {}, or another micro-batch count)", options_.micro_batches, n, options_.micro_batches);
+  return Strategy::SplitBatch(global);
+}
+
+std::vector<int> PipelineStrategy::AssignStages(const std::vector<train::LayerPtr>& layers,
+                                                const std::string& model) const {
+  const int s_count = options_.num_stages;
+  const size_t n = layers.size();
+  WEFT_REQUIRE(static_cast<int>(n) >= s_count, "PipelineStrategy: model '{}' has {} layers, fewer than its {} stages",
+               model, n, s_count);
+  std::vector<int> stage(n, 0);
+  if (!options_.boundaries.empty()) {
+    size_t prev = 0;
+    for (size_t b = 0; b < options_.boundaries.size(); ++b) {
+      const std::string& name = options_.boundaries[b];
+      size_t at = n;
+      for (size_t i = 0; i < n; ++i) {
+        if (layers[i]->name() == name) at = i;
+      }
+      if (at == n) {
+        std::string known;
+        for (const train::LayerPtr& l : layers) known += (known.empty() ? "" : ", ") + l->name();
+        throw Error(errors::InvalidArgument("PipelineStrategy: stage boundary '{}' is not a layer of model '{}' "
+                                            "(its layers: {})", name, model, known));
+      }
+      WEFT_REQUIRE(at > prev,
+                   "PipelineStrategy: stage boundary '{}' (layer {} of model '{}') must come after the previous "
+                   "boundary and after the first layer: each stage needs at least one layer", name, at, model);
+      for (size_t i = at; i < n; ++i) stage[i] = static_cast<int>(b) + 1;
+      prev = at;
+    }
+    return stage;
+  }
+  // Balanced: contiguous groups minimizing the largest group's cost (a linear-partition DP).
+  std::vector<int64_t> prefix(n + 1, 0);
+  for (size_t i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + layers[i]->CountParams(true) + layers[i]->CountParams(false) + 1;
+  constexpr int64_t kInf = std::numeric_limits<int64_t>::max();
+  // best[k][i]: the smallest largest cost of the first i layers in k groups; cut[k][i]: the last group's start.
+  std::vector<std::vector<int64_t>> best(static_cast<size_t>(s_count) + 1, std::vector<int64_t>(n + 1, kInf));
+  std::vector<std::vector<size_t>> cut(static_cast<size_t>(s_count) + 1, std::vector<size_t>(n + 1, 0));
+  best[0][0] = 0;
+  for (size_t k = 1; k <= static_cast<size_t>(s_count); ++k) {
+    for (size_t i = k; i <= n; ++i) {
+      for (size_t j = k - 1; j < i; ++j) {
+        if (best[k - 1][j] == kInf) continue;
+        const int64_t cost = std::max(best[k - 1][j], prefix[i] - prefix[j]);
+        if (cost < best[k][i]) {
+          best[k][i] = cost;
+          cut[k][i] = j;
+        }
+      }
+    }
+  }
+  size_t end = n;
+  for (size_t k = static_cast<size_t>(s_count); k >= 1; --k) {
+    const size_t begin = cut[k][end];
+    for (size_t i = begin; i < end; ++i) stage[i] = static_cast<int>(k) - 1;
+    end = begin;
+  }
+  return stage;
+}
+
+std::vector<PipelineSegment> PipelineStrategy::StageOrder(int stage) const {
+  const int m_count = options_.micro_batches, s_count = options_.num_stages;
+  std::vector<PipelineSegment> order;
+  if (options_.schedule == PipelineSchedule::kGPipe) {
+    for (int m = 0; m < m_count; ++m) order.push_back({m, false});
+    for (int m = 0; m < m_count; ++m) order.push_back({m, true});
+    return order;
+  }
+  // 1F1B (PipeDream-flush): warm-up forwards, then one forward and one backward, then drain.
+  const int warmup = std::min(s_count - 1 - stage, m_count);
+  int next_f = 0, next_b = 0;
+  for (; next_f < warmup; ++next_f) order.push_back({next_f, false});
+  while (next_f < m_count) {
+    order.push_back({next_f++, false});
+    order.push_back({next_b++, true});
+  }
+  while (next_b < m_count) order.push_back({next_b++, true});
+  return order;
+}
+
+int NextNodeId(const Graph& g) {
+  const std::vector<Node*> nodes = g.nodes();
+  return nodes.empty() ? 0 : nodes.back()->id() + 1;
+}
+
+void SchedulePipeline(Graph* g, const PipelineStrategy& pipeline, const std::vector<PipelineRanges>& micro_batches) {
+  const int s_count = pipeline.num_stages();
+  if (static_cast<int>(micro_batches.size()) != pipeline.micro_batches()) {
+    throw Error(errors::Internal("SchedulePipeline: {} ranges for {} micro-batches", micro_batches.size(),
+                                 pipeline.micro_batches()));
+  }
+  // segment[stage][micro-batch][backward]: the nodes.
+  std::vector<std::vector<std::array<std::vector<Node*>, 2>>> segment(
+      static_cast<size_t>(s_count), std::vector<std::array<std::vector<Node*>, 2>>(micro_batches.size()));
+  for (Node* n : g->nodes()) {
+    if (n->requested_device().empty()) continue;
+    const DeviceName d = DeviceName::Parse(n->requested_device());
+    if (!d.type || *d.type != "CPU" || !d.id || *d.id >= s_count) continue;
+    for (size_t m = 0; m < micro_batches.size(); ++m) {
+      const PipelineRanges& r = micro_batches[m];
+      if (n->id() >= r.forward_begin && n->id() < r.end) {
+        segment[static_cast<size_t>(*d.id)][m][n->id() >= r.backward_begin ? 1 : 0].push_back(n);
+      }
+    }
+  }
+  for (int s = 0; s < s_count; ++s) {
+    const Scope scope = Scope::Root(g).WithDevice(pipeline.stage_device(s));
+    const std::vector<Node*>* previous = nullptr;
+    int i = 0;
+    for (const PipelineSegment& seg : pipeline.StageOrder(s)) {
+      const std::vector<Node*>& nodes =
+          segment[static_cast<size_t>(s)][static_cast<size_t>(seg.micro_batch)][seg.backward ? 1 : 0];
+      if (nodes.empty()) continue;
+      if (previous != nullptr) {
+        Node* gate = ops::NoOp(scope.WithOpName(fmt::format("pipeline/stage_{}/{}_{}_{}", s, i++,
+                                                            seg.backward ? "backward" : "forward", seg.micro_batch)));
+        for (Node* p : *previous) g->AddControlEdge(p, gate);
+        for (Node* n : nodes) {
+          if (n->num_inputs() > 0) g->AddControlEdge(gate, n);
+        }
+      }
+      previous = &nodes;
+    }
+  }
+}
+
+double PipelineStrategy::bubble_fraction() const {
+  const double s = options_.num_stages, m = options_.micro_batches;
+  return (s - 1) / (m + s - 1);
+}
+
+}  // namespace weft
