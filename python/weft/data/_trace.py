@@ -27,8 +27,13 @@ _ABSENT = object()
 _local = threading.local()  # .depth: > 0 while this thread traces a function
 
 
-def _tracing():
+def tracing():
+    """Whether this thread is tracing a tf.data function now (a Keras layer called on its tensors
+    builds into the trace graph: keras/_eager.py, call_in_data_trace)."""
     return getattr(_local, "depth", 0) > 0
+
+
+_tracing = tracing
 
 
 def _only_while_tracing(name, traced, original):

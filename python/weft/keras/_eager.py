@@ -82,6 +82,39 @@ def call_on_data(layer, data, call):
     return [o.view(EagerArray) for o in out] if isinstance(out, list) else out.view(EagerArray)
 
 
+# Keras' image layers take one image (height, width, channels) or a batch of them; the others a batch.
+_IMAGE_LAYERS = ("Resizing", "CenterCrop", "RandomFlip", "RandomRotation", "RandomZoom", "RandomTranslation",
+                 "RandomCrop", "RandomContrast", "RandomBrightness")
+
+
+def call_in_data_trace(layer, x, call, training):
+    """``layer(x)`` on a symbolic tensor of a Dataset.map / filter trace (weft/data/_trace.py): its
+    one-layer model (as above) applied in the trace graph. The pipeline's graph holds no variables,
+    so the layer's weights enter as constants of their values when the function is traced (an
+    adapted Normalization's mean and variance), as tf.data captures a layer's state. ``training``
+    left None is the layer's own default in Keras 3: True for the random augmentation layers (they
+    augment in map, one draw per image per element), False for the others (Dropout passes through,
+    BatchNormalization uses its moving statistics). An image layer also takes one image (rank 3)."""
+    from .. import framework as _fw
+    from .. import ops as _ops
+    if x.shape is None or len(x.shape) == 0:
+        raise ValueError("layer '%s' was called on %s of shape %s in a tf.data function; Keras layers take a batch "
+                         "[N, ...]" % (layer.name, x.name, x.shape))
+    if training is None:
+        training = layer.type.startswith("Random") if hasattr(layer, "type") else False
+    one_image = getattr(layer, "type", None) in _IMAGE_LAYERS and len(x.shape) == 3
+    if one_image:
+        x = _ops.expand_dims(x, 0)
+    if x.dtype != _fw.float32:
+        x = _ops.cast(x, "float32")  # Keras' preprocessing layers compute in float32 (their compute dtype)
+    model = _one_layer_model(layer, tuple(x.shape[1:]), call)
+    cpp = model._built(None, inference=True)
+    weights = [_fw.constant(np.asarray(v)) for v in cpp.get_weights()]
+    outs = cpp._apply_in_graph([x], bool(training), weights)[0]
+    outs = [_ops.squeeze(o, [0]) if one_image else o for o in outs]
+    return outs[0] if len(outs) == 1 else list(outs)
+
+
 def call_in_step(layer, data, call, training):
     """``layer(x)`` inside an eager tape (weft/_recorder.py), x data or a tensor: the output tensor of
     its one-layer model applied in the step, whose twin holds the layer's weights (the layer's

@@ -1,0 +1,116 @@
+"""Keras layers called inside tf.data functions (Dataset.map / filter), as keras.io's "Image
+classification from scratch" augments its data: the layer builds into the traced graph. Expected
+values are Keras' documented behaviour and closed forms: Rescaling is x * scale + offset, a
+Normalization adapted on data is (x - mean) / sqrt(var), RandomFlip's output is the image or its
+mirror (each image drawn anew per element and per pass), Dropout and BatchNormalization pass as
+at inference (Keras' default `training` outside fit), the random layers augment."""
+import numpy as np
+import pytest
+
+import weft as tf
+from weft import keras
+from weft.keras import layers as L
+
+RNG = np.random.default_rng(0)
+
+
+def _collect(ds):
+    return [tuple(np.asarray(c) for c in e) if isinstance(e, tuple) else np.asarray(e) for e in ds]
+
+
+def test_rescaling_in_map_exact_and_labels_kept():
+    x = RNG.integers(0, 256, (10, 4, 4, 3)).astype(np.float32)
+    y = np.arange(10)
+    rescale = L.Rescaling(1.0 / 255, offset=-0.5)
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(4).map(lambda img, lab: (rescale(img), lab))
+    out = _collect(ds)
+    assert [o[0].shape for o in out] == [(4, 4, 4, 3), (4, 4, 4, 3), (2, 4, 4, 3)]
+    np.testing.assert_allclose(np.concatenate([o[0] for o in out]), x * np.float32(1 / 255) - 0.5, rtol=1e-6, atol=1e-7)
+    np.testing.assert_array_equal(np.concatenate([o[1] for o in out]), y)
+
+
+def test_random_flip_gives_image_or_mirror_fresh_per_element_and_pass():
+    x = RNG.uniform(0, 1, (32, 5, 6, 2)).astype(np.float32)
+    flip = L.RandomFlip("horizontal")
+    ds = tf.data.Dataset.from_tensor_slices(x).batch(8).map(lambda img: flip(img),
+                                                            num_parallel_calls=tf.data.AUTOTUNE)
+    seen = []
+    for _ in range(2):
+        got = np.concatenate(_collect(ds))
+        flipped = []
+        for a, b in zip(got, x):
+            same, mirror = np.array_equal(a, b), np.array_equal(a, b[:, ::-1])
+            assert same or mirror
+            flipped.append(mirror)
+        seen.append(flipped)
+    # 64 fair draws: all equal (or the two passes identical) has probability ~2^-32.
+    assert 0 < sum(seen[0]) < 32 and seen[0] != seen[1]
+
+
+def test_unbatched_image_and_augmentation_chain():
+    x = RNG.uniform(0, 255, (6, 8, 8, 3)).astype(np.float32)
+    aug = [L.RandomFlip("horizontal"), L.RandomRotation(0.1)]
+
+    def augment(img):
+        for layer in aug:
+            img = layer(img)
+        return img
+
+    per_image = _collect(tf.data.Dataset.from_tensor_slices(x).map(augment))
+    assert [p.shape for p in per_image] == [(8, 8, 3)] * 6
+    batched = np.concatenate(_collect(tf.data.Dataset.from_tensor_slices(x).batch(3).map(augment)))
+    assert batched.shape == (6, 8, 8, 3) and np.isfinite(batched).all()
+    assert not np.array_equal(batched, x)  # rotations in +-36 degrees move pixels of random images
+
+
+def test_resizing_and_center_crop_shapes_in_map():
+    x = RNG.uniform(0, 1, (4, 10, 12, 3)).astype(np.float32)
+    ds = tf.data.Dataset.from_tensor_slices(x).map(lambda im: L.CenterCrop(6, 8)(L.Resizing(10, 12)(im)))
+    out = _collect(ds)
+    # Resizing to the same size is the identity; CenterCrop takes the central window (Keras).
+    np.testing.assert_array_equal(np.stack(out), x[:, 2:8, 2:10])
+
+
+def test_adapted_normalization_in_map_is_closed_form():
+    data = RNG.normal(3.0, 2.0, (50, 3)).astype(np.float32)
+    norm = L.Normalization()
+    norm.adapt(data)
+    ds = tf.data.Dataset.from_tensor_slices(data).batch(25).map(norm)
+    got = np.concatenate(_collect(ds))
+    want = (data - data.mean(0)) / np.sqrt(data.var(0))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_dropout_passes_and_filter_uses_a_layer():
+    x = RNG.uniform(1, 2, (12, 4)).astype(np.float32)
+    drop = L.Dropout(0.5)
+    np.testing.assert_array_equal(np.concatenate(_collect(tf.data.Dataset.from_tensor_slices(x).batch(5).map(drop))), x)
+    scale = L.Rescaling(-1.0)
+    kept = _collect(tf.data.Dataset.from_tensor_slices(x).filter(lambda v: tf.reduce_sum(scale(v[None])) < -6.0))
+    np.testing.assert_array_equal(np.stack(kept), x[x.sum(1) > 6.0])
+
+
+def test_custom_layer_in_map():
+    class Double(keras.layers.Layer):
+        def call(self, inputs):
+            return inputs * 2.0 + 1.0
+
+    x = RNG.uniform(0, 1, (6, 3)).astype(np.float32)
+    got = np.concatenate(_collect(tf.data.Dataset.from_tensor_slices(x).batch(4).map(Double())))
+    np.testing.assert_allclose(got, x * 2 + 1, rtol=1e-6)
+
+
+def test_layer_on_scalar_element_is_a_clear_error():
+    with pytest.raises(ValueError, match="Keras layers take a batch"):
+        tf.data.Dataset.from_tensor_slices(np.arange(3, dtype=np.float32)).map(L.Rescaling(2.0))
+
+
+def test_fit_on_augmented_dataset():
+    x = RNG.uniform(0, 255, (32, 8, 8, 3)).astype(np.float32)
+    y = RNG.integers(0, 2, (32,))
+    flip = L.RandomFlip("horizontal")
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(8).map(lambda a, b: (flip(a), b)).prefetch(2)
+    model = keras.Sequential([keras.Input((8, 8, 3)), L.Rescaling(1 / 255), L.Flatten(), L.Dense(1)])
+    model.compile(optimizer="adam", loss=keras.losses.BinaryCrossentropy(from_logits=True))
+    hist = model.fit(ds, epochs=2, verbose=0)
+    assert len(hist.history["loss"]) == 2 and np.isfinite(hist.history["loss"]).all()
