@@ -114,3 +114,41 @@ def test_fit_on_augmented_dataset():
     model.compile(optimizer="adam", loss=keras.losses.BinaryCrossentropy(from_logits=True))
     hist = model.fit(ds, epochs=2, verbose=0)
     assert len(hist.history["loss"]) == 2 and np.isfinite(hist.history["loss"]).all()
+
+
+def test_random_crop_is_a_window_and_brightness_a_shift_per_image():
+    x = RNG.uniform(0.3, 0.7, (6, 8, 8, 1)).astype(np.float32)
+    crop = L.RandomCrop(4, 5)
+    got = np.concatenate(_collect(tf.data.Dataset.from_tensor_slices(x).batch(3).map(crop)))
+    assert got.shape == (6, 4, 5, 1)
+    for a, b in zip(got, x):  # a contiguous 4x5 window of its image (Keras' training crop)
+        assert any(np.array_equal(a, b[i:i + 4, j:j + 5]) for i in range(5) for j in range(4))
+    bright = L.RandomBrightness(0.2, value_range=(0.0, 1.0))
+    got = np.concatenate(_collect(tf.data.Dataset.from_tensor_slices(x).batch(3).map(bright)))
+    shift = (got - x).reshape(6, -1)
+    # x + delta, delta in [-0.2, 0.2] of the value range, one per image; no clipping from [0.3, 0.7].
+    np.testing.assert_allclose(shift, shift[:, :1] * np.ones_like(shift), atol=1e-6)
+    assert (np.abs(shift[:, 0]) <= 0.2 + 1e-6).all() and len(np.unique(shift[:, 0].round(6))) > 1
+
+
+def test_zoom_translation_contrast_keep_shape_and_augment():
+    x = RNG.uniform(0, 1, (4, 8, 8, 3)).astype(np.float32)
+    for layer in (L.RandomZoom(0.3), L.RandomTranslation(0.3, 0.3), L.RandomContrast(0.5)):
+        got = np.concatenate(_collect(tf.data.Dataset.from_tensor_slices(x).batch(2).map(layer)))
+        assert got.shape == x.shape and np.isfinite(got).all()
+        assert not np.allclose(got, x), layer.type
+
+
+def test_integer_lookup_in_map_matches_keras_doc_examples():
+    # Keras' IntegerLookup documentation: vocabulary [12, 36, 1138, 42], OOV -> 1 (0 with no mask).
+    data = np.array([[12, 1138, 42], [42, 1000, 36]])
+    lookup = L.IntegerLookup(vocabulary=[12, 36, 1138, 42])
+    got = np.stack(_collect(tf.data.Dataset.from_tensor_slices(data).map(lookup)))
+    np.testing.assert_array_equal(got, [[1, 3, 4], [4, 0, 2]])
+    masked = L.IntegerLookup(vocabulary=[12, 36, 1138, 42], mask_token=0)
+    got = np.stack(_collect(tf.data.Dataset.from_tensor_slices(np.array([[12, 1138, 42], [42, 0, 36]])).map(masked)))
+    np.testing.assert_array_equal(got, [[2, 4, 5], [5, 0, 3]])
+    with pytest.raises(NotImplementedError, match="output_mode='int'"):
+        tf.data.Dataset.from_tensor_slices(data).map(L.IntegerLookup(vocabulary=[1, 2], output_mode="multi_hot"))
+    with pytest.raises(TypeError, match="graphs carry no strings"):
+        tf.data.Dataset.from_tensor_slices(data).map(lambda v: L.StringLookup(vocabulary=["a"])(v))
