@@ -79,6 +79,8 @@ def test_adapted_normalization_in_map_is_closed_form():
     got = np.concatenate(_collect(ds))
     want = (data - data.mean(0)) / np.sqrt(data.var(0))
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    per_example = np.stack(_collect(tf.data.Dataset.from_tensor_slices(data).map(norm)))  # unbatched, as Keras
+    np.testing.assert_allclose(per_example, want, rtol=1e-4, atol=1e-4)
 
 
 def test_dropout_passes_and_filter_uses_a_layer():

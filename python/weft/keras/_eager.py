@@ -94,7 +94,8 @@ def call_in_data_trace(layer, x, call, training):
     adapted Normalization's mean and variance), as tf.data captures a layer's state. ``training``
     left None is the layer's own default in Keras 3: True for the random augmentation layers (they
     augment in map, one draw per image per element), False for the others (Dropout passes through,
-    BatchNormalization uses its moving statistics). An image layer also takes one image (rank 3)."""
+    BatchNormalization uses its moving statistics). An image layer also takes one image (rank 3),
+    an adapted layer (Normalization) one example of the shape it adapted on."""
     from .. import framework as _fw
     from .. import ops as _ops
     if x.shape is None or len(x.shape) == 0:
@@ -102,7 +103,10 @@ def call_in_data_trace(layer, x, call, training):
                          "[N, ...]" % (layer.name, x.name, x.shape))
     if training is None:
         training = layer.type.startswith("Random") if hasattr(layer, "type") else False
-    one_image = getattr(layer, "type", None) in _IMAGE_LAYERS and len(x.shape) == 3
+    # One example, not a batch: an image for an image layer; an adapted layer's example shape.
+    adapted = getattr(layer, "_adapt_shape", None)
+    one_image = (getattr(layer, "type", None) in _IMAGE_LAYERS and len(x.shape) == 3) or (
+        adapted is not None and len(x.shape) == len(tuple(adapted)))
     if one_image:
         x = _ops.expand_dims(x, 0)
     if x.dtype != _fw.float32:
