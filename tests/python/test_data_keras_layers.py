@@ -154,3 +154,15 @@ def test_integer_lookup_in_map_matches_keras_doc_examples():
         tf.data.Dataset.from_tensor_slices(data).map(L.IntegerLookup(vocabulary=[1, 2], output_mode="multi_hot"))
     with pytest.raises(TypeError, match="graphs carry no strings"):
         tf.data.Dataset.from_tensor_slices(data).map(lambda v: L.StringLookup(vocabulary=["a"])(v))
+
+
+def test_explicit_training_argument_is_honoured():
+    x = RNG.uniform(1, 2, (64, 4, 4, 1)).astype(np.float32)
+    ds = tf.data.Dataset.from_tensor_slices(x).batch(16)
+    flip = L.RandomFlip("horizontal")
+    np.testing.assert_array_equal(np.concatenate(_collect(ds.map(lambda v: flip(v, training=False)))), x)
+    dropped = np.concatenate(_collect(ds.map(lambda v: L.Dropout(0.5)(v, training=True))))
+    # Inverted dropout: each value is 0 or 2x (Keras scales the kept ones by 1 / (1 - rate)).
+    kept = dropped != 0
+    np.testing.assert_allclose(dropped[kept], 2 * x[kept], rtol=1e-6)
+    assert 0.3 < kept.mean() < 0.7
