@@ -166,3 +166,21 @@ def test_explicit_training_argument_is_honoured():
     kept = dropped != 0
     np.testing.assert_allclose(dropped[kept], 2 * x[kept], rtol=1e-6)
     assert 0.3 < kept.mean() < 0.7
+
+
+def test_models_in_map_augmentation_sequential_and_weights_as_traced():
+    x = RNG.uniform(0, 1, (16, 4, 5, 1)).astype(np.float32)
+    augmentation = keras.Sequential([L.RandomFlip("vertical")])
+    got = np.concatenate(_collect(tf.data.Dataset.from_tensor_slices(x).batch(8).map(augmentation)))
+    flips = [np.array_equal(a, b[::-1]) for a, b in zip(got, x)]
+    assert all(f or np.array_equal(a, b) for f, a, b in zip(flips, got, x)) and 0 < sum(flips) < 16
+    dense = keras.Sequential([keras.Input((3,)), L.Dense(2)])
+    dense.set_weights([np.arange(6, dtype=np.float32).reshape(3, 2), np.array([1.0, -1.0], np.float32)])
+    v = RNG.uniform(0, 1, (5, 3)).astype(np.float32)
+    got = np.concatenate(_collect(tf.data.Dataset.from_tensor_slices(v).batch(2).map(lambda b: dense(b))))
+    np.testing.assert_allclose(got, v @ np.arange(6).reshape(3, 2) + [1, -1], rtol=1e-5)
+    mixed = keras.Sequential([keras.Input((4, 5, 1)), L.RandomFlip(), L.Dropout(0.5)])
+    with pytest.raises(ValueError, match="pass training=True or False"):
+        tf.data.Dataset.from_tensor_slices(x).batch(8).map(mixed)
+    np.testing.assert_array_equal(
+        np.concatenate(_collect(tf.data.Dataset.from_tensor_slices(x).batch(8).map(lambda b: mixed(b, training=False)))), x)

@@ -270,8 +270,11 @@ class Model:
                 params = inspect.signature(self.call).parameters
                 return self.call(inputs, training=training) if "training" in params else self.call(inputs)
             return self._apply(inputs)
-        if isinstance(inputs, _fw.Tensor) or (isinstance(inputs, (list, tuple)) and inputs and
-                                               all(isinstance(i, _fw.Tensor) for i in inputs)):
+        graph_tensors = isinstance(inputs, _fw.Tensor) or (isinstance(inputs, (list, tuple)) and inputs and
+                                                            all(isinstance(i, _fw.Tensor) for i in inputs))
+        if graph_tensors and _data_trace.tracing():  # in a Dataset.map / filter function
+            return _eager.model_in_data_trace(self, inputs, training)
+        if graph_tensors:
             return _custom_step.call(self, inputs, training)  # graph tensors: a custom training step
         if _recorder.taping():  # data inside an eager tape (weft/_recorder.py): a tensor of the step
             return _custom_step.call(self, _eager_inputs(inputs, self._io_counts()[0]), training)
