@@ -33,14 +33,11 @@ def tracing():
     return getattr(_local, "depth", 0) > 0
 
 
-_tracing = tracing
-
-
 def _only_while_tracing(name, traced, original):
     """A Tensor method that is ``traced`` on the thread that traces, and ``original`` (or absent)
     elsewhere: another thread building a graph meanwhile sees weft's usual tensors."""
     def f(self, *args, **kwargs):
-        if _tracing():
+        if tracing():
             return traced(self, *args, **kwargs)
         if original is _ABSENT:
             raise AttributeError("'weft.Tensor' object has no attribute %r" % name)
