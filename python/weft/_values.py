@@ -128,7 +128,7 @@ def _top_level():
     from .keras import _custom_step
     from .session import _session_stack
     own_graph = any(g is not _fw._global_graph[0] for g in _fw._graph_stack)
-    return not (graph_mode[0] or own_graph or _session_stack or _custom_step._active or _trace._tracing())
+    return not (graph_mode[0] or own_graph or _session_stack or _custom_step._active or _trace.tracing())
 
 
 def executing_eagerly():

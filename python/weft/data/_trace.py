@@ -27,7 +27,9 @@ _ABSENT = object()
 _local = threading.local()  # .depth: > 0 while this thread traces a function
 
 
-def _tracing():
+def tracing():
+    """Whether this thread is tracing a tf.data function now (a Keras layer called on its tensors
+    builds into the trace graph: keras/_eager.py, call_in_data_trace)."""
     return getattr(_local, "depth", 0) > 0
 
 
@@ -35,7 +37,7 @@ def _only_while_tracing(name, traced, original):
     """A Tensor method that is ``traced`` on the thread that traces, and ``original`` (or absent)
     elsewhere: another thread building a graph meanwhile sees weft's usual tensors."""
     def f(self, *args, **kwargs):
-        if _tracing():
+        if tracing():
             return traced(self, *args, **kwargs)
         if original is _ABSENT:
             raise AttributeError("'weft.Tensor' object has no attribute %r" % name)

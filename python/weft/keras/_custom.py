@@ -417,6 +417,9 @@ class Layer(_weft.keras.Layer):
             tensors = [i if isinstance(i, _fw.Tensor) else _fw.convert_to_tensor(i) for i in items]
             self._ensure_traced(inputs, [i.shape for i in tensors], [i.dtype for i in tensors], kwargs)
             return apply_in_trace(self, tensors, training)
+        if isinstance(inputs, _fw.Tensor) and _trace.tracing():  # in a Dataset.map / filter function
+            self.__dict__.setdefault("_eager_kwargs", kwargs)
+            return _eager.call_in_data_trace(self, inputs, lambda layer, x: layer(x, **kwargs), training)
         if _recorder.taping() and not isinstance(inputs, (list, tuple)):  # an eager step (weft/_recorder.py)
             self.__dict__.setdefault("_eager_kwargs", kwargs)
             return _eager.call_in_step(self, inputs, lambda layer, x: layer(x, **kwargs), training)

@@ -82,6 +82,76 @@ def call_on_data(layer, data, call):
     return [o.view(EagerArray) for o in out] if isinstance(out, list) else out.view(EagerArray)
 
 
+# Keras' image layers take one image (height, width, channels) or a batch of them; the others a batch.
+_IMAGE_LAYERS = ("Resizing", "CenterCrop", "RandomFlip", "RandomRotation", "RandomZoom", "RandomTranslation",
+                 "RandomCrop", "RandomContrast", "RandomBrightness")
+
+
+def call_in_data_trace(layer, x, call, training):
+    """``layer(x)`` on a symbolic tensor of a Dataset.map / filter trace (weft/data/_trace.py): its
+    one-layer model (as above) applied in the trace graph. The pipeline's graph holds no variables,
+    so the layer's weights enter as constants of their values when the function is traced (an
+    adapted Normalization's mean and variance), as tf.data captures a layer's state. ``training``
+    left None is the layer's own default in Keras 3: True for the random augmentation layers (they
+    augment in map, one draw per image per element), False for the others (Dropout passes through,
+    BatchNormalization uses its moving statistics). An image layer also takes one image (rank 3),
+    an adapted layer (Normalization) one example of the shape it adapted on."""
+    from .. import framework as _fw
+    from .. import ops as _ops
+    if x.shape is None or len(x.shape) == 0:
+        raise ValueError("layer '%s' was called on %s of shape %s in a tf.data function; Keras layers take a batch "
+                         "[N, ...]" % (layer.name, x.name, x.shape))
+    if training is None:
+        training = layer.type.startswith("Random") if hasattr(layer, "type") else False
+    # One example, not a batch: an image for an image layer; an adapted layer's example shape.
+    adapted = getattr(layer, "_adapt_shape", None)
+    one_image = (getattr(layer, "type", None) in _IMAGE_LAYERS and len(x.shape) == 3) or (
+        adapted is not None and len(x.shape) == len(tuple(adapted)))
+    if one_image:
+        x = _ops.expand_dims(x, 0)
+    if x.dtype != _fw.float32:
+        x = _ops.cast(x, "float32")  # Keras' preprocessing layers compute in float32 (their compute dtype)
+    outs = _apply_with_constants(_one_layer_model(layer, tuple(x.shape[1:]), call), [x], training)
+    outs = [_ops.squeeze(o, [0]) if one_image else o for o in outs]
+    return outs[0] if len(outs) == 1 else list(outs)
+
+
+def _apply_with_constants(model, xs, training):
+    """The model's outputs on graph tensors xs in their graph, over constants of its weights."""
+    from .. import framework as _fw
+    if model._cpp is None and xs[0].shape is not None:
+        model.build((None,) + tuple(xs[0].shape[1:]))  # a subclassed model not built yet
+    cpp = model._built(None, inference=True)
+    weights = [_fw.constant(np.asarray(v)) for v in cpp.get_weights()]
+    return list(cpp._apply_in_graph(xs, bool(training), weights)[0])
+
+
+# Layers whose training pass differs from inference without being augmentation.
+_TRAINING_LAYERS = ("Dropout", "SpatialDropout1D", "SpatialDropout2D", "GaussianDropout", "AlphaDropout",
+                    "GaussianNoise", "BatchNormalization")
+
+
+def model_in_data_trace(model, inputs, training):
+    """``model(x)`` on tensors of a Dataset.map / filter trace (a ``data_augmentation = Sequential([
+    RandomFlip(...), ...])`` mapped over the data): the model applied in the trace graph over
+    constants of its weights, as call_in_data_trace does for one layer. One ``training`` holds for
+    the whole model, so left None it is Keras' per-layer default where the model's layers agree:
+    True when it has augmentation (Random*) layers, False otherwise; a model mixing them with
+    Dropout or BatchNormalization needs ``training`` given."""
+    xs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    if training is None:
+        types = {getattr(layer, "type", None) for layer in model.layers}
+        random = sorted(t for t in types if t and t.startswith("Random"))
+        other = sorted(t for t in types if t in _TRAINING_LAYERS)
+        if random and other:
+            raise ValueError("model '%s' called in a tf.data function without training=: its %s layers augment by "
+                             "default there (Keras) and its %s layers do not; pass training=True or False" % (
+                                 model.name, "/".join(random), "/".join(other)))
+        training = bool(random)
+    outs = _apply_with_constants(model, xs, training)
+    return outs[0] if len(outs) == 1 else outs
+
+
 def call_in_step(layer, data, call, training):
     """``layer(x)`` inside an eager tape (weft/_recorder.py), x data or a tensor: the output tensor of
     its one-layer model applied in the step, whose twin holds the layer's weights (the layer's

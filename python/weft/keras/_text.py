@@ -206,6 +206,8 @@ class _Lookup(_IndexLookup):
 
     def __call__(self, inputs):
         if _is_symbolic(inputs):
+            if isinstance(self, IntegerLookup) and type(inputs).__name__ == "Tensor":  # a graph tensor
+                return self._graph_ids(inputs)
             _not_in_graph(type(self).__name__)
         if self.invert:
             return self._invert(inputs)
@@ -215,6 +217,28 @@ class _Lookup(_IndexLookup):
         rows = arr.reshape(-1, 1) if arr.ndim <= 1 else arr.reshape(-1, arr.shape[-1])
         out = self._encode([[self._token(t) for t in r] for r in rows.tolist()])
         return out.reshape(tuple(arr.shape[:-1]) + (out.shape[-1],)) if arr.ndim > 1 else out
+
+
+    def _graph_ids(self, x):
+        """The ids of an integer graph tensor (a tf.data function's, or a tf.function's), built from
+        ops: _ids' rules, each element compared with the vocabulary (its tokens are few)."""
+        import weft as _ops  # TensorFlow's ops (the package is loaded: a layer exists)
+        from .. import framework as _fw
+        if self.invert or self.output_mode != "int" or self.num_oov_indices != 1:
+            raise NotImplementedError("%s on a graph tensor (%s) takes output_mode='int', num_oov_indices=1, "
+                                      "invert=False; call it on numpy data for the others" % (self._what, x.name))
+        if not x.dtype.is_integer:
+            raise TypeError("%s takes integers, got %s of dtype %s" % (self._what, x.name, x.dtype))
+        self._require_vocabulary()
+        x = _ops.cast(x, "int64")
+        vocab = _fw.constant(np.array(self._tokens or [0], np.int64))
+        ids = _fw.constant(np.array([self._index[t] for t in self._tokens] or [0], np.int64))
+        hit = _ops.logical_and(_ops.equal(_ops.expand_dims(x, -1), vocab), _fw.constant(bool(self._tokens)))
+        found = _ops.reduce_sum(_ops.cast(hit, "int64") * ids, -1)  # tokens are unique: one hit at most
+        out = _ops.where(_ops.reduce_any(hit, -1), found, _ops.zeros_like(found) + self._ids(None))
+        if self.mask_token is not None:
+            out = _ops.where(_ops.equal(x, int(self.mask_token)), _ops.zeros_like(out), out)
+        return out
 
 
 class StringLookup(_Lookup):

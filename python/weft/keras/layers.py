@@ -188,9 +188,11 @@ def RNN(cell, return_sequences=False, return_state=False, go_backwards=False, st
 
 
 # Keras' functional forms of the merge layers: layers.add([a, b]) is layers.Add()([a, b]).
+# The factory is looked up at the call: record_module (below) wraps the module's Add etc. so a saved
+# model's config knows the layer, and the C++ class captured here would bypass that.
 def _functional(layer, name, what):
     def merge(inputs, **kwargs):
-        return layer(**kwargs)(inputs)
+        return globals()[layer.__name__](**kwargs)(inputs)
     merge.__name__ = merge.__qualname__ = name
     merge.__doc__ = "%s of a list of KerasTensors (``%s(**kwargs)(inputs)``)." % (what, layer.__name__)
     return merge

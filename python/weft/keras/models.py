@@ -24,6 +24,7 @@ from .. import _recorder, _weft
 from .. import framework as _fw
 from .. import distribute as _distribute, random as _random
 from ..config._state import defaults as _config
+from ..data import _trace as _data_trace
 from . import (_custom, _custom_step, _data_adapter, _eager, _shared, losses as _losses, metrics as _metrics,
                optimizers as _optimizers, saving as _saving)
 from ._arrays import fit_arrays as _fit_arrays, numeric as _numeric, numeric_list as _numeric_list, rows as _rows
@@ -91,6 +92,8 @@ def _layer_call(layer, inputs, *args, training=None, mask=None, initial_state=No
         raise TypeError("layer '%s' got unexpected call arguments: %s" % (layer.name, ", ".join(sorted(kwargs))))
     if _custom.in_trace(inputs):  # inside a custom layer's call (_custom.py)
         return _custom.apply_in_trace(layer, inputs, training)
+    if isinstance(inputs, _fw.Tensor) and _data_trace.tracing():  # in a Dataset.map / filter function
+        return _eager.call_in_data_trace(layer, inputs, _layer_call_cpp, training)
     if _recorder.taping() and not isinstance(inputs, (list, tuple, _weft.keras.KerasTensor)):
         return _eager.call_in_step(layer, inputs, _layer_call_cpp, training)  # a tensor of the eager step
     if isinstance(inputs, (np.ndarray, np.generic, list, tuple, int, float)) and not _symbolic(inputs):
@@ -267,8 +270,11 @@ class Model:
                 params = inspect.signature(self.call).parameters
                 return self.call(inputs, training=training) if "training" in params else self.call(inputs)
             return self._apply(inputs)
-        if isinstance(inputs, _fw.Tensor) or (isinstance(inputs, (list, tuple)) and inputs and
-                                               all(isinstance(i, _fw.Tensor) for i in inputs)):
+        graph_tensors = isinstance(inputs, _fw.Tensor) or (isinstance(inputs, (list, tuple)) and inputs and
+                                                            all(isinstance(i, _fw.Tensor) for i in inputs))
+        if graph_tensors and _data_trace.tracing():  # in a Dataset.map / filter function
+            return _eager.model_in_data_trace(self, inputs, training)
+        if graph_tensors:
             return _custom_step.call(self, inputs, training)  # graph tensors: a custom training step
         if _recorder.taping():  # data inside an eager tape (weft/_recorder.py): a tensor of the step
             return _custom_step.call(self, _eager_inputs(inputs, self._io_counts()[0]), training)

@@ -69,6 +69,24 @@ def normalize(x, axis=-1, order=2):
     return x / np.expand_dims(norm, axis)
 
 
+def img_to_array(img, data_format=None, dtype=None):
+    """An image (a PIL image or anything numpy reads: nested lists, arrays) as a float32 numpy
+    array (height, width, channels), as Keras: a 2-D image gets a channel axis; with
+    data_format="channels_first" the result is (channels, height, width)."""
+    data_format = data_format or "channels_last"
+    if data_format not in ("channels_first", "channels_last"):
+        raise ValueError("img_to_array: unknown data_format %r (channels_first or channels_last)" % (data_format,))
+    x = np.asarray(img, dtype=dtype or "float32")
+    if x.ndim == 2:
+        x = x[None] if data_format == "channels_first" else x[..., None]
+    elif x.ndim == 3:
+        if data_format == "channels_first":
+            x = x.transpose(2, 0, 1)
+    else:
+        raise ValueError("img_to_array: unsupported image shape %s (an image has 2 or 3 dimensions)" % (x.shape,))
+    return x
+
+
 def _output_shapes(model):
     """{layer name: output shape text} from the model's summary table (one row per layer call)."""
     shapes = {}
@@ -132,7 +150,7 @@ def plot_model(model, to_file="model.png", show_shapes=False, show_dtype=False, 
     return None
 
 
-__all__ = ["to_categorical", "set_random_seed", "normalize", "plot_model", "model_to_dot",
+__all__ = ["img_to_array", "to_categorical", "set_random_seed", "normalize", "plot_model", "model_to_dot",
            "register_keras_serializable", "get_registered_object", "get_file", "Progbar", "PyDataset", "Sequence",
            "pad_sequences", "split_dataset", "timeseries_dataset_from_array", "custom_object_scope",
            "CustomObjectScope", "get_custom_objects"]
