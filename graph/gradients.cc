@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "graph/recompute.h"
 #include "graph/while_gradients.h"
 #include "ops/array.h"
 #include "ops/math.h"
@@ -87,10 +88,17 @@ std::vector<Output> Gradients(const Scope& s, const std::vector<Output>& ys, con
   return internal::GradientsWithin(s, ys, xs, grad_ys, nullptr);
 }
 
+std::vector<Output> Gradients(const Scope& s, const std::vector<Output>& ys, const std::vector<Output>& xs,
+                              const std::vector<Output>& grad_ys, const GradientOptions& options) {
+  internal::Recomputation recompute(s.graph(), options.recompute);
+  return internal::GradientsWithin(s, ys, xs, grad_ys, nullptr, recompute.empty() ? nullptr : &recompute);
+}
+
 namespace internal {
 
 std::vector<Output> GradientsWithin(const Scope& s, const std::vector<Output>& ys, const std::vector<Output>& xs,
-                                    const std::vector<Output>& grad_ys, const LoopBody* body) {
+                                    const std::vector<Output>& grad_ys, const LoopBody* body,
+                                    Recomputation* recompute) {
   const std::set<const Node*>* within = body != nullptr ? &body->nodes : nullptr;
   WEFT_REQUIRE(grad_ys.empty() || grad_ys.size() == ys.size(), "Gradients: {} grad_ys for {} ys", grad_ys.size(),
                ys.size());
@@ -215,12 +223,15 @@ std::vector<Output> GradientsWithin(const Scope& s, const std::vector<Output>& y
       throw Error(errors::NotFound("no gradient defined for {} (on the path from {} to {})", n->Describe(),
                                    ys[0].name(), xs.empty() ? std::string("?") : xs[0].name()));
     }
+    // A node of a recomputed block is differentiated through its recomputed copy (graph/recompute.h):
+    // the copy has n's inputs' indices, so dx still goes to n's inputs.
+    const Node& at = recompute != nullptr ? recompute->For(*n, dy) : *n;
     for (int k = 0; k < n->num_outputs(); ++k) {
-      if (!dy[k].valid()) dy[k] = ops::ZerosLike(scope, Output(n, k));
+      if (!dy[k].valid()) dy[k] = ops::ZerosLike(scope, Output(const_cast<Node*>(&at), k));
     }
     std::vector<Output> dx;
     try {
-      dx = n->def().grad_fn(scope, *n, dy);
+      dx = n->def().grad_fn(scope, at, dy);
     } catch (const Error& e) {
       throw Error(e.status().WithContext(fmt::format("gradient of {}", n->Describe())));
     }

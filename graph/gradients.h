@@ -12,11 +12,16 @@
 
 #include <vector>
 
+#include "graph/recompute.h"
 #include "graph/scope.h"
 
 namespace weft {
 
 std::vector<Output> Gradients(const Scope& s, const std::vector<Output>& ys, const std::vector<Output>& xs,
                               const std::vector<Output>& grad_ys = {});
+// The same, with activation recomputation of options.recompute's blocks (graph/recompute.h): equal
+// gradients, the blocks' inner activations dropped after the forward pass.
+std::vector<Output> Gradients(const Scope& s, const std::vector<Output>& ys, const std::vector<Output>& xs,
+                              const std::vector<Output>& grad_ys, const GradientOptions& options);
 
 }  // namespace weft

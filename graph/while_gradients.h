@@ -45,9 +45,13 @@ struct LoopBody {
   std::map<const Node*, int>* forward_added = nullptr;  // not owned: see WhileLoopGradient
 };
 
-// Gradients (graph/gradients.h) walking only the nodes of `body` (null: the whole graph).
+class Recomputation;
+
+// Gradients (graph/gradients.h) walking only the nodes of `body` (null: the whole graph), through
+// the recomputed copies of `recompute`'s blocks (null: none; graph/recompute.h).
 std::vector<Output> GradientsWithin(const Scope& s, const std::vector<Output>& ys, const std::vector<Output>& xs,
-                                    const std::vector<Output>& grad_ys, const LoopBody* body);
+                                    const std::vector<Output>& grad_ys, const LoopBody* body,
+                                    Recomputation* recompute = nullptr);
 
 // Builds the backward loop of static frame `frame` and returns, for each value that enters the
 // loop (an Enter's input) and that `wanted` asks for, its gradient (a value may come twice: as an

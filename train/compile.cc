@@ -211,6 +211,17 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
     for (size_t i = 1; i < preds.size(); ++i) total = ops::Add(ls, total, o.loss.Build(ls, ys[i], preds[i]));
     return total;
   };
+  recompute_layers_.clear();
+  for (const std::string& name : o.recompute) {
+    auto it = std::find_if(layers_.begin(), layers_.end(), [&](const LayerPtr& l) { return l->name() == name; });
+    if (it == layers_.end()) {
+      std::string known;
+      for (const LayerPtr& l : layers_) known += (known.empty() ? "" : ", ") + l->name();
+      throw Error(errors::InvalidArgument("Model '{}': recompute names layer '{}', which the model does not have "
+                                          "(its layers: {})", name_, name, known));
+    }
+    recompute_layers_.insert(it->get());
+  }
   std::vector<PipelineRanges> segments;  // a pipeline's micro-batches: the node ids of their passes
   for (int r = 0; r < replicas; ++r) {
     const Scope rs = replica_scope(root, r);
@@ -233,7 +244,9 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
     c_->sample_weights.push_back(sw);
     std::vector<Output> updates;
     std::vector<Output> layer_losses;
-    std::vector<Output> pred = Forward(rs, x, /*training=*/true, vars[ri], &updates, &layer_losses);
+    GradientOptions grad_options;
+    std::vector<Output> pred =
+        Forward(rs, x, /*training=*/true, vars[ri], &updates, &layer_losses, &grad_options.recompute);
     applies.insert(applies.end(), updates.begin(), updates.end());
     Scope ls = rs.NewSubScope("loss");
     if (pipe != nullptr) ls = ls.WithDevice(pipe->stage_device(pipe->num_stages() - 1));
@@ -248,7 +261,7 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
       metrics[m].push_back(c_->metric_defs[m].BuildStats(rs.NewSubScope("metrics"), y[0], pred[0]));
     }
     const int backward_begin = NextNodeId(*graph_);
-    grads[ri] = Gradients(rs, {loss}, trainable[ri]);
+    grads[ri] = Gradients(rs, {loss}, trainable[ri], {}, grad_options);
     segments.push_back({forward_begin, backward_begin, NextNodeId(*graph_)});
     for (size_t i = 0; i < grads[ri].size(); ++i) {
       WEFT_REQUIRE(grads[ri][i].valid(), "Model '{}': the loss does not depend on the trainable variable '{}'", name_,

@@ -16,6 +16,7 @@
 #include "train/checkpoint.h"
 #include "train/strategy.h"
 #include "train/model_internal.h"
+#include "train/pipeline.h"
 
 namespace weft::train {
 namespace {
@@ -160,7 +161,8 @@ void Model::Summary(std::ostream& os) const {
 
 std::vector<Output> Model::Forward(const Scope& scope, const std::vector<Output>& xs, bool training,
                                    const LayerVars& vars, std::vector<Output>* updates,
-                                   std::vector<Output>* losses) const {
+                                   std::vector<Output>* losses,
+                                   std::vector<std::vector<const Node*>>* recompute) const {
   // Every output of every call, by the call's output-0 node.
   // and Keras' mask of each (invalid where none).
   std::map<const SymNode*, std::vector<Output>> values, masks;
@@ -181,7 +183,15 @@ std::vector<Output> Model::Forward(const Scope& scope, const std::vector<Output>
       in.push_back(CastForLayer(ls, *call->layer, value(s)));
       ctx.masks.push_back(masks.at(s->call()).at(static_cast<size_t>(s->index)));
     }
+    const bool block = recompute != nullptr && recompute_layers_.count(call->layer.get()) > 0;
+    const int begin = block ? NextNodeId(*scope.graph()) : 0;
     values[call.get()] = call->layer->CallOutputs(ctx, in);
+    if (block) {  // the call's nodes: those made since `begin` (ids grow)
+      std::vector<const Node*>& nodes = recompute->emplace_back();
+      for (const Node* n : scope.graph()->nodes()) {
+        if (n->id() >= begin) nodes.push_back(n);
+      }
+    }
     masks[call.get()] = call->layer->OutputMasks(ctx, in, values[call.get()]);
   }
   std::vector<Output> out;

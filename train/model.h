@@ -34,6 +34,7 @@
 #include <map>
 #include <memory>
 #include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,11 @@ struct CompileOptions {
   // 25 MiB when the replicas span processes; in one process each gradient on its own (the
   // shared-memory all-reduce hands tensors over without copies; fusing would add two). 0: off.
   int64_t all_reduce_bucket_bytes = -1;
+  // Activation recomputation (graph/recompute.h, as tf.recompute_grad): the layers, by name, whose
+  // activations the training step drops after the forward pass and recomputes in the backward pass.
+  // Equal gradients, lower peak memory, each named layer's forward run twice. A name the model does
+  // not have is an InvalidArgument naming it.
+  std::vector<std::string> recompute;
 };
 
 struct FitOptions {
@@ -208,7 +214,8 @@ class Model {
   // Builds the forward pass of every recorded layer call in `scope` over the variables `vars`.
   // Layers' loss terms (CallContext::losses) go to `losses` when it is given.
   std::vector<Output> Forward(const Scope& scope, const std::vector<Output>& xs, bool training, const LayerVars& vars,
-                              std::vector<Output>* updates, std::vector<Output>* losses = nullptr) const;
+                              std::vector<Output>* updates, std::vector<Output>* losses = nullptr,
+                              std::vector<std::vector<const Node*>>* recompute = nullptr) const;
   void BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Output>* inits);
   // Across workers (MultiWorkerMirroredStrategy): collectives over every worker's first replica.
   static constexpr int64_t kWorkerGroupKey = 2, kBroadcastGroupKey = 3;
@@ -237,6 +244,8 @@ class Model {
   std::vector<Sym> inputs_, outputs_;
   std::vector<Sym> calls_;  // layer calls in topological order
   std::vector<LayerPtr> layers_;
+  // CompileOptions::recompute's layers: Forward gives the nodes of each of their calls as a block.
+  std::set<const Layer*> recompute_layers_;
   const Strategy* strategy_ = nullptr;  // the scope the model was created in (not owned)
   // Under a PipelineStrategy: each layer's stage device (Forward places its calls there).
   std::map<const Layer*, std::string> stage_device_;
