@@ -39,7 +39,7 @@ const std::set<std::string> kTrainFlags = {"data", "epochs", "batch-size", "opti
                                            "checkpoint-dir", "summary", "strategy", "devices", "trace",
                                            "hosts", "hostfile", "base-port", "collective-timeout", "device", "ps-mode",
                                            "trace-events", "dump-trace", "device-memory-limit", "gradient-accumulation-steps", "micro-batches",
-                                           "boundaries"};
+                                           "boundaries", "recompute"};
 
 // --schedule names a learning-rate schedule or, with --strategy pipeline, a pipeline schedule:
 // the values are disjoint.
@@ -200,10 +200,21 @@ train::Optimizer MakeOptimizer(const Flags& f, int64_t total_steps) {
 
 std::unique_ptr<Model> BuildCompiled(const ZooModel& zm, const TensorShape& example, const train::Optimizer& opt,
                                      const SessionOptions& session, int64_t seed, const Strategy* strategy = nullptr,
-                                     int64_t bucket_bytes = -1) {
+                                     int64_t bucket_bytes = -1, const std::string& recompute = "") {
   std::optional<Strategy::ScopeGuard> scope;
   if (strategy != nullptr) scope.emplace(strategy);
   std::unique_ptr<Model> model = zm.build(example, zm.num_classes);
+  // --recompute all | NAME,NAME...: the layers whose activations the step recomputes.
+  std::vector<std::string> recomputed;
+  if (recompute == "all") {
+    for (const train::LayerPtr& l : model->layers()) recomputed.push_back(l->name());
+  } else {
+    for (size_t at = 0; at < recompute.size();) {
+      const size_t comma = std::min(recompute.find(',', at), recompute.size());
+      if (comma > at) recomputed.push_back(recompute.substr(at, comma - at));
+      at = comma + 1;
+    }
+  }
   train::CompileOptions co;
   co.loss = train::SparseCategoricalCrossentropy(/*from_logits=*/true);
   co.optimizer = opt;
@@ -211,6 +222,7 @@ std::unique_ptr<Model> BuildCompiled(const ZooModel& zm, const TensorShape& exam
   co.session = session;
   co.seed = seed;
   co.all_reduce_bucket_bytes = bucket_bytes;
+  co.recompute = recomputed;
   model->Compile(co);
   return model;
 }
@@ -311,7 +323,8 @@ int Train(const std::vector<std::string>& args) {
   if (f.Has("steps-per-epoch")) steps_per_epoch = std::min(steps_per_epoch, f.Int("steps-per-epoch", 0, 1));
 
   const train::Optimizer opt = MakeOptimizer(f, steps_per_epoch * epochs);
-  std::unique_ptr<Model> model = BuildCompiled(zm, ExampleShape(train_data.x), opt, Threads(f), seed, strategy.get());
+  std::unique_ptr<Model> model = BuildCompiled(zm, ExampleShape(train_data.x), opt, Threads(f), seed, strategy.get(),
+                                               -1, f.Str("recompute", ""));
   const bool chief = strategy == nullptr || strategy->is_chief();  // the chief alone writes files
   if (!quiet && strategy && strategy->pipeline() != nullptr) {
     const PipelineStrategy& p = *strategy->pipeline();

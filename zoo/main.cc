@@ -58,6 +58,8 @@ commands:
       --device-memory-limit BYTES   a memory budget per device: a step that needs more fails
                             with ResourceExhausted naming the device, its peak and largest tensors
       --gradient-accumulation-steps K   update every K-th batch with the mean of K gradients
+      --recompute all|L1,L2..   recompute these layers' activations in the backward pass
+                            instead of keeping them (less memory, their forward runs twice)
   evaluate MODEL --checkpoint PATH [--data D] [--batch-size N] [--threads N] [--device D]
   bench MODEL [--batch-size N] [--threads N] [--warmup N] [--seconds S] [--json]
               [--strategy S] [--devices N] [--device D] [--bucket-bytes B]
