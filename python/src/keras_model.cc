@@ -148,8 +148,9 @@ void InitKerasModel(py::module_& k) {
       })
       .def("compile", [](Model& m, const Loss& loss, const Optimizer& optimizer, const std::vector<Metric>& metrics,
                          int inter_op_threads, int intra_op_threads, int64_t seed, bool use_gpus,
-                         int64_t device_memory_limit) {
+                         int64_t device_memory_limit, const std::vector<std::string>& recompute) {
              CompileOptions o;
+             o.recompute = recompute;
              o.loss = loss;
              o.optimizer = optimizer;
              o.metrics = metrics;
@@ -163,7 +164,7 @@ void InitKerasModel(py::module_& k) {
            },
            py::arg("loss"), py::arg("optimizer"), py::arg("metrics"), py::arg("inter_op_threads") = 0,
            py::arg("intra_op_threads") = 0, py::arg("seed") = 0, py::arg("use_gpus") = true,
-           py::arg("device_memory_limit") = 0)
+           py::arg("device_memory_limit") = 0, py::arg("recompute") = std::vector<std::string>())
       .def_property_readonly("compiled", &Model::compiled)
       .def("fit",
            [](Model& m, const py::object& x, const py::object& y, int64_t batch_size, int epochs, int initial_epoch,

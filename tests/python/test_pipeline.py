@@ -143,3 +143,37 @@ def test_device_memory_limit_fails_one_device_and_trains_pipelined():
     finally:
         weft.config.experimental.set_device_memory_limit(None)
     assert weft.config.experimental.get_device_memory_limit() is None
+
+
+# ---- Activation recomputation (compile(recompute=...), docs/pipeline.md) ------------------------
+
+def test_recompute_equals_plain_training_step():
+    x, y = data()
+
+    def step(recompute):
+        m = mlp()
+        m.compile(loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), optimizer=keras.optimizers.SGD(1.0),
+                  seed=5, recompute=recompute)
+        m.train_on_batch(x, y)
+        return m.get_weights()
+
+    plain = step(None)
+    for recomputed in (step(["d1", "d2", "d3"]), step(["d2"])):
+        for a, b in zip(plain, recomputed):
+            np.testing.assert_allclose(a, b, atol=1e-6)
+    # Layer objects stand for their names.
+    m = mlp()
+    m.compile(loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), optimizer=keras.optimizers.SGD(1.0),
+              seed=5, recompute=[m.get_layer("d1"), "d2"])
+    m.train_on_batch(x, y)
+    for a, b in zip(plain, m.get_weights()):
+        np.testing.assert_allclose(a, b, atol=1e-6)
+
+
+def test_recompute_unknown_layer_is_an_error_naming_it():
+    x, y = data()
+    m = mlp()
+    m.compile(loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), optimizer="sgd",
+              recompute=["d1", "no_such_layer"])
+    with pytest.raises(weft.errors.InvalidArgumentError, match="recompute names layer 'no_such_layer'"):
+        m.train_on_batch(x, y)

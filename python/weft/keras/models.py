@@ -418,7 +418,7 @@ class Model:
     # ---- compile / train ---------------------------------------------------------------------
     def compile(self, optimizer="rmsprop", loss=None, loss_weights=None, metrics=None, weighted_metrics=None,
                 run_eagerly=False, steps_per_execution=1, jit_compile="auto", auto_scale_loss=True, seed=None,
-                inter_op_threads=0, intra_op_threads=0):
+                inter_op_threads=0, intra_op_threads=0, recompute=None):
         """Builds the training graph (Keras' arguments, in Keras' order).
 
         optimizer: a weft.keras.optimizers object or a name ('rmsprop' as Keras' default, 'sgd',
@@ -432,6 +432,9 @@ class Model:
             weft.random.set_seed / keras.utils.set_random_seed when called, else not seeded.
         inter_op_threads / intra_op_threads: 0 = weft.config.threading's setting (whose 0 is one per
             hardware thread).
+        recompute (weft): layers (objects or names) whose activations the training step drops after
+            the forward pass and recomputes in the backward pass, as tf.recompute_grad: equal
+            gradients, lower peak memory, those layers' forward run twice (docs/pipeline.md).
         """
         weights = (list(loss_weights.values()) if isinstance(loss_weights, dict)
                    else np.ravel(loss_weights).tolist() if loss_weights is not None else [1.0])
@@ -470,7 +473,8 @@ class Model:
                                   inter_op_threads=int(inter_op_threads) or _config["inter_op_threads"],
                                   intra_op_threads=int(intra_op_threads) or _config["intra_op_threads"],
                                   seed=int(seed), use_gpus=_config["use_gpus"],
-                                  device_memory_limit=_config["device_memory_limit"])
+                                  device_memory_limit=_config["device_memory_limit"],
+                                  recompute=[l if isinstance(l, str) else l.name for l in (recompute or [])])
         if self._cpp is not None:
             self._compile_cpp(self._cpp, dict(self._compile_args, optimizer=self.optimizer._cpp))
 
