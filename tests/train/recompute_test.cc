@@ -1,21 +1,22 @@
 // CompileOptions::recompute (activation recomputation of named layers, graph/recompute.h): one
-// training step with and without it makes the same update (so the gradients are equal), and the
-// step peaks lower.
+// training step with and without it makes the same update (so the gradients are equal), the step
+// peaks lower, and recomputed layers train under a 1F1B pipeline as plain ones on one device.
 #include <doctest/doctest.h>
 
 #include <cmath>
 
 #include "train/model.h"
+#include "train/pipeline.h"
 
 using namespace weft;
 using namespace weft::train;
 
 namespace {
 
-CompileOptions Options(std::vector<std::string> recompute) {
+CompileOptions Options(std::vector<std::string> recompute, Optimizer opt = SGD(1.0)) {
   CompileOptions o;
   o.loss = SparseCategoricalCrossentropy(/*from_logits=*/true);
-  o.optimizer = SGD(1.0);  // w1 = w0 - dw: equal updates are equal gradients
+  o.optimizer = std::move(opt);  // SGD(1): w1 = w0 - dw, so equal updates are equal gradients
   o.session.inter_op_threads = 1;
   o.session.intra_op_threads = 1;
   o.session.device_memory_limit = int64_t{1} << 34;  // a budget, so that the allocator reports its peak
@@ -69,16 +70,18 @@ Step TrainOnce(Model& m, const Tensor& x, const Tensor& y) {
   return s;
 }
 
-void CheckEqual(const Step& a, const Step& b) {
-  REQUIRE(a.weights.size() == b.weights.size());
+double MaxDiff(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  REQUIRE(a.size() == b.size());
   double d = 0;
-  for (size_t i = 0; i < a.weights.size(); ++i) {
-    for (int64_t j = 0; j < a.weights[i].num_elements(); ++j) {
-      d = std::max(d, std::fabs(static_cast<double>(a.weights[i].data<float>()[j]) - b.weights[i].data<float>()[j]));
+  for (size_t i = 0; i < a.size(); ++i) {
+    for (int64_t j = 0; j < a[i].num_elements(); ++j) {
+      d = std::max(d, std::fabs(static_cast<double>(a[i].data<float>()[j]) - b[i].data<float>()[j]));
     }
   }
-  CHECK(d <= 1e-6);
+  return d;
 }
+
+void CheckEqual(const Step& a, const Step& b) { CHECK(MaxDiff(a.weights, b.weights) <= 1e-6); }
 
 }  // namespace
 
@@ -111,6 +114,26 @@ TEST_CASE("recompute: two gpt_small blocks with attention and MLP recomputed: eq
   // Each attention's [16, 4, 64, 64] float probabilities (1 MiB) are read by its backward pass:
   // recomputed, the first block's are not live while the second block's backward pass runs.
   CHECK(b.peak + (1 << 20) <= a.peak);
+}
+
+TEST_CASE("recompute: under a 1F1B pipeline, training equals plain single-device training (1e-5)") {
+  Tensor x(DType::kFloat32, TensorShape({48, 16})), y(DType::kInt32, TensorShape({48}));
+  for (int64_t i = 0; i < x.num_elements(); ++i) x.data<float>()[i] = static_cast<float>(std::cos(0.37 * i));
+  for (int64_t i = 0; i < 48; ++i) y.data<int32_t>()[i] = static_cast<int32_t>((i * 7) % 5);
+  auto single = Mlp();
+  single->Compile(Options({}, SGD(0.1, 0.9)));
+  PipelineStrategy strategy({.num_stages = 2, .micro_batches = 4, .schedule = PipelineSchedule::k1F1B});
+  std::unique_ptr<Model> piped;
+  {
+    auto scope = strategy.scope();
+    piped = Mlp();
+    piped->Compile(Options(LayerNames(*piped, {"dense"}), SGD(0.1, 0.9)));
+  }
+  const FitOptions fo{.batch_size = 16, .epochs = 2, .shuffle = false, .verbose = 0};
+  single->Fit(x, y, fo);
+  piped->Fit(x, y, fo);
+  CHECK(MaxDiff(single->session()->Run({}, single->LayerWeightNames(), {}),
+                piped->session()->Run({}, piped->LayerWeightNames(), {})) < 1e-5);
 }
 
 TEST_CASE("recompute: an unknown layer name is an error naming it") {
