@@ -271,19 +271,29 @@ void InitGraph(py::module_& m) {
 
   m.def("_gradients",
         [](const std::vector<PyTensor>& ys, const std::vector<PyTensor>& xs, const std::vector<PyTensor>& grad_ys,
-           const std::string& prefix) {
+           const std::string& prefix, const std::vector<std::vector<std::string>>& recompute) {
           WEFT_REQUIRE(!ys.empty(), "gradients: ys is empty");
           for (const auto* list : {&ys, &xs, &grad_ys}) {
             for (const PyTensor& t : *list) SameGraph(ys[0].graph, t.graph, "gradients", "tensor " + t.out.name());
           }
           Scope s = Scope::Root(GraphOf(ys[0].graph));
           if (!prefix.empty()) s = s.NewSubScope(prefix);
-          std::vector<Output> g = Gradients(s, Outputs(ys), Outputs(xs), Outputs(grad_ys));
+          GradientOptions options;  // tf.recompute_grad's blocks, by node name (graph/recompute.h)
+          for (const std::vector<std::string>& names : recompute) {
+            std::vector<const Node*>& block = options.recompute.emplace_back();
+            for (const std::string& name : names) {
+              const Node* n = s.graph()->FindNode(name);
+              WEFT_REQUIRE(n != nullptr, "gradients: recompute_grad's block names node '{}', which the graph lacks", name);
+              block.push_back(n);
+            }
+          }
+          std::vector<Output> g = Gradients(s, Outputs(ys), Outputs(xs), Outputs(grad_ys), options);
           py::list out;
           for (const Output& o : g) out.append(o.valid() ? py::cast(MakeTensor(ys[0].graph, o)) : py::none());
           return out;
         },
-        py::arg("ys"), py::arg("xs"), py::arg("grad_ys"), py::arg("prefix") = "");
+        py::arg("ys"), py::arg("xs"), py::arg("grad_ys"), py::arg("prefix") = "",
+        py::arg("recompute") = std::vector<std::vector<std::string>>());
 
   // The control-flow builders (ops/control.h) with Python branch and body functions, which take
   // and return flat lists of tensors (weft/control_flow_ops.py handles nested structures).

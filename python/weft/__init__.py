@@ -50,7 +50,7 @@ from .framework import (  # noqa: E402,F401
     control_dependencies, constant, placeholder, convert_to_tensor, global_variables, trainable_variables,
     global_variables_initializer, variables_initializer, group, load_graph, save_graph, graph_to_dot)
 from .ops import *  # noqa: E402,F401,F403
-from .ops import raw_ops, gradients, slice, pow, abs  # noqa: E402,F401
+from .ops import raw_ops, gradients, recompute_grad, slice, pow, abs  # noqa: E402,F401
 from .array_ops import *  # noqa: E402,F401,F403
 from . import math  # noqa: E402,F401
 from .math import (  # noqa: E402,F401  (the tf.math functions TF also exports at the top level)

@@ -3,6 +3,7 @@ as arguments, its attrs as keyword arguments, its doc line as docstring); the Te
 functions below (``weft.matmul``, ``weft.reduce_mean``, ...) are thin wrappers over them.
 Operators on tensors (``+ - * / @``, comparisons, indexing) are installed at the end.
 """
+import functools
 import inspect
 import types
 
@@ -483,7 +484,27 @@ def gradients(ys, xs, grad_ys=None, name="gradients"):
             gys.append(raw_ops.OnesLike(y) if gy is None else convert_to_tensor(gy, y.dtype if not isinstance(gy, Tensor) else None))
     g = get_default_graph()
     prefix = "/".join(g._name_stack + ([name] if name and name != "gradients" else []))
-    return _recorder.memo(g, None, ("gradients", ys, xs, gys, prefix), lambda: _weft._gradients(ys, xs, gys, prefix))
+    blocks = getattr(g, "_recompute_blocks", [])
+    return _recorder.memo(g, None, ("gradients", ys, xs, gys, prefix, len(blocks)),
+                          lambda: _weft._gradients(ys, xs, gys, prefix, blocks))
+
+
+def recompute_grad(f):
+    """TensorFlow's ``tf.recompute_grad(f)``: calls of the returned function build f's ops as
+    usual, and gradients taken afterwards (``weft.gradients``, ``GradientTape.gradient``) read
+    recomputed copies of them, made when the backward pass reaches them, instead of keeping f's
+    activations from the forward pass (graph/recompute.h; docs/pipeline.md). Equal gradients,
+    less memory, f's forward run twice. Random and stateful ops in f are kept, not re-run."""
+    @functools.wraps(f)
+    def inner(*args, **kwargs):
+        g = get_default_graph()
+        before = {op.name for op in g.get_operations()}
+        out = f(*args, **kwargs)
+        block = [op.name for op in g.get_operations() if op.name not in before]
+        if block:
+            g._recompute_blocks = getattr(g, "_recompute_blocks", []) + [block]
+        return out
+    return inner
 
 
 # ---- operators on tensors ---------------------------------------------------------------------

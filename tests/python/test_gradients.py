@@ -56,3 +56,24 @@ def test_grad_ys_none_means_ones(graph, sess):
     x = weft.placeholder(weft.float64, shape=(2,))
     (dx,) = weft.gradients([x * 3.0], [x], grad_ys=[None])
     np.testing.assert_allclose(sess.run(dx, feed_dict={x: np.zeros(2)}), [3.0, 3.0])
+
+
+def test_recompute_grad_equal_gradients_through_recomputed_copies(graph, sess):
+    """tf.recompute_grad(f): the same gradients (float64), computed from copies of f's ops."""
+    rng = np.random.default_rng(2)
+    x0, w0, v0 = rng.standard_normal((4, 5)), rng.standard_normal((5, 6)), rng.standard_normal((6, 3))
+    x = weft.placeholder(weft.float64, shape=(4, 5), name="x")
+    w = weft.placeholder(weft.float64, shape=(5, 6), name="w")
+    v = weft.placeholder(weft.float64, shape=(6, 3), name="v")
+
+    def block(h):
+        return weft.tanh(weft.tanh(h @ w) @ v)
+
+    plain = weft.gradients(weft.reduce_sum(weft.square(block(x))), [x, w, v])
+    before = {op.name for op in graph.get_operations()}
+    recomputed = weft.gradients(weft.reduce_sum(weft.square(weft.recompute_grad(block)(x))), [x, w, v])
+    copies = [op.name for op in graph.get_operations() if op.name not in before and "recompute/" in op.name]
+    assert copies, "no recomputed copies in the gradient graph"
+    feed = {x: x0, w: w0, v: v0}
+    for a, b in zip(sess.run(plain, feed_dict=feed), sess.run(recomputed, feed_dict=feed)):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
