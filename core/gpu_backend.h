@@ -1,7 +1,7 @@
 // The CUDA backend as libweft sees it: a module of its own, libweft_cuda.so beside libweft (core/cuda/,
 // ops/kernels/cuda/, the staging copier), which libweft loads at run time only when the CUDA driver
 // lists a device, so that a CPU-only process maps no CUDA library (the runtime, cuBLAS and cuDNN
-// cost ~100 ms and ~200 MB at start), as TensorFlow and PyTorch load theirs. ProbeGpus / OpenGpus
+// cost start-up time and memory: bench/README.md, "startup"), as TensorFlow and PyTorch load theirs. ProbeGpus / OpenGpus
 // (core/gpu.h) answer through it; the few other places that need it (the GPU kernels' registration,
 // the collectives' GPU merges, the staging copier) call its entry points here.
 //
