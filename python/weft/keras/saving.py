@@ -25,7 +25,7 @@ import zlib
 import numpy as np
 
 from .. import _weft, errors
-from . import _config, _custom, _shared
+from . import _config, _custom, _layer_call, _shared
 
 FORMAT, VERSION = "weft.keras", 1
 # The model file inside a directory written by weft.saved_model.save (or model.export).
@@ -145,7 +145,7 @@ def model_from_config(cls, config, custom_objects=None):
                 # a Python custom layer (_custom.Layer, TFOpLambda) through its own __call__, which traces it.
                 layer = made[node["layer"]]
                 arg = ins[0] if len(ins) == 1 else ins
-                out = layer(arg) if isinstance(layer, _custom.Layer) else models._layer_call_cpp(layer, arg)
+                out = layer(arg) if isinstance(layer, _custom.Layer) else _layer_call._layer_call_cpp(layer, arg)
                 if isinstance(out, list):
                     calls[len(syms)] = out
                     out = out[0]
