@@ -106,6 +106,9 @@ TEST_CASE("oneDNN conv backend: resnet shapes match the reference and give the s
     std::vector<float> y1(y.size());
     REQUIRE(conv.Forward(&one, g, k.o, x.data(), f.data(), y1.data()));
     CHECK(y1 == y);
+    std::vector<float> dx1(dx.size());
+    REQUIRE(conv.BackpropInput(&one, g, k.o, dy.data(), f.data(), dx1.data()));
+    CHECK(dx1 == dx);
     // _FusedConv2D's epilogue inside the kernel: + bias, then ReLU; and ReLU alone.
     const auto bias = Random(k.o, seed++);
     std::vector<double> want(ref.y.size()), want_relu(ref.y.size());
