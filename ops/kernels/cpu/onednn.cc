@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <map>
 #include <mutex>
@@ -466,6 +467,11 @@ bool DnnlConv::BackpropFilter(ThreadPool* pool, const Conv2DGeometry& g, int64_t
   const int64_t stride = (size + 15) / 16 * 16;
   Buffer partials_buffer;
   float* const partials = static_cast<float*>(partials_buffer.Reserve(sizeof(float) * chunks.count * stride));
+  // A layout padded to its channel blocks (e.g. 20 channels in two 16-blocks): the kernel need not
+  // write the padding, which the sum below reads; zero it all first (a no-op layout needs none).
+  if (blocked.get_size() != sizeof(float) * static_cast<size_t>(g.kh * g.kw * g.c * O)) {
+    std::memset(partials, 0, sizeof(float) * chunks.count * stride);
+  }
   const bool same_layout = last->weights == blocked;
   ForChunks(pool, chunks.count, [&](int64_t i) {
     const DnnlPlan& p = chunks.images(i, g.n) == chunks.per ? *full : *last;
