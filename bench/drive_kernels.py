@@ -1,6 +1,7 @@
 """Interleaves weft, PyTorch and TensorFlow kernel timings and prints a comparison table.
 
     python3 drive_kernels.py --weft BUILD/bench/bench_kernels [--rounds 5] [--peak 150]
+                             [--before OTHER/bench/bench_kernels]
 
 Starts every implementation once as a --serve process (bench_kernels, peers_kernels.py --impl
 torch, and one peers_kernels.py --impl tf per thread count, since TF fixes its pools at start-up),
@@ -74,6 +75,11 @@ def main():
     p.add_argument("--openblas", help="folder with OpenBLAS's libblas.so.3 for torch (Debian's torch links "
                    "reference BLAS otherwise)")
     p.add_argument("--json", help="also write every measurement here, one JSON line each")
+    p.add_argument("--metric", default="gflops", choices=["gflops", "cpu_gflops"],
+                   help="cpu_gflops: FLOPs per CPU-second of the process (bench_kernels only; on a machine "
+                   "shared with other work, what a kernel does with the cycles it gets)")
+    p.add_argument("--before", help="another bench_kernels (e.g. a build of the previous commit), asked in turn "
+                   "with the others as impl 'before'")
     args = p.parse_args()
     threads = [int(t) for t in args.threads.split(",")]
     common = ["--serve", f"--peak={args.peak}", f"--min-time={args.min_time}"]
@@ -86,9 +92,11 @@ def main():
     torch_env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     if args.openblas:
         torch_env["LD_LIBRARY_PATH"] = args.openblas + os.pathsep + torch_env.get("LD_LIBRARY_PATH", "")
-    impls = args.impls.split(",")
+    impls = args.impls.split(",") + (["before"] if args.before else [])
     cases = [c for c in CASES if not args.cases or args.cases in c]
     servers = {"weft": Server("weft", [args.weft] + common)}
+    if args.before:
+        servers["before"] = Server("before", [args.before] + common)
     if "torch" in impls:
         servers["torch"] = Server("torch", [args.torch_python, peers, "--impl", "torch"] + common, env=torch_env)
     tf_servers = {t: Server(f"tf/{t}", [args.tf_python, peers, "--impl", "tf", "--threads", str(t)] + common)
@@ -103,7 +111,7 @@ def main():
                     for impl in order:
                         server = tf_servers[t] if impl == "tf" else servers[impl]
                         res = server.ask(f"{case} {t}")
-                        results.setdefault((case, t, impl), []).append(res["gflops"])
+                        results.setdefault((case, t, impl), []).append(res[args.metric])
                         if log:
                             log.write(json.dumps(dict(res, round=r)) + "\n")
             print(f"round {r + 1}/{args.rounds} done", file=sys.stderr, flush=True)
@@ -117,7 +125,7 @@ def main():
     peers = [i for i in impls if i != "weft"]
     head = (f"{'op':<9} {'shape':<26} {'thr':>3} {'weft GF/s':>10}" + "".join(f" {p + ' GF/s':>10}" for p in peers)
             + "".join(f" {'weft/' + p:>10}" for p in peers) + f" {'weft peak':>9}")
-    print(f"medians of {args.rounds} interleaved rounds; peak = {args.peak:g} GFLOP/s per core x threads")
+    print(f"medians of {args.rounds} interleaved rounds of {args.metric}; peak = {args.peak:g} GFLOP/s per core x threads")
     print(head)
     print("-" * len(head))
     for case in cases:

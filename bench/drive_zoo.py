@@ -10,9 +10,10 @@ historical row. `--before-cmd` adds another weft command (a build of an earlier 
 
 For each round and each (model, batch size, threads) it runs the implementations one after
 the other as fresh processes, rotating which goes first every round; each prints one JSON object
-{"model", "batch_size", "threads", "images_per_second"}. This machine's speed drifts up to 2x
-within a minute, so the two figures of a row are taken seconds apart and the table shows medians
-over the rounds and the ratio of the medians (weft / PyTorch; above 1 means weft is faster).
+{"model", "batch_size", "threads", "images_per_second"} (and "cpu_images_per_second", images per
+CPU-second of the process: a second table when every implementation gives it). This machine's
+speed drifts up to 2x within a minute, so the two figures of a row are taken seconds apart and the
+table shows medians over the rounds and the ratio of the medians (weft / PyTorch; above 1 means weft is faster).
 The weft command gets `MODEL --batch-size B --threads T --json` appended. Run it through
 run_zoo.sh, which builds weft-zoo and passes --openblas.
 """
@@ -105,7 +106,7 @@ def main():
                                 res = run_json("weft", weft_cmd + tail, None, want)
                             else:
                                 res = run_json(impl, peer_cmds[impl] + tail, peer_env[impl], want)
-                            results.setdefault((model, b, t, impl), []).append(res["images_per_second"])
+                            results.setdefault((model, b, t, impl), []).append(res)
                             if log:
                                 log.write(json.dumps(dict(res, impl=impl, round=r)) + "\n")
                                 log.flush()
@@ -114,20 +115,31 @@ def main():
         if log:
             log.close()
 
+    print_table(results, models, batches, threads, peers, "images_per_second",
+                f"training images/s, medians of {args.rounds} interleaved rounds")
+    # Images per CPU-second of each process (weft-zoo bench and peers_zoo_tf.py report it): on a
+    # machine shared with other work, the step's cost without the time others held the cores.
+    if all("cpu_images_per_second" in res for runs in results.values() for res in runs):
+        print()
+        print_table(results, models, batches, threads, peers, "cpu_images_per_second",
+                    f"training images per CPU-second, medians of {args.rounds} interleaved rounds")
+
+
+def print_table(results, models, batches, threads, peers, key, title):
     cols = "".join(f" {q + ' img/s':>11} {'weft/' + q:>10}" for q in peers)
     head = f"{'model':<10} {'batch':>5} {'thr':>3} {'weft img/s':>11}" + cols
-    print(f"training images/s, medians of {args.rounds} interleaved rounds")
+    print(title)
     print(head)
     print("-" * len(head))
     for model in models:
         for b in batches:
             for t in threads:
-                w = statistics.median(results[(model, b, t, "weft")])
+                w = statistics.median(r[key] for r in results[(model, b, t, "weft")])
                 line = f"{model:<10} {b:>5} {t:>3} {w:>11.0f}"
                 for q in peers:
                     got = results.get((model, b, t, q))
                     if got:
-                        m = statistics.median(got)
+                        m = statistics.median(r[key] for r in got)
                         line += f" {m:>11.0f} {w / m:>10.2f}"
                     else:
                         line += f" {'-':>11} {'-':>10}"

@@ -1,7 +1,12 @@
 // bench_kernels: times MatMul, Conv2D and Conv2D's two backprops through a weft Session at 1 and 2
 // intra-op threads and prints one JSON line per (case, threads):
 //
-//   {"impl":"weft","op":"matmul","shape":"512x512x512","threads":1,"ms":1.93,"gflops":139.1,"peak_frac":0.93}
+//   {"impl":"weft","op":"matmul","shape":"512x512x512","threads":1,"ms":1.93,"gflops":139.1,"peak_frac":0.93,
+//    "cpu_ms":1.95,"cpu_gflops":137.7}
+//
+// cpu_ms is the process's CPU time of the median run (every thread's): on a machine shared with
+// other work, cpu_gflops (FLOPs per CPU-second) is what a kernel does with the cycles it gets,
+// where wall time also counts the time other processes held the cores.
 //
 //   bench_kernels                      all default cases at 1 and 2 threads
 //   bench_kernels --peak=150           peak GFLOP/s per core for peak_frac (default 150: an AVX-512
@@ -21,6 +26,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <ctime>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -35,6 +41,13 @@
 #include "ops/nn.h"
 
 namespace {
+
+// The CPU time of every thread of this process so far, in milliseconds.
+double ProcessCpuMs() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
+}
 
 using namespace weft;
 
@@ -105,8 +118,11 @@ class Bench {
     }
   }
 
-  // Median milliseconds of one Run at `threads` intra-op threads.
-  double Time(int threads, double min_seconds) {
+  struct Timing {
+    double ms, cpu_ms;  // medians of one Run: wall time, the process's CPU time
+  };
+  // One Run at `threads` intra-op threads.
+  Timing Time(int threads, double min_seconds) {
     auto& sess = sessions_[threads];
     if (!sess) {
       SessionOptions opts;
@@ -117,15 +133,20 @@ class Bench {
     auto run = [&] { sess->Run({{a_, a_value_}, {b_, b_value_}}, {y_}); };
     run();
     run();
-    std::vector<double> ms;
+    std::vector<double> ms, cpu_ms;
     auto start = std::chrono::steady_clock::now();
     while (ms.size() < 5 || std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < min_seconds) {
       auto t0 = std::chrono::steady_clock::now();
+      const double c0 = ProcessCpuMs();
       run();
+      cpu_ms.push_back(ProcessCpuMs() - c0);
       ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
-    std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
-    return ms[ms.size() / 2];
+    auto median = [](std::vector<double>& v) {
+      std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+      return v[v.size() / 2];
+    };
+    return {median(ms), median(cpu_ms)};
   }
 
  private:
@@ -137,10 +158,13 @@ class Bench {
   std::map<int, std::unique_ptr<Session>> sessions_;
 };
 
-std::string Report(const Case& c, int threads, double ms, double peak_per_core) {
-  double gflops = c.Flops() / (ms * 1e-3) / 1e9;
-  return fmt::format(R"({{"impl":"weft","op":"{}","shape":"{}","threads":{},"ms":{:.4f},"gflops":{:.2f},"peak_frac":{:.3f}}})",
-                     c.op, c.Shape(), threads, ms, gflops, gflops / (peak_per_core * threads));
+std::string Report(const Case& c, int threads, Bench::Timing t, double peak_per_core) {
+  double gflops = c.Flops() / (t.ms * 1e-3) / 1e9;
+  return fmt::format(
+      R"({{"impl":"weft","op":"{}","shape":"{}","threads":{},"ms":{:.4f},"gflops":{:.2f},"peak_frac":{:.3f},)"
+      R"("cpu_ms":{:.4f},"cpu_gflops":{:.2f}}})",
+      c.op, c.Shape(), threads, t.ms, gflops, gflops / (peak_per_core * threads), t.cpu_ms,
+      c.Flops() / (std::max(t.cpu_ms, 1e-6) * 1e-3) / 1e9);
 }
 
 // "matmul M K N T" or "OP N H W C KH KW O [S] PAD T"; returns false on a malformed line.

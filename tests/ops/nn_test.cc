@@ -349,6 +349,8 @@ const ConvCase kConvCases[] = {
     {{2, 12, 12, 16}, {3, 3, 16, 16}, {1, 1}, "SAME", {1, 1}}, {{2, 11, 11, 16}, {3, 3, 16, 32}, {2, 2}, "SAME", {1, 1}},
     {{2, 8, 8, 16}, {1, 1, 16, 32}, {2, 2}, "VALID", {1, 1}},  {{2, 7, 9, 19}, {3, 3, 19, 13}, {1, 1}, "SAME", {1, 1}},
     {{5, 16, 16, 32}, {3, 3, 32, 32}, {1, 1}, "SAME", {1, 1}}, {{1, 1, 1, 24}, {3, 3, 24, 8}, {1, 1}, "SAME", {1, 1}},
+    // oneDNN's Winograd path (onednn.h, UsesWinograd): a large batch of small images, three chunks.
+    {{65, 4, 5, 32}, {3, 3, 32, 48}, {1, 1}, "SAME", {1, 1}},
 };
 
 TEST_CASE("Conv2D and its backprop ops match the naive reference") {

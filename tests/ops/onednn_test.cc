@@ -79,7 +79,10 @@ TEST_CASE("oneDNN conv backend: resnet shapes match the reference and give the s
   const Case cases[] = {{4, 32, 32, 16, 3, 3, 16, 1, true}, {3, 32, 32, 16, 3, 3, 32, 2, true},
                         {5, 16, 16, 32, 3, 3, 32, 1, true}, {2, 8, 8, 64, 3, 3, 64, 1, true},
                         {3, 16, 16, 16, 1, 1, 32, 2, false}, {2, 9, 7, 17, 3, 3, 20, 2, true},
-                        {1, 1, 1, 24, 3, 3, 8, 1, true},     {2, 10, 10, 12, 3, 3, 6, 2, false}};
+                        {1, 1, 1, 24, 3, 3, 8, 1, true},     {2, 10, 10, 12, 3, 3, 6, 2, false},
+                        // Winograd (UsesWinograd): three chunks of 22, 22 and 21 images, whole
+                        // 4x4 tiles and cut ones (5x3), channels beyond one 16-block.
+                        {65, 4, 4, 32, 3, 3, 32, 1, true},   {64, 5, 3, 48, 3, 3, 32, 1, true}};
   uint32_t seed = 1;
   for (const Case& k : cases) {
     const Conv2DGeometry g = Geometry(k);
@@ -89,6 +92,8 @@ TEST_CASE("oneDNN conv backend: resnet shapes match the reference and give the s
     const auto dy = Random(g.n * g.oh * g.ow * k.o, seed++);
     const Ref ref = Naive(g, k.o, x, f, dy);
     DnnlConv conv;
+    // The Winograd cases must take that path (it is what they test), the others the direct one.
+    CHECK(conv.UsesWinograd(g, k.o) == (k.n >= 64));
     std::vector<float> y(ref.y.size()), dx(x.size()), df1(f.size()), df2(f.size());
     REQUIRE(conv.Forward(&two, g, k.o, x.data(), f.data(), y.data()));
     REQUIRE(conv.BackpropInput(&two, g, k.o, dy.data(), f.data(), dx.data()));
@@ -101,6 +106,9 @@ TEST_CASE("oneDNN conv backend: resnet shapes match the reference and give the s
     std::vector<float> y1(y.size());
     REQUIRE(conv.Forward(&one, g, k.o, x.data(), f.data(), y1.data()));
     CHECK(y1 == y);
+    std::vector<float> dx1(dx.size());
+    REQUIRE(conv.BackpropInput(&one, g, k.o, dy.data(), f.data(), dx1.data()));
+    CHECK(dx1 == dx);
     // _FusedConv2D's epilogue inside the kernel: + bias, then ReLU; and ReLU alone.
     const auto bias = Random(k.o, seed++);
     std::vector<double> want(ref.y.size()), want_relu(ref.y.size());

@@ -62,6 +62,12 @@ class DnnlConv {
   bool BackpropFilter(ThreadPool* pool, const Conv2DGeometry& g, int64_t O, const float* x, const float* dy,
                       float* df);
 
+  // True when the convolutions of this shape run on oneDNN's Winograd F(4x4, 3x3) kernel (its
+  // blocked layout inside each chunk, NHWC outside): 3x3 stride-1 SAME convolutions of small
+  // images with many channels in large batches (onednn.cc, WinogradShape). Results differ from
+  // the direct kernels' within float32 rounding, and are the same bits at any thread count.
+  bool UsesWinograd(const Conv2DGeometry& g, int64_t O);
+
   struct Impl;  // the plan cache (onednn.cc)
 
  private:
