@@ -60,6 +60,9 @@ class ParameterServerStrategy : public Strategy {
   bool chief_initializes_variables() const override { return mode_ == PsMode::kAsync; }
   std::pair<int, int> input_shard() const override { return shard_; }
   std::function<std::unique_ptr<RemoteRunner>(Graph*)> remote_runner() const override;
+  // This process's task's server: its trace ring and hang reports (ServerOptions) cover the
+  // partitions of the steps run here.
+  Server* server() const { return server_; }
 
  private:
   Server* server_;

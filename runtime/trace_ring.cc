@@ -172,12 +172,6 @@ TraceRing::~TraceRing() {
   g_fatal_ring.compare_exchange_strong(me, nullptr);
 }
 
-int64_t TraceRing::NowNanos() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
 void TraceRing::Record(const TraceEventRef& e) {
   const uint64_t i = next_.fetch_add(1, std::memory_order_relaxed);
   Slot& s = slots_[i & mask_];
@@ -340,16 +334,33 @@ size_t TraceRing::Dump(std::string_view why) const {
   return Dump(options_.dump_path, why);
 }
 
+int64_t TraceRing::WriteReserved(const char* why, size_t why_len) const {
+  const int fd = open(tmp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return -1;
+  Sink sink;
+  sink.fd = fd;
+  const size_t n = Write(sink, why, why_len);
+  const bool closed = close(fd) == 0;
+  if (!sink.ok || !closed || rename(tmp_path_.c_str(), options_.dump_path.c_str()) != 0) return -1;
+  return static_cast<int64_t>(n);
+}
+
+int64_t TraceRing::DumpReserved(std::string_view why) const {
+  if (options_.dump_path.empty()) {
+    errno = ENOENT;
+    return -1;
+  }
+  while (dumping_.exchange(true, std::memory_order_acquire)) sched_yield();
+  const int64_t n = WriteReserved(why.data(), why.size());
+  const int saved = errno;
+  dumping_.store(false, std::memory_order_release);
+  errno = saved;
+  return n;
+}
+
 void TraceRing::DumpFromSignal(const char* why) const {
   if (options_.dump_path.empty() || dumping_.exchange(true, std::memory_order_acquire)) return;
-  const int fd = open(tmp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd >= 0) {
-    Sink sink;
-    sink.fd = fd;
-    Write(sink, why, std::strlen(why));
-    close(fd);
-    if (sink.ok) rename(tmp_path_.c_str(), options_.dump_path.c_str());
-  }
+  (void)WriteReserved(why, std::strlen(why));
   dumping_.store(false, std::memory_order_release);
 }
 

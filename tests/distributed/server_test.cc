@@ -19,6 +19,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <filesystem>
 #include <fstream>
 #include <future>
 
@@ -77,8 +78,12 @@ struct TestCluster {
   std::unique_ptr<Child> children[3];  // by global index (1, 2)
 
   // worker1_env: more environment for worker:1 (WEFT_SERVER_CHILD_TRAIN makes it an async client).
-  explicit TestCluster(const std::string& tls, std::map<std::string, std::string> worker1_env = {}) {
-    client = std::make_unique<Server>(ClusterSpec::FromFlag(kCluster), TaskId{"worker", 0}, Options(tls));
+  // client_options: changes to the client's own server's options.
+  explicit TestCluster(const std::string& tls, std::map<std::string, std::string> worker1_env = {},
+                       const std::function<void(ServerOptions*)>& client_options = {}) {
+    ServerOptions mine = Options(tls);
+    if (client_options) client_options(&mine);
+    client = std::make_unique<Server>(ClusterSpec::FromFlag(kCluster), TaskId{"worker", 0}, mine);
     worker1_env.insert({{"WEFT_SERVER_CHILD", "worker:1"}, {"WEFT_SERVER_TLS", tls}});
     children[kWorker1] = std::make_unique<Child>("server child", worker1_env);
     children[kPs0] = std::make_unique<Child>(
@@ -344,6 +349,63 @@ TEST_CASE("server: a stalled worker times the step out; a killed one fails it wi
     }
     CHECK(left == 0);
   }
+}
+
+TEST_CASE("server: a stopped worker (SIGSTOP): the client's server reports the Recv it waits for, naming it, and dumps its trace") {
+  // The client's task (this process) waits in its Add for worker:1's partial sum; worker:1 is
+  // stopped. Its Recv passes the 1.5 s deadline: the hang report names the key and worker:1
+  // (within 2x the deadline), lists the node still running, and the trace dump beside it holds
+  // the kernels and steps that ran here.
+  const std::string dir = std::filesystem::temp_directory_path() / fmt::format("weft_server_hang_{}", getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  constexpr auto kDeadline = 1500ms;
+  TestCluster cluster("tcp,self", {}, [&](ServerOptions* o) {
+    o->recv_timeout = kDeadline;
+    o->hang_report_dir = dir;
+    o->hang_report_on_signal = false;
+  });
+  Model dist(true);
+  DistributedSession remote(&dist.g, cluster.client.get(), {.step_timeout = 4s, .control_timeout = 10s});
+  remote.Run({}, {}, {dist.init});
+  remote.Run({{dist.x, kX}}, {dist.loss, dist.dw}, {dist.train});
+  REQUIRE(cluster.client->trace_ring() != nullptr);
+  CHECK(cluster.client->trace_ring()->recorded() > 0);
+  Child& worker = *cluster.children[kWorker1];
+  Stop(worker.pid);
+  const auto start = std::chrono::steady_clock::now();
+  const std::string report_path = dir + "/weft-hang-worker-0.txt";
+  auto step = std::async(std::launch::async, [&] { return RunStatus([&] { remote.Run({{dist.x, kX}}, {dist.loss}); }); });
+  bool reported = false;
+  while (!reported && std::chrono::steady_clock::now() - start < 4 * kDeadline) {
+    reported = std::filesystem::exists(report_path);
+    if (!reported) std::this_thread::sleep_for(10ms);
+  }
+  const double at = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  REQUIRE(step.wait_for(20s) == std::future_status::ready);
+  const Status s = step.get();
+  REQUIRE(kill(worker.pid, SIGCONT) == 0);
+  CHECK(s.code() == Code::kDeadlineExceeded);
+  REQUIRE(reported);
+  MESSAGE("report after " << at << " s");
+  CHECK(at < 2.0 * std::chrono::duration<double>(kDeadline).count());
+  std::ifstream in(report_path);
+  const std::string report((std::istreambuf_iterator<char>(in)), {});
+  MESSAGE("worker:0's report:\n" << report);
+  CHECK(report.starts_with("=== weft hang report: worker:0 (pid "));
+  CHECK(report.find("\nwhy: step ") != std::string::npos);
+  CHECK(report.find("DeadlineExceeded") != std::string::npos);
+  CHECK(report.find(";/job:worker/replica:0/task:0/device:CPU:0;") != std::string::npos);  // the key, to here
+  CHECK(report.find("' from worker:1 for ") != std::string::npos);
+  CHECK(report.find("\nrunning: step ") != std::string::npos);
+  CHECK(report.find("\nwaits for: worker:1\n") != std::string::npos);
+  CHECK(report.find("\ntrace: " + dir + "/weft-trace-worker-0.json (") != std::string::npos);
+  std::ifstream trace_in(dir + "/weft-trace-worker-0.json");
+  const std::string trace((std::istreambuf_iterator<char>(trace_in)), {});
+  CHECK(trace.find("\"kind\": \"kernel\"") != std::string::npos);
+  CHECK(trace.find("\"kind\": \"step\"") != std::string::npos);
+  CHECK(trace.find("\"process\": \"worker:0\"") != std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("server: weft-zoo server serves a ps task from TF_CONFIG until SIGTERM") {
