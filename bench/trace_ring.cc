@@ -1,18 +1,20 @@
 // The always-on trace ring's cost in isolation (runtime/trace_ring.h), to read beside
 // bench/trace_overhead.py's whole-step figures (which this machine's noise blurs):
-// - ns per Record of an executor-like event, on 1 thread and on 2 threads at once, and the heap
-//   allocations a Record makes (core/heap_count.h: none is the contract);
+// - ns per read of the trace's clock (runtime/trace_clock.h: the TSC) against clock_gettime;
+// - ns per Record of an executor-like event (two clock reads and the Record), with either clock,
+//   on 1 thread and on 2 threads at once (per event), and the heap allocations a Record makes
+//   (core/heap_count.h: none is the contract);
 // - Session::Run of a chain of 16 Adds with and without SessionOptions::trace_ring (interleaved
 //   rounds, medians): the added microseconds per step and per kernel.
-//
-// - ns per read of the trace's clock (runtime/trace_clock.h: the TSC) against clock_gettime, and
-//   ns per Record with either clock;
+// Every figure is CPU time (all the process's threads), not wall time: on this shared machine
+// wall time counts the time other programs hold the CPU.
 //
 //   build/bench/bench_trace_ring [rounds]   -> {"clock": "TSC", "clock_read_ns": ..., "record_ns_1_thread": ..., ...}
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <thread>
 #include <vector>
 
@@ -26,6 +28,13 @@ using namespace weft;
 
 namespace {
 
+// CPU time of the whole process (all threads), ns.
+double CpuNs() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return 1e9 * static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec);
+}
+
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -34,7 +43,7 @@ double Median(std::vector<double> v) {
 // ns per Record, `threads` threads recording `n` events each at once, reading the clock with
 // `now` (the ring's own, TraceRing::NowNanos, or clock_gettime as before the TSC clock).
 double RecordNs(TraceRing& ring, int threads, int n, int64_t (*now_ns)() = &TraceRing::NowNanos) {
-  const auto start = std::chrono::steady_clock::now();
+  const double start = CpuNs();
   std::vector<std::thread> ts;
   for (int t = 0; t < threads; ++t) {
     ts.emplace_back([&ring, n, now_ns] {
@@ -47,15 +56,15 @@ double RecordNs(TraceRing& ring, int threads, int n, int64_t (*now_ns)() = &Trac
     });
   }
   for (std::thread& t : ts) t.join();
-  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count() / n;
+  return (CpuNs() - start) / (static_cast<double>(n) * threads);
 }
 
 // ns per read of a clock.
 double ClockNs(int64_t (*now_ns)(), int n) {
   int64_t sink = 0;
-  const auto start = std::chrono::steady_clock::now();
+  const double start = CpuNs();
   for (int i = 0; i < n; ++i) sink += now_ns();
-  const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count() / n;
+  const double ns = (CpuNs() - start) / n;
   return sink == 42 ? 0 : ns;  // the reads are used
 }
 
@@ -96,9 +105,9 @@ int main(int argc, char** argv) {
   const Tensor v = Tensor::Scalar<float>(1.0f);
   auto time_runs = [&](Session& sess) {
     for (int i = 0; i < 200; ++i) sess.Run({{x, v}}, {y});
-    const auto start = std::chrono::steady_clock::now();
+    const double start = CpuNs();
     for (int i = 0; i < kRuns; ++i) sess.Run({{x, v}}, {y});
-    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() / kRuns;
+    return (CpuNs() - start) / 1000 / kRuns;
   };
   auto allocs_per_run = [&](Session& sess) {
     for (int i = 0; i < 10; ++i) sess.Run({{x, v}}, {y});  // compiled first

@@ -86,7 +86,7 @@ size_t DumpStrategyTrace(Strategy* strategy, const std::string& path) {
   (void)strategy;
   (void)path;
 #endif
-  throw UsageError("--dump-trace needs --strategy multi_worker (with --trace-events > 0) or --strategy ps");
+  throw UsageError("--dump-trace needs --strategy multi_worker (with --trace-events > 0) or parameter_server");
 }
 
 int TraceCommand(const std::vector<std::string>& args) {
