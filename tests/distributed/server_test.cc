@@ -19,6 +19,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -184,11 +185,12 @@ namespace {
 // A softmax regression on a learnable synthetic set, trained `epochs` x 10 steps of batch 32
 // in `strategy`'s scope; `history` gets the mean training loss per epoch, `initial` (if set) the
 // loss over the whole set before training.
+// epochs 0: compiled only (the chief initializes the shared variables), not trained.
 std::unique_ptr<train::Model> TrainLinear(const Strategy& strategy, int epochs, std::vector<double>* history,
-                                          double* initial = nullptr) {
+                                          double* initial = nullptr, int64_t units = 4) {
   static const data::ArrayData d = data::Synthetic(640, {16}, 4, 5);
   auto scope = strategy.scope();
-  auto m = std::make_unique<train::Sequential>(TensorShape({16}), std::vector<train::LayerPtr>{train::Dense(4)}, "linear");
+  auto m = std::make_unique<train::Sequential>(TensorShape({16}), std::vector<train::LayerPtr>{train::Dense(units)}, "linear");
   train::CompileOptions o;
   o.loss = train::SparseCategoricalCrossentropy(/*from_logits=*/true);
   o.optimizer = train::SGD(0.1);
@@ -197,6 +199,7 @@ std::unique_ptr<train::Model> TrainLinear(const Strategy& strategy, int epochs, 
   o.seed = 7;  // the chief's initial weights
   m->Compile(o);
   if (initial != nullptr) *initial = m->Evaluate(d.x, d.y, 640).at("loss");
+  if (epochs == 0) return m;
   train::FitOptions fo;
   fo.batch_size = 32;
   fo.epochs = epochs;
@@ -224,7 +227,8 @@ TEST_CASE("server child") {
     try {
       ParameterServerStrategy strategy(&server, {.step_timeout = 30s, .control_timeout = 15s}, PsMode::kAsync);
       std::vector<double> losses;
-      auto m = TrainLinear(strategy, 4, &losses);
+      const char* units = std::getenv("WEFT_SERVER_CHILD_UNITS");  // another model than the chief's
+      auto m = TrainLinear(strategy, 4, &losses, nullptr, units != nullptr ? std::atoll(units) : 4);
       WriteLine(out_fd, fmt::format("trained {} {} {}", m->step(), losses.front(), losses.back()));
     } catch (const Error& e) {
       WriteLine(out_fd, "error: " + e.status().ToString());
@@ -539,6 +543,24 @@ TEST_CASE("server: ParameterServerStrategy (1 ps, 2 workers, sync) trains mnist_
   std::remove(path.c_str());
   CHECK(file.at("step").scalar<int64_t>()() == 4);
   for (size_t i = 0; i < weights.size(); ++i) CHECK(MaxRelativeDifference(file.at(weights[i].node->name()), values[i]) == 0);
+}
+
+TEST_CASE("server: ParameterServerStrategy async: a worker whose model differs in one layer fails before its first step, naming it") {
+  // The chief (this process) builds Dense(4) and initializes the shared variables on ps:0;
+  // worker:1 builds Dense(8): its Compile fails naming the kernel and both shapes, and nothing
+  // of it ran on the shared variables.
+  TestCluster cluster("tcp,self", {{"WEFT_SERVER_CHILD_TRAIN", "async"}, {"WEFT_SERVER_CHILD_UNITS", "8"}});
+  ParameterServerStrategy strategy(cluster.client.get(), {.step_timeout = 30s, .control_timeout = 15s}, PsMode::kAsync);
+  std::vector<double> losses;
+  auto m = TrainLinear(strategy, 0, &losses);
+  const std::string report = ReadLine(cluster.children[kWorker1]->from_child, 60s);
+  MESSAGE("worker:1: " << report);
+  CHECK(report.starts_with("error: FailedPrecondition: "));
+  CHECK(report.find("the shared variable '") != std::string::npos);
+  CHECK(report.find("kernel' is [16,4] (as the chief initialized it) where this worker's model has [16,8]: "
+                    "the workers run different programs") != std::string::npos);
+  // The step counter on ps:0 is where the chief left it: worker:1 ran no step.
+  CHECK(m->session()->Run({}, {m->graph()->FindOutput("step")})[0].scalar<int64_t>()() == 0);
 }
 
 TEST_CASE("server: ParameterServerStrategy async (1 ps, 2 workers) converges; checkpoints round-trip through ps:0") {
