@@ -12,15 +12,18 @@
 namespace {
 
 std::atomic<int64_t> g_news{0};
+thread_local int64_t t_news = 0;
 
 void* Allocate(std::size_t bytes) {
   g_news.fetch_add(1, std::memory_order_relaxed);
+  ++t_news;
   if (void* p = std::malloc(bytes == 0 ? 1 : bytes)) return p;
   throw std::bad_alloc();
 }
 
 void* AllocateAligned(std::size_t bytes, std::align_val_t align) {
   g_news.fetch_add(1, std::memory_order_relaxed);
+  ++t_news;
   const auto a = static_cast<std::size_t>(align);
   // aligned_alloc wants a size that is a multiple of the alignment.
   if (void* p = std::aligned_alloc(a, (bytes + a - 1) / a * a + (bytes == 0 ? a : 0))) return p;
@@ -58,6 +61,8 @@ void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::fre
 void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 
 namespace weft {
+
+int64_t HeapCount::ThisThreadNews() { return t_news; }
 
 HeapCount HeapCount::Now() {
   return {g_news.load(std::memory_order_relaxed), CpuAllocator()->Stats().num_allocs};

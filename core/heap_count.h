@@ -25,6 +25,9 @@ struct HeapCount {
   int64_t cpu_allocs = 0;
 
   static HeapCount Now();
+  // The operator new calls of the calling thread so far (a path that must allocate nothing,
+  // measured while other threads allocate).
+  static int64_t ThisThreadNews();
   int64_t total() const { return news + cpu_allocs; }
   int64_t Since(const HeapCount& before) const { return total() - before.total(); }
 };

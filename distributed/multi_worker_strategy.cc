@@ -56,6 +56,7 @@ MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(MultiWorkerOptions opti
     : Strategy(l.devices, l.group, l.worker_index * options.devices_per_worker),
       options_(std::move(options)),
       config_(std::move(l.config)),
+      task_name_(config_.task->ToString()),
       worker_index_(l.worker_index),
       callbacks_(std::make_unique<ThreadPool>(2, "weft-coll")) {
   UcxTransportOptions t;
@@ -78,25 +79,19 @@ MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(MultiWorkerOptions opti
         .dump_path = beside_reports(fmt::format("weft-trace-{}-{}.json", config_.task->job, config_.task->index))});
     if (options_.trace_dump_on_fatal_signal) trace_ring_->InstallFatalSignalDump();
   }
+  waits_ = std::make_unique<WaitDescriber>(config_.cluster);
   reporter_ = std::make_unique<HangReporter>(
       HangReportOptions{.path = beside_reports(fmt::format("weft-hang-{}-{}.txt", config_.task->job, config_.task->index)),
                         .on_signal = options_.hang_report_on_signal},
-      [this](const std::string& why) {
-        std::string text = DescribeWaits(why);
-        if (!trace_ring_) return text;
-        // The trace goes with every report: what led up to the wait.
-        try {
-          const size_t n = trace_ring_->Dump("hang report: " + why);
-          return text + fmt::format("trace: {} ({} events)\n", trace_ring_->dump_path(), n);
-        } catch (const Error& e) {
-          return text + fmt::format("trace: not written ({})\n", e.status().message());
-        }
+      [this](std::string_view why, ReportText* out) {
+        DescribeWaits(why, out);
+        if (trace_ring_) AppendTraceDump(*trace_ring_, why, out);  // what led up to the wait
       });
   mgr_ = std::make_unique<UcxRendezvousMgr>(
       t, UcxRendezvousOptions{.recv_timeout = options_.collective_timeout,
                               .callback_pool = callbacks_.get(),
                               .on_stall = [this](uint64_t step, const Status& why) {
-                                if (step < (uint64_t{1} << 62)) reporter_->Report(fmt::format("step {}: {}", step, why.ToString()));
+                                if (step < (uint64_t{1} << 62)) ReportStall(*reporter_, step, why);
                               }});
   Status s = mgr_->ConnectAll();
   if (!s.ok()) {
@@ -200,65 +195,31 @@ MultiWorkerMirroredStrategy::~MultiWorkerMirroredStrategy() {
   reporter_.reset();  // after mgr_: no stall can be reported any more
 }
 
-std::string MultiWorkerMirroredStrategy::DescribeWaits(const std::string& why) const {
-  const std::string me = config_.task->ToString();
-  std::string out = fmt::format("=== weft hang report: {} (pid {}) ===\nwhy: {}\nlast completed collective step: {}\n", me,
-                                getpid(), why, last_completed_.load());
-  const ClusterSpec& cluster = config_.cluster;
-  std::set<std::string> waits_for;
-  // One line per collective member not heard from (its messages' names listed), one per other Recv.
-  struct Member {
-    std::vector<std::string> messages;
-    std::string from;
-  };
-  std::map<std::tuple<uint64_t, std::string, std::string, std::string>, Member> members;  // step, group, instance, device
-  std::vector<std::string> recvs;
-  for (const UcxRendezvousMgr::WaitingRecv& w : mgr_ ? mgr_->Waiting() : std::vector<UcxRendezvousMgr::WaitingRecv>{}) {
-    if (w.step_id >= (uint64_t{1} << 62)) continue;  // the leave handshake, fingerprints, local steps
-    // key: "src_device;incarnation;dst_device;tensor;frame:iter"
-    std::vector<std::string> f;
-    for (size_t start = 0;;) {
-      const size_t end = w.key.find(';', start);
-      f.push_back(w.key.substr(start, end == std::string::npos ? std::string::npos : end - start));
-      if (end == std::string::npos) break;
-      start = end + 1;
-    }
-    const std::string peer = w.src_task >= 0 && w.src_task < cluster.NumTasks() ? cluster.TaskAt(w.src_task).ToString() : "";
-    if (!peer.empty()) waits_for.insert(peer);
-    const std::string from = peer.empty() ? "(a key of this task: its Send has not run)"
-                                          : fmt::format("from {} for {} ms", peer, w.waited.count());
-    if (f.size() >= 4 && f[3].starts_with("_coll/")) {
-      // "_coll/{group}/{instance}/{what}": one member's message in a collective.
-      const std::string& t = f[3];
-      const size_t a = t.find('/', 6), b = a == std::string::npos ? a : t.find('/', a + 1);
-      if (b != std::string::npos) {
-        Member& m = members[{w.step_id, t.substr(6, a - 6), t.substr(a + 1, b - a - 1), f[0]}];
-        m.messages.push_back(t.substr(b + 1));
-        if (m.from.empty()) m.from = from;
-        continue;
-      }
-    }
-    recvs.push_back(fmt::format("step {}: Recv of '{}' {}\n", w.step_id, w.key, from));
-  }
-  for (const auto& [k, m] : members) {
-    std::string what;
-    for (const std::string& x : m.messages) what += (what.empty() ? "" : ", ") + x;
-    out += fmt::format("step {}: collective group {} instance {}: member {} not heard from ({}), {}\n", std::get<0>(k),
-                       std::get<1>(k), std::get<2>(k), std::get<3>(k), what, m.from);
-  }
-  for (const std::string& r : recvs) out += r;
-  const size_t n = members.size() + recvs.size();
+std::string MultiWorkerMirroredStrategy::DescribeWaits(std::string_view why) const {
+  ReportText text(256 * 1024);
+  DescribeWaits(why, &text);
+  return std::string(text.view());
+}
+
+void MultiWorkerMirroredStrategy::DescribeWaits(std::string_view why, ReportText* out) const {
+  // Allocates nothing (HangReporter's contract): the task's name is made at construction, the
+  // Recvs are listed into waits_'s reserved space, the running nodes visited in place.
+  std::lock_guard<std::mutex> describing(describe_mu_);
+  out->Append("=== weft hang report: {} (pid {}) ===\nwhy: {}\nlast completed collective step: {}\n", task_name_,
+              getpid(), why, last_completed_.load());
+  // Collective steps only: the leave handshake, fingerprints and local steps are 2^62 and up.
+  size_t n = mgr_ ? waits_->AppendWaiting(*mgr_, uint64_t{1} << 62, out) : 0;
   {
     std::lock_guard<std::mutex> l(sessions_->mu);
     for (const Session* s : sessions_->alive) {
-      for (const std::string& line : s->DescribeRunning()) out += "running: " + line + "\n";
+      const bool listed = s->ForEachRunning([out](uint64_t step, const Node& node, std::string_view device) {
+        out->Append("running: step {}: {} '{}' on {}\n", step, node.op(), node.name(), device);
+      });
+      if (!listed) out->Append("running: (a Session was busy: its running nodes are not listed)\n");
     }
   }
-  if (n == 0) out += "no Recv or collective of a collective step is waiting\n";
-  std::string list;
-  for (const std::string& t : waits_for) list += (list.empty() ? "" : ", ") + t;
-  out += fmt::format("waits for: {}\n", list.empty() ? "nobody" : list);
-  return out;
+  if (n == 0) out->Append("no Recv or collective of a collective step is waiting\n");
+  waits_->AppendWaitsFor(out);
 }
 
 Status MultiWorkerMirroredStrategy::Shutdown() {

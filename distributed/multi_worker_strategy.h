@@ -106,7 +106,10 @@ class MultiWorkerMirroredStrategy : public Strategy {
   UcxRendezvousMgr& rendezvous() const { return *mgr_; }
   // Where this worker's hang reports go, and the report a stall or SIGUSR1 would write now.
   const std::string& hang_report_path() const { return reporter_->path(); }
-  std::string DescribeWaits(const std::string& why) const;
+  std::string DescribeWaits(std::string_view why) const;
+  // The same into `out`, allocating nothing (the reporter's builder); not thread-safe with itself
+  // (the reporter calls it under its lock).
+  void DescribeWaits(std::string_view why, ReportText* out) const;
   HangReporter& hang_reporter() const { return *reporter_; }
   // The trace ring (null when trace_events is 0) and where it dumps. DumpTrace writes it now to
   // `path` (empty: trace_path()) and returns the path; throws FailedPrecondition without a ring.
@@ -128,9 +131,12 @@ class MultiWorkerMirroredStrategy : public Strategy {
 
   MultiWorkerOptions options_;
   ClusterConfig config_;
+  std::string task_name_;  // "worker:1", made once (reports allocate nothing)
   int worker_index_ = 0;
   std::unique_ptr<ThreadPool> callbacks_;  // Recv callbacks (collective reductions) off the UCX thread
   std::shared_ptr<TraceRing> trace_ring_;  // shared with the Sessions, which may outlive the strategy
+  mutable std::mutex describe_mu_;           // one DescribeWaits at a time: waits_ is its scratch
+  std::unique_ptr<WaitDescriber> waits_;    // DescribeWaits' scratch space, reserved
   std::unique_ptr<HangReporter> reporter_;  // before mgr_, whose stalls it reports
   std::unique_ptr<UcxRendezvousMgr> mgr_;
   // Step ids: collective steps count up from 1 on every worker alike; local ones from 2^62.

@@ -28,7 +28,8 @@
 // session talks to the ps tasks and its own task only (device_filters), so workers may come and go.
 //
 // Every step runs through a DistributedSession (distributed/distributed_session.h): a failing
-// task fails the step naming it. Checkpoints (Model::SaveWeights / LoadWeights) fetch the
+// task fails the step naming it. Each task's Server keeps the always-on trace of the partitions
+// run there and writes hang reports (a Recv past its deadline, SIGUSR1: ServerOptions). Checkpoints (Model::SaveWeights / LoadWeights) fetch the
 // variables from the ps tasks and assign them there. Immutable after construction: thread-safe.
 #pragma once
 
@@ -60,6 +61,9 @@ class ParameterServerStrategy : public Strategy {
   bool chief_initializes_variables() const override { return mode_ == PsMode::kAsync; }
   std::pair<int, int> input_shard() const override { return shard_; }
   std::function<std::unique_ptr<RemoteRunner>(Graph*)> remote_runner() const override;
+  // This process's task's server: its trace ring and hang reports (ServerOptions) cover the
+  // partitions of the steps run here.
+  Server* server() const { return server_; }
 
  private:
   Server* server_;

@@ -1,5 +1,7 @@
 #include "distributed/ucx_rendezvous.h"
 
+#include <algorithm>
+#include <cstring>
 #include <tuple>
 #include <vector>
 
@@ -254,30 +256,66 @@ Status UcxRendezvousMgr::Cleanup(uint64_t step_id) {
   return before;
 }
 
-std::vector<UcxRendezvousMgr::WaitingRecv> UcxRendezvousMgr::Waiting() const {
-  std::vector<std::shared_ptr<UcxRendezvous>> steps;
+void UcxRendezvousMgr::WaitingRecv::SetKey(std::string_view k) {
+  key_len = static_cast<uint16_t>(std::min(k.size(), kKeyBytes));
+  std::memcpy(key_bytes, k.data(), key_len);
+}
+
+UcxRendezvousMgr::WaitingList::WaitingList(size_t max_recvs, size_t max_steps) {
+  recvs_.reserve(max_recvs);
+  remote_.reserve(max_recvs);
+  steps_.reserve(max_steps);
+}
+
+void UcxRendezvousMgr::Waiting(WaitingList* out) const {
+  // Only pushes within the reserved capacities below: no allocation.
+  out->recvs_.clear();
+  out->remote_.clear();
+  out->steps_.clear();
+  out->unlisted_ = 0;
   {
     std::lock_guard<std::mutex> l(mu_);
-    for (const auto& [id, r] : steps_) steps.push_back(r);
+    for (const auto& [id, r] : steps_) {
+      if (out->steps_.size() < out->steps_.capacity()) {
+        out->steps_.push_back(r);
+      } else {
+        out->unlisted_++;
+      }
+    }
   }
-  std::vector<WaitingRecv> out;
   const auto now = Clock::now();
-  for (const auto& r : steps) {
-    std::map<std::string, std::pair<int, Clock::time_point>> remote;  // key -> (task, start)
+  for (const auto& r : out->steps_) {
+    out->remote_.clear();
     {
       std::lock_guard<std::mutex> l(r->mu_);
-      for (const auto& [key, p] : r->pending_) remote.emplace(key, std::make_pair(p.src_task, p.start));
-    }
-    for (const std::string& key : r->local_.WaitingKeys()) {
-      WaitingRecv w{.step_id = r->step_id_, .key = key};
-      if (auto it = remote.find(key); it != remote.end()) {
-        w.src_task = it->second.first;
-        w.waited = std::chrono::duration_cast<std::chrono::milliseconds>(now - it->second.second);
+      for (const auto& [key, p] : r->pending_) {
+        if (out->remote_.size() == out->remote_.capacity()) break;
+        WaitingRecv& w = out->remote_.emplace_back();
+        w.step_id = r->step_id_;
+        w.src_task = p.src_task;
+        w.waited = std::chrono::duration_cast<std::chrono::milliseconds>(now - p.start);
+        w.SetKey(key);
       }
-      out.push_back(std::move(w));
     }
+    // What local_ still waits for is what is listed (a remote entry whose Recv completed is not).
+    r->local_.ForEachWaitingKey([&](std::string_view key) {
+      if (out->recvs_.size() == out->recvs_.capacity()) {
+        out->unlisted_++;
+        return;
+      }
+      WaitingRecv& w = out->recvs_.emplace_back();
+      w.step_id = r->step_id_;
+      w.SetKey(key);
+      for (const WaitingRecv& remote : out->remote_) {
+        if (remote.key() == w.key()) {
+          w.src_task = remote.src_task;
+          w.waited = remote.waited;
+          break;
+        }
+      }
+    });
   }
-  return out;
+  out->steps_.clear();  // the references only: a step cleaned up meanwhile goes now
 }
 
 int64_t UcxRendezvousMgr::num_dropped() const {

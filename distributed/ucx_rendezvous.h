@@ -124,14 +124,33 @@ class UcxRendezvousMgr {
   ThreadPool* callback_pool() const { return options_.callback_pool; }
   // Tensors dropped because their step was already cleaned up.
   int64_t num_dropped() const;
-  // A Recv still waiting, of any live step (hang reports).
+  // A Recv still waiting, of any live step (hang reports). Fixed-size, so that listing them
+  // allocates nothing (a report must be written when the process cannot allocate).
   struct WaitingRecv {
+    static constexpr size_t kKeyBytes = 256;  // a longer key keeps its first 256 bytes
     uint64_t step_id = 0;
-    std::string key;
     int src_task = -1;  // the cluster task it waits for; -1: a key of this task whose Send has not come
     std::chrono::milliseconds waited{0};
+    uint16_t key_len = 0;
+    char key_bytes[kKeyBytes];
+    std::string_view key() const { return {key_bytes, key_len}; }
+    void SetKey(std::string_view k);
   };
-  std::vector<WaitingRecv> Waiting() const;
+  // Where Waiting() lists them: memory reserved at construction and reused by every call.
+  class WaitingList {
+   public:
+    explicit WaitingList(size_t max_recvs = 256, size_t max_steps = 64);
+    const std::vector<WaitingRecv>& recvs() const { return recvs_; }
+    size_t unlisted() const { return unlisted_; }  // Recvs (or whole steps) beyond the capacity
+
+   private:
+    friend class UcxRendezvousMgr;
+    std::vector<WaitingRecv> recvs_, remote_;  // reserved; remote_: one step's remote Recvs
+    std::vector<std::shared_ptr<UcxRendezvous>> steps_;  // reserved
+    size_t unlisted_ = 0;
+  };
+  // Fills `out` with the Recvs waiting now, in step and key order. Allocates nothing.
+  void Waiting(WaitingList* out) const;
 
  private:
   friend class UcxRendezvous;

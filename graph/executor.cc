@@ -278,16 +278,22 @@ void Executor::RunAsync(const ExecutorArgs& args, std::function<void(Status)> do
   }
 }
 
-std::vector<std::string> Executor::DescribeRunning() const {
-  std::vector<std::string> out;
+void Executor::ForEachRunning(const RunningVisitor& visit) const {
   std::lock_guard<std::mutex> l(impl_->live_mu);
   for (const Impl::Step* step : impl_->live) {
     for (size_t i = 0; i < impl_->items.size(); ++i) {
-      if (step->running[i].load(std::memory_order_relaxed) == 0) continue;
-      out.push_back(fmt::format("step {}: {} on {}", step->args.step_id, impl_->items[i].node->Describe(),
-                                impl_->device.device_name));
+      if (step->running[i].load(std::memory_order_relaxed) != 0) {
+        visit(step->args.step_id, *impl_->items[i].node, impl_->device.device_name);
+      }
     }
   }
+}
+
+std::vector<std::string> Executor::DescribeRunning() const {
+  std::vector<std::string> out;
+  ForEachRunning([&out](uint64_t step_id, const Node& node, std::string_view device) {
+    out.push_back(fmt::format("step {}: {} on {}", step_id, node.Describe(), device));
+  });
   return out;
 }
 

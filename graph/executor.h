@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "graph/step_trace.h"
@@ -49,6 +50,11 @@ class Executor {
   // its callback), as "step 5: CollectiveReduce 'all_reduce' on /job:worker/.../CPU:0": what a
   // hang report lists. Thread-safe; a step's bookkeeping costs two relaxed stores per kernel.
   std::vector<std::string> DescribeRunning() const;
+  // The same nodes, each handed to visit(step_id, node, device) under the executor's lock (no
+  // allocation: a hang report lists them when the process cannot allocate). `visit` must not
+  // call back into the executor.
+  using RunningVisitor = std::function<void(uint64_t step_id, const Node& node, std::string_view device)>;
+  void ForEachRunning(const RunningVisitor& visit) const;
 
  private:
   struct Impl;

@@ -80,17 +80,23 @@ Session::~Session() {
 }
 
 std::vector<std::string> Session::DescribeRunning() const {
+  std::vector<std::string> out;
+  const bool listed = ForEachRunning([&out](uint64_t step_id, const Node& node, std::string_view device) {
+    out.push_back(fmt::format("step {}: {} on {}", step_id, node.Describe(), device));
+  });
+  if (!listed) return {"(a Session was busy: its running nodes are not listed)"};
+  return out;
+}
+
+bool Session::ForEachRunning(const Executor::RunningVisitor& visit) const {
   // Never waits: a report may be taken on a thread that holds mu_ (Session::Cancel cancelling a
   // step whose abort reports).
   std::unique_lock<std::mutex> l(mu_, std::try_to_lock);
-  if (!l.owns_lock()) return {"(a Session was busy: its running nodes are not listed)"};
-  std::vector<std::string> out;
+  if (!l.owns_lock()) return false;
   for (const auto& [key, compiled] : cache_) {
-    for (const auto& part : compiled->parts) {
-      for (std::string& line : part.executor->DescribeRunning()) out.push_back(std::move(line));
-    }
+    for (const auto& part : compiled->parts) part.executor->ForEachRunning(visit);
   }
-  return out;
+  return true;
 }
 
 std::vector<std::pair<std::string, AllocatorStats>> Session::DeviceMemory() const {

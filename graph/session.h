@@ -156,6 +156,9 @@ class Session {
   // /job:worker/.../CPU:0", Executor::DescribeRunning); one line saying so when another thread
   // holds the Session's lock at that moment (a report never waits for it). Thread-safe.
   std::vector<std::string> DescribeRunning() const;
+  // The same nodes through Executor::ForEachRunning (no allocation); false, visiting nothing,
+  // when another thread holds the Session's lock.
+  bool ForEachRunning(const Executor::RunningVisitor& visit) const;
   // Number of compiled signatures in the cache (for tests).
   size_t num_compiled() const;
   // Per device with a memory budget (SessionOptions::device_memory_limit), its bytes in use and

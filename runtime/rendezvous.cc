@@ -112,10 +112,7 @@ void LocalRendezvous::StartAbort(const Status& status) {
 
 std::vector<std::string> LocalRendezvous::WaitingKeys() const {
   std::vector<std::string> keys;
-  std::lock_guard<std::mutex> l(mu_);
-  for (const auto& [key, item] : items_) {
-    if (item.waiter) keys.push_back(key);
-  }
+  ForEachWaitingKey([&keys](std::string_view key) { keys.emplace_back(key); });
   return keys;
 }
 

@@ -102,6 +102,15 @@ class LocalRendezvous : public Rendezvous {
   Status abort_status() const;
   // Keys whose Recv waits (their Send has not come), in key order.
   std::vector<std::string> WaitingKeys() const;
+  // The same, each handed to visit(std::string_view) under the rendezvous's lock (no allocation;
+  // `visit` must not call back into the rendezvous).
+  template <typename Visit>
+  void ForEachWaitingKey(Visit&& visit) const {
+    std::lock_guard<std::mutex> l(mu_);
+    for (const auto& [key, item] : items_) {
+      if (item.waiter) visit(std::string_view(key));
+    }
+  }
   // Keys sent and not received yet, or received and not sent (for tests and leak checks).
   size_t num_pending() const;
 

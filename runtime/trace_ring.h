@@ -20,9 +20,10 @@
 // and the array closed by a last metadata event "weft_trace_end". A dump cut short (a crash while
 // writing, a full disk) is therefore valid JSON up to its last complete line once closed with
 // ']', which Chrome and Perfetto do by themselves and ReadTraceDump (runtime/trace_merge.h) does
-// for weft-zoo trace merge. Timestamps are CLOCK_MONOTONIC microseconds; SetClockOffset records
-// how far this process's clock is from a reference process's (measured when the workers connect),
-// so that `weft-zoo trace merge` can put the ranks on one timeline.
+// for weft-zoo trace merge. Timestamps are CLOCK_MONOTONIC microseconds (read through the TSC:
+// runtime/trace_clock.h); SetClockOffset records how far this process's clock is from a
+// reference process's (measured when the workers connect), so that `weft-zoo trace merge` can
+// put the ranks on one timeline.
 //
 // Thread-safe. Dump may run while events are recorded; DumpFromSignal is async-signal-safe.
 #pragma once
@@ -35,6 +36,7 @@
 #include <string_view>
 
 #include "core/status.h"
+#include "runtime/trace_clock.h"
 
 namespace weft {
 
@@ -68,7 +70,8 @@ class TraceRing {
   TraceRing(const TraceRing&) = delete;
   TraceRing& operator=(const TraceRing&) = delete;
 
-  static int64_t NowNanos();  // CLOCK_MONOTONIC
+  // CLOCK_MONOTONIC ns, read from the TSC where it is invariant (runtime/trace_clock.h).
+  static int64_t NowNanos() { return TraceClock::Now(); }
 
   void Record(const TraceEventRef& e);
   size_t capacity() const { return mask_ + 1; }
@@ -89,6 +92,10 @@ class TraceRing {
   size_t Dump(const std::string& path, std::string_view why) const;
   // To options.dump_path (nothing when empty: returns 0).
   size_t Dump(std::string_view why) const;
+  // To options.dump_path without allocating (a hang report's path, when the process may be out
+  // of memory): waits for a dump being written, then writes. Returns the number of events
+  // written, or -1 (errno set) when it could not write or there is no dump_path.
+  int64_t DumpReserved(std::string_view why) const;
   // From a signal handler: no allocation, no lock (skipped when another dump is being written).
   void DumpFromSignal(const char* why) const;
   // Makes SIGSEGV, SIGBUS, SIGFPE, SIGILL and SIGABRT dump this ring to dump_path before the
@@ -102,6 +109,8 @@ class TraceRing {
   // Writes the dump through `sink`; returns the number of events written.
   size_t Write(Sink& sink, const char* why, size_t why_len) const;
   bool ReadSlot(uint64_t index, Slot* out) const;
+  // Writes to tmp_path_ and renames it to dump_path (no allocation); the caller holds dumping_.
+  int64_t WriteReserved(const char* why, size_t why_len) const;
 
   TraceRingOptions options_;
   size_t mask_;

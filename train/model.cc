@@ -245,9 +245,9 @@ bool Model::remote() const { return strategy_ != nullptr && static_cast<bool>(st
 void Model::WaitForVariables(double timeout_seconds) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
   for (;;) {
+    std::vector<Tensor> values;
     try {
-      session_->Run({}, c_->variables);
-      return;
+      values = session_->Run({}, c_->variables);
     } catch (const Error& e) {
       if (e.status().code() != Code::kFailedPrecondition) throw;  // only "uninitialized" is worth waiting for
       if (std::chrono::steady_clock::now() > deadline) {
@@ -255,6 +255,19 @@ void Model::WaitForVariables(double timeout_seconds) {
             "Model '{}': the chief did not initialize the shared variables within {} s (last: {})", name_,
             timeout_seconds, e.status().ToString()));
       }
+    }
+    if (!values.empty() || c_->variables.empty()) {
+      // The shared variables hold the chief's model: a worker whose model differs (a layer of
+      // another size) fails here, before its first step, naming the first variable that differs.
+      for (size_t i = 0; i < values.size(); ++i) {
+        const Output& v = c_->variables[i];
+        if (v.shape().IsCompatibleWith(values[i].shape())) continue;
+        throw Error(errors::FailedPrecondition(
+            "Model '{}': the shared variable '{}' is {} (as the chief initialized it) where this worker's model has {}: "
+            "the workers run different programs",
+            name_, v.node->name(), values[i].shape().ToString(), v.shape().ToString()));
+      }
+      return;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }

@@ -87,8 +87,12 @@ std::unique_ptr<Strategy> NewStrategy(const Flags& f) {
 // set it (zoo/launch.h).
 std::unique_ptr<Strategy> MakeStrategy(const Flags& f) {
   // Before any work: --dump-trace would fail only at the end of the run.
-  if ((f.Has("dump-trace") || f.Has("trace-events")) && f.Str("strategy", "") != "multi_worker") {
-    throw UsageError("--trace-events and --dump-trace need --strategy multi_worker (its always-on trace)");
+  const std::string strategy = f.Str("strategy", "");
+  if (f.Has("trace-events") && strategy != "multi_worker") {
+    throw UsageError("--trace-events needs --strategy multi_worker (its always-on trace)");
+  }
+  if (f.Has("dump-trace") && strategy != "multi_worker" && strategy != "parameter_server") {
+    throw UsageError("--dump-trace needs --strategy multi_worker or parameter_server (their always-on trace)");
   }
   std::unique_ptr<Strategy> s = NewStrategy(f);
   const char* status_file = std::getenv("WEFT_STATUS_FILE");

@@ -15,6 +15,7 @@
 
 #ifdef WEFT_HAVE_UCX
 #include "distributed/multi_worker_strategy.h"
+#include "distributed/ps_strategy.h"
 #include "zoo/launch.h"
 #endif
 
@@ -78,11 +79,14 @@ size_t DumpStrategyTrace(Strategy* strategy, const std::string& path) {
   if (auto* mw = dynamic_cast<MultiWorkerMirroredStrategy*>(strategy); mw != nullptr && mw->trace_ring() != nullptr) {
     return mw->trace_ring()->Dump(path, "--dump-trace at the end of the run");
   }
+  if (auto* ps = dynamic_cast<ParameterServerStrategy*>(strategy); ps != nullptr && ps->server()->trace_ring() != nullptr) {
+    return ps->server()->trace_ring()->Dump(path, "--dump-trace at the end of the run");
+  }
 #else
   (void)strategy;
   (void)path;
 #endif
-  throw UsageError("--dump-trace needs --strategy multi_worker with a trace (--trace-events > 0)");
+  throw UsageError("--dump-trace needs --strategy multi_worker (with --trace-events > 0) or parameter_server");
 }
 
 int TraceCommand(const std::vector<std::string>& args) {

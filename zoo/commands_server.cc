@@ -103,7 +103,7 @@ struct ServerHolder {
 class OwningParameterServerStrategy : private ServerHolder, public ParameterServerStrategy {
  public:
   OwningParameterServerStrategy(std::unique_ptr<Server> s, PsMode mode)
-      : ServerHolder{std::move(s)}, ParameterServerStrategy(server.get(), {}, mode) {}
+      : ServerHolder{std::move(s)}, ParameterServerStrategy(ServerHolder::server.get(), {}, mode) {}
 };
 
 }  // namespace

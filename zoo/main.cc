@@ -66,6 +66,7 @@ commands:
                             steady-state training images/s on synthetic data; --bucket-bytes:
                             gradient all-reduce buckets across workers (-1 auto: 25 MiB; 0: one
                             per gradient); multi_worker: --trace-events N, --dump-trace FILE
+                            (parameter_server: --dump-trace FILE, the own server's trace)
                             (the json then has trace_events and trace_bytes)
   generate MODEL --checkpoint PATH [--prompt S] [--length N (200)] [--temperature T (0.8)] [--seed N]
                             text models: the prompt and N characters sampled after it

@@ -1,5 +1,7 @@
 #include "distributed/server/server.h"
 
+#include <unistd.h>
+
 #include "core/gpu.h"
 #include "distributed/cluster_resolver.h"
 #include "distributed/ucx/environment.h"
@@ -50,7 +52,29 @@ Server::Server(ClusterSpec cluster, TaskId task, ServerOptions options) : option
   t.cluster = std::move(cluster);
   t.task = std::move(task);
   if (!t.device_copier) t.device_copier = SelectDeviceCopier(OpenGpus());  // docs/cuda.md
-  mgr_ = std::make_unique<UcxRendezvousMgr>(std::move(t), UcxRendezvousOptions{options_.recv_timeout, callback_pool_.get()});
+  task_name_ = t.task.ToString();
+  auto beside_reports = [&](const char* kind, const char* ext) {
+    const std::string name = fmt::format("weft-{}-{}-{}.{}", kind, t.task.job, t.task.index, ext);
+    return options_.hang_report_dir.empty() ? name : options_.hang_report_dir + "/" + name;
+  };
+  if (options_.trace_events > 0) {
+    trace_ring_ = std::make_unique<TraceRing>(TraceRingOptions{
+        .capacity = options_.trace_events, .process = task_name_, .dump_path = beside_reports("trace", "json")});
+  }
+  if (trace_ring_) collectives_->set_trace_ring(trace_ring_.get());
+  waits_ = std::make_unique<WaitDescriber>(t.cluster);
+  reporter_ = std::make_unique<HangReporter>(
+      HangReportOptions{.path = beside_reports("hang", "txt"), .on_signal = options_.hang_report_on_signal},
+      [this](std::string_view why, ReportText* out) {
+        DescribeWaits(why, out);
+        if (trace_ring_) AppendTraceDump(*trace_ring_, why, out);
+      });
+  mgr_ = std::make_unique<UcxRendezvousMgr>(
+      std::move(t), UcxRendezvousOptions{.recv_timeout = options_.recv_timeout,
+                                         .callback_pool = callback_pool_.get(),
+                                         .on_stall = [this](uint64_t step, const Status& why) {
+                                           ReportStall(*reporter_, step, why);
+                                         }});
   control_ = std::make_unique<ControlChannel>(
       &mgr_->transport(), [this](int src, const std::string& method, const Status& s, std::string body,
                                  ControlChannel::Reply reply) {
@@ -76,6 +100,7 @@ Server::~Server() {
   control_.reset();       // no new requests; replies still go (they hold the transport)
   control_pool_.reset();  // drains requests already queued (they fail fast now)
   mgr_.reset();
+  reporter_.reset();  // after mgr_: no stall can be reported any more
   callback_pool_.reset();
   // The steps have ended (or were cancelled above) and their rendezvous, which held what their
   // collectives still waited for, are gone: the context's wait for its collectives is short.
@@ -222,10 +247,11 @@ void Server::RunStep(RunStepRequest request, std::function<void(const Status&, R
     return p;
   }();
   reg.reset();  // the step holds the graph now
+  const int64_t start_ns = trace_ring_ ? TraceRing::NowNanos() : 0;
   for (Executor* part : parts) {
     part->RunAsync({.step_id = static_cast<int64_t>(step->id), .frame = frame.get(), .rendezvous = step->rendezvous.get(),
-                    .cancellation = &step->cm, .collectives = collectives_.get()},
-                   [this, step, frame, state, fetches, done](Status s) {
+                    .cancellation = &step->cm, .collectives = collectives_.get(), .ring = trace_ring_.get()},
+                   [this, step, frame, state, fetches, done, start_ns](Status s) {
                      if (!s.ok()) {
                        step->rendezvous->StartAbort(s);
                        step->cm.StartCancel(s);
@@ -249,10 +275,59 @@ void Server::RunStep(RunStepRequest request, std::function<void(const Status&, R
                        reply.rets.emplace_back(index, frame->rets[index]);
                      }
                      if (!status.ok()) reply.rets.clear();
+                     if (status.ok()) {
+                       for (uint64_t last = last_completed_.load(); last < step->id && !last_completed_.compare_exchange_weak(last, step->id);) {
+                       }
+                     }
+                     if (trace_ring_) RecordStep(step->id, start_ns, status);
                      FinishStep(step->id);
                      done(status, std::move(reply));
                    });
   }
+}
+
+void Server::RecordStep(uint64_t step_id, int64_t start_ns, const Status& status) {
+  trace_ring_->Record({.kind = TraceKind::kStep, .step = static_cast<int64_t>(step_id), .start_ns = start_ns,
+                       .end_ns = TraceRing::NowNanos(), .name = "step", .op = "RunStep",
+                       .detail = status.ok() ? std::string_view() : std::string_view(status.message()),
+                       .failed = !status.ok()});
+  // A step that failed here first (not one aborted because another task failed) dumps the trace.
+  if (!status.ok() && !IsSecondary(status)) {
+    const std::string why = fmt::format("step {} failed on task {}: {}", step_id, task_name_, status.ToString());
+    (void)trace_ring_->DumpReserved(why);
+  }
+}
+
+std::string Server::DescribeWaits(std::string_view why) const {
+  ReportText text(256 * 1024);
+  DescribeWaits(why, &text);
+  return std::string(text.view());
+}
+
+void Server::DescribeWaits(std::string_view why, ReportText* out) const {
+  std::lock_guard<std::mutex> describing(describe_mu_);
+  out->Append("=== weft hang report: {} (pid {}) ===\nwhy: {}\nlast completed step: {}\n", task_name_, getpid(), why,
+              last_completed_.load());
+  const size_t n = mgr_ ? waits_->AppendWaiting(*mgr_, ~uint64_t{0}, out) : 0;
+  {
+    // Never waits for mu_: a report may come from a thread that holds it.
+    std::unique_lock<std::mutex> l(mu_, std::try_to_lock);
+    if (!l.owns_lock()) {
+      out->Append("running: (the server was busy: its running nodes are not listed)\n");
+    } else {
+      for (const auto& [id, step] : running_) {
+        out->Append("step {}: running here\n", id);
+        if (step->graph == nullptr) continue;
+        for (const auto& part : step->graph->parts) {
+          part->ForEachRunning([out](uint64_t step_id, const Node& node, std::string_view device) {
+            out->Append("running: step {}: {} '{}' on {}\n", step_id, node.op(), node.name(), device);
+          });
+        }
+      }
+    }
+  }
+  if (n == 0) out->Append("no Recv of a step is waiting\n");
+  waits_->AppendWaitsFor(out);
 }
 
 void Server::AbortStep(uint64_t step_id, const Status& status) {

@@ -24,6 +24,7 @@
 // Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -31,6 +32,7 @@
 #include <mutex>
 #include <set>
 
+#include "distributed/hang_report.h"
 #include "distributed/server/control.h"
 #include "distributed/ucx_rendezvous.h"
 #include "graph/device.h"
@@ -45,6 +47,17 @@ struct ServerOptions {
   int inter_op_threads = 0;  // 0: hardware threads
   // A Recv waiting longer than this for another task aborts its step (DeadlineExceeded).
   std::chrono::milliseconds recv_timeout{30000};
+  // Hang reports (distributed/hang_report.h), as MultiWorkerMirroredStrategy's: when a Recv of a
+  // step here passes recv_timeout, and on SIGUSR1 when hang_report_on_signal (one listener per
+  // process), the server writes "<hang_report_dir>/weft-hang-<job>-<index>.txt" (empty dir: the
+  // working directory): the Recvs waited for with their source task, the steps running here and
+  // their running nodes, the last step that ended well, and "waits for: <tasks>".
+  std::string hang_report_dir;
+  bool hang_report_on_signal = true;
+  // The always-on trace (runtime/trace_ring.h): the last `trace_events` kernels, Send/Recv and
+  // steps run here, dumped to "<hang_report_dir>/weft-trace-<job>-<index>.json" with each report
+  // and when a step fails here. 0: no trace.
+  size_t trace_events = 16384;
   // Transport options (eager threshold, UCX configuration, port override for tests); the cluster
   // and task are the server's. With no cluster_secret and not insecure, the server takes
   // ResolveClusterSecret()'s (WEFT_CLUSTER_SECRET / _FILE / WEFT_INSECURE).
@@ -81,6 +94,10 @@ class Server {
   HealthReply Health() const;
   // True once a control request from task `task` (global index) has arrived here.
   bool HeardFrom(int task) const;
+  // The trace ring (null when trace_events is 0), and the report a stall or SIGUSR1 writes.
+  TraceRing* trace_ring() const { return trace_ring_.get(); }
+  HangReporter& hang_reporter() const { return *reporter_; }
+  std::string DescribeWaits(std::string_view why) const;
 
   // Blocks until Stop().
   void Join();
@@ -93,6 +110,10 @@ class Server {
              ControlChannel::Reply reply);
   std::shared_ptr<Step> StartStep(uint64_t step_id, Status* aborted);
   void FinishStep(uint64_t step_id);
+  // The reporter's builder: allocates nothing (HangReporter's contract); one at a time.
+  void DescribeWaits(std::string_view why, ReportText* out) const;
+  // The step's event in the trace; a step that failed here first also dumps the trace.
+  void RecordStep(uint64_t step_id, int64_t start_ns, const Status& status);
 
   ServerOptions options_;
   DeviceSet devices_;
@@ -101,6 +122,12 @@ class Server {
   std::unique_ptr<CollectiveContext> collectives_;  // handed to every step's kernels
   std::unique_ptr<ThreadPool> callback_pool_;  // Recv callbacks of remote keys (outlives mgr_)
   std::unique_ptr<ThreadPool> control_pool_;   // control requests run here, off the progress thread
+  std::string task_name_;                      // "ps:0", made once (reports allocate nothing)
+  std::unique_ptr<TraceRing> trace_ring_;      // null: no trace
+  mutable std::mutex describe_mu_;             // one DescribeWaits at a time: waits_ is its scratch
+  std::unique_ptr<WaitDescriber> waits_;
+  std::unique_ptr<HangReporter> reporter_;     // before mgr_, whose stalls it reports
+  std::atomic<uint64_t> last_completed_{0};    // the last step that ended well here
   std::unique_ptr<UcxRendezvousMgr> mgr_;
   std::unique_ptr<ControlChannel> control_;
   mutable std::mutex mu_;

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <thread>
 
+#include "core/heap_count.h"
 #include "distributed/hang_report.h"
 #include "distributed/multi_worker_strategy.h"
 #include "tests/distributed/child_process.h"
@@ -44,17 +45,17 @@ TEST_CASE("hang report: written on request and on SIGUSR1, from the reporter's o
   std::atomic<int> calls{0};
   std::thread::id built_on;
   {
-    HangReporter r({.path = path}, [&](const std::string& why) {
+    HangReporter r({.path = path}, [&](std::string_view why, ReportText* out) {
       calls++;
       built_on = std::this_thread::get_id();
-      return "waits for: worker:1 (" + why + ")\n";
+      out->Append("waits for: worker:1 ({})\n", why);
     });
     REQUIRE(r.listening());
     r.Report("step 3 passed its deadline");
     CHECK(ReadAll(path) == "waits for: worker:1 (step 3 passed its deadline)\n");
     CHECK(built_on == std::this_thread::get_id());
     // A second reporter in the process reports when asked, but does not take the signal.
-    HangReporter other({.path = dir + "/other.txt"}, [](const std::string&) { return std::string("other\n"); });
+    HangReporter other({.path = dir + "/other.txt"}, [](std::string_view, ReportText* out) { out->Append("other\n"); });
     CHECK(!other.listening());
     REQUIRE(raise(SIGUSR1) == 0);
     REQUIRE(WaitFor([&] { return r.num_reports() == 2; }));
@@ -79,7 +80,7 @@ TEST_CASE("hang report: SIGUSR1 while reporters come and go is harmless") {
   });
   int reports = 0;
   for (int i = 0; i < 50; ++i) {
-    HangReporter r({.path = ""}, [](const std::string&) { return std::string(); });
+    HangReporter r({.path = ""}, [](std::string_view, ReportText*) {});
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
     reports += r.num_reports();
   }
@@ -167,5 +168,76 @@ TEST_CASE("hang report: a Recv whose sender never runs names the key and the tas
     for (auto& w : workers) stops.emplace_back([&w] { w.reset(); });
     for (std::thread& t : stops) t.join();
   }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("hang report: made and written without allocating (its memory is reserved), and cut to its buffer") {
+  // Two workers in this process; worker:0 waits in step 9 for a tensor worker:1 has not sent (the
+  // deadline far away), and its report is taken on this thread, counting this thread's allocations.
+  const std::string dir = std::filesystem::temp_directory_path() / fmt::format("weft_hang_alloc_{}", getpid());
+  std::filesystem::create_directories(dir);
+  const std::vector<int> ports = test::FreeLoopbackPorts(2);
+  const ClusterSpec spec({{"worker", {fmt::format("127.0.0.1:{}", ports[0]), fmt::format("127.0.0.1:{}", ports[1])}}});
+  std::unique_ptr<MultiWorkerMirroredStrategy> workers[2];
+  {
+    std::vector<std::thread> starts;
+    for (int w = 0; w < 2; ++w) {
+      starts.emplace_back([&, w] {
+        MultiWorkerOptions o;
+        o.cluster = ClusterConfig{spec, TaskId{"worker", w}};
+        o.secret = ClusterSecret{.secret = "hang-report-test-secret"};
+        o.collective_timeout = std::chrono::seconds(60);
+        o.connect_timeout = std::chrono::seconds(20);
+        o.hang_report_dir = dir;
+        o.hang_report_on_signal = false;
+        workers[w] = std::make_unique<MultiWorkerMirroredStrategy>(o);
+      });
+    }
+    for (std::thread& t : starts) t.join();
+  }
+  REQUIRE(workers[0] != nullptr);
+  REQUIRE(workers[1] != nullptr);
+  const std::string key =
+      "/job:worker/replica:0/task:1/device:CPU:0;0;/job:worker/replica:0/task:0/device:CPU:0;not_yet:0;0:0";
+  std::shared_ptr<UcxRendezvous> r = workers[0]->rendezvous().Find(9);
+  std::atomic<bool> done{false};
+  r->RecvAsync(key, {}, [&](const Status&, const Tensor&, bool) { done = true; });
+  workers[0]->hang_reporter().Report("warm-up");  // the first report may make what a process makes once (errno's strings)
+  const int64_t before = HeapCount::ThisThreadNews();
+  workers[0]->hang_reporter().Report("asked by the test");
+  const int64_t allocations = HeapCount::ThisThreadNews() - before;
+  CHECK(allocations == 0);
+  const std::string report = ReadAll(dir + "/weft-hang-worker-0.txt");
+  MESSAGE("worker:0's report:\n" << report);
+  CHECK(report.find("=== weft hang report: worker:0 (pid ") == 0);
+  CHECK(report.find("\nwhy: asked by the test\n") != std::string::npos);
+  CHECK(report.find("\nstep 9: Recv of '" + key + "' from worker:1 for ") != std::string::npos);
+  CHECK(report.find("\nwaits for: worker:1\n") != std::string::npos);
+  CHECK(report.find("\ntrace: " + dir + "/weft-trace-worker-0.json (") != std::string::npos);
+  CHECK(std::filesystem::exists(dir + "/weft-trace-worker-0.json"));
+  r->StartAbort(errors::Cancelled("the test is over"));
+  CHECK(WaitFor([&] { return done.load(); }));
+  r.reset();
+  (void)workers[0]->rendezvous().Cleanup(9);
+  {
+    std::vector<std::thread> stops;
+    for (auto& w : workers) stops.emplace_back([&w] { w.reset(); });
+    for (std::thread& t : stops) t.join();
+  }
+  // A report longer than its buffer keeps whole lines, says it was cut, and keeps its tail.
+  const std::string path = dir + "/cut.txt";
+  HangReporter cut({.path = path, .on_signal = false, .capacity = 16384}, [](std::string_view, ReportText* out) {
+    for (int i = 0; i < 10000; ++i) out->Append("line {:05}\n", i);
+    out->AppendTail("waits for: nobody\n");
+  });
+  const int64_t cut_before = HeapCount::ThisThreadNews();
+  cut.Report("long");
+  CHECK(HeapCount::ThisThreadNews() == cut_before);
+  const std::string text = ReadAll(path);
+  // 16384 - 4096 bytes of body: 1117 lines of 11 bytes.
+  CHECK(text.starts_with("line 00000\n"));
+  CHECK(text.find("\nline 01116\nwaits for: nobody\n(the report was cut here: it is longer than its 16384-byte buffer)\n") !=
+        std::string::npos);
+  CHECK(text.size() == 1117 * 11 + 18 + 67);
   std::filesystem::remove_all(dir);
 }

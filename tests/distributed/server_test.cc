@@ -19,6 +19,8 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <future>
 
@@ -77,8 +79,12 @@ struct TestCluster {
   std::unique_ptr<Child> children[3];  // by global index (1, 2)
 
   // worker1_env: more environment for worker:1 (WEFT_SERVER_CHILD_TRAIN makes it an async client).
-  explicit TestCluster(const std::string& tls, std::map<std::string, std::string> worker1_env = {}) {
-    client = std::make_unique<Server>(ClusterSpec::FromFlag(kCluster), TaskId{"worker", 0}, Options(tls));
+  // client_options: changes to the client's own server's options.
+  explicit TestCluster(const std::string& tls, std::map<std::string, std::string> worker1_env = {},
+                       const std::function<void(ServerOptions*)>& client_options = {}) {
+    ServerOptions mine = Options(tls);
+    if (client_options) client_options(&mine);
+    client = std::make_unique<Server>(ClusterSpec::FromFlag(kCluster), TaskId{"worker", 0}, mine);
     worker1_env.insert({{"WEFT_SERVER_CHILD", "worker:1"}, {"WEFT_SERVER_TLS", tls}});
     children[kWorker1] = std::make_unique<Child>("server child", worker1_env);
     children[kPs0] = std::make_unique<Child>(
@@ -179,11 +185,12 @@ namespace {
 // A softmax regression on a learnable synthetic set, trained `epochs` x 10 steps of batch 32
 // in `strategy`'s scope; `history` gets the mean training loss per epoch, `initial` (if set) the
 // loss over the whole set before training.
+// epochs 0: compiled only (the chief initializes the shared variables), not trained.
 std::unique_ptr<train::Model> TrainLinear(const Strategy& strategy, int epochs, std::vector<double>* history,
-                                          double* initial = nullptr) {
+                                          double* initial = nullptr, int64_t units = 4) {
   static const data::ArrayData d = data::Synthetic(640, {16}, 4, 5);
   auto scope = strategy.scope();
-  auto m = std::make_unique<train::Sequential>(TensorShape({16}), std::vector<train::LayerPtr>{train::Dense(4)}, "linear");
+  auto m = std::make_unique<train::Sequential>(TensorShape({16}), std::vector<train::LayerPtr>{train::Dense(units)}, "linear");
   train::CompileOptions o;
   o.loss = train::SparseCategoricalCrossentropy(/*from_logits=*/true);
   o.optimizer = train::SGD(0.1);
@@ -192,6 +199,7 @@ std::unique_ptr<train::Model> TrainLinear(const Strategy& strategy, int epochs, 
   o.seed = 7;  // the chief's initial weights
   m->Compile(o);
   if (initial != nullptr) *initial = m->Evaluate(d.x, d.y, 640).at("loss");
+  if (epochs == 0) return m;
   train::FitOptions fo;
   fo.batch_size = 32;
   fo.epochs = epochs;
@@ -219,7 +227,8 @@ TEST_CASE("server child") {
     try {
       ParameterServerStrategy strategy(&server, {.step_timeout = 30s, .control_timeout = 15s}, PsMode::kAsync);
       std::vector<double> losses;
-      auto m = TrainLinear(strategy, 4, &losses);
+      const char* units = std::getenv("WEFT_SERVER_CHILD_UNITS");  // another model than the chief's
+      auto m = TrainLinear(strategy, 4, &losses, nullptr, units != nullptr ? std::atoll(units) : 4);
       WriteLine(out_fd, fmt::format("trained {} {} {}", m->step(), losses.front(), losses.back()));
     } catch (const Error& e) {
       WriteLine(out_fd, "error: " + e.status().ToString());
@@ -344,6 +353,65 @@ TEST_CASE("server: a stalled worker times the step out; a killed one fails it wi
     }
     CHECK(left == 0);
   }
+}
+
+TEST_CASE("server: a stopped worker (SIGSTOP): the client's server reports the Recv it waits for, naming it, and dumps its trace") {
+  // The client's task (this process) waits in its Add for worker:1's partial sum; worker:1 is
+  // stopped. Its Recv passes the 1.5 s deadline: the hang report names the key and worker:1
+  // (within 2x the deadline), lists the node still running, and the trace dump beside it holds
+  // the kernels and steps that ran here.
+  const std::string dir = std::filesystem::temp_directory_path() / fmt::format("weft_server_hang_{}", getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  constexpr auto kDeadline = 1500ms;
+  TestCluster cluster("tcp,self", {}, [&](ServerOptions* o) {
+    o->recv_timeout = kDeadline;
+    o->hang_report_dir = dir;
+    o->hang_report_on_signal = false;
+  });
+  Model dist(true);
+  DistributedSession remote(&dist.g, cluster.client.get(), {.step_timeout = 4s, .control_timeout = 10s});
+  remote.Run({}, {}, {dist.init});
+  remote.Run({{dist.x, kX}}, {dist.loss, dist.dw}, {dist.train});
+  remote.Run({{dist.x, kX}}, {dist.loss});  // registered everywhere: the stopped step needs no RegisterGraph
+  REQUIRE(cluster.client->trace_ring() != nullptr);
+  CHECK(cluster.client->trace_ring()->recorded() > 0);
+  Child& worker = *cluster.children[kWorker1];
+  Stop(worker.pid);
+  const auto start = std::chrono::steady_clock::now();
+  const std::string report_path = dir + "/weft-hang-worker-0.txt";
+  auto step = std::async(std::launch::async, [&] { return RunStatus([&] { remote.Run({{dist.x, kX}}, {dist.loss}); }); });
+  bool reported = false;
+  while (!reported && std::chrono::steady_clock::now() - start < 4 * kDeadline) {
+    reported = std::filesystem::exists(report_path);
+    if (!reported) std::this_thread::sleep_for(10ms);
+  }
+  const double at = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  REQUIRE(step.wait_for(20s) == std::future_status::ready);
+  const Status s = step.get();
+  REQUIRE(kill(worker.pid, SIGCONT) == 0);
+  CHECK(s.code() == Code::kDeadlineExceeded);
+  INFO("the step: " << s.ToString());
+  REQUIRE(reported);
+  MESSAGE("report after " << at << " s");
+  CHECK(at < 2.0 * std::chrono::duration<double>(kDeadline).count());
+  std::ifstream in(report_path);
+  const std::string report((std::istreambuf_iterator<char>(in)), {});
+  MESSAGE("worker:0's report:\n" << report);
+  CHECK(report.starts_with("=== weft hang report: worker:0 (pid "));
+  CHECK(report.find("\nwhy: step ") != std::string::npos);
+  CHECK(report.find("DeadlineExceeded") != std::string::npos);
+  CHECK(report.find(";/job:worker/replica:0/task:0/device:CPU:0;") != std::string::npos);  // the key, to here
+  CHECK(report.find("' from worker:1 for ") != std::string::npos);
+  CHECK(report.find("\nrunning: step ") != std::string::npos);
+  CHECK(report.find("\nwaits for: worker:1\n") != std::string::npos);
+  CHECK(report.find("\ntrace: " + dir + "/weft-trace-worker-0.json (") != std::string::npos);
+  std::ifstream trace_in(dir + "/weft-trace-worker-0.json");
+  const std::string trace((std::istreambuf_iterator<char>(trace_in)), {});
+  CHECK(trace.find("\"kind\": \"kernel\"") != std::string::npos);
+  CHECK(trace.find("\"kind\": \"step\"") != std::string::npos);
+  CHECK(trace.find("\"process\": \"worker:0\"") != std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("server: weft-zoo server serves a ps task from TF_CONFIG until SIGTERM") {
@@ -475,6 +543,24 @@ TEST_CASE("server: ParameterServerStrategy (1 ps, 2 workers, sync) trains mnist_
   std::remove(path.c_str());
   CHECK(file.at("step").scalar<int64_t>()() == 4);
   for (size_t i = 0; i < weights.size(); ++i) CHECK(MaxRelativeDifference(file.at(weights[i].node->name()), values[i]) == 0);
+}
+
+TEST_CASE("server: ParameterServerStrategy async: a worker whose model differs in one layer fails before its first step, naming it") {
+  // The chief (this process) builds Dense(4) and initializes the shared variables on ps:0;
+  // worker:1 builds Dense(8): its Compile fails naming the kernel and both shapes, and nothing
+  // of it ran on the shared variables.
+  TestCluster cluster("tcp,self", {{"WEFT_SERVER_CHILD_TRAIN", "async"}, {"WEFT_SERVER_CHILD_UNITS", "8"}});
+  ParameterServerStrategy strategy(cluster.client.get(), {.step_timeout = 30s, .control_timeout = 15s}, PsMode::kAsync);
+  std::vector<double> losses;
+  auto m = TrainLinear(strategy, 0, &losses);
+  const std::string report = ReadLine(cluster.children[kWorker1]->from_child, 60s);
+  MESSAGE("worker:1: " << report);
+  CHECK(report.starts_with("error: FailedPrecondition: "));
+  CHECK(report.find("the shared variable '") != std::string::npos);
+  CHECK(report.find("kernel' is [16,4] (as the chief initialized it) where this worker's model has [16,8]: "
+                    "the workers run different programs") != std::string::npos);
+  // The step counter on ps:0 is where the chief left it: worker:1 ran no step.
+  CHECK(m->session()->Run({}, {m->graph()->FindOutput("step")})[0].scalar<int64_t>()() == 0);
 }
 
 TEST_CASE("server: ParameterServerStrategy async (1 ps, 2 workers) converges; checkpoints round-trip through ps:0") {

@@ -140,7 +140,8 @@ expect 2 "unknown option '--epoch'" -- "$zoo" train mlp --epoch 3
 expect 2 "--epochs needs an integer >= 1" -- "$zoo" train mlp --epochs zero
 expect 2 "--resume needs --checkpoint-dir" -- "$zoo" train mlp --resume
 expect 2 "--data must be" -- "$zoo" train mlp --data cifar
-expect 2 "--trace-events and --dump-trace need --strategy multi_worker" -- "$zoo" train mlp --dump-trace t.json
+expect 2 "--dump-trace needs --strategy multi_worker or parameter_server" -- "$zoo" train mlp --dump-trace t.json
+expect 2 "--trace-events needs --strategy multi_worker" -- "$zoo" train mlp --strategy mirrored --trace-events 8
 expect 2 "usage: weft-zoo trace merge DIR -o FILE" -- "$zoo" trace merge
 expect 1 "trace merge: '/nowhere' is not a directory" -- "$zoo" trace merge /nowhere -o all.json
 expect 1 "unknown model 'alexnet' (known: mlp, mnist_cnn" -- "$zoo" describe alexnet

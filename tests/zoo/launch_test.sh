@@ -88,9 +88,18 @@ if ! grep -q "strategy must be" "$tmp/out"; then
   [ "$(grep -c '^\[worker:[01]\] test_loss' "$tmp/out")" = 2 ] || fail "both async workers train: $(cat "$tmp/out")"
   [ -e "$tmp/ckpt/ckpt-5.weft" ] || fail "the async chief wrote no checkpoint: $(ls "$tmp/ckpt") $(cat "$tmp/out")"
   status="$(run "$tmp/out" -- "$zoo" launch --ps 1 -n 2 -- "$zoo" train mlp --strategy parameter_server \
-    --data synthetic --steps-per-epoch 5 --batch-size 32 --threads 1 --quiet)"
+    --data synthetic --steps-per-epoch 5 --batch-size 32 --threads 1 --quiet --dump-trace "$tmp/ps-trace.json")"
   [ "$status" = 0 ] || fail "sync parameter_server launch exited $status: $(cat "$tmp/out")"
   grep -q '^\[worker:0\] test_loss' "$tmp/out" || fail "worker:0 drives the sync training: $(cat "$tmp/out")"
+  # The client's server traced its partitions' kernels, Send/Recv and steps (--dump-trace at the end).
+  python3 - "$tmp/ps-trace.json" <<'PY' || fail "the parameter_server trace: $(head -c 2000 "$tmp/ps-trace.json")"
+import json, sys
+events = json.load(open(sys.argv[1]))
+meta = [e for e in events if e.get("name") == "weft_trace"][0]["args"]
+assert meta["process"] == "worker:0", meta
+kinds = {e["args"]["kind"] for e in events if e.get("ph") == "X"}
+assert {"kernel", "send", "recv", "step"} <= kinds, kinds
+PY
   grep -q '^\[worker:1\] .*stopping (the client has finished)' "$tmp/out" || fail "worker:1 serves: $(cat "$tmp/out")"
   [ "$(run "$tmp/out" -- "$zoo" train mlp --ps-mode async --data synthetic)" = 2 ] || fail "--ps-mode alone: usage error"
 fi
