@@ -187,6 +187,7 @@ bool UcxWorker::TryTakeBaton() {
 // at a time (a few microseconds), so a waiter spins that long; past it the holder was probably
 // descheduled (2 cores, more runnable threads) and the waiter sleeps rather than spin on.
 void UcxWorker::TakeBaton() {
+  if (TryTakeBaton()) return;  // the usual case, before the clock is read (every round takes it)
   const auto spin_until = Clock::now() + std::chrono::microseconds(20);
   for (int i = 0;; ++i) {
     if (TryTakeBaton()) return;
