@@ -1,5 +1,6 @@
 #include "core/siphash.h"
 
+#include <bit>
 #include <cstring>
 
 #include "core/status.h"
@@ -35,8 +36,9 @@ inline void Absorb(uint64_t v[4], uint64_t m) {
 }
 
 inline uint64_t LoadLittleEndian64(const uint8_t* p) {
-  uint64_t m = 0;
-  for (int i = 7; i >= 0; --i) m = (m << 8) | p[i];
+  uint64_t m;
+  std::memcpy(&m, p, sizeof(m));
+  if constexpr (std::endian::native == std::endian::big) m = __builtin_bswap64(m);
   return m;
 }
 
@@ -71,7 +73,9 @@ void SipHash24::Stream::Update(const void* data, size_t n) {
       used = 0;
     }
   }
-  for (; n >= 8; n -= 8, p += 8) Absorb(v_, LoadLittleEndian64(p));
+  uint64_t v[4] = {v_[0], v_[1], v_[2], v_[3]};  // (in registers through the loop)
+  for (; n >= 8; n -= 8, p += 8) Absorb(v, LoadLittleEndian64(p));
+  for (int i = 0; i < 4; ++i) v_[i] = v[i];
   for (size_t i = 0; i < n; ++i) tail_ |= uint64_t{p[i]} << (8 * i);
 }
 
