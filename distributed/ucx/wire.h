@@ -68,7 +68,7 @@ struct WireHeader {
   uint8_t rank;
   uint32_t payload_offset;  // eager: where the payload starts; rendezvous: the message length
   uint32_t chunk_bytes;     // kWireFlagChunked: the chunk size; 0 otherwise
-  uint64_t reserved1;  // the truncated HMAC of an authenticated message; 0 otherwise
+  uint64_t reserved1;  // the SipHash-2-4 tag of an authenticated message (SealMessage); 0 otherwise
 };
 static_assert(sizeof(WireHeader) == kWireHeaderBytes);
 
