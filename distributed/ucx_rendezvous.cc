@@ -72,7 +72,7 @@ void UcxRendezvous::RecvAsync(const std::string& key, const RendezvousArgs& args
     local_.RecvAsync(key, args, std::move(done));
     return;
   }
-  const auto start = Clock::now();
+  const auto start = transport.worker()->Now();  // (no clock read on the progress thread)
   PendingMap::iterator it;
   bool inserted;
   {
@@ -113,8 +113,10 @@ void UcxRendezvous::RemoteRecvDone(PendingMap::iterator it, const Status& s, con
     pending_nodes_.Erase(pending_, it);
   }
   mgr_->transport().worker()->AddDemand(-1);
-  mgr_->transport().AddWaitTime(src,
-                                std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count());
+  const auto now = mgr_->transport().worker()->Now();
+  // (Now() on the progress thread may be a little behind a start read on another thread.)
+  mgr_->transport().AddWaitTime(
+      src, std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::microseconds>(now - start).count()));
   if (ThreadPool* pool = mgr_->callback_pool()) {
     pool->Schedule([done = std::move(done), s, v, dead] { done(s, v, dead); });
   } else {

@@ -66,14 +66,14 @@ void SecureRandomBytes(void* data, size_t n) {
   }
 }
 
-HmacSha256 ClusterKey::MessageKey(int src, uint64_t src_inc, int dst, uint64_t dst_inc) const {
-  std::string info = "weft-message-v1";
+SipHash24 ClusterKey::MessageKey(int src, uint64_t src_inc, int dst, uint64_t dst_inc) const {
+  std::string info = "weft-message-v2";  // v1 keyed HMAC-SHA256; v2 keys SipHash-2-4
   Put<uint32_t>(&info, static_cast<uint32_t>(src));
   Put<uint64_t>(&info, src_inc);
   Put<uint32_t>(&info, static_cast<uint32_t>(dst));
   Put<uint64_t>(&info, dst_inc);
   const Sha256Digest k = hmac_.Compute(info);
-  return HmacSha256(AsView(k));
+  return SipHash24(AsView(k).substr(0, SipHash24::kKeyBytes));
 }
 
 Handshake Handshake::Client(const HandshakeConfig& config, int peer_task) {

@@ -32,6 +32,7 @@
 #include <string_view>
 
 #include "core/sha256.h"
+#include "core/siphash.h"
 #include "core/status.h"
 
 namespace weft {
@@ -54,8 +55,9 @@ class ClusterKey {
   bool insecure() const { return insecure_; }
   const HmacSha256& hmac() const { return hmac_; }
   // The key of messages from task `src` (incarnation src_inc) to `dst` (dst_inc): per direction
-  // and per pair of incarnations, the same whichever of the pair's connections was made first.
-  HmacSha256 MessageKey(int src, uint64_t src_inc, int dst, uint64_t dst_inc) const;
+  // and per pair of incarnations, the same whichever of the pair's connections was made first:
+  // SipHash-2-4 under the first 16 bytes of HMAC-SHA256(secret, the four of them).
+  SipHash24 MessageKey(int src, uint64_t src_inc, int dst, uint64_t dst_inc) const;
 
  private:
   bool insecure_;

@@ -47,7 +47,7 @@ struct PeerConnector::Peer {
   std::unique_ptr<Link> dial;                 // our connection to the peer, in its handshake
   std::vector<std::unique_ptr<Link>> links;   // authenticated connections (failure detection)
   std::unique_ptr<UcxEndpoint> data_ep;       // to the peer's worker address: tensors (shared memory included)
-  std::optional<HmacSha256> send_key, recv_key;
+  std::optional<SipHash24> send_key, recv_key;
   std::vector<std::function<void()>> waiting;  // sends posted before data_ep existed
   bool connected = false;  // data_ep exists
   bool failed = false;
@@ -196,7 +196,7 @@ void PeerConnector::StartConnect(int task) {
 }
 
 void PeerConnector::Poll() {
-  const auto now = Clock::now();
+  const auto now = worker_->Now();  // (a poll hook: the round's time, no clock read per round)
   if (now < next_poll_) return;
   next_poll_ = now + std::chrono::duration_cast<Clock::duration>(options_.worker.cm_poll);
   PollNow();
@@ -471,12 +471,12 @@ UcxEndpoint* PeerConnector::UsableDataEndpoint(int task) {
 
 UcxEndpoint* PeerConnector::DataEndpoint(int task) { return PeerAt(task).data_ep.get(); }
 
-const HmacSha256* PeerConnector::SendKey(int task) {
+const SipHash24* PeerConnector::SendKey(int task) {
   Peer& peer = PeerAt(task);
   return peer.send_key ? &*peer.send_key : nullptr;
 }
 
-const HmacSha256* PeerConnector::RecvKey(int task) {
+const SipHash24* PeerConnector::RecvKey(int task) {
   Peer& peer = PeerAt(task);
   return peer.recv_key ? &*peer.recv_key : nullptr;
 }

@@ -97,8 +97,8 @@ class PeerConnector {
   UcxEndpoint* DataEndpoint(int task);
   // Progress thread: the per-message MAC keys toward / from `task` (authenticate_messages with a
   // secret); null when messages are not authenticated or the peer never connected.
-  const HmacSha256* SendKey(int task);
-  const HmacSha256* RecvKey(int task);
+  const SipHash24* SendKey(int task);
+  const SipHash24* RecvKey(int task);
   // Progress thread: serves the sockets that are ready (throttled to the worker's cm_poll).
   void Poll();
   // Progress thread, on every tick: Poll, retries that are due, handshakes past their time.

@@ -204,7 +204,7 @@ void TensorChannel::PostTensor(SendOp* op) {
     return;
   }
   const bool chunked = staged && device_path_ == DevicePath::kStaged;
-  const HmacSha256* seal = connector_->SendKey(task);
+  const SipHash24* seal = connector_->SendKey(task);
   // A sealed eager message's MAC covers its payload, which the CPU must read: device memory
   // (CUDA-aware UCX) goes by rendezvous then.
   const bool eager = !chunked && !(seal != nullptr && staged) &&

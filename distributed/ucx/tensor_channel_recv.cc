@@ -61,7 +61,7 @@ void TensorChannel::ProbeHeaders(ucp_worker_h worker) {
       // that it is rejected naming its key without allocating what it claims.
       const bool authenticating = !connector_->key().insecure() && options_.authenticate_messages;
       const int src = op->src_task;
-      const HmacSha256* key = src >= 0 && src < options_.cluster.NumTasks() && src != self_ ? connector_->RecvKey(src)
+      const SipHash24* key = src >= 0 && src < options_.cluster.NumTasks() && src != self_ ? connector_->RecvKey(src)
                                                                                              : nullptr;
       if (authenticating && key != nullptr) op->mac.emplace(*key);
       param.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
@@ -163,7 +163,7 @@ void TensorChannel::PrefixFinish(void*) {}
 
 bool TensorChannel::Authentic(RecvOp* op, size_t length) {
   if (connector_->key().insecure() || !options_.authenticate_messages) return true;
-  const HmacSha256* key = connector_->RecvKey(op->src_task);
+  const SipHash24* key = connector_->RecvKey(op->src_task);
   Status sealed;
   if (key == nullptr || (op->claimed_bytes > 0 && !op->mac)) {
     sealed = errors::Unauthenticated("wire: a message from a task with no authenticated connection to this one");

@@ -120,7 +120,7 @@ Status UcxTransport::SendRawForTesting(int task, uint64_t tag, std::string bytes
   return worker_->RunSync([&]() -> Status {
     UcxEndpoint* data_ep = connector_->DataEndpoint(task);
     if (data_ep == nullptr) return errors::FailedPrecondition("not connected to {}", PeerName(task));
-    const HmacSha256* key = connector_->SendKey(task);
+    const SipHash24* key = connector_->SendKey(task);
     if (seal && key != nullptr && bytes.size() >= kWireHeaderBytes) SealMessage(&bytes, "", *key);
     ucp_request_param_t param{};
     ucs_status_ptr_t req = ucp_tag_send_nbx(data_ep->get(), bytes.data(), bytes.size(), tag, &param);

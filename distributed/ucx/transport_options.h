@@ -77,7 +77,7 @@ struct UcxTransportOptions {
   std::string cluster_secret;
   bool insecure = false;
   // With a secret: every header message (tensor headers, control requests and replies) carries
-  // a truncated HMAC-SHA256 under a per-direction key, checked before the message is trusted.
+  // a SipHash-2-4 tag under a per-direction key, checked before the message is trusted.
   // Off: the handshake alone authenticates (UCX's own transport ports then accept forged headers).
   bool authenticate_messages = true;
   // A connection must finish its handshake within this time, or it is dropped (and counted).

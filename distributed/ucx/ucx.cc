@@ -187,6 +187,7 @@ bool UcxWorker::TryTakeBaton() {
 // at a time (a few microseconds), so a waiter spins that long; past it the holder was probably
 // descheduled (2 cores, more runnable threads) and the waiter sleeps rather than spin on.
 void UcxWorker::TakeBaton() {
+  if (TryTakeBaton()) return;  // the usual case, before the clock is read (every round takes it)
   const auto spin_until = Clock::now() + std::chrono::microseconds(20);
   for (int i = 0;; ++i) {
     if (TryTakeBaton()) return;
@@ -242,15 +243,16 @@ bool UcxWorker::DriveUntil(const std::function<bool()>& ready) {
   TakeBaton();
   num_lent_.fetch_add(1, std::memory_order_relaxed);
   driver_ = this;
-  auto last_activity = Clock::now();
+  round_now_ = Clock::now();
+  auto last_activity = round_now_;
   bool handed_back_idle = false;
   while (!ready()) {
     if (stopping_flag_.load(std::memory_order_relaxed)) break;
     if (Round()) {
-      last_activity = Clock::now();
+      last_activity = round_now_;
       continue;
     }
-    if (Clock::now() - last_activity >= SpinFor()) {
+    if (round_now_ - last_activity >= SpinFor()) {
       handed_back_idle = true;  // the progress thread polls (or sleeps) from here
       break;
     }
@@ -290,6 +292,7 @@ bool UcxWorker::RunHereOrPost(std::function<void()> fn) {
     return RunOrPost(std::move(fn));
   }
   driver_ = this;
+  round_now_ = Clock::now();  // (the parked progress thread's last round may be lend_park old)
   Guarded(fn);
   RunPosted();
   driver_ = nullptr;
@@ -420,13 +423,18 @@ bool UcxWorker::Arm() {
 bool UcxWorker::Round() {
   bool active = RunPosted();
   while (Progress()) active = true;
-  auto now = Clock::now();
+  // One clock read per active round, and one per kIdleRoundsPerClock idle ones: the connection
+  // manager's and the ticks' schedules and the poll hooks (through Now()) share it.
+  if (active || ++idle_rounds_ >= kIdleRoundsPerClock) {
+    round_now_ = Clock::now();
+    idle_rounds_ = 0;
+  }
+  const auto now = round_now_;
   if (cm_worker_ != nullptr && now >= next_cm_) {
     while (Progress(cm_worker_)) active = true;
     next_cm_ = now + options_.cm_poll;
   }
   for (auto& hook : poll_hooks_) Guarded(hook);
-  now = Clock::now();
   if (now >= next_tick_) {
     for (auto& hook : tick_hooks_) Guarded(hook);
     next_tick_ = now + options_.tick;
@@ -436,16 +444,19 @@ bool UcxWorker::Round() {
 
 void UcxWorker::Loop() {
   driver_ = this;
-  auto last_activity = Clock::now();
-  next_tick_ = Clock::now() + options_.tick;
+  round_now_ = Clock::now();
+  auto last_activity = round_now_;
+  next_tick_ = round_now_ + options_.tick;
   next_cm_ = Clock::now();
   // While threads keep lending, park again after each timed-out park (after one round for
   // whatever is left in flight): the next lend usually comes before the next timeout.
   int64_t lends_seen = -1;
+  bool stale = false;  // round_now_ was not read since this thread slept or parked
   for (;;) {
     if (lent_.load(std::memory_order_seq_cst) != 0 ||
         (lends_seen >= 0 && lends_seen != num_lent_.load(std::memory_order_relaxed))) {
       if (lent_.load(std::memory_order_seq_cst) == 0 && TryTakeBaton()) {
+        round_now_ = Clock::now();
         if (lent_.load(std::memory_order_seq_cst) == 0) Round();
         GiveBaton();
       }
@@ -453,6 +464,7 @@ void UcxWorker::Loop() {
       const bool woken = Park();
       if (woken || stopping_flag_.load()) lends_seen = -1;  // woken: back to duty
       last_activity = Clock::now();
+      stale = true;  // (round_now_ is the baton holder's: set once we hold it)
       continue;
     }
     lends_seen = -1;
@@ -461,8 +473,12 @@ void UcxWorker::Loop() {
       GiveBaton();
       continue;
     }
+    if (stale) {
+      round_now_ = Clock::now();
+      stale = false;
+    }
     const bool active = Round();
-    const auto now = Clock::now();
+    const auto now = round_now_;
     if (stopping_flag_.load(std::memory_order_relaxed) || has_posted_.load(std::memory_order_acquire)) {
       std::unique_lock<std::mutex> l(mu_);
       if (stopping_ && posted_.empty()) {
@@ -515,6 +531,7 @@ void UcxWorker::Loop() {
     }
     sleeping_.store(false, std::memory_order_relaxed);
     last_activity = Clock::now();  // spin again briefly after waking: more traffic usually follows
+    stale = true;
   }
   driver_ = nullptr;
 }

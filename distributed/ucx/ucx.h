@@ -156,6 +156,18 @@ class UcxWorker {
   bool DriveUntil(const std::function<bool()>& ready);
   // How many times a thread drove the worker through DriveUntil (for tests).
   int64_t num_lent() const { return num_lent_.load(std::memory_order_relaxed); }
+  // The time, cheaply. On the thread that drives the worker (OnProgressThread: hooks, callbacks,
+  // posted work): the time its round read after progress, which is behind the clock by that
+  // round's work so far plus at most kIdleRoundsPerClock idle rounds; elsewhere the clock itself.
+  // For throttles, deadlines and wait times that tolerate microseconds; not for measuring.
+  std::chrono::steady_clock::time_point Now() const {
+    return OnProgressThread() ? round_now_ : std::chrono::steady_clock::now();
+  }
+  // An idle round (nothing posted, progressed or due) reads the clock only every this many rounds:
+  // a read costs ~60 ns on these VMs (the vdso's clock_gettime), more than the rest of an idle round
+  // over shared memory, and four reads a round were two thirds of the polling loop's cycles
+  // (bench/README.md, "The small-message path").
+  static constexpr int kIdleRoundsPerClock = 16;
   void Stop();
 
  private:
@@ -211,6 +223,8 @@ class UcxWorker {
   std::atomic<int> park_word_{0};  // futex word of Park / WakeParked
   std::atomic<int64_t> num_lent_{0};
   std::chrono::steady_clock::time_point next_tick_, next_cm_;
+  std::chrono::steady_clock::time_point round_now_;  // Now() on the driving thread
+  int idle_rounds_ = 0;                               // idle rounds since round_now_ was read
 };
 
 // An endpoint, with peer-failure handling (UCP_ERR_HANDLING_MODE_PEER) unless asked otherwise: when

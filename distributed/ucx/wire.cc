@@ -81,18 +81,18 @@ void WireMessage::Reset() {
 
 namespace {
 
-uint64_t MessageMac(const uint8_t* head, size_t head_bytes, std::string_view payload, const HmacSha256& key) {
+uint64_t MessageMac(const uint8_t* head, size_t head_bytes, std::string_view payload, const SipHash24& key) {
   WireHeader h;
   std::memcpy(&h, head, sizeof(h));
   h.reserved1 = 0;
-  return key.Compute64({std::string_view(reinterpret_cast<const char*>(&h), sizeof(h)),
-                        std::string_view(reinterpret_cast<const char*>(head) + sizeof(h), head_bytes - sizeof(h)),
-                        payload});
+  return key.Compute({std::string_view(reinterpret_cast<const char*>(&h), sizeof(h)),
+                      std::string_view(reinterpret_cast<const char*>(head) + sizeof(h), head_bytes - sizeof(h)),
+                      payload});
 }
 
 }  // namespace
 
-void SealMessage(std::string* head, std::string_view payload, const HmacSha256& key) {
+void SealMessage(std::string* head, std::string_view payload, const SipHash24& key) {
   const uint64_t mac = MessageMac(reinterpret_cast<const uint8_t*>(head->data()), head->size(), payload, key);
   std::memcpy(head->data() + offsetof(WireHeader, reserved1), &mac, sizeof(mac));
 }
@@ -114,7 +114,7 @@ void MessageMacStream::Update(size_t offset, const uint8_t* data, size_t n) {
 Status MessageMacStream::Check(const uint8_t* header) const {
   uint64_t got;
   std::memcpy(&got, header + offsetof(WireHeader, reserved1), sizeof(got));
-  const uint64_t want = key_->Finish64(inner_);
+  const uint64_t want = inner_.Finish();
   if (!ConstantTimeEqual(&got, &want, sizeof(want))) {
     return errors::Unauthenticated("wire: the message's MAC does not verify (forged, damaged, or from another "
                                    "incarnation of the sender)");
@@ -122,7 +122,7 @@ Status MessageMacStream::Check(const uint8_t* header) const {
   return Status();
 }
 
-Status CheckMessageSeal(const uint8_t* data, size_t length, const HmacSha256& key) {
+Status CheckMessageSeal(const uint8_t* data, size_t length, const SipHash24& key) {
   if (length < kWireHeaderBytes) {
     return errors::Unauthenticated("wire: a message of {} bytes cannot carry a MAC (the header has {})", length,
                                    kWireHeaderBytes);

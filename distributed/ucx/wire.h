@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "core/sha256.h"
+#include "core/siphash.h"
 #include "core/status.h"
 #include "core/tensor.h"
 
@@ -67,7 +68,7 @@ struct WireHeader {
   uint8_t rank;
   uint32_t payload_offset;  // eager: where the payload starts; rendezvous: the message length
   uint32_t chunk_bytes;     // kWireFlagChunked: the chunk size; 0 otherwise
-  uint64_t reserved1;  // the truncated HMAC of an authenticated message; 0 otherwise
+  uint64_t reserved1;  // the SipHash-2-4 tag of an authenticated message (SealMessage); 0 otherwise
 };
 static_assert(sizeof(WireHeader) == kWireHeaderBytes);
 
@@ -121,29 +122,28 @@ Status DecodeMessage(const uint8_t* data, size_t length, WireMessage* out);
 
 namespace weft {
 
-// Per-message authentication (docs/security.md): the first 8 bytes of HMAC-SHA256 under the
+// Per-message authentication (docs/security.md): SipHash-2-4 (core/siphash.h) under the
 // direction's key (ClusterKey::MessageKey) over the whole message as sent (header with reserved1
 // zero, dims, key, padding, and an eager message's payload), stored in reserved1. `head` is the
 // message head (EncodeTensorHeader); `payload` the eager payload (empty otherwise).
-void SealMessage(std::string* head, std::string_view payload, const HmacSha256& key);
+void SealMessage(std::string* head, std::string_view payload, const SipHash24& key);
 // The MAC check of a message that arrives in pieces and is not kept whole (a message longer than
 // any valid header message, received to name its key without holding its bytes): Update with
 // every piece in order (offset: where it starts in the message), then Check against the MAC in the
 // message's first kWireHeaderBytes.
 class MessageMacStream {
  public:
-  explicit MessageMacStream(const HmacSha256& key) : key_(&key), inner_(key.Begin()) {}
+  explicit MessageMacStream(const SipHash24& key) : inner_(key.Begin()) {}
   void Update(size_t offset, const uint8_t* data, size_t n);
   // Unauthenticated unless `header`'s reserved1 is the MAC of everything updated (header included).
   Status Check(const uint8_t* header) const;
 
  private:
-  const HmacSha256* key_;  // not owned
-  Sha256 inner_;
+  SipHash24::Stream inner_;
 };
 
 // Whether the received message's reserved1 is its MAC under `key`. Checked before the header is
 // decoded (nothing in it is trusted before). Unauthenticated naming what failed otherwise.
-Status CheckMessageSeal(const uint8_t* data, size_t length, const HmacSha256& key);
+Status CheckMessageSeal(const uint8_t* data, size_t length, const SipHash24& key);
 
 }  // namespace weft
