@@ -22,6 +22,7 @@ OpRegistry& OpRegistry::Global() {
     RegisterImageOps(*r);
     RegisterControlOps(*r);
     RegisterRnnOps(*r);
+    RegisterAttentionOps(*r);
     return r;
   }();
   return *registry;
@@ -43,6 +44,7 @@ KernelRegistry& KernelRegistry::Global() {
     RegisterImageKernels(*r);
     RegisterControlKernels(*r);
     RegisterRnnKernels(*r);
+    RegisterAttentionKernels(*r);
     // Device type "GPU" (ops/kernels/cuda/), when the CUDA backend is loaded (core/gpu.h).
     if (const GpuBackend* gpu = LoadGpuBackend()) gpu->register_kernels(*r);
     return r;

@@ -21,6 +21,7 @@ void RegisterSearchOps(OpRegistry& r);      // Range, Where, TopK, TopKGrad, Cum
 void RegisterImageOps(OpRegistry& r);       // ImageProjectiveTransform
 void RegisterControlOps(OpRegistry& r);     // Switch, Merge, Enter, Exit, NextIteration, LoopCond
 void RegisterRnnOps(OpRegistry& r);         // LSTMSequence, GRUSequence, SimpleRNNSequence and their *Grad
+void RegisterAttentionOps(OpRegistry& r);   // FusedCausalAttention and its *Grad
 
 void RegisterFrameworkKernels(KernelRegistry& r);
 void RegisterStateKernels(KernelRegistry& r);
@@ -35,5 +36,6 @@ void RegisterSearchKernels(KernelRegistry& r);
 void RegisterImageKernels(KernelRegistry& r);
 void RegisterControlKernels(KernelRegistry& r);
 void RegisterRnnKernels(KernelRegistry& r);
+void RegisterAttentionKernels(KernelRegistry& r);
 
 }  // namespace weft

@@ -10,9 +10,12 @@
 // over the (rows, D) view. The mask keeps positions where attention_mask > 0.5 and (causal) the
 // key step <= the query step; masked scores become -1e9 before the softmax, as Keras' (so a fully
 // masked query row attends uniformly, as Keras' default fused path; with dropout its weights are 0).
+// Causal self-attention without a mask input, dropout or returned weights runs as one
+// FusedCausalAttention op (ops/attention.h) instead of the composed ops.
 #include <cmath>
 
 #include "ops/array.h"
+#include "ops/attention.h"
 #include "ops/framework.h"
 #include "ops/math.h"
 #include "ops/nn.h"
@@ -78,14 +81,38 @@ class MultiHeadAttentionLayer : public Layer {
                  key.shape().dim(1), steps);
     const int per = o_.use_bias ? 2 : 1;  // weights per projection
     auto w = [&](int projection, int k) { return ctx.weights[projection * per + k]; };
-    // x (B, n, D) -> (B, H, n, dim): one MatMul over the (B*n, D) rows, heads split after.
-    auto project = [&](Output x, int projection, int64_t dim, const char* name) {
+    // x (B, n, D) -> (B, n, H, dim): one MatMul over the (B*n, D) rows, heads split after.
+    auto project_rows = [&](Output x, int projection, int64_t dim, const char* name) {
       const Scope ps = s.NewSubScope(name);
       const int64_t features = x.shape().dim(2), n = x.shape().dim(1);
       Output y = ops::MatMul(ps, ops::Reshape(ps, x, std::vector<int64_t>{-1, features}),
                              ops::Reshape(ps, w(projection, 0), std::vector<int64_t>{features, heads_ * dim}));
       if (o_.use_bias) y = ops::BiasAdd(ps, y, ops::Reshape(ps, w(projection, 1), std::vector<int64_t>{heads_ * dim}));
-      return ops::Transpose(ps, ops::Reshape(ps, y, std::vector<int64_t>{-1, n, heads_, dim}), {0, 2, 1, 3});
+      return ops::Reshape(ps, y, std::vector<int64_t>{-1, n, heads_, dim});
+    };
+    // The attention output (B, T, H, V) -> (B, T, O).
+    auto output_projection = [&](Output context) {
+      const Scope os = s.NewSubScope("attention_output");
+      const int64_t out = w(3, 0).shape().dim(2);
+      Output y = ops::MatMul(os, ops::Reshape(os, context, std::vector<int64_t>{-1, heads_ * o_.value_dim}),
+                             ops::Reshape(os, w(3, 0), std::vector<int64_t>{heads_ * o_.value_dim, out}));
+      if (o_.use_bias) y = ops::BiasAdd(os, y, w(3, 1));
+      return ops::Reshape(os, y, std::vector<int64_t>{-1, t, out});
+    };
+    // Causal self-attention with nothing else to apply to the weights (no attention_mask, no
+    // dropout in this call, the weights not returned): one FusedCausalAttention over the
+    // projections' own (B, n, H, dim) layout, no transposes and no (B, H, T, S) tensor kept for
+    // the gradient. Its result is the composed path's up to float rounding.
+    if (o_.use_causal_mask && in.size() < 4 && !(ctx.training && o_.dropout > 0) && !o_.return_attention_scores) {
+      const Output q = project_rows(query, 0, key_dim_, "query");
+      const Output k = project_rows(key, 1, key_dim_, "key");
+      const Output v = project_rows(value, 2, o_.value_dim, "value");
+      const double scale = 1.0 / std::sqrt(static_cast<double>(key_dim_));
+      return {output_projection(ops::FusedCausalAttention(s, q, k, v, scale)[0])};
+    }
+    // x (B, n, D) -> (B, H, n, dim).
+    auto project = [&](Output x, int projection, int64_t dim, const char* name) {
+      return ops::Transpose(s, project_rows(x, projection, dim, name), {0, 2, 1, 3});
     };
     Output q = project(query, 0, key_dim_, "query");
     q = ops::Mul(s, q, ops::ScalarLike(s, q.dtype(), 1.0 / std::sqrt(static_cast<double>(key_dim_))));
@@ -125,13 +152,7 @@ class MultiHeadAttentionLayer : public Layer {
     }
     const Output weights = p;  // Keras returns them before the dropout
     if (ctx.training && o_.dropout > 0) p = ops::Dropout(s, p, o_.dropout, o_.seed);
-    Output context = ops::Transpose(s, ops::BatchMatMul(s, p, v), {0, 2, 1, 3});  // (B, T, H, V)
-    const Scope os = s.NewSubScope("attention_output");
-    const int64_t out = w(3, 0).shape().dim(2);
-    Output y = ops::MatMul(os, ops::Reshape(os, context, std::vector<int64_t>{-1, heads_ * o_.value_dim}),
-                           ops::Reshape(os, w(3, 0), std::vector<int64_t>{heads_ * o_.value_dim, out}));
-    if (o_.use_bias) y = ops::BiasAdd(os, y, w(3, 1));
-    y = ops::Reshape(os, y, std::vector<int64_t>{-1, t, out});
+    const Output y = output_projection(ops::Transpose(s, ops::BatchMatMul(s, p, v), {0, 2, 1, 3}));  // (B, T, H, V)
     if (o_.return_attention_scores) return {y, weights};
     return {y};
   }

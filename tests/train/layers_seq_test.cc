@@ -136,3 +136,42 @@ TEST_CASE("MultiHeadAttention matches TensorFlow's Keras, masks and all") {
   CHECK(ErrorOf([] { SetUseCausalMask(*Dense(3), true); }).find("is not a MultiHeadAttention layer") !=
         std::string::npos);
 }
+
+// Which path a causal MultiHeadAttention call takes: FusedCausalAttention unless the call has an
+// attention_mask, active dropout or returns the scores; the composed path (here: the one that
+// returns the scores) gives the fused path's output.
+TEST_CASE("MultiHeadAttention: causal calls run FusedCausalAttention where nothing else touches the weights") {
+  const Tensor x = Rand({2, 7, 6}, -1, 1, 9, DType::kFloat32);
+  auto call = [&](LayerPtr layer, bool training, bool with_mask, std::vector<Output>* outs) {
+    std::vector<Sym> syms = {Input({7, 6}), Input({7, 6})};
+    if (with_mask) syms.push_back(Input({7, 6})), syms.push_back(Input({7, 7}));
+    layer->Outputs(syms);  // builds the layer, as a model does
+    auto g = std::make_unique<Graph>();
+    Scope s = Scope::Root(g.get());
+    CallContext ctx{s.NewSubScope("layer"), training, {}, nullptr};
+    for (const Weight& w : layer->weights()) ctx.weights.push_back(ops::Const(s, Rand(w.shape.dims(), -0.5, 0.5, 4, DType::kFloat32)));
+    std::vector<Output> in = {ops::Const(s, x), ops::Const(s, x)};
+    if (with_mask) in.push_back(ops::Const(s, x)), in.push_back(ops::Const(s, Tensor::Zeros(DType::kFloat32, {2, 7, 7})));
+    *outs = layer->CallOutputs(ctx, in);
+    return g;
+  };
+  auto fused = [](const Graph& g) {
+    for (Node* n : g.nodes()) {
+      if (n->op() == "FusedCausalAttention") return true;
+    }
+    return false;
+  };
+  std::vector<Output> out_fused, out_composed, unused;
+  auto g1 = call(MultiHeadAttention(2, 4, {.use_causal_mask = true}), true, false, &out_fused);
+  CHECK(fused(*g1));
+  LayerPtr scores = MultiHeadAttention(2, 4, {.use_causal_mask = true});
+  SetReturnAttentionScores(*scores, true);
+  auto g2 = call(scores, false, false, &out_composed);
+  CHECK_FALSE(fused(*g2));
+  CHECK_FALSE(fused(*call(MultiHeadAttention(2, 4, {.dropout = 0.1, .use_causal_mask = true}), true, false, &unused)));
+  CHECK(fused(*call(MultiHeadAttention(2, 4, {.dropout = 0.1, .use_causal_mask = true}), false, false, &unused)));
+  CHECK_FALSE(fused(*call(MultiHeadAttention(2, 4, {.use_causal_mask = true}), false, true, &unused)));
+  CHECK_FALSE(fused(*call(MultiHeadAttention(2, 4), false, false, &unused)));
+  Session s1(g1.get()), s2(g2.get());
+  ExpectNear(s1.Run({}, {out_fused[0]})[0], s2.Run({}, {out_composed[0]})[0], 1e-5, 1e-4);
+}

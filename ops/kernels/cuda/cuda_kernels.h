@@ -152,4 +152,17 @@ template <typename T>
 void LaunchApplyAdam(T* var, T* m, T* v, const T* beta1_power, const T* beta2_power, const T* lr, const T* beta1,
                      const T* beta2, const T* epsilon, const T* grad, int64_t n, cudaStream_t stream);
 
+// FusedCausalAttention (attention.cu): q [B, T, H, K], k [B, S, H, K], v [B, S, H, V] -> out
+// [B, T, H, V], lse [B, H, T]; its gradient writes dq, dk, dv (every element). dlse may be null
+// (zeros). scale is resolved (never 0). S > 0 where T > 0.
+struct AttentionShape {
+  int64_t B, T, S, H, K, V;
+};
+template <typename T>
+void LaunchAttentionForward(const T* q, const T* k, const T* v, T* out, T* lse, const AttentionShape& d, T scale,
+                            cudaStream_t stream);
+template <typename T>
+void LaunchAttentionGrad(const T* dout, const T* q, const T* k, const T* v, const T* out, const T* lse, const T* dlse,
+                         T* dq, T* dk, T* dv, const AttentionShape& d, T scale, cudaStream_t stream);
+
 }  // namespace weft

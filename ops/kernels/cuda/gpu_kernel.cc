@@ -63,6 +63,7 @@ void RegisterCudaKernels(KernelRegistry& r) {
   RegisterCudaRandomKernels(r);
   RegisterCudaOptimizerKernels(r);
   RegisterCudaSendRecvKernels(r);
+  RegisterCudaAttentionKernels(r);
 }
 
 // The module's entry point (core/gpu.h, GpuBackend): KernelRegistry::Global() calls it when the

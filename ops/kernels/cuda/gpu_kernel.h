@@ -38,6 +38,7 @@ void RegisterCudaBatchNormKernels(KernelRegistry& r);  //   batchnorm.cc: FusedB
 void RegisterCudaRandomKernels(KernelRegistry& r);     // random.cc: RandomUniform .. TruncatedNormal, Dropout
 void RegisterCudaOptimizerKernels(KernelRegistry& r);  // optimizer.cc: ApplyGradientDescent, ApplyMomentum, ApplyAdam
 void RegisterCudaSendRecvKernels(KernelRegistry& r);   // sendrecv.cc: _Send, _Recv
+void RegisterCudaAttentionKernels(KernelRegistry& r);  // attention.cc: FusedCausalAttention(Grad)
 
 // The collectives' merges on `gpu` (collective.cc; the GPU collective kernels use it).
 std::shared_ptr<const Reducer> NewCudaReducer(GpuContext* gpu);
