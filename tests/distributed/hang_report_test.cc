@@ -109,33 +109,43 @@ TEST_CASE("hang report: the launcher's summary names the rank everyone waits for
         "worker:0 waits for nobody (why: SIGUSR1)\nno task waits for another\n");
 }
 
+// Two workers in this process, each its own transport on an ephemeral loopback port, started at
+// once (each waits for the other); their hang reports go to `dir`, none on SIGUSR1.
+namespace {
+
+std::vector<std::unique_ptr<MultiWorkerMirroredStrategy>> TwoWorkers(const std::string& dir,
+                                                                    std::chrono::milliseconds collective_timeout) {
+  const std::vector<int> ports = test::FreeLoopbackPorts(2);
+  const ClusterSpec spec({{"worker", {fmt::format("127.0.0.1:{}", ports[0]), fmt::format("127.0.0.1:{}", ports[1])}}});
+  std::vector<std::unique_ptr<MultiWorkerMirroredStrategy>> workers(2);
+  std::vector<std::thread> starts;
+  for (int w = 0; w < 2; ++w) {
+    starts.emplace_back([&, w] {
+      MultiWorkerOptions o;
+      o.cluster = ClusterConfig{spec, TaskId{"worker", w}};
+      o.secret = ClusterSecret{.secret = "hang-report-test-secret"};
+      o.collective_timeout = collective_timeout;
+      o.connect_timeout = std::chrono::seconds(20);
+      o.hang_report_dir = dir;
+      o.hang_report_on_signal = false;
+      workers[w] = std::make_unique<MultiWorkerMirroredStrategy>(o);
+    });
+  }
+  for (std::thread& t : starts) t.join();
+  REQUIRE(workers[0] != nullptr);
+  REQUIRE(workers[1] != nullptr);
+  return workers;
+}
+
+}  // namespace
+
 TEST_CASE("hang report: a Recv whose sender never runs names the key and the task, within 2x its deadline") {
   // Two workers in this process (each its own transport on an ephemeral port); worker:0 waits in
   // step 7 for a tensor that worker:1 never sends.
   constexpr auto kTimeout = std::chrono::milliseconds(1000);
   const std::string dir = std::filesystem::temp_directory_path() / fmt::format("weft_hang_recv_{}", getpid());
   std::filesystem::create_directories(dir);
-  const std::vector<int> ports = test::FreeLoopbackPorts(2);
-  const ClusterSpec spec({{"worker", {fmt::format("127.0.0.1:{}", ports[0]), fmt::format("127.0.0.1:{}", ports[1])}}});
-  std::unique_ptr<MultiWorkerMirroredStrategy> workers[2];
-  {
-    std::vector<std::thread> starts;
-    for (int w = 0; w < 2; ++w) {
-      starts.emplace_back([&, w] {
-        MultiWorkerOptions o;
-        o.cluster = ClusterConfig{spec, TaskId{"worker", w}};
-        o.secret = ClusterSecret{.secret = "hang-report-test-secret"};
-        o.collective_timeout = kTimeout;
-        o.connect_timeout = std::chrono::seconds(20);
-        o.hang_report_dir = dir;
-        o.hang_report_on_signal = false;
-        workers[w] = std::make_unique<MultiWorkerMirroredStrategy>(o);
-      });
-    }
-    for (std::thread& t : starts) t.join();
-  }
-  REQUIRE(workers[0] != nullptr);
-  REQUIRE(workers[1] != nullptr);
+  std::vector<std::unique_ptr<MultiWorkerMirroredStrategy>> workers = TwoWorkers(dir, kTimeout);
   const std::string key =
       "/job:worker/replica:0/task:1/device:CPU:0;0;/job:worker/replica:0/task:0/device:CPU:0;never_sent:0;0:0";
   std::shared_ptr<UcxRendezvous> r = workers[0]->rendezvous().Find(7);
@@ -176,27 +186,7 @@ TEST_CASE("hang report: made and written without allocating (its memory is reser
   // deadline far away), and its report is taken on this thread, counting this thread's allocations.
   const std::string dir = std::filesystem::temp_directory_path() / fmt::format("weft_hang_alloc_{}", getpid());
   std::filesystem::create_directories(dir);
-  const std::vector<int> ports = test::FreeLoopbackPorts(2);
-  const ClusterSpec spec({{"worker", {fmt::format("127.0.0.1:{}", ports[0]), fmt::format("127.0.0.1:{}", ports[1])}}});
-  std::unique_ptr<MultiWorkerMirroredStrategy> workers[2];
-  {
-    std::vector<std::thread> starts;
-    for (int w = 0; w < 2; ++w) {
-      starts.emplace_back([&, w] {
-        MultiWorkerOptions o;
-        o.cluster = ClusterConfig{spec, TaskId{"worker", w}};
-        o.secret = ClusterSecret{.secret = "hang-report-test-secret"};
-        o.collective_timeout = std::chrono::seconds(60);
-        o.connect_timeout = std::chrono::seconds(20);
-        o.hang_report_dir = dir;
-        o.hang_report_on_signal = false;
-        workers[w] = std::make_unique<MultiWorkerMirroredStrategy>(o);
-      });
-    }
-    for (std::thread& t : starts) t.join();
-  }
-  REQUIRE(workers[0] != nullptr);
-  REQUIRE(workers[1] != nullptr);
+  std::vector<std::unique_ptr<MultiWorkerMirroredStrategy>> workers = TwoWorkers(dir, std::chrono::seconds(60));
   const std::string key =
       "/job:worker/replica:0/task:1/device:CPU:0;0;/job:worker/replica:0/task:0/device:CPU:0;not_yet:0;0:0";
   std::shared_ptr<UcxRendezvous> r = workers[0]->rendezvous().Find(9);
