@@ -163,20 +163,5 @@ TEST_CASE("FusedCausalAttention: bad input names the inputs and shapes") {
                                              Rand({0})}, {}, kInvalid, "dout");
 }
 
-TEST_CASE("FusedCausalAttention: the CUDA kernels match the CPU's (skipped without a GPU)") {
-  for (const Dims& d : std::vector<Dims>{{2, 5, 5, 3, 3, 2}, {1, 7, 4, 2, 5, 3}, {2, 40, 40, 2, 16, 8}}) {
-    const std::vector<Tensor> in32 = Inputs(d, DType::kFloat32, 51), in64 = Inputs(d, DType::kFloat64, 51);
-    ExpectGpuMatchesCpu("FusedCausalAttention", in32, {}, 1e-4);
-    ExpectGpuMatchesCpu("FusedCausalAttention", in64, {{"scale", 0.6}}, 1e-10);
-    const auto fwd = RefAttention(d, in64[0], in64[1], in64[2], 0.6, DType::kFloat64);
-    const Tensor dout = Rand({d.B, d.T, d.H, d.V}, -1, 1, 52), dlse = Rand({d.B, d.H, d.T}, -1, 1, 53);
-    ExpectGpuMatchesCpu("FusedCausalAttentionGrad", {dout, in64[0], in64[1], in64[2], fwd[0], fwd[1], dlse},
-                        {{"scale", 0.6}}, 1e-10);
-    ExpectGpuMatchesCpu("FusedCausalAttentionGrad",
-                        {dout, in64[0], in64[1], in64[2], fwd[0], fwd[1], Tensor::Zeros(DType::kFloat64, TensorShape({0}))},
-                        {{"scale", 0.6}}, 1e-10);
-  }
-}
-
 }  // namespace
 }  // namespace weft::test

@@ -131,6 +131,30 @@ TEST_CASE("GPU vs CPU: random ops give the CPU's numbers for the same seeds") {
   RunAll(cases);
 }
 
+TEST_CASE("GPU vs CPU: FusedCausalAttention and its gradient") {
+  // q [B, T, H, K], k [B, S, H, K], v [B, S, H, V] as {B, T, S, H, K, V}: T == S, T > S, head sizes
+  // that fill no vector, and 40 steps (several query blocks). The gradient's out and lse come
+  // from the CPU's forward, its dlse is random or the empty [0] tensor (zeros).
+  for (const std::vector<int64_t>& d : std::vector<std::vector<int64_t>>{{2, 5, 5, 3, 3, 2}, {1, 7, 4, 2, 5, 3},
+                                                                         {2, 40, 40, 2, 16, 8}}) {
+    const int64_t B = d[0], Tq = d[1], S = d[2], H = d[3], K = d[4], V = d[5];
+    const std::vector<std::vector<int64_t>> shapes = {{B, Tq, H, K}, {B, S, H, K}, {B, S, H, V}};
+    std::vector<Tensor> in32, in64;
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      in32.push_back(F(shapes[i], 60 + i));
+      in64.push_back(Rand(shapes[i], -1, 1, 70 + i, DType::kFloat64));
+    }
+    ExpectGpuMatchesCpu("FusedCausalAttention", in32, {}, 1e-4);
+    ExpectGpuMatchesCpu("FusedCausalAttention", in64, {{"scale", 0.6}}, 1e-10);
+    const std::vector<Tensor> fwd = RunOp("FusedCausalAttention", in64, {{"scale", 0.6}}, "/device:CPU:0");
+    const Tensor dout = Rand({B, Tq, H, V}, -1, 1, 80, DType::kFloat64);
+    for (const Tensor& dlse : {Rand({B, H, Tq}, -1, 1, 81, DType::kFloat64), Tensor::Zeros(DType::kFloat64, TensorShape({0}))}) {
+      ExpectGpuMatchesCpu("FusedCausalAttentionGrad", {dout, in64[0], in64[1], in64[2], fwd[0], fwd[1], dlse},
+                          {{"scale", 0.6}}, 1e-10);
+    }
+  }
+}
+
 TEST_CASE("GPU vs CPU: state and optimizer ops update a variable on the device") {
   const Tensor var = F({3}, 1), grad = F({3}, 2), accum = F({3}, 3), lr = T<float>({0.1}, {});
   const std::vector<GpuCase> cases = {
