@@ -119,8 +119,8 @@ class HangReporter {
 
 // The waiting part of a report, shared by MultiWorkerMirroredStrategy and Server: one line per
 // collective member not heard from ("step 5: collective group 1 instance 3: member
-// /job:worker/.../CPU:0 not heard from (rs0/1, rs1/1), from worker:1 for 2003 ms") and one per
-// other Recv ("step 7: Recv of 'KEY' from worker:1 for 1001 ms"), of the steps below `max_step`
+// /job:worker/.../CPU:0 not heard from (rs0/1, rs1/1), from worker:1 for MS ms") and one per
+// other Recv ("step 7: Recv of 'KEY' from worker:1 for MS ms"), of the steps below `max_step`
 // (the others are internal exchanges); the tasks waited for are collected for AppendWaitsFor.
 // No allocation: the scratch space is reserved by the constructor.
 class WaitDescriber {

@@ -22,6 +22,7 @@ OpRegistry& OpRegistry::Global() {
     RegisterImageOps(*r);
     RegisterControlOps(*r);
     RegisterRnnOps(*r);
+    RegisterLayerNormOps(*r);
     RegisterAttentionOps(*r);
     return r;
   }();

@@ -21,6 +21,7 @@ void RegisterSearchOps(OpRegistry& r);      // Range, Where, TopK, TopKGrad, Cum
 void RegisterImageOps(OpRegistry& r);       // ImageProjectiveTransform
 void RegisterControlOps(OpRegistry& r);     // Switch, Merge, Enter, Exit, NextIteration, LoopCond
 void RegisterRnnOps(OpRegistry& r);         // LSTMSequence, GRUSequence, SimpleRNNSequence and their *Grad
+void RegisterLayerNormOps(OpRegistry& r);    // LayerNorm and its *Grad
 void RegisterAttentionOps(OpRegistry& r);   // FusedCausalAttention and its *Grad
 
 void RegisterFrameworkKernels(KernelRegistry& r);

@@ -9,11 +9,11 @@
 namespace weft {
 namespace {
 
-// The span the first rate is measured over: two anchors good to ~0.7 us each (kCleanTicks) over
-// 20 ms make a rate good to ~7e-5 (under 1 us over a re-anchor's 13 ms), which the growing span
-// of every re-anchor then refines.
+// The span the first rate is measured over: long against the anchors' own uncertainty (kCleanTicks),
+// so that the rate's error stays under a microsecond across one re-anchor span (kReanchorTicks);
+// the growing span of every re-anchor then refines it.
 constexpr int64_t kCalibrateNs = 20'000'000;
-// An anchor is taken only from a clock_gettime that took under ~1.5 us of ticks (not preempted).
+// An anchor is taken only from a clock_gettime that took fewer than kCleanTicks ticks (not preempted).
 constexpr uint64_t kCleanTicks = uint64_t{1} << 12;
 
 // The calibration's origin (the first reading) and the one thread changing the anchor; only the

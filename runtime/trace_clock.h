@@ -61,7 +61,7 @@ class TraceClock {
   static bool HasInvariantTsc();
 
  private:
-  // About 13 ms at 2.5 GHz: the longest a reading extrapolates from its anchor.
+  // 2^25 ticks (milliseconds at GHz rates): the longest a reading extrapolates from its anchor.
   static constexpr uint64_t kReanchorTicks = uint64_t{1} << 25;
   struct Calibration {
     std::atomic<uint8_t> source{static_cast<uint8_t>(Source::kUncalibrated)};
