@@ -137,6 +137,15 @@ def executing_eagerly():
     return _top_level()
 
 
+def elementwise_equality():
+    """Whether ``t == x`` is elementwise here (ops._equality): at top level (_top_level) and in any
+    trace (weft.function, Keras steps, weft.data functions), as TF2 compares eager tensors and
+    those of a function graph; not in TF1 graph mode, a user's Graph block or a Session block."""
+    from .data import _trace
+    from .keras import _custom_step
+    return bool(_custom_step._active or _trace.tracing()) or _top_level()
+
+
 def assign_at_top_level(tensor):
     """TF2's ``v.assign(x)`` at top level (outside an eager step, which runs its own: _recorder.py)
     runs at once in the graph's own session, where ``v.numpy()`` and tf.function steps read the

@@ -585,6 +585,38 @@ class TruthValueError(TypeError):
     (weft.function falls back to running the function as written on it: _function.py)."""
 
 
+_COMPARABLE = (Tensor, bool, int, float, complex, np.ndarray, np.generic, list, tuple)
+
+
+def _broadcastable(a, b):
+    """False only where both static shapes are known and cannot broadcast together."""
+    if a is None or b is None:
+        return True
+    return all(x is None or y is None or x == y or x == 1 or y == 1 for x, y in zip(reversed(a), reversed(b)))
+
+
+def _equality(op_name, same):
+    """``t == x`` / ``t != x`` as TensorFlow 2 defines them: elementwise (tf.equal / tf.not_equal,
+    and a scalar ``same is False`` for shapes that cannot broadcast, as TF's
+    incompatible_shape_error=False gives) where TF2 runs ops eagerly or traces a function; identity
+    in TF1 graphs, where tensors are feed_dict keys and TF compares them by identity too
+    (_values.elementwise_equality). A tensor compared with itself answers the Python bool ``same``
+    in every mode, so that dict and list lookups of tensors never build ops."""
+    raw = getattr(raw_ops, op_name)
+
+    def f(a, b):
+        from . import _values
+        if isinstance(b, Tensor) and a._same(b):
+            return same
+        if b is None or not isinstance(b, _COMPARABLE) or not _values.elementwise_equality():
+            return not same
+        y = _other(a, b)
+        if not _broadcastable(a.shape, y.shape):
+            return constant(not same)
+        return raw(a, y)
+    return f
+
+
 def _install_operators():
     T = Tensor
 
@@ -632,9 +664,8 @@ def _install_operators():
     T.__matmul__ = lambda a, b: matmul(a, _other(a, b))
     T.__rmatmul__ = lambda a, b: matmul(_other(a, b), a)
     T.__getitem__ = _getitem
-    # == stays identity (tensors are dict keys in feed_dict); use weft.equal for elementwise.
-    T.__eq__ = lambda a, b: isinstance(b, Tensor) and a._same(b)
-    T.__ne__ = lambda a, b: not (isinstance(b, Tensor) and a._same(b))
+    T.__eq__ = _equality("Equal", True)
+    T.__ne__ = _equality("NotEqual", False)
     T.__hash__ = T.__hash__
 
     def _bool(self):

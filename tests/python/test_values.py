@@ -115,3 +115,27 @@ def test_tensors_from_one_random_draw_agree_whichever_is_read_first():
     a = tf.random.uniform([50])
     b = a * 2.0
     np.testing.assert_allclose(a.numpy() * 2.0, b.numpy(), rtol=1e-6)
+
+
+def test_equality_is_elementwise_in_tf2_code_and_identity_in_tf1_graphs():
+    # TF2 (tf.Tensor.__eq__ docs): `==` is tf.math.equal where ops run eagerly or a function is
+    # traced; shapes that cannot broadcast give a scalar False; None compares unequal.
+    a, b = tf.constant([1, 2]), tf.constant([1, 3])
+    np.testing.assert_array_equal((a == b).numpy(), [True, False])
+    np.testing.assert_array_equal((a != b).numpy(), [False, True])
+    np.testing.assert_array_equal((a == 1).numpy(), [True, False])
+    assert not (a == tf.constant([1, 2, 3])).numpy()
+    assert (a == None) is False and (a != None) is True  # noqa: E711
+
+    @tf.function
+    def accuracy(labels, logits):
+        return tf.reduce_mean(tf.cast(tf.argmax(logits, 1) == labels, tf.float32))
+    logits = tf.constant([[1., 0, 0], [0, 1, 0], [1, 0, 0]])
+    assert accuracy(tf.constant([0, 1, 2], tf.int64), logits).numpy() == pytest.approx(2 / 3)
+    # TF1 graphs (legacy graph mode): identity, so tensors stay usable as feed_dict keys.
+    with tf.Graph().as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [2])
+        y = x * 2
+        assert (x == y) is False and (x != y) is True and {x: 1}[x] == 1
+        with tf.compat.v1.Session() as sess:
+            np.testing.assert_array_equal(sess.run(y, feed_dict={x: [1., 2.]}), [2., 4.])
