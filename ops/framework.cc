@@ -36,6 +36,16 @@ void RegisterFrameworkOps(OpRegistry& r) {
   r.Register("Identity").Input("input", "T").Output("output", "T").TypeAttr("T", {}).Cheap()
       .Shape(UnchangedShape).Grad(IdentityGrad)
       .Doc("Returns its input (the same buffer).");
+  r.Register("EnsureShape").Input("input", "T").Output("output", "T").TypeAttr("T", {})
+      .Attr("shape", AttrType::kShape).Cheap().Grad(IdentityGrad)
+      .Shape([](InferenceContext& c) {
+        const TensorShape want = c.attr<TensorShape>("shape");
+        WEFT_REQUIRE(c.input(0).IsCompatibleWith(want), "the input's shape {} is not compatible with {}",
+                     c.input(0).ToString(), want.ToString());
+        c.set_output(0, c.input(0).Merge(want));
+      })
+      .Doc("Returns its input (the same buffer) with the static shape merged with `shape` "
+           "(tf.ensure_shape, Tensor.set_shape); a step whose input does not match is InvalidArgument.");
   r.Register("StopGradient").Input("input", "T").Output("output", "T").TypeAttr("T", {}).Cheap()
       .Shape(UnchangedShape).NoGradient()
       .Doc("Returns its input; gradients do not flow through it.");

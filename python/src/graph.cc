@@ -212,7 +212,10 @@ void InitGraph(py::module_& m) {
       .def_property_readonly("device", [](const PyTensor& t) { return t.out.node->requested_device(); })
       .def("get_shape", [](const PyTensor& t) { return ShapeToPython(t.out.shape()); })
       .def("__hash__", [](const PyTensor& t) { return std::hash<const void*>()(t.out.node) ^ t.out.index; })
-      .def("_same", [](const PyTensor& a, const PyTensor& b) { return a.out == b.out; });
+      .def("_same", [](const PyTensor& a, const PyTensor& b) { return a.out == b.out; })
+      .def("_rebind", [](PyTensor& t, const PyTensor& other) { t = other; },
+           "Makes this handle refer to `other`'s output (Tensor.set_shape: the handle the user holds "
+           "becomes the EnsureShape node's output).");
 
   py::class_<PyOperation>(m, "Operation", "A node of a graph: one op with its inputs and attrs.")
       .def_property_readonly("name", [](const PyOperation& o) { return o.node->name(); })

@@ -69,6 +69,8 @@ from . import nn  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
 from .linalg import einsum  # noqa: E402,F401
 from . import keras  # noqa: E402,F401
+# TF2's tf.optimizers, tf.losses, tf.metrics and tf.initializers are Keras' (compat.v1 keeps TF1's).
+from .keras import initializers, losses, metrics, optimizers  # noqa: E402,F401
 from . import random  # noqa: E402,F401
 from . import image  # noqa: E402,F401
 from ._weft import gpu_info  # noqa: E402,F401

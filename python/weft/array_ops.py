@@ -145,6 +145,36 @@ def _install_shape():
 _install_shape()
 
 
+def ensure_shape(x, shape, name=None):
+    """``x`` with its static shape merged with ``shape`` (a list or TensorShape, None for free dims);
+    a step whose ``x`` has another shape is InvalidArgument naming the node (op EnsureShape).
+    A shape incompatible with the static one is a ValueError at once."""
+    x = convert_to_tensor(x)
+    merged = TensorShape(x.shape).merge_with(shape)
+    want = TensorShape(shape)
+    return raw_ops.EnsureShape(x, shape=None if want.dims is None else tuple(want.dims), name=name) \
+        if merged != TensorShape(x.shape) else x
+
+
+def _set_shape(self, shape):
+    """``Tensor.set_shape``: as TensorFlow's, the static shape becomes the merge of both (ValueError
+    naming them when incompatible), for the shape inference of ops built from it afterwards. weft
+    also checks it when the step runs: the handle now refers to an EnsureShape node's output (so a
+    handle already used as a dict key should not be reshaped). A variable keeps its shape."""
+    merged = TensorShape(self.shape).merge_with(shape)
+    if merged == TensorShape(self.shape):
+        return
+    from .framework import Variable
+    if isinstance(self, Variable):
+        raise ValueError("variable '%s' has shape %s; set_shape(%s) cannot refine a variable's shape in weft"
+                         % (self.name, TensorShape(self.shape), TensorShape(shape)))
+    with self.graph.as_default():
+        self._rebind(ensure_shape(self, shape))
+
+
+Tensor.set_shape = _set_shape
+
+
 # ---- helpers ----------------------------------------------------------------------------------
 
 def _t(x, like=None):
@@ -512,6 +542,6 @@ def tensordot(a, b, axes, name=None):
     return _ops.reshape(out, _join_shape(free_a, free_b))
 
 
-__all__ = ["newaxis", "TensorShape", "stack", "unstack", "range", "linspace", "eye", "clip_by_value", "clip_by_norm",
+__all__ = ["newaxis", "TensorShape", "ensure_shape", "stack", "unstack", "range", "linspace", "eye", "clip_by_value", "clip_by_norm",
            "global_norm", "clip_by_global_norm", "norm", "gather_nd", "scatter_nd", "tensor_scatter_nd_add",
            "tensor_scatter_nd_update", "boolean_mask", "sort", "argsort", "tensordot"]

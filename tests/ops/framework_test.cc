@@ -15,6 +15,26 @@ TEST_CASE("StopGradient passes values through") {
   ExpectEqual(RunOp("StopGradient", {T<double>({4, 5})})[0], T<double>({4, 5}));
 }
 
+TEST_CASE("EnsureShape passes values through with the merged static shape; a step with another shape fails") {
+  const AttrMap any_rows{{"shape", TensorShape({-1, 3})}};
+  ExpectEqual(RunOp("EnsureShape", {T<float>({1, 2, 3, 4, 5, 6}, {2, 3})}, any_rows)[0],
+              T<float>({1, 2, 3, 4, 5, 6}, {2, 3}));
+  CheckGradient("EnsureShape", {Rand({2, 3})}, any_rows);
+  // Static shapes that cannot agree fail when the node is built, naming both shapes.
+  ExpectOpError("EnsureShape", {T<float>({1, 2}, {1, 2})}, any_rows, Code::kInvalidArgument,
+                "the input's shape [1,2] is not compatible with [?,3]");
+  // An unknown static shape is refined; the step checks the shape it really gets.
+  Graph g;
+  Scope s = Scope::Root(&g);
+  const Output p = ops::Placeholder(s, DType::kFloat32, TensorShape::Unknown());
+  const Output e = s.Op("EnsureShape", {p}, {{"shape", TensorShape({-1, 3})}});
+  CHECK(e.shape() == TensorShape({-1, 3}));
+  Session sess(&g);
+  ExpectEqual(Fetch(sess, e, {{p, T<float>({7, 8, 9}, {1, 3})}}), T<float>({7, 8, 9}, {1, 3}));
+  CHECK_THROWS_WITH_AS(Fetch(sess, e, {{p, T<float>({7, 8}, {1, 2})}}),
+                       doctest::Contains("the tensor's shape [1,2] is not compatible with the ensured [?,3]"), Error);
+}
+
 TEST_CASE("Const holds its value; its dtype must match") {
   ExpectEqual(RunOp("Const", {}, {{"value", T<int32_t>({7, 8})}, {"dtype", DType::kInt32}})[0], T<int32_t>({7, 8}));
   ExpectOpError("Const", {}, {{"value", T<int32_t>({7})}, {"dtype", DType::kFloat32}}, Code::kInvalidArgument,

@@ -340,3 +340,28 @@ def test_floordiv_and_mod_operators_round_as_python(graph, sess):
     np.testing.assert_array_equal(got[3], [-1, 1, -2])
     np.testing.assert_allclose(got[4], [0.5, 0.5])
     np.testing.assert_allclose(got[5], [1.0, -4.0])
+
+
+def test_set_shape_and_ensure_shape_merge_static_shapes_and_check_the_step():
+    # TF doc (Tensor.set_shape): the static shape becomes the merge; incompatible is a ValueError.
+    ds = tf.data.Dataset.from_tensor_slices(np.arange(24, dtype=np.float32).reshape(4, 6)).batch(2)
+
+    def split(x):
+        x = tf.reshape(x, [-1, 3, 2])
+        inputs = x[:, :2, :]
+        inputs.set_shape([None, 2, None])
+        assert inputs.shape.as_list() == [None, 2, 2]
+        return inputs
+    got = next(iter(ds.map(split)))
+    np.testing.assert_array_equal(got.numpy(), np.arange(12, dtype=np.float32).reshape(2, 3, 2)[:, :2])
+    with tf.Graph().as_default():
+        p = tf.compat.v1.placeholder(tf.float32, None)
+        p.set_shape([None, 3])
+        assert p.shape.as_list() == [None, 3]
+        with pytest.raises(ValueError, match="not compatible"):
+            p.set_shape([2])
+        e = tf.ensure_shape(tf.compat.v1.placeholder(tf.float32, None), [2, None])
+        with tf.compat.v1.Session() as sess:
+            np.testing.assert_array_equal(sess.run(p * 2, {p: [[1., 2., 3.]]}), [[2., 4., 6.]])
+            with pytest.raises(tf.errors.InvalidArgumentError, match=r"not compatible with the ensured \[2,\?\]"):
+                sess.run(e, {e.op.inputs[0]: np.zeros([3, 1], np.float32)})

@@ -117,9 +117,11 @@ def test_tensors_from_one_random_draw_agree_whichever_is_read_first():
     np.testing.assert_allclose(a.numpy() * 2.0, b.numpy(), rtol=1e-6)
 
 
-def test_equality_is_elementwise_in_tf2_code_and_identity_in_tf1_graphs():
+def test_equality_is_elementwise_in_tf2_code_and_identity_in_tf1_graphs(monkeypatch):
     # TF2 (tf.Tensor.__eq__ docs): `==` is tf.math.equal where ops run eagerly or a function is
-    # traced; shapes that cannot broadcast give a scalar False; None compares unequal.
+    # traced; shapes that cannot broadcast give a scalar False; None compares unequal. (TF1 tests
+    # earlier in the process may have called disable_eager_execution.)
+    monkeypatch.setattr(tf._values, "graph_mode", [False])
     a, b = tf.constant([1, 2]), tf.constant([1, 3])
     np.testing.assert_array_equal((a == b).numpy(), [True, False])
     np.testing.assert_array_equal((a != b).numpy(), [False, True])

@@ -58,6 +58,24 @@ class IdentityOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override { ctx->set_output(0, ctx->input(0)); }
 };
 
+// The shape attr was merged into the static shape; this checks the one the step really has, so
+// that kernels planned from the static shape never see another.
+class EnsureShapeOp : public OpKernel {
+ public:
+  explicit EnsureShapeOp(const Node& n) : OpKernel(n), shape_(n.attr<TensorShape>("shape")) {}
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    if (!x.shape().IsCompatibleWith(shape_)) {
+      throw Error(errors::InvalidArgument("the tensor's shape {} is not compatible with the ensured {}",
+                                          x.shape().ToString(), shape_.ToString()));
+    }
+    ctx->set_output(0, x);
+  }
+
+ private:
+  TensorShape shape_;
+};
+
 class NoOpKernel : public OpKernel {
  public:
   using OpKernel::OpKernel;
@@ -73,11 +91,13 @@ void RegisterFrameworkKernels(KernelRegistry& r) {
   RegisterUntyped<PlaceholderOp>(r, "Placeholder");
   RegisterUntyped<IdentityOp>(r, "Identity");
   RegisterUntyped<IdentityOp>(r, "StopGradient");
+  RegisterUntyped<EnsureShapeOp>(r, "EnsureShape");
   RegisterUntyped<NoOpKernel>(r, "NoOp");
 #if defined(WEFT_CUDA)
   // These pass tensors along without touching their bytes: the same kernels serve the GPU.
   RegisterUntyped<IdentityOp>(r, "Identity", "GPU");
   RegisterUntyped<IdentityOp>(r, "StopGradient", "GPU");
+  RegisterUntyped<EnsureShapeOp>(r, "EnsureShape", "GPU");
   RegisterUntyped<NoOpKernel>(r, "NoOp", "GPU");
 #endif
 }

@@ -75,6 +75,7 @@ TEST_CASE("GPU vs CPU: array ops") {
       {"GatherGrad", {F({4, 5, 3}, 13), I32({3, 0, 3, 3, 1}), I32({4, 6, 3})}, {{"axis", int64_t{1}}}},
       {"Identity", {F({2, 3}, 14)}, {}, 0},
       {"StopGradient", {F({2, 3}, 15)}, {}, 0},
+      {"EnsureShape", {F({2, 3}, 16)}, {{"shape", TensorShape({-1, 3})}}, 0},
       {"Const", {}, {{"value", T<float>({1, 2, 3})}, {"dtype", DType::kFloat32}}, 0},
       {"NoOp", {}, {}, 0},
   };

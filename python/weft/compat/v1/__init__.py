@@ -23,9 +23,11 @@ from ...math import divide, floordiv as _floordiv  # noqa: F401  (tf.divide is x
 from ...session import (Session, InteractiveSession, ConfigProto, GPUOptions, RunOptions,  # noqa: F401
                         RunMetadata)
 from ... import errors  # noqa: F401
-from . import flags, gfile, layers, logging, losses  # noqa: F401
-# weft's own nn and summary came in with the star import; `from . import` would return those.
+from . import flags, gfile, layers, logging  # noqa: F401
+# weft's own nn, summary, losses and metrics came in with the star import; `from . import` would
+# return those.
 nn = _importlib.import_module(__name__ + ".nn")
+losses = _importlib.import_module(__name__ + ".losses")
 metrics = _importlib.import_module(__name__ + ".metrics")
 summary = _importlib.import_module(__name__ + ".summary")
 from .variable_scope import *  # noqa: F401,F403
