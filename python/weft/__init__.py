@@ -68,6 +68,9 @@ from .functional_ops import map_fn, scan, foldl, foldr, case, switch_case  # noq
 from .manip_ops import (reverse, roll, sequence_mask, meshgrid, unique, identity_n, tuple,  # noqa: E402,F401,A004
                         is_tensor)
 from .logging_ops import print  # noqa: E402,F401,A004 - tf.print (shadows the builtin only in this namespace)
+from . import debugging  # noqa: E402,F401
+from .debugging import (Assert, assert_equal, assert_greater, assert_less, assert_rank,  # noqa: E402,F401
+                        check_numerics)
 from ._tape import GradientTape, UnconnectedGradients  # noqa: E402,F401
 from ._module import Module  # noqa: E402,F401
 from . import nn  # noqa: E402,F401
