@@ -316,10 +316,14 @@ def defer_metric(update_state, args, kwargs):
 class _OptimizerState:
     """An optimizer's graph state in one graph: the iteration counter and the slots per variable."""
 
-    def __init__(self, graph, name):
+    def __init__(self, graph, name, restored=None):
         from .. import ops as _ops
         self.graph = graph
-        self.iterations = _new_variable(graph, np.int64(0), name + "/iterations", False)
+        # Values a tf.train.Checkpoint restored before this state existed: ({"iter": v,
+        # "slots/<variable's checkpoint path>/<slot>": v}, variable -> its checkpoint path or None).
+        values, self.path_of = restored or ({}, lambda var: None)
+        self.restored = dict(values)
+        self.iterations = _new_variable(graph, np.int64(self.restored.pop("iter", 0)), name + "/iterations", False)
         with graph.as_default(), _recorder.plain():
             self.lr = _fw.placeholder("float32", (), name=name + "/learning_rate")
         self.slots = {}
@@ -337,12 +341,44 @@ class _OptimizerState:
     def slot(self, var, name):
         key = (var.name, name)
         if key not in self.slots:
-            zeros = np.zeros([int(d) for d in var.shape], var.dtype.as_numpy_dtype)
-            self.slots[key] = _new_variable(self.graph, zeros, "%s/%s" % (var.op.name, name), False)
+            value = None
+            if self.restored:
+                value = self.restored.pop("slots/%s/%s" % (self.path_of(var) or var.op.name, name), None)
+            if value is None:
+                value = np.zeros([int(d) for d in var.shape], var.dtype.as_numpy_dtype)
+            self.slots[key] = _new_variable(self.graph, value, "%s/%s" % (var.op.name, name), False)
         return self.slots[key]
+
+    def checkpoint_entries(self, path_of_name):
+        """(key, variable) for tf.train.Checkpoint: the counter and every slot, under the checkpoint
+        path of the variable it belongs to (``path_of_name(graph, op name)``; its name when the
+        checkpoint does not hold it)."""
+        out = [("iter", self.iterations)]
+        for (v, n), slot in sorted(self.slots.items()):
+            name = v.split(":")[0]
+            out.append(("slots/%s/%s" % (path_of_name(self.graph, name) or name, n), slot))
+        return out
 
 
 _opt_states = weakref.WeakKeyDictionary()  # optimizer -> {graph: _OptimizerState}
+_restored = weakref.WeakKeyDictionary()  # optimizer -> values restored before its first apply_gradients
+
+
+def optimizer_states(optimizer):
+    """The optimizer's graph states (custom training steps), oldest first."""
+    return list((_opt_states.get(optimizer) or {}).values())
+
+
+def restore_later(optimizer, values, path_of):
+    """Keeps checkpoint values for an optimizer that has no graph state yet: its first
+    apply_gradients starts from them (TF's deferred restoration of slots). ``path_of(variable)``
+    gives a variable's checkpoint path then."""
+    _restored[optimizer] = (dict(values), path_of)
+
+
+def twin_variables(model):
+    """(graph, [variables]) of each twin of the model, in get_weights order."""
+    return [(g, list(tw.vars)) for g, tw in (_twins.get(model) or {}).items()]
 
 
 def apply_gradients(optimizer, grads_and_vars):
@@ -355,7 +391,8 @@ def apply_gradients(optimizer, grads_and_vars):
     per = _opt_states.setdefault(optimizer, weakref.WeakKeyDictionary())
     st = per.get(graph)
     if st is None:
-        st = per[graph] = _OptimizerState(graph, "%s_%d" % (optimizer.name, id(optimizer) % 10000))
+        st = per[graph] = _OptimizerState(graph, "%s_%d" % (optimizer.name, id(optimizer) % 10000),
+                                          _restored.pop(optimizer, None))
     ops = st._ops
     with graph.as_default():
         grads = [None if g is None else ops.cast(_fw.convert_to_tensor(g), v.dtype) for g, v in pairs]
@@ -369,6 +406,11 @@ def apply_gradients(optimizer, grads_and_vars):
             with _fw.control_dependencies([u.op if hasattr(u, "op") else u for u in updates]), _recorder.plain():
                 return ops.assign_add(st.iterations, np.int64(1))
         step = _recorder.memo(graph, optimizer, ("apply_gradients", variables, grads), build)
+    if st.restored:  # checkpoint slots for variables this optimizer does not update: say so, never drop them
+        left, st.restored = sorted(st.restored), {}
+        raise ValueError("tf.train.Checkpoint.restore: optimizer '%s' restored values for %s, but it updates %s (the "
+                         "checkpoint was written for other variables, or models named differently)"
+                         % (optimizer.name, ", ".join(left), ", ".join(v.op.name for v in variables)))
     t = current(graph)
     feed = (st.lr, lambda: np.float32(optimizer._cpp.learning_rate_at(st.next_step())))
     if t is not None:

@@ -10,8 +10,11 @@ weft's checkpoint files (the format of ``Saver``: saver.py)::
 What is saved is the object graph under the Checkpoint's keyword arguments, each value under its
 path of attribute names, as TF names them ("model/dense_1/w/.ATTRIBUTES/VARIABLE_VALUE"):
 weft Variables, tf.Module attributes (walked as Module.variables walks them), Keras models and
-layers (their weights, in order) and a ``save_counter``. Keras optimizers (their slots) and dataset
-iterators are not saved: a NotImplementedError names them and what to use instead.
+layers (their weights, in order), Keras optimizers of custom training steps (their iteration count
+and slots, by variable name; restored into an optimizer that has not stepped yet, its first
+apply_gradients starts from them) and a ``save_counter``. The optimizer of a compiled model (its
+slots live in the model) and dataset iterators are not saved: a NotImplementedError names them and
+what to use instead.
 """
 import os
 
@@ -26,6 +29,19 @@ def _unsupported(path, obj, instead):
                                % (path, type(obj).__name__, instead))
 
 
+class _Entries(list):
+    """(key, get, set) entries, with the checkpoint path of each variable met ((id(graph), op name)
+    -> path, for the optimizers' slots) and the optimizers met (collected after everything else)."""
+
+    def __init__(self):
+        super().__init__()
+        self.var_paths = {}
+        self.optimizers = []
+
+    def path_of_name(self, graph, name):
+        return self.var_paths.get((id(graph), name))
+
+
 def _collect(obj, path, out, seen):
     """Appends (key, get, set) for every value under ``obj`` (at attribute path ``path``)."""
     from ..framework import Variable
@@ -36,13 +52,13 @@ def _collect(obj, path, out, seen):
         return
     seen.add(id(obj))
     if isinstance(obj, Variable):
+        out.var_paths[(id(obj.graph), obj.op.name)] = path
         out.append((path + "/" + _VALUE, obj.numpy, obj.assign))
     elif isinstance(obj, Model) or hasattr(obj, "get_weights") and hasattr(obj, "set_weights"):
         _collect_keras(obj, path, out)
     elif isinstance(obj, Optimizer):
-        raise _unsupported(path, obj, "its slots live with the model it trains: save the whole model with "
-                           "model.save('x.keras'), or leave the optimizer out of the Checkpoint (it then restarts "
-                           "its moments)")
+        _check_optimizer(obj, path)
+        out.optimizers.append((obj, path))
     elif isinstance(obj, Checkpoint):  # every keyword argument must be saveable
         for name, value in sorted(vars(obj).items()):
             if not name.startswith("_"):
@@ -73,7 +89,31 @@ def _collect_value(value, path, out, seen):
         _collect(value, path, out, seen)
 
 
+def _check_optimizer(opt, path):
+    """A Keras optimizer of custom training steps is saved (its iteration counter and slots, the
+    graph state apply_gradients made: keras/_custom_step.py); one that compile() gave a model keeps
+    its slots in that model: a NotImplementedError says to save the model instead."""
+    if opt._model is not None and opt._model() is not None:
+        raise _unsupported(path, opt, "its slots live with the compiled model it trains: save the whole model with "
+                           "model.save('x.keras'), or leave the optimizer out of the Checkpoint (it then restarts "
+                           "its moments)")
+
+
+def _optimizer_entries(opt, path, out):
+    """Each slot is keyed by the checkpoint path of its variable (TF keys slots by the object too),
+    so a restore into fresh objects finds them whatever the variables are named."""
+    from ..keras import _custom_step
+    for i, st in enumerate(_custom_step.optimizer_states(opt)):
+        prefix = path if i == 0 else "%s/graph_%d" % (path, i)
+        for key, var in st.checkpoint_entries(out.path_of_name):
+            out.append(("%s/%s/%s" % (prefix, key, _VALUE), var.numpy, var.assign))
+
+
 def _collect_keras(model, path, out):
+    from ..keras import _custom_step
+    for graph, variables in _custom_step.twin_variables(model):
+        for i, v in enumerate(variables):
+            out.var_paths[(id(graph), v.op.name)] = "%s/.weights/%d" % (path, i)
     weights = model.get_weights()
     if not weights and not getattr(model, "built", True):
         raise _unsupported(path, model, "build it first (call it on data once) before saving or restoring: weft does "
@@ -129,13 +169,21 @@ class Checkpoint:
             setattr(self, name, value)
         self._save_counter = Variable(0, dtype="int64", trainable=False, name="save_counter")
 
+    def _path_of(self, var):
+        """The checkpoint path of a variable under this Checkpoint's objects, or None."""
+        out = _Entries()
+        _collect(self, "", out, set())
+        return out.path_of_name(var.graph, var.op.name)
+
     @property
     def save_counter(self):
         return self._save_counter
 
     def _values(self):
-        out = []
+        out = _Entries()
         _collect(self, "", out, set())
+        for opt, path in out.optimizers:
+            _optimizer_entries(opt, path, out)
         out.append(("save_counter/" + _VALUE, self._save_counter.numpy, self._save_counter.assign))
         return out
 
@@ -175,7 +223,18 @@ class Checkpoint:
         # Module or model whose variables are made at its first call. TF restores them when they
         # are made; weft would leave fresh values there, so it says so instead.
         attrs = {k for k in vars(self) if not k.startswith("_")}
-        unbuilt = sorted(k for k in set(loaded) - {k for k, _, _ in mine} if k.split("/", 1)[0] in attrs)
+        unused = set(loaded) - {k for k, _, _ in mine}
+        # An optimizer that has not stepped yet has no slots to set: its first step starts from them.
+        from ..keras.optimizers import Optimizer
+        from ..keras import _custom_step
+        for name in sorted(attrs):
+            opt = getattr(self, name)
+            if isinstance(opt, Optimizer) and not _custom_step.optimizer_states(opt) and opt._model is None:
+                mine_keys = {k[len(name) + 1:-len(_VALUE) - 1]: loaded[k] for k in unused
+                             if k.startswith(name + "/") and k.endswith(_VALUE)}
+                _custom_step.restore_later(opt, mine_keys, self._path_of)
+                unused -= {k for k in unused if k.startswith(name + "/")}
+        unbuilt = sorted(k for k in unused if k.split("/", 1)[0] in attrs)
         if unbuilt:
             raise NotImplementedError("tf.train.Checkpoint.restore: %s holds %s, which the objects have not made yet "
                                       "(variables made at the first call); weft does not defer a restore until "
@@ -186,7 +245,7 @@ class Checkpoint:
                 raise ValueError("tf.train.Checkpoint.restore: %s has shape %s in %s but the object has %s"
                                  % (key, have.shape, path, getattr(want, "shape", ())))
             set_value(have)
-        return _Status(set(loaded) - {k for k, _, _ in mine})
+        return _Status(unused)
 
 
 class CheckpointManager:
