@@ -102,7 +102,7 @@ Output TraceRecorder::OwnWeight(int64_t key, const Weight& weight) {
   return StandIn(it->second);
 }
 
-Output TraceRecorder::Apply(const LayerPtr& layer, const std::vector<Output>& inputs, bool training) {
+std::vector<Output> TraceRecorder::Apply(const LayerPtr& layer, const std::vector<Output>& inputs, bool training) {
   WEFT_REQUIRE(graph_ != nullptr, "{}: a layer was applied outside its trace", what_);
   WEFT_REQUIRE(layer != nullptr, "{}: applies a null layer", what_);
   // Built on the tensors' shapes (its first call) and checked, as a call on KerasTensors is.
@@ -116,7 +116,7 @@ Output TraceRecorder::Apply(const LayerPtr& layer, const std::vector<Output>& in
     n->name = x.name();
     syms.push_back(std::move(n));
   }
-  (*layer)(syms);
+  layer->Outputs(syms);
   std::string& name = layer_names_[layer.get()];
   if (name.empty()) {
     std::set<std::string> taken;
@@ -143,7 +143,7 @@ Output TraceRecorder::Apply(const LayerPtr& layer, const std::vector<Output>& in
   if (!layer->device().empty()) s = s.WithDevice(layer->device());
   std::vector<Output> updates, losses;
   CallContext ctx{s, training, vars, &updates, &losses};
-  Output y = layer->Call(ctx, inputs);
+  std::vector<Output> y = layer->CallOutputs(ctx, inputs);
   losses_.insert(losses_.end(), losses.begin(), losses.end());
   updates_.insert(updates_.end(), updates.begin(), updates.end());
   return y;

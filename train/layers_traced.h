@@ -7,7 +7,7 @@
 //   TraceRecorder rec("Linear");
 //   rec.Begin(graph);                                  // one trace per pass
 //   Output w = rec.OwnWeight(0, {"w", {4, 2}, RandomNormal()});
-//   Output h = rec.Apply(dense, {x}, /*training=*/false);  // a sublayer: its weights are declared too
+//   Output h = rec.Apply(dense, {x}, /*training=*/false)[0];  // a sublayer: its weights are declared too
 //   rec.Finish(/*training=*/false, {x}, h);
 //   auto layer = std::make_shared<TracedLayer>("Linear");
 //   layer->SetTraces(rec);                             // before its first call
@@ -57,8 +57,9 @@ class TraceRecorder {
   Output OwnWeight(int64_t key, const Weight& weight);
   // `layer` applied to graph tensors of this pass: builds it on their shapes (its first call),
   // declares its weights as "<layer name>/<weight>" (unnamed layers get Keras' default name), and
-  // adds its Call to the graph; its loss terms and state updates are recorded.
-  Output Apply(const LayerPtr& layer, const std::vector<Output>& inputs, bool training);
+  // adds its call to the graph; its loss terms and state updates are recorded. Every output of the
+  // call (an RNN with return_state: the output, then the states).
+  std::vector<Output> Apply(const LayerPtr& layer, const std::vector<Output>& inputs, bool training);
   void AddLoss(Output loss);
   void AddUpdate(Output update);
   // Ends the pass: `output` (float32) is what the function returned for `inputs`.

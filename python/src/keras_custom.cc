@@ -47,7 +47,11 @@ void InitKerasCustom(py::module_& k) {
                        bool training) {
         std::vector<Output> ins;
         for (const PyTensor& t : inputs) ins.push_back(InPass(r, t, "the input").out);
-        return PyTensor{r.graph, r.rec.Apply(layer, ins, training)};
+        const std::vector<Output> outs = r.rec.Apply(layer, ins, training);
+        if (outs.size() == 1) return py::cast(PyTensor{r.graph, outs[0]});
+        py::list all;  // several outputs (an RNN with return_state): a list, as Keras returns them
+        for (const Output& o : outs) all.append(PyTensor{r.graph, o});
+        return py::object(all);
       }, py::arg("layer"), py::arg("inputs"), py::arg("training"))
       .def("add_loss", [](PyRecorder& r, const PyTensor& t) { r.rec.AddLoss(InPass(r, t, "the loss").out); },
            py::arg("loss"))

@@ -502,3 +502,20 @@ def test_tf_variables_held_by_a_layer_become_its_weights():
     w = np.arange(12, dtype=np.float32).reshape(3, 4)
     np.testing.assert_allclose(layer.w.numpy(), w)
     np.testing.assert_allclose(y, x @ w + 1.0, rtol=1e-5, atol=1e-5)
+
+
+def test_a_custom_layer_takes_every_output_of_an_rnn_with_return_state():
+    # Keras: GRU(return_state=True) returns [output, state]; inside a custom layer's call too.
+    class LastTwice(tf.keras.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.rnn = tf.keras.layers.GRU(3, return_sequences=True, return_state=True)
+
+        def call(self, x):
+            seq, state = self.rnn(x)
+            return tf.concat([seq[:, -1, :], state], axis=-1)
+    inp = tf.keras.Input((5, 2))
+    model = tf.keras.Model(inp, LastTwice()(inp))
+    out = model.predict(np.random.default_rng(0).standard_normal((4, 5, 2)).astype("float32"), verbose=0)
+    assert out.shape == (4, 6)
+    np.testing.assert_allclose(out[:, :3], out[:, 3:], rtol=1e-6)  # the last output is the final state

@@ -32,8 +32,8 @@ std::shared_ptr<TracedLayer> TwoDense(const LayerPtr& dense) {
     Output x = ops::Placeholder(s, DType::kFloat32, TensorShape({-1, 2}));
     rec.Begin(g);
     Output w = rec.OwnWeight(0, Weight{"w", TensorShape({2, 3}), Ones()});
-    Output h = rec.Apply(dense, {ops::MatMul(s, x, w)}, training);
-    Output y = rec.Apply(dense, {h}, training);
+    Output h = rec.Apply(dense, {ops::MatMul(s, x, w)}, training)[0];
+    Output y = rec.Apply(dense, {h}, training)[0];
     rec.AddLoss(ops::Sum(s, w));
     rec.Finish(training, {x}, y);
   }
