@@ -284,7 +284,11 @@ void InitKeras(py::module_& k) {
 
   // ---- initializers -----------------------------------------------------------------------------
   py::class_<Initializer>(k, "Initializer", "A weight initializer (train/initializers.h).")
-      .def("__repr__", &Initializer::ToString);
+      .def("__repr__", &Initializer::ToString)
+      // The ops computing its float32 value for `shape` in `graph` (keras/initializers.py calls it).
+      .def("_value", [](const Initializer& i, const py::object& graph, const std::vector<int64_t>& shape) {
+        return PyTensor{graph, i.Build(Scope::Root(graph.cast<GraphPtr>().get()), TensorShape(shape))};
+      }, py::arg("graph"), py::arg("shape"));
   py::module_ init = k.def_submodule("initializers", "Keras initializers.");
   init.def("Zeros", [] { return Zeros(); });
   init.def("Ones", [] { return Ones(); });

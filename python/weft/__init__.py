@@ -65,9 +65,12 @@ from ._function import function  # noqa: E402,F401
 from .control_flow_ops import cond, while_loop  # noqa: E402,F401
 from . import nest  # noqa: E402,F401
 from .functional_ops import map_fn, scan, foldl, foldr, case, switch_case  # noqa: E402,F401
-from .manip_ops import (reverse, roll, sequence_mask, meshgrid, unique, identity_n, tuple,  # noqa: E402,F401,A004
+from .manip_ops import (repeat, reverse, roll, sequence_mask, meshgrid, unique, identity_n, tuple,  # noqa: E402,F401,A004
                         is_tensor)
-from .logging_ops import print  # noqa: E402,F401,A004 - tf.print (shadows the builtin only in this namespace)
+from .logging_ops import print, get_logger  # noqa: E402,F401,A004 - tf.print (shadows the builtin only here)
+from . import autograph  # noqa: E402,F401
+from ._values import get_static_value  # noqa: E402,F401
+from ._function import inside_function, init_scope  # noqa: E402,F401
 from . import debugging  # noqa: E402,F401
 from .debugging import (Assert, assert_equal, assert_greater, assert_less, assert_rank,  # noqa: E402,F401
                         check_numerics)
@@ -79,6 +82,10 @@ from .linalg import einsum  # noqa: E402,F401
 from . import keras  # noqa: E402,F401
 # TF2's tf.optimizers, tf.losses, tf.metrics and tf.initializers are Keras' (compat.v1 keeps TF1's).
 from .keras import initializers, losses, metrics, optimizers  # noqa: E402,F401
+# TF2's top-level initializer classes are Keras' (callable: init(shape, dtype)).
+constant_initializer, zeros_initializer, ones_initializer = (initializers.Constant, initializers.Zeros,
+                                                             initializers.Ones)
+random_normal_initializer, random_uniform_initializer = initializers.RandomNormal, initializers.RandomUniform
 from . import random  # noqa: E402,F401
 from . import image  # noqa: E402,F401
 from ._weft import gpu_info  # noqa: E402,F401

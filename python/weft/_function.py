@@ -232,3 +232,17 @@ def _check_signature(f, signature, args):
         if not ok or (spec.dtype is not None and _fw.as_dtype(spec.dtype) != arg.dtype):
             raise ValueError("%s: argument %d (%s %s) does not match input_signature %r" % (
                 getattr(f, "__name__", "function"), i, arg.dtype, have, spec))
+
+
+def inside_function():
+    """``tf.inside_function()``: True while weft.function (or a Keras step) traces."""
+    from .keras import _custom_step
+    return bool(_custom_step._active)
+
+
+def init_scope():
+    """``tf.init_scope()``: TF lifts what it builds out of the function graph; weft builds state
+    (Variables) in the graph being traced, whose session keeps it between calls, so this context
+    changes nothing."""
+    import contextlib
+    return contextlib.nullcontext()

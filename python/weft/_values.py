@@ -146,6 +146,16 @@ def elementwise_equality():
     return bool(_custom_step._active or _trace.tracing()) or _top_level()
 
 
+def get_static_value(tensor, partial=False):
+    """``tf.get_static_value``: the value of a tensor computed from constants only (numpy), a
+    non-tensor as numpy, and None for one that needs a feed or a variable, as TF's."""
+    if not isinstance(tensor, _fw.Tensor):
+        return np.asarray(tensor)
+    if _needs(tensor)[0] is not None:
+        return None
+    return value(tensor)
+
+
 def assign_at_top_level(tensor):
     """TF2's ``v.assign(x)`` at top level (outside an eager step, which runs its own: _recorder.py)
     runs at once in the graph's own session, where ``v.numpy()`` and tf.function steps read the

@@ -18,7 +18,7 @@ import numpy as np
 
 from . import framework as _fw
 
-__all__ = ["print"]
+__all__ = ["print", "get_logger"]
 
 _warned = []  # the TF1-graph warning is written once per process
 
@@ -122,3 +122,10 @@ def print(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=None
             return no_op()
     _emit(inputs, [np.asarray(t.numpy()) for t in tensors], sep, end, output_stream, summarize)
     return None
+
+
+def get_logger():
+    """``tf.get_logger()``: the Python logger named "tensorflow" (``tf.get_logger().setLevel("ERROR")``
+    in TF programs; weft's own messages go to stderr, not through it)."""
+    import logging
+    return logging.getLogger("tensorflow")

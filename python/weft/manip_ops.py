@@ -10,7 +10,7 @@ from . import framework as _fw
 from . import ops as _ops
 from .framework import Tensor, convert_to_tensor
 
-__all__ = ["reverse", "roll", "sequence_mask", "meshgrid", "unique", "identity_n", "tuple", "is_tensor"]
+__all__ = ["repeat", "reverse", "roll", "sequence_mask", "meshgrid", "unique", "identity_n", "tuple", "is_tensor"]
 
 
 def _axes(axis, rank, what):
@@ -78,6 +78,34 @@ def roll(input, shift, axis, name=None):
             hi = builtins.tuple([slice(None)] * a + [slice(0, k)])
             x = _ops.concat([x[lo], x[hi]], a)
     return x
+
+
+def repeat(input, repeats, axis=None, name=None):
+    """np.repeat: each element (axis None: of the flattened tensor) or slice along ``axis``
+    ``repeats`` times (an int, or one count per slice); counts must be known when the graph is
+    built, and so must the dimension (TF's tf.repeat)."""
+    x = convert_to_tensor(input)
+    if axis is None:
+        x, axis = _ops.reshape(x, [-1]), 0
+    if x.shape is None:
+        raise ValueError("repeat: %s has unknown rank" % x.name)
+    axis = _axes(axis, len(x.shape), "repeat")[0]
+    n = x.shape[axis]
+    counts = np.asarray(_static_ints(repeats, "repeat", "repeats"))
+    if n is None:
+        if counts.ndim == 0:  # a scalar count over an unknown dimension: tile a new axis, then merge
+            y = _ops.expand_dims(x, axis + 1)
+            y = _ops.tile(y, [1] * (axis + 1) + [int(counts)] + [1] * (len(x.shape) - axis - 1))
+            shape = _ops.shape(x)
+            merged = _ops.concat([shape[:axis], _fw.constant([-1], shape.dtype), shape[axis + 1:]], 0)
+            return _ops.reshape(y, merged)
+        raise ValueError("repeat: dim %d of %s is unknown; per-slice repeats need it known" % (axis, x.name))
+    if counts.ndim == 0:
+        counts = np.full(n, int(counts))
+    if counts.shape != (n,) or (counts < 0).any():
+        raise ValueError("repeat: repeats %s must be a non-negative int or %d of them (dim %d of %s)"
+                         % (list(np.atleast_1d(counts)), n, axis, x.name))
+    return _ops.gather(x, _fw.constant(np.repeat(np.arange(n), counts).astype(np.int32)), axis=axis)
 
 
 def sequence_mask(lengths, maxlen=None, dtype=_fw.bool_, name=None):

@@ -332,5 +332,61 @@ def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=int32, nam
     return _ops.cast(reduce_sum(oh, 0), dtype)
 
 
+# ---- elementwise functions composed from the ops above (gradients are the ops') ----------------
+
+def tan(x, name=None):
+    x = _float_of(_t(x))
+    return sin(x) / cos(x)
+
+
+def sinh(x, name=None):
+    x = _float_of(_t(x))
+    return (exp(x) - exp(-x)) * 0.5
+
+
+def cosh(x, name=None):
+    x = _float_of(_t(x))
+    return (exp(x) + exp(-x)) * 0.5
+
+
+def asinh(x, name=None):
+    """log(x + sqrt(x^2 + 1)), written for negative x as -asinh(-x) (no cancellation)."""
+    x = _float_of(_t(x))
+    a = abs(x)
+    return sign(x) * log(a + sqrt(square(a) + 1.0))
+
+
+def acosh(x, name=None):
+    x = _float_of(_t(x))
+    return log(x + sqrt(square(x) - 1.0))
+
+
+def atanh(x, name=None):
+    x = _float_of(_t(x))
+    return 0.5 * (log1p(x) - log1p(-x))
+
+
+def erfc(x, name=None):
+    """1 - erf(x) (absolute error of erf's, not relative for large x)."""
+    return 1.0 - erf(_float_of(_t(x)))
+
+
+def rint(x, name=None):
+    """Rounds halves to even, as tf.math.rint (= tf.math.round)."""
+    return round(x)
+
+
+def reciprocal_no_nan(x, name=None):
+    """1 / x, and 0 where x is 0 (TF's)."""
+    x = _float_of(_t(x))
+    zero = _ops.equal(x, constant(0, x.dtype))
+    return _ops.where(zero, _ops.zeros_like(x), 1.0 / _ops.where(zero, _ops.ones_like(x), x))
+
+
+def softsign(features, name=None):
+    x = _float_of(_t(features))
+    return x / (abs(x) + 1.0)
+
+
 __all__ = sorted(n for n, v in list(globals().items()) if not n.startswith("_") and callable(v)
                  and n not in ("Tensor", "as_dtype", "constant", "convert_to_tensor", "raw_ops"))

@@ -267,3 +267,57 @@ def silu(features, beta=1.0, name=None):
 
 
 swish = silu
+
+
+def depth_to_space(input, block_size, data_format="NHWC", name=None):
+    """[b, h, w, c*bs*bs] -> [b, h*bs, w*bs, c] (TF's NHWC, DCR order), by reshape and transpose."""
+    _nhwc(data_format, "weft.nn.depth_to_space")
+    x = convert_to_tensor(input)
+    b = int(block_size)
+    _, h, w, c = x.shape
+    if c is None or c % (b * b):
+        raise ValueError("depth_to_space: the channels (%s) must be a multiple of block_size^2 = %d" % (c, b * b))
+    y = _o.reshape(x, [-1, h, w, b, b, c // (b * b)])
+    y = _o.transpose(y, [0, 1, 3, 2, 4, 5])
+    return _o.reshape(y, [-1, h * b, w * b, c // (b * b)])
+
+
+def space_to_depth(input, block_size, data_format="NHWC", name=None):
+    """[b, h*bs, w*bs, c] -> [b, h, w, c*bs*bs] (TF's NHWC), the inverse of depth_to_space."""
+    _nhwc(data_format, "weft.nn.space_to_depth")
+    x = convert_to_tensor(input)
+    b = int(block_size)
+    _, h, w, c = x.shape
+    if h is None or w is None or h % b or w % b:
+        raise ValueError("space_to_depth: height and width (%s, %s) must be known multiples of block_size %d" % (h, w, b))
+    y = _o.reshape(x, [-1, h // b, b, w // b, b, c])
+    y = _o.transpose(y, [0, 1, 3, 2, 4, 5])
+    return _o.reshape(y, [-1, h // b, w // b, b * b * c])
+
+
+def _replicas():
+    from . import distribute
+    strategy = distribute.get_strategy()  # None outside any strategy's scope: one replica
+    return 1 if strategy is None else strategy.num_replicas_in_sync
+
+
+def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size=None):
+    """sum(per_example_loss * sample_weight) / global_batch_size, the global batch defaulting to
+    this batch's size times the strategy's replicas in sync (TF's, for custom loops under a
+    distribution strategy)."""
+    loss = convert_to_tensor(per_example_loss)
+    if sample_weight is not None:
+        loss = loss * _o.cast(convert_to_tensor(sample_weight), loss.dtype)
+    total = _o.reduce_sum(loss)
+    if global_batch_size is None:
+        n = _o.cast(_o.shape(loss)[0], loss.dtype) * float(_replicas())
+    else:
+        n = float(global_batch_size)
+    return total / n
+
+
+def scale_regularization_loss(regularization_loss):
+    """regularization_loss / the strategy's replicas in sync (TF's)."""
+    loss = _o.add_n(list(regularization_loss)) if isinstance(regularization_loss, (list, tuple)) else \
+        convert_to_tensor(regularization_loss)
+    return loss / float(_replicas())

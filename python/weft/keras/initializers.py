@@ -6,6 +6,22 @@ from .. import _weft
 
 _I = _weft.keras.initializers
 Initializer = _weft.keras.Initializer
+
+
+def _call(self, shape, dtype=None, **kwargs):
+    """``init(shape, dtype)``: the initial value as a tensor of the default graph, as calling a
+    Keras / TF2 initializer gives (``tf.Variable(w_init(shape=(3, 2)))`` in tf.Module code). Float
+    dtypes only (weft's initializers draw float32; float64 is a cast)."""
+    from .. import framework as _fw, ops as _ops
+    shape = [int(d) for d in (shape.as_list() if hasattr(shape, "as_list") else shape)]
+    value = self._value(_fw.get_default_graph(), shape)
+    want = _fw.as_dtype(dtype) if dtype is not None else _fw.float32
+    if want not in (_fw.float32, _fw.float64):
+        raise ValueError("initializer %r: weft draws floats; dtype %s is not supported" % (self, want))
+    return value if want == _fw.float32 else _ops.cast(value, want)
+
+
+Initializer.__call__ = _call
 Zeros, Ones, Constant = _I.Zeros, _I.Ones, _I.Constant
 GlorotUniform, GlorotNormal, HeNormal, HeUniform = _I.GlorotUniform, _I.GlorotNormal, _I.HeNormal, _I.HeUniform
 LecunNormal, LecunUniform, VarianceScaling = _I.LecunNormal, _I.LecunUniform, _I.VarianceScaling
