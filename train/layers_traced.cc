@@ -97,6 +97,11 @@ Output TraceRecorder::OwnWeight(int64_t key, const Weight& weight) {
 }
 
 Output TraceRecorder::Apply(const LayerPtr& layer, const std::vector<Output>& inputs, bool training) {
+  return ApplyOutputs(layer, inputs, training)[0];
+}
+
+std::vector<Output> TraceRecorder::ApplyOutputs(const LayerPtr& layer, const std::vector<Output>& inputs,
+                                                bool training) {
   WEFT_REQUIRE(graph_ != nullptr, "{}: a layer was applied outside its trace", what_);
   WEFT_REQUIRE(layer != nullptr, "{}: applies a null layer", what_);
   // Built on the tensors' shapes (its first call) and checked, as a call on KerasTensors is.
@@ -110,7 +115,7 @@ Output TraceRecorder::Apply(const LayerPtr& layer, const std::vector<Output>& in
     n->name = x.name();
     syms.push_back(std::move(n));
   }
-  (*layer)(syms);
+  layer->Outputs(syms);
   std::string& name = layer_names_[layer.get()];
   if (name.empty()) {
     std::set<std::string> taken;
@@ -137,10 +142,10 @@ Output TraceRecorder::Apply(const LayerPtr& layer, const std::vector<Output>& in
   if (!layer->device().empty()) s = s.WithDevice(layer->device());
   std::vector<Output> updates, losses;
   CallContext ctx{s, training, vars, &updates, &losses};
-  Output y = layer->Call(ctx, inputs);
+  std::vector<Output> ys = layer->CallOutputs(ctx, inputs);
   losses_.insert(losses_.end(), losses.begin(), losses.end());
   updates_.insert(updates_.end(), updates.begin(), updates.end());
-  return y;
+  return ys;
 }
 
 void TraceRecorder::AddLoss(Output loss) {
@@ -159,16 +164,26 @@ void TraceRecorder::AddUpdate(Output update) {
   updates_.push_back(update);
 }
 
-void TraceRecorder::Finish(bool training, std::vector<Output> inputs, Output output) {
+void TraceRecorder::Finish(bool training, std::vector<Output> inputs, std::vector<Output> outputs) {
   WEFT_REQUIRE(graph_ != nullptr, "{}: Finish without Begin", what_);
-  WEFT_REQUIRE(output.valid(), "{}: call returned no tensor", what_);
-  WEFT_REQUIRE(output.dtype() == DType::kFloat32,
-               "{}: call must return float32 values (weft's Keras models compute in float32), got {} from '{}'; cast "
-               "it (tf.cast(x, 'float32'))", what_, DTypeName(output.dtype()), output.name());
+  WEFT_REQUIRE(!outputs.empty() && outputs[0].valid(), "{}: call returned no tensor", what_);
+  for (const Output& output : outputs) {
+    WEFT_REQUIRE(output.valid(), "{}: call returned an empty output", what_);
+    WEFT_REQUIRE(output.dtype() == DType::kFloat32,
+                 "{}: call must return float32 values (weft's Keras models compute in float32), got {} from '{}'; "
+                 "cast it (tf.cast(x, 'float32'))", what_, DTypeName(output.dtype()), output.name());
+  }
+  for (const auto& [mode, pass] : passes_) {
+    WEFT_REQUIRE(pass.more_outputs.size() + 1 == outputs.size(),
+                 "{}: the {} pass returned {} outputs and the {} pass {}; every pass must return as many", what_,
+                 mode ? "training" : "inference", pass.more_outputs.size() + 1, training ? "training" : "inference",
+                 outputs.size());
+  }
   TracedCall c;
   c.graph = graph_;
   c.inputs = std::move(inputs);
-  c.output = output;
+  c.output = outputs[0];
+  c.more_outputs.assign(outputs.begin() + 1, outputs.end());
   for (const auto& [index, v] : vars_) {
     if (c.weight_vars.size() <= index) c.weight_vars.resize(index + 1);
     c.weight_vars[index] = v;
@@ -208,13 +223,18 @@ void TracedLayer::Build(const std::vector<TensorShape>& input_shapes) {
 }
 
 Output TracedLayer::Call(CallContext& ctx, const std::vector<Output>& inputs) const {
+  return CallOutputs(ctx, inputs)[0];
+}
+
+std::vector<Output> TracedLayer::CallOutputs(CallContext& ctx, const std::vector<Output>& inputs) const {
   const TracedCall& f = ctx.training ? training_ : inference_;
   std::vector<Output> roots = {f.output};
+  roots.insert(roots.end(), f.more_outputs.begin(), f.more_outputs.end());
   roots.insert(roots.end(), f.losses.begin(), f.losses.end());
   roots.insert(roots.end(), f.updates.begin(), f.updates.end());
   const std::vector<Output> copies = CopyTraced(ctx.scope, f, inputs, ctx.weights, roots, Describe());
-  Output y = copies[0];
-  size_t k = 1;
+  std::vector<Output> ys(copies.begin(), copies.begin() + 1 + static_cast<std::ptrdiff_t>(f.more_outputs.size()));
+  size_t k = ys.size();
   for (size_t i = 0; i < f.losses.size(); ++i, ++k) {
     if (ctx.losses != nullptr) ctx.losses->push_back(copies[k]);
   }
@@ -223,9 +243,11 @@ Output TracedLayer::Call(CallContext& ctx, const std::vector<Output>& inputs) co
     updates.push_back(copies[k].node);
     if (ctx.updates != nullptr) ctx.updates->push_back(copies[k]);
   }
-  // The updates run whenever the output is computed, as a Keras call runs them.
-  if (!updates.empty()) y = ops::Identity(ctx.scope.WithControlDependencies(updates), y);
-  return y;
+  // The updates run whenever an output is computed, as a Keras call runs them.
+  if (!updates.empty()) {
+    for (Output& y : ys) y = ops::Identity(ctx.scope.WithControlDependencies(updates), y);
+  }
+  return ys;
 }
 
 }  // namespace weft::train
