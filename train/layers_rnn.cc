@@ -123,6 +123,9 @@ class RnnLayer : public Layer {
   std::vector<Output> Step(CallContext& ctx, const std::vector<Output>& in) const {
     const Scope s = ctx.scope.NewSubScope("cell");
     const std::string states = cell_ == RnnCell::kLSTM ? "2 states [h, c]" : "1 state [h]";
+    WEFT_REQUIRE(in.size() > 1, "{}: expects inputs (batch, time, features), got {}; an input (batch, features) is one "
+                 "step of the cell, whose call takes the states too: {}Cell(inputs, states) with {}", Describe(),
+                 in[0].shape().ToString(), type(), states);
     WEFT_REQUIRE(in.size() == 1 + num_states(), "{}: a call takes (inputs, states) with {} of shape (batch, {}), got {} "
                  "state(s)", DescribeCell(), states, units_, in.size() - 1);
     Output x = in[0];

@@ -318,7 +318,7 @@ def test_bad_states_name_the_cell_and_shapes():
                                          r"shapes \[\(None, 3\)\]"):
         cell(x, [keras.Input(shape=(3,))])
     with pytest.raises(errors.InvalidArgumentError, match=r"LSTMCell 'my_cell': states\[1\] must be \(batch, units\) "
-                                                          r"= \(None, 3\), got \[?\(?-?1?.*5"):
+                                                          r"= \(None, 3\), got \[\?,5\]"):
         cell(x, [keras.Input(shape=(3,)), keras.Input(shape=(5,))])
     with pytest.raises(TypeError, match="cell\\(inputs, states\\)"):
         cell(x)
