@@ -257,6 +257,31 @@ def test_rnn_over_a_custom_cell(backwards):
     np.testing.assert_allclose(got_state, want_state, rtol=1e-5, atol=1e-5)
 
 
+def test_custom_cell_by_itself_and_initial_state():
+    cell = MinimalRNNCell(3)
+    x, h = keras.Input(shape=(2,)), keras.Input(shape=(3,))
+    out, new = cell(x, [h])
+    assert isinstance(new, list) and len(new) == 1
+    step = keras.Model([x, h], out)
+    k, r = _f32(2, 3), _f32(3, 3)
+    step.set_weights([k, r])
+    xv, hv = _f32(4, 2), _f32(4, 3)
+    np.testing.assert_allclose(step.predict([xv, hv], verbose=0), xv @ k + hv @ r, rtol=1e-5, atol=1e-5)
+    y, state = cell(xv, hv)  # on data; a state given alone comes back alone
+    np.testing.assert_allclose(state, xv @ k + hv @ r, rtol=1e-5, atol=1e-5)
+    # RNN(cell, initial_state=...): the sequence starts from the given state.
+    seq, h0 = keras.Input(shape=(3, 2)), keras.Input(shape=(3,))
+    model = keras.Model([seq, h0], layers.RNN(MinimalRNNCell(3))(seq, initial_state=[h0]))
+    model.set_weights([k, r])
+    xs = _f32(4, 3, 2)
+    want = hv
+    for t in range(3):
+        want = xs[:, t] @ k + want @ r
+    np.testing.assert_allclose(model.predict([xs, hv], verbose=0), want, rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match=r"MinimalRNNCell '.*': expects 1 state\(s\) of widths \[3\].*got 2"):
+        cell(xv, [hv, hv])
+
+
 def test_rnn_over_stacked_cells():
     cells = [layers.LSTMCell(3), MinimalRNNCell(2)]
     stacked = layers.StackedRNNCells(cells)

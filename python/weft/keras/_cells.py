@@ -93,6 +93,31 @@ class _BuiltinCell:
         return "<weft.keras.layers.%s units=%d name=%s>" % (type(self).__name__, self.units, self.name)
 
 
+def call_custom_cell(cell, inputs, states, training, args, kwargs):
+    """``cell(inputs, states)`` for a custom cell (a Layer subclass with state_size): its traced
+    step (inputs [x, *states], outputs [output, *new_states]) applied where the call happens."""
+    what = "%s '%s'" % (type(cell).__name__, cell.name)
+    if args or kwargs:
+        raise TypeError("%s: a cell's call takes (inputs, states, training=None); got more arguments: %s" % (
+            what, ", ".join([repr(a) for a in args] + sorted(kwargs))))
+    nested = _nested(states)
+    given = list(states) if nested else [states]
+    sizes = _state_sizes(cell)
+    if len(given) != len(sizes):
+        raise ValueError("%s: expects %d state(s) of widths %s (state_size %r), got %d: shapes %s" % (
+            what, len(sizes), sizes, cell.state_size, len(given), [tuple(getattr(s, "shape", np.shape(s)))
+                                                                   for s in given]))
+    items = [inputs] + given
+    if not any(isinstance(i, (_KT, _fw.Tensor)) for i in items):
+        items = [np.asarray(i, np.float32) for i in items]
+    shapes = [(None,) + tuple(i.shape)[1:] for i in items]
+    _custom.trace_cell(cell, shapes, [getattr(i, "dtype", "float32") if isinstance(i, _fw.Tensor) else "float32"
+                                      for i in items])
+    outs = _step(cell, items, training, what)
+    new = list(outs[1:])
+    return outs[0], (new if nested or len(new) > 1 else new[0])
+
+
 def _step(layer, inputs, training, what):
     """The C++ layer's call on [x, *states] with every output, where the call happens: on
     KerasTensors (a model), inside a traced call, or on data (run through a model)."""
@@ -251,9 +276,14 @@ class _UnrolledRNN(_custom.Layer):
         if mask is not None:
             raise NotImplementedError("RNN '%s': masks are not supported with a custom cell or a stack of cells"
                                       % self.name)
-        if initial_state is not None:
-            raise NotImplementedError("RNN '%s': initial_state is not supported with a custom cell or a stack of "
-                                      "cells (the states start at zeros)" % self.name)
+        if initial_state is not None:  # one flat list of the cells' states (a stack's: each cell's, in order)
+            states = [s for group in (initial_state if _nested(initial_state) else [initial_state])
+                      for s in (group if _nested(group) else [group])]
+            sizes = _state_sizes(self.cell)
+            if len(states) != len(sizes):
+                raise ValueError("RNN '%s': initial_state has %d state(s); %s takes %d of widths %s" % (
+                    self.name, len(states), type(self.cell).__name__, len(sizes), sizes))
+            inputs = [inputs] + states
         return super().__call__(inputs, training=training, **kwargs)
 
     def _outputs_of(self, out, what):
@@ -263,6 +293,9 @@ class _UnrolledRNN(_custom.Layer):
     def call(self, inputs, training=None):
         from .. import ops as _ops
         from .. import array_ops as _array
+        given = None
+        if isinstance(inputs, (list, tuple)):  # [sequence, *initial states]
+            inputs, given = inputs[0], list(inputs[1:])
         shape = inputs.shape
         what = "RNN '%s' over %s" % (self.name, type(self.cell).__name__)
         if shape is None or len(shape) != 3:
@@ -272,7 +305,7 @@ class _UnrolledRNN(_custom.Layer):
             raise NotImplementedError("%s: the number of steps must be known (keras.Input(shape=(steps, "
                                       "features))): weft unrolls the steps of a custom cell" % what)
         batch = _ops.shape(inputs)[0]
-        states = [_ops.zeros(_array.stack([batch, n])) for n in _state_sizes(self.cell)]
+        states = given or [_ops.zeros(_array.stack([batch, n])) for n in _state_sizes(self.cell)]
         order = range(steps - 1, -1, -1) if self.go_backwards else range(steps)
         outputs = []
         for t in order:

@@ -420,6 +420,10 @@ class Layer(_weft.keras.Layer):
     def __call__(self, inputs, *args, training=None, mask=None, **kwargs):
         if mask is not None:
             raise NotImplementedError("%s: masks are not supported by weft" % type(self).__name__)
+        if (args or "states" in kwargs) and ("state_size" in self.__dict__ or hasattr(type(self), "state_size")):
+            from . import _cells  # an RNN cell called on one step: cell(inputs, states)
+            return _cells.call_custom_cell(self, inputs, args[0] if args else kwargs.pop("states"), training,
+                                           args[1:], kwargs)
         if args:
             raise TypeError("%s: weft passes one input (a tensor or a list of tensors) to call; got %d more "
                             "positional arguments (pass constants as keyword arguments)" % (
