@@ -351,3 +351,20 @@ def test_bad_states_name_the_cell_and_shapes():
         layers.RNN(layers.Dense(3))
     with pytest.raises(NotImplementedError, match="number of steps must be known"):
         layers.RNN(MinimalRNNCell(2))(keras.Input(shape=(None, 3)))
+
+
+def test_models_with_cell_steps_save_and_load(tmp_path):
+    # An RNN's warm-up then a step of the same cell (the FeedBack shape, functional), and a step alone.
+    cell = layers.LSTMCell(3)
+    seq = keras.Input(shape=(5, 2))
+    y, h, c = layers.RNN(cell, return_state=True)(seq)
+    out, _ = cell(layers.Dense(2)(y), [h, c])
+    model = keras.Model(seq, out)
+    step_cell = layers.GRUCell(2)
+    x, s = keras.Input(shape=(3,)), keras.Input(shape=(2,))
+    step = keras.Model([x, s], step_cell(x, [s])[0])
+    xs, xv, sv = _f32(4, 5, 2), _f32(4, 3), _f32(4, 2)
+    for m, data in ((model, xs), (step, [xv, sv])):
+        m.save(tmp_path / ("%s.keras" % m.name))
+        loaded = keras.models.load_model(tmp_path / ("%s.keras" % m.name))
+        np.testing.assert_allclose(loaded.predict(data, verbose=0), m.predict(data, verbose=0), rtol=1e-6, atol=1e-6)

@@ -38,7 +38,10 @@ class _BuiltinCell:
         self.units = int(units)
         self.kwargs = kwargs
         self._rnn_options = None  # the sequence options RNN(cell, ...) gave the layer
-        self._cpp = getattr(_L, self._layer)(units, name=name, **kwargs)
+        # Made by keras.layers' factory, so the layer records its config: a model saved with the cell's
+        # steps (and no RNN over it) remakes it as that layer, whose step calls are the cell's.
+        from . import layers
+        self._cpp = getattr(layers, self._layer)(units, name=name, **kwargs)
 
     # ---- Keras' cell API ---------------------------------------------------------------------
     @property
