@@ -324,6 +324,9 @@ def RNN(cell, return_sequences=False, return_state=False, go_backwards=False, st
     sequence in one fused op (the layer LSTM(...), GRU(...) or SimpleRNN(...) would be, with the
     cell's weights). Over a custom cell, a list of cells or StackedRNNCells: the steps unrolled
     (the time dimension must be known; no masks, initial_state or stateful)."""
+    if kwargs.get("dtype") in (None, "float32") and kwargs.get("trainable", True) is True:
+        kwargs.pop("dtype", None)  # weft's layers compute in float32 and train
+        kwargs.pop("trainable", None)
     if stateful:
         raise NotImplementedError("keras.layers.RNN: stateful=True is not supported (every batch starts from zero "
                                   "states)")
