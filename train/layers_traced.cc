@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "graph/control_flow.h"
 #include "ops/array.h"
 #include "ops/framework.h"
 #include "ops/state.h"
@@ -33,12 +34,31 @@ std::vector<Output> CopyTraced(const Scope& s, const TracedCall& f, const std::v
     if (!needed.insert(n).second || replaced.count(n)) continue;
     for (const Output& i : n->inputs()) stack.push_back(i.node);
     for (Node* c : n->control_inputs()) stack.push_back(c);
+    // A loop is copied whole: every loop variable keeps its Exit, which the loop's gradient
+    // (graph/while_gradients.h) expects even where nothing reads it.
+    if (IsSwitch(*n)) {
+      for (const auto& [dst, index] : n->out_edges()) {
+        if (IsExit(*dst)) stack.push_back(dst);
+      }
+    }
   }
   std::unordered_map<Node*, Node*> copies;
   auto value = [&](const Output& o) {
     auto it = replaced.find(o.node);
     return it != replaced.end() ? it->second : Output(copies.at(o.node), o.index);
   };
+  // A while loop in the trace (tf.while_loop in a custom layer's call): its back edges
+  // (NextIteration -> Merge) point at nodes copied later, so a Merge takes a stand-in of the
+  // same shape there until they exist, as the loop builder does (ops/control_builders.cc); each
+  // copy of a loop gets a frame name of its own (two copies sharing one would run as one frame).
+  struct BackEdge {
+    Node* merge;
+    int input;
+    Output from;
+    Node* stand_in;
+  };
+  std::vector<BackEdge> back_edges;
+  std::map<std::string, std::string> frames;
   for (Node* n : TopologicalOrder(std::vector<Node*>(needed.begin(), needed.end()))) {
     if (replaced.count(n)) continue;
     WEFT_REQUIRE(n->op() != "Placeholder", "{}: the function reads the tensor '{}', which is not its input (a tensor "
@@ -47,13 +67,36 @@ std::vector<Output> CopyTraced(const Scope& s, const TracedCall& f, const std::v
                  "{}: the function uses the variable '{}', which is not one of its weights (create weights with "
                  "add_weight in build or __init__, or use them through the layers it calls)", what, n->name());
     std::vector<Output> ins;
-    for (const Output& i : n->inputs()) ins.push_back(value(i));
+    std::vector<BackEdge> pending;
+    for (const Output& i : n->inputs()) {
+      if (IsNextIteration(*i.node) && !copies.count(i.node)) {
+        ins.push_back(ops::Placeholder(s.WithOpName("back_edge"), i.dtype(), n->output_shape(0)));
+        pending.push_back({nullptr, static_cast<int>(ins.size() - 1), i, ins.back().node});
+        continue;
+      }
+      ins.push_back(value(i));
+    }
     std::vector<Node*> control;
     for (Node* c : n->control_inputs()) {
       if (!replaced.count(c)) control.push_back(copies.at(c));
     }
+    AttrMap attrs = n->attrs();
+    if (IsEnter(*n)) {
+      const std::string frame = n->attr<std::string>("frame_name");
+      auto [it, fresh] = frames.emplace(frame, "");
+      if (fresh) it->second = UniqueFrameName(*s.graph(), frame);
+      attrs["frame_name"] = it->second;
+    }
     const Scope ns = control.empty() ? s : s.WithControlDependencies(control);
-    copies[n] = ns.AddNode(n->op(), std::move(ins), n->attrs());
+    copies[n] = ns.AddNode(n->op(), std::move(ins), std::move(attrs));
+    for (BackEdge& e : pending) {
+      e.merge = copies[n];
+      back_edges.push_back(e);
+    }
+  }
+  for (const BackEdge& e : back_edges) {
+    s.graph()->UpdateInput(e.merge, e.input, value(e.from));
+    s.graph()->RemoveNode(e.stand_in);
   }
   std::vector<Output> out;
   for (const Output& r : roots) out.push_back(value(r));

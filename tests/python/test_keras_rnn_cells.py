@@ -257,6 +257,33 @@ def test_rnn_over_a_custom_cell(backwards):
     np.testing.assert_allclose(got_state, want_state, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("backwards", [False, True])
+def test_sequences_of_unknown_length_run_in_a_while_loop(backwards):
+    # Input(shape=(None, features)): the steps after the first run in a tf.while_loop; outputs
+    # and gradients are those of the same cells unrolled over a known length.
+    def build(steps):
+        inp = keras.Input(shape=(steps, 2))
+        seq, h, c, m = layers.RNN([layers.LSTMCell(3), MinimalRNNCell(2)], return_sequences=True, return_state=True,
+                                  go_backwards=backwards)(inp)
+        return keras.Model(inp, [seq, c])
+    known, loop = build(4), build(None)
+    weights = [_f32(*w.shape) * 0.5 for w in known.get_weights()]
+    known.set_weights(weights)
+    loop.set_weights(weights)
+    x = _f32(3, 4, 2)
+    for a, b in zip(loop.predict(x, verbose=0), known.predict(x, verbose=0)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    grads = []
+    for model in (known, loop):
+        with tf.GradientTape() as tape:
+            seq, c = model(x)
+            loss = tf.reduce_sum(seq * seq) + tf.reduce_sum(c)
+        grads.append([np.asarray(g) for g in tape.gradient(loss, model.trainable_variables)])
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+    assert loop.predict(_f32(2, 7, 2), verbose=0)[0].shape == (2, 7, 2)  # any length
+
+
 def test_custom_cell_by_itself_and_initial_state():
     cell = MinimalRNNCell(3)
     x, h = keras.Input(shape=(2,)), keras.Input(shape=(3,))
@@ -349,8 +376,8 @@ def test_bad_states_name_the_cell_and_shapes():
         cell(x)
     with pytest.raises(TypeError, match="a cell is an LSTMCell"):
         layers.RNN(layers.Dense(3))
-    with pytest.raises(NotImplementedError, match="number of steps must be known"):
-        layers.RNN(MinimalRNNCell(2))(keras.Input(shape=(None, 3)))
+    with pytest.raises(ValueError, match="number of features must be known"):
+        layers.RNN(MinimalRNNCell(2))(keras.Input(shape=(4, None)))
 
 
 def test_models_with_cell_steps_save_and_load(tmp_path):

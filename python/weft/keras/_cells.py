@@ -7,7 +7,8 @@
   whichever is called first, and a model lists them once.
 - ``RNN`` over a user-defined cell (a ``keras.layers.Layer`` with ``state_size`` and
   ``call(inputs, states)``), a list of cells or ``StackedRNNCells`` is a custom layer
-  (_custom.py) whose call unrolls the steps over the static time dimension: each step applies
+  (_custom.py) whose call unrolls the steps over a known time dimension, or runs them in a
+  tf.while_loop when the number of steps is unknown: each step applies
   the cells (a custom cell is traced once as a layer of inputs [x, *states] and outputs
   [output, *new_states]; a built-in cell is its layer's step), sharing their weights over the
   steps.
@@ -259,7 +260,7 @@ def _cell_step(cell, x, states, training):
 
 class _UnrolledRNN(_custom.Layer):
     """keras.layers.RNN over a custom cell, a list of cells or StackedRNNCells: a custom layer
-    whose call runs the cells over each step of (batch, time, features), time known."""
+    whose call runs the cells over each step of (batch, time, features)."""
 
     def __init__(self, cell, return_sequences=False, return_state=False, go_backwards=False, name=None,
                  input_shape=None):
@@ -303,19 +304,45 @@ class _UnrolledRNN(_custom.Layer):
         what = "RNN '%s' over %s" % (self.name, type(self.cell).__name__)
         if shape is None or len(shape) != 3:
             raise ValueError("%s: expects inputs (batch, time, features), got shape %s" % (what, shape))
+        if shape[2] is None:
+            raise ValueError("%s: the number of features must be known, got inputs of shape %s" % (what, shape))
         steps = shape[1]
-        if steps is None:
-            raise NotImplementedError("%s: the number of steps must be known (keras.Input(shape=(steps, "
-                                      "features))): weft unrolls the steps of a custom cell" % what)
         batch = _ops.shape(inputs)[0]
         states = given or [_ops.zeros(_array.stack([batch, n])) for n in _state_sizes(self.cell)]
-        order = range(steps - 1, -1, -1) if self.go_backwards else range(steps)
-        outputs = []
-        for t in order:
-            y, states = _cell_step(self.cell, inputs[:, t, :], states, training)
-            outputs.append(y)
-        out = _array.stack(outputs, axis=1) if self.return_sequences else outputs[-1]
+        if steps is None:
+            out, states = self._loop(inputs, states, training)
+        else:
+            order = range(steps - 1, -1, -1) if self.go_backwards else range(steps)
+            outputs = []
+            for t in order:
+                y, states = _cell_step(self.cell, inputs[:, t, :], states, training)
+                outputs.append(y)
+            out = _array.stack(outputs, axis=1) if self.return_sequences else outputs[-1]
         return [out] + list(states) if self.return_state else out
+
+    def _loop(self, inputs, states, training):
+        """The steps of a sequence of unknown length: the first one as is (it declares the cells'
+        weights before the loop, so the loop reads them from outside its frame), the others in a
+        tf.while_loop; with return_sequences the outputs are concatenated along time (in run
+        order). Gradients flow through the loop (docs/control-flow.md). Sequences must have a step."""
+        from .. import ops as _ops
+        from ..control_flow_ops import while_loop
+        n = _ops.shape(inputs)[1]
+        first = n - 1 if self.go_backwards else 0
+        y, states = _cell_step(self.cell, _ops.gather(inputs, first, axis=1), states, training)
+        seq = _ops.expand_dims(y, 1)
+        width = y.shape[-1]
+
+        def body(t, y, seq, *st):
+            x_t = _ops.gather(inputs, n - 1 - t if self.go_backwards else t, axis=1)
+            y, new = _cell_step(self.cell, x_t, list(st), training)
+            if self.return_sequences:
+                seq = _ops.concat([seq, _ops.expand_dims(y, 1)], 1)
+            return (t + 1, y, seq) + tuple(new)
+
+        invariants = ((), (None, width), (None, None, width)) + tuple((None, s.shape[-1]) for s in states)
+        out = while_loop(lambda t, *rest: t < n, body, (1, y, seq) + tuple(states), shape_invariants=invariants)
+        return (out[2] if self.return_sequences else out[1]), list(out[3:])
 
 
 def RNN(cell, return_sequences=False, return_state=False, go_backwards=False, stateful=False, unroll=False,
@@ -323,7 +350,7 @@ def RNN(cell, return_sequences=False, return_state=False, go_backwards=False, st
     """Keras' RNN layer. Over an LSTMCell, GRUCell or SimpleRNNCell: that cell's layer, running the
     sequence in one fused op (the layer LSTM(...), GRU(...) or SimpleRNN(...) would be, with the
     cell's weights). Over a custom cell, a list of cells or StackedRNNCells: the steps unrolled
-    (the time dimension must be known; no masks, initial_state or stateful)."""
+    (a known time dimension) or in a tf.while_loop (unknown); no masks or stateful."""
     if kwargs.get("dtype") in (None, "float32") and kwargs.get("trainable", True) is True:
         kwargs.pop("dtype", None)  # weft's layers compute in float32 and train
         kwargs.pop("trainable", None)
