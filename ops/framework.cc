@@ -46,6 +46,9 @@ void RegisterFrameworkOps(OpRegistry& r) {
       })
       .Doc("Returns its input (the same buffer) with the static shape merged with `shape` "
            "(tf.ensure_shape, Tensor.set_shape); a step whose input does not match is InvalidArgument.");
+  r.Register("Assert").Input("condition", "bool").Attr("message", AttrType::kString).Stateful().NoGradient()
+      .Doc("Fails the step with InvalidArgument(`message`) unless every element of `condition` is true "
+           "(tf.debugging.assert_*, tf.Assert); no outputs: run it by fetching it or as a control input.");
   r.Register("StopGradient").Input("input", "T").Output("output", "T").TypeAttr("T", {}).Cheap()
       .Shape(UnchangedShape).NoGradient()
       .Doc("Returns its input; gradients do not flow through it.");

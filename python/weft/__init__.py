@@ -63,6 +63,14 @@ from . import _values  # noqa: E402,F401 - Tensor.numpy() of tensors computed fr
 from ._values import executing_eagerly  # noqa: E402,F401
 from ._function import function  # noqa: E402,F401
 from .control_flow_ops import cond, while_loop  # noqa: E402,F401
+from . import nest  # noqa: E402,F401
+from .functional_ops import map_fn, scan, foldl, foldr, case, switch_case  # noqa: E402,F401
+from .manip_ops import (reverse, roll, sequence_mask, meshgrid, unique, identity_n, tuple,  # noqa: E402,F401,A004
+                        is_tensor)
+from .logging_ops import print  # noqa: E402,F401,A004 - tf.print (shadows the builtin only in this namespace)
+from . import debugging  # noqa: E402,F401
+from .debugging import (Assert, assert_equal, assert_greater, assert_less, assert_rank,  # noqa: E402,F401
+                        check_numerics)
 from ._tape import GradientTape, UnconnectedGradients  # noqa: E402,F401
 from ._module import Module  # noqa: E402,F401
 from . import nn  # noqa: E402,F401

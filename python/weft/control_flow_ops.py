@@ -11,46 +11,22 @@ Loop variables and branch results may be nested lists, tuples (named or not) and
 """
 from . import _weft
 from . import framework as _fw
+from . import nest as _nest
 from . import ops as _ops
 
 __all__ = ["cond", "while_loop", "while_loop_v1", "cond_v1"]
 
 
 def _is_leaf(x):
-    return not isinstance(x, (list, tuple, dict))
+    return not _nest.is_nested(x)
 
 
-def _flatten(s):
-    if _is_leaf(s):
-        return [s]
-    items = [s[k] for k in sorted(s)] if isinstance(s, dict) else list(s)
-    return [leaf for v in items for leaf in _flatten(v)]
-
-
-def _pack(template, leaves):
-    """``template``'s structure (lists stay lists, as TensorFlow's nest) over ``leaves``, in order."""
-    it = iter(leaves)
-
-    def build(t):
-        if _is_leaf(t):
-            return next(it)
-        if isinstance(t, dict):
-            vals = {k: build(t[k]) for k in sorted(t)}
-            return type(t)((k, vals[k]) for k in t)
-        if isinstance(t, tuple) and hasattr(t, "_fields"):
-            return type(t)(*[build(v) for v in t])
-        return type(t)(build(v) for v in t)
-    return build(template)
+_flatten = _nest.flatten
+_pack = _nest.pack_sequence_as
 
 
 def _same_structure(a, b):
-    if _is_leaf(a) or _is_leaf(b):
-        return _is_leaf(a) and _is_leaf(b)
-    if isinstance(a, dict) != isinstance(b, dict):
-        return False
-    if isinstance(a, dict):
-        return set(a) == set(b) and all(_same_structure(a[k], b[k]) for k in a)
-    return len(a) == len(b) and all(_same_structure(x, y) for x, y in zip(a, b))
+    return _nest.same_structure(a, b, check_types=False)
 
 
 def _describe(s):

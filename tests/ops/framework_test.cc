@@ -35,6 +35,21 @@ TEST_CASE("EnsureShape passes values through with the merged static shape; a ste
                        doctest::Contains("the tensor's shape [1,2] is not compatible with the ensured [?,3]"), Error);
 }
 
+TEST_CASE("Assert passes when every element is true and fails the step naming its message otherwise") {
+  CHECK(RunOp("Assert", {T<bool>({1, 1, 1})}, {{"message", std::string("x > 0")}}).empty());
+  Graph g;
+  Scope s = Scope::Root(&g);
+  const Output c = ops::Placeholder(s, DType::kBool, TensorShape({-1}));
+  Node* a = s.AddNode("Assert", {c}, {{"message", std::string("x > 0")}});
+  Session sess(&g);
+  sess.Run({{c, T<bool>({1, 1})}}, {}, {a});
+  CHECK_THROWS_WITH_AS(sess.Run({{c, T<bool>({1, 0, 1})}}, {}, {a}),
+                       doctest::Contains("assertion failed: x > 0 (element 1 of the condition [3] is false)"), Error);
+  ExpectOpError("Assert", {T<bool>({1, 0})}, {{"message", std::string("m")}}, Code::kInvalidArgument,
+                "assertion failed: m");
+  ExpectOpError("Assert", {T<float>({1})}, {{"message", std::string("m")}}, Code::kInvalidArgument, "bool");
+}
+
 TEST_CASE("Const holds its value; its dtype must match") {
   ExpectEqual(RunOp("Const", {}, {{"value", T<int32_t>({7, 8})}, {"dtype", DType::kInt32}})[0], T<int32_t>({7, 8}));
   ExpectOpError("Const", {}, {{"value", T<int32_t>({7})}, {"dtype", DType::kFloat32}}, Code::kInvalidArgument,

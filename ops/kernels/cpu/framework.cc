@@ -76,6 +76,26 @@ class EnsureShapeOp : public OpKernel {
   TensorShape shape_;
 };
 
+class AssertOp : public OpKernel {
+ public:
+  explicit AssertOp(const Node& n) : OpKernel(n), message_(n.attr<std::string>("message")) {}
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& c = ctx->input(0);
+    const bool* v = c.data<bool>();
+    const int64_t n = c.shape().num_elements();
+    for (int64_t i = 0; i < n; ++i) {
+      if (!v[i] && c.shape().rank() == 0) throw Error(errors::InvalidArgument("assertion failed: {}", message_));
+      if (!v[i]) {
+        throw Error(errors::InvalidArgument("assertion failed: {} (element {} of the condition {} is false)", message_,
+                                            i, c.shape().ToString()));
+      }
+    }
+  }
+
+ private:
+  std::string message_;
+};
+
 class NoOpKernel : public OpKernel {
  public:
   using OpKernel::OpKernel;
@@ -92,6 +112,7 @@ void RegisterFrameworkKernels(KernelRegistry& r) {
   RegisterUntyped<IdentityOp>(r, "Identity");
   RegisterUntyped<IdentityOp>(r, "StopGradient");
   RegisterUntyped<EnsureShapeOp>(r, "EnsureShape");
+  RegisterUntyped<AssertOp>(r, "Assert");
   RegisterUntyped<NoOpKernel>(r, "NoOp");
 #if defined(WEFT_CUDA)
   // These pass tensors along without touching their bytes: the same kernels serve the GPU.

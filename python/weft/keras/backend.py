@@ -104,5 +104,8 @@ def set_value(x, value):
                     "numpy array); set a model's weights with model.set_weights / layer.set_weights" % (x,))
 
 
-__all__ = ["backend", "clear_session", "epsilon", "set_epsilon", "floatx", "set_floatx", "image_data_format",
+from ._backend_ops import *  # noqa: E402,F401,F403 - K.mean, K.square, ... (tensor functions)
+from ._backend_ops import __all__ as _ops_all  # noqa: E402
+
+__all__ = _ops_all + ["backend", "clear_session", "epsilon", "set_epsilon", "floatx", "set_floatx", "image_data_format",
            "set_image_data_format", "int_shape", "cast", "get_value", "set_value"]

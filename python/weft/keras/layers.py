@@ -256,3 +256,8 @@ experimental.preprocessing.__getattr__ = _preprocessing_layer
 # Every factory above records its arguments (get_config / from_config / model files).
 from . import _config  # noqa: E402
 _config.record_module(globals(), __all__)
+
+# Layers written in Python as custom layers (their classes are their configs: not recorded above).
+from ._attention import (Attention, AdditiveAttention, Dot, dot, UnitNormalization,  # noqa: E402,F401
+                         GroupNormalization)
+__all__ += ["Attention", "AdditiveAttention", "Dot", "dot", "UnitNormalization", "GroupNormalization"]

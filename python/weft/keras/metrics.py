@@ -196,6 +196,21 @@ class CategoricalHinge(_LossMetric):
         super().__init__(name)
 
 
+def _loss_metric(cls_name, loss, default_name, doc):
+    def __init__(self, name=default_name, dtype=None):
+        _LossMetric.__init__(self, name)
+    return type(cls_name, (_LossMetric,), {"_loss": loss, "__init__": __init__, "__doc__": doc})
+
+
+MeanAbsolutePercentageError = _loss_metric("MeanAbsolutePercentageError", _losses.MeanAbsolutePercentageError,
+                                           "mean_absolute_percentage_error", "Mean of 100 |y_true - y_pred| / |y_true|.")
+Poisson = _loss_metric("Poisson", _losses.Poisson, "poisson", "Mean of y_pred - y_true log(y_pred + 1e-7).")
+Hinge = _loss_metric("Hinge", _losses.Hinge, "hinge", "Mean hinge loss (0/1 labels taken as -1/1).")
+SquaredHinge = _loss_metric("SquaredHinge", _losses.SquaredHinge, "squared_hinge", "Mean squared hinge loss.")
+KLDivergence = _loss_metric("KLDivergence", _losses.KLDivergence, "kl_divergence",
+                            "Mean Kullback-Leibler divergence of y_pred from y_true.")
+
+
 class RootMeanSquaredError(Metric):
     """sqrt of the mean squared error over everything seen (not a mean of per-batch roots)."""
 
@@ -465,3 +480,18 @@ __all__ = ["Metric", "Accuracy", "BinaryAccuracy", "CategoricalAccuracy", "Spars
            "R2Score", "FBetaScore", "F1Score", "Mean", "Sum", "MeanMetricWrapper", "TruePositives", "FalsePositives", "TrueNegatives", "FalseNegatives", "binary_accuracy", "categorical_accuracy", "sparse_categorical_accuracy",
            "top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy", "mean_squared_error", "mse",
            "mean_absolute_error", "mae", "get"]
+
+
+class CosineSimilarity(MeanMetricWrapper):
+    """The mean over samples of the cosine similarity of y_true and y_pred along ``axis`` (Keras':
+    positive, unlike the loss of that name)."""
+
+    def __init__(self, name="cosine_similarity", dtype=None, axis=-1):
+        def cosine_similarity(y_true, y_pred):
+            from .. import nn, ops
+            y_true = ops.cast(y_true, "float32")
+            return ops.reduce_sum(nn.l2_normalize(y_true, axis=axis) * nn.l2_normalize(y_pred, axis=axis), axis=axis)
+        super().__init__(cosine_similarity, name=name)
+
+
+__all__ += ["MeanAbsolutePercentageError", "Poisson", "Hinge", "SquaredHinge", "KLDivergence", "CosineSimilarity"]

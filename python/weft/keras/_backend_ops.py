@@ -1,0 +1,469 @@
+"""``keras.backend`` (``K``) tensor functions, as TF 2's tf.keras.backend (Keras 2) defines them,
+for the custom losses, metrics and Lambda layers Keras code writes with them::
+
+    def rmse(y_true, y_pred):
+        return K.sqrt(K.mean(K.square(y_pred - y_true), axis=-1))
+
+Each is one or a few weft ops (weft.math / weft.nn / array ops); ``axis=None`` reduces over every
+dimension and ``keepdims`` keeps the reduced ones, as Keras'. The cross-entropies take
+probabilities unless ``from_logits`` and clip them to [epsilon, 1 - epsilon] first, as Keras 2's
+backend does, and return per-element (binary) or per-row (categorical) values without a mean.
+"""
+import importlib
+
+import numpy as np
+
+from .. import framework as _fw
+
+__all__ = ["mean", "sum", "max", "min", "prod", "std", "var", "any", "all", "argmax", "argmin", "square", "sqrt",
+           "exp", "log", "abs", "pow", "round", "sign", "maximum", "minimum", "clip", "sigmoid", "softmax",
+           "relu", "tanh", "elu", "softplus", "softsign", "hard_sigmoid", "dot", "batch_dot", "transpose",
+           "permute_dimensions", "reshape", "expand_dims", "squeeze", "stack", "concatenate", "flatten",
+           "batch_flatten", "tile", "repeat_elements", "repeat", "ones_like", "zeros_like", "ones", "zeros",
+           "one_hot", "gather", "shape", "ndim", "dtype", "cumsum", "logsumexp", "l2_normalize", "equal",
+           "not_equal", "greater", "greater_equal", "less", "less_equal", "switch", "stop_gradient",
+           "random_normal", "random_uniform", "dropout", "constant", "variable", "eval", "count_params",
+           "learning_phase", "in_train_phase", "in_test_phase", "is_keras_tensor", "binary_crossentropy",
+           "categorical_crossentropy", "sparse_categorical_crossentropy", "update", "update_add",
+           "update_sub", "moving_average_update", "print_tensor"]
+
+
+def _w():
+    """The weft package (its ops live in several modules; looked up when called, after import)."""
+    return importlib.import_module("weft")
+
+
+def _t(x):
+    return _fw.convert_to_tensor(x) if not isinstance(x, _fw.Tensor) else x
+
+
+def _float(x):
+    x = _t(x)
+    return x if x.dtype in (_fw.float32, _fw.float64) else _w().cast(x, _fw.float32)
+
+
+def _reduction(name):
+    def f(x, axis=None, keepdims=False):
+        return getattr(_w(), name)(_t(x), axis=axis, keepdims=keepdims)
+    f.__name__ = name
+    f.__doc__ = "Keras' backend reduction over ``axis`` (None: all dims) via weft.%s." % name
+    return f
+
+
+mean = _reduction("reduce_mean")
+sum = _reduction("reduce_sum")  # noqa: A001 - Keras' name
+max = _reduction("reduce_max")  # noqa: A001
+min = _reduction("reduce_min")  # noqa: A001
+prod = _reduction("reduce_prod")
+
+
+def var(x, axis=None, keepdims=False):
+    """The population variance (divides by N), as Keras'."""
+    x = _float(x)
+    m = _w().reduce_mean(x, axis=axis, keepdims=True)
+    return _w().reduce_mean(_w().square(x - m), axis=axis, keepdims=keepdims)
+
+
+def std(x, axis=None, keepdims=False):
+    return _w().sqrt(var(x, axis, keepdims))
+
+
+def any(x, axis=None, keepdims=False):  # noqa: A001
+    return _w().reduce_any(_w().cast(_t(x), _fw.bool_), axis=axis, keepdims=keepdims)
+
+
+def all(x, axis=None, keepdims=False):  # noqa: A001
+    return _w().reduce_all(_w().cast(_t(x), _fw.bool_), axis=axis, keepdims=keepdims)
+
+
+def argmax(x, axis=-1):
+    return _w().argmax(_t(x), axis)
+
+
+def argmin(x, axis=-1):
+    return _w().argmin(_t(x), axis)
+
+
+def square(x):
+    return _w().square(_t(x))
+
+
+def sqrt(x):
+    """sqrt of x clipped at 0 from below, as Keras 2's backend."""
+    x = _float(x)
+    return _w().sqrt(_w().maximum(x, _fw.constant(0, x.dtype)))
+
+
+def exp(x):
+    return _w().exp(_float(x))
+
+
+def log(x):
+    return _w().log(_float(x))
+
+
+def abs(x):  # noqa: A001
+    return _w().abs(_t(x))
+
+
+def pow(x, a):  # noqa: A001
+    x = _t(x)
+    return _w().pow(x, _fw.convert_to_tensor(a, x.dtype) if not isinstance(a, _fw.Tensor) else a)
+
+
+def round(x):  # noqa: A001
+    return _w().round(_t(x))
+
+
+def sign(x):
+    return _w().sign(_t(x))
+
+
+def maximum(x, y):
+    return _w().maximum(_t(x), y)
+
+
+def minimum(x, y):
+    return _w().minimum(_t(x), y)
+
+
+def clip(x, min_value, max_value):
+    """x clipped to [min_value, max_value] (max_value below min_value becomes min_value)."""
+    if max_value is not None and min_value is not None and not isinstance(max_value, _fw.Tensor) \
+            and not isinstance(min_value, _fw.Tensor) and max_value < min_value:
+        max_value = min_value
+    return _w().clip_by_value(_t(x), min_value, max_value)
+
+
+def sigmoid(x):
+    return _w().sigmoid(_float(x))
+
+
+def softmax(x, axis=-1):
+    from .. import nn
+    return nn.softmax(_float(x), axis=axis)
+
+
+def relu(x, alpha=0.0, max_value=None, threshold=0.0):
+    """Keras' relu: x above ``threshold``, ``alpha * (x - threshold)`` below, capped at max_value."""
+    x = _float(x)
+    c = lambda v: _fw.constant(v, x.dtype)  # noqa: E731
+    if alpha == 0.0 and threshold == 0.0:
+        y = _w().nn.relu(x)
+    else:
+        y = _w().where(x > c(threshold), x, c(alpha) * (x - c(threshold)))
+    return y if max_value is None else _w().minimum(y, c(max_value))
+
+
+def tanh(x):
+    return _w().tanh(_float(x))
+
+
+def elu(x, alpha=1.0):
+    x = _float(x)
+    return _w().where(x > _fw.constant(0, x.dtype), x, _fw.constant(alpha, x.dtype) * (_w().exp(x) - 1))
+
+
+def softplus(x):
+    from .. import nn
+    return nn.softplus(_float(x))
+
+
+def softsign(x):
+    x = _float(x)
+    return x / (_w().abs(x) + 1)
+
+
+def hard_sigmoid(x):
+    """Keras 2's piecewise-linear sigmoid: clip(0.2 x + 0.5, 0, 1)."""
+    x = _float(x)
+    return _w().clip_by_value(x * 0.2 + 0.5, 0.0, 1.0)
+
+
+def dot(x, y):
+    """Keras' dot: a matrix product for rank 2; for higher ranks the last axis of x with the
+    second-to-last of y (numpy's dot), via tensordot."""
+    x, y = _t(x), _t(y)
+    if len(x.shape) == 2 and len(y.shape) == 2:
+        return _w().matmul(x, y)
+    from .. import linalg
+    return linalg.tensordot(x, y, [[len(x.shape) - 1], [max(len(y.shape) - 2, 0)]])
+
+
+def batch_dot(x, y, axes=None):
+    """Keras' batch_dot for the common cases: rank-3 inputs contracting x's last axis with y's
+    second (axes None, (2, 1)) or y's last (axes (2, 2)); rank-2 inputs give [batch, 1]."""
+    x, y = _t(x), _t(y)
+    if isinstance(axes, int):
+        axes = (axes, axes)
+    rx, ry = len(x.shape), len(y.shape)
+    if rx == 2 and ry == 2:
+        return _w().reduce_sum(x * y, axis=1, keepdims=True)
+    if axes is None:
+        axes = (rx - 1, ry - 2 if ry > 2 else ry - 1)
+    axes = (axes[0] % rx, axes[1] % ry)
+    if rx == 3 and ry == 3 and axes == (2, 1):
+        return _w().matmul(x, y)
+    if rx == 3 and ry == 3 and axes == (2, 2):
+        return _w().matmul(x, y, transpose_b=True)
+    if rx == 3 and ry == 3 and axes == (1, 1):
+        return _w().matmul(x, y, transpose_a=True)
+    raise NotImplementedError("keras.backend.batch_dot: shapes %s and %s with axes %s are not supported by weft; "
+                              "use tf.einsum" % (x.shape, y.shape, axes))
+
+
+def transpose(x):
+    return _w().transpose(_t(x))
+
+
+def permute_dimensions(x, pattern):
+    return _w().transpose(_t(x), perm=list(pattern))
+
+
+def reshape(x, shape):
+    return _w().reshape(_t(x), shape)
+
+
+def expand_dims(x, axis=-1):
+    return _w().expand_dims(_t(x), axis)
+
+
+def squeeze(x, axis):
+    return _w().squeeze(_t(x), [axis])
+
+
+def stack(x, axis=0):
+    from .. import array_ops
+    return array_w().stack(list(x), axis=axis)
+
+
+def concatenate(tensors, axis=-1):
+    tensors = [_t(t) for t in tensors]
+    if axis < 0:
+        axis += len(tensors[0].shape)
+    return _w().concat(tensors, axis)
+
+
+def flatten(x):
+    return _w().reshape(_t(x), [-1])
+
+
+def batch_flatten(x):
+    return _w().reshape(_t(x), [-1, int(np.prod(_t(x).shape[1:]))])
+
+
+def tile(x, n):
+    return _w().tile(_t(x), [n] if isinstance(n, int) else list(n))
+
+
+def repeat_elements(x, rep, axis):
+    """Each slice along ``axis`` repeated ``rep`` times (np.repeat), for a known dimension."""
+    x = _t(x)
+    axis = axis % len(x.shape)
+    n = x.shape[axis]
+    if n is None:
+        raise ValueError("keras.backend.repeat_elements: dim %d of %s is unknown" % (axis, x.shape))
+    from .. import array_ops
+    idx = np.repeat(np.arange(n), rep).astype(np.int32)
+    return _w().gather(x, _fw.constant(idx), axis=axis) if n else x
+    # (array_ops imported for symmetry with stack; gather keeps the gradient)
+
+
+def repeat(x, n):
+    """[batch, dim] -> [batch, n, dim] (Keras' repeat)."""
+    x = _t(x)
+    return _w().tile(_w().expand_dims(x, 1), [1, n, 1])
+
+
+def ones_like(x, dtype=None, name=None):
+    y = _w().ones_like(_t(x))
+    return y if dtype is None else _w().cast(y, dtype)
+
+
+def zeros_like(x, dtype=None, name=None):
+    y = _w().zeros_like(_t(x))
+    return y if dtype is None else _w().cast(y, dtype)
+
+
+def ones(shape, dtype=None, name=None):
+    return _w().ones(shape, dtype or _fw.float32)
+
+
+def zeros(shape, dtype=None, name=None):
+    return _w().zeros(shape, dtype or _fw.float32)
+
+
+def one_hot(indices, num_classes):
+    return _w().one_hot(_t(indices), num_classes)
+
+
+def gather(reference, indices):
+    return _w().gather(_t(reference), indices)
+
+
+def shape(x):
+    """The shape as a tensor computed when the step runs (K.shape; int_shape is the static one)."""
+    return _w().shape(_t(x))
+
+
+def ndim(x):
+    s = getattr(x, "shape", None)
+    return None if s is None else len(s)
+
+
+def dtype(x):
+    return str(getattr(x, "dtype", np.asarray(x).dtype)).replace("weft.", "")
+
+
+def cumsum(x, axis=0):
+    from .. import math
+    return math.cumsum(_t(x), axis=axis)
+
+
+def logsumexp(x, axis=None, keepdims=False):
+    return _w().reduce_logsumexp(_float(x), axis=axis, keepdims=keepdims)
+
+
+def l2_normalize(x, axis=None):
+    from .. import nn
+    return nn.l2_normalize(_float(x), axis=axis)
+
+
+def _compare(name):
+    def f(x, y):
+        return getattr(_ops, name)(_t(x), y)
+    f.__name__ = name
+    return f
+
+
+equal, not_equal = _compare("equal"), _compare("not_equal")
+greater, greater_equal = _compare("greater"), _compare("greater_equal")
+less, less_equal = _compare("less"), _compare("less_equal")
+
+
+def switch(condition, then_expression, else_expression):
+    """then where condition, else elsewhere (callables are called first), as Keras'."""
+    a = then_expression() if callable(then_expression) else then_expression
+    b = else_expression() if callable(else_expression) else else_expression
+    return _w().where(_w().cast(_t(condition), _fw.bool_), a, b)
+
+
+def stop_gradient(variables):
+    if isinstance(variables, (list, tuple)):
+        return [_w().stop_gradient(_t(v)) for v in variables]
+    return _w().stop_gradient(_t(variables))
+
+
+def random_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
+    from .. import random
+    return random.normal(shape, mean, stddev, dtype or _fw.float32, seed=seed)
+
+
+def random_uniform(shape, minval=0.0, maxval=1.0, dtype=None, seed=None):
+    from .. import random
+    return random.uniform(shape, minval, maxval, dtype or _fw.float32, seed=seed)
+
+
+def dropout(x, level, noise_shape=None, seed=None):
+    from .. import nn
+    return nn.dropout(_float(x), rate=level, noise_shape=noise_shape, seed=seed)
+
+
+def constant(value, dtype=None, shape=None, name=None):
+    v = np.asarray(value, dtype=_fw.as_dtype(dtype or _fw.float32).as_numpy_dtype)
+    if shape is not None:
+        v = np.broadcast_to(v, shape).copy()
+    return _fw.constant(v, name=name)
+
+
+def variable(value, dtype=None, name=None, constraint=None):
+    v = np.asarray(value, dtype=_fw.as_dtype(dtype or _fw.float32).as_numpy_dtype)
+    return _fw.Variable(v, name=name)
+
+
+def eval(x):  # noqa: A001 - Keras' name
+    """The value of ``x`` as numpy (a tensor with a value, a variable at top level, an array)."""
+    return np.asarray(x.numpy() if hasattr(x, "numpy") else x)
+
+
+def count_params(x):
+    return int(np.prod(getattr(x, "shape", np.shape(x))))
+
+
+def learning_phase():
+    """0: weft layers learn their training flag from the call (fit / training=True), not a global."""
+    return 0
+
+
+def in_train_phase(x, alt, training=None):
+    """``x`` when ``training`` is true, else ``alt`` (callables are called); training None is
+    inference here (weft passes the flag to the call, not through a global learning phase)."""
+    pick = x if training else alt
+    return pick() if callable(pick) else pick
+
+
+def in_test_phase(x, alt, training=None):
+    return in_train_phase(alt, x, training)
+
+
+def is_keras_tensor(x):
+    from . import _custom
+    kt = getattr(_custom, "KerasTensor", None)
+    return kt is not None and isinstance(x, kt)
+
+
+def _clip_probs(output, eps):
+    return _w().clip_by_value(output, eps, 1.0 - eps)
+
+
+def binary_crossentropy(target, output, from_logits=False):
+    """Per element: -(t log p + (1 - t) log(1 - p)), p clipped to [eps, 1 - eps] (Keras 2)."""
+    from .backend import epsilon
+    target, output = _float(target), _float(output)
+    if from_logits:
+        from .. import nn
+        return nn.sigmoid_cross_entropy_with_logits(labels=target, logits=output)
+    p = _clip_probs(output, epsilon())
+    return -(target * _w().log(p + epsilon()) + (1.0 - target) * _w().log(1.0 - p + epsilon()))
+
+
+def categorical_crossentropy(target, output, from_logits=False, axis=-1):
+    """Per row: -sum(t log p) with p = output / sum(output) clipped to [eps, 1 - eps] (Keras 2)."""
+    from .backend import epsilon
+    target, output = _float(target), _float(output)
+    if from_logits:
+        from .. import nn
+        return nn.softmax_cross_entropy_with_logits(labels=target, logits=output, axis=axis)
+    p = _clip_probs(output / _w().reduce_sum(output, axis=axis, keepdims=True), epsilon())
+    return -_w().reduce_sum(target * _w().log(p), axis=axis)
+
+
+def sparse_categorical_crossentropy(target, output, from_logits=False, axis=-1):
+    """categorical_crossentropy of one_hot(target) (the classes along ``axis``, the last)."""
+    output = _float(output)
+    target = _w().cast(_w().reshape(_t(target), [-1] if len(output.shape) == 2 else _w().shape(output)[:-1]),
+                       _fw.int32)
+    return categorical_crossentropy(_w().one_hot(target, output.shape[-1]), output, from_logits, axis)
+
+
+def update(x, new_x):
+    return x.assign(new_x)
+
+
+def update_add(x, increment):
+    return x.assign_add(increment)
+
+
+def update_sub(x, decrement):
+    return x.assign_sub(decrement)
+
+
+def moving_average_update(x, value, momentum):
+    return x.assign(x * momentum + value * (1.0 - momentum))
+
+
+def print_tensor(x, message="", summarize=3):
+    """Prints ``message`` and the value (tf.print) and returns ``x``."""
+    from .. import logging_ops
+    logging_w().print(message, x, summarize=summarize)
+    return x
