@@ -32,12 +32,6 @@ std::vector<Output> CopyTraced(const Scope& s, const TracedCall& f, const std::v
     Node* n = stack.back();
     stack.pop_back();
     if (!needed.insert(n).second || replaced.count(n)) continue;
-    // A loop's back edge (NextIteration) makes the topological order above incomplete, and its
-    // gradient needs the loop's own bookkeeping, which a node-by-node copy does not carry.
-    static const std::unordered_set<std::string> kLoop = {"Enter", "Exit", "NextIteration", "LoopCond"};
-    WEFT_REQUIRE(!kLoop.count(n->op()), "{}: the function runs a loop ('{}', op {}: a while_loop, or map_fn / scan "
-                 "over a dimension unknown when it is traced); weft cannot copy a loop into a layer: compute it "
-                 "with ops on the whole batch, or run it in a custom training step", what, n->name(), n->op());
     for (const Output& i : n->inputs()) stack.push_back(i.node);
     for (Node* c : n->control_inputs()) stack.push_back(c);
     // A loop is copied whole: every loop variable keeps its Exit, which the loop's gradient
