@@ -7,6 +7,7 @@
 #include "ops/array.h"
 #include "ops/framework.h"
 #include "ops/math.h"
+#include "ops/nn.h"
 #include "ops/rnn.h"
 #include "train/layers_noise.h"
 
@@ -28,6 +29,7 @@ class RnnLayer : public Layer {
   }
 
   const RNNOptions& options() const { return o_; }
+  RNNOptions& mutable_options() { return o_; }
   int64_t units() const { return units_; }
   RnnCell cell() const { return cell_; }
   size_t num_states() const { return cell_ == RnnCell::kLSTM ? 2 : 1; }
@@ -40,10 +42,12 @@ class RnnLayer : public Layer {
 
   void Build(const std::vector<TensorShape>& in) override {
     const TensorShape& x = in[0];
-    WEFT_REQUIRE(x.rank() == 3 && x.dim(2) > 0, "{}: expects inputs ({}) with known features, got {}", Describe(),
+    // A sequence (an RNN call), or one step's inputs (batch, features) (the cell called by itself).
+    WEFT_REQUIRE((x.rank() == 3 || x.rank() == 2) && x.dim(x.rank() - 1) > 0,
+                 "{}: expects inputs ({}) with known features, got {}", Describe(),
                  o_.time_major ? "time, batch, features" : "batch, time, features", x.ToString());
     const int64_t gh = RnnGates(cell_) * units_;
-    AddWeight("kernel", {x.dim(2), gh}, o_.kernel_initializer);
+    AddWeight("kernel", {x.dim(x.rank() - 1), gh}, o_.kernel_initializer);
     AddWeight("recurrent_kernel", {units_, gh}, o_.recurrent_initializer);
     if (!o_.use_bias) return;
     if (cell_ == RnnCell::kGRU && o_.reset_after) {
@@ -61,6 +65,7 @@ class RnnLayer : public Layer {
   std::vector<Output> CallOutputs(CallContext& ctx, const std::vector<Output>& in) const override {
     const Scope& s = ctx.scope;
     Output x = in[0];
+    if (x.shape().rank() == 2) return Step(ctx, in);
     WEFT_REQUIRE(x.shape().rank() == 3, "{}: expects rank-3 inputs, got {}", Describe(), x.shape().ToString());
     if (o_.time_major) x = ops::Transpose(s, x, {1, 0, 2});
     if (ctx.training && o_.dropout > 0.0) x = SpatialDropout1D(o_.dropout, o_.seed)->Call(ctx, {x});
@@ -98,14 +103,93 @@ class RnnLayer : public Layer {
   }
 
   // Keras' mask: the sequence output keeps it (return_sequences); the states have none.
-  std::vector<Output> OutputMasks(CallContext& ctx, const std::vector<Output>&,
+  std::vector<Output> OutputMasks(CallContext& ctx, const std::vector<Output>& in,
                                   const std::vector<Output>& outputs) const override {
     std::vector<Output> masks(outputs.size());
-    if (o_.return_sequences) masks[0] = ctx.mask(0);
+    if (o_.return_sequences && in[0].shape().rank() == 3) masks[0] = ctx.mask(0);
     return masks;
   }
 
+  // "LSTMCell 'lstm_cell'" for the messages of a step.
+  std::string DescribeCell() const {
+    return fmt::format("{}Cell '{}'", type(), name().empty() ? DefaultLayerName(type() + "Cell") : name());
+  }
+
  private:
+  // Keras' cell call, one step: in = {x (batch, features), h, (c)}; returns {output, new h,
+  // (new c)} (the output is the new h). Built from MatMul, BiasAdd and the activations, with the
+  // sequence ops' weights and gate order (ops/rnn.h), so a cell and the RNN(cell) wrapping it
+  // compute the same step. Keras' dropout on the inputs in training.
+  std::vector<Output> Step(CallContext& ctx, const std::vector<Output>& in) const {
+    const Scope s = ctx.scope.NewSubScope("cell");
+    const std::string states = cell_ == RnnCell::kLSTM ? "2 states [h, c]" : "1 state [h]";
+    WEFT_REQUIRE(in.size() > 1, "{}: expects inputs (batch, time, features), got {}; an input (batch, features) is one "
+                 "step of the cell, whose call takes the states too: {}Cell(inputs, states) with {}", Describe(),
+                 in[0].shape().ToString(), type(), states);
+    WEFT_REQUIRE(in.size() == 1 + num_states(), "{}: a call takes (inputs, states) with {} of shape (batch, {}), got {} "
+                 "state(s)", DescribeCell(), states, units_, in.size() - 1);
+    Output x = in[0];
+    const TensorShape& kernel = ctx.weights[0].shape();
+    WEFT_REQUIRE(x.shape().dim(1) < 0 || x.shape().dim(1) == kernel.dim(0),
+                 "{}: inputs must be (batch, {}) (the features it was built for), got {}", DescribeCell(),
+                 kernel.dim(0), x.shape().ToString());
+    for (size_t i = 0; i < num_states(); ++i) {
+      const TensorShape& st = in[1 + i].shape();
+      const int64_t b = x.shape().dim(0), sb = st.rank() == 2 ? st.dim(0) : -1;
+      WEFT_REQUIRE(st.rank() == 2 && (st.dim(1) < 0 || st.dim(1) == units_) && (b < 0 || sb < 0 || b == sb),
+                   "{}: states[{}] must be (batch, units) = ({}, {}), got {}", DescribeCell(), i,
+                   b < 0 ? "None" : std::to_string(b), units_, st.ToString());
+    }
+    if (ctx.training && o_.dropout > 0.0) x = Dropout(o_.dropout, o_.seed)->Call(ctx, {x});
+    auto act = [&](Output v) { return ApplyActivation(s, o_.activation, v); };
+    auto gate = [&](Output v) { return ApplyActivation(s, o_.recurrent_activation, v); };
+    const Output& h = in[1];
+    Output zx = ops::MatMul(s, x, ctx.weights[0]);
+    const bool biased = o_.use_bias;
+    if (cell_ == RnnCell::kSimple) {  // h = act(x K + b + h R)
+      if (biased) zx = ops::BiasAdd(s, zx, ctx.weights[2]);
+      Output y = act(ops::Add(s, zx, ops::MatMul(s, h, ctx.weights[1])));
+      return {y, y};
+    }
+    if (cell_ == RnnCell::kLSTM) {  // gates i, f, c, o; c' = f c + i act(z_c); h' = o act(c')
+      Output z = ops::Add(s, zx, ops::MatMul(s, h, ctx.weights[1]));
+      if (biased) z = ops::BiasAdd(s, z, ctx.weights[2]);
+      std::vector<Output> g = ops::Split(s, z, 1, 4);
+      Output c = ops::Add(s, ops::Mul(s, gate(g[1]), in[2]), ops::Mul(s, gate(g[0]), act(g[2])));
+      Output y = ops::Mul(s, gate(g[3]), act(c));
+      return {y, y, c};
+    }
+    // GRU, gates z, r, h; h' = z h + (1 - z) hh.
+    const int64_t u = units_;
+    Output zh = ops::MatMul(s, h, ctx.weights[1]);
+    if (biased && o_.reset_after) {  // bias (2, 3u): row 0 with the input, row 1 with the recurrent product
+      std::vector<Output> b = ops::Split(s, ctx.weights[2], 0, 2);
+      zx = ops::BiasAdd(s, zx, ops::Reshape(s, b[0], std::vector<int64_t>{3 * u}));
+      zh = ops::BiasAdd(s, zh, ops::Reshape(s, b[1], std::vector<int64_t>{3 * u}));
+    } else if (biased) {
+      zx = ops::BiasAdd(s, zx, ctx.weights[2]);
+    }
+    std::vector<Output> gx = ops::Split(s, zx, 1, 3);
+    Output hh;
+    Output z, r;
+    if (o_.reset_after) {  // hh = act(x_h + r (h R_h + b_h))
+      std::vector<Output> gh = ops::Split(s, zh, 1, 3);
+      z = gate(ops::Add(s, gx[0], gh[0]));
+      r = gate(ops::Add(s, gx[1], gh[1]));
+      hh = act(ops::Add(s, gx[2], ops::Mul(s, r, gh[2])));
+    } else {  // hh = act(x_h + (r h) R_h)
+      const Output& rk = ctx.weights[1];
+      Output zr = ops::MatMul(s, h, ops::Slice(s, rk, {0, 0}, {u, 2 * u}));
+      std::vector<Output> gh = ops::Split(s, zr, 1, 2);
+      z = gate(ops::Add(s, gx[0], gh[0]));
+      r = gate(ops::Add(s, gx[1], gh[1]));
+      hh = act(ops::Add(s, gx[2], ops::MatMul(s, ops::Mul(s, r, h), ops::Slice(s, rk, {0, 2 * u}, {u, u}))));
+    }
+    Output one = ops::ScalarLike(s, x.dtype(), 1.0);
+    Output y = ops::Add(s, ops::Mul(s, z, h), ops::Mul(s, ops::Sub(s, one, z), hh));
+    return {y, y};
+  }
+
   // The fused op's outputs [y, h, (c), ...] as the layer returns them.
   std::vector<Output> Results(const Scope& s, const std::vector<Output>& out) const {
     std::vector<Output> result;
@@ -418,5 +502,16 @@ LayerPtr Bidirectional(LayerPtr layer, std::string merge_mode, LayerPtr backward
   return std::make_shared<BidirectionalLayer>(std::move(layer), std::move(merge_mode), std::move(backward_layer));
 }
 LayerPtr TimeDistributed(LayerPtr layer) { return std::make_shared<TimeDistributedLayer>(std::move(layer)); }
+
+void SetRnnSequenceOptions(Layer& layer, const RNNOptions& sequence) {
+  auto* rnn = dynamic_cast<RnnLayer*>(&layer);
+  WEFT_REQUIRE(rnn != nullptr, "{} '{}' is not an LSTM, GRU or SimpleRNN", layer.type(), layer.name());
+  RNNOptions& o = rnn->mutable_options();
+  o.return_sequences = sequence.return_sequences;
+  o.return_state = sequence.return_state;
+  o.go_backwards = sequence.go_backwards;
+  o.time_major = sequence.time_major;
+  o.zero_output_for_mask = sequence.zero_output_for_mask;
+}
 
 }  // namespace weft::train

@@ -46,6 +46,14 @@ LayerPtr LSTM(int64_t units, RNNOptions options = {});
 LayerPtr GRU(int64_t units, RNNOptions options = {});
 LayerPtr SimpleRNN(int64_t units, RNNOptions options = {});
 
+// Keras' cells: a call whose input is one step (batch, features) rather than a sequence is the
+// cell's step, {x, h, (c)} -> {output, new h, (new c)} (LSTMCell, GRUCell, SimpleRNNCell called by
+// themselves), with the layer's weights: a cell and RNN(cell) are one layer, so they share them.
+// Keras' RNN(cell, ...) sets the sequence options (return_sequences, return_state, go_backwards,
+// time_major, zero_output_for_mask, taken from `sequence`) of the cell's layer; the others stay.
+// InvalidArgument for a layer that is not an LSTM, GRU or SimpleRNN.
+void SetRnnSequenceOptions(Layer& layer, const RNNOptions& sequence);
+
 // Runs `layer` (an LSTM, GRU or SimpleRNN) forwards and a copy of it with go_backwards flipped
 // (or `backward_layer`) over the same inputs; merge_mode "concat" (default), "sum", "mul" or
 // "ave" joins the two outputs (the backward one put back in time order when it is a sequence).

@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "graph/control_flow.h"
 #include "ops/array.h"
 #include "ops/framework.h"
 #include "ops/state.h"
@@ -31,20 +32,33 @@ std::vector<Output> CopyTraced(const Scope& s, const TracedCall& f, const std::v
     Node* n = stack.back();
     stack.pop_back();
     if (!needed.insert(n).second || replaced.count(n)) continue;
-    // A loop's back edge (NextIteration) makes the topological order above incomplete, and its
-    // gradient needs the loop's own bookkeeping, which a node-by-node copy does not carry.
-    static const std::unordered_set<std::string> kLoop = {"Enter", "Exit", "NextIteration", "LoopCond"};
-    WEFT_REQUIRE(!kLoop.count(n->op()), "{}: the function runs a loop ('{}', op {}: a while_loop, or map_fn / scan "
-                 "over a dimension unknown when it is traced); weft cannot copy a loop into a layer: compute it "
-                 "with ops on the whole batch, or run it in a custom training step", what, n->name(), n->op());
     for (const Output& i : n->inputs()) stack.push_back(i.node);
     for (Node* c : n->control_inputs()) stack.push_back(c);
+    // A loop is copied whole: every loop variable keeps its Exit, which the loop's gradient
+    // (graph/while_gradients.h) expects even where nothing reads it.
+    if (IsSwitch(*n)) {
+      for (const auto& [dst, index] : n->out_edges()) {
+        if (IsExit(*dst)) stack.push_back(dst);
+      }
+    }
   }
   std::unordered_map<Node*, Node*> copies;
   auto value = [&](const Output& o) {
     auto it = replaced.find(o.node);
     return it != replaced.end() ? it->second : Output(copies.at(o.node), o.index);
   };
+  // A while loop in the trace (tf.while_loop in a custom layer's call): its back edges
+  // (NextIteration -> Merge) point at nodes copied later, so a Merge takes a stand-in of the
+  // same shape there until they exist, as the loop builder does (ops/control_builders.cc); each
+  // copy of a loop gets a frame name of its own (two copies sharing one would run as one frame).
+  struct BackEdge {
+    Node* merge;
+    int input;
+    Output from;
+    Node* stand_in;
+  };
+  std::vector<BackEdge> back_edges;
+  std::map<std::string, std::string> frames;
   for (Node* n : TopologicalOrder(std::vector<Node*>(needed.begin(), needed.end()))) {
     if (replaced.count(n)) continue;
     WEFT_REQUIRE(n->op() != "Placeholder", "{}: the function reads the tensor '{}', which is not its input (a tensor "
@@ -53,13 +67,36 @@ std::vector<Output> CopyTraced(const Scope& s, const TracedCall& f, const std::v
                  "{}: the function uses the variable '{}', which is not one of its weights (create weights with "
                  "add_weight in build or __init__, or use them through the layers it calls)", what, n->name());
     std::vector<Output> ins;
-    for (const Output& i : n->inputs()) ins.push_back(value(i));
+    std::vector<BackEdge> pending;
+    for (const Output& i : n->inputs()) {
+      if (IsNextIteration(*i.node) && !copies.count(i.node)) {
+        ins.push_back(ops::Placeholder(s.WithOpName("back_edge"), i.dtype(), n->output_shape(0)));
+        pending.push_back({nullptr, static_cast<int>(ins.size() - 1), i, ins.back().node});
+        continue;
+      }
+      ins.push_back(value(i));
+    }
     std::vector<Node*> control;
     for (Node* c : n->control_inputs()) {
       if (!replaced.count(c)) control.push_back(copies.at(c));
     }
+    AttrMap attrs = n->attrs();
+    if (IsEnter(*n)) {
+      const std::string frame = n->attr<std::string>("frame_name");
+      auto [it, fresh] = frames.emplace(frame, "");
+      if (fresh) it->second = UniqueFrameName(*s.graph(), frame);
+      attrs["frame_name"] = it->second;
+    }
     const Scope ns = control.empty() ? s : s.WithControlDependencies(control);
-    copies[n] = ns.AddNode(n->op(), std::move(ins), n->attrs());
+    copies[n] = ns.AddNode(n->op(), std::move(ins), std::move(attrs));
+    for (BackEdge& e : pending) {
+      e.merge = copies[n];
+      back_edges.push_back(e);
+    }
+  }
+  for (const BackEdge& e : back_edges) {
+    s.graph()->UpdateInput(e.merge, e.input, value(e.from));
+    s.graph()->RemoveNode(e.stand_in);
   }
   std::vector<Output> out;
   for (const Output& r : roots) out.push_back(value(r));
@@ -102,7 +139,12 @@ Output TraceRecorder::OwnWeight(int64_t key, const Weight& weight) {
   return StandIn(it->second);
 }
 
-std::vector<Output> TraceRecorder::Apply(const LayerPtr& layer, const std::vector<Output>& inputs, bool training) {
+Output TraceRecorder::Apply(const LayerPtr& layer, const std::vector<Output>& inputs, bool training) {
+  return ApplyOutputs(layer, inputs, training)[0];
+}
+
+std::vector<Output> TraceRecorder::ApplyOutputs(const LayerPtr& layer, const std::vector<Output>& inputs,
+                                                bool training) {
   WEFT_REQUIRE(graph_ != nullptr, "{}: a layer was applied outside its trace", what_);
   WEFT_REQUIRE(layer != nullptr, "{}: applies a null layer", what_);
   // Built on the tensors' shapes (its first call) and checked, as a call on KerasTensors is.
@@ -143,10 +185,10 @@ std::vector<Output> TraceRecorder::Apply(const LayerPtr& layer, const std::vecto
   if (!layer->device().empty()) s = s.WithDevice(layer->device());
   std::vector<Output> updates, losses;
   CallContext ctx{s, training, vars, &updates, &losses};
-  std::vector<Output> y = layer->CallOutputs(ctx, inputs);
+  std::vector<Output> ys = layer->CallOutputs(ctx, inputs);
   losses_.insert(losses_.end(), losses.begin(), losses.end());
   updates_.insert(updates_.end(), updates.begin(), updates.end());
-  return y;
+  return ys;
 }
 
 void TraceRecorder::AddLoss(Output loss) {
@@ -165,16 +207,26 @@ void TraceRecorder::AddUpdate(Output update) {
   updates_.push_back(update);
 }
 
-void TraceRecorder::Finish(bool training, std::vector<Output> inputs, Output output) {
+void TraceRecorder::Finish(bool training, std::vector<Output> inputs, std::vector<Output> outputs) {
   WEFT_REQUIRE(graph_ != nullptr, "{}: Finish without Begin", what_);
-  WEFT_REQUIRE(output.valid(), "{}: call returned no tensor", what_);
-  WEFT_REQUIRE(output.dtype() == DType::kFloat32,
-               "{}: call must return float32 values (weft's Keras models compute in float32), got {} from '{}'; cast "
-               "it (tf.cast(x, 'float32'))", what_, DTypeName(output.dtype()), output.name());
+  WEFT_REQUIRE(!outputs.empty() && outputs[0].valid(), "{}: call returned no tensor", what_);
+  for (const Output& output : outputs) {
+    WEFT_REQUIRE(output.valid(), "{}: call returned an empty output", what_);
+    WEFT_REQUIRE(output.dtype() == DType::kFloat32,
+                 "{}: call must return float32 values (weft's Keras models compute in float32), got {} from '{}'; "
+                 "cast it (tf.cast(x, 'float32'))", what_, DTypeName(output.dtype()), output.name());
+  }
+  for (const auto& [mode, pass] : passes_) {
+    WEFT_REQUIRE(pass.more_outputs.size() + 1 == outputs.size(),
+                 "{}: the {} pass returned {} outputs and the {} pass {}; every pass must return as many", what_,
+                 mode ? "training" : "inference", pass.more_outputs.size() + 1, training ? "training" : "inference",
+                 outputs.size());
+  }
   TracedCall c;
   c.graph = graph_;
   c.inputs = std::move(inputs);
-  c.output = output;
+  c.output = outputs[0];
+  c.more_outputs.assign(outputs.begin() + 1, outputs.end());
   for (const auto& [index, v] : vars_) {
     if (c.weight_vars.size() <= index) c.weight_vars.resize(index + 1);
     c.weight_vars[index] = v;
@@ -214,13 +266,18 @@ void TracedLayer::Build(const std::vector<TensorShape>& input_shapes) {
 }
 
 Output TracedLayer::Call(CallContext& ctx, const std::vector<Output>& inputs) const {
+  return CallOutputs(ctx, inputs)[0];
+}
+
+std::vector<Output> TracedLayer::CallOutputs(CallContext& ctx, const std::vector<Output>& inputs) const {
   const TracedCall& f = ctx.training ? training_ : inference_;
   std::vector<Output> roots = {f.output};
+  roots.insert(roots.end(), f.more_outputs.begin(), f.more_outputs.end());
   roots.insert(roots.end(), f.losses.begin(), f.losses.end());
   roots.insert(roots.end(), f.updates.begin(), f.updates.end());
   const std::vector<Output> copies = CopyTraced(ctx.scope, f, inputs, ctx.weights, roots, Describe());
-  Output y = copies[0];
-  size_t k = 1;
+  std::vector<Output> ys(copies.begin(), copies.begin() + 1 + static_cast<std::ptrdiff_t>(f.more_outputs.size()));
+  size_t k = ys.size();
   for (size_t i = 0; i < f.losses.size(); ++i, ++k) {
     if (ctx.losses != nullptr) ctx.losses->push_back(copies[k]);
   }
@@ -229,9 +286,11 @@ Output TracedLayer::Call(CallContext& ctx, const std::vector<Output>& inputs) co
     updates.push_back(copies[k].node);
     if (ctx.updates != nullptr) ctx.updates->push_back(copies[k]);
   }
-  // The updates run whenever the output is computed, as a Keras call runs them.
-  if (!updates.empty()) y = ops::Identity(ctx.scope.WithControlDependencies(updates), y);
-  return y;
+  // The updates run whenever an output is computed, as a Keras call runs them.
+  if (!updates.empty()) {
+    for (Output& y : ys) y = ops::Identity(ctx.scope.WithControlDependencies(updates), y);
+  }
+  return ys;
 }
 
 }  // namespace weft::train

@@ -7,7 +7,7 @@
 //   TraceRecorder rec("Linear");
 //   rec.Begin(graph);                                  // one trace per pass
 //   Output w = rec.OwnWeight(0, {"w", {4, 2}, RandomNormal()});
-//   Output h = rec.Apply(dense, {x}, /*training=*/false)[0];  // a sublayer: its weights are declared too
+//   Output h = rec.Apply(dense, {x}, /*training=*/false);  // a sublayer: its weights are declared too
 //   rec.Finish(/*training=*/false, {x}, h);
 //   auto layer = std::make_shared<TracedLayer>("Linear");
 //   layer->SetTraces(rec);                             // before its first call
@@ -31,6 +31,7 @@ struct TracedCall {
   std::shared_ptr<Graph> graph;
   std::vector<Output> inputs;       // Placeholders, one per call input
   Output output;
+  std::vector<Output> more_outputs;  // outputs 1, 2, ... of a call with several (an RNN cell's states)
   std::vector<Weight> weights;      // every weight the layer declares, in declaration order
   std::vector<Output> weight_vars;  // Variable stand-ins in `graph`
   std::vector<Output> losses;       // scalar terms for the loss (Keras' add_loss)
@@ -57,13 +58,18 @@ class TraceRecorder {
   Output OwnWeight(int64_t key, const Weight& weight);
   // `layer` applied to graph tensors of this pass: builds it on their shapes (its first call),
   // declares its weights as "<layer name>/<weight>" (unnamed layers get Keras' default name), and
-  // adds its call to the graph; its loss terms and state updates are recorded. Every output of the
-  // call (an RNN with return_state: the output, then the states).
-  std::vector<Output> Apply(const LayerPtr& layer, const std::vector<Output>& inputs, bool training);
+  // adds its Call to the graph; its loss terms and state updates are recorded.
+  Output Apply(const LayerPtr& layer, const std::vector<Output>& inputs, bool training);
+  // The same, with every output of the call (an RNN cell's step: output, then the new states).
+  std::vector<Output> ApplyOutputs(const LayerPtr& layer, const std::vector<Output>& inputs, bool training);
   void AddLoss(Output loss);
   void AddUpdate(Output update);
-  // Ends the pass: `output` (float32) is what the function returned for `inputs`.
-  void Finish(bool training, std::vector<Output> inputs, Output output);
+  // Ends the pass: `outputs` (float32; one, or several for a layer with several outputs) are
+  // what the function returned for `inputs`. Every pass of a layer returns as many.
+  void Finish(bool training, std::vector<Output> inputs, std::vector<Output> outputs);
+  void Finish(bool training, std::vector<Output> inputs, Output output) {
+    Finish(training, std::move(inputs), std::vector<Output>{std::move(output)});
+  }
   bool has(bool training) const { return passes_.count(training) > 0; }
   // The pass, with every weight the layer declared in any pass.
   TracedCall pass(bool training) const;
@@ -93,6 +99,7 @@ class TracedLayer : public Layer {
   void SetTraces(const TraceRecorder& rec, int num_inputs);
   bool traced() const { return traced_; }
   Output Call(CallContext& ctx, const std::vector<Output>& inputs) const override;
+  std::vector<Output> CallOutputs(CallContext& ctx, const std::vector<Output>& inputs) const override;
 
  protected:
   void Build(const std::vector<TensorShape>& input_shapes) override;

@@ -47,22 +47,33 @@ void InitKerasCustom(py::module_& k) {
                        bool training) {
         std::vector<Output> ins;
         for (const PyTensor& t : inputs) ins.push_back(InPass(r, t, "the input").out);
-        const std::vector<Output> outs = r.rec.Apply(layer, ins, training);
+        const std::vector<Output> outs = r.rec.ApplyOutputs(layer, ins, training);
         if (outs.size() == 1) return py::cast(PyTensor{r.graph, outs[0]});
         py::list all;  // several outputs (an RNN with return_state): a list, as Keras returns them
         for (const Output& o : outs) all.append(PyTensor{r.graph, o});
         return py::object(all);
       }, py::arg("layer"), py::arg("inputs"), py::arg("training"))
+      .def("apply_outputs", [](PyRecorder& r, const std::shared_ptr<Layer>& layer, const std::vector<PyTensor>& inputs,
+                               bool training) {
+        std::vector<Output> ins;
+        for (const PyTensor& t : inputs) ins.push_back(InPass(r, t, "the input").out);
+        std::vector<PyTensor> outs;
+        for (const Output& y : r.rec.ApplyOutputs(layer, ins, training)) outs.push_back(PyTensor{r.graph, y});
+        return outs;
+      }, py::arg("layer"), py::arg("inputs"), py::arg("training"), "Every output of the call (an RNN cell's step).")
       .def("add_loss", [](PyRecorder& r, const PyTensor& t) { r.rec.AddLoss(InPass(r, t, "the loss").out); },
            py::arg("loss"))
       .def("add_update", [](PyRecorder& r, const PyTensor& t) { r.rec.AddUpdate(InPass(r, t, "the update").out); },
            py::arg("update"))
-      .def("finish", [](PyRecorder& r, bool training, const std::vector<PyTensor>& inputs, const PyTensor& output) {
-        std::vector<Output> ins;
+      .def("finish", [](PyRecorder& r, bool training, const std::vector<PyTensor>& inputs,
+                        const std::vector<PyTensor>& outputs) {
+        std::vector<Output> ins, outs;
         for (const PyTensor& t : inputs) ins.push_back(t.out);
-        r.rec.Finish(training, ins, InPass(r, output, "the output").out);
+        for (const PyTensor& t : outputs) outs.push_back(InPass(r, t, "the output").out);
+        r.rec.Finish(training, ins, outs);
         r.graph = py::none();
-      }, py::arg("training"), py::arg("inputs"), py::arg("output"));
+      }, py::arg("training"), py::arg("inputs"), py::arg("outputs"),
+         "Ends the pass: the call's outputs (one, or several for an RNN cell: output, new states).");
 
   // The initial value of a tf.Variable a custom layer holds (tf.keras 2's guide: self.w =
   // tf.Variable(w_init(shape=...))), as the initializer of the weight it becomes.

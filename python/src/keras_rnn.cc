@@ -102,6 +102,18 @@ void DefRnnLayers(py::module_& layers) {
   }, py::arg("units"),
      (std::string("Fully connected recurrence h = activation(x @ kernel + h @ recurrent_kernel + bias).") + kRnnArgs)
          .c_str());
+  layers.def("_set_rnn_sequence_options", [](Layer& layer, bool return_sequences, bool return_state,
+                                              bool go_backwards, bool time_major, bool zero_output_for_mask) {
+    RNNOptions o;
+    o.return_sequences = return_sequences;
+    o.return_state = return_state;
+    o.go_backwards = go_backwards;
+    o.time_major = time_major;
+    o.zero_output_for_mask = zero_output_for_mask;
+    SetRnnSequenceOptions(layer, o);
+  }, py::arg("layer"), py::arg("return_sequences"), py::arg("return_state"), py::arg("go_backwards"),
+     py::arg("time_major"), py::arg("zero_output_for_mask"),
+     "keras.layers.RNN(cell, ...) over a built-in cell: the sequence options of the cell's layer.");
   layers.def("Bidirectional", [](std::shared_ptr<Layer> layer, const std::string& merge_mode,
                                   const py::object& weights, const py::object& backward_layer, const py::object& name,
                                   const py::object& input_shape) {

@@ -120,11 +120,8 @@ def test_rnn_of_a_cell_is_the_layer(golden, name, cell, kwargs, y_shape):
     _check(golden, name, layers.RNN(cell(), **kwargs), y_shape)
 
 
-def test_cells_alone_and_stacked_cells_are_errors():
-    with pytest.raises(NotImplementedError, match="wrap it in keras.layers.RNN"):
-        layers.LSTMCell(3)(np.zeros((1, 3), np.float32), [np.zeros((1, 3), np.float32)])
-    with pytest.raises(TypeError, match="takes an LSTMCell, GRUCell or SimpleRNNCell"):
-        layers.RNN([layers.LSTMCell(3), layers.LSTMCell(3)])
+def test_cell_arguments_are_checked_where_the_cell_is_made():
+    # Cells called by themselves and RNN over lists of cells: test_keras_rnn_cells.py.
     with pytest.raises(errors.InvalidArgumentError, match="activation 'gelu' is not supported"):
         layers.GRUCell(3, activation="gelu")
 

@@ -43,10 +43,21 @@ def test_map_fn_and_scan_over_an_unknown_dimension_loop_and_differentiate():
     np.testing.assert_allclose(got_g, [6 + 1 + 2 + 6, 12 + 1 + 3, 18 + 2])
 
 
-def test_a_loop_inside_a_keras_lambda_is_a_clear_error():
+def test_a_loop_inside_a_keras_lambda_runs_and_trains():
+    # map_fn over the batch (unknown when traced) is a while_loop, copied whole into the model's
+    # graph (train/layers_traced.cc): values and gradients are those of the same map unrolled.
     p = tf.keras.Input([4])
-    with pytest.raises(tf.errors.InvalidArgumentError, match="runs a loop"):
-        tf.keras.layers.Lambda(lambda t: tf.map_fn(lambda r: r * 2.0, t))(p)
+    y = tf.keras.layers.Lambda(lambda t: tf.map_fn(lambda r: r * r, t))(tf.keras.layers.Dense(4, name="d")(p))
+    model = tf.keras.Model(p, y)
+    x = np.arange(12, dtype=np.float32).reshape(3, 4) / 10
+    k, b = np.eye(4, dtype=np.float32) * 2, np.ones(4, np.float32)
+    model.set_weights([k, b])
+    np.testing.assert_allclose(model.predict(x, verbose=0), (x @ k + b) ** 2, rtol=1e-6)
+    # One SGD step on mse against zeros: loss = mean(h^4) over the 12 values, dloss/dk = x^T 4h^3 / 12.
+    model.compile(optimizer=tf.keras.optimizers.SGD(0.01), loss="mse")
+    model.train_on_batch(x, np.zeros((3, 4), np.float32))
+    h = x @ k + b
+    np.testing.assert_allclose(model.get_weights()[0], k - 0.01 * x.T @ (4 * h ** 3 / 12), rtol=1e-5, atol=1e-6)
 
 
 def test_case_and_switch_case_doc_examples():

@@ -8,6 +8,7 @@
 #include "graph/gradients.h"
 #include "graph/session.h"
 #include "ops/array.h"
+#include "ops/control.h"
 #include "ops/framework.h"
 #include "ops/math.h"
 #include "ops/state.h"
@@ -32,8 +33,8 @@ std::shared_ptr<TracedLayer> TwoDense(const LayerPtr& dense) {
     Output x = ops::Placeholder(s, DType::kFloat32, TensorShape({-1, 2}));
     rec.Begin(g);
     Output w = rec.OwnWeight(0, Weight{"w", TensorShape({2, 3}), Ones()});
-    Output h = rec.Apply(dense, {ops::MatMul(s, x, w)}, training)[0];
-    Output y = rec.Apply(dense, {h}, training)[0];
+    Output h = rec.Apply(dense, {ops::MatMul(s, x, w)}, training);
+    Output y = rec.Apply(dense, {h}, training);
     rec.AddLoss(ops::Sum(s, w));
     rec.Finish(training, {x}, y);
   }
@@ -133,6 +134,48 @@ TEST_CASE("TracedLayer: state updates run with the output; bad traces name what 
         }).find("Ints 'ints': call must return float32 values") != std::string::npos);
   CHECK(ErrorOf([] { LayerPtr(std::make_shared<TracedLayer>("Raw"))(Input({2})); })
             .find("its call has not been traced") != std::string::npos);
+}
+
+// A trace holding a while loop (tf.while_loop in a custom layer's call): (i, p, q) = (0, x, x);
+// while i < 3: (i, p, q) = (i + 1, p * w, p * w); y = p. Copied twice into one graph (two calls)
+// each copy is a loop of its own (its own frame name), q's unread Exit is copied with the loop
+// (its gradient needs every variable's), and d sum(y) / dw = sum over the batch of 3 x w^2.
+TEST_CASE("TracedLayer: a while loop in the trace is copied whole, per call, and differentiates") {
+  TraceRecorder rec("Loop 'loop'");
+  auto g = std::make_shared<Graph>();
+  Scope ts = Scope::Root(g.get());
+  Output x = ops::Placeholder(ts, DType::kFloat32, TensorShape({-1, 3}));
+  rec.Begin(g);
+  Output w = rec.OwnWeight(0, Weight{"w", TensorShape({3}), Ones()});
+  std::vector<Output> r = ops::WhileLoop(
+      ts, {ops::Const(ts, 0), x, x},
+      [&](const Scope& b, const std::vector<Output>& v) { return ops::Less(b, v[0], ops::Const(b, 3)); },
+      [&](const Scope& b, const std::vector<Output>& v) {
+        Output p = ops::Mul(b, v[1], w);
+        return std::vector<Output>{ops::Add(b, v[0], ops::Const(b, 1)), p, p};
+      });
+  rec.Finish(false, {x}, r[1]);
+  auto layer = std::make_shared<TracedLayer>("Loop");
+  layer->SetTraces(rec, 1);
+  CHECK(ShapeOf(LayerPtr(layer)(Input({3}))) == "[?,3]");
+
+  Graph graph;
+  Scope s = Scope::Root(&graph);
+  Output wv = ops::Placeholder(s, DType::kFloat32, TensorShape({3}));
+  const Tensor xv = T<float>({1, 2, -1, 0.5, 0, 3}, {2, 3});
+  std::vector<Output> ys;
+  for (int call = 0; call < 2; ++call) {
+    CallContext ctx{s.NewSubScope("loop"), false, {wv}, nullptr};
+    ys.push_back(layer->Call(ctx, {ops::Const(s, xv)}));
+  }
+  Output total = ops::Add(s, ops::Sum(s, ys[0]), ops::Sum(s, ys[1]));
+  Session sess(&graph);
+  const auto out = sess.Run({{wv, T<float>({2, -1, 0.5}, {3})}}, {ys[0], ys[1], Gradients(s, {total}, {wv})[0]});
+  // w^3 = [8, -1, 0.125]; 3 w^2 = [12, 3, 0.75]; the batch sums of x: [1.5, 2, 2], twice.
+  const Tensor want = T<float>({8, -2, -0.125, 4, 0, 0.375}, {2, 3});
+  ExpectNear(out[0], want);
+  ExpectNear(out[1], want);
+  ExpectNear(out[2], T<float>({36, 12, 3}, {3}));
 }
 
 }  // namespace weft::train

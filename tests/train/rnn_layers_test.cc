@@ -267,3 +267,95 @@ TEST_CASE("a model with recurrent layers saves its weights and loads them into a
   REQUIRE(pa.shape() == TensorShape({5, 2}));
   for (int64_t i = 0; i < pa.num_elements(); ++i) CHECK(pa.data<float>()[i] == pb.data<float>()[i]);
 }
+
+// Keras' cells called by themselves: a (batch, features) input is one step from given states,
+// built from MatMul / BiasAdd / activations. Stepped through the golden sequence from zero states
+// it gives TensorFlow's outputs; from other states its values and gradients are those of the
+// fused sequence op run over that one step.
+TEST_CASE("a cell step (batch, features) is one step of the layer's sequence, values and gradients") {
+  struct Case {
+    const char* name;
+    LayerPtr layer;
+    size_t states;
+  };
+  RNNOptions before = Seq();
+  before.reset_after = false;
+  auto wave = [](std::vector<int64_t> dims, float phase) {  // deterministic values in [-1, 1]
+    std::vector<float> v(static_cast<size_t>(TensorShape(dims).num_elements()));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(0.7f * static_cast<float>(i) + phase);
+    return Tensor::FromVector<float>(v, TensorShape(dims));
+  };
+  for (Case c : {Case{"lstm", LSTM(H, Seq()), 2}, Case{"gru", GRU(H, Seq()), 1},
+                 Case{"gru_reset_before", GRU(H, before), 1}, Case{"simple_rnn", SimpleRNN(H, Seq()), 1}}) {
+    CAPTURE(c.name);
+    const std::string name = c.name;
+    std::vector<Sym> ins = {Input({I})};
+    for (size_t i = 0; i < c.states; ++i) ins.push_back(Input({H}));
+    REQUIRE(c.layer->Outputs(ins).size() == 1 + c.states);  // output, then the new states
+    Graph g;
+    Scope s = Scope::Root(&g);
+    std::vector<Output> w;
+    std::vector<std::pair<Output, Tensor>> feeds;
+    for (size_t k = 0; k < c.layer->weights().size(); ++k) {
+      const TensorShape& shape = c.layer->weights()[k].shape;
+      w.push_back(ops::Placeholder(s, DType::kFloat32, shape));
+      feeds.emplace_back(w.back(), Stored(name + ".w" + std::to_string(k), shape.dims()));
+    }
+    // Stepped by hand from zeros: each step's output is TensorFlow's.
+    Output x = ops::Placeholder(s, DType::kFloat32, TensorShape({B, T, I}));
+    feeds.emplace_back(x, Stored(name + ".x", {B, T, I}));
+    std::vector<Output> st(c.states, ops::Const(s, Tensor::Zeros(DType::kFloat32, TensorShape({B, H}))));
+    std::vector<Output> steps;
+    for (int64_t t = 0; t < T; ++t) {
+      CallContext ctx{s.NewSubScope("step"), false, w, nullptr};
+      std::vector<Output> in = {ops::Reshape(s, ops::Slice(s, x, {0, t, 0}, {B, 1, I}), std::vector<int64_t>{B, I})};
+      in.insert(in.end(), st.begin(), st.end());
+      const std::vector<Output> out = c.layer->CallOutputs(ctx, in);
+      REQUIRE(out.size() == 1 + c.states);
+      steps.push_back(ops::ExpandDims(s, out[0], 1));
+      st.assign(out.begin() + 1, out.end());
+    }
+    // One step from other states, as a step and as a one-step sequence; gradients of sum(y * r).
+    std::vector<Output> args = {ops::Placeholder(s, DType::kFloat32, TensorShape({B, I}))};
+    feeds.emplace_back(args[0], wave({B, I}, 0.1f));
+    for (size_t i = 0; i < c.states; ++i) {
+      args.push_back(ops::Placeholder(s, DType::kFloat32, TensorShape({B, H})));
+      feeds.emplace_back(args.back(), wave({B, H}, 1.0f + static_cast<float>(i)));
+    }
+    CallContext sc{s.NewSubScope("one"), false, w, nullptr};
+    const Output a = c.layer->CallOutputs(sc, args)[0];
+    CallContext qc{s.NewSubScope("seq"), false, w, nullptr};
+    std::vector<Output> seq = args;
+    seq[0] = ops::ExpandDims(s, args[0], 1);
+    const Output b = ops::Squeeze(s, c.layer->CallOutputs(qc, seq)[0], {1});
+    const Output r = ops::Const(s, wave({B, H}, 2.5f));
+    std::vector<Output> wrt = args;
+    wrt.insert(wrt.end(), w.begin(), w.end());
+    const std::vector<Output> da = Gradients(s, {ops::Sum(s, ops::Mul(s, a, r))}, wrt);
+    const std::vector<Output> db = Gradients(s, {ops::Sum(s, ops::Mul(s, b, r))}, wrt);
+    std::vector<Output> fetch = {ops::Concat(s, steps, 1), a, b};
+    fetch.insert(fetch.end(), da.begin(), da.end());
+    fetch.insert(fetch.end(), db.begin(), db.end());
+    Session sess(&g);
+    const std::vector<Tensor> got = sess.Run(feeds, fetch);
+    ExpectClose(got[0], Stored(name + ".y", {B, T, H}), "stepped outputs");
+    ExpectClose(got[1], got[2], "one step against the sequence op", 1e-5);
+    for (size_t k = 0; k < wrt.size(); ++k) {
+      ExpectClose(got[3 + k], got[3 + wrt.size() + k], "gradient " + std::to_string(k), 1e-4);
+    }
+  }
+  // Bad states name the cell, the expected and the given shapes.
+  auto message = [](auto f) -> std::string {
+    try {
+      f();
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  CHECK(message([] { LSTM(3)->Outputs({Input({4}), Input({3}), Input({5})}); })
+            .find("LSTMCell 'lstm_cell': states[1] must be (batch, units) = (None, 3), got [?,5]") !=
+        std::string::npos);
+  CHECK(message([] { GRU(3)->Outputs({Input({4})}); }).find("GRUCell(inputs, states) with 1 state [h]") !=
+        std::string::npos);
+}

@@ -71,6 +71,25 @@ def apply_in_trace(layer, inputs, training=None):
     return p.recorder.apply(layer, tensors, mode)
 
 
+def apply_outputs_in_trace(layer, inputs, training=None):
+    """As apply_in_trace, with every output of the call (an RNN cell's step: output, new states)."""
+    p = _current()
+    tensors = [i if isinstance(i, _fw.Tensor) else _fw.convert_to_tensor(i) for i in _items(inputs)]
+    mode = p.training if training is None else bool(training)
+    return p.recorder.apply_outputs(layer, tensors, mode)
+
+
+def trace_cell(cell, shapes, dtypes):
+    """Traces a custom RNN cell (a Layer subclass with ``state_size`` and ``call(inputs, states)``)
+    as a layer of inputs [x, *states] and outputs [output, *new_states] (once; _cells.py)."""
+    if not cell._traced():
+        cell.__dict__["_cell_call"] = True
+    elif not cell.__dict__.get("_cell_call"):
+        raise TypeError("%s '%s' was traced as a layer of one input; an RNN cell must first be called through "
+                        "keras.layers.RNN" % (type(cell).__name__, cell.name))
+    cell._ensure_traced(list(shapes), shapes, dtypes, {})
+
+
 def trace_chain(shape, layers):
     """Traces the untraced custom layers of a layer stack (a Sequential's) on the shapes that flow
     to them from a per-example input ``shape``, before the C++ model calls the stack."""
@@ -401,6 +420,10 @@ class Layer(_weft.keras.Layer):
     def __call__(self, inputs, *args, training=None, mask=None, **kwargs):
         if mask is not None:
             raise NotImplementedError("%s: masks are not supported by weft" % type(self).__name__)
+        if (args or "states" in kwargs) and ("state_size" in self.__dict__ or hasattr(type(self), "state_size")):
+            from . import _cells  # an RNN cell called on one step: cell(inputs, states)
+            return _cells.call_custom_cell(self, inputs, args[0] if args else kwargs.pop("states"), training,
+                                           args[1:], kwargs)
         if args:
             raise TypeError("%s: weft passes one input (a tensor or a list of tensors) to call; got %d more "
                             "positional arguments (pass constants as keyword arguments)" % (
@@ -452,8 +475,8 @@ class Layer(_weft.keras.Layer):
             raise RuntimeError("%s calls itself inside its own call" % type(self).__name__)
         as_list = isinstance(inputs, (list, tuple))
         shapes = [None if s is None else tuple(s) for s in shapes]
-        if not self.built:
-            self.build(list(shapes) if as_list else shapes[0])
+        if not self.built:  # a cell is built on its step input's shape, as Keras' RNN builds it
+            self.build(shapes[0] if d.get("_cell_call") else list(shapes) if as_list else shapes[0])
             d["_py_built"] = True
         self._adopt_variables()
         what = "%s '%s'" % (type(self).__name__, self.name or _snake(type(self).__name__))
@@ -481,16 +504,26 @@ class Layer(_weft.keras.Layer):
                 finally:
                     _stack().pop()
                     self.__dict__.update(swapped)
-                if isinstance(out, (list, tuple)):
-                    raise NotImplementedError("%s: call returned %d values; a weft custom layer has one output (a "
-                                              "tensor)" % (what, len(out)))
-                if out is None:
-                    raise TypeError("%s: call returned None; it must return a tensor" % what)
-                if not isinstance(out, _fw.Tensor):
-                    out = _fw.convert_to_tensor(out, "float32")
-                rec.finish(training, phs, out)
+                outs = self._outputs_of(out, what)
+                rec.finish(training, phs, outs)
         self._set_traces(rec, len(shapes) if as_list else 1)
         d["_call_kwargs"] = dict(kwargs)
+
+    def _outputs_of(self, out, what):
+        """The traced call's outputs as a list of graph tensors: one (a custom layer), or an RNN
+        cell's step (_cells.py) flattened: [output, *new_states]."""
+        if self.__dict__.get("_cell_call"):
+            if not isinstance(out, (list, tuple)) or len(out) != 2:
+                raise TypeError("%s: an RNN cell's call must return (output, new_states), got %r" % (what, out))
+            out = [out[0]] + (list(out[1]) if isinstance(out[1], (list, tuple)) else [out[1]])
+        elif isinstance(out, (list, tuple)):
+            raise NotImplementedError("%s: call returned %d values; a weft custom layer has one output (a "
+                                      "tensor)" % (what, len(out)))
+        else:
+            out = [out]
+        if any(o is None for o in out):
+            raise TypeError("%s: call returned None; it must return a tensor" % what)
+        return [o if isinstance(o, _fw.Tensor) else _fw.convert_to_tensor(o, "float32") for o in out]
 
     def _adopt_variables(self):
         """tf.Variable attributes (tf.keras 2's ``self.w = tf.Variable(w_init(shape=...), trainable=True)``)
@@ -531,4 +564,7 @@ class Layer(_weft.keras.Layer):
     def _invoke(self, inputs, training, kwargs):
         params = inspect.signature(self.call).parameters
         takes = "training" in params or any(p.kind == p.VAR_KEYWORD for p in params.values())
+        if self.__dict__.get("_cell_call"):  # an RNN cell: call(inputs, states), inputs = [x, *states]
+            args = (inputs[0], list(inputs[1:]))
+            return self.call(*args, training=training, **kwargs) if takes else self.call(*args, **kwargs)
         return self.call(inputs, training=training, **kwargs) if takes else self.call(inputs, **kwargs)

@@ -135,56 +135,8 @@ ActivityRegularization = _L.ActivityRegularization
 from ._text import TextVectorization, StringLookup, IntegerLookup  # noqa: E402  (host preprocessing)
 
 
-# ---- Recurrent cells and keras.layers.RNN(cell) ---------------------------------------------
-# weft runs a recurrent layer's whole time loop in one fused op (docs/ops.md), so a cell is the
-# description of a step, not a layer of its own: RNN(cell) makes the LSTM, GRU or SimpleRNN layer
-# with the cell's arguments, whose weights and numerics are Keras' (kernel, recurrent_kernel, bias).
-class _Cell:
-    _layer = None
-
-    def __init__(self, units, **kwargs):
-        self.units = units
-        self.kwargs = kwargs
-        # Check the arguments now, where the cell is written (the layer made here is discarded).
-        getattr(_L, self._layer)(units, **kwargs)
-
-    def __call__(self, *args, **kwargs):
-        raise NotImplementedError("%s is not callable on its own in weft: wrap it in keras.layers.RNN(cell) "
-                                  "(one fused op runs the whole sequence)" % type(self).__name__)
-
-
-class LSTMCell(_Cell):
-    """Keras' LSTMCell arguments (units, activation, recurrent_activation, use_bias, initializers,
-    unit_forget_bias, dropout, seed); use it as ``keras.layers.RNN(LSTMCell(units))``."""
-    _layer = "LSTM"
-
-
-class GRUCell(_Cell):
-    """Keras' GRUCell arguments (units, activation, recurrent_activation, use_bias, initializers,
-    reset_after=True, dropout, seed); use it as ``keras.layers.RNN(GRUCell(units))``."""
-    _layer = "GRU"
-
-
-class SimpleRNNCell(_Cell):
-    """Keras' SimpleRNNCell arguments (units, activation, use_bias, initializers, dropout, seed);
-    use it as ``keras.layers.RNN(SimpleRNNCell(units))``."""
-    _layer = "SimpleRNN"
-
-
-def RNN(cell, return_sequences=False, return_state=False, go_backwards=False, stateful=False, unroll=False,
-        zero_output_for_mask=False, name=None, input_shape=None, **kwargs):
-    """Keras' RNN layer over one LSTMCell, GRUCell or SimpleRNNCell: the same layer as LSTM(...),
-    GRU(...) or SimpleRNN(...) with the cell's arguments (weights kernel, recurrent_kernel, bias).
-    A list of cells (StackedRNNCells) or a custom cell class is not supported."""
-    if not isinstance(cell, _Cell):
-        raise TypeError("keras.layers.RNN: weft takes an LSTMCell, GRUCell or SimpleRNNCell (one fused op runs "
-                        "the sequence); got %r. Stack RNN layers instead of a list of cells" % (cell,))
-    args = dict(cell.kwargs, return_sequences=return_sequences, return_state=return_state,
-                go_backwards=go_backwards, stateful=stateful, unroll=unroll, name=name, input_shape=input_shape,
-                zero_output_for_mask=zero_output_for_mask)
-    args.update(kwargs)
-    return getattr(_L, cell._layer)(cell.units, **args)
-
+# Recurrent cells (callable on one step) and keras.layers.RNN over any cell: _cells.py.
+from ._cells import LSTMCell, GRUCell, SimpleRNNCell, StackedRNNCells, RNN  # noqa: E402
 
 
 # Keras' functional forms of the merge layers: layers.add([a, b]) is layers.Add()([a, b]).
@@ -280,7 +232,7 @@ __all__ = ["Layer", "Input", "InputLayer", "Dense", "Conv1D", "Conv2D", "Conv2DT
            "ActivityRegularization", "Resizing", "RandomFlip", "RandomContrast",
            "RandomBrightness", "RandomCrop", "RandomRotation", "RandomZoom", "RandomTranslation",
            "LSTM", "GRU", "SimpleRNN", "Bidirectional", "TimeDistributed", "LSTMCell", "GRUCell",
-           "SimpleRNNCell", "RNN", "Masking", "TextVectorization", "StringLookup", "IntegerLookup"]
+           "SimpleRNNCell", "StackedRNNCells", "RNN", "Masking", "TextVectorization", "StringLookup", "IntegerLookup"]
 
 # TF 2.1-2.5's names: layers.experimental.preprocessing.RandomFlip etc. (the same layers, looked
 # up on access, so they are the factories record_module below wraps).
