@@ -27,7 +27,11 @@
 # Every step is bounded (`timeout`), and `up` and `run` remove what they made if anything fails or
 # the script is interrupted (trap on EXIT, INT, TERM).
 set -euo pipefail
-PREFIX=wfcl                # every name this script makes starts with it (a leftover is found by it)
+# Every name this script makes starts with PREFIX (a leftover is found by it); NETNS_CLUSTER_PREFIX
+# gives a second cluster its own names (the test's, beside a running bench; bench/netns_rsh.sh
+# knows only the default's).
+PREFIX="${NETNS_CLUSTER_PREFIX:-wfcl}"
+[[ "$PREFIX" =~ ^[a-z][a-z0-9]{1,7}$ ]] || { echo "netns_cluster: NETNS_CLUSTER_PREFIX must be 2-8 of [a-z0-9]" >&2; exit 2; }
 SWITCH="$PREFIX-sw"
 SUBNET=10.213.0
 here="$(cd "$(dirname "$0")" && pwd)"
