@@ -3,7 +3,9 @@
 # tcp) and 2- / 4-worker training step times across emulated hosts: for each rate, 4 network
 # namespaces shaped by bench/netns_cluster.sh, the sweep of bench/cluster_allreduce.py in them, the
 # cluster torn down after (on any exit); then bench/allreduce_model.py prints the tables, the
-# alpha-beta-gamma fit and its predictions. Root; about 10 minutes on this 2-core machine.
+# alpha-beta-gamma fit and its predictions (bench/README.md has a run). Root; about 15 minutes on this
+# loaded 2-core machine, each rate bounded by 10 minutes. --out (default ./cluster_allreduce.jsonl)
+# keeps every measurement; bench/results/ has the run the README and the cost model quote.
 #
 #   bench/run_cluster_allreduce.sh [--rates 1gbit,10gbit,25gbit] [--out FILE] [cluster_allreduce.py flags]
 set -euo pipefail
@@ -11,7 +13,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
 build="${BUILD:-$root/build}"
 rates=1gbit,10gbit,25gbit
-out="$root/bench/cluster_allreduce.jsonl"
+out="cluster_allreduce.jsonl"
 while [ $# -gt 0 ]; do
   case "$1" in
     --rates) rates="$2"; shift 2 ;;

@@ -70,7 +70,7 @@ struct CollectiveParams {
   std::string algorithm = "auto";  // AllReduce: auto, shared, ring, recursive_doubling
   int64_t chunk_bytes = 1 << 20;   // ring: the pipeline's chunk
   // What `auto` weighs across processes: recursive doubling up to RecursiveDoublingMaxBytes(cost,
-  // members), the ring above (cost_model.h; the default is the fit to emulated 10 Gbit/s links).
+  // members), the ring above (cost_model.h; the default is the fit to the emulated links).
   AllReduceCost cost;
   std::chrono::milliseconds timeout{60000};
   // `done` runs on the context's pool unless on the starting thread (the kernels set it across
