@@ -40,11 +40,10 @@
 
 namespace weft {
 
-// Tensors of at most this many bytes use recursive doubling across processes (auto).
-inline constexpr int64_t kRecursiveDoublingMaxBytes = 64 << 10;
-
 // The algorithm `auto` stands for, or `requested` when it is not auto (InvalidArgument for an
-// unknown name, or for `shared` when the members are not all in one process).
+// unknown name, or for `shared` when the members are not all in one process). Across processes,
+// one member per task: recursive doubling when it costs no more than the ring by the cost model
+// (p.cost, cost_model.h), i.e. up to RecursiveDoublingMaxBytes(p.cost, group_size), else the ring.
 std::string ChooseAllReduce(const CollectiveParams& p, int64_t bytes);
 
 void SharedAllReduce(const std::shared_ptr<Collective>& c, const Tensor& input);

@@ -58,7 +58,7 @@ std::string ChooseAllReduce(const CollectiveParams& p, int64_t bytes) {
     std::set<std::string> tasks;
     for (const std::string& d : p.devices) tasks.insert(TaskOf(d));
     if (tasks.size() < p.devices.size()) return "hierarchical";
-    return bytes <= kRecursiveDoublingMaxBytes ? "recursive_doubling" : "ring";
+    return bytes <= RecursiveDoublingMaxBytes(p.cost, p.group_size) ? "recursive_doubling" : "ring";
   }
   WEFT_REQUIRE(a == "shared" || a == "ring" || a == "recursive_doubling" || a == "hierarchical",
                "{}: algorithm must be auto, shared, ring, recursive_doubling or hierarchical, got '{}'", p.what, a);
@@ -362,7 +362,9 @@ void HierarchicalAllReduce(const std::shared_ptr<Collective>& c, const Tensor& i
     sub.devices.clear();
     for (int l : leaders) sub.devices.push_back(q.devices[static_cast<size_t>(l)]);
     sub.divide = false;  // by the whole group's size, below
-    sub.algorithm = merged.bytes() <= static_cast<size_t>(kRecursiveDoublingMaxBytes) ? "recursive_doubling" : "ring";
+    sub.algorithm = static_cast<int64_t>(merged.bytes()) <= RecursiveDoublingMaxBytes(q.cost, sub.group_size)
+                        ? "recursive_doubling"
+                        : "ring";
     auto leaders_done = [c, local](const Status& s, const Tensor& sum) {
       if (!s.ok()) {
         c->Fail(s);

@@ -50,6 +50,7 @@
 #include "core/tensor.h"
 #include "core/threadpool.h"
 #include "runtime/collectives/context.h"
+#include "runtime/collectives/cost_model.h"
 #include "runtime/collectives/reduce.h"
 #include "runtime/trace_ring.h"
 
@@ -68,6 +69,9 @@ struct CollectiveParams {
   int source_rank = 0;  // Broadcast
   std::string algorithm = "auto";  // AllReduce: auto, shared, ring, recursive_doubling
   int64_t chunk_bytes = 1 << 20;   // ring: the pipeline's chunk
+  // What `auto` weighs across processes: recursive doubling up to RecursiveDoublingMaxBytes(cost,
+  // members), the ring above (cost_model.h; the default is the fit to the emulated links).
+  AllReduceCost cost;
   std::chrono::milliseconds timeout{60000};
   // `done` runs on the context's pool unless on the starting thread (the kernels set it across
   // processes: the end often comes on UCX's progress thread, where the executor's next kernels
