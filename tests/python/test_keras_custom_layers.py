@@ -330,17 +330,17 @@ def test_a_weight_of_another_layer_is_named():
 
 
 def test_bad_weights_and_outputs_are_errors():
-    class TwoOutputs(keras.layers.Layer):
+    class NestedOutputs(keras.layers.Layer):
         def call(self, x):
-            return x, x
+            return x, (x, x)
 
     class LateWeight(keras.layers.Layer):
         def call(self, x):
             return x * self.add_weight(shape=(2,))
 
     inp = keras.Input(shape=(2,))
-    with pytest.raises(NotImplementedError, match="TwoOutputs.*one output"):
-        TwoOutputs()(inp)
+    with pytest.raises(NotImplementedError, match="NestedOutputs.*flat tuple"):
+        NestedOutputs()(inp)
     with pytest.raises(RuntimeError, match="LateWeight.add_weight.*build"):
         LateWeight()(inp)
     with pytest.raises(ValueError, match="fully known"):
@@ -519,3 +519,84 @@ def test_a_custom_layer_takes_every_output_of_an_rnn_with_return_state():
     out = model.predict(np.random.default_rng(0).standard_normal((4, 5, 2)).astype("float32"), verbose=0)
     assert out.shape == (4, 6)
     np.testing.assert_allclose(out[:, :3], out[:, 3:], rtol=1e-6)  # the last output is the final state
+
+
+class _Attention(tf.keras.layers.Layer):
+    """TF's NMT tutorial's BahdanauAttention: call(query, values) -> (context, weights)."""
+
+    def __init__(self, units):
+        super().__init__()
+        self.W1, self.W2, self.V = (tf.keras.layers.Dense(units), tf.keras.layers.Dense(units),
+                                    tf.keras.layers.Dense(1))
+
+    def call(self, query, values):
+        score = self.V(tf.nn.tanh(self.W1(tf.expand_dims(query, 1)) + self.W2(values)))
+        weights = tf.nn.softmax(score, axis=1)
+        return tf.reduce_sum(weights * values, axis=1), weights
+
+
+def _bahdanau(q, v, w):
+    """numpy: the layer above from its weights [W1 k, W1 b, W2 k, W2 b, V k, V b]."""
+    s = np.tanh((q @ w[0] + w[1])[:, None, :] + v @ w[2] + w[3]) @ w[4] + w[5]
+    e = np.exp(s - s.max(1, keepdims=True))
+    a = e / e.sum(1, keepdims=True)
+    return (a * v).sum(1), a
+
+
+def test_a_custom_layer_of_several_arguments_and_outputs():
+    rng = np.random.default_rng(1)
+    q_in, v_in = tf.keras.Input((4,)), tf.keras.Input((5, 4))
+    ctx, att = _Attention(3)(q_in, v_in)
+    model = tf.keras.Model([q_in, v_in], [ctx, att])
+    q, v = rng.standard_normal((2, 4)).astype("float32"), rng.standard_normal((2, 5, 4)).astype("float32")
+    got_ctx, got_att = model.predict([q, v], verbose=0)
+    want_ctx, want_att = _bahdanau(q, v, model.get_weights())
+    np.testing.assert_allclose(got_ctx, want_ctx, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got_att, want_att, rtol=1e-5, atol=1e-6)
+    layer = _Attention(3)
+    layer(q_in, v_in)
+    with pytest.raises(TypeError, match="traced with 2 positional tensors; got 3"):
+        layer(q_in, v_in, v_in)
+
+
+def test_subclassed_models_called_with_several_tensors_in_a_custom_loop():
+    # TF's NMT tutorial shape: encoder(x, hidden) -> (output, state); decoder(x, hidden, enc_output).
+    class Encoder(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.embedding = tf.keras.layers.Embedding(12, 4)
+            self.gru = tf.keras.layers.GRU(6, return_sequences=True, return_state=True)
+
+        def call(self, x, hidden):
+            return self.gru(self.embedding(x), initial_state=hidden)
+
+    class Decoder(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.attention = _Attention(6)
+            self.fc = tf.keras.layers.Dense(12)
+
+        def call(self, hidden, enc_output):
+            context, weights = self.attention(hidden, enc_output)
+            return self.fc(tf.concat([context, hidden], axis=-1)), weights
+
+    encoder, decoder = Encoder(), Decoder()
+    opt = tf.keras.optimizers.Adam(0.05)
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    @tf.function
+    def step(x, y, h0):
+        with tf.GradientTape() as tape:
+            enc_out, state = encoder(x, h0)
+            logits, _ = decoder(state, enc_out)
+            loss = loss_fn(y, logits)
+        variables = encoder.trainable_variables + decoder.trainable_variables
+        opt.apply_gradients(zip(tape.gradient(loss, variables), variables))
+        return loss
+    rng = np.random.default_rng(2)
+    x = rng.integers(0, 12, (8, 5)).astype("int32")
+    y = x[:, 0].astype("int32")  # learnable: the first token
+    losses = [float(step(x, y, np.zeros((8, 6), np.float32))) for _ in range(30)]
+    assert losses[-1] < 0.5 * losses[0]
+    with pytest.raises(TypeError, match="built for call with 2 tensor arguments; got 3"):
+        encoder(x, np.zeros((8, 6), np.float32), x)

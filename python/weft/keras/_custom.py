@@ -425,9 +425,13 @@ class Layer(_weft.keras.Layer):
             return _cells.call_custom_cell(self, inputs, args[0] if args else kwargs.pop("states"), training,
                                            args[1:], kwargs)
         if args:
-            raise TypeError("%s: weft passes one input (a tensor or a list of tensors) to call; got %d more "
-                            "positional arguments (pass constants as keyword arguments)" % (
-                                type(self).__name__, len(args)))
+            # call(query, values) as TF's attention layers write it: the tensors are the layer's
+            # inputs, in order, and call gets them as positional arguments (_invoke).
+            n = self.__dict__.setdefault("_positional", 1 + len(args))
+            if n != 1 + len(args):
+                raise TypeError("%s: call was traced with %d positional tensors; got %d" % (
+                    type(self).__name__, n, 1 + len(args)))
+            inputs = [inputs] + list(args)
         items = _items(inputs)
         if any(isinstance(i, _KT) for i in items):
             if not all(isinstance(i, _KT) for i in items):
@@ -517,8 +521,12 @@ class Layer(_weft.keras.Layer):
                 raise TypeError("%s: an RNN cell's call must return (output, new_states), got %r" % (what, out))
             out = [out[0]] + (list(out[1]) if isinstance(out[1], (list, tuple)) else [out[1]])
         elif isinstance(out, (list, tuple)):
-            raise NotImplementedError("%s: call returned %d values; a weft custom layer has one output (a "
-                                      "tensor)" % (what, len(out)))
+            # several outputs (an encoder's (output, state)): a call on KerasTensors returns them as
+            # a list, as Keras does for a call returning a tuple or list
+            if not out or any(isinstance(o, (list, tuple, dict)) for o in out):
+                raise NotImplementedError("%s: call returned %r; weft takes a tensor or a flat tuple / list of "
+                                          "tensors" % (what, out))
+            out = list(out)
         else:
             out = [out]
         if any(o is None for o in out):
@@ -567,4 +575,6 @@ class Layer(_weft.keras.Layer):
         if self.__dict__.get("_cell_call"):  # an RNN cell: call(inputs, states), inputs = [x, *states]
             args = (inputs[0], list(inputs[1:]))
             return self.call(*args, training=training, **kwargs) if takes else self.call(*args, **kwargs)
+        if self.__dict__.get("_positional", 1) > 1:  # call(query, values, ...): one argument per input
+            return self.call(*inputs, training=training, **kwargs) if takes else self.call(*inputs, **kwargs)
         return self.call(inputs, training=training, **kwargs) if takes else self.call(inputs, **kwargs)

@@ -102,27 +102,38 @@ class Model(_training.TrainingLoops):
         """The forward pass of a subclassed model (override it)."""
         raise NotImplementedError("Model.call: a subclass of keras.Model must define call(self, inputs, training=None)")
 
-    def _trace(self, shape):
-        """Builds the C++ model from ``call`` applied to a symbolic input of per-example ``shape``."""
-        inp = Input([None if d is None or d < 0 else int(d) for d in shape], name="input")
+    def _trace(self, shape, more_shapes=()):
+        """Builds the C++ model from ``call`` applied to a symbolic input of per-example ``shape``
+        (and, for a call of several tensor arguments, ``call(x, h, ...)`` as in TF's seq2seq
+        encoders and decoders, one more input per entry of ``more_shapes``: the C++ model then has
+        those inputs in that order). A call returning a tuple or list of tensors gives a model of
+        as many outputs."""
+        def make(sh, name):
+            return Input([None if d is None or d < 0 else int(d) for d in sh], name=name)
+        inp = make(shape, "input")
+        more = [make(sh, "input_%d" % (i + 1)) for i, sh in enumerate(more_shapes)]
         params = inspect.signature(self.call).parameters
         try:
-            out = self.call(inp, training=None) if "training" in params else self.call(inp)
+            out = self.call(inp, *more, training=None) if "training" in params else self.call(inp, *more)
         except Exception as e:
             msg = ("%s.call could not be traced into a graph (input shape %s): %s. call may apply keras layers to "
                    "its inputs (numpy and Python control flow on the symbolic tensors cannot be traced)"
-                   % (type(self).__name__, tuple(shape), e))
+                   % (type(self).__name__, tuple(shape) if not more else [tuple(shape)] + [tuple(m) for m in
+                                                                                         more_shapes], e))
             try:
                 err = type(e)(msg)  # the same kind of error, with the model named
             except Exception:  # an exception type that takes other arguments
                 err = TypeError(msg)
             raise err from e
-        if not isinstance(out, _weft.keras.KerasTensor):
-            raise TypeError("%s.call must return the output of a keras layer applied to its inputs, got %r"
-                            % (type(self).__name__, out))
+        outs = list(out) if isinstance(out, (list, tuple)) else [out]
+        if not outs or not all(isinstance(o, _weft.keras.KerasTensor) for o in outs):
+            raise TypeError("%s.call must return the output of a keras layer applied to its inputs (or a tuple of "
+                            "them), got %r" % (type(self).__name__, out))
         self._build_shape = tuple(shape)
+        self._call_arity = 1 + len(more)
         with self._in_strategy():
-            self._cpp = _weft.keras.Model(inp, out, self._name)
+            self._cpp = _weft.keras.Model(inp if not more else [inp] + more, out if len(outs) == 1 else outs,
+                                          self._name)
 
     def _apply(self, tensor):
         """This model's layers applied again to ``tensor`` (a model used as a layer of another):
@@ -179,9 +190,24 @@ class Model(_training.TrainingLoops):
         return list(self._outputs) if isinstance(self._outputs, (list, tuple)) else (
             [] if self._outputs is None else [self._outputs])
 
-    def __call__(self, inputs, training=None):
+    def __call__(self, inputs, *args, training=None):
         """On a KerasTensor (a subclassed model inside another model's call): its call. On data:
-        the outputs, as ``predict`` gives them."""
+        the outputs, as ``predict`` gives them. More positional tensors (``encoder(x, hidden)``)
+        are further inputs of a subclassed model whose call takes them (see _trace)."""
+        if args:
+            if not self._subclassed() and getattr(self, "_call_arity", 1) == 1:
+                raise TypeError("model '%s' takes one input (a list for several); got %d more positional arguments"
+                                % (self.name, len(args)))
+            if self._cpp is not None and getattr(self, "_call_arity", 1) != 1 + len(args):
+                raise TypeError("model '%s' was built for call with %d tensor arguments; got %d"
+                                % (self.name, getattr(self, "_call_arity", 1), 1 + len(args)))
+            inputs = [inputs] + list(args)
+            if self._cpp is None:
+                shapes = [tuple(getattr(t, "shape", np.shape(t)))[1:] for t in inputs]
+                if any(isinstance(t, _weft.keras.KerasTensor) for t in inputs) or _custom.in_trace(inputs):
+                    params = inspect.signature(self.call).parameters
+                    return self.call(*inputs, training=training) if "training" in params else self.call(*inputs)
+                self._trace(shapes[0], shapes[1:])
         if isinstance(inputs, _weft.keras.KerasTensor) or _custom.in_trace(inputs):
             if self._subclassed() or type(self).call is not Model.call:
                 params = inspect.signature(self.call).parameters
