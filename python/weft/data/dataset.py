@@ -19,6 +19,7 @@ import os
 import numpy as np
 
 from .. import _weft
+from .. import _text_values as _tv
 from .. import framework as _fw
 from . import _structure as _st
 from . import _trace, _vectorize
@@ -43,7 +44,23 @@ class EagerValue(np.ndarray):
         # A scalar shows as TensorFlow shows it (numpy=7), not as numpy 2's repr (np.int64(7)).
         a = self.view(np.ndarray)
         value = a.item() if a.ndim == 0 else a
-        return "<weft.Tensor: shape=%s, dtype=%s, numpy=%r>" % (self.shape, _fw.as_dtype(self.dtype), value)
+        dtype = "string" if a.dtype == object else _fw.as_dtype(self.dtype)
+        return "<weft.Tensor: shape=%s, dtype=%s, numpy=%r>" % (self.shape, dtype, value)
+
+    # A string value compares with str as TensorFlow's string tensors do: the str is its UTF-8 bytes.
+    def __eq__(self, other):
+        return np.ndarray.__eq__(self, _text_operand(self, other))
+
+    def __ne__(self, other):
+        return np.ndarray.__ne__(self, _text_operand(self, other))
+
+    __hash__ = None
+
+
+def _text_operand(value, other):
+    if value.dtype != object or not _tv.is_text(other):
+        return other
+    return _tv.as_bytes_array(other)
 
 
 def _threads(n):
@@ -99,6 +116,12 @@ def _generated(make, spec, cardinality):
     return Dataset(_cpp.Dataset.from_iterators(elements, int(cardinality)), spec)
 
 
+def _is_cpp(ds):
+    """Whether ``ds`` runs in the C++ pipeline (not a host dataset of strings, data/_host.py)."""
+    from . import _host
+    return isinstance(ds, Dataset) and not (isinstance(ds, _host.HostDataset) and not ds._numeric())
+
+
 class Dataset:
     """A stream of elements (tf.data.Dataset). Made by the static constructors
     (``from_tensor_slices``, ``from_tensors``, ``range``, ``zip``) and transformed by methods that
@@ -120,8 +143,12 @@ class Dataset:
     @staticmethod
     def from_tensor_slices(tensors, name=None):
         """Element i is row i (along dim 0) of every component of ``tensors`` (an array, or a
-        tuple/dict of arrays with the same first dim)."""
+        tuple/dict of arrays with the same first dim). With a string component it is a host
+        dataset (data/_host.py)."""
         leaves = _st.flatten(tensors, _st.is_value_leaf)
+        if any(_tv.is_text(v) for v in leaves):
+            from . import _host
+            return _host.from_tensor_slices(tensors)
         arrays = [_st.to_array(v, "Dataset.from_tensor_slices") for v in leaves]
         for a in arrays:
             if a.ndim == 0:
@@ -137,6 +164,9 @@ class Dataset:
     def from_tensors(tensors, name=None):
         """A dataset of one element: ``tensors`` (an array, or a tuple/dict of them)."""
         leaves = _st.flatten(tensors, _st.is_value_leaf)
+        if any(_tv.is_text(v) for v in leaves):
+            from . import _host
+            return _host.from_tensors(tensors)
         arrays = [_st.to_array(v, "Dataset.from_tensors") for v in leaves]
         specs = [_st.TensorSpec(a.shape, _fw.as_dtype(a.dtype)) for a in arrays]
         cpp = _cpp.Dataset.from_tensors([a[np.newaxis] for a in arrays])
@@ -187,6 +217,9 @@ class Dataset:
         flat = _st.flatten(datasets, is_ds)
         if not flat:
             raise ValueError("Dataset.zip needs at least one dataset")
+        if not all(_is_cpp(d) for d in flat):
+            from . import _host
+            return _host.zip_datasets(datasets, flat)
         spec = _st.pack(datasets, [d._spec for d in flat], is_ds)
         return Dataset(_cpp.Dataset.zip([d._ds for d in flat]), spec, flat[0]._opts)
 
@@ -296,6 +329,9 @@ class Dataset:
     def concatenate(self, dataset, name=None):
         """This dataset's elements followed by ``dataset``'s (same structure and dtypes; a dim
         where the two specs differ becomes None)."""
+        if not _is_cpp(dataset):
+            from . import _host
+            return _host.concatenate(self, dataset)
         a, b = self._flat_spec(), dataset._flat_spec() if isinstance(dataset, Dataset) else None
         skeleton = lambda d: _st.pack(d._spec, [0] * len(d._flat_spec()), _st.is_spec)  # noqa: E731
         same = b is not None and skeleton(self) == skeleton(dataset) and all(

@@ -290,8 +290,9 @@ def _check_dtype(kwargs, what, allowed):
 class TextVectorization(_IndexLookup):
     """Keras' TextVectorization: strings -> token ids (or multi_hot / count / tf_idf rows), with a
     vocabulary adapted from text or given. Runs on the host on lists / numpy arrays of str (see the
-    module doc); ``adapt`` takes a list, a numpy array of str, or a Python iterable of them. weft
-    Datasets carry numbers only, so a Dataset of strings cannot exist: vectorize before making it."""
+    module doc); ``adapt`` takes a list, a numpy array of str / bytes, a Python iterable of them, or a
+    weft.data Dataset of texts (a host dataset of strings, data/_host.py), whose map calls the layer
+    on each batch (``ds.map(lambda text, label: (layer(tf.expand_dims(text, -1)), label))``)."""
 
     def __init__(self, max_tokens=None, standardize="lower_and_strip_punctuation", split="whitespace", ngrams=None,
                  output_mode="int", output_sequence_length=None, pad_to_max_tokens=False, vocabulary=None,
@@ -330,6 +331,10 @@ class TextVectorization(_IndexLookup):
             raise TypeError("TextVectorization takes strings, got %r" % (text,))
         if callable(self.standardize):
             text = self.standardize(text)
+            if isinstance(text, np.ndarray) and text.shape == ():  # tf.strings' result: a host string value
+                text = text[()]
+            if isinstance(text, bytes):
+                text = text.decode(self.encoding)
         else:
             if self.standardize in ("lower", "lower_and_strip_punctuation"):
                 text = text.lower()
@@ -350,9 +355,15 @@ class TextVectorization(_IndexLookup):
 
     def _documents(self, data):
         from ..data import Dataset
-        if isinstance(data, Dataset):
-            raise TypeError("TextVectorization.adapt: weft Datasets carry numbers only, not strings; pass the texts "
-                            "as a list or numpy array of str")
+        if isinstance(data, Dataset):  # adapt(ds.map(lambda x, y: x)): texts, or batches of them
+            texts = []
+            for element in data.as_numpy_iterator():
+                if isinstance(element, (tuple, dict)):
+                    raise TypeError("TextVectorization.adapt: the dataset's elements must be texts (or batches of "
+                                    "them), got element_spec %r; map it to the texts first (ds.map(lambda x, y: x))"
+                                    % (data.element_spec,))
+                texts.extend(np.asarray(element, dtype=object).reshape(-1).tolist())
+            data = texts
         if _is_symbolic(data):
             _not_in_graph("TextVectorization")
         if isinstance(data, (str, bytes)):
