@@ -165,7 +165,13 @@ def split(input, sep=None, maxsplit=-1, name=None):
     if sep_b == b"":
         raise ValueError("tf.strings.split: sep must not be empty (None splits at whitespace)")
     maxsplit = int(maxsplit)
-    return _split_each(input, lambda b: b.split(sep_b, maxsplit), "split")
+
+    def pieces(b):
+        out = b.split(sep_b, maxsplit)
+        if sep_b is None and maxsplit > 0 and len(out) == maxsplit:
+            out.append(b"")  # TF's whitespace split ends with an empty field when it used up maxsplit exactly
+        return out
+    return _split_each(input, pieces, "split")
 
 
 def bytes_split(input, name=None):

@@ -47,6 +47,9 @@ class EagerValue(np.ndarray):
         dtype = "string" if a.dtype == object else _fw.as_dtype(self.dtype)
         return "<weft.Tensor: shape=%s, dtype=%s, numpy=%r>" % (self.shape, dtype, value)
 
+    def __str__(self):
+        return str(self.view(np.ndarray))
+
     # A string value compares with str as TensorFlow's string tensors do: the str is its UTF-8 bytes.
     def __eq__(self, other):
         return np.ndarray.__eq__(self, _text_operand(self, other))
@@ -55,6 +58,15 @@ class EagerValue(np.ndarray):
         return np.ndarray.__ne__(self, _text_operand(self, other))
 
     __hash__ = None
+
+    def __getitem__(self, key):
+        # One string of a string value is a scalar string value (TF's text_batch[0].numpy()), not bare bytes.
+        out = np.ndarray.__getitem__(self, key)
+        if self.dtype == object and not isinstance(out, np.ndarray):
+            item = np.empty((), dtype=object)
+            item[()] = out
+            return item.view(EagerValue)
+        return out
 
 
 def _text_operand(value, other):

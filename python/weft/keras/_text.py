@@ -325,6 +325,8 @@ class TextVectorization(_IndexLookup):
                          pad_to_max_tokens, sparse, name, "TextVectorization")
 
     def _tokens_of(self, text):
+        if isinstance(text, np.ndarray) and text.ndim == 0:  # one string of a host string value
+            text = text.item()
         if isinstance(text, bytes):
             text = text.decode(self.encoding)
         if not isinstance(text, str):
@@ -332,7 +334,7 @@ class TextVectorization(_IndexLookup):
         if callable(self.standardize):
             text = self.standardize(text)
             if isinstance(text, np.ndarray) and text.shape == ():  # tf.strings' result: a host string value
-                text = text[()]
+                text = text.item()
             if isinstance(text, bytes):
                 text = text.decode(self.encoding)
         else:
@@ -368,7 +370,8 @@ class TextVectorization(_IndexLookup):
             _not_in_graph("TextVectorization")
         if isinstance(data, (str, bytes)):
             data = [data]
-        return [self._tokens_of(t) for t in np.asarray(list(data), dtype=object).reshape(-1).tolist()]
+        texts = data.view(np.ndarray) if isinstance(data, np.ndarray) else np.asarray(list(data), dtype=object)
+        return [self._tokens_of(t) for t in texts.reshape(-1).tolist()]
 
     def adapt(self, data, batch_size=None, steps=None):
         """Learns the vocabulary (and, for tf_idf, the idf weights) from ``data``: texts, one

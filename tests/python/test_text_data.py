@@ -1,0 +1,344 @@
+"""Text in weft.data as TensorFlow programs use it: tf.strings on host values, host datasets of
+strings (from_tensor_slices, TextLineDataset, keras.utils.text_dataset_from_directory) and TF's
+"Basic text classification" tutorial end to end on generated reviews. Expected values are TF
+2.21's output kept in data/text_data_reference.json (gen_text_data_reference.py) and TF's
+documented examples; the tests never import TensorFlow."""
+import json
+import os
+import random
+import re
+import string
+
+import numpy as np
+import pytest
+
+import weft as tf
+from weft.keras import layers, losses
+
+REF = json.load(open(os.path.join(os.path.dirname(__file__), "data", "text_data_reference.json")))
+
+
+def plain(v):
+    """A weft result in the reference file's form (bytes as "b:" + latin-1 text)."""
+    if isinstance(v, tf.RaggedTensor):
+        return {"ragged": plain(v.to_list())}
+    if hasattr(v, "numpy"):
+        v = v.numpy()
+    if isinstance(v, np.ndarray):
+        return plain(v.tolist())
+    if isinstance(v, (list, tuple)):
+        return [plain(x) for x in v]
+    if isinstance(v, bytes):
+        return "b:" + v.decode("latin-1")
+    if isinstance(v, (np.floating, float)):
+        return float(v)
+    if isinstance(v, (np.integer, int)) and not isinstance(v, (bool, np.bool_)):
+        return int(v)
+    return v
+
+
+S = tf.strings
+CASES = {
+    "split_scalar": lambda: S.split("hello world"),
+    "split_vector": lambda: S.split(["hello world", "a b c"]),
+    "split_sep": lambda: S.split("1<>2<>3", sep="<>"),
+    "split_sep_empty_fields": lambda: S.split(["1,,2", ",a,"], sep=","),
+    "split_maxsplit": lambda: S.split(["a b c d", "e"], maxsplit=1),
+    "split_sep_maxsplit": lambda: S.split("1,2,3,4", sep=",", maxsplit=2),
+    "split_whitespace_runs": lambda: S.split("  a \t b\n  "),
+    "join": lambda: S.join(["abc", "def"]),
+    "join_sep_arrays": lambda: S.join([["abc", "123"], ["def", "456"], ["ghi", "789"]], separator="."),
+    "join_broadcast": lambda: S.join([["a", "b"], "x"], separator="-"),
+    "reduce_join_all": lambda: S.reduce_join([["abc", "123"], ["def", "456"]]),
+    "reduce_join_axis": lambda: S.reduce_join([["abc", "123"], ["def", "456"]], axis=-1),
+    "reduce_join_axis0_sep": lambda: S.reduce_join([["abc", "123"], ["def", "456"]], axis=0, separator="."),
+    "reduce_join_keepdims": lambda: S.reduce_join([["abc", "123"], ["def", "456"]], axis=1, keepdims=True,
+                                                  separator="."),
+    "unicode_split": lambda: S.unicode_split("Gööd\U0001f60a", "UTF-8"),
+    "unicode_split_vector": lambda: S.unicode_split(["Gö", "x"], "UTF-8"),
+    "unicode_decode": lambda: S.unicode_decode([s.encode("utf8") for s in ("G\xf6\xf6dnight", "\U0001f60a")],
+                                               "UTF-8"),
+    "unicode_decode_scalar": lambda: S.unicode_decode("añb", "UTF-8"),
+    "unicode_decode_replace": lambda: S.unicode_decode(b"a\xffb", "UTF-8"),
+    "bytes_split": lambda: S.bytes_split("hello"),
+    "bytes_split_vector": lambda: S.bytes_split(["hello", "123"]),
+    "bytes_split_utf8": lambda: S.bytes_split("é"),
+    "as_string_ints": lambda: S.as_string([3, 2]),
+    "as_string_precision": lambda: S.as_string(3.1415926, precision=3),
+    "as_string_float": lambda: S.as_string(np.array([1.5, -0.25], np.float32)),
+    "as_string_scientific": lambda: S.as_string(np.array([12345.678], np.float64), scientific=True, precision=2),
+    "as_string_shortest": lambda: S.as_string(np.array([0.1, 100.0], np.float32), shortest=True),
+    "as_string_width": lambda: S.as_string([7, 42], width=4),
+    "as_string_fill": lambda: S.as_string([7, 42], width=4, fill="0"),
+    "as_string_bool": lambda: S.as_string([True, False]),
+    "as_string_int64": lambda: S.as_string(np.array([-5, 10**12], np.int64)),
+    "to_number_float": lambda: S.to_number("1.55"),
+    "to_number_int": lambda: S.to_number("3", tf.int32),
+    "to_number_vector": lambda: S.to_number(["1.5", " 2", "-3e2", "inf"]),
+    "to_number_int64": lambda: S.to_number(["-7", "12"], out_type=tf.int64),
+    "to_number_float64": lambda: S.to_number("0.1", out_type=tf.float64),
+    "substr": lambda: S.substr([b"Hello", b"World"], 1, 3),
+    "substr_negative": lambda: S.substr("Hello", -3, 2),
+    "substr_long": lambda: S.substr("Hello", 2, 10),
+    "substr_utf8": lambda: S.substr("héllo", 1, 3, unit="UTF8_CHAR"),
+    "substr_vector_pos": lambda: S.substr(["abcd", "efgh"], [0, 2], [1, 2]),
+    "format_tensor": lambda: S.format("tensor: {}, suffix", tf.range(5)),
+    "format_summarize": lambda: S.format("{}", tf.range(10), summarize=2),
+    "format_two": lambda: S.format("{} and {}", (tf.constant(1.5), tf.constant([[1, 2], [3, 4]]))),
+    "format_string": lambda: S.format("{}!", tf.constant("hi")),
+    "format_placeholder": lambda: S.format("x=%s", [tf.constant(3)], placeholder="%s"),
+    "strip": lambda: S.strip(["  a b \n", "\tc"]),
+    "length": lambda: S.length(["héllo", ""]),
+    "length_utf8": lambda: S.length("héllo", unit="UTF8_CHAR"),
+    "lower": lambda: S.lower("CamelCase string and ALL CAPS"),
+    "upper": lambda: S.upper(["ab", "Cd"]),
+    "regex_replace": lambda: S.regex_replace("Text with tags.<br /><b>contains html</b>", "<[^>]+>", " "),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_strings_as_tensorflow(name):
+    got, want = plain(CASES[name]()), REF["strings"][name]
+    if name.startswith("to_number") and "int" not in name:
+        np.testing.assert_allclose(np.asarray(got, np.float32), np.asarray(want, np.float32))
+    else:
+        assert got == want
+
+
+def test_string_values_print_and_compare_as_tensorflow():
+    t = tf.constant("hi")
+    assert repr(t) == "<weft.Tensor: shape=(), dtype=string, numpy=b'hi'>"
+    assert t.numpy() == b"hi" and t == "hi" and t != "ho"
+    v = tf.strings.split("a b")
+    assert v.dtype == object and (v == ["a", "b"]).tolist() == [True, True]
+    assert tf.strings.to_number("1.5").dtype == np.float32 and tf.strings.length(["ab"]).dtype == np.int32
+    assert tf.string == "string" and repr(tf.TensorSpec((), tf.string)).startswith("TensorSpec(shape=(), dtype=weft.string")
+
+
+def test_strings_bad_input_is_tensorflows_error():
+    for name, f in {"to_number_bad": lambda: S.to_number("1.5x"),
+                    "substr_out_of_range": lambda: S.substr("abc", 5, 1)}.items():
+        kind, message = REF["errors"][name]
+        with pytest.raises(tf.errors.InvalidArgumentError) as e:
+            f()
+        assert type(e.value).__name__ == kind
+        core = re.search(r"\}\} (.*) \[Op:", message).group(1)  # TF's text without its op prefix and suffix
+        assert core in str(e.value)
+    with pytest.raises(NotImplementedError, match="rank-2 input"):
+        S.split([["a b"]])
+    with pytest.raises(NotImplementedError, match="tf.strings.split of a graph tensor"):
+        S.split(tf.zeros([2]))
+    with pytest.raises(NotImplementedError, match="a string tensor"):
+        tf.add(tf.constant("a"), 1)
+
+
+def test_from_tensor_slices_of_text_zipped_with_labels():
+    texts = ["good film", "bad plot", "great"]
+    ds = tf.data.Dataset.from_tensor_slices((np.array(texts), [1, 0, 1]))
+    assert [str(s.dtype) for s in ds.element_spec] == ["string", "int32"] and len(ds) == 3
+    assert list(ds.as_numpy_iterator()) == [(b"good film", 1), (b"bad plot", 0), (b"great", 1)]
+    x, y = next(iter(ds))
+    assert x.numpy() == b"good film" and y.numpy() == 1
+    z = tf.data.Dataset.zip((tf.data.Dataset.from_tensor_slices([b"a", b"b", b"c"]), tf.data.Dataset.range(10)))
+    assert z.cardinality() == 3 and [e[1] for e in z.as_numpy_iterator()] == [0, 1, 2]
+    b = ds.batch(2)
+    first = next(b.as_numpy_iterator())
+    assert first[0].dtype == object and first[0].tolist() == [b"good film", b"bad plot"]
+    assert b.element_spec[0].shape == (None,) and b.cardinality() == 2
+    assert [e[0] for e in b.unbatch().as_numpy_iterator()] == [s.encode() for s in texts]
+    e = ds.enumerate(5).map(lambda i, xy: (i, tf.strings.upper(xy[0])))
+    assert list(e.as_numpy_iterator()) == [(5, b"GOOD FILM"), (6, b"BAD PLOT"), (7, b"GREAT")]
+    kept = ds.filter(lambda x, y: tf.strings.length(x) > 5)
+    assert [t for t, _ in kept.as_numpy_iterator()] == [b"good film", b"bad plot"] and kept.cardinality() == -2
+    both = ds.take(1).concatenate(ds.skip(2)).repeat(2)
+    assert [t for t, _ in both.as_numpy_iterator()] == [b"good film", b"great"] * 2 and both.cardinality() == 4
+
+
+def test_shuffle_is_seeded_and_a_permutation():
+    ds = tf.data.Dataset.from_tensor_slices(["w%d" % i for i in range(20)])
+    a = list(ds.shuffle(8, seed=3).as_numpy_iterator())
+    assert a == list(ds.shuffle(8, seed=3).as_numpy_iterator())
+    assert sorted(a) == sorted(ds.as_numpy_iterator()) and a != list(ds.as_numpy_iterator())
+    s = ds.shuffle(20, seed=3)
+    assert list(s.as_numpy_iterator()) != list(s.as_numpy_iterator())  # a new order every pass
+    fixed = ds.shuffle(20, seed=3, reshuffle_each_iteration=False)
+    assert list(fixed.as_numpy_iterator()) == list(fixed.as_numpy_iterator())
+
+
+def test_text_line_dataset_as_tensorflow(tmp_path):
+    a, b = tmp_path / "a.txt", tmp_path / "b.csv"
+    a.write_bytes(b"first line\nsecond\r\n\nlast without newline")
+    b.write_bytes(b"x,y\n1,2.5\n3,-4\n")
+    ds = tf.data.TextLineDataset([str(a), str(b)])
+    ref = REF["text_line"]
+    assert plain(list(ds.as_numpy_iterator())) == ref["lines"] and int(ds.cardinality()) == ref["cardinality"]
+    csv = tf.data.TextLineDataset(str(b)).skip(1).map(lambda line: tf.strings.to_number(tf.strings.split(line, ",")))
+    assert csv.element_spec.dtype == tf.float32  # numbers: the rest runs in the C++ pipeline
+    np.testing.assert_array_equal(list(csv.as_numpy_iterator()), ref["csv"])
+    np.testing.assert_array_equal(next(iter(csv.batch(2))).numpy(), ref["csv"])
+    with pytest.raises(tf.errors.NotFoundError, match="nope.txt"):
+        tf.data.TextLineDataset(str(tmp_path / "nope.txt"))
+
+
+def _tree(root):
+    """The tree gen_text_data_reference.py makes for TF."""
+    for c, n in (("neg", 13), ("pos", 11), ("unsup", 0)):
+        os.makedirs(os.path.join(root, "tree", c))
+        for i in range(n):
+            with open(os.path.join(root, "tree", c, "%s_%02d.txt" % (c, i)), "w") as f:
+                f.write("%s %d" % (c, i))
+    with open(os.path.join(root, "tree", "neg", "skip.md"), "w") as f:
+        f.write("not a .txt")
+    os.makedirs(os.path.join(root, "tree", "neg", "nested"))
+    with open(os.path.join(root, "tree", "neg", "nested", "deep.txt"), "w") as f:
+        f.write("neg deep")
+    return os.path.join(root, "tree")
+
+
+def _read(ds):
+    texts, labels = [], []
+    for x, y in ds:
+        texts += [t.decode() for t in x.numpy().tolist()]
+        labels += y.numpy().tolist()
+    return texts, labels
+
+
+def test_text_dataset_from_directory_subsets_as_keras(tmp_path):
+    tree = _tree(str(tmp_path))
+    ref = REF["text_dataset_from_directory"]
+    for seed in (42, 7):
+        seen = []
+        for subset in ("training", "validation"):
+            want = ref["%s_%d" % (subset, seed)]
+            ds = tf.keras.utils.text_dataset_from_directory(tree, batch_size=5, validation_split=0.2, subset=subset,
+                                                            seed=seed)
+            texts, labels = _read(ds)
+            assert ds.class_names == want["class_names"] and int(ds.cardinality()) == want["cardinality"]
+            # The same files in each subset as Keras (its order within a subset is TF's own buffer shuffle).
+            assert sorted(zip(texts, labels)) == sorted(zip(want["texts"], want["labels"]))
+            assert _read(ds) != (texts, labels) or subset == "validation"  # reshuffled each epoch
+            seen += texts
+        assert sorted(seen) == sorted(["neg %d" % i for i in range(13)] + ["neg deep"] +
+                                      ["pos %d" % i for i in range(11)])  # disjoint, covering every file
+    a = tf.keras.utils.text_dataset_from_directory(tree, batch_size=5, validation_split=0.2, subset="training",
+                                                   seed=42, verbose=False)
+    b = tf.keras.utils.text_dataset_from_directory(tree, batch_size=5, validation_split=0.2, subset="training",
+                                                   seed=42, verbose=False)
+    assert _read(a) == _read(b)  # deterministic with a seed
+    want = ref["unshuffled_categorical"]
+    ds = tf.keras.preprocessing.text_dataset_from_directory(tree, batch_size=4, shuffle=False,
+                                                            label_mode="categorical", class_names=["pos", "neg"])
+    x, y = next(iter(ds))
+    assert [t.decode() for t in x.numpy().tolist()] == want["texts"] and y.numpy().tolist() == want["labels"]
+    assert ds.class_names == want["class_names"]
+    assert [s.shape for s in ds.element_spec] == [(None,), (None, 2)] and ds.element_spec[1].dtype == tf.float32
+
+
+def test_text_dataset_from_directory_errors_as_keras(tmp_path):
+    tree = _tree(str(tmp_path))
+    (tmp_path / "flat").mkdir()
+    (tmp_path / "flat" / "a.txt").write_text("a")
+    cases = {"no_class_dirs": dict(directory=str(tmp_path / "flat")),
+             "subset_without_split": dict(directory=tree, subset="training", seed=1),
+             "split_without_seed": dict(directory=tree, validation_split=0.2, subset="training"),
+             "bad_subset": dict(directory=tree, validation_split=0.2, subset="test", seed=1),
+             "binary_three_classes": dict(directory=tree, label_mode="binary")}
+    for name, kw in cases.items():
+        kind, message = REF["text_dataset_from_directory"]["errors"][name]
+        with pytest.raises(ValueError) as e:
+            tf.keras.utils.text_dataset_from_directory(**kw)
+        assert type(e.value).__name__ == kind and str(e.value) == message.replace("<DIR>", str(tmp_path))
+
+
+def _reviews(root, rng, n_per_class):
+    """Reviews with a learnable rule: positive ones hold words of one list, negative ones the other."""
+    pos, neg = ["great", "wonderful", "loved", "excellent"], ["awful", "boring", "hated", "terrible"]
+    filler = ["the", "movie", "plot", "actor", "was", "a", "and", "film", "story", "scene"]
+    for label, words in (("neg", neg), ("pos", pos)):
+        os.makedirs(os.path.join(root, label))
+        for i in range(n_per_class):
+            toks = [rng.choice(filler) for _ in range(rng.randint(5, 12))]
+            for _ in range(2):
+                toks.insert(rng.randrange(len(toks)), rng.choice(words))
+            with open(os.path.join(root, label, "%d_%d.txt" % (i, rng.randint(1, 10))), "w") as f:
+                f.write(" ".join(toks).capitalize() + ".<br /><br />" + rng.choice(["Really!", "Yes."]))
+
+
+def test_basic_text_classification_tutorial(tmp_path, capsys):
+    """TensorFlow's "Basic text classification" program (keras.io's "Text classification from
+    scratch" shares its steps) on 200 generated reviews (plus 60 for the test split)."""
+    rng = random.Random(0)
+    _reviews(str(tmp_path / "train"), rng, 100)
+    _reviews(str(tmp_path / "test"), rng, 30)
+    batch_size, seed = 32, 42
+    raw_train_ds = tf.keras.utils.text_dataset_from_directory(str(tmp_path / "train"), batch_size=batch_size,
+                                                              validation_split=0.2, subset="training", seed=seed)
+    raw_val_ds = tf.keras.utils.text_dataset_from_directory(str(tmp_path / "train"), batch_size=batch_size,
+                                                            validation_split=0.2, subset="validation", seed=seed)
+    raw_test_ds = tf.keras.utils.text_dataset_from_directory(str(tmp_path / "test"), batch_size=batch_size)
+    out = capsys.readouterr().out
+    assert "Found 200 files belonging to 2 classes." in out and "Using 160 files for training." in out
+    assert "Using 40 files for validation." in out and raw_train_ds.class_names == ["neg", "pos"]
+
+    def custom_standardization(input_data):
+        lowercase = tf.strings.lower(input_data)
+        stripped_html = tf.strings.regex_replace(lowercase, "<br />", " ")
+        return tf.strings.regex_replace(stripped_html, "[%s]" % re.escape(string.punctuation), "")
+
+    max_features, sequence_length = 10000, 16
+    vectorize_layer = layers.TextVectorization(standardize=custom_standardization, max_tokens=max_features,
+                                               output_mode="int", output_sequence_length=sequence_length)
+    train_text = raw_train_ds.map(lambda x, y: x)
+    vectorize_layer.adapt(train_text)
+    vocab = vectorize_layer.get_vocabulary()
+    assert vocab[:2] == ["", "[UNK]"] and "great" in vocab and "br" not in vocab and len(vocab) == 22
+
+    def vectorize_text(text, label):
+        text = tf.expand_dims(text, -1)
+        return vectorize_layer(text), label
+
+    text_batch, label_batch = next(iter(raw_train_ds))
+    ids, label = vectorize_text(text_batch[0], label_batch[0])
+    assert ids.shape == (1, sequence_length) and ids.dtype == np.int64
+    words = custom_standardization(text_batch[0].numpy()).numpy().decode().split()
+    assert [vocab[i] for i in ids[0][:len(words)]] == words[:sequence_length]
+
+    AUTOTUNE = tf.data.AUTOTUNE
+    train_ds = raw_train_ds.map(vectorize_text).cache().prefetch(buffer_size=AUTOTUNE)
+    val_ds = raw_val_ds.map(vectorize_text).cache().prefetch(buffer_size=AUTOTUNE)
+    test_ds = raw_test_ds.map(vectorize_text).cache().prefetch(buffer_size=AUTOTUNE)
+    assert [s.shape for s in train_ds.element_spec] == [(None, sequence_length), (None,)]
+
+    tf.keras.utils.set_random_seed(1)
+    model = tf.keras.Sequential([
+        layers.Embedding(max_features, 16),
+        layers.Dropout(0.2),
+        layers.GlobalAveragePooling1D(),
+        layers.Dropout(0.2),
+        layers.Dense(1)])
+    model.compile(loss=losses.BinaryCrossentropy(from_logits=True), optimizer=tf.keras.optimizers.Adam(0.01),
+                  metrics=[tf.metrics.BinaryAccuracy(threshold=0.0)])
+    history = model.fit(train_ds, validation_data=val_ds, epochs=15, verbose=0)
+    assert sorted(history.history) == ["binary_accuracy", "loss", "val_binary_accuracy", "val_loss"]
+    loss, accuracy = model.evaluate(test_ds, verbose=0)
+    assert accuracy > 0.8, (loss, accuracy)  # chance is 0.5
+
+    export_model = tf.keras.Sequential([vectorize_layer, model, layers.Activation("sigmoid")])
+    export_model.compile(loss=losses.BinaryCrossentropy(from_logits=False), optimizer="adam", metrics=["accuracy"])
+    metrics = export_model.evaluate(raw_test_ds, return_dict=True, verbose=0)
+    assert metrics["accuracy"] == pytest.approx(accuracy)
+    examples = tf.constant(["The movie was great!", "The movie was okay.", "The movie was terrible..."])
+    p = export_model.predict(examples)
+    assert p.shape == (3, 1) and p[0, 0] > p[2, 0] and np.all((p > 0) & (p < 1))
+
+
+def test_strings_into_a_model_or_graph_are_clear_errors():
+    ds = tf.data.Dataset.from_tensor_slices((["a b", "c"], [0, 1])).batch(2)
+    model = tf.keras.Sequential([layers.Dense(1)])
+    model.compile(loss="mse", optimizer="sgd")
+    with pytest.raises(TypeError, match="elements hold strings"):
+        model.fit(ds, epochs=1, verbose=0)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Cannot batch tensors with different shapes"):
+        list(tf.data.Dataset.from_tensor_slices(["a b", "c"]).map(tf.strings.split).batch(2))
+    with pytest.raises(NotImplementedError, match="RaggedTensor"):
+        list(tf.data.Dataset.from_tensor_slices([["a b"], ["c"]]).map(lambda x: tf.strings.split(x)))
