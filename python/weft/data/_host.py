@@ -169,11 +169,7 @@ class HostDataset(_dataset.Dataset):
         if self._numeric():
             return self._cpp_dataset().batch(batch_size, drop_remainder)
         batch_size = int(batch_size)
-        if batch_size < 1:
-            raise ValueError("Dataset.batch: batch_size must be >= 1, got %d" % batch_size)
-        dim = batch_size if drop_remainder else None
-        spec = _st.pack(self._spec, [_st.TensorSpec(None if s.shape is None else (dim,) + tuple(s.shape), s.dtype)
-                                     for s in self._flat_spec()], _st.is_spec)
+        spec = _st.batched(self._spec, batch_size, drop_remainder)
         make = self._make
 
         def batches():
@@ -399,14 +395,7 @@ def _object_stack(parts):
 # ---- sources ---------------------------------------------------------------------------------------
 def from_tensor_slices(tensors):
     leaves = _st.flatten(tensors, _st.is_value_leaf)
-    arrays = [component(v, "Dataset.from_tensor_slices") for v in leaves]
-    for a in arrays:
-        if a.ndim == 0:
-            raise ValueError("Dataset.from_tensor_slices: a component is a scalar (%r); components are sliced "
-                             "along dim 0 and need rank >= 1" % (a,))
-    if len({a.shape[0] for a in arrays}) > 1:
-        raise ValueError("Dataset.from_tensor_slices: components differ in their first dim: %s" %
-                         [a.shape for a in arrays])
+    arrays = _st.check_slices([component(v, "Dataset.from_tensor_slices") for v in leaves])
     specs = [_st.TensorSpec(a.shape[1:], spec_of(a).dtype) for a in arrays]
     n = arrays[0].shape[0]
     return HostDataset(lambda: ([a[i, ...] for a in arrays] for i in range(n)),
@@ -449,19 +438,7 @@ def zip_datasets(datasets, flat):
 
 
 def concatenate(first, second):
-    if not isinstance(second, _dataset.Dataset):
-        raise TypeError("Dataset.concatenate: the datasets' elements differ: %r and %r" % (first._spec, second))
-    a, b = first._flat_spec(), second._flat_spec()
-    skeleton = lambda d: _st.pack(d._spec, [0] * len(d._flat_spec()), _st.is_spec)  # noqa: E731
-    if skeleton(first) != skeleton(second) or any(x.dtype != y.dtype for x, y in zip(a, b)):
-        raise TypeError("Dataset.concatenate: the datasets' elements differ: %r and %r" % (first._spec, second._spec))
-
-    def common(x, y):
-        if x is None or y is None or len(x) != len(y):
-            return None
-        return [d if d == e else None for d, e in zip(x, y)]
-    spec = _st.pack(first._spec, [_st.TensorSpec(common(x.shape, y.shape), x.dtype) for x, y in zip(a, b)],
-                    _st.is_spec)
+    spec = _dataset._concatenated_spec(first, second)
     h1, h2 = as_host(first), as_host(second)
     c1, c2 = h1._card, h2._card
     card = INFINITE if INFINITE in (c1, c2) else UNKNOWN if UNKNOWN in (c1, c2) else c1 + c2

@@ -131,6 +131,28 @@ def to_array(value, what):
     return arr
 
 
+def batched(spec, batch_size, drop_remainder):
+    """The spec of ``spec``'s elements batched by ``batch_size`` (int >= 1, else a ValueError):
+    a new first dim, ``batch_size`` with ``drop_remainder``, else None."""
+    if batch_size < 1:
+        raise ValueError("Dataset.batch: batch_size must be >= 1, got %d" % batch_size)
+    dim = batch_size if drop_remainder else None
+    return pack(spec, [TensorSpec(None if s.shape is None else (dim,) + tuple(s.shape), s.dtype)
+                       for s in flatten(spec, is_spec)], is_spec)
+
+
+def check_slices(arrays):
+    """``arrays`` (from_tensor_slices' components) after checking they can be sliced together."""
+    for a in arrays:
+        if a.ndim == 0:
+            raise ValueError("Dataset.from_tensor_slices: a component is a scalar (%r); components are sliced "
+                             "along dim 0 and need rank >= 1" % (a,))
+    if len({a.shape[0] for a in arrays}) > 1:
+        raise ValueError("Dataset.from_tensor_slices: components differ in their first dim: %s" %
+                         [a.shape for a in arrays])
+    return arrays
+
+
 def is_value_leaf(x):
     """Leaves of a user's nested value: anything but tuples and dicts (lists are values, as in TF)."""
     return not isinstance(x, (tuple, dict))

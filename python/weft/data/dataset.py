@@ -128,6 +128,23 @@ def _generated(make, spec, cardinality):
     return Dataset(_cpp.Dataset.from_iterators(elements, int(cardinality)), spec)
 
 
+def _concatenated_spec(first, second):
+    """The spec of ``first`` followed by ``second``: the same structure and dtypes (else a
+    TypeError naming both), each shape the most specific one both fit."""
+    a, b = first._flat_spec(), second._flat_spec() if isinstance(second, Dataset) else None
+    skeleton = lambda d: _st.pack(d._spec, [0] * len(d._flat_spec()), _st.is_spec)  # noqa: E731
+    if b is None or skeleton(first) != skeleton(second) or any(x.dtype != y.dtype for x, y in zip(a, b)):
+        raise TypeError("Dataset.concatenate: the datasets' elements differ: %r and %r" %
+                        (first._spec, getattr(second, "_spec", second)))
+
+    def common(x, y):
+        if x is None or y is None or len(x) != len(y):
+            return None
+        return [d if d == e else None for d, e in zip(x, y)]
+    return _st.pack(first._spec, [_st.TensorSpec(common(x.shape, y.shape), x.dtype) for x, y in zip(a, b)],
+                    _st.is_spec)
+
+
 def _is_cpp(ds):
     """Whether ``ds`` runs in the C++ pipeline (not a host dataset of strings, data/_host.py)."""
     from . import _host
@@ -161,14 +178,7 @@ class Dataset:
         if any(_tv.is_text(v) for v in leaves):
             from . import _host
             return _host.from_tensor_slices(tensors)
-        arrays = [_st.to_array(v, "Dataset.from_tensor_slices") for v in leaves]
-        for a in arrays:
-            if a.ndim == 0:
-                raise ValueError("Dataset.from_tensor_slices: a component is a scalar (%r); components are sliced "
-                                 "along dim 0 and need rank >= 1" % (a,))
-        if len({a.shape[0] for a in arrays}) > 1:
-            raise ValueError("Dataset.from_tensor_slices: components differ in their first dim: %s" %
-                             [a.shape for a in arrays])
+        arrays = _st.check_slices([_st.to_array(v, "Dataset.from_tensor_slices") for v in leaves])
         specs = [_st.TensorSpec(a.shape[1:], _fw.as_dtype(a.dtype)) for a in arrays]
         return Dataset(_cpp.Dataset.from_tensors(arrays), _st.pack(tensors, specs, _st.is_value_leaf))
 
@@ -256,11 +266,7 @@ class Dataset:
         the same shape in every element of a batch). The last, smaller batch is kept unless
         ``drop_remainder``; the spec's batch dim is None then, else ``batch_size``."""
         batch_size = int(batch_size)
-        if batch_size < 1:
-            raise ValueError("Dataset.batch: batch_size must be >= 1, got %d" % batch_size)
-        dim = batch_size if drop_remainder else None
-        spec = _st.pack(self._spec, [_st.TensorSpec(None if s.shape is None else (dim,) + tuple(s.shape), s.dtype)
-                                     for s in self._flat_spec()], _st.is_spec)
+        spec = _st.batched(self._spec, batch_size, drop_remainder)
         if self._pending_map is not None:  # map(f).batch(n) as batch(n).map(f over batches) when f allows
             fn, upstream, graph, threads = self._pending_map
             vec = _vectorize.batched_map(fn, upstream._spec, graph)
@@ -344,19 +350,7 @@ class Dataset:
         if not _is_cpp(dataset):
             from . import _host
             return _host.concatenate(self, dataset)
-        a, b = self._flat_spec(), dataset._flat_spec() if isinstance(dataset, Dataset) else None
-        skeleton = lambda d: _st.pack(d._spec, [0] * len(d._flat_spec()), _st.is_spec)  # noqa: E731
-        same = b is not None and skeleton(self) == skeleton(dataset) and all(
-            x.dtype == y.dtype for x, y in zip(a, b))
-        if not same:
-            raise TypeError("Dataset.concatenate: the datasets' elements differ: %r and %r" %
-                            (self._spec, getattr(dataset, "_spec", dataset)))
-        def common(x, y):  # the most specific shape both fit
-            if x is None or y is None or len(x) != len(y):
-                return None
-            return [d if d == e else None for d, e in zip(x, y)]
-        spec = _st.pack(self._spec, [_st.TensorSpec(common(x.shape, y.shape), x.dtype) for x, y in zip(a, b)],
-                        _st.is_spec)
+        spec = _concatenated_spec(self, dataset)
         return self._derive(self._ds.concatenate(dataset._ds), spec)
 
     def enumerate(self, start=0, name=None):
