@@ -261,3 +261,39 @@ def test_strings_into_a_model_or_graph_are_clear_errors():
         list(tf.data.Dataset.from_tensor_slices(["a b", "c"]).map(tf.strings.split).batch(2))
     with pytest.raises(NotImplementedError, match="RaggedTensor"):
         list(tf.data.Dataset.from_tensor_slices([["a b"], ["c"]]).map(lambda x: tf.strings.split(x)))
+
+
+def test_keras_io_text_classification_end_to_end_model(tmp_path):
+    """keras.io's "Text classification from scratch": a functional model over int64 ids, then
+    `end_to_end_model` taking strings (keras.Input(dtype="string") + the vectorize layer), whose
+    results are the model's on the vectorized texts (smaller layers than the example's)."""
+    _reviews(str(tmp_path / "train"), random.Random(1), 40)
+    raw_train_ds = tf.keras.utils.text_dataset_from_directory(str(tmp_path / "train"), batch_size=32,
+                                                              validation_split=0.2, subset="training", seed=1337,
+                                                              verbose=False)
+    vectorize_layer = layers.TextVectorization(max_tokens=2000, output_mode="int", output_sequence_length=20)
+    vectorize_layer.adapt(raw_train_ds.map(lambda x, y: x))
+    train_ds = raw_train_ds.map(lambda text, label: (vectorize_layer(tf.expand_dims(text, -1)), label))
+    train_ds = train_ds.cache().prefetch(buffer_size=10)
+
+    inputs = tf.keras.Input(shape=(None,), dtype="int64")
+    x = layers.Embedding(2000, 8)(inputs)
+    x = layers.Conv1D(8, 3, padding="valid", activation="relu", strides=2)(x)
+    x = layers.GlobalMaxPooling1D()(x)
+    predictions = layers.Dense(1, activation="sigmoid", name="predictions")(x)
+    model = tf.keras.Model(inputs, predictions)
+    model.compile(loss="binary_crossentropy", optimizer="adam", metrics=["accuracy"])
+    model.fit(train_ds, epochs=1, verbose=0)
+
+    inputs = tf.keras.Input(shape=(1,), dtype="string")
+    indices = vectorize_layer(inputs)
+    outputs = model(indices)
+    end_to_end_model = tf.keras.Model(inputs, outputs)
+    end_to_end_model.compile(loss="binary_crossentropy", optimizer="adam", metrics=["accuracy"])
+    np.testing.assert_allclose(end_to_end_model.evaluate(raw_train_ds, verbose=0),
+                               model.evaluate(train_ds, verbose=0), rtol=1e-5)
+    texts = [["a great film"], ["boring and awful"]]
+    np.testing.assert_allclose(end_to_end_model.predict(np.array(texts)),
+                               model.predict(vectorize_layer(np.array(texts))), rtol=1e-5)
+    with pytest.raises(ValueError, match="no text layer"):
+        tf.keras.Model(tf.keras.Input(shape=(1,), dtype="string"), outputs)

@@ -25,7 +25,7 @@ from . import (_custom, _custom_step, _training, _eager, _shared, losses as _los
                optimizers as _optimizers, saving as _saving)
 from ._eager import EagerArray
 from ._layer_call import _layer_call_cpp
-from ._text import _IndexLookup
+from ._text import StringInput, _IndexLookup
 from .layers import Input, InputLayer
 
 
@@ -93,6 +93,11 @@ class Model(_training.TrainingLoops):
         if inputs is not None or outputs is not None:
             if inputs is None or outputs is None:
                 raise ValueError("Model(inputs, outputs) needs both")
+            if isinstance(inputs, StringInput):  # text in: its layer runs on the host (_text.py)
+                if inputs.ids is None:
+                    raise ValueError("Model(inputs=keras.Input(dtype='string')): no text layer (TextVectorization / "
+                                     "StringLookup) was called on that input")
+                self._host_layers, inputs = list(inputs.host_layers), inputs.ids
             self._inputs, self._outputs = inputs, outputs
             self._cpp = _weft.keras.Model(inputs, outputs, name or "model")
 
