@@ -297,3 +297,13 @@ def test_keras_io_text_classification_end_to_end_model(tmp_path):
                                model.predict(vectorize_layer(np.array(texts))), rtol=1e-5)
     with pytest.raises(ValueError, match="no text layer"):
         tf.keras.Model(tf.keras.Input(shape=(1,), dtype="string"), outputs)
+
+
+def test_io_read_file_and_decode_raw_on_string_values(tmp_path):
+    p = tmp_path / "a.txt"
+    p.write_bytes(b"Duck")
+    text = tf.io.read_file(str(p))
+    assert text.numpy() == b"Duck" and str(text.dtype) == "object"
+    assert tf.io.decode_raw(text, tf.uint8).numpy().tolist() == [68, 117, 99, 107]  # TF's guide: "Duck"
+    with pytest.raises(tf.errors.NotFoundError, match="nope"):
+        tf.io.read_file(str(tmp_path / "nope"))

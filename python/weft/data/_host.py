@@ -101,8 +101,10 @@ class HostDataset(_dataset.Dataset):
     # ---- transformations ---------------------------------------------------------------------
     def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None):
         """Numbers only: traced into the C++ pipeline as Dataset.map. With strings: ``map_func``
-        runs in Python on every element (its values have ``.numpy()``); the output spec comes
-        from its result on the first element (a first dim the input leaves open stays open)."""
+        runs in Python on every element (its values have ``.numpy()``). The output spec comes from
+        its result on the first element, computed now (as TF traces once): string results get
+        unknown dims, numeric ones that result's dims with the input's open first dim kept open; a
+        later numeric result of another shape is InvalidArgumentError naming both."""
         if self._numeric():
             return self._cpp_dataset().map(map_func, num_parallel_calls, deterministic, name)
         if not callable(map_func):
