@@ -307,3 +307,13 @@ def test_io_read_file_and_decode_raw_on_string_values(tmp_path):
     assert tf.io.decode_raw(text, tf.uint8).numpy().tolist() == [68, 117, 99, 107]  # TF's guide: "Duck"
     with pytest.raises(tf.errors.NotFoundError, match="nope"):
         tf.io.read_file(str(tmp_path / "nope"))
+
+
+def test_from_generator_of_strings():
+    def gen():
+        yield "good", 1
+        yield b"bad", 0
+    ds = tf.data.Dataset.from_generator(gen, output_signature=(tf.TensorSpec((), tf.string),
+                                                               tf.TensorSpec((), tf.int32)))
+    assert list(ds.as_numpy_iterator()) == [(b"good", 1), (b"bad", 0)]
+    assert list(ds.map(lambda x, y: tf.strings.length(x) + y).as_numpy_iterator()) == [5, 3]

@@ -119,12 +119,16 @@ def _generated(make, spec, cardinality):
             leaves = _st.flatten_as(spec, value, "Dataset.from_generator")
             arrays = []
             for v, s in zip(leaves, flat):
-                a = np.asarray(v, dtype=s.dtype.as_numpy_dtype)
+                a = _tv.as_bytes_array(v, "Dataset.from_generator") if s.dtype == _tv.string else \
+                    np.asarray(v, dtype=s.dtype.as_numpy_dtype)
                 if not s.is_compatible_with(a):
                     raise TypeError("the generator yielded a %s of shape %s where the output signature has %r" %
                                     (a.dtype, a.shape, s))
                 arrays.append(a if a.flags.c_contiguous else a.copy())  # (ascontiguousarray makes 0-d 1-d)
             yield arrays
+    if any(s.dtype == _tv.string for s in flat):  # text: a host dataset (data/_host.py)
+        from . import _host
+        return _host.HostDataset(elements, spec, int(cardinality))
     return Dataset(_cpp.Dataset.from_iterators(elements, int(cardinality)), spec)
 
 
