@@ -95,7 +95,8 @@ from . import data  # noqa: E402,F401
 from . import config, io, test  # noqa: E402,F401
 from . import saved_model  # noqa: E402,F401
 from .data import TensorSpec  # noqa: E402,F401
-from . import dtypes, ragged, sparse, strings  # noqa: E402,F401 - host-side ragged / sparse values; no string tensors
+from . import dtypes, ragged, sparse, strings  # noqa: E402,F401 - host-side ragged / sparse / string values
+from ._text_values import string  # noqa: E402,F401 - tf.string: the dtype of host string values
 from .ragged import RaggedTensor  # noqa: E402,F401
 from .sparse import SparseTensor  # noqa: E402,F401
 

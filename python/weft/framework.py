@@ -274,9 +274,14 @@ def constant(value, dtype=None, shape=None, name="Const"):
     dtype: the element type (default: from the value; Python floats give float32, ints int32).
     shape: when given, a scalar value is broadcast to it, else the value is reshaped to it.
     """
-    if _is_text(value):
-        from .strings import unsupported
-        raise unsupported("a string tensor (tf.constant(%r))" % (value if len(repr(value)) < 40 else type(value)))
+    if _is_text(value) or str(dtype) == "string":
+        # TF2's eager string tensor: a host value (numpy object array of bytes with .numpy(),
+        # _text_values.py); weft's graphs carry no strings.
+        from . import _text_values
+        if dtype is not None and str(dtype) != "string":
+            raise TypeError("tf.constant: cannot make %s from text %r" % (dtype, value))
+        arr = _text_values.as_bytes_array(value, "tf.constant")
+        return _text_values.wrap(np.broadcast_to(arr, tuple(shape)).copy() if shape is not None else arr)
     arr = _numpy_value(value, dtype)
     if shape is not None:
         shape = tuple(shape)
@@ -288,10 +293,8 @@ def constant(value, dtype=None, shape=None, name="Const"):
 
 def _is_text(value):
     """True for a str / bytes, a numpy array of them, or a (nested) list whose first leaf is one."""
-    while isinstance(value, (list, tuple)) and value:
-        value = value[0]
-    return isinstance(value, (str, bytes)) or (isinstance(value, np.ndarray) and value.dtype.kind in "USO"
-                                                and value.size > 0 and isinstance(value.flat[0], (str, bytes)))
+    from ._text_values import is_text
+    return is_text(value)
 
 
 def placeholder(dtype, shape=None, name=None):
@@ -311,6 +314,9 @@ def convert_to_tensor(value, dtype=None, name=None):
             raise _weft_error("InvalidArgument", "tensor %s has dtype %s, expected %s" %
                               (value.name, value.dtype, as_dtype(dtype)))
         return value
+    if _is_text(value):
+        from .strings import unsupported
+        raise unsupported("a string tensor (%r)" % (value if len(repr(value)) < 40 else type(value)))
     return constant(value, dtype=dtype, name=name or "Const")
 
 

@@ -294,7 +294,11 @@ def transpose(a, perm=None, name=None):
 
 
 def expand_dims(input, axis, name=None):
-    """Inserts a dim of size 1 at ``axis`` (op ExpandDims)."""
+    """Inserts a dim of size 1 at ``axis`` (op ExpandDims; on host string values, numpy's, as
+    text pipelines do before TextVectorization: ``vectorize_layer(tf.expand_dims(text, -1))``)."""
+    from . import _text_values
+    if _text_values.is_text(input):
+        return _text_values.wrap(np.expand_dims(_text_values.as_bytes_array(input, "expand_dims"), int(axis)))
     return raw_ops.ExpandDims(input, axis=int(axis), name=name)
 
 

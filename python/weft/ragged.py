@@ -14,6 +14,7 @@ are not supported: pad with ``to_tensor()`` (or keras.utils.pad_sequences) and u
 """
 import numpy as np
 
+from . import _text_values
 from .array_ops import TensorShape
 from .framework import as_dtype, constant as _dense_constant
 
@@ -51,7 +52,7 @@ class RaggedTensor:
     # TensorFlow's names for the parts.
     flat_values = values = property(lambda self: self._values)
     row_splits = property(lambda self: self._splits)
-    dtype = property(lambda self: as_dtype(self._values.dtype))
+    dtype = property(lambda self: _text_values.string if self._values.dtype == object else as_dtype(self._values.dtype))
     shape = property(lambda self: TensorShape([self.nrows(), None]))
     ndim = property(lambda self: 2)
     ragged_rank = property(lambda self: 1)
@@ -78,7 +79,8 @@ class RaggedTensor:
         if shape is not None:
             raise _unsupported("RaggedTensor.to_tensor(shape=...)")
         width = int(self.row_lengths().max()) if self.nrows() else 0
-        dense = np.full((self.nrows(), width), 0 if default_value is None else default_value, self._values.dtype)
+        fill = (b"" if self._values.dtype == object else 0) if default_value is None else default_value
+        dense = np.full((self.nrows(), width), fill, self._values.dtype)
         for i, (a, b) in enumerate(zip(self._splits[:-1], self._splits[1:])):
             dense[i, :b - a] = self._values[a:b]
         return _dense_constant(dense)

@@ -86,7 +86,7 @@ def test_bad_inputs_are_clear_errors():
         layers.StringLookup(vocabulary=["a", "b", "a"])
     with pytest.raises(ValueError, match="'zz' is not in the vocabulary"):
         layers.StringLookup(vocabulary=["a"], num_oov_indices=0)(["a", "zz"])
-    with pytest.raises(TypeError, match="carry numbers only"):
+    with pytest.raises(TypeError, match="TextVectorization takes strings"):
         layers.TextVectorization().adapt(tf.data.Dataset.from_tensor_slices(np.arange(3)))
 
 
@@ -94,5 +94,8 @@ def test_in_a_model_is_a_clear_error():
     x = tf.keras.Input(shape=(4,))
     with pytest.raises(TypeError, match="graphs carry no strings"):
         layers.TextVectorization(vocabulary=["a"])(x)
+    text = tf.keras.Input(shape=(1,), dtype="string")  # only a host text layer takes it (test_text_data.py)
+    with pytest.raises(TypeError, match="dtype=string"):
+        layers.Dense(1)(text)
     with pytest.raises(ValueError, match="no strings"):
-        tf.keras.Input(shape=(1,), dtype="string")
+        tf.keras.Input(shape=(1,), dtype="object")

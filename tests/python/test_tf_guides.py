@@ -90,10 +90,17 @@ def test_ragged_sparse_and_strings_at_the_guides_level():
     with pytest.raises(tf.errors.InvalidArgumentError):
         tf.sparse.to_dense(bad).numpy()
 
-    with pytest.raises(NotImplementedError, match="Gray wolf.*not strings"):
-        tf.constant("Gray wolf")
-    with pytest.raises(NotImplementedError, match=r"tf.strings.split.*str.split"):
-        tf.strings.split("Gray wolf", sep=" ")
+    # String tensors are host values with TF's bytes (the guide's printed values).
+    scalar_string_tensor = tf.constant("Gray wolf")
+    assert scalar_string_tensor.numpy() == b"Gray wolf" and scalar_string_tensor.shape == ()
+    assert tf.strings.split(scalar_string_tensor, sep=" ").numpy().tolist() == [b"Gray", b"wolf"]
+    tensor_of_strings = tf.constant(["Gray wolf", "Quick brown fox", "Lazy dog"])
+    assert repr(tf.strings.split(tensor_of_strings)) == \
+        "<tf.RaggedTensor [[b'Gray', b'wolf'], [b'Quick', b'brown', b'fox'], [b'Lazy', b'dog']]>"
+    np.testing.assert_array_equal(tf.strings.to_number(tf.strings.split(tf.constant("1 10 100"), " ")), [1, 10, 100])
+    assert tf.strings.bytes_split(tf.constant("Duck")).numpy().tolist() == [b"D", b"u", b"c", b"k"]
+    with pytest.raises(NotImplementedError, match="a string tensor"):
+        tf.reduce_sum(tf.constant("Gray wolf"))
     assert str(tf.io.decode_raw("Duck", tf.uint8)) == "tf.Tensor([ 68 117  99 107], shape=(4,), dtype=uint8)"
     np.testing.assert_array_equal(tf.io.decode_raw([b"\x01\x00", b"\x02\x01"], tf.uint8).numpy(),
                                   [[1, 0], [2, 1]])

@@ -13,6 +13,7 @@ import types as _types
 from .dataset import (AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, EagerValue,  # noqa: F401
                       TensorSpec)
 from ._structure import TensorShape  # noqa: F401
+from ._host import TextLineDataset  # noqa: F401
 from .options import AutoShardPolicy, Options  # noqa: F401
 from ._graph_iterator import Iterator, make_initializable_iterator, make_one_shot_iterator  # noqa: F401
 
@@ -22,7 +23,7 @@ experimental = _types.SimpleNamespace(AUTOTUNE=AUTOTUNE, AutoShardPolicy=AutoSha
                                       UNKNOWN_CARDINALITY=UNKNOWN_CARDINALITY,
                                       cardinality=lambda ds: ds.cardinality())
 
-__all__ = ["Dataset", "Options", "AutoShardPolicy", "TensorSpec", "AUTOTUNE", "INFINITE_CARDINALITY",
+__all__ = ["Dataset", "TextLineDataset", "Options", "AutoShardPolicy", "TensorSpec", "AUTOTUNE", "INFINITE_CARDINALITY",
            "UNKNOWN_CARDINALITY", "experimental", "Iterator", "make_one_shot_iterator", "make_initializable_iterator"]
 
 # TF1's Dataset methods for graph-mode iterators.

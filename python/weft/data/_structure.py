@@ -3,6 +3,7 @@ components (one tensor each), flattened in TensorFlow's order (dicts by sorted k
 TensorSpec that describes a component."""
 import numpy as np
 
+from .. import _text_values as _tv
 from .. import framework as _fw
 
 
@@ -22,19 +23,27 @@ class TensorShape(tuple):
         return "TensorShape(%s)" % list(self)
 
 
+def _as_dtype(dtype):
+    """A weft dtype, or weft.string (host string values: numpy object arrays of bytes)."""
+    if isinstance(dtype, _tv.StringDType) or dtype is object or (isinstance(dtype, np.dtype) and dtype == object) or \
+            (isinstance(dtype, str) and dtype in ("string", "tf.string", "object")):
+        return _tv.string
+    return _fw.as_dtype(dtype)
+
+
 class TensorSpec:
     """The shape and dtype of one component of a dataset's elements (tf.TensorSpec). ``shape``
     None: the rank is unknown too (TF's TensorShape(None))."""
 
     def __init__(self, shape, dtype=_fw.float32, name=None):
         self.shape = None if shape is None else TensorShape(None if d is None else int(d) for d in shape)
-        self.dtype = _fw.as_dtype(dtype)
+        self.dtype = _as_dtype(dtype)
         self.name = name
 
     def is_compatible_with(self, other):
         """True when ``other`` (a TensorSpec, or an array) has this dtype and fits this shape."""
         shape = other.shape
-        dtype = other.dtype if isinstance(other, TensorSpec) else _fw.as_dtype(np.asarray(other).dtype)
+        dtype = other.dtype if isinstance(other, TensorSpec) else _as_dtype(np.asarray(other).dtype)
         if self.shape is None or shape is None:
             return dtype == self.dtype
         return dtype == self.dtype and len(shape) == len(self.shape) and all(
@@ -120,6 +129,28 @@ def to_array(value, what):
         raise TypeError("%s: numpy dtype %s is not a weft dtype (float32, float64, int32, int64, uint8, bool, "
                         "float16)" % (what, arr.dtype)) from None
     return arr
+
+
+def batched(spec, batch_size, drop_remainder):
+    """The spec of ``spec``'s elements batched by ``batch_size`` (int >= 1, else a ValueError):
+    a new first dim, ``batch_size`` with ``drop_remainder``, else None."""
+    if batch_size < 1:
+        raise ValueError("Dataset.batch: batch_size must be >= 1, got %d" % batch_size)
+    dim = batch_size if drop_remainder else None
+    return pack(spec, [TensorSpec(None if s.shape is None else (dim,) + tuple(s.shape), s.dtype)
+                       for s in flatten(spec, is_spec)], is_spec)
+
+
+def check_slices(arrays):
+    """``arrays`` (from_tensor_slices' components) after checking they can be sliced together."""
+    for a in arrays:
+        if a.ndim == 0:
+            raise ValueError("Dataset.from_tensor_slices: a component is a scalar (%r); components are sliced "
+                             "along dim 0 and need rank >= 1" % (a,))
+    if len({a.shape[0] for a in arrays}) > 1:
+        raise ValueError("Dataset.from_tensor_slices: components differ in their first dim: %s" %
+                         [a.shape for a in arrays])
+    return arrays
 
 
 def is_value_leaf(x):

@@ -19,6 +19,7 @@ import os
 import numpy as np
 
 from .. import _weft
+from .. import _text_values as _tv
 from .. import framework as _fw
 from . import _structure as _st
 from . import _trace, _vectorize
@@ -43,7 +44,35 @@ class EagerValue(np.ndarray):
         # A scalar shows as TensorFlow shows it (numpy=7), not as numpy 2's repr (np.int64(7)).
         a = self.view(np.ndarray)
         value = a.item() if a.ndim == 0 else a
-        return "<weft.Tensor: shape=%s, dtype=%s, numpy=%r>" % (self.shape, _fw.as_dtype(self.dtype), value)
+        dtype = "string" if a.dtype == object else _fw.as_dtype(self.dtype)
+        return "<weft.Tensor: shape=%s, dtype=%s, numpy=%r>" % (self.shape, dtype, value)
+
+    def __str__(self):
+        return str(self.view(np.ndarray))
+
+    # A string value compares with str as TensorFlow's string tensors do: the str is its UTF-8 bytes.
+    def __eq__(self, other):
+        return np.ndarray.__eq__(self, _text_operand(self, other))
+
+    def __ne__(self, other):
+        return np.ndarray.__ne__(self, _text_operand(self, other))
+
+    __hash__ = None
+
+    def __getitem__(self, key):
+        # One string of a string value is a scalar string value (TF's text_batch[0].numpy()), not bare bytes.
+        out = np.ndarray.__getitem__(self, key)
+        if self.dtype == object and not isinstance(out, np.ndarray):
+            item = np.empty((), dtype=object)
+            item[()] = out
+            return item.view(EagerValue)
+        return out
+
+
+def _text_operand(value, other):
+    if value.dtype != object or not _tv.is_text(other):
+        return other
+    return _tv.as_bytes_array(other)
 
 
 def _threads(n):
@@ -90,13 +119,40 @@ def _generated(make, spec, cardinality):
             leaves = _st.flatten_as(spec, value, "Dataset.from_generator")
             arrays = []
             for v, s in zip(leaves, flat):
-                a = np.asarray(v, dtype=s.dtype.as_numpy_dtype)
+                a = _tv.as_bytes_array(v, "Dataset.from_generator") if s.dtype == _tv.string else \
+                    np.asarray(v, dtype=s.dtype.as_numpy_dtype)
                 if not s.is_compatible_with(a):
                     raise TypeError("the generator yielded a %s of shape %s where the output signature has %r" %
                                     (a.dtype, a.shape, s))
                 arrays.append(a if a.flags.c_contiguous else a.copy())  # (ascontiguousarray makes 0-d 1-d)
             yield arrays
+    if any(s.dtype == _tv.string for s in flat):  # text: a host dataset (data/_host.py)
+        from . import _host
+        return _host.HostDataset(elements, spec, int(cardinality))
     return Dataset(_cpp.Dataset.from_iterators(elements, int(cardinality)), spec)
+
+
+def _concatenated_spec(first, second):
+    """The spec of ``first`` followed by ``second``: the same structure and dtypes (else a
+    TypeError naming both), each shape the most specific one both fit."""
+    a, b = first._flat_spec(), second._flat_spec() if isinstance(second, Dataset) else None
+    skeleton = lambda d: _st.pack(d._spec, [0] * len(d._flat_spec()), _st.is_spec)  # noqa: E731
+    if b is None or skeleton(first) != skeleton(second) or any(x.dtype != y.dtype for x, y in zip(a, b)):
+        raise TypeError("Dataset.concatenate: the datasets' elements differ: %r and %r" %
+                        (first._spec, getattr(second, "_spec", second)))
+
+    def common(x, y):
+        if x is None or y is None or len(x) != len(y):
+            return None
+        return [d if d == e else None for d, e in zip(x, y)]
+    return _st.pack(first._spec, [_st.TensorSpec(common(x.shape, y.shape), x.dtype) for x, y in zip(a, b)],
+                    _st.is_spec)
+
+
+def _is_cpp(ds):
+    """Whether ``ds`` runs in the C++ pipeline (not a host dataset of strings, data/_host.py)."""
+    from . import _host
+    return isinstance(ds, Dataset) and not (isinstance(ds, _host.HostDataset) and not ds._numeric())
 
 
 class Dataset:
@@ -120,16 +176,13 @@ class Dataset:
     @staticmethod
     def from_tensor_slices(tensors, name=None):
         """Element i is row i (along dim 0) of every component of ``tensors`` (an array, or a
-        tuple/dict of arrays with the same first dim)."""
+        tuple/dict of arrays with the same first dim). With a string component it is a host
+        dataset (data/_host.py)."""
         leaves = _st.flatten(tensors, _st.is_value_leaf)
-        arrays = [_st.to_array(v, "Dataset.from_tensor_slices") for v in leaves]
-        for a in arrays:
-            if a.ndim == 0:
-                raise ValueError("Dataset.from_tensor_slices: a component is a scalar (%r); components are sliced "
-                                 "along dim 0 and need rank >= 1" % (a,))
-        if len({a.shape[0] for a in arrays}) > 1:
-            raise ValueError("Dataset.from_tensor_slices: components differ in their first dim: %s" %
-                             [a.shape for a in arrays])
+        if any(_tv.is_text(v) for v in leaves):
+            from . import _host
+            return _host.from_tensor_slices(tensors)
+        arrays = _st.check_slices([_st.to_array(v, "Dataset.from_tensor_slices") for v in leaves])
         specs = [_st.TensorSpec(a.shape[1:], _fw.as_dtype(a.dtype)) for a in arrays]
         return Dataset(_cpp.Dataset.from_tensors(arrays), _st.pack(tensors, specs, _st.is_value_leaf))
 
@@ -137,6 +190,9 @@ class Dataset:
     def from_tensors(tensors, name=None):
         """A dataset of one element: ``tensors`` (an array, or a tuple/dict of them)."""
         leaves = _st.flatten(tensors, _st.is_value_leaf)
+        if any(_tv.is_text(v) for v in leaves):
+            from . import _host
+            return _host.from_tensors(tensors)
         arrays = [_st.to_array(v, "Dataset.from_tensors") for v in leaves]
         specs = [_st.TensorSpec(a.shape, _fw.as_dtype(a.dtype)) for a in arrays]
         cpp = _cpp.Dataset.from_tensors([a[np.newaxis] for a in arrays])
@@ -187,6 +243,9 @@ class Dataset:
         flat = _st.flatten(datasets, is_ds)
         if not flat:
             raise ValueError("Dataset.zip needs at least one dataset")
+        if not all(_is_cpp(d) for d in flat):
+            from . import _host
+            return _host.zip_datasets(datasets, flat)
         spec = _st.pack(datasets, [d._spec for d in flat], is_ds)
         return Dataset(_cpp.Dataset.zip([d._ds for d in flat]), spec, flat[0]._opts)
 
@@ -211,11 +270,7 @@ class Dataset:
         the same shape in every element of a batch). The last, smaller batch is kept unless
         ``drop_remainder``; the spec's batch dim is None then, else ``batch_size``."""
         batch_size = int(batch_size)
-        if batch_size < 1:
-            raise ValueError("Dataset.batch: batch_size must be >= 1, got %d" % batch_size)
-        dim = batch_size if drop_remainder else None
-        spec = _st.pack(self._spec, [_st.TensorSpec(None if s.shape is None else (dim,) + tuple(s.shape), s.dtype)
-                                     for s in self._flat_spec()], _st.is_spec)
+        spec = _st.batched(self._spec, batch_size, drop_remainder)
         if self._pending_map is not None:  # map(f).batch(n) as batch(n).map(f over batches) when f allows
             fn, upstream, graph, threads = self._pending_map
             vec = _vectorize.batched_map(fn, upstream._spec, graph)
@@ -296,19 +351,10 @@ class Dataset:
     def concatenate(self, dataset, name=None):
         """This dataset's elements followed by ``dataset``'s (same structure and dtypes; a dim
         where the two specs differ becomes None)."""
-        a, b = self._flat_spec(), dataset._flat_spec() if isinstance(dataset, Dataset) else None
-        skeleton = lambda d: _st.pack(d._spec, [0] * len(d._flat_spec()), _st.is_spec)  # noqa: E731
-        same = b is not None and skeleton(self) == skeleton(dataset) and all(
-            x.dtype == y.dtype for x, y in zip(a, b))
-        if not same:
-            raise TypeError("Dataset.concatenate: the datasets' elements differ: %r and %r" %
-                            (self._spec, getattr(dataset, "_spec", dataset)))
-        def common(x, y):  # the most specific shape both fit
-            if x is None or y is None or len(x) != len(y):
-                return None
-            return [d if d == e else None for d, e in zip(x, y)]
-        spec = _st.pack(self._spec, [_st.TensorSpec(common(x.shape, y.shape), x.dtype) for x, y in zip(a, b)],
-                        _st.is_spec)
+        if not _is_cpp(dataset):
+            from . import _host
+            return _host.concatenate(self, dataset)
+        spec = _concatenated_spec(self, dataset)
         return self._derive(self._ds.concatenate(dataset._ds), spec)
 
     def enumerate(self, start=0, name=None):

@@ -1,5 +1,5 @@
-"""``weft.io``: TensorFlow's ``tf.io`` file helpers (``weft.io.gfile``) and ``decode_raw`` of
-Python bytes (weft has no string tensors: weft/strings.py)."""
+"""``weft.io``: TensorFlow's ``tf.io`` file helpers (``weft.io.gfile``), ``read_file`` and
+``decode_raw`` on the host (weft's string tensors are host values: weft/_text_values.py)."""
 import numpy as np
 
 from . import gfile  # noqa: F401
@@ -24,6 +24,10 @@ def decode_raw(input_bytes, out_type, little_endian=True, fixed_length=None, nam
                              % (len(b), as_dtype(out_type), dtype.itemsize))
         return np.frombuffer(b, dtype).astype(dtype.newbyteorder("="))
 
+    if isinstance(input_bytes, np.ndarray) and input_bytes.dtype == object:  # a host string value
+        if input_bytes.ndim == 0:
+            return constant(one(input_bytes.item()))
+        input_bytes = input_bytes.reshape(-1).tolist()
     if isinstance(input_bytes, (bytes, bytearray, str)):
         return constant(one(input_bytes))
     rows = [one(b) for b in input_bytes]
@@ -33,4 +37,18 @@ def decode_raw(input_bytes, out_type, little_endian=True, fixed_length=None, nam
     return constant(np.stack(rows) if rows else np.zeros((0, 0), dtype.newbyteorder("=")))
 
 
-__all__ = ["gfile", "decode_raw"]
+def read_file(filename, name=None):
+    """``tf.io.read_file``: the whole file as a host string value (bytes, ``.numpy()``); a missing
+    file is NotFoundError, as TF's."""
+    from .. import _text_values
+    from ..framework import _weft_error
+    path = filename.item() if isinstance(filename, np.ndarray) else filename
+    path = path.decode("utf-8") if isinstance(path, bytes) else str(path)
+    try:
+        with open(path, "rb") as f:
+            return _text_values.wrap(_text_values.as_bytes_array(f.read()))
+    except FileNotFoundError:
+        raise _weft_error("NotFound", "%s; No such file or directory" % path) from None
+
+
+__all__ = ["gfile", "decode_raw", "read_file"]

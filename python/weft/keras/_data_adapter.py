@@ -93,6 +93,8 @@ def shape_hint(x):
     input shape from the data."""
     spec = _global(x).element_spec
     s = spec[0] if isinstance(spec, tuple) else spec
+    if isinstance(s, _dataset.TensorSpec) and str(s.dtype) == "string":
+        _global(x)._ds  # a host dataset of strings: the TypeError that says to map the text to numbers
     if not isinstance(s, _dataset.TensorSpec) or not s.shape:
         return None
     return np.zeros((0,) + tuple(1 if d is None else d for d in s.shape[1:]), np.float32)

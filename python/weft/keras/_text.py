@@ -192,8 +192,39 @@ class _IndexLookup:
         flat = [vocab[i] if 0 <= i < len(vocab) else self.oov_token for i in ids.reshape(-1).tolist()]
         return np.array(flat, dtype=object if not isinstance(self.oov_token, int) else np.int64).reshape(ids.shape)
 
+    def _depth(self):
+        """The width of a multi_hot / count / one_hot / tf_idf row."""
+        return self.max_tokens if self.pad_to_max_tokens else self.vocabulary_size()
+
     def __repr__(self):
         return "<weft.keras.layers.%s name=%r output_mode=%r>" % (type(self).__name__, self.name, self.output_mode)
+
+
+class StringInput:
+    """``keras.Input(shape, dtype="string")``: the text input of a functional model whose first
+    layer is a host text layer (keras.io's ``end_to_end_model``: ``inputs = keras.Input(shape=(1,),
+    dtype="string"); indices = vectorize_layer(inputs); keras.Model(inputs, model(indices))``).
+    weft's graphs carry no strings: calling the text layer on it gives the model's real input (an
+    int64 keras.Input of the layer's output shape), and ``keras.Model(inputs=this, ...)`` becomes
+    a model of that input that runs the layer on the host first (fit / evaluate / predict on texts)."""
+
+    def __init__(self, shape, name=None):
+        self.shape = (None,) + tuple(shape)
+        self.dtype = "string"
+        self.name = name or "input"
+        self.host_layers, self.ids = None, None
+
+    def ids_after(self, layer, per_example_shape):
+        if self.ids is not None:
+            raise TypeError("keras.Input(dtype='string') %r: only one text layer can take it (weft runs it on the host "
+                            "before the model; chain text layers inside a standardize function)" % self.name)
+        from .layers import Input
+        self.host_layers = [layer]
+        self.ids = Input(shape=per_example_shape, dtype="int64", name=self.name)
+        return self.ids
+
+    def __repr__(self):
+        return "<KerasTensor shape=%s, dtype=string, name=%s (host text)>" % (self.shape, self.name)
 
 
 class _Lookup(_IndexLookup):
@@ -205,6 +236,8 @@ class _Lookup(_IndexLookup):
         self._adapt_tokens([[self._token(t) for t in _rows_of(data, self._what)]])
 
     def __call__(self, inputs):
+        if isinstance(inputs, StringInput):
+            return inputs.ids_after(self, tuple(inputs.shape) if self.output_mode == "int" else (self._depth(),))
         if _is_symbolic(inputs):
             if isinstance(self, IntegerLookup) and type(inputs).__name__ == "Tensor":  # a graph tensor
                 return self._graph_ids(inputs)
@@ -290,8 +323,9 @@ def _check_dtype(kwargs, what, allowed):
 class TextVectorization(_IndexLookup):
     """Keras' TextVectorization: strings -> token ids (or multi_hot / count / tf_idf rows), with a
     vocabulary adapted from text or given. Runs on the host on lists / numpy arrays of str (see the
-    module doc); ``adapt`` takes a list, a numpy array of str, or a Python iterable of them. weft
-    Datasets carry numbers only, so a Dataset of strings cannot exist: vectorize before making it."""
+    module doc); ``adapt`` takes a list, a numpy array of str / bytes, a Python iterable of them, or a
+    weft.data Dataset of texts (a host dataset of strings, data/_host.py), whose map calls the layer
+    on each batch (``ds.map(lambda text, label: (layer(tf.expand_dims(text, -1)), label))``)."""
 
     def __init__(self, max_tokens=None, standardize="lower_and_strip_punctuation", split="whitespace", ngrams=None,
                  output_mode="int", output_sequence_length=None, pad_to_max_tokens=False, vocabulary=None,
@@ -324,12 +358,18 @@ class TextVectorization(_IndexLookup):
                          pad_to_max_tokens, sparse, name, "TextVectorization")
 
     def _tokens_of(self, text):
+        if isinstance(text, np.ndarray) and text.ndim == 0:  # one string of a host string value
+            text = text.item()
         if isinstance(text, bytes):
             text = text.decode(self.encoding)
         if not isinstance(text, str):
             raise TypeError("TextVectorization takes strings, got %r" % (text,))
         if callable(self.standardize):
             text = self.standardize(text)
+            if isinstance(text, np.ndarray) and text.shape == ():  # tf.strings' result: a host string value
+                text = text.item()
+            if isinstance(text, bytes):
+                text = text.decode(self.encoding)
         else:
             if self.standardize in ("lower", "lower_and_strip_punctuation"):
                 text = text.lower()
@@ -350,14 +390,21 @@ class TextVectorization(_IndexLookup):
 
     def _documents(self, data):
         from ..data import Dataset
-        if isinstance(data, Dataset):
-            raise TypeError("TextVectorization.adapt: weft Datasets carry numbers only, not strings; pass the texts "
-                            "as a list or numpy array of str")
+        if isinstance(data, Dataset):  # adapt(ds.map(lambda x, y: x)): texts, or batches of them
+            texts = []
+            for element in data.as_numpy_iterator():
+                if isinstance(element, (tuple, dict)):
+                    raise TypeError("TextVectorization.adapt: the dataset's elements must be texts (or batches of "
+                                    "them), got element_spec %r; map it to the texts first (ds.map(lambda x, y: x))"
+                                    % (data.element_spec,))
+                texts.extend(np.asarray(element, dtype=object).reshape(-1).tolist())
+            data = texts
         if _is_symbolic(data):
             _not_in_graph("TextVectorization")
         if isinstance(data, (str, bytes)):
             data = [data]
-        return [self._tokens_of(t) for t in np.asarray(list(data), dtype=object).reshape(-1).tolist()]
+        texts = data.view(np.ndarray) if isinstance(data, np.ndarray) else np.asarray(list(data), dtype=object)
+        return [self._tokens_of(t) for t in texts.reshape(-1).tolist()]
 
     def adapt(self, data, batch_size=None, steps=None):
         """Learns the vocabulary (and, for tf_idf, the idf weights) from ``data``: texts, one
@@ -365,9 +412,12 @@ class TextVectorization(_IndexLookup):
         self._adapt_tokens(self._documents(data))
 
     def __call__(self, inputs):
+        if isinstance(inputs, StringInput):
+            shape = (self.output_sequence_length,) if self.output_mode == "int" else (self._depth(),)
+            return inputs.ids_after(self, shape)
         if _is_symbolic(inputs):
             _not_in_graph("TextVectorization")
         return self._encode(self._documents(inputs), self.output_sequence_length)
 
 
-__all__ = ["TextVectorization", "StringLookup", "IntegerLookup"]
+__all__ = ["TextVectorization", "StringLookup", "IntegerLookup", "StringInput"]

@@ -34,6 +34,27 @@ def _dataset_of(xs, ys, batch_size):
 class TrainingLoops:
     """fit / evaluate / predict and their variants, for keras.models.Model (see the module)."""
 
+    def _host_preprocessed(self, x):
+        """``x`` through the host text layers a Sequential starts with (TextVectorization /
+        StringLookup: ``Sequential([vectorize_layer, model, Activation("sigmoid")])``, TF's text
+        tutorial's export model): texts (a list, an array, a string dataset of x or (x, y, ...)
+        elements) become the ids the model's layers take. Anything else passes as it is."""
+        pre = getattr(self, "_host_layers", None)
+        if not pre or x is None:
+            return x
+
+        def apply(texts):
+            for layer in pre:
+                texts = layer(texts)
+            return texts
+        if _data_adapter.is_dataset(x):
+            if isinstance(x.element_spec, tuple):
+                return x.map(lambda first, *rest: (apply(first),) + rest)
+            return x.map(apply)
+        if isinstance(x, tuple) and len(x) in (2, 3):  # validation_data=(x_val, y_val[, weights])
+            return (apply(x[0]),) + tuple(x[1:])
+        return apply(x)
+
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
             validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,
             steps_per_epoch=None, validation_steps=None, validation_batch_size=None, validation_freq=1,
@@ -57,6 +78,8 @@ class TrainingLoops:
         ``gradient_accumulation_steps`` (weft): sets the optimizer's (Keras 3's optimizer argument of
         that name; it stays set): the weights change every k-th batch by the mean of the k batches'
         gradients; the model is rebuilt keeping every weight and optimizer slot."""
+        x = self._host_preprocessed(x)
+        validation_data = self._host_preprocessed(validation_data)
         if gradient_accumulation_steps is not None:
             self._set_gradient_accumulation_steps(gradient_accumulation_steps)
         if _overrides(self, "train_step") or getattr(self, "_traced_steps", False):
@@ -149,6 +172,7 @@ class TrainingLoops:
                 return logs
             values = list(logs.values())
             return values[0] if len(values) == 1 else values
+        x = self._host_preprocessed(x)
         if sample_weight is not None:
             if _data_adapter.is_dataset(x) or _data_adapter.is_python_data(x):
                 raise ValueError("evaluate: `sample_weight` is taken with arrays; a dataset or generator gives "
@@ -188,6 +212,7 @@ class TrainingLoops:
         batches), computed in batches of ``batch_size`` (32), as a float32 numpy array."""
         hooks = CallbackList([c for c in callbacks or [] if isinstance(c, Callback)], model=self)
         hooks.on_predict_begin({})
+        x = self._host_preprocessed(x)
         if _data_adapter.is_python_data(x):
             x, _ = _data_adapter.from_python(self, x, "predict")
         if _data_adapter.is_dataset(x):

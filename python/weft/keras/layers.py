@@ -192,6 +192,9 @@ def Input(shape=None, batch_size=None, dtype=None, sparse=None, batch_shape=None
     ``Sequential([...])``. batch_size is accepted and ignored (weft's batch dim is always free).
     dtype: float32 (default), or int32 / int64 for token ids: an Embedding takes them as they are,
     any other layer casts them to float32 (as Keras' layers do); fit / predict convert the arrays."""
+    if str(getattr(dtype, "name", None) or dtype).replace("tf.", "").replace("weft.", "") == "string":
+        from ._text import StringInput  # text for a host text layer (TextVectorization) to take
+        return StringInput(_per_example_shape(shape, batch_shape, "Input"), name)
     dtype = _check_dtype(dtype, "Input")
     if sparse or tensor is not None:
         raise ValueError("Input: sparse inputs and tensor= are not supported by weft")

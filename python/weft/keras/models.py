@@ -25,6 +25,7 @@ from . import (_custom, _custom_step, _training, _eager, _shared, losses as _los
                optimizers as _optimizers, saving as _saving)
 from ._eager import EagerArray
 from ._layer_call import _layer_call_cpp
+from ._text import StringInput, _IndexLookup
 from .layers import Input, InputLayer
 
 
@@ -92,6 +93,11 @@ class Model(_training.TrainingLoops):
         if inputs is not None or outputs is not None:
             if inputs is None or outputs is None:
                 raise ValueError("Model(inputs, outputs) needs both")
+            if isinstance(inputs, StringInput):  # text in: its layer runs on the host (_text.py)
+                if inputs.ids is None:
+                    raise ValueError("Model(inputs=keras.Input(dtype='string')): no text layer (TextVectorization / "
+                                     "StringLookup) was called on that input")
+                self._host_layers, inputs = list(inputs.host_layers), inputs.ids
             self._inputs, self._outputs = inputs, outputs
             self._cpp = _weft.keras.Model(inputs, outputs, name or "model")
 
@@ -667,6 +673,14 @@ class Sequential(Model):
                 self._input_shape = layer._input_shape if layer._cpp is None else layer._cpp.input_shape[1:]
             for inner in layer._layers:
                 self.add(inner)
+            return
+        if isinstance(layer, _IndexLookup):
+            # A text layer first (TF's export model: Sequential([vectorize_layer, model, ...])): it
+            # runs on the host before the graph, which carries no strings (_training.py).
+            if self._layers or self._input_shape is not None:
+                raise TypeError("Sequential: %r runs on the host (weft's graphs carry no strings), so it can only come "
+                                "first in a Sequential, before every graph layer" % (layer,))
+            self._host_layers = getattr(self, "_host_layers", []) + [layer]
             return
         if not isinstance(layer, _weft.keras.Layer):
             raise TypeError("Sequential.add takes a weft.keras layer, got %r" % (layer,))

@@ -16,6 +16,7 @@ from ._files import get_file  # noqa: F401
 from ._progbar import Progbar  # noqa: F401
 from ._pydataset import PyDataset, Sequence  # noqa: F401
 from ._sequences import pad_sequences, split_dataset, timeseries_dataset_from_array  # noqa: F401
+from ._text_dataset import text_dataset_from_directory  # noqa: F401
 
 custom_object_scope = CustomObjectScope
 
@@ -152,5 +153,6 @@ def plot_model(model, to_file="model.png", show_shapes=False, show_dtype=False, 
 
 __all__ = ["img_to_array", "to_categorical", "set_random_seed", "normalize", "plot_model", "model_to_dot",
            "register_keras_serializable", "get_registered_object", "get_file", "Progbar", "PyDataset", "Sequence",
-           "pad_sequences", "split_dataset", "timeseries_dataset_from_array", "custom_object_scope",
+           "pad_sequences", "split_dataset", "timeseries_dataset_from_array", "text_dataset_from_directory",
+           "custom_object_scope",
            "CustomObjectScope", "get_custom_objects"]
