@@ -197,6 +197,10 @@ def _create_op(graph, op_type, inputs, attrs, name, build):
         return build()
     step = st.step
     taped = _depth[0] > 0
+    if _fw._flow_depth[0] and not inputs:
+        # A node without inputs made in a cond branch or loop body belongs to that context: shared
+        # with another (a constant of the same value in the other branch), it would be dead there.
+        return build()
     if op_type == "Const":
         arr = attrs["value"]
         if taped and not _fw._index_depth[0] and (arr.dtype.kind in "fc" or arr.ndim >= 1):

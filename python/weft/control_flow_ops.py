@@ -40,6 +40,16 @@ def _describe(s):
     return "[%s]" % inner if isinstance(s, list) else "(%s)" % inner
 
 
+class _in_flow:
+    """Marks the ops made inside as a cond branch's or loop body's (framework._flow_depth)."""
+
+    def __enter__(self):
+        _fw._flow_depth[0] += 1
+
+    def __exit__(self, *exc):
+        _fw._flow_depth[0] -= 1
+
+
 def _scope():
     g = _fw.get_default_graph()
     return g, "/".join(g._name_stack), g._devices_for("While")
@@ -51,7 +61,7 @@ def _branch(fn, which, other=None):
     ``other``: the true branch, whose structure the false branch's result must have."""
     def run():
         g = _fw.get_default_graph()
-        with g.control_dependencies(None):
+        with g.control_dependencies(None), _in_flow():
             result = fn()
         run.structure = result
         if other is not None and not _same_structure(other.structure, result):
@@ -145,7 +155,7 @@ def while_loop_v1(cond, body, loop_vars, shape_invariants=None, parallel_iterati
 
     def call(fn, vals):
         args = _pack(structure, vals)
-        with g.control_dependencies(None):  # the loop is its own context, as in TF
+        with g.control_dependencies(None), _in_flow():  # the loop is its own context, as in TF
             return fn(*args) if spread else fn(args)
 
     def call_body(vals):

@@ -156,6 +156,7 @@ _op_hook = [None]
 _plain_depth = [0]   # > 0: operations are made as written (variables, twins), never recorded
 _index_depth = [0]   # > 0: a constant of indices / dims is being made (stays a constant in eager steps)
 _stop_depth = [0]    # > 0: inside GradientTape.stop_recording()
+_flow_depth = [0]    # > 0: inside a cond branch or while_loop body (control_flow_ops), whose nodes belong to it
 
 
 def _stopped(graph, x):

@@ -148,3 +148,17 @@ def test_reverse_roll_sequence_mask_meshgrid_unique_doc_examples():
     assert tf.is_tensor(tf.constant(1)) and not tf.is_tensor(np.ones(2)) and not tf.is_tensor(3)
     with pytest.raises(ValueError, match="axis 3 is out of range"):
         tf.reverse(tf.constant([1, 2]), [3])
+
+
+def test_branches_after_an_eager_step_keep_their_own_constants():
+    # After an eager GradientTape step, top-level constants are shared by value (_recorder.py);
+    # a constant made inside a cond branch must stay that branch's, or the other branch's copy
+    # is dead when its branch is not taken.
+    v = tf.Variable(tf.constant([0.3], tf.float64))
+    with tf.GradientTape() as tape:
+        y = tf.math.square(v)
+    np.testing.assert_allclose(tape.gradient(y, v).numpy(), [0.6])
+    fns = {0: lambda: tf.constant(17), 1: lambda: tf.constant(23)}
+    assert tf.case([(tf.less(tf.constant(1), tf.constant(2)), fns[0])], default=fns[1]).numpy() == 17
+    assert tf.switch_case(tf.constant(1), fns, default=lambda: tf.constant(12)).numpy() == 23
+    assert tf.switch_case(tf.constant(5), fns, default=lambda: tf.constant(17)).numpy() == 17
