@@ -99,7 +99,6 @@ void Model::Compile(CompileOptions o) {
     session_->Run({}, {}, {c_->broadcast}, RunOptions{.collective = true});
   }
   if (c_->broadcast != nullptr && c_->sync_mirrors != nullptr) session_->Run({}, {}, {c_->sync_mirrors});
-  SyncShards();  // the parameter shards from the variables' initial (the chief's) values
   step_ = 0;
 }
 
@@ -302,7 +301,6 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
              : AllInOneTask(strategy_->group_devices()) ? 0 : int64_t{25} << 20;
   }
   const int zero = mirrored && replicated && pipe == nullptr ? strategy_->shard_optimizer_state() : 0;
-  std::vector<Output> shard_syncs;
   if (zero > 0) {
     CheckShardable(o, constraints[0]);
     c_->sharded = std::make_unique<Compiled::Sharded>();
@@ -317,7 +315,7 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
     const Scope os = (mirrored ? replica_scope(root, r) : pipe != nullptr ? root : var_root).NewSubScope("optimizer");
     if (zero > 0) {
       const std::vector<Output> a = BuildShardedReplica(root.WithDevice(device(r)), os, o, r, all, bucket,
-                                                        trainable[ri], grads[ri], inits, &shard_syncs);
+                                                        trainable[ri], grads[ri], inits);
       applies.insert(applies.end(), a.begin(), a.end());
       continue;
     }
@@ -441,7 +439,7 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
                                     ops::Const(step_scope, int64_t{1}));
   c_->train = ops::Group(root.WithOpName("train"), {increment});
   if (!mirror_syncs.empty()) c_->sync_mirrors = ops::Group(root.WithOpName("sync_mirrors"), mirror_syncs);
-  if (zero > 0) FinishSharded(root, shard_syncs);
+  if (zero > 0) FinishSharded(root);
   if (multi_worker) {  // the chief's first replica's values to every worker's first replica
     std::vector<Output> assigns;
     int64_t instance = 1;

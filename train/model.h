@@ -173,9 +173,8 @@ class Model {
   void SaveWeights(const std::string& path);
   void LoadWeights(const std::string& path);
   bool optimizer_state_sharded() const;
-  // Bytes of optimizer state (the optimizer's slots; sharded: the shard's slots and the shard of
-  // the parameters they update) that this process's first replica holds, measured from the
-  // variables' tensors.
+  // Bytes of optimizer state (the optimizer's slots; sharded: its shard's) that this process's
+  // first replica holds between steps, measured from the variables' tensors.
   int64_t OptimizerStateBytes();
   // The layers' weights (not optimizer slots or the step), in Keras' get_weights order: layer by
   // layer, each layer's weights in declaration order; names as in VariableNames.
@@ -237,10 +236,8 @@ class Model {
   std::vector<Output> BuildShardedReplica(const Scope& vs, const Scope& os, const CompileOptions& o, int replica,
                                           const ops::CollectiveGroup& all, int64_t bucket_bytes,
                                           const std::vector<Output>& vars, const std::vector<Output>& grads,
-                                          std::vector<Output>* inits, std::vector<Output>* syncs);
-  void FinishSharded(const Scope& root, const std::vector<Output>& syncs);
-  // Sets every parameter shard from the variables (after they changed outside a training step).
-  void SyncShards();
+                                          std::vector<Output>* inits);
+  void FinishSharded(const Scope& root);
   // The full slots "<var>/<slot>" from every replica's shards (a collective step).
   std::vector<std::pair<std::string, Tensor>> GatherShardedSlots();
   // Each local replica's shard of the full slots in `loaded` (NotFound naming a missing one,

@@ -36,10 +36,9 @@ struct Model::Compiled {
     int stage = 0;
     ShardLayout layout;
     std::vector<Output> vars;                // replica 0's trainable variables, in the layout's order
-    std::vector<Output> params;              // per local replica: its shard of the parameters [S]
+    std::vector<Output> params;              // per local replica: its parameter shard's storage (set per step)
     std::vector<std::string> slot_names;     // the optimizer's slots, in creation order ("m", "v")
     std::vector<std::vector<Output>> slots;  // per local replica, per slot name: [S]
-    Node* sync = nullptr;                    // assigns every parameter shard from the variables
     std::vector<Output> gathered;            // replica 0's all-gather of each slot, [R * S] (SaveWeights)
     Node* gather = nullptr;                  // every local replica's all-gathers of the slots
   };

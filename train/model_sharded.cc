@@ -30,26 +30,33 @@ void Model::CheckShardable(const CompileOptions& o, const std::vector<Constraint
 std::vector<Output> Model::BuildShardedReplica(const Scope& vs, const Scope& os, const CompileOptions& o, int replica,
                                                const ops::CollectiveGroup& all, int64_t bucket_bytes,
                                                const std::vector<Output>& vars, const std::vector<Output>& grads,
-                                               std::vector<Output>* inits, std::vector<Output>* syncs) {
+                                               std::vector<Output>* inits) {
   Compiled::Sharded& z = *c_->sharded;
   const int rank = strategy_->first_replica() + replica;
   const std::string base = replica == 0 ? std::string("optimizer_shard")
                                         : "optimizer_shard/replica_" + std::to_string(replica);
-  // A shard variable starts at zeros (so that it is initialized); the parameter shard is set from
-  // the variables once they have their final initial values (FinishSharded's sync, run by Compile).
+  // A slot starts at zeros, as the unsharded optimizer's.
   auto shard_variable = [&](const std::string& name) {
     Output v = ops::Variable(vs.WithOpName(name), TensorShape({z.layout.shard}), DType::kFloat32);
     const Scope is = vs.NewSubScope(name + "/init");
     inits->push_back(ops::Assign(is, v, ops::Const(is, Tensor::Zeros(DType::kFloat32, v.shape()))));
     return v;
   };
-  Output params = shard_variable(base);
-  z.params.push_back(params);
+  // The shard of the parameters that the optimizer updates lives only during the step: set from
+  // the variables (their values at the step's start) before the update, emptied once the updated
+  // shards are all-gathered. The variables are float32, so no master copy is kept between steps.
+  // The update goes through a second Variable node over the same storage (shared_name) that runs
+  // after the set, so whatever the optimizer reads of it (weight decay) is the shard's new value.
+  Output storage = ops::Variable(vs.WithOpName(base), TensorShape({z.layout.shard}), DType::kFloat32);
+  const Scope ss = vs.NewSubScope(base + "/set");
+  Output set = ops::Assign(ss, storage, ShardOf(ss, z.layout, rank, vars), /*validate_shape=*/false);
+  Output params = vs.WithOpName(base + "/read").WithControlDependencies(std::vector<Output>{set})
+                      .Op("Variable", {}, {{"shape", TensorShape({z.layout.shard})}, {"dtype", DType::kFloat32},
+                                           {"shared_name", storage.node->name()}});
+  z.params.push_back(storage);
   z.slots.emplace_back();
-  const Scope ss = vs.NewSubScope(base + "/sync");
-  syncs->push_back(ops::Assign(ss, params, ShardOf(ss, z.layout, rank, vars)));
-  auto make_slot = [&](const Output& var, const std::string& slot) {
-    Output v = shard_variable(var.node->name() + "/" + slot);
+  auto make_slot = [&](const Output&, const std::string& slot) {
+    Output v = shard_variable(base + "/" + slot);
     if (replica == 0) {
       z.slot_names.push_back(slot);
       c_->optimizer_slots.push_back(v);
@@ -67,12 +74,15 @@ std::vector<Output> Model::BuildShardedReplica(const Scope& vs, const Scope& os,
   for (const Output& v : vars) a.names.push_back(v.node->name());
   a.shard_group = all;
   a.shard_group.key = kShardGroupKey;
-  return ShardedUpdate(os, a, vars, grads, params, c_->lr, c_->step, make_slot);
+  std::vector<Output> assigns = ShardedUpdate(os, a, vars, grads, params, c_->lr, c_->step, make_slot);
+  const Scope es = vs.NewSubScope(base + "/empty").WithControlDependencies(assigns);
+  assigns.push_back(ops::Assign(es, storage, ops::Const(es, Tensor(DType::kFloat32, TensorShape({0}))),
+                                /*validate_shape=*/false));
+  return assigns;
 }
 
-void Model::FinishSharded(const Scope& root, const std::vector<Output>& syncs) {
+void Model::FinishSharded(const Scope& root) {
   Compiled::Sharded& z = *c_->sharded;
-  z.sync = ops::Group(root.WithOpName("optimizer_shard/sync_all"), syncs);
   // The checkpoint's gather: one all-gather per slot and replica (instances 1.. of the shard
   // group, in a step of its own), replica 0's results fetched.
   std::vector<Output> all;
@@ -94,10 +104,6 @@ void Model::FinishSharded(const Scope& root, const std::vector<Output>& syncs) {
 }
 
 bool Model::optimizer_state_sharded() const { return c_ != nullptr && c_->sharded != nullptr; }
-
-void Model::SyncShards() {
-  if (optimizer_state_sharded()) session_->Run({}, {}, {c_->sharded->sync});
-}
 
 std::vector<std::pair<std::string, Tensor>> Model::GatherShardedSlots() {
   const Compiled::Sharded& z = *c_->sharded;
@@ -150,10 +156,8 @@ std::function<void()> Model::RestoreShardedSlots(const std::map<std::string, Ten
 
 int64_t Model::OptimizerStateBytes() {
   RequireCompiled("OptimizerStateBytes");
-  std::vector<Output> held = c_->optimizer_slots;
-  if (optimizer_state_sharded()) held.push_back(c_->sharded->params[0]);
   int64_t bytes = 0;
-  for (const Tensor& t : session_->Run({}, held)) bytes += static_cast<int64_t>(t.bytes());
+  for (const Tensor& t : session_->Run({}, c_->optimizer_slots)) bytes += static_cast<int64_t>(t.bytes());
   return bytes;
 }
 

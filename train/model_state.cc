@@ -75,7 +75,6 @@ void Model::SetVariables(const std::map<std::string, Tensor>& values, const std:
     session_->Run({}, {}, {c_->broadcast}, RunOptions{.collective = true});
   }
   if (c_->sync_mirrors != nullptr) session_->Run({}, {}, {c_->sync_mirrors});  // copy 0 -> every replica
-  SyncShards();  // the parameter shards from the variables
   step_ = session_->Run({}, {c_->step})[0].scalar<int64_t>()();
 }
 

@@ -18,9 +18,11 @@
 //            shard's elements of them;
 //   stage 2: flatten and pad the gradients, reduce-scatter the flat buffer (each replica receives
 //            only its shard's sums: (R-1)/R of the buffer moves instead of 2 (R-1)/R);
-//   then the optimizer updates the shard's parameters (a variable of S elements that mirrors those
-//   elements of the model's variables) with slots of S elements, the updated shards are
-//   all-gathered into the flat buffer, and every variable is assigned its part of it.
+//   then the optimizer updates the shard's parameters (a variable of S elements, set from the
+//   model's variables at the start of the step and emptied at its end: float32 parameters need no
+//   master copy between steps) with slots of S elements, the updated shards are all-gathered into
+//   the flat buffer, and every variable is assigned its part of it. A replica holds k P / R
+//   elements of optimizer state between steps instead of k P (k slots: SGD with momentum 1, Adam 2).
 // The update is element by element (every optimizer here is), so a sharded step equals the
 // unsharded one to rounding (bit for bit under stage 1 with the same all-reduce).
 //
@@ -76,7 +78,7 @@ struct ShardedUpdateArgs {
 };
 
 // Replica a.rank's sharded update of `vars` (its copies) from its local gradients `grads`;
-// `params` is its shard variable ([S], holding ShardOf(vars) when the step starts), `make_slot`
+// `params` is its shard variable ([S], holding ShardOf(vars) before anything reads it), `make_slot`
 // makes the shard's slots. Returns the ops that assign every variable its updated value.
 std::vector<Output> ShardedUpdate(const Scope& s, const ShardedUpdateArgs& a, const std::vector<Output>& vars,
                                   const std::vector<Output>& grads, Output params, Output lr, Output step,

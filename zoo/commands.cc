@@ -55,15 +55,15 @@ std::unique_ptr<Strategy> NewStrategy(const Flags& f) {
   if (name != "pipeline" && (f.Has("micro-batches") || f.Has("boundaries") || IsPipelineSchedule(f.Str("schedule", "")))) {
     throw UsageError("--micro-batches, --boundaries and --schedule gpipe|1f1b need --strategy pipeline");
   }
+  const int zero = static_cast<int>(f.Int("zero", 0, 0));  // sharded optimizer state: 0, 1, 2
+  if (f.Has("zero") && name != "mirrored" && name != "multi_worker") {
+    throw UsageError("--zero needs --strategy mirrored or multi_worker (it shards the optimizer state of their replicas)");
+  }
   if (name == "none") {
     if (devices > 1) throw UsageError("--devices > 1 needs a strategy (mirrored, central_storage, pipeline)");
     return nullptr;
   }
   if (name == "one_device") return std::make_unique<OneDeviceStrategy>("/device:CPU:0");
-  const int zero = static_cast<int>(f.Int("zero", 0, 0));  // sharded optimizer state: 0, 1, 2
-  if (f.Has("zero") && name != "mirrored" && name != "multi_worker") {
-    throw UsageError("--zero needs --strategy mirrored or multi_worker (it shards the optimizer state of their replicas)");
-  }
   if (name == "mirrored") return std::make_unique<MirroredStrategy>(devices, zero);
   if (name == "central_storage") return std::make_unique<CentralStorageStrategy>(devices);
   if (name == "pipeline") {
@@ -191,7 +191,7 @@ void PrintOptimizerState(Model& model, const Strategy& strategy) {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   const std::string how = stage == 0 ? "not sharded"
-                                     : fmt::format("zero stage {}: the slots of 1/{} of the parameters and that shard",
+                                     : fmt::format("zero stage {}: the slots of 1/{} of the parameters",
                                                    stage, strategy.num_replicas_in_sync());
   std::printf("optimizer state: %.3f MiB per replica (%s); peak RSS of this process: %.1f MiB\n",
               static_cast<double>(model.OptimizerStateBytes()) / (1 << 20), how.c_str(),
