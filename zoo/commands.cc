@@ -424,7 +424,7 @@ int Train(const std::vector<std::string>& args) {
   const int64_t images = steps_done / steps_per_epoch * std::min(n, steps_per_epoch * batch) +
                          steps_done % steps_per_epoch * batch;
 
-  if (!quiet) PrintDeviceMemory(*model);
+  if (!quiet || f.Has("zero")) PrintDeviceMemory(*model);
   if ((!quiet || f.Has("zero")) && strategy && strategy->mirrored()) PrintOptimizerState(*model, *strategy);
   train::Logs test = model->Evaluate(test_data.x, test_data.y, 256);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
