@@ -103,13 +103,15 @@ class MirroredStrategy(Strategy):
     this process, see _default_cpu_devices). ``shard_optimizer_state`` (weft): 0 (default) off; 1:
     each replica keeps the optimizer slots of 1/num_replicas_in_sync of the parameters, updates
     that shard and all-gathers the result (ZeRO stage 1); 2: the gradients are also reduce-scattered
-    instead of all-reduced (stage 2). Training equals the unsharded strategy's (docs/distributed.md,
+    instead of all-reduced (stage 2). Training equals the unsharded strategy's (docs/pipeline.md,
     "Sharded optimizer state")."""
 
     def __init__(self, devices=None, cross_device_ops=None, shard_optimizer_state=0):
+        stage = _shard_stage(shard_optimizer_state)
         if devices is None:
-            devices = _default_cpu_devices()
-        cpp = _weft.distribute.MirroredStrategy([str(d) for d in devices], _shard_stage(shard_optimizer_state))
+            cpp = _weft.distribute.MirroredStrategy(_default_cpu_devices(), stage)
+        else:
+            cpp = _weft.distribute.MirroredStrategy([str(d) for d in devices], stage)
         super().__init__(cpp)
 
 
