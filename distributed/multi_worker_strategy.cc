@@ -14,6 +14,7 @@
 #include "core/gpu.h"
 #include "distributed/ucx/environment.h"
 #include "distributed/ucx/staging.h"
+#include "train/zero.h"
 
 namespace weft {
 
@@ -25,6 +26,7 @@ struct MultiWorkerMirroredStrategy::Layout {
 
   static Layout Make(const MultiWorkerOptions& o) {
     Layout l;
+    train::CheckShardStage(o.shard_optimizer_state, "MultiWorkerMirroredStrategy");  // before connecting
     l.config = o.cluster ? *o.cluster : ResolveCluster();
     const TaskId& me = l.config.RequireTask();
     for (const auto& [job, addresses] : l.config.cluster.jobs()) {
@@ -59,6 +61,7 @@ MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(MultiWorkerOptions opti
       task_name_(config_.task->ToString()),
       worker_index_(l.worker_index),
       callbacks_(std::make_unique<ThreadPool>(2, "weft-coll")) {
+  set_shard_optimizer_state(options_.shard_optimizer_state);
   UcxTransportOptions t;
   t.cluster = config_.cluster;
   t.task = *config_.task;

@@ -74,6 +74,9 @@ struct MultiWorkerOptions {
   std::optional<ClusterConfig> cluster;  // unset: ResolveCluster()
   std::optional<ClusterSecret> secret;   // unset: ResolveClusterSecret() (the environment)
   int devices_per_worker = 1;
+  // Sharded optimizer state (ZeRO, train/zero.h): 0 off, 1 shard the optimizer slots over the
+  // replicas in sync, 2 also reduce-scatter the gradients. Anything else: InvalidArgument.
+  int shard_optimizer_state = 0;
   std::chrono::milliseconds collective_timeout{60000};
   std::chrono::milliseconds connect_timeout{60000};
   std::chrono::milliseconds shutdown_timeout{10000};

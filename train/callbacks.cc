@@ -46,7 +46,10 @@ void ModelCheckpoint::OnEpochEnd(Model& model, int epoch, const Logs& logs) {
     if (!Improved(v, best_, 0.0, min_)) return;
     best_ = v;
   }
-  if (model.strategy() != nullptr && !model.strategy()->is_chief()) return;  // across workers: the chief writes
+  if (model.strategy() != nullptr && !model.strategy()->is_chief()) {  // across workers: the chief writes
+    if (model.optimizer_state_sharded()) model.SaveWeights("");  // its shards gathered (a collective step)
+    return;
+  }
   std::string path = filepath_;
   const size_t at = path.find("{epoch}");
   if (at != std::string::npos) path.replace(at, 7, std::to_string(epoch + 1));

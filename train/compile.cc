@@ -19,6 +19,7 @@
 #include "train/grad_buckets.h"
 #include "train/model_internal.h"
 #include "train/pipeline.h"
+#include "train/zero.h"
 
 namespace weft::train {
 namespace {
@@ -290,15 +291,36 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
   const std::vector<Output> layer_updates = applies;  // every step, accumulating or not
   const int accumulate_steps = o.optimizer.gradient_accumulation_steps;
   std::vector<Output> accumulations;  // the accumulating steps' AssignAdds
+  // Mirrored: the gradients' all-reduce over all replicas of all workers, in rank order.
+  ops::CollectiveGroup all;
+  int64_t bucket = 0;
+  if (mirrored && replicated) {
+    all = {.size = group, .key = 1, .devices = strategy_->group_devices(),
+           .timeout_seconds = strategy_->collective_timeout_seconds()};
+    bucket = o.all_reduce_bucket_bytes >= 0 ? o.all_reduce_bucket_bytes
+             : AllInOneTask(strategy_->group_devices()) ? 0 : int64_t{25} << 20;
+  }
+  const int zero = mirrored && replicated && pipe == nullptr ? strategy_->shard_optimizer_state() : 0;
+  if (zero > 0) {
+    CheckShardable(o, constraints[0]);
+    c_->sharded = std::make_unique<Compiled::Sharded>();
+    c_->sharded->stage = zero;
+    c_->sharded->vars = trainable[0];
+    std::vector<TensorShape> shapes;
+    for (const Output& v : trainable[0]) shapes.push_back(v.shape());
+    c_->sharded->layout = PlanShards(shapes, group);
+  }
   for (int r = 0; r < (mirrored ? replicas : 1); ++r) {
     const size_t ri = static_cast<size_t>(r);
     const Scope os = (mirrored ? replica_scope(root, r) : pipe != nullptr ? root : var_root).NewSubScope("optimizer");
+    if (zero > 0) {
+      const std::vector<Output> a = BuildShardedReplica(root.WithDevice(device(r)), os, o, r, all, bucket,
+                                                        trainable[ri], grads[ri], inits);
+      applies.insert(applies.end(), a.begin(), a.end());
+      continue;
+    }
     std::vector<Output> g(static_cast<size_t>(num_vars));
-    if (mirrored && replicated) {  // all replicas of all workers, in rank order
-      const ops::CollectiveGroup all{.size = group, .key = 1, .devices = strategy_->group_devices(),
-                                     .timeout_seconds = strategy_->collective_timeout_seconds()};
-      const int64_t bucket = o.all_reduce_bucket_bytes >= 0 ? o.all_reduce_bucket_bytes
-                             : AllInOneTask(strategy_->group_devices()) ? 0 : int64_t{25} << 20;
+    if (mirrored && replicated) {
       std::vector<TensorShape> shapes;
       std::vector<std::string> names;
       for (const Output& v : trainable[ri]) {
@@ -339,9 +361,11 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
         slot_of_first = Output(graph_->FindNode(first_name), 0);
       }
       const Scope vs = root.WithDevice(mirrored ? device(r) : var.node->requested_device());
-      return make_var(vs, base + "/" + slot, var.shape(), slot_of_first, [&](const Scope& is) {
+      Output v = make_var(vs, base + "/" + slot, var.shape(), slot_of_first, [&](const Scope& is) {
         return ops::Const(is, Tensor::Zeros(DType::kFloat32, var.shape()));
       });
+      if (r == 0) c_->optimizer_slots.push_back(v);
+      return v;
     };
     // Gradient accumulation (Keras 3): a step that does not update adds g to the accumulator; the
     // k-th applies the mean (accumulator + g) / k and zeroes the accumulator after the update has
@@ -415,6 +439,7 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
                                     ops::Const(step_scope, int64_t{1}));
   c_->train = ops::Group(root.WithOpName("train"), {increment});
   if (!mirror_syncs.empty()) c_->sync_mirrors = ops::Group(root.WithOpName("sync_mirrors"), mirror_syncs);
+  if (zero > 0) FinishSharded(root);
   if (multi_worker) {  // the chief's first replica's values to every worker's first replica
     std::vector<Output> assigns;
     int64_t instance = 1;

@@ -275,6 +275,14 @@ void Model::WaitForVariables(double timeout_seconds) {
 
 void Model::SaveWeights(const std::string& path) {
   RequireCompiled("SaveWeights");
+  if (optimizer_state_sharded()) {  // the full slots gathered from every replica's shard (a collective step)
+    std::vector<std::pair<std::string, Tensor>> named = GatherShardedSlots();
+    if (path.empty()) return;  // a worker that takes part without writing
+    const std::vector<Tensor> values = session_->Run({}, c_->variables);
+    for (size_t i = 0; i < values.size(); ++i) named.emplace_back(c_->variables[i].node->name(), values[i]);
+    SaveCheckpoint(path, named);
+    return;
+  }
   if (!remote()) {
     SaveVariables(path, session_->vars(), VariableNames());
     return;
@@ -299,7 +307,10 @@ void Model::LoadWeights(const std::string& path) {
     }
     mine.emplace(name, std::move(it->second));
   }
+  // Sharded: each replica's shard of the full slots, checked before any variable changes.
+  std::function<void()> assign_slots = optimizer_state_sharded() ? RestoreShardedSlots(loaded, path) : nullptr;
   SetVariables(mine, fmt::format("checkpoint '{}'", path));
+  if (assign_slots) assign_slots();
 }
 
 Sequential::Sequential(TensorShape input_shape, std::vector<LayerPtr> layers, std::string name, DType input_dtype)

@@ -31,6 +31,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -164,8 +165,17 @@ class Model {
 
   // Every variable of the compiled model (weights, optimizer slots, the step counter) in one
   // checkpoint file (train/checkpoint.h). Load checks that each is present with its shape.
+  // Under sharded optimizer state (Strategy::shard_optimizer_state, train/zero.h) SaveWeights is a
+  // collective step that every worker must run: the slots' shards are all-gathered and the file
+  // holds every variable's full slots under the unsharded names ("dense/kernel/m"), so sharded and
+  // unsharded runs read each other's checkpoints; an empty `path` takes part without writing (a
+  // worker that is not the chief). LoadWeights then gives each replica its shard of the slots.
   void SaveWeights(const std::string& path);
   void LoadWeights(const std::string& path);
+  bool optimizer_state_sharded() const;
+  // Bytes of optimizer state (the optimizer's slots; sharded: its shard's) that this process's
+  // first replica holds between steps, measured from the variables' tensors.
+  int64_t OptimizerStateBytes();
   // The layers' weights (not optimizer slots or the step), in Keras' get_weights order: layer by
   // layer, each layer's weights in declaration order; names as in VariableNames.
   std::vector<std::string> LayerWeightNames() const;
@@ -219,6 +229,20 @@ class Model {
   void BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Output>* inits);
   // Across workers (MultiWorkerMirroredStrategy): collectives over every worker's first replica.
   static constexpr int64_t kWorkerGroupKey = 2, kBroadcastGroupKey = 3;
+  // Sharded optimizer state (train/model_sharded.cc): the reduce-scatter and all-gathers' group.
+  static constexpr int64_t kShardGroupKey = 4;
+  void CheckShardable(const CompileOptions& o, const std::vector<Constraint>& constraints) const;
+  // Replica `replica`'s parameter shard and slots (on `vs`'s device) and its sharded update.
+  std::vector<Output> BuildShardedReplica(const Scope& vs, const Scope& os, const CompileOptions& o, int replica,
+                                          const ops::CollectiveGroup& all, int64_t bucket_bytes,
+                                          const std::vector<Output>& vars, const std::vector<Output>& grads,
+                                          std::vector<Output>* inits);
+  void FinishSharded(const Scope& root);
+  // The full slots "<var>/<slot>" from every replica's shards (a collective step).
+  std::vector<std::pair<std::string, Tensor>> GatherShardedSlots();
+  // Each local replica's shard of the full slots in `loaded` (NotFound naming a missing one,
+  // InvalidArgument naming a wrong shape), checked now; the returned function assigns them.
+  std::function<void()> RestoreShardedSlots(const std::map<std::string, Tensor>& loaded, const std::string& path);
   ops::CollectiveGroup WorkerGroup(int64_t key) const;
   int64_t worker_rank() const;
   // One training step on prepared arrays (`sample_weight`: float [batch] or null for ones); adds

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "train/model.h"
+#include "train/zero.h"
 
 namespace weft::train {
 
@@ -29,6 +30,19 @@ struct Model::Compiled {
   std::vector<Output> eval_metrics;  // inference pass: each metric's batch statistics
   Output step;                       // int64 step counter variable
   std::vector<Output> variables;     // everything a checkpoint holds
+  std::vector<Output> optimizer_slots;  // replica 0's optimizer slots (sharded: its shard's)
+  // Sharded optimizer state (train/zero.h); null without.
+  struct Sharded {
+    int stage = 0;
+    ShardLayout layout;
+    std::vector<Output> vars;                // replica 0's trainable variables, in the layout's order
+    std::vector<Output> params;              // per local replica: its parameter shard's storage (set per step)
+    std::vector<std::string> slot_names;     // the optimizer's slots, in creation order ("m", "v")
+    std::vector<std::vector<Output>> slots;  // per local replica, per slot name: [S]
+    std::vector<Output> gathered;            // replica 0's all-gather of each slot, [R * S] (SaveWeights)
+    Node* gather = nullptr;                  // every local replica's all-gathers of the slots
+  };
+  std::unique_ptr<Sharded> sharded;
   Node* restore = nullptr;           // remote variables: assigns each from restore_values (LoadWeights)
   std::vector<Output> restore_values;
 };

@@ -6,6 +6,7 @@
 #include "core/device_name.h"
 #include "ops/framework.h"
 #include "ops/math.h"
+#include "train/zero.h"
 
 namespace weft {
 namespace {
@@ -126,7 +127,15 @@ std::vector<std::string> LocalCpuDevices(int n) {
 
 OneDeviceStrategy::OneDeviceStrategy(const std::string& device) : Strategy({device}) {}
 
-MirroredStrategy::MirroredStrategy(std::vector<std::string> devices) : Strategy(std::move(devices)) {}
+void Strategy::set_shard_optimizer_state(int stage) {
+  train::CheckShardStage(stage, name());
+  shard_optimizer_state_ = stage;
+}
+
+MirroredStrategy::MirroredStrategy(std::vector<std::string> devices, int shard_optimizer_state)
+    : Strategy(std::move(devices)) {
+  set_shard_optimizer_state(shard_optimizer_state);
+}
 
 CentralStorageStrategy::CentralStorageStrategy(std::vector<std::string> compute_devices, std::string variable_device)
     : Strategy(std::move(compute_devices)), variable_device_(Canonical(variable_device)) {}

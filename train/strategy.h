@@ -91,6 +91,10 @@ class Strategy {
   // How many parts SplitBatch cuts a global batch into: one per replica in sync (a pipeline's
   // micro-batches).
   virtual int batch_parts() const { return num_replicas_in_sync(); }
+  // Sharded optimizer state (train/zero.h): 0 off; 1: each replica in sync keeps the optimizer
+  // slots of 1/num_replicas_in_sync() of the parameters and the updated shards are all-gathered;
+  // 2: the gradients are also reduce-scattered instead of all-reduced. Mirrored strategies only.
+  int shard_optimizer_state() const { return shard_optimizer_state_; }
 
   // The status board (train/strategy_status.cc). Model calls RecordStep after every training
   // step with its global batch size and its session's CollectiveContext::active_seconds().
@@ -133,11 +137,14 @@ class Strategy {
   explicit Strategy(std::vector<std::string> devices);
   // Across processes: `devices` are this process's part of `group`, starting at `first_replica`.
   Strategy(std::vector<std::string> devices, std::vector<std::string> group, int first_replica);
+  // InvalidArgument naming the strategy unless 0, 1 or 2.
+  void set_shard_optimizer_state(int stage);
 
  private:
   std::vector<std::string> devices_;
   std::vector<std::string> group_;
   int first_replica_ = 0;
+  int shard_optimizer_state_ = 0;
 
   struct StatusSample {
     std::chrono::steady_clock::time_point at;
@@ -166,8 +173,10 @@ class OneDeviceStrategy : public Strategy {
 
 class MirroredStrategy : public Strategy {
  public:
-  explicit MirroredStrategy(std::vector<std::string> devices);
-  explicit MirroredStrategy(int num_cpu_devices = 2) : MirroredStrategy(LocalCpuDevices(num_cpu_devices)) {}
+  // shard_optimizer_state: Strategy::shard_optimizer_state (0, 1 or 2).
+  explicit MirroredStrategy(std::vector<std::string> devices, int shard_optimizer_state = 0);
+  explicit MirroredStrategy(int num_cpu_devices = 2, int shard_optimizer_state = 0)
+      : MirroredStrategy(LocalCpuDevices(num_cpu_devices), shard_optimizer_state) {}
   std::string name() const override { return "MirroredStrategy"; }
   bool mirrored() const override { return true; }
 };

@@ -15,6 +15,8 @@
 #include <sstream>
 #include <thread>
 
+#include <sys/resource.h>
+
 #include "core/gpu.h"
 #include "data/fortunes.h"
 #include "train/pipeline.h"
@@ -40,7 +42,7 @@ const std::set<std::string> kTrainFlags = {"data", "epochs", "batch-size", "opti
                                            "checkpoint-dir", "summary", "strategy", "devices", "trace",
                                            "hosts", "hostfile", "base-port", "collective-timeout", "device", "ps-mode",
                                            "trace-events", "dump-trace", "device-memory-limit", "gradient-accumulation-steps", "micro-batches",
-                                           "boundaries", "recompute"};
+                                           "boundaries", "recompute", "zero"};
 
 // --schedule names a learning-rate schedule or, with --strategy pipeline, a pipeline schedule:
 // the values are disjoint.
@@ -53,12 +55,16 @@ std::unique_ptr<Strategy> NewStrategy(const Flags& f) {
   if (name != "pipeline" && (f.Has("micro-batches") || f.Has("boundaries") || IsPipelineSchedule(f.Str("schedule", "")))) {
     throw UsageError("--micro-batches, --boundaries and --schedule gpipe|1f1b need --strategy pipeline");
   }
+  const int zero = static_cast<int>(f.Int("zero", 0, 0));  // sharded optimizer state: 0, 1, 2
+  if (f.Has("zero") && name != "mirrored" && name != "multi_worker") {
+    throw UsageError("--zero needs --strategy mirrored or multi_worker (it shards the optimizer state of their replicas)");
+  }
   if (name == "none") {
     if (devices > 1) throw UsageError("--devices > 1 needs a strategy (mirrored, central_storage, pipeline)");
     return nullptr;
   }
   if (name == "one_device") return std::make_unique<OneDeviceStrategy>("/device:CPU:0");
-  if (name == "mirrored") return std::make_unique<MirroredStrategy>(devices);
+  if (name == "mirrored") return std::make_unique<MirroredStrategy>(devices, zero);
   if (name == "central_storage") return std::make_unique<CentralStorageStrategy>(devices);
   if (name == "pipeline") {
     const std::string schedule = f.Str("schedule", "gpipe");
@@ -73,7 +79,7 @@ std::unique_ptr<Strategy> NewStrategy(const Flags& f) {
         .schedule = ParsePipelineSchedule(IsPipelineSchedule(schedule) ? schedule : "gpipe"),
         .boundaries = std::move(boundaries)});
   }
-  if (name == "multi_worker") return MakeMultiWorkerStrategy(f, devices);
+  if (name == "multi_worker") return MakeMultiWorkerStrategy(f, devices, zero);
 #ifdef WEFT_HAVE_UCX
   if (name == "parameter_server") return MakeParameterServerStrategy(f.Str("ps-mode", "sync"));  // TF_CONFIG: a client
 #endif
@@ -178,6 +184,20 @@ void PrintDeviceMemory(Model& model) {
   }
 }
 
+// Under a mirrored strategy: the optimizer state one replica holds (sharded or not) and this
+// process's peak resident memory.
+void PrintOptimizerState(Model& model, const Strategy& strategy) {
+  const int stage = model.optimizer_state_sharded() ? strategy.shard_optimizer_state() : 0;
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const std::string how = stage == 0 ? "not sharded"
+                                     : fmt::format("zero stage {}: the slots of 1/{} of the parameters",
+                                                   stage, strategy.num_replicas_in_sync());
+  std::printf("optimizer state: %.3f MiB per replica (%s); peak RSS of this process: %.1f MiB\n",
+              static_cast<double>(model.OptimizerStateBytes()) / (1 << 20), how.c_str(),
+              static_cast<double>(usage.ru_maxrss) / 1024);
+}
+
 train::Optimizer MakeOptimizer(const Flags& f, int64_t total_steps) {
   const std::string name = f.Str("optimizer", "momentum");
   if (name != "sgd" && name != "momentum" && name != "adam") {
@@ -242,11 +262,16 @@ void OnSigint(int) {
   std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the program
 }
 
-// Saves a checkpoint named by step after every epoch and keeps the last three.
+// Saves a checkpoint named by step after every epoch and keeps the last three. An empty `dir`:
+// a worker that is not the chief, which only takes part in gathering sharded optimizer state.
 class EpochCheckpoint : public train::Callback {
  public:
   explicit EpochCheckpoint(std::string dir) : dir_(std::move(dir)) {}
   void OnEpochEnd(Model& model, int epoch, const train::Logs& logs) override {
+    if (dir_.empty()) {
+      model.SaveWeights("");
+      return;
+    }
     model.SaveWeights(train::CheckpointPath(dir_, model.step()));
     train::PruneCheckpoints(dir_, 3);
   }
@@ -381,6 +406,8 @@ int Train(const std::vector<std::string>& args) {
   if (!ckpt_dir.empty() && chief) {
     std::filesystem::create_directories(ckpt_dir);
     fo.callbacks.push_back(std::make_shared<EpochCheckpoint>(ckpt_dir));
+  } else if (!ckpt_dir.empty() && model->optimizer_state_sharded()) {
+    fo.callbacks.push_back(std::make_shared<EpochCheckpoint>(""));  // the chief's save gathers every shard
   }
   if (f.Has("trace")) {
     fo.callbacks.push_back(std::make_shared<TraceOneStep>(f.Str("trace", ""), std::min<int64_t>(9, steps_per_epoch - 1)));
@@ -397,7 +424,8 @@ int Train(const std::vector<std::string>& args) {
   const int64_t images = steps_done / steps_per_epoch * std::min(n, steps_per_epoch * batch) +
                          steps_done % steps_per_epoch * batch;
 
-  if (!quiet) PrintDeviceMemory(*model);
+  if (!quiet || f.Has("zero")) PrintDeviceMemory(*model);
+  if ((!quiet || f.Has("zero")) && strategy && strategy->mirrored()) PrintOptimizerState(*model, *strategy);
   train::Logs test = model->Evaluate(test_data.x, test_data.y, 256);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   const double ips = train_seconds > 0 ? static_cast<double>(images) / train_seconds : 0.0;

@@ -49,7 +49,7 @@ int LaunchCommand(const std::vector<std::string>& args) {
 }
 #endif
 
-std::unique_ptr<Strategy> MakeMultiWorkerStrategy(const Flags& f, int devices) {
+std::unique_ptr<Strategy> MakeMultiWorkerStrategy(const Flags& f, int devices, int shard_optimizer_state) {
 #ifdef WEFT_HAVE_UCX
   ClusterResolverOptions r;
   std::stringstream hosts(f.Str("hosts", ""));
@@ -61,6 +61,7 @@ std::unique_ptr<Strategy> MakeMultiWorkerStrategy(const Flags& f, int devices) {
   MultiWorkerOptions o;
   o.cluster = ResolveCluster(r);
   o.devices_per_worker = devices;
+  o.shard_optimizer_state = shard_optimizer_state;
   o.collective_timeout = std::chrono::milliseconds(static_cast<int64_t>(1000 * f.Float("collective-timeout", 60)));
   o.trace_events = static_cast<size_t>(f.Int("trace-events", static_cast<int64_t>(o.trace_events), 0));
   auto s = std::make_unique<MultiWorkerMirroredStrategy>(o);
@@ -70,6 +71,7 @@ std::unique_ptr<Strategy> MakeMultiWorkerStrategy(const Flags& f, int devices) {
 #else
   (void)f;
   (void)devices;
+  (void)shard_optimizer_state;
   throw Error(errors::FailedPrecondition("--strategy multi_worker needs UCX: this weft-zoo was built without it"));
 #endif
 }

@@ -17,7 +17,7 @@ int LaunchCommand(const std::vector<std::string>& args);
 // the cluster from TF_CONFIG or the launcher's rank (--hosts, --hostfile, --base-port),
 // --collective-timeout SECONDS (default 60). FailedPrecondition in a build without UCX.
 // --trace-events N: the always-on trace ring's size (default 16384; 0: no trace).
-std::unique_ptr<Strategy> MakeMultiWorkerStrategy(const Flags& f, int devices);
+std::unique_ptr<Strategy> MakeMultiWorkerStrategy(const Flags& f, int devices, int shard_optimizer_state = 0);
 
 // `--dump-trace FILE`: writes the multi-worker strategy's trace ring (runtime/trace_ring.h) to
 // FILE; returns the number of events written. UsageError for any other strategy.

@@ -49,6 +49,10 @@ commands:
       srun with --hosts H1,H2.. | --hostfile F [--base-port P]; --collective-timeout S (60);
       --trace-events N: the always-on trace's ring (default 16384 events; 0: off), dumped to
       weft-trace-<job>-<index>.json on a failure or SIGUSR1; --dump-trace FILE: also at the end
+      --zero 0|1|2          mirrored / multi_worker: sharded optimizer state (ZeRO): each replica
+                            keeps the optimizer slots of 1/N of the parameters (1), and the
+                            gradients are reduce-scattered instead of all-reduced (2); prints the
+                            optimizer state per replica and the process's peak RSS
       --trace FILE          write a Chrome trace (chrome://tracing, Perfetto) of the 10th step
       --device D            auto (default: GPUs when there are any) | cpu | gpu (fails without a GPU)
       --strategy pipeline --devices N [--micro-batches M (4)] [--schedule gpipe|1f1b]

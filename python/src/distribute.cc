@@ -31,6 +31,7 @@ void InitDistribute(py::module_& m) {
       .def_property_readonly("group_devices", &Strategy::group_devices)
       .def_property_readonly("num_workers", &Strategy::num_workers)
       .def_property_readonly("is_chief", &Strategy::is_chief)
+      .def_property_readonly("shard_optimizer_state", &Strategy::shard_optimizer_state)
       .def("status",
            [](const Strategy& s) {
              const StrategyStatus st = s.status();
@@ -51,8 +52,8 @@ void InitDistribute(py::module_& m) {
   py::class_<OneDeviceStrategy, Strategy, std::shared_ptr<OneDeviceStrategy>>(m, "OneDeviceStrategy")
       .def(py::init<std::string>(), py::arg("device") = "/device:CPU:0");
   py::class_<MirroredStrategy, Strategy, std::shared_ptr<MirroredStrategy>>(m, "MirroredStrategy")
-      .def(py::init<std::vector<std::string>>(), py::arg("devices"))
-      .def(py::init<int>(), py::arg("num_cpu_devices"));
+      .def(py::init<std::vector<std::string>, int>(), py::arg("devices"), py::arg("shard_optimizer_state") = 0)
+      .def(py::init<int, int>(), py::arg("num_cpu_devices"), py::arg("shard_optimizer_state") = 0);
   py::class_<CentralStorageStrategy, Strategy, std::shared_ptr<CentralStorageStrategy>>(m, "CentralStorageStrategy")
       .def(py::init<std::vector<std::string>, std::string>(), py::arg("compute_devices"),
            py::arg("variable_device") = "/job:localhost/replica:0/task:0/device:CPU:0")
@@ -85,12 +86,13 @@ void InitDistribute(py::module_& m) {
   py::class_<MultiWorkerMirroredStrategy, Strategy, std::shared_ptr<MultiWorkerMirroredStrategy>>(
       m, "MultiWorkerMirroredStrategy")
       .def(py::init([](const std::string& tf_config, int devices_per_worker, double collective_timeout,
-                       double connect_timeout, bool insecure, int64_t trace_events) {
+                       double connect_timeout, bool insecure, int64_t trace_events, int shard_optimizer_state) {
              MultiWorkerOptions o;
              o.cluster = ClusterConfig::FromTfConfig(tf_config);
              o.secret = ResolveClusterSecret();
              o.secret->insecure = o.secret->insecure || insecure;
              o.devices_per_worker = devices_per_worker;
+             o.shard_optimizer_state = shard_optimizer_state;
              o.collective_timeout = std::chrono::milliseconds(static_cast<int64_t>(collective_timeout * 1000));
              o.connect_timeout = std::chrono::milliseconds(static_cast<int64_t>(connect_timeout * 1000));
              WEFT_REQUIRE(trace_events >= 0, "MultiWorkerMirroredStrategy: trace_events must be >= 0, got {}", trace_events);
@@ -99,7 +101,8 @@ void InitDistribute(py::module_& m) {
              return std::make_shared<MultiWorkerMirroredStrategy>(o);
            }),
            py::arg("tf_config"), py::arg("devices_per_worker") = 1, py::arg("collective_timeout") = 60.0,
-           py::arg("connect_timeout") = 60.0, py::arg("insecure") = false, py::arg("trace_events") = 16384)
+           py::arg("connect_timeout") = 60.0, py::arg("insecure") = false, py::arg("trace_events") = 16384,
+           py::arg("shard_optimizer_state") = 0)
       .def_property_readonly("worker_index", &MultiWorkerMirroredStrategy::worker_index)
       .def(
           "shutdown",

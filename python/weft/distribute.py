@@ -57,6 +57,11 @@ class Strategy:
         """The replicas' devices (full names)."""
         return tuple(self._cpp.devices)
 
+    @property
+    def shard_optimizer_state(self):
+        """0: every replica keeps all optimizer slots; 1 or 2: the ZeRO stage (MirroredStrategy)."""
+        return self._cpp.shard_optimizer_state
+
     @contextlib.contextmanager
     def scope(self):
         """Models (and their variables) created inside are distributed by this strategy."""
@@ -95,13 +100,18 @@ class OneDeviceStrategy(Strategy):
 
 class MirroredStrategy(Strategy):
     """Mirrors variables over ``devices`` (names like "/device:CPU:1"; default: the CPU devices of
-    this process, see _default_cpu_devices)."""
+    this process, see _default_cpu_devices). ``shard_optimizer_state`` (weft): 0 (default) off; 1:
+    each replica keeps the optimizer slots of 1/num_replicas_in_sync of the parameters, updates
+    that shard and all-gathers the result (ZeRO stage 1); 2: the gradients are also reduce-scattered
+    instead of all-reduced (stage 2). Training equals the unsharded strategy's (docs/pipeline.md,
+    "Sharded optimizer state")."""
 
-    def __init__(self, devices=None, cross_device_ops=None):
+    def __init__(self, devices=None, cross_device_ops=None, shard_optimizer_state=0):
+        stage = _shard_stage(shard_optimizer_state)
         if devices is None:
-            cpp = _weft.distribute.MirroredStrategy(_default_cpu_devices())
+            cpp = _weft.distribute.MirroredStrategy(_default_cpu_devices(), stage)
         else:
-            cpp = _weft.distribute.MirroredStrategy([str(d) for d in devices])
+            cpp = _weft.distribute.MirroredStrategy([str(d) for d in devices], stage)
         super().__init__(cpp)
 
 
@@ -220,6 +230,12 @@ class TFConfigClusterResolver:
 cluster_resolver = types.SimpleNamespace(TFConfigClusterResolver=TFConfigClusterResolver)
 
 
+def _shard_stage(stage):
+    if isinstance(stage, bool) or not isinstance(stage, int):
+        raise TypeError(f"shard_optimizer_state must be the int 0, 1 or 2, got {stage!r}")
+    return stage  # the C++ strategy refuses values outside 0..2 with InvalidArgument
+
+
 class MultiWorkerMirroredStrategy(Strategy):
     """Synchronous training over several worker processes, each running this same program
     (tf.distribute.MultiWorkerMirroredStrategy). ``cluster_resolver``: where this worker is
@@ -230,17 +246,22 @@ class MultiWorkerMirroredStrategy(Strategy):
     set by weft-zoo launch and weft.spark.run); ``insecure=True`` runs without one.
     ``trace_events``: the always-on trace ring's size (0: no trace), dumped as Chrome/Perfetto JSON
     to weft-trace-<job>-<index>.json on a failed step, a hang report (SIGUSR1 too), a fatal signal
-    or ``dump_trace()`` (docs/distributed.md, "How to read a trace")."""
+    or ``dump_trace()`` (docs/distributed.md, "How to read a trace"). ``shard_optimizer_state``
+    (weft): 0, 1 or 2, as MirroredStrategy's: each worker keeps the optimizer slots of 1/N of the
+    parameters (ZeRO stages 1 and 2); ``model.save_weights`` is then a collective step every worker
+    runs."""
 
     def __init__(self, communication_options=None, cluster_resolver=None, devices_per_worker=1,
-                 collective_timeout=60.0, connect_timeout=60.0, insecure=False, trace_events=16384):
+                 collective_timeout=60.0, connect_timeout=60.0, insecure=False, trace_events=16384,
+                 shard_optimizer_state=0):
         if not hasattr(_weft.distribute, "MultiWorkerMirroredStrategy"):
             raise RuntimeError("MultiWorkerMirroredStrategy needs UCX: this weft was built without it")
         self.cluster_resolver = cluster_resolver or TFConfigClusterResolver()
         cpp = _weft.distribute.MultiWorkerMirroredStrategy(
             self.cluster_resolver.tf_config(), devices_per_worker=int(devices_per_worker),
             collective_timeout=float(collective_timeout), connect_timeout=float(connect_timeout),
-            insecure=bool(insecure), trace_events=int(trace_events))
+            insecure=bool(insecure), trace_events=int(trace_events),
+            shard_optimizer_state=_shard_stage(shard_optimizer_state))
         super().__init__(cpp)
         # At exit, leave in order: another worker may still wait for this one's last messages.
         atexit.register(_leave_quietly, weakref.ref(cpp))

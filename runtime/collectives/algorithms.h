@@ -30,6 +30,9 @@
 // AllGather: inputs of one shape [d0, ...] concatenated along dim 0 in rank order: [n*d0, ...].
 // ReduceScatter: input [d0, ...]; rank r gets rows [start_r, start_r + rows_r) of the reduction,
 //   rows_r = d0 / n + (r < d0 % n ? 1 : 0) (the first d0 % n ranks get one row more).
+// Both by ChooseGather: direct (every member sends each other member what it needs; in one
+// process) or ring (ring_gather.cc: n - 1 steps around the ring of ranks; across processes). The
+// ring reduce-scatter merges segment r in ring order, starting after rank r (rank order: direct).
 #pragma once
 
 #include <memory>
@@ -53,6 +56,10 @@ void HierarchicalAllReduce(const std::shared_ptr<Collective>& c, const Tensor& i
 void Broadcast(const std::shared_ptr<Collective>& c, const Tensor& input);
 void AllGather(const std::shared_ptr<Collective>& c, const Tensor& input);
 void ReduceScatter(const std::shared_ptr<Collective>& c, const Tensor& input);
+// "direct" when every member is in this process, else "ring".
+std::string ChooseGather(const CollectiveParams& p);
+void RingAllGather(const std::shared_ptr<Collective>& c, const Tensor& input);
+void RingReduceScatter(const std::shared_ptr<Collective>& c, const Tensor& input);
 
 // ReduceScatter's split of `rows` among `n` ranks: rank r's first row and row count.
 void ScatterRows(int64_t rows, int n, int r, int64_t* start, int64_t* count);

@@ -558,3 +558,87 @@ TEST_CASE("collectives: a context's active time counts overlapping collectives o
   std::this_thread::sleep_for(milliseconds(20));
   CHECK(ctx.active_seconds() == active);  // idle time is not active
 }
+
+TEST_CASE("collectives: ring all-gather and reduce-scatter (members of several tasks) equal the closed form") {
+  // Every member in a task of its own: the kernels pick the ring (ChooseGather), as across processes;
+  // one LocalRendezvous stands for the step's rendezvous of all of them.
+  for (int n = 2; n <= 4; ++n) {
+    std::vector<std::string> devices;
+    for (int r = 0; r < n; ++r) devices.push_back(fmt::format("/job:worker/replica:0/task:{}/device:CPU:0", r));
+    for (DType dt : {DType::kFloat32, DType::kInt64}) {
+      for (int64_t rows : {0, 1, 7, 64}) {
+        for (const bool gather : {true, false}) {
+          CAPTURE(n);
+          CAPTURE(rows);
+          CAPTURE(gather);
+          const TensorShape shape({rows, 3});
+          CollectiveContext context;  // outlives the rendezvous, which releases the members
+          LocalRendezvous rendezvous;
+          std::vector<std::future<Tensor>> results;
+          std::vector<std::thread> threads;
+          for (int r = 0; r < n; ++r) {
+            CollectiveParams p{.what = "test", .group_size = n, .rank = r, .group_key = 1, .instance_key = 1,
+                               .devices = devices, .divide = !gather && dt == DType::kInt64};
+            REQUIRE(ChooseGather(p) == "ring");
+            auto promise = std::make_shared<std::promise<Tensor>>();
+            results.push_back(promise->get_future());
+            threads.emplace_back([p, promise, &context, &rendezvous, dt, shape, r, gather] {
+              auto c = Collective::Create(p, &context, &rendezvous, [promise](const Status& s, const Tensor& out) {
+                if (s.ok()) {
+                  promise->set_value(out);
+                } else {
+                  promise->set_exception(std::make_exception_ptr(Error(s)));
+                }
+              });
+              c->Start(dt);
+              gather ? RingAllGather(c, Input(dt, shape, r)) : RingReduceScatter(c, Input(dt, shape, r));
+              c->EndStart();
+            });
+          }
+          for (std::thread& t : threads) t.join();
+          std::vector<double> joined;
+          for (int r = 0; r < n; ++r) {
+            REQUIRE(results[static_cast<size_t>(r)].wait_for(std::chrono::seconds(30)) == std::future_status::ready);
+            const Tensor t = results[static_cast<size_t>(r)].get();
+            if (gather) {
+              CHECK(t.shape() == TensorShape({rows * n, 3}));
+              std::vector<double> concat;
+              for (int q = 0; q < n; ++q) {
+                for (double v : AsDoubles(Input(dt, shape, q))) concat.push_back(v);
+              }
+              CHECK(AsDoubles(t) == concat);
+            } else {
+              int64_t start, count;
+              ScatterRows(rows, n, r, &start, &count);
+              CHECK(t.shape() == TensorShape({count, 3}));
+              for (double v : AsDoubles(t)) joined.push_back(v);
+            }
+          }
+          // Small integers: any order of summation gives the exact sum (int64: the mean, truncated).
+          if (!gather) CHECK(joined == Reduced(dt, shape, n, "Add", dt == DType::kInt64));
+        }
+      }
+    }
+  }
+  // Members whose inputs differ: an error naming both, on the member that compares.
+  const std::vector<std::string> two = {"/job:worker/replica:0/task:0/device:CPU:0",
+                                        "/job:worker/replica:0/task:1/device:CPU:0"};
+  CollectiveContext context;
+  LocalRendezvous rendezvous;
+  std::vector<std::future<Status>> ends;
+  for (int r = 0; r < 2; ++r) {
+    CollectiveParams p{.what = "gather", .group_size = 2, .rank = r, .group_key = 1, .instance_key = 2,
+                       .devices = two, .timeout = std::chrono::seconds(5)};
+    auto promise = std::make_shared<std::promise<Status>>();
+    ends.push_back(promise->get_future());
+    auto c = Collective::Create(p, &context, &rendezvous, [promise](const Status& s, const Tensor&) { promise->set_value(s); });
+    c->Start(DType::kFloat32);
+    RingAllGather(c, Input(DType::kFloat32, TensorShape({r == 0 ? 2 : 3, 2}), r));
+    c->EndStart();
+  }
+  const Status s0 = ends[0].get(), s1 = ends[1].get();
+  CHECK_FALSE(s0.ok());
+  CHECK_FALSE(s1.ok());
+  const std::string both = s0.ToString() + " | " + s1.ToString();
+  CHECK_MESSAGE(both.find("the members' inputs differ") != std::string::npos, both);
+}

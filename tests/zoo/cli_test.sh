@@ -135,6 +135,12 @@ expect 1 "device:CPU:0 is over its memory limit of 1000000 bytes" -- \
   "$zoo" train mlp "${common[@]}" --device-memory-limit 1000000
 expect 0 "test_loss" -- "$zoo" train mlp --data synthetic --batch-size 25 --steps-per-epoch 4 --threads 1 \
   --gradient-accumulation-steps 2
+# Sharded optimizer state (docs/distributed.md): 2 replicas, stage 2, the state per replica printed.
+expect 0 "optimizer state: 2.555 MiB per replica (zero stage 2: the slots of 1/2" -- \
+  "$zoo" train mlp "${common[@]}" --devices 2 --optimizer adam --zero 2
+expect 1 "shard_optimizer_state must be 0 (off), 1 (shard the optimizer slots) or 2" -- \
+  "$zoo" train mlp "${common[@]}" --devices 2 --zero 3
+expect 2 "--zero needs --strategy mirrored or multi_worker" -- "$zoo" train mlp "${common[@]}" --zero 1
 expect 2 "--device must be auto, cpu or gpu" -- "$zoo" train mlp "${common[@]}" --device tpu
 expect 2 "unknown option '--epoch'" -- "$zoo" train mlp --epoch 3
 expect 2 "--epochs needs an integer >= 1" -- "$zoo" train mlp --epochs zero

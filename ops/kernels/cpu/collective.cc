@@ -121,8 +121,10 @@ class CollectiveOp : public AsyncOpKernel {
           break;
         }
         case Kind::kBroadcast: Broadcast(c, input); break;
-        case Kind::kAllGather: AllGather(c, input); break;
-        case Kind::kReduceScatter: ReduceScatter(c, input); break;
+        case Kind::kAllGather: ChooseGather(params_) == "ring" ? RingAllGather(c, input) : AllGather(c, input); break;
+        case Kind::kReduceScatter:
+          ChooseGather(params_) == "ring" ? RingReduceScatter(c, input) : ReduceScatter(c, input);
+          break;
       }
     } catch (const Error& e) {
       c->Fail(e.status());

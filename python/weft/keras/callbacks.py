@@ -227,6 +227,9 @@ class ModelCheckpoint(Callback):
             self.best = current
         strategy = getattr(self.model, "distribute_strategy", None)
         if strategy is not None and not getattr(strategy, "is_chief", True):
+            if getattr(strategy, "shard_optimizer_state", 0) and self.save_weights_only:
+                # The chief's save gathers every worker's shard of the optimizer slots: take part.
+                self.model._built(None, inference=True).save_weights("")
             return
         try:
             path = self.filepath.format(epoch=epoch + 1, batch=batch, **logs)
