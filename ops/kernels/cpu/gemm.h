@@ -49,23 +49,21 @@ struct GemmProduct {
     Block(0, m, 0, n);
   }
 
-  // The whole product, split into blocks of rows (or of columns, when there are more columns
-  // than rows) once it is large enough to be worth it: up to ThreadPool::kBlocksPerThread per
-  // pool thread, each of at least kMinBlockFlops, claimed by whichever thread is free
-  // (ThreadPool::ParallelFor), so a thread held up by other work delays one block, not half.
+  // The whole product, split into one block of rows (or of columns, when there are more columns
+  // than rows) per pool thread once it is large enough to be worth it. ParallelFor lets the
+  // calling thread take a block whose helper has not started (still queued behind other work).
+  // Finer blocks would balance better but repack the shared operand once per block; measured
+  // no faster on this machine (bench/README.md, "Keeping both threads busy").
   void RunParallel(ThreadPool* pool) const {
     const int threads = pool ? pool->num_threads() : 1;
     if (k == 0 || threads <= 1 || m * n * k < kSmallMatrixFlops) return Run();
     const bool by_rows = m >= n;
-    const int64_t len = by_rows ? m : n, other = by_rows ? n : m;
+    const int64_t len = by_rows ? m : n;
     // Blocks of a multiple of kSplitAlign rows/columns: each keeps whole GEMM register tiles, and
     // every output element is then computed by the same kind of micro-kernel, so the same bits, on
     // any number of threads (Eigen's one-packet edge kernel sums in another order than its two-
     // and three-packet ones: an edge must fall only where it falls without a split).
-    auto aligned = [](int64_t v) { return (v + kSplitAlign - 1) / kSplitAlign * kSplitAlign; };
-    const int64_t target = threads * ThreadPool::kBlocksPerThread;
-    const int64_t per = std::max({kSplitAlign, aligned((len + target - 1) / target),
-                                  aligned(kMinBlockFlops / std::max<int64_t>(1, other * k))});
+    const int64_t per = std::max<int64_t>(kSplitAlign, (len / threads + kSplitAlign - 1) / kSplitAlign * kSplitAlign);
     const int64_t blocks = (len + per - 1) / per;
     pool->ParallelFor(blocks, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
@@ -82,9 +80,6 @@ struct GemmProduct {
   // Below this many multiply-adds a product runs on one thread: splitting it would cost about as
   // much in thread hand-offs as it saves (its time on one core: bench/README.md, Kernels).
   static constexpr int64_t kSmallMatrixFlops = int64_t{1} << 21;
-  // A block's least work when the product is split: below it, repacking the shared operand per
-  // block and the hand-off cost more than the balance gains.
-  static constexpr int64_t kMinBlockFlops = int64_t{1} << 20;
   // Three AVX-512 float packets: a multiple of every register tile height Eigen uses for float
   // and double with AVX2 or AVX-512 (tests/train/determinism_test.cc checks the bits).
   static constexpr int64_t kSplitAlign = 48;
