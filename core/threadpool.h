@@ -28,9 +28,16 @@ class ThreadPool {
   const std::string& name() const { return name_; }
   // Runs fn on a pool thread (or, when the pool's queue is contended or full, inline).
   void Schedule(std::function<void()> fn);
-  // Splits [0, n) into about one block per thread and runs fn(begin, end) on each; the calling
-  // thread takes part. Runs inline when n is small or the pool has one thread.
+  // Splits [0, n) into up to kBlocksPerThread contiguous ranges per thread and runs fn(begin, end)
+  // once on each; returns when all have run. The ranges are claimed one at a time, by the calling
+  // thread and by helper tasks scheduled on the pool: a helper that starts after the caller has
+  // claimed every range does nothing, so the caller never waits for a task still queued behind
+  // other kernels' work, only for ranges another thread is running. fn must treat every index
+  // alike whatever range it comes in (which thread runs a range, and how many ranges there are,
+  // depends on timing). An exception from fn is rethrown here once every claimed range has ended.
+  // Runs inline when n is 1 or the pool has one thread.
   void ParallelFor(int64_t n, const std::function<void(int64_t, int64_t)>& fn);
+  static constexpr int64_t kBlocksPerThread = 4;
   // True when called from inside a task given to this pool's Schedule.
   bool InPool() const;
 

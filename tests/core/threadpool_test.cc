@@ -1,6 +1,11 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -16,6 +21,57 @@ TEST_CASE("ParallelFor covers every index exactly once") {
     for (int64_t i = b; i < e; ++i) hits[i]++;
   });
   for (auto& h : hits) CHECK(h.load() == 1);
+}
+
+TEST_CASE("ParallelFor does not wait for helpers queued behind other work") {
+  // Both pool threads are held by long tasks (a GEMM's blocks from another kernel, say): the
+  // caller must run every range itself instead of waiting for its helpers to get a thread.
+  ThreadPool pool(2);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  std::atomic<int> holding{0};
+  for (int i = 0; i < 2; ++i) {
+    pool.Schedule([&] {
+      holding++;
+      std::unique_lock<std::mutex> l(mu);
+      cv.wait(l, [&] { return release; });
+    });
+  }
+  while (holding.load() < 2) std::this_thread::yield();
+  std::vector<std::atomic<int>> hits(1000);
+  auto result = std::async(std::launch::async, [&] {
+    pool.ParallelFor(1000, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) hits[i]++;
+    });
+  });
+  const bool finished = result.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  {
+    std::lock_guard<std::mutex> l(mu);
+    release = true;
+  }
+  cv.notify_all();
+  REQUIRE(finished);
+  for (auto& h : hits) CHECK(h.load() == 1);
+}
+
+TEST_CASE("ParallelFor rethrows the first exception after its ranges end") {
+  ThreadPool pool(2);
+  std::vector<std::atomic<int>> hits(400);
+  CHECK_THROWS_WITH_AS(pool.ParallelFor(400,
+                                        [&](int64_t b, int64_t e) {
+                                          for (int64_t i = b; i < e; ++i) hits[i]++;
+                                          if (b <= 150 && 150 < e) throw std::runtime_error("range with 150");
+                                        }),
+                       "range with 150", std::runtime_error);
+  for (auto& h : hits) CHECK(h.load() <= 1);
+  CHECK(hits[150].load() == 1);
+  // The pool still works afterwards (no helper left waiting on the failed call).
+  std::atomic<int64_t> sum{0};
+  pool.ParallelFor(100, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) sum += i;
+  });
+  CHECK(sum.load() == 4950);
 }
 
 TEST_CASE("Schedule runs work on the pool's threads and the destructor drains it") {

@@ -50,7 +50,10 @@ struct GemmProduct {
   }
 
   // The whole product, split into one block of rows (or of columns, when there are more columns
-  // than rows) per pool thread once it is large enough to be worth it.
+  // than rows) per pool thread once it is large enough to be worth it. ParallelFor lets the
+  // calling thread take a block whose helper has not started (still queued behind other work).
+  // Finer blocks would balance better but repack the shared operand once per block; measured
+  // no faster on this machine (bench/README.md, "Keeping both threads busy").
   void RunParallel(ThreadPool* pool) const {
     const int threads = pool ? pool->num_threads() : 1;
     if (k == 0 || threads <= 1 || m * n * k < kSmallMatrixFlops) return Run();

@@ -35,6 +35,29 @@
 namespace weft {
 namespace {
 
+// dst[0:n] = op(src[0:n]) in whole packets (unaligned loads and stores; a short tail padded into
+// one packet). Eigen's own assignment loop peels scalars until dst is aligned and after the last
+// packet: on rows of 64 floats that start 16-byte aligned (std::vector, Scratch) a quarter of the
+// elements went through the out-of-line scalar tanh, 9% of lstm_text's step (bench/README.md).
+template <typename T, typename Op>
+void PacketRowTo(const Op& op, const T* src, T* dst, int64_t n) {
+  namespace ei = Eigen::internal;
+  if constexpr (ei::functor_traits<Op>::PacketAccess) {
+    using P = typename ei::packet_traits<T>::type;
+    constexpr int64_t L = ei::unpacket_traits<P>::size;
+    int64_t i = 0;
+    for (; i + L <= n; i += L) ei::pstoreu(dst + i, op.packetOp(ei::ploadu<P>(src + i)));
+    if (i < n) {
+      alignas(64) T buf[L] = {};
+      std::copy(src + i, src + n, buf);
+      ei::pstore(buf, op.packetOp(ei::pload<P>(buf)));
+      std::copy(buf, buf + (n - i), dst + i);
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) dst[i] = op(src[i]);
+  }
+}
+
 // dst[0:n] = activation(src[0:n]) with Eigen's vectorized functions (float tanh and logistic are
 // packet code; the scalar loop with std::tanh / std::exp cost most of a step). src may be dst.
 template <typename T>
@@ -42,8 +65,8 @@ void ActRowTo(RnnActivation a, const T* src, T* dst, int64_t n) {
   Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>> u(src, n);
   Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> v(dst, n);
   switch (a) {
-    case RnnActivation::kTanh: v = u.tanh(); break;
-    case RnnActivation::kSigmoid: v = u.logistic(); break;
+    case RnnActivation::kTanh: PacketRowTo(Eigen::internal::scalar_tanh_op<T>(), src, dst, n); break;
+    case RnnActivation::kSigmoid: PacketRowTo(Eigen::internal::scalar_logistic_op<T>(), src, dst, n); break;
     case RnnActivation::kRelu: v = u.max(T(0)); break;
     case RnnActivation::kHardSigmoid: v = ((u + T(3)) / T(6)).max(T(0)).min(T(1)); break;
     case RnnActivation::kLinear: v = u; break;
@@ -133,6 +156,47 @@ class Scratch {
 template <typename T>
 T At(const T* p, int64_t i) {
   return p ? p[i] : T(0);
+}
+
+// The LSTM's elementwise loops, as functions: GCC uses __restrict only on parameters, and with it
+// these loops vectorize (inside the step lambdas, with pointers it had to assume might alias,
+// they ran one element at a time: 13% of lstm_text's step at batch 256, bench/README.md).
+// out[j] = a[j] + b[j].
+template <typename T>
+void AddRow(int64_t n, const T* __restrict a, const T* __restrict b, T* __restrict out) {
+  for (int64_t j = 0; j < n; ++j) out[j] = a[j] + b[j];
+}
+
+// c = f * c + i * g of one row (gates [i, f, g, o] activated, H each), into c (the running state),
+// cs (the saved state) and y (before act and o).
+template <typename T>
+void LstmCellState(int64_t H, const T* __restrict g, T* __restrict c, T* __restrict cs, T* __restrict y) {
+  for (int64_t j = 0; j < H; ++j) y[j] = cs[j] = c[j] = g[H + j] * c[j] + g[j] * g[2 * H + j];
+}
+
+// y = act(c) * o, and h = y.
+template <typename T>
+void LstmOutput(int64_t H, const T* __restrict o, T* __restrict y, T* __restrict h) {
+  for (int64_t j = 0; j < H; ++j) h[j] = y[j] *= o[j];
+}
+
+// One row of the LSTM's backward gate math (the formulas at the top of this file): gt the saved
+// gates [i, f, g, o], dg their own gradients, cp the previous c, dy and dcs the gradients of this
+// step's y and saved c, ac = act(c); updates dc (to dc_prev) and writes dz [4H].
+template <typename T, typename ActGradFn, typename RecGradFn>
+void LstmRowGrad(int64_t H, const T* __restrict gt, const T* __restrict dg, const T* __restrict cp,
+                 const T* __restrict dy, const T* __restrict dcs, const T* __restrict ac, const T* __restrict dh,
+                 T* __restrict dc, T* __restrict dz, ActGradFn act_grad, RecGradFn rec_grad) {
+  for (int64_t j = 0; j < H; ++j) {
+    const T ig = gt[j], f = gt[H + j], gg = gt[2 * H + j], o = gt[3 * H + j];
+    const T dht = dy[j] + dh[j];
+    const T dct = dc[j] + dcs[j] + dht * o * act_grad(ac[j]);
+    dz[j] = (dct * gg + dg[j]) * rec_grad(ig);
+    dz[H + j] = (dct * cp[j] + dg[H + j]) * rec_grad(f);
+    dz[2 * H + j] = (dct * ig + dg[2 * H + j]) * act_grad(gg);
+    dz[3 * H + j] = (dht * ac[j] + dg[3 * H + j]) * rec_grad(o);
+    dc[j] = dct * f;
+  }
 }
 
 // c (+)= op(a) @ op(b) on the pool; op(a) [m, k], op(b) [k, n].
@@ -404,17 +468,14 @@ class SequenceOp : public OpKernel {
         Gemm(pool, h.data(), U, zs, n, GH, H, false, false, /*acc=*/true);
         ForBatch(pool, n, GH, [&](int64_t i) {
           T* g = o.gates + (s * B + r.b0 + i) * GH;  // the saved gates, activated in place
-          const T* zr = zs + i * GH;
-          for (int64_t j = 0; j < GH; ++j) g[j] = zr[j] + bias[j];
+          AddRow<T>(GH, zs + i * GH, bias, g);
           ActRow(cfg_.rec_act, g, 2 * H);  // i, f
           ActRow(cfg_.act, g + 2 * H, H);  // g
           ActRow(cfg_.rec_act, g + 3 * H, H);  // o
-          T* cb = c.data() + i * H;
-          T* cr = o.cs + (s * B + r.b0 + i) * H;
           T* yr = ys + i * H;
-          for (int64_t j = 0; j < H; ++j) yr[j] = cr[j] = cb[j] = g[H + j] * cb[j] + g[j] * g[2 * H + j];
+          LstmCellState<T>(H, g, c.data() + i * H, o.cs + (s * B + r.b0 + i) * H, yr);
           ActRow(cfg_.act, yr, H);
-          for (int64_t j = 0; j < H; ++j) h[i * H + j] = yr[j] *= g[3 * H + j];
+          LstmOutput<T>(H, g + 3 * H, yr, h.data() + i * H);
         });
       } else if (cfg_.cell == RnnCell::kGRU) {
         GruStep(pool, d, r, s, zs, U, bias, ys, o, h, rec, rh);
@@ -581,7 +642,7 @@ class SequenceGradOp : public OpKernel {
     if (cfg_.cell == RnnCell::kGRU) {
       GruGrad(ctx, d, r, pool, g, K, input_grad, dxp, hp, dh, h0.data(), dU, dbias + GH);
     } else {
-      std::vector<T> c0, dc, ac_row;
+      std::vector<T> c0, dc, ac_row, zero_row;
       const T *cs = nullptr, *gates = nullptr;
       if (cfg_.cell == RnnCell::kLSTM) {
         c0 = StateRows<T>(ctx, 2, r, H);
@@ -589,6 +650,7 @@ class SequenceGradOp : public OpKernel {
         gates = in(g.n_in + 4);
         dc.assign(in(g.n_in + g.n_out + 2) + r.b0 * H, in(g.n_in + g.n_out + 2) + (r.b0 + r.n) * H);
         ac_row.resize(n * H);
+        zero_row.assign(GH, T(0));
       }
       for (int64_t end = S; end > 0; end -= K) {
         const int64_t s0 = std::max<int64_t>(0, end - K);
@@ -598,29 +660,15 @@ class SequenceGradOp : public OpKernel {
           if (cfg_.cell == RnnCell::kLSTM) {
             // The gate math of row i, with act' and rec_act' as functors: Keras' default (tanh,
             // sigmoid) gets inlined derivatives the compiler vectorizes, any other pair a switch.
+            // An absent gradient reads zero_row (adding 0, as before).
             auto row_grad = [&](int64_t i, auto act_grad, auto rec_grad) {
               const int64_t row = s * B + r.b0 + i, yrow = (r.b0 + i) * S + s;
-              const T* gt = gates + row * GH;
-              const T* dg = g.dgates ? g.dgates + row * GH : nullptr;
-              const T* cp = s > 0 ? cs + (row - B) * H : c0.data() + i * H;
-              const T* dy = g.dy ? g.dy + yrow * H : nullptr;
-              const T* dcs = g.dcs ? g.dcs + row * H : nullptr;
-              T* dz = dzs + i * GH;
               T* acr = ac_row.data() + i * H;  // act(c) of this step
-              T* dhr = dh.data() + i * H;
-              T* dcr = dc.data() + i * H;
               ActRowTo(cfg_.act, cs + row * H, acr, H);
-              for (int64_t j = 0; j < H; ++j) {
-                const T ig = gt[j], f = gt[H + j], gg = gt[2 * H + j], o = gt[3 * H + j];
-                const T dht = At(dy, j) + dhr[j];
-                const T ac = acr[j];
-                const T dct = dcr[j] + At(dcs, j) + dht * o * act_grad(ac);
-                dz[j] = (dct * gg + At(dg, j)) * rec_grad(ig);
-                dz[H + j] = (dct * cp[j] + At(dg, H + j)) * rec_grad(f);
-                dz[2 * H + j] = (dct * ig + At(dg, 2 * H + j)) * act_grad(gg);
-                dz[3 * H + j] = (dht * ac + At(dg, 3 * H + j)) * rec_grad(o);
-                dcr[j] = dct * f;
-              }
+              LstmRowGrad<T>(H, gates + row * GH, g.dgates ? g.dgates + row * GH : zero_row.data(),
+                             s > 0 ? cs + (row - B) * H : c0.data() + i * H, g.dy ? g.dy + yrow * H : zero_row.data(),
+                             g.dcs ? g.dcs + row * H : zero_row.data(), acr, dh.data() + i * H, dc.data() + i * H,
+                             dzs + i * GH, act_grad, rec_grad);
             };
             const bool keras_default = cfg_.act == RnnActivation::kTanh && cfg_.rec_act == RnnActivation::kSigmoid;
             ForBatch(pool, n, GH, [&](int64_t i) {
