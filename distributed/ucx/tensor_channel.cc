@@ -13,9 +13,10 @@ using Clock = std::chrono::steady_clock;
 
 std::string PeerCounters::ToString() const {
   return fmt::format("sent {} msgs / {} B ({} eager, {} rendezvous, {} staged from device), received {} msgs / {} B "
-                     "({} eager, {} rendezvous, {} of them in place), {} rejected, Recvs waited {} us", messages_sent,
-                     bytes_sent, eager_sent, rendezvous_sent, staged_sent, messages_received, bytes_received,
-                     eager_received, rendezvous_received, received_in_place, rejected, wait_us);
+                     "({} eager, {} of them into posted slots, {} rendezvous, {} of them in place), {} rejected, Recvs waited {} us",
+                     messages_sent, bytes_sent, eager_sent, rendezvous_sent, staged_sent, messages_received,
+                     bytes_received, eager_received, received_in_slot, rendezvous_received, received_in_place, rejected,
+                     wait_us);
 }
 
 TensorChannel::TensorChannel(const UcxTransportOptions& options, int self, ucp_context_h context, UcxWorker* worker,
@@ -100,9 +101,23 @@ void TensorChannel::Shutdown() {
   for (RecvOp* op : in_flight) {
     if (recvs_in_flight_.count(op) && op->request != nullptr) ucp_request_cancel(op->worker, op->request);
   }
-  worker_->ProgressUntil([this] { return recvs_in_flight_.empty(); }, std::chrono::milliseconds(1000));
+  for (RecvOp* op : slot_ops_) {
+    if (op->request != nullptr) ucp_request_cancel(op->worker, op->request);
+  }
+  worker_->ProgressUntil([this] { return recvs_in_flight_.empty() && slots_posted_ == 0; },
+                         std::chrono::milliseconds(1000));
   for (uint8_t* b : header_buffers_) CpuAllocator()->Deallocate(b, HeaderBufferBytes());
   header_buffers_.clear();
+  // Slots UCX still holds (a cancel that did not complete) are left to it rather than freed under it.
+  for (RecvOp* op : slot_ops_) {
+    if (op->request == nullptr) {
+      op->FreeBuffer();
+      delete op;
+    }
+  }
+  slot_ops_.clear();
+  free_slots_.clear();
+  slot_done_.clear();
 }
 
 bool TensorChannel::WaitForSends(std::chrono::milliseconds timeout) const {
@@ -236,7 +251,11 @@ void TensorChannel::PostTensor(SendOp* op) {
     op->pending = 1;
     op->iov[0] = {op->head.data(), op->head.size()};
     op->iov[1] = {op->value.raw_data(), bytes};
-    PostSend(ep, op, op->iov, bytes > 0 ? 2 : 1, ucp_dt_make_iov(), HeaderTag(self_));
+    // Tensors that fit a receive slot go to the slots the peer posted ahead. (Control messages stay
+    // in class 1, in the order they were sent.)
+    const bool slot = options_.receive_slots && op->kind == WireKind::kTensor && bytes <= kEagerCopyBytes &&
+                      op->head.size() + bytes <= kSlotBytes;
+    PostSend(ep, op, op->iov, bytes > 0 ? 2 : 1, ucp_dt_make_iov(), slot ? SmallTag(self_) : HeaderTag(self_));
   } else {
     op->pending = 3;  // header, data, and this function (so an immediate completion cannot free op early)
     PostSend(ep, op, op->head.data(), op->head.size(), ucp_dt_make_contig(1), HeaderTag(self_));
@@ -269,6 +288,7 @@ PeerCounters TensorChannel::Counters(int task) const {
     c.eager_received = s.eager_received;
     c.rendezvous_received = s.rendezvous_received;
     c.received_in_place = s.received_in_place;
+    c.received_in_slot = s.received_in_slot;
     c.wait_us = s.wait_us;
   }
   std::lock_guard<std::mutex> l(mu_);

@@ -78,8 +78,15 @@ class TensorChannel {
   int64_t num_rejected() const;
   DevicePath device_path() const { return device_path_; }
 
-  // Progress thread: receives the header messages waiting in `worker`'s unexpected queue (a poll hook).
+  // Progress thread, a poll hook (outside UCX's callbacks): handles the small messages that landed
+  // in the receive slots (re-posting the slots), then receives the header messages waiting in
+  // `worker`'s unexpected queue.
   void ProbeHeaders(ucp_worker_h worker);
+  // A tensor message whose head and payload together take at most this many bytes, and whose
+  // payload is at most kEagerCopyBytes, goes under SmallTag and lands in one of kSlotsPosted
+  // receives posted ahead (no probe; UCX copies it once, from its transport into the slot).
+  static constexpr size_t kSlotBytes = 4096 + 1024;
+  static constexpr size_t kSlotsPosted = 32;
   // Progress thread: the eager threshold toward `task` (the configured one until set).
   size_t eager_threshold(int task) const { return peers_[task].eager_threshold; }
   void set_eager_threshold(int task, size_t bytes) { peers_[task].eager_threshold = bytes; }
@@ -122,6 +129,10 @@ class TensorChannel {
   // Progress thread: the same for header receives.
   RecvOp* NewHeaderOp(int src_task, ucp_worker_h worker);
   void RecycleHeaderOp(RecvOp* op);
+  // Progress thread: posts receive slots until kSlotsPosted are posted (slots completing inside the
+  // post go to slot_done_), and handles the completed ones (OnHeaderReceived) until none is left.
+  void PostSlots(ucp_worker_h worker);
+  void HandleSlots(ucp_worker_h worker);
 
   // Progress thread: sends `op` once its peer is connected (PostTensor), connecting first if needed.
   void StartSend(SendOp* op);
@@ -181,6 +192,14 @@ class TensorChannel {
   std::set<RecvOp*> recvs_in_flight_;
   std::vector<uint8_t*> header_buffers_;  // free header receive buffers
   std::vector<RecvOp*> free_header_ops_;
+  // Receive slots (kSlotsPosted ops, each with a kSlotBytes buffer, made on first use, kept until
+  // Shutdown): posted, completed and waiting in slot_done_ (UCX's callback only queues them:
+  // handling re-enters UCX, which its 1.13 tcp transport does not survive inside a callback), or
+  // free while being handled.
+  std::vector<RecvOp*> slot_ops_;
+  std::vector<RecvOp*> free_slots_;
+  std::vector<RecvOp*> slot_done_;
+  size_t slots_posted_ = 0;
   std::deque<std::unique_ptr<RecvOp>> rndv_queued_;  // rendezvous headers waiting for the window
   int rndv_in_flight_ops_ = 0;
   size_t rndv_in_flight_bytes_ = 0;
@@ -190,7 +209,7 @@ class TensorChannel {
   struct PeerStats {
     std::atomic<int64_t> messages_sent{0}, bytes_sent{0}, eager_sent{0}, rendezvous_sent{0}, staged_sent{0};
     std::atomic<int64_t> messages_received{0}, bytes_received{0}, eager_received{0}, rendezvous_received{0};
-    std::atomic<int64_t> received_in_place{0};
+    std::atomic<int64_t> received_in_place{0}, received_in_slot{0};
     std::atomic<int64_t> wait_us{0};
   };
   std::unique_ptr<PeerStats[]> stats_;
