@@ -242,23 +242,24 @@ void TensorChannel::PostTensor(SendOp* op) {
   }
   if (op->step_id != kMeasureStep) CountSent(task, bytes, eager, chunked);
   ucp_ep_h ep = data_ep->get();
+  // Tensor messages that fit a receive slot go to the slots the peer posted ahead: small eager ones
+  // and rendezvous headers. (Control messages stay in class 1, in the order they were sent.)
+  const bool slots = options_.receive_slots && op->kind == WireKind::kTensor;
+  const uint64_t head_tag = slots && op->head.size() <= kSlotBytes ? SmallTag(self_) : HeaderTag(self_);
   if (chunked) {
     op->pending = 3;  // header, the staged chunks, and this function
-    PostSend(ep, op, op->head.data(), op->head.size(), ucp_dt_make_contig(1), HeaderTag(self_));
+    PostSend(ep, op, op->head.data(), op->head.size(), ucp_dt_make_contig(1), head_tag);
     SendStaged(task, op, seq, num_chunks);
     op->Complete(Status());
   } else if (eager) {
     op->pending = 1;
     op->iov[0] = {op->head.data(), op->head.size()};
     op->iov[1] = {op->value.raw_data(), bytes};
-    // Tensors that fit a receive slot go to the slots the peer posted ahead. (Control messages stay
-    // in class 1, in the order they were sent.)
-    const bool slot = options_.receive_slots && op->kind == WireKind::kTensor && bytes <= kEagerCopyBytes &&
-                      op->head.size() + bytes <= kSlotBytes;
+    const bool slot = slots && bytes <= kEagerCopyBytes && op->head.size() + bytes <= kSlotBytes;
     PostSend(ep, op, op->iov, bytes > 0 ? 2 : 1, ucp_dt_make_iov(), slot ? SmallTag(self_) : HeaderTag(self_));
   } else {
     op->pending = 3;  // header, data, and this function (so an immediate completion cannot free op early)
-    PostSend(ep, op, op->head.data(), op->head.size(), ucp_dt_make_contig(1), HeaderTag(self_));
+    PostSend(ep, op, op->head.data(), op->head.size(), ucp_dt_make_contig(1), head_tag);
     // A tensor in a chunk we registered (one received here, sent on): its handle; else UCX's rcache.
     PostSend(ep, op, op->value.raw_data(), bytes, ucp_dt_make_contig(1), DataTag(self_, seq),
              registry_->Find(op->value.raw_data(), bytes));

@@ -83,8 +83,9 @@ class TensorChannel {
   // `worker`'s unexpected queue.
   void ProbeHeaders(ucp_worker_h worker);
   // A tensor message whose head and payload together take at most this many bytes, and whose
-  // payload is at most kEagerCopyBytes, goes under SmallTag and lands in one of kSlotsPosted
-  // receives posted ahead (no probe; UCX copies it once, from its transport into the slot).
+  // payload is at most kEagerCopyBytes (a rendezvous header: whose head does), goes under SmallTag
+  // and lands in one of kSlotsPosted receives posted ahead (no probe; UCX copies it once, from its
+  // transport into the slot).
   static constexpr size_t kSlotBytes = 4096 + 1024;
   static constexpr size_t kSlotsPosted = 32;
   // Progress thread: the eager threshold toward `task` (the configured one until set).
@@ -133,6 +134,10 @@ class TensorChannel {
   // post go to slot_done_), and handles the completed ones (OnHeaderReceived) until none is left.
   void PostSlots(ucp_worker_h worker);
   void HandleSlots(ucp_worker_h worker);
+  // Progress thread: receives one header message matching (tag, mask) waiting in UCX's unexpected
+  // queue; false when there is none.
+  bool ProbeOne(ucp_worker_h worker, uint64_t tag, uint64_t mask);
+  static constexpr uint64_t kWildcardProbeRounds = 64;
 
   // Progress thread: sends `op` once its peer is connected (PostTensor), connecting first if needed.
   void StartSend(SendOp* op);
@@ -200,6 +205,7 @@ class TensorChannel {
   std::vector<RecvOp*> free_slots_;
   std::vector<RecvOp*> slot_done_;
   size_t slots_posted_ = 0;
+  uint64_t probe_calls_ = 0;
   std::deque<std::unique_ptr<RecvOp>> rndv_queued_;  // rendezvous headers waiting for the window
   int rndv_in_flight_ops_ = 0;
   size_t rndv_in_flight_bytes_ = 0;

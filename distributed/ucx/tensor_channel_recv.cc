@@ -53,49 +53,66 @@ size_t TensorChannel::HeaderBufferBytes() const {
 // crashed when our handling re-entered it from there.)
 void TensorChannel::ProbeHeaders(ucp_worker_h worker) {
   if (!slot_done_.empty() || slots_posted_ < kSlotsPosted) HandleSlots(worker);
-  for (;;) {
-    ucp_tag_recv_info_t info{};
-    ucp_tag_message_h msg = ucp_tag_probe_nb(worker, kTagClassHeader, kTagClassMask, 1, &info);
-    if (msg == nullptr) return;
-    RecvOp* op = NewHeaderOp(TagSourceTask(info.sender_tag), worker);
-    op->buffer_bytes = HeaderBufferBytes();
-    if (!header_buffers_.empty()) {
-      op->buffer = header_buffers_.back();
-      header_buffers_.pop_back();
-    } else {
-      op->buffer = static_cast<uint8_t*>(CpuAllocator()->Allocate(op->buffer_bytes));
-    }
-    ucp_request_param_t param{};
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-    param.cb.recv = &TensorChannel::RecvCallback;
-    param.user_data = op;
-    void* target = op->buffer;
-    if (info.length > op->buffer_bytes) {
-      // Longer than any valid message: its prefix is kept (PrefixUnpack) and the rest dropped, so
-      // that it is rejected naming its key without allocating what it claims.
-      const bool authenticating = !connector_->key().insecure() && options_.authenticate_messages;
-      const int src = op->src_task;
-      const SipHash24* key = src >= 0 && src < options_.cluster.NumTasks() && src != self_ ? connector_->RecvKey(src)
-                                                                                             : nullptr;
-      if (authenticating && key != nullptr) op->mac.emplace(*key);
-      param.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
-      param.datatype = prefix_datatype_;
-      target = op;
-    }
-    op->in_post = true;
-    ucs_status_ptr_t req = ucp_tag_msg_recv_nbx(worker, target, info.length, msg, &param);
-    op->in_post = false;
-    if (op->done_in_post) {
-      OnHeaderReceived(op, op->post_status, op->post_length);
-    } else if (req == nullptr) {
-      OnHeaderReceived(op, UCS_OK, info.length);
-    } else if (UCS_PTR_IS_ERR(req)) {
-      OnHeaderReceived(op, UCS_PTR_STATUS(req), 0);
-    } else {
-      op->request = req;
-      recvs_in_flight_.insert(op);
+  // Each connected peer's headers by their exact tag: a hash lookup in UCX's unexpected queue. A
+  // masked probe walks that queue from its head past every rendezvous request (RTS) whose receive
+  // is not posted yet, those the window holds back, and did so on every round. Every
+  // kWildcardProbeRounds-th call probes the whole class too, for tags that name no connected peer
+  // (rejected when received).
+  const int num_tasks = options_.cluster.NumTasks();
+  for (int task = 0; task < num_tasks; ++task) {
+    if (task == self_ || connector_->DataEndpoint(task) == nullptr) continue;
+    while (ProbeOne(worker, HeaderTag(task), ~uint64_t{0})) {
     }
   }
+  if (++probe_calls_ % kWildcardProbeRounds == 0) {
+    while (ProbeOne(worker, kTagClassHeader, kTagClassMask)) {
+    }
+  }
+}
+
+bool TensorChannel::ProbeOne(ucp_worker_h worker, uint64_t tag, uint64_t mask) {
+  ucp_tag_recv_info_t info{};
+  ucp_tag_message_h msg = ucp_tag_probe_nb(worker, tag, mask, 1, &info);
+  if (msg == nullptr) return false;
+  RecvOp* op = NewHeaderOp(TagSourceTask(info.sender_tag), worker);
+  op->buffer_bytes = HeaderBufferBytes();
+  if (!header_buffers_.empty()) {
+    op->buffer = header_buffers_.back();
+    header_buffers_.pop_back();
+  } else {
+    op->buffer = static_cast<uint8_t*>(CpuAllocator()->Allocate(op->buffer_bytes));
+  }
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  param.cb.recv = &TensorChannel::RecvCallback;
+  param.user_data = op;
+  void* target = op->buffer;
+  if (info.length > op->buffer_bytes) {
+    // Longer than any valid message: its prefix is kept (PrefixUnpack) and the rest dropped, so
+    // that it is rejected naming its key without allocating what it claims.
+    const bool authenticating = !connector_->key().insecure() && options_.authenticate_messages;
+    const int src = op->src_task;
+    const SipHash24* key = src >= 0 && src < options_.cluster.NumTasks() && src != self_ ? connector_->RecvKey(src)
+                                                                                           : nullptr;
+    if (authenticating && key != nullptr) op->mac.emplace(*key);
+    param.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+    param.datatype = prefix_datatype_;
+    target = op;
+  }
+  op->in_post = true;
+  ucs_status_ptr_t req = ucp_tag_msg_recv_nbx(worker, target, info.length, msg, &param);
+  op->in_post = false;
+  if (op->done_in_post) {
+    OnHeaderReceived(op, op->post_status, op->post_length);
+  } else if (req == nullptr) {
+    OnHeaderReceived(op, UCS_OK, info.length);
+  } else if (UCS_PTR_IS_ERR(req)) {
+    OnHeaderReceived(op, UCS_PTR_STATUS(req), 0);
+  } else {
+    op->request = req;
+    recvs_in_flight_.insert(op);
+  }
+  return true;
 }
 
 void TensorChannel::PostSlots(ucp_worker_h worker) {
@@ -345,6 +362,7 @@ void TensorChannel::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t len
   }
   const auto kind = static_cast<WireKind>(m.header.kind);
   const uint64_t step = m.header.step_id;
+  if (op->slot && step != kMeasureStep) stats_[op->src_task].received_in_slot.fetch_add(1, std::memory_order_relaxed);
   if (m.is_dead || m.eager) {
     Tensor value;
     const size_t n = m.header.payload_bytes;
@@ -373,7 +391,6 @@ void TensorChannel::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t len
       }
     }
     CountReceived(op->src_task, step, m.header.payload_bytes, true);
-    if (op->slot && step != kMeasureStep) stats_[op->src_task].received_in_slot.fetch_add(1, std::memory_order_relaxed);
     Deliver(op->src_task, step, m.key, Status(), value, m.is_dead, kind);
     return;
   }
