@@ -9,9 +9,10 @@
 //
 // Small tensors (payload <= the peer's eager threshold, set_eager_threshold) go eagerly: one
 // message, header + data as a two-part iov (no copy on the sender), received into a reused
-// 64-byte-aligned buffer (payloads up to kEagerCopyBytes are copied out into a tensor of the
-// small-tensor pool, SmallTensorPool: no allocation but the shape's; larger ones keep the
-// buffer). Send ops, header receive ops and their strings are reused too. Larger ones go as a header, after which the receiver allocates the tensor from its
+// 64-byte-aligned buffer: a receive slot posted ahead when the message fits one (kSlotBytes;
+// rendezvous headers too), else a probed receive (payloads up to kEagerCopyBytes are copied out
+// into a tensor of the small-tensor pool, SmallTensorPool: no allocation but the shape's; larger
+// ones keep the buffer). Send ops, header receive ops and their strings are reused too. Larger ones go as a header, after which the receiver allocates the tensor from its
 // registered receive pool (or takes the one ReceiveInto named) and posts a receive for the data tag
 // into it (at most rendezvous_window_bytes at once); the data message is large enough for UCX to
 // use its rendezvous protocol, so the bytes land directly in the receiver's tensor. Device tensors:

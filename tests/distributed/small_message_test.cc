@@ -5,7 +5,9 @@
 //   pool keeps (its buffers are reused only once no tensor shares them);
 // - in the steady state received tensors reuse a bounded set of buffers;
 // - the heap allocations per round trip (one Send and one Recv of this process, core/heap_count.h)
-//   stay within kMaxAllocsPerRoundTrip. Before issue 22 a round trip cost 19 here (bench/README.md).
+//   stay within kMaxAllocsPerRoundTrip. Before issue 22 a round trip cost 19 here (bench/README.md);
+// - every small tensor lands in a receive slot posted ahead, and the slots reject what does not fit
+//   one, fails its MAC or names no task, while tensors up to a slot's edge (and past it) arrive.
 // Every wait is bounded; the child is killed if the test fails.
 #include <doctest/doctest.h>
 
