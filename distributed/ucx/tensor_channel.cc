@@ -13,10 +13,10 @@ using Clock = std::chrono::steady_clock;
 
 std::string PeerCounters::ToString() const {
   return fmt::format("sent {} msgs / {} B ({} eager, {} rendezvous, {} staged from device), received {} msgs / {} B "
-                     "({} eager, {} of them into posted slots, {} rendezvous, {} of them in place), {} rejected, Recvs waited {} us",
-                     messages_sent, bytes_sent, eager_sent, rendezvous_sent, staged_sent, messages_received,
-                     bytes_received, eager_received, received_in_slot, rendezvous_received, received_in_place, rejected,
-                     wait_us);
+                     "({} eager, {} rendezvous, {} of them in place, {} headers through receive slots), {} rejected, "
+                     "Recvs waited {} us", messages_sent, bytes_sent, eager_sent, rendezvous_sent, staged_sent,
+                     messages_received, bytes_received, eager_received, rendezvous_received, received_in_place,
+                     received_in_slot, rejected, wait_us);
 }
 
 TensorChannel::TensorChannel(const UcxTransportOptions& options, int self, ucp_context_h context, UcxWorker* worker,

@@ -115,7 +115,8 @@ struct PeerCounters {
   int64_t messages_sent = 0, bytes_sent = 0, eager_sent = 0, rendezvous_sent = 0;
   int64_t messages_received = 0, bytes_received = 0, eager_received = 0, rendezvous_received = 0;
   int64_t received_in_place = 0;  // rendezvous receives that landed in the receiver's tensor (ReceiveInto)
-  int64_t received_in_slot = 0;   // eager messages that landed in a receive posted ahead (no probe)
+  int64_t received_in_slot = 0;   // header messages (small tensors, rendezvous headers) that landed in a
+                                  // receive slot posted ahead (no probe)
   int64_t staged_sent = 0;     // device tensors sent through host bounce buffers (also in rendezvous_sent)
   int64_t rejected = 0;        // malformed messages from this peer (unauthenticated ones included)
   int64_t unauthenticated = 0; // header messages whose MAC did not verify
