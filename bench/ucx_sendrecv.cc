@@ -5,7 +5,7 @@
 // <= 3x its latency at 8 B.
 //
 //   build/bench_ucx_sendrecv [--transport sm|tcp|both] [--reps 3] [--eager BYTES] [--measure 1|0]
-//                            [--only bw|lat] [--perftest 1|0] [--auth mac|handshake|off]
+//                            [--only bw|bw64|lat] [--perftest 1|0] [--auth mac|handshake|off]
 //
 // --eager: the eager threshold (with --measure 1, the default, its upper bound: the threshold is
 // measured on the live endpoint at connection and printed). --help also lists the WEFT_UCX_*
@@ -53,7 +53,7 @@ std::string Key(int src, int dst, const std::string& name) {
 }
 
 bool g_measure = true;
-// --only: "bw" or "lat" runs that half only (profiling); "" runs both.
+// --only: "bw" or "lat" runs that half only, "bw64" the 64 KiB bandwidth alone (profiling); "" runs all.
 std::string g_only;
 bool g_perftest = true;  // --perftest 0: weft alone (profiling)
 // --auth: "mac" (a cluster secret, every header message MAC'd: the default), "handshake" (the
@@ -137,7 +137,7 @@ std::vector<double> RunWeft(UcxRendezvousMgr& mgr, int task, uint64_t* step) {
   std::vector<double> out;
   double allocs_64k = 0;
   for (const Size& size : kSizes) {
-    if (g_only == "lat") {
+    if (g_only == "lat" || (g_only == "bw64" && &size != &kSizes[0])) {
       out.push_back(0);
       continue;
     }
@@ -176,7 +176,7 @@ std::vector<double> RunWeft(UcxRendezvousMgr& mgr, int task, uint64_t* step) {
     }
     mgr.Cleanup(*step);
   }
-  if (g_only == "bw") {
+  if (g_only == "bw" || g_only == "bw64") {
     out.insert(out.end(), {0, 0, allocs_64k});
     return out;
   }
@@ -313,9 +313,10 @@ void Bench(const std::string& name, const std::string& weft_tls, const std::stri
       std::fprintf(stderr, "run %d: weft %.0f / %.0f / %.0f MB/s, %.2f us, %.2f / %.2f heap allocations per message\n",
                    rep + 1, w[0], w[1], w[2], w[3], w[4], w[5]);
       for (int i = 0; i < 3; ++i) {
-        perf[i].push_back(g_perftest && g_only != "lat" ? RunPerftest(perftest_tls, "tag_bw", kSizes[i].bytes, kSizes[i].count) : 0);
+        const bool run = g_perftest && g_only != "lat" && (g_only != "bw64" || i == 0);
+        perf[i].push_back(run ? RunPerftest(perftest_tls, "tag_bw", kSizes[i].bytes, kSizes[i].count) : 0);
       }
-      perf[3].push_back(g_perftest && g_only != "bw" ? RunPerftest(perftest_tls, "tag_lat", 8, kPingPongs) : 0);
+      perf[3].push_back(g_perftest && g_only != "bw" && g_only != "bw64" ? RunPerftest(perftest_tls, "tag_lat", 8, kPingPongs) : 0);
     }
     std::printf("\n%s: weft UCX_TLS=%s, ucx_perftest UCX_TLS=%s, eager threshold %s %zu B, %d interleaved runs "
                 "(medians)\n", name.c_str(), weft_tls.c_str(), perftest_tls.c_str(),
@@ -351,7 +352,7 @@ int main(int argc, char** argv) {
       return Child(std::stoi(argv[2]), std::stoi(argv[3]), argv[4], std::stoul(argv[5]), std::stoi(argv[6]));
     }
     constexpr const char* kUsage =
-        "--transport sm|tcp|both, --reps N, --eager BYTES, --measure 1|0, --only bw|lat, --perftest 1|0, "
+        "--transport sm|tcp|both, --reps N, --eager BYTES, --measure 1|0, --only bw|bw64|lat, --perftest 1|0, "
         "--auth mac|handshake|off";
     if (argc == 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
       std::printf("build/bench_ucx_sendrecv [%s]\nEnvironment overrides (distributed/ucx/environment.h):\n%s", kUsage,

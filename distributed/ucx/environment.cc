@@ -43,6 +43,8 @@ const std::vector<Variable>& Variables() {
        [](UcxTransportOptions* o, uint64_t v) { o->eager_threshold = v; }},
       {"WEFT_UCX_MEASURE", Kind::kBool, "UcxTransportOptions::measure_eager_threshold",
        [](UcxTransportOptions* o, uint64_t v) { o->measure_eager_threshold = v != 0; }},
+      {"WEFT_UCX_SLOTS", Kind::kBool, "UcxTransportOptions::receive_slots: small tensors to receives posted ahead",
+       [](UcxTransportOptions* o, uint64_t v) { o->receive_slots = v != 0; }},
       {"WEFT_UCX_WINDOW", Kind::kCount, "UcxTransportOptions::rendezvous_window_bytes",
        [](UcxTransportOptions* o, uint64_t v) { o->rendezvous_window_bytes = v; }},
       {"WEFT_UCX_LOG", Kind::kBool, "UcxTransportOptions::log_thresholds: print each settled threshold on stderr",

@@ -13,9 +13,10 @@ using Clock = std::chrono::steady_clock;
 
 std::string PeerCounters::ToString() const {
   return fmt::format("sent {} msgs / {} B ({} eager, {} rendezvous, {} staged from device), received {} msgs / {} B "
-                     "({} eager, {} rendezvous, {} of them in place), {} rejected, Recvs waited {} us", messages_sent,
-                     bytes_sent, eager_sent, rendezvous_sent, staged_sent, messages_received, bytes_received,
-                     eager_received, rendezvous_received, received_in_place, rejected, wait_us);
+                     "({} eager, {} rendezvous, {} of them in place, {} headers through receive slots), {} rejected, "
+                     "Recvs waited {} us", messages_sent, bytes_sent, eager_sent, rendezvous_sent, staged_sent,
+                     messages_received, bytes_received, eager_received, rendezvous_received, received_in_place,
+                     received_in_slot, rejected, wait_us);
 }
 
 TensorChannel::TensorChannel(const UcxTransportOptions& options, int self, ucp_context_h context, UcxWorker* worker,
@@ -100,9 +101,23 @@ void TensorChannel::Shutdown() {
   for (RecvOp* op : in_flight) {
     if (recvs_in_flight_.count(op) && op->request != nullptr) ucp_request_cancel(op->worker, op->request);
   }
-  worker_->ProgressUntil([this] { return recvs_in_flight_.empty(); }, std::chrono::milliseconds(1000));
+  for (RecvOp* op : slot_ops_) {
+    if (op->request != nullptr) ucp_request_cancel(op->worker, op->request);
+  }
+  worker_->ProgressUntil([this] { return recvs_in_flight_.empty() && slots_posted_ == 0; },
+                         std::chrono::milliseconds(1000));
   for (uint8_t* b : header_buffers_) CpuAllocator()->Deallocate(b, HeaderBufferBytes());
   header_buffers_.clear();
+  // Slots UCX still holds (a cancel that did not complete) are left to it rather than freed under it.
+  for (RecvOp* op : slot_ops_) {
+    if (op->request == nullptr) {
+      op->FreeBuffer();
+      delete op;
+    }
+  }
+  slot_ops_.clear();
+  free_slots_.clear();
+  slot_done_.clear();
 }
 
 bool TensorChannel::WaitForSends(std::chrono::milliseconds timeout) const {
@@ -227,19 +242,24 @@ void TensorChannel::PostTensor(SendOp* op) {
   }
   if (op->step_id != kMeasureStep) CountSent(task, bytes, eager, chunked);
   ucp_ep_h ep = data_ep->get();
+  // Tensor messages that fit a receive slot go to the slots the peer posted ahead: small eager ones
+  // and rendezvous headers. (Control messages stay in class 1, in the order they were sent.)
+  const bool slots = options_.receive_slots && op->kind == WireKind::kTensor;
+  const uint64_t head_tag = slots && op->head.size() <= kSlotBytes ? SmallTag(self_) : HeaderTag(self_);
   if (chunked) {
     op->pending = 3;  // header, the staged chunks, and this function
-    PostSend(ep, op, op->head.data(), op->head.size(), ucp_dt_make_contig(1), HeaderTag(self_));
+    PostSend(ep, op, op->head.data(), op->head.size(), ucp_dt_make_contig(1), head_tag);
     SendStaged(task, op, seq, num_chunks);
     op->Complete(Status());
   } else if (eager) {
     op->pending = 1;
     op->iov[0] = {op->head.data(), op->head.size()};
     op->iov[1] = {op->value.raw_data(), bytes};
-    PostSend(ep, op, op->iov, bytes > 0 ? 2 : 1, ucp_dt_make_iov(), HeaderTag(self_));
+    const bool slot = slots && bytes <= kEagerCopyBytes && op->head.size() + bytes <= kSlotBytes;
+    PostSend(ep, op, op->iov, bytes > 0 ? 2 : 1, ucp_dt_make_iov(), slot ? SmallTag(self_) : HeaderTag(self_));
   } else {
     op->pending = 3;  // header, data, and this function (so an immediate completion cannot free op early)
-    PostSend(ep, op, op->head.data(), op->head.size(), ucp_dt_make_contig(1), HeaderTag(self_));
+    PostSend(ep, op, op->head.data(), op->head.size(), ucp_dt_make_contig(1), head_tag);
     // A tensor in a chunk we registered (one received here, sent on): its handle; else UCX's rcache.
     PostSend(ep, op, op->value.raw_data(), bytes, ucp_dt_make_contig(1), DataTag(self_, seq),
              registry_->Find(op->value.raw_data(), bytes));
@@ -269,6 +289,7 @@ PeerCounters TensorChannel::Counters(int task) const {
     c.eager_received = s.eager_received;
     c.rendezvous_received = s.rendezvous_received;
     c.received_in_place = s.received_in_place;
+    c.received_in_slot = s.received_in_slot;
     c.wait_us = s.wait_us;
   }
   std::lock_guard<std::mutex> l(mu_);

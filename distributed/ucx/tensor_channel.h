@@ -9,9 +9,10 @@
 //
 // Small tensors (payload <= the peer's eager threshold, set_eager_threshold) go eagerly: one
 // message, header + data as a two-part iov (no copy on the sender), received into a reused
-// 64-byte-aligned buffer (payloads up to kEagerCopyBytes are copied out into a tensor of the
-// small-tensor pool, SmallTensorPool: no allocation but the shape's; larger ones keep the
-// buffer). Send ops, header receive ops and their strings are reused too. Larger ones go as a header, after which the receiver allocates the tensor from its
+// 64-byte-aligned buffer: a receive slot posted ahead when the message fits one (kSlotBytes;
+// rendezvous headers too), else a probed receive (payloads up to kEagerCopyBytes are copied out
+// into a tensor of the small-tensor pool, SmallTensorPool: no allocation but the shape's; larger
+// ones keep the buffer). Send ops, header receive ops and their strings are reused too. Larger ones go as a header, after which the receiver allocates the tensor from its
 // registered receive pool (or takes the one ReceiveInto named) and posts a receive for the data tag
 // into it (at most rendezvous_window_bytes at once); the data message is large enough for UCX to
 // use its rendezvous protocol, so the bytes land directly in the receiver's tensor. Device tensors:
@@ -78,8 +79,16 @@ class TensorChannel {
   int64_t num_rejected() const;
   DevicePath device_path() const { return device_path_; }
 
-  // Progress thread: receives the header messages waiting in `worker`'s unexpected queue (a poll hook).
+  // Progress thread, a poll hook (outside UCX's callbacks): handles the small messages that landed
+  // in the receive slots (re-posting the slots), then receives the header messages waiting in
+  // `worker`'s unexpected queue.
   void ProbeHeaders(ucp_worker_h worker);
+  // A tensor message whose head and payload together take at most this many bytes, and whose
+  // payload is at most kEagerCopyBytes (a rendezvous header: whose head does), goes under SmallTag
+  // and lands in one of kSlotsPosted receives posted ahead (no probe; UCX copies it once, from its
+  // transport into the slot).
+  static constexpr size_t kSlotBytes = 4096 + 1024;
+  static constexpr size_t kSlotsPosted = 32;
   // Progress thread: the eager threshold toward `task` (the configured one until set).
   size_t eager_threshold(int task) const { return peers_[task].eager_threshold; }
   void set_eager_threshold(int task, size_t bytes) { peers_[task].eager_threshold = bytes; }
@@ -122,6 +131,14 @@ class TensorChannel {
   // Progress thread: the same for header receives.
   RecvOp* NewHeaderOp(int src_task, ucp_worker_h worker);
   void RecycleHeaderOp(RecvOp* op);
+  // Progress thread: posts receive slots until kSlotsPosted are posted (slots completing inside the
+  // post go to slot_done_), and handles the completed ones (OnHeaderReceived) until none is left.
+  void PostSlots(ucp_worker_h worker);
+  void HandleSlots(ucp_worker_h worker);
+  // Progress thread: receives one header message matching (tag, mask) waiting in UCX's unexpected
+  // queue; false when there is none.
+  bool ProbeOne(ucp_worker_h worker, uint64_t tag, uint64_t mask);
+  static constexpr uint64_t kWildcardProbeRounds = 64;
 
   // Progress thread: sends `op` once its peer is connected (PostTensor), connecting first if needed.
   void StartSend(SendOp* op);
@@ -181,6 +198,15 @@ class TensorChannel {
   std::set<RecvOp*> recvs_in_flight_;
   std::vector<uint8_t*> header_buffers_;  // free header receive buffers
   std::vector<RecvOp*> free_header_ops_;
+  // Receive slots (kSlotsPosted ops, each with a kSlotBytes buffer, made on first use, kept until
+  // Shutdown): posted, completed and waiting in slot_done_ (UCX's callback only queues them:
+  // handling re-enters UCX, which its 1.13 tcp transport does not survive inside a callback), or
+  // free while being handled.
+  std::vector<RecvOp*> slot_ops_;
+  std::vector<RecvOp*> free_slots_;
+  std::vector<RecvOp*> slot_done_;
+  size_t slots_posted_ = 0;
+  uint64_t probe_calls_ = 0;
   std::deque<std::unique_ptr<RecvOp>> rndv_queued_;  // rendezvous headers waiting for the window
   int rndv_in_flight_ops_ = 0;
   size_t rndv_in_flight_bytes_ = 0;
@@ -190,7 +216,7 @@ class TensorChannel {
   struct PeerStats {
     std::atomic<int64_t> messages_sent{0}, bytes_sent{0}, eager_sent{0}, rendezvous_sent{0}, staged_sent{0};
     std::atomic<int64_t> messages_received{0}, bytes_received{0}, eager_received{0}, rendezvous_received{0};
-    std::atomic<int64_t> received_in_place{0};
+    std::atomic<int64_t> received_in_place{0}, received_in_slot{0};
     std::atomic<int64_t> wait_us{0};
   };
   std::unique_ptr<PeerStats[]> stats_;

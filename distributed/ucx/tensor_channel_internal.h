@@ -205,6 +205,7 @@ struct TensorChannel::RecvOp {
   TensorChannel* channel;
   int src_task;
   bool is_header;
+  bool slot = false;  // a receive slot (header op posted ahead, its buffer kept): TensorChannel::PostSlots
   void* request = nullptr;
   ucp_worker_h worker = nullptr;  // the ucp worker the receive was posted on (data or connection manager)
   // Header receives: the message buffer (CpuAllocator, 64-byte aligned).

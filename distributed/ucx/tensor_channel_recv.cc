@@ -12,8 +12,21 @@ using Clock = std::chrono::steady_clock;
 void TensorChannel::RecvCallback(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info, void* user_data) {
   auto* op = static_cast<RecvOp*>(user_data);
   const size_t length = info != nullptr ? info->length : 0;
+  const uint64_t sender_tag = info != nullptr ? info->sender_tag : ~uint64_t{0};  // (info lives in the request)
   op->request = nullptr;
   ucp_request_free(request);
+  if (op->slot) {  // queued for HandleSlots: no handling inside UCX's callback
+    op->src_task = info != nullptr ? TagSourceTask(sender_tag) : -1;
+    op->post_status = status;
+    op->post_length = length;
+    if (op->in_post) {
+      op->done_in_post = true;
+    } else {
+      op->channel->slots_posted_--;
+      op->channel->slot_done_.push_back(op);
+    }
+    return;
+  }
   if (op->in_post) {
     op->done_in_post = true;
     op->post_status = status;
@@ -39,48 +52,122 @@ size_t TensorChannel::HeaderBufferBytes() const {
 // here. (Receives posted ahead would complete inside UCX's transports, and UCX 1.13's tcp transport
 // crashed when our handling re-entered it from there.)
 void TensorChannel::ProbeHeaders(ucp_worker_h worker) {
-  for (;;) {
-    ucp_tag_recv_info_t info{};
-    ucp_tag_message_h msg = ucp_tag_probe_nb(worker, kTagClassHeader, kTagClassMask, 1, &info);
-    if (msg == nullptr) return;
-    RecvOp* op = NewHeaderOp(TagSourceTask(info.sender_tag), worker);
-    op->buffer_bytes = HeaderBufferBytes();
-    if (!header_buffers_.empty()) {
-      op->buffer = header_buffers_.back();
-      header_buffers_.pop_back();
-    } else {
-      op->buffer = static_cast<uint8_t*>(CpuAllocator()->Allocate(op->buffer_bytes));
+  if (!slot_done_.empty() || slots_posted_ < kSlotsPosted) HandleSlots(worker);
+  // Each connected peer's headers by their exact tag: a hash lookup in UCX's unexpected queue. A
+  // masked probe walks that queue from its head past every rendezvous request (RTS) whose receive
+  // is not posted yet, those the window holds back, and did so on every round. Every
+  // kWildcardProbeRounds-th call probes the whole class too, for tags that name no connected peer
+  // (rejected when received).
+  const int num_tasks = options_.cluster.NumTasks();
+  for (int task = 0; task < num_tasks; ++task) {
+    if (task == self_ || connector_->DataEndpoint(task) == nullptr) continue;
+    while (ProbeOne(worker, HeaderTag(task), ~uint64_t{0})) {
     }
+  }
+  if (++probe_calls_ % kWildcardProbeRounds == 0) {
+    while (ProbeOne(worker, kTagClassHeader, kTagClassMask)) {
+    }
+  }
+}
+
+bool TensorChannel::ProbeOne(ucp_worker_h worker, uint64_t tag, uint64_t mask) {
+  ucp_tag_recv_info_t info{};
+  ucp_tag_message_h msg = ucp_tag_probe_nb(worker, tag, mask, 1, &info);
+  if (msg == nullptr) return false;
+  RecvOp* op = NewHeaderOp(TagSourceTask(info.sender_tag), worker);
+  op->buffer_bytes = HeaderBufferBytes();
+  if (!header_buffers_.empty()) {
+    op->buffer = header_buffers_.back();
+    header_buffers_.pop_back();
+  } else {
+    op->buffer = static_cast<uint8_t*>(CpuAllocator()->Allocate(op->buffer_bytes));
+  }
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  param.cb.recv = &TensorChannel::RecvCallback;
+  param.user_data = op;
+  void* target = op->buffer;
+  if (info.length > op->buffer_bytes) {
+    // Longer than any valid message: its prefix is kept (PrefixUnpack) and the rest dropped, so
+    // that it is rejected naming its key without allocating what it claims.
+    const bool authenticating = !connector_->key().insecure() && options_.authenticate_messages;
+    const int src = op->src_task;
+    const SipHash24* key = src >= 0 && src < options_.cluster.NumTasks() && src != self_ ? connector_->RecvKey(src)
+                                                                                           : nullptr;
+    if (authenticating && key != nullptr) op->mac.emplace(*key);
+    param.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+    param.datatype = prefix_datatype_;
+    target = op;
+  }
+  op->in_post = true;
+  ucs_status_ptr_t req = ucp_tag_msg_recv_nbx(worker, target, info.length, msg, &param);
+  op->in_post = false;
+  if (op->done_in_post) {
+    OnHeaderReceived(op, op->post_status, op->post_length);
+  } else if (req == nullptr) {
+    OnHeaderReceived(op, UCS_OK, info.length);
+  } else if (UCS_PTR_IS_ERR(req)) {
+    OnHeaderReceived(op, UCS_PTR_STATUS(req), 0);
+  } else {
+    op->request = req;
+    recvs_in_flight_.insert(op);
+  }
+  return true;
+}
+
+void TensorChannel::PostSlots(ucp_worker_h worker) {
+  while (!shutting_down_ && slots_posted_ < kSlotsPosted) {
+    RecvOp* op;
+    if (!free_slots_.empty()) {
+      op = free_slots_.back();
+      free_slots_.pop_back();
+    } else if (slot_ops_.size() < kSlotsPosted) {
+      op = new RecvOp{this, -1, true};
+      op->slot = true;
+      op->buffer_bytes = kSlotBytes;
+      op->buffer = static_cast<uint8_t*>(CpuAllocator()->Allocate(kSlotBytes));
+      slot_ops_.reserve(kSlotsPosted);
+      slot_done_.reserve(kSlotsPosted);
+      free_slots_.reserve(kSlotsPosted);
+      slot_ops_.push_back(op);
+    } else {
+      return;  // the others are being handled; they are posted again after that
+    }
+    // No immediate completion: the callback reports every outcome with the sender's tag.
     ucp_request_param_t param{};
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
     param.cb.recv = &TensorChannel::RecvCallback;
     param.user_data = op;
-    void* target = op->buffer;
-    if (info.length > op->buffer_bytes) {
-      // Longer than any valid message: its prefix is kept (PrefixUnpack) and the rest dropped, so
-      // that it is rejected naming its key without allocating what it claims.
-      const bool authenticating = !connector_->key().insecure() && options_.authenticate_messages;
-      const int src = op->src_task;
-      const SipHash24* key = src >= 0 && src < options_.cluster.NumTasks() && src != self_ ? connector_->RecvKey(src)
-                                                                                             : nullptr;
-      if (authenticating && key != nullptr) op->mac.emplace(*key);
-      param.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
-      param.datatype = prefix_datatype_;
-      target = op;
-    }
+    op->worker = worker;
     op->in_post = true;
-    ucs_status_ptr_t req = ucp_tag_msg_recv_nbx(worker, target, info.length, msg, &param);
+    op->done_in_post = false;
+    ucs_status_ptr_t req = ucp_tag_recv_nbx(worker, op->buffer, kSlotBytes, kTagClassSmall, kTagClassMask, &param);
     op->in_post = false;
-    if (op->done_in_post) {
-      OnHeaderReceived(op, op->post_status, op->post_length);
-    } else if (req == nullptr) {
-      OnHeaderReceived(op, UCS_OK, info.length);
-    } else if (UCS_PTR_IS_ERR(req)) {
-      OnHeaderReceived(op, UCS_PTR_STATUS(req), 0);
+    if (op->done_in_post) {  // matched a message that was waiting: the callback recorded the outcome
+      slot_done_.push_back(op);
+    } else if (req == nullptr || UCS_PTR_IS_ERR(req)) {
+      free_slots_.push_back(op);
+      std::lock_guard<std::mutex> l(mu_);
+      last_rejection_ = UcxStatus(req == nullptr ? UCS_ERR_NO_PROGRESS : UCS_PTR_STATUS(req), "posting a receive slot");
+      return;  // tried again on the next round
     } else {
       op->request = req;
-      recvs_in_flight_.insert(op);
+      slots_posted_++;
     }
+  }
+}
+
+void TensorChannel::HandleSlots(ucp_worker_h worker) {
+  for (;;) {
+    // By index: a handler that progresses the worker may queue more.
+    for (size_t i = 0; i < slot_done_.size(); ++i) {
+      RecvOp* op = slot_done_[i];
+      OnHeaderReceived(op, op->post_status, op->post_length);  // back to free_slots_
+    }
+    slot_done_.clear();
+    if (shutting_down_) return;
+    PostSlots(worker);
+    if (slot_done_.empty()) return;
   }
 }
 
@@ -98,6 +185,12 @@ TensorChannel::RecvOp* TensorChannel::NewHeaderOp(int src_task, ucp_worker_h wor
 }
 
 void TensorChannel::RecycleHeaderOp(RecvOp* op) {
+  if (op->slot) {  // keeps its buffer: posted again by PostSlots
+    op->claimed_bytes = 0;
+    op->mac.reset();
+    free_slots_.push_back(op);
+    return;
+  }
   op->FreeBuffer();  // (RecycleHeaderBuffer kept it when it could)
   if (free_header_ops_.size() >= kHeaderOpsKept || op->message.key.capacity() > 4096) {
     delete op;
@@ -114,7 +207,7 @@ void TensorChannel::RecycleHeaderOp(RecvOp* op) {
 }
 
 void TensorChannel::RecycleHeaderBuffer(RecvOp* op) {
-  if (op->buffer == nullptr) return;
+  if (op->buffer == nullptr || op->slot) return;
   if (header_buffers_.size() < kHeaderBuffersKept && op->buffer_bytes == HeaderBufferBytes()) {
     header_buffers_.push_back(op->buffer);
     op->buffer = nullptr;
@@ -228,7 +321,7 @@ void TensorChannel::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t len
     ~Owned() { t->RecycleHeaderOp(op); }
   } owned{this, op};
   if (shutting_down_ || status == UCS_ERR_CANCELED) {
-    op->FreeBuffer();
+    if (!op->slot) op->FreeBuffer();  // (slots' buffers go at Shutdown)
     return;
   }
   // The receive buffer goes back to the free list unless a tensor kept it.
@@ -237,11 +330,18 @@ void TensorChannel::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t len
     RecvOp* op;
     ~Recycle() { t->RecycleHeaderBuffer(op); }
   } recycle{this, op};
+  if (op->slot && status == UCS_ERR_MESSAGE_TRUNCATED) {
+    // Senders put only messages that fit a slot in this class: this one is not to be trusted, and
+    // UCX keeps none of its bytes, so its key is not known.
+    Reject(op->src_task, errors::DataLoss("wire: a small-class message longer than the {} bytes of a receive slot "
+                                          "(UCX: {}): dropped", kSlotBytes, ucs_status_string(status)), nullptr);
+    return;
+  }
   if (status != UCS_OK) {
     Reject(op->src_task, UcxStatus(status, fmt::format("receiving a message ({} bytes)", length)), nullptr);
     return;
   }
-  if (op->src_task >= options_.cluster.NumTasks() || op->src_task == self_) {
+  if (op->src_task < 0 || op->src_task >= options_.cluster.NumTasks() || op->src_task == self_) {
     Reject(op->src_task, errors::DataLoss("wire: a message tagged with task #{} (the cluster has {} tasks; this is #{})",
                                           op->src_task, options_.cluster.NumTasks(), self_), nullptr);
     return;
@@ -262,13 +362,16 @@ void TensorChannel::OnHeaderReceived(RecvOp* op, ucs_status_t status, size_t len
   }
   const auto kind = static_cast<WireKind>(m.header.kind);
   const uint64_t step = m.header.step_id;
+  if (op->slot && step != kMeasureStep) stats_[op->src_task].received_in_slot.fetch_add(1, std::memory_order_relaxed);
   if (m.is_dead || m.eager) {
     Tensor value;
-    if (!m.is_dead && m.header.payload_bytes <= kEagerCopyBytes) {
+    const size_t n = m.header.payload_bytes;
+    if (!m.is_dead && (n <= kEagerCopyBytes || op->slot)) {
       // Small: copied into a buffer of the small-tensor pool, the receive buffer goes back to the
-      // receives.
+      // receives (a slot's always does: a well-formed sender puts no larger payload in one).
       try {
-        value = Tensor::FromBuffer(m.dtype, TensorShape(m.dims), small_pool_->Get(m.header.payload_bytes));
+        value = Tensor::FromBuffer(m.dtype, TensorShape(m.dims),
+                                   n <= kEagerCopyBytes ? small_pool_->Get(n) : std::make_shared<Buffer>(CpuAllocator(), n));
       } catch (const Error& e) {
         Reject(op->src_task, e.status(), &m);
         return;

@@ -44,6 +44,10 @@ struct UcxTransportOptions {
   // one message wins over a header and a data transfer (bench/README.md, "Why the UCX defaults are
   // what they are").
   bool measure_eager_threshold = true;
+  // Send tensors that fit a receive slot (TensorChannel::kSlotBytes, payload <= 4 KiB) to the slots
+  // the peer posted ahead instead of as probed header messages. Every task posts its slots whatever
+  // this says, so tasks that differ here still talk; off is the probed path of before (A/B).
+  bool receive_slots = true;
   std::vector<size_t> threshold_candidates = {4 << 10, 8 << 10, 16 << 10, 32 << 10};
   int measure_reps = 5;  // after one untimed round (warm-up)
   std::chrono::milliseconds measure_budget{20};
@@ -111,6 +115,8 @@ struct PeerCounters {
   int64_t messages_sent = 0, bytes_sent = 0, eager_sent = 0, rendezvous_sent = 0;
   int64_t messages_received = 0, bytes_received = 0, eager_received = 0, rendezvous_received = 0;
   int64_t received_in_place = 0;  // rendezvous receives that landed in the receiver's tensor (ReceiveInto)
+  int64_t received_in_slot = 0;   // header messages (small tensors, rendezvous headers) that landed in a
+                                  // receive slot posted ahead (no probe)
   int64_t staged_sent = 0;     // device tensors sent through host bounce buffers (also in rendezvous_sent)
   int64_t rejected = 0;        // malformed messages from this peer (unauthenticated ones included)
   int64_t unauthenticated = 0; // header messages whose MAC did not verify

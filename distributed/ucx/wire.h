@@ -76,11 +76,15 @@ static_assert(sizeof(WireHeader) == kWireHeaderBytes);
 inline constexpr uint64_t kTagClassMask = 0xFFull << 56;
 inline constexpr uint64_t kTagClassHeader = 1ull << 56;
 inline constexpr uint64_t kTagClassData = 2ull << 56;
+// A tensor message whose whole length (head + payload) fits a receive slot (TensorChannel::kSlotBytes):
+// received into a receive posted ahead, not probed. Same bytes as class 1.
+inline constexpr uint64_t kTagClassSmall = 3ull << 56;
 inline constexpr uint64_t kTagSeqMask = (1ull << 40) - 1;
 inline uint64_t HeaderTag(int src_task) { return kTagClassHeader | (static_cast<uint64_t>(src_task & 0xFFFF) << 40); }
 inline uint64_t DataTag(int src_task, uint64_t seq) {
   return kTagClassData | (static_cast<uint64_t>(src_task & 0xFFFF) << 40) | (seq & kTagSeqMask);
 }
+inline uint64_t SmallTag(int src_task) { return kTagClassSmall | (static_cast<uint64_t>(src_task & 0xFFFF) << 40); }
 inline int TagSourceTask(uint64_t tag) { return static_cast<int>((tag >> 40) & 0xFFFF); }
 
 // The message head for a tensor: header, dims, key, and for eager messages padding to the payload

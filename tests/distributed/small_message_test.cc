@@ -5,17 +5,24 @@
 //   pool keeps (its buffers are reused only once no tensor shares them);
 // - in the steady state received tensors reuse a bounded set of buffers;
 // - the heap allocations per round trip (one Send and one Recv of this process, core/heap_count.h)
-//   stay within kMaxAllocsPerRoundTrip. Before issue 22 a round trip cost 19 here (bench/README.md).
+//   stay within kMaxAllocsPerRoundTrip. Before issue 22 a round trip cost 19 here (bench/README.md);
+// - every small tensor lands in a receive slot posted ahead, and the slots reject what does not fit
+//   one, fails its MAC or names no task, while tensors up to a slot's edge (and past it) arrive.
 // Every wait is bounded; the child is killed if the test fails.
 #include <doctest/doctest.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/heap_count.h"
+#include "distributed/ucx/tensor_channel.h"
+#include "distributed/ucx/wire.h"
 #include "distributed/ucx_rendezvous.h"
 #include "tests/distributed/child_process.h"
 #include "tests/distributed/ucx_peer.h"
@@ -39,10 +46,10 @@ constexpr int kRoundTrips = kHeld + kWarmUp + kCounted;
 // (its copy of the value, IsPing's TensorShape); a margin for other threads' rare work (ticks).
 constexpr double kMaxAllocsPerRoundTrip = 4.5;
 
-std::string PingKey(int i) {
-  return "/job:worker/replica:0/task:0/device:CPU:0;1;/job:worker/replica:0/task:1/device:CPU:0;ping" +
-         std::to_string(i) + ";0:0";
+std::string ToChild(const std::string& name) {
+  return "/job:worker/replica:0/task:0/device:CPU:0;1;/job:worker/replica:0/task:1/device:CPU:0;" + name + ";0:0";
 }
+std::string PingKey(int i) { return ToChild("ping" + std::to_string(i)); }
 std::string PongKey(int i) {
   return "/job:worker/replica:0/task:1/device:CPU:0;1;/job:worker/replica:0/task:0/device:CPU:0;pong" +
          std::to_string(i) + ";0:0";
@@ -82,6 +89,45 @@ struct Pong {
 
 }  // namespace
 
+// A tensor of `bytes` uint8 whose bytes depend on their index and on `seed`.
+Tensor Bytes(int64_t bytes, int seed) {
+  Tensor t(DType::kUInt8, TensorShape({bytes}));
+  for (int64_t i = 0; i < bytes; ++i) t.data<uint8_t>()[i] = static_cast<uint8_t>(i * 7 + seed);
+  return t;
+}
+
+// The receiving side of the slots case: a step already cleaned up, then the two edge tensors, then
+// a line with what it counted: "rejected from-task-0 unauthenticated in-slot dropped|last rejection".
+void SlotsChild(UcxRendezvousMgr& mgr, int in_fd, int out_fd) {
+  ThrowIfError(mgr.Cleanup(3));  // a step finished here: a late tensor for it is dropped and counted
+  WriteLine(out_fd, "ready");
+  auto r = mgr.Find(2);
+  for (const auto& [name, bytes] : {std::pair<const char*, int64_t>{"at4096", 4096}, {"at4100", 4100}}) {
+    Pong got;
+    r->RecvAsync(ToChild(name), {}, [p = &got](const Status& s, const Tensor& v, bool) {
+      p->status = s;
+      p->value = v;
+      p->arrived.store(true, std::memory_order_release);
+    });
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!r->DriveUntil([&] { return got.arrived.load(std::memory_order_acquire); }) &&
+           std::chrono::steady_clock::now() < deadline) {
+    }
+    REQUIRE(got.arrived.load());
+    REQUIRE_MESSAGE(got.status.ok(), got.status.ToString());
+    const Tensor want = Bytes(bytes, 3);
+    REQUIRE(got.value.bytes() == want.bytes());
+    CHECK_MESSAGE(std::memcmp(got.value.raw_data(), want.raw_data(), want.bytes()) == 0, name);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (mgr.num_dropped() < 1 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  const PeerCounters c = mgr.transport().Counters(0);
+  WriteLine(out_fd, fmt::format("{} {} {} {} {}|{}", mgr.transport().num_rejected(), c.rejected, c.unauthenticated,
+                                c.received_in_slot, mgr.num_dropped(), mgr.transport().last_rejection().ToString()));
+}
+
 TEST_CASE("small message child") {
   const char* tls = std::getenv("WEFT_SMALL_CHILD_TLS");
   if (tls == nullptr) return;
@@ -89,6 +135,12 @@ TEST_CASE("small message child") {
   ChildFds(&in_fd, &out_fd);
   UcxRendezvousMgr mgr(SmallOptions(1, tls), {std::chrono::seconds(20), nullptr});
   SwapPortsAndConnect(mgr, in_fd, out_fd, 0);
+  if (const char* scenario = std::getenv("WEFT_SMALL_CHILD_SCENARIO"); scenario != nullptr) {
+    REQUIRE(std::string(scenario) == "slots");
+    SlotsChild(mgr, in_fd, out_fd);
+    ReadLine(in_fd, std::chrono::seconds(20));
+    return;
+  }
   auto r = mgr.Find(1);
   for (int i = 0; i < kRoundTrips; ++i) {  // echo each ping
     Pong pong;
@@ -181,7 +233,53 @@ TEST_CASE("ucx: small tensors reuse pooled buffers, arrive intact, and cost a bo
                 << " buffers for " << kCounted << " received tensors");
     CHECK(allocs <= kMaxAllocsPerRoundTrip);
     CHECK(mgr.transport().Counters(1).eager_received == kRoundTrips);
+    // Every pong landed in a receive slot posted ahead (none was probed).
+    CHECK(mgr.transport().Counters(1).received_in_slot == kRoundTrips);
     CHECK(ReadLine(child.from_child, std::chrono::seconds(20)) == "done");
+    WriteLine(child.to_child, "bye");
+    CHECK(child.Wait(std::chrono::seconds(20)) == 0);
+  }
+}
+
+TEST_CASE("ucx: receive slots reject what does not fit or names no task, and take tensors up to their edge") {
+  for (const std::string tls : {"posix,sysv,cma,self,tcp", "tcp,self"}) {
+    CAPTURE(tls);
+    Child child("small message child", {{"WEFT_SMALL_CHILD_TLS", tls}, {"WEFT_SMALL_CHILD_SCENARIO", "slots"}});
+    UcxRendezvousMgr mgr(SmallOptions(0, tls), {std::chrono::seconds(20), nullptr});
+    SwapPortsAndConnect(mgr, child.from_child, child.to_child, 1);
+    REQUIRE(ReadLine(child.from_child, std::chrono::seconds(20)) == "ready");
+    UcxTransport& t = mgr.transport();
+    // 1. Garbage in the small class (no MAC: Unauthenticated). 2. A sound small message naming a
+    // task the cluster does not have. 3. A sealed message longer than a slot, in the small class:
+    // UCX truncates it into the slot and reports so; it is dropped and counted, its bytes never
+    // reach a tensor.
+    CHECK(t.SendRawForTesting(1, SmallTag(0), std::string(100, 'x'), /*seal=*/false).ok());
+    std::string sound = EncodeTensorHeader(0, 2, ToChild("wrong_task"), Ping(1), false, true, 0);
+    sound.append(static_cast<const char*>(Ping(1).raw_data()), Ping(1).bytes());
+    CHECK(t.SendRawForTesting(1, SmallTag(9), sound).ok());
+    const Tensor big = Bytes(TensorChannel::kSlotBytes + 1000, 1);
+    std::string oversize = EncodeTensorHeader(0, 2, ToChild("oversize"), big, false, true, 0);
+    oversize.append(static_cast<const char*>(big.raw_data()), big.bytes());
+    CHECK(t.SendRawForTesting(1, SmallTag(0), oversize).ok());
+    // 4. A tensor for step 3, which the child already cleaned up: received, then dropped and counted.
+    REQUIRE(mgr.Find(3)->Send(ToChild("stale"), {}, Ping(2), false).ok());
+    // Then the edge: a 4096-byte payload fits a slot, 4100 bytes go as a probed header message.
+    auto r = mgr.Find(2);
+    REQUIRE(r->Send(ToChild("at4096"), {}, Bytes(4096, 3), false).ok());
+    REQUIRE(r->Send(ToChild("at4100"), {}, Bytes(4100, 3), false).ok());
+    const std::string line = ReadLine(child.from_child, std::chrono::seconds(30));
+    int64_t rejected = -1, from_0 = -1, unauthenticated = -1, in_slot = -1, dropped = -1;
+    REQUIRE_MESSAGE(std::sscanf(line.c_str(), "%ld %ld %ld %ld %ld", &rejected, &from_0, &unauthenticated, &in_slot,
+                                &dropped) == 5, line);
+    const std::string last = line.substr(line.find('|') + 1);
+    CHECK(rejected == 3);         // all three bad messages
+    CHECK(from_0 == 2);           // the garbage and the oversize one (the other named task #9)
+    CHECK(unauthenticated == 1);  // the garbage
+    CHECK(in_slot == 2);          // the stale step's tensor and the 4096-byte one
+    CHECK(dropped == 1);          // the stale step's tensor
+    CHECK_MESSAGE(last.find("DataLoss") != std::string::npos, last);
+    CHECK_MESSAGE(last.find("longer than the 5120 bytes of a receive slot") != std::string::npos, last);
+    CHECK_MESSAGE(last.find("worker:0") != std::string::npos, last);
     WriteLine(child.to_child, "bye");
     CHECK(child.Wait(std::chrono::seconds(20)) == 0);
   }
