@@ -43,6 +43,21 @@ TensorShape RowsShape(const TensorShape& x) {
 
 // Inputs: x [..., C], gamma [C], beta [C]. Outputs: y (x's shape), mean and rstd (x's shape
 // without the last dim: the statistics LayerNormGrad needs).
+// The sum of f(c) for c in [0, C), kept in kLanes interleaved partial sums added pairwise at the
+// end: independent add chains the compiler vectorizes, where one accumulator is a serial chain of
+// dependent adds. The order depends on C alone, so results do not depend on the thread count.
+template <typename Acc, typename F>
+inline Acc LaneSum(int64_t C, const F& f) {
+  constexpr int kLanes = 8;
+  Acc s[kLanes] = {};
+  int64_t c = 0;
+  for (; c + kLanes <= C; c += kLanes) {
+    for (int k = 0; k < kLanes; ++k) s[k] += f(c + k);
+  }
+  for (int k = 0; c < C; ++c, ++k) s[k] += f(c);
+  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
 template <typename T>
 class LayerNormOp : public OpKernel {
  public:
@@ -73,14 +88,12 @@ class LayerNormOp : public OpKernel {
     ForChannelRows(ctx->intra_op_pool(), M, C, [&](int64_t r) {
       const T* __restrict xr = xp + r * C;
       T* __restrict yr = yp + r * C;
-      double sum = 0;
-      for (int64_t c = 0; c < C; ++c) sum += xr[c];
-      const double mu = sum / static_cast<double>(C);
-      double sq = 0;
-      for (int64_t c = 0; c < C; ++c) {
+      const double mu = LaneSum<double>(C, [&](int64_t c) { return static_cast<double>(xr[c]); }) /
+                        static_cast<double>(C);
+      const double sq = LaneSum<double>(C, [&](int64_t c) {
         const double d = xr[c] - mu;
-        sq += d * d;
-      }
+        return d * d;
+      });
       const double inv = 1.0 / std::sqrt(sq / static_cast<double>(C) + eps);
       mp[r] = static_cast<T>(mu);
       rp[r] = static_cast<T>(inv);
@@ -135,12 +148,8 @@ class LayerNormGradOp : public OpKernel {
       const T* __restrict xr = xp + r * C;
       T* __restrict out = dxp + r * C;
       const T m = mp[r], k = rp[r];
-      T sum_g = 0, sum_gx = 0;
-      for (int64_t c = 0; c < C; ++c) {
-        const T g = dr[c] * gp[c];
-        sum_g += g;
-        sum_gx += g * (xr[c] - m) * k;
-      }
+      const T sum_g = LaneSum<T>(C, [&](int64_t c) { return dr[c] * gp[c]; });
+      const T sum_gx = LaneSum<T>(C, [&](int64_t c) { return dr[c] * gp[c] * (xr[c] - m) * k; });
       const T a = sum_g * inv_c, b = sum_gx * inv_c;
       for (int64_t c = 0; c < C; ++c) {
         const T xhat = (xr[c] - m) * k;
