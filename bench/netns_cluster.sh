@@ -21,9 +21,9 @@
 # tbf's parameters (the kernel has tbf, not netem: no added delay, so the links' latency is the
 # veth's and the CPU's): burst = max(RATE x 1 ms, 512 KiB), latency 4 ms. A bucket must cover the
 # time between two of the qdisc watchdog's wake-ups, which on this shared 2-core VM (HZ 250) are
-# late by up to a tick: with a 64 KiB burst one TCP stream got 49% of 1 Gbit/s, 256 KiB 90%,
-# 512 KiB 96% (bench/README.md). The latency bounds tbf's queue (at 1 Gbit/s 500 KB beyond the
-# burst), as a switch port's buffer is bounded, so TCP sees drops rather than seconds of queue.
+# late by up to a tick: a smaller burst leaves one TCP stream well below the rate (the measured
+# rates per burst are in bench/README.md). The latency bounds tbf's queue (a few hundred KB beyond
+# the burst at 1 Gbit/s), as a switch port's buffer is bounded, so TCP sees drops rather than seconds of queue.
 # Every step is bounded (`timeout`), and `up` and `run` remove what they made if anything fails or
 # the script is interrupted (trap on EXIT, INT, TERM).
 set -euo pipefail

@@ -25,7 +25,7 @@ struct AllReduceCost {
   // Defaults: bench/allreduce_model.py's fit to weft's all-reduce over 2 and 4 emulated hosts
   // (bench/results/cluster_allreduce_2026-11-28.jsonl, bench/README.md "All-reduce across
   // emulated hosts"): alpha per algorithm over all rates, beta at 25 Gbit/s, where this 2-core
-  // machine, not the link, bounds both (1/beta 1.64 and 1.48 Gbit/s). Not the 1 or 10 Gbit/s
+  // machine, not the link, bounds both. Not the 1 or 10 Gbit/s
   // betas: there the large ring all-reduces stalled (ring dearer per byte than recursive
   // doubling), and a rule from them would send everything through recursive doubling.
   double ring_alpha = 130.9e-6;

@@ -38,7 +38,7 @@ namespace {
 // dst[0:n] = op(src[0:n]) in whole packets (unaligned loads and stores; a short tail padded into
 // one packet). Eigen's own assignment loop peels scalars until dst is aligned and after the last
 // packet: on rows of 64 floats that start 16-byte aligned (std::vector, Scratch) a quarter of the
-// elements went through the out-of-line scalar tanh, 9% of lstm_text's step (bench/README.md).
+// elements went through the out-of-line scalar tanh (its share of the step: bench/README.md).
 template <typename T, typename Op>
 void PacketRowTo(const Op& op, const T* src, T* dst, int64_t n) {
   namespace ei = Eigen::internal;
@@ -160,7 +160,7 @@ T At(const T* p, int64_t i) {
 
 // The LSTM's elementwise loops, as functions: GCC uses __restrict only on parameters, and with it
 // these loops vectorize (inside the step lambdas, with pointers it had to assume might alias,
-// they ran one element at a time: 13% of lstm_text's step at batch 256, bench/README.md).
+// they ran one element at a time; their share of the step is in bench/README.md).
 // out[j] = a[j] + b[j].
 template <typename T>
 void AddRow(int64_t n, const T* __restrict a, const T* __restrict b, T* __restrict out) {
