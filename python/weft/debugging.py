@@ -20,11 +20,6 @@ __all__ = ["Assert", "assert_equal", "assert_none_equal", "assert_less", "assert
            "enable_check_numerics", "disable_check_numerics"]
 
 
-def _w():
-    import importlib
-    return importlib.import_module("weft")
-
-
 def _values_now(tensors):
     """The tensors' values when TF2 would have them (top level, not tracing), else None."""
     from . import _values
@@ -72,8 +67,8 @@ def Assert(condition, data, summarize=None, name=None):  # noqa: N802 - TF's nam
 def _binary(op_name, symbol):
     def f(x, y, message=None, summarize=None, name=None, data=None):
         x, y = _fw.convert_to_tensor(x), _fw.convert_to_tensor(y)
-        y = y if y.dtype == x.dtype else _w().cast(y, x.dtype)
-        cond = _w().reduce_all(getattr(_w(), op_name)(x, y))
+        y = y if y.dtype == x.dtype else _fw.api().cast(y, x.dtype)
+        cond = _fw.api().reduce_all(getattr(_fw.api(), op_name)(x, y))
         return _check(cond, message, "x %s y (x = %s, y = %s)" % (symbol, x.name, y.name), [x, y])
     f.__name__ = "assert_" + {"==": "equal", "!=": "none_equal", "<": "less", "<=": "less_equal", ">": "greater",
                               ">=": "greater_equal"}[symbol]
@@ -92,8 +87,8 @@ assert_greater_equal = _binary("greater_equal", ">=")
 def _sign(op_name, symbol, what):
     def f(x, message=None, summarize=None, name=None, data=None):
         x = _fw.convert_to_tensor(x)
-        zero = _w().zeros_like(x)
-        cond = _w().reduce_all(getattr(_w(), op_name)(x, zero))
+        zero = _fw.api().zeros_like(x)
+        cond = _fw.api().reduce_all(getattr(_fw.api(), op_name)(x, zero))
         return _check(cond, message, "x %s 0 (x = %s)" % (symbol, x.name), [x])
     f.__name__ = "assert_" + what
     return f
@@ -111,7 +106,7 @@ def assert_near(x, y, rtol=None, atol=None, message=None, summarize=None, name=N
     eps = float(np.finfo(x.dtype.as_numpy_dtype).eps) if x.dtype in (_fw.float32, _fw.float64) else 0.0
     rtol = 10 * eps if rtol is None else rtol
     atol = 10 * eps if atol is None else atol
-    w = _w()
+    w = _fw.api()
     y = y if y.dtype == x.dtype else w.cast(y, x.dtype)
     cond = w.reduce_all(w.abs(x - y) <= atol + rtol * w.abs(y))
     return _check(cond, message, "x and y within atol %g, rtol %g (x = %s, y = %s)" % (atol, rtol, x.name, y.name),
@@ -125,7 +120,7 @@ def assert_all_finite(t, message):
 def check_numerics(tensor, message, name=None):
     """``tensor``, after a check that it holds no NaN or Inf (TF's tf.debugging.check_numerics)."""
     t = _fw.convert_to_tensor(tensor)
-    w = _w()
+    w = _fw.api()
     op = _check(w.reduce_all(w.math.is_finite(t)), message, "no NaN or Inf in %s" % t.name, [t])
     if op is None:
         return t

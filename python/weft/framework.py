@@ -7,6 +7,7 @@
         y = x @ w                                                          # MatMul, shape (None, 1)
 """
 import contextlib
+import sys
 import weakref
 
 import numpy as np
@@ -449,3 +450,9 @@ def save_graph(graph, path):
 def graph_to_dot(graph=None):
     """Graphviz text for ``graph`` (default: the default graph)."""
     return (graph or get_default_graph()).to_dot()
+
+
+def api():
+    """The weft package, for modules imported while it initializes that call its public functions
+    (spread over ops, math, nn, ...): looked up when called, not at import."""
+    return sys.modules["weft"]

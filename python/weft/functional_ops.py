@@ -91,7 +91,7 @@ def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True, swap
         first = check(fn(_element(elems, flat, 0)))
         acc0 = _nest.map_structure(lambda o: _ops.expand_dims(_fw.convert_to_tensor(o), 0), first)
         _, _, out = _loop(lambda c, x: (c, fn(x)), elems, flat, 1, {"c": _fw.constant(0), "acc": acc0}, "map_fn")
-    return _ops.stop_gradient(out) if not back_prop and isinstance(out, _fw.Tensor) else out
+    return _nest.map_structure(_ops.stop_gradient, out) if not back_prop else out
 
 
 def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, swap_memory=False, infer_shape=True,

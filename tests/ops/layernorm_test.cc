@@ -11,15 +11,6 @@ namespace {
 
 using namespace weft::test;
 
-std::vector<double> V(const Tensor& t) {
-  std::vector<double> v(t.num_elements());
-  for (int64_t i = 0; i < t.num_elements(); ++i) v[i] = t.ElementAsDouble(i);
-  return v;
-}
-Tensor Make(DType dt, const std::vector<double>& v, const TensorShape& shape) {
-  return dt == DType::kFloat32 ? T_<float>(v, shape) : T_<double>(v, shape);
-}
-Tensor Cast(const Tensor& t, DType dt) { return Make(dt, V(t), t.shape()); }
 
 // LayerNorm over the last axis, computed in double from the definition (two passes per row).
 std::vector<Tensor> RefLayerNorm(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps) {

@@ -12,14 +12,6 @@ namespace {
 using namespace weft::test;
 using IntList = std::vector<int64_t>;
 
-std::vector<double> V(const Tensor& t) {
-  std::vector<double> v(t.num_elements());
-  for (int64_t i = 0; i < t.num_elements(); ++i) v[i] = t.ElementAsDouble(i);
-  return v;
-}
-Tensor Cast(const Tensor& t, DType dt) {
-  return dt == DType::kFloat32 ? T_<float>(V(t), t.shape()) : T_<double>(V(t), t.shape());
-}
 AttrMap ConvAttrs(IntList strides, std::string padding, IntList dilations, std::string activation) {
   return {{"strides", strides}, {"padding", padding}, {"dilations", dilations}, {"activation", activation}};
 }

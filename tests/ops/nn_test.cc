@@ -18,15 +18,6 @@ namespace {
 using namespace weft::test;
 using IntList = std::vector<int64_t>;
 
-std::vector<double> V(const Tensor& t) {
-  std::vector<double> v(t.num_elements());
-  for (int64_t i = 0; i < t.num_elements(); ++i) v[i] = t.ElementAsDouble(i);
-  return v;
-}
-Tensor Make(DType dt, const std::vector<double>& v, const TensorShape& shape) {
-  return dt == DType::kFloat32 ? T_<float>(v, shape) : T_<double>(v, shape);
-}
-Tensor Cast(const Tensor& t, DType dt) { return Make(dt, V(t), t.shape()); }
 
 AttrMap ConvAttrs(IntList strides, std::string padding, IntList dilations = {1, 1}) {
   return {{"strides", strides}, {"padding", padding}, {"dilations", dilations}};

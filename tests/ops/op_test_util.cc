@@ -38,6 +38,18 @@ template Tensor T_<int64_t>(const std::vector<double>&, TensorShape);
 template Tensor T_<uint8_t>(const std::vector<double>&, TensorShape);
 template Tensor T_<bool>(const std::vector<double>&, TensorShape);
 
+std::vector<double> V(const Tensor& t) {
+  std::vector<double> v(t.num_elements());
+  for (int64_t i = 0; i < t.num_elements(); ++i) v[i] = t.ElementAsDouble(i);
+  return v;
+}
+
+Tensor Make(DType dt, const std::vector<double>& v, const TensorShape& shape) {
+  return dt == DType::kFloat32 ? T_<float>(v, shape) : T_<double>(v, shape);
+}
+
+Tensor Cast(const Tensor& t, DType dt) { return Make(dt, V(t), t.shape()); }
+
 Tensor Rand(std::vector<int64_t> dims, double lo, double hi, uint64_t seed, DType dtype) {
   Tensor t(dtype, TensorShape(dims));
   std::mt19937_64 gen(seed);

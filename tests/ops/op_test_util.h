@@ -28,6 +28,13 @@ Tensor T(const std::vector<double>& values, std::vector<int64_t> dims = {-2}) {
   if (dims.size() == 1 && dims[0] == -2) dims = {static_cast<int64_t>(values.size())};
   return T_<E>(values, TensorShape(dims));
 }
+// The elements of `t` as doubles, in row-major order.
+std::vector<double> V(const Tensor& t);
+// A float32 or float64 tensor of `shape` holding `v` (reference computations in double, checked
+// in either dtype).
+Tensor Make(DType dt, const std::vector<double>& v, const TensorShape& shape);
+// `t` converted to float32 or float64.
+Tensor Cast(const Tensor& t, DType dt);
 // Uniform random float64 values in [lo, hi) from a fixed seed (deterministic across runs).
 Tensor Rand(std::vector<int64_t> dims, double lo = -1.0, double hi = 1.0, uint64_t seed = 1,
             DType dtype = DType::kFloat64);

@@ -9,13 +9,8 @@ j > i (scores lowered by 1e9 before the softmax, as Keras); ``return_attention_s
 returns ``(output, weights)``. Keras masks (``mask=``) are not supported (weft custom layers take
 none): a NotImplementedError says so.
 """
-import importlib
-
+from .. import framework as _fw
 from ._custom import Layer
-
-
-def _tf():
-    return importlib.import_module("weft")
 
 
 def _split(inputs, what):
@@ -27,7 +22,7 @@ def _split(inputs, what):
 
 class _BaseAttention(Layer):
     def _finish(self, scores, value, training, use_causal_mask, return_attention_scores):
-        tf = _tf()
+        tf = _fw.api()
         if use_causal_mask:
             tq, tv = tf.shape(scores)[-2], tf.shape(scores)[-1]
             # row i may attend to j <= i (Keras' lower-triangular causal mask)
@@ -57,7 +52,7 @@ class Attention(_BaseAttention):
                                     if self.score_mode == "concat" else None)
 
     def call(self, inputs, training=None, return_attention_scores=False, use_causal_mask=False):
-        tf = _tf()
+        tf = _fw.api()
         q, v, k = _split(inputs, "Attention")
         if self.score_mode == "dot":
             scores = tf.matmul(q, k, transpose_b=True)
@@ -85,7 +80,7 @@ class AdditiveAttention(_BaseAttention):
             if self.use_scale else None
 
     def call(self, inputs, training=None, return_attention_scores=False, use_causal_mask=False):
-        tf = _tf()
+        tf = _fw.api()
         q, v, k = _split(inputs, "AdditiveAttention")
         t = tf.tanh(tf.expand_dims(q, -2) + tf.expand_dims(k, -3))
         scores = tf.reduce_sum(t if self.scale is None else self.scale * t, axis=-1)
@@ -102,7 +97,7 @@ class Dot(Layer):
         self.axes, self.normalize = axes, bool(normalize)
 
     def call(self, inputs):
-        tf = _tf()
+        tf = _fw.api()
         from .backend import batch_dot
         if not isinstance(inputs, (list, tuple)) or len(inputs) != 2:
             raise ValueError("Dot takes a list of 2 inputs; got %r" % (inputs,))
@@ -127,7 +122,7 @@ class UnitNormalization(Layer):
         self.axis = axis
 
     def call(self, inputs):
-        tf = _tf()
+        tf = _fw.api()
         axis = list(self.axis) if isinstance(self.axis, (list, tuple)) else self.axis
         square_sum = tf.reduce_sum(tf.square(inputs), axis=axis, keepdims=True)
         return inputs * tf.math.rsqrt(tf.maximum(square_sum, 1e-12))
@@ -162,7 +157,7 @@ class GroupNormalization(Layer):
             if self.center else None
 
     def call(self, inputs):
-        tf = _tf()
+        tf = _fw.api()
         c = inputs.shape[-1]
         shape = tf.shape(inputs)
         cg = c // self.groups

@@ -9,8 +9,6 @@ dimension and ``keepdims`` keeps the reduced ones, as Keras'. The cross-entropie
 probabilities unless ``from_logits`` and clip them to [epsilon, 1 - epsilon] first, as Keras 2's
 backend does, and return per-element (binary) or per-row (categorical) values without a mean.
 """
-import importlib
-
 import numpy as np
 
 from .. import framework as _fw
@@ -28,23 +26,18 @@ __all__ = ["mean", "sum", "max", "min", "prod", "std", "var", "any", "all", "arg
            "update_sub", "moving_average_update", "print_tensor"]
 
 
-def _w():
-    """The weft package (its ops live in several modules; looked up when called, after import)."""
-    return importlib.import_module("weft")
-
-
 def _t(x):
     return _fw.convert_to_tensor(x) if not isinstance(x, _fw.Tensor) else x
 
 
 def _float(x):
     x = _t(x)
-    return x if x.dtype in (_fw.float32, _fw.float64) else _w().cast(x, _fw.float32)
+    return x if x.dtype in (_fw.float32, _fw.float64) else _fw.api().cast(x, _fw.float32)
 
 
 def _reduction(name):
     def f(x, axis=None, keepdims=False):
-        return getattr(_w(), name)(_t(x), axis=axis, keepdims=keepdims)
+        return getattr(_fw.api(), name)(_t(x), axis=axis, keepdims=keepdims)
     f.__name__ = name
     f.__doc__ = "Keras' backend reduction over ``axis`` (None: all dims) via weft.%s." % name
     return f
@@ -59,72 +52,70 @@ prod = _reduction("reduce_prod")
 
 def var(x, axis=None, keepdims=False):
     """The population variance (divides by N), as Keras'."""
-    x = _float(x)
-    m = _w().reduce_mean(x, axis=axis, keepdims=True)
-    return _w().reduce_mean(_w().square(x - m), axis=axis, keepdims=keepdims)
+    return _fw.api().math.reduce_variance(_float(x), axis=axis, keepdims=keepdims)
 
 
 def std(x, axis=None, keepdims=False):
-    return _w().sqrt(var(x, axis, keepdims))
+    return _fw.api().math.reduce_std(_float(x), axis=axis, keepdims=keepdims)
 
 
 def any(x, axis=None, keepdims=False):  # noqa: A001
-    return _w().reduce_any(_w().cast(_t(x), _fw.bool_), axis=axis, keepdims=keepdims)
+    return _fw.api().reduce_any(_fw.api().cast(_t(x), _fw.bool_), axis=axis, keepdims=keepdims)
 
 
 def all(x, axis=None, keepdims=False):  # noqa: A001
-    return _w().reduce_all(_w().cast(_t(x), _fw.bool_), axis=axis, keepdims=keepdims)
+    return _fw.api().reduce_all(_fw.api().cast(_t(x), _fw.bool_), axis=axis, keepdims=keepdims)
 
 
 def argmax(x, axis=-1):
-    return _w().argmax(_t(x), axis)
+    return _fw.api().argmax(_t(x), axis)
 
 
 def argmin(x, axis=-1):
-    return _w().argmin(_t(x), axis)
+    return _fw.api().argmin(_t(x), axis)
 
 
 def square(x):
-    return _w().square(_t(x))
+    return _fw.api().square(_t(x))
 
 
 def sqrt(x):
     """sqrt of x clipped at 0 from below, as Keras 2's backend."""
     x = _float(x)
-    return _w().sqrt(_w().maximum(x, _fw.constant(0, x.dtype)))
+    return _fw.api().sqrt(_fw.api().maximum(x, _fw.constant(0, x.dtype)))
 
 
 def exp(x):
-    return _w().exp(_float(x))
+    return _fw.api().exp(_float(x))
 
 
 def log(x):
-    return _w().log(_float(x))
+    return _fw.api().log(_float(x))
 
 
 def abs(x):  # noqa: A001
-    return _w().abs(_t(x))
+    return _fw.api().abs(_t(x))
 
 
 def pow(x, a):  # noqa: A001
     x = _t(x)
-    return _w().pow(x, _fw.convert_to_tensor(a, x.dtype) if not isinstance(a, _fw.Tensor) else a)
+    return _fw.api().pow(x, _fw.convert_to_tensor(a, x.dtype) if not isinstance(a, _fw.Tensor) else a)
 
 
 def round(x):  # noqa: A001
-    return _w().round(_t(x))
+    return _fw.api().round(_t(x))
 
 
 def sign(x):
-    return _w().sign(_t(x))
+    return _fw.api().sign(_t(x))
 
 
 def maximum(x, y):
-    return _w().maximum(_t(x), y)
+    return _fw.api().maximum(_t(x), y)
 
 
 def minimum(x, y):
-    return _w().minimum(_t(x), y)
+    return _fw.api().minimum(_t(x), y)
 
 
 def clip(x, min_value, max_value):
@@ -132,11 +123,11 @@ def clip(x, min_value, max_value):
     if max_value is not None and min_value is not None and not isinstance(max_value, _fw.Tensor) \
             and not isinstance(min_value, _fw.Tensor) and max_value < min_value:
         max_value = min_value
-    return _w().clip_by_value(_t(x), min_value, max_value)
+    return _fw.api().clip_by_value(_t(x), min_value, max_value)
 
 
 def sigmoid(x):
-    return _w().sigmoid(_float(x))
+    return _fw.api().sigmoid(_float(x))
 
 
 def softmax(x, axis=-1):
@@ -149,19 +140,19 @@ def relu(x, alpha=0.0, max_value=None, threshold=0.0):
     x = _float(x)
     c = lambda v: _fw.constant(v, x.dtype)  # noqa: E731
     if alpha == 0.0 and threshold == 0.0:
-        y = _w().nn.relu(x)
+        y = _fw.api().nn.relu(x)
     else:
-        y = _w().where(x > c(threshold), x, c(alpha) * (x - c(threshold)))
-    return y if max_value is None else _w().minimum(y, c(max_value))
+        y = _fw.api().where(x > c(threshold), x, c(alpha) * (x - c(threshold)))
+    return y if max_value is None else _fw.api().minimum(y, c(max_value))
 
 
 def tanh(x):
-    return _w().tanh(_float(x))
+    return _fw.api().tanh(_float(x))
 
 
 def elu(x, alpha=1.0):
     x = _float(x)
-    return _w().where(x > _fw.constant(0, x.dtype), x, _fw.constant(alpha, x.dtype) * (_w().exp(x) - 1))
+    return _fw.api().where(x > _fw.constant(0, x.dtype), x, _fw.constant(alpha, x.dtype) * (_fw.api().exp(x) - 1))
 
 
 def softplus(x):
@@ -170,14 +161,13 @@ def softplus(x):
 
 
 def softsign(x):
-    x = _float(x)
-    return x / (_w().abs(x) + 1)
+    return _fw.api().math.softsign(_float(x))
 
 
 def hard_sigmoid(x):
     """Keras 2's piecewise-linear sigmoid: clip(0.2 x + 0.5, 0, 1)."""
     x = _float(x)
-    return _w().clip_by_value(x * 0.2 + 0.5, 0.0, 1.0)
+    return _fw.api().clip_by_value(x * 0.2 + 0.5, 0.0, 1.0)
 
 
 def dot(x, y):
@@ -185,7 +175,7 @@ def dot(x, y):
     second-to-last of y (numpy's dot), via tensordot."""
     x, y = _t(x), _t(y)
     if len(x.shape) == 2 and len(y.shape) == 2:
-        return _w().matmul(x, y)
+        return _fw.api().matmul(x, y)
     from .. import linalg
     return linalg.tensordot(x, y, [[len(x.shape) - 1], [max(len(y.shape) - 2, 0)]])
 
@@ -198,62 +188,62 @@ def batch_dot(x, y, axes=None):
         axes = (axes, axes)
     rx, ry = len(x.shape), len(y.shape)
     if rx == 2 and ry == 2:
-        return _w().reduce_sum(x * y, axis=1, keepdims=True)
+        return _fw.api().reduce_sum(x * y, axis=1, keepdims=True)
     if axes is None:
         axes = (rx - 1, ry - 2 if ry > 2 else ry - 1)
     axes = (axes[0] % rx, axes[1] % ry)
     if rx == 3 and ry == 3 and axes == (2, 1):
-        return _w().matmul(x, y)
+        return _fw.api().matmul(x, y)
     if rx == 3 and ry == 3 and axes == (2, 2):
-        return _w().matmul(x, y, transpose_b=True)
+        return _fw.api().matmul(x, y, transpose_b=True)
     if rx == 3 and ry == 3 and axes == (1, 1):
-        return _w().matmul(x, y, transpose_a=True)
+        return _fw.api().matmul(x, y, transpose_a=True)
     raise NotImplementedError("keras.backend.batch_dot: shapes %s and %s with axes %s are not supported by weft; "
                               "use tf.einsum" % (x.shape, y.shape, axes))
 
 
 def transpose(x):
-    return _w().transpose(_t(x))
+    return _fw.api().transpose(_t(x))
 
 
 def permute_dimensions(x, pattern):
-    return _w().transpose(_t(x), perm=list(pattern))
+    return _fw.api().transpose(_t(x), perm=list(pattern))
 
 
 def reshape(x, shape):
-    return _w().reshape(_t(x), shape)
+    return _fw.api().reshape(_t(x), shape)
 
 
 def expand_dims(x, axis=-1):
-    return _w().expand_dims(_t(x), axis)
+    return _fw.api().expand_dims(_t(x), axis)
 
 
 def squeeze(x, axis):
-    return _w().squeeze(_t(x), [axis])
+    return _fw.api().squeeze(_t(x), [axis])
 
 
 def stack(x, axis=0):
     from .. import array_ops
-    return array_w().stack(list(x), axis=axis)
+    return array_fw.api().stack(list(x), axis=axis)
 
 
 def concatenate(tensors, axis=-1):
     tensors = [_t(t) for t in tensors]
     if axis < 0:
         axis += len(tensors[0].shape)
-    return _w().concat(tensors, axis)
+    return _fw.api().concat(tensors, axis)
 
 
 def flatten(x):
-    return _w().reshape(_t(x), [-1])
+    return _fw.api().reshape(_t(x), [-1])
 
 
 def batch_flatten(x):
-    return _w().reshape(_t(x), [-1, int(np.prod(_t(x).shape[1:]))])
+    return _fw.api().reshape(_t(x), [-1, int(np.prod(_t(x).shape[1:]))])
 
 
 def tile(x, n):
-    return _w().tile(_t(x), [n] if isinstance(n, int) else list(n))
+    return _fw.api().tile(_t(x), [n] if isinstance(n, int) else list(n))
 
 
 def repeat_elements(x, rep, axis):
@@ -263,47 +253,45 @@ def repeat_elements(x, rep, axis):
     n = x.shape[axis]
     if n is None:
         raise ValueError("keras.backend.repeat_elements: dim %d of %s is unknown" % (axis, x.shape))
-    from .. import array_ops
     idx = np.repeat(np.arange(n), rep).astype(np.int32)
-    return _w().gather(x, _fw.constant(idx), axis=axis) if n else x
-    # (array_ops imported for symmetry with stack; gather keeps the gradient)
+    return _fw.api().gather(x, _fw.constant(idx), axis=axis) if n else x
 
 
 def repeat(x, n):
     """[batch, dim] -> [batch, n, dim] (Keras' repeat)."""
     x = _t(x)
-    return _w().tile(_w().expand_dims(x, 1), [1, n, 1])
+    return _fw.api().tile(_fw.api().expand_dims(x, 1), [1, n, 1])
 
 
 def ones_like(x, dtype=None, name=None):
-    y = _w().ones_like(_t(x))
-    return y if dtype is None else _w().cast(y, dtype)
+    y = _fw.api().ones_like(_t(x))
+    return y if dtype is None else _fw.api().cast(y, dtype)
 
 
 def zeros_like(x, dtype=None, name=None):
-    y = _w().zeros_like(_t(x))
-    return y if dtype is None else _w().cast(y, dtype)
+    y = _fw.api().zeros_like(_t(x))
+    return y if dtype is None else _fw.api().cast(y, dtype)
 
 
 def ones(shape, dtype=None, name=None):
-    return _w().ones(shape, dtype or _fw.float32)
+    return _fw.api().ones(shape, dtype or _fw.float32)
 
 
 def zeros(shape, dtype=None, name=None):
-    return _w().zeros(shape, dtype or _fw.float32)
+    return _fw.api().zeros(shape, dtype or _fw.float32)
 
 
 def one_hot(indices, num_classes):
-    return _w().one_hot(_t(indices), num_classes)
+    return _fw.api().one_hot(_t(indices), num_classes)
 
 
 def gather(reference, indices):
-    return _w().gather(_t(reference), indices)
+    return _fw.api().gather(_t(reference), indices)
 
 
 def shape(x):
     """The shape as a tensor computed when the step runs (K.shape; int_shape is the static one)."""
-    return _w().shape(_t(x))
+    return _fw.api().shape(_t(x))
 
 
 def ndim(x):
@@ -321,7 +309,7 @@ def cumsum(x, axis=0):
 
 
 def logsumexp(x, axis=None, keepdims=False):
-    return _w().reduce_logsumexp(_float(x), axis=axis, keepdims=keepdims)
+    return _fw.api().reduce_logsumexp(_float(x), axis=axis, keepdims=keepdims)
 
 
 def l2_normalize(x, axis=None):
@@ -345,13 +333,13 @@ def switch(condition, then_expression, else_expression):
     """then where condition, else elsewhere (callables are called first), as Keras'."""
     a = then_expression() if callable(then_expression) else then_expression
     b = else_expression() if callable(else_expression) else else_expression
-    return _w().where(_w().cast(_t(condition), _fw.bool_), a, b)
+    return _fw.api().where(_fw.api().cast(_t(condition), _fw.bool_), a, b)
 
 
 def stop_gradient(variables):
     if isinstance(variables, (list, tuple)):
-        return [_w().stop_gradient(_t(v)) for v in variables]
-    return _w().stop_gradient(_t(variables))
+        return [_fw.api().stop_gradient(_t(v)) for v in variables]
+    return _fw.api().stop_gradient(_t(variables))
 
 
 def random_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
@@ -413,7 +401,7 @@ def is_keras_tensor(x):
 
 
 def _clip_probs(output, eps):
-    return _w().clip_by_value(output, eps, 1.0 - eps)
+    return _fw.api().clip_by_value(output, eps, 1.0 - eps)
 
 
 def binary_crossentropy(target, output, from_logits=False):
@@ -424,7 +412,7 @@ def binary_crossentropy(target, output, from_logits=False):
         from .. import nn
         return nn.sigmoid_cross_entropy_with_logits(labels=target, logits=output)
     p = _clip_probs(output, epsilon())
-    return -(target * _w().log(p + epsilon()) + (1.0 - target) * _w().log(1.0 - p + epsilon()))
+    return -(target * _fw.api().log(p + epsilon()) + (1.0 - target) * _fw.api().log(1.0 - p + epsilon()))
 
 
 def categorical_crossentropy(target, output, from_logits=False, axis=-1):
@@ -434,16 +422,16 @@ def categorical_crossentropy(target, output, from_logits=False, axis=-1):
     if from_logits:
         from .. import nn
         return nn.softmax_cross_entropy_with_logits(labels=target, logits=output, axis=axis)
-    p = _clip_probs(output / _w().reduce_sum(output, axis=axis, keepdims=True), epsilon())
-    return -_w().reduce_sum(target * _w().log(p), axis=axis)
+    p = _clip_probs(output / _fw.api().reduce_sum(output, axis=axis, keepdims=True), epsilon())
+    return -_fw.api().reduce_sum(target * _fw.api().log(p), axis=axis)
 
 
 def sparse_categorical_crossentropy(target, output, from_logits=False, axis=-1):
     """categorical_crossentropy of one_hot(target) (the classes along ``axis``, the last)."""
     output = _float(output)
-    target = _w().cast(_w().reshape(_t(target), [-1] if len(output.shape) == 2 else _w().shape(output)[:-1]),
+    target = _fw.api().cast(_fw.api().reshape(_t(target), [-1] if len(output.shape) == 2 else _fw.api().shape(output)[:-1]),
                        _fw.int32)
-    return categorical_crossentropy(_w().one_hot(target, output.shape[-1]), output, from_logits, axis)
+    return categorical_crossentropy(_fw.api().one_hot(target, output.shape[-1]), output, from_logits, axis)
 
 
 def update(x, new_x):
@@ -465,5 +453,5 @@ def moving_average_update(x, value, momentum):
 def print_tensor(x, message="", summarize=3):
     """Prints ``message`` and the value (tf.print) and returns ``x``."""
     from .. import logging_ops
-    logging_w().print(message, x, summarize=summarize)
+    logging_fw.api().print(message, x, summarize=summarize)
     return x

@@ -170,10 +170,15 @@ class Checkpoint:
         self._save_counter = Variable(0, dtype="int64", trainable=False, name="save_counter")
 
     def _path_of(self, var):
-        """The checkpoint path of a variable under this Checkpoint's objects, or None."""
-        out = _Entries()
-        _collect(self, "", out, set())
-        return out.path_of_name(var.graph, var.op.name)
+        """The checkpoint path of a variable under this Checkpoint's objects, or None. The walk of
+        the objects (which reads every model's weights) is kept and redone only when a variable is
+        not in it: a model's twin made since (keras/_custom_step.py)."""
+        key = (id(var.graph), var.op.name)
+        paths = self.__dict__.get("_paths")
+        if paths is None or key not in paths.var_paths:
+            paths = self.__dict__["_paths"] = _Entries()
+            _collect(self, "", paths, set())
+        return paths.path_of_name(var.graph, var.op.name)
 
     @property
     def save_counter(self):
