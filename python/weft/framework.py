@@ -340,7 +340,16 @@ class Variable(Tensor):
     The variable reads as a Tensor (its value) wherever a tensor is expected.
     """
 
-    def __init__(self, initial_value, trainable=True, name=None, dtype=None, shape=None):
+    def __init__(self, initial_value, trainable=True, name=None, dtype=None, shape=None, validate_shape=True,
+                 caching_device=None, constraint=None, synchronization=None, aggregation=None, import_scope=None,
+                 distribute_strategy=None, experimental_enable_variable_lifting=True):
+        # TF2's other arguments are accepted: synchronization / aggregation describe how a
+        # distribution strategy treats the variable (weft's strategies mirror trainable variables
+        # and all-reduce their gradients whatever they say); caching_device is a placement hint.
+        if constraint is not None and not callable(constraint):
+            raise ValueError("Variable: constraint must be callable, got %r" % (constraint,))
+        self.constraint = constraint
+        self.synchronization, self.aggregation = synchronization, aggregation
         # Made as written, also in an eager step: its initial value is a constant of the graph.
         _plain_depth[0] += 1
         try:

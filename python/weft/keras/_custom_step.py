@@ -307,8 +307,16 @@ def defer_metric(update_state, args, kwargs):
         update_state(*[now(a) for a in args], **{k: now(v) for k, v in kwargs.items()})
         return True
     if t is None:
-        raise ValueError("a Keras metric was given graph tensors outside a weft.function (tf.function) step: "
-                         "metrics accumulate values, so call it on arrays (or inside the traced step)")
+        # TF2's eager tensors (computed from constants and variables): their values now.
+        try:
+            vals = [x.numpy() if isinstance(x, _fw.Tensor) else x for x in args]
+            kw = {k: v.numpy() if isinstance(v, _fw.Tensor) else v for k, v in kwargs.items()}
+        except Exception as e:  # noqa: BLE001 - a tensor without a value (a placeholder's)
+            raise ValueError("a Keras metric was given graph tensors without values outside a weft.function "
+                             "(tf.function) step: metrics accumulate values, so call it on arrays (or inside the "
+                             "traced step)") from e
+        update_state(*vals, **kw)
+        return True
     t.metrics.append((update_state, list(args), dict(kwargs)))
     return True
 

@@ -72,8 +72,9 @@ def _layer_call(layer, inputs, *args, training=None, mask=None, initial_state=No
         return _custom.apply_in_trace(layer, inputs, training)
     if isinstance(inputs, _fw.Tensor) and _data_trace.tracing():  # in a Dataset.map / filter function
         return _eager.call_in_data_trace(layer, inputs, _layer_call_cpp, training)
-    if _recorder.taping() and not isinstance(inputs, (list, tuple, _weft.keras.KerasTensor)):
-        return _eager.call_in_step(layer, inputs, _layer_call_cpp, training)  # a tensor of the eager step
+    if (_recorder.taping() and not isinstance(inputs, (list, tuple, _weft.keras.KerasTensor))) or isinstance(
+            inputs, _fw.Tensor):  # a tensor of the eager step, or an eager tensor (tf.ones(...)) outside a tape
+        return _eager.call_in_step(layer, inputs, _layer_call_cpp, training)
     if isinstance(inputs, (np.ndarray, np.generic, list, tuple, int, float)) and not _symbolic(inputs):
         return _eager.call_on_data(layer, inputs, _layer_call_cpp)  # layer(x) on data: run it (Keras' eager call)
     return _custom.keep_layers(_layer_call_cpp(layer, inputs), inputs)
