@@ -224,10 +224,22 @@ def loss(loss_obj, y_true, y_pred, sample_weight):
     with graph.as_default():
         y_pred = _ops.cast(_fw.convert_to_tensor(y_pred), "float32")
         y_true = _fw.convert_to_tensor(y_true)
-        per = _built_loss(loss_obj, y_true, y_pred)
-        if sample_weight is not None:
-            sw = _ops.cast(_fw.convert_to_tensor(sample_weight), "float32")
-            per = per * (_ops.reshape(sw, [-1]) if sw.shape is not None and len(sw.shape) > 1 else sw)
+        rank = len(y_pred.shape) if y_pred.shape is not None else 0
+        if rank >= 3:
+            # Sequence outputs [B, T, ..., C]: Keras' loss per position (y_pred.shape[:-1]), each
+            # weighted by sample_weight broadcast from the left ([B] or [B, T]), reduced over all.
+            per = loss_values(loss_obj, y_true, y_pred)
+            if sample_weight is not None:
+                sw = _ops.cast(_fw.convert_to_tensor(sample_weight), "float32")
+                k = len(sw.shape) if sw.shape is not None else 0
+                if 0 < k < rank - 1:
+                    sw = _ops.reshape(sw, _ops.concat([_ops.shape(sw), _fw.constant([1] * (rank - 1 - k))], 0))
+                per = per * sw
+        else:
+            per = _built_loss(loss_obj, y_true, y_pred)
+            if sample_weight is not None:
+                sw = _ops.cast(_fw.convert_to_tensor(sample_weight), "float32")
+                per = per * (_ops.reshape(sw, [-1]) if sw.shape is not None and len(sw.shape) > 1 else sw)
         if loss_obj.reduction in ("none", None):
             return per
         total = _ops.reduce_sum(per)
@@ -263,8 +275,10 @@ def loss_values(loss_obj, y_true, y_pred):
         flat_pred = _ops.reshape(y_pred, [-1, last])
         flat_true = _ops.reshape(y_true, [-1] if sparse else [-1, last])
         per = _built_loss(loss_obj, flat_true, flat_pred)
-        lead = _ops.strided_slice(_ops.shape(y_pred), [0], [rank - 1])
-        return _ops.reshape(per, lead)
+        dims = list(y_pred.shape[:-1])
+        if all(d is not None and d >= 0 for d in dims):
+            return _ops.reshape(per, [int(d) for d in dims])  # the static shape too
+        return _ops.reshape(per, _ops.strided_slice(_ops.shape(y_pred), [0], [rank - 1]))
 
 
 def python_loss(loss_obj, y_true, y_pred, sample_weight):
