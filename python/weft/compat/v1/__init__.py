@@ -208,3 +208,138 @@ class app:  # noqa: N801 - TF's namespace tf.compat.v1.app
         if main is None:
             main = sys.modules["__main__"].main
         sys.exit(main(rest))
+
+
+# ---- more TF1 top-level names ------------------------------------------------------------------
+from . import _aliases as _aliases  # noqa: E402
+
+
+def __getattr__(name):  # TF1's names for functions weft keeps elsewhere (tf.cumprod, tf.arg_max, ...)
+    return _aliases.resolve(name)
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_aliases.names()))
+
+
+def py_func(func, inp, Tout, stateful=True, name=None):
+    """TF1's tf.py_func: ``func`` on the numpy values of ``inp`` (tf.numpy_function)."""
+    from ... import numpy_function
+    return numpy_function(func, inp, Tout, stateful=stateful, name=name)
+
+
+def to_double(x, name="ToDouble"):
+    return _cast(x, "float64", name=name)
+
+
+def initialize_all_variables():
+    """TF1's old name for global_variables_initializer()."""
+    return global_variables_initializer()
+
+
+def initialize_variables(var_list, name="init"):
+    return variables_initializer(var_list, name=name)
+
+
+def initialize_local_variables():
+    return local_variables_initializer()
+
+
+def _state_update(ref, indices, updates, combine, name):
+    """ref's rows at ``indices`` (first dim) combined with ``updates``; returns ref's new value."""
+    from ... import ops as _o
+    from ...array_ops import scatter_nd, tensor_scatter_nd_update
+    idx = _o.expand_dims(_o.cast(convert_to_tensor(indices), "int32"), -1)
+    upd = convert_to_tensor(updates, ref.dtype)
+    if combine == "update":
+        return ref.assign(tensor_scatter_nd_update(ref, idx, upd), name=name)
+    if combine == "add":
+        return ref.assign_add(scatter_nd(idx, upd, list(ref.shape)), name=name)
+    if combine == "sub":
+        return ref.assign_sub(scatter_nd(idx, upd, list(ref.shape)), name=name)
+    rows = _o.gather(ref, _o.cast(convert_to_tensor(indices), "int32"))
+    new_rows = {"mul": rows * upd, "div": rows / upd, "max": _o.maximum(rows, upd), "min": _o.minimum(rows, upd)}[combine]
+    return ref.assign(tensor_scatter_nd_update(ref, idx, new_rows), name=name)
+
+
+def scatter_update(ref, indices, updates, use_locking=True, name=None):
+    """ref[indices] = updates (rows along the first dim); the variable's new value."""
+    return _state_update(ref, indices, updates, "update", name)
+
+
+def scatter_add(ref, indices, updates, use_locking=False, name=None):
+    """ref[indices] += updates (repeated indices add up)."""
+    return _state_update(ref, indices, updates, "add", name)
+
+
+def scatter_sub(ref, indices, updates, use_locking=False, name=None):
+    """ref[indices] -= updates (repeated indices add up)."""
+    return _state_update(ref, indices, updates, "sub", name)
+
+
+def scatter_mul(ref, indices, updates, use_locking=False, name=None):
+    return _state_update(ref, indices, updates, "mul", name)
+
+
+def scatter_div(ref, indices, updates, use_locking=False, name=None):
+    return _state_update(ref, indices, updates, "div", name)
+
+
+def scatter_max(ref, indices, updates, use_locking=False, name=None):
+    return _state_update(ref, indices, updates, "max", name)
+
+
+def scatter_min(ref, indices, updates, use_locking=False, name=None):
+    return _state_update(ref, indices, updates, "min", name)
+
+
+def scatter_nd_update(ref, indices, updates, use_locking=True, name=None):
+    """ref at the index vectors of ``indices`` set to ``updates``."""
+    from ...array_ops import tensor_scatter_nd_update
+    return ref.assign(tensor_scatter_nd_update(ref, indices, convert_to_tensor(updates, ref.dtype)), name=name)
+
+
+def scatter_nd_add(ref, indices, updates, use_locking=False, name=None):
+    from ...array_ops import scatter_nd
+    return ref.assign_add(scatter_nd(indices, convert_to_tensor(updates, ref.dtype), list(ref.shape)), name=name)
+
+
+def scatter_nd_sub(ref, indices, updates, use_locking=False, name=None):
+    from ...array_ops import scatter_nd
+    return ref.assign_sub(scatter_nd(indices, convert_to_tensor(updates, ref.dtype), list(ref.shape)), name=name)
+
+
+def dimension_value(dimension):
+    """A TensorShape dim as an int (None when unknown)."""
+    return None if dimension is None else int(getattr(dimension, "value", dimension))
+
+
+def dimension_at_index(shape, index):
+    from ...array_ops import TensorShape
+    return TensorShape(shape).as_list()[index]
+
+
+Dimension = int  # TF1's tf.Dimension(n): weft's shapes hold ints (None unknown)
+VERSION = GIT_VERSION = COMPILER_VERSION = "weft"
+
+
+def _no_op_switch(*args, **kwargs):
+    """A TF1 behaviour switch with one setting in weft (resource variables, control flow v2,
+    v2 tensor shapes, tensor equality): accepted."""
+
+
+enable_resource_variables = disable_resource_variables = enable_control_flow_v2 = _no_op_switch
+disable_control_flow_v2 = enable_v2_tensorshape = disable_v2_tensorshape = _no_op_switch
+enable_tensor_equality = disable_tensor_equality = _no_op_switch
+
+
+def resource_variables_enabled():
+    return True
+
+
+def control_flow_v2_enabled():
+    return True
+
+
+def executing_eagerly_outside_functions():
+    return executing_eagerly()
