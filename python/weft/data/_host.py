@@ -77,12 +77,15 @@ class HostDataset(_dataset.Dataset):
 
     # ---- the hand-over to C++ ------------------------------------------------------------------
     def _numeric(self):
-        return not is_string_spec(self._spec)
+        return not is_string_spec(self._spec) and not _st.has_datasets(self._spec)
 
     @property
     def _ds(self):
         """The C++ dataset of these elements (numbers only): what fit, the graph iterators and
         the C++ transformations read."""
+        if _st.has_datasets(self._spec):
+            raise TypeError("this dataset's elements are datasets (element_spec %r, from window()); flatten them "
+                            "first: ds.flat_map(lambda w: w.batch(n))" % (self._spec,))
         if not self._numeric():
             raise TypeError("this dataset's elements hold strings (element_spec %r); weft's C++ pipeline and models "
                             "take numbers: map the text to numbers first (a TextVectorization layer, "
@@ -369,8 +372,9 @@ class HostDataset(_dataset.Dataset):
         return self._card
 
     def _elements(self, wrap):
-        for element in self._make():
-            yield _st.pack(self._spec, [wrap(c) for c in element], _st.is_spec)
+        for element in self._make():  # (a window's components are datasets: they stay as they are)
+            yield _st.pack(self._spec, [c if isinstance(c, _dataset.Dataset) else wrap(c) for c in element],
+                           _st.is_spec)
 
 
 def _stack(elements):
