@@ -19,7 +19,15 @@ from .. import _events
 from . import _wire
 
 
-class _List:
+class _Message:
+    @classmethod
+    def FromString(cls, data):
+        out = cls()
+        out.ParseFromString(data)
+        return out
+
+
+class _List(_Message):
     """BytesList / FloatList / Int64List: ``value`` is a Python list."""
     _kind = None
 
@@ -34,12 +42,6 @@ class _List:
 
     def SerializeToString(self):
         return self._encode()
-
-    @classmethod
-    def FromString(cls, data):
-        out = cls()
-        out.ParseFromString(data)
-        return out
 
     def ParseFromString(self, data):
         self.value = self._decode(data)
@@ -189,7 +191,7 @@ class Features:
         return cls(feature)
 
 
-class Example:
+class Example(_Message):
     """tf.train.Example: ``features`` (a Features)."""
 
     def __init__(self, features=None):
@@ -208,12 +210,6 @@ class Example:
 
     def ByteSize(self):
         return len(self.SerializeToString())
-
-    @classmethod
-    def FromString(cls, data):
-        out = cls()
-        out.ParseFromString(data)
-        return out
 
     def ParseFromString(self, data):
         data = bytes(data.numpy() if hasattr(data, "numpy") else data)
