@@ -24,6 +24,8 @@ def _data_loss(what, offset, why):
 
 def varint(buf, pos, what):
     """(value, next position) of the varint at ``pos``."""
+    if pos < len(buf) and buf[pos] < 0x80:  # one byte: keys, lengths and small numbers
+        return buf[pos], pos + 1
     shift = result = 0
     start = pos
     while True:
@@ -40,27 +42,27 @@ def varint(buf, pos, what):
 
 
 def fields(buf, what):
-    """(field number, wire type, value) for each field of the message in ``buf``."""
-    buf = memoryview(bytes(buf)) if not isinstance(buf, (bytes, memoryview)) else buf
-    pos = 0
-    while pos < len(buf):
+    """(field number, wire type, value) for each field of the message in ``buf`` (bytes)."""
+    buf = bytes(buf)
+    pos, end = 0, len(buf)
+    while pos < end:
         start = pos
         key, pos = varint(buf, pos, what)
         field, wire = key >> 3, key & 7
         if field == 0:
             raise _data_loss(what, start, "field number 0")
-        if wire == VARINT:
-            value, pos = varint(buf, pos, what)
-        elif wire == BYTES:
+        if wire == BYTES:
             n, pos = varint(buf, pos, what)
-            if pos + n > len(buf):
+            if pos + n > end:
                 raise _data_loss(what, start, "field %d runs past the end (%d bytes)" % (field, n))
-            value, pos = bytes(buf[pos:pos + n]), pos + n
+            value, pos = buf[pos:pos + n], pos + n
+        elif wire == VARINT:
+            value, pos = varint(buf, pos, what)
         elif wire in (FIXED64, FIXED32):
             n = 8 if wire == FIXED64 else 4
-            if pos + n > len(buf):
+            if pos + n > end:
                 raise _data_loss(what, start, "truncated fixed%d" % (n * 8))
-            value, pos = bytes(buf[pos:pos + n]), pos + n
+            value, pos = buf[pos:pos + n], pos + n
         else:
             raise _data_loss(what, start, "wire type %d" % wire)
         yield field, wire, value
