@@ -168,3 +168,25 @@ def test_csv_dataset_and_make_csv_dataset_are_tfs(tmp_path):
     (tmp_path / "b.csv").write_text("a,1,2\n")
     with pytest.raises(tf.errors.InvalidArgumentError, match="Expect 4 fields but have 3 in record 0"):
         list(tf.data.experimental.CsvDataset(str(tmp_path / "b.csv"), [tf.string, [0], [0.0], [0]]))
+
+
+def test_ignore_errors_skips_bad_records(tmp_path):
+    p = tmp_path / "bad.csv"
+    p.write_text("a,b\n1,2\nx,3\n4,5\n")
+    rows = tf.data.experimental.CsvDataset(str(p), [tf.int32, tf.int32], header=True)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Field 0 in record 1 is not a valid int32: x"):
+        list(rows)
+    assert [tuple(map(int, r)) for r in rows.ignore_errors().as_numpy_iterator()] == [(1, 2), (4, 5)]
+    ds = tf.data.experimental.make_csv_dataset(str(p), batch_size=5, num_epochs=1, shuffle=False, ignore_errors=True,
+                                               column_defaults=[tf.int32, tf.int32])
+    assert [{k: v.tolist() for k, v in b.items()} for b in ds.as_numpy_iterator()] == [{"a": [1, 4], "b": [2, 5]}]
+    text = tf.data.Dataset.from_tensor_slices(["1", "x", "3"]).map(lambda s: tf.strings.to_number(s))
+    assert list(text.ignore_errors().as_numpy_iterator()) == [1.0, 3.0]
+
+
+def test_experimental_tfrecord_writer_writes_a_dataset(tmp_path):
+    p = str(tmp_path / "w.tfrecord")
+    tf.data.experimental.TFRecordWriter(p).write(tf.data.Dataset.from_tensor_slices(["hello", ""]))
+    assert open(p, "rb").read().hex() == REF["tfrecord_file"]
+    with pytest.raises(TypeError, match="scalar strings"):
+        tf.data.experimental.TFRecordWriter(p).write(tf.data.Dataset.range(2))

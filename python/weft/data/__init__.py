@@ -18,7 +18,7 @@ from .options import AutoShardPolicy, Options  # noqa: F401
 from ._graph_iterator import Iterator, make_initializable_iterator, make_one_shot_iterator  # noqa: F401
 from . import _csv, _sources, _transform
 from ._csv import CsvDataset, make_csv_dataset  # noqa: F401
-from ..io._tfrecord import TFRecordDataset  # noqa: F401
+from ..io._tfrecord import DatasetWriter as _DatasetWriter, TFRecordDataset  # noqa: F401
 
 # Dataset methods run in Python over streams of elements (data/_transform.py, data/_sources.py).
 for _name in ("padded_batch", "window", "flat_map", "interleave", "scan", "take_while", "unique", "group_by_window",
@@ -48,7 +48,8 @@ experimental = _types.SimpleNamespace(
     dense_to_ragged_batch=None,
     get_single_element=_sources.get_single_element, sample_from_datasets=_sources.sample_from_datasets,
     choose_from_datasets=_sources.choose_from_datasets, save=_sources.save, load=_sources.load,
-    Counter=_sources.counter, CsvDataset=CsvDataset, make_csv_dataset=make_csv_dataset)
+    Counter=_sources.counter, CsvDataset=CsvDataset, make_csv_dataset=make_csv_dataset,
+    TFRecordWriter=_DatasetWriter)
 del experimental.dense_to_ragged_batch
 
 __all__ = ["Dataset", "TextLineDataset", "TFRecordDataset", "Options", "AutoShardPolicy", "TensorSpec", "AUTOTUNE", "INFINITE_CARDINALITY",

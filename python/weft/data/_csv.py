@@ -88,20 +88,19 @@ def _split(line, delim, quote, record):
     return rows[0] if rows else [""]
 
 
-def _parse_rows(lines, columns, delim, quote, na_value, select_cols, what, exclude_cols=None):
-    """Each line -> its row of converted fields (one per column of ``columns``)."""
-    for record, line in enumerate(lines):
-        fields = _split(line, delim, quote, record)
-        if exclude_cols:
-            fields = [f for k, f in enumerate(fields) if k not in exclude_cols]
-        if select_cols is not None:
-            if select_cols and select_cols[-1] >= len(fields):
-                raise _invalid("%s: Expect %d fields but have %d in record %d" % (what, select_cols[-1] + 1,
-                                                                                  len(fields), record))
-            fields = [fields[c] for c in select_cols]
-        elif len(fields) != len(columns):
-            raise _invalid("Expect %d fields but have %d in record %d" % (len(columns), len(fields), record))
-        yield [_convert(t, d, v, k, record, na_value) for k, (t, (d, v)) in enumerate(zip(fields, columns))]
+def _row(line, record, columns, delim, quote, na_value, select_cols, what, exclude_cols=None):
+    """One line -> its row of converted fields (one per column of ``columns``)."""
+    fields = _split(line, delim, quote, record)
+    if exclude_cols:
+        fields = [f for k, f in enumerate(fields) if k not in exclude_cols]
+    if select_cols is not None:
+        if select_cols and select_cols[-1] >= len(fields):
+            raise _invalid("%s: Expect %d fields but have %d in record %d" % (what, select_cols[-1] + 1,
+                                                                              len(fields), record))
+        fields = [fields[c] for c in select_cols]
+    elif len(fields) != len(columns):
+        raise _invalid("Expect %d fields but have %d in record %d" % (len(columns), len(fields), record))
+    return [_convert(t, d, v, k, record, na_value) for k, (t, (d, v)) in enumerate(zip(fields, columns))]
 
 
 def _array(values, dtype):
@@ -122,7 +121,8 @@ def decode_csv(records, record_defaults, field_delim=",", use_quote_delim=True, 
             raise ValueError("decode_csv: select_cols must be increasing and as long as record_defaults")
     a = records.view(np.ndarray) if isinstance(records, np.ndarray) else _tv.as_bytes_array(records, what)
     lines = [_tv.decode(b) for b in a.reshape(-1)]
-    rows = list(_parse_rows(lines, columns, field_delim, use_quote_delim, na_value, select_cols, what))
+    rows = [_row(line, k, columns, field_delim, use_quote_delim, na_value, select_cols, what)
+            for k, line in enumerate(lines)]
     return [_tv.wrap(_array([r[k] for r in rows], d).reshape(a.shape)) for k, (d, _) in enumerate(columns)]
 
 
@@ -171,14 +171,18 @@ class CsvDataset(_host.HostDataset):
         if kind not in ("", "GZIP"):
             raise ValueError("CsvDataset: compression_type must be None, '' or 'GZIP', got %r" % (compression_type,))
 
-        def elements():
-            lines = _lines(paths, header, kind)
-            for row in _parse_rows(lines, columns, field_delim, use_quote_delim, na_value, select_cols, what,
-                                   excluded):
-                yield [_array(v, d) for v, (d, _) in zip(row, columns)]
         excluded = None if exclude_cols is None else {int(c) for c in exclude_cols}
+
+        def convert(numbered):
+            record, line = numbered
+            row = _row(line, record, columns, field_delim, use_quote_delim, na_value, select_cols, what, excluded)
+            return [_array(v, d) for v, (d, _) in zip(row, columns)]
+
+        def lines():
+            return enumerate(_lines(paths, header, kind))
         spec = tuple(_st.TensorSpec((), d) for d, _ in columns)
-        super().__init__(elements, spec, _host.UNKNOWN)
+        super().__init__(lambda: (convert(n) for n in lines()), spec, _host.UNKNOWN)
+        self._per_element = (lines, convert)
 
 
 def _infer(values):

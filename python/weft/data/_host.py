@@ -70,6 +70,9 @@ class HostDataset(_dataset.Dataset):
         self._pending_map = None
         self._batch_size = batch_size
         self._cpp = None
+        # (make inputs, convert one) when each element is made from one input on its own (a map, a
+        # CSV record): ignore_errors then drops a failing element and goes on, as TF's does.
+        self._per_element = None
 
     def _host(self, make, spec=None, card=None, batch_size=-1):
         return HostDataset(make, self._spec if spec is None else spec, self._card if card is None else card,
@@ -139,18 +142,19 @@ class HostDataset(_dataset.Dataset):
         spec = _st.pack(structure, specs, lambda x: not isinstance(x, (tuple, dict)))
         make = self._make
 
-        def mapped():
-            for element in make():
-                arrays = apply(element)[1]
-                for a, s in zip(arrays, specs):
-                    if not s.is_compatible_with(spec_of(a)):
-                        raise _fw._weft_error(
-                            "InvalidArgument", "Dataset.map: %r returned a %s of shape %s where its first result was "
-                            "%r: a host map takes its numeric output shapes from its first result (give "
-                            "TextVectorization an output_sequence_length, or pad to one length)" %
-                            (map_func, spec_of(a).dtype, a.shape, s))
-                yield arrays
-        return self._host(mapped, spec)
+        def convert(element):
+            arrays = apply(element)[1]
+            for a, s in zip(arrays, specs):
+                if not s.is_compatible_with(spec_of(a)):
+                    raise _fw._weft_error(
+                        "InvalidArgument", "Dataset.map: %r returned a %s of shape %s where its first result was "
+                        "%r: a host map takes its numeric output shapes from its first result (give "
+                        "TextVectorization an output_sequence_length, or pad to one length)" %
+                        (map_func, spec_of(a).dtype, a.shape, s))
+            return arrays
+        out = self._host(lambda: (convert(e) for e in make()), spec)
+        out._per_element = (make, convert)
+        return out
 
     def filter(self, predicate, name=None):
         """The elements for which ``predicate`` (run in Python on each) is True."""

@@ -407,11 +407,24 @@ def bucket_by_sequence_length(ds, element_length_func, bucket_boundaries, bucket
 
 # ---- errors and cardinality -----------------------------------------------------------------------------
 def ignore_errors(ds, log_warning=False, name=None):
-    """Drops elements whose making raised a weft error (an OpError: a failed check, a bad value)."""
+    """Drops elements whose making raised a weft error (a failed check, a bad value, a malformed
+    CSV record). A C++ pipeline goes on after an element's error; a host map or a CsvDataset is
+    re-run element by element (``_per_element``); another Python stage ends at its error."""
     from .. import errors
-    make = _host.as_host(ds)._make
 
-    def elements():
+    def dropped(err):
+        if log_warning:
+            import logging
+            logging.warning("Dataset.ignore_errors: dropped an element: %s", err)
+
+    def per_element(inputs, convert):
+        for x in inputs():
+            try:
+                yield convert(x)
+            except errors.Error as err:
+                dropped(err)
+
+    def stream(make):
         it = make()
         while True:
             try:
@@ -419,14 +432,14 @@ def ignore_errors(ds, log_warning=False, name=None):
             except StopIteration:
                 return
             except errors.Error as err:
-                if log_warning:
-                    import logging
-                    logging.warning("Dataset.ignore_errors: dropped an element: %s", err)
-                if getattr(it, "gi_frame", True) is None:  # a Python stream ends at its error
+                dropped(err)
+                if getattr(it, "gi_frame", True) is None:  # a Python generator ends at its error
                     return
                 continue
             yield e
-    return _host.HostDataset(elements, ds.element_spec, UNKNOWN if _card(ds) != 0 else 0, ds._opts)
+    parts = getattr(ds, "_per_element", None)
+    make = (lambda: per_element(*parts)) if parts else (lambda: stream(_host.as_host(ds)._make))
+    return _host.HostDataset(make, ds.element_spec, UNKNOWN if _card(ds) != 0 else 0, ds._opts)
 
 
 def assert_cardinality(ds, expected):

@@ -116,6 +116,23 @@ class TFRecordWriter:
         self.close()
 
 
+class DatasetWriter:
+    """tf.data.experimental.TFRecordWriter(filename, compression_type=None): ``write(dataset)``
+    writes a dataset of scalar strings as one TFRecord file."""
+
+    def __init__(self, filename, compression_type=None):
+        self._path, self._kind = filename, _compression(compression_type, "TFRecordWriter")
+
+    def write(self, dataset):
+        spec = dataset.element_spec
+        if not isinstance(spec, _st.TensorSpec) or spec.dtype != _tv.string or spec.shape != ():
+            raise TypeError("tf.data.experimental.TFRecordWriter: the dataset must hold scalar strings, got %r" %
+                            (spec,))
+        with TFRecordWriter(self._path, options=self._kind) as w:
+            for record in dataset.as_numpy_iterator():
+                w.write(record)
+
+
 def _open(path, kind):
     if kind == "GZIP":
         return gzip.open(path, "rb")
