@@ -148,12 +148,8 @@ class Feature:
 
     @classmethod
     def FromString(cls, data):
-        out = cls()
-        for f, _, v in _wire.fields(data, "Feature"):
-            for kind, number, list_cls in _KINDS:
-                if f == number:  # the last one wins, as protobuf's oneof
-                    out._kind, out._list = kind, list_cls.FromString(v)
-        return out
+        kind, payload = _raw_feature(data)
+        return cls(**{kind: _LIST[kind].FromString(payload)}) if kind else cls()
 
 
 class Features:
@@ -177,18 +173,46 @@ class Features:
 
     @classmethod
     def FromString(cls, data):
-        feature = {}
-        for f, _, entry in _wire.fields(data, "Features"):
-            if f != 1:
-                continue
-            key, value = b"", b""
-            for ef, _, ev in _wire.fields(entry, "Features.feature entry"):
-                if ef == 1:
-                    key = ev
-                elif ef == 2:
-                    value = ev
-            feature[key.decode("utf-8")] = Feature.FromString(value)
-        return cls(feature)
+        return cls({k: Feature(**{kind: _LIST[kind].FromString(payload)}) if kind else Feature()
+                    for k, (kind, payload) in raw_features(data, "Features").items()})
+
+
+_LIST = {kind: cls for kind, _, cls in _KINDS}
+
+
+def raw_features(data, what="Example"):
+    """{name: (kind or None, the list message's bytes)} of a serialized Features message: the
+    lists left encoded, so parse_example decodes only the features it asks for."""
+    out = {}
+    for f, _, entry in _wire.fields(data, what):
+        if f != 1:
+            continue
+        key, value = b"", b""
+        for ef, _, ev in _wire.fields(entry, "Features.feature entry"):
+            if ef == 1:
+                key = ev
+            elif ef == 2:
+                value = ev
+        out[key.decode("utf-8")] = _raw_feature(value)
+    return out
+
+
+def _raw_feature(data):
+    """(kind or None, the list message's bytes) of a serialized Feature."""
+    kind, payload = None, b""
+    for f, _, v in _wire.fields(data, "Feature"):
+        if 1 <= f <= 3:  # the last one wins, as protobuf's oneof
+            kind, payload = _KINDS[f - 1][0], v
+    return kind, payload
+
+
+def raw_example(data):
+    """raw_features of a serialized Example (its Features messages merged, as protobuf does)."""
+    out = {}
+    for f, _, v in _wire.fields(data, "Example"):
+        if f == 1:
+            out.update(raw_features(v))
+    return out
 
 
 class Example(_Message):
@@ -213,9 +237,6 @@ class Example(_Message):
 
     def ParseFromString(self, data):
         data = bytes(data.numpy() if hasattr(data, "numpy") else data)
-        features = Features()
-        for f, _, v in _wire.fields(data, "Example"):
-            if f == 1:  # repeated submessages merge; Features' maps do too
-                features.feature.update(Features.FromString(v).feature)
-        self.features = features
+        self.features = Features({k: Feature(**{kind: _LIST[kind].FromString(payload)}) if kind else Feature()
+                                  for k, (kind, payload) in raw_example(data).items()})
         return len(data)

@@ -70,15 +70,14 @@ def _np(dtype):
 
 def _values(example, key, spec, record):
     """The values of feature ``key`` in ``example`` (None when it is missing), checked against ``spec``."""
-    feature = example.features.feature.get(key)
-    if feature is None or feature.WhichOneof("kind") is None:
+    kind, payload = example.get(key, (None, None))
+    if kind is None:
         return None
-    kind = feature.WhichOneof("kind")
     want = _KIND[str(spec.dtype)]
     if kind != want:
         raise _invalid("Name: <unknown>, Key: %s, Index: %d.  Data types don't match. Data type: %s but expected "
                        "type: %s" % (key, record, _TYPE_NAME[kind], _TYPE_NAME[want]))
-    values = getattr(feature, kind).value
+    values = _example._LIST[kind]()._decode(payload)
     if spec.dtype == _tv.string:
         out = np.empty(len(values), dtype=object)
         out[:] = values
@@ -103,7 +102,7 @@ def _default(key, spec):
 
 def _examples(serialized, what):
     a = serialized.view(np.ndarray) if isinstance(serialized, np.ndarray) else _tv.as_bytes_array(serialized, what)
-    return a, [_example.Example.FromString(_tv.to_bytes(s, what)) for s in a.reshape(-1)]
+    return a, [_example.raw_example(_tv.to_bytes(s, what)) for s in a.reshape(-1)]
 
 
 def _check(features):
