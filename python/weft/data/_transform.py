@@ -7,13 +7,15 @@ ignore_errors, assert_cardinality.
     ds = tf.data.Dataset.range(7).window(3, shift=2, drop_remainder=True).flat_map(lambda w: w.batch(3))
     ds = sequences.padded_batch(32, padded_shapes=[None])       # pads every batch to its longest
 
-Each takes any weft.data Dataset (a C++ one is read through its iterator, data/_host.as_host) and
-gives a host dataset (data/_host.py): its elements are made in Python, and once they hold numbers
-only every later stage, ``model.fit`` and the graph iterators read them through the C++ pipeline
-(``from_iterators``). User functions run per element from Python: traced once and run in a
-Session for numbers (data/_fn.py), eagerly for strings; ``flat_map`` / ``interleave`` call theirs
-with values (numpy arrays with ``.numpy()``, datasets for ``window``'s components) and iterate the
-dataset it returns. Contract: elements are flat lists of numpy arrays in ``_st.flatten`` order.
+``padded_batch`` of numbers is a C++ stage (Dataset::PaddedBatch, data/dataset_stages.cc). The
+rest (and ``padded_batch`` of strings) take any weft.data Dataset (a C++ one is read through its
+iterator, data/_host.as_host) and give a host dataset (data/_host.py): its elements are made in
+Python, and once they hold numbers only every later stage, ``model.fit`` and the graph iterators
+read them through the C++ pipeline (``from_iterators``). User functions run per element from
+Python: traced once and run in a Session for numbers (data/_fn.py), eagerly for strings;
+``flat_map`` / ``interleave`` call theirs with values (numpy arrays with ``.numpy()``, datasets for
+``window``'s components) and iterate the dataset it returns. Contract: elements are flat lists of
+numpy arrays in ``_st.flatten`` order.
 """
 import os
 
@@ -102,6 +104,10 @@ def padded_batch(ds, batch_size, padded_shapes=None, padding_values=None, drop_r
     dim = batch_size if drop_remainder else None
     spec = _st.pack(ds.element_spec, [_st.TensorSpec((dim,) + sh, s.dtype) for s, sh in zip(flat, shapes)],
                     _st.is_spec)
+    if _dataset._is_cpp(ds):  # numbers: the C++ stage (data/dataset_stages.cc)
+        cpp = ds._ds.padded_batch(batch_size, [[-1 if d is None else d for d in sh] for sh in shapes],
+                                  [np.asarray(p) for p in pads], bool(drop_remainder))
+        return ds._derive(cpp, spec, batch_size)
     make = _host.as_host(ds)._make
 
     def pad(parts, k):
