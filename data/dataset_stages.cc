@@ -132,7 +132,8 @@ class PaddedBatchIterator : public Iterator {
     std::vector<int64_t> target = padded;  // the batch's block shape, -1 dims resolved
     for (int64_t j = 0; j < n; ++j) {
       WEFT_REQUIRE(items_[j].size() == spec_->padded_shapes.size(), "Dataset::PaddedBatch: element {} of batch {} has "
-                   "{} components but padded_shapes has {}", j, batches_, items_[j].size(), spec_->padded_shapes.size());
+                   "{} components but padded_shapes has {}", j, batches_, items_[j].size(),
+                   spec_->padded_shapes.size());
       const Tensor& t = items_[j][c];
       WEFT_REQUIRE(t.IsInitialized() && t.dtype() == pad.dtype() && t.rank() == static_cast<int>(padded.size()),
                    "Dataset::PaddedBatch: component {} of element {} in batch {} is {}; its padded shape has rank {} "

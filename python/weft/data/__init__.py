@@ -52,7 +52,8 @@ experimental = _types.SimpleNamespace(
     TFRecordWriter=_DatasetWriter)
 del experimental.dense_to_ragged_batch
 
-__all__ = ["Dataset", "TextLineDataset", "TFRecordDataset", "Options", "AutoShardPolicy", "TensorSpec", "AUTOTUNE", "INFINITE_CARDINALITY",
+__all__ = ["Dataset", "TextLineDataset", "TFRecordDataset", "CsvDataset", "DatasetSpec",
+           "Options", "AutoShardPolicy", "TensorSpec", "AUTOTUNE", "INFINITE_CARDINALITY",
            "UNKNOWN_CARDINALITY", "experimental", "Iterator", "make_one_shot_iterator", "make_initializable_iterator"]
 
 # TF1's Dataset methods for graph-mode iterators.

@@ -107,7 +107,7 @@ def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_datase
             else:
                 live[i] = 0
     cards = [int(d.cardinality()) for d in datasets]
-    card = INFINITE if all(c == INFINITE for c in cards) else UNKNOWN
+    card = INFINITE if INFINITE in cards else UNKNOWN  # TF's rule (the infinite one may be drawn forever)
     return _host.HostDataset(elements, spec, card, datasets[0]._opts)
 
 
@@ -141,8 +141,7 @@ def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=True):
                     return
                 continue
             yield e
-    return _host.HostDataset(elements, spec, UNKNOWN if int(choice_dataset.cardinality()) != 0 else 0,
-                             datasets[0]._opts)
+    return _host.HostDataset(elements, spec, UNKNOWN, datasets[0]._opts)
 
 
 def list_files(file_pattern, shuffle=None, seed=None, name=None):

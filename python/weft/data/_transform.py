@@ -246,7 +246,7 @@ def _interleaved(ds, fn, cycle_length, block_length, what):
     spec = first_spec()
     if spec is None:
         return _host.HostDataset(lambda: iter(()), in_spec, 0, ds._opts)
-    return _host.HostDataset(lambda: elements(spec), spec, UNKNOWN if _card(ds) != INFINITE else INFINITE, ds._opts)
+    return _host.HostDataset(lambda: elements(spec), spec, UNKNOWN, ds._opts)  # (TF's too, even when infinite)
 
 
 def flat_map(ds, map_func, name=None):
@@ -279,7 +279,8 @@ def scan(ds, initial_state, scan_func, name=None):
             raise TypeError("%s: scan_func must return (new_state, output_element), got %r" % (what, spec))
         got = _st.flatten(spec[0], _st.is_spec)
         if [s.dtype for s in got] != [_host.spec_of(a).dtype for a in init]:
-            raise TypeError("%s: scan_func's new state %r does not match initial_state %r" % (what, spec[0], state_spec))
+            raise TypeError("%s: scan_func's new state %r does not match initial_state %r" %
+                            (what, spec[0], state_spec))
         return spec[1]
 
     def elements():
@@ -307,7 +308,7 @@ def take_while(ds, predicate, name=None):
             if not _scalar(pred(list(element))[0], what + "'s predicate", "b"):
                 return
             yield element
-    return _host.HostDataset(elements, ds.element_spec, UNKNOWN if _card(ds) != 0 else 0, ds._opts)
+    return _host.HostDataset(elements, ds.element_spec, UNKNOWN, ds._opts)
 
 
 def unique(ds, name=None):
@@ -324,7 +325,7 @@ def unique(ds, name=None):
             if key not in seen:
                 seen.add(key)
                 yield element
-    return _host.HostDataset(elements, ds.element_spec, UNKNOWN if _card(ds) != 0 else 0, ds._opts)
+    return _host.HostDataset(elements, ds.element_spec, UNKNOWN, ds._opts)
 
 
 # ---- group_by_window, bucket_by_sequence_length ----------------------------------------------------
@@ -445,7 +446,7 @@ def ignore_errors(ds, log_warning=False, name=None):
             yield e
     parts = getattr(ds, "_per_element", None)
     make = (lambda: per_element(*parts)) if parts else (lambda: stream(_host.as_host(ds)._make))
-    return _host.HostDataset(make, ds.element_spec, UNKNOWN if _card(ds) != 0 else 0, ds._opts)
+    return _host.HostDataset(make, ds.element_spec, UNKNOWN, ds._opts)
 
 
 def assert_cardinality(ds, expected):
@@ -500,4 +501,4 @@ def rejection_resample(ds, class_func, target_dist, initial_dist=None, seed=None
             if rng.random() < ratio[c] / ratio.max():
                 yield [np.asarray(c, np.int32)] + list(element)
     spec = (_st.TensorSpec((), _fw.int32), ds.element_spec)
-    return _host.HostDataset(elements, spec, UNKNOWN if _card(ds) != 0 else 0, ds._opts)
+    return _host.HostDataset(elements, spec, UNKNOWN, ds._opts)

@@ -1,7 +1,8 @@
 """Makes tf_records_reference.json: TensorFlow 2.21's bytes and values for tests/python/test_data_records.py
 (tf.train.Example and serialize_tensor encodings, a TFRecord file, parse_example, CSV) and for
 tests/python/test_data_transforms.py (deterministic tf.data transformations).
-Run with TensorFlow's venv: bench/.venv/bin/python tests/python/data/gen_tf_records_reference.py"""
+Run with TensorFlow's venv: bench/.venv/bin/python tests/python/data/gen_tf_records_reference.py
+(it reproduces the file except "parse_in", whose map entries protobuf writes in a varying order)."""
 import json
 import os
 import tempfile
@@ -36,11 +37,14 @@ e2 = tf.train.Example(features=tf.train.Features(feature={
     "s": tf.train.Feature(float_list=tf.train.FloatList(value=[5., 6.]))})).SerializeToString()
 out["parse_in"] = [e1.hex(), e2.hex()]
 r = tf.io.parse_example([e1, e2], {"a": tf.io.FixedLenFeature([2], tf.int64),
-                                   "s": tf.io.FixedLenSequenceFeature([2], tf.float32, allow_missing=True, default_value=-1.0),
+                                   "s": tf.io.FixedLenSequenceFeature([2], tf.float32, allow_missing=True,
+                                                                      default_value=-1.0),
                                    "v": tf.io.VarLenFeature(tf.string),
                                    "d": tf.io.FixedLenFeature([], tf.float32, default_value=9.0)})
-out["parse_out"] = {"a": r["a"].numpy().tolist(), "s": r["s"].numpy().tolist(), "v_indices": r["v"].indices.numpy().tolist(),
-                    "v_values": [b.decode() for b in r["v"].values.numpy()], "v_shape": r["v"].dense_shape.numpy().tolist(),
+out["parse_out"] = {"a": r["a"].numpy().tolist(), "s": r["s"].numpy().tolist(),
+                    "v_indices": r["v"].indices.numpy().tolist(),
+                    "v_values": [b.decode() for b in r["v"].values.numpy()],
+                    "v_shape": r["v"].dense_shape.numpy().tolist(),
                     "d": r["d"].numpy().tolist()}
 try:
     tf.io.parse_single_example(e2, {"v": tf.io.FixedLenFeature([], tf.string)})
@@ -53,7 +57,8 @@ csv = "name,age,score,big\n\"Smith, J\",31,0.5,3000000000\nLee,,2.25,1\n"
 p = os.path.join(d, "a.csv"); open(p, "w").write(csv)
 ds = tf.data.experimental.make_csv_dataset(p, batch_size=2, label_name="score", num_epochs=1, shuffle=False)
 feats, label = next(iter(ds))
-out["csv_features"] = {k: (v.dtype.name, [x.decode() if isinstance(x, bytes) else x for x in v.numpy().tolist()]) for k, v in feats.items()}
+out["csv_features"] = {k: (v.dtype.name, [x.decode() if isinstance(x, bytes) else x for x in v.numpy().tolist()])
+                       for k, v in feats.items()}
 out["csv_label"] = (label.dtype.name, label.numpy().tolist())
 out["csv_keys"] = list(feats.keys())
 r = tf.io.decode_csv(["1,2.5,x", '4,,"y,z"'], record_defaults=[[0], [0.0], [""]])
@@ -75,8 +80,8 @@ out["window_3_2"] = [L(w) for w in D.range(7).window(3, 2)]
 out["window_flat"] = L(D.range(7).window(3, 1, 2, True).flat_map(lambda w: w.batch(3)))
 out["window_card"] = [int(D.range(n).window(3, s, t, dr).cardinality()) for n in (0, 2, 7, 10)
                       for s in (1, 2, 4) for t in (1, 2) for dr in (False, True)]
-out["padded_batch"] = L(D.range(1, 6).map(lambda x: tf.fill([x], x)).padded_batch(2, padded_shapes=[5],
-                                                                                     padding_values=tf.constant(-1, tf.int64)))
+out["padded_batch"] = L(D.range(1, 6).map(lambda x: tf.fill([x], x)).padded_batch(
+    2, padded_shapes=[5], padding_values=tf.constant(-1, tf.int64)))
 out["padded_batch_spec"] = str(D.range(4).map(lambda x: (tf.fill([x, 2], x), x)).padded_batch(3).element_spec)
 out["scan"] = L(D.range(10).scan(tf.constant(0, tf.int64), lambda s, i: (s + i, s)))
 out["take_while"] = L(D.range(10).take_while(lambda x: x < 5))
@@ -93,4 +98,25 @@ out["choose"] = [b.decode() for b in tf.data.Dataset.choose_from_datasets(
     D.range(3).repeat(3)).as_numpy_iterator()]
 out["choose_stop"] = L(D.choose_from_datasets([D.range(2), D.range(10, 13)], D.from_tensor_slices(
     tf.constant([0, 1, 0, 0, 1], tf.int64)), stop_on_empty_dataset=False))
+inf = D.range(5).repeat()
+fin = D.range(5)
+cases = {
+    "flat_map_inf": inf.flat_map(lambda x: D.from_tensors(x)),
+    "flat_map_fin": fin.flat_map(lambda x: D.from_tensors(x)),
+    "interleave_inf": inf.interleave(lambda x: D.from_tensors(x), cycle_length=2),
+    "gbw_inf": inf.group_by_window(lambda x: x % 2, lambda k, w: w.batch(2), window_size=2),
+    "gbw_fin": fin.group_by_window(lambda x: x % 2, lambda k, w: w.batch(2), window_size=2),
+    "take_while_inf": inf.take_while(lambda x: x < 3), "take_while_fin": fin.take_while(lambda x: x < 3),
+    "unique_inf": inf.unique(), "unique_fin": fin.unique(),
+    "scan_fin": fin.scan(tf.constant(0, tf.int64), lambda s, x: (s, x)),
+    "scan_inf": inf.scan(tf.constant(0, tf.int64), lambda s, x: (s, x)),
+    "ignore_errors_fin": fin.ignore_errors(), "ignore_errors_inf": inf.ignore_errors(),
+    "sample_fin": D.sample_from_datasets([fin, fin]), "sample_inf": D.sample_from_datasets([inf, inf]),
+    "sample_mixed": D.sample_from_datasets([inf, fin]),
+    "choose_fin": D.choose_from_datasets([fin, fin], D.range(2).repeat(2)),
+    "counter": D.counter(), "random": D.random(seed=1),
+    "rejection": fin.rejection_resample(lambda x: tf.cast(x % 2, tf.int32), [0.5, 0.5]),
+    "bucket_fin": D.from_tensor_slices([[1],[2]]).bucket_by_sequence_length(lambda e: tf.shape(e)[0], [3], [2, 2]),
+}
+out["cardinality"] = {k: int(v.cardinality()) for k, v in cases.items()}
 print(json.dumps(out, indent=1))
