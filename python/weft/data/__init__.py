@@ -20,7 +20,8 @@ from . import _csv, _sources, _transform
 from ._csv import CsvDataset, make_csv_dataset  # noqa: F401
 from ..io._tfrecord import DatasetWriter as _DatasetWriter, TFRecordDataset  # noqa: F401
 
-# Dataset methods run in Python over streams of elements (data/_transform.py, data/_sources.py).
+# More Dataset methods (data/_transform.py, data/_sources.py): Python streams that hand numbers
+# over to the C++ pipeline; padded_batch of numbers is a C++ stage.
 for _name in ("padded_batch", "window", "flat_map", "interleave", "scan", "take_while", "unique", "group_by_window",
               "bucket_by_sequence_length", "ignore_errors", "rejection_resample"):
     setattr(Dataset, _name, getattr(_transform, _name))
@@ -45,14 +46,12 @@ experimental = _types.SimpleNamespace(
     bucket_by_sequence_length=_transformation(_transform.bucket_by_sequence_length),
     ignore_errors=_transformation(_transform.ignore_errors),
     rejection_resample=_transformation(_transform.rejection_resample),
-    dense_to_ragged_batch=None,
     get_single_element=_sources.get_single_element, sample_from_datasets=_sources.sample_from_datasets,
     choose_from_datasets=_sources.choose_from_datasets, save=_sources.save, load=_sources.load,
     Counter=_sources.counter, CsvDataset=CsvDataset, make_csv_dataset=make_csv_dataset,
     TFRecordWriter=_DatasetWriter)
-del experimental.dense_to_ragged_batch
 
-__all__ = ["Dataset", "TextLineDataset", "TFRecordDataset", "CsvDataset", "DatasetSpec",
+__all__ = ["Dataset", "TextLineDataset", "TFRecordDataset", "DatasetSpec",
            "Options", "AutoShardPolicy", "TensorSpec", "AUTOTUNE", "INFINITE_CARDINALITY",
            "UNKNOWN_CARDINALITY", "experimental", "Iterator", "make_one_shot_iterator", "make_initializable_iterator"]
 
