@@ -190,3 +190,13 @@ def test_experimental_tfrecord_writer_writes_a_dataset(tmp_path):
     assert open(p, "rb").read().hex() == REF["tfrecord_file"]
     with pytest.raises(TypeError, match="scalar strings"):
         tf.data.experimental.TFRecordWriter(p).write(tf.data.Dataset.range(2))
+
+
+def test_sparse_result_in_a_map_says_to_densify():
+    ex = T.Example(features=T.Features(feature={"v": T.Feature(int64_list=T.Int64List(value=[1, 2]))}))
+    ds = tf.data.Dataset.from_tensor_slices([ex.SerializeToString()] * 2)
+    spec = {"v": tf.io.VarLenFeature(tf.int64)}
+    with pytest.raises(NotImplementedError, match="to_dense"):
+        ds.map(lambda r: tf.io.parse_single_example(r, spec))
+    dense = ds.map(lambda r: tf.sparse.to_dense(tf.io.parse_single_example(r, spec)["v"]))
+    assert [v.tolist() for v in dense.as_numpy_iterator()] == [[1, 2], [1, 2]]

@@ -54,6 +54,9 @@ def component(value, what):
     if hasattr(value, "to_list") and hasattr(value, "row_splits"):
         raise NotImplementedError("%s: a RaggedTensor component is not supported by weft's datasets; pad it with "
                                   "rt.to_tensor() (or keras.utils.pad_sequences) first" % what)
+    if hasattr(value, "indices") and hasattr(value, "dense_shape"):
+        raise NotImplementedError("%s: a SparseTensor component (a VarLenFeature's result) is not supported by weft's "
+                                  "datasets; densify it with tf.sparse.to_dense(...) first" % what)
     if isinstance(value, _dataset.EagerValue):
         return value.view(np.ndarray)
     return np.asarray(_st.to_array(value, what))
