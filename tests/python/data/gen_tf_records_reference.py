@@ -7,8 +7,13 @@ import json
 import os
 import tempfile
 
+import sys
+
 import numpy as np
 import tensorflow as tf
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tf_records_cases import cardinality_cases  # noqa: E402
 
 out = {}
 def ex(feature):
@@ -98,25 +103,5 @@ out["choose"] = [b.decode() for b in tf.data.Dataset.choose_from_datasets(
     D.range(3).repeat(3)).as_numpy_iterator()]
 out["choose_stop"] = L(D.choose_from_datasets([D.range(2), D.range(10, 13)], D.from_tensor_slices(
     tf.constant([0, 1, 0, 0, 1], tf.int64)), stop_on_empty_dataset=False))
-inf = D.range(5).repeat()
-fin = D.range(5)
-cases = {
-    "flat_map_inf": inf.flat_map(lambda x: D.from_tensors(x)),
-    "flat_map_fin": fin.flat_map(lambda x: D.from_tensors(x)),
-    "interleave_inf": inf.interleave(lambda x: D.from_tensors(x), cycle_length=2),
-    "gbw_inf": inf.group_by_window(lambda x: x % 2, lambda k, w: w.batch(2), window_size=2),
-    "gbw_fin": fin.group_by_window(lambda x: x % 2, lambda k, w: w.batch(2), window_size=2),
-    "take_while_inf": inf.take_while(lambda x: x < 3), "take_while_fin": fin.take_while(lambda x: x < 3),
-    "unique_inf": inf.unique(), "unique_fin": fin.unique(),
-    "scan_fin": fin.scan(tf.constant(0, tf.int64), lambda s, x: (s, x)),
-    "scan_inf": inf.scan(tf.constant(0, tf.int64), lambda s, x: (s, x)),
-    "ignore_errors_fin": fin.ignore_errors(), "ignore_errors_inf": inf.ignore_errors(),
-    "sample_fin": D.sample_from_datasets([fin, fin]), "sample_inf": D.sample_from_datasets([inf, inf]),
-    "sample_mixed": D.sample_from_datasets([inf, fin]),
-    "choose_fin": D.choose_from_datasets([fin, fin], D.range(2).repeat(2)),
-    "counter": D.counter(), "random": D.random(seed=1),
-    "rejection": fin.rejection_resample(lambda x: tf.cast(x % 2, tf.int32), [0.5, 0.5]),
-    "bucket_fin": D.from_tensor_slices([[1],[2]]).bucket_by_sequence_length(lambda e: tf.shape(e)[0], [3], [2, 2]),
-}
-out["cardinality"] = {k: int(v.cardinality()) for k, v in cases.items()}
+out["cardinality"] = {k: int(v.cardinality()) for k, v in cardinality_cases(tf).items()}
 print(json.dumps(out, indent=1))
