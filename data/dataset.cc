@@ -342,6 +342,25 @@ Dataset Dataset::Batch(int64_t batch_size, bool drop_remainder) const {
   return Dataset(internal::NewBatchNode(node_, batch_size, drop_remainder));
 }
 
+Dataset Dataset::PaddedBatch(int64_t batch_size, std::vector<std::vector<int64_t>> padded_shapes,
+                             std::vector<Tensor> padding_values, bool drop_remainder) const {
+  node("PaddedBatch");
+  WEFT_REQUIRE(batch_size >= 1, "Dataset::PaddedBatch: batch_size must be >= 1, got {}", batch_size);
+  WEFT_REQUIRE(padded_shapes.size() == padding_values.size(), "Dataset::PaddedBatch: {} padded shapes but {} padding "
+               "values", padded_shapes.size(), padding_values.size());
+  for (size_t c = 0; c < padding_values.size(); ++c) {
+    WEFT_REQUIRE(padding_values[c].IsInitialized() && padding_values[c].rank() == 0, "Dataset::PaddedBatch: the "
+                 "padding value of component {} must be a scalar, got {}", c, padding_values[c].DebugString());
+    for (int64_t d : padded_shapes[c]) {
+      WEFT_REQUIRE(d >= -1, "Dataset::PaddedBatch: component {}'s padded shape has dim {} (dims are >= 0, or -1 for "
+                   "the batch's largest)", c, d);
+    }
+  }
+  return Dataset(internal::NewPaddedBatchNode(
+      node_, internal::PaddedBatchSpec{batch_size, std::move(padded_shapes), std::move(padding_values),
+                                       drop_remainder}));
+}
+
 Dataset Dataset::Repeat(int64_t count) const {
   node("Repeat");
   WEFT_REQUIRE(count >= -1, "Dataset::Repeat: count must be >= 0 or -1 (forever), got {}", count);

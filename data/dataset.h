@@ -80,6 +80,12 @@ class Dataset {
   // dtype and shape in every element of a batch. The last, smaller batch is kept unless
   // `drop_remainder`.
   Dataset Batch(int64_t batch_size, bool drop_remainder = false) const;
+  // Batches `batch_size` consecutive elements, component c padded to `padded_shapes[c]` (a dim of -1:
+  // the largest in the batch) with `padding_values[c]` (a scalar of the component's dtype): tf.data's
+  // padded_batch. An element whose component has another rank or dtype, or a dim above a fixed padded
+  // dim, is InvalidArgument from Next() naming the component, element and batch.
+  Dataset PaddedBatch(int64_t batch_size, std::vector<std::vector<int64_t>> padded_shapes,
+                      std::vector<Tensor> padding_values, bool drop_remainder = false) const;
   // The stream `count` times over (-1: forever). Each pass is a new epoch for upstream Shuffles.
   Dataset Repeat(int64_t count = -1) const;
   // This dataset's elements, then `other`'s (the components must agree in number; each element

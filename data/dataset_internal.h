@@ -138,6 +138,15 @@ class RowIterator : public Iterator {
 // Stages defined in dataset_stages.cc.
 NodePtr NewBatchNode(NodePtr upstream, int64_t batch_size, bool drop_remainder);
 NodePtr NewMapNode(NodePtr upstream, MapFn fn, int num_parallel_calls);
+// PaddedBatch's arguments, checked by Dataset::PaddedBatch: one padded shape (-1: the batch's
+// largest) and one scalar padding value per component.
+struct PaddedBatchSpec {
+  int64_t batch_size;
+  std::vector<std::vector<int64_t>> padded_shapes;
+  std::vector<Tensor> padding_values;
+  bool drop_remainder;
+};
+NodePtr NewPaddedBatchNode(NodePtr upstream, PaddedBatchSpec spec);
 NodePtr NewPrefetchNode(NodePtr upstream, int64_t buffer_size);
 // Defined in dataset_more.cc.
 NodePtr NewParallelMapNode(NodePtr upstream, MapFn fn, int num_parallel_calls);

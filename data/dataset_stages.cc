@@ -1,4 +1,4 @@
-// Dataset stages that look inside elements: Batch, Map, Prefetch.
+// Dataset stages that look inside elements: Batch, PaddedBatch, Map, Prefetch.
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
@@ -105,6 +105,118 @@ class BatchNode : public DatasetNode {
  private:
   int64_t batch_size_;
   bool drop_;
+};
+
+// PaddedBatch: collects batch_size elements and copies each component into a block of its padded
+// shape (a -1 dim: the batch's largest) filled with the padding value.
+class PaddedBatchIterator : public Iterator {
+ public:
+  PaddedBatchIterator(std::unique_ptr<Iterator> up, const PaddedBatchSpec* spec) : up_(std::move(up)), spec_(spec) {}
+  bool Next(Element* out) override {
+    items_.clear();
+    Element e;
+    while (static_cast<int64_t>(items_.size()) < spec_->batch_size && up_->Next(&e)) items_.push_back(std::move(e));
+    const int64_t n = static_cast<int64_t>(items_.size());
+    if (n == 0 || (spec_->drop_remainder && n < spec_->batch_size)) return false;
+    const size_t nc = spec_->padded_shapes.size();
+    out->resize(nc);
+    for (size_t c = 0; c < nc; ++c) (*out)[c] = PadComponent(c, n);
+    ++batches_;
+    return true;
+  }
+
+ private:
+  Tensor PadComponent(size_t c, int64_t n) const {
+    const std::vector<int64_t>& padded = spec_->padded_shapes[c];
+    const Tensor& pad = spec_->padding_values[c];
+    std::vector<int64_t> target = padded;  // the batch's block shape, -1 dims resolved
+    for (int64_t j = 0; j < n; ++j) {
+      WEFT_REQUIRE(items_[j].size() == spec_->padded_shapes.size(), "Dataset::PaddedBatch: element {} of batch {} has "
+                   "{} components but padded_shapes has {}", j, batches_, items_[j].size(),
+                   spec_->padded_shapes.size());
+      const Tensor& t = items_[j][c];
+      WEFT_REQUIRE(t.IsInitialized() && t.dtype() == pad.dtype() && t.rank() == static_cast<int>(padded.size()),
+                   "Dataset::PaddedBatch: component {} of element {} in batch {} is {}; its padded shape has rank {} "
+                   "and its padding value is {}", c, j, batches_, t.DebugString(), padded.size(), pad.DebugString());
+      for (size_t d = 0; d < padded.size(); ++d) {
+        const int64_t dim = t.dim(static_cast<int>(d));
+        if (padded[d] < 0) {
+          target[d] = std::max(target[d], dim);
+        } else {
+          WEFT_REQUIRE(dim <= padded[d], "Dataset::PaddedBatch: Attempted to pad to a smaller size than the input "
+                       "element: component {} of element {} in batch {} has shape {}, padded shape dim {} is {}", c, j,
+                       batches_, t.shape().ToString(), d, padded[d]);
+        }
+      }
+    }
+    for (int64_t& d : target) d = std::max<int64_t>(d, 0);
+    std::vector<int64_t> dims{n};
+    dims.insert(dims.end(), target.begin(), target.end());
+    Tensor out(pad.dtype(), TensorShape(std::move(dims)));
+    const size_t item = DTypeSize(pad.dtype());
+    char* base = static_cast<char*>(out.raw_data());
+    const auto* value = static_cast<const char*>(pad.raw_data());
+    if (std::all_of(value, value + item, [](char b) { return b == 0; })) {
+      std::memset(base, 0, out.bytes());
+    } else {
+      for (int64_t k = 0; k < out.num_elements(); ++k) std::memcpy(base + k * item, value, item);
+    }
+    int64_t block = 1;  // elements per batch row
+    for (int64_t d : target) block *= d;
+    for (int64_t j = 0; j < n; ++j) CopyInto(items_[j][c], target, base + j * block * item, item);
+    return out;
+  }
+
+  // Copies `t` into the row-major block of shape `target` (each dim >= t's) at `dst`, its last dim's
+  // runs contiguous.
+  static void CopyInto(const Tensor& t, const std::vector<int64_t>& target, char* dst, size_t item) {
+    const int rank = t.rank();
+    if (t.num_elements() == 0) return;
+    if (rank == 0) {
+      std::memcpy(dst, t.raw_data(), item);
+      return;
+    }
+    const int64_t run = t.dim(rank - 1);
+    const int64_t rows = t.num_elements() / run;
+    std::vector<int64_t> at(static_cast<size_t>(rank - 1), 0);  // the index over t's outer dims
+    const auto* src = static_cast<const char*>(t.raw_data());
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t offset = 0;
+      for (int d = 0; d < rank - 1; ++d) offset = offset * target[static_cast<size_t>(d)] + at[static_cast<size_t>(d)];
+      offset *= target[static_cast<size_t>(rank - 1)];
+      std::memcpy(dst + offset * static_cast<int64_t>(item), src + r * run * static_cast<int64_t>(item),
+                  static_cast<size_t>(run) * item);
+      for (int d = rank - 2; d >= 0; --d) {  // the next outer index
+        if (++at[static_cast<size_t>(d)] < t.dim(d)) break;
+        at[static_cast<size_t>(d)] = 0;
+      }
+    }
+  }
+
+  std::unique_ptr<Iterator> up_;
+  const PaddedBatchSpec* spec_;
+  int64_t batches_ = 0;
+  std::vector<Element> items_;
+};
+
+class PaddedBatchNode : public DatasetNode {
+ public:
+  PaddedBatchNode(NodePtr up, PaddedBatchSpec spec) : DatasetNode(std::move(up)), spec_(std::move(spec)) {}
+  std::unique_ptr<Iterator> MakeIterator() const override {
+    return std::make_unique<PaddedBatchIterator>(upstream_->MakeIterator(), &spec_);
+  }
+  int64_t Cardinality() const override {
+    const int64_t c = upstream_->Cardinality();
+    const int64_t b = spec_.batch_size;
+    if (c < 0) return c;
+    return spec_.drop_remainder ? c / b : (c + b - 1) / b;
+  }
+  std::string Describe() const override {
+    return fmt::format("PaddedBatch({}{})", spec_.batch_size, spec_.drop_remainder ? ", drop_remainder" : "");
+  }
+
+ private:
+  PaddedBatchSpec spec_;
 };
 
 class MapNode : public DatasetNode {
@@ -215,6 +327,10 @@ class PrefetchNode : public DatasetNode {
 NodePtr NewBatchNode(NodePtr upstream, int64_t batch_size, bool drop_remainder) {
   return std::make_shared<BatchNode>(std::move(upstream), batch_size, drop_remainder);
 }
+NodePtr NewPaddedBatchNode(NodePtr upstream, PaddedBatchSpec spec) {
+  return std::make_shared<PaddedBatchNode>(std::move(upstream), std::move(spec));
+}
+
 NodePtr NewMapNode(NodePtr upstream, MapFn fn, int num_parallel_calls) {
   if (num_parallel_calls > 1) return NewParallelMapNode(std::move(upstream), std::move(fn), num_parallel_calls);
   return std::make_shared<MapNode>(std::move(upstream), std::move(fn));

@@ -118,6 +118,13 @@ void InitData(py::module_& m) {
       }, py::arg("seed"), py::arg("buffer_size"), py::arg("reshuffle_each_iteration"))
       .def("batch", [](const PyDataset& d, int64_t n, bool drop) { return PyDataset{d.ds.Batch(n, drop)}; },
            py::arg("batch_size"), py::arg("drop_remainder"))
+      .def("padded_batch", [](const PyDataset& d, int64_t n, std::vector<std::vector<int64_t>> shapes,
+                              const py::list& values, bool drop) {
+        std::vector<Tensor> pads;
+        for (const py::handle& v : values) pads.push_back(NumpyToTensor(v));
+        return PyDataset{d.ds.PaddedBatch(n, std::move(shapes), std::move(pads), drop)};
+      }, py::arg("batch_size"), py::arg("padded_shapes"), py::arg("padding_values"), py::arg("drop_remainder"),
+      "padded_batch: padded_shapes per component (-1: the batch's largest), scalar padding values as arrays.")
       .def("repeat", [](const PyDataset& d, int64_t n) { return PyDataset{d.ds.Repeat(n)}; }, py::arg("count"))
       .def("shard", [](const PyDataset& d, int64_t n, int64_t i) { return PyDataset{d.ds.Shard(n, i)}; },
            py::arg("num_shards"), py::arg("index"))

@@ -1,4 +1,4 @@
-// Range, Zip, Filter, Skip, Cache, Unbatch and the parallel Map (data/dataset_more.cc).
+// Range, Zip, Filter, Skip, Cache, Unbatch, PaddedBatch and the parallel Map (data/dataset_more.cc, dataset_stages.cc).
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -141,4 +141,72 @@ TEST_CASE("parallel Map keeps the order and surfaces an error at its element") {
   CHECK(seen == 42);
   CHECK_FALSE(it->Next(&e));
   CHECK_THROWS_AS(Dataset::Range(0, 1).Map([](Element e) { return e; }, 0), Error);
+}
+
+namespace {
+
+// Element x of 1..n: {int64 [x, 2] with row r = {100 x + 10 r, 100 x + 10 r + 1}, x}.
+Dataset Ragged(int64_t n) {
+  return Dataset::Range(1, n + 1).Map([](Element e) {
+    const int64_t x = e[0].scalar<int64_t>()();
+    std::vector<int64_t> v;
+    for (int64_t r = 0; r < x; ++r) {
+      for (int64_t c = 0; c < 2; ++c) v.push_back(100 * x + 10 * r + c);
+    }
+    return Element{Tensor::FromVector<int64_t>(v, TensorShape({x, 2})), e[0]};
+  });
+}
+
+}  // namespace
+
+TEST_CASE("PaddedBatch pads each component to its padded shape, -1 dims to the batch's largest") {
+  Dataset ds = Ragged(5).PaddedBatch(2, {{-1, -1}, {}}, {Tensor::Scalar<int64_t>(-1), Tensor::Scalar<int64_t>(0)});
+  CHECK(ds.Cardinality() == 3);
+  CHECK(Ragged(5).PaddedBatch(2, {{-1, -1}, {}}, {Tensor::Scalar<int64_t>(-1), Tensor::Scalar<int64_t>(0)}, true)
+            .Cardinality() == 2);
+  auto it = ds.MakeIterator();
+  Element e;
+  for (int64_t batch = 0; batch < 3; ++batch) {
+    REQUIRE(it->Next(&e));
+    const int64_t n = batch < 2 ? 2 : 1, rows = batch < 2 ? 2 * batch + 2 : 5;
+    CHECK(e[0].shape() == TensorShape({n, rows, 2}));
+    CHECK(e[1].shape() == TensorShape({n}));
+    std::vector<int64_t> want;  // the naive reference: the element's value inside, -1 outside
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t x = 2 * batch + j + 1;
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t c = 0; c < 2; ++c) want.push_back(r < x ? 100 * x + 10 * r + c : -1);
+      }
+    }
+    CHECK(e[0].ToVector<int64_t>() == want);
+  }
+  CHECK_FALSE(it->Next(&e));
+  // a fixed padded dim: every batch is [2, 4, 3]; zero padding takes the memset path
+  Dataset fixed = Ragged(4).PaddedBatch(2, {{4, 3}, {}}, {Tensor::Scalar<int64_t>(0), Tensor::Scalar<int64_t>(0)});
+  auto f = fixed.MakeIterator();
+  REQUIRE(f->Next(&e));
+  CHECK(e[0].shape() == TensorShape({2, 4, 3}));
+  std::vector<int64_t> v = e[0].ToVector<int64_t>();
+  CHECK(v[0] == 100);   // element 1, row 0, col 0
+  CHECK(v[2] == 0);     // col 2 is padding
+  CHECK(v[12] == 200);  // element 2 starts at 4 * 3
+  CHECK(v[15] == 210);
+  CHECK(v[18] == 0);    // element 2, row 2
+}
+
+TEST_CASE("PaddedBatch's errors name the component, element and batch") {
+  CHECK_THROWS_WITH_AS(Ints(Ragged(4).PaddedBatch(2, {{2, 2}, {}}, {Tensor::Scalar<int64_t>(0),
+                                                                     Tensor::Scalar<int64_t>(0)})),
+                       doctest::Contains("smaller size than the input element: component 0 of element 0 in batch 1"),
+                       Error);
+  CHECK_THROWS_WITH_AS(Ints(Ragged(2).PaddedBatch(2, {{-1}, {}}, {Tensor::Scalar<int64_t>(0),
+                                                                  Tensor::Scalar<int64_t>(0)})),
+                       doctest::Contains("padded shape has rank 1"), Error);
+  CHECK_THROWS_WITH_AS(Ints(Ragged(2).PaddedBatch(2, {{-1, -1}, {}}, {Tensor::Scalar<float>(0),
+                                                                      Tensor::Scalar<int64_t>(0)})),
+                       doctest::Contains("padding value"), Error);
+  CHECK_THROWS_AS(Ragged(2).PaddedBatch(0, {{-1, -1}, {}}, {Tensor::Scalar<int64_t>(0), Tensor::Scalar<int64_t>(0)}),
+                  Error);
+  CHECK_THROWS_AS(Ragged(2).PaddedBatch(2, {{-2, -1}, {}}, {Tensor::Scalar<int64_t>(0), Tensor::Scalar<int64_t>(0)}),
+                  Error);
 }

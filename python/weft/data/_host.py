@@ -54,6 +54,9 @@ def component(value, what):
     if hasattr(value, "to_list") and hasattr(value, "row_splits"):
         raise NotImplementedError("%s: a RaggedTensor component is not supported by weft's datasets; pad it with "
                                   "rt.to_tensor() (or keras.utils.pad_sequences) first" % what)
+    if hasattr(value, "indices") and hasattr(value, "dense_shape"):
+        raise NotImplementedError("%s: a SparseTensor component (a VarLenFeature's result) is not supported by weft's "
+                                  "datasets; densify it with tf.sparse.to_dense(...) first" % what)
     if isinstance(value, _dataset.EagerValue):
         return value.view(np.ndarray)
     return np.asarray(_st.to_array(value, what))
@@ -70,6 +73,9 @@ class HostDataset(_dataset.Dataset):
         self._pending_map = None
         self._batch_size = batch_size
         self._cpp = None
+        # (make inputs, convert one) when each element is made from one input on its own (a map, a
+        # CSV record): ignore_errors then drops a failing element and goes on, as TF's does.
+        self._per_element = None
 
     def _host(self, make, spec=None, card=None, batch_size=-1):
         return HostDataset(make, self._spec if spec is None else spec, self._card if card is None else card,
@@ -77,12 +83,15 @@ class HostDataset(_dataset.Dataset):
 
     # ---- the hand-over to C++ ------------------------------------------------------------------
     def _numeric(self):
-        return not is_string_spec(self._spec)
+        return not is_string_spec(self._spec) and not _st.has_datasets(self._spec)
 
     @property
     def _ds(self):
         """The C++ dataset of these elements (numbers only): what fit, the graph iterators and
         the C++ transformations read."""
+        if _st.has_datasets(self._spec):
+            raise TypeError("this dataset's elements are datasets (element_spec %r, from window()); flatten them "
+                            "first: ds.flat_map(lambda w: w.batch(n))" % (self._spec,))
         if not self._numeric():
             raise TypeError("this dataset's elements hold strings (element_spec %r); weft's C++ pipeline and models "
                             "take numbers: map the text to numbers first (a TextVectorization layer, "
@@ -136,18 +145,19 @@ class HostDataset(_dataset.Dataset):
         spec = _st.pack(structure, specs, lambda x: not isinstance(x, (tuple, dict)))
         make = self._make
 
-        def mapped():
-            for element in make():
-                arrays = apply(element)[1]
-                for a, s in zip(arrays, specs):
-                    if not s.is_compatible_with(spec_of(a)):
-                        raise _fw._weft_error(
-                            "InvalidArgument", "Dataset.map: %r returned a %s of shape %s where its first result was "
-                            "%r: a host map takes its numeric output shapes from its first result (give "
-                            "TextVectorization an output_sequence_length, or pad to one length)" %
-                            (map_func, spec_of(a).dtype, a.shape, s))
-                yield arrays
-        return self._host(mapped, spec)
+        def convert(element):
+            arrays = apply(element)[1]
+            for a, s in zip(arrays, specs):
+                if not s.is_compatible_with(spec_of(a)):
+                    raise _fw._weft_error(
+                        "InvalidArgument", "Dataset.map: %r returned a %s of shape %s where its first result was "
+                        "%r: a host map takes its numeric output shapes from its first result (give "
+                        "TextVectorization an output_sequence_length, or pad to one length)" %
+                        (map_func, spec_of(a).dtype, a.shape, s))
+            return arrays
+        out = self._host(lambda: (convert(e) for e in make()), spec)
+        out._per_element = (make, convert)
+        return out
 
     def filter(self, predicate, name=None):
         """The elements for which ``predicate`` (run in Python on each) is True."""
@@ -369,8 +379,9 @@ class HostDataset(_dataset.Dataset):
         return self._card
 
     def _elements(self, wrap):
-        for element in self._make():
-            yield _st.pack(self._spec, [wrap(c) for c in element], _st.is_spec)
+        for element in self._make():  # (a window's components are datasets: they stay as they are)
+            yield _st.pack(self._spec, [c if isinstance(c, _dataset.Dataset) else wrap(c) for c in element],
+                           _st.is_spec)
 
 
 def _stack(elements):

@@ -156,3 +156,28 @@ def check_slices(arrays):
 def is_value_leaf(x):
     """Leaves of a user's nested value: anything but tuples and dicts (lists are values, as in TF)."""
     return not isinstance(x, (tuple, dict))
+
+
+class DatasetSpec(TensorSpec):
+    """The spec of a component that is itself a dataset (tf.data.DatasetSpec): what ``window``
+    yields. ``element_spec``: its elements' spec."""
+
+    def __init__(self, element_spec):
+        self.element_spec = element_spec
+        self.shape, self.dtype, self.name = TensorShape(()), None, None
+
+    def is_compatible_with(self, other):
+        return isinstance(other, DatasetSpec)
+
+    def __eq__(self, other):
+        return isinstance(other, DatasetSpec) and other.element_spec == self.element_spec
+
+    def __hash__(self):
+        return hash(repr(self.element_spec))
+
+    def __repr__(self):
+        return "DatasetSpec(%r, TensorShape([]))" % (self.element_spec,)
+
+
+def has_datasets(spec):
+    return any(isinstance(s, DatasetSpec) for s in flatten(spec, is_spec))

@@ -1,8 +1,15 @@
 """``weft.io``: TensorFlow's ``tf.io`` file helpers (``weft.io.gfile``), ``read_file`` and
-``decode_raw`` on the host (weft's string tensors are host values: weft/_text_values.py)."""
+``decode_raw`` on the host (weft's string tensors are host values: weft/_text_values.py);
+TFRecord files (_tfrecord.py), tf.train.Example parsing (_parse.py), ``serialize_tensor`` /
+``parse_tensor`` (_wire.py), ``decode_csv`` (data/_csv.py)."""
 import numpy as np
 
 from . import gfile  # noqa: F401
+from ._tfrecord import TFRecordOptions, TFRecordWriter, tf_record_iterator  # noqa: F401
+from ._wire import serialize_tensor, parse_tensor  # noqa: F401
+from ._parse import (FixedLenFeature, FixedLenSequenceFeature, VarLenFeature, parse_example,  # noqa: F401
+                     parse_single_example)
+from ..data._csv import decode_csv  # noqa: F401
 
 
 def decode_raw(input_bytes, out_type, little_endian=True, fixed_length=None, name=None):
@@ -51,4 +58,6 @@ def read_file(filename, name=None):
         raise _weft_error("NotFound", "%s; No such file or directory" % path) from None
 
 
-__all__ = ["gfile", "decode_raw", "read_file"]
+__all__ = ["gfile", "decode_raw", "read_file", "TFRecordOptions", "TFRecordWriter", "tf_record_iterator",
+           "serialize_tensor", "parse_tensor", "FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature",
+           "parse_example", "parse_single_example", "decode_csv"]

@@ -24,4 +24,5 @@ from .monitored_session import (Scaffold, ChiefSessionCreator, WorkerSessionCrea
                                 SingularMonitoredSession, MonitoredTrainingSession)
 from .device_setter import replica_device_setter  # noqa: F401,E402
 from .checkpoint import Checkpoint, CheckpointManager  # noqa: F401,E402 - TF2 object-based checkpoints
+from ..io._example import BytesList, Example, Feature, Features, FloatList, Int64List  # noqa: F401,E402
 from ..distribute import Server, ClusterSpec  # noqa: F401,E402 - TF1's tf.train.Server / tf.train.ClusterSpec
