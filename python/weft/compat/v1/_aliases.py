@@ -48,7 +48,7 @@ _TABLE = {
     "fft": ("signal", "fft"), "ifft": ("signal", "ifft"),
     "fft2d": ("signal", "fft2d"), "ifft2d": ("signal", "ifft2d"), "spectral": ("signal", None),
     "extract_image_patches": ("image", "extract_patches"),
-    "OpError": ("errors", "OpError"), "hessians": ("", "hessians"),
+    "python_io": ("io", None), "OpError": ("errors", "OpError"), "hessians": ("", "hessians"),
     "assert_greater_equal": ("debugging", "assert_greater_equal"), "assert_less_equal": ("debugging", "assert_less_equal"),
     "assert_near": ("debugging", "assert_near"), "assert_negative": ("debugging", "assert_negative"),
     "assert_non_negative": ("debugging", "assert_non_negative"), "assert_non_positive": ("debugging", "assert_non_positive"),
