@@ -106,5 +106,8 @@ from .sparse import SparseTensor  # noqa: E402,F401
 
 bool = bool_  # weft.bool, as tf.bool (shadows the builtin only inside this namespace)
 double, half = float64, float16  # TF's aliases
-__version__ = "0.1.0"
+from .version import VERSION as __version__  # noqa: E402
+from . import audio, version  # noqa: E402,F401
+from ._hessians import hessians  # noqa: E402,F401
+from .array_ops import tensor_scatter_nd_sub, tensor_scatter_nd_max, tensor_scatter_nd_min  # noqa: E402,F401
 from . import train, summary, compat  # noqa: E402,F401 - last: compat.v1 takes in everything above

@@ -442,6 +442,31 @@ def tensor_scatter_nd_update(tensor, indices, updates, name=None):
     return tensor * keep + scatter_nd(indices, updates, dims)
 
 
+def tensor_scatter_nd_sub(tensor, indices, updates, name=None):
+    """``tensor`` minus ``updates`` at the index vectors of ``indices`` (repeated indices add up)."""
+    return tensor_scatter_nd_add(tensor, indices, -_t(updates, _t(tensor)), name=name)
+
+
+def _scatter_combine(tensor, indices, updates, op, what):
+    """``tensor`` with the slices at ``indices`` replaced by op(slice, update) (each index once)."""
+    tensor = _t(tensor)
+    if tensor.shape is None or any(d is None for d in tensor.shape):
+        raise ValueError("weft.%s needs a tensor of known shape, got %s" % (what, tensor.shape))
+    updates = _t(updates, tensor)
+    current = gather_nd(tensor, indices)
+    return tensor_scatter_nd_update(tensor, indices, op(current, updates))
+
+
+def tensor_scatter_nd_max(tensor, indices, updates, name=None):
+    """``tensor`` with max(slice, update) at the index vectors of ``indices`` (distinct indices)."""
+    return _scatter_combine(tensor, indices, updates, _ops.maximum, "tensor_scatter_nd_max")
+
+
+def tensor_scatter_nd_min(tensor, indices, updates, name=None):
+    """``tensor`` with min(slice, update) at the index vectors of ``indices`` (distinct indices)."""
+    return _scatter_combine(tensor, indices, updates, _ops.minimum, "tensor_scatter_nd_min")
+
+
 def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
     """The elements (rows) of ``tensor`` where ``mask`` is True: mask [d_axis, ..., d_{axis+k-1}]
     covers k dims of tensor from ``axis`` (default 0), which become one dim of length

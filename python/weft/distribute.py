@@ -34,8 +34,12 @@ _local = threading.local()
 
 
 def _default_cpu_devices():
-    """CPU devices a MirroredStrategy() without arguments uses: $WEFT_NUM_CPU_DEVICES, else one per
-    core up to 2 (each device needs a core of its own to be a real replica)."""
+    """CPU devices a MirroredStrategy() without arguments uses: those tf.config's
+    set_logical_device_configuration made, else $WEFT_NUM_CPU_DEVICES, else one per core up to 2
+    (each device needs a core of its own to be a real replica)."""
+    from .config._state import defaults
+    if defaults["cpu_logical_devices"]:
+        return defaults["cpu_logical_devices"]
     env = os.environ.get("WEFT_NUM_CPU_DEVICES")
     if env:
         return max(1, int(env))

@@ -25,4 +25,22 @@ def gpu_device_name():
     return "/device:GPU:0" if _weft.gpu_info()["count"] > 0 else ""
 
 
-__all__ = ["is_built_with_cuda", "is_built_with_gpu_support", "is_gpu_available", "gpu_device_name"]
+from .test_case import TestCase, main, compute_gradient  # noqa: E402
+
+
+def is_built_with_rocm():
+    return False
+
+
+def is_built_with_xla():
+    return False
+
+
+def is_cpu_target_available(target):
+    """Whether weft's build can target the CPU architecture ``target`` ('x86' on this build)."""
+    import platform
+    return str(target).lower() in ("x86", "x86_64", platform.machine().lower())
+
+
+__all__ = ["is_built_with_cuda", "is_built_with_gpu_support", "is_gpu_available", "gpu_device_name", "TestCase",
+           "main", "compute_gradient", "is_built_with_rocm", "is_built_with_xla", "is_cpu_target_available"]

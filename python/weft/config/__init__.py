@@ -79,10 +79,61 @@ def set_visible_devices(devices, device_type=None):
         _defaults["use_gpus"] = bool(gpus)
 
 
+class LogicalDeviceConfiguration(collections.namedtuple("LogicalDeviceConfiguration",
+                                                         ["memory_limit", "experimental_priority",
+                                                          "experimental_device_ordinal"])):
+    """One logical device to make of a physical one (set_logical_device_configuration)."""
+    __slots__ = ()
+
+    def __new__(cls, memory_limit=None, experimental_priority=None, experimental_device_ordinal=None):
+        return super().__new__(cls, memory_limit, experimental_priority, experimental_device_ordinal)
+
+
+def set_logical_device_configuration(device, logical_devices):
+    """Splits the CPU into ``len(logical_devices)`` logical devices (``/device:CPU:0`` ..), which
+    MirroredStrategy() and list_logical_devices('CPU') then use, as TF's virtual CPUs for testing
+    multi-device code on one machine. GPUs cannot be split (NotImplementedError; a memory limit per
+    device is ``experimental.set_device_memory_limit``)."""
+    if not isinstance(device, PhysicalDevice) or device not in list_physical_devices():
+        raise ValueError("set_logical_device_configuration: %r is not one of list_physical_devices()" % (device,))
+    configs = list(logical_devices) if logical_devices is not None else []
+    if device.device_type != "CPU":
+        raise NotImplementedError("set_logical_device_configuration: weft does not split %s into logical devices "
+                                  "(a per-device memory budget: tf.config.experimental.set_device_memory_limit)"
+                                  % device.name)
+    if not configs:
+        raise ValueError("set_logical_device_configuration: give at least one LogicalDeviceConfiguration")
+    _defaults["cpu_logical_devices"] = len(configs)
+    _logical_configs[device] = configs
+
+
+def get_logical_device_configuration(device):
+    """The list given to set_logical_device_configuration for ``device`` (None if never set)."""
+    return _logical_configs.get(device)
+
+
+_logical_configs = {}
+
+
 def list_logical_devices(device_type=None):
-    """The devices graphs are placed on: ``/device:CPU:0`` and ``/device:GPU:i`` for each visible GPU."""
-    return [LogicalDevice(d.name.replace("/physical_device:", "/device:"), d.device_type)
-            for d in get_visible_devices(device_type)]
+    """The devices graphs are placed on: ``/device:CPU:i`` (one, or as many as
+    set_logical_device_configuration made) and ``/device:GPU:i`` for each visible GPU."""
+    out = []
+    for d in get_visible_devices(device_type):
+        if d.device_type == "CPU":
+            out += [LogicalDevice("/device:CPU:%d" % i, "CPU") for i in range(_defaults["cpu_logical_devices"] or 1)]
+        else:
+            out.append(LogicalDevice(d.name.replace("/physical_device:", "/device:"), d.device_type))
+    return out
+
+
+def experimental_run_functions_eagerly(run_eagerly):
+    """TF 2.0's name for run_functions_eagerly."""
+    run_functions_eagerly(run_eagerly)
+
+
+def experimental_functions_run_eagerly():
+    return functions_run_eagerly()
 
 
 def get_soft_device_placement():
@@ -106,6 +157,8 @@ def functions_run_eagerly():
     return _defaults["run_functions_eagerly"]
 
 
-__all__ = ["PhysicalDevice", "LogicalDevice", "list_physical_devices", "list_logical_devices", "get_visible_devices",
+__all__ = ["PhysicalDevice", "LogicalDevice", "LogicalDeviceConfiguration", "set_logical_device_configuration",
+           "get_logical_device_configuration", "experimental_run_functions_eagerly",
+           "experimental_functions_run_eagerly", "list_physical_devices", "list_logical_devices", "get_visible_devices",
            "set_visible_devices", "get_soft_device_placement", "set_soft_device_placement", "run_functions_eagerly",
            "functions_run_eagerly", "experimental", "optimizer", "threading"]

@@ -9,5 +9,7 @@ defaults = {
     "run_functions_eagerly": False,
     "op_determinism": False,
     "device_memory_limit": 0,  # bytes per device (0: none); set_device_memory_limit
+    "cpu_logical_devices": None,  # set_logical_device_configuration's CPU count (None: the default)
+    "tf32": True,
 }
 memory_growth = {}  # PhysicalDevice -> bool

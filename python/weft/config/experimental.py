@@ -55,14 +55,52 @@ def is_op_determinism_enabled():
     return _defaults["op_determinism"]
 
 
+def enable_tensor_float_32_execution(enabled):
+    """Whether float32 matrix products on GPUs may use TF32 tensor cores (remembered; weft's CPU
+    kernels are exact float32 either way)."""
+    from ._state import defaults
+    defaults["tf32"] = bool(enabled)
+
+
+def tensor_float_32_execution_enabled():
+    from ._state import defaults
+    return defaults["tf32"]
+
+
+def get_memory_info(device):
+    """TF's GPU memory statistics; weft keeps none per device: ValueError for a CPU (as TF) and
+    NotImplementedError for a GPU."""
+    if "GPU" not in str(device).upper():
+        raise ValueError("get_memory_info: %r is not a GPU (TF reports memory for GPUs only)" % (device,))
+    raise NotImplementedError("get_memory_info: weft does not track GPU memory per device; see the memory budget "
+                              "(set_device_memory_limit) and weft-zoo train --trace")
+
+
+def get_device_details(device):
+    """Details TF knows of a physical device: weft reports none for a CPU ({}), and a GPU's name."""
+    from .. import _weft
+    if getattr(device, "device_type", None) == "GPU":
+        i = int(device.name.rsplit(":", 1)[1])
+        names = _weft.gpu_info().get("names", [])
+        return {"device_name": names[i]} if i < len(names) else {}
+    return {}
+
+
 def __getattr__(name):
     # TF 2.0's names, kept by TF: tf.config.experimental.list_physical_devices, ...
     if name in ("list_physical_devices", "list_logical_devices", "get_visible_devices", "set_visible_devices"):
         from .. import config
         return getattr(config, name)
+    if name in ("VirtualDeviceConfiguration", "set_virtual_device_configuration",
+                "get_virtual_device_configuration"):
+        from .. import config
+        return getattr(config, {"VirtualDeviceConfiguration": "LogicalDeviceConfiguration",
+                                "set_virtual_device_configuration": "set_logical_device_configuration",
+                                "get_virtual_device_configuration": "get_logical_device_configuration"}[name])
     raise AttributeError("module 'weft.config.experimental' has no attribute %r" % name)
 
 
 __all__ = ["set_memory_growth", "get_memory_growth", "set_device_memory_limit", "get_device_memory_limit", "enable_op_determinism", "disable_op_determinism",
            "is_op_determinism_enabled", "list_physical_devices", "list_logical_devices", "get_visible_devices",
-           "set_visible_devices"]
+           "set_visible_devices", "enable_tensor_float_32_execution", "tensor_float_32_execution_enabled",
+           "get_memory_info", "get_device_details"]
