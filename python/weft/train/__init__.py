@@ -26,3 +26,6 @@ from .device_setter import replica_device_setter  # noqa: F401,E402
 from .checkpoint import Checkpoint, CheckpointManager  # noqa: F401,E402 - TF2 object-based checkpoints
 from ..io._example import BytesList, Example, Feature, Features, FloatList, Int64List  # noqa: F401,E402
 from ..distribute import Server, ClusterSpec  # noqa: F401,E402 - TF1's tf.train.Server / tf.train.ClusterSpec
+from .decay import (piecewise_constant, piecewise_constant_decay, polynomial_decay, natural_exp_decay,  # noqa: F401,E402
+                    inverse_time_decay, cosine_decay, linear_cosine_decay, cosine_decay_restarts)
+from .moving_averages import ExponentialMovingAverage  # noqa: F401,E402
