@@ -1,8 +1,11 @@
-"""``weft.io``: TensorFlow's ``tf.io`` file helpers (``weft.io.gfile``), ``read_file`` and
-``decode_raw`` on the host (weft's string tensors are host values: weft/_text_values.py)."""
+"""``weft.io``: TensorFlow's ``tf.io`` file helpers (``weft.io.gfile``), ``read_file``,
+``write_file``, ``decode_raw`` and the image codecs (_image_codecs.py) on the host (weft's string
+tensors are host values: weft/_text_values.py)."""
 import numpy as np
 
 from . import gfile  # noqa: F401
+from ._image_codecs import (decode_bmp, decode_gif, decode_image, decode_jpeg, decode_png, encode_jpeg,  # noqa: F401
+                            encode_png, extract_jpeg_shape, is_jpeg, write_file)
 
 
 def decode_raw(input_bytes, out_type, little_endian=True, fixed_length=None, name=None):
@@ -51,4 +54,5 @@ def read_file(filename, name=None):
         raise _weft_error("NotFound", "%s; No such file or directory" % path) from None
 
 
-__all__ = ["gfile", "decode_raw", "read_file"]
+__all__ = ["gfile", "decode_raw", "read_file", "write_file", "decode_png", "decode_jpeg", "decode_bmp", "decode_gif",
+           "decode_image", "encode_png", "encode_jpeg", "is_jpeg", "extract_jpeg_shape"]
