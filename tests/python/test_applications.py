@@ -32,6 +32,7 @@ BUILDS = {
     "VGG16(include_top=False,input_shape=(32,32,3))":
         lambda: A.vgg16.VGG16(weights=None, include_top=False, input_shape=(32, 32, 3)),
     "VGG19()": lambda: A.vgg19.VGG19(weights=None),
+    "DenseNet121()": lambda: A.DenseNet121(weights=None),
 }
 
 
@@ -117,6 +118,7 @@ def test_preprocess_input_closed_forms():
     np.testing.assert_allclose(A.resnet50.preprocess_input(x.copy()), caffe, rtol=1e-5)
     torch = (x / 255.0 - [0.485, 0.456, 0.406]) / [0.229, 0.224, 0.225]
     np.testing.assert_allclose(A.imagenet_utils.preprocess_input(x.copy(), mode="torch"), torch, rtol=1e-5)
+    np.testing.assert_allclose(A.densenet.preprocess_input(x.copy()), torch, rtol=1e-5)
     np.testing.assert_allclose(A.vgg19.preprocess_input(tf.constant(x)).numpy(), caffe, rtol=1e-5)
     np.testing.assert_allclose(A.mobilenet_v2.preprocess_input(np.array([[0, 255]], np.uint8)), [[-1.0, 1.0]])
     with pytest.raises(ValueError, match="mode"):

@@ -146,10 +146,14 @@ def _decode_png16(data, op):
 
 # ---- decoding ---------------------------------------------------------------------------------
 
-def _open(data, op):
+def _open(data, op, gray=False):
+    """The loaded Pillow image; ``gray`` asks libjpeg for its luma channel directly (as TF's
+    channels=1 decode does) instead of converting RGB afterwards."""
     Image = _pil(op)
     try:
         im = Image.open(io.BytesIO(data))
+        if gray and im.format == "JPEG":
+            im.draft("L", im.size)
         im.load()
         return im
     except Exception as e:  # Pillow raises OSError, SyntaxError, ValueError, ... on bad bytes
@@ -232,7 +236,7 @@ def _decode(contents, op, channels, dtype=None, frames=False):
     if kind == "png" and len(data) > 26 and data[24] == 16 and data[25] in (2, 4, 6):
         a = _channels16(_decode_png16(data, op), channels)  # Pillow would keep 8 of the 16 bits
         return _cast(a, dtype or np.uint8, op)
-    im = _open(data, op)
+    im = _open(data, op, gray=channels == 1)
     if kind == "gif":
         stack = _frames(im, op)
         if frames:
@@ -322,17 +326,17 @@ def decode_jpeg(contents, channels=0, ratio=1, fancy_upscaling=True, try_recover
         raise NotImplementedError("weft.io.decode_jpeg(try_recover_truncated=True) is not supported")
     data = _contents(contents, "decode_jpeg")
     if ratio != 1 and _format(data) == "jpeg":
-        im = _open_draft(data, ratio)
+        im = _open_draft(data, ratio, channels)
         return _tensor(_to_array(im, channels, "decode_jpeg"))
     return _tensor(_cast(_decode(data, "decode_jpeg", channels), np.uint8, "decode_jpeg"))
 
 
-def _open_draft(data, ratio):
+def _open_draft(data, ratio, channels):
     Image = _pil("decode_jpeg")
     try:
         im = Image.open(io.BytesIO(data))
         w, h = im.size
-        im.draft(None, (-(-w // ratio), -(-h // ratio)))
+        im.draft("L" if channels == 1 else None, (-(-w // ratio), -(-h // ratio)))
         im.load()
         return im
     except Exception as e:
