@@ -36,13 +36,14 @@ def load_image(path, image_size, num_channels, interpolation, crop_to_aspect_rat
     from .. import image as _image
     from ..data import _structure
     from ..errors import InvalidArgumentError
+    from ..framework import _weft_error
     from ..io import _image_codecs as _codecs
     with open(path, "rb") as f:
         data = f.read()
     try:
         img = _codecs.decode_image(data, channels=num_channels, expand_animations=False)
     except InvalidArgumentError as e:
-        raise type(e)("%s: %s" % (path, e.message), e.error_code) from None
+        raise _weft_error("InvalidArgument", "%s: %s" % (path, e)) from None
     img = smart_resize(img, image_size, interpolation) if crop_to_aspect_ratio else \
         _image.resize(img, list(image_size), method=interpolation)
     return _structure.to_array(img, "image_dataset_from_directory")

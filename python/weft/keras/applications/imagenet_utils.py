@@ -156,16 +156,17 @@ def preprocess_input(x, data_format=None, mode="caffe"):
             return (x - np.asarray(_MEAN_TORCH, x.dtype)) / np.asarray(_STD_TORCH, x.dtype)
         x = x[..., ::-1]
         return x - np.asarray(_MEAN_CAFFE, x.dtype)
+    from ... import _weft
     from ... import ops as _ops
-    from ...framework import constant, convert_to_tensor
+    from ...framework import convert_to_tensor
     from ...manip_ops import reverse as _reverse
-    t = _ops.cast(convert_to_tensor(x), "float32")
+    # A Keras tensor (a model's Input) takes the arithmetic as op layers; other tensors as ops.
+    t = x if isinstance(x, _weft.keras.KerasTensor) else _ops.cast(convert_to_tensor(x), "float32")
     if mode == "tf":
         return t / 127.5 - 1.0
     if mode == "torch":
-        return (t / 255.0 - constant(np.asarray(_MEAN_TORCH, np.float32))) / constant(np.asarray(_STD_TORCH, np.float32))
-    t = _reverse(t, [-1])
-    return t - constant(np.asarray(_MEAN_CAFFE, np.float32))
+        return (t / 255.0 - np.asarray(_MEAN_TORCH, np.float32)) / np.asarray(_STD_TORCH, np.float32)
+    return _reverse(t, [-1]) - np.asarray(_MEAN_CAFFE, np.float32)
 
 
 def _class_index():
