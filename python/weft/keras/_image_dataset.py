@@ -69,19 +69,7 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
     """Keras' image_dataset_from_directory (see the module doc): a weft.data Dataset of
     ``(images, labels)`` batches with ``class_names`` and ``file_paths``; with
     ``subset="both"``, the (training, validation) pair."""
-    if labels not in ("inferred", None):
-        if not isinstance(labels, (list, tuple)):
-            raise ValueError("`labels` argument should be a list/tuple of integer labels, of the same size as the "
-                             "number of image files in the target directory. If you wish to infer the labels from "
-                             "the subdirectory names in the target directory, pass `labels=\"inferred\"`. If you wish "
-                             "to get a dataset that only contains images (no labels), pass `labels=None`. Received: "
-                             "labels=%s" % (labels,))
-        if class_names:
-            raise ValueError("You can only pass `class_names` if `labels=\"inferred\"`. Received: labels=%s, and "
-                             "class_names=%s" % (labels, class_names))
-    if label_mode not in {"int", "categorical", "binary", None}:
-        raise ValueError('`label_mode` argument must be one of "int", "categorical", "binary", or None. Received: '
-                         'label_mode=%s' % (label_mode,))
+    _td._check_labels(labels, class_names, label_mode, "image files", "images")
     if labels is None or label_mode is None:
         labels = label_mode = None
     if color_mode not in _CHANNELS:

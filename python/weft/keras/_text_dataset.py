@@ -23,6 +23,24 @@ from ..data import _host
 from ..data import _structure as _st
 
 
+def _check_labels(labels, class_names, label_mode, files, samples):
+    """Keras' checks of ``labels`` / ``class_names`` / ``label_mode`` (``files`` and ``samples``
+    name what the directory holds in its messages: "text files", "images")."""
+    if labels not in ("inferred", None):
+        if not isinstance(labels, (list, tuple)):
+            raise ValueError("`labels` argument should be a list/tuple of integer labels, of the same size as the "
+                             "number of %s in the target directory. If you wish to infer the labels from the "
+                             "subdirectory names in the target directory, pass `labels=\"inferred\"`. If you wish to "
+                             "get a dataset that only contains %s (no labels), pass `labels=None`. "
+                             "Received: labels=%s" % (files, samples, labels))
+        if class_names:
+            raise ValueError("You can only pass `class_names` if `labels=\"inferred\"`. Received: labels=%s, and "
+                             "class_names=%s" % (labels, class_names))
+    if label_mode not in {"int", "categorical", "binary", None}:
+        raise ValueError('`label_mode` argument must be one of "int", "categorical", "binary", or None. Received: '
+                         'label_mode=%s' % (label_mode,))
+
+
 def _check_split(validation_split, subset, shuffle, seed):
     if validation_split and not 0 < validation_split < 1:
         raise ValueError("`validation_split` must be between 0 and 1, received: %s" % (validation_split,))
@@ -150,19 +168,7 @@ def text_dataset_from_directory(directory, labels="inferred", label_mode="int", 
     """Keras' text_dataset_from_directory (see the module doc): a weft.data Dataset of
     ``(texts, labels)`` batches (texts: a string vector) with ``class_names``; with
     ``subset="both"``, the (training, validation) pair."""
-    if labels not in ("inferred", None):
-        if not isinstance(labels, (list, tuple)):
-            raise ValueError("`labels` argument should be a list/tuple of integer labels, of the same size as the "
-                             "number of text files in the target directory. If you wish to infer the labels from the "
-                             "subdirectory names in the target directory, pass `labels=\"inferred\"`. If you wish to "
-                             "get a dataset that only contains text samples (no labels), pass `labels=None`. "
-                             "Received: labels=%s" % (labels,))
-        if class_names:
-            raise ValueError("You can only pass `class_names` if `labels=\"inferred\"`. Received: labels=%s, and "
-                             "class_names=%s" % (labels, class_names))
-    if label_mode not in {"int", "categorical", "binary", None}:
-        raise ValueError('`label_mode` argument must be one of "int", "categorical", "binary", or None. Received: '
-                         'label_mode=%s' % (label_mode,))
+    _check_labels(labels, class_names, label_mode, "text files", "text samples")
     if format != "tf":
         raise ValueError('`format` should be "tf" in weft (a weft.data Dataset). Received: format=%s' % (format,))
     if labels is None or label_mode is None:
