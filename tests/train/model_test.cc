@@ -246,30 +246,6 @@ TEST_CASE("model: batch norm updates its moving averages; dropout only in traini
   CHECK(SameBits(m.Predict(Data().x), m.Predict(Data().x)));
 }
 
-TEST_CASE("model: a frozen layer keeps its weights and a frozen batch norm its statistics") {
-  LayerPtr first = Dense(16), bn = BatchNormalization(0.5), last = Dense(4);
-  Sequential m({32}, {first, bn, ReLU(), last});
-  first->set_trainable(false);
-  bn->set_trainable(false);
-  CHECK(first->CountParams(true) == 0);
-  CHECK(first->CountParams(false) == 32 * 16 + 16);
-  CHECK(bn->CountParams(true) == 0);  // gamma and beta frozen too
-  m.Compile(Options(SGD(0.05, 0.9)));
-  const Tensor kernel = VarValue(m, "dense/kernel"), head = VarValue(m, "dense_1/kernel");
-  FitOptions fo;
-  fo.epochs = 1;
-  fo.verbose = 0;
-  m.Fit(Data().x, Data().y, fo);
-  CHECK(SameBits(VarValue(m, "dense/kernel"), kernel));
-  CHECK(VarValue(m, "batch_normalization/moving_mean").flat<float>()(0) == 0.0f);
-  CHECK(VarValue(m, "batch_normalization/gamma").flat<float>()(0) == 1.0f);
-  CHECK(!SameBits(VarValue(m, "dense_1/kernel"), head));
-  // Unfreezing gives back the declared flags: the moving statistics stay non-trainable.
-  bn->set_trainable(true);
-  CHECK(bn->CountParams(true) == 32);
-  CHECK(bn->CountParams(false) == 32);
-}
-
 TEST_CASE("model: save and load weights; resume equals uninterrupted training") {
   const std::string dir = TempDir("resume");
   FitOptions fo;
