@@ -1,4 +1,5 @@
-"""``keras.applications``: Keras' image classification architectures, built from weft's Keras
+"""``keras.applications``: Keras' image classification architectures (MobileNetV2, ResNet V1 / V2,
+VGG, DenseNet), built from weft's Keras
 layers with Keras' layer names and parameter counts (tests/python/test_applications.py compares
 them with TF 2.21's, kept as data):
 
