@@ -1,7 +1,6 @@
 """``keras.applications``: Keras' image classification architectures (MobileNetV2, ResNet V1 / V2,
-VGG, DenseNet), built from weft's Keras
-layers with Keras' layer names and parameter counts (tests/python/test_applications.py compares
-them with TF 2.21's, kept as data):
+VGG, DenseNet), built from weft's Keras layers with Keras' layer names and parameter counts
+(tests/python/test_applications.py compares them with TF 2.21's, kept as data):
 
     base = tf.keras.applications.MobileNetV2(input_shape=(160, 160, 3), include_top=False, weights=None)
     base.trainable = False
