@@ -49,7 +49,14 @@ std::string Layer::Describe() const { return fmt::format("{} '{}'", type_, name_
 
 void Layer::AddWeight(std::string name, TensorShape shape, Initializer init, bool trainable, double l2, double l1,
                       Constraint constraint) {
-  weights_.push_back(Weight{std::move(name), std::move(shape), init, trainable, l2, l1, std::move(constraint)});
+  declared_trainable_.push_back(trainable);
+  weights_.push_back(
+      Weight{std::move(name), std::move(shape), init, trainable && trainable_, l2, l1, std::move(constraint)});
+}
+
+void Layer::set_trainable(bool trainable) {
+  trainable_ = trainable;
+  for (size_t i = 0; i < weights_.size(); ++i) weights_[i].trainable = trainable && declared_trainable_[i];
 }
 
 void AddActivityPenalty(CallContext& ctx, Output y, double l1, double l2) {

@@ -131,6 +131,11 @@ class Layer : public std::enable_shared_from_this<Layer> {
   const std::string& device() const { return device_; }
   bool built() const { return built_; }
   int64_t CountParams(bool trainable) const;
+  // Keras' layer.trainable: false freezes the layer. Every weight then reads as non-trainable
+  // (the optimizer skips it from the next compile on; set it back and the declared flags return),
+  // and a BatchNormalization normalizes with its moving statistics in training too (Keras 3).
+  bool trainable() const { return trainable_; }
+  void set_trainable(bool trainable);
 
   // Adds this layer's forward computation to the graph.
   virtual Output Call(CallContext& ctx, const std::vector<Output>& inputs) const = 0;
@@ -170,7 +175,9 @@ class Layer : public std::enable_shared_from_this<Layer> {
  private:
   std::string type_, name_, device_;
   std::vector<Weight> weights_;
+  std::vector<bool> declared_trainable_;  // per weight: its AddWeight flag, before any freezing
   bool built_ = false;
+  bool trainable_ = true;
 };
 
 // A shared layer that can be called like Keras' layers: `Dense(10)(x)`.

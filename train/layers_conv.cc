@@ -259,8 +259,11 @@ class BatchNormLayer : public Layer {
       WEFT_REQUIRE(shape.dim(i) >= 0, "{}: needs known non-batch dims, got {}", Describe(), shape.ToString());
     }
     if (flat) x = ops::Reshape(s, x, std::vector<int64_t>{-1, 1, 1, shape.dim(shape.rank() - 1)});
-    std::vector<Output> bn = ops::FusedBatchNorm(s, x, w[0], w[1], w[2], w[3], eps_, ctx.training);
-    if (ctx.training && ctx.updates != nullptr) {
+    // A frozen layer normalizes with its moving statistics and leaves them alone (Keras 3's rule,
+    // what fine-tuning a pretrained base needs).
+    const bool batch_stats = ctx.training && trainable();
+    std::vector<Output> bn = ops::FusedBatchNorm(s, x, w[0], w[1], w[2], w[3], eps_, batch_stats);
+    if (batch_stats && ctx.updates != nullptr) {
       // moving -= (1 - momentum) * (moving - batch)
       Output decay = ops::ScalarLike(s, DType::kFloat32, 1.0 - momentum_);
       ctx.updates->push_back(ops::AssignSub(s, w[2], ops::Mul(s, ops::Sub(s, w[2], bn[1]), decay)));

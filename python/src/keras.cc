@@ -185,6 +185,9 @@ void InitKeras(py::module_& k) {
       .def_property("name", &Layer::name, &Layer::set_name)
       .def_property_readonly("type", &Layer::type, "The layer class's Keras name (\"Conv2D\").")
       .def_property_readonly("built", &Layer::built)
+      .def_property("trainable", &Layer::trainable, &Layer::set_trainable,
+                    "Keras' trainable: False freezes the layer's weights (from the next compile) and runs a "
+                    "BatchNormalization on its moving statistics.")
       .def_property_readonly("weights", &WeightSpecs, "(name, shape, trainable) of each declared weight (after the layer is built).")
       .def_property_readonly("_weight_specs", &WeightSpecs, "`weights` of the C++ layer (a custom layer's `weights` are Keras').")
       .def("count_params", [](const Layer& l) { return l.CountParams(true) + l.CountParams(false); })

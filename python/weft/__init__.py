@@ -101,6 +101,7 @@ from . import saved_model  # noqa: E402,F401
 from .data import TensorSpec  # noqa: E402,F401
 from . import dtypes, ragged, sparse, strings  # noqa: E402,F401 - host-side ragged / sparse / string values
 from ._text_values import string  # noqa: E402,F401 - tf.string: the dtype of host string values
+from .io._image_codecs import uint16  # noqa: E402,F401 - tf.uint16: 16-bit images, host values only
 from .ragged import RaggedTensor  # noqa: E402,F401
 from .sparse import SparseTensor  # noqa: E402,F401
 

@@ -16,7 +16,6 @@ import socket
 import struct
 import threading
 import time
-import zlib
 
 import numpy as np
 
@@ -162,15 +161,9 @@ def histogram_value(tag, values):
 
 
 def _png(image):
-    """PNG bytes of a uint8 [height, width, channels] array (1, 2, 3 or 4 channels)."""
-    h, w, c = image.shape
-    color_type = {1: 0, 2: 4, 3: 2, 4: 6}[c]
-
-    def chunk(kind, data):
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
-    rows = b"".join(b"\x00" + image[y].tobytes() for y in range(h))  # filter type 0 per row
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, color_type, 0, 0, 0)) +
-            chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+    """PNG bytes of a uint8 [height, width, channels] array (1, 2, 3 or 4 channels): tf.io.encode_png's."""
+    from .io._image_codecs import png_bytes
+    return png_bytes(image)
 
 
 def _image_uint8(image):

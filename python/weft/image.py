@@ -55,6 +55,8 @@ def convert_image_dtype(image, dtype, saturate=False, name=None):
     multiplies by 1 / MAX, float -> int multiplies by MAX + 0.5 and truncates, int -> int
     rescales by a power of two, float -> float casts. Float -> int always clamps to 0..MAX first
     (TF leaves out-of-range values undefined unless saturate=True)."""
+    if isinstance(image, np.ndarray) and image.dtype == np.uint16:
+        return _from_uint16(image, dtype)
     x = image if isinstance(image, Tensor) else convert_to_tensor(image)
     src, dst = x.dtype, as_dtype(dtype)
     if src == dst:
@@ -77,6 +79,23 @@ def convert_image_dtype(image, dtype, saturate=False, name=None):
     if a > b:
         return _ops.cast(raw_ops.Div(x, constant((a + 1) // (b + 1), src)), dst)
     return _ops.cast(x, dst) * constant((b + 1) // (a + 1), dst)
+
+
+def _from_uint16(image, dtype):
+    """A uint16 host image (decode_png(dtype=uint16)'s; weft has no uint16 tensors) converted on the
+    host as TF converts: floats x / 65535, uint8 the high byte, int32 / int64 scaled up."""
+    a = np.asarray(image).view(np.ndarray)
+    name = str(dtype)
+    if name == "uint16":
+        return image
+    dst = as_dtype(dtype)
+    if dst in (float32, float64):
+        return constant((a.astype(np.float64) / 65535.0).astype(str(dst)))
+    if dst == uint8:
+        return constant((a >> 8).astype(np.uint8))
+    if dst in (int32, int64):
+        return constant(a.astype(str(dst)) << (15 if dst == int32 else 47))
+    raise TypeError("weft.image.convert_image_dtype: cannot convert uint16 to %s" % (dst,))
 
 
 # ---- flips and rotations ----------------------------------------------------------------------
@@ -372,6 +391,6 @@ random_saturation = _unsupported("random_saturation", "weft has no HSV conversio
 random_hue = _unsupported("random_hue", "weft has no HSV conversion")
 rgb_to_hsv = _unsupported("rgb_to_hsv", "weft has no HSV conversion")
 hsv_to_rgb = _unsupported("hsv_to_rgb", "weft has no HSV conversion")
-decode_jpeg = _unsupported("decode_jpeg", "decode images with PIL or numpy before weft.data")
-decode_png = _unsupported("decode_png", "decode images with PIL or numpy before weft.data")
-decode_image = _unsupported("decode_image", "decode images with PIL or numpy before weft.data")
+# The codecs are tf.io's (host functions over file bytes: io/_image_codecs.py), also tf.image's.
+from .io._image_codecs import (decode_bmp, decode_gif, decode_image, decode_jpeg, decode_png, encode_jpeg,  # noqa
+                               encode_png, extract_jpeg_shape, is_jpeg)

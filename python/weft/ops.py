@@ -12,7 +12,7 @@ import numpy as np
 from . import _recorder, _weft
 from . import framework as _framework
 from .framework import (Tensor, Operation, as_dtype, constant, convert_to_tensor, get_default_graph,
-                        int32, int64, float32, float64, uint8, _numpy_value, _index_constant)
+                        int32, int64, float32, float64, uint8, bool_, _numpy_value, _index_constant)
 
 # ---- generated raw ops ------------------------------------------------------------------------
 
@@ -218,14 +218,22 @@ reduce_min = _reduction("Min", "reduce_min")
 reduce_prod = _reduction("Prod", "reduce_prod")
 
 
+def _arg_input(input):
+    """TF's ArgMax / ArgMin also take bools (the first True): as uint8, the same order."""
+    x = convert_to_tensor(input)
+    return cast(x, uint8) if x.dtype == bool_ else x
+
+
 def argmax(input, axis=None, output_type=int64, name=None):
     """Index of the largest element along ``axis`` (default 0) (op ArgMax)."""
-    return raw_ops.ArgMax(input, axis=0 if axis is None else int(axis), output_type=output_type, name=name)
+    return raw_ops.ArgMax(_arg_input(input), axis=0 if axis is None else int(axis), output_type=output_type,
+                          name=name)
 
 
 def argmin(input, axis=None, output_type=int64, name=None):
     """Index of the smallest element along ``axis`` (default 0) (op ArgMin)."""
-    return raw_ops.ArgMin(input, axis=0 if axis is None else int(axis), output_type=output_type, name=name)
+    return raw_ops.ArgMin(_arg_input(input), axis=0 if axis is None else int(axis), output_type=output_type,
+                          name=name)
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, name=None):

@@ -422,6 +422,22 @@ def from_tensors(tensors):
                                                                _st.is_value_leaf), 1)
 
 
+def list_files(file_pattern, shuffle, seed):
+    """tf.data.Dataset.list_files: the names matching each glob pattern (each pattern's sorted, as
+    tf.io.matching_files), shuffled with a buffer of all of them unless shuffle is False; no match
+    at all is InvalidArgumentError naming the patterns."""
+    import glob
+    patterns = _tv.as_bytes_array(file_pattern, "Dataset.list_files").reshape(-1).tolist()
+    names = []
+    for p in patterns:
+        names.extend(sorted(glob.glob(_tv.decode(p))))
+    if not names:
+        raise _fw._weft_error("InvalidArgument", "Dataset.list_files: No files matched pattern: %s"
+                              % ", ".join(_tv.decode(p) for p in patterns))
+    ds = from_tensor_slices(names)
+    return ds if shuffle is False else ds.shuffle(len(names), seed=seed)
+
+
 def as_host(ds):
     """Any weft.data Dataset as a HostDataset (a C++ one is read through its iterator)."""
     if isinstance(ds, HostDataset):

@@ -44,7 +44,7 @@ class EagerValue(np.ndarray):
         # A scalar shows as TensorFlow shows it (numpy=7), not as numpy 2's repr (np.int64(7)).
         a = self.view(np.ndarray)
         value = a.item() if a.ndim == 0 else a
-        dtype = "string" if a.dtype == object else _fw.as_dtype(self.dtype)
+        dtype = "string" if a.dtype == object else a.dtype.name if a.dtype == np.uint16 else _fw.as_dtype(self.dtype)
         return "<weft.Tensor: shape=%s, dtype=%s, numpy=%r>" % (self.shape, dtype, value)
 
     def __str__(self):
@@ -185,6 +185,13 @@ class Dataset:
         arrays = _st.check_slices([_st.to_array(v, "Dataset.from_tensor_slices") for v in leaves])
         specs = [_st.TensorSpec(a.shape[1:], _fw.as_dtype(a.dtype)) for a in arrays]
         return Dataset(_cpp.Dataset.from_tensors(arrays), _st.pack(tensors, specs, _st.is_value_leaf))
+
+    @staticmethod
+    def list_files(file_pattern, shuffle=None, seed=None, name=None):
+        """The file names matching ``file_pattern`` (a glob, or a list of them) as a host dataset
+        of strings, sorted, and shuffled every pass unless ``shuffle=False`` (data/_host.py)."""
+        from . import _host
+        return _host.list_files(file_pattern, shuffle, seed)
 
     @staticmethod
     def from_tensors(tensors, name=None):

@@ -1,10 +1,13 @@
-"""``weft.io``: TensorFlow's ``tf.io`` file helpers (``weft.io.gfile``), ``read_file`` and
-``decode_raw`` on the host (weft's string tensors are host values: weft/_text_values.py);
-TFRecord files (_tfrecord.py), tf.train.Example parsing (_parse.py), ``serialize_tensor`` /
-``parse_tensor`` (_wire.py), ``decode_csv`` (data/_csv.py)."""
+"""``weft.io``: TensorFlow's ``tf.io`` file helpers (``weft.io.gfile``), ``read_file``,
+``write_file`` and ``decode_raw`` on the host (weft's string tensors are host values:
+weft/_text_values.py); the image codecs (_image_codecs.py); TFRecord files (_tfrecord.py),
+tf.train.Example parsing (_parse.py), ``serialize_tensor`` / ``parse_tensor`` (_wire.py),
+``decode_csv`` (data/_csv.py)."""
 import numpy as np
 
 from . import gfile  # noqa: F401
+from ._image_codecs import (decode_bmp, decode_gif, decode_image, decode_jpeg, decode_png, encode_jpeg,  # noqa: F401
+                            encode_png, extract_jpeg_shape, is_jpeg, write_file)
 from ._tfrecord import TFRecordOptions, TFRecordWriter, tf_record_iterator  # noqa: F401
 from ._wire import serialize_tensor, parse_tensor  # noqa: F401
 from ._parse import (FixedLenFeature, FixedLenSequenceFeature, VarLenFeature, parse_example,  # noqa: F401
@@ -58,6 +61,7 @@ def read_file(filename, name=None):
         raise _weft_error("NotFound", "%s; No such file or directory" % path) from None
 
 
-__all__ = ["gfile", "decode_raw", "read_file", "TFRecordOptions", "TFRecordWriter", "tf_record_iterator",
-           "serialize_tensor", "parse_tensor", "FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature",
-           "parse_example", "parse_single_example", "decode_csv"]
+__all__ = ["gfile", "decode_raw", "read_file", "write_file", "decode_png", "decode_jpeg", "decode_bmp", "decode_gif",
+           "decode_image", "encode_png", "encode_jpeg", "is_jpeg", "extract_jpeg_shape", "TFRecordOptions",
+           "TFRecordWriter", "tf_record_iterator", "serialize_tensor", "parse_tensor", "FixedLenFeature",
+           "FixedLenSequenceFeature", "VarLenFeature", "parse_example", "parse_single_example", "decode_csv"]

@@ -15,7 +15,7 @@ run the C++ loop (same progress output) with the GIL released.
 """
 from . import activations, layers, losses, metrics, optimizers, callbacks  # noqa: F401
 from . import datasets, initializers, regularizers, constraints, utils, saving  # noqa: F401
-from . import backend, mixed_precision, preprocessing, ops  # noqa: F401
+from . import applications, backend, mixed_precision, preprocessing, ops  # noqa: F401
 from .models import Model, Sequential, Input  # noqa: F401
 from .layers import Layer  # noqa: F401
 from . import models  # noqa: F401

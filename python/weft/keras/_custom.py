@@ -246,7 +246,7 @@ class Layer(_weft.keras.Layer):
             self.name = name
         d = self.__dict__
         d["_own_weights"], d["_py_built"], d["_call_kwargs"] = [], False, None
-        d["trainable"] = bool(trainable)
+        self.trainable = bool(trainable)  # the C++ layer's flag (train/layer.h: set_trainable)
         if batch_input_shape is not None:
             input_shape = tuple(batch_input_shape)[1:]
         elif input_dim is not None and input_shape is None:

@@ -23,6 +23,24 @@ from ..data import _host
 from ..data import _structure as _st
 
 
+def _check_labels(labels, class_names, label_mode, files, samples):
+    """Keras' checks of ``labels`` / ``class_names`` / ``label_mode`` (``files`` and ``samples``
+    name what the directory holds in its messages: "text files", "images")."""
+    if labels not in ("inferred", None):
+        if not isinstance(labels, (list, tuple)):
+            raise ValueError("`labels` argument should be a list/tuple of integer labels, of the same size as the "
+                             "number of %s in the target directory. If you wish to infer the labels from the "
+                             "subdirectory names in the target directory, pass `labels=\"inferred\"`. If you wish to "
+                             "get a dataset that only contains %s (no labels), pass `labels=None`. "
+                             "Received: labels=%s" % (files, samples, labels))
+        if class_names:
+            raise ValueError("You can only pass `class_names` if `labels=\"inferred\"`. Received: labels=%s, and "
+                             "class_names=%s" % (labels, class_names))
+    if label_mode not in {"int", "categorical", "binary", None}:
+        raise ValueError('`label_mode` argument must be one of "int", "categorical", "binary", or None. Received: '
+                         'label_mode=%s' % (label_mode,))
+
+
 def _check_split(validation_split, subset, shuffle, seed):
     if validation_split and not 0 < validation_split < 1:
         raise ValueError("`validation_split` must be between 0 and 1, received: %s" % (validation_split,))
@@ -35,8 +53,9 @@ def _check_split(validation_split, subset, shuffle, seed):
                          "make sure that there is no overlap between the training and validation subset.")
 
 
-def _index(directory, labels, class_names, shuffle, seed, follow_links, verbose):
-    """(file paths, int labels or None, class names), as Keras' dataset_utils.index_directory."""
+def _index(directory, labels, class_names, shuffle, seed, follow_links, verbose, formats=(".txt",)):
+    """(file paths, int labels or None, class names), as Keras' dataset_utils.index_directory:
+    the files whose names end (in any case) with one of ``formats``."""
     if not os.path.isdir(directory):
         from ..framework import _weft_error
         raise _weft_error("NotFound", "Could not find directory %s" % directory)
@@ -61,7 +80,7 @@ def _index(directory, labels, class_names, shuffle, seed, follow_links, verbose)
         root_dir = os.path.join(directory, sub)
         for root, _, names in sorted(os.walk(root_dir, followlinks=follow_links), key=lambda w: w[0]):
             for name in sorted(names):
-                if name.lower().endswith(".txt"):
+                if name.lower().endswith(formats):
                     files.append(os.path.join(directory, sub, os.path.relpath(os.path.join(root, name), root_dir)))
                     found.append(k)
     if labels == "inferred":
@@ -101,8 +120,9 @@ def _split(files, labels, validation_split, subset):
     raise ValueError('`subset` must be either "training" or "validation", received: %s' % (subset,))
 
 
-def _dataset(files, labels, label_mode, num_classes, max_length, shuffle, buffer_size, seed, batch_size):
-    """The host dataset of (text, label) (or text) elements, shuffled and batched as Keras does."""
+def _label_rows(labels, label_mode, num_classes):
+    """Keras' label arrays: int32 ("int"), float32 one-hot rows ("categorical"), float32 (1,) rows
+    ("binary"), or None."""
     if label_mode == "binary":
         ys = np.asarray(labels, np.float32).reshape(-1, 1)
     elif label_mode == "categorical":
@@ -111,21 +131,32 @@ def _dataset(files, labels, label_mode, num_classes, max_length, shuffle, buffer
         ys = np.asarray(labels, np.int32)
     else:
         ys = None
-    paths = _tv.as_bytes_array(files, "text_dataset_from_directory")
+    return ys
 
-    def read(path):
-        with open(_tv.decode(path[()]), "rb") as f:
-            text = f.read()
-        return _tv.as_bytes_array(text if max_length is None else text[:max_length])
 
+def _path_dataset(files, ys, shuffle, buffer_size, seed, what):
+    """The host dataset of (path, label) (or path) elements, shuffled as Keras does (before the
+    files are read)."""
+    paths = _tv.as_bytes_array(files, what)
     if ys is None:
         items = _host.HostDataset(lambda: ([paths[i, ...]] for i in range(len(files))),
                                   _st.TensorSpec((), _tv.string), len(files))
     else:
         spec = (_st.TensorSpec((), _tv.string), _st.TensorSpec(ys.shape[1:], ys.dtype))
         items = _host.HostDataset(lambda: ([paths[i, ...], ys[i, ...]] for i in range(len(files))), spec, len(files))
-    if shuffle:
-        items = items.shuffle(buffer_size, seed=seed)
+    return items.shuffle(buffer_size, seed=seed) if shuffle else items
+
+
+def _dataset(files, labels, label_mode, num_classes, max_length, shuffle, buffer_size, seed, batch_size):
+    """The host dataset of (text, label) (or text) elements, shuffled and batched as Keras does."""
+    ys = _label_rows(labels, label_mode, num_classes)
+
+    def read(path):
+        with open(_tv.decode(path[()]), "rb") as f:
+            text = f.read()
+        return _tv.as_bytes_array(text if max_length is None else text[:max_length])
+
+    items = _path_dataset(files, ys, shuffle, buffer_size, seed, "text_dataset_from_directory")
     # The files are read when the element is (Keras maps tf.io.read_file over the paths).
     out = _host.HostDataset(lambda: ([read(e[0])] + e[1:] for e in items._make()), items._spec, items._card)
     return out.batch(batch_size) if batch_size is not None else out
@@ -137,19 +168,7 @@ def text_dataset_from_directory(directory, labels="inferred", label_mode="int", 
     """Keras' text_dataset_from_directory (see the module doc): a weft.data Dataset of
     ``(texts, labels)`` batches (texts: a string vector) with ``class_names``; with
     ``subset="both"``, the (training, validation) pair."""
-    if labels not in ("inferred", None):
-        if not isinstance(labels, (list, tuple)):
-            raise ValueError("`labels` argument should be a list/tuple of integer labels, of the same size as the "
-                             "number of text files in the target directory. If you wish to infer the labels from the "
-                             "subdirectory names in the target directory, pass `labels=\"inferred\"`. If you wish to "
-                             "get a dataset that only contains text samples (no labels), pass `labels=None`. "
-                             "Received: labels=%s" % (labels,))
-        if class_names:
-            raise ValueError("You can only pass `class_names` if `labels=\"inferred\"`. Received: labels=%s, and "
-                             "class_names=%s" % (labels, class_names))
-    if label_mode not in {"int", "categorical", "binary", None}:
-        raise ValueError('`label_mode` argument must be one of "int", "categorical", "binary", or None. Received: '
-                         'label_mode=%s' % (label_mode,))
+    _check_labels(labels, class_names, label_mode, "text files", "text samples")
     if format != "tf":
         raise ValueError('`format` should be "tf" in weft (a weft.data Dataset). Received: format=%s' % (format,))
     if labels is None or label_mode is None:

@@ -356,6 +356,18 @@ class Model(_training.TrainingLoops):
             return found
         return self._build().layers
 
+    @property
+    def trainable(self):
+        """Keras' model.trainable: False freezes every layer (Layer.trainable: no updates from the
+        next compile, BatchNormalization on its moving statistics); True unfreezes them."""
+        return self.__dict__.get("_trainable", True)
+
+    @trainable.setter
+    def trainable(self, value):
+        self.__dict__["_trainable"] = bool(value)
+        for layer in self.layers:
+            layer.trainable = bool(value)
+
     def get_layer(self, name):
         return self._build().get_layer(name)
 

@@ -1,5 +1,5 @@
 """keras.utils: label encoding, seeding, normalization, model pictures, sequence padding and
-windows (_sequences.py), PyDataset / Sequence inputs (_pydataset.py), get_file from the cache
+windows (_sequences.py), image and text datasets of directories (_image_dataset.py, _text_dataset.py), PyDataset / Sequence inputs (_pydataset.py), get_file from the cache
 (_files.py), Progbar and custom-object scopes."""
 import os
 import re
@@ -17,6 +17,7 @@ from ._progbar import Progbar  # noqa: F401
 from ._pydataset import PyDataset, Sequence  # noqa: F401
 from ._sequences import pad_sequences, split_dataset, timeseries_dataset_from_array  # noqa: F401
 from ._text_dataset import text_dataset_from_directory  # noqa: F401
+from ._image_dataset import array_to_img, image_dataset_from_directory, load_img, save_img  # noqa: F401
 
 custom_object_scope = CustomObjectScope
 
@@ -154,5 +155,5 @@ def plot_model(model, to_file="model.png", show_shapes=False, show_dtype=False, 
 __all__ = ["img_to_array", "to_categorical", "set_random_seed", "normalize", "plot_model", "model_to_dot",
            "register_keras_serializable", "get_registered_object", "get_file", "Progbar", "PyDataset", "Sequence",
            "pad_sequences", "split_dataset", "timeseries_dataset_from_array", "text_dataset_from_directory",
-           "custom_object_scope",
+           "image_dataset_from_directory", "load_img", "array_to_img", "save_img", "custom_object_scope",
            "CustomObjectScope", "get_custom_objects"]

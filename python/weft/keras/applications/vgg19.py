@@ -1,0 +1,3 @@
+"""keras.applications.vgg19 (vgg.py)."""
+from .imagenet_utils import decode_predictions  # noqa: F401
+from .vgg import VGG19, preprocess_input  # noqa: F401
