@@ -587,9 +587,13 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, shuffle, steps_per_
     history.history = {}
     params = {"epochs": epochs, "steps": steps_per_epoch, "verbose": verbose}
     cbs = CallbackList(list(callbacks or []), model=model, **params)
-    verbose = 1 if verbose == "auto" else int(verbose)
+    from ._progbar import line_verbose
+    verbose = line_verbose(1 if verbose == "auto" else int(verbose))
     if verbose == 1 and not sys.stdout.isatty():
         verbose = 2  # as Keras' progress bar off a terminal: one line per epoch
+    from .callbacks import own_progbar
+    if own_progbar(callbacks):
+        verbose = 0  # a ProgbarLogger draws it
     model.stop_training = False
     cbs.on_train_begin({})
     logs = {}
