@@ -106,6 +106,8 @@ class IoU(HostMetric):
         if y_true.size != y_pred.size:
             raise ValueError("%s '%s': %d labels and %d predictions" % (type(self).__name__, self.name, y_true.size,
                                                                        y_pred.size))
+        if sample_weight is not None and sample_weight.ndim > 1:  # Keras flattens weights with the labels
+            sample_weight = sample_weight.reshape(-1)
         w = _weights(sample_weight, y_true.shape)
         t, p = y_true.astype(np.int64), y_pred.astype(np.int64)  # Keras casts (truncates) to the class id
         keep = (t >= 0) & (t < self.num_classes) & (p >= 0) & (p < self.num_classes)
