@@ -463,3 +463,65 @@ def test_ops_inside_a_model():
     x = np.array([[1.0, 2.0, 3.0], [0.5, -1.0, 2.0]], np.float32)
     np.testing.assert_allclose(model.predict(x, verbose=0), np.cumprod(x, 1) + np.logaddexp(x, x[:, ::-1]),
                                rtol=1e-5)
+
+
+def test_more_ops_match_numpy():
+    o = keras.ops
+    a = np.array([1.0, np.nan, -3.0, 4.0], np.float32)
+    b = np.array([2.0, 5.0, np.nan, -4.0], np.float32)
+    np.testing.assert_array_equal(_np(o.fmax(a, b)), np.fmax(a, b))
+    np.testing.assert_array_equal(_np(o.fmin(a, b)), np.fmin(a, b))
+    assert float(_np(o.nansum(a))) == pytest.approx(np.nansum(a))
+    assert float(_np(o.nanmean(a))) == pytest.approx(np.nanmean(a))
+    assert float(_np(o.nanmax(a))) == np.nanmax(a) and float(_np(o.nanmin(a))) == np.nanmin(a)
+    np.testing.assert_allclose(_np(o.fmod(np.array([-7.0, 7.0]), np.array([3.0, -3.0]))), np.fmod([-7.0, 7.0], [3, -3]))
+    np.testing.assert_array_equal(_np(o.fmod(np.array([-7, 7]), np.array([3, -3]))), np.fmod([-7, 7], [3, -3]))
+    inf = np.array([np.inf, -np.inf, 1.0], np.float32)
+    np.testing.assert_array_equal(_np(o.isposinf(inf)), np.isposinf(inf))
+    np.testing.assert_array_equal(_np(o.isneginf(inf)), np.isneginf(inf))
+    assert bool(_np(o.allclose(np.ones(3), np.ones(3) + 1e-9))) and not bool(_np(o.allclose(np.ones(2), np.zeros(2))))
+    np.testing.assert_allclose(_np(o.logaddexp2(np.array([1.0]), np.array([3.0]))), np.logaddexp2(1.0, 3.0), rtol=1e-6)
+    m = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for k in range(4):
+        np.testing.assert_array_equal(_np(o.rot90(m, k)), np.rot90(m, k))
+    np.testing.assert_array_equal(_np(o.fliplr(m)), np.fliplr(m))
+    np.testing.assert_array_equal(_np(o.flipud(m)), np.flipud(m))
+    np.testing.assert_allclose(_np(o.trapezoid(np.array([1.0, 2.0, 4.0]))), 1.5 + 3.0)  # (1+2)/2 + (2+4)/2
+    np.testing.assert_allclose(_np(o.trapezoid(np.array([1.0, 2.0, 4.0]), x=np.array([0.0, 1.0, 3.0]))), 1.5 + 6.0)
+    np.testing.assert_array_equal(_np(o.kron(m, np.eye(2, dtype=np.float32))), np.kron(m, np.eye(2)))
+    np.testing.assert_array_equal(_np(o.diagflat(np.array([[1.0, 2.0]]))), np.diagflat([[1.0, 2.0]]))
+    np.testing.assert_array_equal(_np(o.isin(np.array([1, 2, 3, 4]), np.array([2, 4]))), [False, True, False, True])
+    np.testing.assert_allclose(_np(o.geomspace(1.0, 1000.0, 4)), np.geomspace(1, 1000, 4), rtol=1e-5)
+    parts = o.array_split(np.arange(7.0), 3)
+    assert [list(_np(p)) for p in parts] == [list(p) for p in np.array_split(np.arange(7.0), 3)]
+    assert [list(_np(p)) for p in o.vsplit(np.arange(4.0), [1, 3])] == [[0.0], [1.0, 2.0], [3.0]]
+    rows, cols = o.unravel_index(np.array([5, 7]), (3, 4))
+    np.testing.assert_array_equal(_np(rows), [1, 1])
+    np.testing.assert_array_equal(_np(cols), [1, 3])
+    np.testing.assert_array_equal(_np(o.scatter(np.array([[0], [2], [0]]), np.array([1.0, 2.0, 3.0]), (4,))),
+                                  [4.0, 0.0, 2.0, 0.0])
+    np.testing.assert_array_equal(_np(o.saturate_cast(np.array([300.0, -5.0, 7.9]), "uint8")), [255, 0, 7])
+    x = rng.standard_normal((2, 3, 4)).astype("float32")
+    ref = x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-6)
+    np.testing.assert_allclose(_np(o.rms_normalization(x)), ref, rtol=1e-5)
+    mu, var = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
+    np.testing.assert_allclose(_np(o.layer_normalization(x)), (x - mu) / np.sqrt(var + 1e-3), rtol=1e-4, atol=1e-5)
+    img = np.arange(16, dtype=np.float32).reshape(1, 4, 4, 1)
+    np.testing.assert_array_equal(_np(o.max_pool(img, 2)), img.reshape(1, 2, 2, 2, 2, 1).max((2, 4)))
+    np.testing.assert_allclose(_np(o.average_pool(img, 2)), img.reshape(1, 2, 2, 2, 2, 1).mean((2, 4)))
+
+
+def test_dot_product_attention_matches_its_formula():
+    q = rng.standard_normal((2, 3, 2, 4)).astype("float32")
+    k = rng.standard_normal((2, 5, 2, 4)).astype("float32")
+    v = rng.standard_normal((2, 5, 2, 4)).astype("float32")
+    logits = np.einsum("btnh,bsnh->bnts", q, k) / 2.0
+    w = np.exp(logits - logits.max(-1, keepdims=True))
+    w /= w.sum(-1, keepdims=True)
+    np.testing.assert_allclose(_np(keras.ops.dot_product_attention(q, k, v)), np.einsum("bnts,bsnh->btnh", w, v),
+                               rtol=1e-5, atol=1e-6)
+    causal = np.where(np.tril(np.ones((3, 5), bool)), logits, -1e9)
+    w = np.exp(causal - causal.max(-1, keepdims=True))
+    w /= w.sum(-1, keepdims=True)
+    np.testing.assert_allclose(_np(keras.ops.dot_product_attention(q, k, v, is_causal=True)),
+                               np.einsum("bnts,bsnh->btnh", w, v), rtol=1e-5, atol=1e-6)

@@ -567,4 +567,305 @@ def switch(index, branches, *operands):
     return _fn.switch_case(_o.cast(_t(index), "int32"), [lambda b=b: b(*operands) for b in branches])
 
 
-__all__ = [n for n in list(globals()) if not n.startswith("_") and n not in ("builtins", "np")]
+# ---- more numpy-likes ----------------------------------------------------------------------
+def allclose(x1, x2, rtol=1e-5, atol=1e-8, equal_nan=False):
+    return _m.reduce_all(isclose(x1, x2, rtol, atol, equal_nan))
+
+
+def fmax(x1, x2):
+    """The larger of each pair, a NaN losing to a number (numpy's fmax)."""
+    x1, x2 = _float(x1), _float(x2)
+    return _o.where(_m.is_nan(x1), x2 * _o.ones_like(x1), _o.where(_m.is_nan(x2), x1, _o.maximum(x1, x2)))
+
+
+def fmin(x1, x2):
+    x1, x2 = _float(x1), _float(x2)
+    return _o.where(_m.is_nan(x1), x2 * _o.ones_like(x1), _o.where(_m.is_nan(x2), x1, _o.minimum(x1, x2)))
+
+
+def fmod(x1, x2):
+    """The remainder with the dividend's sign (C's fmod): x1 - trunc(x1 / x2) * x2."""
+    x1, x2 = _t(x1), _t(x2)
+    if x1.dtype.is_floating or x2.dtype.is_floating:
+        x1, x2 = _float(x1), _o.cast(x2, _float(x1).dtype)
+        return x1 - trunc(x1 / x2) * x2
+    return x1 - _o.cast(trunc(_o.cast(x1, "float64") / _o.cast(x2, "float64")), x1.dtype) * x2
+
+
+def isposinf(x):
+    x = _float(x)
+    return _o.equal(x, _o.zeros_like(x) + np.inf)
+
+
+def isneginf(x):
+    x = _float(x)
+    return _o.equal(x, _o.zeros_like(x) - np.inf)
+
+
+def signbit(x):
+    """True where x < 0 (and for -inf); weft does not tell -0.0 from 0.0 here."""
+    x = _t(x)
+    return _o.less(x, _o.zeros_like(x))
+
+
+def logaddexp2(x1, x2):
+    return logaddexp(_float(x1) * _pymath.log(2.0), _float(x2) * _pymath.log(2.0)) / _pymath.log(2.0)
+
+
+def fliplr(x):
+    return flip(x, 1)
+
+
+def flipud(x):
+    return flip(x, 0)
+
+
+def rot90(array, k=1, axes=(0, 1)):
+    """numpy's rot90: k quarter turns from the first axis toward the second."""
+    x = _t(array)
+    a, b = axes
+    k = int(k) % 4
+    if k == 1:
+        return flip(swapaxes_(x, a, b), a)
+    if k == 2:
+        return flip(flip(x, a), b)
+    if k == 3:
+        return swapaxes_(flip(x, a), a, b)
+    return x
+
+
+def swapaxes_(x, a, b):
+    rank = _rank(x, "rot90")
+    perm = list(builtins.range(rank))
+    a, b = _axis(a, rank, "rot90"), _axis(b, rank, "rot90")
+    perm[a], perm[b] = perm[b], perm[a]
+    return _o.transpose(x, perm)
+
+
+def _nan_reduce(reduce, fill):
+    def f(x, axis=None, keepdims=False):
+        x = _float(x)
+        return reduce(_o.where(_m.is_nan(x), _o.zeros_like(x) + fill, x), axis=axis, keepdims=keepdims)
+    return f
+
+
+nansum = _nan_reduce(_o.reduce_sum, 0.0)
+nanprod = _nan_reduce(_o.reduce_prod, 1.0)
+nanmax = _nan_reduce(_o.reduce_max, -np.inf)
+nanmin = _nan_reduce(_o.reduce_min, np.inf)
+
+
+def nanmean(x, axis=None, keepdims=False):
+    x = _float(x)
+    ok = _o.cast(_o.logical_not(_m.is_nan(x)), x.dtype)
+    return nansum(x, axis, keepdims) / _o.reduce_sum(ok, axis=axis, keepdims=keepdims)
+
+
+def trapezoid(y, x=None, dx=1.0, axis=-1):
+    """The trapezoid rule along ``axis``: sum((y[1:] + y[:-1]) / 2 * dx), dx from x when given."""
+    y = _float(y)
+    rank = _rank(y, "trapezoid")
+    axis = _axis(axis, rank, "trapezoid")
+    hi = [builtins.slice(None)] * rank
+    lo = [builtins.slice(None)] * rank
+    hi[axis], lo[axis] = builtins.slice(1, None), builtins.slice(None, -1)
+    widths = dx if x is None else diff(_float(x), axis=-1 if _rank(_t(x), "trapezoid") == 1 else axis)
+    if x is not None and _rank(_t(x), "trapezoid") == 1 and rank > 1:
+        shape = [1] * rank
+        shape[axis] = -1
+        widths = _o.reshape(widths, shape)
+    return _o.reduce_sum((y[tuple(hi)] + y[tuple(lo)]) * 0.5 * widths, axis=axis)
+
+
+def diagflat(x, k=0):
+    return diag(ravel(x), k)
+
+
+def kron(x1, x2):
+    """The Kronecker product of two matrices (or vectors)."""
+    a, b = _t(x1), _t(x2)
+    ra, rb = _rank(a, "kron"), _rank(b, "kron")
+    if ra != rb or ra not in (1, 2):
+        raise NotImplementedError("keras.ops.kron: two vectors or two matrices, got ranks %d and %d" % (ra, rb))
+    if ra == 1:
+        return _o.reshape(_o.expand_dims(a, 1) * _o.expand_dims(b, 0), [-1])
+    (m, n), (p, q) = a.shape, b.shape
+    if None in (m, n, p, q):
+        raise ValueError("keras.ops.kron: the matrix dims must be known, got %s and %s" % (a.shape, b.shape))
+    out = _o.reshape(a, [m, 1, n, 1]) * _o.reshape(b, [1, p, 1, q])
+    return _o.reshape(out, [m * p, n * q])
+
+
+def isin(x1, x2):
+    """Whether each element of x1 is among x2's values."""
+    x1, x2 = _t(x1), ravel(x2)
+    eq = _o.equal(_o.expand_dims(x1, -1), _o.cast(x2, x1.dtype))
+    return _m.reduce_any(eq, axis=-1)
+
+
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    out = _o.exp(linspace(_o.log(_float(start)), _o.log(_float(stop)), num, endpoint, axis=axis))
+    return out if dtype is None else _o.cast(out, dtype)
+
+
+def _split_at(x, parts, axis, what):
+    x = _t(x)
+    if isinstance(parts, int):
+        return _o.split(x, parts, axis)
+    n = x.shape[axis]
+    if n is None:
+        raise ValueError("keras.ops.%s: axis %d has an unknown length" % (what, axis))
+    return _pieces(x, [0] + [int(c) for c in parts] + [int(n)], axis)
+
+
+def _pieces(x, cuts, axis):
+    """x[cuts[i]:cuts[i + 1]] along ``axis``, for each i (slices: weft's Split takes equal parts)."""
+    lead = (builtins.slice(None),) * _axis(axis, _rank(x, "split"), "split")
+    return [x[lead + (builtins.slice(a, b),)] for a, b in zip(cuts, cuts[1:])]
+
+
+def hsplit(x, indices_or_sections):
+    return _split_at(x, indices_or_sections, 1 if _rank(_t(x), "hsplit") > 1 else 0, "hsplit")
+
+
+def vsplit(x, indices_or_sections):
+    return _split_at(x, indices_or_sections, 0, "vsplit")
+
+
+def dsplit(x, indices_or_sections):
+    return _split_at(x, indices_or_sections, 2, "dsplit")
+
+
+def array_split(x, indices_or_sections, axis=0):
+    """Like split, but sections need not divide the axis evenly: the first n % k parts are 1 longer."""
+    x = _t(x)
+    if not isinstance(indices_or_sections, int):
+        return _split_at(x, indices_or_sections, axis, "array_split")
+    n = x.shape[axis]
+    if n is None:
+        raise ValueError("keras.ops.array_split: axis %d has an unknown length" % axis)
+    k = int(indices_or_sections)
+    sizes = [int(n) // k + (1 if i < int(n) % k else 0) for i in builtins.range(k)]
+    return _pieces(x, list(np.cumsum([0] + sizes)), axis)
+
+
+def meshgrid(*x, indexing="xy"):
+    return _mo.meshgrid(*x, indexing=indexing)
+
+
+def depth_to_space(x, block_size, data_format="channels_last"):
+    return _nn.depth_to_space(x, block_size, "NHWC" if data_format == "channels_last" else "NCHW")
+
+
+def space_to_depth(x, block_size, data_format="channels_last"):
+    return _nn.space_to_depth(x, block_size, "NHWC" if data_format == "channels_last" else "NCHW")
+
+
+def unravel_index(indices, shape):
+    """A tuple of coordinate tensors, one per dim of ``shape`` (C order)."""
+    idx = _o.cast(_t(indices), "int64")
+    out = []
+    for d in reversed([int(s) for s in shape]):
+        out.append(_m.floormod(idx, d))
+        idx = _m.floordiv(idx, d)
+    return tuple(reversed(out))
+
+
+def vectorized_map(function, elements):
+    return _fn.map_fn(function, elements)
+
+
+def scatter(indices, values, shape):
+    """Zeros of ``shape`` with ``values`` added at ``indices`` (duplicates add up)."""
+    return _a.scatter_nd(_o.cast(_t(indices), "int32"), values, shape)
+
+
+def scatter_update(inputs, indices, updates):
+    return _a.tensor_scatter_nd_update(inputs, _o.cast(_t(indices), "int32"), updates)
+
+
+def dot_product_attention(query, key, value, bias=None, mask=None, scale=None, is_causal=False, **kwargs):
+    """softmax(q k^T * scale + bias, masked) v over inputs [batch, seq, heads, dim] (Keras' layout)."""
+    if kwargs.get("flash_attention") or kwargs.get("attn_logits_soft_cap"):
+        raise NotImplementedError("keras.ops.dot_product_attention: flash_attention / attn_logits_soft_cap")
+    q, k, v = _float(query), _float(key), _float(value)
+    dim = q.shape[-1]
+    if dim is None:
+        raise ValueError("keras.ops.dot_product_attention: the head dim must be known, got %s" % (q.shape,))
+    from .. import linalg
+    logits = linalg.einsum("BTNH,BSNH->BNTS", q, k) * (1.0 / _pymath.sqrt(int(dim)) if scale is None else scale)
+    if bias is not None:
+        logits = logits + _o.cast(_t(bias), logits.dtype)
+    keep = None
+    if mask is not None:
+        keep = _o.cast(_t(mask), "bool")
+    if is_causal:
+        t, s = q.shape[1], k.shape[1]
+        if t is None or s is None:
+            raise ValueError("keras.ops.dot_product_attention: is_causal needs known sequence lengths")
+        causal = _t(np.tril(np.ones((int(t), int(s)), bool)))
+        keep = causal if keep is None else _o.logical_and(keep, causal)
+    if keep is not None:
+        logits = _o.where(_o.broadcast_to(keep, _o.shape(logits)), logits, _o.zeros_like(logits) - 1e9)
+    weights = _nn.softmax(logits, axis=-1)
+    return linalg.einsum("BNTS,BSNH->BTNH", weights, v)
+
+
+def rms_normalization(x, scale=1, axis=-1, epsilon=None):
+    x = _float(x)
+    eps = 1e-6 if epsilon is None else epsilon
+    return x * _o.rsqrt(_o.reduce_mean(_o.square(x), axis=axis, keepdims=True) + eps) * scale
+
+
+def layer_normalization(x, gamma=None, beta=None, axis=-1, epsilon=None, **kwargs):
+    x = _float(x)
+    mean, var = _nn.moments(x, [axis], keepdims=True)
+    out = (x - mean) * _o.rsqrt(var + (1e-3 if epsilon is None else epsilon))
+    if gamma is not None:
+        out = out * gamma
+    if beta is not None:
+        out = out + beta
+    return out
+
+
+def batch_normalization(x, mean, variance, axis, offset=None, scale=None, epsilon=1e-3):
+    x = _float(x)
+    rank = _rank(x, "batch_normalization")
+    axis = _axis(axis, rank, "batch_normalization")
+    shape = [1] * rank
+    shape[axis] = -1
+    r = lambda t: None if t is None else _o.reshape(_o.cast(_t(t), x.dtype), shape)  # noqa: E731
+    return _nn.batch_normalization(x, r(mean), r(variance), r(offset), r(scale), epsilon)
+
+
+def max_pool(inputs, pool_size, strides=None, padding="valid", data_format=None):
+    return _pool((_nn.max_pool1d, _nn.max_pool2d), inputs, pool_size, strides, padding, data_format)
+
+
+def average_pool(inputs, pool_size, strides=None, padding="valid", data_format=None):
+    return _pool((_nn.avg_pool1d, _nn.avg_pool2d), inputs, pool_size, strides, padding, data_format)
+
+
+def _pool(fns, inputs, pool_size, strides, padding, data_format):
+    """1-D pooling of [batch, steps, channels], 2-D of [batch, h, w, channels] inputs."""
+    if data_format not in (None, "channels_last"):
+        raise NotImplementedError("keras.ops pooling: channels-last inputs only, got data_format=%r" % (data_format,))
+    x = _t(inputs)
+    rank = _rank(x, "max_pool")
+    if rank not in (3, 4):
+        raise NotImplementedError("keras.ops pooling: 1-D or 2-D (inputs of rank 3 or 4), got shape %s" % (x.shape,))
+    return fns[rank - 3](x, pool_size, pool_size if strides is None else strides, padding.upper())
+
+
+def saturate_cast(x, dtype):
+    """x cast to ``dtype`` with values clipped to its range first."""
+    from ..framework import as_dtype
+    d = as_dtype(dtype)
+    info = np.iinfo(d.as_numpy_dtype) if not d.is_floating else np.finfo(d.as_numpy_dtype)
+    x = _t(x)
+    if x.dtype.is_floating or not d.is_floating:
+        x = _o.minimum(_o.maximum(x, _o.cast(_t(float(info.min)), x.dtype)), _o.cast(_t(float(info.max)), x.dtype))
+    return _o.cast(x, d)
+
+
+__all__ = [n for n in list(globals()) if not n.startswith("_") and n not in ("builtins", "np", "swapaxes_")]
