@@ -525,3 +525,25 @@ def test_dot_product_attention_matches_its_formula():
     w /= w.sum(-1, keepdims=True)
     np.testing.assert_allclose(_np(keras.ops.dot_product_attention(q, k, v, is_causal=True)),
                                np.einsum("bnts,bsnh->btnh", w, v), rtol=1e-5, atol=1e-6)
+
+
+def test_thresholded_relu_layer_and_its_config(tmp_path):
+    inp = keras.Input((5,))
+    model = keras.Model(inp, keras.layers.ThresholdedReLU(theta=0.5)(inp))
+    x = np.array([[-1.0, 0.5, 0.6, 2.0, 0.0]], np.float32)
+    np.testing.assert_array_equal(model.predict(x, verbose=0), np.where(x > 0.5, x, 0))
+    path = str(tmp_path / "m.keras")
+    model.save(path)
+    back = keras.models.load_model(path)
+    np.testing.assert_array_equal(back.predict(x, verbose=0), np.where(x > 0.5, x, 0))
+
+
+def test_initializers_and_regularizers_serialize():
+    data = keras.regularizers.serialize(keras.regularizers.L1L2(0.1, 0.2))
+    assert keras.regularizers.deserialize(json.loads(json.dumps(data))).get_config() == {"l1": 0.1, "l2": 0.2}
+    data = keras.initializers.serialize(keras.initializers.HeNormal(seed=3))
+    assert data["class_name"] == "HeNormal" and data["config"] == {"seed": 3}
+    back = keras.initializers.deserialize({"module": "keras.initializers", "class_name": "Constant",
+                                           "config": {"value": 2.5}})
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1, kernel_initializer=back)])
+    np.testing.assert_array_equal(model.get_weights()[0], np.full((2, 1), 2.5, np.float32))
