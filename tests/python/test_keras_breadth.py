@@ -547,3 +547,25 @@ def test_initializers_and_regularizers_serialize():
                                            "config": {"value": 2.5}})
     model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1, kernel_initializer=back)])
     np.testing.assert_array_equal(model.get_weights()[0], np.full((2, 1), 2.5, np.float32))
+
+
+def test_backend_functions():
+    K = keras.backend
+    scores = tf.constant([[0.1, 0.9, 0.0], [0.8, 0.15, 0.05]])
+    np.testing.assert_array_equal(_np(K.in_top_k(scores, tf.constant([1, 1]), 1)), [True, False])
+    np.testing.assert_array_equal(_np(keras.ops.in_top_k(tf.constant([1, 1]), scores, 2)), [True, True])
+    np.testing.assert_array_equal(_np(K.arange(4)), [0, 1, 2, 3])
+    np.testing.assert_allclose(_np(K.cumprod(tf.constant([1.0, -2.0, 3.0]))), [1.0, -2.0, -6.0])
+    np.testing.assert_array_equal(_np(K.reverse(tf.constant([1, 2, 3]), 0)), [3, 2, 1])
+    assert K.is_float_dtype("float32") and K.is_int_dtype(np.int64) and not K.is_int_dtype("float16")
+    assert K.result_type("int32", "float32") == "float64"  # numpy's promotion
+    first = K.get_uid("k25")
+    assert K.get_uid("k25") == first + 1
+    np.testing.assert_allclose(_np(K.foldl(lambda a, x: a + x, tf.constant([1.0, 2.0, 3.0]))), 6.0)
+    assert _np(K.temporal_padding(tf.ones([1, 2, 1]), (1, 2))).shape == (1, 5, 1)
+    assert _np(K.spatial_2d_padding(tf.ones([1, 2, 2, 1]))).shape == (1, 4, 4, 1)
+    t, p = np.array([[0.0, 1.0]]), np.array([[0.6, 0.4]])
+    bce = -(t * np.log(p) + (1 - t) * np.log(1 - p))
+    np.testing.assert_allclose(_np(K.binary_focal_crossentropy(t, p)), (1 - (t * p + (1 - t) * (1 - p))) ** 2 * bce,
+                               rtol=1e-5)
+    K.print_tensor(tf.constant([1.0]), "value:")

@@ -436,7 +436,7 @@ def select(condlist, choicelist, default=0):
 
 
 def in_top_k(targets, predictions, k):
-    return _m.in_top_k(predictions, targets, k)
+    return _m.in_top_k(targets, predictions, k)
 
 
 def normalize(x, axis=-1, order=2, epsilon=None):
