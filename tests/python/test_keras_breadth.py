@@ -569,3 +569,19 @@ def test_backend_functions():
     np.testing.assert_allclose(_np(K.binary_focal_crossentropy(t, p)), (1 - (t * p + (1 - t) * (1 - p))) ** 2 * bce,
                                rtol=1e-5)
     K.print_tensor(tf.constant([1.0]), "value:")
+
+
+def test_ctc_loss_matches_tf_and_trains():
+    logits = np.random.default_rng(7).standard_normal((3, 6, 4)).astype("float32")
+    labels = np.array([[1, 2, 0], [3, 3, 0], [2, 0, 0]], np.int32)
+    # TF 2.21's keras.losses.ctc / CTC() on these inputs.
+    np.testing.assert_allclose(keras.losses.ctc(labels, logits), [6.757511, 5.3243036, 5.8300705], rtol=1e-5)
+    assert _value(keras.losses.CTC()(labels, logits)) == pytest.approx(5.9706283, rel=1e-5)
+    # A repeated label needs a blank between: with 2 steps, [3, 3] is impossible (huge loss).
+    assert float(np.asarray(keras.losses.ctc(np.array([[3, 3]]), logits[:1, :2]))[0]) > 1e20
+    x = rng.standard_normal((8, 6, 3)).astype("float32")
+    y = np.tile(np.array([[1, 2, 0]], np.int32), (8, 1))
+    model = keras.Sequential([keras.Input((6, 3)), keras.layers.Dense(4)])
+    model.compile(keras.optimizers.Adam(0.05), loss=keras.losses.CTC())
+    hist = model.fit(x, y, epochs=10, batch_size=8, verbose=0)
+    assert hist.history["loss"][-1] < 0.7 * hist.history["loss"][0]

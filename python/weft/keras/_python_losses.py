@@ -9,7 +9,7 @@ form too, the per-example values (``keras.losses.dice(y_true, y_pred)``), on arr
 """
 import numpy as np
 
-from .. import framework as _fw, ops as _o
+from .. import array_ops as _a, framework as _fw, ops as _o
 from . import _custom_step
 
 _EPSILON = 1e-7  # Keras' backend.epsilon()
@@ -86,6 +86,57 @@ def generalized_ce(y_true, y_pred, q=0.5):
     labels = _o.cast(_o.reshape(y_true, [-1]), "int32")
     p = _sum(_o.one_hot(labels, int(classes), dtype=y_pred.dtype) * _o.reshape(y_pred, [-1, int(classes)]), -1)
     return (1.0 - _o.pow(p, float(q))) / q
+
+
+_NEG = -1e30  # log(0) for the CTC recursion: finite, so max-shifted sums never meet inf - inf
+
+
+def ctc(y_true, y_pred):
+    """Keras' ctc loss per example: -log p(labels | logits), y_true [batch, max_label] integer
+    labels padded with 0 (Keras' blank, mask_index=0), y_pred [batch, time, classes] logits (a
+    log-softmax is taken); every example uses all ``time`` steps. The forward (alpha) recursion of
+    Graves et al. over the blank-extended labels, in log space, unrolled over the time steps
+    (which must be known when the graph is built); the gradient comes from the ops'."""
+    from .. import nn
+    if y_true.shape is None or len(y_true.shape) != 2:
+        raise ValueError("ctc: y_true must be (batch_size, max_length) integer labels, got shape %s" % (y_true.shape,))
+    if y_pred.shape is None or len(y_pred.shape) != 3:
+        raise ValueError("ctc: y_pred must be (batch_size, time, num_classes) logits, got shape %s" % (y_pred.shape,))
+    steps, classes, max_label = y_pred.shape[1], y_pred.shape[2], y_true.shape[1]
+    if None in (steps, classes, max_label):
+        raise ValueError("ctc: the time, class and label dims must be known, got y_true %s and y_pred %s"
+                         % (y_true.shape, y_pred.shape))
+    steps, classes, max_label = int(steps), int(classes), int(max_label)
+    ext_len = 2 * max_label + 1
+    logp = nn.log_softmax(y_pred, axis=-1)
+    labels = _o.cast(y_true, "int32")
+    # The extended labels: blank, l1, blank, l2, ..., blank (padding zeros become blanks too).
+    pairs = _o.reshape(_a.stack([_o.zeros_like(labels), labels], axis=2), [-1, 2 * max_label])
+    ext = _o.concat([pairs, _o.zeros_like(labels[:, :1])], 1)  # [batch, S]
+    hot = _o.one_hot(ext, classes, dtype=logp.dtype)  # [batch, S, classes]
+    emit = _o.matmul(logp, _o.transpose(hot, [0, 2, 1]))  # [batch, time, S]: log p_t(ext[s])
+    ext_back2 = _o.concat([_o.zeros_like(ext[:, :2]) - 1, ext[:, :-2]], 1)
+    skip = _o.logical_and(_o.not_equal(ext, _o.zeros_like(ext)), _o.not_equal(ext, ext_back2))
+    neg = _o.zeros_like(emit[:, 0, :]) + _NEG  # [batch, S]
+    neg_col = neg[:, :1]
+    start = np.zeros((1, ext_len), bool)
+    start[0, :2] = True
+    alpha = _o.where(_o.logical_and(_o.cast(_fw.convert_to_tensor(start), "bool"), _o.ones_like(neg) > 0),
+                     emit[:, 0, :], neg)
+    for t in range(1, steps):
+        a1 = _o.concat([neg_col, alpha[:, :-1]], 1)
+        a2 = _o.where(skip, _o.concat([neg_col, neg_col, alpha[:, :-2]], 1), neg)
+        top = _o.maximum(_o.maximum(alpha, a1), a2)
+        total = _o.exp(alpha - top) + _o.exp(a1 - top) + _o.exp(a2 - top)
+        alpha = top + _o.log(total) + emit[:, t, :]
+    length = _o.reduce_sum(_o.cast(_o.not_equal(labels, _o.zeros_like(labels)), "int32"), axis=1)
+    last = _o.reduce_sum(alpha * _o.one_hot(2 * length, ext_len, dtype=alpha.dtype), axis=1)
+    has_label = _o.greater(length, _o.zeros_like(length))
+    before = _o.reduce_sum(alpha * _o.one_hot(_o.maximum(2 * length - 1, _o.zeros_like(length)), ext_len,
+                                              dtype=alpha.dtype), axis=1)
+    before = _o.where(has_label, before, _o.zeros_like(before) + _NEG)
+    top = _o.maximum(last, before)
+    return -(top + _o.log(_o.exp(last - top) + _o.exp(before - top)))
 
 
 def per_example(impl, y_true, y_pred, **kwargs):

@@ -312,6 +312,23 @@ class CategoricalGeneralizedCrossEntropy(_PythonLoss):
         super().__init__(reduction, name, q=float(q))
 
 
+class CTC(_PythonLoss):
+    """Connectionist temporal classification: y_true (batch, max_length) labels padded with 0 (the
+    blank), y_pred (batch, time, classes) logits; every example uses all time steps (Keras')."""
+    _impl = staticmethod(_pl.ctc)
+
+    def __init__(self, reduction="sum_over_batch_size", name="ctc", dtype=None):
+        super().__init__(reduction, name)
+
+    def call(self, y_true, y_pred):
+        return _pl.ctc(_ops_cast(y_true, "int32"), y_pred)
+
+
+def _ops_cast(x, dtype):
+    from .. import ops
+    return ops.cast(x, dtype)
+
+
 def _python_function(impl, cls, name, doc):
     """Keras' function form of a Python loss: the per-example values of arrays or tensors."""
     def fn(y_true, y_pred, **kwargs):
@@ -334,6 +351,11 @@ categorical_generalized_cross_entropy = _python_function(
     _pl.generalized_ce, CategoricalGeneralizedCrossEntropy, "categorical_generalized_cross_entropy",
     "Per-example generalized cross-entropy of integer labels (q).")
 kullback_leibler_divergence = kl_divergence
+
+
+def ctc(y_true, y_pred):
+    """Per-example CTC loss of (batch, max_length) labels padded with 0 and (batch, time, classes) logits."""
+    return _pl.per_example(lambda t, p: _pl.ctc(_ops_cast(t, "int32"), p), y_true, y_pred)
 
 
 def get(identifier):
@@ -359,7 +381,8 @@ def get(identifier):
 # Keras names of the Python losses for compile(loss="...") and get().
 _PYTHON_NAMES = {"binary_focal_crossentropy": "BinaryFocalCrossentropy",
                  "categorical_focal_crossentropy": "CategoricalFocalCrossentropy", "dice": "Dice",
-                 "tversky": "Tversky", "categorical_generalized_cross_entropy": "CategoricalGeneralizedCrossEntropy"}
+                 "tversky": "Tversky", "categorical_generalized_cross_entropy": "CategoricalGeneralizedCrossEntropy",
+                 "ctc": "CTC"}
 
 
 def serialize(loss):
@@ -401,7 +424,7 @@ __all__ = ["Loss", "SparseCategoricalCrossentropy", "CategoricalCrossentropy", "
            "kld", "poisson", "cosine_similarity", "CategoricalHinge", "categorical_hinge", "get",
            "BinaryFocalCrossentropy", "CategoricalFocalCrossentropy", "Dice", "Tversky",
            "CategoricalGeneralizedCrossEntropy", "binary_focal_crossentropy", "categorical_focal_crossentropy",
-           "dice", "tversky", "categorical_generalized_cross_entropy", "kullback_leibler_divergence",
+           "dice", "tversky", "categorical_generalized_cross_entropy", "kullback_leibler_divergence", "CTC", "ctc",
            "serialize", "deserialize"]
 
 # Every factory above records its arguments (get_config / from_config / model files).
