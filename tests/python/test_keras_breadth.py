@@ -577,6 +577,9 @@ def test_ctc_loss_matches_tf_and_trains():
     # TF 2.21's keras.losses.ctc / CTC() on these inputs.
     np.testing.assert_allclose(keras.losses.ctc(labels, logits), [6.757511, 5.3243036, 5.8300705], rtol=1e-5)
     assert _value(keras.losses.CTC()(labels, logits)) == pytest.approx(5.9706283, rel=1e-5)
+    # TF 2.21's keras.ops.ctc_loss with per-example label counts and time steps.
+    np.testing.assert_allclose(keras.ops.ctc_loss(labels, logits, np.array([2, 1, 1]), np.array([6, 4, 3])),
+                               [6.757511, 4.0194535, 3.3332624], rtol=1e-5)
     # A repeated label needs a blank between: with 2 steps, [3, 3] is impossible (huge loss).
     assert float(np.asarray(keras.losses.ctc(np.array([[3, 3]]), logits[:1, :2]))[0]) > 1e20
     x = rng.standard_normal((8, 6, 3)).astype("float32")

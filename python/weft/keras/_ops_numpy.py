@@ -505,6 +505,16 @@ def sparse_categorical_crossentropy(target, output, from_logits=False, axis=-1):
     return categorical_crossentropy(hot, output, from_logits, axis)
 
 
+def ctc_loss(target, output, target_length, output_length, mask_index=0):
+    """Per-example CTC loss of (batch, max_length) integer targets and (batch, time, classes)
+    logits, with each example's target length and time steps; the blank is class 0."""
+    if mask_index != 0:
+        raise NotImplementedError("keras.ops.ctc_loss: weft's blank is class 0 (mask_index=0), got %r" % (mask_index,))
+    from ._python_losses import ctc
+    output = _float(output)
+    return ctc(_o.cast(_t(target), "int32"), output, _t(target_length), _t(output_length))
+
+
 # ---- control flow (keras.ops.core) ---------------------------------------------------------
 def cond(pred, true_fn, false_fn):
     return _cf.cond(pred, true_fn, false_fn)

@@ -91,12 +91,14 @@ def generalized_ce(y_true, y_pred, q=0.5):
 _NEG = -1e30  # log(0) for the CTC recursion: finite, so max-shifted sums never meet inf - inf
 
 
-def ctc(y_true, y_pred):
+def ctc(y_true, y_pred, label_length=None, logit_length=None):
     """Keras' ctc loss per example: -log p(labels | logits), y_true [batch, max_label] integer
     labels padded with 0 (Keras' blank, mask_index=0), y_pred [batch, time, classes] logits (a
     log-softmax is taken); every example uses all ``time`` steps. The forward (alpha) recursion of
     Graves et al. over the blank-extended labels, in log space, unrolled over the time steps
-    (which must be known when the graph is built); the gradient comes from the ops'."""
+    (which must be known when the graph is built); the gradient comes from the ops'.
+    ``label_length`` / ``logit_length`` (keras.ops.ctc_loss' target_length / output_length, [batch]
+    ints): each example's label count (default: its nonzero labels) and time steps (default: all)."""
     from .. import nn
     if y_true.shape is None or len(y_true.shape) != 2:
         raise ValueError("ctc: y_true must be (batch_size, max_length) integer labels, got shape %s" % (y_true.shape,))
@@ -123,13 +125,22 @@ def ctc(y_true, y_pred):
     start[0, :2] = True
     alpha = _o.where(_o.logical_and(_o.cast(_fw.convert_to_tensor(start), "bool"), _o.ones_like(neg) > 0),
                      emit[:, 0, :], neg)
+    ends = None if logit_length is None else _o.cast(logit_length, "int32") - 1  # [batch]: each one's last step
+    final = alpha
     for t in range(1, steps):
         a1 = _o.concat([neg_col, alpha[:, :-1]], 1)
         a2 = _o.where(skip, _o.concat([neg_col, neg_col, alpha[:, :-2]], 1), neg)
         top = _o.maximum(_o.maximum(alpha, a1), a2)
         total = _o.exp(alpha - top) + _o.exp(a1 - top) + _o.exp(a2 - top)
         alpha = top + _o.log(total) + emit[:, t, :]
-    length = _o.reduce_sum(_o.cast(_o.not_equal(labels, _o.zeros_like(labels)), "int32"), axis=1)
+        if ends is not None:  # rows whose sequence ends at t keep this step's alpha
+            at_end = _o.reshape(_o.equal(ends, _o.zeros_like(ends) + t), [-1, 1])
+            final = _o.where(_o.logical_and(at_end, _o.ones_like(neg) > 0), alpha, final)
+    alpha = alpha if ends is None else final
+    if label_length is None:
+        length = _o.reduce_sum(_o.cast(_o.not_equal(labels, _o.zeros_like(labels)), "int32"), axis=1)
+    else:
+        length = _o.cast(label_length, "int32")
     last = _o.reduce_sum(alpha * _o.one_hot(2 * length, ext_len, dtype=alpha.dtype), axis=1)
     has_label = _o.greater(length, _o.zeros_like(length))
     before = _o.reduce_sum(alpha * _o.one_hot(_o.maximum(2 * length - 1, _o.zeros_like(length)), ext_len,
