@@ -588,3 +588,19 @@ def test_ctc_loss_matches_tf_and_trains():
     model.compile(keras.optimizers.Adam(0.05), loss=keras.losses.CTC())
     hist = model.fit(x, y, epochs=10, batch_size=8, verbose=0)
     assert hist.history["loss"][-1] < 0.7 * hist.history["loss"][0]
+
+
+def test_disabled_interactive_logging_prints_lines_not_a_redrawn_bar(capfd):
+    x = rng.random((32, 4)).astype("float32")
+    model = _small_model()
+    keras.utils.disable_interactive_logging()
+    try:
+        model.fit(x, x[:, :1], epochs=2, batch_size=8, verbose=1)
+        bar = keras.utils.Progbar(4)
+        for i in range(4):
+            bar.update(i + 1, [("loss", 1.0)])
+    finally:
+        keras.utils.enable_interactive_logging()
+    out = capfd.readouterr().out  # fit's lines come from C++: the file descriptor's output
+    assert "\r" not in out and "Epoch 2/2" in out
+    assert "4/4 - 0s - loss: 1.0000\n" in out  # the Progbar's one-line form (verbose=2), not a redrawn bar
