@@ -580,6 +580,12 @@ def test_ctc_loss_matches_tf_and_trains():
     # TF 2.21's keras.ops.ctc_loss with per-example label counts and time steps.
     np.testing.assert_allclose(keras.ops.ctc_loss(labels, logits, np.array([2, 1, 1]), np.array([6, 4, 3])),
                                [6.757511, 4.0194535, 3.3332624], rtol=1e-5)
+    # TF 2.21's tf.keras.backend.ctc_batch_cost: probabilities, the last class the blank.
+    e = np.exp(logits - logits.max(-1, keepdims=True))
+    probs = (e / e.sum(-1, keepdims=True)).astype("float32")
+    cost = keras.backend.ctc_batch_cost(np.array([[1, 2, 0], [0, 0, 1], [2, 1, 1]]), probs, np.array([[6], [4], [5]]),
+                                        np.array([[2], [3], [1]]))
+    np.testing.assert_allclose(cost, [[3.780618], [5.464526], [4.7826476]], rtol=1e-5)
     # A repeated label needs a blank between: with 2 steps, [3, 3] is impossible (huge loss).
     assert float(np.asarray(keras.losses.ctc(np.array([[3, 3]]), logits[:1, :2]))[0]) > 1e20
     x = rng.standard_normal((8, 6, 3)).astype("float32")

@@ -592,6 +592,22 @@ def categorical_focal_crossentropy(target, output, alpha=0.25, gamma=2.0, from_l
                           axis=axis)
 
 
+def ctc_batch_cost(y_true, y_pred, input_length, label_length):
+    """Keras 2's CTC cost, [batch, 1]: y_pred (batch, time, classes) softmax probabilities whose
+    last class is the blank, y_true (batch, max_label) labels, input_length and label_length
+    (batch, 1) each example's time steps and label count."""
+    from .. import ops
+    from . import _python_losses as pl
+    probs = _float(y_pred)
+    classes = probs.shape[-1]
+    if classes is None:
+        raise ValueError("K.ctc_batch_cost: the class dimension of y_pred must be known, got %s" % (probs.shape,))
+    logits = ops.log(probs + 1e-7)  # Keras 2: log(y_pred + epsilon) as the logits
+    cost = pl.ctc(ops.cast(_t(y_true), "int32"), logits, ops.reshape(_t(label_length), [-1]),
+                  ops.reshape(_t(input_length), [-1]), blank=int(classes) - 1)
+    return ops.expand_dims(cost, 1)
+
+
 def name_scope(name):
     return _fw.name_scope(name)
 
@@ -619,5 +635,5 @@ def batch_set_value(tuples):
 __all__ += ["arange", "cos", "sin", "cumprod", "eye", "reverse", "map_fn", "foldl", "foldr", "gradients", "in_top_k",
             "bias_add", "batch_normalization", "temporal_padding", "spatial_2d_padding", "standardize_dtype",
             "is_float_dtype", "is_int_dtype", "result_type", "cast_to_floatx", "get_uid", "truncated_normal",
-            "binary_focal_crossentropy", "categorical_focal_crossentropy", "name_scope", "to_dense", "is_sparse",
+            "binary_focal_crossentropy", "categorical_focal_crossentropy", "ctc_batch_cost", "name_scope", "to_dense", "is_sparse",
             "batch_get_value", "batch_set_value"]

@@ -91,14 +91,15 @@ def generalized_ce(y_true, y_pred, q=0.5):
 _NEG = -1e30  # log(0) for the CTC recursion: finite, so max-shifted sums never meet inf - inf
 
 
-def ctc(y_true, y_pred, label_length=None, logit_length=None):
+def ctc(y_true, y_pred, label_length=None, logit_length=None, blank=0):
     """Keras' ctc loss per example: -log p(labels | logits), y_true [batch, max_label] integer
     labels padded with 0 (Keras' blank, mask_index=0), y_pred [batch, time, classes] logits (a
     log-softmax is taken); every example uses all ``time`` steps. The forward (alpha) recursion of
     Graves et al. over the blank-extended labels, in log space, unrolled over the time steps
     (which must be known when the graph is built); the gradient comes from the ops'.
     ``label_length`` / ``logit_length`` (keras.ops.ctc_loss' target_length / output_length, [batch]
-    ints): each example's label count (default: its nonzero labels) and time steps (default: all)."""
+    ints): each example's label count (default: its nonzero labels) and time steps (default: all).
+    ``blank``: the blank class (Keras 2's backend ctc_batch_cost uses the last one)."""
     from .. import nn
     if y_true.shape is None or len(y_true.shape) != 2:
         raise ValueError("ctc: y_true must be (batch_size, max_length) integer labels, got shape %s" % (y_true.shape,))
@@ -112,13 +113,15 @@ def ctc(y_true, y_pred, label_length=None, logit_length=None):
     ext_len = 2 * max_label + 1
     logp = nn.log_softmax(y_pred, axis=-1)
     labels = _o.cast(y_true, "int32")
-    # The extended labels: blank, l1, blank, l2, ..., blank (padding zeros become blanks too).
-    pairs = _o.reshape(_a.stack([_o.zeros_like(labels), labels], axis=2), [-1, 2 * max_label])
-    ext = _o.concat([pairs, _o.zeros_like(labels[:, :1])], 1)  # [batch, S]
+    # The extended labels: blank, l1, blank, l2, ..., blank (with blank 0, padding zeros become
+    # blanks too; positions past an example's labels are never read).
+    blanks = _o.zeros_like(labels) + int(blank)
+    pairs = _o.reshape(_a.stack([blanks, labels], axis=2), [-1, 2 * max_label])
+    ext = _o.concat([pairs, blanks[:, :1]], 1)  # [batch, S]
     hot = _o.one_hot(ext, classes, dtype=logp.dtype)  # [batch, S, classes]
     emit = _o.matmul(logp, _o.transpose(hot, [0, 2, 1]))  # [batch, time, S]: log p_t(ext[s])
     ext_back2 = _o.concat([_o.zeros_like(ext[:, :2]) - 1, ext[:, :-2]], 1)
-    skip = _o.logical_and(_o.not_equal(ext, _o.zeros_like(ext)), _o.not_equal(ext, ext_back2))
+    skip = _o.logical_and(_o.not_equal(ext, _o.zeros_like(ext) + int(blank)), _o.not_equal(ext, ext_back2))
     neg = _o.zeros_like(emit[:, 0, :]) + _NEG  # [batch, S]
     neg_col = neg[:, :1]
     start = np.zeros((1, ext_len), bool)
