@@ -610,3 +610,24 @@ def test_disabled_interactive_logging_prints_lines_not_a_redrawn_bar(capfd):
     out = capfd.readouterr().out  # fit's lines come from C++: the file descriptor's output
     assert "\r" not in out and "Epoch 2/2" in out
     assert "4/4 - 0s - loss: 1.0000\n" in out  # the Progbar's one-line form (verbose=2), not a redrawn bar
+
+
+@pytest.mark.parametrize("make", [lambda: keras.optimizers.Adafactor(learning_rate=0.01, clip_threshold=2.0),
+                                  lambda: keras.optimizers.Lamb(0.02, beta_1=0.8),
+                                  lambda: keras.optimizers.LossScaleOptimizer(keras.optimizers.SGD(0.1))])
+def test_new_optimizers_and_activations_survive_save_and_load(tmp_path, make):
+    x = rng.random((16, 4)).astype("float32")
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2, activation="glu"),
+                              keras.layers.Dense(1, activation="sparse_plus")])
+    model.compile(make(), loss="mse")
+    model.fit(x, x[:, :1], epochs=2, verbose=0)
+    path = str(tmp_path / "m.keras")
+    model.save(path)
+    back = keras.models.load_model(path)
+    assert type(back.optimizer) is type(model.optimizer)
+    assert back.optimizer.get_config() == model.optimizer.get_config()
+    assert int(np.asarray(back.optimizer.iterations)) == 2
+    np.testing.assert_array_equal(back.predict(x, verbose=0), model.predict(x, verbose=0))
+    model.fit(x, x[:, :1], epochs=1, verbose=0, shuffle=False)
+    back.fit(x, x[:, :1], epochs=1, verbose=0, shuffle=False)  # the slots came back too: the same next step
+    np.testing.assert_allclose(back.predict(x, verbose=0), model.predict(x, verbose=0), rtol=1e-5, atol=1e-6)
