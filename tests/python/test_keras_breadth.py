@@ -631,3 +631,32 @@ def test_new_optimizers_and_activations_survive_save_and_load(tmp_path, make):
     model.fit(x, x[:, :1], epochs=1, verbose=0, shuffle=False)
     back.fit(x, x[:, :1], epochs=1, verbose=0, shuffle=False)  # the slots came back too: the same next step
     np.testing.assert_allclose(back.predict(x, verbose=0), model.predict(x, verbose=0), rtol=1e-5, atol=1e-6)
+
+
+def test_statistics_and_search_ops_match_numpy():
+    o = keras.ops
+    x = rng.standard_normal((4, 7)).astype("float32")
+    for q in (0.0, 0.3, 0.5, 1.0):
+        np.testing.assert_allclose(_np(o.quantile(x, q, axis=1)), np.quantile(x, q, axis=1), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(_np(o.quantile(x, [0.25, 0.75])), np.quantile(x, [0.25, 0.75]), rtol=1e-5)
+    np.testing.assert_allclose(_np(o.quantile(x, [0.25, 0.75], axis=0, keepdims=True)),
+                               np.quantile(x, [0.25, 0.75], axis=0, keepdims=True), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(_np(o.median(x, axis=0)), np.median(x, axis=0), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(_np(o.percentile(x, 90)), np.percentile(x, 90), rtol=1e-5)
+    np.testing.assert_allclose(_np(o.corrcoef(x)), np.corrcoef(x), rtol=1e-4, atol=1e-5)
+    seq = np.array([1.0, 2.0, 2.0, 5.0], np.float32)
+    vals = np.array([0.0, 2.0, 3.0, 9.0], np.float32)
+    for side in ("left", "right"):
+        np.testing.assert_array_equal(_np(o.searchsorted(seq, vals, side=side)), np.searchsorted(seq, vals, side=side))
+    np.testing.assert_array_equal(_np(o.digitize(vals, seq)), np.digitize(vals, seq))
+    np.testing.assert_array_equal(_np(o.bincount(np.array([0, 2, 2, 5]))), np.bincount([0, 2, 2, 5]))
+    np.testing.assert_allclose(_np(o.bincount(np.array([0, 2, 2]), weights=np.array([0.5, 1.0, 2.0]))),
+                               np.bincount([0, 2, 2], weights=[0.5, 1.0, 2.0]))
+    a, b = rng.standard_normal((5, 3)).astype("float32"), rng.standard_normal((5, 3)).astype("float32")
+    np.testing.assert_allclose(_np(o.cross(a, b)), np.cross(a, b), rtol=1e-5, atol=1e-6)
+    d = np.sqrt(((a[:, None, :] - b[None, :, :]) ** 2).sum(-1))
+    np.testing.assert_allclose(_np(o.cdist(a, b)), d, rtol=1e-5)
+    np.testing.assert_allclose(_np(o.cdist(a, b, p=1)), np.abs(a[:, None] - b[None]).sum(-1), rtol=1e-5)
+    np.testing.assert_allclose(_np(o.vander(np.array([1.0, 2.0, 3.0]))), np.vander([1.0, 2.0, 3.0]))
+    np.testing.assert_allclose(_np(o.vander(np.array([1.0, 2.0]), 3, increasing=True)),
+                               np.vander([1.0, 2.0], 3, increasing=True))

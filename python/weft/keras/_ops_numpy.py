@@ -878,4 +878,110 @@ def saturate_cast(x, dtype):
     return _o.cast(x, d)
 
 
+# ---- statistics and searching ----------------------------------------------------------------
+def bincount(x, weights=None, minlength=0, sparse=False):
+    """Counts (or summed weights) of each value 0..n-1 in the 1-D int ``x``; n = max(x) + 1 when
+    x comes from constants, else ``minlength`` (the graph is built before the values exist)."""
+    if sparse:
+        raise NotImplementedError("keras.ops.bincount: sparse=True (weft's tensors are dense)")
+    x = _t(x)
+    dtype = "int32" if weights is None else _float(weights).dtype
+    return _m.bincount(x, weights=weights, minlength=int(minlength) or None, dtype=dtype)
+
+
+def cross(x1, x2, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """The cross product of 3-vectors along the last axis."""
+    if axis is not None or (axisa, axisb, axisc) != (-1, -1, -1):
+        raise NotImplementedError("keras.ops.cross: vectors along the last axis only")
+    a, b = _float(x1), _float(x2)
+    if a.shape is None or a.shape[-1] != 3 or b.shape is None or b.shape[-1] != 3:
+        raise ValueError("keras.ops.cross: 3-vectors along the last axis, got %s and %s" % (a.shape, b.shape))
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    return _a.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+
+
+def cdist(x1, x2, p=2.0):
+    """Pairwise p-norm distances between the rows of x1 [..., m, d] and x2 [..., n, d]."""
+    diff_ = _o.expand_dims(_float(x1), -2) - _o.expand_dims(_float(x2), -3)
+    if p == 2:
+        return _o.sqrt(_o.reduce_sum(_o.square(diff_), axis=-1))
+    if p == 1:
+        return _o.reduce_sum(_o.abs(diff_), axis=-1)
+    return _o.pow(_o.reduce_sum(_o.pow(_o.abs(diff_), float(p)), axis=-1), 1.0 / float(p))
+
+
+def vander(x, N=None, increasing=False):
+    x = _float(x)
+    n = x.shape[0] if N is None else N
+    if n is None:
+        raise ValueError("keras.ops.vander: the length of x must be known (or N given)")
+    powers = np.arange(int(n))[::1 if increasing else -1].astype(x.dtype.as_numpy_dtype)
+    return _o.pow(_o.expand_dims(x, -1), _t(powers))
+
+
+def searchsorted(sorted_sequence, values, side="left"):
+    """int32 insertion points of ``values`` into the sorted 1-D sequence (numpy's)."""
+    if side not in ("left", "right"):
+        raise ValueError("keras.ops.searchsorted: side must be 'left' or 'right', got %r" % (side,))
+    seq, v = _t(sorted_sequence), _t(values)
+    if _rank(seq, "searchsorted") != 1:
+        raise NotImplementedError("keras.ops.searchsorted: a 1-D sorted sequence only, got shape %s" % (seq.shape,))
+    v = _o.cast(v, seq.dtype)
+    before = (_o.less if side == "left" else _o.less_equal)(seq, _o.expand_dims(v, -1))
+    return _o.cast(_o.reduce_sum(_o.cast(before, "int32"), axis=-1), "int32")
+
+
+def digitize(x, bins):
+    """The bin index of each x for increasing ``bins`` (numpy's digitize, right=False)."""
+    return searchsorted(bins, x, side="right")
+
+
+def quantile(x, q, axis=None, method="linear", keepdims=False):
+    """The q-th quantiles (q in [0, 1], a number or a 1-D list) along ``axis``, numpy's 'linear'
+    method: sorted values interpolated at q (n - 1). The axis length must be known."""
+    if method != "linear":
+        raise NotImplementedError("keras.ops.quantile: method='linear' only, got %r" % (method,))
+    x = _float(x)
+    if axis is None:
+        x, axis, full_rank = _o.reshape(x, [-1]), -1, _rank(x, "quantile")
+    else:
+        full_rank = None
+    rank = _rank(x, "quantile")
+    axis = _axis(axis, rank, "quantile")
+    n = x.shape[axis]
+    if n is None:
+        raise ValueError("keras.ops.quantile: axis %d has an unknown length" % axis)
+    ordered = _a.sort(moveaxis(x, axis, -1), axis=-1)  # [..., n]
+    qs = np.atleast_1d(np.asarray(q, np.float64))
+    pos = qs * (int(n) - 1)
+    lo, hi = np.floor(pos).astype(np.int32), np.ceil(pos).astype(np.int32)
+    frac = _t((pos - lo).astype(x.dtype.as_numpy_dtype))
+    out = _o.gather(ordered, _t(lo), axis=-1) * (1.0 - frac) + _o.gather(ordered, _t(hi), axis=-1) * frac  # [..., k]
+    out = moveaxis(out, -1, 0)  # numpy puts q's axis first
+    if keepdims:
+        if full_rank is not None:
+            out = _o.reshape(out, [len(qs)] + [1] * full_rank)
+        else:
+            out = _o.expand_dims(out, axis + 1)
+    return out[0] if np.ndim(q) == 0 else out
+
+
+def percentile(x, q, axis=None, method="linear", keepdims=False):
+    return quantile(x, np.asarray(q, np.float64) / 100.0, axis, method, keepdims)
+
+
+def median(x, axis=None, keepdims=False):
+    return quantile(x, 0.5, axis=axis, keepdims=keepdims)
+
+
+def corrcoef(x):
+    """Pearson correlation coefficients of the rows of a 2-D x (variables in rows)."""
+    x = _float(x)
+    centred = x - _o.reduce_mean(x, axis=1, keepdims=True)
+    cov = _o.matmul(centred, _o.transpose(centred))
+    d = _o.sqrt(diagonal(cov))
+    return cov / (_o.expand_dims(d, 1) * _o.expand_dims(d, 0))
+
+
 __all__ = [n for n in list(globals()) if not n.startswith("_") and n not in ("builtins", "np", "swapaxes_")]
