@@ -660,3 +660,19 @@ def test_statistics_and_search_ops_match_numpy():
     np.testing.assert_allclose(_np(o.vander(np.array([1.0, 2.0, 3.0]))), np.vander([1.0, 2.0, 3.0]))
     np.testing.assert_allclose(_np(o.vander(np.array([1.0, 2.0]), 3, increasing=True)),
                                np.vander([1.0, 2.0], 3, increasing=True))
+
+
+def test_utils_config():
+    config = keras.utils.Config(learning_rate=0.1, layers=[4, 2])
+    config.momentum = 0.9
+    config["epochs"] = 3
+    assert config.learning_rate == 0.1 and config["momentum"] == 0.9 and len(config) == 4
+    assert json.loads(config.to_json()) == {"learning_rate": 0.1, "layers": [4, 2], "momentum": 0.9, "epochs": 3}
+    config.freeze()
+    with pytest.raises(ValueError, match="frozen"):
+        config.epochs = 4
+    with pytest.raises(AttributeError, match="Unknown attribute"):
+        config.missing
+    config.unfreeze()
+    del config.momentum
+    assert "momentum" not in config and config.as_dict()["epochs"] == 3

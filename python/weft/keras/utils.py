@@ -240,11 +240,103 @@ def standardize_dtype(dtype):
     return name
 
 
+class Config:
+    """Keras 3's ``keras.utils.Config``: a dict of settings read and written as keys or attributes
+    (``config.learning_rate``); ``freeze()`` makes it read-only (a ValueError on changes)."""
+
+    def __init__(self, **kwargs):
+        object.__setattr__(self, "_config", dict(kwargs))
+        object.__setattr__(self, "_frozen", False)
+
+    @property
+    def frozen(self):
+        return self._frozen
+
+    def freeze(self):
+        object.__setattr__(self, "_frozen", True)
+
+    def unfreeze(self):
+        object.__setattr__(self, "_frozen", False)
+
+    def _check(self):
+        if self._frozen:
+            raise ValueError("Cannot mutate attribute(s) because the config is frozen.")
+
+    def __getattr__(self, name):
+        if name.startswith("__") or name in ("_config", "_frozen"):  # copy / pickle probe before __init__
+            raise AttributeError(name)
+        try:
+            return self._config[name]
+        except KeyError:
+            raise AttributeError("Unknown attribute: '%s'" % name) from None
+
+    def __setattr__(self, name, value):
+        self._check()
+        self._config[name] = value
+
+    def __delattr__(self, name):
+        self._check()
+        try:
+            del self._config[name]
+        except KeyError:
+            raise AttributeError("Unknown attribute: '%s'" % name) from None
+
+    def __getitem__(self, key):
+        return self._config[key]
+
+    def __setitem__(self, key, value):
+        self._check()
+        self._config[key] = value
+
+    def __delitem__(self, key):
+        self._check()
+        del self._config[key]
+
+    def __contains__(self, key):
+        return key in self._config
+
+    def __iter__(self):
+        return iter(self._config)
+
+    def __len__(self):
+        return len(self._config)
+
+    def get(self, key, default=None):
+        return self._config.get(key, default)
+
+    def pop(self, *args):
+        self._check()
+        return self._config.pop(*args)
+
+    def update(self, *args, **kwargs):
+        self._check()
+        self._config.update(*args, **kwargs)
+
+    def keys(self):
+        return self._config.keys()
+
+    def values(self):
+        return self._config.values()
+
+    def items(self):
+        return self._config.items()
+
+    def as_dict(self):
+        return dict(self._config)
+
+    def to_json(self):
+        import json
+        return json.dumps(self._config)
+
+    def __repr__(self):
+        return "<Config %r>" % (self._config,)
+
+
 from ._progbar import (enable_interactive_logging, disable_interactive_logging,  # noqa: E402,F401
                        is_interactive_logging_enabled)
 
 
-__all__ = ["is_keras_tensor", "get_source_inputs", "pack_x_y_sample_weight", "unpack_x_y_sample_weight",
+__all__ = ["Config", "is_keras_tensor", "get_source_inputs", "pack_x_y_sample_weight", "unpack_x_y_sample_weight",
            "serialize_keras_object", "deserialize_keras_object", "get_registered_name", "clear_session",
            "standardize_dtype", "enable_interactive_logging", "disable_interactive_logging",
            "is_interactive_logging_enabled", "img_to_array", "to_categorical", "set_random_seed", "normalize", "plot_model", "model_to_dot",
