@@ -676,3 +676,19 @@ def test_utils_config():
     config.unfreeze()
     del config.momentum
     assert "momentum" not in config and config.as_dict()["epochs"] == 3
+
+
+def test_mean_iou_on_a_segmentation_model():
+    # The segmentation tutorials' use: per-pixel class scores against (batch, h, w, 1) masks.
+    x = rng.random((8, 4, 4, 2)).astype("float32")
+    y = (x[..., :1] > 0.5).astype("int32")
+    model = keras.Sequential([keras.Input((4, 4, 2)), keras.layers.Conv2D(2, 1, activation="softmax")])
+    model.compile("adam", loss="sparse_categorical_crossentropy",
+                  metrics=[keras.metrics.MeanIoU(num_classes=2, sparse_y_pred=False)])
+    model.fit(x, y, epochs=1, batch_size=4, verbose=0)
+    logs = model.evaluate(x, y, batch_size=8, verbose=0, return_dict=True)
+    pred = model.predict(x, verbose=0).argmax(-1).ravel()
+    truth = y.ravel()
+    ious = [((pred == c) & (truth == c)).sum() / ((pred == c) | (truth == c)).sum()
+            for c in (0, 1) if ((pred == c) | (truth == c)).any()]
+    assert logs["mean_io_u"] == pytest.approx(np.mean(ious), abs=1e-6)

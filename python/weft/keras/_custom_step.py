@@ -224,6 +224,10 @@ def loss(loss_obj, y_true, y_pred, sample_weight):
     with graph.as_default():
         y_pred = _ops.cast(_fw.convert_to_tensor(y_pred), "float32")
         y_true = _fw.convert_to_tensor(y_true)
+        if (getattr(loss_obj._cpp, "name", "") == "sparse_categorical_crossentropy" and y_true.shape is not None
+                and y_pred.shape is not None and len(y_true.shape) == len(y_pred.shape) > 2 and y_true.shape[-1] == 1):
+            # Keras squeezes (batch, h, w, 1) masks against (batch, h, w, classes) scores, as fit's C++ loop does.
+            y_true = _ops.squeeze(y_true, [-1])
         per = _built_loss(loss_obj, y_true, y_pred)
         if sample_weight is not None:
             sw = _ops.cast(_fw.convert_to_tensor(sample_weight), "float32")
