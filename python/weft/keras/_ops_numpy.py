@@ -1,6 +1,7 @@
-"""More of Keras 3's ``keras.ops`` (its numpy-like functions, the activations and losses of
-``keras.ops.nn``, and the control flow of ``keras.ops.core``), composed of weft ops with Keras'
-names, signatures and defaults. Each works on values (``ops.cumsum(np.arange(4))``) and on graph
+"""More of Keras 3's ``keras.ops``: its numpy-like functions (reductions, elementwise math,
+shapes and layout), composed of weft ops with Keras' names, signatures and defaults
+(_ops_nn.py: keras.ops.nn's losses, attention, normalizations and the control flow;
+_ops_stats.py: comparisons, NaN-aware reductions, statistics and searching). Each works on values (``ops.cumsum(np.arange(4))``) and on graph
 tensors (in a Lambda layer, a custom layer's call, a tf.function step). Shapes that decide how
 the ops are laid out (an axis length for cumprod, a matrix's size for diagonal) must be known
 when the graph is built; otherwise a ValueError says which.
@@ -10,8 +11,8 @@ import math as _pymath
 
 import numpy as np
 
-from .. import array_ops as _a, math as _m, nn as _nn, ops as _o
-from .. import control_flow_ops as _cf, functional_ops as _fn, manip_ops as _mo
+from .. import array_ops as _a, math as _m, ops as _o
+from .. import functional_ops as _fn, manip_ops as _mo
 from ..framework import convert_to_tensor as _t, float32
 
 
@@ -470,154 +471,7 @@ def array(x, dtype=None):
     return _t(x) if dtype is None else _o.cast(_t(x), as_dtype(dtype))
 
 
-# ---- losses of keras.ops.nn ----------------------------------------------------------------
-def binary_crossentropy(target, output, from_logits=False):
-    """Elementwise: -(t log p + (1 - t) log(1 - p)), p clipped to [1e-7, 1 - 1e-7]."""
-    output = _float(output)
-    target = _o.cast(_t(target), output.dtype)
-    if from_logits:
-        return _nn.sigmoid_cross_entropy_with_logits(labels=target, logits=output)
-    p = _o.minimum(_o.maximum(output, 1e-7), 1.0 - 1e-7)
-    return -(target * _o.log(p) + (1.0 - target) * _o.log(1.0 - p))
-
-
-def categorical_crossentropy(target, output, from_logits=False, axis=-1):
-    """-sum(t log p) over ``axis``, p the output normalized to sum 1 and clipped."""
-    output = _float(output)
-    target = _o.cast(_t(target), output.dtype)
-    if from_logits:
-        return -_o.reduce_sum(target * _nn.log_softmax(output, axis=axis), axis=axis)
-    p = output / _o.reduce_sum(output, axis=axis, keepdims=True)
-    p = _o.minimum(_o.maximum(p, 1e-7), 1.0 - 1e-7)
-    return -_o.reduce_sum(target * _o.log(p), axis=axis)
-
-
-def sparse_categorical_crossentropy(target, output, from_logits=False, axis=-1):
-    output = _float(output)
-    classes = output.shape[axis]
-    if classes is None:
-        raise ValueError("keras.ops.sparse_categorical_crossentropy: the class axis of %s has an unknown length"
-                         % output.name)
-    target = _t(target)
-    if target.shape is not None and output.shape is not None and len(target.shape) == len(output.shape):
-        target = _o.squeeze(target, [axis])
-    hot = _o.one_hot(_o.cast(target, "int32"), int(classes), axis=axis, dtype=output.dtype)
-    return categorical_crossentropy(hot, output, from_logits, axis)
-
-
-def ctc_loss(target, output, target_length, output_length, mask_index=0):
-    """Per-example CTC loss of (batch, max_length) integer targets and (batch, time, classes)
-    logits, with each example's target length and time steps; the blank is class 0."""
-    if mask_index != 0:
-        raise NotImplementedError("keras.ops.ctc_loss: weft's blank is class 0 (mask_index=0), got %r" % (mask_index,))
-    from ._python_losses import ctc
-    output = _float(output)
-    return ctc(_o.cast(_t(target), "int32"), output, _t(target_length), _t(output_length))
-
-
-# ---- control flow (keras.ops.core) ---------------------------------------------------------
-def cond(pred, true_fn, false_fn):
-    return _cf.cond(pred, true_fn, false_fn)
-
-
-def while_loop(cond, body, loop_vars, maximum_iterations=None):
-    """Keras' while_loop: loop_vars a tuple (or one tensor); body returns the same structure."""
-    single = not isinstance(loop_vars, (tuple, list))
-    state = (loop_vars,) if single else tuple(loop_vars)
-    out = _cf.while_loop(lambda *v: cond(*v), lambda *v: _as_tuple(body(*v), single), state,
-                         maximum_iterations=maximum_iterations)
-    out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
-    return out[0] if single else out
-
-
-def _as_tuple(value, single):
-    return (value,) if single else tuple(value)
-
-
-def fori_loop(lower, upper, body_fun, init_val):
-    """val = body_fun(i, val) for i in [lower, upper)."""
-    single = not isinstance(init_val, (tuple, list))
-    state = (_o.cast(_t(lower), "int32"),) + ((init_val,) if single else tuple(init_val))
-
-    def body(i, *val):
-        new = body_fun(i, val[0] if single else tuple(val))
-        return (i + 1,) + _as_tuple(new, single)
-
-    out = _cf.while_loop(lambda i, *val: _o.less(i, _o.cast(_t(upper), "int32")), body, state)
-    return out[1] if single else tuple(out[1:])
-
-
-def map(f, xs):  # noqa: A001 (Keras' name)
-    return _fn.map_fn(f, xs)
-
-
-def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
-    """Keras' (jax's) scan: ``carry, y = f(carry, x)`` over xs' first axis; returns (carry, ys).
-    One tensor as carry and as y; xs a tensor, or None with ``length`` steps (x None)."""
-    init = _t(init)
-    if xs is None:
-        if length is None:
-            raise ValueError("keras.ops.scan needs xs or length")
-        xs_t, given = _a.range(int(length)), False
-    else:
-        xs_t, given = _t(xs), True
-    probe_x = xs_t[0] if given else None
-    _, y0 = f(init, probe_x)
-    y0 = _t(y0)
-
-    def step(acc, x):
-        carry, y = f(acc[0], x if given else None)
-        return (_o.cast(_t(carry), init.dtype), _o.cast(_t(y), y0.dtype))
-
-    carries, ys = _fn.scan(step, xs_t, initializer=(init, _o.zeros_like(y0)), reverse=reverse)
-    return carries[-1], ys
-
-
-def switch(index, branches, *operands):
-    return _fn.switch_case(_o.cast(_t(index), "int32"), [lambda b=b: b(*operands) for b in branches])
-
-
 # ---- more numpy-likes ----------------------------------------------------------------------
-def allclose(x1, x2, rtol=1e-5, atol=1e-8, equal_nan=False):
-    return _m.reduce_all(isclose(x1, x2, rtol, atol, equal_nan))
-
-
-def fmax(x1, x2):
-    """The larger of each pair, a NaN losing to a number (numpy's fmax)."""
-    x1, x2 = _float(x1), _float(x2)
-    return _o.where(_m.is_nan(x1), x2 * _o.ones_like(x1), _o.where(_m.is_nan(x2), x1, _o.maximum(x1, x2)))
-
-
-def fmin(x1, x2):
-    x1, x2 = _float(x1), _float(x2)
-    return _o.where(_m.is_nan(x1), x2 * _o.ones_like(x1), _o.where(_m.is_nan(x2), x1, _o.minimum(x1, x2)))
-
-
-def fmod(x1, x2):
-    """The remainder with the dividend's sign (C's fmod): x1 - trunc(x1 / x2) * x2."""
-    x1, x2 = _t(x1), _t(x2)
-    if x1.dtype.is_floating or x2.dtype.is_floating:
-        x1, x2 = _float(x1), _o.cast(x2, _float(x1).dtype)
-        return x1 - trunc(x1 / x2) * x2
-    return x1 - _o.cast(trunc(_o.cast(x1, "float64") / _o.cast(x2, "float64")), x1.dtype) * x2
-
-
-def isposinf(x):
-    x = _float(x)
-    return _o.equal(x, _o.zeros_like(x) + np.inf)
-
-
-def isneginf(x):
-    x = _float(x)
-    return _o.equal(x, _o.zeros_like(x) - np.inf)
-
-
-def signbit(x):
-    """True where x < 0 (and for -inf); weft does not tell -0.0 from 0.0 here."""
-    x = _t(x)
-    return _o.less(x, _o.zeros_like(x))
-
-
 def logaddexp2(x1, x2):
     return logaddexp(_float(x1) * _pymath.log(2.0), _float(x2) * _pymath.log(2.0)) / _pymath.log(2.0)
 
@@ -652,41 +506,6 @@ def swapaxes_(x, a, b):
     return _o.transpose(x, perm)
 
 
-def _nan_reduce(reduce, fill):
-    def f(x, axis=None, keepdims=False):
-        x = _float(x)
-        return reduce(_o.where(_m.is_nan(x), _o.zeros_like(x) + fill, x), axis=axis, keepdims=keepdims)
-    return f
-
-
-nansum = _nan_reduce(_o.reduce_sum, 0.0)
-nanprod = _nan_reduce(_o.reduce_prod, 1.0)
-nanmax = _nan_reduce(_o.reduce_max, -np.inf)
-nanmin = _nan_reduce(_o.reduce_min, np.inf)
-
-
-def nanmean(x, axis=None, keepdims=False):
-    x = _float(x)
-    ok = _o.cast(_o.logical_not(_m.is_nan(x)), x.dtype)
-    return nansum(x, axis, keepdims) / _o.reduce_sum(ok, axis=axis, keepdims=keepdims)
-
-
-def trapezoid(y, x=None, dx=1.0, axis=-1):
-    """The trapezoid rule along ``axis``: sum((y[1:] + y[:-1]) / 2 * dx), dx from x when given."""
-    y = _float(y)
-    rank = _rank(y, "trapezoid")
-    axis = _axis(axis, rank, "trapezoid")
-    hi = [builtins.slice(None)] * rank
-    lo = [builtins.slice(None)] * rank
-    hi[axis], lo[axis] = builtins.slice(1, None), builtins.slice(None, -1)
-    widths = dx if x is None else diff(_float(x), axis=-1 if _rank(_t(x), "trapezoid") == 1 else axis)
-    if x is not None and _rank(_t(x), "trapezoid") == 1 and rank > 1:
-        shape = [1] * rank
-        shape[axis] = -1
-        widths = _o.reshape(widths, shape)
-    return _o.reduce_sum((y[tuple(hi)] + y[tuple(lo)]) * 0.5 * widths, axis=axis)
-
-
 def diagflat(x, k=0):
     return diag(ravel(x), k)
 
@@ -704,13 +523,6 @@ def kron(x1, x2):
         raise ValueError("keras.ops.kron: the matrix dims must be known, got %s and %s" % (a.shape, b.shape))
     out = _o.reshape(a, [m, 1, n, 1]) * _o.reshape(b, [1, p, 1, q])
     return _o.reshape(out, [m * p, n * q])
-
-
-def isin(x1, x2):
-    """Whether each element of x1 is among x2's values."""
-    x1, x2 = _t(x1), ravel(x2)
-    eq = _o.equal(_o.expand_dims(x1, -1), _o.cast(x2, x1.dtype))
-    return _m.reduce_any(eq, axis=-1)
 
 
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
@@ -763,14 +575,6 @@ def meshgrid(*x, indexing="xy"):
     return _mo.meshgrid(*x, indexing=indexing)
 
 
-def depth_to_space(x, block_size, data_format="channels_last"):
-    return _nn.depth_to_space(x, block_size, "NHWC" if data_format == "channels_last" else "NCHW")
-
-
-def space_to_depth(x, block_size, data_format="channels_last"):
-    return _nn.space_to_depth(x, block_size, "NHWC" if data_format == "channels_last" else "NCHW")
-
-
 def unravel_index(indices, shape):
     """A tuple of coordinate tensors, one per dim of ``shape`` (C order)."""
     idx = _o.cast(_t(indices), "int64")
@@ -794,79 +598,6 @@ def scatter_update(inputs, indices, updates):
     return _a.tensor_scatter_nd_update(inputs, _o.cast(_t(indices), "int32"), updates)
 
 
-def dot_product_attention(query, key, value, bias=None, mask=None, scale=None, is_causal=False, **kwargs):
-    """softmax(q k^T * scale + bias, masked) v over inputs [batch, seq, heads, dim] (Keras' layout)."""
-    if kwargs.get("flash_attention") or kwargs.get("attn_logits_soft_cap"):
-        raise NotImplementedError("keras.ops.dot_product_attention: flash_attention / attn_logits_soft_cap")
-    q, k, v = _float(query), _float(key), _float(value)
-    dim = q.shape[-1]
-    if dim is None:
-        raise ValueError("keras.ops.dot_product_attention: the head dim must be known, got %s" % (q.shape,))
-    from .. import linalg
-    logits = linalg.einsum("BTNH,BSNH->BNTS", q, k) * (1.0 / _pymath.sqrt(int(dim)) if scale is None else scale)
-    if bias is not None:
-        logits = logits + _o.cast(_t(bias), logits.dtype)
-    keep = None
-    if mask is not None:
-        keep = _o.cast(_t(mask), "bool")
-    if is_causal:
-        t, s = q.shape[1], k.shape[1]
-        if t is None or s is None:
-            raise ValueError("keras.ops.dot_product_attention: is_causal needs known sequence lengths")
-        causal = _t(np.tril(np.ones((int(t), int(s)), bool)))
-        keep = causal if keep is None else _o.logical_and(keep, causal)
-    if keep is not None:
-        logits = _o.where(_o.broadcast_to(keep, _o.shape(logits)), logits, _o.zeros_like(logits) - 1e9)
-    weights = _nn.softmax(logits, axis=-1)
-    return linalg.einsum("BNTS,BSNH->BTNH", weights, v)
-
-
-def rms_normalization(x, scale=1, axis=-1, epsilon=None):
-    x = _float(x)
-    eps = 1e-6 if epsilon is None else epsilon
-    return x * _o.rsqrt(_o.reduce_mean(_o.square(x), axis=axis, keepdims=True) + eps) * scale
-
-
-def layer_normalization(x, gamma=None, beta=None, axis=-1, epsilon=None, **kwargs):
-    x = _float(x)
-    mean, var = _nn.moments(x, [axis], keepdims=True)
-    out = (x - mean) * _o.rsqrt(var + (1e-3 if epsilon is None else epsilon))
-    if gamma is not None:
-        out = out * gamma
-    if beta is not None:
-        out = out + beta
-    return out
-
-
-def batch_normalization(x, mean, variance, axis, offset=None, scale=None, epsilon=1e-3):
-    x = _float(x)
-    rank = _rank(x, "batch_normalization")
-    axis = _axis(axis, rank, "batch_normalization")
-    shape = [1] * rank
-    shape[axis] = -1
-    r = lambda t: None if t is None else _o.reshape(_o.cast(_t(t), x.dtype), shape)  # noqa: E731
-    return _nn.batch_normalization(x, r(mean), r(variance), r(offset), r(scale), epsilon)
-
-
-def max_pool(inputs, pool_size, strides=None, padding="valid", data_format=None):
-    return _pool((_nn.max_pool1d, _nn.max_pool2d), inputs, pool_size, strides, padding, data_format)
-
-
-def average_pool(inputs, pool_size, strides=None, padding="valid", data_format=None):
-    return _pool((_nn.avg_pool1d, _nn.avg_pool2d), inputs, pool_size, strides, padding, data_format)
-
-
-def _pool(fns, inputs, pool_size, strides, padding, data_format):
-    """1-D pooling of [batch, steps, channels], 2-D of [batch, h, w, channels] inputs."""
-    if data_format not in (None, "channels_last"):
-        raise NotImplementedError("keras.ops pooling: channels-last inputs only, got data_format=%r" % (data_format,))
-    x = _t(inputs)
-    rank = _rank(x, "max_pool")
-    if rank not in (3, 4):
-        raise NotImplementedError("keras.ops pooling: 1-D or 2-D (inputs of rank 3 or 4), got shape %s" % (x.shape,))
-    return fns[rank - 3](x, pool_size, pool_size if strides is None else strides, padding.upper())
-
-
 def saturate_cast(x, dtype):
     """x cast to ``dtype`` with values clipped to its range first."""
     from ..framework import as_dtype
@@ -876,112 +607,6 @@ def saturate_cast(x, dtype):
     if x.dtype.is_floating or not d.is_floating:
         x = _o.minimum(_o.maximum(x, _o.cast(_t(float(info.min)), x.dtype)), _o.cast(_t(float(info.max)), x.dtype))
     return _o.cast(x, d)
-
-
-# ---- statistics and searching ----------------------------------------------------------------
-def bincount(x, weights=None, minlength=0, sparse=False):
-    """Counts (or summed weights) of each value 0..n-1 in the 1-D int ``x``; n = max(x) + 1 when
-    x comes from constants, else ``minlength`` (the graph is built before the values exist)."""
-    if sparse:
-        raise NotImplementedError("keras.ops.bincount: sparse=True (weft's tensors are dense)")
-    x = _t(x)
-    dtype = "int32" if weights is None else _float(weights).dtype
-    return _m.bincount(x, weights=weights, minlength=int(minlength) or None, dtype=dtype)
-
-
-def cross(x1, x2, axisa=-1, axisb=-1, axisc=-1, axis=None):
-    """The cross product of 3-vectors along the last axis."""
-    if axis is not None or (axisa, axisb, axisc) != (-1, -1, -1):
-        raise NotImplementedError("keras.ops.cross: vectors along the last axis only")
-    a, b = _float(x1), _float(x2)
-    if a.shape is None or a.shape[-1] != 3 or b.shape is None or b.shape[-1] != 3:
-        raise ValueError("keras.ops.cross: 3-vectors along the last axis, got %s and %s" % (a.shape, b.shape))
-    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
-    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
-    return _a.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
-
-
-def cdist(x1, x2, p=2.0):
-    """Pairwise p-norm distances between the rows of x1 [..., m, d] and x2 [..., n, d]."""
-    diff_ = _o.expand_dims(_float(x1), -2) - _o.expand_dims(_float(x2), -3)
-    if p == 2:
-        return _o.sqrt(_o.reduce_sum(_o.square(diff_), axis=-1))
-    if p == 1:
-        return _o.reduce_sum(_o.abs(diff_), axis=-1)
-    return _o.pow(_o.reduce_sum(_o.pow(_o.abs(diff_), float(p)), axis=-1), 1.0 / float(p))
-
-
-def vander(x, N=None, increasing=False):
-    x = _float(x)
-    n = x.shape[0] if N is None else N
-    if n is None:
-        raise ValueError("keras.ops.vander: the length of x must be known (or N given)")
-    powers = np.arange(int(n))[::1 if increasing else -1].astype(x.dtype.as_numpy_dtype)
-    return _o.pow(_o.expand_dims(x, -1), _t(powers))
-
-
-def searchsorted(sorted_sequence, values, side="left"):
-    """int32 insertion points of ``values`` into the sorted 1-D sequence (numpy's)."""
-    if side not in ("left", "right"):
-        raise ValueError("keras.ops.searchsorted: side must be 'left' or 'right', got %r" % (side,))
-    seq, v = _t(sorted_sequence), _t(values)
-    if _rank(seq, "searchsorted") != 1:
-        raise NotImplementedError("keras.ops.searchsorted: a 1-D sorted sequence only, got shape %s" % (seq.shape,))
-    v = _o.cast(v, seq.dtype)
-    before = (_o.less if side == "left" else _o.less_equal)(seq, _o.expand_dims(v, -1))
-    return _o.cast(_o.reduce_sum(_o.cast(before, "int32"), axis=-1), "int32")
-
-
-def digitize(x, bins):
-    """The bin index of each x for increasing ``bins`` (numpy's digitize, right=False)."""
-    return searchsorted(bins, x, side="right")
-
-
-def quantile(x, q, axis=None, method="linear", keepdims=False):
-    """The q-th quantiles (q in [0, 1], a number or a 1-D list) along ``axis``, numpy's 'linear'
-    method: sorted values interpolated at q (n - 1). The axis length must be known."""
-    if method != "linear":
-        raise NotImplementedError("keras.ops.quantile: method='linear' only, got %r" % (method,))
-    x = _float(x)
-    if axis is None:
-        x, axis, full_rank = _o.reshape(x, [-1]), -1, _rank(x, "quantile")
-    else:
-        full_rank = None
-    rank = _rank(x, "quantile")
-    axis = _axis(axis, rank, "quantile")
-    n = x.shape[axis]
-    if n is None:
-        raise ValueError("keras.ops.quantile: axis %d has an unknown length" % axis)
-    ordered = _a.sort(moveaxis(x, axis, -1), axis=-1)  # [..., n]
-    qs = np.atleast_1d(np.asarray(q, np.float64))
-    pos = qs * (int(n) - 1)
-    lo, hi = np.floor(pos).astype(np.int32), np.ceil(pos).astype(np.int32)
-    frac = _t((pos - lo).astype(x.dtype.as_numpy_dtype))
-    out = _o.gather(ordered, _t(lo), axis=-1) * (1.0 - frac) + _o.gather(ordered, _t(hi), axis=-1) * frac  # [..., k]
-    out = moveaxis(out, -1, 0)  # numpy puts q's axis first
-    if keepdims:
-        if full_rank is not None:
-            out = _o.reshape(out, [len(qs)] + [1] * full_rank)
-        else:
-            out = _o.expand_dims(out, axis + 1)
-    return out[0] if np.ndim(q) == 0 else out
-
-
-def percentile(x, q, axis=None, method="linear", keepdims=False):
-    return quantile(x, np.asarray(q, np.float64) / 100.0, axis, method, keepdims)
-
-
-def median(x, axis=None, keepdims=False):
-    return quantile(x, 0.5, axis=axis, keepdims=keepdims)
-
-
-def corrcoef(x):
-    """Pearson correlation coefficients of the rows of a 2-D x (variables in rows)."""
-    x = _float(x)
-    centred = x - _o.reduce_mean(x, axis=1, keepdims=True)
-    cov = _o.matmul(centred, _o.transpose(centred))
-    d = _o.sqrt(diagonal(cov))
-    return cov / (_o.expand_dims(d, 1) * _o.expand_dims(d, 0))
 
 
 __all__ = [n for n in list(globals()) if not n.startswith("_") and n not in ("builtins", "np", "swapaxes_")]
