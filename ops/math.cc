@@ -220,6 +220,35 @@ Grads Expm1Grad(const Scope& s, const Node& op, const Grads& dy) {
   return {ops::Mul(s, dy[0], ops::Add(s, Out(op), Scalar(s, dy[0], 1)))};
 }
 
+// y = asin(x):  dx = dy / sqrt(1 - x^2);  y = acos(x): the negation.
+template <bool kAcos>
+Grads AsinAcosGrad(const Scope& s, const Node& op, const Grads& dy) {
+  const Output x = op.input(0);
+  const Output g = ops::Mul(s, dy[0], ops::Rsqrt(s, ops::Sub(s, Scalar(s, x, 1), ops::Square(s, x))));
+  return {kAcos ? ops::Neg(s, g) : g};
+}
+// y = atan(x):  dx = dy / (1 + x^2)
+Grads AtanGrad(const Scope& s, const Node& op, const Grads& dy) {
+  const Output x = op.input(0);
+  return {ops::Div(s, dy[0], ops::Add(s, Scalar(s, x, 1), ops::Square(s, x)))};
+}
+// z = atan2(a, b):  da = dy * b / (a^2 + b^2),  db = -dy * a / (a^2 + b^2), summed to each shape.
+Grads Atan2Grad(const Scope& s, const Node& op, const Grads& dy) {
+  const Output a = op.input(0), b = op.input(1);
+  const Output q = ops::Div(s, dy[0], ops::Add(s, ops::Square(s, a), ops::Square(s, b)));
+  return {ops::SumToShapeOf(s, ops::Mul(s, q, b), a), ops::SumToShapeOf(s, ops::Neg(s, ops::Mul(s, q, a)), b)};
+}
+// y = lgamma(x):  dx = dy * digamma(x)
+Grads LgammaGrad(const Scope& s, const Node& op, const Grads& dy) {
+  return {ops::Mul(s, dy[0], s.Op("Digamma", {op.input(0)}))};
+}
+// y = ndtri(p), the standard normal quantile:  dp = dy * sqrt(2 pi) * exp(y^2 / 2)
+Grads NdtriGrad(const Scope& s, const Node& op, const Grads& dy) {
+  const Output y = Out(op);
+  const Output e = ops::Exp(s, ops::Mul(s, ops::Square(s, y), Scalar(s, y, 0.5)));
+  return {ops::Mul(s, ops::Mul(s, dy[0], Scalar(s, y, 2.5066282746310002)), e)};
+}
+
 // y = cond ? a : b:  da = cond ? dy : 0,  db = cond ? 0 : dy
 Grads SelectGrad(const Scope& s, const Node& op, const Grads& dy) {
   const Output cond = op.input(0), zeros = ops::ZerosLike(s, dy[0]);
@@ -372,6 +401,15 @@ void RegisterMathOps(OpRegistry& r) {
   RegisterUnary(r, "Floor", kFloat, nullptr, "The largest integer not greater than x.");
   RegisterUnary(r, "Ceil", kFloat, nullptr, "The smallest integer not less than x.");
   RegisterUnary(r, "Round", kFloat, nullptr, "x rounded to the nearest integer, halves to even (banker's rounding).");
+  RegisterUnary(r, "Asin", kFloat, AsinAcosGrad<false>, "arcsin(x) in [-pi/2, pi/2]; NaN outside [-1, 1].");
+  RegisterUnary(r, "Acos", kFloat, AsinAcosGrad<true>, "arccos(x) in [0, pi]; NaN outside [-1, 1].");
+  RegisterUnary(r, "Atan", kFloat, AtanGrad, "arctan(x) in (-pi/2, pi/2).");
+  RegisterBinary(r, "Atan2", kFloat, Atan2Grad,
+                 "arctan(a / b) in [-pi, pi] by the signs of a (y) and b (x), broadcasting like numpy.");
+  RegisterUnary(r, "Lgamma", kFloat, LgammaGrad, "log |Gamma(x)|.");
+  // As TF's Digamma, whose gradient needs polygamma (not in weft): differentiating it is an error.
+  RegisterUnary(r, "Digamma", kFloat, nullptr, "The derivative of lgamma (psi(x)); not differentiable here.");
+  RegisterUnary(r, "Ndtri", kFloat, NdtriGrad, "The standard normal quantile: Phi^-1(p), -inf at 0, inf at 1.");
   RegisterUnary(r, "Erf", kFloat, ErfGrad, "The error function 2/sqrt(pi) * integral from 0 to x of exp(-t^2) (exact GELU).");
 
   RegisterCompare(r, "Equal", kAll, "a == b elementwise (bool), broadcasting like numpy.");

@@ -92,8 +92,8 @@ class Conv2DLayer : public Layer {
     Output batch = ops::StridedSlice(s, ops::Shape(s, x), {0}, {1}, {1});
     Output sizes = ops::Concat(s, {batch, ops::Const(s, Tensor::FromVector<int32_t>(rest))}, 0);
     Output y = ops::Conv2DBackpropInput(s, sizes, kernel, x, o_.strides, padding_);
-    // Its static shape, for the layers after it.
-    return ops::Reshape(s, y, std::vector<int64_t>{-1, rest[0], rest[1], filters_});
+    // Its static shape, for the layers after it (the batch too where x's is known, as in an eager call).
+    return ops::Reshape(s, y, std::vector<int64_t>{shape.dim(0) > 0 ? shape.dim(0) : -1, rest[0], rest[1], filters_});
   }
 
   int64_t filters_;

@@ -15,31 +15,44 @@ namespace {
 Output F(const Scope& s, double v) { return ops::ScalarLike(s, DType::kFloat32, v); }
 
 // Keras' clipping: g * c / max(norm, c) per gradient (clipnorm) or over all of them
-// (global_clipnorm), or each element into [-c, c] (clipvalue).
-std::vector<Output> Clip(const Scope& s, const Optimizer& o, std::vector<Output> grads) {
+// (global_clipnorm), or each element into [-c, c] (clipvalue). `squares[i]`, where valid, is g's
+// per-occurrence squares (OccurrenceSquares): the norms are TF's over its IndexedSlices rows, and
+// with clipnorm the squares scale with g; after global_clipnorm TF's gradients are dense, so the
+// squares are dropped. clipvalue clips TF's rows one by one, which the summed g cannot repeat:
+// those gradients become dense too.
+void Clip(const Scope& s, const Optimizer& o, std::vector<Output>* grads, std::vector<Output>* squares) {
+  auto sum_sq = [&](size_t i) {
+    return ops::Sum(s, (*squares)[i].valid() ? (*squares)[i] : ops::Square(s, (*grads)[i]));
+  };
+  auto scale = [&](size_t i, const Output& f) {
+    (*grads)[i] = ops::Mul(s, (*grads)[i], f);
+    if ((*squares)[i].valid()) (*squares)[i] = ops::Mul(s, (*squares)[i], ops::Square(s, f));
+  };
   if (o.clipnorm > 0.0) {
-    for (Output& g : grads) {
-      if (!g.valid()) continue;
-      Output norm = ops::Sqrt(s, ops::Sum(s, ops::Square(s, g)));
-      g = ops::Div(s, ops::Mul(s, g, F(s, o.clipnorm)), ops::Maximum(s, norm, F(s, o.clipnorm)));
+    for (size_t i = 0; i < grads->size(); ++i) {
+      if (!(*grads)[i].valid()) continue;
+      Output norm = ops::Sqrt(s, sum_sq(i));
+      scale(i, ops::Div(s, F(s, o.clipnorm), ops::Maximum(s, norm, F(s, o.clipnorm))));
     }
   } else if (o.global_clipnorm > 0.0) {
-    std::vector<Output> squares;
-    for (const Output& g : grads) {
-      if (g.valid()) squares.push_back(ops::Sum(s, ops::Square(s, g)));
+    std::vector<Output> sums;
+    for (size_t i = 0; i < grads->size(); ++i) {
+      if ((*grads)[i].valid()) sums.push_back(sum_sq(i));
     }
-    if (squares.empty()) return grads;
-    Output norm = ops::Sqrt(s, squares.size() == 1 ? squares[0] : ops::AddN(s, squares));
-    Output scale = ops::Div(s, F(s, o.global_clipnorm), ops::Maximum(s, norm, F(s, o.global_clipnorm)));
-    for (Output& g : grads) {
-      if (g.valid()) g = ops::Mul(s, g, scale);
+    if (sums.empty()) return;
+    Output norm = ops::Sqrt(s, sums.size() == 1 ? sums[0] : ops::AddN(s, sums));
+    Output f = ops::Div(s, F(s, o.global_clipnorm), ops::Maximum(s, norm, F(s, o.global_clipnorm)));
+    for (size_t i = 0; i < grads->size(); ++i) {
+      if ((*grads)[i].valid()) (*grads)[i] = ops::Mul(s, (*grads)[i], f);
+      (*squares)[i] = Output{};  // Keras' global clipping hands dense gradients on (TF 2.21's result)
     }
   } else if (o.clipvalue > 0.0) {
-    for (Output& g : grads) {
+    for (size_t i = 0; i < grads->size(); ++i) {
+      Output& g = (*grads)[i];
       if (g.valid()) g = ops::Minimum(s, ops::Maximum(s, g, F(s, -o.clipvalue)), F(s, o.clipvalue));
+      (*squares)[i] = Output{};
     }
   }
-  return grads;
 }
 
 // w -= lr * wd * w, applied before the update (which then waits for it). Like the updates, it
@@ -69,10 +82,12 @@ Output NadamMomentumProduct(const Scope& s, double beta_1, Output t_int) {
 // sqrt(mean(x^2)) over every element, a float32 scalar.
 Output Rms(const Scope& s, Output x) { return ops::Sqrt(s, ops::Mean(s, ops::Square(s, x))); }
 
-Output LambUpdate(const Scope& s, const Optimizer& o, Output var, Output g, Output lr, Output t, const SlotFactory& slot) {
+// `g2`: the squared gradient as Update passes it (per-occurrence rows for gathered variables).
+Output LambUpdate(const Scope& s, const Optimizer& o, Output var, Output g, Output g2, Output lr, Output t,
+                  const SlotFactory& slot) {
   Output m = slot(var, "m"), v = slot(var, "v");
   Output m1 = ops::Assign(s, m, ops::Add(s, m, ops::Mul(s, ops::Sub(s, g, m), F(s, 1.0 - o.beta_1))));
-  Output v1 = ops::Assign(s, v, ops::Add(s, v, ops::Mul(s, ops::Sub(s, ops::Square(s, g), v), F(s, 1.0 - o.beta_2))));
+  Output v1 = ops::Assign(s, v, ops::Add(s, v, ops::Mul(s, ops::Sub(s, g2, v), F(s, 1.0 - o.beta_2))));
   Output m_hat = ops::Div(s, m1, ops::Sub(s, F(s, 1.0), ops::Pow(s, F(s, o.beta_1), t)));
   Output v_hat = ops::Div(s, v1, ops::Sub(s, F(s, 1.0), ops::Pow(s, F(s, o.beta_2), t)));
   Output update = ops::Div(s, m_hat, ops::Add(s, ops::Sqrt(s, v_hat), F(s, o.epsilon)));
@@ -85,13 +100,13 @@ Output LambUpdate(const Scope& s, const Optimizer& o, Output var, Output g, Outp
   return ops::AssignSub(s, var, ops::Mul(s, ops::Mul(s, ratio, lr), update));
 }
 
-Output AdafactorUpdate(const Scope& s, const Optimizer& o, Output var, Output g, Output lr, Output t,
-                 const SlotFactory& slot) {
+Output AdafactorUpdate(const Scope& s, const Optimizer& o, Output var, Output g, Output g2_in, Output lr, Output t,
+                       const SlotFactory& slot) {
   const int rank = var.shape().unknown_rank() ? -1 : var.shape().rank();
   WEFT_REQUIRE(rank >= 0, "Adafactor: variable {} has an unknown rank", var.name());
   Output rho = ops::Minimum(s, lr, ops::Rsqrt(s, t));
   Output alpha = ops::Mul(s, ops::Maximum(s, F(s, o.epsilon_2), Rms(s, var)), rho);
-  Output g2 = ops::Add(s, ops::Square(s, g), F(s, o.epsilon_1));
+  Output g2 = ops::Add(s, g2_in, F(s, o.epsilon_1));
   Output b2t = ops::Sub(s, F(s, 1.0), ops::Pow(s, t, F(s, o.beta_2_decay)));
   Output keep = ops::Sub(s, F(s, 1.0), b2t);
   auto average = [&](Output acc, Output x) { return ops::Add(s, ops::Mul(s, b2t, acc), ops::Mul(s, keep, x)); };
@@ -112,8 +127,36 @@ Output AdafactorUpdate(const Scope& s, const Optimizer& o, Output var, Output g,
   return ops::AssignSub(s, var, ops::Mul(s, alpha, u_hat));
 }
 
-// One variable's update; `t` is the float32 step t = step + 1 (Adam's bias correction).
-Output Update(const Scope& s, const Optimizer& o, Output var, Output g, Output lr, Output t, const SlotFactory& slot) {
+// Keras 3 on TensorFlow gets the gradient of a gathered variable (an Embedding's table) as
+// IndexedSlices, one row per occurrence of an index, and its optimizers square those rows before
+// they are summed into the dense slot: a row looked up k times adds the sum of its k squared row
+// gradients to Adam's v (and RMSprop's, Adagrad's, Nadam's, Adadelta's, Ftrl's accumulators), not
+// the square of their sum. weft's gradient of a Gather is the summed GatherGrad; for a gradient
+// that is only GatherGrads along axis 0 (not accumulated or all-reduced first, which TF densifies
+// too), this gives those per-occurrence squares, so training follows TF's. Otherwise
+// (and for every other gradient) it is invalid and the optimizers square the summed gradient.
+Output OccurrenceSquares(const Scope& s, const Output& g) {
+  if (!g.valid() || g.node == nullptr) return Output{};
+  auto one = [&](const Output& x) -> Output {
+    const Node* n = x.node;
+    if (n == nullptr || n->op() != "GatherGrad" || n->attr<int64_t>("axis") != 0 || x.index != 0) return Output{};
+    return s.Op("GatherGrad", {ops::Square(s, n->input(0)), n->input(1), n->input(2)}, {{"axis", int64_t{0}}});
+  };
+  if (g.node->op() != "AddN" && g.node->op() != "Add") return one(g);
+  std::vector<Output> parts;
+  for (int i = 0; i < g.node->num_inputs(); ++i) {
+    Output p = one(g.node->input(i));
+    if (!p.valid()) return Output{};
+    parts.push_back(p);
+  }
+  return parts.size() == 1 ? parts[0] : ops::AddN(s, parts);
+}
+
+// One variable's update; `t` is the float32 step t = step + 1 (Adam's bias correction). `g2`:
+// the gradient's square as the optimizers use it (OccurrenceSquares, or invalid: g * g).
+Output Update(const Scope& s, const Optimizer& o, Output var, Output g, Output g2, Output lr, Output t,
+              const SlotFactory& slot) {
+  if (!g2.valid()) g2 = ops::Square(s, g);
   switch (o.kind) {
     case Optimizer::Kind::kSGD:
       if (o.momentum == 0.0) return ops::ApplyGradientDescent(s, var, lr, g);
@@ -125,21 +168,25 @@ Output Update(const Scope& s, const Optimizer& o, Output var, Output g, Output l
     case Optimizer::Kind::kAdamW: {
       Output b1 = F(s, o.beta_1), b2 = F(s, o.beta_2);
       Output b1_power = ops::Pow(s, b1, t), b2_power = ops::Pow(s, b2, t);
-      if (!o.amsgrad) {
+      if (!o.amsgrad && g2.node->op() == "Square") {  // the fused kernel squares g itself
         return ops::ApplyAdam(s, var, slot(var, "m"), slot(var, "v"), b1_power, b2_power, lr, b1, b2,
                               F(s, o.epsilon), g);
       }
-      Output m = slot(var, "m"), v = slot(var, "v"), v_hat = slot(var, "v_hat");
+      Output m = slot(var, "m"), v = slot(var, "v");
       Output m1 = ops::Assign(s, m, ops::Add(s, m, ops::Mul(s, ops::Sub(s, g, m), F(s, 1.0 - o.beta_1))));
-      Output v1 = ops::Assign(s, v, ops::Add(s, v, ops::Mul(s, ops::Sub(s, ops::Square(s, g), v), F(s, 1.0 - o.beta_2))));
-      Output vh = ops::Assign(s, v_hat, ops::Maximum(s, v_hat, v1));
+      Output v1 = ops::Assign(s, v, ops::Add(s, v, ops::Mul(s, ops::Sub(s, g2, v), F(s, 1.0 - o.beta_2))));
+      Output vh = v1;
+      if (o.amsgrad) {
+        Output v_hat = slot(var, "v_hat");
+        vh = ops::Assign(s, v_hat, ops::Maximum(s, v_hat, v1));
+      }
       Output alpha = ops::Div(s, ops::Mul(s, lr, ops::Sqrt(s, ops::Sub(s, F(s, 1.0), b2_power))),
                               ops::Sub(s, F(s, 1.0), b1_power));
       return ops::AssignSub(s, var, ops::Div(s, ops::Mul(s, alpha, m1), ops::Add(s, ops::Sqrt(s, vh), F(s, o.epsilon))));
     }
     case Optimizer::Kind::kRMSprop: {
       Output v = slot(var, "velocity");
-      Output v1 = ops::Assign(s, v, ops::Add(s, ops::Mul(s, v, F(s, o.rho)), ops::Mul(s, ops::Square(s, g), F(s, 1.0 - o.rho))));
+      Output v1 = ops::Assign(s, v, ops::Add(s, ops::Mul(s, v, F(s, o.rho)), ops::Mul(s, g2, F(s, 1.0 - o.rho))));
       Output denom = v1;
       if (o.centered) {
         Output a = slot(var, "average_gradient");
@@ -155,7 +202,7 @@ Output Update(const Scope& s, const Optimizer& o, Output var, Output g, Output l
     }
     case Optimizer::Kind::kAdagrad: {
       Output acc = slot(var, "accumulator");
-      Output a1 = ops::Assign(s, acc, ops::Add(s, acc, ops::Square(s, g)));
+      Output a1 = ops::Assign(s, acc, ops::Add(s, acc, g2));
       Output denom = ops::Sqrt(s, ops::Add(s, a1, F(s, o.initial_accumulator_value + o.epsilon)));
       return ops::AssignSub(s, var, ops::Div(s, ops::Mul(s, lr, g), denom));
     }
@@ -169,7 +216,7 @@ Output Update(const Scope& s, const Optimizer& o, Output var, Output g, Output l
       Output u_prod = NadamMomentumProduct(s, o.beta_1, t_int), u_prod_next = ops::Mul(s, u_prod, u_next);
       Output m = slot(var, "momentum"), v = slot(var, "velocity");
       Output m1 = ops::Assign(s, m, ops::Add(s, m, ops::Mul(s, ops::Sub(s, g, m), F(s, 1.0 - o.beta_1))));
-      Output v1 = ops::Assign(s, v, ops::Add(s, v, ops::Mul(s, ops::Sub(s, ops::Square(s, g), v), F(s, 1.0 - o.beta_2))));
+      Output v1 = ops::Assign(s, v, ops::Add(s, v, ops::Mul(s, ops::Sub(s, g2, v), F(s, 1.0 - o.beta_2))));
       Output m_hat = ops::Add(s, ops::Div(s, ops::Mul(s, u_next, m1), ops::Sub(s, F(s, 1.0), u_prod_next)),
                               ops::Div(s, ops::Mul(s, ops::Sub(s, F(s, 1.0), u_t), g), ops::Sub(s, F(s, 1.0), u_prod)));
       Output v_hat = ops::Div(s, v1, ops::Sub(s, F(s, 1.0), ops::Pow(s, F(s, o.beta_2), t)));
@@ -188,9 +235,11 @@ Output Update(const Scope& s, const Optimizer& o, Output var, Output g, Output l
       auto average = [&](Output acc, Output x2) {
         return ops::Add(s, ops::Mul(s, acc, F(s, o.rho)), ops::Mul(s, x2, F(s, 1.0 - o.rho)));
       };
-      Output a1 = ops::Assign(s, a, average(a, ops::Square(s, g)));
-      Output delta = ops::Neg(s, ops::Div(s, ops::Mul(s, rms(ad), g), rms(a1)));
-      Output ad1 = ops::Assign(s, ad, average(ad, ops::Square(s, delta)));
+      Output a1 = ops::Assign(s, a, average(a, g2));
+      Output ratio = ops::Div(s, rms(ad), rms(a1));
+      Output delta = ops::Neg(s, ops::Mul(s, ratio, g));
+      // delta per occurrence is -ratio * g_i, so its squares sum to ratio^2 * g2 (= delta^2 when dense).
+      Output ad1 = ops::Assign(s, ad, average(ad, ops::Mul(s, ops::Square(s, ratio), g2)));
       // The update reads delta after its accumulator took it in (Keras' order).
       const Scope after = s.WithControlDependencies(std::vector<Output>{ad1});
       return ops::AssignAdd(after, var, ops::Mul(after, lr, delta));
@@ -198,7 +247,7 @@ Output Update(const Scope& s, const Optimizer& o, Output var, Output g, Output l
     case Optimizer::Kind::kFtrl: {
       Output acc_slot = slot(var, "accumulator"), linear = slot(var, "linear");
       Output acc = ops::Add(s, acc_slot, F(s, o.initial_accumulator_value));
-      Output new_acc = ops::Add(s, acc, ops::Square(s, g));
+      Output new_acc = ops::Add(s, acc, g2);
       Output power = F(s, -o.learning_rate_power);
       Output l2 = ops::Add(s, F(s, o.l2_regularization_strength), ops::Div(s, F(s, o.beta), ops::Mul(s, F(s, 2.0), lr)));
       Output g_used = ops::Add(s, g, ops::Mul(s, var, F(s, 2.0 * o.l2_shrinkage_regularization_strength)));
@@ -209,7 +258,7 @@ Output Update(const Scope& s, const Optimizer& o, Output var, Output g, Output l
                                     F(s, o.l1_regularization_strength));
       Output w1 = ops::Assign(s, var, ops::Div(s, ops::Sub(s, clipped, lin1), quadratic));
       const Scope after = s.WithControlDependencies(std::vector<Output>{w1});
-      return ops::AssignAdd(after, acc_slot, ops::Square(after, g));
+      return ops::AssignAdd(after, acc_slot, g2);
     }
     case Optimizer::Kind::kLion: {
       Output m = slot(var, "momentum");
@@ -219,8 +268,8 @@ Output Update(const Scope& s, const Optimizer& o, Output var, Output g, Output l
       return ops::Assign(after, m, ops::Add(after, ops::Mul(after, m, F(after, o.beta_2)),
                                             ops::Mul(after, g, F(after, 1.0 - o.beta_2))));
     }
-    case Optimizer::Kind::kLamb: return LambUpdate(s, o, var, g, lr, t, slot);
-    case Optimizer::Kind::kAdafactor: return AdafactorUpdate(s, o, var, g, lr, t, slot);
+    case Optimizer::Kind::kLamb: return LambUpdate(s, o, var, g, g2, lr, t, slot);
+    case Optimizer::Kind::kAdafactor: return AdafactorUpdate(s, o, var, g, g2, lr, t, slot);
   }
   throw Error(errors::Internal("unknown optimizer kind"));
 }
@@ -451,14 +500,20 @@ std::vector<Output> Optimizer::Apply(const Scope& s, const std::vector<Output>& 
   WEFT_REQUIRE(vars.size() == grads_in.size(), "Optimizer::Apply: {} variables but {} gradients", vars.size(),
                grads_in.size());
   Validate();
-  const std::vector<Output> grads = Clip(s, *this, grads_in);
+  std::vector<Output> grads = grads_in, squares;
+  const bool squared = kind == Kind::kAdam || kind == Kind::kAdamW || kind == Kind::kRMSprop || kind == Kind::kAdagrad ||
+                       kind == Kind::kNadam || kind == Kind::kAdadelta || kind == Kind::kFtrl;
+  for (const Output& g : grads) {
+    squares.push_back(squared || clipnorm > 0.0 || global_clipnorm > 0.0 ? OccurrenceSquares(s, g) : Output{});
+  }
+  Clip(s, *this, &grads, &squares);
   Output t = ops::Add(s, ops::Cast(s, step, DType::kFloat32), F(s, 1.0));
   std::vector<Output> updates;
   for (size_t i = 0; i < vars.size(); ++i) {
     if (!grads[i].valid()) continue;
     Scope us = s;
     if (weight_decay > 0.0) us = s.WithControlDependencies(std::vector<Output>{DecayWeights(s, vars[i], grads[i], lr, weight_decay)});
-    updates.push_back(Update(us, *this, vars[i], grads[i], lr, t, make_slot));
+    updates.push_back(Update(us, *this, vars[i], grads[i], squares[i], lr, t, make_slot));
   }
   return updates;
 }

@@ -57,7 +57,7 @@ from .math import (  # noqa: E402,F401  (the tf.math functions TF also exports a
     truediv, divide, floordiv, floor, round, ceil, cumsum, reduce_any, reduce_all, reduce_logsumexp, reduce_std,
     reduce_variance, reduce_euclidean_norm, count_nonzero, is_nan, is_inf, is_finite, log1p, expm1, erf, sin, cos, floormod, mod,
     squared_difference, divide_no_nan, log_sigmoid, logical_xor, softplus, xlogy, in_top_k, top_k, confusion_matrix,
-    l2_normalize)
+    l2_normalize, tan, sinh, cosh, asinh, acosh, atanh, asin, acos, atan, atan2, accumulate_n)
 from .session import Session, InteractiveSession, get_default_session  # noqa: E402,F401
 from . import _values  # noqa: E402,F401 - Tensor.numpy() of tensors computed from constants
 from ._values import executing_eagerly  # noqa: E402,F401
@@ -66,7 +66,11 @@ from .control_flow_ops import cond, while_loop  # noqa: E402,F401
 from . import nest  # noqa: E402,F401
 from .functional_ops import map_fn, scan, foldl, foldr, case, switch_case  # noqa: E402,F401
 from .manip_ops import (repeat, reverse, roll, sequence_mask, meshgrid, unique, identity_n, tuple,  # noqa: E402,F401,A004
-                        is_tensor)
+                        is_tensor, dynamic_partition, dynamic_stitch, space_to_batch_nd, space_to_batch, batch_to_space,
+                        reverse_sequence, shape_n, parallel_stack, saturate_cast, broadcast_static_shape,
+                        broadcast_dynamic_shape, scalar_mul, realdiv, timestamp, get_current_name_scope,
+                        unique_with_counts, unravel_index, truncatediv, truncatemod, grad_pass_through, vectorized_map,
+                        is_symbolic_tensor, VariableAggregation, VariableSynchronization)
 from .logging_ops import print, get_logger  # noqa: E402,F401,A004 - tf.print (shadows the builtin only here)
 from . import autograph  # noqa: E402,F401
 from ._values import get_static_value  # noqa: E402,F401
@@ -101,5 +105,6 @@ from .ragged import RaggedTensor  # noqa: E402,F401
 from .sparse import SparseTensor  # noqa: E402,F401
 
 bool = bool_  # weft.bool, as tf.bool (shadows the builtin only inside this namespace)
+double, half = float64, float16  # TF's aliases
 __version__ = "0.1.0"
 from . import train, summary, compat  # noqa: E402,F401 - last: compat.v1 takes in everything above

@@ -2,8 +2,9 @@
 
 Called with weft tensors (graph code, TF1 style) a decorated function runs as written, adding its
 ops to their graph. Called with data -- numpy arrays (a weft.data batch), Python numbers -- it is
-traced as TensorFlow traces it: once per argument signature (each array's dtype, rank and
-non-batch dims, the batch dim left open so a short last batch reuses the trace; each number's
+traced as TensorFlow traces it: once per argument signature (each array's dtype and shape -- with
+``reduce_retracing=True`` (``experimental_relax_shapes``) or an ``input_signature``, its rank and
+non-batch dims only, the batch dim left open so a short last batch reuses the trace; each number's
 value), over placeholders in the default graph; then every call runs that graph in a session and
 returns numpy values (with ``.numpy()``). The state-changing ops the trace created (optimizer
 updates, batch-norm statistics, ``assign*`` on variables) run at every call, as TF2 runs a
@@ -29,6 +30,9 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None, 
 
     def wrap(f):
         traces = {}
+        # TF traces each new shape (tensor.shape inside is the argument's, batch included), and
+        # leaves dims open where reduce_retracing or an input_signature asks it to.
+        relax = bool(reduce_retracing or experimental_relax_shapes or input_signature is not None)
         as_written = set()  # signatures of eager-tensor calls that need Python control flow on values
 
         @functools.wraps(f)
@@ -43,16 +47,16 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None, 
             converted = any(a is not b for a, b in zip(leaves, _leaves((args, kw))))
             if any(isinstance(x, _fw.Tensor) for x in leaves) or not any(isinstance(x, np.ndarray) for x in leaves):
                 return f(*args, **kw)  # graph code (or numbers only): as written
-            if converted and _signature_key(eager) in as_written:
+            if converted and _signature_key(eager, relax) in as_written:
                 return _map(f(*args, **kw), _output_tensor)
             try:
-                return _traced_call(f, traces, *eager)
+                return _traced_call(f, traces, relax, *eager)
             except _ops.TruthValueError:
                 if not converted:
                     raise
                 # Python control flow on a tensor's value (TF's AutoGraph turns it into tf.cond):
                 # called with eager tensors, the function runs as written on them instead.
-                as_written.add(_signature_key(eager))
+                as_written.add(_signature_key(eager, relax))
                 return _map(f(*args, **kw), _output_tensor)
         call.python_function = f
         call.input_signature = input_signature
@@ -120,11 +124,11 @@ def _map(x, fn):
     return fn(x)
 
 
-def _spec(x):
-    """The part of an argument that selects a trace: an array's dtype, rank and non-batch dims; any
-    other value itself (by identity when it cannot be hashed)."""
+def _spec(x, relax=False):
+    """The part of an argument that selects a trace: an array's dtype and shape (relaxed: rank and
+    non-batch dims); any other value itself (by identity when it cannot be hashed)."""
     if isinstance(x, np.ndarray):
-        return ("array", x.dtype.str, x.ndim, x.shape[1:])
+        return ("array", x.dtype.str, x.ndim, x.shape[1:] if relax else x.shape)
     try:
         hash(x)
         return ("value", type(x).__name__, x)
@@ -133,7 +137,7 @@ def _spec(x):
 
 
 class _Trace:
-    def __init__(self, f, args, kw, graph):
+    def __init__(self, f, args, kw, graph, relax=False):
         from .keras import _custom_step
         self.graph = graph
         self.placeholders = []
@@ -143,7 +147,7 @@ class _Trace:
             if not isinstance(x, np.ndarray):
                 return x
             dtype = _fw.as_dtype(x.dtype)
-            shape = (None,) + tuple(x.shape[1:]) if x.ndim else ()
+            shape = ((None,) + tuple(x.shape[1:]) if relax else tuple(x.shape)) if x.ndim else ()
             p = _fw.placeholder(dtype, shape, name="%s_arg" % getattr(f, "__name__", "function"))
             self.placeholders.append(p)
             return p
@@ -203,18 +207,19 @@ def graph_session(graph):
     return entry[0]
 
 
-def _signature_key(args_kw):
+def _signature_key(args_kw, relax=False):
     """The key of a call's trace: the default graph and each argument's _spec."""
     args, kw = args_kw
-    return (id(_fw.get_default_graph()), _map((args, tuple(sorted(kw.items()))), _spec).__repr__())
+    return (id(_fw.get_default_graph()),
+            _map((args, tuple(sorted(kw.items()))), lambda x: _spec(x, relax)).__repr__())
 
 
-def _traced_call(f, traces, args, kw):
+def _traced_call(f, traces, relax, args, kw):
     graph = _fw.get_default_graph()
-    key = _signature_key((args, kw))
+    key = _signature_key((args, kw), relax)
     trace = traces.get(key)
     if trace is None or trace.graph is not graph:
-        trace = traces[key] = _Trace(f, args, kw, graph)
+        trace = traces[key] = _Trace(f, args, kw, graph, relax)
     return trace.run(args, kw)
 
 

@@ -13,22 +13,56 @@ name. NotFoundError is a KeyError whose ``str`` is the plain message (KeyError w
 """
 
 
+# TensorFlow's numeric error codes (tf.errors.OK, ...), by weft's code names.
+OK, CANCELLED, UNKNOWN, INVALID_ARGUMENT, DEADLINE_EXCEEDED, NOT_FOUND, ALREADY_EXISTS = 0, 1, 2, 3, 4, 5, 6
+PERMISSION_DENIED, RESOURCE_EXHAUSTED, FAILED_PRECONDITION, ABORTED, OUT_OF_RANGE = 7, 8, 9, 10, 11
+UNIMPLEMENTED, INTERNAL, UNAVAILABLE, DATA_LOSS, UNAUTHENTICATED = 12, 13, 14, 15, 16
+_NUMBERS = {"Ok": OK, "Cancelled": CANCELLED, "Unknown": UNKNOWN, "InvalidArgument": INVALID_ARGUMENT,
+            "DeadlineExceeded": DEADLINE_EXCEEDED, "NotFound": NOT_FOUND, "AlreadyExists": ALREADY_EXISTS,
+            "PermissionDenied": PERMISSION_DENIED, "ResourceExhausted": RESOURCE_EXHAUSTED,
+            "FailedPrecondition": FAILED_PRECONDITION, "Aborted": ABORTED, "OutOfRange": OUT_OF_RANGE,
+            "Unimplemented": UNIMPLEMENTED, "Internal": INTERNAL, "Unavailable": UNAVAILABLE, "DataLoss": DATA_LOSS,
+            "Unauthenticated": UNAUTHENTICATED}
+
+
 class Error(Exception):
-    """Base class of every weft error. ``code`` names the C++ error code, ``message`` is its text."""
+    """Base class of every weft error (``tf.errors.OpError``). ``code`` names the C++ error code,
+    ``error_code`` is TensorFlow's number for it, ``message`` is its text.
+
+    Made as weft makes them, ``Error(message[, code])``, or as TensorFlow's are,
+    ``InvalidArgumentError(node_def, op, message[, error_code])`` (programs raise those themselves)."""
 
     code = "Unknown"
 
-    def __init__(self, message="", code=None):
+    def __init__(self, *args, **kwargs):
+        if len(args) >= 3 or "node_def" in kwargs:  # TensorFlow's (node_def, op, message[, error_code])
+            names = ("node_def", "op", "message", "error_code")
+            given = dict(zip(names, args), **kwargs)
+            message, code = given.get("message", ""), given.get("error_code")
+            self.node_def, self.op = given.get("node_def"), given.get("op")
+            if isinstance(code, int):
+                code = next((k for k, v in _NUMBERS.items() if v == code), None)
+        else:
+            message = args[0] if args else kwargs.get("message", "")
+            code = args[1] if len(args) > 1 else kwargs.get("code")
+            self.node_def = self.op = None
         super().__init__(message)
         self.message = message
         if code is not None:
             self.code = code
+
+    @property
+    def error_code(self):
+        return _NUMBERS.get(self.code, UNKNOWN)
 
     def __str__(self):
         return self.message
 
     def __reduce__(self):
         return (type(self), (self.message, self.code))
+
+
+OpError = Error
 
 
 class CancelledError(Error):
@@ -110,7 +144,22 @@ class UnauthenticatedError(Error, PermissionError):
     code = "Unauthenticated"
 
 
+class UnknownError(Error):
+    """An error of no other class."""
+    code = "Unknown"
+
+
+class PermissionDeniedError(Error, PermissionError):
+    """The caller may not run the operation."""
+    code = "PermissionDenied"
+
+
+class OperatorNotAllowedInGraphError(TypeError):
+    """TensorFlow's error for using a symbolic tensor as a Python bool or iterable in a graph."""
+
+
 _BY_CODE = {cls.code: cls for cls in (
+    UnknownError, PermissionDeniedError,
     CancelledError, InvalidArgumentError, NotFoundError, AlreadyExistsError, FailedPreconditionError,
     OutOfRangeError, UnimplementedError, ResourceExhaustedError, UnavailableError, DeadlineExceededError,
     AbortedError, DataLossError, InternalError, UnauthenticatedError)}
@@ -121,4 +170,8 @@ def error_class(code):
     return _BY_CODE.get(code, Error)
 
 
-__all__ = ["Error", "error_class"] + sorted(cls.__name__ for cls in _BY_CODE.values())
+_CODE_NAMES = ["OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS",
+               "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
+               "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"]
+__all__ = (["Error", "OpError", "OperatorNotAllowedInGraphError", "error_class"] + _CODE_NAMES
+           + sorted(cls.__name__ for cls in _BY_CODE.values()))

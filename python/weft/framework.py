@@ -114,6 +114,7 @@ class Graph(_weft.Graph):
         step (_recorder.py) the node made by the same call in an earlier step is returned instead;
         inside ``GradientTape.stop_recording()`` the inputs pass through StopGradient first."""
         inputs, attrs = list(inputs), dict(attrs or {})
+        inputs = [[self._capture(t) for t in i] if isinstance(i, list) else self._capture(i) for i in inputs]
         if _stop_depth[0] and op_type != "StopGradient":
             inputs = [_stopped(self, i) for i in inputs]
 
@@ -123,6 +124,34 @@ class Graph(_weft.Graph):
         if _op_hook[0] is not None and not _plain_depth[0]:
             return _op_hook[0](self, op_type, inputs, attrs, name, build)
         return build()
+
+    def _capture(self, t):
+        """An input from another graph: TF2 captures an eager tensor (one computed from constants,
+        such as a layer's ``self.pos_encoding = tf.cast(table, tf.float32)`` made at top level) as a
+        constant of the function's graph; weft does the same, once per tensor. Other tensors pass
+        (a placeholder's or variable's from another graph stays an error naming it)."""
+        if not isinstance(t, Tensor) or isinstance(t, Variable) or t.graph is self:
+            return t
+        from . import _values
+        if t.graph is not _global_graph[0] or _values.graph_mode[0]:
+            return t  # only TF2's top-level (eager) tensors are captured; TF1 graphs do not mix
+        cache = self.__dict__.setdefault("_captures", {})
+        key = (id(t.graph), t.name)
+        if key not in cache:
+            from ._values import get_static_value
+            try:
+                v = get_static_value(t)
+            except Exception:  # noqa: BLE001 - not computable here: leave the error to the op
+                v = None
+            if v is None:
+                return t
+            _plain_depth[0] += 1
+            try:
+                with self.as_default():
+                    cache[key] = constant(np.asarray(v), dtype=t.dtype)
+            finally:
+                _plain_depth[0] -= 1
+        return cache[key]
 
     def _devices_for(self, op_type, name=None):
         """The device specs of a new ``op_type`` operation: the stack, device functions applied."""
@@ -340,7 +369,16 @@ class Variable(Tensor):
     The variable reads as a Tensor (its value) wherever a tensor is expected.
     """
 
-    def __init__(self, initial_value, trainable=True, name=None, dtype=None, shape=None):
+    def __init__(self, initial_value, trainable=True, name=None, dtype=None, shape=None, validate_shape=True,
+                 caching_device=None, constraint=None, synchronization=None, aggregation=None, import_scope=None,
+                 distribute_strategy=None, experimental_enable_variable_lifting=True):
+        # TF2's other arguments are accepted: synchronization / aggregation describe how a
+        # distribution strategy treats the variable (weft's strategies mirror trainable variables
+        # and all-reduce their gradients whatever they say); caching_device is a placement hint.
+        if constraint is not None and not callable(constraint):
+            raise ValueError("Variable: constraint must be callable, got %r" % (constraint,))
+        self.constraint = constraint
+        self.synchronization, self.aggregation = synchronization, aggregation
         # Made as written, also in an eager step: its initial value is a constant of the graph.
         _plain_depth[0] += 1
         try:

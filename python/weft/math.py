@@ -388,5 +388,135 @@ def softsign(features, name=None):
     return x / (abs(x) + 1.0)
 
 
+# ---- special and inverse trigonometric functions (ops Asin, Acos, Atan, Atan2, Lgamma, Digamma, Ndtri) --
+
+asin = _unary("Asin", "asin")
+acos = _unary("Acos", "acos")
+atan = _unary("Atan", "atan")
+lgamma = _unary("Lgamma", "lgamma")
+digamma = _unary("Digamma", "digamma")
+ndtri = _unary("Ndtri", "ndtri")
+
+
+def atan2(y, x, name=None):
+    """The angle of the point (x, y): arctan(y / x) in [-pi, pi] by both signs (op Atan2)."""
+    y = _float_of(_t(y, x))
+    return raw_ops.Atan2(y, _t(x, y), name=name)
+
+
+def erfinv(x, name=None):
+    """The inverse of erf on (-1, 1): ndtri((x + 1) / 2) / sqrt(2)."""
+    x = _float_of(_t(x))
+    return ndtri((x + 1.0) * 0.5) * 0.7071067811865476
+
+
+def erfcinv(x, name=None):
+    """The inverse of erfc on (0, 2): -ndtri(x / 2) / sqrt(2)."""
+    x = _float_of(_t(x))
+    return -ndtri(x * 0.5) * 0.7071067811865476
+
+
+def lbeta(x, name=None):
+    """log |B(x)| of the last axis: sum(lgamma(x)) - lgamma(sum(x)) (TF's multivariate beta)."""
+    x = _float_of(_t(x))
+    return reduce_sum(lgamma(x), -1) - lgamma(reduce_sum(x, -1))
+
+
+def xdivy(x, y, name=None):
+    """x / y, and 0 where x is 0 (even where y is 0)."""
+    x, y = _broadcast_pair(x, y)
+    zero = raw_ops.Equal(x, _ops.zeros_like(x))
+    return raw_ops.Select(zero, _ops.zeros_like(x), x / raw_ops.Select(zero, _ops.ones_like(y), y))
+
+
+def xlog1py(x, y, name=None):
+    """x * log1p(y), and 0 where x is 0."""
+    x, y = _broadcast_pair(x, y)
+    zero = raw_ops.Equal(x, _ops.zeros_like(x))
+    return raw_ops.Select(zero, _ops.zeros_like(x), x * log1p(raw_ops.Select(zero, _ops.zeros_like(y), y)))
+
+
+def log_softmax(logits, axis=-1, name=None):
+    """tf.math.log_softmax (= tf.nn.log_softmax)."""
+    from .nn import log_softmax as f
+    return f(logits, axis=axis, name=name)
+
+
+def cumprod(x, axis=0, exclusive=False, reverse=False, name=None):
+    """Running products along axis, as tf.math.cumprod (exclusive starts at 1, reverse from the
+    end). Computed as sign * exp(cumsum(log|x|)), exact zeros kept: float results carry the
+    rounding of exp and log (a few ulps); integers go through float64 and back."""
+    x = _t(x)
+    dtype = x.dtype
+    f = x if dtype in (float32, float64) else _ops.cast(x, float64)
+    kw = dict(axis=axis, exclusive=exclusive, reverse=reverse)
+    is_zero = _ops.cast(_ops.equal(f, _ops.zeros_like(f)), f.dtype)
+    negative = _ops.cast(_ops.less(f, _ops.zeros_like(f)), f.dtype)
+    magnitude = exp(cumsum(log(abs(f) + is_zero), **kw))  # log|x|, 0 at the zeros (counted apart)
+    sign = 1.0 - 2.0 * floormod(cumsum(negative, **kw), 2.0)
+    out = _ops.where(_ops.greater(cumsum(is_zero, **kw), _ops.zeros_like(f)), _ops.zeros_like(f), sign * magnitude)
+    if dtype not in (float32, float64):
+        out = _ops.cast(round(out), dtype)
+    return out
+
+
+def invert_permutation(x, name=None):
+    """y with y[x[i]] = i, for a permutation x of 0..n-1 (a vector)."""
+    from .array_ops import range as _range
+    x = _t(x)
+    n = _ops.size(x, out_type=x.dtype)
+    idx = _range(0, n, 1, dtype=x.dtype)
+    return unsorted_segment_sum(idx, x, n)
+
+
+def is_non_decreasing(x, name=None):
+    """Whether x[i] <= x[i + 1] over x flattened (True for fewer than two elements)."""
+    x = _ops.reshape(_t(x), [-1])
+    return reduce_all(_ops.greater_equal(x[1:], x[:-1]))
+
+
+def is_strictly_increasing(x, name=None):
+    """Whether x[i] < x[i + 1] over x flattened (True for fewer than two elements)."""
+    x = _ops.reshape(_t(x), [-1])
+    return reduce_all(_ops.greater(x[1:], x[:-1]))
+
+
+def polyval(coeffs, x, name=None):
+    """coeffs[0] * x^(n-1) + ... + coeffs[n-1], by Horner's rule (coeffs: a list of tensors)."""
+    x = _t(x)
+    if not coeffs:
+        return _ops.zeros_like(x)
+    out = _t(coeffs[0], x)
+    for c in coeffs[1:]:
+        out = out * x + _t(c, x)
+    return out
+
+
+def accumulate_n(inputs, shape=None, tensor_dtype=None, name=None):
+    """tf.math.accumulate_n: the sum of a list of tensors of one shape (= add_n)."""
+    return add_n(inputs, name=name)
+
+
+def zero_fraction(value, name=None):
+    """tf.math.zero_fraction (= tf.nn.zero_fraction)."""
+    from .nn import zero_fraction as f
+    return f(value, name=name)
+
+
+def conj(x, name=None):
+    """The complex conjugate; weft has no complex dtypes, so a real tensor comes back as it is (TF's)."""
+    return _t(x)
+
+
+def real(input, name=None):
+    """The real part; for weft's real tensors, the tensor itself (TF's for real input)."""
+    return _t(input)
+
+
+def imag(input, name=None):
+    """The imaginary part; for weft's real tensors, zeros of its shape (TF's for real input)."""
+    return _ops.zeros_like(_t(input))
+
+
 __all__ = sorted(n for n, v in list(globals().items()) if not n.startswith("_") and callable(v)
                  and n not in ("Tensor", "as_dtype", "constant", "convert_to_tensor", "raw_ops"))

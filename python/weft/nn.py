@@ -6,7 +6,7 @@
 from .framework import Tensor, convert_to_tensor
 from . import ops as _o
 from .ops import raw_ops, sigmoid, tanh, cast  # noqa: F401  (re-exported as weft.nn.sigmoid, ...)
-from .math import erf, log1p, log_sigmoid, l2_normalize, top_k, in_top_k  # noqa: F401  (tf.nn.* as tf.math.*)
+from .math import erf, log1p, log_sigmoid, l2_normalize, top_k, in_top_k, softsign  # noqa: F401  (tf.nn.* as tf.math.*)
 
 
 def _pair(v, what):
@@ -293,6 +293,160 @@ def space_to_depth(input, block_size, data_format="NHWC", name=None):
     y = _o.reshape(x, [-1, h // b, b, w // b, b, c])
     y = _o.transpose(y, [0, 1, 3, 2, 4, 5])
     return _o.reshape(y, [-1, h // b, w // b, b * b * c])
+
+
+def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", data_format="NHWC", dilations=None,
+                     name=None):
+    """The gradient of conv2d for its input (a "deconvolution"): ``input`` [N, H, W, C_in],
+    ``filters`` [KH, KW, C_out, C_in], ``output_shape`` [N, H', W', C_out] (a list or a 1-D tensor)
+    (op Conv2DBackpropInput)."""
+    _nhwc(data_format, "conv2d_transpose")
+    from .framework import int32
+    sizes = output_shape if isinstance(output_shape, Tensor) else _o.cast(convert_to_tensor(
+        [int(d) for d in output_shape]), int32)
+    if sizes.dtype != int32:
+        sizes = _o.cast(sizes, int32)
+    y = raw_ops.Conv2DBackpropInput(sizes, filters, input, strides=_pair(strides, "strides"),
+                                    padding=padding.upper(), dilations=_pair(dilations or 1, "dilations"), name=name)
+    if not isinstance(output_shape, Tensor):
+        y = _o.reshape(y, [int(d) for d in output_shape])  # the static shape the list gives
+    return y
+
+
+def conv1d_transpose(input, filters, output_shape, strides, padding="SAME", data_format="NWC", dilations=None,
+                     name=None):
+    """conv2d_transpose over a height of one: ``input`` [N, W, C_in], ``filters`` [K, C_out, C_in],
+    ``output_shape`` [N, W', C_out]."""
+    _nhwc(data_format, "conv1d_transpose", "NWC")
+    if isinstance(output_shape, Tensor):
+        shape4 = _o.concat([output_shape[:1], convert_to_tensor([1], output_shape.dtype), output_shape[1:]], 0)
+    else:
+        n, w, c = [int(d) for d in output_shape]
+        shape4 = [n, 1, w, c]
+    y = conv2d_transpose(_o.expand_dims(input, 1), _o.expand_dims(filters, 0), shape4,
+                         [1, _one(strides, "strides")], padding, dilations=[1, _one(dilations or 1, "dilations")])
+    return _o.squeeze(y, [1], name=name)
+
+
+def convolution(input, filters, strides=None, padding="VALID", data_format=None, dilations=None, name=None):
+    """tf.nn.convolution: conv1d for rank-3 input, conv2d for rank 4."""
+    rank = len(input.shape) if getattr(input, "shape", None) is not None else None
+    if rank == 3:
+        return conv1d(input, filters, strides or 1, padding, data_format or "NWC", dilations, name)
+    if rank == 4:
+        return conv2d(input, filters, strides or 1, padding, data_format or "NHWC", dilations, name)
+    raise NotImplementedError("weft.nn.convolution: input of rank %s (weft has 1-D and 2-D convolutions)" % rank)
+
+
+def atrous_conv2d(value, filters, rate, padding, name=None):
+    """conv2d with dilation ``rate`` (TF's atrous convolution)."""
+    return conv2d(value, filters, 1, padding, dilations=rate, name=name)
+
+
+def space_to_batch(input, block_shape, paddings, name=None):
+    """tf.nn.space_to_batch (= tf.space_to_batch_nd)."""
+    from .manip_ops import space_to_batch_nd
+    return space_to_batch_nd(input, block_shape, paddings, name)
+
+
+def selu(features, name=None):
+    """scale * elu(x) with alpha, the self-normalizing constants of Klambauer et al. (TF's)."""
+    x = convert_to_tensor(features) if not isinstance(features, Tensor) else features
+    alpha, scale = 1.6732632423543772, 1.0507009873554805
+    return scale * _o.where(_o.greater(x, _o.zeros_like(x)), x, alpha * elu(x))
+
+
+def crelu(features, axis=-1, name=None):
+    """concat([relu(x), relu(-x)], axis): both signs' activations (channels doubled)."""
+    x = convert_to_tensor(features) if not isinstance(features, Tensor) else features
+    return _o.concat([relu(x), relu(-x)], axis, name=name)
+
+
+def local_response_normalization(input, depth_radius=5, bias=1.0, alpha=1.0, beta=0.5, name=None):
+    """input / (bias + alpha * sqr_sum) ** beta, sqr_sum the sum of squares over the channels
+    within depth_radius of each (the last axis, zero-padded at the ends), as tf.nn.lrn."""
+    x = input if isinstance(input, Tensor) else convert_to_tensor(input)
+    r = int(depth_radius)
+    rank = len(x.shape)
+    sq = _o.pad(_o.square(x), [[0, 0]] * (rank - 1) + [[r, r]])
+    c = x.shape[-1]
+    if c is None or c < 0:
+        raise ValueError("weft.nn.local_response_normalization needs a known channel count, got shape %s" % (x.shape,))
+    total = _o.add_n([sq[..., k:k + c] for k in range(2 * r + 1)]) if r > 0 else sq
+    return _o.divide(x, _o.pow(bias + alpha * total, beta), name=name)
+
+
+lrn = local_response_normalization
+
+
+def log_poisson_loss(targets, log_input, compute_full_loss=False, name=None):
+    """exp(log_input) - log_input * targets; with compute_full_loss, plus Stirling's approximation
+    targets * log(targets) - targets + 0.5 * log(2 pi targets) where targets > 1 (TF's)."""
+    from .math import _t, xlogy, log
+    t = _t(targets)
+    li = _t(log_input, t)
+    loss = _o.exp(li) - li * t
+    if compute_full_loss:
+        stirling = xlogy(t, t) - t + 0.5 * log(2.0 * 3.141592653589793 * _o.maximum(t, _o.ones_like(t)))
+        loss = loss + _o.where(_o.greater(t, _o.ones_like(t)), stirling, _o.zeros_like(t))
+    return loss
+
+
+def zero_fraction(value, name=None):
+    """The fraction of value's elements that are 0 (a float32 scalar)."""
+    from .framework import float32
+    v = value if isinstance(value, Tensor) else convert_to_tensor(value)
+    return _o.reduce_mean(_o.cast(_o.equal(v, _o.zeros_like(v)), float32), name=name)
+
+
+def sufficient_statistics(x, axes, shift=None, keep_dims=None, name=None, keepdims=None):
+    """(count, sum(x - shift), sum((x - shift)^2), shift) over axes, for normalize_moments."""
+    keep = bool(keepdims if keepdims is not None else keep_dims)
+    x = x if isinstance(x, Tensor) else convert_to_tensor(x)
+    count = _o.cast(_o.reduce_prod(_o.gather(_o.shape(x), list(axes))), x.dtype)
+    d = x if shift is None else x - shift
+    return count, _o.reduce_sum(d, list(axes), keepdims=keep), _o.reduce_sum(_o.square(d), list(axes),
+                                                                           keepdims=keep), shift
+
+
+def normalize_moments(counts, mean_ss, variance_ss, shift, name=None):
+    """(mean, variance) from sufficient statistics."""
+    d = 1.0 / counts
+    shifted_mean = mean_ss * d
+    mean = shifted_mean if shift is None else shifted_mean + shift
+    return mean, variance_ss * d - _o.square(shifted_mean)
+
+
+def weighted_moments(x, axes, frequency_weights, keepdims=False, name=None, keep_dims=None):
+    """(mean, variance) over axes with each element counted frequency_weights times (broadcast to x)."""
+    keep = bool(keepdims or keep_dims)
+    x = x if isinstance(x, Tensor) else convert_to_tensor(x)
+    w = frequency_weights if isinstance(frequency_weights, Tensor) else convert_to_tensor(frequency_weights, x.dtype)
+    w = w * _o.ones_like(x)
+    total = _o.reduce_sum(w, list(axes), keepdims=True)
+    mean = _o.reduce_sum(w * x, list(axes), keepdims=True) / total
+    var = _o.reduce_sum(w * _o.square(x - mean), list(axes), keepdims=True) / total
+    if not keep:
+        mean, var = _o.squeeze(mean, list(axes)), _o.squeeze(var, list(axes))
+    return mean, var
+
+
+def pool(input, window_shape, pooling_type, strides=None, padding="VALID", data_format=None, dilations=None,
+         name=None):
+    """tf.nn.pool for 1-D and 2-D windows, "MAX" or "AVG" (no dilation)."""
+    if dilations not in (None, 1, [1], [1, 1], (1,), (1, 1)):
+        raise NotImplementedError("weft.nn.pool: dilations are not supported, got %s" % (dilations,))
+    kind = str(pooling_type).upper()
+    if kind not in ("MAX", "AVG"):
+        raise ValueError("weft.nn.pool: pooling_type must be 'MAX' or 'AVG', got %r" % (pooling_type,))
+    strides = strides or window_shape
+    if len(window_shape) == 1:
+        f = max_pool1d if kind == "MAX" else avg_pool1d
+        return f(input, window_shape, strides, padding, data_format or "NWC", name=name)
+    if len(window_shape) == 2:
+        f = max_pool2d if kind == "MAX" else avg_pool2d
+        return f(input, window_shape, strides, padding, data_format or "NHWC", name=name)
+    raise NotImplementedError("weft.nn.pool: %d-D windows (weft pools in 1-D and 2-D)" % len(window_shape))
 
 
 def _replicas():

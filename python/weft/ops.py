@@ -568,7 +568,70 @@ def _weft_unimplemented(msg):
     return UnimplementedError(msg, "Unimplemented")
 
 
+def _static_index(k):
+    """A scalar tensor used as an index or slice bound: its value when computed from constants
+    (an int), else the tensor itself."""
+    if not isinstance(k, Tensor):
+        return k
+    from ._values import get_static_value
+    v = get_static_value(k)
+    return int(v) if v is not None and np.ndim(v) == 0 else k
+
+
+def _dynamic_bounds(t, key):
+    """``t[key]`` where ints or slice bounds are scalar tensors known only when run (``x[:, :n]``
+    with ``n = tf.shape(y)[1]``): each such dim is first cut to its range by a Gather of a Range
+    (bounds normalized as Python's: negative from the end, clamped to the dim), then indexed whole
+    (a slice) or at 0 (an int). Returns (t, key) for _index_spec."""
+    from .array_ops import range as _range
+    key = key if isinstance(key, tuple) else (key,)
+    key = tuple(_builtin_slice(_static_index(k.start), _static_index(k.stop), k.step) if isinstance(k, _builtin_slice)
+                else _static_index(k) for k in key)
+    dynamic = any(isinstance(k, Tensor) or (isinstance(k, _builtin_slice) and (isinstance(k.start, Tensor) or
+                                                                               isinstance(k.stop, Tensor)))
+                  for k in key)
+    if not dynamic:
+        return t, key
+    rank = len(t.shape) if t.shape is not None else None
+    if rank is None:
+        raise _weft_unimplemented("indexing %s with tensor bounds needs a tensor of known rank" % t.name)
+    n_real = sum(1 for k in key if k is not None and k is not Ellipsis)
+    expanded = []
+    for k in key:
+        expanded.extend([slice_all] * (rank - n_real) if k is Ellipsis else [k])
+    out, new_key, dim = t, [], 0
+    for k in expanded:
+        if k is None:
+            new_key.append(k)
+            continue
+        size = cast(shape(out)[dim], int32)
+        def norm(b, default):
+            if b is None:
+                return default
+            b = cast(b, int32) if isinstance(b, Tensor) else constant(int(b), int32)
+            b = where(less(b, 0), b + size, b)
+            return minimum(maximum(b, 0), size)
+        if isinstance(k, Tensor):
+            if k.shape is not None and len(k.shape) != 0:
+                raise _weft_unimplemented("indexing with a tensor: use weft.gather(%s, indices)" % t.name)
+            i = cast(k, int32)
+            out = raw_ops.Gather(out, reshape(where(less(i, 0), i + size, i), [1]), axis=dim)
+            new_key.append(0)
+        elif isinstance(k, _builtin_slice) and (isinstance(k.start, Tensor) or isinstance(k.stop, Tensor)):
+            step = 1 if k.step is None else int(k.step)
+            if step <= 0:
+                raise _weft_unimplemented("slicing %s with tensor bounds and step %d (weft takes positive steps there)"
+                                          % (t.name, step))
+            out = raw_ops.Gather(out, _range(norm(k.start, constant(0, int32)), norm(k.stop, size), step), axis=dim)
+            new_key.append(slice_all)
+        else:
+            new_key.append(k)
+        dim += 1
+    return out, tuple(new_key)
+
+
 def _getitem(t, key):
+    t, key = _dynamic_bounds(t, key)
     begin, end, strides, bm, em, shrink, newaxis_at = _index_spec(t, key)
     out = t
     if begin:

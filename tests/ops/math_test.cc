@@ -601,5 +601,48 @@ TEST_CASE("every math op rejects a dtype outside its type list, or shapes that d
   ExpectOpError("Cast", {Rand({2})}, {{"DstT", DType::kInvalid}}, kInvalid, "DstT");
 }
 
+
+TEST_CASE("inverse trigonometric and special functions match closed forms, with gradients") {
+  const Tensor u = Rand({2, 3}, -0.9, 0.9, 61), pos = Rand({2, 3}, 0.5, 6.0, 62), p = Rand({2, 3}, 0.05, 0.95, 63);
+  const std::vector<std::tuple<const char*, Tensor, std::function<double(double)>>> cases = {
+      {"Asin", u, [](double x) { return std::asin(x); }},
+      {"Acos", u, [](double x) { return std::acos(x); }},
+      {"Atan", Rand({2, 3}, -5.0, 5.0, 64), [](double x) { return std::atan(x); }},
+      {"Lgamma", pos, [](double x) { return std::lgamma(x); }},
+  };
+  for (const auto& [op, x, f] : cases) {
+    Tensor want = x.Clone();
+    for (int64_t i = 0; i < x.num_elements(); ++i) want.data<double>()[i] = f(x.data<double>()[i]);
+    INFO(op);
+    ExpectNear(RunOp(op, {x})[0], want, 1e-12, 1e-12);
+    ExpectNear(RunOp(op, {As<float>(x)})[0], As<float>(want), 1e-5, 1e-5);
+    CheckGradient(op, {x});
+  }
+  // digamma(1) = -Euler's gamma; digamma(1/2) = -gamma - 2 ln 2; digamma(x + 1) = digamma(x) + 1/x.
+  const double g = 0.5772156649015329;
+  ExpectNear(RunOp("Digamma", {T<double>({1.0, 0.5, 4.0})})[0],
+             T<double>({-g, -g - 2 * std::log(2.0), -g + 1 + 0.5 + 1.0 / 3}), 1e-12, 1e-12);
+  // Known quantiles: Phi(0) = 1/2, Phi(1.959963984540054) = 0.975, Phi(1) = erfc(-1/sqrt 2) / 2.
+  ExpectNear(RunOp("Ndtri", {T<double>({0.5, 0.975, 0.5 * std::erfc(-1 / std::sqrt(2.0))})})[0],
+             T<double>({0, 1.959963984540054, 1}), 1e-12, 1e-12);
+  // Phi(ndtri(p)) = p, Phi(x) = erfc(-x / sqrt(2)) / 2.
+  const Tensor q = RunOp("Ndtri", {p})[0];
+  Tensor back = q.Clone();
+  for (int64_t i = 0; i < q.num_elements(); ++i) back.data<double>()[i] = 0.5 * std::erfc(-q.data<double>()[i] / std::sqrt(2.0));
+  ExpectNear(back, p, 1e-12, 1e-12);
+  CheckGradient("Ndtri", {p});
+  // atan2 by quadrant, broadcasting.
+  const Tensor y = Rand({2, 3}, -2.0, 2.0, 65), x = Rand({3}, -2.0, 2.0, 66);
+  Tensor want = y.Clone();
+  for (int64_t i = 0; i < 6; ++i) want.data<double>()[i] = std::atan2(y.data<double>()[i], x.data<double>()[i % 3]);
+  ExpectNear(RunOp("Atan2", {y, x})[0], want, 1e-12, 1e-12);
+  ExpectNear(RunOp("Atan2", {T<double>({1, -1, 0}), T<double>({-1, -1, -1})})[0],
+             T<double>({3 * M_PI / 4, -3 * M_PI / 4, M_PI}), 1e-12, 1e-12);
+  CheckGradient("Atan2", {y, x});
+  for (const char* op : {"Asin", "Acos", "Atan", "Lgamma", "Digamma", "Ndtri"})
+    ExpectOpError(op, {T<int32_t>({1})}, {}, Code::kInvalidArgument, "int32");
+  ExpectOpError("Atan2", {Rand({2, 3}), Rand({2})}, {}, Code::kInvalidArgument, "[2,3] and [2] do not broadcast");
+}
+
 }  // namespace
 }  // namespace weft::test

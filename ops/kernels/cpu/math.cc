@@ -50,6 +50,12 @@ WEFT_UNARY_FN(Log1pFn, x.log1p())
 WEFT_UNARY_FN(SinFn, x.unaryExpr([](auto v) { return std::sin(v); }))
 WEFT_UNARY_FN(CosFn, x.unaryExpr([](auto v) { return std::cos(v); }))
 WEFT_UNARY_FN(Expm1Fn, x.expm1())
+WEFT_UNARY_FN(AsinFn, x.unaryExpr([](auto v) { return std::asin(v); }))
+WEFT_UNARY_FN(AcosFn, x.unaryExpr([](auto v) { return std::acos(v); }))
+WEFT_UNARY_FN(AtanFn, x.unaryExpr([](auto v) { return std::atan(v); }))
+WEFT_UNARY_FN(LgammaFn, x.lgamma())
+WEFT_UNARY_FN(DigammaFn, x.digamma())
+WEFT_UNARY_FN(NdtriFn, x.ndtri())
 WEFT_UNARY_FN(FloorFn, x.floor())
 WEFT_UNARY_FN(CeilFn, x.ceil())
 // Half to even, as TF's Round (Eigen's round() takes halves away from zero).
@@ -71,6 +77,12 @@ template <typename T> using Log1pOp = UnaryOp<T, Log1pFn>;
 template <typename T> using SinOp = UnaryOp<T, SinFn>;
 template <typename T> using CosOp = UnaryOp<T, CosFn>;
 template <typename T> using Expm1Op = UnaryOp<T, Expm1Fn>;
+template <typename T> using AsinOp = UnaryOp<T, AsinFn>;
+template <typename T> using AcosOp = UnaryOp<T, AcosFn>;
+template <typename T> using AtanOp = UnaryOp<T, AtanFn>;
+template <typename T> using LgammaOp = UnaryOp<T, LgammaFn>;
+template <typename T> using DigammaOp = UnaryOp<T, DigammaFn>;
+template <typename T> using NdtriOp = UnaryOp<T, NdtriFn>;
 template <typename T> using FloorOp = UnaryOp<T, FloorFn>;
 template <typename T> using CeilOp = UnaryOp<T, CeilFn>;
 template <typename T> using RoundOp = UnaryOp<T, RoundFn>;
@@ -225,6 +237,12 @@ void RegisterMathKernels(KernelRegistry& r) {
   RegisterTyped<SinOp, WEFT_FLOAT_TYPES>(r, "Sin");
   RegisterTyped<CosOp, WEFT_FLOAT_TYPES>(r, "Cos");
   RegisterTyped<Expm1Op, WEFT_FLOAT_TYPES>(r, "Expm1");
+  RegisterTyped<AsinOp, WEFT_FLOAT_TYPES>(r, "Asin");
+  RegisterTyped<AcosOp, WEFT_FLOAT_TYPES>(r, "Acos");
+  RegisterTyped<AtanOp, WEFT_FLOAT_TYPES>(r, "Atan");
+  RegisterTyped<LgammaOp, WEFT_FLOAT_TYPES>(r, "Lgamma");
+  RegisterTyped<DigammaOp, WEFT_FLOAT_TYPES>(r, "Digamma");
+  RegisterTyped<NdtriOp, WEFT_FLOAT_TYPES>(r, "Ndtri");
   RegisterTyped<FloorOp, WEFT_FLOAT_TYPES>(r, "Floor");
   RegisterTyped<CeilOp, WEFT_FLOAT_TYPES>(r, "Ceil");
   RegisterTyped<RoundOp, WEFT_FLOAT_TYPES>(r, "Round");

@@ -1,5 +1,6 @@
 // CPU kernels for the binary arithmetic ops with numpy broadcasting: Add, Sub, Mul, Div, Pow,
-// Maximum, Minimum (the shared kernel and its paths: math_kernels.h).
+// Maximum, Minimum, Atan2 (the shared kernel and its paths: math_kernels.h).
+#include <cmath>
 #include <type_traits>
 
 #include "ops/all_ops.h"
@@ -67,6 +68,13 @@ using PowOp = BinaryOp<T, std::conditional_t<std::is_integral_v<T>, IntPowF<T>, 
 // A NaN operand gives NaN, as TF's Maximum/Minimum and np.maximum (Eigen's default keeps the
 // first operand when one is NaN).
 template <typename T> using MaximumOp = BinaryOp<T, ei::scalar_max_op<T, T, Eigen::PropagateNaN>>;
+// atan2(a, b) with the quadrant from both signs (float types only).
+template <typename T>
+struct Atan2F : ei::binary_op_base<T, T> {
+  using result_type = T;
+  T operator()(const T& a, const T& b) const { return std::atan2(a, b); }
+};
+template <typename T> using Atan2Op = BinaryOp<T, Atan2F<T>>;
 template <typename T> using MinimumOp = BinaryOp<T, ei::scalar_min_op<T, T, Eigen::PropagateNaN>>;
 
 }  // namespace
@@ -77,6 +85,7 @@ void RegisterMathBinaryKernels(KernelRegistry& r) {
   RegisterTyped<MulOp, WEFT_NUMBER_TYPES>(r, "Mul");
   RegisterTyped<DivOp, WEFT_NUMBER_TYPES>(r, "Div");
   RegisterTyped<PowOp, float, double, int32_t, int64_t>(r, "Pow");
+  RegisterTyped<Atan2Op, WEFT_FLOAT_TYPES>(r, "Atan2");
   RegisterTyped<MaximumOp, WEFT_NUMBER_TYPES>(r, "Maximum");
   RegisterTyped<MinimumOp, WEFT_NUMBER_TYPES>(r, "Minimum");
 }

@@ -417,7 +417,11 @@ class Layer(_weft.keras.Layer):
         return "<%s name=%s, built=%s>" % (type(self).__name__, self.name or _snake(type(self).__name__), self.built)
 
     # ---- calls -------------------------------------------------------------------------------------
-    def __call__(self, inputs, *args, training=None, mask=None, **kwargs):
+    def __call__(self, *args, training=None, mask=None, **kwargs):
+        args, kwargs = self._tensor_args_by_name(args, kwargs)
+        if not args:
+            raise TypeError("%s: called without inputs" % type(self).__name__)
+        inputs, args = args[0], args[1:]
         if mask is not None:
             raise NotImplementedError("%s: masks are not supported by weft" % type(self).__name__)
         if (args or "states" in kwargs) and ("state_size" in self.__dict__ or hasattr(type(self), "state_size")):
@@ -466,6 +470,28 @@ class Layer(_weft.keras.Layer):
                                       "keras.Input" % type(self).__name__)
         self.__dict__.setdefault("_eager_kwargs", kwargs)
         return _eager.call_on_data(self, inputs, lambda layer, x: layer(x, **kwargs))
+
+    def _tensor_args_by_name(self, args, kwargs):
+        """call's leading tensor parameters given by name (``layer(x=x, context=ctx)``, as TF's
+        tutorials call their layers) moved to the positional arguments, in call's order; constants
+        stay keyword arguments."""
+        import inspect
+        try:
+            params = [p for p in inspect.signature(self.call).parameters.values()
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name not in ("training", "mask")]
+        except (TypeError, ValueError):
+            return args, kwargs
+        args, kwargs = list(args), dict(kwargs)
+
+        def tensor(v):
+            return isinstance(v, (_KT, _fw.Tensor, np.ndarray)) or (
+                isinstance(v, (list, tuple)) and v and all(isinstance(i, (_KT, _fw.Tensor, np.ndarray)) for i in v))
+        for p in params[len(args):]:
+            if p.name in kwargs and tensor(kwargs[p.name]):
+                args.append(kwargs.pop(p.name))
+            else:
+                break
+        return tuple(args), kwargs
 
     def _ensure_traced(self, inputs, shapes, dtypes, kwargs):
         d = self.__dict__

@@ -228,10 +228,22 @@ def loss(loss_obj, y_true, y_pred, sample_weight):
                 and y_pred.shape is not None and len(y_true.shape) == len(y_pred.shape) > 2 and y_true.shape[-1] == 1):
             # Keras squeezes (batch, h, w, 1) masks against (batch, h, w, classes) scores, as fit's C++ loop does.
             y_true = _ops.squeeze(y_true, [-1])
-        per = _built_loss(loss_obj, y_true, y_pred)
-        if sample_weight is not None:
-            sw = _ops.cast(_fw.convert_to_tensor(sample_weight), "float32")
-            per = per * (_ops.reshape(sw, [-1]) if sw.shape is not None and len(sw.shape) > 1 else sw)
+        rank = len(y_pred.shape) if y_pred.shape is not None else 0
+        if rank >= 3:
+            # Sequence outputs [B, T, ..., C]: Keras' loss per position (y_pred.shape[:-1]), each
+            # weighted by sample_weight broadcast from the left ([B] or [B, T]), reduced over all.
+            per = loss_values(loss_obj, y_true, y_pred)
+            if sample_weight is not None:
+                sw = _ops.cast(_fw.convert_to_tensor(sample_weight), "float32")
+                k = len(sw.shape) if sw.shape is not None else 0
+                if 0 < k < rank - 1:
+                    sw = _ops.reshape(sw, _ops.concat([_ops.shape(sw), _fw.constant([1] * (rank - 1 - k))], 0))
+                per = per * sw
+        else:
+            per = _built_loss(loss_obj, y_true, y_pred)
+            if sample_weight is not None:
+                sw = _ops.cast(_fw.convert_to_tensor(sample_weight), "float32")
+                per = per * (_ops.reshape(sw, [-1]) if sw.shape is not None and len(sw.shape) > 1 else sw)
         if loss_obj.reduction in ("none", None):
             return per
         total = _ops.reduce_sum(per)
@@ -267,8 +279,10 @@ def loss_values(loss_obj, y_true, y_pred):
         flat_pred = _ops.reshape(y_pred, [-1, last])
         flat_true = _ops.reshape(y_true, [-1] if sparse else [-1, last])
         per = _built_loss(loss_obj, flat_true, flat_pred)
-        lead = _ops.strided_slice(_ops.shape(y_pred), [0], [rank - 1])
-        return _ops.reshape(per, lead)
+        dims = list(y_pred.shape[:-1])
+        if all(d is not None and d >= 0 for d in dims):
+            return _ops.reshape(per, [int(d) for d in dims])  # the static shape too
+        return _ops.reshape(per, _ops.strided_slice(_ops.shape(y_pred), [0], [rank - 1]))
 
 
 def python_loss(loss_obj, y_true, y_pred, sample_weight):
@@ -311,8 +325,16 @@ def defer_metric(update_state, args, kwargs):
         update_state(*[now(a) for a in args], **{k: now(v) for k, v in kwargs.items()})
         return True
     if t is None:
-        raise ValueError("a Keras metric was given graph tensors outside a weft.function (tf.function) step: "
-                         "metrics accumulate values, so call it on arrays (or inside the traced step)")
+        # TF2's eager tensors (computed from constants and variables): their values now.
+        try:
+            vals = [x.numpy() if isinstance(x, _fw.Tensor) else x for x in args]
+            kw = {k: v.numpy() if isinstance(v, _fw.Tensor) else v for k, v in kwargs.items()}
+        except Exception as e:  # noqa: BLE001 - a tensor without a value (a placeholder's)
+            raise ValueError("a Keras metric was given graph tensors without values outside a weft.function "
+                             "(tf.function) step: metrics accumulate values, so call it on arrays (or inside the "
+                             "traced step)") from e
+        update_state(*vals, **kw)
+        return True
     t.metrics.append((update_state, list(args), dict(kwargs)))
     return True
 

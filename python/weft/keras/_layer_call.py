@@ -31,7 +31,7 @@ def _attention_inputs(layer, query, value=None, key=None, query_mask=None, value
 _RECURRENT = ("LSTM", "GRU", "SimpleRNN", "Bidirectional")
 
 
-def _layer_call(layer, inputs, *args, training=None, mask=None, initial_state=None, **kwargs):
+def _layer_call(layer, inputs=None, *args, training=None, mask=None, initial_state=None, **kwargs):
     """Layer.__call__ with Keras' call arguments. ``training`` needs no value here: the compiled
     graph has a training pass (fit) and an inference pass (evaluate, predict), and each layer
     (Dropout, BatchNormalization) behaves as its pass says; ``mask`` must be None.
@@ -39,6 +39,13 @@ def _layer_call(layer, inputs, *args, training=None, mask=None, initial_state=No
     recurrent layer takes ``initial_state=[h, c]`` (LSTM) or ``[h]`` (GRU, SimpleRNN; Bidirectional:
     the forward layer's states, then the backward one's); with return_state its call returns a
     list [output, *final states]."""
+    if inputs is None:
+        if layer.type == "MultiHeadAttention" and "query" in kwargs:  # mha(query=x, value=x, key=x)
+            inputs = kwargs.pop("query")
+        elif "inputs" in kwargs:
+            inputs = kwargs.pop("inputs")
+        else:
+            raise TypeError("layer '%s' was called without inputs" % layer.name)
     if initial_state is not None:
         if layer.type not in _RECURRENT:
             raise TypeError("layer '%s' (%s) takes no initial_state" % (layer.name, layer.type))
@@ -72,8 +79,9 @@ def _layer_call(layer, inputs, *args, training=None, mask=None, initial_state=No
         return _custom.apply_in_trace(layer, inputs, training)
     if isinstance(inputs, _fw.Tensor) and _data_trace.tracing():  # in a Dataset.map / filter function
         return _eager.call_in_data_trace(layer, inputs, _layer_call_cpp, training)
-    if _recorder.taping() and not isinstance(inputs, (list, tuple, _weft.keras.KerasTensor)):
-        return _eager.call_in_step(layer, inputs, _layer_call_cpp, training)  # a tensor of the eager step
+    if (_recorder.taping() and not isinstance(inputs, (list, tuple, _weft.keras.KerasTensor))) or isinstance(
+            inputs, _fw.Tensor):  # a tensor of the eager step, or an eager tensor (tf.ones(...)) outside a tape
+        return _eager.call_in_step(layer, inputs, _layer_call_cpp, training)
     if isinstance(inputs, (np.ndarray, np.generic, list, tuple, int, float)) and not _symbolic(inputs):
         return _eager.call_on_data(layer, inputs, _layer_call_cpp)  # layer(x) on data: run it (Keras' eager call)
     return _custom.keep_layers(_layer_call_cpp(layer, inputs), inputs)

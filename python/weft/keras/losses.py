@@ -81,9 +81,19 @@ class Loss:
         graph_loss = _custom_step.loss(self, y_true, y_pred, sample_weight)  # graph tensors: ops
         if graph_loss is not None:
             return graph_loss
-        values = self._cpp.per_example(*_arrays(y_true, y_pred)).astype(np.float64)
-        if sample_weight is not None:  # one weight per example (or one for all)
+        yt, yp = _arrays(y_true, y_pred)
+        if yp.ndim >= 3:
+            # Sequence outputs [B, T, ..., C]: one loss per position, shape y_pred.shape[:-1] (Keras').
+            sparse = yt.ndim == yp.ndim - 1
+            flat = self._cpp.per_example(yt.reshape(-1) if sparse else yt.reshape(-1, yt.shape[-1]),
+                                         yp.reshape(-1, yp.shape[-1]))
+            values = np.asarray(flat, np.float64).reshape(yp.shape[:-1])
+        else:
+            values = self._cpp.per_example(yt, yp).astype(np.float64)
+        if sample_weight is not None:  # per example ([B]), per position ([B, T]) or one for all
             sw = np.asarray(sample_weight, dtype=np.float64)
+            if values.ndim > 1 and 0 < sw.ndim < values.ndim:
+                sw = sw.reshape(sw.shape + (1,) * (values.ndim - sw.ndim))
             values = values * (sw.reshape(values.shape) if sw.size == values.size else sw)
         if self.reduction in ("none", None):
             return value(values)

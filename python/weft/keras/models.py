@@ -108,19 +108,21 @@ class Model(_training.TrainingLoops):
         """The forward pass of a subclassed model (override it)."""
         raise NotImplementedError("Model.call: a subclass of keras.Model must define call(self, inputs, training=None)")
 
-    def _trace(self, shape, more_shapes=()):
+    def _trace(self, shape, more_shapes=(), packed=None):
         """Builds the C++ model from ``call`` applied to a symbolic input of per-example ``shape``
         (and, for a call of several tensor arguments, ``call(x, h, ...)`` as in TF's seq2seq
         encoders and decoders, one more input per entry of ``more_shapes``: the C++ model then has
-        those inputs in that order). A call returning a tuple or list of tensors gives a model of
-        as many outputs."""
+        those inputs in that order). ``packed`` (list or tuple): call takes all of them as one
+        argument of that type, ``call((context, x))`` as TF's Transformer tutorial does. A call
+        returning a tuple or list of tensors gives a model of as many outputs."""
         def make(sh, name):
             return Input([None if d is None or d < 0 else int(d) for d in sh], name=name)
         inp = make(shape, "input")
         more = [make(sh, "input_%d" % (i + 1)) for i, sh in enumerate(more_shapes)]
         params = inspect.signature(self.call).parameters
+        args = (packed([inp] + more),) if packed is not None else (inp, *more)
         try:
-            out = self.call(inp, *more, training=None) if "training" in params else self.call(inp, *more)
+            out = self.call(*args, training=None) if "training" in params else self.call(*args)
         except Exception as e:
             msg = ("%s.call could not be traced into a graph (input shape %s): %s. call may apply keras layers to "
                    "its inputs (numpy and Python control flow on the symbolic tensors cannot be traced)"
@@ -136,7 +138,7 @@ class Model(_training.TrainingLoops):
             raise TypeError("%s.call must return the output of a keras layer applied to its inputs (or a tuple of "
                             "them), got %r" % (type(self).__name__, out))
         self._build_shape = tuple(shape)
-        self._call_arity = 1 + len(more)
+        self._call_arity = 1 if packed is not None else 1 + len(more)
         with self._in_strategy():
             self._cpp = _weft.keras.Model(inp if not more else [inp] + more, out if len(outs) == 1 else outs,
                                           self._name)
@@ -214,6 +216,9 @@ class Model(_training.TrainingLoops):
                     params = inspect.signature(self.call).parameters
                     return self.call(*inputs, training=training) if "training" in params else self.call(*inputs)
                 self._trace(shapes[0], shapes[1:])
+        if not args and self._cpp is None and self._subclassed() and self._packed_data(inputs) and not any(
+                isinstance(t, _weft.keras.KerasTensor) for t in inputs) and not _custom.in_trace(inputs):
+            self._trace(tuple(inputs[0].shape)[1:], [tuple(t.shape)[1:] for t in inputs[1:]], type(inputs))
         if isinstance(inputs, _weft.keras.KerasTensor) or _custom.in_trace(inputs):
             if self._subclassed() or type(self).call is not Model.call:
                 params = inspect.signature(self.call).parameters
@@ -234,6 +239,19 @@ class Model(_training.TrainingLoops):
         out = self.predict(inputs, verbose=0)
         return [o.view(EagerArray) for o in out] if isinstance(out, list) else out.view(EagerArray)
 
+    def _packed_data(self, x):
+        """Whether x, given to a subclassed model whose call takes one tensor argument, is a list or
+        tuple of several arrays (tensors) that call unpacks itself."""
+        if not isinstance(x, (list, tuple)) or len(x) < 2:
+            return False
+        if not all(isinstance(a, (np.ndarray, _fw.Tensor)) or hasattr(a, "shape") for a in x):
+            return False
+        shapes = {np.shape(a) for a in x}
+        params = [p for p in inspect.signature(self.call).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name != "training"
+                  and p.default is p.empty]
+        return len(params) == 1 and (len(shapes) > 1 or any(np.ndim(a) > 1 for a in x))
+
     def _in_strategy(self):
         """A context that re-enters the model's strategy scope when it is not the current one."""
         if self._strategy is None or _distribute.get_strategy() is self._strategy:
@@ -250,7 +268,11 @@ class Model(_training.TrainingLoops):
             if x is None:
                 raise ValueError("model '%s' has not yet been built: call build(input_shape) or call it on a batch "
                                  "of data (or fit it) first" % self._name)
-            self._trace(np.shape(x)[1:])
+            packed = self._packed_data(x)
+            if packed:
+                self._trace(np.shape(x[0])[1:], [np.shape(a)[1:] for a in x[1:]], type(x))
+            else:
+                self._trace(np.shape(x)[1:])
         if self._cpp is None:
             raise ValueError("this model has no inputs: use keras.Model(inputs, outputs), or subclass keras.Model "
                              "and define call()")
