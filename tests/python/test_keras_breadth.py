@@ -421,6 +421,10 @@ def test_ops_numpy_functions_match_numpy():
                                np.average(m, axis=1, weights=[1, 0, 0, 1]))
     np.testing.assert_allclose(_np(o.vstack([np.ones(3), np.zeros(3)])), np.vstack([np.ones(3), np.zeros(3)]))
     np.testing.assert_allclose(_np(o.sinc(np.array([0.0, 0.5]))), np.sinc([0.0, 0.5]), rtol=1e-6)
+    t = np.array([-0.9, -0.2, 0.4, 0.8], np.float32)
+    for name in ("arcsin", "arccos", "arctan"):
+        np.testing.assert_allclose(_np(getattr(o, name)(t)), getattr(np, name)(t), rtol=1e-5, err_msg=name)
+    np.testing.assert_allclose(_np(o.arctan2(t, t[::-1].copy())), np.arctan2(t, t[::-1]), rtol=1e-5)
     np.testing.assert_array_equal(_np(o.isclose(np.array([1.0, 1.1]), np.array([1.0, 1.0]))), [True, False])
 
 

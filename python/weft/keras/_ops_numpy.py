@@ -173,6 +173,10 @@ def sinc(x):
 tan = _m.tan
 sinh = _m.sinh
 cosh = _m.cosh
+arcsin = _m.asin
+arccos = _m.acos
+arctan = _m.atan
+arctan2 = _m.atan2  # Keras' arctan2(x1, x2) is atan2(y=x1, x=x2)
 arcsinh = _m.asinh
 arccosh = _m.acosh
 arctanh = _m.atanh
