@@ -312,13 +312,13 @@ class Tversky(_PythonLoss):
 
 class CategoricalGeneralizedCrossEntropy(_PythonLoss):
     """(1 - p_label**q) / q for integer labels: between cross-entropy (q -> 0) and MAE (q = 1),
-    robust to noisy labels (Zhang & Sabuncu 2018)."""
+    robust to noisy labels (Zhang & Sabuncu 2018); q in (0, 1)."""
     _impl = staticmethod(_pl.generalized_ce)
 
     def __init__(self, q=0.5, reduction="sum_over_batch_size", name="categorical_generalized_cross_entropy",
                  dtype=None):
-        if not 0 < float(q) <= 1:
-            raise ValueError("CategoricalGeneralizedCrossEntropy: q must be in (0, 1], got %r" % (q,))
+        if not 0 < float(q) < 1:
+            raise ValueError("CategoricalGeneralizedCrossEntropy: q must be in the interval (0, 1), got %r" % (q,))
         super().__init__(reduction, name, q=float(q))
 
 
