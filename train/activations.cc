@@ -3,6 +3,7 @@
 // have gradients, so training through any of them needs no gradient code here.
 #include <functional>
 #include <map>
+#include <vector>
 
 #include "ops/array.h"
 #include "ops/framework.h"
@@ -56,6 +57,56 @@ const std::map<std::string, ActivationFn>& Activations() {
       {"exponential", [](const Scope& s, Output x) { return ops::Exp(s, x); }},
       {"softmax", [](const Scope& s, Output x) { return ops::Softmax(s, x); }},
       {"log_softmax", [](const Scope& s, Output x) { return ops::LogSoftmax(s, x); }},
+      // Keras 3's newer activations, at their default arguments (keras.activations.celu(x, alpha=1.0)
+      // and so on; the Python functions refuse other values rather than computing something else).
+      // celu: max(x, 0) + alpha * min(exp(x / alpha) - 1, 0), which at alpha = 1 is elu.
+      {"celu", [](const Scope& s, Output x) { return ops::Elu(s, x); }},
+      // clip(x, -1, 1)
+      {"hard_tanh",
+       [](const Scope& s, Output x) {
+         return ops::Maximum(s, ops::Minimum(s, x, Scalar(s, x, 1.0)), Scalar(s, x, -1.0));
+       }},
+      // x where |x| > 0.5, else 0
+      {"hard_shrink",
+       [](const Scope& s, Output x) {
+         return ops::Select(s, ops::Greater(s, ops::Abs(s, x), ops::Add(s, ops::ZerosLike(s, x), Scalar(s, x, 0.5))),
+                            x, ops::ZerosLike(s, x));
+       }},
+      // x - 0.5 above 0.5, x + 0.5 below -0.5, else 0: sign(x) * relu(|x| - 0.5)
+      {"soft_shrink",
+       [](const Scope& s, Output x) {
+         return ops::Mul(s, ops::Sign(s, x), ops::Relu(s, ops::Sub(s, ops::Abs(s, x), Scalar(s, x, 0.5))));
+       }},
+      // x - tanh(x)
+      {"tanh_shrink", [](const Scope& s, Output x) { return ops::Sub(s, x, ops::Tanh(s, x)); }},
+      // log(sigmoid(x)) = -softplus(-x), finite for large |x|
+      {"log_sigmoid", [](const Scope& s, Output x) { return ops::Neg(s, ops::Softplus(s, ops::Neg(s, x))); }},
+      // (x + sqrt(x^2 + b)) / 2 with b = 4
+      {"squareplus",
+       [](const Scope& s, Output x) {
+         const Output root = ops::Sqrt(s, ops::Add(s, ops::Square(s, x), Scalar(s, x, 4.0)));
+         return ops::Mul(s, ops::Add(s, x, root), Scalar(s, x, 0.5));
+       }},
+      // 0 for x <= -1, x for x >= 1, (x + 1)^2 / 4 between
+      {"sparse_plus",
+       [](const Scope& s, Output x) {
+         const Output one = ops::Add(s, ops::ZerosLike(s, x), Scalar(s, x, 1.0));
+         const Output mid = ops::Mul(s, ops::Square(s, ops::Add(s, x, Scalar(s, x, 1.0))), Scalar(s, x, 0.25));
+         return ops::Select(s, ops::LessEqual(s, x, ops::Neg(s, one)), ops::ZerosLike(s, x),
+                            ops::Select(s, ops::GreaterEqual(s, x, one), x, mid));
+       }},
+      // clip((x + 1) / 2, 0, 1)
+      {"sparse_sigmoid",
+       [](const Scope& s, Output x) {
+         const Output half = ops::Mul(s, ops::Add(s, x, Scalar(s, x, 1.0)), Scalar(s, x, 0.5));
+         return ops::Maximum(s, ops::Minimum(s, half, Scalar(s, x, 1.0)), Scalar(s, x, 0.0));
+       }},
+      // a * sigmoid(b), a and b the halves of the last axis (which must be even)
+      {"glu",
+       [](const Scope& s, Output x) {
+         const std::vector<Output> ab = ops::Split(s, x, -1, 2);
+         return ops::Mul(s, ab[0], ops::Sigmoid(s, ab[1]));
+       }},
   };
   return m;
 }

@@ -79,6 +79,54 @@ Output NadamMomentumProduct(const Scope& s, double beta_1, Output t_int) {
   return ops::Exp(s, ops::Add(s, ops::Mul(s, t, F(s, std::log(beta_1))), ops::Gather(s, ops::Const(s, table), idx)));
 }
 
+// sqrt(mean(x^2)) over every element, a float32 scalar.
+Output Rms(const Scope& s, Output x) { return ops::Sqrt(s, ops::Mean(s, ops::Square(s, x))); }
+
+// `g2`: the squared gradient as Update passes it (per-occurrence rows for gathered variables).
+Output LambUpdate(const Scope& s, const Optimizer& o, Output var, Output g, Output g2, Output lr, Output t,
+                  const SlotFactory& slot) {
+  Output m = slot(var, "m"), v = slot(var, "v");
+  Output m1 = ops::Assign(s, m, ops::Add(s, m, ops::Mul(s, ops::Sub(s, g, m), F(s, 1.0 - o.beta_1))));
+  Output v1 = ops::Assign(s, v, ops::Add(s, v, ops::Mul(s, ops::Sub(s, g2, v), F(s, 1.0 - o.beta_2))));
+  Output m_hat = ops::Div(s, m1, ops::Sub(s, F(s, 1.0), ops::Pow(s, F(s, o.beta_1), t)));
+  Output v_hat = ops::Div(s, v1, ops::Sub(s, F(s, 1.0), ops::Pow(s, F(s, o.beta_2), t)));
+  Output update = ops::Div(s, m_hat, ops::Add(s, ops::Sqrt(s, v_hat), F(s, o.epsilon)));
+  Output w_norm = ops::Sqrt(s, ops::Sum(s, ops::Square(s, var)));
+  Output u_norm = ops::Sqrt(s, ops::Sum(s, ops::Square(s, update)));
+  Output zero = F(s, 0.0), one = F(s, 1.0);
+  Output both = ops::LogicalAnd(s, ops::Greater(s, w_norm, zero), ops::Greater(s, u_norm, zero));
+  // w_norm / u_norm where both are positive, else 1 (the divisor made 1 first: no 0/0 computed)
+  Output ratio = ops::Select(s, both, ops::Div(s, w_norm, ops::Select(s, both, u_norm, one)), one);
+  return ops::AssignSub(s, var, ops::Mul(s, ops::Mul(s, ratio, lr), update));
+}
+
+Output AdafactorUpdate(const Scope& s, const Optimizer& o, Output var, Output g, Output g2_in, Output lr, Output t,
+                       const SlotFactory& slot) {
+  const int rank = var.shape().unknown_rank() ? -1 : var.shape().rank();
+  WEFT_REQUIRE(rank >= 0, "Adafactor: variable {} has an unknown rank", var.name());
+  Output rho = ops::Minimum(s, lr, ops::Rsqrt(s, t));
+  Output alpha = ops::Mul(s, ops::Maximum(s, F(s, o.epsilon_2), Rms(s, var)), rho);
+  Output g2 = ops::Add(s, g2_in, F(s, o.epsilon_1));
+  Output b2t = ops::Sub(s, F(s, 1.0), ops::Pow(s, t, F(s, o.beta_2_decay)));
+  Output keep = ops::Sub(s, F(s, 1.0), b2t);
+  auto average = [&](Output acc, Output x) { return ops::Add(s, ops::Mul(s, b2t, acc), ops::Mul(s, keep, x)); };
+  Output v;
+  if (rank >= 2) {
+    // R constant along the last axis, C along the one before: weight-shaped slots (header).
+    Output ones = ops::OnesLike(s, g2);
+    Output r = slot(var, "r"), c = slot(var, "c");
+    Output r1 = ops::Assign(s, r, average(r, ops::Mul(s, ops::Mean(s, g2, {-1}, true), ones)));
+    Output c1 = ops::Assign(s, c, average(c, ops::Mul(s, ops::Mean(s, g2, {-2}, true), ones)));
+    v = ops::Mul(s, ops::Div(s, r1, ops::Mean(s, r1, {-2}, true)), c1);
+  } else {
+    Output vs = slot(var, "v");
+    v = ops::Assign(s, vs, average(vs, g2));
+  }
+  Output u = ops::Div(s, g, ops::Sqrt(s, v));
+  Output u_hat = ops::Div(s, u, ops::Maximum(s, F(s, 1.0), ops::Div(s, Rms(s, u), F(s, o.clip_threshold))));
+  return ops::AssignSub(s, var, ops::Mul(s, alpha, u_hat));
+}
+
 // Keras 3 on TensorFlow gets the gradient of a gathered variable (an Embedding's table) as
 // IndexedSlices, one row per occurrence of an index, and its optimizers square those rows before
 // they are summed into the dense slot: a row looked up k times adds the sum of its k squared row
@@ -220,6 +268,8 @@ Output Update(const Scope& s, const Optimizer& o, Output var, Output g, Output g
       return ops::Assign(after, m, ops::Add(after, ops::Mul(after, m, F(after, o.beta_2)),
                                             ops::Mul(after, g, F(after, 1.0 - o.beta_2))));
     }
+    case Optimizer::Kind::kLamb: return LambUpdate(s, o, var, g, g2, lr, t, slot);
+    case Optimizer::Kind::kAdafactor: return AdafactorUpdate(s, o, var, g, g2, lr, t, slot);
   }
   throw Error(errors::Internal("unknown optimizer kind"));
 }
@@ -248,6 +298,11 @@ void Optimizer::Validate() const {
   WEFT_REQUIRE(l1_regularization_strength >= 0.0 && l2_regularization_strength >= 0.0 &&
                    l2_shrinkage_regularization_strength >= 0.0 && beta >= 0.0,
                "{}: l1/l2/l2_shrinkage regularization strengths and beta must be >= 0", n);
+  WEFT_REQUIRE(beta_2_decay < 0.0, "{}: beta_2_decay must be negative (the decay rate 1 - t^beta_2_decay), got {}",
+               n, beta_2_decay);
+  WEFT_REQUIRE(epsilon_1 >= 0.0 && epsilon_2 >= 0.0 && clip_threshold > 0.0,
+               "{}: epsilon_1, epsilon_2 must be >= 0 and clip_threshold > 0, got {}, {}, {}", n, epsilon_1, epsilon_2,
+               clip_threshold);
   WEFT_REQUIRE(weight_decay >= 0.0, "{}: weight_decay must be >= 0, got {}", n, weight_decay);
   WEFT_REQUIRE(clipnorm >= 0.0 && clipvalue >= 0.0 && global_clipnorm >= 0.0,
                "{}: clipnorm, clipvalue and global_clipnorm must be >= 0 (0 = off)", n);
@@ -345,6 +400,24 @@ Optimizer Lion(Schedule learning_rate, double beta_1, double beta_2) {
   return o;
 }
 
+Optimizer Lamb(Schedule learning_rate, double beta_1, double beta_2, double epsilon) {
+  Optimizer o = Adam(std::move(learning_rate), beta_1, beta_2, epsilon);
+  o.kind = Optimizer::Kind::kLamb;
+  return o;
+}
+
+Optimizer Adafactor(Schedule learning_rate, double beta_2_decay, double epsilon_1, double epsilon_2,
+                    double clip_threshold, bool relative_step) {
+  Optimizer o = Make(Optimizer::Kind::kAdafactor, std::move(learning_rate));
+  o.beta_2_decay = beta_2_decay;
+  o.epsilon_1 = epsilon_1;
+  o.epsilon_2 = epsilon_2;
+  o.clip_threshold = clip_threshold;
+  o.relative_step = relative_step;
+  o.Validate();
+  return o;
+}
+
 Optimizer OptimizerByName(const std::string& name) {
   static const std::map<std::string, Optimizer (*)()> kByName = {
       {"sgd", [] { return SGD(0.01); }},
@@ -358,6 +431,8 @@ Optimizer OptimizerByName(const std::string& name) {
       {"adadelta", [] { return Adadelta(ConstantLR(0.001)); }},
       {"ftrl", [] { return Ftrl(ConstantLR(0.001)); }},
       {"lion", [] { return Lion(ConstantLR(0.001)); }},
+      {"lamb", [] { return Lamb(ConstantLR(0.001)); }},
+      {"adafactor", [] { return Adafactor(ConstantLR(0.001)); }},
   };
   std::string key;
   for (char c : name) key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -379,6 +454,8 @@ std::string Optimizer::name() const {
     case Kind::kAdadelta: return "Adadelta";
     case Kind::kFtrl: return "Ftrl";
     case Kind::kLion: return "Lion";
+    case Kind::kLamb: return "Lamb";
+    case Kind::kAdafactor: return "Adafactor";
   }
   return "?";
 }
@@ -398,7 +475,12 @@ std::string Optimizer::ToString() const {
     case Kind::kAdagrad: args += fmt::format(", initial_accumulator_value={}", initial_accumulator_value); break;
     case Kind::kNadam:
     case Kind::kAdamax:
-    case Kind::kLion: args += fmt::format(", beta_1={}, beta_2={}", beta_1, beta_2); break;
+    case Kind::kLion:
+    case Kind::kLamb: args += fmt::format(", beta_1={}, beta_2={}", beta_1, beta_2); break;
+    case Kind::kAdafactor:
+      args += fmt::format(", beta_2_decay={}, epsilon_1={}, epsilon_2={}, clip_threshold={}", beta_2_decay, epsilon_1,
+                          epsilon_2, clip_threshold);
+      break;
     case Kind::kAdadelta: args += fmt::format(", rho={}", rho); break;
     case Kind::kFtrl:
       args += fmt::format(", learning_rate_power={}, initial_accumulator_value={}, l1={}, l2={}, l2_shrinkage={}, beta={}",

@@ -29,6 +29,15 @@
 //   Ftrl     McMahan's FTRL-proximal with Keras' arguments (learning_rate_power, l1/l2/l2-shrinkage
 //            strengths, beta); the accumulator starts at initial_accumulator_value (slot: minus it)
 //   Lion     w -= lr * sign(b1 m + (1 - b1) g); m = b2 m + (1 - b2) g
+//   Lamb     Adam's moments; u = m_hat / (sqrt(v_hat) + eps); w -= lr * r * u with the trust ratio
+//            r = |w| / |u| (1 when either norm is 0), norms over the whole variable
+//   Adafactor b2t = 1 - t^beta_2_decay; G = g^2 + epsilon_1; rank >= 2: row / column means
+//            R = b2t R + (1 - b2t) mean_{-1}(G), C = b2t C + (1 - b2t) mean_{-2}(G),
+//            V = R / mean(R) x C; rank < 2: V = b2t V + (1 - b2t) G; u = g / sqrt(V),
+//            u /= max(1, rms(u) / clip_threshold); w -= max(epsilon_2, rms(w)) min(lr, 1/sqrt(t)) u
+//            (R and C are held broadcast to the weight's shape: the slot factory makes
+//            weight-shaped slots, so Adafactor keeps two weight-sized slots where Keras keeps one
+//            and two vectors)
 #pragma once
 
 #include <functional>
@@ -45,7 +54,7 @@ namespace weft::train {
 using SlotFactory = std::function<Output(const Output& var, const std::string& slot)>;
 
 struct Optimizer {
-  enum class Kind { kSGD, kAdam, kAdamW, kRMSprop, kAdagrad, kNadam, kAdamax, kAdadelta, kFtrl, kLion };
+  enum class Kind { kSGD, kAdam, kAdamW, kRMSprop, kAdagrad, kNadam, kAdamax, kAdadelta, kFtrl, kLion, kLamb, kAdafactor };
   Kind kind = Kind::kSGD;
   Schedule learning_rate = ConstantLR(0.01);
   double momentum = 0.0;  // SGD, RMSprop
@@ -58,6 +67,8 @@ struct Optimizer {
   double learning_rate_power = -0.5;                     // Ftrl
   double l1_regularization_strength = 0.0, l2_regularization_strength = 0.0;  // Ftrl
   double l2_shrinkage_regularization_strength = 0.0, beta = 0.0;              // Ftrl
+  double beta_2_decay = -0.8, epsilon_1 = 1e-30, epsilon_2 = 1e-3, clip_threshold = 1.0;  // Adafactor
+  bool relative_step = true;  // Adafactor: Keras 3 caps the rate at 1/sqrt(t) whatever its value
   double weight_decay = 0.0;  // decoupled: w -= lr * weight_decay * w before the update (AdamW: 0.004)
   // Gradient clipping, 0 = off; at most one (as Keras): each gradient to L2 norm <= clipnorm,
   // each element to [-clipvalue, clipvalue], or all gradients together to global norm <= global_clipnorm.
@@ -99,8 +110,11 @@ Optimizer Ftrl(Schedule learning_rate, double learning_rate_power = -0.5, double
                double l1_regularization_strength = 0.0, double l2_regularization_strength = 0.0,
                double l2_shrinkage_regularization_strength = 0.0, double beta = 0.0);
 Optimizer Lion(Schedule learning_rate, double beta_1 = 0.9, double beta_2 = 0.99);
+Optimizer Lamb(Schedule learning_rate, double beta_1 = 0.9, double beta_2 = 0.999, double epsilon = 1e-7);
+Optimizer Adafactor(Schedule learning_rate, double beta_2_decay = -0.8, double epsilon_1 = 1e-30,
+                    double epsilon_2 = 1e-3, double clip_threshold = 1.0, bool relative_step = true);
 // By Keras name with Keras' defaults: "sgd", "adam", "adamw", "rmsprop", "adagrad", "nadam",
-// "adamax", "adadelta", "ftrl", "lion"; weft also
+// "adamax", "adadelta", "ftrl", "lion", "lamb", "adafactor"; weft also
 // knows "momentum" (SGD with momentum 0.9). Unknown names list the known ones.
 Optimizer OptimizerByName(const std::string& name);
 

@@ -211,6 +211,11 @@ void InitOptimizers(py::module_& k) {
       .def_readonly("amsgrad", &Optimizer::amsgrad)
       .def_readonly("rho", &Optimizer::rho)
       .def_readonly("centered", &Optimizer::centered)
+      .def_readonly("beta_2_decay", &Optimizer::beta_2_decay)
+      .def_readonly("epsilon_1", &Optimizer::epsilon_1)
+      .def_readonly("epsilon_2", &Optimizer::epsilon_2)
+      .def_readonly("clip_threshold", &Optimizer::clip_threshold)
+      .def_readonly("relative_step", &Optimizer::relative_step)
       .def_readonly("initial_accumulator_value", &Optimizer::initial_accumulator_value)
       .def_readonly("learning_rate_power", &Optimizer::learning_rate_power)
       .def_readonly("l1_regularization_strength", &Optimizer::l1_regularization_strength)
@@ -307,6 +312,16 @@ void InitOptimizers(py::module_& k) {
                      const py::object& gcn, const py::object& wd) {
     return WithExtras(Lion(ScheduleArg(lr), b1, b2), cn, cv, gcn, wd);
   }, py::arg("learning_rate") = 0.001, py::arg("beta_1") = 0.9, py::arg("beta_2") = 0.99);
+  DefOptimizer(opt, "Lamb", [](const py::object& lr, double b1, double b2, double eps, const py::object& cn,
+                     const py::object& cv, const py::object& gcn, const py::object& wd) {
+    return WithExtras(Lamb(ScheduleArg(lr), b1, b2, eps), cn, cv, gcn, wd);
+  }, py::arg("learning_rate") = 0.001, py::arg("beta_1") = 0.9, py::arg("beta_2") = 0.999, py::arg("epsilon") = 1e-7);
+  DefOptimizer(opt, "Adafactor", [](const py::object& lr, double decay, double eps1, double eps2, double clip,
+                          bool relative, const py::object& cn, const py::object& cv, const py::object& gcn,
+                          const py::object& wd) {
+    return WithExtras(Adafactor(ScheduleArg(lr), decay, eps1, eps2, clip, relative), cn, cv, gcn, wd);
+  }, py::arg("learning_rate") = 0.001, py::arg("beta_2_decay") = -0.8, py::arg("epsilon_1") = 1e-30,
+     py::arg("epsilon_2") = 1e-3, py::arg("clip_threshold") = 1.0, py::arg("relative_step") = true);
   opt.def("get", &OptimizerByName, py::arg("name"), "An optimizer by name with Keras' defaults.");
 }
 

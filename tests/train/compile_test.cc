@@ -188,10 +188,30 @@ TEST_CASE("optimizers: one step against the closed-form update") {
   // SGD momentum 0.9, two steps: m1 = -lr g, m2 = 0.9 m1 - lr g: w += m1 + m2.
   check(OneStep(SGD(lr, 0.9), 2), 1 - lr * g0 * 2.9, -2 - lr * g1 * 2.9);
   CHECK(OptimizerByName("RMSprop").kind == Optimizer::Kind::kRMSprop);
-  CHECK_THROWS_WITH_AS(OptimizerByName("lbfgs"), doctest::Contains("known: adadelta, adagrad, adam, adamax"), Error);
+  CHECK_THROWS_WITH_AS(OptimizerByName("lbfgs"), doctest::Contains("known: adadelta, adafactor, adagrad, adam, adamax"), Error);
   Optimizer both = SGD(lr);
   both.clipnorm = both.clipvalue = 1.0;
   CHECK_THROWS_WITH_AS(both.Validate(), doctest::Contains("only one of clipnorm"), Error);
+}
+
+TEST_CASE("optimizers Lamb, Adafactor: the first step's closed form (Keras 3's update_step)") {
+  const double g[2] = {0.5, -3.0}, w[2] = {1.0, -2.0}, lr = 0.1, eps = 1e-7;
+  const std::vector<float> lamb = OneStep(Lamb(ConstantLR(lr)));
+  const std::vector<float> ada = OneStep(Adafactor(ConstantLR(lr)));
+  // Lamb at t = 1: m_hat = g, v_hat = g^2, u = g / (|g| + eps); trust ratio |w| / |u|.
+  double u[2], u_norm = 0.0;
+  for (int i = 0; i < 2; ++i) u_norm += (u[i] = g[i] / (std::abs(g[i]) + eps)) * u[i];
+  const double ratio = std::sqrt(w[0] * w[0] + w[1] * w[1]) / std::sqrt(u_norm);
+  // Adafactor on a vector at t = 1: b2t = 1 - 1^-0.8 = 0, so v = g^2 + 1e-30; u = g / sqrt(v) has
+  // rms 1 (no clipping at threshold 1); alpha = max(1e-3, rms(w)) * min(lr, 1 / sqrt(1)).
+  const double alpha = std::sqrt((w[0] * w[0] + w[1] * w[1]) / 2) * lr;
+  for (size_t i = 0; i < 2; ++i) {
+    CHECK(lamb[i] == doctest::Approx(w[i] - lr * ratio * u[i]).epsilon(1e-5));
+    CHECK(ada[i] == doctest::Approx(w[i] - alpha * g[i] / std::sqrt(g[i] * g[i] + 1e-30)).epsilon(1e-5));
+  }
+  CHECK(OptimizerByName("adafactor").kind == Optimizer::Kind::kAdafactor);
+  CHECK(OptimizerByName("Lamb").name() == "Lamb");
+  CHECK_THROWS_WITH_AS(Adafactor(ConstantLR(lr), 0.5), doctest::Contains("beta_2_decay must be negative"), Error);
 }
 
 TEST_CASE("optimizers Nadam, Adamax, Adadelta, Ftrl, Lion: the first step's closed form") {

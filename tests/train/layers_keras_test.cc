@@ -177,6 +177,16 @@ TEST_CASE("keras activations: every name against its formula; unknown names list
       {"relu", [](double x) { return std::max(x, 0.0); }},
       {"sigmoid", sig},
       {"tanh", [](double x) { return std::tanh(x); }},
+      // Keras 3's newer activations at their default arguments.
+      {"celu", [](double x) { return x > 0 ? x : std::expm1(x); }},
+      {"hard_tanh", [](double x) { return std::min(std::max(x, -1.0), 1.0); }},
+      {"hard_shrink", [](double x) { return std::abs(x) > 0.5 ? x : 0.0; }},
+      {"soft_shrink", [](double x) { return x > 0.5 ? x - 0.5 : (x < -0.5 ? x + 0.5 : 0.0); }},
+      {"tanh_shrink", [](double x) { return x - std::tanh(x); }},
+      {"log_sigmoid", [&](double x) { return std::log(sig(x)); }},
+      {"squareplus", [](double x) { return (x + std::sqrt(x * x + 4)) / 2; }},
+      {"sparse_plus", [](double x) { return x <= -1 ? 0.0 : (x >= 1 ? x : (x + 1) * (x + 1) / 4); }},
+      {"sparse_sigmoid", [](double x) { return std::min(std::max((x + 1) / 2, 0.0), 1.0); }},
   };
   for (const auto& [name, f] : fns) {
     INFO(name);
@@ -192,7 +202,11 @@ TEST_CASE("keras activations: every name against its formula; unknown names list
   }
   const std::string err = ErrorOf([] { Activation("gelux"); });
   CHECK(err.find("unknown activation 'gelux'") != std::string::npos);
-  CHECK(err.find("gelu, hard_sigmoid") != std::string::npos);
+  CHECK(err.find("gelu, glu, hard_shrink, hard_sigmoid") != std::string::npos);
+  // glu halves the last axis: a * sigmoid(b); an odd axis is an error naming the shape.
+  ExpectNear(Apply(Activation("glu"), {T<double>({1, 2, 0, -1}, {1, 4})}),
+             T<double>({1 * sig(0), 2 * sig(-1)}, {1, 2}), 1e-12, 1e-12);
+  CHECK(ErrorOf([] { Activation("glu")(Input({3})); }).find("does not divide into 2 equal parts") != std::string::npos);
   CHECK(err.find("swish") != std::string::npos);
 }
 
@@ -211,8 +225,10 @@ TEST_CASE("keras layers: gradients by finite differences through each layer") {
   CheckLayerGradient(GlobalAveragePooling1D(), Rand({2, 3, 2}, -1, 1, 13));
   CheckLayerGradient(ReLU({.max_value = 0.6, .negative_slope = 0.1, .threshold = 0.2}), Rand({2, 5}, -2, 2, 18));
   CheckLayerGradient(ELU(0.5), Rand({2, 5}, -2, 2, 19));
-  for (const char* a : {"gelu", "swish", "mish", "softsign", "hard_sigmoid", "softplus", "elu"}) {
-    CheckLayerGradient(Activation(a), Rand({2, 5}, -2, 2, 14));
+  for (const char* a : {"gelu", "swish", "mish", "softsign", "hard_sigmoid", "softplus", "elu", "celu", "hard_tanh",
+                        "soft_shrink", "tanh_shrink", "log_sigmoid", "squareplus", "sparse_plus", "sparse_sigmoid",
+                        "glu"}) {
+    CheckLayerGradient(Activation(a), Rand({2, 4}, -2, 2, 14));
   }
 }
 

@@ -1,6 +1,6 @@
 """Keras layers written as weft custom layers (keras.layers.Layer subclasses of weft ops):
 ``Attention`` (Luong dot-product), ``AdditiveAttention`` (Bahdanau), ``Dot`` / ``dot``,
-``UnitNormalization``, ``GroupNormalization``. Their formulas are Keras 3's (keras/src/layers/...),
+``UnitNormalization``, ``GroupNormalization``, ``ThresholdedReLU``. Their formulas are Keras 3's (keras/src/layers/...),
 restated below; their weights are ordinary layer weights (saved, trained, mirrored).
 
 Attention layers take ``[query, value]`` or ``[query, value, key]`` (key defaults to value) of
@@ -175,3 +175,17 @@ class GroupNormalization(Layer):
         if self.beta is not None:
             y = y + self.beta
         return y
+
+
+class ThresholdedReLU(Layer):
+    """x where x > theta, else 0 (Keras 2's layer; theta=1.0)."""
+
+    def __init__(self, theta=1.0, **kwargs):
+        super().__init__(**kwargs)
+        if theta is None or float(theta) < 0:
+            raise ValueError("ThresholdedReLU: theta must be a number >= 0, got %r" % (theta,))
+        self.theta = float(theta)
+
+    def call(self, inputs):
+        tf = _fw.api()
+        return tf.where(tf.greater(inputs, self.theta), inputs, tf.zeros_like(inputs))

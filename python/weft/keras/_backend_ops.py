@@ -453,5 +453,187 @@ def moving_average_update(x, value, momentum):
 def print_tensor(x, message="", summarize=3):
     """Prints ``message`` and the value (tf.print) and returns ``x``."""
     from .. import logging_ops
-    logging_fw.api().print(message, x, summarize=summarize)
+    logging_ops.print(message, x, summarize=summarize)
     return x
+
+
+# ---- more of tf.keras.backend (Keras 2's K.*) ----------------------------------------------
+def arange(start, stop=None, step=1, dtype="int32"):
+    from .. import array_ops
+    return array_ops.range(start, stop, step, dtype=_fw.as_dtype(dtype))
+
+
+def cos(x):
+    from .. import math
+    return math.cos(_float(x))
+
+
+def sin(x):
+    from .. import math
+    return math.sin(_float(x))
+
+
+def cumprod(x, axis=0):
+    from . import _ops_numpy
+    return _ops_numpy.cumprod(x, axis=axis)
+
+
+def eye(size, dtype=None, name=None):
+    from .. import array_ops
+    return array_ops.eye(int(size), dtype=_fw.as_dtype(dtype or "float32"))
+
+
+def reverse(x, axes):
+    from .. import manip_ops
+    return manip_ops.reverse(_t(x), list(np.atleast_1d(axes)))
+
+
+def map_fn(fn, elems, name=None, dtype=None):
+    from .. import functional_ops
+    return functional_ops.map_fn(fn, elems, dtype=dtype)
+
+
+def foldl(fn, elems, initializer=None, name=None):
+    from .. import functional_ops
+    return functional_ops.foldl(fn, elems, initializer=initializer)
+
+
+def foldr(fn, elems, initializer=None, name=None):
+    from .. import functional_ops
+    return functional_ops.foldr(fn, elems, initializer=initializer)
+
+
+def gradients(loss, variables):
+    return _fw.api().gradients(loss, variables)
+
+
+def in_top_k(predictions, targets, k):
+    from .. import math
+    return math.in_top_k(targets, predictions, k)  # tf.math's (TF 2) argument order
+
+
+def bias_add(x, bias, data_format=None):
+    if data_format not in (None, "channels_last"):
+        raise NotImplementedError("K.bias_add: channels-last only (weft's image format), got %r" % (data_format,))
+    from .. import nn
+    return nn.bias_add(_t(x), _t(bias))
+
+
+def batch_normalization(x, mean, var, beta, gamma, axis=-1, epsilon=1e-3):
+    from .. import nn
+    return nn.batch_normalization(_t(x), mean, var, beta, gamma, epsilon)
+
+
+def temporal_padding(x, padding=(1, 1)):
+    """Zeros before and after the steps of [batch, steps, features]."""
+    return _fw.api().pad(_t(x), [[0, 0], list(padding), [0, 0]])
+
+
+def spatial_2d_padding(x, padding=((1, 1), (1, 1)), data_format=None):
+    if data_format not in (None, "channels_last"):
+        raise NotImplementedError("K.spatial_2d_padding: channels-last only, got %r" % (data_format,))
+    return _fw.api().pad(_t(x), [[0, 0], list(padding[0]), list(padding[1]), [0, 0]])
+
+
+def standardize_dtype(dtype):
+    from . import utils
+    return utils.standardize_dtype(dtype)
+
+
+def is_float_dtype(dtype):
+    return standardize_dtype(dtype).startswith(("float", "bfloat"))
+
+
+def is_int_dtype(dtype):
+    return standardize_dtype(dtype).startswith(("int", "uint"))
+
+
+def result_type(*dtypes):
+    """The dtype numpy promotes ``dtypes`` to, with Python floats as float32 (Keras' rule)."""
+    names = [standardize_dtype(d) for d in dtypes]
+    return np.result_type(*[np.dtype(n) for n in names]).name if names else "float32"
+
+
+def cast_to_floatx(x):
+    return np.asarray(x, dtype=np.float32)
+
+
+_uids = {}
+
+
+def get_uid(prefix=""):
+    """1, 2, 3, ... per prefix, for unique names."""
+    _uids[prefix] = _uids.get(prefix, 0) + 1
+    return _uids[prefix]
+
+
+def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
+    return _fw.api().random.truncated_normal(shape, mean, stddev, dtype=_fw.as_dtype(dtype or "float32"), seed=seed)
+
+
+def binary_focal_crossentropy(target, output, apply_class_balancing=False, alpha=0.25, gamma=2.0, from_logits=False):
+    """Per element (Keras' backend function): the focal-scaled binary cross-entropy."""
+    from . import _python_losses as pl
+    return pl.per_example(_focal_elements, target, output, apply_class_balancing=apply_class_balancing, alpha=alpha,
+                          gamma=gamma, from_logits=from_logits)
+
+
+def _focal_elements(t, p, apply_class_balancing, alpha, gamma, from_logits):
+    # binary_focal averages over `axis`: over a new last axis of length 1, one value per element.
+    from .. import ops
+    from . import _python_losses as pl
+    return pl.binary_focal(ops.expand_dims(t, -1), ops.expand_dims(p, -1), apply_class_balancing, alpha, gamma,
+                           from_logits, 0.0, -1)
+
+
+def categorical_focal_crossentropy(target, output, alpha=0.25, gamma=2.0, from_logits=False, axis=-1):
+    from . import _python_losses as pl
+    return pl.per_example(pl.categorical_focal, target, output, alpha=alpha, gamma=gamma, from_logits=from_logits,
+                          axis=axis)
+
+
+def ctc_batch_cost(y_true, y_pred, input_length, label_length):
+    """Keras 2's CTC cost, [batch, 1]: y_pred (batch, time, classes) softmax probabilities whose
+    last class is the blank, y_true (batch, max_label) labels, input_length and label_length
+    (batch, 1) each example's time steps and label count."""
+    from .. import ops
+    from . import _python_losses as pl
+    probs = _float(y_pred)
+    classes = probs.shape[-1]
+    if classes is None:
+        raise ValueError("K.ctc_batch_cost: the class dimension of y_pred must be known, got %s" % (probs.shape,))
+    logits = ops.log(probs + 1e-7)  # Keras 2: log(y_pred + epsilon) as the logits
+    cost = pl.ctc(ops.cast(_t(y_true), "int32"), logits, ops.reshape(_t(label_length), [-1]),
+                  ops.reshape(_t(input_length), [-1]), blank=int(classes) - 1)
+    return ops.expand_dims(cost, 1)
+
+
+def name_scope(name):
+    return _fw.name_scope(name)
+
+
+def to_dense(tensor):
+    return tensor
+
+
+def is_sparse(tensor):
+    """False: weft's Keras tensors are dense."""
+    return False
+
+
+def batch_get_value(tensors):
+    from .backend import get_value
+    return [get_value(t) for t in tensors]
+
+
+def batch_set_value(tuples):
+    from .backend import set_value
+    for x, value in tuples:
+        set_value(x, value)
+
+
+__all__ += ["arange", "cos", "sin", "cumprod", "eye", "reverse", "map_fn", "foldl", "foldr", "gradients", "in_top_k",
+            "bias_add", "batch_normalization", "temporal_padding", "spatial_2d_padding", "standardize_dtype",
+            "is_float_dtype", "is_int_dtype", "result_type", "cast_to_floatx", "get_uid", "truncated_normal",
+            "binary_focal_crossentropy", "categorical_focal_crossentropy", "ctc_batch_cost", "name_scope", "to_dense", "is_sparse",
+            "batch_get_value", "batch_set_value"]

@@ -131,6 +131,14 @@ def deserialize(data, custom_objects=None):
     return cls(**config)
 
 
+def deserialize_in(module, data, custom_objects=None):
+    """deserialize for one Keras module's own ``deserialize``: Keras' data names "keras.losses"
+    (or "keras.src...") as the module, which here is ``module`` (weft.keras.losses)."""
+    if isinstance(data, dict) and "class_name" in data and not str(data.get("module") or "").startswith("weft"):
+        data = dict(data, module=module)
+    return deserialize(data, custom_objects)
+
+
 # Classes registered with keras.saving.register_keras_serializable: class name -> class.
 registered = {}
 # keras.utils.get_custom_objects(): name -> class or function, for every load (custom_object_scope

@@ -224,6 +224,10 @@ def loss(loss_obj, y_true, y_pred, sample_weight):
     with graph.as_default():
         y_pred = _ops.cast(_fw.convert_to_tensor(y_pred), "float32")
         y_true = _fw.convert_to_tensor(y_true)
+        if (getattr(loss_obj._cpp, "name", "") == "sparse_categorical_crossentropy" and y_true.shape is not None
+                and y_pred.shape is not None and len(y_true.shape) == len(y_pred.shape) > 2 and y_true.shape[-1] == 1):
+            # Keras squeezes (batch, h, w, 1) masks against (batch, h, w, classes) scores, as fit's C++ loop does.
+            y_true = _ops.squeeze(y_true, [-1])
         rank = len(y_pred.shape) if y_pred.shape is not None else 0
         if rank >= 3:
             # Sequence outputs [B, T, ..., C]: Keras' loss per position (y_pred.shape[:-1]), each
@@ -609,9 +613,13 @@ def fit(model, x, y, batch_size, epochs, verbose, callbacks, shuffle, steps_per_
     history.history = {}
     params = {"epochs": epochs, "steps": steps_per_epoch, "verbose": verbose}
     cbs = CallbackList(list(callbacks or []), model=model, **params)
-    verbose = 1 if verbose == "auto" else int(verbose)
+    from ._progbar import line_verbose
+    verbose = line_verbose(1 if verbose == "auto" else int(verbose))
     if verbose == 1 and not sys.stdout.isatty():
         verbose = 2  # as Keras' progress bar off a terminal: one line per epoch
+    from .callbacks import own_progbar
+    if own_progbar(callbacks):
+        verbose = 0  # a ProgbarLogger draws it
     model.stop_training = False
     cbs.on_train_begin({})
     logs = {}

@@ -4,6 +4,29 @@ import time
 
 import numpy as np
 
+# keras.utils.enable/disable_interactive_logging: with it off (as for logs written to files),
+# progress bars that redraw in place (verbose=1) print one line when done instead (verbose=2).
+_interactive = [True]
+
+
+def enable_interactive_logging():
+    """Progress bars redraw in place again (verbose=1), Keras' default."""
+    _interactive[0] = True
+
+
+def disable_interactive_logging():
+    """Progress bars (Progbar, fit's verbose=1) print one line per epoch instead of redrawing."""
+    _interactive[0] = False
+
+
+def is_interactive_logging_enabled():
+    return _interactive[0]
+
+
+def line_verbose(verbose):
+    """fit's verbose after the switch: 1 (a redrawn bar) becomes 2 while interactive logging is off."""
+    return 2 if verbose == 1 and not _interactive[0] else verbose
+
 
 class Progbar:
     """``Progbar(target)``; ``update(current, values=[("loss", v), ...])`` or ``add(n, values)``.
@@ -40,14 +63,14 @@ class Progbar:
                 s[1] += step
         self._seen = current
         now = time.time()
-        if self.verbose == 1:
+        if line_verbose(self.verbose) == 1:
             if not finalize and now - self._last < self.interval:
                 return
             self._last = now
             line = self._bar(current) + self._timing(current, now, finalize) + self._metrics()
             sys.stdout.write("\r" + line + ("\n" if finalize else ""))
             sys.stdout.flush()
-        elif self.verbose == 2 and finalize:
+        elif line_verbose(self.verbose) == 2 and finalize:
             digits = len(str(self.target)) if self.target else 1
             sys.stdout.write("%*d/%s - %.0fs%s\n" % (digits, current, self.target, now - self._start, self._metrics()))
             sys.stdout.flush()

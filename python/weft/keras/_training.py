@@ -12,7 +12,7 @@ import time
 import warnings
 
 from .. import _weft
-from . import _custom_step, _data_adapter, _shared
+from . import _custom_step, _data_adapter, _progbar, _shared, callbacks as _callbacks
 from ._arrays import fit_arrays as _fit_arrays, numeric as _numeric, numeric_list as _numeric_list, rows as _rows
 from .callbacks import Callback, CallbackList, History
 
@@ -84,6 +84,7 @@ class TrainingLoops:
             self._set_gradient_accumulation_steps(gradient_accumulation_steps)
         if _overrides(self, "train_step") or getattr(self, "_traced_steps", False):
             # Keras' customized fit, or a Python loss / metric (_custom_step.py)
+            initial_epoch = _callbacks.resume_epoch(self, callbacks, initial_epoch)
             self._custom_fit = True
             try:
                 return _custom_step.fit(self, x, y, batch_size, epochs, verbose, callbacks, shuffle, steps_per_epoch,
@@ -120,6 +121,7 @@ class TrainingLoops:
             cpp = self._compiled(x, "fit")
             if val_ds is not None:  # a dataset beside arrays
                 vx = _data_adapter.validation_dataset(self, val_ds, validation_steps)
+        initial_epoch = _callbacks.resume_epoch(self, callbacks, initial_epoch)  # BackupAndRestore
         params = {"epochs": epochs, "steps": steps_per_epoch, "verbose": verbose}
         cpp_cbs, py_cbs = [], []
         for cb in callbacks or []:
@@ -131,7 +133,9 @@ class TrainingLoops:
                 raise TypeError("callbacks must be weft.keras.callbacks objects or Callback subclasses, got %r" % (cb,))
         py_list = CallbackList(epoch_hooks + py_cbs, model=self, **params)
         cbs = cpp_cbs + ([py_list] if py_cbs or epoch_hooks else [])
-        verbose = 1 if verbose == "auto" else min(max(int(verbose), 0), 2)
+        verbose = _progbar.line_verbose(1 if verbose == "auto" else min(max(int(verbose), 0), 2))
+        if _callbacks.own_progbar(py_cbs):
+            verbose = 0  # a ProgbarLogger draws it
         epochs_run, hist = cpp.fit(x, y, batch_size=_data_adapter.batch_size_of(batch_size, "fit"), epochs=int(epochs),
                                    initial_epoch=int(initial_epoch),
                                    steps_per_epoch=-1 if steps_per_epoch is None else int(steps_per_epoch),

@@ -448,3 +448,142 @@ from .tensorboard import TensorBoard  # noqa: E402 - it subclasses Callback
 
 __all__ = ["Callback", "CallbackList", "History", "ModelCheckpoint", "EarlyStopping", "ReduceLROnPlateau",
            "LearningRateScheduler", "CSVLogger", "LambdaCallback", "TerminateOnNaN", "TensorBoard"]
+
+
+class BackupAndRestore(Callback):
+    """Resumes a fit that was interrupted (an exception, a killed process): at the end of every
+    epoch (or every ``save_freq`` batches) the model's weights, optimizer slots and step counter
+    go to ``backup_dir`` (written to a temporary name, then renamed, so a crash mid-write keeps
+    the previous backup), with the number of epochs done. The next ``fit`` given this callback
+    loads them and starts at the first unfinished epoch (a backup taken mid-epoch restarts that
+    epoch, with the weights of that batch). A fit that completes deletes the backup
+    (``delete_checkpoint``). ``double_checkpoint`` keeps the previous backup beside the latest
+    and falls back to it when the latest cannot be read."""
+
+    def __init__(self, backup_dir, save_freq="epoch", double_checkpoint=False, delete_checkpoint=True):
+        super().__init__()
+        if not backup_dir:
+            raise ValueError("BackupAndRestore: backup_dir is empty")
+        if save_freq != "epoch" and not (isinstance(save_freq, int) and save_freq > 0) and save_freq is not False:
+            raise ValueError("BackupAndRestore: save_freq must be 'epoch', a positive number of batches or False, "
+                             "got %r" % (save_freq,))
+        self.backup_dir = os.fspath(backup_dir)
+        self.save_freq, self.double_checkpoint, self.delete_checkpoint = save_freq, bool(double_checkpoint), \
+            bool(delete_checkpoint)
+        self._epoch, self._batches = 0, 0
+
+    def _paths(self, which="latest"):
+        return (os.path.join(self.backup_dir, which + ".weights.h5"),
+                os.path.join(self.backup_dir, which + "_training_metadata.json"))
+
+    def _resume_epoch(self, model):
+        """Called by fit before training: loads the backup (if any) into ``model`` and returns the
+        epoch to start at (0 without one)."""
+        import json
+        for which in ("latest", "previous") if self.double_checkpoint else ("latest",):
+            weights, meta = self._paths(which)
+            if not (os.path.exists(weights) and os.path.exists(meta)):
+                continue
+            try:
+                with open(meta) as f:
+                    epoch = int(json.load(f)["epoch"])
+                model.load_weights(weights)
+            except Exception:
+                if self.double_checkpoint and which == "latest":
+                    continue  # a damaged latest backup: the previous one
+                raise
+            return epoch
+        return 0
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._epoch = epoch
+
+    def on_train_batch_end(self, batch, logs=None):
+        if isinstance(self.save_freq, int) and not isinstance(self.save_freq, bool):
+            self._batches += 1
+            if self._batches % self.save_freq == 0:
+                self._save(self._epoch)  # mid-epoch: resumes at this epoch's start
+
+    def on_epoch_end(self, epoch, logs=None):
+        if self.save_freq == "epoch":
+            self._save(epoch + 1)
+
+    def _save(self, epochs_done):
+        import json
+        os.makedirs(self.backup_dir, exist_ok=True)
+        weights, meta = self._paths()
+        if self.double_checkpoint and os.path.exists(weights) and os.path.exists(meta):
+            prev_w, prev_m = self._paths("previous")
+            os.replace(weights, prev_w)
+            os.replace(meta, prev_m)
+        tmp_w, tmp_m = weights + ".tmp", meta + ".tmp"
+        self.model.save_weights(tmp_w)
+        with open(tmp_m, "w") as f:
+            json.dump({"epoch": int(epochs_done)}, f)
+        os.replace(tmp_w, weights)  # the weights first: a metadata file always has its weights
+        os.replace(tmp_m, meta)
+
+    def on_train_end(self, logs=None):
+        if self.delete_checkpoint:
+            for which in ("latest", "previous"):
+                for path in self._paths(which):
+                    if os.path.exists(path):
+                        os.remove(path)
+
+
+class ProgbarLogger(Callback):
+    """Keras' progress bar as a callback: given to fit, it draws the bar (fit's own is then off).
+    ``count_mode`` 'steps' (batches; 'samples' is not supported); ``stateful_metrics`` are shown as
+    given, the others as their mean over the epoch so far (fit's logs are running results, so
+    by default every metric is stateful, as in Keras 3)."""
+
+    def __init__(self, count_mode=None, stateful_metrics=None):
+        super().__init__()
+        if count_mode not in (None, "steps"):
+            raise NotImplementedError("ProgbarLogger: count_mode='steps' only (weft counts batches), got %r"
+                                      % (count_mode,))
+        self.stateful_metrics = None if stateful_metrics is None else set(stateful_metrics)
+        self._bar, self._target, self._seen = None, None, 0
+
+    def on_epoch_begin(self, epoch, logs=None):
+        from ._progbar import Progbar, line_verbose
+        verbose = self.params.get("verbose", 1)
+        self._verbose = line_verbose(1 if verbose == "auto" else int(verbose))
+        target = self.params.get("steps") or self._target
+        if self._verbose:
+            print("Epoch %d/%d" % (epoch + 1, self.params.get("epochs", epoch + 1)))
+        self._bar = Progbar(target, verbose=self._verbose, stateful_metrics=self.stateful_metrics)
+        self._seen = 0
+
+    def _values(self, logs):
+        values = [(k, v) for k, v in (logs or {}).items() if np.ndim(v) == 0 and isinstance(v, (int, float, np.number))]
+        if self.stateful_metrics is None:
+            self._bar.stateful_metrics = {k for k, _ in values}
+        return values
+
+    def on_train_batch_end(self, batch, logs=None):
+        self._seen = batch + 1
+        self._bar.update(self._seen, self._values(logs), finalize=False)
+
+    def on_epoch_end(self, epoch, logs=None):
+        if self._bar is not None:
+            self._target = self._target or self._seen  # an unknown epoch length is known after one epoch
+            self._bar.target = self._bar.target or self._seen
+            self._bar.update(self._seen, self._values(logs), finalize=True)
+
+
+def resume_epoch(model, callbacks, initial_epoch):
+    """fit's start: the epoch a BackupAndRestore among ``callbacks`` resumes at (its backup loaded
+    into ``model``), else ``initial_epoch``."""
+    for cb in callbacks or []:
+        if isinstance(cb, BackupAndRestore):
+            initial_epoch = max(int(initial_epoch), cb._resume_epoch(model))
+    return initial_epoch
+
+
+def own_progbar(callbacks):
+    """Whether a ProgbarLogger among ``callbacks`` draws the bar (fit then prints nothing itself)."""
+    return any(isinstance(cb, ProgbarLogger) for cb in callbacks or [])
+
+
+__all__ += ["BackupAndRestore", "ProgbarLogger"]

@@ -54,6 +54,20 @@ def get(identifier):
                     "weft.keras.initializers object; custom initializer functions are not supported)" % (identifier,))
 
 
+def serialize(initializer):
+    """An initializer as Keras config data ({"module", "class_name", "config"})."""
+    from . import _config
+    return _config.serialize(initializer, "initializer")
+
+
+def deserialize(config, custom_objects=None):
+    """The initializer of serialize's data, or of a Keras name."""
+    from . import _config
+    if isinstance(config, str):
+        return get(config)
+    return _config.deserialize_in(__name__, config, custom_objects)
+
+
 __all__ += ["zeros", "ones", "constant", "glorot_uniform", "glorot_normal", "he_normal", "he_uniform",
             "lecun_normal", "lecun_uniform", "variance_scaling", "random_normal", "random_uniform",
-            "truncated_normal", "orthogonal", "identity", "get"]
+            "truncated_normal", "orthogonal", "identity", "get", "serialize", "deserialize"]

@@ -262,5 +262,6 @@ _config.record_module(globals(), __all__)
 
 # Layers written in Python as custom layers (their classes are their configs: not recorded above).
 from ._attention import (Attention, AdditiveAttention, Dot, dot, UnitNormalization,  # noqa: E402,F401
-                         GroupNormalization)
-__all__ += ["Attention", "AdditiveAttention", "Dot", "dot", "UnitNormalization", "GroupNormalization"]
+                         GroupNormalization, ThresholdedReLU)
+__all__ += ["Attention", "AdditiveAttention", "Dot", "dot", "UnitNormalization", "GroupNormalization",
+            "ThresholdedReLU"]

@@ -11,6 +11,7 @@ Keras' "sum_over_batch_size"), a function the per-example values::
 import numpy as np
 
 from .. import _weft
+from . import _config, _python_losses as _pl
 
 _cpp = _weft.keras.losses
 _REDUCTIONS = ("sum_over_batch_size", "sum", "none", "auto", None)  # Keras 2's "auto": sum_over_batch_size
@@ -249,6 +250,124 @@ poisson = _function(Poisson, "poisson", "Per-example Poisson loss.")
 cosine_similarity = _function(CosineSimilarity, "cosine_similarity", "Per-example negative cosine similarity.")
 
 
+class _PythonLoss(Loss):
+    """A Keras 3 loss computed by weft ops (_python_losses.py): ``_impl`` of (y_true, y_pred) and
+    the keyword arguments named in ``_args``, per example; a model compiled with one trains
+    through traced steps."""
+    _impl = None
+    _args = ()
+
+    def __init__(self, reduction="sum_over_batch_size", name=None, **kwargs):
+        super().__init__(None, name, reduction)
+        self._kwargs = kwargs
+        for k, v in kwargs.items():
+            setattr(self, k, v)
+
+    def call(self, y_true, y_pred):
+        return type(self)._impl(y_true, y_pred, **self._kwargs)
+
+    def get_config(self):
+        return dict(super().get_config(), **self._kwargs)
+
+
+class BinaryFocalCrossentropy(_PythonLoss):
+    """Binary cross-entropy scaled by (1 - p_t)**gamma, so confident right answers weigh less
+    (Lin et al. 2017); with apply_class_balancing, positives weigh alpha and negatives 1 - alpha."""
+    _impl = staticmethod(_pl.binary_focal)
+
+    def __init__(self, apply_class_balancing=False, alpha=0.25, gamma=2.0, from_logits=False, label_smoothing=0.0,
+                 axis=-1, reduction="sum_over_batch_size", name="binary_focal_crossentropy", dtype=None):
+        super().__init__(reduction, name, apply_class_balancing=bool(apply_class_balancing), alpha=float(alpha),
+                         gamma=float(gamma), from_logits=bool(from_logits), label_smoothing=float(label_smoothing),
+                         axis=int(axis))
+
+
+class CategoricalFocalCrossentropy(_PythonLoss):
+    """Categorical cross-entropy of one-hot labels scaled by alpha * (1 - p)**gamma per class."""
+    _impl = staticmethod(_pl.categorical_focal)
+
+    def __init__(self, alpha=0.25, gamma=2.0, from_logits=False, label_smoothing=0.0, axis=-1,
+                 reduction="sum_over_batch_size", name="categorical_focal_crossentropy", dtype=None):
+        super().__init__(reduction, name, alpha=float(alpha), gamma=float(gamma), from_logits=bool(from_logits),
+                         label_smoothing=float(label_smoothing), axis=int(axis))
+
+
+class Dice(_PythonLoss):
+    """1 - the Dice coefficient 2|A.B| / (|A| + |B|) of labels and predictions, summed over ``axis``
+    (None, Keras' default: over the whole batch)."""
+    _impl = staticmethod(_pl.dice)
+
+    def __init__(self, reduction="sum_over_batch_size", name="dice", axis=None, dtype=None):
+        super().__init__(reduction, name, axis=axis)
+
+
+class Tversky(_PythonLoss):
+    """1 - tp / (tp + alpha fp + beta fn), soft counts over ``axis`` (None: the whole batch);
+    alpha = beta = 0.5 is Dice."""
+    _impl = staticmethod(_pl.tversky)
+
+    def __init__(self, alpha=0.5, beta=0.5, reduction="sum_over_batch_size", name="tversky", axis=None, dtype=None):
+        super().__init__(reduction, name, alpha=float(alpha), beta=float(beta), axis=axis)
+
+
+class CategoricalGeneralizedCrossEntropy(_PythonLoss):
+    """(1 - p_label**q) / q for integer labels: between cross-entropy (q -> 0) and MAE (q = 1),
+    robust to noisy labels (Zhang & Sabuncu 2018); q in (0, 1)."""
+    _impl = staticmethod(_pl.generalized_ce)
+
+    def __init__(self, q=0.5, reduction="sum_over_batch_size", name="categorical_generalized_cross_entropy",
+                 dtype=None):
+        if not 0 < float(q) < 1:
+            raise ValueError("CategoricalGeneralizedCrossEntropy: q must be in the interval (0, 1), got %r" % (q,))
+        super().__init__(reduction, name, q=float(q))
+
+
+class CTC(_PythonLoss):
+    """Connectionist temporal classification: y_true (batch, max_length) labels padded with 0 (the
+    blank), y_pred (batch, time, classes) logits; every example uses all time steps (Keras')."""
+    _impl = staticmethod(_pl.ctc)
+
+    def __init__(self, reduction="sum_over_batch_size", name="ctc", dtype=None):
+        super().__init__(reduction, name)
+
+    def call(self, y_true, y_pred):
+        return _pl.ctc(_ops_cast(y_true, "int32"), y_pred)
+
+
+def _ops_cast(x, dtype):
+    from .. import ops
+    return ops.cast(x, dtype)
+
+
+def _python_function(impl, cls, name, doc):
+    """Keras' function form of a Python loss: the per-example values of arrays or tensors."""
+    def fn(y_true, y_pred, **kwargs):
+        return _pl.per_example(impl, y_true, y_pred, **kwargs)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+binary_focal_crossentropy = _python_function(_pl.binary_focal, BinaryFocalCrossentropy, "binary_focal_crossentropy",
+                                             "Per-example binary focal cross-entropy (apply_class_balancing, alpha, "
+                                             "gamma, from_logits, label_smoothing, axis).")
+categorical_focal_crossentropy = _python_function(_pl.categorical_focal, CategoricalFocalCrossentropy,
+                                                  "categorical_focal_crossentropy",
+                                                  "Per-example categorical focal cross-entropy (alpha, gamma, "
+                                                  "from_logits, label_smoothing, axis).")
+dice = _python_function(_pl.dice, Dice, "dice", "Dice loss; axis=None: one value for everything given.")
+tversky = _python_function(_pl.tversky, Tversky, "tversky", "Tversky loss (alpha, beta); axis=None: one value.")
+categorical_generalized_cross_entropy = _python_function(
+    _pl.generalized_ce, CategoricalGeneralizedCrossEntropy, "categorical_generalized_cross_entropy",
+    "Per-example generalized cross-entropy of integer labels (q).")
+kullback_leibler_divergence = kl_divergence
+
+
+def ctc(y_true, y_pred):
+    """Per-example CTC loss of (batch, max_length) labels padded with 0 and (batch, time, classes) logits."""
+    return _pl.per_example(lambda t, p: _pl.ctc(_ops_cast(t, "int32"), p), y_true, y_pred)
+
+
 def get(identifier):
     """A Loss from a Loss, a Loss class, a loss function of this module, or a Keras name
     ('sparse_categorical_crossentropy', 'categorical_crossentropy', 'binary_crossentropy',
@@ -259,12 +378,34 @@ def get(identifier):
         return identifier()
     if callable(identifier) and hasattr(identifier, "_weft_loss"):
         return identifier._weft_loss()
+    if isinstance(identifier, str) and identifier in _PYTHON_NAMES:
+        return globals()[_PYTHON_NAMES[identifier]]()
     if isinstance(identifier, str):
         return Loss(_cpp.get(identifier))  # named as Keras' function: 'mse' -> 'mean_squared_error'
     if callable(identifier):  # a Python function of (y_true, y_pred): Keras' LossFunctionWrapper
         return _FunctionLoss(identifier)
     raise TypeError("loss must be a weft.keras.losses object, a function of (y_true, y_pred) or a name, got %r"
                     % (identifier,))
+
+
+# Keras names of the Python losses for compile(loss="...") and get().
+_PYTHON_NAMES = {"binary_focal_crossentropy": "BinaryFocalCrossentropy",
+                 "categorical_focal_crossentropy": "CategoricalFocalCrossentropy", "dice": "Dice",
+                 "tversky": "Tversky", "categorical_generalized_cross_entropy": "CategoricalGeneralizedCrossEntropy",
+                 "ctc": "CTC"}
+
+
+def serialize(loss):
+    """A loss object as Keras config data ({"module", "class_name", "config"}); a loss function by name."""
+    return _config.serialize(loss, "loss")
+
+
+def deserialize(config, custom_objects=None):
+    """The loss of serialize's data, or of a Keras name ('mse', 'dice')."""
+    if isinstance(config, str):
+        fn = globals().get(config)
+        return fn if callable(fn) and not isinstance(fn, type) else get(config)
+    return _config.deserialize_in(__name__, config, custom_objects)
 
 
 class _FunctionLoss(Loss):
@@ -290,9 +431,12 @@ __all__ = ["Loss", "SparseCategoricalCrossentropy", "CategoricalCrossentropy", "
            "mae", "huber", "MeanAbsolutePercentageError", "MeanSquaredLogarithmicError", "LogCosh", "Hinge",
            "SquaredHinge", "KLDivergence", "Poisson", "CosineSimilarity", "mean_absolute_percentage_error", "mape",
            "mean_squared_logarithmic_error", "msle", "log_cosh", "logcosh", "hinge", "squared_hinge", "kl_divergence",
-           "kld", "poisson", "cosine_similarity", "CategoricalHinge", "categorical_hinge", "get"]
+           "kld", "poisson", "cosine_similarity", "CategoricalHinge", "categorical_hinge", "get",
+           "BinaryFocalCrossentropy", "CategoricalFocalCrossentropy", "Dice", "Tversky",
+           "CategoricalGeneralizedCrossEntropy", "binary_focal_crossentropy", "categorical_focal_crossentropy",
+           "dice", "tversky", "categorical_generalized_cross_entropy", "kullback_leibler_divergence", "CTC", "ctc",
+           "serialize", "deserialize"]
 
 # Every factory above records its arguments (get_config / from_config / model files).
-from . import _config  # noqa: E402
 _config.record_module(globals(), __all__)
 __all__.append("Reduction")

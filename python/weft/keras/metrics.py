@@ -17,6 +17,7 @@ import functools
 import numpy as np
 
 from .. import _weft
+from .. import math as _math
 from . import _custom_step, losses as _losses
 
 _cpp = _weft.keras.metrics
@@ -433,7 +434,7 @@ def get(identifier):
     """A Metric from a Metric, a Metric class, or a Keras name ('accuracy', 'acc',
     'binary_accuracy', 'categorical_accuracy', 'sparse_categorical_accuracy',
     'top_k_categorical_accuracy', 'sparse_top_k_categorical_accuracy', 'mse', 'mae', 'auc', ...)."""
-    if isinstance(identifier, (Metric, MeanMetricWrapper)):
+    if isinstance(identifier, (Metric, MeanMetricWrapper, HostMetric)):
         return identifier
     if isinstance(identifier, _Reduce) or (isinstance(identifier, type) and issubclass(identifier, _Reduce)):
         raise TypeError("keras.metrics.%s reduces the values given to update_state; compile's metrics take "
@@ -495,3 +496,111 @@ class CosineSimilarity(MeanMetricWrapper):
 
 
 __all__ += ["MeanAbsolutePercentageError", "Poisson", "Hinge", "SquaredHinge", "KLDivergence", "CosineSimilarity"]
+
+
+def _pearson(y_true, y_pred, axis=-1):
+    from .. import ops
+    t = y_true - ops.reduce_mean(y_true, axis=axis, keepdims=True)
+    p = y_pred - ops.reduce_mean(y_pred, axis=axis, keepdims=True)
+    t = t / _math.reduce_std(t, axis=axis, keepdims=True)
+    p = p / _math.reduce_std(p, axis=axis, keepdims=True)
+    return ops.reduce_mean(t * p, axis=axis)
+
+
+def _concordance(y_true, y_pred, axis=-1):
+    # Keras 3's formula as written (keras/src/metrics/correlation_metrics.py), its covariance
+    # centring y_true on y_pred's mean included: the values match Keras'.
+    from .. import ops
+    t_mean = ops.reduce_mean(y_true, axis=axis, keepdims=True)
+    p_mean = ops.reduce_mean(y_pred, axis=axis, keepdims=True)
+    t_var = _math.reduce_variance(y_true - t_mean, axis=axis, keepdims=True)
+    p_var = _math.reduce_variance(y_pred - p_mean, axis=axis, keepdims=True)
+    covar = (y_true - p_mean) * (y_pred - p_mean)
+    norm = t_var + p_var + ops.square(t_mean - p_mean)
+    return ops.reduce_mean(2.0 * covar / (norm + _losses._pl._EPSILON), axis=axis)
+
+
+def pearson_correlation(y_true, y_pred, axis=-1):
+    """Per-sample Pearson correlation of y_true and y_pred along ``axis``."""
+    return _losses._pl.per_example(_pearson, y_true, y_pred, axis=axis)
+
+
+def concordance_correlation(y_true, y_pred, axis=-1):
+    """Per-sample concordance correlation (Lin's) of y_true and y_pred along ``axis``."""
+    return _losses._pl.per_example(_concordance, y_true, y_pred, axis=axis)
+
+
+class PearsonCorrelation(MeanMetricWrapper):
+    """The mean over samples of pearson_correlation along ``axis``."""
+
+    def __init__(self, name="pearson_correlation", dtype=None, axis=-1):
+        super().__init__(lambda t, p: _pearson(_cast_like(t, p), p, axis), name=name)
+        self.axis = axis
+
+    def get_config(self):
+        return {"name": self.name, "axis": self.axis}
+
+
+class ConcordanceCorrelation(MeanMetricWrapper):
+    """The mean over samples of concordance_correlation along ``axis``."""
+
+    def __init__(self, name="concordance_correlation", dtype=None, axis=-1):
+        super().__init__(lambda t, p: _concordance(_cast_like(t, p), p, axis), name=name)
+        self.axis = axis
+
+    def get_config(self):
+        return {"name": self.name, "axis": self.axis}
+
+
+def _cast_like(y_true, y_pred):
+    from .. import ops
+    return ops.cast(y_true, y_pred.dtype)
+
+
+# Keras' metric functions that are its loss functions, and its upper-case aliases.
+binary_crossentropy = _losses.binary_crossentropy
+categorical_crossentropy = _losses.categorical_crossentropy
+sparse_categorical_crossentropy = _losses.sparse_categorical_crossentropy
+binary_focal_crossentropy = _losses.binary_focal_crossentropy
+categorical_focal_crossentropy = _losses.categorical_focal_crossentropy
+hinge = _losses.hinge
+squared_hinge = _losses.squared_hinge
+categorical_hinge = _losses.categorical_hinge
+huber = _losses.huber
+kld = KLD = kullback_leibler_divergence = _losses.kl_divergence
+logcosh = _losses.log_cosh
+mape = MAPE = _losses.mean_absolute_percentage_error
+msle = MSLE = _losses.mean_squared_logarithmic_error
+poisson = _losses.poisson
+MSE, MAE = mse, mae
+
+from ._host_metrics import (IoU, MeanIoU, BinaryIoU, OneHotIoU, OneHotMeanIoU, PrecisionAtRecall,  # noqa: E402
+                            RecallAtPrecision, SensitivityAtSpecificity, SpecificityAtSensitivity, HostMetric)
+
+
+def serialize(metric):
+    """A metric object as Keras config data ({"module", "class_name", "config"}); a function by name."""
+    from . import _config
+    if isinstance(metric, (Metric, _Reduce, HostMetric)) and not isinstance(metric, MeanMetricWrapper) \
+            or type(metric) in (PearsonCorrelation, ConcordanceCorrelation, CosineSimilarity):
+        cls = type(metric)
+        return {"module": __name__, "class_name": cls.__name__, "config": _config.serialize(metric.get_config())}
+    return _config.serialize(metric, "metric")
+
+
+def deserialize(config, custom_objects=None):
+    """The metric of serialize's data, or of a Keras name ('accuracy', 'mse', ...)."""
+    from . import _config
+    if isinstance(config, str):
+        fn = globals().get(config)
+        return fn if callable(fn) and not isinstance(fn, type) else get(config)
+    return _config.deserialize_in(__name__, config, custom_objects)
+
+
+__all__ += ["PearsonCorrelation", "ConcordanceCorrelation", "pearson_correlation", "concordance_correlation",
+            "binary_crossentropy", "categorical_crossentropy", "sparse_categorical_crossentropy",
+            "binary_focal_crossentropy", "categorical_focal_crossentropy", "hinge", "squared_hinge",
+            "categorical_hinge", "huber", "kld", "KLD", "kullback_leibler_divergence", "logcosh", "mape", "MAPE",
+            "msle", "MSLE", "poisson", "MSE", "MAE", "IoU", "MeanIoU", "BinaryIoU", "OneHotIoU", "OneHotMeanIoU",
+            "PrecisionAtRecall", "RecallAtPrecision", "SensitivityAtSpecificity", "SpecificityAtSensitivity",
+            "serialize", "deserialize"]

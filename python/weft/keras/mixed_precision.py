@@ -39,10 +39,11 @@ def global_policy():
     return _global[0]
 
 
-class LossScaleOptimizer:
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError("keras.mixed_precision.LossScaleOptimizer: weft trains in float32, which needs no "
-                                  "loss scaling; pass the inner optimizer to compile")
+def __getattr__(name):
+    if name == "LossScaleOptimizer":  # keras.optimizers' pass-through (float32 needs no loss scaling)
+        from .optimizers import LossScaleOptimizer
+        return LossScaleOptimizer
+    raise AttributeError("module 'weft.keras.mixed_precision' has no attribute %r" % (name,))
 
 
 set_policy = set_global_policy  # TF 2.3's experimental names

@@ -259,6 +259,84 @@ def moments(x, axes, keepdims=False, synchronized=False):
     return _nn.moments(x, axes, keepdims=keepdims)
 
 
+from ._ops_numpy import *  # noqa: E402,F401,F403 - cumprod, diagonal, nan_to_num, flip, ...
+from ._ops_stats import *  # noqa: E402,F401,F403 - nansum, quantile, searchsorted, ...
+from ._ops_nn import *  # noqa: E402,F401,F403 - cross-entropies, ctc_loss, attention, fori_loop, scan, ...
+from . import activations as _act  # noqa: E402
+
+# Keras 3's activations as ops (on graph tensors; keras/activations.py).
+celu, glu, hard_tanh, hard_shrink, soft_shrink, tanh_shrink, log_sigmoid, sparsemax, squareplus, sparse_plus, \
+    sparse_sigmoid, threshold, selu, softsign, hard_sigmoid, hard_silu, hard_swish = (
+        _act.celu, _act.glu, _act.hard_tanh, _act.hard_shrink, _act.soft_shrink, _act.tanh_shrink, _act.log_sigmoid,
+        _act.sparsemax, _act.squareplus, _act.sparse_plus, _act.sparse_sigmoid, _act.threshold, _act.selu,
+        _act.softsign, _act.hard_sigmoid, _act.hard_silu, _act.hard_swish)
+
+
+def _submodule(name, names, doc):
+    """A view of some of this module's functions under a Keras 3 submodule name: it reads them
+    from here at each access, so it sees them as installed (wrapped for KerasTensors by
+    _op_layers.py after this module is imported)."""
+    import sys
+    import types
+
+    class View(types.ModuleType):
+        def __getattr__(self, attr):
+            if attr in self.__all__:
+                return getattr(sys.modules[__name__], attr)
+            raise AttributeError("keras.ops.%s.%s is not in weft (it has %s)" % (name, attr, ", ".join(self.__all__)))
+
+        def __dir__(self):
+            return list(self.__all__)
+
+    mod = View("weft.keras.ops." + name, doc)
+    mod.__all__ = list(names)
+    return mod
+
+
+# keras.ops.nn / numpy / core / linalg / image: the same functions grouped as Keras 3 groups them.
+nn = _submodule("nn", ["relu", "relu6", "sigmoid", "softplus", "silu", "swish", "gelu", "elu", "leaky_relu", "softmax",
+                       "log_softmax", "celu", "glu", "hard_tanh", "hard_shrink", "soft_shrink", "tanh_shrink",
+                       "log_sigmoid", "sparsemax", "squareplus", "sparse_plus", "sparse_sigmoid", "threshold", "selu",
+                       "softsign", "hard_sigmoid", "hard_silu", "hard_swish", "one_hot", "multi_hot", "moments",
+                       "normalize", "binary_crossentropy", "categorical_crossentropy",
+                       "sparse_categorical_crossentropy"], "keras.ops.nn: activations, losses, normalization.")
+core = _submodule("core", ["cond", "while_loop", "fori_loop", "map", "scan", "switch", "cast", "convert_to_tensor",
+                           "convert_to_numpy", "shape", "stop_gradient", "is_tensor", "slice"],
+                  "keras.ops.core: control flow and conversions.")
+linalg = _submodule("linalg", ["norm", "einsum", "matmul", "trace", "diagonal", "outer", "inner", "tensordot"],
+                    "keras.ops.linalg: the linear-algebra ops weft has (norm, and its products).")
+numpy = _submodule("numpy", sorted(n for n, v in list(globals().items()) if not n.startswith("_") and callable(v)
+                                   and getattr(v, "__module__", "") != "types"
+                                   and n not in ("as_dtype", "builtins")
+                                   and not isinstance(v, type)),
+                   "keras.ops.numpy: the numpy-like ops.")
+
+
+def _image_module():
+    import types
+    from .. import image as _image
+    mod = types.ModuleType("weft.keras.ops.image", "keras.ops.image: resize and rgb_to_grayscale over weft.image.")
+
+    def resize(images, size, interpolation="bilinear", antialias=False, crop_to_aspect_ratio=False, pad_to_aspect_ratio=False,
+               fill_mode="constant", fill_value=0.0, data_format=None):
+        """Keras' image resize (channels-last images) through weft.image.resize."""
+        if antialias or crop_to_aspect_ratio or pad_to_aspect_ratio or data_format not in (None, "channels_last"):
+            raise NotImplementedError("keras.ops.image.resize: weft resizes channels-last images without antialias or "
+                                      "aspect-ratio cropping / padding")
+        return _image.resize(images, size, method=interpolation)
+
+    def rgb_to_grayscale(images, data_format=None):
+        if data_format not in (None, "channels_last"):
+            raise NotImplementedError("keras.ops.image.rgb_to_grayscale: channels-last images only")
+        return _image.rgb_to_grayscale(images)
+
+    mod.resize, mod.rgb_to_grayscale = resize, rgb_to_grayscale
+    return mod
+
+
+image = _image_module()
+
+
 def __getattr__(name):
     raise AttributeError("keras.ops.%s is not in weft (weft.keras.ops has %s)"
                          % (name, ", ".join(sorted(n for n, v in globals().items() if not n.startswith("_")

@@ -302,7 +302,94 @@ class Lion(Optimizer):
                          accumulate)
 
 
-for _cls, _names in ((SGD, ("momentum", "nesterov")), (Adam, ("beta_1", "beta_2", "epsilon", "amsgrad")),
+class Lamb(Optimizer):
+    """LAMB (You et al. 2019): Adam's step scaled per variable by the trust ratio |w| / |step|,
+    for large-batch training."""
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, weight_decay=None, clipnorm=None,
+                 clipvalue=None, global_clipnorm=None, name="lamb", **kwargs):
+        accumulate = _check_kwargs(kwargs)
+        super().__init__(_cpp.Lamb(_rate(learning_rate), float(beta_1), float(beta_2), float(epsilon),
+                                   clipnorm=clipnorm, clipvalue=clipvalue, global_clipnorm=global_clipnorm,
+                                   weight_decay=weight_decay), name, learning_rate, accumulate)
+
+
+class Adafactor(Optimizer):
+    """Adafactor (Shazeer & Stern 2018) with Keras 3's formulas: the second moment of a matrix
+    factored into row and column averages, updates clipped to rms <= clip_threshold and scaled
+    by the weight's rms, the rate capped at 1/sqrt(step) (Keras caps it whatever
+    ``relative_step`` says; train/optimizers.h)."""
+
+    def __init__(self, learning_rate=0.001, beta_2_decay=-0.8, epsilon_1=1e-30, epsilon_2=1e-3, clip_threshold=1.0,
+                 relative_step=True, weight_decay=None, clipnorm=None, clipvalue=None, global_clipnorm=None,
+                 name="adafactor", **kwargs):
+        accumulate = _check_kwargs(kwargs)
+        super().__init__(_cpp.Adafactor(_rate(learning_rate), float(beta_2_decay), float(epsilon_1), float(epsilon_2),
+                                        float(clip_threshold), bool(relative_step), clipnorm=clipnorm,
+                                        clipvalue=clipvalue, global_clipnorm=global_clipnorm,
+                                        weight_decay=weight_decay), name, learning_rate, accumulate)
+
+
+class LossScaleOptimizer(Optimizer):
+    """Keras 3's loss-scaling wrapper, as a pass-through: weft's Keras models train in float32
+    (mixed precision is not supported), where gradients do not underflow, so the wrapped
+    optimizer's updates are exactly those of ``inner_optimizer``; ``scale_loss`` and
+    ``get_scaled_loss`` / ``get_unscaled_gradients`` (TF 2's names) return their argument (a loss
+    scale of 1). ``initial_scale`` and ``dynamic_growth_steps`` are kept for get_config."""
+
+    def __init__(self, inner_optimizer, initial_scale=2.0 ** 15, dynamic_growth_steps=2000, name=None, **kwargs):
+        inner = get(inner_optimizer)
+        _check_kwargs(kwargs)
+        self.inner_optimizer = inner
+        self.initial_scale, self.dynamic_growth_steps = float(initial_scale), int(dynamic_growth_steps)
+        super().__init__(inner._cpp, name or "loss_scale_optimizer", None)
+        self._learning_rate_arg = inner._learning_rate_arg
+
+    dynamic = property(lambda self: True)
+    dynamic_scale = property(lambda self: _value(1.0))  # the pass-through's scale (float32: none needed)
+
+    def _attach(self, model):
+        super()._attach(model)
+        self.inner_optimizer._attach(model)
+
+    def scale_loss(self, loss):
+        return loss
+
+    def get_scaled_loss(self, loss):
+        return loss
+
+    def get_unscaled_gradients(self, grads):
+        return list(grads)
+
+    def get_config(self):
+        from . import _config
+        return {"name": self.name, "inner_optimizer": _config.serialize(self.inner_optimizer, "inner_optimizer"),
+                "initial_scale": self.initial_scale, "dynamic_growth_steps": self.dynamic_growth_steps}
+
+    @classmethod
+    def from_config(cls, config):
+        from . import _config
+        config = dict(config)
+        config["inner_optimizer"] = _config.deserialize_in(__name__, config["inner_optimizer"])
+        return cls(**config)
+
+
+def serialize(optimizer):
+    """An optimizer as Keras config data ({"module", "class_name", "config"})."""
+    from . import _config
+    return _config.serialize(optimizer, "optimizer")
+
+
+def deserialize(config, custom_objects=None):
+    """The optimizer of serialize's data, or of a Keras name ('adam')."""
+    from . import _config
+    if isinstance(config, str):
+        return get(config)
+    return _config.deserialize_in(__name__, config, custom_objects)
+
+
+for _cls, _names in ((SGD, ("momentum", "nesterov")), (Lamb, ("beta_1", "beta_2", "epsilon")),
+                     (Adafactor, ("beta_2_decay", "epsilon_1", "epsilon_2", "clip_threshold", "relative_step")), (Adam, ("beta_1", "beta_2", "epsilon", "amsgrad")),
                      (AdamW, ("beta_1", "beta_2", "epsilon", "amsgrad", "weight_decay")),
                      (RMSprop, ("rho", "momentum", "epsilon", "centered")),
                      (Adagrad, ("initial_accumulator_value", "epsilon")),
@@ -398,7 +485,7 @@ def _rate(lr):
 
 def get(identifier):
     """An Optimizer from an Optimizer, an Optimizer class, or a name ('sgd', 'adam', 'adamw',
-    'rmsprop', 'adagrad', 'nadam', 'adamax', 'adadelta', 'ftrl', 'lion'; weft's 'momentum' is SGD
+    'rmsprop', 'adagrad', 'nadam', 'adamax', 'adadelta', 'ftrl', 'lion', 'lamb', 'adafactor'; weft's 'momentum' is SGD
     with momentum 0.9) with Keras' defaults."""
     if isinstance(identifier, Optimizer):
         return identifier
@@ -416,9 +503,11 @@ experimental = types.ModuleType("weft.keras.optimizers.experimental", "Aliases o
 for _ns in (legacy, experimental):
     for _cls in (Optimizer, SGD, Adam, AdamW, RMSprop, Adagrad, Nadam, Adamax, Adadelta, Ftrl):
         setattr(_ns, _cls.__name__, _cls)
+experimental.Adafactor = Adafactor  # TF 2.11-2.15's tf.keras.optimizers.experimental.Adafactor
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Nadam", "Adamax", "Adadelta", "Ftrl", "Lion",
-           "schedules", "legacy", "experimental", "get"]
+           "Lamb", "Adafactor", "LossScaleOptimizer", "schedules", "legacy", "experimental", "get", "serialize",
+           "deserialize"]
 
 # Every factory above records its arguments (get_config / from_config / model files).
 from . import _config  # noqa: E402

@@ -75,4 +75,18 @@ def get(identifier):
     raise ValueError("Could not interpret regularizer identifier: %r" % (identifier,))
 
 
-__all__ = ["Regularizer", "L1", "L2", "L1L2", "l1", "l2", "l1_l2", "get"]
+def serialize(regularizer):
+    """An regularizer as Keras config data ({"module", "class_name", "config"})."""
+    from . import _config
+    return _config.serialize(regularizer, "regularizer")
+
+
+def deserialize(config, custom_objects=None):
+    """The regularizer of serialize's data, or of a Keras name."""
+    from . import _config
+    if isinstance(config, str):
+        return get(config)
+    return _config.deserialize_in(__name__, config, custom_objects)
+
+
+__all__ = ["Regularizer", "L1", "L2", "L1L2", "l1", "l2", "l1_l2", "get", "serialize", "deserialize"]

@@ -152,7 +152,195 @@ def plot_model(model, to_file="model.png", show_shapes=False, show_dtype=False, 
     return None
 
 
-__all__ = ["img_to_array", "to_categorical", "set_random_seed", "normalize", "plot_model", "model_to_dot",
+def is_keras_tensor(x):
+    """Whether ``x`` is a symbolic Keras tensor (keras.Input or a layer's output on one)."""
+    from .. import _weft
+    return isinstance(x, _weft.keras.KerasTensor)
+
+
+def get_source_inputs(tensor):
+    """The keras.Input tensors ``tensor`` was computed from, each once, in the order found."""
+    from .. import _weft
+    k = _weft.keras
+    if not is_keras_tensor(tensor):
+        raise ValueError("get_source_inputs takes a KerasTensor, got %r" % (tensor,))
+    found, seen, stack = [], set(), [tensor]
+    while stack:
+        t = stack.pop()
+        key = k._sym_id(t)
+        if key in seen:
+            continue
+        seen.add(key)
+        if k._is_input(t):
+            found.append(t)
+        else:
+            stack.extend(reversed(k._sym_history(t)[1]))
+    return found
+
+
+def pack_x_y_sample_weight(x, y=None, sample_weight=None):
+    """The tuple a data pipeline yields: x alone (as (x,) when x is a tuple or list), (x, y) or
+    (x, y, sample_weight); unpack_x_y_sample_weight undoes it."""
+    if y is None:
+        return (x,) if isinstance(x, (tuple, list)) else x
+    return (x, y) if sample_weight is None else (x, y, sample_weight)
+
+
+def unpack_x_y_sample_weight(data):
+    """(x, y, sample_weight) from x, (x,), (x, y) or (x, y, sample_weight), Nones for the missing."""
+    from ._custom_step import unpack
+    return unpack(data)
+
+
+def serialize_keras_object(obj):
+    """``obj`` as Keras config data: {"module", "class_name", "config"} for a Keras object, a name
+    for a built-in function, plain JSON values as they are."""
+    from . import _config
+    return _config.serialize(obj, "object")
+
+
+def deserialize_keras_object(config, module_objects=None, custom_objects=None, printable_module_name="object",
+                             **kwargs):
+    """The object of serialize_keras_object's data (classes found by their module, then in
+    ``custom_objects`` / ``module_objects``, registered and custom-object-scope names)."""
+    from . import _config
+    objects = dict(module_objects or {}, **(custom_objects or {}))
+    if isinstance(config, str) and config in objects:
+        return objects[config]
+    return _config.deserialize(config, objects or None)
+
+
+def get_registered_name(obj):
+    """The name ``obj`` (a class or function) is saved under: 'package>Name' when registered with
+    register_keras_serializable, else its own __name__."""
+    from . import _config
+    for name, registered in _config.registered.items():
+        if registered is obj:
+            return name
+    return getattr(obj, "__name__", type(obj).__name__)
+
+
+def clear_session(free_memory=True):
+    """keras.backend.clear_session: a new, empty default graph."""
+    from . import backend
+    backend.clear_session(free_memory)
+
+
+def standardize_dtype(dtype):
+    """The dtype's Keras name: None -> 'float32' (floatx), Python int -> 'int64', float ->
+    'float32', bool -> 'bool', numpy and weft dtypes -> their names; ValueError otherwise."""
+    from .. import framework as _fw
+    if dtype is None:
+        return "float32"
+    dtype = {int: "int64", float: "float32", bool: "bool", str: "string", "int": "int64", "float": "float32"}.get(
+        dtype, dtype)
+    try:
+        name = _fw.as_dtype(dtype).name
+    except (TypeError, ValueError, KeyError) as e:
+        raise ValueError("Invalid dtype: %r" % (dtype,)) from e
+    return name
+
+
+class Config:
+    """Keras 3's ``keras.utils.Config``: a dict of settings read and written as keys or attributes
+    (``config.learning_rate``); ``freeze()`` makes it read-only (a ValueError on changes)."""
+
+    def __init__(self, **kwargs):
+        object.__setattr__(self, "_config", dict(kwargs))
+        object.__setattr__(self, "_frozen", False)
+
+    @property
+    def frozen(self):
+        return self._frozen
+
+    def freeze(self):
+        object.__setattr__(self, "_frozen", True)
+
+    def unfreeze(self):
+        object.__setattr__(self, "_frozen", False)
+
+    def _check(self):
+        if self._frozen:
+            raise ValueError("Cannot mutate attribute(s) because the config is frozen.")
+
+    def __getattr__(self, name):
+        if name.startswith("__") or name in ("_config", "_frozen"):  # copy / pickle probe before __init__
+            raise AttributeError(name)
+        try:
+            return self._config[name]
+        except KeyError:
+            raise AttributeError("Unknown attribute: '%s'" % name) from None
+
+    def __setattr__(self, name, value):
+        self._check()
+        self._config[name] = value
+
+    def __delattr__(self, name):
+        self._check()
+        try:
+            del self._config[name]
+        except KeyError:
+            raise AttributeError("Unknown attribute: '%s'" % name) from None
+
+    def __getitem__(self, key):
+        return self._config[key]
+
+    def __setitem__(self, key, value):
+        self._check()
+        self._config[key] = value
+
+    def __delitem__(self, key):
+        self._check()
+        del self._config[key]
+
+    def __contains__(self, key):
+        return key in self._config
+
+    def __iter__(self):
+        return iter(self._config)
+
+    def __len__(self):
+        return len(self._config)
+
+    def get(self, key, default=None):
+        return self._config.get(key, default)
+
+    def pop(self, *args):
+        self._check()
+        return self._config.pop(*args)
+
+    def update(self, *args, **kwargs):
+        self._check()
+        self._config.update(*args, **kwargs)
+
+    def keys(self):
+        return self._config.keys()
+
+    def values(self):
+        return self._config.values()
+
+    def items(self):
+        return self._config.items()
+
+    def as_dict(self):
+        return dict(self._config)
+
+    def to_json(self):
+        import json
+        return json.dumps(self._config)
+
+    def __repr__(self):
+        return "<Config %r>" % (self._config,)
+
+
+from ._progbar import (enable_interactive_logging, disable_interactive_logging,  # noqa: E402,F401
+                       is_interactive_logging_enabled)
+
+
+__all__ = ["Config", "is_keras_tensor", "get_source_inputs", "pack_x_y_sample_weight", "unpack_x_y_sample_weight",
+           "serialize_keras_object", "deserialize_keras_object", "get_registered_name", "clear_session",
+           "standardize_dtype", "enable_interactive_logging", "disable_interactive_logging",
+           "is_interactive_logging_enabled", "img_to_array", "to_categorical", "set_random_seed", "normalize", "plot_model", "model_to_dot",
            "register_keras_serializable", "get_registered_object", "get_file", "Progbar", "PyDataset", "Sequence",
            "pad_sequences", "split_dataset", "timeseries_dataset_from_array", "text_dataset_from_directory",
            "image_dataset_from_directory", "load_img", "array_to_img", "save_img", "custom_object_scope",
