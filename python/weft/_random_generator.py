@@ -115,8 +115,7 @@ class Generator:
         with _fw.control_dependencies(chain):
             count = v.assign_add(_ops.constant([1], dtype=_ops.int64))
         self._last[graph] = count
-        from .array_ops import concat
-        return concat([_ops.constant([_signed(self._key)], dtype=_ops.int64), count], axis=0)
+        return _ops.concat([_ops.constant([_signed(self._key)], dtype=_ops.int64), count], axis=0)
 
     def uniform(self, shape, minval=0, maxval=None, dtype=_ops.float32, name=None):
         return _sl.stateless_uniform(shape, self._next_seed(), minval, maxval, dtype, name)

@@ -53,15 +53,14 @@ def stateless_uniform(shape, seed, minval=0, maxval=None, dtype=_ops.float32, na
             raise ValueError("Must specify both or neither minval and maxval for integer dtypes, got minval=%r "
                              "maxval=%r" % (minval, maxval))
         if minval is None:
-            return _ops.raw_ops.StatelessRandomUniformFullInt(dims, s, dtype=dtype, Tseed=s.dtype, Tshape=_ops.int64,
+            return _ops.raw_ops.StatelessRandomUniformFullInt(dims, s, dtype=dtype,
                                                               name=name)
         lo, hi = _ops.cast(_convert(minval), dtype), _ops.cast(_convert(maxval), dtype)
-        return _ops.raw_ops.StatelessRandomUniformInt(dims, s, lo, hi, dtype=dtype, Tseed=s.dtype,
-                                                      Tshape=_ops.int64, name=name)
+        return _ops.raw_ops.StatelessRandomUniformInt(dims, s, lo, hi, name=name)
     if minval is None:
         raise ValueError("stateless_random_uniform: minval must be a number for dtype %s, got None" % dtype.name)
     dtype = _float_dtype(dtype, "stateless_random_uniform")
-    u = _ops.raw_ops.StatelessRandomUniform(dims, s, dtype=dtype, Tseed=s.dtype, Tshape=_ops.int64)
+    u = _ops.raw_ops.StatelessRandomUniform(dims, s, dtype=dtype)
     hi = 1 if maxval is None else maxval
     lo_t, hi_t = _ops.cast(_convert(minval), dtype), _ops.cast(_convert(hi), dtype)
     return _ops.add(lo_t, u * (hi_t - lo_t), name=name)
@@ -71,7 +70,7 @@ def stateless_normal(shape, seed, mean=0.0, stddev=1.0, dtype=_ops.float32, name
     """Normal values with the given mean and standard deviation."""
     dtype = _float_dtype(dtype, "stateless_random_normal")
     s = _seed(seed, "stateless_random_normal")
-    z = _ops.raw_ops.StatelessRandomNormal(_shape(shape), s, dtype=dtype, Tseed=s.dtype, Tshape=_ops.int64)
+    z = _ops.raw_ops.StatelessRandomNormal(_shape(shape), s, dtype=dtype)
     return _ops.add(_ops.cast(_convert(mean), dtype), z * _ops.cast(_convert(stddev), dtype), name=name)
 
 
@@ -79,7 +78,7 @@ def stateless_truncated_normal(shape, seed, mean=0.0, stddev=1.0, dtype=_ops.flo
     """Normal values redrawn while more than 2 standard deviations from the mean."""
     dtype = _float_dtype(dtype, "stateless_truncated_normal")
     s = _seed(seed, "stateless_truncated_normal")
-    z = _ops.raw_ops.StatelessTruncatedNormal(_shape(shape), s, dtype=dtype, Tseed=s.dtype, Tshape=_ops.int64)
+    z = _ops.raw_ops.StatelessTruncatedNormal(_shape(shape), s, dtype=dtype)
     return _ops.add(_ops.cast(_convert(mean), dtype), z * _ops.cast(_convert(stddev), dtype), name=name)
 
 
@@ -104,8 +103,7 @@ def stateless_categorical(logits, num_samples, seed, dtype=_ops.int64, name=None
     s = _seed(seed, "stateless_categorical")
 
     def uniform_like(t):
-        return _ops.raw_ops.StatelessRandomUniform(_ops.shape(t, out_type=_ops.int64), s, dtype=t.dtype,
-                                                   Tseed=s.dtype, Tshape=_ops.int64)
+        return _ops.raw_ops.StatelessRandomUniform(_ops.shape(t, out_type=_ops.int64), s, dtype=t.dtype)
     return _ops.identity(gumbel_argmax(logits, num_samples, dtype, uniform_like, "stateless_categorical"), name=name)
 
 
@@ -119,8 +117,7 @@ def stateless_binomial(shape, seed, counts, probs, output_dtype=_ops.int32, name
         raise ValueError("stateless_random_binomial: counts and probs must be numbers, got %s and %s"
                          % (counts.dtype.name, probs.dtype.name))
     return _ops.raw_ops.StatelessRandomBinomial(_shape(shape), s, _ops.cast(counts, ftype), _ops.cast(probs, ftype),
-                                                dtype=_as_dtype(output_dtype), T=ftype, Tseed=s.dtype,
-                                                Tshape=_ops.int64, name=name)
+                                                dtype=_as_dtype(output_dtype), name=name)
 
 
 def stateless_split(seed, num=2, alg="auto_select"):
