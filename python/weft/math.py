@@ -212,15 +212,21 @@ def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
     return raw_ops.UnsortedSegmentSum(_t(data), ids, num, name=name)
 
 
-def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
-    """The mean of data[i] over the i in each segment (0 for an empty segment)."""
+def _sum_and_count(data, segment_ids, num_segments):
+    """(segment sums, segment sizes at least 1, shaped to divide the sums)."""
     data = _t(data)
     ids = segment_ids if isinstance(segment_ids, Tensor) else _index_constant(segment_ids)
     total = unsorted_segment_sum(data, ids, num_segments)
     count = unsorted_segment_sum(_ops.ones_like(_ops.cast(ids, data.dtype)), ids, num_segments)
     if data.shape is not None and ids.shape is not None and len(data.shape) > len(ids.shape):
         count = _ops.reshape(count, _ops.concat([_ops.shape(count), _index_constant([1] * (len(data.shape) - len(ids.shape)))], 0))
-    return total / _ops.maximum(count, _ops.ones_like(count))
+    return total, _ops.maximum(count, _ops.ones_like(count))
+
+
+def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
+    """The mean of data[i] over the i in each segment (0 for an empty segment)."""
+    total, count = _sum_and_count(data, segment_ids, num_segments)
+    return _ops.divide(total, count, name=name)
 
 
 def _segments(segment_ids):
@@ -239,6 +245,54 @@ def segment_mean(data, segment_ids, name=None):
     """The mean over each segment (as segment_sum)."""
     ids, num = _segments(segment_ids)
     return unsorted_segment_mean(data, ids, num, name=name)
+
+
+def _unsorted_reduce(op_name):
+    raw = getattr(raw_ops, op_name)
+
+    def f(data, segment_ids, num_segments, name=None):
+        ids = segment_ids if isinstance(segment_ids, Tensor) else _index_constant(segment_ids)
+        num = num_segments if isinstance(num_segments, Tensor) else _index_constant(int(num_segments))
+        return raw(_t(data), ids, num, name=name)
+    return f
+
+
+unsorted_segment_max = _unsorted_reduce("UnsortedSegmentMax")
+unsorted_segment_max.__doc__ = """output[s] = max of data[i] over segment_ids[i] == s (op UnsortedSegmentMax); an
+empty segment holds the dtype's lowest value, as TF."""
+unsorted_segment_min = _unsorted_reduce("UnsortedSegmentMin")
+unsorted_segment_min.__doc__ = """output[s] = min of data[i] over segment_ids[i] == s (op UnsortedSegmentMin); an
+empty segment holds the dtype's highest value."""
+unsorted_segment_prod = _unsorted_reduce("UnsortedSegmentProd")
+unsorted_segment_prod.__doc__ = """output[s] = product of data[i] over segment_ids[i] == s (op UnsortedSegmentProd);
+1 for an empty segment."""
+for _f, _n in ((unsorted_segment_max, "unsorted_segment_max"), (unsorted_segment_min, "unsorted_segment_min"),
+               (unsorted_segment_prod, "unsorted_segment_prod")):
+    _f.__name__ = _f.__qualname__ = _n
+
+
+def unsorted_segment_sqrt_n(data, segment_ids, num_segments, name=None):
+    """The sum over each segment divided by the square root of its size (0 for an empty segment)."""
+    total, count = _sum_and_count(data, segment_ids, num_segments)
+    return _ops.divide(total, _ops.sqrt(count), name=name)
+
+
+def segment_max(data, segment_ids, name=None):
+    """The max over runs of equal (sorted) ``segment_ids``, for s up to max(segment_ids)."""
+    ids, num = _segments(segment_ids)
+    return unsorted_segment_max(data, ids, num, name=name)
+
+
+def segment_min(data, segment_ids, name=None):
+    """The min over runs of equal (sorted) ``segment_ids``."""
+    ids, num = _segments(segment_ids)
+    return unsorted_segment_min(data, ids, num, name=name)
+
+
+def segment_prod(data, segment_ids, name=None):
+    """The product over runs of equal (sorted) ``segment_ids``."""
+    ids, num = _segments(segment_ids)
+    return unsorted_segment_prod(data, ids, num, name=name)
 
 
 def top_k(input, k=1, sorted=True, name=None):
@@ -330,6 +384,44 @@ def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=int32, nam
     if weights is not None:
         oh = oh * _ops.cast(_ops.reshape(_t(weights), [-1, 1]), float64)
     return _ops.cast(reduce_sum(oh, 0), dtype)
+
+
+def searchsorted(sorted_sequence, values, side="left", out_type=int32, name=None):
+    """For each of ``values`` [..., M], its insertion index into the sorted innermost rows of
+    ``sorted_sequence`` [..., N] (equal leading dims): the count of entries < v ('left') or <= v
+    ('right'). Composed as a comparison of every (value, entry) pair: O(M * N) memory per row."""
+    if side not in ("left", "right"):
+        raise ValueError("weft.searchsorted: side must be 'left' or 'right', got %r" % (side,))
+    seq, vals = _t(sorted_sequence), _t(values)
+    vals = _ops.cast(vals, seq.dtype)
+    if seq.shape is None or vals.shape is None or len(seq.shape) != len(vals.shape) or not seq.shape:
+        raise ValueError("weft.searchsorted: sorted_sequence %s and values %s must have one rank (>= 1) and the same "
+                         "leading dims" % (seq.shape, vals.shape))
+    entries, probes = _ops.expand_dims(seq, -2), _ops.expand_dims(vals, -1)  # [..., 1, N], [..., M, 1]
+    before = _ops.less(entries, probes) if side == "left" else _ops.less_equal(entries, probes)
+    return _ops.cast(reduce_sum(_ops.cast(before, int64), -1), out_type, name=name)
+
+
+def histogram_fixed_width_bins(values, value_range, nbins=100, dtype=int32, name=None):
+    """The bin of each value among ``nbins`` equal bins over value_range [lo, hi]; values below lo
+    go to bin 0, at or above hi to the last bin (as TF)."""
+    v = _t(values)
+    if v.dtype not in (float32, float64):
+        v = _ops.cast(v, float32)
+    rng = _ops.cast(_t(value_range), v.dtype)
+    lo, hi = rng[0], rng[1]
+    scaled = (v - lo) / (hi - lo)
+    idx = _ops.cast(_ops.raw_ops.Floor(scaled * float(nbins)), int64)
+    idx = _ops.minimum(_ops.maximum(idx, constant(0, int64)), constant(int(nbins) - 1, int64))
+    return _ops.cast(idx, dtype, name=name)
+
+
+def histogram_fixed_width(values, value_range, nbins=100, dtype=int32, name=None):
+    """Counts of values in ``nbins`` equal bins over value_range [lo, hi] (TF doc:
+    histogram_fixed_width([-1.0, 0.0, 1.5, 2.0, 5.0, 15], [0.0, 5.0], nbins=5) = [2, 1, 1, 0, 2])."""
+    bins = _ops.reshape(histogram_fixed_width_bins(values, value_range, nbins, int64), [-1])
+    ones = _ops.ones_like(_ops.cast(bins, int64))
+    return _ops.cast(unsorted_segment_sum(ones, bins, constant(int(nbins), int64)), dtype, name=name)
 
 
 # ---- elementwise functions composed from the ops above (gradients are the ops') ----------------

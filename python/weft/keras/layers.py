@@ -264,3 +264,10 @@ _config.record_module(globals(), __all__)
 from ._attention import (Attention, AdditiveAttention, Dot, dot, UnitNormalization,  # noqa: E402,F401
                          GroupNormalization)
 __all__ += ["Attention", "AdditiveAttention", "Dot", "dot", "UnitNormalization", "GroupNormalization"]
+# Volumetric layers and Conv1DTranspose as custom layers over weft.nn's composites: _layers_3d.py.
+from ._layers_3d import (Conv3D, MaxPooling3D, MaxPool3D, AveragePooling3D, AvgPool3D,  # noqa: E402,F401
+                         GlobalMaxPooling3D, GlobalMaxPool3D, GlobalAveragePooling3D, GlobalAvgPool3D, UpSampling3D,
+                         ZeroPadding3D, Conv1DTranspose)
+__all__ += ["Conv3D", "MaxPooling3D", "MaxPool3D", "AveragePooling3D", "AvgPool3D", "GlobalMaxPooling3D",
+            "GlobalMaxPool3D", "GlobalAveragePooling3D", "GlobalAvgPool3D", "UpSampling3D", "ZeroPadding3D",
+            "Conv1DTranspose"]
