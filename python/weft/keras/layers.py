@@ -271,3 +271,5 @@ from ._layers_3d import (Conv3D, MaxPooling3D, MaxPool3D, AveragePooling3D, AvgP
 __all__ += ["Conv3D", "MaxPooling3D", "MaxPool3D", "AveragePooling3D", "AvgPool3D", "GlobalMaxPooling3D",
             "GlobalMaxPool3D", "GlobalAveragePooling3D", "GlobalAvgPool3D", "UpSampling3D", "ZeroPadding3D",
             "Conv1DTranspose"]
+from ._discretize import CategoryEncoding, Discretization  # noqa: E402,F401
+__all__ += ["CategoryEncoding", "Discretization"]
