@@ -367,10 +367,18 @@ def softmax(logits, axis=-1, name=None):
     return _softmax(logits, axis, name)
 
 
-def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=int32, name=None):
+def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=int32, name=None, axis=None,
+             binary_output=False):
     """Counts of each value 0..n-1 in ``arr`` (n = minlength, which weft needs: the graph is built
-    before the values are known)."""
+    before the values are known). ``axis=-1`` counts each row of a 2-D arr ([rows, n]);
+    ``binary_output`` gives 1 where a value occurs (weights then do not apply, as TF)."""
     arr = _t(arr)
+    if axis not in (None, 0, -1):
+        raise ValueError("weft.math.bincount: axis must be None, 0 or -1, got %r" % (axis,))
+    if axis == -1 and (arr.shape is None or len(arr.shape) != 2):
+        raise ValueError("weft.math.bincount(axis=-1) counts the rows of a 2-D arr, got shape %s" % (arr.shape,))
+    if binary_output and weights is not None:
+        raise ValueError("weft.math.bincount: binary_output=True takes no weights (as TF)")
     top = _known_max(arr)
     if top is not None:  # values computed from constants: TF's rule, max(max + 1, minlength) capped at maxlength
         n = max(top + 1, int(minlength or 0))
@@ -380,10 +388,45 @@ def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=int32, nam
                          "when given): the number of bins (the graph is built before the values are known)")
     else:
         n = int(minlength)
-    oh = _ops.one_hot(_ops.cast(_ops.reshape(arr, [-1]), int32), n, dtype=float64)
+    rows = axis == -1
+    ids = _ops.cast(arr if rows else _ops.reshape(arr, [-1]), int32)
+    oh = _ops.one_hot(ids, n, dtype=float64)  # [k, n] or [rows, k, n]
     if weights is not None:
-        oh = oh * _ops.cast(_ops.reshape(_t(weights), [-1, 1]), float64)
-    return _ops.cast(reduce_sum(oh, 0), dtype)
+        w = _ops.cast(_t(weights), float64)
+        oh = oh * _ops.expand_dims(w if rows else _ops.reshape(w, [-1]), -1)
+    counts = reduce_sum(oh, -2)
+    if binary_output:
+        counts = _ops.minimum(counts, constant(1.0, float64))
+    return _ops.cast(counts, dtype, name=name)
+
+
+def cumulative_logsumexp(x, axis=0, exclusive=False, reverse=False, name=None):
+    """log(cumsum(exp(x))) along ``axis`` without overflow or underflow: entry i is the logsumexp
+    of the entries up to i, a reduce_logsumexp over a lower-triangular mask (O(n^2) memory in the
+    axis length, which must be known; gradients through those ops). exclusive starts at -inf
+    (log 0), reverse accumulates from the end, as TF."""
+    x = _float_of(_t(x))
+    if x.shape is None:
+        raise ValueError("weft.math.cumulative_logsumexp needs x of known rank")
+    r = len(x.shape)
+    axis = int(axis) + r if int(axis) < 0 else int(axis)
+    if not 0 <= axis < r or x.shape[axis] is None:
+        raise ValueError("weft.math.cumulative_logsumexp: axis %s must be a dim of known length of x %s" % (axis, x.shape))
+    n = int(x.shape[axis])
+    perm = [d for d in range(r) if d != axis] + [axis]
+    inverse = list(np.argsort(perm))
+    y = _ops.transpose(x, perm)
+    if reverse:
+        y = y[..., ::-1]
+    # mask[i, j] = 0 where j <= i, -inf elsewhere; rows of y broadcast against it.
+    mask = np.where(np.tril(np.ones((n, n), bool)), 0.0, -np.inf).astype(x.dtype.as_numpy_dtype)
+    out = reduce_logsumexp(_ops.expand_dims(y, -2) + constant(mask), axis=-1)
+    if exclusive:
+        first = _ops.zeros_like(out[..., :1]) + constant(-np.inf, x.dtype)
+        out = _ops.concat([first, out[..., :-1]], r - 1)
+    if reverse:
+        out = out[..., ::-1]
+    return _ops.transpose(out, inverse, name=name)
 
 
 def searchsorted(sorted_sequence, values, side="left", out_type=int32, name=None):

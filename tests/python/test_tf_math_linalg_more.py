@@ -136,3 +136,42 @@ def test_band_part_is_the_op_with_tensors_and_gradient(graph, sess):
     xt = tf.constant(x)
     g, = tf.gradients(tf.reduce_sum(tf.linalg.band_part(xt, -1, 0)), [xt])
     np.testing.assert_array_equal(sess.run(g), np.tril(np.ones((4, 4))))
+
+
+def test_cumulative_logsumexp_against_numpy_and_gradient(graph, sess):
+    x = np.array([[-1000.0, 0.0, 1.0, 2.0], [3.0, -5.0, 700.0, 1.0]])
+
+    def ref(v, axis, exclusive=False, reverse=False):
+        v = np.moveaxis(v, axis, -1)
+        if reverse:
+            v = v[..., ::-1]
+        out = np.logaddexp.accumulate(v, axis=-1)
+        if exclusive:
+            out = np.concatenate([np.full(out[..., :1].shape, -np.inf), out[..., :-1]], -1)
+        if reverse:
+            out = out[..., ::-1]
+        return np.moveaxis(out, -1, axis)
+    for axis in (0, 1, -1):
+        for exclusive in (False, True):
+            for reverse in (False, True):
+                got = sess.run(tf.math.cumulative_logsumexp(x, axis=axis, exclusive=exclusive, reverse=reverse))
+                np.testing.assert_allclose(got, ref(x, axis, exclusive, reverse), rtol=1e-12)
+    xv = np.array([0.5, -1.0, 2.0, 0.25])
+    xt = tf.constant(xv)
+    g, = sess.run(tf.gradients(tf.reduce_sum(tf.math.cumulative_logsumexp(xt)), [xt]))
+    # d/dx_j sum_i lse(x_0..x_i) = sum_{i >= j} exp(x_j - lse_i)
+    lse = np.logaddexp.accumulate(xv)
+    np.testing.assert_allclose(g, [sum(np.exp(xv[j] - lse[i]) for i in range(j, 4)) for j in range(4)], rtol=1e-12)
+
+
+def test_bincount_axis_and_binary_output(graph, sess):
+    data = np.array([[1, 2, 3, 0], [0, 0, 1, 2]], dtype=np.int32)
+    assert sess.run(tf.math.bincount(data, axis=-1)).tolist() == [[1, 1, 1, 1], [2, 1, 1, 0]]  # TF doc
+    assert sess.run(tf.math.bincount(data, axis=-1, binary_output=True)).tolist() == \
+        [[1, 1, 1, 1], [1, 1, 1, 0]]  # TF doc
+    values = np.array([1, 1, 2, 3, 2, 4, 4, 5])
+    assert sess.run(tf.math.bincount(values)).tolist() == [0, 2, 2, 1, 2, 1]  # TF doc
+    weights = np.array([1, 5, 0, 1, 0, 5, 4, 5])
+    assert sess.run(tf.math.bincount(values, weights=weights)).tolist() == [0, 6, 0, 1, 9, 5]  # TF doc
+    with pytest.raises(ValueError, match="axis must be None, 0 or -1"):
+        tf.math.bincount(data, axis=1)
