@@ -86,6 +86,20 @@ void StatelessIntShape(InferenceContext& c) {
   StatelessShape(c);
 }
 
+void CandidateSamplerShape(InferenceContext& c) {
+  const int64_t num_true = c.attr<int64_t>("num_true"), num_sampled = c.attr<int64_t>("num_sampled");
+  const int64_t range_max = c.attr<int64_t>("range_max");
+  WEFT_REQUIRE(num_true >= 1 && num_sampled >= 1 && range_max >= 1,
+               "num_true ({}), num_sampled ({}) and range_max ({}) must be >= 1", num_true, num_sampled, range_max);
+  WEFT_REQUIRE(!c.attr<bool>("unique") || num_sampled <= range_max,
+               "unique sampling needs num_sampled ({}) <= range_max ({})", num_sampled, range_max);
+  TensorShape t = c.WithRank(c.input(0), 2, "true_classes");
+  c.MergeDim(t.dim(1), num_true, "true_classes' dim 1 and num_true");
+  c.set_output(0, TensorShape({num_sampled}));
+  c.set_output(1, t);
+  c.set_output(2, TensorShape({num_sampled}));
+}
+
 void StatelessBinomialShape(InferenceContext& c) {
   StatelessShape(c);
   // counts and probs broadcast to the output shape; their own shapes are checked by the kernel.
@@ -147,6 +161,14 @@ void RegisterRandomOps(OpRegistry& r) {
       .Shape(StatelessBinomialShape).NoGradient()
       .Doc("Binomial(counts, probs) draws of shape `shape` (counts and probs broadcast to it), a pure function "
            "of (shape, seed).");
+  r.Register("LogUniformCandidateSampler").Input("true_classes", "int64")
+      .Output("sampled_candidates", "int64").Output("true_expected_count", "float32")
+      .Output("sampled_expected_count", "float32")
+      .Attr("num_true", AttrType::kInt).Attr("num_sampled", AttrType::kInt).Attr("unique", AttrType::kBool)
+      .Attr("range_max", AttrType::kInt).Attr("seed", 0).Attr("seed2", 0)
+      .Shape(CandidateSamplerShape).NoGradient().Stateful()
+      .Doc("num_sampled classes drawn from P(c) = log((c + 2) / (c + 1)) / log(range_max + 1) over [0, range_max) "
+           "(unique: without repeats), with the expected count of each true and sampled class (TF's formulas).");
   r.Register("Dropout").Input("x", "T").Output("output", "T").Output("mask", "T")
       .TypeAttr("T", kRandomTypes)
       .Attr("rate", AttrType::kFloat)

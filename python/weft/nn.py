@@ -352,3 +352,4 @@ def conv1d_transpose(input, filters, output_shape, strides, padding="SAME", data
 
 
 from ._nn_3d import avg_pool3d, conv3d, max_pool3d, separable_conv2d  # noqa: E402,F401
+from ._sampled_losses import nce_loss, sampled_softmax_loss  # noqa: E402,F401

@@ -13,6 +13,7 @@ from . import framework as _framework
 from . import ops as _ops
 from .framework import convert_to_tensor as _convert, float32 as _float32, int64 as _int64
 from .ops import random_normal as normal, random_uniform as uniform, truncated_normal  # noqa: F401  (tf.random.*)
+from ._sampled_losses import log_uniform_candidate_sampler  # noqa: F401,E402
 from ._random_generator import Generator, get_global_generator, set_global_generator  # noqa: F401
 from ._stateless_random import (gumbel_argmax, stateless_binomial, stateless_categorical,  # noqa: F401
                                 stateless_fold_in, stateless_normal, stateless_split, stateless_truncated_normal,
@@ -69,4 +70,5 @@ experimental = _types.SimpleNamespace(
 
 __all__ = ["set_seed", "get_global_seed", "normal", "uniform", "truncated_normal", "shuffle", "categorical",
            "stateless_uniform", "stateless_normal", "stateless_truncated_normal", "stateless_categorical",
-           "stateless_binomial", "Generator", "get_global_generator", "set_global_generator", "experimental"]
+           "stateless_binomial", "log_uniform_candidate_sampler", "Generator", "get_global_generator",
+           "set_global_generator", "experimental"]

@@ -13,6 +13,8 @@
 #include <random>
 #include <string>
 #include <type_traits>
+#include <unordered_set>
+#include <vector>
 
 #include "ops/all_ops.h"
 #include "ops/kernel.h"
@@ -389,6 +391,65 @@ class StatelessRandomBinomialOp : public OpKernel {
   }
 };
 
+// tf.random.log_uniform_candidate_sampler: classes c in [0, range_max) with P(c) = log((c + 2) /
+// (c + 1)) / log(range_max + 1), drawn as floor(exp(u log(range_max + 1))) - 1. unique: draws
+// until num_sampled distinct classes, counting the tries; expected counts as TF:
+// -expm1(tries * log1p(-P(c))) when unique, num_sampled * P(c) otherwise. Each run continues
+// the kernel's stream (RandomState), one Philox block per draw.
+class LogUniformCandidateSamplerOp : public OpKernel {
+ public:
+  explicit LogUniformCandidateSamplerOp(const Node& n)
+      : OpKernel(n), state_(n), num_true_(n.attr<int64_t>("num_true")), num_sampled_(n.attr<int64_t>("num_sampled")),
+        range_max_(n.attr<int64_t>("range_max")), unique_(n.attr<bool>("unique")) {}
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& true_classes = ctx->input(0);
+    WEFT_REQUIRE(true_classes.rank() == 2 && true_classes.dim(1) == num_true_,
+                 "LogUniformCandidateSampler: true_classes must be [batch, num_true = {}], got shape {}", num_true_,
+                 true_classes.shape().ToString());
+    const double log_range = std::log1p(static_cast<double>(range_max_));
+    auto prob = [&](int64_t c) { return (std::log(c + 2.0) - std::log(c + 1.0)) / log_range; };
+    Philox philox(state_.key());
+    std::vector<int64_t> sampled;
+    std::unordered_set<int64_t> seen;
+    int64_t tries = 0;
+    // One block index per run; draw d of the run reads its (draw / 2, stream 1 + d % 2) words, so a
+    // unique draw may take as many tries as it needs (more as num_sampled nears range_max).
+    const uint64_t base = state_.Reserve(1);
+    while (static_cast<int64_t>(sampled.size()) < num_sampled_) {
+      Philox::Block w = philox(base, static_cast<uint32_t>(tries >> 1), static_cast<uint32_t>(1 + (tries & 1)));
+      ++tries;
+      const double u = Uniform01<double>(w.data());
+      int64_t c = static_cast<int64_t>(std::exp(u * log_range)) - 1;
+      c = std::min(std::max<int64_t>(c, 0), range_max_ - 1);
+      if (unique_ && !seen.insert(c).second) continue;
+      sampled.push_back(c);
+    }
+    auto expected = [&](int64_t c) {
+      const double p = prob(c);
+      return static_cast<float>(unique_ ? -std::expm1(static_cast<double>(tries) * std::log1p(-p))
+                                        : p * static_cast<double>(num_sampled_));
+    };
+    Tensor* out = ctx->allocate_output(0, TensorShape({num_sampled_}));
+    Tensor* true_count = ctx->allocate_output(1, true_classes.shape());
+    Tensor* sampled_count = ctx->allocate_output(2, TensorShape({num_sampled_}));
+    for (int64_t i = 0; i < num_sampled_; ++i) {
+      out->data<int64_t>()[i] = sampled[i];
+      sampled_count->data<float>()[i] = expected(sampled[i]);
+    }
+    const int64_t* tc = true_classes.data<int64_t>();
+    for (int64_t i = 0; i < true_classes.num_elements(); ++i) {
+      WEFT_REQUIRE(tc[i] >= 0 && tc[i] < range_max_,
+                   "LogUniformCandidateSampler: true_classes[{}] = {} is out of range [0, {})", i, tc[i], range_max_);
+      true_count->data<float>()[i] = expected(tc[i]);
+    }
+  }
+
+ private:
+  RandomState state_;
+  int64_t num_true_, num_sampled_, range_max_;
+  bool unique_;
+};
+
 }  // namespace
 
 void RegisterRandomKernels(KernelRegistry& r) {
@@ -403,6 +464,7 @@ void RegisterRandomKernels(KernelRegistry& r) {
   RegisterTyped<StatelessRandomUniformIntOp, int32_t, int64_t>(r, "StatelessRandomUniformInt", "dtype");
   RegisterTyped<StatelessRandomUniformFullIntOp, int32_t, int64_t>(r, "StatelessRandomUniformFullInt", "dtype");
   RegisterTyped<StatelessRandomBinomialOp, float, double>(r, "StatelessRandomBinomial", "T");
+  RegisterUntyped<LogUniformCandidateSamplerOp>(r, "LogUniformCandidateSampler");
 }
 
 }  // namespace weft
