@@ -35,7 +35,8 @@ def stateless_random_brightness(image, max_delta, seed):
     """adjust_brightness by a delta drawn from [-max_delta, max_delta)."""
     from .image import adjust_brightness
     if max_delta < 0:
-        raise ValueError("weft.image.stateless_random_brightness: max_delta must be non-negative, got %r" % (max_delta,))
+        raise ValueError("weft.image.stateless_random_brightness: max_delta must be non-negative, got %r"
+                         % (max_delta,))
     return adjust_brightness(image, stateless_uniform([], seed, -float(max_delta), float(max_delta)))
 
 

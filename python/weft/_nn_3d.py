@@ -75,8 +75,8 @@ def conv3d(input, filters, strides, padding, data_format="NDHWC", dilations=None
     x = _input(input, "conv3d")
     f = filters if isinstance(filters, Tensor) else convert_to_tensor(filters, x.dtype)
     if f.shape is None or len(f.shape) != 5 or any(d is None for d in f.shape):
-        raise ValueError("weft.nn.conv3d needs filters [depth, height, width, in_channels, out_channels] of known shape, "
-                         "got %s" % (f.shape,))
+        raise ValueError("weft.nn.conv3d needs filters [depth, height, width, in_channels, out_channels] of known "
+                         "shape, got %s" % (f.shape,))
     if int(f.shape[3]) != int(x.shape[4]):
         raise ValueError("weft.nn.conv3d: filters %s expect %d input channels, the input %s has %d"
                          % (f.shape, int(f.shape[3]), x.shape, int(x.shape[4])))
@@ -112,7 +112,8 @@ def _pool3d(input, ksize, strides, padding, data_format, what, is_max):
     if not is_max:
         # The taps of output depth z inside the input: the divisor TF's SAME average uses.
         counts = [sum(1 for a in range(kd) if 0 <= z * sd + a - before < depth) for z in range(out_depth)]
-        scale = constant(np.asarray(1.0 / np.asarray(counts, np.float64), x.dtype.as_numpy_dtype).reshape(1, -1, 1, 1, 1))
+        inv = (1.0 / np.asarray(counts, np.float64)).astype(x.dtype.as_numpy_dtype)
+        scale = constant(inv.reshape(1, -1, 1, 1, 1))
         return _merge(out, out_depth) * scale
     return _merge(out, out_depth)
 

@@ -33,7 +33,8 @@ def _sampled_logits(weights, biases, labels, inputs, num_sampled, num_classes, n
         raise NotImplementedError("weft.nn sampled losses take one weights and one biases tensor (no sharded list)")
     weights = weights if isinstance(weights, Tensor) else convert_to_tensor(weights)
     if weights.shape is None or len(weights.shape) != 2 or weights.shape[-1] is None:
-        raise ValueError("weft.nn sampled losses need weights [num_classes, dim] of known dim, got %s" % (weights.shape,))
+        raise ValueError("weft.nn sampled losses need weights [num_classes, dim] of known dim, got %s"
+                         % (weights.shape,))
     inputs = inputs if isinstance(inputs, Tensor) else convert_to_tensor(inputs, weights.dtype)
     biases = biases if isinstance(biases, Tensor) else convert_to_tensor(biases, weights.dtype)
     labels = _o.cast(labels if isinstance(labels, Tensor) else convert_to_tensor(labels), int64)

@@ -37,7 +37,8 @@ class Conv3D(Layer):
         if activity_regularizer is not None:
             raise NotImplementedError("Conv3D: activity_regularizer is not supported by weft")
         self.filters, self.kernel_size = int(filters), _triple(kernel_size, "Conv3D kernel_size")
-        self.strides, self.dilation_rate = _triple(strides, "Conv3D strides"), _triple(dilation_rate, "Conv3D dilation_rate")
+        self.strides = _triple(strides, "Conv3D strides")
+        self.dilation_rate = _triple(dilation_rate, "Conv3D dilation_rate")
         if padding not in ("valid", "same"):
             raise ValueError("Conv3D: padding must be 'valid' or 'same', got %r" % (padding,))
         self.padding, self.activation, self.use_bias = padding, _activations.get(activation), use_bias
