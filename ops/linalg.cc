@@ -51,7 +51,9 @@ Output Out(const Node& op, int i) { return Output(const_cast<Node*>(&op), i); }
 // y = inv(A):  dA = -y^T dy y^T;  adjoint (y = inv(A^T)):  dA = -y dy^T y
 std::vector<Output> InverseGrad(const Scope& s, const Node& op, const std::vector<Output>& dy) {
   Output y = Out(op, 0);
-  if (op.attr<bool>("adjoint")) return {ops::Neg(s, ops::BatchMatMul(s, ops::BatchMatMul(s, y, dy[0], false, true), y))};
+  if (op.attr<bool>("adjoint")) {
+    return {ops::Neg(s, ops::BatchMatMul(s, ops::BatchMatMul(s, y, dy[0], false, true), y))};
+  }
   return {ops::Neg(s, ops::BatchMatMul(s, y, ops::BatchMatMul(s, dy[0], y, false, true), true, false))};
 }
 
@@ -117,7 +119,8 @@ void RegisterLinalgOps(OpRegistry& r) {
       .Doc("x with matrix x = rhs (matrix^T x = rhs when adjoint), per batch: [..., n, n] and [..., n, k]; "
            "InvalidArgument when a matrix is singular.");
   r.Register("MatrixTriangularSolve").Input("matrix", "T").Input("rhs", "T").Output("output", "T")
-      .TypeAttr("T", kLinalgTypes).Attr("lower", true).Attr("adjoint", false).Shape(SolveShape).Grad(TriangularSolveGrad)
+      .TypeAttr("T", kLinalgTypes).Attr("lower", true).Attr("adjoint", false).Shape(SolveShape)
+      .Grad(TriangularSolveGrad)
       .Doc("x with triangular(matrix) x = rhs by substitution, reading only the lower (or upper) triangle; "
            "adjoint solves with its transpose. A zero on the diagonal gives inf / nan, as TF.");
   r.Register("MatrixBandPart").Input("input", "T").Input("num_lower", "Tindex").Input("num_upper", "Tindex")

@@ -68,7 +68,8 @@ std::vector<Output> SegmentProdGrad(const Scope& s, const Node& op, const std::v
   Output nonzero = ops::Select(s, is_zero, ones, data);
   Output nonzero_prod = s.Op("UnsortedSegmentProd", {nonzero, ids, num});
   Gathered y = GatherKept(s, Output(const_cast<Node*>(&op), 0), ids, data);
-  Output others = ops::Select(s, is_zero, GatherKept(s, nonzero_prod, ids, data).values, ops::Div(s, y.values, nonzero));
+  Output others =
+      ops::Select(s, is_zero, GatherKept(s, nonzero_prod, ids, data).values, ops::Div(s, y.values, nonzero));
   Output one = ops::OnesLike(s, zero_count);
   Output g = ops::Mul(s, dy[0], ops::Cast(s, ops::LessEqual(s, zero_count, one), data.dtype()));
   return {ops::Mul(s, ops::Mul(s, GatherKept(s, g, ids, data).values, others), y.kept), Output{}, Output{}};

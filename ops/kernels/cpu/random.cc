@@ -353,8 +353,8 @@ class StatelessRandomBinomialOp : public OpKernel {
     int64_t nc = suffix(counts, "counts"), np = suffix(probs, "probs");
     const T *cp = counts.data<T>(), *pp = probs.data<T>();
     for (int64_t i = 0; i < nc; ++i) {
-      WEFT_REQUIRE(cp[i] >= 0 && std::isfinite(static_cast<double>(cp[i])), "{}: counts must be finite and >= 0, got {}",
-                   kOp, static_cast<double>(cp[i]));
+      WEFT_REQUIRE(cp[i] >= 0 && std::isfinite(static_cast<double>(cp[i])),
+                   "{}: counts must be finite and >= 0, got {}", kOp, static_cast<double>(cp[i]));
     }
     for (int64_t i = 0; i < np; ++i) {
       WEFT_REQUIRE(pp[i] >= 0 && pp[i] <= 1, "{}: probs must be in [0, 1], got {}", kOp, static_cast<double>(pp[i]));
