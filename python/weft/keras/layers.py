@@ -273,3 +273,5 @@ __all__ += ["Conv3D", "MaxPooling3D", "MaxPool3D", "AveragePooling3D", "AvgPool3
             "Conv1DTranspose"]
 from ._discretize import CategoryEncoding, Discretization  # noqa: E402,F401
 __all__ += ["CategoryEncoding", "Discretization"]
+from ._hashing import Hashing  # noqa: E402,F401  (host preprocessing, TF's FarmHash bins)
+__all__ += ["Hashing"]
