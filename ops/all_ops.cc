@@ -24,6 +24,8 @@ OpRegistry& OpRegistry::Global() {
     RegisterRnnOps(*r);
     RegisterLayerNormOps(*r);
     RegisterAttentionOps(*r);
+    RegisterSegmentOps(*r);
+    RegisterLinalgOps(*r);
     return r;
   }();
   return *registry;
@@ -46,6 +48,8 @@ KernelRegistry& KernelRegistry::Global() {
     RegisterControlKernels(*r);
     RegisterRnnKernels(*r);
     RegisterAttentionKernels(*r);
+    RegisterSegmentKernels(*r);
+    RegisterLinalgKernels(*r);
     // Device type "GPU" (ops/kernels/cuda/), when the CUDA backend is loaded (core/gpu.h).
     if (const GpuBackend* gpu = LoadGpuBackend()) gpu->register_kernels(*r);
     return r;

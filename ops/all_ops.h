@@ -23,6 +23,8 @@ void RegisterControlOps(OpRegistry& r);     // Switch, Merge, Enter, Exit, NextI
 void RegisterRnnOps(OpRegistry& r);         // LSTMSequence, GRUSequence, SimpleRNNSequence and their *Grad
 void RegisterLayerNormOps(OpRegistry& r);    // LayerNorm and its *Grad
 void RegisterAttentionOps(OpRegistry& r);   // FusedCausalAttention and its *Grad
+void RegisterSegmentOps(OpRegistry& r);     // UnsortedSegmentMax, UnsortedSegmentMin, UnsortedSegmentProd
+void RegisterLinalgOps(OpRegistry& r);      // MatrixInverse, MatrixDeterminant, MatrixSolve, MatrixBandPart, ...
 
 void RegisterFrameworkKernels(KernelRegistry& r);
 void RegisterStateKernels(KernelRegistry& r);
@@ -38,5 +40,7 @@ void RegisterImageKernels(KernelRegistry& r);
 void RegisterControlKernels(KernelRegistry& r);
 void RegisterRnnKernels(KernelRegistry& r);
 void RegisterAttentionKernels(KernelRegistry& r);
+void RegisterSegmentKernels(KernelRegistry& r);
+void RegisterLinalgKernels(KernelRegistry& r);
 
 }  // namespace weft

@@ -9,6 +9,11 @@
 // RandomUniformLike is RandomUniform over [0, 1) with the shape of its input (known only at run
 // time, as TF's random_uniform(tf.shape(x))): what a dropout whose keep probability is fed needs.
 //
+// The Stateless* ops (tf.random.stateless_*) take the shape and a seed tensor of shape [2] as
+// inputs and are pure functions of them: the same (shape, seed) gives the same values in every run,
+// Session and thread count (element e reads Philox block e / kPer under the key of (seed[0],
+// seed[1]), as the stateful ops do). They are not TensorFlow's numbers bit for bit.
+//
 // Dropout is one op with two outputs, the result and the scaled keep mask
 // (1 / (1 - rate) where kept, 0 where dropped); its gradient reuses that mask, so the backward
 // pass sees exactly the mask of the forward pass of the same step.
@@ -59,6 +64,46 @@ std::vector<Output> DropoutGrad(const Scope& s, const Node& op, const std::vecto
 }
 
 const std::vector<DType> kRandomTypes = {DType::kFloat32, DType::kFloat64};
+const std::vector<DType> kIntTypes = {DType::kInt32, DType::kInt64};
+
+// Stateless ops: input 0 the shape (a vector of dims), input 1 the seed ([2]).
+void StatelessShape(InferenceContext& c) {
+  c.WithRank(c.input(0), 1, "shape");
+  c.MergeDim(c.WithRank(c.input(1), 1, "seed").dim(0), 2, "seed must have shape [2]; its dim 0");
+  TensorShape out = c.InputAsShape(0);
+  if (out.IsFullyDefined()) out.num_elements();  // rejects overflowing dims now
+  c.set_output(0, out);
+}
+
+void StatelessIntShape(InferenceContext& c) {
+  c.WithRank(c.input(2), 0, "minval");
+  c.WithRank(c.input(3), 0, "maxval");
+  const Tensor *lo = c.input_tensor(2), *hi = c.input_tensor(3);
+  if (lo != nullptr && hi != nullptr) {
+    WEFT_REQUIRE(lo->ElementAsInt64(0) < hi->ElementAsInt64(0), "Need minval < maxval, got minval={} maxval={}",
+                 lo->ElementAsInt64(0), hi->ElementAsInt64(0));
+  }
+  StatelessShape(c);
+}
+
+void CandidateSamplerShape(InferenceContext& c) {
+  const int64_t num_true = c.attr<int64_t>("num_true"), num_sampled = c.attr<int64_t>("num_sampled");
+  const int64_t range_max = c.attr<int64_t>("range_max");
+  WEFT_REQUIRE(num_true >= 1 && num_sampled >= 1 && range_max >= 1,
+               "num_true ({}), num_sampled ({}) and range_max ({}) must be >= 1", num_true, num_sampled, range_max);
+  WEFT_REQUIRE(!c.attr<bool>("unique") || num_sampled <= range_max,
+               "unique sampling needs num_sampled ({}) <= range_max ({})", num_sampled, range_max);
+  TensorShape t = c.WithRank(c.input(0), 2, "true_classes");
+  c.MergeDim(t.dim(1), num_true, "true_classes' dim 1 and num_true");
+  c.set_output(0, TensorShape({num_sampled}));
+  c.set_output(1, t);
+  c.set_output(2, TensorShape({num_sampled}));
+}
+
+void StatelessBinomialShape(InferenceContext& c) {
+  StatelessShape(c);
+  // counts and probs broadcast to the output shape; their own shapes are checked by the kernel.
+}
 
 }  // namespace
 
@@ -90,6 +135,40 @@ void RegisterRandomOps(OpRegistry& r) {
       .Shape(LikeShape).NoGradient().Stateful()
       .Doc("Uniform values in [0, 1) with the shape of x (x's values are not read); the same stream as "
            "RandomUniform for the same seeds.");
+  auto stateless = [&r](const char* name) -> OpDefBuilder {
+    return r.Register(name).Input("shape", "Tshape").Input("seed", "Tseed")
+        .TypeAttr("Tshape", kIntTypes, DType::kInt32).TypeAttr("Tseed", kIntTypes, DType::kInt64);
+  };
+  stateless("StatelessRandomUniform").Output("output", "dtype").TypeAttr("dtype", kRandomTypes, DType::kFloat32)
+      .Shape(StatelessShape).NoGradient()
+      .Doc("Uniform values in [0, 1) of shape `shape`, a pure function of (shape, seed); seed has shape [2].");
+  stateless("StatelessRandomNormal").Output("output", "dtype").TypeAttr("dtype", kRandomTypes, DType::kFloat32)
+      .Shape(StatelessShape).NoGradient()
+      .Doc("Standard normal values of shape `shape`, a pure function of (shape, seed); seed has shape [2].");
+  stateless("StatelessTruncatedNormal").Output("output", "dtype").TypeAttr("dtype", kRandomTypes, DType::kFloat32)
+      .Shape(StatelessShape).NoGradient()
+      .Doc("Standard normal values redrawn while |x| > 2, a pure function of (shape, seed); seed has shape [2].");
+  stateless("StatelessRandomUniformInt").Input("minval", "dtype").Input("maxval", "dtype")
+      .Output("output", "dtype").TypeAttr("dtype", kIntTypes)
+      .Shape(StatelessIntShape).NoGradient()
+      .Doc("Integers uniform in [minval, maxval) (scalars, minval < maxval), a pure function of (shape, seed).");
+  stateless("StatelessRandomUniformFullInt").Output("output", "dtype").TypeAttr("dtype", kIntTypes, DType::kInt64)
+      .Shape(StatelessShape).NoGradient()
+      .Doc("Integers uniform over the whole range of dtype, a pure function of (shape, seed).");
+  stateless("StatelessRandomBinomial").Input("counts", "T").Input("probs", "T")
+      .Output("output", "dtype").TypeAttr("T", kRandomTypes, DType::kFloat64)
+      .TypeAttr("dtype", {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64}, DType::kInt64)
+      .Shape(StatelessBinomialShape).NoGradient()
+      .Doc("Binomial(counts, probs) draws of shape `shape` (counts and probs broadcast to it), a pure function "
+           "of (shape, seed).");
+  r.Register("LogUniformCandidateSampler").Input("true_classes", "int64")
+      .Output("sampled_candidates", "int64").Output("true_expected_count", "float32")
+      .Output("sampled_expected_count", "float32")
+      .Attr("num_true", AttrType::kInt).Attr("num_sampled", AttrType::kInt).Attr("unique", AttrType::kBool)
+      .Attr("range_max", AttrType::kInt).Attr("seed", 0).Attr("seed2", 0)
+      .Shape(CandidateSamplerShape).NoGradient().Stateful()
+      .Doc("num_sampled classes drawn from P(c) = log((c + 2) / (c + 1)) / log(range_max + 1) over [0, range_max) "
+           "(unique: without repeats), with the expected count of each true and sampled class (TF's formulas).");
   r.Register("Dropout").Input("x", "T").Output("output", "T").Output("mask", "T")
       .TypeAttr("T", kRandomTypes)
       .Attr("rate", AttrType::kFloat)

@@ -57,7 +57,8 @@ from .math import (  # noqa: E402,F401  (the tf.math functions TF also exports a
     truediv, divide, floordiv, floor, round, ceil, cumsum, reduce_any, reduce_all, reduce_logsumexp, reduce_std,
     reduce_variance, reduce_euclidean_norm, count_nonzero, is_nan, is_inf, is_finite, log1p, expm1, erf, sin, cos, floormod, mod,
     squared_difference, divide_no_nan, log_sigmoid, logical_xor, softplus, xlogy, in_top_k, top_k, confusion_matrix,
-    l2_normalize, tan, sinh, cosh, asinh, acosh, atanh, asin, acos, atan, atan2, accumulate_n)
+    l2_normalize, tan, sinh, cosh, asinh, acosh, atanh, asin, acos, atan, atan2, accumulate_n, searchsorted,
+    histogram_fixed_width, histogram_fixed_width_bins)
 from .session import Session, InteractiveSession, get_default_session  # noqa: E402,F401
 from . import _values  # noqa: E402,F401 - Tensor.numpy() of tensors computed from constants
 from ._values import executing_eagerly  # noqa: E402,F401

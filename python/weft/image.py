@@ -7,7 +7,9 @@ gradients where TF's do (resize, flips, crops, standardization), and are mostly 
 
 resize follows TF2: half-pixel centers, no corner alignment, bilinear output float32, nearest
 output in the input's dtype. Not supported (a clear error): the bicubic, area, lanczos, gaussian
-and mitchellcubic methods, antialias=True, and the HSV / saturation / hue adjustments.
+and mitchellcubic methods, antialias=True, JPEG / PNG coding. Colour (HSV, saturation, hue,
+gamma): _image_color.py; psnr, ssim, total_variation, sobel_edges, extract_patches:
+_image_metrics.py; stateless_random_*: _image_stateless.py.
 """
 import numpy as np
 
@@ -385,12 +387,14 @@ def _unsupported(name, instead):
     return f
 
 
-adjust_saturation = _unsupported("adjust_saturation", "weft has no HSV conversion (adjust RGB with weft ops)")
-adjust_hue = _unsupported("adjust_hue", "weft has no HSV conversion (adjust RGB with weft ops)")
-random_saturation = _unsupported("random_saturation", "weft has no HSV conversion")
-random_hue = _unsupported("random_hue", "weft has no HSV conversion")
-rgb_to_hsv = _unsupported("rgb_to_hsv", "weft has no HSV conversion")
-hsv_to_rgb = _unsupported("hsv_to_rgb", "weft has no HSV conversion")
+from ._image_color import (adjust_gamma, adjust_hue, adjust_saturation, hsv_to_rgb, random_hue,  # noqa: E402,F401
+                           random_saturation, rgb_to_hsv)
+from ._image_metrics import (extract_patches, image_gradients, psnr, sobel_edges, ssim,  # noqa: E402,F401
+                             total_variation)
+from ._image_stateless import (stateless_random_brightness, stateless_random_contrast,  # noqa: E402,F401
+                               stateless_random_crop, stateless_random_flip_left_right,
+                               stateless_random_flip_up_down, stateless_random_hue, stateless_random_jpeg_quality,
+                               stateless_random_saturation)
 # The codecs are tf.io's (host functions over file bytes: io/_image_codecs.py), also tf.image's.
 from .io._image_codecs import (decode_bmp, decode_gif, decode_image, decode_jpeg, decode_png, encode_jpeg,  # noqa
                                encode_png, extract_jpeg_shape, is_jpeg)

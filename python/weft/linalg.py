@@ -20,7 +20,8 @@ import numpy as np
 
 from . import ops as _ops
 from .array_ops import _rank, _t, eye, global_norm, norm, tensordot  # noqa: F401
-from .framework import constant, int32
+from ._linalg_solvers import det, inv, logdet, lstsq, slogdet, solve, triangular_solve  # noqa: F401
+from .framework import Tensor, constant, int64
 from .math import l2_normalize  # noqa: F401
 from .ops import matmul, raw_ops  # noqa: F401
 
@@ -227,27 +228,14 @@ def _last_two(x, what):
 
 def band_part(input, num_lower, num_upper, name=None):
     """Keeps the band of each inner matrix: entry (i, j) where (num_lower < 0 or i - j <=
-    num_lower) and (num_upper < 0 or j - i <= num_upper); zeros elsewhere. ``band_part(x, -1, 0)``
-    is the lower triangle (a causal mask from ones)."""
+    num_lower) and (num_upper < 0 or j - i <= num_upper); zeros elsewhere (op MatrixBandPart).
+    ``band_part(x, -1, 0)`` is the lower triangle (a causal mask from ones)."""
     x = _t(input)
-    _, m, n = _last_two(x, "weft.linalg.band_part")
-    lo, up = int(num_lower), int(num_upper)
-    if m is not None and n is not None:
-        i = np.arange(int(m))[:, None]
-        j = np.arange(int(n))[None, :]
-        keep = ((lo < 0) | (i - j <= lo)) & ((up < 0) | (j - i <= up))
-        return x * constant(keep.astype(x.dtype.as_numpy_dtype))
-    dims, r = _ops.shape(x), len(x.shape)
-    rows = _ops.strided_slice(dims, [r - 2], [r - 1], shrink_axis_mask=1)
-    cols = _ops.strided_slice(dims, [r - 1], [r], shrink_axis_mask=1)
-    i = _ops.expand_dims(raw_ops.Range(constant(0, int32), rows, constant(1, int32)), -1)
-    j = _ops.expand_dims(raw_ops.Range(constant(0, int32), cols, constant(1, int32)), 0)
-    keep = constant(True)
-    if lo >= 0:
-        keep = _ops.logical_and(keep, _ops.less_equal(i - j, constant(lo, int32)))
-    if up >= 0:
-        keep = _ops.logical_and(keep, _ops.less_equal(j - i, constant(up, int32)))
-    return x * _ops.cast(keep, x.dtype)
+    _last_two(x, "weft.linalg.band_part")
+
+    def bound(v):
+        return _ops.cast(v, int64) if isinstance(v, Tensor) else constant(int(v), int64)
+    return raw_ops.MatrixBandPart(x, bound(num_lower), bound(num_upper), name=name)
 
 
 def diag(diagonal, name="diag"):
@@ -288,16 +276,16 @@ def trace(x, name=None):
 
 def _no_decomposition(what):
     def missing(*args, **kwargs):
-        raise NotImplementedError("weft.linalg.%s: weft has no matrix decompositions or solvers (inv, det, cholesky, "
-                                  "qr, svd, solve, eig)" % what)
+        raise NotImplementedError("weft.linalg.%s: weft has no matrix decompositions beyond LU (inv, det, slogdet, "
+                                  "logdet, solve, triangular_solve, lstsq)" % what)
     missing.__name__ = what
     return missing
 
 
-for _n in ("inv", "det", "slogdet", "logdet", "cholesky", "qr", "svd", "solve", "lstsq", "eig", "eigh", "eigvalsh",
-           "lu", "triangular_solve", "cholesky_solve", "pinv", "expm", "sqrtm"):
+for _n in ("cholesky", "qr", "svd", "eig", "eigh", "eigvalsh", "lu", "cholesky_solve", "pinv", "expm", "sqrtm"):
     globals()[_n] = _no_decomposition(_n)
 del _n
 
 __all__ = ["einsum", "matmul", "matvec", "tensordot", "matrix_transpose", "adjoint", "band_part", "diag", "diag_part",
-           "set_diag", "trace", "norm", "global_norm", "l2_normalize", "eye"]
+           "set_diag", "trace", "norm", "global_norm", "l2_normalize", "eye", "inv", "det", "slogdet", "logdet",
+           "solve", "triangular_solve", "lstsq"]

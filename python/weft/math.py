@@ -212,15 +212,21 @@ def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
     return raw_ops.UnsortedSegmentSum(_t(data), ids, num, name=name)
 
 
-def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
-    """The mean of data[i] over the i in each segment (0 for an empty segment)."""
+def _sum_and_count(data, segment_ids, num_segments):
+    """(segment sums, segment sizes at least 1, shaped to divide the sums)."""
     data = _t(data)
     ids = segment_ids if isinstance(segment_ids, Tensor) else _index_constant(segment_ids)
     total = unsorted_segment_sum(data, ids, num_segments)
     count = unsorted_segment_sum(_ops.ones_like(_ops.cast(ids, data.dtype)), ids, num_segments)
     if data.shape is not None and ids.shape is not None and len(data.shape) > len(ids.shape):
         count = _ops.reshape(count, _ops.concat([_ops.shape(count), _index_constant([1] * (len(data.shape) - len(ids.shape)))], 0))
-    return total / _ops.maximum(count, _ops.ones_like(count))
+    return total, _ops.maximum(count, _ops.ones_like(count))
+
+
+def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
+    """The mean of data[i] over the i in each segment (0 for an empty segment)."""
+    total, count = _sum_and_count(data, segment_ids, num_segments)
+    return _ops.divide(total, count, name=name)
 
 
 def _segments(segment_ids):
@@ -239,6 +245,54 @@ def segment_mean(data, segment_ids, name=None):
     """The mean over each segment (as segment_sum)."""
     ids, num = _segments(segment_ids)
     return unsorted_segment_mean(data, ids, num, name=name)
+
+
+def _unsorted_reduce(op_name):
+    raw = getattr(raw_ops, op_name)
+
+    def f(data, segment_ids, num_segments, name=None):
+        ids = segment_ids if isinstance(segment_ids, Tensor) else _index_constant(segment_ids)
+        num = num_segments if isinstance(num_segments, Tensor) else _index_constant(int(num_segments))
+        return raw(_t(data), ids, num, name=name)
+    return f
+
+
+unsorted_segment_max = _unsorted_reduce("UnsortedSegmentMax")
+unsorted_segment_max.__doc__ = """output[s] = max of data[i] over segment_ids[i] == s (op UnsortedSegmentMax); an
+empty segment holds the dtype's lowest value, as TF."""
+unsorted_segment_min = _unsorted_reduce("UnsortedSegmentMin")
+unsorted_segment_min.__doc__ = """output[s] = min of data[i] over segment_ids[i] == s (op UnsortedSegmentMin); an
+empty segment holds the dtype's highest value."""
+unsorted_segment_prod = _unsorted_reduce("UnsortedSegmentProd")
+unsorted_segment_prod.__doc__ = """output[s] = product of data[i] over segment_ids[i] == s (op UnsortedSegmentProd);
+1 for an empty segment."""
+for _f, _n in ((unsorted_segment_max, "unsorted_segment_max"), (unsorted_segment_min, "unsorted_segment_min"),
+               (unsorted_segment_prod, "unsorted_segment_prod")):
+    _f.__name__ = _f.__qualname__ = _n
+
+
+def unsorted_segment_sqrt_n(data, segment_ids, num_segments, name=None):
+    """The sum over each segment divided by the square root of its size (0 for an empty segment)."""
+    total, count = _sum_and_count(data, segment_ids, num_segments)
+    return _ops.divide(total, _ops.sqrt(count), name=name)
+
+
+def segment_max(data, segment_ids, name=None):
+    """The max over runs of equal (sorted) ``segment_ids``, for s up to max(segment_ids)."""
+    ids, num = _segments(segment_ids)
+    return unsorted_segment_max(data, ids, num, name=name)
+
+
+def segment_min(data, segment_ids, name=None):
+    """The min over runs of equal (sorted) ``segment_ids``."""
+    ids, num = _segments(segment_ids)
+    return unsorted_segment_min(data, ids, num, name=name)
+
+
+def segment_prod(data, segment_ids, name=None):
+    """The product over runs of equal (sorted) ``segment_ids``."""
+    ids, num = _segments(segment_ids)
+    return unsorted_segment_prod(data, ids, num, name=name)
 
 
 def top_k(input, k=1, sorted=True, name=None):
@@ -313,10 +367,18 @@ def softmax(logits, axis=-1, name=None):
     return _softmax(logits, axis, name)
 
 
-def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=int32, name=None):
+def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=int32, name=None, axis=None,
+             binary_output=False):
     """Counts of each value 0..n-1 in ``arr`` (n = minlength, which weft needs: the graph is built
-    before the values are known)."""
+    before the values are known). ``axis=-1`` counts each row of a 2-D arr ([rows, n]);
+    ``binary_output`` gives 1 where a value occurs (weights then do not apply, as TF)."""
     arr = _t(arr)
+    if axis not in (None, 0, -1):
+        raise ValueError("weft.math.bincount: axis must be None, 0 or -1, got %r" % (axis,))
+    if axis == -1 and (arr.shape is None or len(arr.shape) != 2):
+        raise ValueError("weft.math.bincount(axis=-1) counts the rows of a 2-D arr, got shape %s" % (arr.shape,))
+    if binary_output and weights is not None:
+        raise ValueError("weft.math.bincount: binary_output=True takes no weights (as TF)")
     top = _known_max(arr)
     if top is not None:  # values computed from constants: TF's rule, max(max + 1, minlength) capped at maxlength
         n = max(top + 1, int(minlength or 0))
@@ -326,10 +388,83 @@ def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=int32, nam
                          "when given): the number of bins (the graph is built before the values are known)")
     else:
         n = int(minlength)
-    oh = _ops.one_hot(_ops.cast(_ops.reshape(arr, [-1]), int32), n, dtype=float64)
+    rows = axis == -1
+    ids = _ops.cast(arr if rows else _ops.reshape(arr, [-1]), int32)
+    oh = _ops.one_hot(ids, n, dtype=float64)  # [k, n] or [rows, k, n]
     if weights is not None:
-        oh = oh * _ops.cast(_ops.reshape(_t(weights), [-1, 1]), float64)
-    return _ops.cast(reduce_sum(oh, 0), dtype)
+        w = _ops.cast(_t(weights), float64)
+        oh = oh * _ops.expand_dims(w if rows else _ops.reshape(w, [-1]), -1)
+    counts = reduce_sum(oh, -2)
+    if binary_output:
+        counts = _ops.minimum(counts, constant(1.0, float64))
+    return _ops.cast(counts, dtype, name=name)
+
+
+def cumulative_logsumexp(x, axis=0, exclusive=False, reverse=False, name=None):
+    """log(cumsum(exp(x))) along ``axis`` without overflow or underflow: entry i is the logsumexp
+    of the entries up to i, a reduce_logsumexp over a lower-triangular mask (O(n^2) memory in the
+    axis length, which must be known; gradients through those ops). exclusive starts at -inf
+    (log 0), reverse accumulates from the end, as TF."""
+    x = _float_of(_t(x))
+    if x.shape is None:
+        raise ValueError("weft.math.cumulative_logsumexp needs x of known rank")
+    r = len(x.shape)
+    axis = int(axis) + r if int(axis) < 0 else int(axis)
+    if not 0 <= axis < r or x.shape[axis] is None:
+        raise ValueError("weft.math.cumulative_logsumexp: axis %s must be a dim of known length of x %s" % (axis, x.shape))
+    n = int(x.shape[axis])
+    perm = [d for d in range(r) if d != axis] + [axis]
+    inverse = list(np.argsort(perm))
+    y = _ops.transpose(x, perm)
+    if reverse:
+        y = y[..., ::-1]
+    # mask[i, j] = 0 where j <= i, -inf elsewhere; rows of y broadcast against it.
+    mask = np.where(np.tril(np.ones((n, n), bool)), 0.0, -np.inf).astype(x.dtype.as_numpy_dtype)
+    out = reduce_logsumexp(_ops.expand_dims(y, -2) + constant(mask), axis=-1)
+    if exclusive:
+        first = _ops.zeros_like(out[..., :1]) + constant(-np.inf, x.dtype)
+        out = _ops.concat([first, out[..., :-1]], r - 1)
+    if reverse:
+        out = out[..., ::-1]
+    return _ops.transpose(out, inverse, name=name)
+
+
+def searchsorted(sorted_sequence, values, side="left", out_type=int32, name=None):
+    """For each of ``values`` [..., M], its insertion index into the sorted innermost rows of
+    ``sorted_sequence`` [..., N] (equal leading dims): the count of entries < v ('left') or <= v
+    ('right'). Composed as a comparison of every (value, entry) pair: O(M * N) memory per row."""
+    if side not in ("left", "right"):
+        raise ValueError("weft.searchsorted: side must be 'left' or 'right', got %r" % (side,))
+    seq, vals = _t(sorted_sequence), _t(values)
+    vals = _ops.cast(vals, seq.dtype)
+    if seq.shape is None or vals.shape is None or len(seq.shape) != len(vals.shape) or not seq.shape:
+        raise ValueError("weft.searchsorted: sorted_sequence %s and values %s must have one rank (>= 1) and the same "
+                         "leading dims" % (seq.shape, vals.shape))
+    entries, probes = _ops.expand_dims(seq, -2), _ops.expand_dims(vals, -1)  # [..., 1, N], [..., M, 1]
+    before = _ops.less(entries, probes) if side == "left" else _ops.less_equal(entries, probes)
+    return _ops.cast(reduce_sum(_ops.cast(before, int64), -1), out_type, name=name)
+
+
+def histogram_fixed_width_bins(values, value_range, nbins=100, dtype=int32, name=None):
+    """The bin of each value among ``nbins`` equal bins over value_range [lo, hi]; values below lo
+    go to bin 0, at or above hi to the last bin (as TF)."""
+    v = _t(values)
+    if v.dtype not in (float32, float64):
+        v = _ops.cast(v, float32)
+    rng = _ops.cast(_t(value_range), v.dtype)
+    lo, hi = rng[0], rng[1]
+    scaled = (v - lo) / (hi - lo)
+    idx = _ops.cast(_ops.raw_ops.Floor(scaled * float(nbins)), int64)
+    idx = _ops.minimum(_ops.maximum(idx, constant(0, int64)), constant(int(nbins) - 1, int64))
+    return _ops.cast(idx, dtype, name=name)
+
+
+def histogram_fixed_width(values, value_range, nbins=100, dtype=int32, name=None):
+    """Counts of values in ``nbins`` equal bins over value_range [lo, hi] (TF doc:
+    histogram_fixed_width([-1.0, 0.0, 1.5, 2.0, 5.0, 15], [0.0, 5.0], nbins=5) = [2, 1, 1, 0, 2])."""
+    bins = _ops.reshape(histogram_fixed_width_bins(values, value_range, nbins, int64), [-1])
+    ones = _ops.ones_like(_ops.cast(bins, int64))
+    return _ops.cast(unsorted_segment_sum(ones, bins, constant(int(nbins), int64)), dtype, name=name)
 
 
 # ---- elementwise functions composed from the ops above (gradients are the ops') ----------------

@@ -475,3 +475,35 @@ def scale_regularization_loss(regularization_loss):
     loss = _o.add_n(list(regularization_loss)) if isinstance(regularization_loss, (list, tuple)) else \
         convert_to_tensor(regularization_loss)
     return loss / float(_replicas())
+
+
+def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", data_format="NHWC", dilations=None,
+                     name=None):
+    """The transpose (gradient) of conv2d: ``input`` [N, H, W, F] to ``output_shape`` [N, OH, OW, C] with
+    ``filters`` [KH, KW, C, F] (op Conv2DBackpropInput, as TF)."""
+    _nhwc(data_format, "conv2d_transpose")
+    shape = _o.cast(output_shape, _o.int32) if isinstance(output_shape, Tensor) else \
+        _o.constant([int(d) for d in output_shape], dtype=_o.int32)
+    return raw_ops.Conv2DBackpropInput(shape, filters, input, strides=_pair(strides, "strides"),
+                                       padding=padding.upper(), dilations=_pair(dilations or 1, "dilations"), name=name)
+
+
+def conv1d_transpose(input, filters, output_shape, strides, padding="SAME", data_format="NWC", dilations=None,
+                     name=None):
+    """The transpose of conv1d: ``input`` [N, W, F] to ``output_shape`` [N, OW, C] with filters [K, C, F]
+    (conv2d_transpose over a height of one, as TF)."""
+    _nhwc(data_format, "conv1d_transpose", "NWC")
+    if isinstance(output_shape, Tensor):
+        shape = _o.concat([_o.cast(output_shape[:1], _o.int32), _o.constant([1], dtype=_o.int32),
+                           _o.cast(output_shape[1:], _o.int32)], 0)
+    else:
+        n, w, c = (int(d) for d in output_shape)
+        shape = [n, 1, w, c]
+    y = conv2d_transpose(_o.expand_dims(input, 1), _o.expand_dims(filters, 0), shape,
+                         strides=[1, _one(strides, "strides")], padding=padding,
+                         dilations=[1, _one(dilations or 1, "dilations")])
+    return _o.squeeze(y, [1], name=name)
+
+
+from ._nn_3d import avg_pool3d, conv3d, max_pool3d, separable_conv2d  # noqa: E402,F401
+from ._sampled_losses import nce_loss, sampled_softmax_loss  # noqa: E402,F401

@@ -7,11 +7,17 @@ order in which they are compiled, so re-running a program gives the same initial
 same dropout masks and the same training, while two models in one program still differ (as in TF).
 """
 import random as _py_random
+import types as _types
 
 from . import framework as _framework
 from . import ops as _ops
 from .framework import convert_to_tensor as _convert, float32 as _float32, int64 as _int64
 from .ops import random_normal as normal, random_uniform as uniform, truncated_normal  # noqa: F401  (tf.random.*)
+from ._sampled_losses import log_uniform_candidate_sampler  # noqa: F401,E402
+from ._random_generator import Generator, get_global_generator, set_global_generator  # noqa: F401
+from ._stateless_random import (gumbel_argmax, stateless_binomial, stateless_categorical,  # noqa: F401
+                                stateless_fold_in, stateless_normal, stateless_split, stateless_truncated_normal,
+                                stateless_uniform)
 
 _state = {"seed": None, "models": 0}
 
@@ -52,16 +58,17 @@ def shuffle(value, seed=None, name=None):
 def categorical(logits, num_samples, dtype=None, seed=None, name=None):
     """[batch, num_samples] class indices drawn from the unnormalized log-probabilities ``logits``
     [batch, classes] (the Gumbel-max trick: argmax of logits - log(-log(U)))."""
-    logits = _convert(logits)
-    if logits.shape is None or len(logits.shape) != 2:
-        raise ValueError("weft.random.categorical: logits must be [batch, classes], got shape %s" % (logits.shape,))
-    if logits.dtype not in (_ops.float32, _ops.float64):
-        logits = _ops.cast(logits, _float32)
-    tiled = _ops.tile(_ops.expand_dims(logits, 1), [1, int(num_samples), 1])
-    u = _ops.raw_ops.RandomUniformLike(tiled, seed=int(seed or 0))
-    # u in [0, 1): u = 0 gives a -inf key, never drawn (a probability-zero event anyway).
-    gumbel = -_ops.log(-_ops.log(u))
-    return _ops.argmax(tiled + gumbel, axis=2, output_type=dtype or _int64, name=name)
+    def uniform_like(t):
+        return _ops.raw_ops.RandomUniformLike(t, seed=int(seed or 0))
+    return _ops.identity(gumbel_argmax(logits, num_samples, dtype, uniform_like, "weft.random.categorical"), name=name)
 
 
-__all__ = ["set_seed", "get_global_seed", "normal", "uniform", "truncated_normal", "shuffle", "categorical"]
+# tf.random.experimental: the generator and the seed functions, also at tf.random (as TF exports them).
+experimental = _types.SimpleNamespace(
+    Generator=Generator, get_global_generator=get_global_generator, set_global_generator=set_global_generator,
+    stateless_split=stateless_split, stateless_fold_in=stateless_fold_in)
+
+__all__ = ["set_seed", "get_global_seed", "normal", "uniform", "truncated_normal", "shuffle", "categorical",
+           "stateless_uniform", "stateless_normal", "stateless_truncated_normal", "stateless_categorical",
+           "stateless_binomial", "log_uniform_candidate_sampler", "Generator", "get_global_generator",
+           "set_global_generator", "experimental"]

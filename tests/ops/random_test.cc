@@ -1,5 +1,6 @@
 // Random ops: determinism under seeds (op-level and graph-level), statistics within bounds that
 // a correct generator meets (the seeds are fixed, so these never flake), truncation, dropout.
+#include <algorithm>
 #include <cmath>
 
 #include "graph/gradients.h"
@@ -256,6 +257,55 @@ TEST_CASE("Dropout gradient: dy times the mask of the same step") {
     for (size_t i = 0; i < mask.size(); ++i) ok &= std::abs(d[i] - wvv[i] * mask[i]) < 1e-12;
     CHECK(ok);
   }
+}
+
+}  // namespace
+}  // namespace weft::test
+
+namespace weft::test {
+namespace {
+
+AttrMap SamplerAttrs(int64_t num_true, int64_t num_sampled, bool unique, int64_t range_max) {
+  return {{"num_true", num_true}, {"num_sampled", num_sampled}, {"unique", unique}, {"range_max", range_max},
+          {"seed", int64_t{3}}, {"seed2", int64_t{4}}};
+}
+
+double LogUniformP(int64_t c, int64_t range_max) {
+  return (std::log(c + 2.0) - std::log(c + 1.0)) / std::log(range_max + 1.0);
+}
+
+TEST_CASE("LogUniformCandidateSampler: the log-uniform law, TF's expected counts, unique draws") {
+  const int64_t range = 50, n = 20000;
+  Tensor labels = T<int64_t>({0, 7, 49, 3}, {2, 2});
+  auto out = RunOp("LogUniformCandidateSampler", {labels}, SamplerAttrs(2, n, false, range));
+  CHECK(out[0].shape() == TensorShape({n}));
+  // With replacement: expected count = num_sampled * P(c) (closed form).
+  std::vector<double> want;
+  for (int64_t c : {0, 7, 49, 3}) want.push_back(n * LogUniformP(c, range));
+  ExpectNear(out[1], Make(DType::kFloat32, want, TensorShape({2, 2})), 0, 1e-5);
+  int64_t zeros = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t c = out[0].data<int64_t>()[i];
+    CHECK((c >= 0 && c < range));
+    zeros += c == 0;
+  }
+  const double p0 = LogUniformP(0, range);
+  CHECK(std::abs(static_cast<double>(zeros) / n - p0) < 5 * std::sqrt(p0 * (1 - p0) / n));
+  // Unique: distinct classes; drawing every class gives each once, with expected counts in (0, 1].
+  auto all = RunOp("LogUniformCandidateSampler", {labels}, SamplerAttrs(2, range, true, range));
+  std::vector<int64_t> got(all[0].data<int64_t>(), all[0].data<int64_t>() + range);
+  std::sort(got.begin(), got.end());
+  for (int64_t c = 0; c < range; ++c) CHECK(got[c] == c);
+  for (double v : V(all[2])) CHECK((v > 0.0 && v <= 1.0));
+}
+
+TEST_CASE("LogUniformCandidateSampler: bad input") {
+  ExpectOpError("LogUniformCandidateSampler", {T<int64_t>({0, 60}, {1, 2})}, SamplerAttrs(2, 4, false, 50),
+                Code::kInvalidArgument, "true_classes[1] = 60 is out of range [0, 50)");
+  ExpectOpError("LogUniformCandidateSampler", {T<int64_t>({0}, {1, 1})}, SamplerAttrs(1, 60, true, 50),
+                Code::kInvalidArgument, "unique sampling needs num_sampled (60) <= range_max (50)");
+  ExpectOpError("LogUniformCandidateSampler", {T<int64_t>({0, 1}, {1, 2})}, SamplerAttrs(1, 4, false, 50),
+                Code::kInvalidArgument, "num_true");
 }
 
 }  // namespace

@@ -130,23 +130,24 @@ std::vector<int64_t> ReadIndices(const Tensor& indices, int64_t limit, std::stri
   return v;
 }
 
-std::vector<int64_t> SegmentSumDims(const TensorShape& data, const TensorShape& ids, int64_t num_segments) {
+std::vector<int64_t> SegmentSumDims(const TensorShape& data, const TensorShape& ids, int64_t num_segments,
+                                    std::string_view op) {
   bool prefix = ids.rank() <= data.rank();
   for (int k = 0; prefix && k < ids.rank(); ++k) {
     prefix = ids.dim(k) < 0 || data.dim(k) < 0 || ids.dim(k) == data.dim(k);
   }
-  WEFT_REQUIRE(prefix, "UnsortedSegmentSum: segment_ids of shape {} must be a prefix of data's shape {}",
-               ids.ToString(), data.ToString());
+  WEFT_REQUIRE(prefix, "{}: segment_ids of shape {} must be a prefix of data's shape {}", op, ids.ToString(),
+               data.ToString());
   std::vector<int64_t> dims = {num_segments};
   dims.insert(dims.end(), data.dims().begin() + ids.rank(), data.dims().end());
   return dims;
 }
 
-int64_t ReadNumSegments(const Tensor& t) {
-  WEFT_REQUIRE(t.rank() == 0, "UnsortedSegmentSum: num_segments must be a scalar, got shape {}", t.shape().ToString());
-  const std::vector<int64_t> v = IndicesAsInt64(t, "UnsortedSegmentSum: num_segments");
+int64_t ReadNumSegments(const Tensor& t, std::string_view op) {
+  WEFT_REQUIRE(t.rank() == 0, "{}: num_segments must be a scalar, got shape {}", op, t.shape().ToString());
+  const std::vector<int64_t> v = IndicesAsInt64(t, std::string(op) + ": num_segments");
   WEFT_REQUIRE(v[0] >= 0 && v[0] <= TensorShape::kMaxElements,
-               "UnsortedSegmentSum: num_segments must be non-negative (and not huge), got {}", v[0]);
+               "{}: num_segments must be non-negative (and not huge), got {}", op, v[0]);
   return v[0];
 }
 

@@ -77,10 +77,11 @@ std::vector<int64_t> ReadIndices(const Tensor& indices, int64_t limit, std::stri
 // num_segments is InvalidArgument naming its position, its value and num_segments.
 std::vector<int64_t> ReadSegmentIds(const Tensor& segment_ids, int64_t num_segments, std::string_view op);
 // UnsortedSegmentSum's num_segments (an int32 or int64 scalar); InvalidArgument unless in [0, 2^50].
-int64_t ReadNumSegments(const Tensor& num_segments);
+int64_t ReadNumSegments(const Tensor& num_segments, std::string_view op = "UnsortedSegmentSum");
 // UnsortedSegmentSum's output dims: [num_segments] + data.dims[rank(ids):]; InvalidArgument unless
 // ids' shape is a prefix of data's (a dim of -1 matches anything; num_segments -1: unknown).
-std::vector<int64_t> SegmentSumDims(const TensorShape& data, const TensorShape& ids, int64_t num_segments);
+std::vector<int64_t> SegmentSumDims(const TensorShape& data, const TensorShape& ids, int64_t num_segments,
+                                    std::string_view op = "UnsortedSegmentSum");
 
 // StridedSlice's attrs, as the op declares them.
 struct StridedSliceAttrs {

@@ -265,3 +265,14 @@ from ._attention import (Attention, AdditiveAttention, Dot, dot, UnitNormalizati
                          GroupNormalization, ThresholdedReLU)
 __all__ += ["Attention", "AdditiveAttention", "Dot", "dot", "UnitNormalization", "GroupNormalization",
             "ThresholdedReLU"]
+# Volumetric layers and Conv1DTranspose as custom layers over weft.nn's composites: _layers_3d.py.
+from ._layers_3d import (Conv3D, MaxPooling3D, MaxPool3D, AveragePooling3D, AvgPool3D,  # noqa: E402,F401
+                         GlobalMaxPooling3D, GlobalMaxPool3D, GlobalAveragePooling3D, GlobalAvgPool3D, UpSampling3D,
+                         ZeroPadding3D, Conv1DTranspose)
+__all__ += ["Conv3D", "MaxPooling3D", "MaxPool3D", "AveragePooling3D", "AvgPool3D", "GlobalMaxPooling3D",
+            "GlobalMaxPool3D", "GlobalAveragePooling3D", "GlobalAvgPool3D", "UpSampling3D", "ZeroPadding3D",
+            "Conv1DTranspose"]
+from ._discretize import CategoryEncoding, Discretization  # noqa: E402,F401
+__all__ += ["CategoryEncoding", "Discretization"]
+from ._hashing import Hashing  # noqa: E402,F401  (host preprocessing, TF's FarmHash bins)
+__all__ += ["Hashing"]
