@@ -146,14 +146,18 @@ static void CheckFusedMatchesPlain(ConvNet& net) {
   CHECK(norm > 0);
 }
 
-TEST_CASE("FuseNnOps fuses conv + bias + relu and max-pool grad + relu grad, with the same results") {
+TEST_CASE("FuseNnOps fuses conv + bias + relu, max-pool grad + relu grad and filter + bias grads, with the same results") {
   ConvNet net({1, 1});  // overlapping pool windows: the pool stays separate
   auto step = PruneForStep(net.g, {net.x}, {net.loss, net.grads[0], net.grads[1]}, {});
   CHECK(CountOp(*step, "Conv2D") == 1);
-  CHECK(FuseNnOps(step.get()) == 2);
+  CHECK(FuseNnOps(step.get()) == 3);
   CHECK(CountOp(*step, "_FusedConv2D") == 1);
   CHECK(CountOp(*step, "_MaxPoolGradRelu") == 1);
-  for (const char* gone : {"Conv2D", "BiasAdd", "Relu", "MaxPoolGrad", "ReluGrad"}) CHECK(CountOp(*step, gone) == 0);
+  CHECK(CountOp(*step, "_Conv2DBackpropFilterBias") == 1);
+  for (const char* gone : {"Conv2D", "BiasAdd", "Relu", "MaxPoolGrad", "ReluGrad", "Conv2DBackpropFilter",
+                           "BiasAddGrad"}) {
+    CHECK(CountOp(*step, gone) == 0);
+  }
   for (Node* n : step->nodes()) {
     if (n->op() == "_FusedConv2D") CHECK(n->attr<std::string>("activation") == "Relu");
   }
@@ -178,6 +182,7 @@ TEST_CASE("FuseNnOps folds a non-overlapping max pool and its grad into the conv
   FuseNnOps(step3.get());
   CHECK(CountOp(*step3, "_MaxPoolGradWithArgmax") == 1);
   CHECK(CountOp(*step3, "_ConvPoolBackpropFilterBias") == 0);
+  CHECK(CountOp(*step3, "_Conv2DBackpropFilterBias") == 1);  // dz is stored: its two reductions still fuse
   // The Relu's output is fetched: the pool cannot take the conv output over.
   auto step2 = PruneForStep(net.g, {net.x}, {net.loss, net.relu}, {});
   FuseNnOps(step2.get());
