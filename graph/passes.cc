@@ -435,11 +435,15 @@ int FuseNnOps(Graph* g) {
   }
   // Conv2DBackpropFilter(x, sizes, dz) and BiasAddGrad(dz) of the same dz (the conv layers with a
   // bias that the fusions above left) -> _Conv2DBackpropFilterBias: oneDNN's filter gradient sums
-  // the bias from its own reads of dz, one pass over dz fewer.
+  // the bias from its own reads of dz, one pass over dz fewer. Only for dz of 32 or more channels in
+  // whole 16-channel blocks: with fewer (lenet5's 6 and 16) oneDNN's bias sums cost more than the
+  // pass they save, and two separate nodes can run at once (bench/README.md, "Where vgg_small's step goes").
   removed.clear();
   for (Node* bias_grad : TopologicalOrder(g->nodes())) {
     if (removed.count(bias_grad) || bias_grad->op() != "BiasAddGrad") continue;
     const Output dz = bias_grad->input(0);
+    const TensorShape& dz_shape = dz.shape();
+    if (dz_shape.rank() != 4 || dz_shape.dim(3) < 32 || dz_shape.dim(3) % 16 != 0) continue;
     Node* filter_grad = nullptr;
     for (const auto& [dst, i] : dz.node->out_edges()) {
       if (i == 2 && dst->op() == "Conv2DBackpropFilter" && dst->input(2) == dz && !removed.count(dst)) {
