@@ -32,8 +32,10 @@ int EliminateCommonSubexpressions(Graph* g);
 // becomes _MaxPoolGradRelu(y, p, dp); then MaxPool(_FusedConv2D(x, f, b)) becomes
 // _FusedConv2DMaxPool(x, f, b) and that pool's grads _MaxPoolGradWithArgmax, so the conv output is
 // never stored (when the CPU kernel supports the shapes: at most 4 input channels, a VALID pool
-// whose windows do not overlap, static conv output height and width). Returns the number of
-// fusions.
+// whose windows do not overlap, static conv output height and width); and Conv2DBackpropFilter(x,
+// sizes, dz) with BiasAddGrad(dz) of the same dz becomes _Conv2DBackpropFilterBias(x, sizes, dz)
+// (outputs: the filter and the bias gradient) when dz has a static channel count of at least 32 in
+// whole 16-channel blocks. Returns the number of fusions.
 int FuseNnOps(Graph* g);
 // The batch-norm part of FuseNnOps (which calls it): Relu(FusedBatchNorm) -> _FusedBatchNormRelu
 // and FusedBatchNormGrad(ReluGrad) -> _FusedBatchNormGradRelu, on the CPU, where nothing else

@@ -168,6 +168,14 @@ void ConvBackpropFilterShape(InferenceContext& c) {
   c.set_output(0, f);
 }
 
+// _Conv2DBackpropFilterBias: Conv2DBackpropFilter's output, then the bias gradient [O].
+void ConvBackpropFilterBiasShape(InferenceContext& c) {
+  ConvBackpropFilterShape(c);
+  const TensorShape dy = c.WithRank(c.input(2), 4, "out_backprop");
+  c.set_output(1, TensorShape({c.MergeDim(c.outputs()[0].dim(3), dy.dim(3), "filter out-channels and out_backprop "
+                                                                            "channels")}));
+}
+
 void PoolShape(InferenceContext& c) {
   const TensorShape in = c.WithRank(c.input(0), 4, "input (NHWC)");
   const IntList k = CheckPair(c.attr<IntList>("ksize"), "ksize");
@@ -599,6 +607,13 @@ void RegisterNnOps(OpRegistry& r) {
       .Attr("strides", AttrValue(ones)).Attr("padding", "VALID").Attr("dilations", AttrValue(ones))
       .Shape(ConvBackpropFilterShape).Grad(ConvBackpropFilterGrad<false>)
       .Doc("Gradient of Conv2D for its filter, of shape filter_sizes (a run-time int32 [4] vector).");
+  r.Register("_Conv2DBackpropFilterBias").Input("input", "T").Input("filter_sizes", "int32")
+      .Input("out_backprop", "T").Output("filter_backprop", "T").Output("bias_backprop", "T").TypeAttr("T", kFloats)
+      .Attr("strides", AttrValue(ones)).Attr("padding", "VALID").Attr("dilations", AttrValue(ones))
+      .Shape(ConvBackpropFilterBiasShape)
+      .Doc("Conv2DBackpropFilter(input, filter_sizes, out_backprop) and BiasAddGrad(out_backprop) in one "
+           "kernel (oneDNN's filter gradient sums the bias from its own reads of out_backprop). The "
+           "FuseNnOps graph pass makes it.");
   r.Register("_FusedConv2D").Input("input", "T").Input("filter", "T").Input("bias", "T").Output("output", "T")
       .TypeAttr("T", kFloats)
       .Attr("strides", AttrValue(ones)).Attr("padding", "VALID").Attr("dilations", AttrValue(ones))

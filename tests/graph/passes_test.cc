@@ -153,6 +153,8 @@ TEST_CASE("FuseNnOps fuses conv + bias + relu and max-pool grad + relu grad, wit
   CHECK(FuseNnOps(step.get()) == 2);
   CHECK(CountOp(*step, "_FusedConv2D") == 1);
   CHECK(CountOp(*step, "_MaxPoolGradRelu") == 1);
+  // 4 output channels: the filter and bias gradients stay two nodes (fewer than 32 channels).
+  CHECK(CountOp(*step, "_Conv2DBackpropFilterBias") == 0);
   for (const char* gone : {"Conv2D", "BiasAdd", "Relu", "MaxPoolGrad", "ReluGrad"}) CHECK(CountOp(*step, gone) == 0);
   for (Node* n : step->nodes()) {
     if (n->op() == "_FusedConv2D") CHECK(n->attr<std::string>("activation") == "Relu");
@@ -183,6 +185,44 @@ TEST_CASE("FuseNnOps folds a non-overlapping max pool and its grad into the conv
   FuseNnOps(step2.get());
   CHECK(CountOp(*step2, "_FusedConv2D") == 1);
   CHECK(CountOp(*step2, "_FusedConv2DMaxPool") == 0);
+}
+
+TEST_CASE("FuseNnOps fuses the filter and bias gradients of one dz (32+ channels in 16-blocks), with the same results") {
+  for (int64_t O : {32, 48, 20}) {
+    INFO(O << " output channels");
+    Graph g;
+    Scope s = Scope::Root(&g);
+    Output x = ops::Placeholder(s, DType::kFloat32, {-1, 5, 6, 3});
+    Tensor fv(DType::kFloat32, {3, 3, 3, O}), bv(DType::kFloat32, {O});
+    for (int64_t i = 0; i < fv.num_elements(); ++i) fv.data<float>()[i] = 0.05f * static_cast<float>((i * 7) % 13) - 0.3f;
+    for (int64_t i = 0; i < O; ++i) bv.data<float>()[i] = 0.01f * static_cast<float>(i % 5) - 0.02f;
+    Output f = ops::Const(s, fv), b = ops::Const(s, bv);
+    Output y = ops::Relu(s, ops::BiasAdd(s, ops::Conv2D(s, x, f, {1, 1}, "SAME"), b));
+    Output loss = ops::Sum(s, ops::Mul(s, y, y));
+    const std::vector<Output> grads = Gradients(s, {loss}, {f, b, x});
+    auto step = PruneForStep(g, {x}, {loss, grads[0], grads[1], grads[2]}, {});
+    FuseNnOps(step.get());
+    const bool fuses = O % 16 == 0;
+    CHECK(CountOp(*step, "_Conv2DBackpropFilterBias") == (fuses ? 1 : 0));
+    CHECK(CountOp(*step, "BiasAddGrad") == (fuses ? 0 : 1));
+    CHECK(CountOp(*step, "Conv2DBackpropInput") == 1);  // dz's third reader stays
+    Tensor xv(DType::kFloat32, {2, 5, 6, 3});
+    for (int64_t i = 0; i < xv.num_elements(); ++i) xv.data<float>()[i] = 0.04f * static_cast<float>((i * 11) % 17) - 0.3f;
+    SessionOptions off;
+    off.fuse_ops = false;
+    Session fused(&g), plain(&g, off);
+    auto a = fused.Run({{x, xv}}, {loss, grads[0], grads[1], grads[2]});
+    auto want = plain.Run({{x, xv}}, {loss, grads[0], grads[1], grads[2]});
+    for (int i = 0; i < 4; ++i) {
+      REQUIRE(a[i].shape() == want[i].shape());
+      for (int64_t j = 0; j < a[i].num_elements(); ++j) {
+        CHECK(a[i].data<float>()[j] == doctest::Approx(want[i].data<float>()[j]).epsilon(1e-4));
+      }
+    }
+    double norm = 0;
+    for (int64_t j = 0; j < O; ++j) norm += std::abs(a[2].data<float>()[j]);
+    CHECK(norm > 0);  // the bias gradient is not trivially zero
+  }
 }
 
 TEST_CASE("FuseNnOps leaves intermediates that something else reads") {

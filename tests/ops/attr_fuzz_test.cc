@@ -166,7 +166,7 @@ std::vector<Config> SpecialConfigs(const std::string& op) {
     const Tensor dydw = SmallTensor(DType::kFloat32, TensorShape({1, 3, 3, 2}));
     return {{{Tensor::FromVector<int32_t>({1, 4, 4, 2}, TensorShape({4})), dw ? fdw : f, dw ? dydw : dy}, {}, {}}};
   }
-  if (op == "Conv2DBackpropFilter" || op == "DepthwiseConv2DBackpropFilter") {
+  if (op == "Conv2DBackpropFilter" || op == "_Conv2DBackpropFilterBias" || op == "DepthwiseConv2DBackpropFilter") {
     const bool dw = op[0] == 'D';
     const Tensor dydw = SmallTensor(DType::kFloat32, TensorShape({1, 3, 3, 2}));
     return {{{x, Tensor::FromVector<int32_t>({2, 2, 2, dw ? 1 : 3}, TensorShape({4})), dw ? dydw : dy}, {}, {}}};

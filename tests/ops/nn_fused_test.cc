@@ -274,6 +274,34 @@ TEST_CASE("_ConvPoolBackpropFilterBias equals Conv2DBackpropFilter and BiasAddGr
   }
 }
 
+TEST_CASE("_Conv2DBackpropFilterBias equals Conv2DBackpropFilter and BiasAddGrad of the same out_backprop") {
+  // kCases, then the oneDNN paths' odd shapes: batch 1, 1x1 images, channels that are not a
+  // multiple of the vector width, padding beyond the image, a batch of several chunks.
+  std::vector<ConvCase> cases(std::begin(kCases), std::end(kCases));
+  cases.push_back({{1, 1, 1, 24}, {3, 3, 24, 8}, {1, 1}, "SAME", {1, 1}});
+  cases.push_back({{3, 9, 7, 17}, {3, 3, 17, 20}, {2, 2}, "SAME", {1, 1}});
+  cases.push_back({{1, 2, 2, 16}, {5, 5, 16, 16}, {1, 1}, "SAME", {1, 1}});
+  cases.push_back({{9, 14, 14, 32}, {3, 3, 32, 32}, {1, 1}, "SAME", {1, 1}});
+  int seed = 1200;
+  for (const ConvCase& cc : cases) {
+    for (DType dt : {DType::kFloat32, DType::kFloat64}) {
+      INFO("x " << TensorShape(cc.x).ToString() << " f " << TensorShape(cc.f).ToString() << " " << DTypeName(dt));
+      const Tensor x = Cast(Rand(cc.x, -1, 1, ++seed), dt), f = Cast(Rand(cc.f, -1, 1, ++seed), dt);
+      const AttrMap conv = {{"strides", cc.strides}, {"padding", cc.padding}, {"dilations", cc.dilations}};
+      const Tensor y = RunOp("Conv2D", {x, f}, conv)[0];
+      const Tensor dy = Cast(Rand(y.shape().dims(), -1, 1, ++seed), dt);
+      const Tensor sizes = T<int32_t>(std::vector<double>(cc.f.begin(), cc.f.end()));
+      auto got = RunOp("_Conv2DBackpropFilterBias", {x, sizes, dy}, conv);
+      const double tol = dt == DType::kFloat32 ? 1e-4 : 1e-11;
+      ExpectNear(got[0], RunOp("Conv2DBackpropFilter", {x, sizes, dy}, conv)[0], tol, tol);
+      ExpectNear(got[1], RunOp("BiasAddGrad", {dy})[0], tol, tol);
+    }
+  }
+  const AttrMap conv = {{"strides", IntList{1, 1}}, {"padding", std::string("SAME")}, {"dilations", IntList{1, 1}}};
+  ExpectOpError("_Conv2DBackpropFilterBias", {Rand({1, 4, 4, 3}), T<int32_t>({3, 3, 3, 5}), Rand({1, 4, 4, 6})}, conv,
+                Code::kInvalidArgument, "out_backprop");
+}
+
 TEST_CASE("the fused conv-pool ops reject what their kernels do not support") {
   const Tensor b = Rand({4});
   ExpectOpError("_FusedConv2DMaxPool", {Rand({1, 6, 6, 5}), Rand({3, 3, 5, 4}), b},

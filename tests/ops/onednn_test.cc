@@ -103,6 +103,17 @@ TEST_CASE("oneDNN conv backend: resnet shapes match the reference and give the s
     ExpectClose(dx, ref.dx, "dx");
     ExpectClose(df1, ref.df, "df");
     CHECK(df1 == df2);  // bit for bit: chunks and their order do not depend on the thread count
+    // The filter gradient with the bias gradient (_Conv2DBackpropFilterBias): db = dy summed over
+    // N, OH, OW, in the same kernel; same bits on 1 and 2 threads.
+    std::vector<double> want_db(k.o);
+    for (size_t i = 0; i < dy.size(); ++i) want_db[i % k.o] += dy[i];
+    std::vector<float> dfb1(f.size()), dfb2(f.size()), db1(k.o), db2(k.o);
+    REQUIRE(conv.BackpropFilter(&one, g, k.o, x.data(), dy.data(), dfb1.data(), db1.data()));
+    REQUIRE(conv.BackpropFilter(&two, g, k.o, x.data(), dy.data(), dfb2.data(), db2.data()));
+    ExpectClose(dfb1, ref.df, "df (with db)");
+    ExpectClose(db1, want_db, "db");
+    CHECK(dfb1 == dfb2);
+    CHECK(db1 == db2);
     std::vector<float> y1(y.size());
     REQUIRE(conv.Forward(&one, g, k.o, x.data(), f.data(), y1.data()));
     CHECK(y1 == y);

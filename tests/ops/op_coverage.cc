@@ -60,6 +60,7 @@ const std::map<std::string, Exemption, std::less<>>& Exemptions() {
       {"_MaxPoolGradRelu", {kGrad, "made by the fusion pass from a gradient graph, after differentiation"}},
       {"_MaxPoolGradWithArgmax", {kGrad, "made by the fusion pass from a gradient graph, after differentiation"}},
       {"_ConvPoolBackpropFilterBias", {kGrad, "made by the fusion pass from a gradient graph, after differentiation"}},
+      {"_Conv2DBackpropFilterBias", {kGrad, "made by the fusion pass from a gradient graph, after differentiation"}},
       {"Variable", {kGpu, "names storage and computes nothing; the GPU comparisons of Assign*, Apply* create, "
                           "write and read a GPU Variable"}},
       // TF registers no gradient for its training ops, and declares none NotDifferentiable either:

@@ -140,7 +140,16 @@ struct DnnlPlan {
 };
 
 // The forward with its epilogue: plain, + bias, relu(+ bias), relu.
-enum class Pass : int64_t { kForward, kForwardBias, kForwardBiasRelu, kForwardRelu, kBackpropInput, kBackpropFilter };
+// The filter gradient with the bias gradient (the sum of dy over N, OH, OW) from the same reads of dy.
+enum class Pass : int64_t {
+  kForward,
+  kForwardBias,
+  kForwardBiasRelu,
+  kForwardRelu,
+  kBackpropInput,
+  kBackpropFilter,
+  kBackpropFilterBias
+};
 
 struct DnnlConv::Impl {
   std::mutex mu;
@@ -228,9 +237,14 @@ struct DnnlConv::Impl {
         plan.conv = dnnl::convolution_backward_data(pd);
         break;
       }
-      case Pass::kBackpropFilter: {
-        const dnnl::convolution_backward_weights::desc bwd(algo, conv_src, any_weights, conv_dst, strides,
-                                                           dilates, pad_l, pad_r);
+      case Pass::kBackpropFilter:
+      case Pass::kBackpropFilterBias: {
+        if (pass == Pass::kBackpropFilterBias) plan.bias = memory::desc(Dims({O}), dt::f32, Tag::x);
+        const auto bwd = pass == Pass::kBackpropFilterBias
+                             ? dnnl::convolution_backward_weights::desc(algo, conv_src, any_weights, plan.bias,
+                                                                        conv_dst, strides, dilates, pad_l, pad_r)
+                             : dnnl::convolution_backward_weights::desc(algo, conv_src, any_weights, conv_dst,
+                                                                        strides, dilates, pad_l, pad_r);
         const dnnl::convolution_backward_weights::primitive_desc pd(bwd, attr, eng, fwd_pd);
         plan.conv_pd = pd;
         plan.weights = pd.diff_weights_desc();
@@ -241,7 +255,8 @@ struct DnnlConv::Impl {
     plan.direct = IsDirect(plan.conv_pd);
     if (!plan.direct) return;
     plan.winograd = winograd;
-    const bool backprop = pass == Pass::kBackpropInput || pass == Pass::kBackpropFilter;
+    const bool filter = pass == Pass::kBackpropFilter || pass == Pass::kBackpropFilterBias;
+    const bool backprop = pass == Pass::kBackpropInput || filter;
     plan.conv_src = pass == Pass::kBackpropInput ? plan.conv_pd.diff_src_desc() : plan.conv_pd.src_desc();
     plan.conv_dst = backprop ? plan.conv_pd.diff_dst_desc() : plan.conv_pd.dst_desc();
     if (winograd) {
@@ -254,14 +269,14 @@ struct DnnlConv::Impl {
         plan.src_out = make(plan.conv_src, plan.src);
       } else {
         plan.src_in = make(plan.src, plan.conv_src);
-        if (pass == Pass::kBackpropFilter) {
+        if (filter) {
           plan.dst_in = make(plan.dst, plan.conv_dst);
         } else {
           plan.dst_out = make(plan.conv_dst, plan.dst);
         }
       }
     }
-    const bool to_plain = pass == Pass::kBackpropFilter;
+    const bool to_plain = filter;
     const dnnl::reorder::primitive_desc rpd(eng, to_plain ? plan.weights : plan.plain_weights, eng,
                                             to_plain ? plan.plain_weights : plan.weights, attr);
     plan.reorder_pd = rpd;
@@ -450,9 +465,9 @@ bool DnnlConv::UsesWinograd(const Conv2DGeometry& g, int64_t O) {
 }
 
 bool DnnlConv::BackpropFilter(ThreadPool* pool, const Conv2DGeometry& g, int64_t O, const float* x,
-                              const float* dy, float* df) {
-  const Plans plans =
-      ChoosePlans(*impl_, Pass::kBackpropFilter, g, O, Chunks(g, O, kMaxPartialBlocks, kMinFilterChunkPixels));
+                              const float* dy, float* df, float* db) {
+  const Pass pass = db != nullptr ? Pass::kBackpropFilterBias : Pass::kBackpropFilter;
+  const Plans plans = ChoosePlans(*impl_, pass, g, O, Chunks(g, O, kMaxPartialBlocks, kMinFilterChunkPixels));
   if (!plans.full->direct || !plans.last->direct) return false;
   const Chunks& chunks = plans.chunks;
   const auto& full = plans.full;
@@ -473,6 +488,8 @@ bool DnnlConv::BackpropFilter(ThreadPool* pool, const Conv2DGeometry& g, int64_t
     std::memset(partials, 0, sizeof(float) * chunks.count * stride);
   }
   const bool same_layout = last->weights == blocked;
+  // The bias gradient's partials, one [O] per chunk, summed in chunk order below.
+  std::vector<float> bias_partials(db != nullptr ? static_cast<size_t>(chunks.count * O) : 0);
   ForChunks(pool, chunks.count, [&](int64_t i) {
     const DnnlPlan& p = chunks.images(i, g.n) == chunks.per ? *full : *last;
     float* mine = partials + i * stride;
@@ -487,10 +504,11 @@ bool DnnlConv::BackpropFilter(ThreadPool* pool, const Conv2DGeometry& g, int64_t
       src = staged_src;
       diff_dst = staged_dst;
     }
-    Execute(p.conv, p.conv_pd,
-            {{DNNL_ARG_SRC, memory(p.conv_src, eng, src)},
-             {DNNL_ARG_DIFF_DST, memory(p.conv_dst, eng, diff_dst)},
-             {DNNL_ARG_DIFF_WEIGHTS, memory(p.weights, eng, out)}});
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, memory(p.conv_src, eng, src)},
+                                            {DNNL_ARG_DIFF_DST, memory(p.conv_dst, eng, diff_dst)},
+                                            {DNNL_ARG_DIFF_WEIGHTS, memory(p.weights, eng, out)}};
+    if (db != nullptr) args.emplace(DNNL_ARG_DIFF_BIAS, memory(p.bias, eng, bias_partials.data() + i * O));
+    Execute(p.conv, p.conv_pd, std::move(args));
     if (out != mine) {  // the last chunk's layout -> HWIO -> the full chunks' layout
       std::vector<float> plain(static_cast<size_t>(g.kh * g.kw * g.c * O));
       Execute(p.weights_reorder, p.reorder_pd,
@@ -519,6 +537,12 @@ bool DnnlConv::BackpropFilter(ThreadPool* pool, const Conv2DGeometry& g, int64_t
   }
   Execute(full->weights_reorder, full->reorder_pd,
           {{DNNL_ARG_FROM, memory(blocked, eng, sum)}, {DNNL_ARG_TO, memory(full->plain_weights, eng, df)}});
+  if (db != nullptr) {
+    std::copy(bias_partials.begin(), bias_partials.begin() + O, db);
+    for (int64_t i = 1; i < chunks.count; ++i) {
+      for (int64_t o = 0; o < O; ++o) db[o] += bias_partials[i * O + o];
+    }
+  }
   return true;
 }
 
@@ -540,7 +564,8 @@ bool DnnlConv::Forward(ThreadPool*, const Conv2DGeometry&, int64_t, const float*
 bool DnnlConv::BackpropInput(ThreadPool*, const Conv2DGeometry&, int64_t, const float*, const float*, float*) {
   return false;
 }
-bool DnnlConv::BackpropFilter(ThreadPool*, const Conv2DGeometry&, int64_t, const float*, const float*, float*) {
+bool DnnlConv::BackpropFilter(ThreadPool*, const Conv2DGeometry&, int64_t, const float*, const float*, float*,
+                              float*) {
   return false;
 }
 

@@ -58,9 +58,11 @@ class DnnlConv {
   // dx [N,IH,IW,C] = the input gradient for dy [N,OH,OW,O].
   bool BackpropInput(ThreadPool* pool, const Conv2DGeometry& g, int64_t O, const float* dy, const float* f,
                      float* dx);
-  // df [KH,KW,C,O] = the filter gradient for dy.
+  // df [KH,KW,C,O] = the filter gradient for dy; when db is given, also db [O] = the sum of dy over
+  // N, OH and OW (BiasAddGrad's result, from the kernel's own reads of dy), per chunk and then in
+  // chunk order.
   bool BackpropFilter(ThreadPool* pool, const Conv2DGeometry& g, int64_t O, const float* x, const float* dy,
-                      float* df);
+                      float* df, float* db = nullptr);
 
   // True when the convolutions of this shape run on oneDNN's Winograd F(4x4, 3x3) kernel (its
   // blocked layout inside each chunk, NHWC outside): 3x3 stride-1 SAME convolutions of small
