@@ -42,18 +42,25 @@ const std::set<std::string> kTrainFlags = {"data", "epochs", "batch-size", "opti
                                            "checkpoint-dir", "summary", "strategy", "devices", "trace",
                                            "hosts", "hostfile", "base-port", "collective-timeout", "device", "ps-mode",
                                            "trace-events", "dump-trace", "device-memory-limit", "gradient-accumulation-steps", "micro-batches",
-                                           "boundaries", "recompute", "zero"};
+                                           "boundaries", "recompute", "zero", "replicas"};
 
 // --schedule names a learning-rate schedule or, with --strategy pipeline, a pipeline schedule:
 // the values are disjoint.
 bool IsPipelineSchedule(const std::string& s) { return s == "gpipe" || s == "1f1b"; }
 
+// True when this process is a task of a cluster: TF_CONFIG is set (weft-zoo launch sets it).
+bool InCluster() {
+  const char* tf_config = std::getenv("TF_CONFIG");
+  return tf_config != nullptr && *tf_config != '\0';
+}
+
 // --strategy none|one_device|mirrored|central_storage and --devices N (N > 1 alone means mirrored).
 std::unique_ptr<Strategy> NewStrategy(const Flags& f) {
   const int devices = static_cast<int>(f.Int("devices", 1, 1));
   const std::string name = f.Str("strategy", devices > 1 ? "mirrored" : "none");
-  if (name != "pipeline" && (f.Has("micro-batches") || f.Has("boundaries") || IsPipelineSchedule(f.Str("schedule", "")))) {
-    throw UsageError("--micro-batches, --boundaries and --schedule gpipe|1f1b need --strategy pipeline");
+  if (name != "pipeline" && (f.Has("micro-batches") || f.Has("boundaries") || f.Has("replicas") ||
+                             IsPipelineSchedule(f.Str("schedule", "")))) {
+    throw UsageError("--micro-batches, --boundaries, --replicas and --schedule gpipe|1f1b need --strategy pipeline");
   }
   const int zero = static_cast<int>(f.Int("zero", 0, 0));  // sharded optimizer state: 0, 1, 2
   if (f.Has("zero") && name != "mirrored" && name != "multi_worker") {
@@ -73,11 +80,21 @@ std::unique_ptr<Strategy> NewStrategy(const Flags& f) {
     for (std::string b; std::getline(list, b, ',');) {
       if (!b.empty()) boundaries.push_back(b);
     }
-    return std::make_unique<PipelineStrategy>(PipelineOptions{
-        .num_stages = devices,
-        .micro_batches = static_cast<int>(f.Int("micro-batches", 4, 1)),
-        .schedule = ParsePipelineSchedule(IsPipelineSchedule(schedule) ? schedule : "gpipe"),
-        .boundaries = std::move(boundaries)});
+    PipelineOptions options{.num_stages = devices,
+                            .micro_batches = static_cast<int>(f.Int("micro-batches", 4, 1)),
+                            .schedule = ParsePipelineSchedule(IsPipelineSchedule(schedule) ? schedule : "gpipe"),
+                            .boundaries = std::move(boundaries),
+                            .replicas = static_cast<int>(f.Int("replicas", 1, 1))};
+    if (InCluster()) {  // under weft-zoo launch: a stage per task (--devices N: the first N tasks)
+#ifdef WEFT_HAVE_UCX
+      if (!f.Has("devices")) options.num_stages = 0;
+      return MakeClusterPipelineStrategy(options);
+#else
+      throw Error(errors::FailedPrecondition("--strategy pipeline across processes (TF_CONFIG is set) needs a "
+                                             "build with UCX"));
+#endif
+    }
+    return std::make_unique<PipelineStrategy>(options);
   }
   if (name == "multi_worker") return MakeMultiWorkerStrategy(f, devices, zero);
 #ifdef WEFT_HAVE_UCX
@@ -303,6 +320,40 @@ class TraceOneStep : public train::Callback {
   bool done_ = false;
 };
 
+// Under a pipeline: records the training step with index `target` (after the first, which
+// compiles) and measures its bubble (train/pipeline.h, MeasuredBubble) for Report.
+class MeasurePipelineBubble : public train::Callback {
+ public:
+  MeasurePipelineBubble(const PipelineStrategy& pipeline, int64_t target) : pipeline_(pipeline), target_(target) {}
+  void OnBatchEnd(Model& model, int64_t batch, const train::Logs& logs) override {
+    if (batch + 1 == target_) model.TraceNextStep(&trace_);
+    if (batch == target_) measured_ = MeasuredBubble(trace_, pipeline_, &stages_);
+  }
+  // "pipeline bubble: measured 0.312 (stage 0: 0.250, stage 1: 0.374) in step 3; ideal 0.200".
+  void Report() const {
+    if (measured_ == -2) return;  // the traced step never came
+    std::string per_stage;
+    for (size_t s = 0; s < stages_.size(); ++s) {
+      per_stage += fmt::format("{}stage {}: {}", s ? ", " : "", s,
+                               stages_[s] < 0 ? std::string("not traced (another process)") : fmt::format("{:.3f}", stages_[s]));
+    }
+    if (measured_ < 0) {
+      std::printf("pipeline bubble: ideal %.3f; not measured (no stage ran in this process's trace)\n",
+                  pipeline_.bubble_fraction());
+      return;
+    }
+    std::printf("pipeline bubble: measured %.3f (%s) in step %lld; ideal %.3f\n", measured_, per_stage.c_str(),
+                static_cast<long long>(target_ + 1), pipeline_.bubble_fraction());
+  }
+
+ private:
+  const PipelineStrategy& pipeline_;
+  int64_t target_;
+  StepTrace trace_;
+  double measured_ = -2;
+  std::vector<double> stages_;
+};
+
 std::string JsonNumber(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : "null"; }
 
 // ---- Commands ----------------------------------------------------------------------------
@@ -341,6 +392,10 @@ int Train(const std::vector<std::string>& args) {
     const int served = ServeParameterServerTask(f.Str("ps-mode", "sync"));
     if (served >= 0) return served;
   }
+  if (f.Str("strategy", "") == "pipeline" && InCluster()) {  // every task runs it: stages 1.. serve
+    const int served = ServePipelineStage();
+    if (served >= 0) return served;
+  }
 #endif
 
   ArrayData train_data, test_data;
@@ -361,9 +416,11 @@ int Train(const std::vector<std::string>& args) {
     std::string stages;
     const std::vector<int> of = p.AssignStages(model->layers(), model->name());
     for (size_t i = 0; i < of.size(); ++i) stages += fmt::format("{}{}:{}", i ? " " : "", model->layers()[i]->name(), of[i]);
-    std::printf("PipelineStrategy: %d stages x %d micro-batches of %lld (%s), ideal bubble fraction %.3f\nstages: %s\n",
-                p.num_stages(), p.micro_batches(), static_cast<long long>(batch / p.micro_batches()),
-                PipelineScheduleName(p.schedule()).c_str(), p.bubble_fraction(), stages.c_str());
+    std::string devices;
+    for (int s = 0; s < p.num_stages(); ++s) devices += fmt::format("{}{}", s ? " " : "", p.stage_device(s));
+    std::printf("PipelineStrategy: %d stages x %d micro-batches of %lld (%s), ideal bubble fraction %.3f\nstages: %s\n"
+                "stage devices: %s\n", p.num_stages(), p.micro_batches(), static_cast<long long>(batch / p.micro_batches()),
+                PipelineScheduleName(p.schedule()).c_str(), p.bubble_fraction(), stages.c_str(), devices.c_str());
   } else if (!quiet && strategy) {
     std::printf("%s over %d replicas (global batch %lld)\n", strategy->name().c_str(), strategy->num_replicas_in_sync(),
                 static_cast<long long>(batch));
@@ -409,8 +466,13 @@ int Train(const std::vector<std::string>& args) {
   } else if (!ckpt_dir.empty() && model->optimizer_state_sharded()) {
     fo.callbacks.push_back(std::make_shared<EpochCheckpoint>(""));  // the chief's save gathers every shard
   }
-  if (f.Has("trace")) {
-    fo.callbacks.push_back(std::make_shared<TraceOneStep>(f.Str("trace", ""), std::min<int64_t>(9, steps_per_epoch - 1)));
+  const int64_t trace_step = std::min<int64_t>(9, steps_per_epoch - 1);
+  if (f.Has("trace")) fo.callbacks.push_back(std::make_shared<TraceOneStep>(f.Str("trace", ""), trace_step));
+  std::shared_ptr<MeasurePipelineBubble> bubble;
+  const int64_t bubble_step = std::min<int64_t>(2, steps_per_epoch - 1);  // the third: warmed up
+  if (strategy && strategy->pipeline() != nullptr && !(f.Has("trace") && trace_step == bubble_step)) {
+    bubble = std::make_shared<MeasurePipelineBubble>(*strategy->pipeline(), bubble_step);
+    fo.callbacks.push_back(bubble);
   }
   g_interruptible = model.get();
   std::signal(SIGINT, OnSigint);
@@ -424,6 +486,7 @@ int Train(const std::vector<std::string>& args) {
   const int64_t images = steps_done / steps_per_epoch * std::min(n, steps_per_epoch * batch) +
                          steps_done % steps_per_epoch * batch;
 
+  if (bubble) bubble->Report();
   if (!quiet || f.Has("zero")) PrintDeviceMemory(*model);
   if ((!quiet || f.Has("zero")) && strategy && strategy->mirrored()) PrintOptimizerState(*model, *strategy);
   train::Logs test = model->Evaluate(test_data.x, test_data.y, 256);

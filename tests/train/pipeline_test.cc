@@ -103,6 +103,47 @@ TEST_CASE("pipeline: GPipe and 1F1B training equal single-device training (1e-5)
   CHECK(PipelineVsSingle(Mlp, {.num_stages = 2, .micro_batches = 2}, Adam(0.01)) < 1e-5);
 }
 
+TEST_CASE("pipeline: stages x replicas (2 x 2 CPU devices, gradients all-reduced per stage) equal single-device training") {
+  CHECK(PipelineVsSingle(Mlp, {.num_stages = 2, .micro_batches = 2, .replicas = 2}) < 1e-5);
+  CHECK(PipelineVsSingle(Mlp, {.num_stages = 2, .micro_batches = 2, .schedule = PipelineSchedule::k1F1B,
+                               .replicas = 2}) < 1e-5);
+  CHECK(PipelineVsSingle(Skip, {.num_stages = 2, .micro_batches = 4, .schedule = PipelineSchedule::k1F1B,
+                                .boundaries = {"d2"}, .replicas = 2}, Adam(0.01)) < 1e-5);
+  CHECK(PipelineVsSingle(Mlp, {.num_stages = 3, .micro_batches = 1, .replicas = 2}, Adam(0.01)) < 1e-5);
+  // Each replica's copy of a stage's weights and slots is on its own device and stays identical.
+  PipelineStrategy strategy({.num_stages = 2, .micro_batches = 2, .boundaries = {"d3"}, .replicas = 2});
+  CHECK(strategy.num_replicas_in_sync() == 4);
+  std::unique_ptr<Model> m;
+  {
+    auto scope = strategy.scope();
+    m = Mlp();
+    m->Compile(Options());
+  }
+  std::map<std::string, std::string> holder;
+  for (const auto& [device, g] : m->TrainStepPartitions()) {
+    for (const Node* n : g->nodes()) {
+      if (n->op() == "Variable") holder[n->name()] = device;
+    }
+  }
+  CHECK(holder.at("d1/kernel").find("CPU:0") != std::string::npos);
+  CHECK(holder.at("d3/kernel").find("CPU:1") != std::string::npos);
+  CHECK(holder.at("d1/kernel/replica_1").find("CPU:2") != std::string::npos);
+  CHECK(holder.at("out/kernel/replica_1/momentum").find("CPU:3") != std::string::npos);
+  Tensor x, y;
+  Data(32, &x, &y);
+  m->Fit(x, y, {.batch_size = 16, .epochs = 1, .shuffle = false, .verbose = 0});
+  for (const auto& [first, copy] : std::vector<std::pair<std::string, std::string>>{
+           {"d1/kernel", "d1/kernel/replica_1"}, {"d3/bias", "d3/bias/replica_1"},
+           {"out/kernel/momentum", "out/kernel/replica_1/momentum"}}) {
+    CAPTURE(copy);
+    const std::vector<Tensor> both = m->session()->Run({}, {first, copy}, {});
+    CHECK(MaxDiff({both[0]}, {both[1]}) == 0.0);
+  }
+  Data(10, &x, &y);
+  CHECK_THROWS_WITH_AS(m->TrainOnBatch(x, y),
+                       doctest::Contains("2 replicas x 2 micro-batches do not divide the batch of 10 examples"), Error);
+}
+
 TEST_CASE("pipeline: a skip connection across stages, at user-given boundaries") {
   CHECK(PipelineVsSingle(Skip, {.num_stages = 2, .micro_batches = 4, .boundaries = {"d2"}}) < 1e-5);
   CHECK(PipelineVsSingle(Skip, {.num_stages = 3, .micro_batches = 4, .schedule = PipelineSchedule::k1F1B,
@@ -209,4 +250,34 @@ TEST_CASE("pipeline: bad input names what was wrong") {
   Data(16, &x, &y);
   CHECK_THROWS_WITH_AS(m->TrainOnBatch(x, y), doctest::Contains("3 micro-batches do not divide the batch of 16 examples"),
                        Error);
+}
+
+TEST_CASE("pipeline: the measured bubble of a traced step is each stage's idle share of the step") {
+  PipelineStrategy p({.num_stages = 2, .micro_batches = 2});
+  StepTrace trace;
+  auto add = [&](int stage, const char* op, int64_t start, int64_t end) {
+    trace.Add({.name = op, .op = op, .device = p.stage_device(stage), .start_us = start, .end_us = end});
+  };
+  // Stage 0 works in [0, 20) (two kernels overlapping on two threads) and [60, 70); stage 1 in
+  // [20, 60); their Recvs wait (not work); a feed with no device widens the step to [0, 80).
+  add(0, "MatMul", 0, 15);
+  add(0, "Tanh", 5, 20);
+  add(0, "_Recv", 20, 60);
+  add(0, "AddN", 60, 70);
+  add(1, "_Recv", 0, 20);
+  add(1, "MatMul", 20, 60);
+  trace.Add({.name = "x", .op = "_Arg", .device = "", .start_us = 0, .end_us = 80});
+  std::vector<double> stages;
+  // Stage 0 busy 30 of 80, stage 1 busy 40 of 80.
+  CHECK(MeasuredBubble(trace, p, &stages) == doctest::Approx((50.0 / 80 + 40.0 / 80) / 2));
+  REQUIRE(stages.size() == 2);
+  CHECK(stages[0] == doctest::Approx(50.0 / 80));
+  CHECK(stages[1] == doctest::Approx(0.5));
+  // A stage with no event (another process's) is -1 and left out of the mean.
+  StepTrace one;
+  one.Add({.name = "m", .op = "MatMul", .device = p.stage_device(0), .start_us = 0, .end_us = 10});
+  one.Add({.name = "r", .op = "_Recv", .device = p.stage_device(0), .start_us = 10, .end_us = 40});
+  CHECK(MeasuredBubble(one, p, &stages) == doctest::Approx(0.75));
+  CHECK(stages[1] == -1);
+  CHECK(MeasuredBubble(StepTrace(), p) == -1);
 }
