@@ -25,7 +25,30 @@ std::vector<std::string> Devices(const Server& server) {
   return out;
 }
 
+// A DistributedSession holding a reference to its server, which it needs until it is destroyed
+// (it deregisters its graphs through it).
+class SharedServerSession : public RemoteRunner {
+ public:
+  SharedServerSession(Graph* g, std::shared_ptr<Server> server, const DistributedSessionOptions& options)
+      : server_(std::move(server)), session_(g, server_.get(), options) {}
+  std::vector<Tensor> Run(const std::vector<std::pair<Output, Tensor>>& feeds, const std::vector<Output>& fetches,
+                          const std::vector<Node*>& targets, std::chrono::milliseconds timeout) override {
+    return session_.Run(feeds, fetches, targets, timeout);
+  }
+  void Cancel(const Status& why) override { session_.Cancel(why); }
+
+ private:
+  std::shared_ptr<Server> server_;  // destroyed after session_
+  DistributedSession session_;
+};
+
 }  // namespace
+
+ClusterPipelineStrategy::ClusterPipelineStrategy(std::shared_ptr<Server> server, PipelineOptions options,
+                                                 DistributedSessionOptions session_options)
+    : ClusterPipelineStrategy(server.get(), std::move(options), std::move(session_options)) {
+  shared_ = std::move(server);
+}
 
 ClusterPipelineStrategy::ClusterPipelineStrategy(Server* server, PipelineOptions options,
                                                  DistributedSessionOptions session_options)
@@ -50,6 +73,10 @@ std::vector<std::string> ClusterPipelineStrategy::stage_tasks() const {
 std::function<std::unique_ptr<RemoteRunner>(Graph*)> ClusterPipelineStrategy::remote_runner() const {
   Server* server = server_;
   DistributedSessionOptions options = session_options_;
+  if (shared_ != nullptr) {
+    std::shared_ptr<Server> shared = shared_;
+    return [shared, options](Graph* g) { return std::make_unique<SharedServerSession>(g, shared, options); };
+  }
   return [server, options](Graph* g) { return std::make_unique<DistributedSession>(g, server, options); };
 }
 

@@ -38,6 +38,11 @@ class ClusterPipelineStrategy : public PipelineStrategy {
   // server: this process's task (the cluster's first training task), not owned, outlives every
   // model using the strategy. options.num_stages 0: one stage per training task.
   ClusterPipelineStrategy(Server* server, PipelineOptions options, DistributedSessionOptions session_options = {});
+  // The same, sharing the server: the sessions made for the strategy's models keep it alive, so
+  // that a model may outlive the strategy and the caller's reference to the server (Python's
+  // garbage collector frees them in any order).
+  ClusterPipelineStrategy(std::shared_ptr<Server> server, PipelineOptions options,
+                          DistributedSessionOptions session_options = {});
   std::string name() const override { return "PipelineStrategy"; }
   std::function<std::unique_ptr<RemoteRunner>(Graph*)> remote_runner() const override;
   Server* server() const { return server_; }
@@ -45,6 +50,7 @@ class ClusterPipelineStrategy : public PipelineStrategy {
   std::vector<std::string> stage_tasks() const;
 
  private:
+  std::shared_ptr<Server> shared_;  // null when the caller owns the server
   Server* server_;
   DistributedSessionOptions session_options_;
 };

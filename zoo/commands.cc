@@ -416,11 +416,13 @@ int Train(const std::vector<std::string>& args) {
     std::string stages;
     const std::vector<int> of = p.AssignStages(model->layers(), model->name());
     for (size_t i = 0; i < of.size(); ++i) stages += fmt::format("{}{}:{}", i ? " " : "", model->layers()[i]->name(), of[i]);
-    std::string devices;
-    for (int s = 0; s < p.num_stages(); ++s) devices += fmt::format("{}{}", s ? " " : "", p.stage_device(s));
-    std::printf("PipelineStrategy: %d stages x %d micro-batches of %lld (%s), ideal bubble fraction %.3f\nstages: %s\n"
-                "stage devices: %s\n", p.num_stages(), p.micro_batches(), static_cast<long long>(batch / p.micro_batches()),
-                PipelineScheduleName(p.schedule()).c_str(), p.bubble_fraction(), stages.c_str(), devices.c_str());
+    std::string devices, replicas;
+    for (size_t k = 0; k < p.devices().size(); ++k) devices += fmt::format("{}{}", k ? " " : "", p.devices()[k]);
+    if (p.replicas() > 1) replicas = fmt::format(" x {} replicas", p.replicas());
+    std::printf("PipelineStrategy: %d stages%s x %d micro-batches of %lld (%s), ideal bubble fraction %.3f\nstages: %s\n"
+                "stage devices: %s\n", p.num_stages(), replicas.c_str(), p.micro_batches(),
+                static_cast<long long>(batch / p.batch_parts()), PipelineScheduleName(p.schedule()).c_str(),
+                p.bubble_fraction(), stages.c_str(), devices.c_str());
   } else if (!quiet && strategy) {
     std::printf("%s over %d replicas (global batch %lld)\n", strategy->name().c_str(), strategy->num_replicas_in_sync(),
                 static_cast<long long>(batch));

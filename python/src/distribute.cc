@@ -81,22 +81,23 @@ void InitDistribute(py::module_& m) {
       }, py::arg("model"), "The stage of each of the model's layers (in model.layers order).");
   // The cluster as TF_CONFIG text: TF_CONFIG itself, else the launcher's rank (cluster_resolver.h).
 #ifdef WEFT_HAVE_UCX
-  // Stage i on task i of the server's cluster (distributed/pipeline_strategy.h); the strategy
-  // keeps the server (this process's task, the client) alive.
+  // Stage i on task i of the server's cluster (distributed/pipeline_strategy.h); the strategy and
+  // its models' sessions share the server (this process's task, the client): Python frees them in
+  // any order.
   py::class_<ClusterPipelineStrategy, PipelineStrategy, std::shared_ptr<ClusterPipelineStrategy>>(
       m, "ClusterPipelineStrategy", "Pipeline stages on the tasks of a cluster (distributed/pipeline_strategy.h).")
-      .def(py::init([](Server* server, int num_stages, int micro_batches, const std::string& schedule,
+      .def(py::init([](std::shared_ptr<Server> server, int num_stages, int micro_batches, const std::string& schedule,
                        std::vector<std::string> boundaries, double step_timeout) {
              DistributedSessionOptions so;
              so.step_timeout = std::chrono::milliseconds(static_cast<int64_t>(step_timeout * 1000));
              py::gil_scoped_release release;
              return std::make_shared<ClusterPipelineStrategy>(
-                 server, PipelineOptions{.num_stages = num_stages, .micro_batches = micro_batches,
+                 std::move(server), PipelineOptions{.num_stages = num_stages, .micro_batches = micro_batches,
                                          .schedule = ParsePipelineSchedule(schedule), .boundaries = std::move(boundaries)},
                  so);
            }),
            py::arg("server"), py::arg("num_stages"), py::arg("micro_batches"), py::arg("schedule") = "gpipe",
-           py::arg("boundaries") = std::vector<std::string>{}, py::arg("step_timeout") = 30.0, py::keep_alive<1, 2>())
+           py::arg("boundaries") = std::vector<std::string>{}, py::arg("step_timeout") = 30.0)
       .def_property_readonly("stage_tasks", &ClusterPipelineStrategy::stage_tasks);
   m.def("resolve_cluster", [](std::vector<std::string> hosts, std::string hostfile, int base_port) {
         ClusterConfig c = ResolveCluster({.hosts = std::move(hosts), .hostfile = std::move(hostfile),
