@@ -34,9 +34,10 @@ ServerOptions WithSecret(ServerOptions o, bool insecure_flag) {
   return o;
 }
 
-// Serves `config`'s task until SIGTERM / SIGINT, or until `over(server)` says so (asked twice a
-// second). Returns the exit status.
-int Serve(const ClusterConfig& config, const ServerOptions& options, const std::function<bool(Server&)>& over = {}) {
+// Serves `config`'s task until SIGTERM / SIGINT, or until `over(server)` gives a reason to stop
+// (asked twice a second; empty: serve on). Returns the exit status.
+int Serve(const ClusterConfig& config, const ServerOptions& options,
+          const std::function<std::string(Server&)>& over = {}) {
   // Block the stop signals before any thread starts (threads inherit the mask); wait for them below.
   sigset_t stop;
   sigemptyset(&stop);
@@ -52,8 +53,9 @@ int Serve(const ClusterConfig& config, const ServerOptions& options, const std::
   while (true) {
     sig = over ? sigtimedwait(&stop, nullptr, &half_second) : sigwaitinfo(&stop, nullptr);
     if (sig > 0) break;
-    if (over && over(server)) {
-      std::printf("weft-zoo server: task %s stopping (the client has finished)\n", server.task().ToString().c_str());
+    if (!over) continue;
+    if (const std::string why = over(server); !why.empty()) {
+      std::printf("weft-zoo server: task %s stopping (%s)\n", server.task().ToString().c_str(), why.c_str());
       std::fflush(stdout);
       return 0;
     }
@@ -88,17 +90,16 @@ int ServeClient(const ClusterConfig& config, int client) {
   bool seen = false;
   bool died = false;
   const TaskId client_task = config.cluster.TaskAt(client);
-  const int status = Serve(config, WithSecret({}, false), [&](Server& server) {
+  const int status = Serve(config, WithSecret({}, false), [&](Server& server) -> std::string {
     const ControlResult r = server.control().Call(client, ControlMethod::kHealth, EncodeEmpty(), std::chrono::seconds(2));
     seen = seen || r.status.ok() || server.HeardFrom(client);
-    if (!seen || r.status.ok()) return false;
+    if (!seen || r.status.ok()) return "";
     died = server.Health().graphs > 0;
-    if (died) {
-      std::fprintf(stderr, "weft-zoo server: task %s: Unavailable: the client, task %s, is gone in the middle of "
-                   "training (its graphs are still registered here): %s\n", server.task().ToString().c_str(),
-                   client_task.ToString().c_str(), r.status.ToString().c_str());
-    }
-    return true;
+    if (!died) return "the client has finished";
+    std::fprintf(stderr, "weft-zoo server: task %s: Unavailable: the client, task %s, is gone in the middle of "
+                 "training (its graphs are still registered here): %s\n", server.task().ToString().c_str(),
+                 client_task.ToString().c_str(), r.status.ToString().c_str());
+    return "the client is gone";
   });
   return died ? 1 : status;
 }

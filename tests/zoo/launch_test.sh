@@ -116,6 +116,25 @@ PY
   [ "$status" != 0 ] || fail "3 stages over 2 tasks should fail: $(cat "$tmp/out")"
   grep -q "3 stages need 3 tasks (a stage per task), but the cluster has 2 training task(s): worker:0, worker:1" \
     "$tmp/out" || fail "more stages than tasks is not named: $(cat "$tmp/out")"
+  # 6c. The client (stage 0) killed in the middle of training: the stage task's server exits 1 within
+  #     seconds, saying Unavailable and naming it (two processes started here, each bounded by timeout).
+  read -r p0 p1 < <(python3 -c 'import socket; s = [socket.socket() for _ in range(2)]
+[x.bind(("127.0.0.1", 0)) for x in s]; print(*[x.getsockname()[1] for x in s])')
+  cluster="{\"worker\": [\"127.0.0.1:$p0\", \"127.0.0.1:$p1\"]}"
+  train=(train mlp --strategy pipeline --data synthetic --steps-per-epoch 1000 --batch-size 64 --threads 1)
+  WEFT_CLUSTER_SECRET=launch-test UCX_TLS=tcp,self TF_CONFIG="{\"cluster\": $cluster, \"task\": {\"type\": \"worker\", \"index\": 1}}" \
+    timeout 60 "$zoo" "${train[@]}" >"$tmp/stage1" 2>&1 & stage1=$!
+  WEFT_CLUSTER_SECRET=launch-test UCX_TLS=tcp,self TF_CONFIG="{\"cluster\": $cluster, \"task\": {\"type\": \"worker\", \"index\": 0}}" \
+    timeout --signal=KILL 60 "$zoo" "${train[@]}" >"$tmp/stage0" 2>&1 & stage0=$!
+  # Once training has started (compiled: its graphs are registered on worker:1), kill the client.
+  for i in $(seq 800); do grep -q "Epoch 1/1" "$tmp/stage0" && break; sleep 0.05; done
+  grep -q "Epoch 1/1" "$tmp/stage0" || fail "the pipeline client did not start training: $(cat "$tmp/stage0")"
+  kill -KILL "$(pgrep -P "$stage0")" 2>/dev/null || true  # timeout's child: weft-zoo itself
+  status=0; wait "$stage1" || status=$?
+  wait "$stage0" 2>/dev/null || true
+  [ "$status" = 1 ] || fail "the stage task should exit 1 when the client dies, got $status: $(cat "$tmp/stage1")"
+  grep -q "Unavailable: the client, task worker:0, is gone in the middle of training" "$tmp/stage1" ||
+    fail "the stage task does not name the dead client: $(cat "$tmp/stage1")"
 fi
 
 # 7. Elastic restart (--max-restarts): a worker of a multi-worker job is killed (SIGKILL, from here)
