@@ -16,6 +16,7 @@
 
 #include "distributed/pipeline_strategy.h"
 #include "tests/distributed/child_process.h"
+#include "tests/train/pipeline_fixtures.h"
 #include "train/model.h"
 
 using namespace weft;
@@ -83,49 +84,11 @@ struct StageCluster {
   }
 };
 
-CompileOptions Options(Optimizer opt) {
-  CompileOptions o;
-  o.loss = SparseCategoricalCrossentropy(/*from_logits=*/true);
-  o.optimizer = std::move(opt);
-  o.session.inter_op_threads = 2;
-  o.session.intra_op_threads = 1;
-  o.seed = 11;
-  return o;
-}
-
-LayerPtr Named(LayerPtr l, const std::string& name) {
-  l->set_name(name);
-  return l;
-}
-
-std::unique_ptr<Model> Mlp() {
-  return std::make_unique<Sequential>(
-      TensorShape({6}),
-      std::vector<LayerPtr>{Named(Dense(16, {.activation = "tanh"}), "d1"), Named(Dense(16, {.activation = "tanh"}), "d2"),
-                            Named(Dense(12, {.activation = "tanh"}), "d3"), Named(Dense(3), "out")},
-      "mlp");
-}
-
-void Data(int64_t n, Tensor* x, Tensor* y) {
-  *x = Tensor(DType::kFloat32, TensorShape({n, 6}));
-  *y = Tensor(DType::kInt32, TensorShape({n}));
-  for (int64_t i = 0; i < n * 6; ++i) x->data<float>()[i] = static_cast<float>(std::cos(0.37 * static_cast<double>(i)));
-  for (int64_t i = 0; i < n; ++i) y->data<int32_t>()[i] = static_cast<int32_t>((i * 7) % 3);
-}
-
-std::vector<Tensor> Weights(Model& m) { return m.session()->Run({}, m.LayerWeightNames(), {}); }
-
-double MaxDiff(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
-  REQUIRE(a.size() == b.size());
-  double d = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    REQUIRE(a[i].shape() == b[i].shape());
-    for (int64_t j = 0; j < a[i].num_elements(); ++j) {
-      d = std::max(d, std::fabs(static_cast<double>(a[i].data<float>()[j]) - b[i].data<float>()[j]));
-    }
-  }
-  return d;
-}
+CompileOptions Options(Optimizer opt) { return test::PipelineCompileOptions(std::move(opt), 1); }
+std::unique_ptr<Model> Mlp() { return test::PipelineMlp(); }
+void Data(int64_t n, Tensor* x, Tensor* y) { test::PipelineData(n, x, y); }
+using test::MaxDiff;
+using test::Weights;
 
 Status RunStatus(const std::function<void()>& fn) {
   try {

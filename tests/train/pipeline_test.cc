@@ -8,34 +8,19 @@
 
 #include "train/model.h"
 #include "train/pipeline.h"
+#include "tests/train/pipeline_fixtures.h"
 
 using namespace weft;
 using namespace weft::train;
 
 namespace {
 
-CompileOptions Options(Optimizer opt = SGD(0.2, 0.9)) {
-  CompileOptions o;
-  o.loss = SparseCategoricalCrossentropy(/*from_logits=*/true);
-  o.optimizer = std::move(opt);
-  o.session.inter_op_threads = 2;
-  o.session.intra_op_threads = 2;
-  o.seed = 11;
-  return o;
-}
-
-LayerPtr Named(LayerPtr l, const std::string& name) {
-  l->set_name(name);
-  return l;
-}
-
-std::unique_ptr<Model> Mlp() {
-  return std::make_unique<Sequential>(
-      TensorShape({6}),
-      std::vector<LayerPtr>{Named(Dense(16, {.activation = "tanh"}), "d1"), Named(Dense(16, {.activation = "tanh"}), "d2"),
-                            Named(Dense(12, {.activation = "tanh"}), "d3"), Named(Dense(3), "out")},
-      "mlp");
-}
+CompileOptions Options(Optimizer opt = SGD(0.2, 0.9)) { return test::PipelineCompileOptions(std::move(opt), 2); }
+std::unique_ptr<Model> Mlp() { return test::PipelineMlp(); }
+void Data(int64_t n, Tensor* x, Tensor* y) { test::PipelineData(n, x, y); }
+using test::MaxDiff;
+using test::Named;
+using test::Weights;
 
 // A functional model whose skip connection (d1 -> add) crosses the stage boundary at d2.
 std::unique_ptr<Model> Skip() {
@@ -45,27 +30,6 @@ std::unique_ptr<Model> Skip() {
   Sym c = Named(Dense(8, {.activation = "tanh"}), "d3")(b);
   Sym sum = Named(Add(), "add")({a, c});
   return std::make_unique<Model>(std::vector<Sym>{x}, std::vector<Sym>{Named(Dense(3), "out")(sum)}, "skip");
-}
-
-void Data(int64_t n, Tensor* x, Tensor* y) {
-  *x = Tensor(DType::kFloat32, TensorShape({n, 6}));
-  *y = Tensor(DType::kInt32, TensorShape({n}));
-  for (int64_t i = 0; i < n * 6; ++i) x->data<float>()[i] = static_cast<float>(std::cos(0.37 * static_cast<double>(i)));
-  for (int64_t i = 0; i < n; ++i) y->data<int32_t>()[i] = static_cast<int32_t>((i * 7) % 3);
-}
-
-std::vector<Tensor> Weights(Model& m) { return m.session()->Run({}, m.LayerWeightNames(), {}); }
-
-double MaxDiff(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
-  REQUIRE(a.size() == b.size());
-  double d = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    REQUIRE(a[i].shape() == b[i].shape());
-    for (int64_t j = 0; j < a[i].num_elements(); ++j) {
-      d = std::max(d, std::fabs(static_cast<double>(a[i].data<float>()[j]) - b[i].data<float>()[j]));
-    }
-  }
-  return d;
 }
 
 // Trains `make()` for 2 epochs of 48 examples in global batches of 16 on one device and under
