@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <limits>
+#include <map>
+#include <string_view>
 
 #include "core/device_name.h"
 #include "ops/framework.h"
@@ -109,8 +112,15 @@ std::vector<int> PipelineStrategy::AssignStages(const std::vector<train::LayerPt
     return stage;
   }
   // Balanced: contiguous groups minimizing the largest group's cost (a linear-partition DP).
+  const std::vector<double>& costs = options_.layer_costs;
+  WEFT_REQUIRE(costs.empty() || costs.size() == n,
+               "PipelineStrategy: {} layer costs for the {} layers of model '{}'", costs.size(), n, model);
   std::vector<int64_t> prefix(n + 1, 0);
-  for (size_t i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + layers[i]->CountParams(true) + layers[i]->CountParams(false) + 1;
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t cost = costs.empty() ? layers[i]->CountParams(true) + layers[i]->CountParams(false)
+                                       : static_cast<int64_t>(std::llround(std::max(0.0, costs[i])));
+    prefix[i + 1] = prefix[i] + cost + 1;
+  }
   constexpr int64_t kInf = std::numeric_limits<int64_t>::max();
   // best[k][i]: the smallest largest cost of the first i layers in k groups; cut[k][i]: the last group's start.
   std::vector<std::vector<int64_t>> best(static_cast<size_t>(s_count) + 1, std::vector<int64_t>(n + 1, kInf));
@@ -205,6 +215,19 @@ void SchedulePipeline(Graph* g, const PipelineStrategy& pipeline, const std::vec
       previous = &nodes;
     }
   }
+}
+
+std::vector<double> LayerCostsFromTrace(const StepTrace& trace, const std::vector<train::LayerPtr>& layers) {
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < layers.size(); ++i) index[layers[i]->name()] = i;
+  std::vector<double> costs(layers.size(), 0.0);
+  for (const TraceEvent& e : trace.events()) {
+    std::string_view name = e.name;
+    if (name.starts_with("gradients/")) name.remove_prefix(std::string_view("gradients/").size());
+    const auto it = index.find(std::string(name.substr(0, name.find('/'))));
+    if (it != index.end()) costs[it->second] += static_cast<double>(e.end_us - e.start_us);
+  }
+  return costs;
 }
 
 double MeasuredBubble(const StepTrace& trace, const PipelineStrategy& pipeline, std::vector<double>* stages) {

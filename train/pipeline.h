@@ -51,7 +51,10 @@ struct PipelineOptions {
   int num_stages = 2;
   int micro_batches = 4;  // must divide every global batch
   PipelineSchedule schedule = PipelineSchedule::kGPipe;
-  std::vector<std::string> boundaries;  // first layers of stages 1..S-1; empty: balanced by parameters
+  std::vector<std::string> boundaries;  // first layers of stages 1..S-1; empty: balanced by cost
+  // Without boundaries, what the balancing weighs: each layer's cost in the model's layer order
+  // (LayerCostsFromTrace: measured microseconds); empty: its parameter count. A layer adds 1.
+  std::vector<double> layer_costs;
   // Data parallelism over whole pipelines (stages x replicas, one process): replica d's stage s on
   // CPU:(d * num_stages + s) with its own copy of the stage's weights; each global batch is split
   // into `replicas` slices of `micro_batches` micro-batches, and each weight's gradient, summed
@@ -115,6 +118,12 @@ class PipelineStrategy : public Strategy {
 // fraction per stage (-1 for a stage with no event in the trace: one in another process); the
 // result is their mean over the traced stages (-1 when none is).
 double MeasuredBubble(const StepTrace& trace, const PipelineStrategy& pipeline, std::vector<double>* stages = nullptr);
+
+// Each layer's measured cost in a traced single-device training step: the summed microseconds of
+// the kernels of its forward ops ("d1/...") and their gradients ("gradients/d1/..."), by node name,
+// in `layers`' order (the optimizer's updates and unnamed work count for no layer). For
+// PipelineOptions::layer_costs.
+std::vector<double> LayerCostsFromTrace(const StepTrace& trace, const std::vector<train::LayerPtr>& layers);
 
 // The id the next node added to `g` gets (at least).
 int NextNodeId(const Graph& g);

@@ -42,7 +42,7 @@ const std::set<std::string> kTrainFlags = {"data", "epochs", "batch-size", "opti
                                            "checkpoint-dir", "summary", "strategy", "devices", "trace",
                                            "hosts", "hostfile", "base-port", "collective-timeout", "device", "ps-mode",
                                            "trace-events", "dump-trace", "device-memory-limit", "gradient-accumulation-steps", "micro-batches",
-                                           "boundaries", "recompute", "zero", "replicas"};
+                                           "boundaries", "recompute", "zero", "replicas", "balance"};
 
 // --schedule names a learning-rate schedule or, with --strategy pipeline, a pipeline schedule:
 // the values are disjoint.
@@ -55,12 +55,14 @@ bool InCluster() {
 }
 
 // --strategy none|one_device|mirrored|central_storage and --devices N (N > 1 alone means mirrored).
-std::unique_ptr<Strategy> NewStrategy(const Flags& f) {
+// layer_costs: PipelineOptions::layer_costs (--balance measured).
+std::unique_ptr<Strategy> NewStrategy(const Flags& f, std::vector<double> layer_costs = {}) {
   const int devices = static_cast<int>(f.Int("devices", 1, 1));
   const std::string name = f.Str("strategy", devices > 1 ? "mirrored" : "none");
-  if (name != "pipeline" && (f.Has("micro-batches") || f.Has("boundaries") || f.Has("replicas") ||
+  if (name != "pipeline" && (f.Has("micro-batches") || f.Has("boundaries") || f.Has("replicas") || f.Has("balance") ||
                              IsPipelineSchedule(f.Str("schedule", "")))) {
-    throw UsageError("--micro-batches, --boundaries, --replicas and --schedule gpipe|1f1b need --strategy pipeline");
+    throw UsageError("--micro-batches, --boundaries, --replicas, --balance and --schedule gpipe|1f1b need --strategy "
+                     "pipeline");
   }
   const int zero = static_cast<int>(f.Int("zero", 0, 0));  // sharded optimizer state: 0, 1, 2
   if (f.Has("zero") && name != "mirrored" && name != "multi_worker") {
@@ -84,6 +86,7 @@ std::unique_ptr<Strategy> NewStrategy(const Flags& f) {
                             .micro_batches = static_cast<int>(f.Int("micro-batches", 4, 1)),
                             .schedule = ParsePipelineSchedule(IsPipelineSchedule(schedule) ? schedule : "gpipe"),
                             .boundaries = std::move(boundaries),
+                            .layer_costs = std::move(layer_costs),
                             .replicas = static_cast<int>(f.Int("replicas", 1, 1))};
     if (InCluster()) {  // under weft-zoo launch: a stage per task (--devices N: the first N tasks)
 #ifdef WEFT_HAVE_UCX
@@ -108,7 +111,7 @@ std::unique_ptr<Strategy> NewStrategy(const Flags& f) {
 
 // NewStrategy's, writing its status board to $WEFT_STATUS_FILE when `weft-zoo launch --status`
 // set it (zoo/launch.h).
-std::unique_ptr<Strategy> MakeStrategy(const Flags& f) {
+std::unique_ptr<Strategy> MakeStrategy(const Flags& f, std::vector<double> layer_costs = {}) {
   // Before any work: --dump-trace would fail only at the end of the run.
   const std::string strategy = f.Str("strategy", "");
   if (f.Has("trace-events") && strategy != "multi_worker") {
@@ -117,7 +120,7 @@ std::unique_ptr<Strategy> MakeStrategy(const Flags& f) {
   if (f.Has("dump-trace") && strategy != "multi_worker" && strategy != "parameter_server") {
     throw UsageError("--dump-trace needs --strategy multi_worker or parameter_server (their always-on trace)");
   }
-  std::unique_ptr<Strategy> s = NewStrategy(f);
+  std::unique_ptr<Strategy> s = NewStrategy(f, std::move(layer_costs));
   const char* status_file = std::getenv("WEFT_STATUS_FILE");
   if (s != nullptr && status_file != nullptr && *status_file != '\0') s->set_status_file(status_file);
   return s;
@@ -269,6 +272,36 @@ std::unique_ptr<Model> BuildCompiled(const ZooModel& zm, const TensorShape& exam
   return model;
 }
 
+// --balance measured: the model trained on one device for 3 steps of the first `batch` examples,
+// the third traced; each layer's kernel microseconds in it (LayerCostsFromTrace).
+std::vector<double> MeasureLayerCosts(const ZooModel& zm, const ArrayData& data, int64_t batch,
+                                      const SessionOptions& session, int64_t seed, bool quiet) {
+  std::unique_ptr<Model> model = BuildCompiled(zm, ExampleShape(data.x), train::SGD(0.0), session, seed);
+  const int64_t n = std::min<int64_t>(batch, data.x.shape().dim(0));
+  auto first_rows = [n](const Tensor& t) {  // rows [0, n) of t
+    TensorShape shape = t.shape();
+    shape.set_dim(0, n);
+    Tensor out(t.dtype(), shape);
+    std::memcpy(out.raw_data(), t.raw_data(), out.bytes());
+    return out;
+  };
+  const Tensor x = first_rows(data.x), y = first_rows(data.y);
+  StepTrace trace;
+  for (int step = 0; step < 3; ++step) {
+    if (step == 2) model->TraceNextStep(&trace);
+    model->TrainOnBatch(x, y);
+  }
+  std::vector<double> costs = LayerCostsFromTrace(trace, model->layers());
+  if (!quiet) {
+    std::string text;
+    for (size_t i = 0; i < costs.size(); ++i) {
+      text += fmt::format("{}{} {:.0f}", i ? ", " : "", model->layers()[i]->name(), costs[i]);
+    }
+    std::printf("measured layer costs (us of kernels in one step on one device): %s\n", text.c_str());
+  }
+  return costs;
+}
+
 // ---- Ctrl-C: the first one stops training after the current step ---------------------------
 
 std::atomic<Model*> g_interruptible{nullptr};
@@ -400,7 +433,13 @@ int Train(const std::vector<std::string>& args) {
 
   ArrayData train_data, test_data;
   LoadZooData(f.Str("data", zm.default_data), zm, &train_data, &test_data);
-  std::unique_ptr<Strategy> strategy = MakeStrategy(f);
+  std::vector<double> layer_costs;
+  if (const std::string balance = f.Str("balance", "parameters"); balance == "measured") {
+    layer_costs = MeasureLayerCosts(zm, train_data, batch, Threads(f), seed, quiet);
+  } else if (balance != "parameters") {
+    throw UsageError(fmt::format("--balance must be parameters or measured, got '{}'", balance));
+  }
+  std::unique_ptr<Strategy> strategy = MakeStrategy(f, std::move(layer_costs));
   // Async parameter servers: each worker trains on its shard of the rows (Fit takes them).
   const auto [shard, shards] = strategy ? strategy->input_shard() : std::pair<int, int>{0, 1};
   const int64_t n = (train_data.x.shape().dim(0) - shard + shards - 1) / shards;

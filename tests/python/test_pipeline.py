@@ -151,6 +151,9 @@ def test_pipeline_strategy_boundaries_and_bad_input():
     strategy = weft.distribute.PipelineStrategy(num_stages=2, micro_batches=2, boundaries=["d3"])
     model = compiled("sgd", strategy)
     assert strategy.stages_of(model) == [0, 0, 1, 1]
+    # Balanced by given costs (+1 a layer): 11 | 2 + 3 + 4 beats 11 + 2 | 3 + 4 and 11 + 2 + 3 | 4.
+    costs = weft.distribute.PipelineStrategy(num_stages=2, micro_batches=2, layer_costs=[10, 1, 2, 3])
+    assert costs.stages_of(compiled("sgd", costs)) == [0, 1, 1, 1]
     bad = weft.distribute.PipelineStrategy(num_stages=2, micro_batches=2, boundaries=["nope"])
     model = compiled("sgd", bad)  # Keras builds the graph at its first use
     with pytest.raises(weft.errors.InvalidArgumentError, match="stage boundary 'nope' is not a layer"):

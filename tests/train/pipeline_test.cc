@@ -245,3 +245,31 @@ TEST_CASE("pipeline: the measured bubble of a traced step is each stage's idle s
   CHECK(stages[1] == -1);
   CHECK(MeasuredBubble(StepTrace(), p) == -1);
 }
+
+TEST_CASE("pipeline: stages balanced by measured layer costs") {
+  auto m = Mlp();
+  // A trace's kernels, by node name: forward ops under the layer's name, their gradients under
+  // gradients/; the optimizer's count for no layer.
+  StepTrace trace;
+  auto add = [&](const char* name, int64_t us) { trace.Add({.name = name, .op = "X", .start_us = 0, .end_us = us}); };
+  add("d1/MatMul", 10);
+  add("gradients/d1/MatMul_grad/MatMul", 20);
+  add("d2/Tanh", 5);
+  add("d3/MatMul", 100);
+  add("gradients/d3/MatMul_grad/MatMul_1", 200);
+  add("out/BiasAdd", 7);
+  add("optimizer/ApplyGradientDescent", 1000);
+  add("d10/MatMul", 1000);  // no such layer
+  const std::vector<double> costs = LayerCostsFromTrace(trace, m->layers());
+  CHECK(costs == std::vector<double>{30, 5, 300, 7});
+  // By parameters the cut is after d2 (386 | 245); by these costs d3 alone is the heaviest, so
+  // stage 1 starts at d3 either way with 2 stages, and with 3 stages d3 gets a stage of its own:
+  // (31 + 6) | 301 | 8 instead of the parameters' 113 | 273 | 245.
+  PipelineStrategy three({.num_stages = 3, .micro_batches = 1, .layer_costs = costs});
+  CHECK(three.AssignStages(m->layers(), "mlp") == std::vector<int>{0, 0, 1, 2});
+  PipelineStrategy by_params({.num_stages = 3, .micro_batches = 1});
+  CHECK(by_params.AssignStages(m->layers(), "mlp") == std::vector<int>{0, 1, 2, 2});
+  PipelineStrategy wrong({.num_stages = 2, .micro_batches = 1, .layer_costs = {1, 2}});
+  CHECK_THROWS_WITH_AS(wrong.AssignStages(m->layers(), "mlp"),
+                       doctest::Contains("2 layer costs for the 4 layers of model 'mlp'"), Error);
+}
