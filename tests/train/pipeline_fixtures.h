@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -59,6 +60,34 @@ inline double MaxDiff(const std::vector<Tensor>& a, const std::vector<Tensor>& b
     }
   }
   return d;
+}
+
+// Trains make() for 2 epochs of 48 examples (PipelineData) in global batches of 16 on one device
+// and in `strategy`'s scope (`compile_options` for both, `placed` called on the strategy's model
+// once compiled); checks that training moved the weights and that the last epoch's losses agree
+// within 1e-5; returns the largest weight difference.
+inline double TrainedLikeOneDevice(const Strategy& strategy, const std::function<std::unique_ptr<train::Model>()>& make,
+                                   const std::function<train::CompileOptions()>& compile_options,
+                                   const std::function<void(train::Model&)>& placed = {}) {
+  Tensor x, y;
+  PipelineData(48, &x, &y);
+  std::unique_ptr<train::Model> single = make();
+  single->Compile(compile_options());
+  const std::vector<Tensor> initial = Weights(*single);
+  std::unique_ptr<train::Model> distributed;
+  {
+    auto scope = strategy.scope();
+    distributed = make();
+    distributed->Compile(compile_options());
+  }
+  REQUIRE(MaxDiff(Weights(*distributed), initial) == 0.0);
+  if (placed) placed(*distributed);
+  const train::FitOptions fo{.batch_size = 16, .epochs = 2, .shuffle = false, .verbose = 0};
+  const train::History hs = single->Fit(x, y, fo);
+  const train::History hd = distributed->Fit(x, y, fo);
+  CHECK(MaxDiff(Weights(*single), initial) > 1e-2);
+  CHECK(std::fabs(hs.history.at("loss").back() - hd.history.at("loss").back()) < 1e-5);
+  return MaxDiff(Weights(*single), Weights(*distributed));
 }
 
 }  // namespace weft::test

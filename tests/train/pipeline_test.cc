@@ -32,29 +32,10 @@ std::unique_ptr<Model> Skip() {
   return std::make_unique<Model>(std::vector<Sym>{x}, std::vector<Sym>{Named(Dense(3), "out")(sum)}, "skip");
 }
 
-// Trains `make()` for 2 epochs of 48 examples in global batches of 16 on one device and under
-// `pipeline`; returns the largest weight difference (and checks that training moved the weights).
+// `make()` trained under `pipeline` and on one device: the largest weight difference.
 double PipelineVsSingle(const std::function<std::unique_ptr<Model>()>& make, PipelineOptions pipeline,
                         Optimizer opt = SGD(0.2, 0.9)) {
-  Tensor x, y;
-  Data(48, &x, &y);
-  auto single = make();
-  single->Compile(Options(opt));
-  const std::vector<Tensor> initial = Weights(*single);
-  PipelineStrategy strategy(std::move(pipeline));
-  std::unique_ptr<Model> piped;
-  {
-    auto scope = strategy.scope();
-    piped = make();
-    piped->Compile(Options(opt));
-  }
-  REQUIRE(MaxDiff(Weights(*piped), initial) == 0.0);
-  const FitOptions fo{.batch_size = 16, .epochs = 2, .shuffle = false, .verbose = 0};
-  const History hs = single->Fit(x, y, fo);
-  const History hp = piped->Fit(x, y, fo);
-  CHECK(MaxDiff(Weights(*single), initial) > 1e-2);
-  CHECK(std::fabs(hs.history.at("loss").back() - hp.history.at("loss").back()) < 1e-5);
-  return MaxDiff(Weights(*single), Weights(*piped));
+  return test::TrainedLikeOneDevice(PipelineStrategy(std::move(pipeline)), make, [&] { return Options(opt); });
 }
 
 }  // namespace
