@@ -207,6 +207,14 @@ std::vector<TaskId> ClusterSpec::Tasks() const {
   return tasks;
 }
 
+std::vector<TaskId> ClusterSpec::TrainingTasks() const {
+  std::vector<TaskId> out;
+  for (const char* job : {"chief", "worker"}) {
+    for (int i = 0; i < NumTasks(job); ++i) out.push_back({job, i});
+  }
+  return out;
+}
+
 void ClusterSpec::Check(const TaskId& task) const {
   auto it = jobs_.find(task.job);
   if (it == jobs_.end()) {

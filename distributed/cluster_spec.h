@@ -68,6 +68,8 @@ class ClusterSpec {
   int NumTasks(std::string_view job) const;  // 0 for a job that is not there
   // All tasks, numbered chief, worker..., ps..., evaluator (the global index).
   std::vector<TaskId> Tasks() const;
+  // The tasks that train: the chief (if any), then the workers.
+  std::vector<TaskId> TrainingTasks() const;
   // Throws InvalidArgument naming the task and the job's size unless the task exists.
   void Check(const TaskId& task) const;
   const std::string& Address(const TaskId& task) const;

@@ -14,19 +14,10 @@ std::vector<std::string> JobDevices(const ClusterSpec& cluster, const std::strin
   return out;
 }
 
-// The tasks that train: the chief (if any), then the workers.
-std::vector<TaskId> TrainingTasks(const ClusterSpec& cluster) {
-  std::vector<TaskId> out;
-  for (const char* job : {"chief", "worker"}) {
-    for (int i = 0; i < cluster.NumTasks(job); ++i) out.push_back({job, i});
-  }
-  return out;
-}
-
 std::vector<std::string> ReplicaDevices(const Server& server, PsMode mode) {
   std::vector<std::string> workers = JobDevices(server.cluster(), "worker", "the computation");
   if (mode == PsMode::kSync) return workers;
-  const std::vector<TaskId> training = TrainingTasks(server.cluster());
+  const std::vector<TaskId> training = server.cluster().TrainingTasks();
   WEFT_REQUIRE(std::find(training.begin(), training.end(), server.task()) != training.end(),
                "ParameterServerStrategy (async): task {} is not a worker or the chief; a ps task only serves "
                "(Server::Join)", server.task().ToString());
@@ -48,7 +39,7 @@ ParameterServerStrategy::ParameterServerStrategy(Server* server, DistributedSess
       mode_(mode),
       ps_devices_(JobDevices(server->cluster(), "ps", "the variables")) {
   if (mode_ == PsMode::kAsync) {
-    const std::vector<TaskId> training = TrainingTasks(server->cluster());
+    const std::vector<TaskId> training = server->cluster().TrainingTasks();
     const int index = static_cast<int>(std::find(training.begin(), training.end(), server->task()) - training.begin());
     chief_ = index == 0;
     shard_ = {index, static_cast<int>(training.size())};

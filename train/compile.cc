@@ -46,6 +46,10 @@ Output AddLayerLosses(const Scope& s, Output loss, const std::vector<Output>& te
   return loss;
 }
 
+// Stages x replicas (train/pipeline.h): stage s's gradients are all-reduced in group key + s
+// (above the keys of model.h: the replicas' all-reduce 1, workers 2, broadcast 3, shards 4).
+constexpr int64_t kPipelineStageGroupKey = 100;
+
 }  // namespace
 
 // Across workers: a group of every worker's first replica, in worker order (rank = worker index).
@@ -104,17 +108,30 @@ void Model::Compile(CompileOptions o) {
 
 void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Output>* inits) {
   // A pipeline's "replicas" are its micro-batches: they share one copy of every variable, which
-  // lives on its layer's stage (train/pipeline.h).
+  // lives on its layer's stage (train/pipeline.h). With several pipeline replicas (stages x
+  // replicas), graph replica q is pipeline replica q / M's micro-batch q % M, and each pipeline
+  // replica has its own copy of the variables on its stage devices.
   const PipelineStrategy* pipe = strategy_ != nullptr ? strategy_->pipeline() : nullptr;
   stage_device_.clear();
+  // Each pipeline replica's layer -> stage device; stage_device_ (which Forward reads) is set to
+  // the replica being built, and left at replica 0's (Evaluate and Predict run there).
+  std::vector<std::map<const Layer*, std::string>> stage_devices;
   if (pipe != nullptr) {
     const std::vector<int> stages = pipe->AssignStages(layers_, name_);
-    for (size_t i = 0; i < layers_.size(); ++i) stage_device_[layers_[i].get()] = pipe->stage_device(stages[i]);
+    stage_devices.resize(static_cast<size_t>(pipe->replicas()));
+    for (int d = 0; d < pipe->replicas(); ++d) {
+      for (size_t i = 0; i < layers_.size(); ++i) {
+        stage_devices[static_cast<size_t>(d)][layers_[i].get()] = pipe->stage_device(stages[i], d);
+      }
+    }
+    stage_device_ = stage_devices[0];
     WEFT_REQUIRE(o.optimizer.global_clipnorm == 0.0, "Model '{}': global_clipnorm needs every gradient on one device; "
                  "under a PipelineStrategy use clipnorm or clipvalue", name_);
   }
   // replicas: this process's; group: all workers' (more than replicas across processes).
-  const int replicas = pipe != nullptr ? pipe->micro_batches() : strategy_ != nullptr ? strategy_->num_local_replicas() : 1;
+  const int replicas = pipe != nullptr ? pipe->batch_parts() : strategy_ != nullptr ? strategy_->num_local_replicas() : 1;
+  // How many consecutive graph replicas share one copy of the variables.
+  const int micro = pipe != nullptr ? pipe->micro_batches() : 1;
   const int group = pipe != nullptr ? replicas : strategy_ != nullptr ? strategy_->num_replicas_in_sync() : 1;
   const bool replicated = group > 1;
   const bool multi_worker = strategy_ != nullptr && strategy_->num_workers() > 1;
@@ -165,16 +182,19 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
     for (LayerVars& v : vars) v[layer.get()];  // layers without weights too
     for (const Weight& w : layer->weights()) {
       const std::string name = layer->name() + "/" + w.name;
-      Output first;
+      Output first, copy;
       for (int r = 0; r < replicas; ++r) {
         Output v;
-        if (r == 0 || mirrored) {
-          Scope vs = pipe != nullptr ? root.WithDevice(stage_device_.at(layer.get()))
+        if (mirrored || r == 0 || (pipe != nullptr && r % micro == 0)) {
+          Scope vs = pipe != nullptr ? root.WithDevice(stage_devices.at(static_cast<size_t>(r / micro)).at(layer.get()))
                      : mirrored      ? root.WithDevice(device(r))
                                      : least_loaded(w.shape);
           if (strategy_ == nullptr && !layer->device().empty()) vs = vs.WithDevice(layer->device());
-          v = make_var(vs, var_name(name, r), w.shape, first,
+          v = make_var(vs, var_name(name, r / micro), w.shape, first,
                        [&](const Scope& is) { return w.init.Build(is, w.shape); });
+          copy = v;
+        } else if (pipe != nullptr) {
+          v = copy;  // a pipeline's micro-batches read their pipeline replica's copy
         } else {
           v = first;  // central storage: every replica reads the one variable
         }
@@ -246,11 +266,13 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
     std::vector<Output> updates;
     std::vector<Output> layer_losses;
     GradientOptions grad_options;
+    if (pipe != nullptr) stage_device_ = stage_devices[static_cast<size_t>(r / micro)];
     std::vector<Output> pred =
         Forward(rs, x, /*training=*/true, vars[ri], &updates, &layer_losses, &grad_options.recompute);
+    if (pipe != nullptr) stage_device_ = stage_devices[0];
     applies.insert(applies.end(), updates.begin(), updates.end());
     Scope ls = rs.NewSubScope("loss");
-    if (pipe != nullptr) ls = ls.WithDevice(pipe->stage_device(pipe->num_stages() - 1));
+    if (pipe != nullptr) ls = ls.WithDevice(pipe->stage_device(pipe->num_stages() - 1, r / micro));
     Output per_example = ops::Mul(ls, per_example_loss(ls, y, pred), sw);
     // Mean over the global batch: each replica contributes sum / global_batch.
     Output loss = !replicated ? ops::Mean(ls, per_example)
@@ -310,9 +332,15 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
     for (const Output& v : trainable[0]) shapes.push_back(v.shape());
     c_->sharded->layout = PlanShards(shapes, group);
   }
-  for (int r = 0; r < (mirrored ? replicas : 1); ++r) {
-    const size_t ri = static_cast<size_t>(r);
-    const Scope os = (mirrored ? replica_scope(root, r) : pipe != nullptr ? root : var_root).NewSubScope("optimizer");
+  // The copies that update: every mirrored replica's, each pipeline replica's (graph replica
+  // r * M's variables), or the one central copy.
+  const int updaters = mirrored ? replicas : pipe != nullptr ? pipe->replicas() : 1;
+  for (int r = 0; r < updaters; ++r) {
+    const size_t ri = static_cast<size_t>(r * micro);
+    const Scope os = (mirrored ? replica_scope(root, r)
+                      : pipe != nullptr ? (r == 0 ? root : root.NewSubScope("replica_" + std::to_string(r)))
+                                        : var_root)
+                         .NewSubScope("optimizer");
     if (zero > 0) {
       const std::vector<Output> a = BuildShardedReplica(root.WithDevice(device(r)), os, o, r, all, bucket,
                                                         trainable[ri], grads[ri], inits);
@@ -337,17 +365,28 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
       } else if (mirrored) {
         continue;  // all-reduced above
       } else {
+        // This copy's graph replicas: all of them (central storage), or a pipeline replica's micro-batches.
+        const int sharing = pipe != nullptr ? micro : replicas;
         std::vector<Output> per_replica;
-        for (int q = 0; q < replicas; ++q) per_replica.push_back(grads[static_cast<size_t>(q)][ki]);
+        for (int q = 0; q < sharing; ++q) per_replica.push_back(grads[ri + static_cast<size_t>(q)][ki]);
         // Summed where the variable lives. A pipeline's micro-batch gradients arrive one backward
         // segment at a time: a chain of Adds folds each in as it comes (and frees it), where one
         // AddN would keep all M until the last.
-        const Scope ss = root.NewSubScope("optimizer").WithDevice(trainable[0][ki].node->requested_device());
+        const Scope ss = os.WithDevice(trainable[ri][ki].node->requested_device());
         if (pipe == nullptr) {
           g[ki] = ops::AddN(ss, per_replica);
         } else {
           g[ki] = per_replica[0];
           for (size_t q = 1; q < per_replica.size(); ++q) g[ki] = ops::Add(ss, g[ki], per_replica[q]);
+          if (pipe->replicas() > 1) {  // stages x replicas: all-reduced across the replicas of its stage
+            const int stage = pipe->StageOfDevice(trainable[ri][ki].node->requested_device());
+            ops::CollectiveGroup sg{.size = pipe->replicas(), .key = kPipelineStageGroupKey + stage,
+                                    .timeout_seconds = strategy_->collective_timeout_seconds()};
+            for (int d = 0; d < pipe->replicas(); ++d) sg.devices.push_back(pipe->stage_device(stage, d));
+            g[ki] = ops::AllReduce(ss.WithOpName("all_reduce_replicas"), g[ki], sg, /*instance=*/k + 1, /*rank=*/r,
+                                   "Add", "Id", "auto",
+                                   fmt::format("'{}' grad {}", trainable[0][ki].node->name(), trainable[0][ki].shape().ToString()));
+          }
         }
       }
     }
@@ -392,13 +431,13 @@ void Model::BuildReplicas(CompileOptions& o, const Scope& root, std::vector<Outp
         std::vector<Output> vs, gs;
         std::vector<size_t> at;
         for (size_t k = 0; k < static_cast<size_t>(num_vars); ++k) {
-          if (trainable[ri][k].node->requested_device() != pipe->stage_device(s)) continue;
+          if (trainable[ri][k].node->requested_device() != pipe->stage_device(s, r)) continue;
           vs.push_back(trainable[ri][k]);
           gs.push_back(g[k]);
           at.push_back(k);
         }
         if (vs.empty()) continue;
-        const Scope ss = os.NewSubScope("stage_" + std::to_string(s)).WithDevice(pipe->stage_device(s));
+        const Scope ss = os.NewSubScope("stage_" + std::to_string(s)).WithDevice(pipe->stage_device(s, r));
         const std::vector<Output> part = o.optimizer.Apply(ss, vs, gs, c_->lr, c_->step, make_slot);
         for (size_t i = 0; i < at.size(); ++i) a[at[i]] = part[i];
       }

@@ -42,18 +42,27 @@ const std::set<std::string> kTrainFlags = {"data", "epochs", "batch-size", "opti
                                            "checkpoint-dir", "summary", "strategy", "devices", "trace",
                                            "hosts", "hostfile", "base-port", "collective-timeout", "device", "ps-mode",
                                            "trace-events", "dump-trace", "device-memory-limit", "gradient-accumulation-steps", "micro-batches",
-                                           "boundaries", "recompute", "zero"};
+                                           "boundaries", "recompute", "zero", "replicas", "balance"};
 
 // --schedule names a learning-rate schedule or, with --strategy pipeline, a pipeline schedule:
 // the values are disjoint.
 bool IsPipelineSchedule(const std::string& s) { return s == "gpipe" || s == "1f1b"; }
 
+// True when this process is a task of a cluster: TF_CONFIG is set (weft-zoo launch sets it).
+bool InCluster() {
+  const char* tf_config = std::getenv("TF_CONFIG");
+  return tf_config != nullptr && *tf_config != '\0';
+}
+
 // --strategy none|one_device|mirrored|central_storage and --devices N (N > 1 alone means mirrored).
-std::unique_ptr<Strategy> NewStrategy(const Flags& f) {
+// layer_costs: PipelineOptions::layer_costs (--balance measured).
+std::unique_ptr<Strategy> NewStrategy(const Flags& f, std::vector<double> layer_costs = {}) {
   const int devices = static_cast<int>(f.Int("devices", 1, 1));
   const std::string name = f.Str("strategy", devices > 1 ? "mirrored" : "none");
-  if (name != "pipeline" && (f.Has("micro-batches") || f.Has("boundaries") || IsPipelineSchedule(f.Str("schedule", "")))) {
-    throw UsageError("--micro-batches, --boundaries and --schedule gpipe|1f1b need --strategy pipeline");
+  if (name != "pipeline" && (f.Has("micro-batches") || f.Has("boundaries") || f.Has("replicas") || f.Has("balance") ||
+                             IsPipelineSchedule(f.Str("schedule", "")))) {
+    throw UsageError("--micro-batches, --boundaries, --replicas, --balance and --schedule gpipe|1f1b need --strategy "
+                     "pipeline");
   }
   const int zero = static_cast<int>(f.Int("zero", 0, 0));  // sharded optimizer state: 0, 1, 2
   if (f.Has("zero") && name != "mirrored" && name != "multi_worker") {
@@ -73,11 +82,22 @@ std::unique_ptr<Strategy> NewStrategy(const Flags& f) {
     for (std::string b; std::getline(list, b, ',');) {
       if (!b.empty()) boundaries.push_back(b);
     }
-    return std::make_unique<PipelineStrategy>(PipelineOptions{
-        .num_stages = devices,
-        .micro_batches = static_cast<int>(f.Int("micro-batches", 4, 1)),
-        .schedule = ParsePipelineSchedule(IsPipelineSchedule(schedule) ? schedule : "gpipe"),
-        .boundaries = std::move(boundaries)});
+    PipelineOptions options{.num_stages = devices,
+                            .micro_batches = static_cast<int>(f.Int("micro-batches", 4, 1)),
+                            .schedule = ParsePipelineSchedule(IsPipelineSchedule(schedule) ? schedule : "gpipe"),
+                            .boundaries = std::move(boundaries),
+                            .layer_costs = std::move(layer_costs),
+                            .replicas = static_cast<int>(f.Int("replicas", 1, 1))};
+    if (InCluster()) {  // under weft-zoo launch: a stage per task (--devices N: the first N tasks)
+#ifdef WEFT_HAVE_UCX
+      if (!f.Has("devices")) options.num_stages = 0;
+      return MakeClusterPipelineStrategy(options);
+#else
+      throw Error(errors::FailedPrecondition("--strategy pipeline across processes (TF_CONFIG is set) needs a "
+                                             "build with UCX"));
+#endif
+    }
+    return std::make_unique<PipelineStrategy>(options);
   }
   if (name == "multi_worker") return MakeMultiWorkerStrategy(f, devices, zero);
 #ifdef WEFT_HAVE_UCX
@@ -91,7 +111,7 @@ std::unique_ptr<Strategy> NewStrategy(const Flags& f) {
 
 // NewStrategy's, writing its status board to $WEFT_STATUS_FILE when `weft-zoo launch --status`
 // set it (zoo/launch.h).
-std::unique_ptr<Strategy> MakeStrategy(const Flags& f) {
+std::unique_ptr<Strategy> MakeStrategy(const Flags& f, std::vector<double> layer_costs = {}) {
   // Before any work: --dump-trace would fail only at the end of the run.
   const std::string strategy = f.Str("strategy", "");
   if (f.Has("trace-events") && strategy != "multi_worker") {
@@ -100,7 +120,7 @@ std::unique_ptr<Strategy> MakeStrategy(const Flags& f) {
   if (f.Has("dump-trace") && strategy != "multi_worker" && strategy != "parameter_server") {
     throw UsageError("--dump-trace needs --strategy multi_worker or parameter_server (their always-on trace)");
   }
-  std::unique_ptr<Strategy> s = NewStrategy(f);
+  std::unique_ptr<Strategy> s = NewStrategy(f, std::move(layer_costs));
   const char* status_file = std::getenv("WEFT_STATUS_FILE");
   if (s != nullptr && status_file != nullptr && *status_file != '\0') s->set_status_file(status_file);
   return s;
@@ -252,6 +272,36 @@ std::unique_ptr<Model> BuildCompiled(const ZooModel& zm, const TensorShape& exam
   return model;
 }
 
+// --balance measured: the model trained on one device for 3 steps of the first `batch` examples,
+// the third traced; each layer's kernel microseconds in it (LayerCostsFromTrace).
+std::vector<double> MeasureLayerCosts(const ZooModel& zm, const ArrayData& data, int64_t batch,
+                                      const SessionOptions& session, int64_t seed, bool quiet) {
+  std::unique_ptr<Model> model = BuildCompiled(zm, ExampleShape(data.x), train::SGD(0.0), session, seed);
+  const int64_t n = std::min<int64_t>(batch, data.x.shape().dim(0));
+  auto first_rows = [n](const Tensor& t) {  // rows [0, n) of t
+    TensorShape shape = t.shape();
+    shape.set_dim(0, n);
+    Tensor out(t.dtype(), shape);
+    std::memcpy(out.raw_data(), t.raw_data(), out.bytes());
+    return out;
+  };
+  const Tensor x = first_rows(data.x), y = first_rows(data.y);
+  StepTrace trace;
+  for (int step = 0; step < 3; ++step) {
+    if (step == 2) model->TraceNextStep(&trace);
+    model->TrainOnBatch(x, y);
+  }
+  std::vector<double> costs = LayerCostsFromTrace(trace, model->layers());
+  if (!quiet) {
+    std::string text;
+    for (size_t i = 0; i < costs.size(); ++i) {
+      text += fmt::format("{}{} {:.0f}", i ? ", " : "", model->layers()[i]->name(), costs[i]);
+    }
+    std::printf("measured layer costs (us of kernels in one step on one device): %s\n", text.c_str());
+  }
+  return costs;
+}
+
 // ---- Ctrl-C: the first one stops training after the current step ---------------------------
 
 std::atomic<Model*> g_interruptible{nullptr};
@@ -303,6 +353,40 @@ class TraceOneStep : public train::Callback {
   bool done_ = false;
 };
 
+// Under a pipeline: records the training step with index `target` (after the first, which
+// compiles) and measures its bubble (train/pipeline.h, MeasuredBubble) for Report.
+class MeasurePipelineBubble : public train::Callback {
+ public:
+  MeasurePipelineBubble(const PipelineStrategy& pipeline, int64_t target) : pipeline_(pipeline), target_(target) {}
+  void OnBatchEnd(Model& model, int64_t batch, const train::Logs& logs) override {
+    if (batch + 1 == target_) model.TraceNextStep(&trace_);
+    if (batch == target_) measured_ = MeasuredBubble(trace_, pipeline_, &stages_);
+  }
+  // "pipeline bubble: measured 0.312 (stage 0: 0.250, stage 1: 0.374) in step 3; ideal 0.200".
+  void Report() const {
+    if (measured_ == -2) return;  // the traced step never came
+    std::string per_stage;
+    for (size_t s = 0; s < stages_.size(); ++s) {
+      per_stage += fmt::format("{}stage {}: {}", s ? ", " : "", s,
+                               stages_[s] < 0 ? std::string("not traced (another process)") : fmt::format("{:.3f}", stages_[s]));
+    }
+    if (measured_ < 0) {
+      std::printf("pipeline bubble: ideal %.3f; not measured (no stage ran in this process's trace)\n",
+                  pipeline_.bubble_fraction());
+      return;
+    }
+    std::printf("pipeline bubble: measured %.3f (%s) in step %lld; ideal %.3f\n", measured_, per_stage.c_str(),
+                static_cast<long long>(target_ + 1), pipeline_.bubble_fraction());
+  }
+
+ private:
+  const PipelineStrategy& pipeline_;
+  int64_t target_;
+  StepTrace trace_;
+  double measured_ = -2;
+  std::vector<double> stages_;
+};
+
 std::string JsonNumber(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : "null"; }
 
 // ---- Commands ----------------------------------------------------------------------------
@@ -341,11 +425,21 @@ int Train(const std::vector<std::string>& args) {
     const int served = ServeParameterServerTask(f.Str("ps-mode", "sync"));
     if (served >= 0) return served;
   }
+  if (f.Str("strategy", "") == "pipeline" && InCluster()) {  // every task runs it: stages 1.. serve
+    const int served = ServePipelineStage();
+    if (served >= 0) return served;
+  }
 #endif
 
   ArrayData train_data, test_data;
   LoadZooData(f.Str("data", zm.default_data), zm, &train_data, &test_data);
-  std::unique_ptr<Strategy> strategy = MakeStrategy(f);
+  std::vector<double> layer_costs;
+  if (const std::string balance = f.Str("balance", "parameters"); balance == "measured") {
+    layer_costs = MeasureLayerCosts(zm, train_data, batch, Threads(f), seed, quiet);
+  } else if (balance != "parameters") {
+    throw UsageError(fmt::format("--balance must be parameters or measured, got '{}'", balance));
+  }
+  std::unique_ptr<Strategy> strategy = MakeStrategy(f, std::move(layer_costs));
   // Async parameter servers: each worker trains on its shard of the rows (Fit takes them).
   const auto [shard, shards] = strategy ? strategy->input_shard() : std::pair<int, int>{0, 1};
   const int64_t n = (train_data.x.shape().dim(0) - shard + shards - 1) / shards;
@@ -361,9 +455,13 @@ int Train(const std::vector<std::string>& args) {
     std::string stages;
     const std::vector<int> of = p.AssignStages(model->layers(), model->name());
     for (size_t i = 0; i < of.size(); ++i) stages += fmt::format("{}{}:{}", i ? " " : "", model->layers()[i]->name(), of[i]);
-    std::printf("PipelineStrategy: %d stages x %d micro-batches of %lld (%s), ideal bubble fraction %.3f\nstages: %s\n",
-                p.num_stages(), p.micro_batches(), static_cast<long long>(batch / p.micro_batches()),
-                PipelineScheduleName(p.schedule()).c_str(), p.bubble_fraction(), stages.c_str());
+    std::string devices, replicas;
+    for (size_t k = 0; k < p.devices().size(); ++k) devices += fmt::format("{}{}", k ? " " : "", p.devices()[k]);
+    if (p.replicas() > 1) replicas = fmt::format(" x {} replicas", p.replicas());
+    std::printf("PipelineStrategy: %d stages%s x %d micro-batches of %lld (%s), ideal bubble fraction %.3f\nstages: %s\n"
+                "stage devices: %s\n", p.num_stages(), replicas.c_str(), p.micro_batches(),
+                static_cast<long long>(batch / p.batch_parts()), PipelineScheduleName(p.schedule()).c_str(),
+                p.bubble_fraction(), stages.c_str(), devices.c_str());
   } else if (!quiet && strategy) {
     std::printf("%s over %d replicas (global batch %lld)\n", strategy->name().c_str(), strategy->num_replicas_in_sync(),
                 static_cast<long long>(batch));
@@ -409,8 +507,13 @@ int Train(const std::vector<std::string>& args) {
   } else if (!ckpt_dir.empty() && model->optimizer_state_sharded()) {
     fo.callbacks.push_back(std::make_shared<EpochCheckpoint>(""));  // the chief's save gathers every shard
   }
-  if (f.Has("trace")) {
-    fo.callbacks.push_back(std::make_shared<TraceOneStep>(f.Str("trace", ""), std::min<int64_t>(9, steps_per_epoch - 1)));
+  const int64_t trace_step = std::min<int64_t>(9, steps_per_epoch - 1);
+  if (f.Has("trace")) fo.callbacks.push_back(std::make_shared<TraceOneStep>(f.Str("trace", ""), trace_step));
+  std::shared_ptr<MeasurePipelineBubble> bubble;
+  const int64_t bubble_step = std::min<int64_t>(2, steps_per_epoch - 1);  // the third: warmed up
+  if (strategy && strategy->pipeline() != nullptr && !(f.Has("trace") && trace_step == bubble_step)) {
+    bubble = std::make_shared<MeasurePipelineBubble>(*strategy->pipeline(), bubble_step);
+    fo.callbacks.push_back(bubble);
   }
   g_interruptible = model.get();
   std::signal(SIGINT, OnSigint);
@@ -424,6 +527,7 @@ int Train(const std::vector<std::string>& args) {
   const int64_t images = steps_done / steps_per_epoch * std::min(n, steps_per_epoch * batch) +
                          steps_done % steps_per_epoch * batch;
 
+  if (bubble) bubble->Report();
   if (!quiet || f.Has("zero")) PrintDeviceMemory(*model);
   if ((!quiet || f.Has("zero")) && strategy && strategy->mirrored()) PrintOptimizerState(*model, *strategy);
   train::Logs test = model->Evaluate(test_data.x, test_data.y, 256);

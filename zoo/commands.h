@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "train/model.h"
+#include "train/pipeline.h"
 #include "train/strategy.h"
 #include "data/datasets.h"
 
@@ -56,6 +57,14 @@ std::unique_ptr<Strategy> MakeParameterServerStrategy(const std::string& mode);
 // `weft-zoo train --strategy parameter_server` on a task that does not train (a ps task; in sync
 // mode a worker other than worker:0): serves, returns the exit status. -1: this task trains.
 int ServeParameterServerTask(const std::string& mode);
+// `--strategy pipeline` under a cluster (TF_CONFIG set, as `weft-zoo launch` does): stage i on
+// training task i (distributed/pipeline_strategy.h), the strategy owning this task's server;
+// options.num_stages 0: one stage per task.
+std::unique_ptr<Strategy> MakeClusterPipelineStrategy(const PipelineOptions& options);
+// `weft-zoo train --strategy pipeline` under a cluster on a task other than the first (stage 0,
+// the client): serves its stage until the client is done; returns the exit status (1 when the
+// client went away in the middle of training: Unavailable naming it). -1: this task trains.
+int ServePipelineStage();
 
 // The data a `--data` value names for model zm: "fashion-mnist", "mnist:DIR" or "synthetic" (a
 // synthetic set of zm.synthetic_shape examples: 10,000 for training, 2,000 for test, one

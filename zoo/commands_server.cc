@@ -8,7 +8,8 @@
 //
 // `weft-zoo train` run by every task (as `weft-zoo launch --ps 1 -n 2 -- weft-zoo train ...` does):
 // ps tasks serve; in sync mode worker:0 is the client and the other workers serve until it is gone;
-// in async mode every worker (and the chief) trains.
+// in async mode every worker (and the chief) trains. `--strategy pipeline` under a cluster: the
+// first training task is the client (stage 0), the other stage tasks serve until it is gone.
 #include <signal.h>
 
 #include <cstdio>
@@ -16,6 +17,7 @@
 #include <ctime>
 
 #include "distributed/cluster_resolver.h"
+#include "distributed/pipeline_strategy.h"
 #include "distributed/ps_strategy.h"
 #include "distributed/server/server.h"
 #include "zoo/commands.h"
@@ -32,9 +34,10 @@ ServerOptions WithSecret(ServerOptions o, bool insecure_flag) {
   return o;
 }
 
-// Serves `config`'s task until SIGTERM / SIGINT, or until `over(server)` says so (asked twice a
-// second). Returns the exit status.
-int Serve(const ClusterConfig& config, const ServerOptions& options, const std::function<bool(Server&)>& over = {}) {
+// Serves `config`'s task until SIGTERM / SIGINT, or until `over(server)` gives a reason to stop
+// (asked twice a second; empty: serve on). Returns the exit status.
+int Serve(const ClusterConfig& config, const ServerOptions& options,
+          const std::function<std::string(Server&)>& over = {}) {
   // Block the stop signals before any thread starts (threads inherit the mask); wait for them below.
   sigset_t stop;
   sigemptyset(&stop);
@@ -50,8 +53,9 @@ int Serve(const ClusterConfig& config, const ServerOptions& options, const std::
   while (true) {
     sig = over ? sigtimedwait(&stop, nullptr, &half_second) : sigwaitinfo(&stop, nullptr);
     if (sig > 0) break;
-    if (over && over(server)) {
-      std::printf("weft-zoo server: task %s stopping (the client has finished)\n", server.task().ToString().c_str());
+    if (!over) continue;
+    if (const std::string why = over(server); !why.empty()) {
+      std::printf("weft-zoo server: task %s stopping (%s)\n", server.task().ToString().c_str(), why.c_str());
       std::fflush(stdout);
       return 0;
     }
@@ -77,21 +81,48 @@ int ServerCommand(const std::vector<std::string>& args) {
   return Serve(config, WithSecret(options, f.Has("insecure")));
 }
 
+namespace {
+
+// Serves `config`'s task until `client` (global index) has been up (it answered, or it asked us
+// something) and is gone. A client that leaves normally has deregistered its graphs here; one
+// that is gone with graphs still registered died in the middle of training: exit status 1.
+int ServeClient(const ClusterConfig& config, int client) {
+  bool seen = false;
+  bool died = false;
+  const TaskId client_task = config.cluster.TaskAt(client);
+  const int status = Serve(config, WithSecret({}, false), [&](Server& server) -> std::string {
+    const ControlResult r = server.control().Call(client, ControlMethod::kHealth, EncodeEmpty(), std::chrono::seconds(2));
+    seen = seen || r.status.ok() || server.HeardFrom(client);
+    if (!seen || r.status.ok()) return "";
+    died = server.Health().graphs > 0;
+    if (!died) return "the client has finished";
+    std::fprintf(stderr, "weft-zoo server: task %s: Unavailable: the client, task %s, is gone in the middle of "
+                 "training (its graphs are still registered here): %s\n", server.task().ToString().c_str(),
+                 client_task.ToString().c_str(), r.status.ToString().c_str());
+    return "the client is gone";
+  });
+  return died ? 1 : status;
+}
+
+}  // namespace
+
 int ServeParameterServerTask(const std::string& mode) {
   const PsMode m = ParsePsMode(mode);
   const ClusterConfig config = ClusterConfig::FromEnvironment();
   const TaskId task = config.RequireTask();
   if (task.job == "ps") return Serve(config, WithSecret({}, false));
   if (m == PsMode::kAsync || task == TaskId{"worker", 0}) return -1;  // a client: it trains
-  // Sync: worker:0 drives this task's replica; serve until it has been up (it answered, or it
-  // asked us something) and is gone.
-  const int client = config.cluster.GlobalIndex({"worker", 0});
-  bool seen = false;
-  return Serve(config, WithSecret({}, false), [client, &seen](Server& server) {
-    const ControlResult r = server.control().Call(client, ControlMethod::kHealth, EncodeEmpty(), std::chrono::seconds(2));
-    seen = seen || r.status.ok() || server.HeardFrom(client);
-    return seen && !r.status.ok();
-  });
+  // Sync: worker:0 drives this task's replica.
+  return ServeClient(config, config.cluster.GlobalIndex({"worker", 0}));
+}
+
+int ServePipelineStage() {
+  const ClusterConfig config = ClusterConfig::FromEnvironment();
+  const TaskId task = config.RequireTask();
+  const std::vector<TaskId> stages = config.cluster.TrainingTasks();
+  if (!stages.empty() && task == stages.front()) return -1;  // the client: it trains
+  if (stages.empty()) return -1;  // the strategy names the problem
+  return ServeClient(config, config.cluster.GlobalIndex(stages.front()));
 }
 
 namespace {
@@ -106,7 +137,18 @@ class OwningParameterServerStrategy : private ServerHolder, public ParameterServ
       : ServerHolder{std::move(s)}, ParameterServerStrategy(ServerHolder::server.get(), {}, mode) {}
 };
 
+class OwningPipelineStrategy : private ServerHolder, public ClusterPipelineStrategy {
+ public:
+  OwningPipelineStrategy(std::unique_ptr<Server> s, const PipelineOptions& options)
+      : ServerHolder{std::move(s)}, ClusterPipelineStrategy(ServerHolder::server.get(), options) {}
+};
+
 }  // namespace
+
+std::unique_ptr<Strategy> MakeClusterPipelineStrategy(const PipelineOptions& options) {
+  return std::make_unique<OwningPipelineStrategy>(
+      std::make_unique<Server>(ClusterConfig::FromEnvironment(), WithSecret({}, false)), options);
+}
 
 std::unique_ptr<Strategy> MakeParameterServerStrategy(const std::string& mode) {
   return std::make_unique<OwningParameterServerStrategy>(

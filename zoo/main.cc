@@ -56,9 +56,16 @@ commands:
       --trace FILE          write a Chrome trace (chrome://tracing, Perfetto) of the 10th step
       --device D            auto (default: GPUs when there are any) | cpu | gpu (fails without a GPU)
       --strategy pipeline --devices N [--micro-batches M (4)] [--schedule gpipe|1f1b]
-                            [--boundaries L1,L2..]   stage i (its layers' weights and work) on
-                            CPU:i; M micro-batches per batch (M must divide it); stages balanced
-                            by parameters, or starting at the named layers
+                            [--boundaries L1,L2..] [--replicas R] [--balance parameters|measured]
+                            stage i (its layers' weights and work) on CPU:i; M micro-batches per
+                            batch (M must divide it); stages balanced by parameters, or by each
+                            layer's kernel time in a step traced on one device first (measured),
+                            or starting at the named layers;
+                            R > 1: R copies of the pipeline (stages x replicas, CPU:(d*N+i)), the
+                            batch split over them, each stage's gradients all-reduced; prints the
+                            bubble measured in the third step beside the ideal one. Under
+                            `weft-zoo launch -n N` (TF_CONFIG set): stage i on task i (worker:0
+                            trains, the other tasks serve their stage; --devices N: the first N)
       --device-memory-limit BYTES   a memory budget per device: a step that needs more fails
                             with ResourceExhausted naming the device, its peak and largest tensors
       --gradient-accumulation-steps K   update every K-th batch with the mean of K gradients

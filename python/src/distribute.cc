@@ -10,6 +10,7 @@
 #include "train/strategy.h"
 #ifdef WEFT_HAVE_UCX
 #include "distributed/multi_worker_strategy.h"
+#include "distributed/pipeline_strategy.h"
 #endif
 
 namespace weft::python {
@@ -61,15 +62,19 @@ void InitDistribute(py::module_& m) {
   py::class_<PipelineStrategy, Strategy, std::shared_ptr<PipelineStrategy>>(m, "PipelineStrategy",
                                                                             "Pipeline parallelism (train/pipeline.h).")
       .def(py::init([](int num_stages, int micro_batches, const std::string& schedule,
-                       std::vector<std::string> boundaries) {
+                       std::vector<std::string> boundaries, int replicas, std::vector<double> layer_costs) {
              return std::make_shared<PipelineStrategy>(PipelineOptions{.num_stages = num_stages,
                                                                        .micro_batches = micro_batches,
                                                                        .schedule = ParsePipelineSchedule(schedule),
-                                                                       .boundaries = std::move(boundaries)});
+                                                                       .boundaries = std::move(boundaries),
+                                                                       .layer_costs = std::move(layer_costs),
+                                                                       .replicas = replicas});
            }),
            py::arg("num_stages"), py::arg("micro_batches"), py::arg("schedule") = "gpipe",
-           py::arg("boundaries") = std::vector<std::string>{})
+           py::arg("boundaries") = std::vector<std::string>{}, py::arg("replicas") = 1,
+           py::arg("layer_costs") = std::vector<double>{})
       .def_property_readonly("num_stages", &PipelineStrategy::num_stages)
+      .def_property_readonly("replicas", &PipelineStrategy::replicas)
       .def_property_readonly("micro_batches", &PipelineStrategy::micro_batches)
       .def_property_readonly("schedule", [](const PipelineStrategy& p) { return PipelineScheduleName(p.schedule()); })
       .def_property_readonly("bubble_fraction", &PipelineStrategy::bubble_fraction)
@@ -78,6 +83,26 @@ void InitDistribute(py::module_& m) {
       }, py::arg("model"), "The stage of each of the model's layers (in model.layers order).");
   // The cluster as TF_CONFIG text: TF_CONFIG itself, else the launcher's rank (cluster_resolver.h).
 #ifdef WEFT_HAVE_UCX
+  // Stage i on task i of the server's cluster (distributed/pipeline_strategy.h); the strategy and
+  // its models' sessions share the server (this process's task, the client): Python frees them in
+  // any order.
+  py::class_<ClusterPipelineStrategy, PipelineStrategy, std::shared_ptr<ClusterPipelineStrategy>>(
+      m, "ClusterPipelineStrategy", "Pipeline stages on the tasks of a cluster (distributed/pipeline_strategy.h).")
+      .def(py::init([](std::shared_ptr<Server> server, int num_stages, int micro_batches, const std::string& schedule,
+                       std::vector<std::string> boundaries, double step_timeout, std::vector<double> layer_costs) {
+             DistributedSessionOptions so;
+             so.step_timeout = std::chrono::milliseconds(static_cast<int64_t>(step_timeout * 1000));
+             py::gil_scoped_release release;
+             return std::make_shared<ClusterPipelineStrategy>(
+                 std::move(server), PipelineOptions{.num_stages = num_stages, .micro_batches = micro_batches,
+                                         .schedule = ParsePipelineSchedule(schedule), .boundaries = std::move(boundaries),
+                                         .layer_costs = std::move(layer_costs)},
+                 so);
+           }),
+           py::arg("server"), py::arg("num_stages"), py::arg("micro_batches"), py::arg("schedule") = "gpipe",
+           py::arg("boundaries") = std::vector<std::string>{}, py::arg("step_timeout") = 30.0,
+           py::arg("layer_costs") = std::vector<double>{})
+      .def_property_readonly("stage_tasks", &ClusterPipelineStrategy::stage_tasks);
   m.def("resolve_cluster", [](std::vector<std::string> hosts, std::string hostfile, int base_port) {
         ClusterConfig c = ResolveCluster({.hosts = std::move(hosts), .hostfile = std::move(hostfile),
                                           .base_port = base_port});

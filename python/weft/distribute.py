@@ -132,18 +132,45 @@ class CentralStorageStrategy(Strategy):
 
 class PipelineStrategy(Strategy):
     """Pipeline parallelism (weft; TensorFlow has no such strategy): a Sequential or functional model
-    created in ``scope()`` is cut into ``num_stages`` stages by layer, stage i's weights and work on
-    CPU:i of this process, and every global batch is split into ``micro_batches`` micro-batches
-    (which must divide it) that flow through the stages as ``schedule`` says: ``"gpipe"`` (all
-    forwards, then all backwards) or ``"1f1b"`` (one forward, one backward: fewer live
-    activations). ``boundaries``: the names of the first layers of stages 1..n-1 (default: stages
-    balanced by parameter count). Each weight's gradients are summed over the micro-batches on its
-    stage and applied once: a step equals one single-device step on the global batch.
+    created in ``scope()`` is cut into ``num_stages`` stages by layer (default 2), stage i's weights
+    and work on CPU:i of this process, and every global batch is split into ``micro_batches``
+    micro-batches (which must divide it) that flow through the stages as ``schedule`` says:
+    ``"gpipe"`` (all forwards, then all backwards) or ``"1f1b"`` (one forward, one backward: fewer
+    live activations). ``boundaries``: the names of the first layers of stages 1..n-1 (default:
+    stages balanced by parameter count). Each weight's gradients are summed over the micro-batches
+    on its stage and applied once: a step equals one single-device step on the global batch.
+    ``layer_costs``: one number per layer (in ``model.layers`` order, e.g. measured times) that the
+    balancing weighs instead of parameter counts. ``replicas`` > 1: stages x replicas, replica d's stage i on CPU:(d * num_stages + i), the batch
+    split over the replicas, each stage's gradients all-reduced across its replicas.
+    ``server``: this process's ``Server``, the cluster's first worker (UCX builds): stage i runs on
+    task i of its cluster (default: a stage per task), whose processes only serve
+    (``Server(...).join()``); the stages' tensors travel over UCX.
     ``bubble_fraction``: the schedule's ideal idle share, (n - 1) / (micro_batches + n - 1)."""
 
-    def __init__(self, num_stages=2, micro_batches=4, schedule="gpipe", boundaries=None):
-        super().__init__(_weft.distribute.PipelineStrategy(int(num_stages), int(micro_batches), str(schedule),
-                                                           [str(b) for b in boundaries or []]))
+    def __init__(self, num_stages=None, micro_batches=4, schedule="gpipe", boundaries=None, replicas=1,
+                 server=None, step_timeout=30.0, layer_costs=None):
+        boundaries = [str(b) for b in boundaries or []]
+        costs = [float(c) for c in layer_costs or []]
+        if server is None:
+            cpp = _weft.distribute.PipelineStrategy(2 if num_stages is None else int(num_stages), int(micro_batches),
+                                                    str(schedule), boundaries, int(replicas), costs)
+        else:
+            if int(replicas) != 1:
+                raise ValueError("PipelineStrategy: replicas=%r with a server: stages x replicas run on the CPU "
+                                 "devices of one process" % (replicas,))
+            cpp = _weft.distribute.ClusterPipelineStrategy(server._cpp, 0 if num_stages is None else int(num_stages),
+                                                           int(micro_batches), str(schedule), boundaries,
+                                                           float(step_timeout), costs)
+        super().__init__(cpp)
+
+    @property
+    def stage_tasks(self):
+        """The task of each stage ("worker:1"), with a server; None in one process."""
+        return list(self._cpp.stage_tasks) if hasattr(self._cpp, "stage_tasks") else None
+
+    @property
+    def replicas(self):
+        return self._cpp.replicas
 
     @property
     def num_stages(self):

@@ -1,11 +1,17 @@
 """Training larger models (issue 20) from Python: gradient accumulation (Keras 3's optimizer
 argument and fit's), the per-device memory budget, and weft.distribute.PipelineStrategy, each
 against single-device training of the same global batches."""
+import json
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
 import weft
 from weft import keras
+from conftest import free_ports
 
 
 # The budget that one device cannot train the wide model under and each of two stages can
@@ -89,11 +95,65 @@ def test_pipeline_strategy_equals_one_device(schedule, stages, micro):
     assert np.allclose(piped.predict(x, verbose=0), single.predict(x, verbose=0), atol=1e-5)
 
 
+@pytest.mark.parametrize("schedule", ["gpipe", "1f1b"])
+def test_pipeline_stages_x_replicas_equals_one_device(schedule):
+    x, y = data()
+    strategy = weft.distribute.PipelineStrategy(num_stages=2, micro_batches=2, schedule=schedule, replicas=2)
+    assert strategy.replicas == 2 and strategy.num_replicas_in_sync == 4
+    piped = compiled(keras.optimizers.Adam(0.01), strategy)
+    single = compiled(keras.optimizers.Adam(0.01))
+    piped.fit(x, y, batch_size=16, epochs=2, shuffle=False, verbose=0)
+    single.fit(x, y, batch_size=16, epochs=2, shuffle=False, verbose=0)
+    assert max_diff(piped, single) < 1e-5
+    with pytest.raises(weft.errors.InvalidArgumentError,
+                       match="2 replicas x 2 micro-batches do not divide the batch of 6 examples"):
+        piped.fit(x[:6], y[:6], batch_size=6, verbose=0)
+
+
+# worker:1 of a two-task cluster: serves its stage until killed.
+STAGE_SCRIPT = """
+import weft
+cluster = weft.distribute.cluster_resolver.TFConfigClusterResolver()
+server = weft.distribute.Server(cluster.cluster_spec(), job_name="worker", task_index=1, threads=1)
+print("ready", flush=True)
+server.join()
+"""
+
+
+@pytest.mark.skipif(not hasattr(weft._weft.distribute, "Server"), reason="built without UCX")
+def test_pipeline_across_two_processes_equals_one_device():
+    x, y = data()
+    spec = {"worker": ["127.0.0.1:%d" % p for p in free_ports(2)]}
+    env = dict(os.environ, TF_CONFIG=json.dumps({"cluster": spec, "task": {"type": "worker", "index": 1}}),
+               UCX_TLS="tcp,self")  # the cluster secret: conftest's, inherited
+    stage = subprocess.Popen([sys.executable, "-c", STAGE_SCRIPT], env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert stage.stdout.readline().startswith("ready")
+        server = weft.distribute.Server(spec, job_name="worker", task_index=0, threads=1)
+        for schedule in ("gpipe", "1f1b"):
+            strategy = weft.distribute.PipelineStrategy(micro_batches=4, schedule=schedule, server=server,
+                                                        step_timeout=20)
+            assert strategy.num_stages == 2 and strategy.stage_tasks == ["worker:0", "worker:1"]
+            piped = compiled(keras.optimizers.SGD(0.2, momentum=0.9), strategy)
+            single = compiled(keras.optimizers.SGD(0.2, momentum=0.9))
+            piped.fit(x, y, batch_size=16, epochs=2, shuffle=False, verbose=0)
+            single.fit(x, y, batch_size=16, epochs=2, shuffle=False, verbose=0)
+            assert max_diff(piped, single) < 1e-5
+        with pytest.raises(weft.errors.InvalidArgumentError, match="3 stages need 3 tasks"):
+            weft.distribute.PipelineStrategy(num_stages=3, server=server)
+    finally:
+        stage.kill()
+        stage.wait(timeout=20)
+
+
 def test_pipeline_strategy_boundaries_and_bad_input():
     x, y = data()
     strategy = weft.distribute.PipelineStrategy(num_stages=2, micro_batches=2, boundaries=["d3"])
     model = compiled("sgd", strategy)
     assert strategy.stages_of(model) == [0, 0, 1, 1]
+    # Balanced by given costs (+1 a layer): 11 | 2 + 3 + 4 beats 11 + 2 | 3 + 4 and 11 + 2 + 3 | 4.
+    costs = weft.distribute.PipelineStrategy(num_stages=2, micro_batches=2, layer_costs=[10, 1, 2, 3])
+    assert costs.stages_of(compiled("sgd", costs)) == [0, 1, 1, 1]
     bad = weft.distribute.PipelineStrategy(num_stages=2, micro_batches=2, boundaries=["nope"])
     model = compiled("sgd", bad)  # Keras builds the graph at its first use
     with pytest.raises(weft.errors.InvalidArgumentError, match="stage boundary 'nope' is not a layer"):

@@ -8,34 +8,19 @@
 
 #include "train/model.h"
 #include "train/pipeline.h"
+#include "tests/train/pipeline_fixtures.h"
 
 using namespace weft;
 using namespace weft::train;
 
 namespace {
 
-CompileOptions Options(Optimizer opt = SGD(0.2, 0.9)) {
-  CompileOptions o;
-  o.loss = SparseCategoricalCrossentropy(/*from_logits=*/true);
-  o.optimizer = std::move(opt);
-  o.session.inter_op_threads = 2;
-  o.session.intra_op_threads = 2;
-  o.seed = 11;
-  return o;
-}
-
-LayerPtr Named(LayerPtr l, const std::string& name) {
-  l->set_name(name);
-  return l;
-}
-
-std::unique_ptr<Model> Mlp() {
-  return std::make_unique<Sequential>(
-      TensorShape({6}),
-      std::vector<LayerPtr>{Named(Dense(16, {.activation = "tanh"}), "d1"), Named(Dense(16, {.activation = "tanh"}), "d2"),
-                            Named(Dense(12, {.activation = "tanh"}), "d3"), Named(Dense(3), "out")},
-      "mlp");
-}
+CompileOptions Options(Optimizer opt = SGD(0.2, 0.9)) { return test::PipelineCompileOptions(std::move(opt), 2); }
+std::unique_ptr<Model> Mlp() { return test::PipelineMlp(); }
+void Data(int64_t n, Tensor* x, Tensor* y) { test::PipelineData(n, x, y); }
+using test::MaxDiff;
+using test::Named;
+using test::Weights;
 
 // A functional model whose skip connection (d1 -> add) crosses the stage boundary at d2.
 std::unique_ptr<Model> Skip() {
@@ -47,50 +32,10 @@ std::unique_ptr<Model> Skip() {
   return std::make_unique<Model>(std::vector<Sym>{x}, std::vector<Sym>{Named(Dense(3), "out")(sum)}, "skip");
 }
 
-void Data(int64_t n, Tensor* x, Tensor* y) {
-  *x = Tensor(DType::kFloat32, TensorShape({n, 6}));
-  *y = Tensor(DType::kInt32, TensorShape({n}));
-  for (int64_t i = 0; i < n * 6; ++i) x->data<float>()[i] = static_cast<float>(std::cos(0.37 * static_cast<double>(i)));
-  for (int64_t i = 0; i < n; ++i) y->data<int32_t>()[i] = static_cast<int32_t>((i * 7) % 3);
-}
-
-std::vector<Tensor> Weights(Model& m) { return m.session()->Run({}, m.LayerWeightNames(), {}); }
-
-double MaxDiff(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
-  REQUIRE(a.size() == b.size());
-  double d = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    REQUIRE(a[i].shape() == b[i].shape());
-    for (int64_t j = 0; j < a[i].num_elements(); ++j) {
-      d = std::max(d, std::fabs(static_cast<double>(a[i].data<float>()[j]) - b[i].data<float>()[j]));
-    }
-  }
-  return d;
-}
-
-// Trains `make()` for 2 epochs of 48 examples in global batches of 16 on one device and under
-// `pipeline`; returns the largest weight difference (and checks that training moved the weights).
+// `make()` trained under `pipeline` and on one device: the largest weight difference.
 double PipelineVsSingle(const std::function<std::unique_ptr<Model>()>& make, PipelineOptions pipeline,
                         Optimizer opt = SGD(0.2, 0.9)) {
-  Tensor x, y;
-  Data(48, &x, &y);
-  auto single = make();
-  single->Compile(Options(opt));
-  const std::vector<Tensor> initial = Weights(*single);
-  PipelineStrategy strategy(std::move(pipeline));
-  std::unique_ptr<Model> piped;
-  {
-    auto scope = strategy.scope();
-    piped = make();
-    piped->Compile(Options(opt));
-  }
-  REQUIRE(MaxDiff(Weights(*piped), initial) == 0.0);
-  const FitOptions fo{.batch_size = 16, .epochs = 2, .shuffle = false, .verbose = 0};
-  const History hs = single->Fit(x, y, fo);
-  const History hp = piped->Fit(x, y, fo);
-  CHECK(MaxDiff(Weights(*single), initial) > 1e-2);
-  CHECK(std::fabs(hs.history.at("loss").back() - hp.history.at("loss").back()) < 1e-5);
-  return MaxDiff(Weights(*single), Weights(*piped));
+  return test::TrainedLikeOneDevice(PipelineStrategy(std::move(pipeline)), make, [&] { return Options(opt); });
 }
 
 }  // namespace
@@ -101,6 +46,47 @@ TEST_CASE("pipeline: GPipe and 1F1B training equal single-device training (1e-5)
   CHECK(PipelineVsSingle(Mlp, {.num_stages = 3, .micro_batches = 2, .schedule = PipelineSchedule::k1F1B}) < 1e-5);
   // Adam's slots live on each weight's stage too.
   CHECK(PipelineVsSingle(Mlp, {.num_stages = 2, .micro_batches = 2}, Adam(0.01)) < 1e-5);
+}
+
+TEST_CASE("pipeline: stages x replicas (2 x 2 CPU devices, gradients all-reduced per stage) equal single-device training") {
+  CHECK(PipelineVsSingle(Mlp, {.num_stages = 2, .micro_batches = 2, .replicas = 2}) < 1e-5);
+  CHECK(PipelineVsSingle(Mlp, {.num_stages = 2, .micro_batches = 2, .schedule = PipelineSchedule::k1F1B,
+                               .replicas = 2}) < 1e-5);
+  CHECK(PipelineVsSingle(Skip, {.num_stages = 2, .micro_batches = 4, .schedule = PipelineSchedule::k1F1B,
+                                .boundaries = {"d2"}, .replicas = 2}, Adam(0.01)) < 1e-5);
+  CHECK(PipelineVsSingle(Mlp, {.num_stages = 3, .micro_batches = 1, .replicas = 2}, Adam(0.01)) < 1e-5);
+  // Each replica's copy of a stage's weights and slots is on its own device and stays identical.
+  PipelineStrategy strategy({.num_stages = 2, .micro_batches = 2, .boundaries = {"d3"}, .replicas = 2});
+  CHECK(strategy.num_replicas_in_sync() == 4);
+  std::unique_ptr<Model> m;
+  {
+    auto scope = strategy.scope();
+    m = Mlp();
+    m->Compile(Options());
+  }
+  std::map<std::string, std::string> holder;
+  for (const auto& [device, g] : m->TrainStepPartitions()) {
+    for (const Node* n : g->nodes()) {
+      if (n->op() == "Variable") holder[n->name()] = device;
+    }
+  }
+  CHECK(holder.at("d1/kernel").find("CPU:0") != std::string::npos);
+  CHECK(holder.at("d3/kernel").find("CPU:1") != std::string::npos);
+  CHECK(holder.at("d1/kernel/replica_1").find("CPU:2") != std::string::npos);
+  CHECK(holder.at("out/kernel/replica_1/momentum").find("CPU:3") != std::string::npos);
+  Tensor x, y;
+  Data(32, &x, &y);
+  m->Fit(x, y, {.batch_size = 16, .epochs = 1, .shuffle = false, .verbose = 0});
+  for (const auto& [first, copy] : std::vector<std::pair<std::string, std::string>>{
+           {"d1/kernel", "d1/kernel/replica_1"}, {"d3/bias", "d3/bias/replica_1"},
+           {"out/kernel/momentum", "out/kernel/replica_1/momentum"}}) {
+    CAPTURE(copy);
+    const std::vector<Tensor> both = m->session()->Run({}, {first, copy}, {});
+    CHECK(MaxDiff({both[0]}, {both[1]}) == 0.0);
+  }
+  Data(10, &x, &y);
+  CHECK_THROWS_WITH_AS(m->TrainOnBatch(x, y),
+                       doctest::Contains("2 replicas x 2 micro-batches do not divide the batch of 10 examples"), Error);
 }
 
 TEST_CASE("pipeline: a skip connection across stages, at user-given boundaries") {
@@ -209,4 +195,62 @@ TEST_CASE("pipeline: bad input names what was wrong") {
   Data(16, &x, &y);
   CHECK_THROWS_WITH_AS(m->TrainOnBatch(x, y), doctest::Contains("3 micro-batches do not divide the batch of 16 examples"),
                        Error);
+}
+
+TEST_CASE("pipeline: the measured bubble of a traced step is each stage's idle share of the step") {
+  PipelineStrategy p({.num_stages = 2, .micro_batches = 2});
+  StepTrace trace;
+  auto add = [&](int stage, const char* op, int64_t start, int64_t end) {
+    trace.Add({.name = op, .op = op, .device = p.stage_device(stage), .start_us = start, .end_us = end});
+  };
+  // Stage 0 works in [0, 20) (two kernels overlapping on two threads) and [60, 70); stage 1 in
+  // [20, 60); their Recvs wait (not work); a feed with no device widens the step to [0, 80).
+  add(0, "MatMul", 0, 15);
+  add(0, "Tanh", 5, 20);
+  add(0, "_Recv", 20, 60);
+  add(0, "AddN", 60, 70);
+  add(1, "_Recv", 0, 20);
+  add(1, "MatMul", 20, 60);
+  trace.Add({.name = "x", .op = "_Arg", .device = "", .start_us = 0, .end_us = 80});
+  std::vector<double> stages;
+  // Stage 0 busy 30 of 80, stage 1 busy 40 of 80.
+  CHECK(MeasuredBubble(trace, p, &stages) == doctest::Approx((50.0 / 80 + 40.0 / 80) / 2));
+  REQUIRE(stages.size() == 2);
+  CHECK(stages[0] == doctest::Approx(50.0 / 80));
+  CHECK(stages[1] == doctest::Approx(0.5));
+  // A stage with no event (another process's) is -1 and left out of the mean.
+  StepTrace one;
+  one.Add({.name = "m", .op = "MatMul", .device = p.stage_device(0), .start_us = 0, .end_us = 10});
+  one.Add({.name = "r", .op = "_Recv", .device = p.stage_device(0), .start_us = 10, .end_us = 40});
+  CHECK(MeasuredBubble(one, p, &stages) == doctest::Approx(0.75));
+  CHECK(stages[1] == -1);
+  CHECK(MeasuredBubble(StepTrace(), p) == -1);
+}
+
+TEST_CASE("pipeline: stages balanced by measured layer costs") {
+  auto m = Mlp();
+  // A trace's kernels, by node name: forward ops under the layer's name, their gradients under
+  // gradients/; the optimizer's count for no layer.
+  StepTrace trace;
+  auto add = [&](const char* name, int64_t us) { trace.Add({.name = name, .op = "X", .start_us = 0, .end_us = us}); };
+  add("d1/MatMul", 10);
+  add("gradients/d1/MatMul_grad/MatMul", 20);
+  add("d2/Tanh", 5);
+  add("d3/MatMul", 100);
+  add("gradients/d3/MatMul_grad/MatMul_1", 200);
+  add("out/BiasAdd", 7);
+  add("optimizer/ApplyGradientDescent", 1000);
+  add("d10/MatMul", 1000);  // no such layer
+  const std::vector<double> costs = LayerCostsFromTrace(trace, m->layers());
+  CHECK(costs == std::vector<double>{30, 5, 300, 7});
+  // By parameters the cut is after d2 (386 | 245); by these costs d3 alone is the heaviest, so
+  // stage 1 starts at d3 either way with 2 stages, and with 3 stages d3 gets a stage of its own:
+  // (31 + 6) | 301 | 8 instead of the parameters' 113 | 273 | 245.
+  PipelineStrategy three({.num_stages = 3, .micro_batches = 1, .layer_costs = costs});
+  CHECK(three.AssignStages(m->layers(), "mlp") == std::vector<int>{0, 0, 1, 2});
+  PipelineStrategy by_params({.num_stages = 3, .micro_batches = 1});
+  CHECK(by_params.AssignStages(m->layers(), "mlp") == std::vector<int>{0, 1, 2, 2});
+  PipelineStrategy wrong({.num_stages = 2, .micro_batches = 1, .layer_costs = {1, 2}});
+  CHECK_THROWS_WITH_AS(wrong.AssignStages(m->layers(), "mlp"),
+                       doctest::Contains("2 layer costs for the 4 layers of model 'mlp'"), Error);
 }

@@ -130,6 +130,19 @@ expect 1 "4 micro-batches do not divide the batch of 50 examples" -- \
 expect 1 "stage boundary 'dense_9' is not a layer of model 'mlp'" -- \
   "$zoo" train mlp "${common[@]}" --strategy pipeline --devices 2 --boundaries dense_9
 expect 2 "need --strategy pipeline" -- "$zoo" train mlp "${common[@]}" --micro-batches 4
+# Stages x replicas, balanced by measured layer costs; the measured bubble beside the ideal one.
+expect 0 "PipelineStrategy: 2 stages x 2 replicas x 2 micro-batches of 12 (gpipe)" -- \
+  "$zoo" train mlp --data synthetic --batch-size 48 --steps-per-epoch 3 --threads 1 --strategy pipeline --devices 2 \
+  --micro-batches 2 --replicas 2
+expect 0 "measured layer costs (us of kernels in one step on one device): flatten [0-9]*, dense [0-9]*, dense_1" -- \
+  "$zoo" train mlp --data synthetic --batch-size 48 --steps-per-epoch 3 --threads 1 --strategy pipeline --devices 2 \
+  --balance measured
+expect 0 "pipeline bubble: measured 0\.[0-9]* (stage 0: 0\.[0-9]*, stage 1: 0\.[0-9]*) in step 3; ideal 0.200" -- \
+  "$zoo" train mlp --data synthetic --batch-size 48 --steps-per-epoch 3 --threads 1 --strategy pipeline --devices 2
+expect 1 "2 replicas x 4 micro-batches do not divide the batch of 50 examples" -- \
+  "$zoo" train mlp "${common[@]}" --strategy pipeline --devices 2 --micro-batches 4 --replicas 2
+expect 2 "--balance must be parameters or measured, got 'flops'" -- \
+  "$zoo" train mlp "${common[@]}" --strategy pipeline --devices 2 --balance flops
 # A memory budget smaller than mlp's 784x512 kernel (1.6 MB); gradient accumulation trains.
 expect 1 "device:CPU:0 is over its memory limit of 1000000 bytes" -- \
   "$zoo" train mlp "${common[@]}" --device-memory-limit 1000000

@@ -2,7 +2,7 @@
 # weft-zoo launch: per-task TF_CONFIG on distinct loopback ports, prefixed output, ps tasks stopped
 # when the workers are done, one failing task stopping the others (SIGTERM, then SIGKILL after the
 # grace), signals forwarded, no process left behind, usage errors; then weft-zoo train under
-# ParameterServerStrategy, async and sync, through launch; elastic restart of a multi-worker job
+# ParameterServerStrategy, async and sync, and a pipeline over two tasks, through launch; elastic restart of a multi-worker job
 # (--max-restarts); hang reports, trace dumps and --status lines through launch; trace merge. About 30 s.
 #   tests/zoo/launch_test.sh path/to/weft-zoo
 set -euo pipefail
@@ -102,6 +102,39 @@ assert {"kernel", "send", "recv", "step"} <= kinds, kinds
 PY
   grep -q '^\[worker:1\] .*stopping (the client has finished)' "$tmp/out" || fail "worker:1 serves: $(cat "$tmp/out")"
   [ "$(run "$tmp/out" -- "$zoo" train mlp --ps-mode async --data synthetic)" = 2 ] || fail "--ps-mode alone: usage error"
+  # 6b. A pipeline across the two tasks' processes: worker:0 trains stage 0, worker:1 serves stage 1.
+  status="$(run "$tmp/out" -- "$zoo" launch -n 2 -- "$zoo" train mlp --strategy pipeline --micro-batches 4 \
+    --schedule 1f1b --data synthetic --steps-per-epoch 4 --batch-size 32 --threads 1)"
+  [ "$status" = 0 ] || fail "pipeline launch exited $status: $(cat "$tmp/out")"
+  grep -q '^\[worker:0\] stage devices: /job:worker/replica:0/task:0/device:CPU:0 /job:worker/replica:0/task:1/device:CPU:0' \
+    "$tmp/out" || fail "the pipeline's stages are the tasks: $(cat "$tmp/out")"
+  grep -q '^\[worker:0\] test_loss' "$tmp/out" || fail "worker:0 drives the pipeline: $(cat "$tmp/out")"
+  grep -q '^\[worker:1\] .*stopping (the client has finished)' "$tmp/out" || fail "worker:1 serves: $(cat "$tmp/out")"
+  # More stages than tasks: an error naming them (the client's; worker:1 then sees it gone).
+  status="$(run "$tmp/out" -- "$zoo" launch -n 2 -- "$zoo" train mlp --strategy pipeline --devices 3 \
+    --data synthetic --steps-per-epoch 1 --batch-size 32 --threads 1 --quiet)"
+  [ "$status" != 0 ] || fail "3 stages over 2 tasks should fail: $(cat "$tmp/out")"
+  grep -q "3 stages need 3 tasks (a stage per task), but the cluster has 2 training task(s): worker:0, worker:1" \
+    "$tmp/out" || fail "more stages than tasks is not named: $(cat "$tmp/out")"
+  # 6c. The client (stage 0) killed in the middle of training: the stage task's server exits 1 within
+  #     seconds, saying Unavailable and naming it (two processes started here, each bounded by timeout).
+  read -r p0 p1 < <(python3 -c 'import socket; s = [socket.socket() for _ in range(2)]
+[x.bind(("127.0.0.1", 0)) for x in s]; print(*[x.getsockname()[1] for x in s])')
+  cluster="{\"worker\": [\"127.0.0.1:$p0\", \"127.0.0.1:$p1\"]}"
+  train=(train mlp --strategy pipeline --data synthetic --steps-per-epoch 1000 --batch-size 64 --threads 1)
+  WEFT_CLUSTER_SECRET=launch-test UCX_TLS=tcp,self TF_CONFIG="{\"cluster\": $cluster, \"task\": {\"type\": \"worker\", \"index\": 1}}" \
+    timeout 60 "$zoo" "${train[@]}" >"$tmp/stage1" 2>&1 & stage1=$!
+  WEFT_CLUSTER_SECRET=launch-test UCX_TLS=tcp,self TF_CONFIG="{\"cluster\": $cluster, \"task\": {\"type\": \"worker\", \"index\": 0}}" \
+    timeout --signal=KILL 60 "$zoo" "${train[@]}" >"$tmp/stage0" 2>&1 & stage0=$!
+  # Once training has started (compiled: its graphs are registered on worker:1), kill the client.
+  for i in $(seq 800); do grep -q "Epoch 1/1" "$tmp/stage0" && break; sleep 0.05; done
+  grep -q "Epoch 1/1" "$tmp/stage0" || fail "the pipeline client did not start training: $(cat "$tmp/stage0")"
+  kill -KILL "$(pgrep -P "$stage0")" 2>/dev/null || true  # timeout's child: weft-zoo itself
+  status=0; wait "$stage1" || status=$?
+  wait "$stage0" 2>/dev/null || true
+  [ "$status" = 1 ] || fail "the stage task should exit 1 when the client dies, got $status: $(cat "$tmp/stage1")"
+  grep -q "Unavailable: the client, task worker:0, is gone in the middle of training" "$tmp/stage1" ||
+    fail "the stage task does not name the dead client: $(cat "$tmp/stage1")"
 fi
 
 # 7. Elastic restart (--max-restarts): a worker of a multi-worker job is killed (SIGKILL, from here)
