@@ -86,7 +86,7 @@ struct UcxCollectiveChannel::Slot {
   bool queued = false;  // completed, in done_ until Poll handled it (its buffer is not free)
   ucs_status_t status = UCS_OK;
   size_t length = 0;
-  std::vector<Waiter> waiters;
+  std::vector<Waiter*> waiters;
   std::deque<HeldMessage> held;
 
   ~Slot() { delete[] buffer; }
@@ -98,6 +98,30 @@ UcxCollectiveChannel::UcxCollectiveChannel(const UcxTransportOptions& options, i
 
 UcxCollectiveChannel::~UcxCollectiveChannel() {
   for (SendOp* op : free_send_ops_) delete op;
+  for (Waiter* w : free_waiters_) delete w;
+}
+
+UcxCollectiveChannel::Waiter* UcxCollectiveChannel::NewWaiter() {
+  {
+    std::lock_guard<std::mutex> l(send_ops_mu_);
+    if (!free_waiters_.empty()) {
+      Waiter* w = free_waiters_.back();
+      free_waiters_.pop_back();
+      return w;
+    }
+  }
+  return new Waiter;
+}
+
+void UcxCollectiveChannel::Complete(Waiter* w, const Status& status, const Tensor& value) {
+  w->done(status, value);
+  w->done = nullptr;
+  std::lock_guard<std::mutex> l(send_ops_mu_);
+  if (free_waiters_.size() < 64) {
+    free_waiters_.push_back(w);
+    return;
+  }
+  delete w;
 }
 
 int UcxCollectiveChannel::RemoteTask(std::string_view device) const {
@@ -234,42 +258,45 @@ void UcxCollectiveChannel::Recv(int task, uint64_t step, const CollectiveSlot& s
                                  slot.group_key, slot.instance_key, slot.message, task), Tensor());
     return;
   }
-  auto w = std::make_unique<Waiter>(Waiter{step, dtype, shape, std::move(done)});
+  Waiter* w = NewWaiter();
+  w->task = task;
+  w->slot = slot;
+  w->step = step;
+  w->dtype = dtype;
+  w->shape = shape;  // (a reused waiter's dims keep their capacity)
+  w->done = std::move(done);
   worker_->AddDemand(1);  // until it completes
-  const bool posted = worker_->RunHereOrPost([this, task, slot, wp = w.get()] {
-    std::unique_ptr<Waiter> waiter(wp);
-    if (shutting_down_ || Forgotten(waiter->step)) {
+  const bool posted = worker_->RunHereOrPost([this, w] {
+    if (shutting_down_ || Forgotten(w->step)) {
       worker_->AddDemand(-1);
-      waiter->done(errors::Cancelled("collective channel: step {} is over (or the transport is shutting down)",
-                                     waiter->step), Tensor());
+      Complete(w, errors::Cancelled("collective channel: step {} is over (or the transport is shutting down)", w->step));
       return;
     }
-    if (Status peer = connector_->PeerStatus(task); !peer.ok()) {
+    if (Status peer = connector_->PeerStatus(w->task); !peer.ok()) {
       worker_->AddDemand(-1);
-      waiter->done(peer, Tensor());
+      Complete(w, peer);
       return;
     }
-    connector_->EnsureConnected(task);  // so that its failure is noticed while we wait
-    Slot* s = FindOrMakeSlot(task, slot);
+    connector_->EnsureConnected(w->task);  // so that its failure is noticed while we wait
+    Slot* s = FindOrMakeSlot(w->task, w->slot);
     // A message that came early for this step: delivered now.
     for (auto it = s->held.begin(); it != s->held.end(); ++it) {
-      if (it->step != waiter->step) continue;
+      if (it->step != w->step) continue;
       HeldMessage m = std::move(*it);
       s->held.erase(it);
       worker_->AddDemand(-1);
-      Deliver(*s, *waiter, m.bytes.data());
+      Deliver(*s, w, m.bytes.data());
+      if (free_held_.size() < kHeldPerSlot) free_held_.push_back(std::move(m.bytes));
       PostSlot(s, worker_->get());  // when it was held back while full
       MaybeDropSlot(s);
       return;
     }
-    s->waiters.push_back(std::move(*waiter));
+    s->waiters.push_back(w);
     PostSlot(s, worker_->get());
   });
-  if (posted) {
-    (void)w.release();  // owned by the task
-  } else {
+  if (!posted) {
     worker_->AddDemand(-1);
-    w->done(errors::Cancelled("collective channel: the transport is shutting down"), Tensor());
+    Complete(w, errors::Cancelled("collective channel: the transport is shutting down"));
   }
 }
 
@@ -406,10 +433,10 @@ void UcxCollectiveChannel::HandleSlot(Slot* s) {
                                         Describe(*s), kSlotBytes, kMaxPayloadBytes);
     Reject(s, why);
     if (!s->waiters.empty()) {
-      Waiter w = std::move(s->waiters.front());
+      Waiter* w = s->waiters.front();
       s->waiters.erase(s->waiters.begin());
       worker_->AddDemand(-1);
-      w.done(why, Tensor());
+      Complete(w, why);
     }
     return;
   }
@@ -429,34 +456,40 @@ void UcxCollectiveChannel::HandleSlot(Slot* s) {
   }
   received_.fetch_add(1, std::memory_order_relaxed);
   for (auto it = s->waiters.begin(); it != s->waiters.end(); ++it) {
-    if (it->step != step) continue;
-    Waiter w = std::move(*it);
+    if ((*it)->step != step) continue;
+    Waiter* w = *it;
     s->waiters.erase(it);
     worker_->AddDemand(-1);
     Deliver(*s, w, s->buffer);
     return;
   }
-  // Early (the peer is a step ahead): kept until its Recv comes.
+  // Early (the peer is a step ahead): kept until its Recv comes, in a reused buffer.
   held_.fetch_add(1, std::memory_order_relaxed);
-  s->held.push_back({step, std::vector<uint8_t>(s->buffer, s->buffer + s->length)});
+  std::vector<uint8_t> bytes;
+  if (!free_held_.empty()) {
+    bytes = std::move(free_held_.back());
+    free_held_.pop_back();
+  }
+  bytes.assign(s->buffer, s->buffer + s->length);
+  s->held.push_back({step, std::move(bytes)});
 }
 
-void UcxCollectiveChannel::Deliver(const Slot& s, Waiter& w, const uint8_t* bytes) {
+void UcxCollectiveChannel::Deliver(const Slot& s, Waiter* w, const uint8_t* bytes) {
   Head h;
   std::memcpy(&h, bytes, sizeof(h));
   const DType dtype = static_cast<DType>(h.dtype);
-  if (dtype != w.dtype || static_cast<int64_t>(h.elements) != w.shape.num_elements() ||
-      h.shape_hash != ShapeHash(w.shape)) {
-    w.done(errors::InvalidArgument("{}: the sender's value is {} with {} elements{}, this member's {} {}: the "
+  if (dtype != w->dtype || static_cast<int64_t>(h.elements) != w->shape.num_elements() ||
+      h.shape_hash != ShapeHash(w->shape)) {
+    Complete(w, errors::InvalidArgument("{}: the sender's value is {} with {} elements{}, this member's {} {}: the "
                                    "members' inputs differ",
                                    Describe(s), DTypeName(dtype), h.elements,
-                                   static_cast<int64_t>(h.elements) == w.shape.num_elements() ? " of another shape" : "",
-                                   DTypeName(w.dtype), w.shape.ToString()), Tensor());
+                                   static_cast<int64_t>(h.elements) == w->shape.num_elements() ? " of another shape" : "",
+                                   DTypeName(w->dtype), w->shape.ToString()));
     return;
   }
-  Tensor t(dtype, w.shape);
+  Tensor t(dtype, w->shape);
   if (h.payload_bytes > 0) std::memcpy(t.raw_data(), bytes + sizeof(Head), h.payload_bytes);
-  w.done(Status(), t);
+  Complete(w, Status(), t);
 }
 
 bool UcxCollectiveChannel::Forgotten(uint64_t step) const {
@@ -473,7 +506,7 @@ void UcxCollectiveChannel::ForgetStep(uint64_t step) {
     }
     // Callbacks run after the walk: they may make slots (a collective's next Recv).
     std::vector<Slot*> touched;
-    std::vector<std::pair<Waiter, Status>> cancelled;
+    std::vector<std::pair<Waiter*, Status>> cancelled;
     for (auto& [tag, slot] : slots_) {
       Slot* s = slot.get();
       for (auto it = s->held.begin(); it != s->held.end();) {
@@ -486,8 +519,8 @@ void UcxCollectiveChannel::ForgetStep(uint64_t step) {
         }
       }
       for (auto it = s->waiters.begin(); it != s->waiters.end();) {
-        if (it->step == step) {
-          cancelled.emplace_back(std::move(*it), errors::Cancelled("{}: step {} is over", Describe(*s), step));
+        if ((*it)->step == step) {
+          cancelled.emplace_back(*it, errors::Cancelled("{}: step {} is over", Describe(*s), step));
           it = s->waiters.erase(it);
         } else {
           ++it;
@@ -501,34 +534,34 @@ void UcxCollectiveChannel::ForgetStep(uint64_t step) {
     }
     for (auto& [w, why] : cancelled) {
       worker_->AddDemand(-1);
-      w.done(why, Tensor());
+      Complete(w, why);
     }
   });
 }
 
 void UcxCollectiveChannel::PeerFailed(int task, const Status& status) {
-  std::vector<Waiter> failed;  // called after the walk (they may make slots)
+  std::vector<Waiter*> failed;  // called after the walk (they may make slots)
   for (auto& [tag, slot] : slots_) {
     if (slot->task != task) continue;
-    for (Waiter& w : slot->waiters) failed.push_back(std::move(w));
+    failed.insert(failed.end(), slot->waiters.begin(), slot->waiters.end());
     slot->waiters.clear();
   }
-  for (Waiter& w : failed) {
+  for (Waiter* w : failed) {
     worker_->AddDemand(-1);
-    w.done(status, Tensor());
+    Complete(w, status);
   }
 }
 
 void UcxCollectiveChannel::Shutdown() {
   shutting_down_ = true;
-  std::vector<Waiter> cancelled;
+  std::vector<Waiter*> cancelled;
   for (auto& [tag, slot] : slots_) {
-    for (Waiter& w : slot->waiters) cancelled.push_back(std::move(w));
+    cancelled.insert(cancelled.end(), slot->waiters.begin(), slot->waiters.end());
     slot->waiters.clear();
   }
-  for (Waiter& w : cancelled) {  // (Recvs they make now fail at once: shutting down)
+  for (Waiter* w : cancelled) {  // (Recvs they make now fail at once: shutting down)
     worker_->AddDemand(-1);
-    w.done(errors::Cancelled("collective channel: the transport is shutting down"), Tensor());
+    Complete(w, errors::Cancelled("collective channel: the transport is shutting down"));
   }
   for (auto& [tag, slot] : slots_) {
     if (slot->request != nullptr) ucp_request_cancel(worker_->get(), slot->request);

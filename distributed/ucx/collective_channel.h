@@ -100,7 +100,11 @@ class UcxCollectiveChannel : public CollectiveChannel {
  private:
   struct SendOp;
   struct Slot;
+  // A Recv, from Recv until its `done` ran; reused (with its shape's capacity) from a free list,
+  // so that a Recv in the steady state allocates nothing here.
   struct Waiter {
+    int task = 0;
+    CollectiveSlot slot;
     uint64_t step = 0;
     DType dtype = DType::kInvalid;
     TensorShape shape;
@@ -111,6 +115,9 @@ class UcxCollectiveChannel : public CollectiveChannel {
     std::vector<uint8_t> bytes;  // head and payload
   };
 
+  Waiter* NewWaiter();
+  // Runs w->done(status, value), then puts `w` back on the free list.
+  void Complete(Waiter* w, const Status& status, const Tensor& value = Tensor());
   SendOp* NewSendOp();
   void RecycleSendOp(SendOp* op);
   void PostSend(SendOp* op);
@@ -122,7 +129,7 @@ class UcxCollectiveChannel : public CollectiveChannel {
   // The message in `bytes` (length `length`) checked against `slot`: OK with its step, or why not.
   Status Check(const Slot& slot, const uint8_t* bytes, size_t length, uint64_t* step);
   // Delivers (or, on a mismatch, fails) `w` with the checked message.
-  void Deliver(const Slot& slot, Waiter& w, const uint8_t* bytes);
+  void Deliver(const Slot& slot, Waiter* w, const uint8_t* bytes);
   void Reject(Slot* slot, const Status& status);
   bool Forgotten(uint64_t step) const;
   void MaybeDropSlot(Slot* slot);
@@ -138,6 +145,7 @@ class UcxCollectiveChannel : public CollectiveChannel {
   std::unordered_map<uint64_t, std::unique_ptr<Slot>> slots_;  // by tag (source task included)
   size_t kept_slots_ = 0;
   std::vector<Slot*> done_;  // completed receives, queued by RecvCallback
+  std::vector<std::vector<uint8_t>> free_held_;  // buffers of held messages, kept for reuse
   int posted_ = 0;
   std::set<uint64_t> forgotten_;
   uint64_t forgotten_floor_ = 0;  // steps up to this one are forgotten too (evicted from the set)
@@ -146,6 +154,7 @@ class UcxCollectiveChannel : public CollectiveChannel {
   // Shared.
   std::mutex send_ops_mu_;
   std::vector<SendOp*> free_send_ops_;
+  std::vector<Waiter*> free_waiters_;  // under send_ops_mu_
   mutable std::mutex mu_;
   std::map<int64_t, int64_t> rejected_by_slot_;
   Status last_rejection_;
