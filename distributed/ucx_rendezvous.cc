@@ -22,6 +22,11 @@ Status UcxRendezvous::TaskOf(std::string_view key, std::string_view device, int*
   return Status();
 }
 
+CollectiveChannel* UcxRendezvous::collective_channel(uint64_t* step) {
+  *step = step_id_;
+  return mgr_->transport().collective_channel();
+}
+
 Status UcxRendezvous::Send(const std::string& key, const RendezvousArgs& args, const Tensor& value, bool is_dead) {
   RendezvousKeyView k;
   if (Status s = RendezvousKeyView::Parse(key, &k); !s.ok()) return s;
@@ -248,6 +253,7 @@ Status UcxRendezvousMgr::Cleanup(uint64_t step_id) {
     while (finished_.size() > kFinishedStepsKept) finished_nodes_.Erase(finished_, finished_.begin());
   }
   transport_->ForgetReceiveInto(step_id);
+  if (UcxCollectiveChannel* ch = transport_->collective_channel(); ch != nullptr) ch->ForgetStep(step_id);
   // (No fmt here: this runs once per step, and per all-reduce in benchmarks.)
   if (!r) return Status();
   Status before = r->local_.abort_status();

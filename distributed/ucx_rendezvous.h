@@ -70,6 +70,8 @@ class UcxRendezvous : public Rendezvous {
   bool DriveUntil(const std::function<bool()>& ready) override;
   // Remote Recvs name their peer ("Recv of 'key' from task worker:1 (host:port)").
   std::string DescribeWaiting() const override;
+  // The transport's collective channel (null when its options turn it off), this step's id on it.
+  CollectiveChannel* collective_channel(uint64_t* step) override;
   uint64_t step_id() const { return step_id_; }
   // Recvs of remote keys still waiting.
   size_t num_remote_pending() const;

@@ -29,6 +29,8 @@
 
 namespace weft {
 
+class CollectiveChannel;
+
 // The five parts of a key, for building one (the partitioner, the _Send/_Recv kernels).
 // Read keys with RendezvousKeyView::Parse.
 struct RendezvousKey {
@@ -84,6 +86,13 @@ class Rendezvous {
   // The Recvs still waiting, for an error message ("'key' (no Send yet), ..."; a cross-process
   // rendezvous names the peer each waits for); empty when none. Lists a few and counts the rest.
   virtual std::string DescribeWaiting() const { return {}; }
+  // The persistent channel for collectives' small messages across processes
+  // (runtime/collectives/channel.h) and this step's id on it (`*step`); null (the default) when
+  // the rendezvous has none.
+  virtual CollectiveChannel* collective_channel(uint64_t* step) {
+    (void)step;
+    return nullptr;
+  }
 };
 
 // "a, b, c, d and 3 more": the list DescribeWaiting returns.

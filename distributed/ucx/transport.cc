@@ -34,6 +34,9 @@ UcxTransport::UcxTransport(UcxTransportOptions options, MessageHandler on_messag
         options_, self_, context_->get(), worker_.get(), registry_, connector_.get(), std::move(on_message),
         [this](int src_task, const std::string& key) { probe_->OnMessage(src_task, key); });
     probe_ = std::make_unique<ThresholdProbe>(options_, worker_.get(), connector_.get(), channel_.get());
+    if (options_.collective_channel) {
+      collective_ = std::make_unique<UcxCollectiveChannel>(options_, self_, worker_.get(), connector_.get());
+    }
   } catch (const Error&) {
     // The listener (and any endpoint) close on the progress thread, before it stops.
     if (connector_) {
@@ -47,6 +50,7 @@ UcxTransport::UcxTransport(UcxTransportOptions options, MessageHandler on_messag
   }
   worker_->AddPollHook([this] {
     channel_->ProbeHeaders(worker_->get());
+    if (collective_) collective_->Poll(worker_->get());
     connector_->Poll();  // the TCP listener and connections (throttled)
   });
   worker_->AddTickHook([this] {
@@ -61,6 +65,7 @@ UcxTransport::~UcxTransport() {
   worker_->RunSync([this] {
     connector_->BeginShutdown();  // no failure reported from here on; sends fail as cancelled
     channel_->Shutdown();         // nothing more is delivered; receives in flight are cancelled
+    if (collective_) collective_->Shutdown();
     connector_->Shutdown();       // sends waiting for a connection fail; endpoints and the listener close
     return Status();
   }, std::chrono::seconds(10));
@@ -69,6 +74,7 @@ UcxTransport::~UcxTransport() {
   // stopped never takes them), and their callbacks use the channel and the connector.
   worker_.reset();
   probe_.reset();
+  collective_.reset();
   channel_.reset();  // the receive pool and the bounce buffers unregister their chunks
   connector_.reset();
   registry_->Close();  // tensors still holding pool buffers outlive the context: unmap now
@@ -77,6 +83,7 @@ UcxTransport::~UcxTransport() {
 
 void UcxTransport::OnPeerFailure(int task, const Status& status) {
   probe_->OnPeerFailed(task);
+  if (collective_) collective_->PeerFailed(task, status);
   if (on_peer_failure_) on_peer_failure_(task, status);
   PeerFailureHandler control_failure;
   {

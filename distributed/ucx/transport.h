@@ -28,6 +28,7 @@
 #include <mutex>
 #include <string>
 
+#include "distributed/ucx/collective_channel.h"
 #include "distributed/ucx/memreg.h"
 #include "distributed/ucx/peer_connector.h"
 #include "distributed/ucx/tensor_channel.h"
@@ -128,6 +129,8 @@ class UcxTransport {
   Status SendRawForTesting(int task, uint64_t tag, std::string bytes, bool seal = true);
 
   UcxWorker* worker() { return worker_.get(); }
+  // The persistent channel for collectives' small messages; null when options.collective_channel is off.
+  UcxCollectiveChannel* collective_channel() { return collective_.get(); }
   DevicePath device_path() const { return channel_->device_path(); }
   // The registrations of the chunks the transport owns (rendezvous receive pool); see memreg.h.
   UcxMemRegistry& memory_registry() { return *registry_; }
@@ -145,6 +148,7 @@ class UcxTransport {
   std::unique_ptr<PeerConnector> connector_;
   std::unique_ptr<TensorChannel> channel_;
   std::unique_ptr<ThresholdProbe> probe_;
+  std::unique_ptr<UcxCollectiveChannel> collective_;  // uses the connector and the worker
   // The control plane's failure handler (its message handler is the channel's).
   std::mutex control_mu_;
   PeerFailureHandler on_control_peer_failure_;

@@ -48,6 +48,11 @@ struct UcxTransportOptions {
   // the peer posted ahead instead of as probed header messages. Every task posts its slots whatever
   // this says, so tasks that differ here still talk; off is the probed path of before (A/B).
   bool receive_slots = true;
+  // Small messages of collectives (recursive doubling's, payload <= 4 KiB) over the persistent
+  // collective channel (collective_channel.h: integer slots, receives posted ahead, no step
+  // rendezvous) instead of the step's rendezvous. Both ends decide alike from this option: every
+  // task of a cluster must set it the same (off: the rendezvous path of before, for A/B).
+  bool collective_channel = true;
   std::vector<size_t> threshold_candidates = {4 << 10, 8 << 10, 16 << 10, 32 << 10};
   int measure_reps = 5;  // after one untimed round (warm-up)
   std::chrono::milliseconds measure_budget{20};

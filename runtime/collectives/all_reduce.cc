@@ -136,8 +136,18 @@ void SharedAllReduce(const std::shared_ptr<Collective>& c, const Tensor& input) 
 
 namespace {
 
-// One member's recursive doubling; every pending Recv holds it.
+// One member's recursive doubling; every pending Recv holds it. Its messages have numbers (the
+// collective channel's slots, Collective::SendSlot): rd_in 0, rd_out 1, round `mask` 2 + log2(mask).
 struct Doubling : std::enable_shared_from_this<Doubling> {
+  static constexpr int kIn = 0, kOut = 1;
+  static int RoundMessage(int mask) {
+    int m = 2;
+    while (mask > 1) {
+      mask >>= 1;
+      ++m;
+    }
+    return m;
+  }
   std::shared_ptr<Collective> c;
   int n = 0, r = 0, p = 1;
   int64_t total = 0;
@@ -154,14 +164,16 @@ struct Doubling : std::enable_shared_from_this<Doubling> {
     if (mask >= p) {
       // n >= 2, so `out` is the last round's new tensor, not sent yet.
       if (c->params().divide) c->reducer().Divide(out.dtype(), out.raw_data(), total, n);
-      if (r < n - p) c->Send(r + p, "rd_out", out);
+      if (r < n - p) c->SendSlot(r + p, kOut, "rd_out", out);
       c->Finish(out);
       return;
     }
     const int partner = r ^ mask;
     const std::string what = "rd" + std::to_string(mask);
-    c->Send(partner, what, out);
-    c->Recv(partner, what, total, [self = shared_from_this(), partner, mask](const Tensor& t) {
+    // The Send first: a Recv whose callback ran at once may end the collective, after which
+    // nothing more is sent.
+    c->SendSlot(partner, RoundMessage(mask), what, out);
+    c->RecvSlot(partner, RoundMessage(mask), what, shape, [self = shared_from_this(), partner, mask](const Tensor& t) {
       CheckShape(*self->c, partner, t, self->out);
       self->out = self->r < partner ? self->Merged(self->out, t) : self->Merged(t, self->out);
       self->Round(mask * 2);
@@ -300,10 +312,10 @@ void RecursiveDoublingAllReduce(const std::shared_ptr<Collective>& c, const Tens
   const int extra = rd->n - rd->p;
   if (rd->r >= rd->p) {
     // Fold into rank r - p, get the result back from it.
-    c->Send(rd->r - rd->p, "rd_in", input);
-    c->Recv(rd->r - rd->p, "rd_out", rd->total, [cp = c.get()](const Tensor& t) { cp->Finish(t); });
+    c->SendSlot(rd->r - rd->p, Doubling::kIn, "rd_in", input);
+    c->RecvSlot(rd->r - rd->p, Doubling::kOut, "rd_out", rd->shape, [cp = c.get()](const Tensor& t) { cp->Finish(t); });
   } else if (rd->r < extra) {
-    c->Recv(rd->r + rd->p, "rd_in", rd->total, [rd](const Tensor& t) {
+    c->RecvSlot(rd->r + rd->p, Doubling::kIn, "rd_in", rd->shape, [rd](const Tensor& t) {
       CheckShape(*rd->c, rd->r + rd->p, t, rd->out);
       rd->out = rd->Merged(rd->out, t);
       rd->Round(1);

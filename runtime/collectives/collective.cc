@@ -85,7 +85,9 @@ std::shared_ptr<Collective> Collective::Create(CollectiveParams params, Collecti
 
 Collective::Collective(CollectiveParams params, CollectiveContext* context, Rendezvous* rendezvous, Done done)
     : p_(std::move(params)), context_(context), rendezvous_(rendezvous), done_(std::move(done)),
-      waiting_(static_cast<size_t>(p_.group_size), 0) {}
+      waiting_(static_cast<size_t>(p_.group_size), 0) {
+  if (rendezvous_ != nullptr) channel_ = rendezvous_->collective_channel(&channel_step_);
+}
 
 Collective::~Collective() { context_->Forget(watch_id_); }
 
@@ -177,44 +179,88 @@ void Collective::Recv(int from, const std::string& what, int64_t expect_elements
   RendezvousArgs args;
   args.into = into;
   const int64_t start_ns = context_->trace_ring() != nullptr ? TraceRing::NowNanos() : 0;
-  rendezvous_->RecvAsync(
-      CollectiveKey(p_, from, p_.rank, what), args,
-      [self = shared_from_this(), from, what, expect_elements, fn = std::move(fn), start_ns](const Status& s,
-                                                                                              const Tensor& t, bool) {
-        {
-          std::lock_guard<std::mutex> l(self->mu_);
-          --self->waiting_[static_cast<size_t>(from)];
-        }
-        self->Trace(TraceKind::kRecv, from, what, start_ns, s);
-        self->Enter();
-        Activity active(self.get());
-        if (self->ended()) return;
-        if (!s.ok()) {
-          self->Fail(s);
-          return;
-        }
-        if (expect_elements != kUnchecked &&
-            (t.dtype() != self->dtype_ || (expect_elements >= 0 && t.num_elements() != expect_elements))) {
-          self->Fail(errors::InvalidArgument(
-              "{}: member {} ({}) sent '{}' as {} with {} elements, expected {} with {}: the members' inputs differ",
-              self->Describe(), from, self->p_.devices[static_cast<size_t>(from)], what, DTypeName(t.dtype()),
-              t.num_elements(), DTypeName(self->dtype_), expect_elements));
-          return;
-        }
-        Tensor value;
-        try {
-          value = self->reducer().Adopt(t);  // a device member computes on its own device
-        } catch (const Error& e) {
-          self->Fail(e.status().WithContext(fmt::format("{}: '{}' from member {} ({})", self->Describe(), what, from,
-                                                        self->p_.devices[static_cast<size_t>(from)])));
-          return;
-        }
-        try {
-          fn(value);
-        } catch (const Error& e) {
-          self->Fail(e.status());
-        }
-      });
+  rendezvous_->RecvAsync(CollectiveKey(p_, from, p_.rank, what), args,
+                         [self = shared_from_this(), from, what, expect_elements, fn = std::move(fn), start_ns](
+                             const Status& s, const Tensor& t, bool) {
+                           self->Received(from, what, expect_elements, fn, start_ns, s, t);
+                         });
+}
+
+void Collective::Received(int from, const std::string& what, int64_t expect_elements,
+                          const std::function<void(const Tensor&)>& fn, int64_t start_ns, const Status& s,
+                          const Tensor& t) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    --waiting_[static_cast<size_t>(from)];
+  }
+  Trace(TraceKind::kRecv, from, what, start_ns, s);
+  Enter();
+  Activity active(this);
+  if (ended()) return;
+  if (!s.ok()) {
+    Fail(s);
+    return;
+  }
+  if (expect_elements != kUnchecked &&
+      (t.dtype() != dtype_ || (expect_elements >= 0 && t.num_elements() != expect_elements))) {
+    Fail(errors::InvalidArgument(
+        "{}: member {} ({}) sent '{}' as {} with {} elements, expected {} with {}: the members' inputs differ",
+        Describe(), from, p_.devices[static_cast<size_t>(from)], what, DTypeName(t.dtype()), t.num_elements(),
+        DTypeName(dtype_), expect_elements));
+    return;
+  }
+  Tensor value;
+  try {
+    value = reducer().Adopt(t);  // a device member computes on its own device
+  } catch (const Error& e) {
+    Fail(e.status().WithContext(
+        fmt::format("{}: '{}' from member {} ({})", Describe(), what, from, p_.devices[static_cast<size_t>(from)])));
+    return;
+  }
+  try {
+    fn(value);
+  } catch (const Error& e) {
+    Fail(e.status());
+  }
+}
+
+bool Collective::UsesChannel(int peer, int message, size_t bytes) const {
+  return channel_ != nullptr && p_.reducer->on_host() &&
+         channel_->RemoteTask(p_.devices[static_cast<size_t>(peer)]) >= 0 &&
+         channel_->Carries({p_.group_key, p_.instance_key, message}, bytes);
+}
+
+void Collective::SendSlot(int to, int message, const std::string& what, const Tensor& value) {
+  if (!UsesChannel(to, message, value.bytes())) {
+    Send(to, what, value);
+    return;
+  }
+  if (ended()) return;
+  const int64_t start_ns = context_->trace_ring() != nullptr ? TraceRing::NowNanos() : 0;
+  channel_->Send(channel_->RemoteTask(p_.devices[static_cast<size_t>(to)]), channel_step_,
+                 {p_.group_key, p_.instance_key, message}, value, [self = shared_from_this()](const Status& s) {
+                   if (!s.ok()) self->Fail(s);
+                 });
+  Trace(TraceKind::kSend, to, what, start_ns, Status());
+}
+
+void Collective::RecvSlot(int from, int message, const std::string& what, const TensorShape& shape,
+                          std::function<void(const Tensor&)> fn) {
+  const size_t bytes = static_cast<size_t>(shape.num_elements()) * DTypeSize(dtype_);
+  if (!UsesChannel(from, message, bytes)) {
+    Recv(from, what, shape.num_elements(), std::move(fn));
+    return;
+  }
+  if (ended()) return;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    ++waiting_[static_cast<size_t>(from)];
+  }
+  const int64_t start_ns = context_->trace_ring() != nullptr ? TraceRing::NowNanos() : 0;
+  channel_->Recv(channel_->RemoteTask(p_.devices[static_cast<size_t>(from)]), channel_step_,
+                 {p_.group_key, p_.instance_key, message}, dtype_, shape,
+                 [self = shared_from_this(), from, what, n = shape.num_elements(), fn = std::move(fn), start_ns](
+                     const Status& s, const Tensor& t) { self->Received(from, what, n, fn, start_ns, s, t); });
 }
 
 void Collective::RunLocal(std::function<void()> fn, bool cheap) {

@@ -49,6 +49,7 @@
 #include "core/status.h"
 #include "core/tensor.h"
 #include "core/threadpool.h"
+#include "runtime/collectives/channel.h"
 #include "runtime/collectives/context.h"
 #include "runtime/collectives/cost_model.h"
 #include "runtime/collectives/reduce.h"
@@ -125,6 +126,16 @@ class Collective : public std::enable_shared_from_this<Collective> {
   static constexpr int64_t kUnchecked = -2;
   void Recv(int from, const std::string& what, int64_t expect_elements, std::function<void(const Tensor&)> fn,
             const Tensor& into = Tensor());
+  // Send and Recv of the instance's message number `message` (0..255, one number per `what`):
+  // over the step rendezvous's persistent collective channel (channel.h: integer slots, receives
+  // posted ahead) when the peer is in another task, the member reduces on the host and the
+  // channel carries the size; else Send / Recv under `what`. Both ends decide alike (UsesChannel).
+  // RecvSlot's value has this member's `shape` (a sender's other shape fails the collective).
+  void SendSlot(int to, int message, const std::string& what, const Tensor& value);
+  void RecvSlot(int from, int message, const std::string& what, const TensorShape& shape,
+                std::function<void(const Tensor&)> fn);
+  // Whether message `message` of `bytes` to or from member `peer` goes over the channel.
+  bool UsesChannel(int peer, int message, size_t bytes) const;
   // Runs `fn` now when called on the thread that started this member, else on its context's
   // thread pool (so members started on different threads reduce in parallel; not on a
   // device's intra-op pool, whose threads must never run what follows the collective).
@@ -159,11 +170,16 @@ class Collective : public std::enable_shared_from_this<Collective> {
     Collective* c_;
   };
   void End(const Status& status, const Tensor& output);
+  // A Recv's (or RecvSlot's) value or failure: checks it and runs `fn` (see Recv).
+  void Received(int from, const std::string& what, int64_t expect_elements, const std::function<void(const Tensor&)>& fn,
+                int64_t start_ns, const Status& s, const Tensor& t);
   void Deliver(const Status& status, const Tensor& output);
 
   CollectiveParams p_;
   CollectiveContext* context_;
   Rendezvous* rendezvous_;
+  CollectiveChannel* channel_ = nullptr;  // the rendezvous's (may be null)
+  uint64_t channel_step_ = 0;
   Done done_;
   DType dtype_ = DType::kInvalid;
   std::atomic<bool> ended_{false};
