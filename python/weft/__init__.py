@@ -63,6 +63,7 @@ from . import _values  # noqa: E402,F401 - Tensor.numpy() of tensors computed fr
 from ._values import executing_eagerly  # noqa: E402,F401
 from ._function import function  # noqa: E402,F401
 from .control_flow_ops import cond, while_loop  # noqa: E402,F401
+from .tensor_array import TensorArray  # noqa: E402,F401
 from . import nest  # noqa: E402,F401
 from .functional_ops import map_fn, scan, foldl, foldr, case, switch_case  # noqa: E402,F401
 from .manip_ops import (repeat, reverse, roll, sequence_mask, meshgrid, unique, identity_n, tuple,  # noqa: E402,F401,A004
