@@ -94,6 +94,10 @@ class TensorArray:
             self._element_shape = None if es is None else [None if d is None else int(d) for d in es]
         self._items = self._buf = None
         self._read = set()
+        # A loop entered before the element shape is known carries a placeholder [size, 0] tensor
+        # ("pending"); the body's first write learns the shape into this box, shared by the copies,
+        # so the array after the loop knows it too.
+        self._pending, self._box = False, [None]
         if size is None:
             if not self._dynamic_size:
                 raise ValueError("TensorArray: size must be given unless dynamic_size=True")
@@ -106,9 +110,9 @@ class TensorArray:
         else:
             size = _fw.convert_to_tensor(size, _fw.int32)
             if self._element_shape is None or None in self._element_shape:
-                raise ValueError("TensorArray %s: a size only known at run time needs a fully known element_shape= "
-                                 "(got %s)" % (self._name, self._element_shape))
-            self._buf = _tf().zeros(_tf().concat([_tf().reshape(size, [1]), self._element_shape], 0), self._dtype)
+                self._buf, self._pending = _tf().zeros(_tf().stack([size, 0]), self._dtype), True
+            else:
+                self._buf = _tf().zeros(_tf().concat([_tf().reshape(size, [1]), self._element_shape], 0), self._dtype)
 
     # ---- properties
 
@@ -136,6 +140,7 @@ class TensorArray:
         v = _fw.convert_to_tensor(v, self._dtype)
         if self._infer_shape:
             self._element_shape = _merge(self._element_shape, None if v.shape is None else list(v.shape), what)
+            self._box[0] = self._element_shape
         return v
 
     def _zeros(self, what):
@@ -163,6 +168,9 @@ class TensorArray:
 
     def _dense(self, what):
         """The array as one tensor [size, *element_shape] (zeros where unwritten)."""
+        if self._pending:
+            raise ValueError("TensorArray %s.%s: nothing was written yet and the element shape is not known; write "
+                             "first or give element_shape=" % (self._name, what))
         if self._buf is not None:
             return self._buf
         if not self._items:
@@ -195,14 +203,40 @@ class TensorArray:
         out = b * (1 - hot) + hot * tf.expand_dims(v, 0)
         return tf.cast(out, self._dtype) if self._dtype == _fw.bool_ else out
 
+    def _coerce(self, buf, shape):
+        """``buf`` of a pending array ([size, 0] before the first write, [size, *shape] after)
+        as [size, *shape]: its rows padded with zeros to the element's size, then reshaped."""
+        tf = _tf()
+        n = tf.shape(buf)[0]
+        m = tf.size(buf) // tf.maximum(n, 1)
+        shape = _fw.convert_to_tensor(shape, _fw.int32)
+        e = tf.reduce_prod(shape)
+        full = tf.concat([tf.reshape(buf, tf.stack([n, m])), tf.zeros(tf.stack([n, e - m]), buf.dtype)], 1)
+        return tf.reshape(full, tf.concat([tf.reshape(n, [1]), shape], 0))
+
     def _loop_tensor(self):
         """The tensor a tf.while_loop carries for this array, and its shape invariant."""
+        es = self._element_shape
+        if self._pending or (self._items is not None and (es is None or None in es)
+                             and all(t is None for t in self._items)):
+            if self._pending:
+                return self._buf, None
+            return _tf().zeros([len(self._items), 0], self._dtype), None
         buf = self._dense("while_loop")
         n = None if self._dynamic_size or buf.shape is None else buf.shape[0]
         return buf, [n] + list(self._element_shape)
 
     def _from_loop(self, buf):
-        return self._copy(buf=buf)
+        out = self._copy(buf=buf)
+        es = self._box[0]
+        if self._items is not None and (self._element_shape is None or None in self._element_shape) \
+                and all(t is None for t in self._items) or self._pending:
+            if es is None or None in es:
+                out._pending = True  # nothing written yet (the body's first pass): the shape comes later
+            else:
+                out._element_shape, out._pending = list(es), False
+                out._buf = self._coerce(buf, es)
+        return out
 
     # ---- TF's methods
 
@@ -216,6 +250,11 @@ class TensorArray:
             items.extend([None] * (i + 1 - len(items)))
             items[i] = value
             return self._copy(items=items)
+        if self._pending:  # in a loop body: the first write gives the element shape
+            buf = self._coerce(self._buf, _tf().shape(value))
+            out = self._copy(buf=self._dense_write(buf, index, value))
+            out._pending = False
+            return out
         if self._element_shape is None or None in self._element_shape:
             raise ValueError("TensorArray %s.write: an index known only at run time needs a fully known element "
                              "shape (got %s)" % (self._name, self._element_shape))

@@ -124,3 +124,21 @@ def test_run_time_index_write_and_read_in_a_graph():
             st, got = sess.run([ta.stack(), r], {i: 1})
     np.testing.assert_array_equal(st, [[0., 0.], [5., 6.], [0., 0.]])
     np.testing.assert_array_equal(got, [5., 6.])
+
+
+@pytest.mark.parametrize("static_size", [True, False])
+def test_while_loop_learns_an_unknown_element_shape_from_the_body(static_size):
+    # TF's usual loop: tf.TensorArray(tf.float32, size=n) without element_shape, written in the body.
+    with tf.Graph().as_default():
+        n = tf.compat.v1.placeholder(tf.int32, [])
+        x = tf.compat.v1.placeholder(tf.float32, [3, 2])
+        ta = tf.TensorArray(tf.float32, size=3 if static_size else n)
+        _, ta = tf.while_loop(lambda i, ta: i < n, lambda i, ta: (i + 1, ta.write(i, x[i] * 2.)), (0, ta))
+        st = ta.stack()
+        assert ta.element_shape.as_list() == [2]
+        with tf.compat.v1.Session() as sess:
+            got = sess.run(st, {n: 3, x: np.arange(6).reshape(3, 2)})
+            if static_size:
+                none = sess.run(st, {n: 0, x: np.zeros((3, 2))})  # no iteration: zeros of the learned shape
+                np.testing.assert_array_equal(none, np.zeros((3, 2)))
+    np.testing.assert_array_equal(got, np.arange(6).reshape(3, 2) * 2.)
