@@ -93,6 +93,8 @@ constant_initializer, zeros_initializer, ones_initializer = (initializers.Consta
 random_normal_initializer, random_uniform_initializer = initializers.RandomNormal, initializers.RandomUniform
 from . import random  # noqa: E402,F401
 from . import image  # noqa: E402,F401
+from . import signal  # noqa: E402,F401
+from ._complex import complex, complex64, complex128  # noqa: E402,F401,A004 - tf.complex (shadows the builtin here only)
 from ._weft import gpu_info  # noqa: E402,F401
 from . import distribute  # noqa: E402,F401
 from . import collective_ops  # noqa: E402,F401

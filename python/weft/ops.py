@@ -116,6 +116,8 @@ def _unary(op_name, py_name):
     raw = getattr(raw_ops, op_name)
 
     def f(x, name=None):
+        if hasattr(x, "__weft_unary__"):  # a complex value (_complex.py): tf.abs gives its magnitude
+            return x.__weft_unary__(py_name)
         return raw(x, name=name)
     f.__name__ = f.__qualname__ = py_name
     f.__doc__ = "%s (op %s)." % (_OP_DEFS[op_name]["doc"], op_name)
