@@ -491,8 +491,10 @@ def gradients(ys, xs, grad_ys=None, name="gradients"):
     g = get_default_graph()
     prefix = "/".join(g._name_stack + ([name] if name and name != "gradients" else []))
     blocks = getattr(g, "_recompute_blocks", [])
+    from . import _custom_gradient  # tf.custom_gradient's sites, when the graph has any
     return _recorder.memo(g, None, ("gradients", ys, xs, gys, prefix, len(blocks)),
-                          lambda: _weft._gradients(ys, xs, gys, prefix, blocks))
+                          lambda: _custom_gradient.gradients(
+                              g, ys, xs, gys, lambda a, b, w: _weft._gradients(a, b, w, prefix, blocks)))
 
 
 def recompute_grad(f):

@@ -1,0 +1,120 @@
+"""tf.custom_gradient (python/weft/_custom_gradient.py), GradientTape.batch_jacobian and
+tf.py_function / tf.numpy_function (python/weft/_py_function.py). Expected values are closed forms
+and the examples of TensorFlow's API docs ("TF doc")."""
+import numpy as np
+import pytest
+
+import weft as tf
+
+
+@tf.custom_gradient
+def log1pexp(x):
+    # TF doc (tf.custom_gradient): a numerically stable gradient for log(1 + exp(x)).
+    e = tf.exp(x)
+
+    def grad(upstream):
+        return upstream * (1 - 1 / (1 + e))
+    return tf.math.log(1 + e), grad
+
+
+@tf.custom_gradient
+def clip_gradient_by_norm(x, norm):
+    # TF doc: the identity whose gradient is clipped to `norm`.
+    y = tf.identity(x)
+
+    def grad_fn(dresult):
+        return [tf.clip_by_norm(dresult, norm), None]
+    return y, grad_fn
+
+
+def test_custom_gradient_replaces_the_gradient_eagerly():
+    x = tf.constant(100.)
+    with tf.GradientTape() as t:
+        t.watch(x)
+        y = log1pexp(x)
+    # TF doc: the stable gradient at x = 100 is 1.0 (the autodiff of log(1 + exp(x)) gives NaN).
+    assert float(t.gradient(y, x)) == pytest.approx(1.0)
+    x2 = tf.constant([1.0, -2.0], tf.float64)
+    with tf.GradientTape() as t:
+        t.watch(x2)
+        z = tf.reduce_sum(log1pexp(x2) * tf.constant([2.0, 3.0], tf.float64))
+    np.testing.assert_allclose(np.asarray(t.gradient(z, x2)), [2.0, 3.0] / (1 + np.exp(-np.array([1.0, -2.0]))))
+
+
+def test_custom_gradient_in_a_tf_function_and_chained():
+    @tf.function
+    def step(v):
+        with tf.GradientTape() as t:
+            t.watch(v)
+            # chained: the upstream ones clipped to norm 1, times 3, through log1pexp's own rule
+            y = tf.reduce_sum(clip_gradient_by_norm(log1pexp(v) * 3.0, 1.0))
+        return t.gradient(y, v)
+    v = np.array([0.0, 1.0], np.float32)
+    got = np.asarray(step(v))
+    clipped = np.ones(2) / np.sqrt(2.0)  # [1, 1] clipped to norm 1
+    np.testing.assert_allclose(got, 3.0 * clipped / (1 + np.exp(-v)), rtol=1e-6)
+
+
+def test_custom_gradient_with_variables():
+    w = tf.Variable(2.0)
+
+    @tf.custom_gradient
+    def scale(x):
+        def grad(dy, variables=None):
+            return dy * 10.0, [dy * 100.0]  # deliberately not the true gradients (w and x)
+        return x * w, grad
+    x = tf.constant(3.0)
+    with tf.GradientTape() as t:
+        t.watch(x)
+        y = scale(x) * 2.0
+    gx, gw = t.gradient(y, [x, w])
+    assert float(gx) == pytest.approx(20.0)
+    assert float(gw) == pytest.approx(200.0)
+
+    @tf.custom_gradient
+    def bad(x):
+        return x * w, lambda dy: dy
+    with pytest.raises(TypeError, match="grad_fn must accept a keyword argument 'variables'"):
+        bad(x)
+
+
+def test_batch_jacobian_and_jacobian():
+    x = tf.constant(np.array([[1., 2.], [3., 4.], [5., 6.]]))
+    with tf.GradientTape(persistent=True) as t:
+        t.watch(x)
+        y = x * x  # example b: diag(2 x_b)
+        z = tf.matmul(x, tf.constant([[1., 2., 3.], [4., 5., 6.]], tf.float64))
+    bj = np.asarray(t.batch_jacobian(y, x))
+    assert bj.shape == (3, 2, 2)
+    for b in range(3):
+        np.testing.assert_allclose(bj[b], np.diag(2 * x.numpy()[b]))
+    bz = np.asarray(t.batch_jacobian(z, x))
+    assert bz.shape == (3, 3, 2)
+    np.testing.assert_allclose(bz[1], np.array([[1., 2., 3.], [4., 5., 6.]]).T)
+    with pytest.raises(ValueError, match="batch size 3 but source"):
+        t.batch_jacobian(y, tf.constant(np.ones((2, 2))))
+
+
+def test_py_function_and_numpy_function():
+    x = tf.constant([1.0, 2.0])
+    out = tf.numpy_function(lambda a: np.sort(a)[::-1].astype(np.float32) * 2, [x], tf.float32)
+    np.testing.assert_array_equal(out.numpy(), [4.0, 2.0])
+    # py_function gets tensors with values; its TF ops are differentiated.
+    with tf.GradientTape() as t:
+        t.watch(x)
+        y = tf.py_function(lambda a: a * a * float(a.numpy().sum()), [x], tf.float32)
+    np.testing.assert_allclose(np.asarray(t.gradient(tf.reduce_sum(y), x)), [2 * 1 * 3., 2 * 2 * 3.])
+    a, b = tf.numpy_function(lambda v: (v + 1, (v > 1)), [np.array([1, 2], np.int32)], [tf.int32, tf.bool])
+    np.testing.assert_array_equal(b.numpy(), [False, True])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="0-th value returned by <lambda> is float64, but Tout "
+                                                              "says float32"):
+        tf.numpy_function(lambda v: v.astype(np.float64), [x], tf.float32)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="returned 1 value\\(s\\) but Tout lists 2"):
+        tf.numpy_function(lambda v: v, [x], [tf.float32, tf.float32])
+    with tf.Graph().as_default():
+        p = tf.compat.v1.placeholder(tf.float32, [2])
+        with pytest.raises(tf.errors.UnimplementedError, match="known only when the graph runs"):
+            tf.numpy_function(np.sort, [p], tf.float32)
+        doubled = tf.py_function(lambda v: v * 2.0, [p], tf.float32)  # TF ops only: part of the graph
+        with tf.compat.v1.Session() as sess:
+            np.testing.assert_array_equal(sess.run(doubled, {p: [1., 3.]}), [2., 6.])
