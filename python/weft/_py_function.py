@@ -23,6 +23,11 @@ from .errors import InvalidArgumentError, UnimplementedError
 __all__ = ["py_function", "numpy_function"]
 
 
+class NeedsValues(UnimplementedError):
+    """The function needs values known only when the graph runs. Dataset.map catches it and maps
+    in Python instead (data/_host.py), where every element has its values."""
+
+
 def _touts(Tout, what):
     if Tout is None:
         return None, False
@@ -31,7 +36,7 @@ def _touts(Tout, what):
     return dtypes, many
 
 
-def _results(out, dtypes, many, func, what):
+def _results(out, dtypes, many, func, what, host=False):
     if dtypes is None:
         return None
     vals = list(out) if many and isinstance(out, (list, tuple)) else [out]
@@ -49,7 +54,11 @@ def _results(out, dtypes, many, func, what):
             if name != dt.name:
                 raise InvalidArgumentError("tf.%s: %d-th value returned by %s is %s, but Tout says %s" % (
                     what, k, getattr(func, "__name__", func), name, dt.name))
-        res.append(v if isinstance(v, _fw.Tensor) else _fw.constant(np.asarray(v), dt))
+        if host and not isinstance(v, _fw.Tensor):  # a Python map of a dataset: values, no graph nodes
+            from ._text_values import wrap
+            res.append(wrap(np.asarray(v, dt.as_numpy_dtype)))
+        else:
+            res.append(v if isinstance(v, _fw.Tensor) else _fw.constant(np.asarray(v), dt))
     return res if many else res[0]
 
 
@@ -57,11 +66,12 @@ def py_function(func, inp, Tout, name=None):
     """TF's ``tf.py_function(func, inp, Tout)``: ``func(*inp)`` on tensors (see the module doc)."""
     dtypes, many = _touts(Tout, "py_function")
     args = [a if isinstance(a, _fw.Tensor) else _fw.convert_to_tensor(a) for a in (inp or [])]
+    from .data._trace import _Untraceable
     try:
         out = func(*args)
-    except ValueError as e:
-        if "placeholder" in str(e) or "feed" in str(e):
-            raise UnimplementedError("tf.py_function: %s needs the values of its inputs, known only when the graph "
+    except (ValueError, _Untraceable) as e:
+        if isinstance(e, _Untraceable) or "placeholder" in str(e) or "feed" in str(e):
+            raise NeedsValues("tf.py_function: %s needs the values of its inputs, known only when the graph "
                                      "runs (%s); weft runs py_function when the graph is built, so write it with TF ops "
                                      "to use it inside a tf.function or dataset map" % (
                                          getattr(func, "__name__", func), e)) from e
@@ -86,8 +96,9 @@ def numpy_function(func, inp, Tout, stateful=True, name=None):
         else:
             v = _fw.api().get_static_value(a)
         if v is None:
-            raise UnimplementedError("tf.numpy_function: the value of %s is known only when the graph runs (it needs a "
+            raise NeedsValues("tf.numpy_function: the value of %s is known only when the graph runs (it needs a "
                                      "feed, a variable or a traced argument); weft runs %s when the graph is built "
                                      "(no graph op calls Python)" % (a.name, getattr(func, "__name__", func)))
         values.append(np.asarray(v))
-    return _results(func(*values), dtypes, many, func, "numpy_function")
+    host = bool(inp) and not any(isinstance(a, _fw.Tensor) for a in inp)
+    return _results(func(*values), dtypes, many, func, "numpy_function", host)
