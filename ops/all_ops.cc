@@ -24,6 +24,7 @@ OpRegistry& OpRegistry::Global() {
     RegisterRnnOps(*r);
     RegisterLayerNormOps(*r);
     RegisterAttentionOps(*r);
+    RegisterSignalOps(*r);
     return r;
   }();
   return *registry;
@@ -46,6 +47,7 @@ KernelRegistry& KernelRegistry::Global() {
     RegisterControlKernels(*r);
     RegisterRnnKernels(*r);
     RegisterAttentionKernels(*r);
+    RegisterSignalKernels(*r);
     // Device type "GPU" (ops/kernels/cuda/), when the CUDA backend is loaded (core/gpu.h).
     if (const GpuBackend* gpu = LoadGpuBackend()) gpu->register_kernels(*r);
     return r;

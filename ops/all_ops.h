@@ -23,6 +23,7 @@ void RegisterControlOps(OpRegistry& r);     // Switch, Merge, Enter, Exit, NextI
 void RegisterRnnOps(OpRegistry& r);         // LSTMSequence, GRUSequence, SimpleRNNSequence and their *Grad
 void RegisterLayerNormOps(OpRegistry& r);    // LayerNorm and its *Grad
 void RegisterAttentionOps(OpRegistry& r);   // FusedCausalAttention and its *Grad
+void RegisterSignalOps(OpRegistry& r);      // FFT
 
 void RegisterFrameworkKernels(KernelRegistry& r);
 void RegisterStateKernels(KernelRegistry& r);
@@ -38,5 +39,6 @@ void RegisterImageKernels(KernelRegistry& r);
 void RegisterControlKernels(KernelRegistry& r);
 void RegisterRnnKernels(KernelRegistry& r);
 void RegisterAttentionKernels(KernelRegistry& r);
+void RegisterSignalKernels(KernelRegistry& r);
 
 }  // namespace weft

@@ -6,10 +6,10 @@ composed from weft's graph ops, so gradients are theirs and every device runs th
     mel = tf.matmul(spec, tf.signal.linear_to_mel_weight_matrix(40, 129, 16000, 20.0, 4000.0))
     mfcc = tf.signal.mfccs_from_log_mel_spectrograms(tf.math.log(mel + 1e-6))[..., :13]
 
-A transform along the last axis is a MatMul with its DFT (or DCT) matrix, built with numpy when
-the graph is built (it needs the transform's length then): O(n^2) per frame, which for the frame
-lengths audio programs use (256 - 2048) is a few MatMuls, not an FFT algorithm. Complex results
-are ``ComplexTensor`` pairs of real tensors (weft has no complex dtype: _complex.py).
+The Fourier transforms are op FFT (ops/signal.cc: O(n log n) for every length, its gradient the
+transform of the other sign); rfft / irfft crop, pad and mirror around it. The DCT (MFCCs) is a
+MatMul with its matrix, built with numpy when the graph is built (the mel bins are few). Complex
+results are ``ComplexTensor`` pairs of real tensors (weft has no complex dtype: _complex.py).
 """
 import numpy as np
 
@@ -74,54 +74,75 @@ def _apply(x, m):
     return tf.reshape(out, tf.concat([tf.shape(x)[:-1], [k]], 0))
 
 
+def _fit(x, n):
+    """x with its inner-most axis cropped or zero-padded to n."""
+    tf = _tf()
+    length = x.shape[-1] if x.shape else None
+    if length == n:
+        return x
+    if length is not None and length > n:
+        return x[..., :n]
+    if length is not None:
+        return tf.pad(x, [[0, 0]] * (len(x.shape) - 1) + [[0, n - length]])
+    zeros = tf.zeros(tf.concat([tf.shape(x)[:-1], [n]], 0), x.dtype)
+    return tf.concat([x, zeros], -1)[..., :n]
+
+
+def _fft_op(re, im, inverse):
+    """Op FFT (ops/signal.cc): forward unscaled, inverse scaled by 1 / n, as tf.signal's."""
+    r, i = _tf().raw_ops.FFT(re, im, inverse=inverse, normalize=inverse)
+    return ComplexTensor(r, i)
+
+
 def _dft(x, n_out, inverse, what):
     """The complex DFT of length n_out along the last axis (input cropped or zero-padded)."""
     re, im = _parts(x, what)
-    n_in = _last_dim(re, what)
-    rows = np.arange(n_in)[:, None]
-    ang = 2 * np.pi * rows * np.arange(n_out)[None, :] / n_out
-    keep = (rows < n_out).astype(np.float64)
-    c, s = np.cos(ang) * keep, np.sin(ang) * keep
-    if inverse:  # (a + ib)(C + iS) / n
-        c, s = c / n_out, s / n_out
-        return ComplexTensor(_apply(re, c) - _apply(im, s), _apply(im, c) + _apply(re, s))
-    return ComplexTensor(_apply(re, c) + _apply(im, s), _apply(im, c) - _apply(re, s))  # (a + ib)(C - iS)
+    return _fft_op(_fit(re, n_out), _fit(im, n_out), inverse)
 
 
 def fft(input, name=None):  # noqa: A002 - TF's argument names
     """``tf.signal.fft``: the DFT over the inner-most axis (a complex result)."""
-    re, _ = _parts(input, "fft")
-    return _dft(input, _last_dim(re, "fft"), False, "fft")
+    re, im = _parts(input, "fft")
+    return _fft_op(re, im, False)
 
 
 def ifft(input, name=None):  # noqa: A002
     """``tf.signal.ifft``: the inverse DFT over the inner-most axis (scaled by 1/n)."""
-    re, _ = _parts(input, "ifft")
-    return _dft(input, _last_dim(re, "ifft"), True, "ifft")
+    re, im = _parts(input, "ifft")
+    return _fft_op(re, im, True)
 
 
 def rfft(input_tensor, fft_length=None, name=None):
     """``tf.signal.rfft``: the DFT of a real signal, fft_length // 2 + 1 bins (the input's inner-most
     dimension is cropped or zero-padded to fft_length)."""
     x = _real(input_tensor, "rfft")
-    n = _length(fft_length, _last_dim(x, "rfft"), "rfft")
-    bins = n // 2 + 1
-    rows = np.arange(_last_dim(x, "rfft"))[:, None]
-    ang = 2 * np.pi * rows * np.arange(bins)[None, :] / n
-    keep = (rows < n).astype(np.float64)
-    return ComplexTensor(_apply(x, np.cos(ang) * keep), _apply(x, -np.sin(ang) * keep))
+    n = _length(fft_length, None, "rfft")
+    if n is None:
+        n = _last_dim(x, "rfft")
+    x = _fit(x, n)
+    full = _fft_op(x, _tf().zeros_like(x), False)
+    return ComplexTensor(full.real[..., :n // 2 + 1], full.imag[..., :n // 2 + 1])
 
 
 def irfft(input_tensor, fft_length=None, name=None):
     """``tf.signal.irfft``: the real signal of length fft_length (default 2 * (bins - 1)) whose
-    rfft is the input; the imaginary parts of the DC and Nyquist bins are ignored, as TF's."""
+    rfft is the input: the spectrum is completed by Hermitian symmetry and inverse-transformed;
+    the imaginary parts of the DC and Nyquist bins drop out, as TF's."""
+    tf = _tf()
     re, im = _parts(input_tensor, "irfft")
-    k_in = _last_dim(re, "irfft")
-    n = _length(fft_length, 2 * (k_in - 1), "irfft")
-    k = np.arange(k_in)[:, None]
-    w = np.where((k == 0) | ((n % 2 == 0) & (k == n // 2)), 1.0, 2.0) * (k <= n // 2) / n
-    ang = 2 * np.pi * k * np.arange(n)[None, :] / n
-    return _apply(re, w * np.cos(ang)) + _apply(im, -w * np.sin(ang))
+    n = _length(fft_length, None, "irfft")
+    if n is None:
+        n = 2 * (_last_dim(re, "irfft") - 1)
+    if n < 1:
+        raise ValueError("tf.signal.irfft: fft_length must be positive, got %d" % n)
+    half = n // 2 + 1
+    re, im = _fit(re, half), _fit(im, half)
+    mirrored = np.arange(n - half, 0, -1, dtype=np.int32)  # X[n - k] for k = half .. n - 1
+    if mirrored.size:
+        axis = len(re.shape) - 1
+        re = tf.concat([re, tf.gather(re, mirrored, axis=axis)], -1)
+        im = tf.concat([im, -tf.gather(im, mirrored, axis=axis)], -1)
+    return _fft_op(re, im, True).real
 
 
 def _swap(x):

@@ -142,3 +142,46 @@ def test_while_loop_learns_an_unknown_element_shape_from_the_body(static_size):
                 none = sess.run(st, {n: 0, x: np.zeros((3, 2))})  # no iteration: zeros of the learned shape
                 np.testing.assert_array_equal(none, np.zeros((3, 2)))
     np.testing.assert_array_equal(got, np.arange(6).reshape(3, 2) * 2.)
+
+
+def test_dynamic_rnn_pattern_reads_and_writes_in_the_loop():
+    # TF's dynamic_rnn loop: inputs unstacked into one array, read at i, outputs written at i.
+    with tf.Graph().as_default():
+        x = tf.compat.v1.placeholder(tf.float64, [5, 3])
+        w = tf.compat.v1.placeholder(tf.float64, [])
+        inputs = tf.TensorArray(tf.float64, size=5).unstack(x)
+        outputs = tf.TensorArray(tf.float64, size=5)
+
+        def body(i, h, out):
+            h = tf.tanh(inputs.read(i) + w * h)
+            return i + 1, h, out.write(i, h)
+        _, _, outputs = tf.while_loop(lambda i, h, out: i < 5, body,
+                                      (tf.constant(0), tf.zeros([3], tf.float64), outputs))
+        y = tf.reduce_sum(outputs.stack())
+        gx, gw = tf.gradients(y, [x, w])
+        xv = np.linspace(-1, 1, 15).reshape(5, 3)
+        with tf.compat.v1.Session() as sess:
+            got, dx, dw = sess.run([y, gx, gw], {x: xv, w: 0.5})
+
+    def f(xs, wv):
+        h, total = np.zeros(3), 0.0
+        for t in range(5):
+            h = np.tanh(xs[t] + wv * h)
+            total += h.sum()
+        return total
+    assert got == pytest.approx(f(xv, 0.5), rel=1e-12)
+    assert dw == pytest.approx((f(xv, 0.5 + 1e-6) - f(xv, 0.5 - 1e-6)) / 2e-6, rel=1e-6)
+    e = np.zeros((5, 3))
+    e[2, 1] = 1e-6
+    assert dx[2, 1] == pytest.approx((f(xv + e, 0.5) - f(xv - e, 0.5)) / 2e-6, rel=1e-6)
+
+
+def test_top_level_loop_over_a_static_range_inside_a_tape():
+    w = tf.Variable(3.0)
+    with tf.GradientTape() as t:
+        ta = tf.TensorArray(tf.float32, size=3)
+        for i in tf.range(3):
+            ta = ta.write(i, w * tf.cast(i, tf.float32))
+        loss = tf.reduce_sum(ta.stack())
+    assert float(loss) == pytest.approx(9.0)  # 3 * (0 + 1 + 2)
+    assert float(t.gradient(loss, w)) == pytest.approx(3.0)
