@@ -80,7 +80,7 @@ from . import debugging  # noqa: E402,F401
 from .debugging import (Assert, assert_equal, assert_greater, assert_less, assert_rank,  # noqa: E402,F401
                         check_numerics)
 from ._tape import GradientTape, UnconnectedGradients  # noqa: E402,F401
-from ._custom_gradient import custom_gradient  # noqa: E402,F401
+from ._custom_gradient import custom_gradient, RegisterGradient, no_gradient, NotDifferentiable  # noqa: E402,F401
 from ._py_function import py_function, numpy_function  # noqa: E402,F401
 from ._module import Module  # noqa: E402,F401
 from . import nn  # noqa: E402,F401

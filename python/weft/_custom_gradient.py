@@ -23,7 +23,12 @@ import inspect
 from . import framework as _fw
 from . import nest as _nest
 
-__all__ = ["custom_gradient"]
+__all__ = ["custom_gradient", "RegisterGradient", "no_gradient", "NotDifferentiable"]
+
+# tf.RegisterGradient's functions by name, and the op types tf.no_gradient named. Process-wide,
+# as TF's gradient registry is.
+_REGISTRY = {}
+_NO_GRADIENT = set()
 
 
 class _Site:
@@ -80,13 +85,63 @@ def custom_gradient(f=None):
                             "keyword argument 'variables' (%s reads %s)" % (
                                 getattr(f, "__name__", f), ", ".join(v.name for v in variables)))
         outs = [tf.stop_gradient(t) for t in flat]
-        g = _fw.get_default_graph()
-        sites = g.__dict__.setdefault("_custom_gradient_sites", {})
-        key = tuple(o.name for o in outs)
-        if key not in sites:  # an eager step finds its ops again: one site per set of nodes
-            sites[key] = _Site(xs, outs, grad_fn, variables)
+        _record(_fw.get_default_graph(), _Site(xs, outs, grad_fn, variables))
         return _nest.pack_sequence_as(y, outs)
     return inner
+
+
+def _record(graph, site):
+    sites = graph.__dict__.setdefault("_custom_gradient_sites", {})
+    key = tuple(o.name for o in site.outs)
+    if key not in sites:  # an eager step finds its ops again: one site per set of nodes
+        sites[key] = site
+
+
+class RegisterGradient:
+    """``@tf.RegisterGradient("Name")``: registers ``fn(op, *grads)`` (one gradient per input of
+    ``op``) under a name that ``graph.gradient_override_map({"OpType": "Name"})`` gives to the ops
+    of that type made inside it. weft's own gradients are C++ (ops/*.cc): a registered name is
+    used only through an override map."""
+
+    def __init__(self, op_type):
+        if not isinstance(op_type, str):
+            raise TypeError("op_type must be a string")
+        self._op_type = op_type
+
+    def __call__(self, f):
+        if self._op_type in _REGISTRY:
+            raise KeyError("Registering two gradient with name '%s'!" % self._op_type)
+        _REGISTRY[self._op_type] = f
+        return f
+
+
+def no_gradient(op_type):
+    """``tf.no_gradient(op_type)``: ops of that type made from now on pass no gradient (their
+    outputs go through StopGradient)."""
+    if not isinstance(op_type, str):
+        raise TypeError("op_type must be a string")
+    _NO_GRADIENT.add(op_type)
+
+
+NotDifferentiable = no_gradient
+
+
+def overridden(graph, node, outs):
+    """The outputs an op's Python function returns: ``outs`` unless the op's type is under a
+    gradient_override_map (then a site whose grad_fn is the registered function) or no_gradient."""
+    mapped = graph.__dict__.get("_gradient_override_map", {}).get(node.type)
+    if mapped is None and node.type not in _NO_GRADIENT:
+        return outs
+    tf = _fw.api()
+    stopped = [tf.stop_gradient(o) for o in outs]
+    if mapped is None:
+        return stopped
+    fn = _REGISTRY.get(mapped)
+    if fn is None:
+        raise LookupError("gradient_override_map: no gradient registered under '%s' (for op %s of type %s); "
+                          "register one with @tf.RegisterGradient(%r)" % (mapped, node.name, node.type, mapped))
+    _record(graph, _Site(list(node.inputs), stopped, lambda *dys: fn(node, *dys), []))
+    return stopped
 
 
 def _as_list(v):

@@ -129,3 +129,49 @@ def test_numpy_function_in_a_dataset_map_runs_per_element():
     pairs = tf.data.Dataset.from_tensor_slices(np.array([1, 2, 3], np.int64)).map(
         lambda v: tf.py_function(lambda t: t * int(t.numpy()), [v], tf.int64)).batch(3)
     np.testing.assert_array_equal(next(iter(pairs.as_numpy_iterator())), [1, 4, 9])
+
+
+@tf.RegisterGradient("GuidedReluForTest")
+def _guided_relu(op, grad):
+    # Guided backpropagation (a published use of gradient_override_map): only positive gradients
+    # pass, and only where the input was positive.
+    return tf.where(grad > 0., grad * tf.cast(op.inputs[0] > 0., grad.dtype), tf.zeros_like(grad))
+
+
+def test_register_gradient_with_an_override_map_and_no_gradient():
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.constant([-1., 2., 3.])
+        with g.gradient_override_map({"Relu": "GuidedReluForTest"}):
+            y = tf.nn.relu(x)
+        plain = tf.nn.relu(x)  # outside the map: Relu's own gradient
+        w = tf.constant([1., -1., 2.])
+        guided, = tf.gradients(tf.reduce_sum(y * w), [x])
+        normal, = tf.gradients(tf.reduce_sum(plain * w), [x])
+        with tf.compat.v1.Session() as sess:
+            got_guided, got_normal = sess.run([guided, normal])
+    np.testing.assert_array_equal(got_guided, [0., 0., 2.])
+    np.testing.assert_array_equal(got_normal, [0., -1., 2.])
+    with pytest.raises(KeyError, match="Registering two gradient with name 'GuidedReluForTest'"):
+        tf.RegisterGradient("GuidedReluForTest")(_guided_relu)
+    with tf.Graph().as_default() as g2:
+        with g2.gradient_override_map({"Relu": "NoSuchGradient"}):
+            with pytest.raises(LookupError, match="no gradient registered under 'NoSuchGradient'"):
+                tf.nn.relu(tf.constant([1.]))
+
+
+def test_no_gradient_stops_ops_made_afterwards():
+    from weft import _custom_gradient
+    with tf.Graph().as_default():
+        x = tf.constant([0.5, 1.0])
+        before = tf.sin(x)
+        tf.no_gradient("Sin")
+        try:
+            after = tf.sin(x)
+        finally:
+            _custom_gradient._NO_GRADIENT.discard("Sin")  # the registry is process-wide, as TF's
+        g_before, = tf.gradients(tf.reduce_sum(before), [x])
+        g_after = tf.gradients(tf.reduce_sum(after), [x])[0]
+        with tf.compat.v1.Session() as sess:
+            np.testing.assert_allclose(sess.run(g_before), np.cos([0.5, 1.0]), rtol=1e-6)
+    assert g_after is None
