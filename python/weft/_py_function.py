@@ -32,7 +32,8 @@ def _touts(Tout, what):
     if Tout is None:
         return None, False
     many = isinstance(Tout, (list, tuple))
-    dtypes = [_fw.as_dtype(t) for t in (Tout if many else [Tout])]
+    from ._text_values import string
+    dtypes = [t if t is string else _fw.as_dtype(t) for t in (Tout if many else [Tout])]
     return dtypes, many
 
 
@@ -45,8 +46,15 @@ def _results(out, dtypes, many, func, what, host=False):
     if len(vals) != len(dtypes):
         raise InvalidArgumentError("tf.%s: %s returned %d value(s) but Tout lists %d dtype(s)" % (
             what, getattr(func, "__name__", func), len(vals), len(dtypes)))
+    from ._text_values import string, wrap
     res = []
     for k, (v, dt) in enumerate(zip(vals, dtypes)):
+        if dt is string:  # text: a host value (weft's graphs carry no strings)
+            if not host:
+                raise InvalidArgumentError("tf.%s: Tout tf.string is supported in a dataset map run in Python only "
+                                           "(weft's graphs carry no strings)" % what)
+            res.append(wrap(np.asarray(v, dtype=object)))
+            continue
         got = v.dtype if isinstance(v, _fw.Tensor) else (np.asarray(v).dtype if isinstance(v, (np.ndarray, np.generic))
                                                           else None)
         if got is not None:
@@ -54,18 +62,28 @@ def _results(out, dtypes, many, func, what, host=False):
             if name != dt.name:
                 raise InvalidArgumentError("tf.%s: %d-th value returned by %s is %s, but Tout says %s" % (
                     what, k, getattr(func, "__name__", func), name, dt.name))
-        if host and not isinstance(v, _fw.Tensor):  # a Python map of a dataset: values, no graph nodes
-            from ._text_values import wrap
+        if host and not isinstance(v, _fw.Tensor):  # a dataset mapped in Python: values, no graph nodes
             res.append(wrap(np.asarray(v, dt.as_numpy_dtype)))
         else:
             res.append(v if isinstance(v, _fw.Tensor) else _fw.constant(np.asarray(v), dt))
     return res if many else res[0]
 
 
+def _in_python_map(inp):
+    """Whether the inputs are an element of a dataset mapped in Python (data/_host.py wraps each
+    component as an EagerValue): then func's numpy results stay values, not graph constants."""
+    from .data.dataset import EagerValue
+    return bool(inp) and all(isinstance(a, EagerValue) for a in inp)
+
+
 def py_function(func, inp, Tout, name=None):
-    """TF's ``tf.py_function(func, inp, Tout)``: ``func(*inp)`` on tensors (see the module doc)."""
+    """TF's ``tf.py_function(func, inp, Tout)``: ``func(*inp)`` on tensors (see the module doc);
+    in a dataset map run in Python, on the element's values (strings included, with ``.numpy()``)."""
     dtypes, many = _touts(Tout, "py_function")
-    args = [a if isinstance(a, _fw.Tensor) else _fw.convert_to_tensor(a) for a in (inp or [])]
+    inp = list(inp or [])
+    if _in_python_map(inp):
+        return _results(func(*inp), dtypes, many, func, "py_function", True)
+    args = [a if isinstance(a, _fw.Tensor) else _fw.convert_to_tensor(a) for a in inp]
     from .data._trace import _Untraceable
     try:
         out = func(*args)
@@ -100,5 +118,5 @@ def numpy_function(func, inp, Tout, stateful=True, name=None):
                                      "feed, a variable or a traced argument); weft runs %s when the graph is built "
                                      "(no graph op calls Python)" % (a.name, getattr(func, "__name__", func)))
         values.append(np.asarray(v))
-    host = bool(inp) and not any(isinstance(a, _fw.Tensor) for a in inp)
+    host = _in_python_map(list(inp or []))
     return _results(func(*values), dtypes, many, func, "numpy_function", host)

@@ -360,6 +360,9 @@ class TensorArray:
     def close(self, name=None):
         return _tf().no_op()
 
+    def mark_used(self):
+        """TF1's graph-mode call that silences the unused-TensorArray warning (weft gives none)."""
+
     def __repr__(self):
         return "<weft.TensorArray dtype=%s size=%s element_shape=%s>" % (
             self._dtype.name, len(self._items) if self._items is not None else "?", self._element_shape)

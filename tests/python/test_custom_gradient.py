@@ -175,3 +175,12 @@ def test_no_gradient_stops_ops_made_afterwards():
         with tf.compat.v1.Session() as sess:
             np.testing.assert_allclose(sess.run(g_before), np.cos([0.5, 1.0]), rtol=1e-6)
     assert g_after is None
+
+
+def test_py_function_over_a_dataset_of_strings():
+    # The tf.data guide's pattern: Python code on file names / text, then numbers for the model.
+    ds = tf.data.Dataset.from_tensor_slices(["a bb", "ccc"])
+    lengths = ds.map(lambda s: tf.py_function(lambda t: np.int32(len(t.numpy())), [s], tf.int32))
+    assert [int(v) for v in lengths.as_numpy_iterator()] == [4, 3]
+    upper = ds.map(lambda s: tf.py_function(lambda t: t.numpy().upper(), [s], tf.string))
+    assert list(upper.as_numpy_iterator()) == [b"A BB", b"CCC"]
