@@ -207,11 +207,14 @@ class TensorArray:
         """``buf`` of a pending array ([size, 0] before the first write, [size, *shape] after)
         as [size, *shape]: its rows padded with zeros to the element's size, then reshaped."""
         tf = _tf()
+        static = shape
         n = tf.shape(buf)[0]
         m = tf.size(buf) // tf.maximum(n, 1)
         shape = _fw.convert_to_tensor(shape, _fw.int32)
         e = tf.reduce_prod(shape)
         full = tf.concat([tf.reshape(buf, tf.stack([n, m])), tf.zeros(tf.stack([n, e - m]), buf.dtype)], 1)
+        if isinstance(static, list) and None not in static and int(np.prod(static)) > 0:
+            return tf.reshape(full, [-1] + static)  # keeps the static element shape
         return tf.reshape(full, tf.concat([tf.reshape(n, [1]), shape], 0))
 
     def _loop_tensor(self):

@@ -136,6 +136,7 @@ def test_while_loop_learns_an_unknown_element_shape_from_the_body(static_size):
         _, ta = tf.while_loop(lambda i, ta: i < n, lambda i, ta: (i + 1, ta.write(i, x[i] * 2.)), (0, ta))
         st = ta.stack()
         assert ta.element_shape.as_list() == [2]
+        assert list(st.shape)[1:] == [2]
         with tf.compat.v1.Session() as sess:
             got = sess.run(st, {n: 3, x: np.arange(6).reshape(3, 2)})
             if static_size:
