@@ -1,6 +1,7 @@
 """Complex values for ``tf.signal``: weft has no complex dtype (its kernels are real), so a complex
 tensor is a pair of real tensors of one shape, ``ComplexTensor(real, imag)``, with TF's names for
-what programs do with one: ``tf.abs(c)`` (the magnitude), ``tf.math.real`` / ``imag`` / ``conj``,
+what programs do with one: ``tf.abs(c)`` (the magnitude), ``tf.math.real`` / ``imag`` / ``conj`` /
+``angle``,
 ``tf.complex(real, imag)``, ``+ - *`` (with complex or real operands), ``c.numpy()`` (a numpy
 complex array), ``c.dtype`` (``weft.complex64`` / ``complex128``: markers, not graph dtypes)::
 
@@ -14,7 +15,7 @@ import numpy as np
 
 from . import framework as _fw
 
-__all__ = ["ComplexTensor", "ComplexDType", "complex64", "complex128", "complex", "real", "imag", "conj"]
+__all__ = ["ComplexTensor", "ComplexDType", "complex64", "complex128", "complex", "real", "imag", "conj", "angle"]
 
 
 class ComplexDType:
@@ -139,3 +140,13 @@ def imag(input, name=None):  # noqa: A002
 def conj(x, name=None):
     """``tf.math.conj``: the complex conjugate (a real input is returned as it is)."""
     return ComplexTensor(x.real, -x.imag) if isinstance(x, ComplexTensor) else _fw.convert_to_tensor(x)
+
+
+def angle(input, name=None):  # noqa: A002
+    """``tf.math.angle``: atan2(imag, real) of a complex value; of a real tensor, pi where it is
+    negative and 0 elsewhere (TF's)."""
+    tf = _tf()
+    if isinstance(input, ComplexTensor):
+        return tf.math.atan2(input.imag, input.real)
+    x = _fw.convert_to_tensor(input)
+    return tf.where(x < 0, tf.ones_like(x) * np.pi, tf.zeros_like(x))

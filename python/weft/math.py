@@ -503,7 +503,7 @@ def zero_fraction(value, name=None):
     return f(value, name=name)
 
 
-from ._complex import real, imag, conj  # noqa: E402,F401 - tf.math on complex values (tf.signal's results)
+from ._complex import real, imag, conj, angle  # noqa: E402,F401 - tf.math on complex values (tf.signal's results)
 
 __all__ = sorted(n for n, v in list(globals().items()) if not n.startswith("_") and callable(v)
                  and n not in ("Tensor", "as_dtype", "constant", "convert_to_tensor", "raw_ops"))

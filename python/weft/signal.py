@@ -18,7 +18,7 @@ from ._complex import ComplexTensor
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "fft2d", "ifft2d", "rfft2d", "irfft2d", "frame", "overlap_and_add",
            "hann_window", "hamming_window", "stft", "inverse_stft", "inverse_stft_window_fn",
-           "linear_to_mel_weight_matrix", "mfccs_from_log_mel_spectrograms", "dct", "idct"]
+           "linear_to_mel_weight_matrix", "mfccs_from_log_mel_spectrograms", "dct", "idct", "fftshift", "ifftshift"]
 
 
 def _tf():
@@ -181,6 +181,30 @@ def irfft2d(input_tensor, fft_length=None, name=None):
     t = _swap(t)
     outer = _swap(_dft(t, n0 if n0 is not None else _last_dim(t.real, "irfft2d"), True, "irfft2d"))
     return irfft(outer, None if n1 is None else [n1])
+
+
+def _shift(x, axes, sign, what):
+    tf = _tf()
+    x = _fw.convert_to_tensor(x)
+    if x.shape is None:
+        raise ValueError("tf.signal.%s: the rank of %s must be known when the graph is built" % (what, x.name))
+    r = len(x.shape)
+    axes = list(range(r)) if axes is None else [int(a) for a in np.atleast_1d(axes)]
+    dims = [x.shape[a] for a in axes]
+    if None in dims:
+        raise ValueError("tf.signal.%s: the shifted dims of %s must be known when the graph is built (shape %s)" % (
+            what, x.name, x.shape))
+    return tf.roll(x, [sign * (d // 2) for d in dims], axes)
+
+
+def fftshift(x, axes=None, name=None):
+    """``tf.signal.fftshift``: the zero frequency moved to the centre (a roll by n // 2 per axis)."""
+    return _shift(x, axes, 1, "fftshift")
+
+
+def ifftshift(x, axes=None, name=None):
+    """``tf.signal.ifftshift``: fftshift's inverse (a roll by -(n // 2) per axis)."""
+    return _shift(x, axes, -1, "ifftshift")
 
 
 def frame(signal, frame_length, frame_step, pad_end=False, pad_value=0, axis=-1, name=None):

@@ -10,7 +10,7 @@ changes it returns a new TensorArray; keep the result: ``ta = ta.write(i, x)``):
 
 Representation (no op of its own): while every index is known when the graph is built (Python
 ints, a static ``tf.range``), the array is a Python list of element tensors (unwritten: None), so
-``stack`` is one Stack and gradients are those of the elements. An index only known at run time,
+``stack`` stacks them and gradients are those of the elements. An index only known at run time,
 ``unstack`` of a tensor, or entering a ``tf.while_loop`` turns it into one dense tensor
 ``[size, *element_shape]`` (zeros where unwritten): that tensor is the loop variable, ``read`` is a
 Gather and ``write(i, x)`` is ``buf * (1 - m) + m * x`` with ``m`` the one-hot row of ``i`` (its

@@ -57,6 +57,15 @@ def test_frame_windows_and_overlap_add():
                                   [1, 1, 2, 2, 2, 2, 1, 1])  # TF
 
 
+def test_fftshift_matches_numpy():
+    for shape in [(5,), (4, 7)]:
+        x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+        np.testing.assert_array_equal(tf.signal.fftshift(x).numpy(), np.fft.fftshift(x))
+        np.testing.assert_array_equal(tf.signal.ifftshift(x).numpy(), np.fft.ifftshift(x))
+    x = np.arange(12.).reshape(3, 4)
+    np.testing.assert_array_equal(tf.signal.fftshift(x, axes=1).numpy(), np.fft.fftshift(x, axes=1))
+
+
 def test_frame_of_an_unknown_length_runs_in_the_graph():
     with tf.Graph().as_default():
         p = tf.compat.v1.placeholder(tf.float32, [None])
@@ -133,6 +142,8 @@ def test_complex_values_and_bad_input():
     np.testing.assert_allclose(tf.math.real(c).numpy(), [3., 0.])
     np.testing.assert_allclose((c * c).numpy(), np.array([3 + 4j, -2j]) ** 2)
     np.testing.assert_allclose(tf.math.conj(c).numpy(), [3 - 4j, 2j])
+    np.testing.assert_allclose(tf.math.angle(c).numpy(), np.angle([3 + 4j, -2j]), rtol=1e-6)
+    np.testing.assert_allclose(tf.math.angle(tf.constant([-2., 0., 3.])).numpy(), [np.pi, 0., 0.], rtol=1e-6)
     with pytest.raises(TypeError, match="tf.exp of a complex value"):
         tf.exp(c)
     with pytest.raises(TypeError, match="rfft: the input must be float32 or float64, got int32"):
