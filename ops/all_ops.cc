@@ -26,6 +26,7 @@ OpRegistry& OpRegistry::Global() {
     RegisterAttentionOps(*r);
     RegisterSegmentOps(*r);
     RegisterLinalgOps(*r);
+    RegisterSignalOps(*r);
     return r;
   }();
   return *registry;
@@ -50,6 +51,7 @@ KernelRegistry& KernelRegistry::Global() {
     RegisterAttentionKernels(*r);
     RegisterSegmentKernels(*r);
     RegisterLinalgKernels(*r);
+    RegisterSignalKernels(*r);
     // Device type "GPU" (ops/kernels/cuda/), when the CUDA backend is loaded (core/gpu.h).
     if (const GpuBackend* gpu = LoadGpuBackend()) gpu->register_kernels(*r);
     return r;

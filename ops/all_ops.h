@@ -25,6 +25,7 @@ void RegisterLayerNormOps(OpRegistry& r);    // LayerNorm and its *Grad
 void RegisterAttentionOps(OpRegistry& r);   // FusedCausalAttention and its *Grad
 void RegisterSegmentOps(OpRegistry& r);     // UnsortedSegmentMax, UnsortedSegmentMin, UnsortedSegmentProd
 void RegisterLinalgOps(OpRegistry& r);      // MatrixInverse, MatrixDeterminant, MatrixSolve, MatrixBandPart, ...
+void RegisterSignalOps(OpRegistry& r);      // FFT
 
 void RegisterFrameworkKernels(KernelRegistry& r);
 void RegisterStateKernels(KernelRegistry& r);
@@ -42,5 +43,6 @@ void RegisterRnnKernels(KernelRegistry& r);
 void RegisterAttentionKernels(KernelRegistry& r);
 void RegisterSegmentKernels(KernelRegistry& r);
 void RegisterLinalgKernels(KernelRegistry& r);
+void RegisterSignalKernels(KernelRegistry& r);
 
 }  // namespace weft

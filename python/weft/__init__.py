@@ -64,6 +64,7 @@ from . import _values  # noqa: E402,F401 - Tensor.numpy() of tensors computed fr
 from ._values import executing_eagerly  # noqa: E402,F401
 from ._function import function  # noqa: E402,F401
 from .control_flow_ops import cond, while_loop  # noqa: E402,F401
+from .tensor_array import TensorArray  # noqa: E402,F401
 from . import nest  # noqa: E402,F401
 from .functional_ops import map_fn, scan, foldl, foldr, case, switch_case  # noqa: E402,F401
 from .manip_ops import (repeat, reverse, roll, sequence_mask, meshgrid, unique, identity_n, tuple,  # noqa: E402,F401,A004
@@ -80,6 +81,8 @@ from . import debugging  # noqa: E402,F401
 from .debugging import (Assert, assert_equal, assert_greater, assert_less, assert_rank,  # noqa: E402,F401
                         check_numerics)
 from ._tape import GradientTape, UnconnectedGradients  # noqa: E402,F401
+from ._custom_gradient import custom_gradient, RegisterGradient, no_gradient, NotDifferentiable  # noqa: E402,F401
+from ._py_function import py_function, numpy_function  # noqa: E402,F401
 from ._module import Module  # noqa: E402,F401
 from . import nn  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
@@ -93,6 +96,8 @@ constant_initializer, zeros_initializer, ones_initializer = (initializers.Consta
 random_normal_initializer, random_uniform_initializer = initializers.RandomNormal, initializers.RandomUniform
 from . import random  # noqa: E402,F401
 from . import image  # noqa: E402,F401
+from . import signal  # noqa: E402,F401
+from ._complex import complex, complex64, complex128  # noqa: E402,F401,A004 - tf.complex (shadows the builtin here only)
 from ._weft import gpu_info  # noqa: E402,F401
 from . import distribute  # noqa: E402,F401
 from . import collective_ops  # noqa: E402,F401

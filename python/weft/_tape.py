@@ -173,6 +173,38 @@ class GradientTape:
             out.append(_ops.reshape(stacked, list(target.shape) + list(s.shape)))
         return _pack(sources, out)
 
+    def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
+                       parallel_iterations=None, experimental_use_pfor=True):
+        """d target[b, i...] / d source[b, j...] for each example b: shape [batch, *target.shape[1:],
+        *source.shape[1:]], assuming (as TF's) that example b of the target depends only on example
+        b of the source. The target's non-batch dims must be known (one gradient per element)."""
+        if self._used and not self._persistent:
+            raise RuntimeError("A non-persistent GradientTape can only be used to compute one set of gradients (or "
+                               "jacobians)")
+        self._used = True
+        target, source = _check(target, "target"), _check(source, "source")
+        if target.shape is None or len(target.shape) < 1 or any(d is None for d in target.shape[1:]):
+            raise ValueError("GradientTape.batch_jacobian: target %s has shape %s; weft needs known dims after the "
+                             "batch dim" % (target.name, target.shape))
+        if source.shape is None or len(source.shape) < 1:
+            raise ValueError("GradientTape.batch_jacobian: source %s needs a batch dim, got shape %s" % (
+                source.name, source.shape))
+        tb, sb = target.shape[0], source.shape[0]
+        if tb is not None and sb is not None and tb != sb:
+            raise ValueError("GradientTape.batch_jacobian: target %s has batch size %d but source %s has %d" % (
+                target.name, tb, source.name, sb))
+        n = int(np.prod(target.shape[1:], dtype=np.int64))
+        flat = _ops.reshape(target, [-1, n])
+        # Example b of the target depends on example b of the source only, so the gradient of the
+        # sum over the batch of column i is, row by row, each example's own gradient.
+        rows = [self._row(_ops.reduce_sum(flat[:, i]), [source], unconnected_gradients)[0] for i in range(n)]
+        if any(r is None for r in rows):
+            return None
+        stacked = _array_ops.stack(rows, axis=1)  # [batch, n, *source.shape[1:]]
+        if source.shape[1:] and any(d is None for d in source.shape[1:]):
+            return stacked
+        return _ops.reshape(stacked, [-1] + list(target.shape[1:]) + list(source.shape[1:]))
+
     def _row(self, y, sources, unconnected):
         live = [s for s in sources if self._differentiable(s)]
         grads = iter(_ops.gradients([y], live) if live else [])

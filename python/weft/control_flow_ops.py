@@ -13,6 +13,7 @@ from . import _weft
 from . import framework as _fw
 from . import nest as _nest
 from . import ops as _ops
+from .tensor_array import TensorArray as _TensorArray
 
 __all__ = ["cond", "while_loop", "while_loop_v1", "cond_v1"]
 
@@ -140,7 +141,13 @@ def while_loop_v1(cond, body, loop_vars, shape_invariants=None, parallel_iterati
     # cond and body take the top-level list or tuple as arguments; anything else as one argument.
     spread = isinstance(loop_vars, (list, tuple))
     structure = loop_vars
-    flat = [_fw.convert_to_tensor(v) for v in _flatten(structure)]
+    # A TensorArray travels as its dense tensor (tensor_array.py), with its own shape invariant.
+    arrays = [v if isinstance(v, _TensorArray) else None for v in _flatten(structure)]
+    flat, ta_shapes = [], []
+    for v, ta in zip(_flatten(structure), arrays):
+        t, shape = ta._loop_tensor() if ta is not None else (_fw.convert_to_tensor(v), None)
+        flat.append(t)
+        ta_shapes.append(shape)
     if not flat:
         raise ValueError("while_loop: loop_vars is empty")
     names = ["loop_vars"] if _is_leaf(structure) else _var_names(structure, "loop_vars")
@@ -151,10 +158,17 @@ def while_loop_v1(cond, body, loop_vars, shape_invariants=None, parallel_iterati
         except (KeyError, IndexError, TypeError):
             raise ValueError("while_loop: shape_invariants %r do not have the structure of loop_vars %s" % (
                 shape_invariants, _describe(structure))) from None
+    if any(ta is not None for ta in arrays):
+        if not invariants:
+            invariants = [None if t.shape is None else list(t.shape) for t in flat]
+        invariants = [shape if ta is not None else inv for ta, shape, inv in zip(arrays, ta_shapes, invariants)]
+
+    def pack(vals):
+        return _pack(structure, [ta._from_loop(v) if ta is not None else v for ta, v in zip(arrays, vals)])
     g, prefix, devices = _scope()
 
     def call(fn, vals):
-        args = _pack(structure, vals)
+        args = pack(vals)
         with g.control_dependencies(None), _in_flow():  # the loop is its own context, as in TF
             return fn(*args) if spread else fn(args)
 
@@ -167,7 +181,8 @@ def while_loop_v1(cond, body, loop_vars, shape_invariants=None, parallel_iterati
         if not _same_structure(structure, out):
             raise ValueError("while_loop: body returned %s for loop_vars %s (the structures must match)" % (
                 _describe(out), _describe(structure)))
-        return [_fw.convert_to_tensor(v, a.dtype) for v, a in zip(_flatten(out), flat)]
+        leaves = [v._loop_tensor()[0] if isinstance(v, _TensorArray) else v for v in _flatten(out)]
+        return [_fw.convert_to_tensor(v, a.dtype) for v, a in zip(leaves, flat)]
 
     max_iter = None if maximum_iterations is None else _fw.convert_to_tensor(maximum_iterations)
     with g.name_scope(name or "while"):
@@ -175,7 +190,7 @@ def while_loop_v1(cond, body, loop_vars, shape_invariants=None, parallel_iterati
                                 int(parallel_iterations), max_iter, invariants, names, prefix, devices)
     if not back_prop:  # TF: no gradient flows through such a loop
         out = [_ops.stop_gradient(t) for t in out]
-    result = _pack(structure, out)
+    result = pack(out)
     if not return_same_structure and isinstance(result, (list, tuple)) and len(result) == 1:
         return result[0]
     return result

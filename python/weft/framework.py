@@ -108,6 +108,18 @@ class Graph(_weft.Graph):
         finally:
             self._control_stack = saved
 
+    @contextlib.contextmanager
+    def gradient_override_map(self, op_type_map):
+        """TF's ``graph.gradient_override_map({"OpType": "Name"})``: ops of those types made inside
+        take their gradient from the function ``@tf.RegisterGradient("Name")`` registered
+        (_custom_gradient.overridden)."""
+        saved = self.__dict__.get("_gradient_override_map", {})
+        self._gradient_override_map = dict(saved, **op_type_map)
+        try:
+            yield
+        finally:
+            self._gradient_override_map = saved
+
     def create_op(self, op_type, inputs, attrs=None, name=None):
         """Adds an operation of registered op ``op_type``. ``inputs``: tensors (a list for a list
         argument). Returns the Operation; errors name the node, op, shapes and dtypes. In an eager

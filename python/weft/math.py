@@ -638,20 +638,7 @@ def zero_fraction(value, name=None):
     return f(value, name=name)
 
 
-def conj(x, name=None):
-    """The complex conjugate; weft has no complex dtypes, so a real tensor comes back as it is (TF's)."""
-    return _t(x)
-
-
-def real(input, name=None):
-    """The real part; for weft's real tensors, the tensor itself (TF's for real input)."""
-    return _t(input)
-
-
-def imag(input, name=None):
-    """The imaginary part; for weft's real tensors, zeros of its shape (TF's for real input)."""
-    return _ops.zeros_like(_t(input))
-
+from ._complex import real, imag, conj, angle  # noqa: E402,F401 - tf.math on complex values (tf.signal's results)
 
 __all__ = sorted(n for n, v in list(globals().items()) if not n.startswith("_") and callable(v)
                  and n not in ("Tensor", "as_dtype", "constant", "convert_to_tensor", "raw_ops"))

@@ -9,7 +9,7 @@ import types
 
 import numpy as np
 
-from . import _recorder, _weft
+from . import _custom_gradient, _recorder, _weft
 from . import framework as _framework
 from .framework import (Tensor, Operation, as_dtype, constant, convert_to_tensor, get_default_graph,
                         int32, int64, float32, float64, uint8, bool_, _numpy_value, _index_constant)
@@ -75,6 +75,8 @@ def _make_raw_op(d):
         outs = node.outputs
         if _framework._op_hook[0] is not None:
             _recorder.given(outs)  # eager step: their values come from it
+        if _custom_gradient._NO_GRADIENT or getattr(node.graph, "_gradient_override_map", None):
+            outs = _custom_gradient.overridden(node.graph, node, outs)
         if not d["outputs"]:
             return node
         if len(d["outputs"]) == 1 and not d["outputs"][0][2]:
@@ -116,6 +118,8 @@ def _unary(op_name, py_name):
     raw = getattr(raw_ops, op_name)
 
     def f(x, name=None):
+        if hasattr(x, "__weft_unary__"):  # a complex value (_complex.py): tf.abs gives its magnitude
+            return x.__weft_unary__(py_name)
         return raw(x, name=name)
     f.__name__ = f.__qualname__ = py_name
     f.__doc__ = "%s (op %s)." % (_OP_DEFS[op_name]["doc"], op_name)
@@ -498,7 +502,8 @@ def gradients(ys, xs, grad_ys=None, name="gradients"):
     prefix = "/".join(g._name_stack + ([name] if name and name != "gradients" else []))
     blocks = getattr(g, "_recompute_blocks", [])
     return _recorder.memo(g, None, ("gradients", ys, xs, gys, prefix, len(blocks)),
-                          lambda: _weft._gradients(ys, xs, gys, prefix, blocks))
+                          lambda: _custom_gradient.gradients(
+                              g, ys, xs, gys, lambda a, b, w: _weft._gradients(a, b, w, prefix, blocks)))
 
 
 def recompute_grad(f):

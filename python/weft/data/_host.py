@@ -116,6 +116,10 @@ class HostDataset(_dataset.Dataset):
         later numeric result of another shape is InvalidArgumentError naming both."""
         if self._numeric():
             return self._cpp_dataset().map(map_func, num_parallel_calls, deterministic, name)
+        return self._map_in_python(map_func)
+
+    def _map_in_python(self, map_func):
+        """``map_func`` on every element's values, in Python (strings, or tf.numpy_function)."""
         if not callable(map_func):
             raise TypeError("Dataset.map needs a function, got %r" % (map_func,))
         spec_in = self._spec

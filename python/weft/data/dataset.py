@@ -305,8 +305,14 @@ class Dataset:
         symbolic tensors (a tuple element's components are its arguments) and runs in C++ for each
         element; ``num_parallel_calls`` threads (AUTOTUNE: one per core) run it at once, keeping the
         order. Python that needs values while tracing (``.numpy()``, ``if`` on a tensor) is a
-        TypeError naming the construct."""
-        g, inputs, out = _trace.trace(map_func, self._spec, "Dataset.map")
+        TypeError naming the construct. A function that calls tf.numpy_function (or a
+        tf.py_function that reads values) runs in Python on each element instead, one at a time."""
+        from .._py_function import NeedsValues
+        try:
+            g, inputs, out = _trace.trace(map_func, self._spec, "Dataset.map")
+        except NeedsValues:
+            from . import _host
+            return _host.as_host(self)._map_in_python(map_func)
         flat_out = _st.flatten(out, lambda x: isinstance(x, _fw.Tensor))
         spec = _st.pack(out, [_st.TensorSpec(t.shape, t.dtype) for t in flat_out],
                         lambda x: isinstance(x, _fw.Tensor))
