@@ -96,32 +96,17 @@ UcxCollectiveChannel::UcxCollectiveChannel(const UcxTransportOptions& options, i
                                            PeerConnector* connector)
     : options_(options), self_(self), worker_(worker), connector_(connector) {}
 
-UcxCollectiveChannel::~UcxCollectiveChannel() {
-  for (SendOp* op : free_send_ops_) delete op;
-  for (Waiter* w : free_waiters_) delete w;
-}
+UcxCollectiveChannel::~UcxCollectiveChannel() = default;
 
 UcxCollectiveChannel::Waiter* UcxCollectiveChannel::NewWaiter() {
-  {
-    std::lock_guard<std::mutex> l(send_ops_mu_);
-    if (!free_waiters_.empty()) {
-      Waiter* w = free_waiters_.back();
-      free_waiters_.pop_back();
-      return w;
-    }
-  }
-  return new Waiter;
+  Waiter* w = free_waiters_.Take();
+  return w != nullptr ? w : new Waiter;
 }
 
 void UcxCollectiveChannel::Complete(Waiter* w, const Status& status, const Tensor& value) {
   w->done(status, value);
   w->done = nullptr;
-  std::lock_guard<std::mutex> l(send_ops_mu_);
-  if (free_waiters_.size() < 64) {
-    free_waiters_.push_back(w);
-    return;
-  }
-  delete w;
+  free_waiters_.Give(w);
 }
 
 int UcxCollectiveChannel::RemoteTask(std::string_view device) const {
@@ -135,14 +120,7 @@ bool UcxCollectiveChannel::Carries(const CollectiveSlot& slot, size_t bytes) con
 }
 
 UcxCollectiveChannel::SendOp* UcxCollectiveChannel::NewSendOp() {
-  {
-    std::lock_guard<std::mutex> l(send_ops_mu_);
-    if (!free_send_ops_.empty()) {
-      SendOp* op = free_send_ops_.back();
-      free_send_ops_.pop_back();
-      return op;
-    }
-  }
+  if (SendOp* op = free_send_ops_.Take()) return op;
   auto* op = new SendOp;
   op->channel = this;
   return op;
@@ -151,12 +129,7 @@ UcxCollectiveChannel::SendOp* UcxCollectiveChannel::NewSendOp() {
 void UcxCollectiveChannel::RecycleSendOp(SendOp* op) {
   op->value = Tensor();
   op->done = nullptr;
-  std::lock_guard<std::mutex> l(send_ops_mu_);
-  if (free_send_ops_.size() < 64) {
-    free_send_ops_.push_back(op);
-    return;
-  }
-  delete op;
+  free_send_ops_.Give(op);
 }
 
 void UcxCollectiveChannel::Send(int task, uint64_t step, const CollectiveSlot& slot, const Tensor& value,

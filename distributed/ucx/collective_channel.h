@@ -40,6 +40,7 @@
 
 #include <ucp/api/ucp.h>
 
+#include "core/free_list.h"
 #include "distributed/ucx/peer_connector.h"
 #include "distributed/ucx/transport_options.h"
 #include "distributed/ucx/ucx.h"
@@ -152,9 +153,8 @@ class UcxCollectiveChannel : public CollectiveChannel {
   bool any_forgotten_ = false;
   bool shutting_down_ = false;
   // Shared.
-  std::mutex send_ops_mu_;
-  std::vector<SendOp*> free_send_ops_;
-  std::vector<Waiter*> free_waiters_;  // under send_ops_mu_
+  FreeList<SendOp> free_send_ops_{64};
+  FreeList<Waiter> free_waiters_{64};
   mutable std::mutex mu_;
   std::map<int64_t, int64_t> rejected_by_slot_;
   Status last_rejection_;

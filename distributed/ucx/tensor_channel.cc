@@ -50,19 +50,11 @@ TensorChannel::TensorChannel(const UcxTransportOptions& options, int self, ucp_c
 
 TensorChannel::~TensorChannel() {
   if (prefix_datatype_ != 0) ucp_dt_destroy(prefix_datatype_);
-  for (SendOp* op : free_send_ops_) delete op;
   for (RecvOp* op : free_header_ops_) delete op;
 }
 
 TensorChannel::SendOp* TensorChannel::NewSendOp() {
-  {
-    std::lock_guard<std::mutex> l(send_ops_mu_);
-    if (!free_send_ops_.empty()) {
-      SendOp* op = free_send_ops_.back();
-      free_send_ops_.pop_back();
-      return op;
-    }
-  }
+  if (SendOp* op = free_send_ops_.Take()) return op;
   auto* op = new SendOp;
   op->channel = this;
   return op;
@@ -81,11 +73,8 @@ void TensorChannel::RecycleSendOp(SendOp* op) {
   op->head.clear();
   op->key.clear();
   if (op->head.capacity() + op->key.capacity() <= 4096) {
-    std::lock_guard<std::mutex> l(send_ops_mu_);
-    if (free_send_ops_.size() < kSendOpsKept) {
-      free_send_ops_.push_back(op);
-      return;
-    }
+    free_send_ops_.Give(op);
+    return;
   }
   delete op;
 }

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "distributed/ucx/memreg.h"
+#include "core/free_list.h"
 #include "distributed/ucx/peer_connector.h"
 #include "distributed/ucx/transport_options.h"
 
@@ -221,8 +222,7 @@ class TensorChannel {
   };
   std::unique_ptr<PeerStats[]> stats_;
   // Shared with other threads.
-  std::mutex send_ops_mu_;
-  std::vector<SendOp*> free_send_ops_;  // under send_ops_mu_
+  FreeList<SendOp> free_send_ops_{kSendOpsKept};
   mutable std::mutex mu_;
   UcxControlHandler on_control_;
   std::map<int, int64_t> rejected_;  // malformed messages by the task their tag names

@@ -51,8 +51,10 @@ struct UcxTransportOptions {
   // Small messages of collectives (recursive doubling's, payload <= 4 KiB) over the persistent
   // collective channel (collective_channel.h: integer slots, receives posted ahead, no step
   // rendezvous) instead of the step's rendezvous. Both ends decide alike from this option: every
-  // task of a cluster must set it the same (off: the rendezvous path of before, for A/B).
-  bool collective_channel = true;
+  // task of a cluster must set it the same (off: the rendezvous path). Off by default until the
+  // hang report sees the channel's waits: a member waiting there is not listed as waiting for its
+  // peer (tests/distributed/multi_worker_test.cc's report check fails with it on).
+  bool collective_channel = false;
   std::vector<size_t> threshold_candidates = {4 << 10, 8 << 10, 16 << 10, 32 << 10};
   int measure_reps = 5;  // after one untimed round (warm-up)
   std::chrono::milliseconds measure_budget{20};

@@ -46,6 +46,7 @@ UcxTransportOptions ChannelOptions(int task, const std::string& tls) {
   o.cluster_secret = "collective-channel-test";
   o.measure_eager_threshold = false;
   o.data_peer_error_handling = tls.find("posix") == std::string::npos;
+  o.collective_channel = true;  // off by default (see transport_options.h)
   return o;
 }
 

@@ -735,7 +735,7 @@ TEST_CASE("ucx: the WEFT_UCX_* overrides are read in one place and set the optio
   env = {{"WEFT_UCX_LEND", "0"}, {"WEFT_UCX_LOG", "1"}, {"WEFT_UCX_SPIN_US", "7"}, {"WEFT_UCX_BUSY_SPIN_US", "9"},
          {"WEFT_UCX_YIELD", "1"}, {"WEFT_UCX_LEND_PARK_US", "11"}, {"WEFT_UCX_CM_WORKER", "0"},
          {"WEFT_UCX_EAGER", "8192"}, {"WEFT_UCX_MEASURE", "0"}, {"WEFT_UCX_WINDOW", "1048576"},
-         {"WEFT_UCX_SLOTS", "0"}, {"WEFT_UCX_COLLECTIVE_CHANNEL", "0"}};
+         {"WEFT_UCX_SLOTS", "0"}, {"WEFT_UCX_COLLECTIVE_CHANNEL", "1"}};
   ApplyUcxEnvironment(&o, getenv);
   CHECK(!o.worker.lend);
   CHECK(o.log_thresholds);
@@ -748,7 +748,7 @@ TEST_CASE("ucx: the WEFT_UCX_* overrides are read in one place and set the optio
   CHECK(!o.measure_eager_threshold);
   CHECK(o.rendezvous_window_bytes == 1048576);
   CHECK(!o.receive_slots);
-  CHECK(!o.collective_channel);
+  CHECK(o.collective_channel);  // off by default: the variable turns it on
   // Every variable is listed for --help texts.
   const std::string help = UcxEnvironmentHelp();
   for (const auto& [name, value] : env) CHECK_MESSAGE(help.find(name) != std::string::npos, name);
