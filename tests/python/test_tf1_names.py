@@ -38,6 +38,8 @@ def test_scatter_ops_on_variables(v1):
             sess.run(op)
         np.testing.assert_array_equal(sess.run(v), [[3, 3], [1, 2], [5, 0], [2, 3]])
         np.testing.assert_array_equal(sess.run(nd), [[3, 9], [1, 2], [5, 0], [2, 3]])
+        sess.run(tf.scatter_mul(v, [1], [[2., 2.]]))
+        np.testing.assert_array_equal(sess.run(tf.scatter_div(v, [1], [[4., 1.]])), [[3, 9], [0.5, 4], [5, 0], [2, 3]])
 
 
 def test_switches_and_small_names(v1):

@@ -245,68 +245,32 @@ def initialize_local_variables():
     return local_variables_initializer()
 
 
-def _state_update(ref, indices, updates, combine, name):
-    """ref's rows at ``indices`` (first dim) combined with ``updates``; returns ref's new value."""
-    from ... import ops as _o
-    from ...array_ops import scatter_nd, tensor_scatter_nd_update
-    idx = _o.expand_dims(_o.cast(convert_to_tensor(indices), "int32"), -1)
-    upd = convert_to_tensor(updates, ref.dtype)
-    if combine == "update":
-        return ref.assign(tensor_scatter_nd_update(ref, idx, upd), name=name)
-    if combine == "add":
-        return ref.assign_add(scatter_nd(idx, upd, list(ref.shape)), name=name)
-    if combine == "sub":
-        return ref.assign_sub(scatter_nd(idx, upd, list(ref.shape)), name=name)
-    rows = _o.gather(ref, _o.cast(convert_to_tensor(indices), "int32"))
-    new_rows = {"mul": rows * upd, "div": rows / upd, "max": _o.maximum(rows, upd), "min": _o.minimum(rows, upd)}[combine]
-    return ref.assign(tensor_scatter_nd_update(ref, idx, new_rows), name=name)
+def _scatter_op(kind, nd):
+    """TF1's tf.scatter_<kind> (rows along the first dim, ``nd`` False) or tf.scatter_nd_<kind> (index
+    vectors): the variable set to tf.tensor_scatter_nd_<kind> of its value; returns its new value."""
+    from ... import array_ops
+
+    def op(ref, indices, updates, use_locking=None, name=None):
+        idx = convert_to_tensor(indices)
+        if not nd:
+            from ... import ops as _o
+            idx = _o.expand_dims(_o.cast(idx, "int32"), -1)
+        upd = convert_to_tensor(updates, ref.dtype)
+        if kind in ("mul", "div"):  # TF has no tensor_scatter_nd_mul / div: the same combination
+            from ... import ops as _o
+            f = _o.multiply if kind == "mul" else _o.divide
+            return ref.assign(array_ops._scatter_combine(ref, idx, upd, f, op.__name__), name=name)
+        return ref.assign(getattr(array_ops, "tensor_scatter_nd_" + kind)(ref, idx, upd), name=name)
+    op.__name__ = op.__qualname__ = "scatter_%s%s" % ("nd_" if nd else "", kind)
+    op.__doc__ = ("ref %s at the %s of ``indices`` (repeated indices add up); the variable's new value"
+                  % ({"update": "set", "add": "plus updates", "sub": "minus updates"}.get(kind, kind + " with updates"),
+                     "index vectors" if nd else "rows"))
+    return op
 
 
-def scatter_update(ref, indices, updates, use_locking=True, name=None):
-    """ref[indices] = updates (rows along the first dim); the variable's new value."""
-    return _state_update(ref, indices, updates, "update", name)
-
-
-def scatter_add(ref, indices, updates, use_locking=False, name=None):
-    """ref[indices] += updates (repeated indices add up)."""
-    return _state_update(ref, indices, updates, "add", name)
-
-
-def scatter_sub(ref, indices, updates, use_locking=False, name=None):
-    """ref[indices] -= updates (repeated indices add up)."""
-    return _state_update(ref, indices, updates, "sub", name)
-
-
-def scatter_mul(ref, indices, updates, use_locking=False, name=None):
-    return _state_update(ref, indices, updates, "mul", name)
-
-
-def scatter_div(ref, indices, updates, use_locking=False, name=None):
-    return _state_update(ref, indices, updates, "div", name)
-
-
-def scatter_max(ref, indices, updates, use_locking=False, name=None):
-    return _state_update(ref, indices, updates, "max", name)
-
-
-def scatter_min(ref, indices, updates, use_locking=False, name=None):
-    return _state_update(ref, indices, updates, "min", name)
-
-
-def scatter_nd_update(ref, indices, updates, use_locking=True, name=None):
-    """ref at the index vectors of ``indices`` set to ``updates``."""
-    from ...array_ops import tensor_scatter_nd_update
-    return ref.assign(tensor_scatter_nd_update(ref, indices, convert_to_tensor(updates, ref.dtype)), name=name)
-
-
-def scatter_nd_add(ref, indices, updates, use_locking=False, name=None):
-    from ...array_ops import scatter_nd
-    return ref.assign_add(scatter_nd(indices, convert_to_tensor(updates, ref.dtype), list(ref.shape)), name=name)
-
-
-def scatter_nd_sub(ref, indices, updates, use_locking=False, name=None):
-    from ...array_ops import scatter_nd
-    return ref.assign_sub(scatter_nd(indices, convert_to_tensor(updates, ref.dtype), list(ref.shape)), name=name)
+scatter_update, scatter_add, scatter_sub = (_scatter_op(k, False) for k in ("update", "add", "sub"))
+scatter_mul, scatter_div, scatter_max, scatter_min = (_scatter_op(k, False) for k in ("mul", "div", "max", "min"))
+scatter_nd_update, scatter_nd_add, scatter_nd_sub = (_scatter_op(k, True) for k in ("update", "add", "sub"))
 
 
 def dimension_value(dimension):
